@@ -1,0 +1,87 @@
+"""What the pipeline hands to each evidence kind's ``extract``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from extractor.model import Contribution, Diagnostic, Edge, Language, Node
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SourceTree:
+    """One acquired source: a directory on disk that archdiff reads and never writes."""
+
+    label: str  # prefix of every path from this source in a multi-source system ("" if alone)
+    spec: str  # what the user wrote
+    kind: str  # "git", "dir", "pypi", "archive"
+    root: Path
+    ref: str = ""
+    commit: str = ""
+
+    def record(self) -> dict[str, str]:
+        return {"label": self.label, "spec": self.spec, "kind": self.kind, "ref": self.ref,
+                "commit": self.commit}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str  # label-prefixed POSIX path: what evidence records carry
+    rel: str  # POSIX path inside its source root
+    source: str  # source label
+    language: Language
+    sha256: str
+    size: int
+    facts: Mapping[str, Any]  # step name -> what that step's scanner returned for this file
+    lines: int = 0  # physical lines (for "share of code assigned" figures)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExtractOptions:
+    jobs: int = 1
+    cache_dir: Path | None = None
+    binaries: tuple[Path, ...] = ()  # ELF files whose DWARF struct layouts join the evidence
+    probe_structs: bool = True  # compile probes from headers for struct layouts
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass(slots=True)
+class Context:
+    name: str
+    version: str
+    sources: tuple[SourceTree, ...]
+    files: tuple[SourceFile, ...]  # sorted by path
+    options: ExtractOptions
+    results: dict[str, Contribution] = dataclasses.field(default_factory=dict)
+
+    def facts(self, step: str, *languages: Language) -> Iterator[tuple[SourceFile, Any]]:
+        """(file, facts) for every file that ``step``'s scanner returned something for."""
+        for f in self.files:
+            if languages and f.language not in languages:
+                continue
+            value = f.facts.get(step)
+            if value is not None:
+                yield f, value
+
+    def source_root(self, file: SourceFile) -> Path:
+        for s in self.sources:
+            if s.label == file.source:
+                return s.root
+        raise KeyError(file.source)
+
+    def abs_path(self, file: SourceFile) -> Path:
+        return self.source_root(file) / file.rel
+
+    def nodes(self) -> Iterator[Node]:
+        for c in self.results.values():
+            yield from c.nodes
+
+    def edges(self) -> Iterator[Edge]:
+        for c in self.results.values():
+            yield from c.edges
+
+    def diagnostics(self) -> Iterator[Diagnostic]:
+        for c in self.results.values():
+            yield from c.diagnostics

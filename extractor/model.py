@@ -1,0 +1,158 @@
+"""Records shared by every evidence kind.
+
+Records are frozen, slotted dataclasses holding tuples, so they hash, sort and compare; the
+bundle turns them into JSON with :func:`to_jsonable`. Every record that comes from code carries a
+``path`` (POSIX, relative to its source root, prefixed by the source label in multi-source
+systems) and a ``line`` (1-based; 0 when the thing has no line, such as a whole file).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Callable, Mapping
+from typing import Any
+
+
+class Language(str, enum.Enum):
+    PYTHON = "python"
+    CPP = "cpp"
+    CUDA = "cuda"
+    YAML = "yaml"
+    JSON = "json"
+
+
+class NodeKind(str, enum.Enum):
+    MODULE = "module"  # a Python module
+    FILE = "file"  # a C/C++/CUDA source or header file
+    NAMESPACE = "namespace"
+    CLASS = "class"
+    STRUCT = "struct"
+    UNION = "union"
+    ENUM = "enum"
+    FUNCTION = "function"
+    METHOD = "method"
+    KERNEL = "kernel"  # a CUDA __global__ function
+    EXTERNAL = "external"  # a name outside the analysed system (torch.nn.Module, std::vector)
+
+
+class EdgeKind(str, enum.Enum):
+    CONTAINS = "contains"
+    INHERITS = "inherits"
+    CALLS = "calls"
+    IMPORTS = "imports"
+    INCLUDES = "includes"
+    BINDS = "binds"  # Python call site -> C++ function registered under that name
+    LAUNCHES = "launches"  # kernel<<<...>>> site -> kernel
+
+
+class Severity(str, enum.Enum):
+    ERROR = "error"  # the file (or object) could not be used at all
+    WARNING = "warning"  # part of it could not be used
+    INFO = "info"
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Location:
+    path: str
+    line: int
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Diagnostic:
+    """Something that could not be read, parsed, resolved or compiled, and why."""
+
+    path: str
+    line: int
+    code: str  # short stable slug: "syntax-error", "too-large", "symlink-outside", ...
+    message: str
+    severity: Severity = Severity.WARNING
+
+    def render(self) -> str:
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity.value}: {self.message} [{self.code}]"
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Node:
+    id: str  # stable: "py:pkg.mod.Class.method", "cpp:ns::Class", "file:core/src/x.cc"
+    kind: NodeKind
+    name: str
+    qualname: str
+    language: str
+    path: str = ""
+    line: int = 0
+    doc: str = ""  # first line of the docstring / leading comment
+    signature: str = ""
+    tags: tuple[str, ...] = ()  # "async", "property", "staticmethod", "kernel", "template", ...
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Edge:
+    source: str
+    target: str
+    kind: EdgeKind
+    path: str = ""  # where the evidence for the edge is
+    line: int = 0
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ParsedFile:
+    """What a per-file scanner sees; built inside a worker process.
+
+    Scanners must not depend on the file's path: their results are cached by content hash and
+    reused wherever the same bytes appear (the next release, another repository).
+    """
+
+    language: Language
+    data: bytes
+    tree: Any  # ast.Module / libcst.Module for Python, tree_sitter.Tree for C++/CUDA, None otherwise
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8", errors="replace")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Contribution:
+    """What one evidence kind adds to the bundle."""
+
+    nodes: tuple[Node, ...] = ()
+    edges: tuple[Edge, ...] = ()
+    records: tuple[Any, ...] = ()  # goes under the bundle key named by the step's ``bundle_key``
+    diagnostics: tuple[Diagnostic, ...] = ()
+    stats: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # for later steps
+
+
+Scanner = Callable[[ParsedFile], Any]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Step:
+    """One evidence kind, as the pipeline runs it.
+
+    ``scanners`` run once per file of their language, in worker processes, and must return
+    JSON-serialisable facts (they are cached by content hash). ``extract`` runs once per system in
+    the main process, after the earlier steps, and turns the facts into a :class:`Contribution`.
+    """
+
+    name: str
+    extract: Callable[[Any], Contribution]  # (extractor.context.Context) -> Contribution
+    scanners: Mapping[Language, Scanner] = dataclasses.field(default_factory=dict)
+    bundle_key: str = ""  # "structs", "metrics", ...; "" when the step only adds graph parts
+    version: str = "1"  # bump when a scanner's output changes, to invalidate cached facts
+
+
+def to_jsonable(value: Any) -> Any:
+    """Turn records (dataclasses, enums, tuples, mappings) into plain JSON values."""
+    if isinstance(value, enum.Enum):
+        return value.value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        items = [to_jsonable(v) for v in value]
+        return sorted(items, key=repr) if isinstance(value, (set, frozenset)) else items
+    return value
