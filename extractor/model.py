@@ -142,6 +142,9 @@ class Step:
     scanners: Mapping[Language, Scanner] = dataclasses.field(default_factory=dict)
     bundle_key: str = ""  # "structs", "metrics", ...; "" when the step only adds graph parts
     version: str = "1"  # bump when a scanner's output changes, to invalidate cached facts
+    # The Python scanner gets a libcst tree for files whose syntax is newer than the running
+    # interpreter's ast; scanners without this flag are not run on such files.
+    python_fallback: bool = False
 
 
 def to_jsonable(value: Any) -> Any:

@@ -1,0 +1,162 @@
+"""The ``archdiff`` console script: argument parsing, progress and exit codes, nothing else.
+
+Exit codes: 0 success; 1 differences found (``compare --fail-on``) or an internal failure;
+2 bad user input (a spec of no known form, a missing ref, a corrupt evidence file, ...).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from extractor.errors import ArchdiffError
+
+
+class _Group(click.Group):
+    """Turns archdiff's own errors into one line on stderr and the right exit code."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except ArchdiffError as err:
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"archdiff: error: {err}", err=True)
+            sys.exit(err.exit_code)
+        except KeyboardInterrupt:
+            click.echo("archdiff: interrupted", err=True)
+            sys.exit(130)
+        except Exception as err:  # a bug: say so in one line unless --debug
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"archdiff: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)",
+                       err=True)
+            sys.exit(1)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """archdiff: architecture evidence from source repositories, and side-by-side comparisons."""
+    ctx.obj = {"debug": debug or bool(os.environ.get("ARCHDIFF_DEBUG"))}
+
+
+class _RichProgress:
+    """Progress on stderr for long runs; silent when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), transient=True,
+                                  console=__import__("rich.console").console.Console(stderr=True))
+        self._task = None
+
+    def __enter__(self):
+        self._progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._progress.__exit__(*exc)
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        if self._task is not None:
+            self._progress.remove_task(self._task)
+        self._task = self._progress.add_task(name, total=total)
+
+    def advance(self, n: int = 1) -> None:
+        if self._task is not None:
+            self._progress.advance(self._task, n)
+
+
+@cli.command()
+@click.argument("sources", nargs=-1, required=True, metavar="SOURCE...")
+@click.option("--name", default="", help="System name (default: from the first source).")
+@click.option("--version", "version_", default="", help="System version (default: the ref or package version).")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("out"),
+              show_default=True, help="Directory for evidence.json and the run log.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=os.cpu_count() or 1, show_default=True,
+              help="Worker processes for parsing.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Cache for downloads, clones and parsed facts (default: $ARCHDIFF_CACHE or ~/.cache/archdiff).")
+@click.option("--binary", "binaries", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="An ELF file with DWARF whose struct layouts join the evidence (repeatable).")
+@click.option("--no-probes", is_flag=True, help="Do not compile header probes for struct layouts.")
+@click.option("--graph-format", "graph_formats", multiple=True, type=click.Choice(["graphml", "gexf", "json"]),
+              help="Also export the symbol graph in this format next to evidence.json (repeatable).")
+def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_probes, graph_formats) -> None:
+    """Extract architecture evidence from SOURCE... (one system).
+
+    SOURCE is [label=]spec, where spec is a git URL with optional @ref, a local directory,
+    pypi:NAME==VERSION, or a .tar.gz/.zip path or URL. Several sources make one system.
+    """
+    from extractor.bundle import write_bundle
+    from extractor.context import ExtractOptions
+    from extractor.graph import export_graph
+    from extractor.pipeline import extract_system
+
+    options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes)
+    with _RichProgress() as progress:
+        result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
+    path = write_bundle(result.bundle, out_dir)
+    for fmt in graph_formats:
+        export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
+    log = {"timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
+    (out_dir / "run-log.json").write_text(json.dumps(log, indent=2, sort_keys=True) + "\n")
+    stats = result.bundle["stats"]
+    problems = [d for d in result.bundle["diagnostics"] if d["severity"] != "info"]
+    for d in problems[:20]:
+        click.echo(f"{d['path']}:{d['line']}: {d['severity']}: {d['message']} [{d['code']}]", err=True)
+    if len(problems) > 20:
+        click.echo(f"... {len(problems) - 20} more diagnostics in {path}", err=True)
+    files = sum(stats["files"].values())
+    click.echo(f"{path}: {len(result.bundle['graph']['nodes'])} nodes, {len(result.bundle['graph']['edges'])} edges "
+               f"from {files} files; {len(result.bundle['diagnostics'])} diagnostics "
+               f"({result.cache['hits']} cached, {result.cache['misses']} parsed)")
+
+
+@cli.group()
+def graph() -> None:
+    """Work with the symbol graph of an evidence bundle."""
+
+
+@graph.command("export")
+@click.argument("evidence", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["graphml", "gexf", "json"]), default="graphml", show_default=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+def graph_export(evidence: Path, fmt: str, output: Path) -> None:
+    """Write EVIDENCE's symbol graph as GraphML, GEXF or node-link JSON (readable by networkx and Gephi)."""
+    from extractor.bundle import load_bundle
+    from extractor.graph import export_graph
+
+    bundle = load_bundle(evidence)
+    export_graph(bundle, fmt, output)
+    click.echo(f"{output}: {len(bundle['graph']['nodes'])} nodes, {len(bundle['graph']['edges'])} edges")
+
+
+# Sub-commands that live in their own modules, registered by name so that a missing optional one
+# never breaks the rest of the CLI.
+_PLUGGED = ()
+
+
+def _register() -> None:
+    for module_name, attr in _PLUGGED:
+        module = importlib.import_module(module_name)
+        cli.add_command(getattr(module, attr))
+
+
+_register()
+
+
+def main() -> None:
+    cli(prog_name="archdiff")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,141 @@
+"""The evidence bundle: ``evidence.json``, written deterministically and validated when read back."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from extractor.context import Context
+from extractor.errors import EvidenceFormatError
+from extractor.model import Diagnostic, Step, to_jsonable
+
+SCHEMA_VERSION = 1
+RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")
+TOP_KEYS = ("schema_version", "system", "sources", "graph", *RECORD_KEYS, "diagnostics", "stats")
+
+
+def build_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
+    """Assemble the bundle from every step's contribution. Everything is sorted by stable keys."""
+    nodes: dict[str, Any] = {}
+    edges = set()
+    records: dict[str, list[Any]] = {key: [] for key in RECORD_KEYS}
+    all_diagnostics = set(diagnostics)
+    stats: dict[str, Any] = {}
+    for step in steps:
+        result = ctx.results[step.name]
+        for node in result.nodes:
+            # The first step that names a node describes it; later ones (an external placeholder
+            # for something another language defines) do not overwrite it.
+            nodes.setdefault(node.id, node)
+        edges.update(result.edges)
+        if step.bundle_key:
+            records.setdefault(step.bundle_key, []).extend(to_jsonable(r) for r in result.records)
+        all_diagnostics.update(result.diagnostics)
+        if result.stats:
+            stats[step.name] = to_jsonable(result.stats)
+    node_list = [to_jsonable(n) for n in sorted(nodes.values(), key=lambda n: n.id)]
+    edge_list = [to_jsonable(e) for e in sorted(edges, key=lambda e: (e.source, e.target, e.kind.value, e.path, e.line))]
+    by_language = Counter(f.language.value for f in ctx.files)
+    lines = Counter()
+    for f in ctx.files:
+        lines[f.language.value] += f.lines
+    stats["files"] = dict(sorted(by_language.items()))
+    stats["lines"] = dict(sorted(lines.items()))
+    stats["nodes_by_kind"] = dict(sorted(Counter(n["kind"] for n in node_list).items()))
+    stats["nodes_by_language"] = dict(sorted(Counter(n["language"] for n in node_list).items()))
+    stats["edges_by_kind"] = dict(sorted(Counter(e["kind"] for e in edge_list).items()))
+    stats["diagnostics_by_code"] = dict(sorted(Counter(d.code for d in all_diagnostics).items()))
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "system": {"name": ctx.name, "version": ctx.version},
+        "sources": [s.record() for s in ctx.sources],
+        "graph": {"directed": True, "multigraph": True, "graph": {}, "nodes": node_list, "edges": edge_list},
+        **{key: sorted(value, key=_record_key) for key, value in records.items()},
+        "diagnostics": [to_jsonable(d) for d in sorted(all_diagnostics)],
+        "stats": stats,
+    }
+
+
+def _record_key(record: Any) -> tuple:
+    if isinstance(record, dict):
+        return (str(record.get("path", "")), int(record.get("line", 0) or 0),
+                json.dumps(record, sort_keys=True, default=str))
+    return ("", 0, json.dumps(record, sort_keys=True, default=str))
+
+
+def dumps_bundle(bundle: dict[str, Any]) -> str:
+    """JSON with sorted keys, one list item per line: stable bytes, and diffs that read well."""
+    return _dump(bundle, 0) + "\n"
+
+
+def _dump(value: Any, depth: int) -> str:
+    compact = lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+    if isinstance(value, dict) and depth < 2:
+        if not value:
+            return "{}"
+        inner = ",\n".join(f"{json.dumps(k)}:{_dump(value[k], depth + 1)}" for k in sorted(value))
+        return "{\n" + inner + "\n}"
+    if isinstance(value, list) and value and depth < 3:
+        return "[\n" + ",\n".join(compact(v) for v in value) + "\n]"
+    return compact(value)
+
+
+def write_bundle(bundle: dict[str, Any], out_dir: Path) -> Path:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / "evidence.json"
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(dumps_bundle(bundle), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_bundle(path: Path) -> dict[str, Any]:
+    """Read and validate an evidence file; any problem is one :class:`EvidenceFormatError` line."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise EvidenceFormatError(f"{path}: no such evidence file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise EvidenceFormatError(f"{path}: cannot read evidence file: {err}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise EvidenceFormatError(f"{path}:{err.lineno}:{err.colno}: not valid JSON ({err.msg}); "
+                                  "re-run `archdiff extract` to rebuild it") from None
+    validate_bundle(data, str(path))
+    return data
+
+
+def validate_bundle(data: Any, where: str = "evidence") -> None:
+    if not isinstance(data, dict) or "schema_version" not in data:
+        raise EvidenceFormatError(f"{where}: not an archdiff evidence file (no schema_version)")
+    if data["schema_version"] != SCHEMA_VERSION:
+        raise EvidenceFormatError(f"{where}: evidence schema version {data['schema_version']!r}; this archdiff "
+                                  f"reads version {SCHEMA_VERSION}: re-run `archdiff extract`")
+    missing = [k for k in TOP_KEYS if k not in data]
+    if missing:
+        raise EvidenceFormatError(f"{where}: evidence file lacks key {missing[0]!r}")
+    _expect(isinstance(data["system"], dict) and isinstance(data["system"].get("name"), str), where, "system.name")
+    _expect(isinstance(data["sources"], list), where, "sources")
+    graph = data["graph"]
+    _expect(isinstance(graph, dict) and isinstance(graph.get("nodes"), list) and isinstance(graph.get("edges"), list),
+            where, "graph.nodes/graph.edges")
+    ids = set()
+    for i, node in enumerate(graph["nodes"]):
+        _expect(isinstance(node, dict) and isinstance(node.get("id"), str) and isinstance(node.get("kind"), str),
+                where, f"graph.nodes[{i}]")
+        ids.add(node["id"])
+    for i, edge in enumerate(graph["edges"]):
+        _expect(isinstance(edge, dict) and edge.get("source") in ids and edge.get("target") in ids
+                and isinstance(edge.get("kind"), str), where, f"graph.edges[{i}] (source/target must be nodes)")
+    for key in (*RECORD_KEYS, "diagnostics"):
+        _expect(isinstance(data[key], list) and all(isinstance(r, dict) for r in data[key]), where, key)
+    _expect(isinstance(data["stats"], dict), where, "stats")
+
+
+def _expect(condition: bool, where: str, key: str) -> None:
+    if not condition:
+        raise EvidenceFormatError(f"{where}: evidence key {key} is malformed")

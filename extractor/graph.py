@@ -1,0 +1,51 @@
+"""The symbol graph as a networkx ``MultiDiGraph``, and its exports (GraphML, GEXF, node-link JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from extractor.errors import UserInputError
+
+
+def to_networkx(bundle: dict[str, Any]) -> nx.MultiDiGraph:
+    graph = nx.MultiDiGraph(name=bundle["system"]["name"], version=bundle["system"].get("version", ""))
+    for node in bundle["graph"]["nodes"]:
+        graph.add_node(node["id"], **{k: v for k, v in node.items() if k != "id"})
+    for edge in bundle["graph"]["edges"]:
+        graph.add_edge(edge["source"], edge["target"], **{k: v for k, v in edge.items()
+                                                           if k not in ("source", "target")})
+    return graph
+
+
+def _flat(value: Any) -> Any:
+    """GraphML and GEXF take scalars only: lists become comma-separated text, None empty text."""
+    if isinstance(value, (list, tuple)):
+        return ",".join(str(v) for v in value)
+    if value is None:
+        return ""
+    return value
+
+
+def export_graph(bundle: dict[str, Any], fmt: str, output: Path) -> None:
+    output.parent.mkdir(parents=True, exist_ok=True)
+    if fmt == "json":
+        data = {"directed": True, "multigraph": True, "graph": {"name": bundle["system"]["name"]},
+                "nodes": bundle["graph"]["nodes"], "edges": bundle["graph"]["edges"]}
+        output.write_text(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
+        return
+    graph = nx.MultiDiGraph(name=bundle["system"]["name"])
+    for node in bundle["graph"]["nodes"]:
+        graph.add_node(node["id"], **{k: _flat(v) for k, v in node.items() if k != "id"})
+    for i, edge in enumerate(bundle["graph"]["edges"]):
+        graph.add_edge(edge["source"], edge["target"], key=i,
+                       **{k: _flat(v) for k, v in edge.items() if k not in ("source", "target")})
+    if fmt == "graphml":
+        nx.write_graphml(graph, output)
+    elif fmt == "gexf":
+        nx.write_gexf(graph, output)
+    else:
+        raise UserInputError(f"unknown graph format {fmt!r}: use graphml, gexf or json")

@@ -1,0 +1,100 @@
+"""List the files of a source tree by language, without following links out of it."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+from extractor.context import SourceTree
+from extractor.model import Diagnostic, Language, Severity
+
+SUFFIXES: dict[str, Language] = {
+    ".py": Language.PYTHON,
+    **{s: Language.CPP for s in (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl")},
+    ".cu": Language.CUDA,
+    ".cuh": Language.CUDA,
+    ".yaml": Language.YAML,
+    ".yml": Language.YAML,
+    ".json": Language.JSON,
+}
+# Version-control metadata and caches are never part of a system's architecture.
+SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox",
+                       "node_modules", ".eggs"})
+MAX_FILE_BYTES = {Language.JSON: 8 * 1024**2, Language.YAML: 4 * 1024**2}
+DEFAULT_MAX_FILE_BYTES = 4 * 1024**2
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class InventoryEntry:
+    path: str  # label-prefixed POSIX path
+    rel: str
+    language: Language
+    size: int
+
+
+def evidence_path(label: str, rel: str) -> str:
+    return f"{label}/{rel}" if label else rel
+
+
+def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]]:
+    """Every file of a known language under ``tree.root``, sorted by path.
+
+    Symbolic links are never followed: one that stays inside the tree is indexed at its target
+    (an info diagnostic says so); one that leaves the tree is a warning.
+    """
+    root = tree.root
+    entries: list[InventoryEntry] = []
+    diagnostics: list[Diagnostic] = []
+    real_root = Path(os.path.realpath(root))
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        here = Path(dirpath)
+        kept = []
+        for d in sorted(dirnames):
+            full = here / d
+            if d in SKIP_DIRS:
+                continue
+            if full.is_symlink():
+                diagnostics.append(_link_diagnostic(tree, full, real_root))
+                continue
+            kept.append(d)
+        dirnames[:] = kept
+        for name in sorted(filenames):
+            full = here / name
+            language = SUFFIXES.get(_suffix(name))
+            if language is None:
+                continue
+            rel = full.relative_to(root).as_posix()
+            if full.is_symlink():
+                diagnostics.append(_link_diagnostic(tree, full, real_root))
+                continue
+            try:
+                size = full.stat().st_size
+            except OSError as err:
+                diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "unreadable", str(err), Severity.ERROR))
+                continue
+            if size > MAX_FILE_BYTES.get(language, DEFAULT_MAX_FILE_BYTES):
+                diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
+                                              f"{size} bytes is over the {language.value} cap; not parsed",
+                                              Severity.WARNING))
+                continue
+            entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
+    entries.sort()
+    diagnostics.sort()
+    return entries, diagnostics
+
+
+def _suffix(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot:].lower() if dot > 0 else ""
+
+
+def _link_diagnostic(tree: SourceTree, full: Path, real_root: Path) -> Diagnostic:
+    rel = full.relative_to(tree.root).as_posix()
+    target = Path(os.path.realpath(full))
+    if target == real_root or real_root in target.parents:
+        return Diagnostic(evidence_path(tree.label, rel), 0, "symlink-inside",
+                          f"symbolic link to {target.relative_to(real_root).as_posix()}: indexed there, not here",
+                          Severity.INFO)
+    return Diagnostic(evidence_path(tree.label, rel), 0, "symlink-outside",
+                      "symbolic link leaves the source tree: not followed", Severity.WARNING)
