@@ -618,6 +618,8 @@ def _resolve_call(resolver: _Resolver, module: _Module, scope: str, callee: str,
     parts = rest.split(".") if rest else []
     if head in ("self", "cls", "super()"):
         cls = _enclosing_class(module, scope, nodes)
+        if cls is not None and not parts and head == "cls":
+            return ("node", cls)  # cls(...) in a classmethod builds the class
         if cls is None or not parts:
             return None
         if head == "super()":

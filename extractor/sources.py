@@ -284,6 +284,8 @@ def _open(url: str, accept: str = "*/*") -> bytes:
 def _index_files(index: str, name: str) -> list[tuple[str, str, str]]:
     """(filename, url, sha256) of every file the simple index lists for ``name`` (PEP 691, then 503)."""
     page = index.rstrip("/") + "/" + canonical_name(name) + "/"
+    if page.startswith("file:"):
+        page += "index.html"  # a local index is a folder tree, read the way pip reads it
     body = _open(page, "application/vnd.pypi.simple.v1+json, text/html;q=0.1")
     try:
         data = json.loads(body)

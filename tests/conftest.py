@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 
 
-def test_cache_dir() -> Path:
+def cache_root() -> Path:
     path = Path(os.environ.get("ARCHDIFF_TEST_CACHE", Path.home() / ".cache" / "archdiff-tests"))
     path.mkdir(parents=True, exist_ok=True)
     return path
@@ -23,7 +23,7 @@ def vllm_sdist_root(version: str) -> Path:
     """The extracted sdist of ``vllm==version`` from the package index, cached between runs."""
     from extractor.sources import download_sdist  # the same code users run
 
-    cache = test_cache_dir()
+    cache = cache_root()
     target = cache / f"vllm-{version}"
     if not (target / "PKG-INFO").exists():
         archive = download_sdist("vllm", version, cache / "sdists")

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Benchmark archdiff's extraction against baselines run on the same files in the same run.
+
+    python scripts/benchmark.py [SPEC] [--runs 3] [--jobs 2]
+
+SPEC defaults to pypi:vllm==0.10.2. Prints medians and ratios, never asserts: this machine is
+shared and noisy, so only ratios measured side by side mean anything.
+
+  cold     full extraction with an empty fact cache
+  warm     the same again, every file's facts from the cache
+  ast-1    Python's own ast.parse over the same .py files, one process
+  ast-N    the same in N processes
+  ctags    universal-ctags over the same C/C++/CUDA and Python files
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import concurrent.futures
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from extractor.bundle import dumps_bundle  # noqa: E402
+from extractor.context import ExtractOptions  # noqa: E402
+from extractor.inventory import list_files  # noqa: E402
+from extractor.model import Language  # noqa: E402
+from extractor.pipeline import acquire_sources, extract_system  # noqa: E402
+from extractor.sources import default_cache_dir  # noqa: E402
+
+
+def _parse(path: str) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ast.parse(Path(path).read_bytes())
+        except (SyntaxError, ValueError):
+            pass
+
+
+def _time(fn, runs: int) -> float:
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("spec", nargs="*", default=["pypi:vllm==0.10.2"])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args()
+
+    sources = acquire_sources(args.spec, default_cache_dir())
+    py_files, native_files = [], []
+    for source in sources:
+        entries, _ = list_files(source)
+        for e in entries:
+            full = str(source.root / e.rel)
+            if e.language is Language.PYTHON:
+                py_files.append(full)
+            elif e.language in (Language.CPP, Language.CUDA):
+                native_files.append(full)
+    print(f"input: {' '.join(args.spec)}: {len(py_files)} Python files, {len(native_files)} C/C++/CUDA files")
+
+    warm_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-warm-"))
+
+    def warm() -> None:
+        result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=warm_cache))
+        dumps_bundle(result.bundle)
+
+    # The cold runs must not pay for the download: prime the source cache first.
+    for source_spec in args.spec:
+        if source_spec.startswith("pypi:") or "://" in source_spec:
+            shutil.copytree(default_cache_dir(), warm_cache, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns("facts.sqlite*"))
+            break
+
+    def cold_with_sources() -> None:
+        cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-"))
+        try:
+            shutil.copytree(warm_cache, cache, dirs_exist_ok=True, ignore=shutil.ignore_patterns("facts.sqlite*"))
+            start = time.perf_counter()
+            result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=cache))
+            dumps_bundle(result.bundle)
+            cold_with_sources.elapsed.append(time.perf_counter() - start)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+
+    cold_with_sources.elapsed = []
+    for _ in range(args.runs):
+        cold_with_sources()
+    t_cold = statistics.median(cold_with_sources.elapsed)
+    warm()  # fill the cache
+    t_warm = _time(warm, args.runs)
+    t_ast1 = _time(lambda: [_parse(p) for p in py_files], args.runs)
+
+    def ast_n() -> None:
+        with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+            list(pool.map(_parse, py_files, chunksize=32))
+
+    t_astn = _time(ast_n, args.runs)
+    ctags = shutil.which("ctags")
+    t_ctags = None
+    if ctags:
+        listing = Path(tempfile.mkstemp(prefix="archdiff-bench-files-")[1])
+        listing.write_text("\n".join(py_files + native_files) + "\n")
+        t_ctags = _time(lambda: subprocess.run([ctags, "--langmap=C++:+.cu.cuh", "-f", "/dev/null", "-L", str(listing)],
+                                               check=False, capture_output=True), args.runs)
+    shutil.rmtree(warm_cache, ignore_errors=True)
+    rows = [("archdiff cold", t_cold), ("archdiff warm", t_warm), ("ast.parse, 1 process", t_ast1),
+            (f"ast.parse, {args.jobs} processes", t_astn)]
+    if t_ctags is not None:
+        rows.append(("universal-ctags", t_ctags))
+    print(f"medians of {args.runs} runs, {args.jobs} jobs:")
+    for label, seconds in rows:
+        print(f"  {label:<28} {seconds:7.2f} s")
+    print("ratios:")
+    print(f"  cold / ast.parse({args.jobs} procs)   {t_cold / t_astn:6.1f}x")
+    print(f"  cold / ast.parse(1 proc)      {t_cold / t_ast1:6.1f}x")
+    print(f"  warm / ast.parse({args.jobs} procs)   {t_warm / t_astn:6.1f}x")
+    print(f"  warm / cold                   {t_warm / t_cold:6.2f}x")
+    if t_ctags:
+        print(f"  cold / ctags                  {t_cold / t_ctags:6.1f}x")
+    print(f"targets (issue 2): cold < 30 s: {'yes' if t_cold < 30 else 'NO'}; warm < 3 s: {'yes' if t_warm < 3 else 'NO'}")
+
+
+if __name__ == "__main__":
+    main()

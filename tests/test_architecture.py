@@ -1,0 +1,21 @@
+"""The project's own layering contract (.importlinter), checked like any other test."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+
+def test_import_contracts_hold():
+    beside = Path(sys.executable).parent / "lint-imports"
+    command = str(beside) if beside.exists() else shutil.which("lint-imports")
+    assert command, "lint-imports (import-linter) is not installed: pip install -e '.[test]'"
+    proc = subprocess.run([command, str(ROOT / ".importlinter")], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout

@@ -1,0 +1,84 @@
+"""The console script: exit codes, one-line errors, exports that networkx reads back."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import networkx as nx
+import pytest
+
+from tests.conftest import FIXTURES
+
+
+def run(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "archdiff.cli", *args], capture_output=True, text=True, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def evidence(tmp_path_factory):
+    out = tmp_path_factory.mktemp("out")
+    proc = run("extract", str(FIXTURES / "pysample"), "-o", str(out), "--cache-dir", str(out / "cache"), "-j", "1",
+               "--name", "servekit", "--version", "0.1")
+    assert proc.returncode == 0, proc.stderr
+    return out / "evidence.json"
+
+
+def test_extract_writes_a_bundle_with_every_key(evidence):
+    bundle = json.loads(evidence.read_text())
+    assert bundle["system"] == {"name": "servekit", "version": "0.1"}
+    for key in ("layers", "structs", "metrics", "thresholds", "concepts", "diagnostics", "stats", "sources"):
+        assert isinstance(bundle[key], (list, dict))
+    assert "timings" not in evidence.read_text()  # timings live in the run log
+    assert "scan" in json.loads((evidence.parent / "run-log.json").read_text())["timings_s"]
+
+
+@pytest.mark.parametrize("fmt, reader", [("graphml", nx.read_graphml), ("gexf", nx.read_gexf)])
+def test_graph_export_reads_back(evidence, tmp_path, fmt, reader):
+    out = tmp_path / f"g.{fmt}"
+    proc = run("graph", "export", str(evidence), "--format", fmt, "-o", str(out))
+    assert proc.returncode == 0, proc.stderr
+    bundle = json.loads(evidence.read_text())
+    graph = reader(out)
+    assert graph.number_of_nodes() == len(bundle["graph"]["nodes"])
+    assert graph.number_of_edges() == len(bundle["graph"]["edges"])
+    node = graph.nodes["py:servekit.engine.scheduler.Scheduler"]
+    assert node["kind"] == "class" and int(node["line"]) == 9
+
+
+def test_node_link_json_export_loads_in_networkx(evidence, tmp_path):
+    out = tmp_path / "g.json"
+    assert run("graph", "export", str(evidence), "--format", "json", "-o", str(out)).returncode == 0
+    graph = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
+    assert graph.has_edge("py:servekit.engine.core.Checked", "py:servekit.engine.base.BaseScheduler")
+
+
+@pytest.mark.parametrize("content, fragment", [
+    ("{not json", "not valid JSON"),
+    ('{"hello": 1}', "not an archdiff evidence file"),
+    ('{"schema_version": 99}', "schema version 99"),
+])
+def test_corrupt_evidence_is_one_line_exit_2(tmp_path, content, fragment):
+    bad = tmp_path / "evidence.json"
+    bad.write_text(content)
+    proc = run("graph", "export", str(bad), "-o", str(tmp_path / "x.graphml"))
+    assert proc.returncode == 2
+    assert fragment in proc.stderr and proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("spec, fragment", [
+    ("not-a-thing", "not a git URL"),
+    ("-x", "starts with '-'"),
+])
+def test_bad_spec_is_one_line_exit_2(tmp_path, spec, fragment):
+    proc = run("extract", "--", spec, "-o", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"))
+    assert proc.returncode == 2 and fragment in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_missing_ref_exit_2_names_the_ref(tmp_path):
+    from tests.helpers import make_git_repo
+
+    repo = make_git_repo(tmp_path / "r", {"a.py": "x = 1\n"})
+    proc = run("extract", f"file://{repo}@nope", "-o", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"))
+    assert proc.returncode == 2 and "'nope'" in proc.stderr

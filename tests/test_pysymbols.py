@@ -1,0 +1,127 @@
+"""The Python symbol graph on a handwritten package whose every edge a reader can check by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.context import ExtractOptions
+from extractor.pipeline import extract_system
+from tests.conftest import FIXTURES
+from tests.helpers import edge_set, nodes_by_id
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("cache")
+    return extract_system([str(FIXTURES / "pysample")], options=ExtractOptions(jobs=1, cache_dir=cache)).bundle
+
+
+P = "py:servekit.engine."
+
+
+def test_qualnames_follow_python_rules(bundle):
+    nodes = nodes_by_id(bundle)
+    assert nodes[P + "core.Engine.step.<locals>.pick.<locals>.first"]["kind"] == "function"
+    assert nodes[P + "core.Engine.Stats.total"]["kind"] == "method"
+    assert nodes[P + "core.build.<locals>.make"]["line"] == 37  # first of the two if/else definitions
+    assert "async" in nodes[P + "core.Engine.step"]["tags"]
+    assert {"property"} <= set(nodes[P + "scheduler.Scheduler.waiting"]["tags"])
+    assert "staticmethod" in nodes[P + "scheduler.Scheduler.make"]["tags"]
+    assert "classmethod" in nodes[P + "scheduler.Scheduler.from_config"]["tags"]
+    assert nodes[P + "scheduler.Scheduler"]["doc"] == "Priority scheduler over a heap."
+    assert nodes[P + "scheduler.Scheduler.add"]["signature"] == "(self, priority: int, item: T) -> None"
+    # src/ is not a package, so the module is servekit...; a script beside the package is top-level.
+    assert nodes["py:servekit"]["path"] == "src/servekit/__init__.py"
+    assert nodes["py:launch"]["path"] == "scripts/launch.py"
+
+
+def test_inherits_resolve_through_imports_to_nodes_or_external_names(bundle):
+    inherits = edge_set(bundle, "inherits")
+    assert (P + "scheduler.Scheduler", P + "base.BaseScheduler") in inherits  # relative import
+    assert (P + "core.Checked", P + "base.BaseScheduler") in inherits  # module attribute base.X
+    assert (P + "scheduler.Scheduler", "py:typing.Generic") in inherits  # subscripted external base
+    assert (P + "base.BaseScheduler", "py:abc.ABC") in inherits
+    assert nodes_by_id(bundle)["py:abc.ABC"]["kind"] == "external"
+
+
+def test_imports_are_module_to_module_with_relative_and_reexports(bundle):
+    imports = edge_set(bundle, "imports")
+    assert ("py:servekit", P + "scheduler") in imports  # from .engine.scheduler import ...
+    assert (P + "core", "py:servekit") in imports  # from servekit import DefaultScheduler
+    assert (P + "core", P + "base") in imports  # from servekit.engine import base (a submodule)
+    assert (P + "scheduler", "py:heapq") in imports
+    assert ("py:launch", "py:os.path") in imports
+
+
+def test_calls_cover_locals_imports_self_super_and_instantiation(bundle):
+    calls = edge_set(bundle, "calls")
+    expected = {
+        # re-exported alias: servekit.DefaultScheduler is engine.scheduler.Scheduler
+        (P + "core.Engine.__init__", P + "scheduler.Scheduler"),
+        # module alias and a static method: sched_mod.Scheduler.make()
+        (P + "core.Engine.__init__", P + "scheduler.Scheduler.make"),
+        # nested class through the enclosing class name
+        (P + "core.Engine.__init__", P + "core.Engine.Stats"),
+        # self.method, and a function-local import
+        (P + "core.Engine.run_forever", P + "core.Engine.step"),
+        (P + "core.Engine.run_forever", P + "scheduler.Scheduler.from_config"),
+        # enclosing-function locals, two levels deep
+        (P + "core.Engine.step", P + "core.Engine.step.<locals>.pick"),
+        (P + "core.Engine.step.<locals>.pick", P + "core.Engine.step.<locals>.pick.<locals>.first"),
+        # super() and an inherited method through self
+        (P + "scheduler.Scheduler.__init__", P + "base.BaseScheduler.__init__"),
+        (P + "scheduler.Scheduler.schedule", P + "base.BaseScheduler.reset"),
+        (P + "core.Checked.schedule", P + "base.BaseScheduler.reset"),
+        # cls(...) in a classmethod
+        (P + "scheduler.Scheduler.from_config", P + "scheduler.Scheduler"),
+        ("py:launch.main", P + "core.Engine"),
+        ("py:launch", "py:launch.main"),
+    }
+    assert expected <= calls
+    # Nothing resolves to a name that does not exist: every call edge ends at a defined node.
+    nodes = nodes_by_id(bundle)
+    assert all(nodes[t]["kind"] != "external" for _s, t in calls)
+    stats = bundle["stats"]["python"]
+    assert stats["calls_resolved"] >= len(calls)  # call sites, of which edges keep one per pair
+    assert stats["call_sites"] == sum(stats[k] for k in ("calls_resolved", "calls_builtin", "calls_external",
+                                                          "calls_unresolved"))
+
+
+def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_path):
+    from extractor import pysymbols
+    from extractor.context import Context
+    from extractor.pipeline import _scan
+    from extractor.inventory import list_files
+    from extractor.sources import acquire, parse_spec
+
+    pkg = tmp_path / "src" / "kern"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ops.py").write_text("import torch\nfrom torch import ops as tops\n\n\n"
+                                "def attn(q):\n    tops._C.cache(q)\n    return torch.ops._C.paged_attention_v1(q)\n")
+    source = acquire(parse_spec(str(tmp_path / "src")), tmp_path / "c")
+    entries, _ = list_files(source)
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "c")
+    files, _, _ = _scan([(source, e) for e in entries], (pysymbols.STEP,), options, tmp_path / "c",
+                        __import__("extractor.pipeline").pipeline.Progress())
+    ctx = Context("kern", "1", (source,), files, options)
+    sites = pysymbols.extract_python_graph(ctx).extra["call_sites"]
+    assert [(s.caller, s.callee, s.path, s.line) for s in sites] == [
+        ("py:kern.ops.attn", "torch.ops._C.cache", "kern/ops.py", 6),
+        ("py:kern.ops.attn", "torch.ops._C.paged_attention_v1", "kern/ops.py", 7),
+    ]
+
+
+def test_contains_edges_form_a_tree_rooted_at_modules(bundle):
+    contains = edge_set(bundle, "contains")
+    parents: dict[str, str] = {}
+    for source, target in contains:
+        assert target not in parents, f"{target} has two parents"
+        parents[target] = source
+    nodes = nodes_by_id(bundle)
+    for nid, node in nodes.items():
+        if node["kind"] in ("class", "function", "method"):
+            root = nid
+            while root in parents:
+                root = parents[root]
+            assert nodes[root]["kind"] == "module"
