@@ -104,7 +104,7 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes)
     with _RichProgress() as progress:
         result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
-    path = write_bundle(result.bundle, out_dir)
+    path = write_bundle(result.bundle, out_dir, result.text)
     for fmt in graph_formats:
         export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
     log = {"timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}

@@ -83,11 +83,12 @@ def _dump(value: Any, depth: int) -> str:
     return compact(value)
 
 
-def write_bundle(bundle: dict[str, Any], out_dir: Path) -> Path:
+def write_bundle(bundle: dict[str, Any], out_dir: Path, text: str | None = None) -> Path:
+    """Write ``evidence.json`` (``text`` when the caller has the serialised bundle already)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "evidence.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(dumps_bundle(bundle), encoding="utf-8")
+    tmp.write_text(text if text is not None else dumps_bundle(bundle), encoding="utf-8")
     tmp.replace(path)
     return path
 

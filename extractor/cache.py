@@ -70,6 +70,24 @@ class FactCache:
         with self._db:
             self._db.executemany("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", rows)
 
+    def get_text(self, key: str) -> str | None:
+        if self._db is None:
+            return None
+        row = self._db.execute("SELECT value FROM facts WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        try:
+            return zlib.decompress(row[0]).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError):
+            return None
+
+    def put_text(self, key: str, text: str) -> None:
+        if self._db is None:
+            return
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)",
+                             (key, zlib.compress(text.encode("utf-8"), 1)))
+
     def close(self) -> None:
         if self._db is not None:
             self._db.close()

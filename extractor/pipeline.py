@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import json
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from extractor import pysymbols
-from extractor.bundle import build_bundle
+from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
@@ -36,8 +38,9 @@ class Progress:
 @dataclasses.dataclass(frozen=True, slots=True)
 class Extraction:
     bundle: dict[str, Any]
+    text: str  # the bundle as written to evidence.json
     timings: dict[str, float]  # seconds per phase: for the run log, never for the bundle
-    cache: dict[str, int]  # hits and misses
+    cache: dict[str, int]  # hits and misses; "memo" is 1 when the whole bundle came from the cache
 
 
 def acquire_sources(specs: Sequence[str], cache_dir: Path) -> tuple[SourceTree, ...]:
@@ -100,26 +103,60 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
     timings["inventory"] = time.perf_counter() - clock
 
     clock = time.perf_counter()
-    files, cache_counts, scan_diagnostics = _scan(entries, tuple(steps), options, cache_dir, progress)
-    diagnostics.extend(scan_diagnostics)
-    timings["scan"] = time.perf_counter() - clock
+    name, version = name or default_name, version or default_version
+    blobs, read_diagnostics = _read(entries, steps)
+    memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
+    diagnostics.extend(read_diagnostics)
+    store = FactCache(cache_dir / "facts.sqlite")
+    try:
+        text = store.get_text(memo_key)
+        if text is not None:
+            # Every input is unchanged (files, names, options, scanners, compilers): the evidence
+            # is the one already computed for them, byte for byte.
+            timings["memo"] = time.perf_counter() - clock
+            return Extraction(json.loads(text), text, timings, {"hits": len(blobs), "misses": 0, "memo": 1})
+        files, cache_counts, scan_diagnostics = _scan(blobs, tuple(steps), options, store, progress)
+        diagnostics.extend(scan_diagnostics)
+        timings["scan"] = time.perf_counter() - clock
 
-    ctx = Context(name or default_name, version or default_version, sources, files, options)
-    for step in steps:
+        ctx = Context(name, version, sources, files, options)
+        for step in steps:
+            clock = time.perf_counter()
+            progress.phase(step.name)
+            ctx.results[step.name] = step.extract(ctx)
+            timings[step.name] = time.perf_counter() - clock
         clock = time.perf_counter()
-        progress.phase(step.name)
-        ctx.results[step.name] = step.extract(ctx)
-        timings[step.name] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    bundle = build_bundle(ctx, tuple(steps), diagnostics)
-    timings["bundle"] = time.perf_counter() - clock
-    return Extraction(bundle, timings, cache_counts)
+        bundle = build_bundle(ctx, tuple(steps), diagnostics)
+        text = dumps_bundle(bundle)
+        store.put_text(memo_key, text)
+        timings["bundle"] = time.perf_counter() - clock
+    finally:
+        store.close()
+    return Extraction(bundle, text, timings, {**cache_counts, "memo": 0})
 
 
-def _scan(entries, steps: tuple[Step, ...], options: ExtractOptions, cache_dir: Path,
-          progress: Progress) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, diagnostics: list[Diagnostic],
+              options: ExtractOptions) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([name, version, [s.record() for s in sources]], sort_keys=True).encode())
+    for _source, entry, _data, key in blobs:
+        h.update(f"{entry.path}\0{key}\n".encode())
+    for d in sorted(diagnostics):
+        h.update(d.render().encode())
+    for binary in options.binaries:
+        try:
+            h.update(hashlib.sha256(Path(binary).read_bytes()).digest())
+        except OSError:
+            h.update(f"unreadable:{binary}".encode())
+    # Struct probes depend on which compilers are installed, so those are inputs too.
+    compilers = [shutil.which(c) or "" for c in ("gcc", "g++", "nvcc")]
+    h.update(json.dumps([options.probe_structs, compilers, dict(options.extra)], sort_keys=True, default=str).encode())
+    return "bundle:" + h.hexdigest()
+
+
+def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
+    """Read every file and compute its cache key (content hash, language, scanner fingerprint)."""
     fingerprint = code_fingerprint((s.name, s.version) for s in steps)
-    cache = FactCache(cache_dir / "facts.sqlite")
     diagnostics: list[Diagnostic] = []
     blobs: list[tuple[Any, Any, bytes, str]] = []
     for source, entry in entries:
@@ -130,15 +167,18 @@ def _scan(entries, steps: tuple[Step, ...], options: ExtractOptions, cache_dir: 
             continue
         key = f"{hashlib.sha256(data).hexdigest()}:{entry.language.value}:{fingerprint}"
         blobs.append((source, entry, data, key))
-    try:
-        cached = cache.get_many([b[3] for b in blobs])
-        missing = [(b[1].language.value, b[2]) for b in blobs if b[3] not in cached]
-        progress.phase("scan", len(missing))
-        fresh = dict(zip((b[3] for b in blobs if b[3] not in cached),
-                         scan_files(missing, steps, options.jobs, progress.advance)))
-        cache.put_many(fresh)
-    finally:
-        cache.close()
+    return blobs, diagnostics
+
+
+def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactCache,
+          progress: Progress) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+    diagnostics: list[Diagnostic] = []
+    cached = cache.get_many([b[3] for b in blobs])
+    missing = [(b[1].language.value, b[2]) for b in blobs if b[3] not in cached]
+    progress.phase("scan", len(missing))
+    fresh = dict(zip((b[3] for b in blobs if b[3] not in cached),
+                     scan_files(missing, steps, options.jobs, progress.advance)))
+    cache.put_many(fresh)
     files = []
     for source, entry, data, key in blobs:
         result = cached.get(key) or fresh[key]

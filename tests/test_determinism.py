@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 from extractor.bundle import dumps_bundle
@@ -14,12 +16,22 @@ def _extract(spec: str, cache, jobs: int) -> str:
     return dumps_bundle(extract_system([spec], options=ExtractOptions(jobs=jobs, cache_dir=cache)).bundle)
 
 
+def _forget_bundles(cache) -> None:
+    """Drop the whole-bundle memo so the next run recomputes every step from cached facts."""
+    db = sqlite3.connect(cache / "facts.sqlite")
+    with db:
+        db.execute("DELETE FROM facts WHERE key LIKE 'bundle:%'")
+    db.close()
+
+
 def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path):
     spec = str(FIXTURES / "pysample")
     cold = _extract(spec, tmp_path / "a", 1)
-    warm = _extract(spec, tmp_path / "a", 1)
+    memo = _extract(spec, tmp_path / "a", 1)
+    _forget_bundles(tmp_path / "a")
+    from_facts = _extract(spec, tmp_path / "a", 1)
     parallel = _extract(spec, tmp_path / "b", 2)
-    assert cold == warm == parallel
+    assert cold == memo == from_facts == parallel
     assert str(tmp_path) not in cold  # no absolute or temporary paths in evidence
 
 
@@ -27,6 +39,7 @@ def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path):
 def test_vllm_bundle_is_byte_identical_across_jobs(vllm_src, tmp_path):
     one = _extract(str(vllm_src), tmp_path / "one", 1)
     two = _extract(str(vllm_src), tmp_path / "two", 2)
-    again = _extract(str(vllm_src), tmp_path / "two", 2)  # warm: from the cache
+    _forget_bundles(tmp_path / "two")
+    again = _extract(str(vllm_src), tmp_path / "two", 2)  # warm: every file's facts from the cache
     assert one == two == again
     assert len(one) > 1_000_000

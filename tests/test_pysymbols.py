@@ -89,9 +89,10 @@ def test_calls_cover_locals_imports_self_super_and_instantiation(bundle):
 
 def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_path):
     from extractor import pysymbols
+    from extractor.cache import FactCache
     from extractor.context import Context
-    from extractor.pipeline import _scan
     from extractor.inventory import list_files
+    from extractor.pipeline import Progress, _read, _scan
     from extractor.sources import acquire, parse_spec
 
     pkg = tmp_path / "src" / "kern"
@@ -102,8 +103,8 @@ def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_pa
     source = acquire(parse_spec(str(tmp_path / "src")), tmp_path / "c")
     entries, _ = list_files(source)
     options = ExtractOptions(jobs=1, cache_dir=tmp_path / "c")
-    files, _, _ = _scan([(source, e) for e in entries], (pysymbols.STEP,), options, tmp_path / "c",
-                        __import__("extractor.pipeline").pipeline.Progress())
+    blobs, _ = _read([(source, e) for e in entries], (pysymbols.STEP,))
+    files, _, _ = _scan(blobs, (pysymbols.STEP,), options, FactCache(None), Progress())
     ctx = Context("kern", "1", (source,), files, options)
     sites = pysymbols.extract_python_graph(ctx).extra["call_sites"]
     assert [(s.caller, s.callee, s.path, s.line) for s in sites] == [
