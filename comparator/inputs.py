@@ -1,0 +1,77 @@
+"""One side of a comparison: an evidence file, a directory holding one, a system YAML file, or a
+source spec extracted on the fly (through the extractor's cache, so the second run is quick)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from extractor.bundle import load_bundle
+from extractor.errors import UserInputError
+
+SYSTEM_FILE_SUFFIXES = (".yaml", ".yml")
+
+
+def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> dict[str, Any]:
+    """The evidence bundle that ``arg`` names.
+
+    ``arg`` is, in the order tried: an ``evidence.json`` file (any ``.json``); a directory that
+    contains ``evidence.json`` (the output of ``archdiff extract``); a system file (YAML with
+    ``name``, ``version`` and a ``sources`` list of specs); any other source spec
+    (``pypi:vllm==0.10.2``, a git URL, a source directory, an archive), extracted now.
+    """
+    text = arg.strip()
+    if not text:
+        raise UserInputError("empty comparison side: give an evidence.json, a directory or a source spec")
+    path = Path(text)
+    if path.suffix == ".json":
+        return load_bundle(path)
+    if path.is_dir() and (path / "evidence.json").is_file():
+        return load_bundle(path / "evidence.json")
+    if path.suffix in SYSTEM_FILE_SUFFIXES:
+        name, version, specs = read_system_file(path)
+        return _extract(specs, name, version, cache_dir, jobs)
+    return _extract([text], "", "", cache_dir, jobs)
+
+
+def read_system_file(path: Path) -> tuple[str, str, list[str]]:
+    """(name, version, source specs) of a system file; a malformed file is one clear error."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise UserInputError(f"{path}: no such system file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise UserInputError(f"{path}: cannot read system file: {err}") from None
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise UserInputError(f"{where}: not valid YAML; a system file has name, version and sources") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: a system file is a mapping with name, version and sources")
+    sources = data.get("sources")
+    if not isinstance(sources, list) or not sources:
+        raise UserInputError(f"{path}: sources: give a non-empty list of source specs")
+    specs: list[str] = []
+    for i, source in enumerate(sources):
+        if isinstance(source, dict) and isinstance(source.get("spec"), str):
+            label = source.get("label")
+            specs.append(f"{label}={source['spec']}" if label else source["spec"])
+        elif isinstance(source, str) and source.strip():
+            specs.append(source.strip())
+        else:
+            raise UserInputError(f"{path}: sources[{i}]: a spec string or {{label, spec}}")
+    for key in ("name", "version"):
+        if key in data and not isinstance(data[key], (str, int, float)):
+            raise UserInputError(f"{path}: {key}: must be a string")
+    return str(data.get("name", "") or ""), str(data.get("version", "") or ""), specs
+
+
+def _extract(specs: list[str], name: str, version: str, cache_dir: Path | None, jobs: int) -> dict[str, Any]:
+    # Imported here: reading an evidence file must not pay for the whole pipeline's imports.
+    from extractor.context import ExtractOptions
+    from extractor.pipeline import extract_system
+
+    options = ExtractOptions(jobs=max(1, jobs), cache_dir=cache_dir)
+    return extract_system(specs, name=name, version=version, options=options).bundle
