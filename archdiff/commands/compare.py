@@ -1,0 +1,138 @@
+"""``archdiff compare`` and ``archdiff battle``: parse arguments, write reports, set the exit code.
+
+Exit codes: 0 no differences of the kinds ``--fail-on`` asks about; 1 differences found; 2 bad input.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from extractor.errors import UserInputError
+
+FORMATS = ("html", "md", "json")
+
+
+def _formats(value: str) -> tuple[str, ...]:
+    chosen = tuple(dict.fromkeys(f.strip().lower() for f in value.split(",") if f.strip()))
+    bad = [f for f in chosen if f not in FORMATS]
+    if bad or not chosen:
+        raise UserInputError(f"--format: {', '.join(bad) or 'nothing'} is not one of html, md, json "
+                             "(give a comma-separated list, e.g. --format html,md)")
+    return chosen
+
+
+def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, ...],
+                  bundles: tuple[dict[str, Any], dict[str, Any]] | None = None) -> list[Path]:
+    """Render ``findings`` in each format into ``out_dir``; returns the files written."""
+    from comparator.render_json import render_json
+    from comparator.render_markdown import render_markdown
+
+    out_dir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for fmt in formats:
+        if fmt == "html":
+            from comparator.graphview import build_graph_view
+            from comparator.render_html import render_html
+
+            labels = tuple(s["label"] for s in findings["systems"])
+            view = build_graph_view(bundles[0], bundles[1], labels) if bundles else None
+            text = render_html(findings, view)
+            path = out_dir / "report.html"
+        elif fmt == "md":
+            text, path = render_markdown(findings), out_dir / "report.md"
+        else:
+            text, path = render_json(findings), out_dir / "report.json"
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def exit_code(findings: dict[str, Any], fail_on: str) -> int:
+    counts = findings["differences"]
+    if fail_on == "breaking":
+        return 1 if counts["breaking"] else 0
+    if fail_on == "any":
+        return 1 if counts["any"] else 0
+    return 0
+
+
+@click.command("compare")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
+              show_default=True, help="Directory for report.html, report.md and report.json.")
+@click.option("--format", "formats", default="html,md,json", show_default=True,
+              help="Comma-separated report formats: html, md, json.")
+@click.option("--mode", type=click.Choice(["auto", "systems", "release"]), default="auto", show_default=True,
+              help="release: two releases of one system (symbol, ABI and metric breaks); auto: release when "
+                   "both bundles carry the same system name.")
+@click.option("--fail-on", type=click.Choice(["breaking", "any", "never"]), default="never", show_default=True,
+              help="Exit 1 when differences of this kind are found (for CI gates).")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=os.cpu_count() or 1, show_default=True,
+              help="Worker processes when a side has to be extracted.")
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Extraction cache (default: $ARCHDIFF_CACHE or ~/.cache/archdiff).")
+def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str, jobs: int,
+            cache_dir: Path | None) -> None:
+    """Compare A (left, older) with B (right, newer).
+
+    Each side is an evidence.json, a directory holding one, a system YAML file (name, version,
+    sources), or a source spec (directory, git URL@ref, pypi:NAME==VERSION, archive) extracted now.
+    """
+    from comparator.findings import compare_bundles
+    from comparator.inputs import load_side
+
+    chosen = _formats(formats)
+    bundle_a = load_side(a, cache_dir, jobs)
+    bundle_b = load_side(b, cache_dir, jobs)
+    findings = compare_bundles(bundle_a, bundle_b, mode)
+    for path in write_reports(findings, out_dir, chosen, (bundle_a, bundle_b)):
+        click.echo(str(path))
+    d = findings["differences"]
+    click.echo(f"{findings['systems'][0]['label']} -> {findings['systems'][1]['label']} ({findings['mode']}): "
+               f"{d['any']:,} differences, {d['breaking']:,} breaking", err=True)
+    sys.exit(exit_code(findings, fail_on))
+
+
+@click.command("battle")
+@click.argument("preset", metavar="PRESET_OR_FILE")
+@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
+              show_default=True, help="Directory for the reports and each system's evidence.")
+@click.option("--format", "formats", default="html,md,json", show_default=True,
+              help="Comma-separated report formats: html, md, json.")
+@click.option("-j", "--jobs", type=click.IntRange(1, 256), default=os.cpu_count() or 1, show_default=True)
+@click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
+def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path | None) -> None:
+    """Extract the systems of a curated preset (by name, or a preset YAML file) and compare them."""
+    from comparator.findings import compare_bundles
+
+    try:
+        from extractor.presets import load_preset  # optional: the presets package may be absent
+    except ImportError:
+        raise UserInputError("this archdiff has no presets package; compare two systems with "
+                             "`archdiff compare A B` instead") from None
+    from extractor.bundle import write_bundle
+    from extractor.context import ExtractOptions
+    from extractor.pipeline import extract_system
+
+    chosen = _formats(formats)
+    loaded = load_preset(preset)
+    if len(loaded.systems) != 2:
+        raise UserInputError(f"preset {loaded.name!r} names {len(loaded.systems)} systems; battle compares exactly two")
+    bundles = []
+    for i, system in enumerate(loaded.systems):
+        labels = getattr(system, "labels", ()) or ()
+        specs = [f"{label}={spec}" if label else spec
+                 for spec, label in zip(system.sources, [*labels, *[""] * len(system.sources)])]
+        result = extract_system(specs, name=system.name, version=system.version,
+                                options=ExtractOptions(jobs=jobs, cache_dir=cache_dir))
+        write_bundle(result.bundle, out_dir / f"system-{i + 1}", result.text)
+        bundles.append(result.bundle)
+    findings = compare_bundles(bundles[0], bundles[1], "auto")
+    for path in write_reports(findings, out_dir, chosen, (bundles[0], bundles[1])):
+        click.echo(str(path))
