@@ -52,8 +52,7 @@ def compare_bundles(a: Mapping[str, Any], b: Mapping[str, Any], mode: str = "aut
     if mode not in ("auto", "systems", "release"):
         raise ValueError(f"mode must be auto, systems or release, not {mode!r}")
     if mode == "auto":
-        same = _system(a).get("name", "").strip().lower() == _system(b).get("name", "").strip().lower()
-        mode = "release" if same else "systems"
+        mode = "release" if same_system(a, b) else "systems"
     roles = {"a": role_by_path(a), "b": role_by_path(b)}
     findings: dict[str, Any] = {
         "schema_version": REPORT_SCHEMA,
@@ -70,6 +69,17 @@ def compare_bundles(a: Mapping[str, Any], b: Mapping[str, Any], mode: str = "aut
     findings["takeaways"] = compute_takeaways(findings)
     findings["differences"] = count_differences(findings)
     return findings
+
+
+_VERSION_TAIL = re.compile(r"[-_ ]v?\d+(\.\d+)*([.-]?[a-z]+\d*)?$")
+
+
+def same_system(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Two bundles of one system: the same name, once a version tail (``vllm-0.10.2``) is dropped."""
+    def base(bundle: Mapping[str, Any]) -> str:
+        name = str(_system(bundle).get("name", "") or "").strip().lower()
+        return _VERSION_TAIL.sub("", name) or name
+    return bool(base(a)) and base(a) == base(b)
 
 
 def _system(bundle: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -601,7 +611,8 @@ def compare_concepts(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, An
 # ---------------------------------------------------------------------------------------- release
 
 
-SYMBOL_SKIP_KINDS = frozenset({"external"})
+# Placeholders and containers whose coming and going says nothing an importer or linker sees.
+SYMBOL_SKIP_KINDS = frozenset({"external", "namespace", "file"})
 
 
 def _public(node: Mapping[str, Any]) -> bool:
@@ -672,11 +683,13 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
             pair(i, added_keys[k][0], moved, "same name and signature, other module")
     # 3. renamed classes: same module, a large share of member names in common
     children = {side: collections.defaultdict(set) for side in SIDES}
+    containers: dict[str, dict[str, str]] = {side: {} for side in SIDES}
     for side, bundle in zip(SIDES, (a, b)):
         _, graph_edges = _graph(bundle)
         for edge in graph_edges:
             if edge.get("kind") == "contains" and edge.get("target") in nodes[side]:
                 children[side][str(edge.get("source"))].add(str(nodes[side][edge["target"]].get("name", "")))
+                containers[side].setdefault(str(edge["target"]), str(edge.get("source")))
     for i in removed_ids:
         old = nodes["a"][i]
         if i in taken_a or old.get("kind") not in ("class", "struct"):
@@ -704,8 +717,10 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
                 if j in nodes["b"] and j not in taken_b:
                     taken_a.add(i)
                     taken_b.add(j)
-    removed = [dict(_symbol_row(nodes["a"][i]), breaking=_public(nodes["a"][i])) for i in removed_ids if i not in taken_a]
-    added = [dict(_symbol_row(nodes["b"][i]), breaking=False) for i in added_ids if i not in taken_b]
+    # A symbol whose container went (or came) with it is reported through the container: the
+    # methods of a removed class are one finding, not one per method.
+    removed = _fold([i for i in removed_ids if i not in taken_a], containers["a"], nodes["a"], breaking=True)
+    added = _fold([i for i in added_ids if i not in taken_b], containers["b"], nodes["b"], breaking=False)
     signatures = []
     for i in sorted(set(nodes["a"]) & set(nodes["b"])):
         old, new = nodes["a"][i], nodes["b"][i]
@@ -724,6 +739,25 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         "added_by_kind": dict(sorted(collections.Counter(r["kind"] for r in added).items())),
         "removed_by_kind": dict(sorted(collections.Counter(r["kind"] for r in removed).items())),
     }
+
+
+def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Mapping[str, Any]],
+          breaking: bool) -> list[dict[str, Any]]:
+    chosen = set(ids)
+    members: collections.Counter[str] = collections.Counter()
+    kept = []
+    for i in ids:
+        top, cursor, hops = None, container.get(i), 0
+        while cursor is not None and hops < 64:  # hops: a malformed bundle must not loop forever
+            if cursor in chosen:
+                top = cursor
+            cursor, hops = container.get(cursor), hops + 1
+        if top is None:
+            kept.append(i)
+        else:
+            members[top] += 1
+    return [dict(_symbol_row(nodes[i]), breaking=breaking and _public(nodes[i]), members=members.get(i, 0))
+            for i in kept]
 
 
 def _parameters(signature: str) -> ast.arguments | None:
@@ -782,12 +816,13 @@ def diff_structs(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     by_side = {}
     for side, bundle in zip(SIDES, (a, b)):
         by_side[side] = {}
-        for s in _records(bundle, "structs"):
-            if s.get("method") != UNRESOLVED:
-                by_side[side].setdefault(str(s.get("qualname") or s.get("name") or ""), s)
+        for s in sorted(_records(bundle, "structs"), key=lambda s: (s.get("method") == UNRESOLVED, _loc(s)["path"])):
+            by_side[side].setdefault(str(s.get("qualname") or s.get("name") or ""), s)
     changed = []
     for name in sorted(set(by_side["a"]) & set(by_side["b"])):
         old, new = by_side["a"][name], by_side["b"][name]
+        if UNRESOLVED in (old.get("method"), new.get("method")):
+            continue  # a layout is only known on one side (or none): nothing to compare
         members_a = {str(m.get("name")): m for m in old.get("members", ()) or () if isinstance(m, Mapping)}
         members_b = {str(m.get("name")): m for m in new.get("members", ()) or () if isinstance(m, Mapping)}
         changes, breaking = [], False
@@ -814,10 +849,10 @@ def diff_structs(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
                             "old": {"size": _int(old.get("size")), "align": _int(old.get("align")), **_loc(old)},
                             "new": {"size": _int(new.get("size")), "align": _int(new.get("align")), **_loc(new)},
                             "segments_old": struct_segments(old), "segments_new": struct_segments(new), **_loc(new)})
-    removed = [{"qualname": n, "size": _int(by_side["a"][n].get("size")), "breaking": True, **_loc(by_side["a"][n])}
-               for n in sorted(set(by_side["a"]) - set(by_side["b"]))]
-    added = [{"qualname": n, "size": _int(by_side["b"][n].get("size")), "breaking": False, **_loc(by_side["b"][n])}
-             for n in sorted(set(by_side["b"]) - set(by_side["a"]))]
+    removed = [{"qualname": n, "size": _int(by_side["a"][n].get("size")), "method": str(by_side["a"][n].get("method", "")),
+                "breaking": True, **_loc(by_side["a"][n])} for n in sorted(set(by_side["a"]) - set(by_side["b"]))]
+    added = [{"qualname": n, "size": _int(by_side["b"][n].get("size")), "method": str(by_side["b"][n].get("method", "")),
+              "breaking": False, **_loc(by_side["b"][n])} for n in sorted(set(by_side["b"]) - set(by_side["a"]))]
     return {"changed": changed, "removed": removed, "added": added}
 
 
@@ -942,10 +977,11 @@ def compute_takeaways(f: Mapping[str, Any]) -> list[dict[str, str]]:
             say(f"{_plural(len(sym['signatures']), 'Python signature')} changed; {nb:,} of them can break existing "
                 f"callers (a parameter removed, reordered or newly required).", "release-signatures")
         st = release["structs"]
-        if st["changed"] or st["removed"]:
+        if st["changed"] or st["removed"] or st["added"]:
             nb = sum(1 for r in st["changed"] if r["breaking"]) + len(st["removed"])
-            say(f"{_plural(len(st['changed']), 'struct layout')} changed and {len(st['removed']):,} disappeared; "
-                f"{nb:,} of these break the ABI (size, alignment or member offsets).", "release-structs")
+            say(f"Structs: {_plural(len(st['changed']), 'layout')} changed, {len(st['removed']):,} removed, "
+                f"{len(st['added']):,} added; {nb:,} of these break the ABI (size, alignment, member offsets or a "
+                f"removed type).", "release-structs")
         me = release["metrics"]
         if any(me[k] for k in ("added", "removed", "renamed", "retyped")):
             say(f"Telemetry: {_plural(len(me['added']), 'metric')} added, {len(me['removed']):,} removed, "

@@ -1,0 +1,44 @@
+"""Golden reports: Markdown and JSON of two comparisons over committed evidence, compared exactly.
+
+Regenerate (after an intended change, then review the diff) with ARCHDIFF_REGEN_GOLDEN=1.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from comparator.findings import compare_bundles
+from comparator.render_json import render_json
+from comparator.render_markdown import render_markdown
+from extractor.bundle import load_bundle
+from tests.compare_support import GOLDEN, INPUTS
+
+CASES = {
+    "systems": ("mini_vllm", "triton_like"),
+    "release": ("pysample", "pysample_v2"),
+}
+
+
+def _render(case: str) -> dict[str, str]:
+    left, right = CASES[case]
+    findings = compare_bundles(load_bundle(INPUTS / f"{left}.evidence.json"),
+                               load_bundle(INPUTS / f"{right}.evidence.json"))
+    assert findings["mode"] == case
+    return {f"{case}.md": render_markdown(findings), f"{case}.json": render_json(findings)}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_reports_equal_golden_files(case):
+    rendered = _render(case)
+    if os.environ.get("ARCHDIFF_REGEN_GOLDEN") == "1":
+        for name, text in rendered.items():
+            (GOLDEN / name).write_text(text, encoding="utf-8")
+    for name, text in rendered.items():
+        expected = (GOLDEN / name).read_text(encoding="utf-8")
+        assert text == expected, f"{name} differs from tests/golden/{name}; if intended, ARCHDIFF_REGEN_GOLDEN=1"
+
+
+def test_rendering_is_deterministic():
+    assert _render("systems") == _render("systems")
