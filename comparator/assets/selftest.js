@@ -1,6 +1,6 @@
 /* Self-test, run only when the page is opened with #selftest=QUERY (the browser test does): checks
    that the layer table and the graph view exist, searches QUERY, selects the first hit, and writes
-   the outcome and every error seen since the page started into <pre id="selftest-result">. */
+   the outcome and every error seen since the page started into a pre element, id selftest-result. */
 (function () {
   "use strict";
   var m = /^#selftest=(.*)$/.exec(window.location.hash || "");

@@ -1,0 +1,162 @@
+"""Findings rules on handwritten miniature bundles: each case states the shape and what must follow."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from comparator.findings import compare_bundles, crosswalk_metrics, metric_concept, struct_segments, summarize_telemetry
+
+
+def bundle(name="sys", version="1", **records):
+    base = {"schema_version": 1, "system": {"name": name, "version": version}, "sources": [],
+            "graph": {"nodes": [], "edges": []}, "layers": [], "structs": [], "metrics": [], "thresholds": [],
+            "concepts": [], "diagnostics": [], "stats": {}}
+    base.update(records)
+    return base
+
+
+def metric(name, type_="counter", path="m.py", line=1, unit="", exposed=None):
+    return {"name": name, "type": type_, "unit": unit, "help": "", "labels": [], "path": path, "line": line,
+            "dynamic": False, "exposed_names": exposed or [name]}
+
+
+def threshold(metrics, name="alert", path="rules.yaml", line=3, op=">", value=1.0):
+    return {"name": name, "expr": " + ".join(metrics), "metrics": metrics, "links": [], "op": op, "value": value,
+            "source_kind": "prometheus-rule", "path": path, "line": line}
+
+
+def struct(qualname, size, members, align=8, tags=(), path="h.h", line=1):
+    return {"qualname": qualname, "kind": "struct", "size": size, "align": align, "method": "probe-g++",
+            "members": [{"name": n, "type": t, "offset": o, "size": s} for n, t, o, s in members],
+            "holes": [], "padding": 0, "tags": list(tags), "path": path, "line": line}
+
+
+def test_empty_bundles_give_sections_with_reasons_not_crashes():
+    f = compare_bundles(bundle("a"), bundle("b"))
+    assert f["mode"] == "systems"
+    assert f["layers"]["rows"] == [] and "no layer records" in f["layers"]["empty_reason"]["a"]
+    assert "no struct layouts" in f["structs"]["totals"]["b"]["empty_reason"]
+    assert "no metric definitions" in f["telemetry"]["a"]["empty_reason"]
+    assert f["telemetry"]["crosswalk"] == []
+    assert any("Neither evidence bundle carries layer records" in t["text"] for t in f["takeaways"])
+
+
+def test_crosswalk_pairs_queue_time_in_seconds_with_one_in_microseconds():
+    a = summarize_telemetry(bundle(metrics=[metric("vllm:request_queue_time_seconds", "histogram"),
+                                            metric("vllm:num_requests_running", "gauge"),
+                                            metric("vllm:request_success", "counter")]))
+    b = summarize_telemetry(bundle(metrics=[metric("nv_inference_queue_duration_us", "counter", path="m.cc", line=9),
+                                            metric("nv_inference_request_success", "counter", path="m.cc", line=4),
+                                            metric("nv_gpu_power_usage", "gauge")]))
+    rows = {(r["a"]["name"], r["b"]["name"]): r for r in crosswalk_metrics(a, b)}
+    queue = rows[("vllm:request_queue_time_seconds", "nv_inference_queue_duration_us")]
+    assert queue["dimension"] == "time" and queue["unit_note"] == "units differ: 1 seconds = 1e+06 us"
+    assert queue["b"]["path"] == "m.cc" and queue["b"]["line"] == 9
+    assert ("vllm:request_success", "nv_inference_request_success") in rows
+    # running requests and GPU power share no concept: never paired
+    assert not any(k[0] == "vllm:num_requests_running" for k in rows)
+
+
+def test_units_of_another_dimension_are_never_paired():
+    assert metric_concept("x_cache_bytes", "", "")[1] == "bytes"
+    a = summarize_telemetry(bundle(metrics=[metric("x_cache_usage_bytes", "gauge")]))
+    b = summarize_telemetry(bundle(metrics=[metric("y_cache_usage_seconds", "gauge")]))
+    assert crosswalk_metrics(a, b) == []
+
+
+def test_thresholds_attach_to_the_metrics_they_read():
+    t = summarize_telemetry(bundle(metrics=[metric("q_total", exposed=["q_total"]), metric("idle", "gauge")],
+                                   thresholds=[threshold(["q_total"]), threshold(["unknown_metric"], name="x")]))
+    by_name = {m["name"]: m for m in t["metrics"]}
+    assert [x["name"] for x in by_name["q_total"]["thresholds"]] == ["alert"]
+    assert t["without_threshold"] == ["idle"]
+    assert t["unlinked_thresholds"] == 1
+
+
+def test_release_metric_rename_retype_removal_and_orphaned_threshold():
+    old = bundle("svc", "1", metrics=[metric("svc_queue_time_seconds", "histogram"), metric("svc_hits", "counter"),
+                                      metric("svc_load", "gauge"), metric("svc_gone", "gauge", line=7)],
+                 thresholds=[threshold(["svc_gone"], name="GoneHigh", line=12)])
+    new = bundle("svc", "2", metrics=[metric("svc_queue_times_seconds", "histogram"), metric("svc_hits", "gauge"),
+                                      metric("svc_load", "gauge")],
+                 thresholds=[threshold(["svc_gone"], name="GoneHigh", line=12)])
+    r = compare_bundles(old, new)["release"]
+    assert [(x["from"]["name"], x["to"]["name"]) for x in r["metrics"]["renamed"]] == \
+        [("svc_queue_time_seconds", "svc_queue_times_seconds")]
+    assert [(x["name"], x["old_type"], x["new_type"]) for x in r["metrics"]["retyped"]] == [("svc_hits", "counter", "gauge")]
+    assert [x["name"] for x in r["metrics"]["removed"]] == ["svc_gone"]
+    assert r["metrics"]["added"] == []
+    assert [(x["name"], x["missing"], x["line"]) for x in r["orphaned_thresholds"]] == [("GoneHigh", ["svc_gone"], 12)]
+    assert all(x["breaking"] for x in r["metrics"]["renamed"] + r["metrics"]["retyped"] + r["orphaned_thresholds"])
+
+
+@pytest.mark.parametrize("new_members,new_size,breaking", [
+    # a member moved: every consumer compiled against the old layout reads the wrong bytes
+    ([("a", "int", 0, 4), ("b", "long", 16, 8)], 24, True),
+    # a member added inside the tail padding: offsets and size unchanged
+    ([("a", "int", 0, 4), ("b", "long", 8, 8), ("c", "int", 16, 4)], 24, False),
+    # size grows
+    ([("a", "int", 0, 4), ("b", "long", 8, 8), ("c", "long", 24, 8)], 32, True),
+    # a member removed
+    ([("a", "int", 0, 4)], 24, True),
+])
+def test_struct_layout_changes_and_abi_breaks(new_members, new_size, breaking):
+    old = bundle("lib", "1", structs=[struct("S", 24, [("a", "int", 0, 4), ("b", "long", 8, 8)])])
+    new = bundle("lib", "2", structs=[struct("S", new_size, new_members, line=5)])
+    changed = compare_bundles(old, new)["release"]["structs"]["changed"]
+    assert [c["qualname"] for c in changed] == ["S"]
+    assert changed[0]["breaking"] is breaking
+    assert changed[0]["line"] == 5
+
+
+def test_byte_map_segments_cover_the_struct_with_holes_and_padding():
+    s = struct("S", 24, [("a", "char", 0, 1), ("b", "long", 8, 8), ("c", "short", 16, 2)])
+    segs = struct_segments(s)
+    assert [(x["kind"], x["offset"], x["size"]) for x in segs] == [
+        ("member", 0, 1), ("hole", 1, 7), ("member", 8, 8), ("member", 16, 2), ("padding", 18, 6)]
+    assert sum(x["size"] for x in segs) == 24
+
+
+def test_struct_families_group_by_tag_with_total_bytes():
+    a = bundle("x", structs=[struct("Shm", 64, [("h", "int", 0, 4)], tags=["shared-memory"]),
+                             struct("Pin", 32, [("p", "int", 0, 4)], tags=["pinned", "shared-memory"])])
+    b = bundle("y")
+    fams = {f["tag"]: f for f in compare_bundles(a, b)["structs"]["families"]}
+    assert fams["shared-memory"]["a"]["total_bytes"] == 96 and fams["shared-memory"]["a"]["count"] == 2
+    assert fams["pinned"]["a"]["total_bytes"] == 32 and fams["pinned"]["b"]["count"] == 0
+    text = " ".join(t["text"] for t in compare_bundles(a, b)["takeaways"])
+    assert "x 1 documents 1 struct totalling 32 bytes, whereas y 1 exposes none" in text
+
+
+def _layer(role, paths, apart=False):
+    return {"role": role, "title": role.title(), "summary": f"{role} summary", "apart": apart, "lines": 10,
+            "concepts": [], "key_symbols": [], "evidence": [{"path": paths[0], "line": 3, "matched": "x"}],
+            "modules": [{"path": p, "line": 0, "module": f"py:{p}", "role": role, "score": 1.0} for p in paths]}
+
+
+def test_layers_align_by_role_and_matrix_counts_edges_between_layers():
+    nodes = [{"id": f"py:{p}", "kind": "module", "path": p, "line": 1} for p in ("api.py", "sched.py", "mem.py")]
+    edges = [{"source": "py:api.py", "target": "py:sched.py", "kind": "imports", "path": "api.py", "line": 2},
+             {"source": "py:sched.py", "target": "py:mem.py", "kind": "calls", "path": "sched.py", "line": 5},
+             {"source": "py:mem.py", "target": "py:sched.py", "kind": "imports", "path": "mem.py", "line": 1}]
+    a = bundle("a", graph={"nodes": nodes, "edges": edges},
+               layers=[_layer("ingress", ["api.py"]), _layer("scheduling", ["sched.py"]), _layer("memory", ["mem.py"])])
+    b = bundle("b", layers=[_layer("scheduling", ["s.cc"]), _layer("tokenization", ["t.cc"])])
+    f = compare_bundles(a, b)
+    rows = {r["role"]: r for r in f["layers"]["rows"]}
+    assert f["layers"]["aligned"] == 1 and rows["scheduling"]["aligned"]
+    assert rows["ingress"]["b"] is None and f["layers"]["gaps"]["b"] == ["ingress", "memory"]
+    assert rows["scheduling"]["a"]["anchor"] == {"path": "sched.py", "line": 3}
+    g = f["graph"]["a"]
+    assert g["layer_matrix"] == {"ingress": {"scheduling": 1}, "memory": {"scheduling": 1}, "scheduling": {"memory": 1}}
+    assert [c["layers"] for c in g["layer_cycles"]] == [["memory", "scheduling"]]
+    assert g["central"][0]["id"] == "py:sched.py" and g["central"][0]["dependents"] == 2
+
+
+def test_findings_do_not_change_the_bundles():
+    a = bundle("a", metrics=[metric("m")])
+    before = copy.deepcopy(a)
+    compare_bundles(a, bundle("b"))
+    assert a == before
