@@ -66,3 +66,23 @@ def test_counts_three_breaking_differences(release):
 ])
 def test_signature_rules(old, new, expected):
     assert signature_breaks(old, new) == expected
+
+
+@pytest.mark.parametrize("old,new,expected", [
+    # the graph truncates long signatures with an ellipsis: only what both show is judged
+    ("(q, k, scale: float=1.0, causal: bool=False)", "(q, k, scale: float=1.0, causal: bool=False, extra: int=0, mo…",
+     []),
+    ("(q, k, scale: float=1.0, causal: bool=False)", "(k, q, scale: float=1.0, caus…",
+     ["positional parameters reordered or shifted"]),
+    # a complete new signature shows what went, even when the old one was cut
+    ("(q, k, v, scale, causal, window, sinks, al…", "(q, k, v, scale)",
+     ["parameter 'causal' removed", "parameter 'window' removed", "parameter 'sinks' removed"]),
+    ("(q, k, v, scale, causal, window, sinks, al…", "(q, k, v, sca…", []),
+])
+def test_truncated_signatures(old, new, expected):
+    assert signature_breaks(old, new) == expected
+
+
+def test_signature_cut_in_the_return_annotation_keeps_its_parameters():
+    assert signature_breaks("(self, a: int, b: int=0) -> tuple[int, Opt…", "(self, a: int) -> X") == \
+        ["parameter 'b' removed"]
