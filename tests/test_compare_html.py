@@ -111,7 +111,7 @@ def test_report_works_in_headless_chromium(tmp_path):
     assert result["errors"] == []
     assert result["layerTable"] and result["graphView"]
     assert result["matches"] >= 2
-    assert result["selected"] == "py:mini_vllm.core.scheduler.Scheduler"
+    assert result["selected"] == "cpp:triton::core::Scheduler"  # the right-hand system is shown first
     assert result["neighbours"] >= 3 and result["drawn"] == min(result["neighbours"], 36) + 1
     assert "alert(" not in dom.stdout.split('<pre id="selftest-result">')[0].split("<main>")[0]
     ARTIFACTS.mkdir(exist_ok=True)

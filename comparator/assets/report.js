@@ -116,7 +116,11 @@
       var key = pair[0] + ":" + pair[1];
       if (!seen[key] && passes(s, pair[0])) { seen[key] = 1; outList.push(pair); }
     });
-    outList.sort(function (x, y) { return x[1] - y[1] || (s.ids[x[0]] < s.ids[y[0]] ? -1 : 1); });
+    // Dependencies first, containment last: what a symbol uses says more than what it holds.
+    var containsKind = s.ekinds.indexOf("contains");
+    outList.sort(function (x, y) {
+      return ((x[1] === containsKind) - (y[1] === containsKind)) || x[1] - y[1] || (s.ids[x[0]] < s.ids[y[0]] ? -1 : 1);
+    });
     return outList;
   }
 
@@ -150,7 +154,7 @@
       var step = height / (list.length + 1);
       return list.map(function (pair, k) { return { node: pair[0], kind: pair[1], x: x, y: step * (k + 1) }; });
     }
-    var left = column(ins, 150), right = column(outs, width - 150);
+    var left = column(ins, Math.min(260, width / 4)), right = column(outs, width - Math.min(260, width / 4));
     var edgesLayer = svg("g", {}, canvas), nodesLayer = svg("g", {}, canvas);
     function edge(p, incoming) {
       var color = EDGE_COLORS[s.ekinds[p.kind]] || "#6b7280";
@@ -169,8 +173,8 @@
       svg("circle", { cx: x, cy: y, r: main ? 9 : 6, fill: main ? "#f59e0b" : "#fff", stroke: "#374151", "stroke-width": 1.3 }, g);
       var label = svg("text", { x: anchor === "end" ? x - 10 : (anchor === "start" ? x + 10 : x), y: main ? y - 14 : y + 4,
         "text-anchor": anchor }, g);
-      var text = main ? s.ids[i] : shortName(s.ids[i]);
-      label.textContent = text.length > 48 ? text.slice(0, 46) + "…" : text;
+      var text = main ? s.ids[i] : shortName(s.ids[i]), room = main ? 90 : 34;
+      label.textContent = text.length > room ? text.slice(0, room - 1) + "…" : text;
       svg("title", {}, g).textContent = s.ids[i] + " (" + s.kinds[s.nodes[i][2]] + ")";
       if (!main) { g.addEventListener("click", function () { select(i); }); }
     }
@@ -197,6 +201,7 @@
     return;
   }
   systems.forEach(function (s, i) { option(sysSelect, String(i), s.label); });
+  sysSelect.value = String(systems.length - 1);  // the right-hand (newer) system first
   sysSelect.addEventListener("change", switchSystem);
   roleSelect.addEventListener("change", runSearch);
   kindSelect.addEventListener("change", runSearch);
