@@ -75,3 +75,22 @@ def test_bad_input_exits_2_with_one_line(tmp_path, args, message):
     assert result.exit_code == 2, result.output
     assert "Traceback" not in result.output
     assert message in result.output
+
+
+def test_battle_runs_a_preset_file(tmp_path):
+    """Needs extractor.presets (the layers branch); until it is merged this fails with exit 2."""
+    from tests.compare_support import make_pysample_v2
+
+    v2 = make_pysample_v2(tmp_path)
+    preset = tmp_path / "servekit.yaml"
+    preset.write_text("name: servekit-releases\ntitle: servekit 1 vs 2\nsystems:\n"
+                      f"  - {{name: servekit, version: '1', sources: ['{ROOT / 'fixtures' / 'pysample'}']}}\n"
+                      f"  - {{name: servekit, version: '2', sources: ['{v2}']}}\n")
+    out = tmp_path / "out"
+    result = run("battle", str(preset), "-o", str(out), "--format", "json,md", "--cache-dir", str(tmp_path / "c"), "-j", "1")
+    assert result.exit_code == 0, result.output
+    report = json.loads((out / "report.json").read_text())
+    assert report["mode"] == "release"
+    assert [s["label"] for s in report["systems"]] == ["servekit 1", "servekit 2"]
+    assert report["differences"]["breaking"] == 3
+    assert (out / "system-1" / "evidence.json").exists() and (out / "system-2" / "evidence.json").exists()
