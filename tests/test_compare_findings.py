@@ -160,3 +160,15 @@ def test_findings_do_not_change_the_bundles():
     before = copy.deepcopy(a)
     compare_bundles(a, bundle("b"))
     assert a == before
+
+
+def test_renderers_say_none_found_with_the_reason_for_empty_sections():
+    from comparator.render_html import render_html
+    from comparator.render_json import render_json
+    from comparator.render_markdown import render_markdown
+
+    f = compare_bundles(bundle("a"), bundle("b"))
+    md, page = render_markdown(f), render_html(f)
+    assert "none found (no struct layouts in this evidence" in md
+    assert "None found: a 1: no layer records in this evidence" in page
+    assert render_json(f).startswith("{")
