@@ -12,6 +12,8 @@ from typing import Any
 
 LIST_LIMIT = 25
 ROW_LIMIT = 40
+# GitHub refuses comments longer than 65,536 characters; keep a margin for the note below.
+MAX_CHARS = 60_000
 
 
 def _cell(value: Any) -> str:
@@ -54,7 +56,16 @@ def render_markdown(findings: Mapping[str, Any]) -> str:
     out += _telemetry(findings["telemetry"], la, lb)
     out += _graph(findings["graph"], la, lb)
     out += _concepts(findings["concepts"], la, lb)
-    return "\n".join(out).rstrip() + "\n"
+    return _fit("\n".join(out).rstrip() + "\n")
+
+
+def _fit(text: str) -> str:
+    """Cut at a line break so the comment fits; sections come most important first."""
+    if len(text) <= MAX_CHARS:
+        return text
+    cut = text.rfind("\n", 0, MAX_CHARS - 200)
+    return (text[:cut] + f"\n\n… cut here to fit a pull-request comment ({len(text) - cut:,} more characters); "
+            "the full findings are in report.json and report.html.\n")
 
 
 def _layers(layers: Mapping[str, Any], la: str, lb: str) -> list[str]:

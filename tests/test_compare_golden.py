@@ -42,3 +42,15 @@ def test_reports_equal_golden_files(case):
 
 def test_rendering_is_deterministic():
     assert _render("systems") == _render("systems")
+
+
+def test_markdown_fits_a_pull_request_comment():
+    findings = compare_bundles(load_bundle(INPUTS / "pysample.evidence.json"),
+                               load_bundle(INPUTS / "pysample_v2.evidence.json"))
+    row = findings["release"]["symbols"]["removed"][0]
+    findings["release"]["symbols"]["removed"] = [dict(row, id=f"{row['id']}{i}" + "x" * 400) for i in range(400)]
+    findings["layers"]["rows"] *= 200
+    text = render_markdown(findings)
+    assert len(text) <= 65_536
+    assert text.rstrip().endswith("the full findings are in report.json and report.html.")
+    assert "## Takeaways" in text and "## Release changes" in text
