@@ -48,7 +48,7 @@ def test_markdown_fits_a_pull_request_comment():
     findings = compare_bundles(load_bundle(INPUTS / "pysample.evidence.json"),
                                load_bundle(INPUTS / "pysample_v2.evidence.json"))
     row = findings["release"]["symbols"]["removed"][0]
-    findings["release"]["symbols"]["removed"] = [dict(row, id=f"{row['id']}{i}" + "x" * 400) for i in range(400)]
+    findings["release"]["symbols"]["removed"] = [dict(row, id=f"{row['id']}{i}" + "x" * 2000) for i in range(400)]
     findings["layers"]["rows"] *= 200
     text = render_markdown(findings)
     assert len(text) <= 65_536
