@@ -16,6 +16,7 @@ from typing import Any
 
 ASSETS = Path(__file__).with_name("assets")
 ROW_LIMIT = 300  # rows per release-change table; the JSON report has them all
+MIN_BAR = 30.0  # per cent of the family's widest struct
 
 
 def esc(value: Any) -> str:
@@ -143,7 +144,12 @@ def _bytemap(struct: Mapping[str, Any], scale_bytes: int, segments_key: str = "s
     if not segments:
         reason = struct.get("error") or "no layout (unresolved)"
         return f'<div class=muted>{esc(reason)}</div>'
-    width = max(1.5, 100.0 * size / max(1, scale_bytes))
+    # To scale within the family, except that a bar under MIN_BAR of the widest is enlarged (and
+    # says so): a 64-byte struct beside a 2,560-byte one would otherwise be a sliver.
+    natural = 100.0 * size / max(1, scale_bytes)
+    width = max(natural, MIN_BAR)
+    zoom = f'<div class=muted style="font-size:11px">bar enlarged ×{width / natural:.0f} to be readable</div>' \
+        if width > natural * 1.5 else ""
     segs = []
     for k, s in enumerate(segments):
         left = 100.0 * s["offset"] / size
@@ -152,7 +158,7 @@ def _bytemap(struct: Mapping[str, Any], scale_bytes: int, segments_key: str = "s
         tip = f'{s["label"]} {s["type"]} @{s["offset"]} +{s["size"]} B'.replace("  ", " ")
         segs.append(f'<div class="seg {esc(cls)}" style="left:{left:.3f}%;width:{w:.3f}%" title="{esc(tip)}">'
                     f'{esc(s["label"])}</div>')
-    return f'<div class=bytemap style="width:{width:.2f}%">{"".join(segs)}</div>'
+    return f'<div class=bytemap style="width:{width:.2f}%">{"".join(segs)}</div>{zoom}'
 
 
 def _struct_block(s: Mapping[str, Any], scale: int) -> str:
@@ -164,8 +170,8 @@ def _struct_block(s: Mapping[str, Any], scale: int) -> str:
 
 LEGEND = ('<div class=legend><span><i style="background:#3b82f6"></i>member</span><span><i style="background:#7c3aed">'
           '</i>base</span><span><i style="background:var(--hole)"></i>hole</span><span><i style="background:var(--pad)">'
-          '</i>tail padding</span><span class=muted>bars drawn to scale within a family; hover a segment for its '
-          'type, offset and size</span></div>')
+          '</i>tail padding</span><span class=muted>bars drawn to scale within a family (very small ones enlarged, '
+          'as marked); hover a segment for its type, offset and size</span></div>')
 
 
 def _structs(structs: Mapping[str, Any], la: str, lb: str) -> str:
