@@ -573,7 +573,13 @@ def layer_cycles(matrix: Mapping[str, Mapping[str, int]], examples: Mapping[tupl
         members = sorted(component)
         links = [{"from": ra, "to": rb, "count": matrix[ra][rb], "example": dict(examples.get((ra, rb), {}))}
                  for ra in members for rb in members if ra != rb and matrix.get(ra, {}).get(rb)]
-        cycles.append({"layers": members, "edges": links})
+        # Pairs that depend on each other directly, strongest both-ways coupling first: the
+        # places to look when untangling a cycle.
+        mutual = [{"a": ra, "b": rb, "a_to_b": matrix[ra][rb], "b_to_a": matrix[rb][ra]}
+                  for i, ra in enumerate(members) for rb in members[i + 1:]
+                  if matrix.get(ra, {}).get(rb) and matrix.get(rb, {}).get(ra)]
+        mutual.sort(key=lambda m: (-min(m["a_to_b"], m["b_to_a"]), m["a"], m["b"]))
+        cycles.append({"layers": members, "edges": links, "mutual": mutual})
     return sorted(cycles, key=lambda c: c["layers"])
 
 
@@ -1086,8 +1092,14 @@ def compute_takeaways(f: Mapping[str, Any]) -> list[dict[str, str]]:
                 f"{_plural(top['dependents'], 'dependent')}).", f"graph-{side}")
         if g["layer_cycles"]:
             biggest = max(g["layer_cycles"], key=lambda c: len(c["layers"]))
-            say(f"{label} has {_plural(len(g['layer_cycles']), 'cycle')} between layers; the largest joins "
-                f"{len(biggest['layers'])} layers ({', '.join(biggest['layers'])}).", f"graph-{side}")
+            text = (f"{label} has {_plural(len(g['layer_cycles']), 'cycle')} between layers; the largest joins "
+                    f"{len(biggest['layers'])} layers ({', '.join(biggest['layers'])})")
+            if biggest["mutual"]:
+                top = biggest["mutual"][0]
+                text += (f"; {_plural(len(biggest['mutual']), 'pair')} of layers depend on each other directly, "
+                         f"most of all {top['a']} and {top['b']} ({_plural(top['a_to_b'], 'edge')} one way, "
+                         f"{top['b_to_a']:,} the other)")
+            say(text + ".", f"graph-{side}")
         if g["binds"]:
             say(f"{label} binds Python to native code across {_plural(g['binds'], 'cross-language edge')}.",
                 f"graph-{side}")

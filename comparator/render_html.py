@@ -287,7 +287,10 @@ def _graph_stats(graph: Mapping[str, Any], la: str, lb: str) -> str:
             f'<div><b>Cycle</b> between {esc(", ".join(c["layers"]))}: '
             + "; ".join(f'{esc(e["from"])}→{esc(e["to"])} ({e["count"]:,}, e.g. {_loc(e["example"])})'
                         for e in c["edges"][:12])
-            + (f' … {len(c["edges"]) - 12} more links' if len(c["edges"]) > 12 else "") + "</div>"
+            + (f' … {len(c["edges"]) - 12} more links' if len(c["edges"]) > 12 else "")
+            + (('<div class=muted>Both ways: ' + "; ".join(
+                f'{esc(m["a"])}⇄{esc(m["b"])} ({m["a_to_b"]:,}/{m["b_to_a"]:,})' for m in c["mutual"][:15])
+                + "</div>") if c.get("mutual") else "") + "</div>"
             for c in g["layer_cycles"]) or '<p class=muted>No cycles between layers.</p>'
         cols.append(f'<div id="graph-{side}"><h3 class=sys-{side}>{label}</h3><h4>Most depended-upon symbols</h4>'
                     f'{central}<h4>Layer-to-layer dependencies</h4>{_matrix(g["layer_matrix"])}{cycles}</div>')

@@ -168,8 +168,10 @@ def _graph(graph: Mapping[str, Any], la: str, lb: str) -> list[str]:
             out += [f"none found ({_cell(g['empty_reason'] or 'no calls, imports or inherits edges')}).", ""]
         if g["layer_cycles"]:
             for cycle in g["layer_cycles"]:
+                both = "; ".join(f"{_cell(m['a'])} ⇄ {_cell(m['b'])} ({m['a_to_b']:,}/{m['b_to_a']:,})"
+                                 for m in cycle.get("mutual", [])[:8])
                 out.append(f"- Cycle between layers: {_cell(', '.join(cycle['layers']))} "
-                           f"({len(cycle['edges']):,} layer-to-layer links)")
+                           f"({len(cycle['edges']):,} layer-to-layer links)" + (f"; both ways: {both}" if both else ""))
             out.append("")
     return out
 
