@@ -51,6 +51,8 @@ def read_system_file(path: Path) -> tuple[str, str, list[str]]:
     if not isinstance(data, dict):
         raise UserInputError(f"{path}: a system file is a mapping with name, version and sources")
     sources = data.get("sources")
+    if "systems" in data and sources is None:
+        raise UserInputError(f"{path}: this is a preset (it lists systems): run `archdiff battle {path}`")
     if not isinstance(sources, list) or not sources:
         raise UserInputError(f"{path}: sources: give a non-empty list of source specs")
     specs: list[str] = []
