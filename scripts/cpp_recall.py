@@ -64,16 +64,19 @@ def measure_recall(root: Path) -> dict[str, Any]:
     files = sorted(p for p in root.rglob("*") if p.suffix in SUFFIXES and p.is_file())
     blobs = [(p.relative_to(root).as_posix(), SUFFIXES[p.suffix], p.read_bytes(), p) for p in files]
 
-    t0 = time.perf_counter()
-    for _, lang, data, _ in blobs:
-        parse_raw(data, lang)
-    raw_seconds = time.perf_counter() - t0
+    # Best of two runs each: the machines are shared, and one slow run says nothing of the code.
+    raw_seconds = ours_seconds = float("inf")
+    for _ in range(2):
+        t0 = time.perf_counter()
+        for _, lang, data, _ in blobs:
+            parse_raw(data, lang)
+        raw_seconds = min(raw_seconds, time.perf_counter() - t0)
 
-    t0 = time.perf_counter()
-    facts = [(rel, lang, scan_cpp(ParsedFile(lang, data, parse_source(data, lang))), p)
-             for rel, lang, data, p in blobs]
-    contribution = build_cpp_graph(facts)
-    ours_seconds = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        facts = [(rel, lang, scan_cpp(ParsedFile(lang, data, parse_source(data, lang))), p)
+                 for rel, lang, data, p in blobs]
+        contribution = build_cpp_graph(facts)
+        ours_seconds = min(ours_seconds, time.perf_counter() - t0)
 
     sites: dict[tuple[str, str], list[tuple[int, int]]] = {}
     names = {n.id: n.name.replace(" ", "") for n in contribution.nodes}

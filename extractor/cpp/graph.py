@@ -269,6 +269,9 @@ class _SymbolTable:
         for d in defs:
             self._resolve(d)
             self.by_file_qual.setdefault((d.path, d.record["qual"]), d.id)
+        self.defs_by_path: dict[str, list[_Def]] = collections.defaultdict(list)
+        for d in defs:
+            self.defs_by_path[d.path].append(d)
         self.groups: dict[str, list[_Def]] = collections.defaultdict(list)
         for d in defs:
             self.groups[d.id].append(d)
@@ -347,9 +350,7 @@ class _SymbolTable:
 
     def contains_edges(self, path: str) -> list[Edge]:
         edges = []
-        for d in self.defs:
-            if d.path != path:
-                continue
+        for d in self.defs_by_path.get(path, ()):
             node = self.node_by_id[d.id]
             parent_id = "cpp:" + d.parent if d.parent else ""
             if parent_id in self.node_by_id and parent_id != d.id:
@@ -405,6 +406,8 @@ def _outward(scope: str) -> list[str]:
 
 
 def _strip_template_args(text: str) -> str:
+    if "<" not in text:
+        return text.replace(" ", "")
     out, depth = [], 0
     for c in text:
         if c == "<":

@@ -98,11 +98,10 @@ def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
         return True
     if body.endswith(b"\\"):
         return False
-    stripped = _ATTRIBUTE_GROUP.sub(b" ", body)
-    if re.fullmatch(rb"[\s\w]*", stripped) is None:
-        return False
-    return all(w in _ALLOWED_WORDS or w in known or (w.startswith(b"__") and w.endswith(b"__"))
-               for w in _WORD.findall(stripped))
+    tokens = _ATTRIBUTE_GROUP.sub(b" ", body).split()
+    return all(_WORD.fullmatch(t) is not None and (
+        t in _ALLOWED_WORDS or t in known or (t.startswith(b"__") and t.endswith(b"__")))
+        for t in tokens)
 
 
 @functools.cache

@@ -28,6 +28,9 @@ _DECLARATOR_WRAPPERS = frozenset({
 _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _SPACES = re.compile(r"\s+")
+_SIMPLE_NAME = re.compile(r"~?\w+(?:::~?\w+)*")
+_FILE_QUERY = ("(call_expression) @call (ERROR) @error "
+               "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type")
 _MAX_ERROR_LINES = 20
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
@@ -364,16 +367,13 @@ class _Scanner:
             record["doc"] = doc
         self.defs.append(record)
 
-    def visit_local_types(self) -> None:
+    def visit_local_types(self, found: list[Any]) -> None:
         """Classes and structs defined inside function bodies (functors, configs): ctags lists
         them and so do we, scoped under their function."""
         if not self.bodies:
             return
         ordered = sorted(self.bodies)
         starts = [b[0] for b in ordered]
-        found = capture_nodes(self.tree.root_node, self.language,
-                              "[(class_specifier body: (_)) (struct_specifier body: (_)) "
-                              "(union_specifier body: (_))] @t").get("t", ())
         for spec in sorted(found, key=lambda n: n.start_byte):
             if spec.start_byte in self.seen_types:
                 continue
@@ -384,13 +384,14 @@ class _Scanner:
             self.visit_type(spec, scope, False, None)
 
     def finish(self) -> dict[str, Any]:
-        self.visit_local_types()
+        # one query pass over the whole file for everything below declaration level
+        found = capture_nodes(self.tree.root_node, self.language, _FILE_QUERY)
+        self.visit_local_types(found.get("type", []))
         calls: list[list[Any]] = []
         launches: list[list[Any]] = []
         self.bodies.sort()
         starts = [b[0] for b in self.bodies]
-        root = self.tree.root_node
-        for call in capture_nodes(root, self.language, "(call_expression) @c").get("c", ()):
+        for call in found.get("call", ()):
             i = bisect.bisect_right(starts, call.start_byte) - 1
             if i < 0 or call.end_byte > self.bodies[i][1]:
                 continue
@@ -406,7 +407,7 @@ class _Scanner:
                 launches.append(entry)
             else:
                 calls.append(entry)
-        errors = capture_nodes(root, self.language, "(ERROR) @e").get("e", ())
+        errors = found.get("error", ())
         error_lines = sorted({e.start_point[0] + 1 for e in errors})
         for macro, kernels in sorted(self.macro_launches.items()):
             # a launch inside a macro counts for each function whose body names the macro, called
@@ -470,42 +471,23 @@ def _function_declarator(node: Any) -> Any:
 
 def _clean_name(raw: str) -> str:
     """`Foo<T>::bar`, `operator ()`, `~ Foo` -> `Foo::bar`, `operator()`, `~Foo`."""
-    parts = []
-    for part in _split_scope(_SPACES.sub(" ", raw.strip())):
-        part = part.strip()
-        if part.startswith("operator"):
-            parts.append(part.replace(" ", "") if not part.startswith("operator ") or
-                         not part[9:10].isalpha() else "operator " + part[9:].replace(" ", ""))
-            continue
-        while True:
-            stripped = _TEMPLATE_ARGS.sub("", part)
-            if stripped == part:
-                break
-            part = stripped
-        parts.append(part.replace(" ", ""))
-    return "::".join(p for p in parts if p)
-
-
-def _split_scope(text: str) -> list[str]:
-    parts, depth, cur, i = [], 0, [], 0
-    while i < len(text):
-        c = text[i]
-        if text.startswith("operator", i) and depth == 0:
-            parts.append("".join(cur) + text[i:])  # nothing after an operator name is scope
-            return parts
-        if c == "<":
-            depth += 1
-        elif c == ">":
-            depth = max(0, depth - 1)
-        if depth == 0 and text.startswith("::", i):
-            parts.append("".join(cur))
-            cur = []
-            i += 2
-            continue
-        cur.append(c)
-        i += 1
-    parts.append("".join(cur))
-    return parts
+    if _SIMPLE_NAME.fullmatch(raw):
+        return raw
+    op = ""
+    at = raw.find("operator")
+    if at >= 0 and (at == 0 or not (raw[at - 1].isalnum() or raw[at - 1] == "_")):
+        raw, op = raw[:at], _SPACES.sub(" ", raw[at:].strip())
+        # `operator new`, `operator bool` keep one space; symbol operators lose theirs
+        op = op if re.fullmatch(r"operator [A-Za-z_][\w:]*", op) else op.replace(" ", "")
+    while True:
+        stripped = _TEMPLATE_ARGS.sub("", raw)
+        if stripped == raw:
+            break
+        raw = stripped
+    parts = [p for p in raw.replace(" ", "").replace("\n", "").replace("\t", "").split("::") if p]
+    if op:
+        parts.append(op)
+    return "::".join(parts)
 
 
 def _signature(fdecl: Any) -> str:
