@@ -66,7 +66,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = ()) -> 
 
 _DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
 _ATTRIBUTE_GROUP = re.compile(
-    rb"__attribute__\s*\(\(.*?\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)")
+    rb"__attribute__\s*\(\(.*\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)")
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec"})
 

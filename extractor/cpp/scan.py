@@ -36,7 +36,7 @@ _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
 _MACRO_DEFINITION = re.compile(
     rb"^\s*(?:template\s*<[^{;]*>\s*)?(?:(?:class|struct)\s+\w+[^;{]*\{"
-    rb"|(?:(?:static|inline|__\w+__)\s+)*[\w:<>]+[\s*&]+\w+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
+    rb"|(?:(?:static|inline|__\w+__)\s+)*[\w:<>]+[\s*&]+[\w#]+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
@@ -324,13 +324,14 @@ class _Scanner:
             cls = _pybind_class(owner)
             if cls is not None:
                 self.pybind.append({"kind": "method", "module": module, "class": cls[1],
-                                    "name": name, "target": target, "line": _line(call)})
+                                    "name": name, "target": target, "line": _line(field)})
         for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
-            cls = _pybind_class(call)
-            if cls is not None and call.parent is not None and call.parent.type != "call_expression":
-                # the class_<T>(m, "Name") expression itself, counted once
-                self.pybind.append({"kind": "class", "module": module, "name": cls[1],
-                                    "target": cls[0], "line": _line(call)})
+            fn = call.child_by_field_name("function")
+            if fn is not None and fn.type != "field_expression":
+                cls = _pybind_class(call)  # the `py::class_<T>(m, "Name")` call itself
+                if cls is not None:
+                    self.pybind.append({"kind": "class", "module": module, "name": cls[1],
+                                        "target": cls[0], "line": _line(call)})
 
     # -- records -------------------------------------------------------------------------------
 
