@@ -376,6 +376,12 @@ class _SymbolTable:
                 return "cpp:" + candidate
         return "cpp:" + name
 
+    def resolve_reference(self, scope: str, name: str) -> str:
+        """A function named in code (`&fn`, `&ns::Class::method`) as seen from ``scope``."""
+        if not name or name == "<lambda>":
+            return ""
+        return self.resolve_callee("cpp:" + (f"{scope}::" if scope else "") + "<ref>", name)
+
     def resolve_callee(self, caller: str, callee: str, kernel_only: bool = False) -> str:
         if not caller:
             return ""
@@ -424,16 +430,16 @@ def _registrations(facts: Mapping[str, Mapping[str, Any]], table: _SymbolTable
     ops, bindings = [], []
     for path in sorted(facts):
         for e in facts[path].get("torch_ops", ()):
-            target = table.resolve_callee("cpp:" + e["fn"], e["fn"]) if e["fn"] else ""
+            target = table.resolve_reference(e.get("scope", ""), e["fn"])
             ops.append(OpRegistration(path, e["line"], e["kind"], e["op"], e["ns"], e["ns_macro"],
                                       e["ns_suffix"], e["overload"], e["dispatch"], e["fn"], target))
         for e in facts[path].get("pybind", ()):
             fn = e.get("target", "")
             if e["kind"] == "class":
-                target = table.resolve_type("", fn)
+                target = table.resolve_type(e.get("scope", ""), fn)
                 target = target if target[len("cpp:"):] in table.aggregates else ""
             else:
-                target = table.resolve_callee("cpp:" + fn, fn) if fn and fn != "<lambda>" else ""
+                target = table.resolve_reference(e.get("scope", ""), fn)
             bindings.append(PyBinding(path, e["line"], e["kind"], e["module"], e["name"],
                                       e.get("class", ""), fn, target))
     return sorted(ops), sorted(bindings)

@@ -172,7 +172,7 @@ class _Scanner:
             return
         raw = _text(name_node)
         if raw in self.library_macros or raw in self.impl_macros or raw in self.pybind_macros:
-            self.visit_registration(raw, fdecl, node.child_by_field_name("body"))
+            self.visit_registration(raw, fdecl, node.child_by_field_name("body"), _join(scope))
             return
         written = _clean_name(raw)
         if not written:
@@ -260,13 +260,13 @@ class _Scanner:
 
     # -- registrations -------------------------------------------------------------------------
 
-    def visit_registration(self, macro: str, fdecl: Any, body: Any) -> None:
+    def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
         params = fdecl.child_by_field_name("parameters")
         args = _split_args(_text(params)[1:-1]) if params is not None else []
         if body is None or not args:
             return
         if macro in self.pybind_macros:
-            self.visit_pybind(args[0], args[-1], body)
+            self.visit_pybind(args[0], args[-1], body, scope)
             return
         ns_arg = args[0]
         ns = {"ns": "", "ns_macro": "", "ns_suffix": ""}
@@ -296,14 +296,14 @@ class _Scanner:
             op = _string_value(call_args[0]).split("(", 1)[0].strip()
             name, _, overload = op.partition(".")
             entry = {"kind": kind, "op": name, "overload": overload, "line": _line(call),
-                     "dispatch": dispatch, "fn": "", **ns}
+                     "dispatch": dispatch, "fn": "", "scope": scope, **ns}
             if len(call_args) >= 2:
                 entry["fn"] = _function_ref(call_args[-1])
                 if kind == "impl" and len(call_args) >= 3:
                     entry["dispatch"] = _SPACES.sub("", _text(call_args[1]))
             self.torch_ops.append(entry)
 
-    def visit_pybind(self, module: str, var: str, body: Any) -> None:
+    def visit_pybind(self, module: str, var: str, body: Any, scope: str) -> None:
         for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
             fn = call.child_by_field_name("function")
             if fn is None or fn.type != "field_expression":
@@ -319,19 +319,20 @@ class _Scanner:
             target = _function_ref(call_args[1])
             if owner is not None and _text(owner) == var:
                 self.pybind.append({"kind": "def", "module": module, "name": name,
-                                    "target": target, "line": _line(call)})
+                                    "target": target, "line": _line(call), "scope": scope})
                 continue
             cls = _pybind_class(owner)
             if cls is not None:
                 self.pybind.append({"kind": "method", "module": module, "class": cls[1],
-                                    "name": name, "target": target, "line": _line(field)})
+                                    "name": name, "target": target, "line": _line(field),
+                                    "scope": scope})
         for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
             fn = call.child_by_field_name("function")
             if fn is not None and fn.type != "field_expression":
                 cls = _pybind_class(call)  # the `py::class_<T>(m, "Name")` call itself
                 if cls is not None:
                     self.pybind.append({"kind": "class", "module": module, "name": cls[1],
-                                        "target": cls[0], "line": _line(call)})
+                                        "target": cls[0], "line": _line(call), "scope": scope})
 
     # -- records -------------------------------------------------------------------------------
 
