@@ -16,7 +16,7 @@ Two mechanisms are read, both from the C++ step's registrations:
 Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
 ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a
 registration matches a Python namespace that ends with its suffix (any namespace when the suffix is
-empty), by op name. When the same op name is registered by several such libraries, the extension's
+empty, except namespaces written out by another registration and PyTorch's own), by op name. When the same op name is registered by several such libraries, the extension's
 stem (`_moe_C` -> `moe`) is matched against the directories of the registering files: a file under
 `moe/` belongs to `_moe_C`; for a stem-less namespace (`_C`), files under another extension's stem
 directory are set aside. Each edge's record says whether the namespace was read or inferred.
@@ -45,6 +45,10 @@ else:  # pragma: no cover - only on branches where the Python step has not lande
 from extractor.cpp.graph import OpRegistration, PyBinding
 
 _TORCH_OPS = "torch.ops."
+# PyTorch's own operator namespaces: never a library named by a build macro of the system.
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantized", "c10d",
+                               "_c10d_functional", "_c10d_functional_autograd", "_quantized",
+                               "profiler", "_test", "inductor", "symm_mem", "mkldnn", "onednn"})
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -127,13 +131,17 @@ class _TorchOpIndex:
         suffixes = {r.namespace_suffix for r in ops if r.namespace_suffix}
         self.stems = {_stem(ns, suffixes) for ns in python_namespaces} - {""}
         self.suffixes = suffixes
+        self.literal_namespaces = {r.namespace for r in ops if r.namespace}
 
     def lookup(self, ns: str, op: str) -> tuple[list[OpRegistration], str]:
         literal = [r for r in self.impls if r.namespace == ns and r.op == op]
         if literal:
             return literal, "read"
-        inferred = [r for r in self.impls if not r.namespace and r.op == op
-                    and ns.endswith(r.namespace_suffix) and ns != r.namespace_suffix]
+        if ns in self.literal_namespaces or ns in _TORCH_NAMESPACES:
+            inferred = []  # a namespace written out in C++ (or torch's own) is not a build macro's
+        else:
+            inferred = [r for r in self.impls if not r.namespace and r.op == op
+                        and ns.endswith(r.namespace_suffix) and ns != r.namespace_suffix]
         if inferred:
             # the longest matching suffix wins: `_C_cache_ops` is the `_cache_ops` library, not `_C`
             longest = max(len(r.namespace_suffix) for r in inferred)

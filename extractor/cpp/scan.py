@@ -177,8 +177,7 @@ class _Scanner:
         written = _clean_name(raw)
         if not written:
             return
-        quals = set(m.group(1).decode() for m in
-                    _CUDA_QUALIFIER.finditer(self.data[node.start_byte:fdecl.start_byte]))
+        quals = self.cuda_qualifiers(node, fdecl)
         kind = "kernel" if "global" in quals else "function"
         tags = sorted(q for q in quals if q != "global")
         inner = scope + tuple((p, "") for p in written.split("::"))
@@ -188,6 +187,18 @@ class _Scanner:
         body = node.child_by_field_name("body")
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, qual))
+
+    def cuda_qualifiers(self, node: Any, fdecl: Any) -> set[str]:
+        """`global`/`device`/`host` from the original bytes before the declarator: in files
+        parsed with the C++ grammar they were blanked, so the tree no longer shows them and the
+        node itself may start after them."""
+        prev = node.prev_sibling
+        if prev is not None:
+            start = prev.end_byte
+        else:  # the root node starts at its first token, after any blanked qualifiers
+            parent = node.parent
+            start = parent.start_byte if parent is not None and parent.parent is not None else 0
+        return {m.group(1).decode() for m in _CUDA_QUALIFIER.finditer(self.data, start, fdecl.start_byte)}
 
     def visit_declaration(self, node: Any, scope: tuple[tuple[str, str], ...], template: bool) -> None:
         type_node = node.child_by_field_name("type")
@@ -222,8 +233,7 @@ class _Scanner:
             # constructors, destructors and out-of-class qualified names may lack one.
             if not written or (type_node is None and not in_class and "::" not in written):
                 continue
-            quals = set(m.group(1).decode() for m in
-                        _CUDA_QUALIFIER.finditer(self.data[node.start_byte:fdecl.start_byte]))
+            quals = self.cuda_qualifiers(node, fdecl)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
             self.add_def(kind, inner, node, name_node, template=template,
