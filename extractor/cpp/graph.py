@@ -21,7 +21,7 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor.cpp.parse import macro_config, occurs_outside_directives, parse_source
+from extractor.cpp.parse import macro_config, parse_source, used_outside_directives
 from extractor.cpp.scan import scan_cpp
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind,
                              ParsedFile, Severity)
@@ -248,7 +248,7 @@ def _rescan_with_included_macros(facts: dict[str, dict[str, Any]], languages: Ma
             data = disk[path].read_bytes()
         except OSError:
             continue
-        used = sorted(n for n in inherited if occurs_outside_directives(data, n))
+        used = used_outside_directives(data, inherited)
         if not used:
             continue
         lang = languages[path]
@@ -279,6 +279,7 @@ class _SymbolTable:
         self.sites: list[DefinitionSite] = []
         for node_id, group in sorted(self.groups.items()):
             self.node_by_id[node_id] = self._merge(node_id, group)
+        self._resolved: dict[tuple[str, str, bool], str] = {}
         self.short_kernels: dict[str, list[str]] = collections.defaultdict(list)
         for n in self.node_by_id.values():
             if n.kind is NodeKind.KERNEL:
@@ -385,6 +386,13 @@ class _SymbolTable:
     def resolve_callee(self, caller: str, callee: str, kernel_only: bool = False) -> str:
         if not caller:
             return ""
+        key = (caller, callee, kernel_only)
+        hit = self._resolved.get(key)
+        if hit is None:
+            hit = self._resolved[key] = self._resolve_callee(caller, callee, kernel_only)
+        return hit
+
+    def _resolve_callee(self, caller: str, callee: str, kernel_only: bool) -> str:
         name = _strip_template_args(callee)
         if name.startswith("this->"):
             name = name[len("this->"):]

@@ -132,10 +132,20 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str])
     return data if out is None else bytes(out)
 
 
-def occurs_outside_directives(data: bytes, name: str) -> bool:
-    """Whether the word ``name`` appears in ``data`` other than in preprocessor lines."""
-    return any(not _in_directive(data, m.start())
-               for m in re.finditer(rb"\b" + re.escape(name.encode()) + rb"\b", data))
+def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
+    """Those of ``names`` that appear in ``data`` as words other than in preprocessor lines."""
+    candidates = sorted(n for n in set(names) if n.encode() in data)
+    if not candidates:
+        return []
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in candidates) + rb")\b")
+    used: set[str] = set()
+    for m in pattern.finditer(data):
+        word = m.group(0).decode()
+        if word not in used and not _in_directive(data, m.start()):
+            used.add(word)
+            if len(used) == len(candidates):
+                break
+    return sorted(used)
 
 
 def _in_directive(data: bytes, pos: int) -> bool:
