@@ -29,8 +29,11 @@ _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _SPACES = re.compile(r"\s+")
 _SIMPLE_NAME = re.compile(r"~?\w+(?:::~?\w+)*")
-_FILE_QUERY = ("(call_expression) @call (ERROR) @error "
+_FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
                "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type")
+# the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child
+_CUDA_FILE_QUERY = _FILE_QUERY + " (call_expression function: (_) @kernel (kernel_call_syntax))"
+_CALLEE_TYPES = frozenset({"identifier", "qualified_identifier", "template_function", "field_expression"})
 _MAX_ERROR_LINES = 20
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
@@ -397,28 +400,27 @@ class _Scanner:
 
     def finish(self) -> dict[str, Any]:
         # one query pass over the whole file for everything below declaration level
-        found = capture_nodes(self.tree.root_node, self.language, _FILE_QUERY)
+        found = capture_nodes(self.tree.root_node, self.language,
+                              _CUDA_FILE_QUERY if self.language is Language.CUDA else _FILE_QUERY)
         self.visit_local_types(found.get("type", []))
         calls: list[list[Any]] = []
         launches: list[list[Any]] = []
         self.bodies.sort()
         starts = [b[0] for b in self.bodies]
-        for call in found.get("call", ()):
-            i = bisect.bisect_right(starts, call.start_byte) - 1
-            if i < 0 or call.end_byte > self.bodies[i][1]:
+        kernels = {n.start_byte for n in found.get("kernel", ())}
+        bodies = self.bodies
+        for fn in found.get("callee", ()):
+            if fn.type not in _CALLEE_TYPES:
                 continue
-            fn = call.child_by_field_name("function")
-            if fn is None:
+            start = fn.start_byte
+            i = bisect.bisect_right(starts, start) - 1
+            if i < 0 or fn.end_byte > bodies[i][1]:
                 continue
             callee = _callee_text(fn)
             if not callee:
                 continue
-            entry = [self.bodies[i][2], callee, call.start_point[0] + 1]
-            if self.language is Language.CUDA and any(
-                    c.type == "kernel_call_syntax" for c in call.named_children):
-                launches.append(entry)
-            else:
-                calls.append(entry)
+            entry = [bodies[i][2], callee, fn.start_point[0] + 1]
+            (launches if start in kernels else calls).append(entry)
         errors = found.get("error", ())
         error_lines = sorted({e.start_point[0] + 1 for e in errors})
         for macro, kernels in sorted(self.macro_launches.items()):
