@@ -10,7 +10,7 @@ from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind
 
-from conftest import FIXTURES
+from tests.conftest import FIXTURES
 
 
 @pytest.fixture(scope="module")

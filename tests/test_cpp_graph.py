@@ -11,7 +11,7 @@ from extractor.cpp.parse import parse_source
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind, Language, NodeKind, ParsedFile, Severity, to_jsonable
 
-from conftest import FIXTURES
+from tests.conftest import FIXTURES
 
 TRITON_LIKE = FIXTURES / "triton_like"
 REPOS = {"common": TRITON_LIKE / "common", "core": TRITON_LIKE / "core", "server": TRITON_LIKE / "server"}

@@ -37,9 +37,11 @@ _CALLEE_TYPES = frozenset({"identifier", "qualified_identifier", "template_funct
 _MAX_ERROR_LINES = 20
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
+_NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)\b)"
 _MACRO_DEFINITION = re.compile(
     rb"^\s*(?:template\s*<[^{;]*>\s*)?(?:(?:class|struct)\s+\w+[^;{]*\{"
-    rb"|(?:(?:static|inline|__\w+__)\s+)*[\w:<>]+[\s*&]+[\w#]+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
+    rb"|(?:(?:static|inline|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
+    + rb"[\w#]+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 
 
