@@ -152,3 +152,18 @@ def test_torch_registrations_are_read_with_their_namespace():
     assert facts["torch_ops"][2]["overload"] == "out"
     # registration blocks are not definitions of functions named TORCH_LIBRARY...
     assert not [d for d in facts["defs"] if d["qual"].startswith("TORCH_LIBRARY")]
+
+
+@pytest.mark.parametrize(("data", "truncated"), [
+    (b"", False),
+    (b"\xff\xfe\x00garbage{{{((( <<<>>> #if\n", False),
+    (b"namespace a {" * 3000 + b"void f() {}" + b"}" * 3000, True),
+    (b"#if A\n" * 2000 + b"void g() {}\n" + b"#endif\n" * 2000, True),
+])
+def test_odd_input_never_raises_and_stays_json(data, truncated):
+    import json
+
+    for language in (Language.CPP, Language.CUDA):
+        facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+        json.dumps(facts)
+        assert facts["truncated"] is truncated  # said, not silently dropped

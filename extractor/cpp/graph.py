@@ -135,6 +135,10 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
                 f"{errors} ERROR node(s) in the syntax tree (lines {', '.join(map(str, lines[:8]))}"
                 f"{' ...' if len(lines) > 8 else ''}); definitions there may be missing",
                 Severity.INFO if errors <= 3 else Severity.WARNING))
+        if facts[path].get("truncated"):
+            diagnostics.append(Diagnostic(path, 0, "scan-truncated",
+                                          "declarations nested too deeply to walk; the rest of the file "
+                                          "is not indexed", Severity.WARNING))
         for name, line in facts[path].get("macro_blocks", ()):
             diagnostics.append(Diagnostic(
                 path, line, "macro-definitions",

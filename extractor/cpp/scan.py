@@ -48,7 +48,11 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 def scan_cpp(parsed: ParsedFile) -> dict[str, Any]:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input."""
     scanner = _Scanner(parsed)
-    scanner.visit_items(parsed.tree.root_node, ())
+    try:
+        scanner.visit_items(parsed.tree.root_node, ())
+    except RecursionError:
+        # absurd nesting (thousands of namespaces or #if levels): keep what was read, say so
+        scanner.truncated = True
     return scanner.finish()
 
 
@@ -69,6 +73,7 @@ class _Scanner:
         self.macro_blocks: list[list[Any]] = []
         self.macro_launches: dict[str, list[str]] = {}
         self.seen_types: set[int] = set()
+        self.truncated = False
 
     # -- walking declaration levels ------------------------------------------------------------
 
@@ -447,6 +452,7 @@ class _Scanner:
             "pybind": self.pybind,
             "defines": attribute_macros(self.data),
             "macro_blocks": self.macro_blocks,
+            "truncated": self.truncated,
             "errors": len(errors),
             "error_lines": error_lines[:_MAX_ERROR_LINES],
         }
