@@ -14,7 +14,7 @@ import bisect
 import re
 from typing import Any
 
-from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config
+from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config, parse_source
 from extractor.model import Language, ParsedFile
 
 _CONTAINERS = frozenset({
@@ -35,6 +35,7 @@ _FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
 _CUDA_FILE_QUERY = _FILE_QUERY + " (call_expression function: (_) @kernel (kernel_call_syntax))"
 _CALLEE_TYPES = frozenset({"identifier", "qualified_identifier", "template_function", "field_expression"})
 _MAX_ERROR_LINES = 20
+_CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
 _NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)\b)"
@@ -53,7 +54,39 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any]:
     except RecursionError:
         # absurd nesting (thousands of namespaces or #if levels): keep what was read, say so
         scanner.truncated = True
-    return scanner.finish()
+    facts = scanner.finish()
+    if scanner.conditional_error_spans and not scanner.truncated:
+        _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts)
+    return facts
+
+
+def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]],
+                                 facts: dict[str, Any]) -> None:
+    """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
+    initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
+    conditional directives inside those regions are blanked (both branches kept, as for the rest
+    of the file) and take the definitions only it sees, tagged `recovered`."""
+    data = bytearray(parsed.data)
+    for start, end in spans:
+        for m in _CONDITIONAL_DIRECTIVE.finditer(parsed.data, start, end):
+            data[m.start():m.end()] = b" " * (m.end() - m.start())
+    variant = bytes(data)
+    other = _Scanner(ParsedFile(parsed.language, variant, parse_source(variant, parsed.language)))
+    try:
+        other.visit_items(other.tree.root_node, ())
+    except RecursionError:
+        return
+    alt = other.finish()
+    if alt["errors"] >= facts["errors"]:
+        return
+    known = {(d["qual"], d["line"]) for d in facts["defs"]}
+    for d in alt["defs"]:
+        if (d["qual"], d["line"]) not in known:
+            d["tags"] = sorted(set(d.get("tags", ())) | {"recovered"})
+            facts["defs"].append(d)
+    for key in ("calls", "launches"):
+        facts[key] = sorted({tuple(c) for c in facts[key]} | {tuple(c) for c in alt[key]})
+        facts[key] = [list(c) for c in facts[key]]
 
 
 class _Scanner:
@@ -74,6 +107,7 @@ class _Scanner:
         self.macro_launches: dict[str, list[str]] = {}
         self.seen_types: set[int] = set()
         self.truncated = False
+        self.conditional_error_spans: list[tuple[int, int]] = []
 
     # -- walking declaration levels ------------------------------------------------------------
 
@@ -429,6 +463,10 @@ class _Scanner:
             entry = [bodies[i][2], callee, fn.start_point[0] + 1]
             (launches if start in kernels else calls).append(entry)
         errors = found.get("error", ())
+        for e in errors:
+            if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
+                    self.data, e.start_byte, e.end_byte):
+                self.conditional_error_spans.append((e.start_byte, e.end_byte))
         error_lines = sorted({e.start_point[0] + 1 for e in errors})
         for macro, kernels in sorted(self.macro_launches.items()):
             # a launch inside a macro counts for each function whose body names the macro, called
