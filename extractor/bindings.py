@@ -11,7 +11,9 @@ Two mechanisms are read, both from the C++ step's registrations:
   and is counted in the stats.
 - pybind11. `m.def("name", &fn)` inside `PYBIND11_MODULE(<module>, m)` binds Python uses of
   `<...>.<module>.name`; `py::class_<T>(m, "Name")` binds `<...>.<module>.Name` to class T and
-  `.def("meth", &T::meth)` binds `<...>.<module>.Name.meth`.
+  `.def("meth", &T::meth)` binds `<...>.<module>.Name.meth`. A binding given as a lambda points at
+  the function the lambda wraps (the C++ step picks the first system function it calls that is
+  defined outside the binding file); `py::overload_cast<...>(&f)` points at f.
 
 Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
 ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a

@@ -156,6 +156,10 @@ def test_pybind_registrations_resolve_to_cpp_symbols(graph):
     got = {(b.kind, b.owner, b.name, b.target) for b in graph.extra["pybind_bindings"]}
     assert got == {
         ("def", "", "version", "cpp:triton::server::python::FrontendVersion"),
+        # a lambda binds to what it wraps, not to the error-check helper beside it
+        ("def", "", "server_ready", "cpp:TRITONSERVER_ServerIsReady"),
+        # an enum bound under its typedef name
+        ("class", "", "FrontendKind", "cpp:triton::server::python::frontend_kind_enum"),
         ("class", "", "TritonFrontendHttp", "cpp:triton::server::HTTPServer"),
         ("method", "TritonFrontendHttp", "start", "cpp:triton::server::HTTPServer::Start"),
         ("method", "TritonFrontendHttp", "stop", "cpp:triton::server::HTTPServer::Stop"),

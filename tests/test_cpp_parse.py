@@ -167,3 +167,23 @@ def test_odd_input_never_raises_and_stays_json(data, truncated):
         facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
         json.dumps(facts)
         assert facts["truncated"] is truncated  # said, not silently dropped
+
+
+def test_pybind_module_registrations():
+    facts = scan(
+        "PYBIND11_MODULE(backend_utils, module) {\n"
+        '  module.def("serialize", &ns::Serialize, py::arg("x"));\n'
+        '  py::class_<ns::Tensor, std::shared_ptr<ns::Tensor>>(module, "Tensor")\n'
+        '      .def("as_numpy", &ns::Tensor::AsNumpy)\n'
+        '      .def("infer", py::overload_cast<int, bool>(&ns::Tensor::Infer, py::const_))\n'
+        '      .def("size", [](ns::Tensor& t) { return t.Size(); });\n'
+        "}\n")
+    got = [(b["kind"], b.get("class", ""), b["name"], b["target"], b["line"]) for b in facts["pybind"]]
+    assert got == [
+        ("def", "", "serialize", "ns::Serialize", 2),
+        ("class", "", "Tensor", "ns::Tensor", 3),
+        ("method", "Tensor", "as_numpy", "ns::Tensor::AsNumpy", 4),
+        ("method", "Tensor", "infer", "ns::Tensor::Infer", 5),
+        ("method", "Tensor", "size", "<lambda>", 6),
+    ]
+    assert facts["pybind"][-1]["lambda_calls"] == ["t.Size"]

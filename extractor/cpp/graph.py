@@ -269,6 +269,13 @@ class _SymbolTable:
         namespaces = {d.record["qual"] for d in defs if d.record["kind"] == "namespace"}
         self.scopes = aggregates | namespaces
         self.aggregates = aggregates
+        self.types = aggregates | {d.record["qual"] for d in defs if d.record["kind"] == "enum"}
+        # typedef names of named types (`typedef enum X_enum {...} X;`), in their scope
+        self.aliases: dict[str, str] = {}
+        for d in defs:
+            for alias in d.record.get("aliases", ()):
+                scope = d.record["qual"].rsplit("::", 1)[0] if "::" in d.record["qual"] else ""
+                self.aliases.setdefault(f"{scope}::{alias}" if scope else alias, d.record["qual"])
         self.by_file_qual: dict[tuple[str, str], str] = {}
         for d in defs:
             self._resolve(d)
@@ -377,8 +384,10 @@ class _SymbolTable:
         name = _strip_template_args(written.replace("virtual", "").strip()).lstrip(":")
         for prefix in _outward(scope):
             candidate = f"{prefix}::{name}" if prefix else name
-            if candidate in self.aggregates:
+            if candidate in self.types:
                 return "cpp:" + candidate
+            if candidate in self.aliases:
+                return "cpp:" + self.aliases[candidate]
         return "cpp:" + name
 
     def resolve_reference(self, scope: str, name: str) -> str:
@@ -386,6 +395,17 @@ class _SymbolTable:
         if not name or name == "<lambda>":
             return ""
         return self.resolve_callee("cpp:" + (f"{scope}::" if scope else "") + "<ref>", name)
+
+    def resolve_lambda(self, path: str, scope: str, callees: Iterable[str]) -> tuple[str, str]:
+        """(`<lambda> -> f`, node of f) for a binding given as a lambda: the first function it
+        calls that is defined outside the binding's own file (its helpers, such as an error
+        check wrapping the call, live beside it), else the first it calls at all."""
+        resolved = [(c, self.resolve_reference(scope, c)) for c in callees]
+        resolved = [(c, t) for c, t in resolved if t]
+        outside = [(c, t) for c, t in resolved if self.node_by_id[t].path != path]
+        for c, t in outside or resolved:
+            return f"<lambda> -> {c}", t
+        return "<lambda>", ""
 
     def resolve_callee(self, caller: str, callee: str, kernel_only: bool = False) -> str:
         if not caller:
@@ -449,7 +469,9 @@ def _registrations(facts: Mapping[str, Mapping[str, Any]], table: _SymbolTable
             fn = e.get("target", "")
             if e["kind"] == "class":
                 target = table.resolve_type(e.get("scope", ""), fn)
-                target = target if target[len("cpp:"):] in table.aggregates else ""
+                target = target if target[len("cpp:"):] in table.types else ""
+            elif fn == "<lambda>":
+                fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
             else:
                 target = table.resolve_reference(e.get("scope", ""), fn)
             bindings.append(PyBinding(path, e["line"], e["kind"], e["module"], e["name"],

@@ -204,6 +204,9 @@ class _Scanner:
                          if b.type not in ("access_specifier", "virtual")]
         extra: dict[str, Any] = {"bases": bases} if bases else {}
         self.add_def(kind, inner, spec, name_node or spec, template=template, **extra)
+        if typedef_name and name_node is not None and typedef_name != written:
+            # `typedef enum X_enum {...} X;`: code (and bindings) name it X
+            self.defs[-1]["aliases"] = [typedef_name]
         if kind != "enum":
             self.visit_items(body, inner)
 
@@ -249,7 +252,8 @@ class _Scanner:
         declarators = node.children_by_field_name("declarator")
         if type_node is not None and type_node.type in _TYPE_KINDS:
             typedef_name = None
-            if node.type == "type_definition" and declarators and declarators[0].type == "type_identifier":
+            if node.type == "type_definition" and declarators and declarators[0].type in (
+                    "type_identifier", "primitive_type"):
                 typedef_name = _text(declarators[0])
             self.visit_type(type_node, scope, template, typedef_name)
         if node.type == "type_definition":
@@ -357,6 +361,12 @@ class _Scanner:
                     entry["dispatch"] = _SPACES.sub("", _text(call_args[1]))
             self.torch_ops.append(entry)
 
+    def lambda_callees(self, node: Any) -> list[str]:
+        found = capture_nodes(node, self.language, "(call_expression function: (_) @callee)").get("callee", ())
+        names = [_callee_text(fn) for fn in sorted(found, key=lambda n: n.start_byte)
+                 if fn.type in _CALLEE_TYPES]
+        return [n for n in names if n][:10]
+
     def visit_pybind(self, module: str, var: str, body: Any, scope: str) -> None:
         for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
             fn = call.child_by_field_name("function")
@@ -371,15 +381,18 @@ class _Scanner:
             owner = fn.child_by_field_name("argument")
             name = _string_value(call_args[0])
             target = _function_ref(call_args[1])
+            # a lambda wraps the real function: keep what it calls, the graph step picks one
+            wrapped = self.lambda_callees(call_args[1]) if target == "<lambda>" else []
             if owner is not None and _text(owner) == var:
                 self.pybind.append({"kind": "def", "module": module, "name": name,
-                                    "target": target, "line": _line(call), "scope": scope})
+                                    "target": target, "line": _line(call), "scope": scope,
+                                    "lambda_calls": wrapped})
                 continue
             cls = _pybind_class(owner)
             if cls is not None:
                 self.pybind.append({"kind": "method", "module": module, "class": cls[1],
                                     "name": name, "target": target, "line": _line(field),
-                                    "scope": scope})
+                                    "scope": scope, "lambda_calls": wrapped})
         for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
             fn = call.child_by_field_name("function")
             if fn is not None and fn.type != "field_expression":
@@ -611,6 +624,9 @@ def _function_ref(node: Any) -> str:
     if node.type == "lambda_expression":
         return "<lambda>"
     text = _SPACES.sub("", _text(node))
+    m = re.fullmatch(r"(?:\w+::)*overload_cast<.*>\(&?([\w:~]+(?:<[^()]*>)?)(?:,[^()]*)?\)", text)
+    if m:
+        return _clean_name(m.group(1))
     m = re.fullmatch(r"(?:\w+::)*(?:TORCH_FN|dispatch|make_boxed_from_unboxed_functor)\((?:[^,]*,)?(.*)\)", text)
     if m:
         text = m.group(1)
