@@ -24,11 +24,9 @@ from typing import Any
 from extractor.cpp.graph import build_cpp_graph
 from extractor.cpp.parse import macro_config, parse_raw, parse_source
 from extractor.cpp.scan import scan_cpp
-from extractor.model import Language, ParsedFile
+from extractor.cpp.standalone import SUFFIXES
+from extractor.model import ParsedFile
 
-SUFFIXES = {".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP, ".cxx": Language.CPP,
-            ".h": Language.CPP, ".hh": Language.CPP, ".hpp": Language.CPP, ".hxx": Language.CPP,
-            ".inl": Language.CPP, ".cu": Language.CUDA, ".cuh": Language.CUDA}
 CTAGS_KINDS = frozenset({"class", "struct", "union", "function"})
 
 
