@@ -432,7 +432,9 @@ def extract_thresholds(ctx: Context) -> Contribution:
             for key, expression in placeholders.items():
                 metric = metric.replace(key, "{{ %s }}" % expression)
             via: tuple[str, ...] = ()
-            metrics: tuple[str, ...] = (metric,) if metric else ()
+            # cpu/memory targets are Kubernetes resource metrics, not Prometheus series
+            is_resource = hpa["type"] in ("Resource", "ContainerResource")
+            metrics: tuple[str, ...] = (metric,) if metric and not is_resource else ()
             if metric in adapters:
                 query, read, adapter_path, adapter_line = adapters[metric]
                 via = (f"adapter:{metric}@{adapter_path}:{adapter_line}",)
