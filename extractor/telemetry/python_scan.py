@@ -30,8 +30,8 @@ def scan_python_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
         return None
     collector = _Collector(tree)
     collector.visit(tree)
-    if not collector.constructions and not collector.classes:
-        return None
+    if not (collector.constructions or collector.classes or collector.imports):
+        return None  # imports alone still matter: a package __init__ re-exporting a metric class
     return {
         "imports": collector.imports,
         "classes": collector.classes,
