@@ -79,3 +79,17 @@ def test_builder_of_another_namespace_is_not_prometheus():
     data = b'void f() { auto& x = other::BuildCounter().Name("nope").Register(r); }\n'
     facts = scan_cpp_metrics(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
     assert facts is None or not facts.get("metrics")
+
+
+def test_ordinary_identifiers_are_not_resolved_from_other_files(tmp_path):
+    (tmp_path / "a.cc").write_text(
+        'void f() { std::string name = "not_a_metric"; }\n'
+        'const std::string kGlobalName = "from_a";\n')
+    (tmp_path / "b.cc").write_text(
+        '#include "prometheus/registry.h"\n'
+        'void g(const char* name, R& r) {\n'
+        '  prometheus::BuildGauge().Name(name).Register(r);\n'
+        '  prometheus::BuildGauge().Name(kGlobalName).Register(r);\n}\n')
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert [r.name for r in result.records] == ["from_a"]
+    assert [(d.path, d.line) for d in result.diagnostics] == [("b.cc", 3)]

@@ -109,8 +109,8 @@ def _read_constants(root) -> dict[str, str]:
     for declarator in _walk(root, "init_declarator"):
         target = declarator.child_by_field_name("declarator")
         value = declarator.child_by_field_name("value")
-        if target is None or value is None:
-            continue
+        if target is None or value is None or _inside_function(declarator):
+            continue  # a local in some function body is not a constant other code can name
         while target is not None and target.type in ("array_declarator", "pointer_declarator",
                                                      "reference_declarator"):
             target = target.child_by_field_name("declarator") or (
@@ -123,6 +123,15 @@ def _read_constants(root) -> dict[str, str]:
         if literal is not None:
             constants[_text(target)] = literal
     return dict(sorted(constants.items()))
+
+
+def _inside_function(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda_expression"):
+            return True
+        parent = parent.parent
+    return False
 
 
 def _chain_methods(call) -> tuple[list[tuple[str, Any]], Any]:

@@ -9,6 +9,7 @@ subclass elsewhere (vLLM's ``PrometheusStatLogger`` and ``RayPrometheusStatLogge
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter as Tally
 from typing import Any
 
@@ -199,8 +200,6 @@ def _python_definitions(construction: dict[str, Any], kind: MetricType, via: str
     helps = [v for v, _ in (construction.get("help") or {}).get("values", [])]
     labels = construction.get("labels") or {"values": [], "resolved": True}
     label_names = list(labels.get("values", []))
-    if kind is MetricType.ENUM:
-        pass  # the enum's own name becomes its state label; states are values, not label names
     buckets_fact = construction.get("buckets")
     if kind is MetricType.HISTOGRAM:
         if buckets_fact is None:
@@ -230,12 +229,19 @@ def _python_definitions(construction: dict[str, Any], kind: MetricType, via: str
 
 # -- C++ ----------------------------------------------------------------------------------
 
+_CONSTANT_NAME = re.compile(r"^(k[A-Z0-9]\w*|[A-Z][A-Z0-9_]+)$")
+
+
 def _cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic], Tally]:
     files = list(ctx.facts("metrics", Language.CPP, Language.CUDA))
+    # Constants from other files (a header's kMetricName) resolve a name only when they look like
+    # constants and have one value system-wide: an ordinary identifier such as `name` could be
+    # anything, and guessing would invent a metric.
     shared: dict[str, set[str]] = {}
     for _, facts in files:
         for key, value in facts.get("constants", {}).items():
-            shared.setdefault(key, set()).add(value)
+            if _CONSTANT_NAME.match(key):
+                shared.setdefault(key, set()).add(value)
     records: list[MetricDefinition] = []
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()

@@ -352,9 +352,10 @@ def _values_lookup(ctx: Context, path: str, expression: str) -> str | None:
     parts = PurePosixPath(path).parts
     if "templates" not in parts:
         return None
-    chart = PurePosixPath(*parts[: len(parts) - 1 - parts[::-1].index("templates")])
+    chart_parts = parts[: len(parts) - 1 - parts[::-1].index("templates")]
+    values_path = PurePosixPath(*chart_parts, "values.yaml").as_posix()
     for file in ctx.files:
-        if file.path == f"{chart}/values.yaml":
+        if file.path == values_path:
             try:
                 values = yaml.safe_load(ctx.abs_path(file).read_text(encoding="utf-8", errors="replace"))
             except (OSError, yaml.YAMLError):
