@@ -40,13 +40,31 @@ def scan_python_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
 
 
 class _Scope:
-    """Assignments visible to an expression: the enclosing function's, its class's, the module's."""
+    """Assignments visible to an expression: the enclosing function's, its class's, the module's.
 
-    def __init__(self, function: dict[str, list[ast.expr]], cls: dict[str, list[ast.expr]],
-                 module: dict[str, list[ast.expr]]):
-        self.function = function
-        self.cls = cls
-        self.module = module
+    Each table is computed on first use: most candidate calls pass literals and never look.
+    """
+
+    def __init__(self, function, cls, module):
+        self._sources = {"function": function, "cls": cls, "module": module}
+        self._tables: dict[str, dict[str, list[ast.expr]]] = {}
+
+    def _table(self, key: str) -> dict[str, list[ast.expr]]:
+        if key not in self._tables:
+            self._tables[key] = self._sources[key]()
+        return self._tables[key]
+
+    @property
+    def function(self) -> dict[str, list[ast.expr]]:
+        return self._table("function")
+
+    @property
+    def cls(self) -> dict[str, list[ast.expr]]:
+        return self._table("cls")
+
+    @property
+    def module(self) -> dict[str, list[ast.expr]]:
+        return self._table("module")
 
 
 def _assignments(body_owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]]:
@@ -110,14 +128,28 @@ def dotted(expr: ast.expr) -> str | None:
     return None
 
 
+class _Lazy:
+    def __init__(self, compute):
+        self._compute = compute
+        self._value = None
+
+    def get(self) -> dict[str, list[ast.expr]]:
+        if self._value is None:
+            self._value = self._compute()
+        return self._value
+
+
 class _Collector(ast.NodeVisitor):
     def __init__(self, tree: ast.Module):
         self.imports: dict[str, dict[str, Any]] = {}
         self.classes: list[dict[str, Any]] = []
         self.constructions: list[dict[str, Any]] = []
-        self._module_assigns = _assignments(tree, self_attrs=False)
-        self._class_stack: list[tuple[str, dict[str, list[ast.expr]]]] = []
-        self._function_stack: list[dict[str, list[ast.expr]]] = []
+        self._tree = tree
+        self._module_assigns: dict[str, list[ast.expr]] | None = None
+        # Scopes are computed only when a candidate call needs them: most functions have none,
+        # and walking every body for assignments would double the scanner's cost.
+        self._class_stack: list[tuple[str, _Lazy]] = []
+        self._function_stack: list[_Lazy] = []
 
     # -- imports (module level and nested alike: a late import still binds the name) ----------
     def visit_Import(self, node: ast.Import) -> None:
@@ -157,14 +189,14 @@ class _Collector(ast.NodeVisitor):
             "bases": [b for b in (dotted(base) for base in node.bases) if b],
             "attrs": attrs,
         })
-        self._class_stack.append((qual, _class_self_assignments(node)))
+        self._class_stack.append((qual, _Lazy(lambda: _class_self_assignments(node))))
         saved, self._function_stack = self._function_stack, []
         self.generic_visit(node)
         self._function_stack = saved
         self._class_stack.pop()
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        self._function_stack.append(_assignments(node, self_attrs=True))
+        self._function_stack.append(_Lazy(lambda: _assignments(node, self_attrs=True)))
         self.generic_visit(node)
         self._function_stack.pop()
 
@@ -176,21 +208,37 @@ class _Collector(ast.NodeVisitor):
         callee = dotted(node.func)
         if not callee or not _could_construct_metric(callee, node):
             return
-        function: dict[str, list[ast.expr]] = {}
-        for scope in self._function_stack:  # closures see their enclosing functions' names
-            for k, v in scope.items():
-                function.setdefault(k, []).extend(v)
-        cls_name, cls_assigns = self._class_stack[-1] if self._class_stack else ("", {})
-        scope = _Scope(function, cls_assigns, self._module_assigns)
+        functions = list(self._function_stack)
+        cls_name, cls_lazy = self._class_stack[-1] if self._class_stack else ("", None)
+
+        def function_table() -> dict[str, list[ast.expr]]:
+            merged: dict[str, list[ast.expr]] = {}
+            for lazy in functions:  # closures see their enclosing functions' names
+                for k, v in lazy.get().items():
+                    merged.setdefault(k, []).extend(v)
+            return merged
+
+        def module_table() -> dict[str, list[ast.expr]]:
+            if self._module_assigns is None:
+                self._module_assigns = _assignments(self._tree, self_attrs=False)
+            return self._module_assigns
+
+        scope = _Scope(function_table, cls_lazy.get if cls_lazy else dict, module_table)
         self.constructions.append(_read_construction(node, callee, cls_name, scope))
 
 
 def _could_construct_metric(callee: str, node: ast.Call) -> bool:
-    """Cheap shape test; the extract step decides by resolving the callee."""
-    head, _, last = callee.rpartition(".")
-    has_args = bool(node.args) or any(k.arg in ("name", "documentation") for k in node.keywords)
-    if not has_args:
+    """Cheap shape test; the extract step decides by resolving the callee.
+
+    prometheus_client requires both a name and a documentation string, so a call with fewer
+    than two of them cannot construct a metric.
+    """
+    keywords = {k.arg for k in node.keywords}
+    if "documentation" not in keywords and len(node.args) < 2:
         return False
+    if len(node.args) == 0 and "name" not in keywords:
+        return False
+    head, _, last = callee.rpartition(".")
     if head in ("self", "cls") or head.startswith(("self.", "cls.")):
         return True
     return last[:1].isupper() and not last.endswith(("Error", "Exception", "Warning"))
