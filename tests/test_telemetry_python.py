@@ -182,3 +182,21 @@ def test_extraction_is_deterministic():
     first = build_context(FIXTURES / "pymetrics", [METRICS_STEP]).results["metrics"]
     second = build_context(FIXTURES / "pymetrics", [METRICS_STEP]).results["metrics"]
     assert first.records == second.records and first.stats == second.stats
+
+
+def test_src_layout_imports_resolve(tmp_path):
+    result = write_package(tmp_path, {
+        "src/svc/__init__.py": "",
+        "src/svc/meters.py": """
+            import prometheus_client
+            class Meter(prometheus_client.Histogram):
+                pass
+        """,
+        "src/svc/app.py": """
+            from svc.meters import Meter
+            LATENCY = Meter("svc_latency_seconds", "Latency.", buckets=(0.1, 1, float("inf")))
+        """,
+    })
+    (record,) = result.records
+    assert (record.name, record.type.value, record.buckets) == ("svc_latency_seconds", "histogram", (0.1, 1.0))
+    assert record.via == "subclass:src.svc.meters.Meter"

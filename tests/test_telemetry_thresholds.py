@@ -126,3 +126,25 @@ def test_cheap_rejection_of_unrelated_files():
     assert scan_json_thresholds(ParsedFile(Language.JSON, kernel_config, None)) is None
     compose = b"services:\n  web:\n    image: nginx\n"
     assert scan_yaml_thresholds(ParsedFile(Language.YAML, compose, None)) is None
+
+
+def test_v2beta1_hpa_and_records_are_json_and_path_free(tmp_path):
+    write(tmp_path, "hpa.yaml", """
+        apiVersion: autoscaling/v2beta1
+        kind: HorizontalPodAutoscaler
+        spec:
+          metrics:
+            - type: Pods
+              pods:
+                metricName: queue_depth
+                targetAverageValue: 500m
+    """)
+    first = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    second = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    (hpa,) = first.records
+    assert (hpa.name, hpa.value, hpa.metrics, hpa.line) == ("queue_depth", 0.5, ("queue_depth",), 6)
+    from extractor.model import to_jsonable
+
+    dumped = json.dumps(to_jsonable(first.records), sort_keys=True, allow_nan=False)
+    assert dumped == json.dumps(to_jsonable(second.records), sort_keys=True, allow_nan=False)
+    assert str(tmp_path) not in dumped

@@ -60,6 +60,13 @@ class PythonResolver:
         for module in modules.values():
             for cls in module.classes.values():
                 self.classes[f"{module.name}.{cls['name']}"] = (module, cls)
+        # "pkg.mod.Class" also under "mod.Class"-style tails, for trees whose import root is not
+        # the source root (a src/ layout): used only when the tail names one class.
+        self._tails: dict[str, set[str]] = {}
+        for qual in self.classes:
+            parts = qual.split(".")
+            for i in range(1, len(parts) - 1):
+                self._tails.setdefault(".".join(parts[i:]), set()).add(qual)
         self.subclasses: dict[str, set[str]] = {}
         for qual, (module, cls) in self.classes.items():
             for base in cls["bases"]:
@@ -93,6 +100,9 @@ class PythonResolver:
         """``pkg.Name`` where ``pkg/__init__.py`` imports ``Name`` from elsewhere -> the origin."""
         if full in self.classes:
             return full
+        tails = self._tails.get(full, ())
+        if len(tails) == 1:
+            return next(iter(tails))
         owner, _, name = full.rpartition(".")
         module = self.modules.get(owner)
         if module is not None and name in module.imports:

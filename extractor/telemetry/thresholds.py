@@ -184,7 +184,8 @@ def _hpa_fact(node: dict[str, Any]) -> dict[str, Any]:
     kind = node["type"]
     source = node[_HPA_SOURCES[kind]]
     metric = source.get("metric") if isinstance(source.get("metric"), dict) else {}
-    name = metric.get("name") if metric else source.get("name")
+    # autoscaling/v2 nests metric.name; v2beta1 used metricName beside the target; Resource uses name
+    name = metric.get("name") if metric else (source.get("metricName") or source.get("name"))
     target = source.get("target") if isinstance(source.get("target"), dict) else {}
     # autoscaling/v2beta1 kept the target beside the name (targetAverageValue, targetValue, ...)
     value_key, value = "", None
