@@ -469,7 +469,9 @@ def extract_thresholds(ctx: Context) -> Contribution:
                                          severity=step["color"], default=step["default"],
                                          for_=step.get("for", ""), **common))
 
-    records.sort()
+    # An explicit key: dataclass ordering would compare a None value with a float and raise.
+    records.sort(key=lambda r: (r.path, r.line, r.source_kind.value, r.name, r.op,
+                                float("-inf") if r.value is None else r.value, r.severity, r.expr))
     stats["thresholds"] = len(records)
     stats["by_source_kind"] = dict(sorted(Tally(r.source_kind.value for r in records).items()))
     stats["with_value"] = sum(r.value is not None for r in records)
