@@ -44,7 +44,7 @@ def test_help_labels_buckets_and_lines(result):
     assert records["tl_queue_duration_us"].help == "Cumulative time requests spent queued, in microseconds"
     assert records["tl_request_failure_total"].labels == ("component",)
     histogram = records["tl_first_response_ms"]
-    assert histogram.buckets == (1.0, 5.0, 10.0, 50.0, 100.0, 500.0)
+    assert histogram.buckets == (1.0, 5.0, 10.0, 50.0, 100.0, 500.0) and histogram.buckets_resolved
     assert histogram.labels == ("model", "version")
     assert records["tl_gpu_utilization"].labels == ("gpu_uuid",)
 

@@ -200,3 +200,15 @@ def test_src_layout_imports_resolve(tmp_path):
     (record,) = result.records
     assert (record.name, record.type.value, record.buckets) == ("svc_latency_seconds", "histogram", (0.1, 1.0))
     assert record.via == "subclass:src.svc.meters.Meter"
+
+
+def test_runtime_buckets_are_marked_unresolved(tmp_path):
+    result = write_package(tmp_path, {
+        "m.py": """
+            from prometheus_client import Histogram
+            def make(limit):
+                return Histogram("m_tokens", "Tokens.", buckets=compute_buckets(limit))
+        """,
+    })
+    (record,) = result.records
+    assert (record.buckets, record.buckets_resolved) == ((), False)

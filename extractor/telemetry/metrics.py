@@ -211,6 +211,7 @@ def _python_definitions(construction: dict[str, Any], kind: MetricType, via: str
     labels = construction.get("labels") or {"values": [], "resolved": True}
     label_names = list(labels.get("values", []))
     buckets_fact = construction.get("buckets")
+    buckets_resolved = kind is not MetricType.HISTOGRAM or buckets_fact is None or bool(buckets_fact.get("resolved"))
     if kind is MetricType.HISTOGRAM:
         if buckets_fact is None:
             buckets = _default_buckets()
@@ -232,7 +233,8 @@ def _python_definitions(construction: dict[str, Any], kind: MetricType, via: str
             language=Language.PYTHON.value, dynamic=dynamic or dynamic_prefix,
             exposed_names=expose_names(kind, full, "prometheus_client"),
             lint=lint_name(full, kind, "prometheus_client", unit),
-            labels_resolved=bool(labels.get("resolved", True)), library="prometheus_client", via=via,
+            labels_resolved=bool(labels.get("resolved", True)), buckets_resolved=buckets_resolved,
+            library="prometheus_client", via=via,
         ))
     return out, []
 
@@ -281,7 +283,9 @@ def _cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic]
                 buckets=buckets, unit="", language=file.language.value, dynamic=False,
                 exposed_names=expose_names(kind, name, "prometheus-cpp"),
                 lint=lint_name(name, kind, "prometheus-cpp"),
-                labels_resolved=True, library="prometheus-cpp", via="builder",
+                labels_resolved=True,
+                buckets_resolved=kind is not MetricType.HISTOGRAM or chain.get("buckets") is not None,
+                library="prometheus-cpp", via="builder",
             ))
     return records, diagnostics, stats
 

@@ -57,6 +57,7 @@ class MetricDefinition:
     exposed_names: tuple[str, ...]
     lint: tuple[str, ...] = ()
     labels_resolved: bool = True  # False when some label names could not be read statically
+    buckets_resolved: bool = True  # False for a histogram whose boundaries are computed at run time
     library: str = ""  # "prometheus_client" or "prometheus-cpp"
     via: str = ""  # how the constructor was reached: "import", "attribute", "class-attr:<Class>._x", "subclass:<Class>"
 
