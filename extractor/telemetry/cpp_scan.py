@@ -29,7 +29,12 @@ def scan_cpp_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
     data = parsed.data
     if b"Build" not in data and b"prometheus" not in data and b"metric" not in data.lower():
         return None
-    root = parsed.tree.root_node
+    tree = parsed.tree
+    if tree is None:
+        from extractor.cpp.parse import parse_source
+
+        tree = parse_source(data, parsed.language)
+    root = tree.root_node
     constants = _read_constants(root)
     metrics: list[dict[str, Any]] = []
     chains = []

@@ -26,8 +26,11 @@ class Unresolved(Exception):
 
 def scan_python_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
     tree = parsed.tree
-    if not isinstance(tree, ast.Module):
-        return None
+    if not isinstance(tree, ast.Module):  # handed another tree (libcst): read the bytes ourselves
+        try:
+            tree = ast.parse(parsed.data)
+        except (SyntaxError, ValueError):
+            return None
     collector = _Collector(tree)
     collector.visit(tree)
     if not (collector.constructions or collector.classes or collector.imports):
