@@ -40,7 +40,7 @@ def test_help_labels_buckets_and_lines(result):
     records = {r.name: r for r in result.records}
     success = records["tl_request_success"]
     assert (success.help, success.line, success.path) == (
-        "Number of successful requests, all batch sizes", 23, "core/src/metrics.cc")
+        "Requests that completed without error, counted once per request", 23, "core/src/metrics.cc")
     assert records["tl_queue_duration_us"].help == "Cumulative time requests spent queued, in microseconds"
     assert records["tl_request_failure_total"].labels == ("component",)
     histogram = records["tl_first_response_ms"]
