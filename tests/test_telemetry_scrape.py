@@ -91,3 +91,26 @@ def test_cli_bad_inputs(tmp_path):
     out = CliRunner().invoke(telemetry, ["scrape", str(saved), "--evidence", str(bad)])
     assert out.exit_code != 0 and isinstance(out.exception, UserInputError)
     assert parse_exposition(saved.read_text()) == (ScrapedFamily("up", "gauge", "", ("up",)),)
+
+
+def test_prometheus_cpp_exposition_reconciles(tmp_path):
+    """Text as prometheus-cpp's serializer writes it: counters without _total, summaries with
+    quantile samples, histograms with _count/_sum/_bucket."""
+    records = build_context(FIXTURES / "triton_like", [METRICS_STEP],
+                            only=("core/src/metrics.cc", "core/src/metrics.h")).results["metrics"].records
+    definitions = [to_jsonable(r) for r in records]
+    text = "\n".join([
+        "# HELP tl_request_success ok", "# TYPE tl_request_success counter", "tl_request_success 3",
+        "# HELP tl_request_summary_us s", "# TYPE tl_request_summary_us summary",
+        "tl_request_summary_us_count 2", "tl_request_summary_us_sum 10",
+        'tl_request_summary_us{quantile="0.5"} 4',
+        "# HELP tl_first_response_ms h", "# TYPE tl_first_response_ms histogram",
+        "tl_first_response_ms_count 1", "tl_first_response_ms_sum 7",
+        'tl_first_response_ms_bucket{le="10"} 1', 'tl_first_response_ms_bucket{le="+Inf"} 1',
+        "# TYPE tl_gpu_utilization counter", "tl_gpu_utilization 1", ""])
+    result = reconcile(definitions, parse_exposition(text))
+    assert result.matched == ("tl_first_response_ms", "tl_gpu_utilization", "tl_request_success",
+                              "tl_request_summary_us")
+    assert [(m.family, m.scraped_type, m.defined_type) for m in result.type_mismatches] == [
+        ("tl_gpu_utilization", "counter", "gauge")]
+    assert len(result.defined_not_exposed) == 4 and result.exposed_not_found == ()
