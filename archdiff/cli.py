@@ -142,7 +142,9 @@ def graph_export(evidence: Path, fmt: str, output: Path) -> None:
 
 # Sub-commands that live in their own modules, registered by name so that a missing optional one
 # never breaks the rest of the CLI.
-_PLUGGED = ()
+_PLUGGED = (
+    ("archdiff.commands.telemetry", "telemetry"),
+)
 
 
 def _register() -> None:

