@@ -10,7 +10,8 @@ Schema language:
 - ``{"key": schema, "key?": schema}`` — a mapping with required and optional (``?``) keys; any other
   key is an error (it is almost always a typo);
 - ``{str: schema}`` — a mapping from any string key to ``schema``;
-- ``Regex`` — a string that must compile as a regular expression.
+- ``Regex`` — a string that must compile as a regular expression;
+- ``(a, b)`` — either schema ``a`` or schema ``b`` (the error names the last one tried).
 """
 
 from __future__ import annotations
@@ -59,6 +60,15 @@ def check_data(data: Any, schema: Any, file: str, where: str = "") -> None:
             re.compile(data)
         except re.error as err:
             raise UserInputError(f"{file}: {label}: not a valid regular expression ({err})") from err
+        return
+    if isinstance(schema, tuple):
+        for option in schema[:-1]:
+            try:
+                check_data(data, option, file, where)
+                return
+            except UserInputError:
+                continue
+        check_data(data, schema[-1], file, where)
         return
     if isinstance(schema, type):
         ok = isinstance(data, schema) and not (schema is not bool and isinstance(data, bool))
