@@ -46,7 +46,7 @@ def load_data_file(path: Path | str, schema: Any) -> Any:
         where = f":{mark.line + 1}" if mark is not None else ""
         problem = getattr(err, "problem", None) or "invalid YAML"
         raise UserInputError(f"{path}{where}: not valid YAML ({problem})") from err
-    check_data(data, schema, path.name)
+    check_data(data, schema, str(path))
     return data
 
 

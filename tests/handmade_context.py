@@ -7,6 +7,7 @@ module/file nodes with ``imports``/``includes`` edges the way the graph steps na
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 from pathlib import Path
 
@@ -91,3 +92,9 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
                     cpp_edges.append(Edge(f"file:{f.path}", f"file:{hits[0]}", EdgeKind.INCLUDES, f.path, line))
     return {"python": Contribution(nodes=tuple(sorted(py_nodes)), edges=tuple(sorted(set(py_edges)))),
             "cpp": Contribution(nodes=tuple(sorted(cpp_nodes)), edges=tuple(sorted(set(cpp_edges))))}
+
+
+@functools.cache
+def build_real_context(root: str) -> Context:
+    """One hand-built Context per real tree per test session (parsing ~2,000 files takes a while)."""
+    return build_context({"": Path(root)})

@@ -81,7 +81,7 @@ def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
     for i, entry in enumerate(data["concepts"]):
         if entry["id"] in seen:
             from extractor.errors import UserInputError
-            raise UserInputError(f"{Path(path).name}: concepts[{i}].id: duplicate concept id {entry['id']!r}")
+            raise UserInputError(f"{path}: concepts[{i}].id: duplicate concept id {entry['id']!r}")
         seen.add(entry["id"])
         patterns = {kind: re.compile("|".join(f"(?:{p})" for p in pats))
                     for kind, pats in sorted(entry["match"].items()) if pats}
@@ -236,5 +236,5 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
     return sorted(chosen)
 
 
-STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="1",
+STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="2",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp})

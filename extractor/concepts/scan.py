@@ -192,7 +192,8 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
                     if child.type == "base_class_clause":
                         bases = [_plain_name(c) for c in child.named_children if c.type != "access_specifier"]
                 qualname = "::".join([*scope, _plain_name(name)])
-                defs.append((qualname, _CLASS_TYPES[kind], line, [b for b in bases if b]))
+                # the name's line, not the specifier's: "template <...>" may come first
+                defs.append((qualname, _CLASS_TYPES[kind], name.start_point[0] + 1, [b for b in bases if b]))
                 child_scope = (*scope, _plain_name(name))
         elif kind == "function_definition":
             declarator = _function_declarator(node)
@@ -202,7 +203,7 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
                     is_kernel = any(c.type == "__global__" or _text(c) == "__global__" for c in node.children
                                     if c.type != "compound_statement")
                     qualname = "::".join([*scope, _plain_name(name)])
-                    defs.append((qualname, "kernel" if is_kernel else "function", line, []))
+                    defs.append((qualname, "kernel" if is_kernel else "function", name.start_point[0] + 1, []))
         elif kind == "call_expression":
             func = node.child_by_field_name("function")
             if func is not None:

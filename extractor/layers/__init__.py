@@ -135,19 +135,19 @@ def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
     roles, seen = [], set()
     for i, entry in enumerate(data["roles"]):
         if entry["id"] in seen or entry["id"] == UNASSIGNED:
-            raise UserInputError(f"{path.name}: roles[{i}].id: {entry['id']!r} is used twice or reserved")
+            raise UserInputError(f"{path}: roles[{i}].id: {entry['id']!r} is used twice or reserved")
         seen.add(entry["id"])
         signals = []
         for j, sig in enumerate(entry["signals"]):
             if sig["kind"] not in SIGNAL_KINDS:
-                raise UserInputError(f"{path.name}: roles[{i}].signals[{j}].kind: {sig['kind']!r} is not one of "
+                raise UserInputError(f"{path}: roles[{i}].signals[{j}].kind: {sig['kind']!r} is not one of "
                                      f"{', '.join(SIGNAL_KINDS)}")
             signals.append(Signal(sig["kind"], float(sig["weight"]),
                                   re.compile("|".join(f"(?:{p})" for p in sig["any"]))))
         roles.append(Role(entry["id"], entry["title"], bool(entry.get("apart", False)), tuple(signals)))
     for i, role_id in enumerate(data["stack"]):
         if role_id not in seen:
-            raise UserInputError(f"{path.name}: stack[{i}]: {role_id!r} is not a role id defined under roles")
+            raise UserInputError(f"{path}: stack[{i}]: {role_id!r} is not a role id defined under roles")
     return Taxonomy(tuple(roles), float(data["threshold"]), tuple(data["stack"]))
 
 
@@ -412,6 +412,7 @@ def dependency_matrix(taxonomy: Taxonomy, nodes: Mapping[str, Node], edges: Iter
     rank = {role: i for i, role in enumerate(taxonomy.stack)}
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     examples: dict[tuple[str, str], list[tuple[str, int]]] = collections.defaultdict(list)
+    seen: set[tuple[str, str, str, int]] = set()
     for edge in edges:
         if edge.kind not in DEPENDENCY_EDGES:
             continue
@@ -421,6 +422,12 @@ def dependency_matrix(taxonomy: Taxonomy, nodes: Mapping[str, Node], edges: Iter
         a, b = role_of.get(src.path), role_of.get(dst.path)
         if a is None or b is None or a in apart or b in apart or UNASSIGNED in (a, b):
             continue
+        # One statement is one dependency: "from m import C" may be in the graph both as an edge
+        # to module m and as an edge to class C.
+        key = (src.path, dst.path, edge.path, edge.line)
+        if edge.line and key in seen:
+            continue
+        seen.add(key)
         counts[(a, b)] += 1
         if a in rank and b in rank and rank[a] > rank[b]:
             examples[(a, b)].append((edge.path or src.path, edge.line))
