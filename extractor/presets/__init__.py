@@ -53,7 +53,8 @@ def list_presets() -> tuple[Preset, ...]:
 def load_preset(name_or_path: str | Path) -> Preset:
     """A shipped preset by name (``vllm-vs-triton``) or a user's preset file by path."""
     path = Path(name_or_path)
-    if not path.suffix and not path.exists():
+    looks_like_name = NAME.fullmatch(str(name_or_path)) and path.suffix not in (".yaml", ".yml")
+    if looks_like_name and not path.exists():
         path = PRESETS_DIR / f"{name_or_path}.yaml"
         if not path.exists():
             known = ", ".join(sorted(p.stem for p in PRESETS_DIR.glob("*.yaml")))
