@@ -226,15 +226,19 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
             if hit is not None:
                 rows.append(RoleEvidence(mf.file.path, hit[1], role.id, signal.kind, hit[0], signal.weight))
         if rows:
-            scored.append((sum(r.weight for r in rows), order, role, rows))
-    scored.sort(key=lambda s: (-s[0], s[1]))
+            # On equal scores the module's own name decides (a path word next to the file), then
+            # the taxonomy's order.
+            named = any(r.signal == "path" and r.weight == s.weight for r in rows for s in role.signals
+                        if s.kind == "path")
+            scored.append((sum(r.weight for r in rows), 0 if named else 1, order, role, rows))
+    scored.sort(key=lambda s: (-s[0], s[1], s[2]))
     if not scored:
         return ModuleRole(mf.file.path, 0, mf.module, UNASSIGNED, 0.0, mf.file.lines, "", 0.0, ())
-    best_score, _order, best, rows = scored[0]
+    best_score, _named, _order, best, rows = scored[0]
     runner = scored[1] if len(scored) > 1 else None
     role = best.id if best_score >= taxonomy.threshold else UNASSIGNED
     return ModuleRole(mf.file.path, 0, mf.module, role, best_score, mf.file.lines,
-                      runner[2].id if runner else "", runner[0] if runner else 0.0,
+                      runner[3].id if runner else "", runner[0] if runner else 0.0,
                       tuple(sorted(rows, key=lambda r: (-r.weight, r.signal, r.line, r.matched))))
 
 
@@ -257,7 +261,10 @@ def extract_layers(ctx: Context) -> Contribution:
             target = nodes.get(edge.target)
             shown = target.qualname if target is not None else edge.target.split(":", 1)[-1]
             bases_by_path[nodes[edge.source].path].append((shown, edge.line or nodes[edge.source].line))
-    module_ids = {n.path: n.id for n in nodes.values() if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path}
+    module_ids: dict[str, str] = {}
+    for n in sorted(nodes.values()):  # the graph steps' own module node first, if there is one
+        if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path:
+            module_ids.setdefault(n.path, n.id)
 
     assignments: list[ModuleRole] = []
     for file in ctx.files:
@@ -295,8 +302,10 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
     python_modules = {module_name(f.rel) for f in ctx.files if f.language is Language.PYTHON}
     synthesized: set[str] = set()
     code_files = [f for f in ctx.files if f.language in CODE_LANGUAGES]
+    graph_modules = {n.path: n.id for n in sorted(nodes.values())
+                     if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path}
     for file in code_files:
-        mid = module_id(file)
+        mid = graph_modules.get(file.path) or module_id(file)
         if mid not in nodes:
             kind = NodeKind.MODULE if file.language is Language.PYTHON else NodeKind.FILE
             nodes[mid] = Node(mid, kind, file.rel.rsplit("/", 1)[-1], mid.split(":", 1)[1],
@@ -319,7 +328,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
         if sid.startswith("cpp:") and nodes[sid].kind is not NodeKind.STRUCT:
             cpp_by_name[nodes[sid].name].add(sid)
     for file in code_files:
-        mid = module_id(file)
+        mid = graph_modules.get(file.path) or module_id(file)
         facts = file.facts.get("concepts") or {}
         if file.language is Language.PYTHON:
             for module, name, line in imported_modules(file.rel, facts):
