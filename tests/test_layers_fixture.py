@@ -155,3 +155,21 @@ def test_output_is_deterministic():
     _a, first = layer()
     _b, second = layer()
     assert first.records == second.records and first.stats == second.stats
+
+
+@pytest.mark.parametrize("needed, role", [(5, "front"), (6, UNASSIGNED)])
+def test_a_signal_can_ask_for_several_distinct_matches(tmp_path, needed, role):
+    # api_server.py imports fastapi, fastapi.FastAPI, fastapi.Request, fastapi.responses and
+    # fastapi.responses.StreamingResponse: five distinct items
+    custom = tmp_path / "roles.yaml"
+    custom.write_text(f"""\
+version: 1
+threshold: 1
+stack: [front]
+roles:
+  - id: front
+    title: Front
+    signals: [{{kind: import, weight: 1, min: {needed}, any: ['fastapi(\\..*)?']}}]
+""")
+    _ctx, result = layer(taxonomy=str(custom))
+    assert roles(result)["mini_vllm/entrypoints/api_server.py"] == role

@@ -236,5 +236,5 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
     return sorted(chosen)
 
 
-STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="2",
+STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp})

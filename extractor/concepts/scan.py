@@ -193,7 +193,7 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
                         bases = [_plain_name(c) for c in child.named_children if c.type != "access_specifier"]
                 qualname = "::".join([*scope, _plain_name(name)])
                 # the name's line, not the specifier's: "template <...>" may come first
-                defs.append((qualname, _CLASS_TYPES[kind], name.start_point[0] + 1, [b for b in bases if b]))
+                defs.append((qualname, _CLASS_TYPES[kind], _name_line(name), [b for b in bases if b]))
                 child_scope = (*scope, _plain_name(name))
         elif kind == "function_definition":
             declarator = _function_declarator(node)
@@ -203,7 +203,7 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
                     is_kernel = any(c.type == "__global__" or _text(c) == "__global__" for c in node.children
                                     if c.type != "compound_statement")
                     qualname = "::".join([*scope, _plain_name(name)])
-                    defs.append((qualname, "kernel" if is_kernel else "function", name.start_point[0] + 1, []))
+                    defs.append((qualname, "kernel" if is_kernel else "function", _name_line(name), []))
         elif kind == "call_expression":
             func = node.child_by_field_name("function")
             if func is not None:
@@ -237,6 +237,13 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
 
 def _text(node: Any) -> str:
     return node.text.decode("utf-8", errors="replace")
+
+
+def _name_line(node: Any) -> int:
+    """Line of the last part of a (qualified) name: the line a reader looks for."""
+    while node.type == "qualified_identifier" and node.child_by_field_name("name") is not None:
+        node = node.child_by_field_name("name")
+    return node.start_point[0] + 1
 
 
 def _function_declarator(node: Any) -> Any:

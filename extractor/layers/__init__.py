@@ -47,7 +47,7 @@ TAXONOMY_SCHEMA = {
         "title": str,
         "apart?": bool,
         "description?": str,
-        "signals": [{"kind": str, "weight": float, "any": [Regex]}],
+        "signals": [{"kind": str, "weight": float, "any": [Regex], "min?": int}],
     }],
 }
 
@@ -109,6 +109,7 @@ class Signal:
     kind: str
     weight: float
     pattern: re.Pattern[str]
+    min: int = 1  # distinct matching items needed: one incidental torch.ops call is not a kernel module
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -143,7 +144,7 @@ def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
                 raise UserInputError(f"{path}: roles[{i}].signals[{j}].kind: {sig['kind']!r} is not one of "
                                      f"{', '.join(SIGNAL_KINDS)}")
             signals.append(Signal(sig["kind"], float(sig["weight"]),
-                                  re.compile("|".join(f"(?:{p})" for p in sig["any"]))))
+                                  re.compile("|".join(f"(?:{p})" for p in sig["any"])), sig.get("min", 1)))
         roles.append(Role(entry["id"], entry["title"], bool(entry.get("apart", False)), tuple(signals)))
     for i, role_id in enumerate(data["stack"]):
         if role_id not in seen:
@@ -222,6 +223,10 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
                     rows.append(RoleEvidence(mf.file.path, 0, role.id, "path", segments[hits[-1]][0],
                                              signal.weight if near else signal.weight * FAR_PATH_FACTOR))
                 continue
+            if signal.min > 1:
+                matched = {item[0] for item in mf.items[signal.kind] if signal.pattern.fullmatch(item[0])}
+                if len(matched) < signal.min:
+                    continue
             hit = next((item for item in mf.items[signal.kind] if signal.pattern.fullmatch(item[0])), None)
             if hit is not None:
                 rows.append(RoleEvidence(mf.file.path, hit[1], role.id, signal.kind, hit[0], signal.weight))
