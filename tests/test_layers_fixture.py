@@ -173,3 +173,15 @@ roles:
 """)
     _ctx, result = layer(taxonomy=str(custom))
     assert roles(result)["mini_vllm/entrypoints/api_server.py"] == role
+
+
+def test_the_taxonomy_names_no_project():
+    # Signals must hold for any inference server: no rule may mention one project's package or a
+    # multi-directory path (path rules see one segment at a time, so a "/" could never match anyway).
+    text = TAXONOMY_FILE.read_text().lower()
+    for project in ("vllm", "sglang", "tritonserver", "tensorrt", "text_generation", "tgi"):
+        assert project not in text, project
+    for role in load_taxonomy(TAXONOMY_FILE).roles:
+        for signal in role.signals:
+            if signal.kind == "path":
+                assert "/" not in signal.pattern.pattern, (role.id, signal.pattern.pattern)
