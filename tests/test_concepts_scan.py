@@ -123,4 +123,6 @@ def test_cuda_global_functions_are_kernels():
 def test_scanner_output_does_not_depend_on_anything_but_the_bytes():
     source = "from heapq import heappush\nheappush([], 1)\n"
     assert python_facts(source) == python_facts(source)
-    assert scan_python(ParsedFile(Language.PYTHON, b"", None)) is None
+    # without a stdlib tree the scanner parses the bytes itself; unparseable bytes give no facts
+    assert scan_python(ParsedFile(Language.PYTHON, source.encode(), None)) == python_facts(source)
+    assert scan_python(ParsedFile(Language.PYTHON, b"def (:\n", None)) is None

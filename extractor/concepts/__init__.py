@@ -17,6 +17,7 @@ from typing import Any
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
+from extractor.errors import UserInputError
 from extractor.model import Contribution, Language, NodeKind, Step
 
 DETECTORS_FILE = Path(__file__).with_name("detectors.yaml")
@@ -80,7 +81,6 @@ def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
     seen: set[str] = set()
     for i, entry in enumerate(data["concepts"]):
         if entry["id"] in seen:
-            from extractor.errors import UserInputError
             raise UserInputError(f"{path}: concepts[{i}].id: duplicate concept id {entry['id']!r}")
         seen.add(entry["id"])
         patterns = {kind: re.compile("|".join(f"(?:{p})" for p in pats))

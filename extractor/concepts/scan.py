@@ -34,7 +34,12 @@ _MAX_STRING = 80
 def scan_python(parsed: ParsedFile) -> dict[str, Any] | None:
     tree = parsed.tree
     if not isinstance(tree, ast.Module):
-        return None
+        # The pipeline hands the stdlib tree; anything else (no tree, a libcst module) is re-parsed
+        # here rather than silently yielding no facts.
+        try:
+            tree = ast.parse(parsed.data)
+        except (SyntaxError, ValueError):
+            return None
     visitor = _PythonFacts()
     visitor.visit(tree)
     return visitor.finish()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -209,7 +209,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
 
 
 def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
-    scored: list[tuple[float, int, Role, list[RoleEvidence]]] = []
+    scored: list[tuple[float, int, int, Role, list[RoleEvidence]]] = []  # score, unnamed, order, role, rows
     for order, role in enumerate(taxonomy.roles):
         rows = []
         for signal in role.signals:
