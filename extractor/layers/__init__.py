@@ -41,7 +41,7 @@ FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
 TAXONOMY_SCHEMA = {
     "version": int,
     "threshold": float,
-    "stack": [str],
+    "stack": [(str, [str])],
     "roles": [{
         "id": str,
         "title": str,
@@ -124,7 +124,7 @@ class Role:
 class Taxonomy:
     roles: tuple[Role, ...]  # in precedence order: ties go to the earlier role
     threshold: float
-    stack: tuple[str, ...]  # top (client) to bottom (hardware)
+    stack: tuple[tuple[str, ...], ...]  # levels, top (client) to bottom (hardware); roles in one level are peers
 
     def role(self, role_id: str) -> Role | None:
         return next((r for r in self.roles if r.id == role_id), None)
@@ -146,10 +146,14 @@ def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
             signals.append(Signal(sig["kind"], float(sig["weight"]),
                                   re.compile("|".join(f"(?:{p})" for p in sig["any"])), sig.get("min", 1)))
         roles.append(Role(entry["id"], entry["title"], bool(entry.get("apart", False)), tuple(signals)))
-    for i, role_id in enumerate(data["stack"]):
-        if role_id not in seen:
-            raise UserInputError(f"{path}: stack[{i}]: {role_id!r} is not a role id defined under roles")
-    return Taxonomy(tuple(roles), float(data["threshold"]), tuple(data["stack"]))
+    levels = []
+    for i, level in enumerate(data["stack"]):
+        level = (level,) if isinstance(level, str) else tuple(level)
+        for role_id in level:
+            if role_id not in seen:
+                raise UserInputError(f"{path}: stack[{i}]: {role_id!r} is not a role id defined under roles")
+        levels.append(level)
+    return Taxonomy(tuple(roles), float(data["threshold"]), tuple(levels))
 
 
 # --- what a module looks like to the signals ---------------------------------------------------------
@@ -423,7 +427,7 @@ def dependency_matrix(taxonomy: Taxonomy, nodes: Mapping[str, Node], edges: Iter
     """Counts of dependency edges from each layer to each other (apart and unassigned modules left
     out), and the edges that run upward against the taxonomy's stack order."""
     apart = {r.id for r in taxonomy.roles if r.apart}
-    rank = {role: i for i, role in enumerate(taxonomy.stack)}
+    rank = {role: i for i, level in enumerate(taxonomy.stack) for role in level}
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     examples: dict[tuple[str, str], list[tuple[str, int]]] = collections.defaultdict(list)
     seen: set[tuple[str, str, str, int]] = set()
