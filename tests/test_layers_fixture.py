@@ -185,3 +185,23 @@ def test_the_taxonomy_names_no_project():
         for signal in role.signals:
             if signal.kind == "path":
                 assert "/" not in signal.pattern.pattern, (role.id, signal.pattern.pattern)
+
+
+@pytest.mark.parametrize("stack, upward", [("[sched, mem]", 1), ("[[sched, mem]]", 0), ("[mem, sched]", 1)])
+def test_roles_in_one_stack_level_are_peers(tmp_path, stack, upward):
+    custom = tmp_path / "roles.yaml"
+    custom.write_text(f"""\
+version: 1
+threshold: 1
+stack: {stack}
+roles:
+  - id: sched
+    title: Scheduling
+    signals: [{{kind: path, weight: 1, any: [scheduler]}}]
+  - id: mem
+    title: Memory
+    signals: [{{kind: path, weight: 1, any: [block_pool]}}]
+""")
+    _ctx, result = layer(taxonomy=str(custom))
+    assert result.stats["matrix"]["sched"]["mem"] == 1 and result.stats["matrix"]["mem"]["sched"] == 1
+    assert result.stats["upward_edges"] == upward
