@@ -205,3 +205,19 @@ roles:
     _ctx, result = layer(taxonomy=str(custom))
     assert result.stats["matrix"]["sched"]["mem"] == 1 and result.stats["matrix"]["mem"]["sched"] == 1
     assert result.stats["upward_edges"] == upward
+
+
+def test_records_stats_and_extra_are_plain_json():
+    import json
+
+    from extractor.model import to_jsonable
+
+    ctx, result = layer()
+    for contribution in (ctx.results["concepts"], result):
+        text = json.dumps(to_jsonable({"records": contribution.records, "stats": contribution.stats,
+                                       "extra": contribution.extra}), sort_keys=True)
+        assert "/work/" not in text and str(FIXTURE) not in text  # relative paths only
+    layers = json.loads(json.dumps(to_jsonable(result.records)))
+    memory = next(l for l in layers if l["role"] == "memory")
+    assert {"role", "title", "summary", "modules", "key_symbols", "evidence"} <= set(memory)
+    assert memory["modules"][0]["evidence"][0]["signal"] in {"path", "symbol", "concept", "import", "include"}
