@@ -144,6 +144,7 @@ def graph_export(evidence: Path, fmt: str, output: Path) -> None:
 # never breaks the rest of the CLI.
 _PLUGGED = (
     ("archdiff.commands.telemetry", "telemetry"),
+    ("archdiff.commands.presets", "presets"),
 )
 
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, cpp, pysymbols, telemetry
+from extractor import bindings, concepts, cpp, layers, pysymbols, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -28,6 +28,8 @@ STEPS: tuple[Step, ...] = (
     bindings.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
+    concepts.STEP,
+    layers.STEP,
 )
 
 
