@@ -28,6 +28,8 @@ class _Group(click.Group):
                 raise
             click.echo(f"archdiff: error: {err}", err=True)
             sys.exit(err.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # --help, usage errors (click exits 2 for those) and aborts are click's to report
         except KeyboardInterrupt:
             click.echo("archdiff: interrupted", err=True)
             sys.exit(130)

@@ -106,3 +106,10 @@ def test_two_sources_with_the_same_label_are_refused(tmp_path):
     proc = run("extract", f"x={root / 'server'}", f"x={root / 'core'}", "-o", str(tmp_path / "o"),
                "--cache-dir", str(tmp_path / "c"))
     assert proc.returncode == 2 and "share the label 'x'" in proc.stderr
+
+
+def test_help_and_usage_errors_are_clicks_own():
+    help_proc = run("extract", "--help")
+    assert help_proc.returncode == 0 and "SOURCE" in help_proc.stdout and "error" not in help_proc.stderr
+    usage = run("extract")
+    assert usage.returncode == 2 and "Missing argument" in usage.stderr
