@@ -366,8 +366,13 @@ def _text(value) -> str:
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
 
 
-def read_layouts(path: Path | str) -> tuple[RawLayout, ...]:
-    """Every complete struct/class/union in ``path``'s DWARF, merged across compile units."""
+def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = None
+                 ) -> tuple[RawLayout, ...]:
+    """Every complete struct/class/union in ``path``'s DWARF, merged across compile units.
+
+    ``decl_filter`` (the declaring file as DWARF spells it -> keep?) lets a probe skip the
+    thousands of system-header types before their members are spelled.
+    """
     label = str(path)
     try:
         with open(path, "rb") as stream:
@@ -382,7 +387,7 @@ def read_layouts(path: Path | str) -> tuple[RawLayout, ...]:
                                          "ELF has no DWARF debug info (.debug_info); rebuild with -g")
                 dwarf = elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
                 reader = _Reader(dwarf, elf.little_endian)
-                return _read_all(reader)
+                return _read_all(reader, decl_filter)
             except DwarfReadError:
                 raise
             except (ELFError, ELFParseError, DWARFError, ValueError, KeyError, IndexError,
@@ -395,7 +400,7 @@ def read_layouts(path: Path | str) -> tuple[RawLayout, ...]:
         raise DwarfReadError(label, "unreadable", f"cannot open: {err.strerror or err}") from err
 
 
-def _read_all(reader: _Reader) -> tuple[RawLayout, ...]:
+def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
     seen: set[tuple] = set()
     out: list[RawLayout] = []
     for cu in reader.dwarf.iter_CUs():
@@ -414,6 +419,11 @@ def _read_all(reader: _Reader) -> tuple[RawLayout, ...]:
         if abbrev.children:
             _walk(unit, pos, (), candidates)
         for offset, kind, qualname in candidates:
+            if decl_filter is not None:
+                attrs = unit.die(offset)[1]
+                index = unit.value(attrs, "decl_file", None)
+                if index is None or not decl_filter(unit.file_name(index)):
+                    continue
             layout = _build(unit, offset, kind, qualname, seen)
             if layout is not None:
                 out.append(layout)
