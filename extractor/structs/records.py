@@ -86,6 +86,10 @@ def layout_from_raw(raw, *, path: str, method: Method, origin: str = "",
                     tags: tuple[str, ...] = ()) -> StructLayout:
     """A :class:`StructLayout` from ``extractor.structs.dwarf.RawLayout``."""
     members = tuple(_member(m) for m in raw.members)
+    if raw.kind != "union":
+        # DWARF lists base classes in declaration order, but a polymorphic base may be placed
+        # first (the primary base); holes are measured in address order
+        members = tuple(sorted(members, key=lambda m: (m.offset, m.bit_offset)))
     holes, padding, bit_padding = compute_holes(members, raw.size, raw.kind == "union")
     return StructLayout(qualname=raw.qualname, kind=raw.kind, path=path, line=raw.decl_line,
                         method=method, size=raw.size, align=raw.align, members=members,
