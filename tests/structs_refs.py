@@ -42,7 +42,7 @@ def member_name(decl: str) -> str:
 
 
 def run_pahole(obj, *names) -> dict[str, RefStruct]:
-    argv = ["pahole"] + [a for n in names for a in ("-C", n)] + [str(obj)]
+    argv = ["pahole"] + (["-C", ",".join(names)] if names else []) + [str(obj)]
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     return parse_pahole(out)
 

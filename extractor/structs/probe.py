@@ -4,7 +4,8 @@ The probe translation unit only ``#include``s the header (by absolute path): it 
 ``-g -fno-eliminate-unused-debug-types``, which makes GCC (and nvcc's host compiler) emit the
 complete type of every aggregate the header defines, used or not. That avoids the trap of a
 probe that only names a type through pointers (a declaration-only DIE, no layout) and works for
-types that cannot be default-constructed. Class templates have no layout until instantiated and
+types that cannot be default-constructed. ``-femit-class-debug-always`` is needed as well: GCC
+otherwise describes a polymorphic class only in the object that holds its vtable. Class templates have no layout until instantiated and
 are not probed.
 
 Compilers: g++ (C++17) for C/C++ headers, nvcc for ``.cuh``; a ``.h`` that fails as C++ is tried
@@ -159,14 +160,14 @@ def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequenc
             return "nvcc not installed: CUDA header not probed"
         return [(nvcc, Method.PROBE_NVCC,
                  [nvcc, "-std=c++17", "-g", "-c", "-w", "-Xcompiler",
-                  "-fno-eliminate-unused-debug-types", *incs, str(source.with_suffix(".cu")),
+                  "-fno-eliminate-unused-debug-types,-femit-class-debug-always", *incs, str(source.with_suffix(".cu")),
                   "-o", str(obj)])]
     gxx = shutil.which("g++")
     if gxx is None:
         return "g++ not installed: header not probed"
     commands = [(gxx, Method.PROBE_GXX,
                  [gxx, "-std=c++17", "-g", "-c", "-w", "-fmax-errors=1",
-                  "-fno-eliminate-unused-debug-types", *incs, str(source.with_suffix(".cpp")),
+                  "-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *incs, str(source.with_suffix(".cpp")),
                   "-o", str(obj)])]
     gcc = shutil.which("gcc")
     if probe.file.suffix == ".h" and gcc:
@@ -189,8 +190,12 @@ def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> st
 
 def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], *,
                  cache_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
-                 root_labels: Sequence[tuple[Path, str]] = ()) -> ProbeResult:
-    """Compile one header's probe and read its layouts; never raises for a failed compile."""
+                 root_labels: Sequence[tuple[Path, str]] = (),
+                 keep_object: Path | None = None) -> ProbeResult:
+    """Compile one header's probe and read its layouts; never raises for a failed compile.
+
+    ``keep_object``: copy the probe object there (to compare it with pahole, for instance).
+    """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
         source = tmpdir / "probe"
@@ -232,6 +237,8 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if method is None:
             result = _failed(probe, error, Method.UNRESOLVED, "probe-failed")
         else:
+            if keep_object is not None:
+                shutil.copyfile(obj, keep_object)
             result = _read_probe(probe, obj, method)
         if key is not None:
             _cache_store(cache_dir, key, result)
