@@ -160,6 +160,11 @@ def test_extract_structs_is_deterministic_and_reports_failures(tmp_path):
 def test_probe_budget_lists_the_rest_as_not_probed():
     out = extract_structs(_context(1, extra={"structs_max_headers": 1}))
     probed = {x.path for x in out.records if not x.error.startswith("not probed")}
-    # the IPC header earns a tag from its struct names, so it is probed first
-    assert probed == {"src/cuda/ipc_buffer.cuh"}
+    # ring.h and ipc_buffer.cuh each have one struct whose name earns a tag (shm_ring_header,
+    # IpcBufferHandle); ring.h defines more structs, so it goes first; engine.hpp (no tag) last
+    assert probed == {"src/ring.h"}
+    ranked = [p.path for p in probe_mod.rank_probes([
+        header_probe("src/engine.hpp"), header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA),
+        header_probe("src/ring.h")])]
+    assert ranked == ["src/ring.h", "src/cuda/ipc_buffer.cuh", "src/engine.hpp"]
     assert out.stats["headers_probed"] == 1
