@@ -127,3 +127,16 @@ def test_dwarf2_style_bitfields_match_dwarf5(tmp_path):
     new = by_name(read_binary_layouts(compile_fixture(tmp_path, "ring.c", "-gdwarf-5")))
     for name in C_STRUCTS:
         assert old[name].members == new[name].members, name
+
+
+def test_relocatable_object_reads_like_the_linked_library(tmp_path):
+    """The x86-64 relocation shortcut for ``.o`` files gives what the linked ``.so`` gives."""
+    obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", "-fPIC")
+    lib = tmp_path / "libengine.so"
+    subprocess.run(["g++", "-shared", str(obj), "-o", str(lib)], check=True)
+    from_obj = read_binary_layouts(obj)
+    from_lib = read_binary_layouts(lib)
+    assert len(from_obj) == len(CXX_STRUCTS)
+    assert [x.__class__.__name__ for x in from_obj] and \
+        [(x.qualname, x.size, x.members, x.line, x.path) for x in from_obj] == \
+        [(x.qualname, x.size, x.members, x.line, x.path) for x in from_lib]

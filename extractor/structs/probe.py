@@ -11,7 +11,9 @@ are not probed.
 Compilers: g++ (C++17) for C/C++ headers, nvcc for ``.cuh``; a ``.h`` that fails as C++ is tried
 once more as C. Include directories: each source root, every directory named ``include``,
 ``src`` or ``csrc`` in it, and the header's own directory. Each compile runs in a temporary
-directory with a timeout. A header whose probe fails gives every struct it defines as
+directory with a timeout. The probe includes ``<cstddef>``/``<cstdint>`` (and for nvcc ``cuda_fp16.h``/``cuda_bf16.h``)
+first, since kernel
+headers often rely on their includer for them. A header whose probe fails gives every struct it defines as
 ``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
 free of machine paths).
 
@@ -45,7 +47,7 @@ from extractor.structs.records import Method, StructLayout, layout_from_raw, unr
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
-PROBE_VERSION = "1"
+PROBE_VERSION = "2"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 32
 DEFAULT_TIMEOUT = 120.0
@@ -215,12 +217,16 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                 return dataclasses.replace(hit, cached=True)
         replacements = [(str(tmpdir) + "/", ""), (str(probe.file), probe.path)]
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
-        text = f'#include "{probe.file}"\n'
+        # headers that lean on their includer for <cstdint> (common in kernel code) still probe
+        prelude = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
+                   ".cu": "#include <cstddef>\n#include <cstdint>\n#include <cuda_fp16.h>\n"
+                          "#include <cuda_bf16.h>\n"}
         error = ""
         method = None
         for exe, method_try, argv in commands:
             src = Path(argv[argv.index("-o") - 1])
-            src.write_text(text, encoding="utf-8")
+            text = prelude.get(src.suffix, "#include <cstddef>\n#include <cstdint>\n")
+            src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
             try:
                 done = subprocess.run(argv, cwd=tmpdir, capture_output=True, text=True,
                                       timeout=timeout, errors="replace")
