@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError, ELFParseError, DWARFError
+from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
 from elftools.elf.elffile import ELFFile
 
 from extractor.errors import ArchdiffError
@@ -134,20 +135,51 @@ class _Abbrev:
         self.ops = ops  # ((key or None, kind, size_or_const, string_table_or_None, is_cu_ref), ...)
 
 
-def _compile_abbrevs(table) -> dict[int, _Abbrev]:
+_TAG_NAMES = {v: k for k, v in ENUM_DW_TAG.items()}
+_AT_NAMES = {v: k for k, v in ENUM_DW_AT.items()}
+_FORM_NAMES = {v: k for k, v in ENUM_DW_FORM.items()}
+
+
+def _compile_abbrevs(blob: bytes, offset: int) -> dict[int, _Abbrev]:
+    """One abbreviation table, read straight from ``.debug_abbrev`` (pyelftools' construct
+    parser took longer than the whole DIE walk), with names from pyelftools' enum tables."""
     out = {}
-    for code, decl in table._abbrev_map.items():
+    pos = offset
+    while True:
+        code, pos = _uleb(blob, pos)
+        if code == 0:
+            return out
+        tag, pos = _uleb(blob, pos)
+        children = blob[pos] == 1
+        pos += 1
         ops = []
-        for spec in decl["attr_spec"]:
-            kind, size = _FORMS.get(spec.form, (None, 0))
+        while True:
+            name, pos = _uleb(blob, pos)
+            form, pos = _uleb(blob, pos)
+            if name == 0 and form == 0:
+                break
+            form_name = _FORM_NAMES.get(form, "")
+            kind, size = _FORMS.get(form_name, (None, 0))
             if kind is None:
-                raise DWARFError(f"unsupported DWARF form {spec.form}")
+                raise DWARFError(f"unsupported DWARF form 0x{form:x}")
             if kind == _IMPLICIT:
-                size = spec.value
-            key = _KEEP.get(spec.name)
-            ops.append((key, kind, size, _STR_FORMS.get(spec.form), spec.form in _CU_REFS))
-        out[code] = _Abbrev(decl["tag"], decl.has_children(), tuple(ops))
-    return out
+                size, pos = _sleb(blob, pos)
+            key = _KEEP.get(_AT_NAMES.get(name, ""))
+            ops.append((key, kind, size, _STR_FORMS.get(form_name), form_name in _CU_REFS))
+        out[code] = _Abbrev(_TAG_NAMES.get(tag, f"DW_TAG_0x{tag:x}"), children, tuple(ops))
+
+
+def _sleb(data: bytes, pos: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            if b & 0x40:
+                value -= 1 << shift
+            return value, pos
 
 
 class _Unit:
@@ -165,15 +197,46 @@ class _Unit:
         key = header["debug_abbrev_offset"]
         abbrevs = reader.abbrev_cache.get(key)
         if abbrevs is None:
-            abbrevs = _compile_abbrevs(reader.dwarf.get_abbrev_table(key))
+            abbrevs = _compile_abbrevs(reader.abbrev_data, key)
             reader.abbrev_cache[key] = abbrevs
         self.abbrevs = abbrevs
+        self.fixed_sizes, self.sibling_slots = self._skip_tables()
         self.str_offsets_base = 8 if self.offset_size == 4 else 16
         self.cache: dict[int, tuple] = {}
         self.qualnames: dict[int, str] = {}
         self.memos: dict[str, dict] = {}
         self.language = "c++"
         self._files: list[str] | None = None
+
+    def _skip_tables(self) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
+        """Per abbreviation: its encoded size when every form is fixed-size (for this unit's
+        offset and address sizes), and where DW_AT_sibling sits when only fixed-size forms
+        precede it. The walk uses them to jump over DIEs without decoding them."""
+        fixed: dict[int, int] = {}
+        slots: dict[int, tuple[int, int]] = {}
+        ref_addr = self.address_size if self.version == 2 else self.offset_size
+        for code, abbrev in self.abbrevs.items():
+            at = 0
+            for key, kind, size, _strtab, _curef in abbrev.ops:
+                if kind == _FIXED:
+                    width = size
+                elif kind == _OFFSET:
+                    width = self.offset_size
+                elif kind in (_PRESENT, _IMPLICIT):
+                    width = 0
+                elif kind == _ADDR:
+                    width = self.address_size
+                elif kind == _REF_ADDR:
+                    width = ref_addr
+                else:
+                    at = None
+                    break
+                if key == "sibling" and kind == _FIXED and code not in slots:
+                    slots[code] = (at, width)
+                at += width
+            if at is not None:
+                fixed[code] = at
+        return fixed, slots
 
     # The decoder: returns (abbrev, attrs, next_offset) or (None, None, next) for a null entry.
     def decode(self, pos: int):
@@ -320,6 +383,7 @@ class _Reader:
         self.little = little
         self.data = dwarf.debug_info_sec.stream.getbuffer().tobytes()
         self.abbrev_cache: dict[int, dict[int, _Abbrev]] = {}
+        self.abbrev_data = dwarf.debug_abbrev_sec.stream.getbuffer().tobytes()
         self._strings: dict[tuple[str, int], str] = {}
         sec = dwarf.debug_str_sec
         self._str = sec.stream.getbuffer().tobytes() if sec else b""
@@ -453,7 +517,8 @@ def _dwarf_info(elf):
 
 
 def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
-    seen: set[tuple] = set()
+    seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
+    seen_quick: set[tuple] = set()  # name, kind, size, line and the encoded subtree length
     out: list[RawLayout] = []
     for cu in reader.dwarf.iter_CUs():
         unit = _Unit(reader, cu)
@@ -467,16 +532,16 @@ def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
             unit.str_offsets_base = attrs["str_offsets_base"][0]
         lang = unit.value(attrs, "language", 0)
         unit.language = "c" if lang in _C_LANGS else "c++"
-        candidates: list[tuple[int, str, str]] = []
+        candidates: list[tuple[int, str, str, list]] = []
         if abbrev.children:
-            _walk(unit, pos, (), candidates)
-        for offset, kind, qualname in candidates:
+            _walk(unit, pos, (), candidates, seen_quick, None)
+        for offset, kind, qualname, members in candidates:
             if decl_filter is not None:
                 attrs = unit.die(offset)[1]
                 index = unit.value(attrs, "decl_file", None)
                 if index is None or not decl_filter(unit.file_name(index)):
                     continue
-            layout = _build(unit, offset, kind, qualname, seen)
+            layout = _build(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
         # release the unit's caches now: memory stays flat across thousands of CUs
@@ -487,56 +552,118 @@ def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
     return tuple(out)
 
 
-def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list) -> None:
-    """Collect aggregates under a children list; remember qualified names of named types."""
+_MEMBER_TAGS = {"DW_TAG_member", "DW_TAG_inheritance"}
+
+
+def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_quick: set,
+          members: list | None) -> int:
+    """Collect aggregates under a children list starting at ``pos``; return the offset after it.
+
+    Remembers the qualified names of named types (for spelling member types), collects the
+    member DIEs of aggregates that are new into ``members``, and jumps over everything else --
+    through DW_AT_sibling, or by the abbreviation's fixed size -- without building attributes.
+    """
     is_c = unit.language == "c"
     base = unit.offset
+    data = unit.reader.data
+    fixed = unit.fixed_sizes
+    siblings = unit.sibling_slots
+    abbrevs = unit.abbrevs
     while True:
-        abbrev, attrs, after = unit.decode(pos)
-        if abbrev is None:
-            return
+        start = pos
+        b = data[pos]
+        if b == 0:
+            return pos + 1
+        if b < 0x80:
+            code, after_code = b, pos + 1
+        else:
+            code, after_code = _uleb(data, pos)
+        abbrev = abbrevs[code]
         tag = abbrev.tag
         if tag in _NAMED_TYPES or tag == "DW_TAG_namespace":
+            abbrev, attrs, after = unit.decode(start)
             name = unit.value(attrs, "name", "")
             if tag == "DW_TAG_namespace":
                 inner = scope + (name or "(anonymous namespace)",)
-                if abbrev.children:
-                    _walk(unit, after, inner, candidates)
-                    after = attrs["sibling"][0] + base if "sibling" in attrs else \
-                        unit.skip_children(after)
-                pos = after
+                pos = _walk(unit, after, inner, candidates, seen_quick, None) \
+                    if abbrev.children else after
                 continue
-            unit.cache[pos] = (abbrev, attrs, after)
+            unit.cache[start] = (abbrev, attrs, after)
             if name:
-                unit.qualnames[pos] = name if is_c or not scope else "::".join(scope + (name,))
+                unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
             kind = _AGGREGATES.get(tag)
-            if kind is not None and "declaration" not in attrs and "byte_size" in attrs:
-                qual = unit.qualnames.get(pos, "")
-                candidates.append((pos, kind, qual))
-            if abbrev.children:
-                if kind is not None:
-                    # nested types are children of the aggregate (C++); C nests nothing by scope
-                    inner = scope if is_c else scope + (name or "(anonymous)",)
-                    _walk(unit, after, inner, candidates)
-                after = attrs["sibling"][0] + base if "sibling" in attrs else \
-                    unit.skip_children(after)
-        elif abbrev.children:
-            after = attrs["sibling"][0] + base if "sibling" in attrs else unit.skip_children(after)
-        pos = after
+            if kind is None or not abbrev.children:
+                if kind is not None and name and "declaration" not in attrs and \
+                        "byte_size" in attrs:
+                    candidates.append((start, kind, unit.qualnames[start], []))
+                pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+                       unit.skip_children(after)) if abbrev.children else after
+                continue
+            qual = unit.qualnames.get(start, "")
+            collect = None
+            if name and "declaration" not in attrs and "byte_size" in attrs:
+                # a library's headers repeat the same types in every CU: a type already seen
+                # (same name, size, line and encoded size of its whole subtree) is skipped
+                # before its members are decoded
+                sibling = attrs.get("sibling")
+                quick = (qual, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
+                         sibling[0] + base - start if sibling else -1)
+                if sibling is None or quick not in seen_quick:
+                    if sibling is not None:
+                        seen_quick.add(quick)
+                    collect = []
+                    candidates.append((start, kind, qual, collect))
+            if collect is None and is_c and "sibling" in attrs:
+                pos = attrs["sibling"][0] + base  # C scopes nothing inside an aggregate
+                continue
+            inner = scope if is_c else scope + (name or "(anonymous)",)
+            pos = _walk(unit, after, inner, candidates, seen_quick, collect)
+            continue
+        if members is not None and tag in _MEMBER_TAGS:
+            abbrev, attrs, after = unit.decode(start)
+            members.append((start, tag, attrs))
+            pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+                   unit.skip_children(after)) if abbrev.children else after
+            continue
+        # anything else: jump without decoding attributes when the abbreviation allows it
+        if abbrev.children:
+            slot = siblings.get(code)
+            if slot is not None:
+                at = after_code + slot[0]
+                pos = int.from_bytes(data[at:at + slot[1]], "little" if unit.reader.little
+                                     else "big") + base
+                continue
+        else:
+            size = fixed.get(code)
+            if size is not None:
+                pos = after_code + size
+                continue
+        abbrev, attrs, after = unit.decode(start)
+        if abbrev.children:
+            pos = attrs["sibling"][0] + base if "sibling" in attrs else unit.skip_children(after)
+        else:
+            pos = after
 
 
-def _build(unit: _Unit, offset: int, kind: str, qualname: str, seen: set) -> RawLayout | None:
+def _uleb(data: bytes, pos: int) -> tuple[int, int]:
+    value, shift = 0, 0
+    while True:
+        b = data[pos]
+        pos += 1
+        value |= (b & 0x7F) << shift
+        if b < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _build(unit: _Unit, offset: int, kind: str, qualname: str, raw_members: list,
+           seen: set) -> RawLayout | None:
     if not qualname:
         return None  # anonymous aggregates are shown inside the aggregate that holds them
     abbrev, attrs, _ = unit.die(offset)
     size = unit.value(attrs, "byte_size", 0)
-    raw_members = []
-    for child_off, child, cattrs in unit.children(offset):
-        tag = child.tag
-        if tag == "DW_TAG_member" or tag == "DW_TAG_inheritance":
-            if "declaration" in cattrs or ("external" in cattrs and tag == "DW_TAG_member"):
-                continue  # static data member (DWARF 4 spelling)
-            raw_members.append((child_off, tag, cattrs))
+    raw_members = [(o, tag, a) for o, tag, a in raw_members if not (
+        "declaration" in a or ("external" in a and tag == "DW_TAG_member"))]  # static members
     key = (qualname, size, unit.value(attrs, "decl_line", 0), tuple(
         (tag, unit.value(a, "name", ""), _raw_loc(unit, a), unit.value(a, "bit_size", 0),
          unit.value(a, "data_bit_offset", -1), unit.value(a, "bit_offset", -1))
