@@ -24,7 +24,7 @@ C_STRUCTS = ["ring_slot", "shm_ring_header", "flags_word", "value_u", "with_anon
 CXX_STRUCTS = ["engine::Base", "engine::Derived", "engine::Polymorphic", "engine::Mixed",
                "engine::Ring<double, 2>", "engine::Ring<short int, 3>", "engine::PaddedCounter",
                "engine::Request", "engine::Request::Header",
-               "engine::(anonymous namespace)::Hidden"]
+               "engine::Shared", "engine::Handle", "engine::(anonymous namespace)::Hidden"]
 
 
 def compile_fixture(tmp_path: Path, source: str, *flags: str) -> Path:

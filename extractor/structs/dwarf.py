@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import struct as _struct
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -124,6 +125,9 @@ _AGGREGATES = {"DW_TAG_structure_type": "struct", "DW_TAG_class_type": "class",
 _NAMED_TYPES = {"DW_TAG_typedef", "DW_TAG_enumeration_type", "DW_TAG_base_type",
                 "DW_TAG_unspecified_type", *_AGGREGATES}
 _C_LANGS = {0x1, 0x2, 0xC, 0x1D, 0x2C, 0x2D}  # C89, C, C99, C11, C17, ... (DW_LANG_*)
+
+
+_DECLARATOR = re.compile(r"\((\*+|&+)\)")
 
 
 class _Abbrev:
@@ -790,6 +794,9 @@ class _Types:
             if target is not None and self._die(target)[0].tag == "DW_TAG_subroutine_type":
                 return self._function(target, f"({mark})")
             inner = self.spell(target)
+            declarator = _DECLARATOR.search(inner)
+            if declarator:  # a pointer to a function pointer: int (**)(void)
+                return inner[:declarator.start() + 1] + mark + inner[declarator.start() + 1:]
             return f"{inner} {mark}" if not inner.endswith(("*", "&")) else f"{inner}{mark}"
         if tag in self._QUALIFIERS:
             word = self._QUALIFIERS[tag]

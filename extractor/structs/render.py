@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterable
 
 from extractor.structs.records import CACHELINE, MemberKind, Method, StructLayout
@@ -90,6 +91,9 @@ def _render_one(layout: StructLayout) -> str:
             note = f" was {ago} bytes ago" if ago else ""
             lines.append(f"\t/* --- cacheline {line_seen} boundary ({boundary} bytes){note} --- */")
         decl = _declaration(m)
+        if m.kind is MemberKind.VIRTUAL_BASE:
+            lines.append(f"\t{decl}")
+            continue
         if m.bit_size:
             where = f"/* {m.offset:5d}:{m.bit_offset:2d} {m.size:3d} */"
         else:
@@ -129,12 +133,12 @@ def _declaration(m) -> str:
     if m.kind is MemberKind.BASE:
         return f"{m.type} <ancestor>;"
     if m.kind is MemberKind.VIRTUAL_BASE:
-        return f"virtual {m.type} <ancestor>; /* offset known at run time */"
+        return f"virtual {m.type} <ancestor>; /* placed at run time, through the vtable */"
     type_name, name = m.type, m.name
     suffix = f":{m.bit_size}" if m.bit_size else ""
-    if "(*)" in type_name or "(&)" in type_name:
-        mark = "(*)" if "(*)" in type_name else "(&)"
-        return type_name.replace(mark, f"({mark[1]}{name})", 1) + ";"
+    declarator = re.search(r"\((\*+|&+)\)", type_name)
+    if declarator:  # function pointer: the name goes inside the declarator
+        return f"{type_name[:declarator.end() - 1]}{name}{type_name[declarator.end() - 1:]};"
     if "[" in type_name:
         base, _, dims = type_name.partition("[")
         return f"{base:<26} {name}[{dims}{suffix};"
