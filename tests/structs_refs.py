@@ -86,8 +86,9 @@ def parse_pahole(text: str) -> dict[str, RefStruct]:
         if stripped.startswith("}"):
             depth -= 1
             if depth == 1 and pos:
-                current.members.append((member_name(stripped[:pos.start()].strip()),
-                                        int(pos.group(1)), int(pos.group(3)), None))
+                bit = int(pos.group(2)) if pos.group(2) is not None else None
+                current.members.append((member_name(line[:pos.start()].strip()),
+                                        int(pos.group(1)), int(pos.group(3)), bit))
             continue
         if depth == 1 and pos and not stripped.startswith("/*"):
             bit = int(pos.group(2)) if pos.group(2) is not None else None
