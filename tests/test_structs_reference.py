@@ -140,3 +140,16 @@ def test_relocatable_object_reads_like_the_linked_library(tmp_path):
     assert [x.__class__.__name__ for x in from_obj] and \
         [(x.qualname, x.size, x.members, x.line, x.path) for x in from_obj] == \
         [(x.qualname, x.size, x.members, x.line, x.path) for x in from_lib]
+
+
+def test_type_units_read_like_ordinary_debug_info(tmp_path):
+    """-fdebug-types-section moves each type into a DWARF 5 type unit (named through
+    DW_AT_specification, referenced by DW_FORM_ref_sig8): the layouts must not change."""
+    plain, typed = tmp_path / "libplain.so", tmp_path / "libtyped.so"
+    for out, extra in ((plain, []), (typed, ["-fdebug-types-section"])):
+        subprocess.run(["g++", "-std=c++17", "-g", "-fPIC", "-shared", *extra,
+                        str(FIXTURE / "engine.cpp"), "-o", str(out)], check=True)
+    a, b = read_binary_layouts(plain), read_binary_layouts(typed)
+    assert {x.qualname for x in a} >= set(CXX_STRUCTS)
+    assert [(x.qualname, x.size, x.align, x.members, x.holes, x.line) for x in a] == \
+        [(x.qualname, x.size, x.align, x.members, x.holes, x.line) for x in b]

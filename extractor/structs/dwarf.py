@@ -102,7 +102,7 @@ _FORMS: dict[str, tuple[int, int]] = {
     "DW_FORM_indirect": (_INDIRECT, 0),
 }
 _CU_REFS = {"DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "DW_FORM_ref_udata"}
-_STR_FORMS = {"DW_FORM_strp": "str", "DW_FORM_line_strp": "line_str", "DW_FORM_strx": "strx",
+_STR_FORMS = {"DW_FORM_ref_sig8": "sig8", "DW_FORM_strp": "str", "DW_FORM_line_strp": "line_str", "DW_FORM_strx": "strx",
               "DW_FORM_strx1": "strx", "DW_FORM_strx2": "strx", "DW_FORM_strx3": "strx",
               "DW_FORM_strx4": "strx"}
 
@@ -117,7 +117,7 @@ _KEEP = {
     "DW_AT_external": "external", "DW_AT_virtuality": "virtuality",
     "DW_AT_language": "language", "DW_AT_comp_dir": "comp_dir",
     "DW_AT_str_offsets_base": "str_offsets_base", "DW_AT_signature": "signature",
-    "DW_AT_containing_type": "containing_type",
+    "DW_AT_containing_type": "containing_type", "DW_AT_specification": "specification",
 }
 
 _AGGREGATES = {"DW_TAG_structure_type": "struct", "DW_TAG_class_type": "class",
@@ -337,6 +337,8 @@ class _Unit:
             return value + self.offset if curef else value
         if strtab == "block":
             return value
+        if strtab == "sig8":
+            return self.reader.type_unit_die(value)  # (unit, offset) in a type unit, or None
         return self.reader.string(strtab, value, self)
 
     def skip_children(self, pos: int) -> int:
@@ -387,6 +389,8 @@ class _Reader:
         self.little = little
         self.data = dwarf.debug_info_sec.stream.getbuffer().tobytes()
         self.abbrev_cache: dict[int, dict[int, _Abbrev]] = {}
+        self.type_units: dict[int, tuple] = {}  # signature -> (CU, absolute DIE offset)
+        self.type_unit_objects: dict[int, _Unit] = {}
         self.abbrev_data = dwarf.debug_abbrev_sec.stream.getbuffer().tobytes()
         self._strings: dict[tuple[str, int], str] = {}
         sec = dwarf.debug_str_sec
@@ -395,6 +399,21 @@ class _Reader:
         self._line_str = sec.stream.getbuffer().tobytes() if sec else b""
         sec = dwarf.debug_str_offsets_sec
         self._str_offsets = sec.stream.getbuffer().tobytes() if sec else b""
+
+    def type_unit_die(self, signature: int):
+        """The type a DW_FORM_ref_sig8 names: (its type unit, the DIE's offset), or None."""
+        hit = self.type_units.get(signature)
+        if hit is None:
+            return None
+        cu, offset = hit
+        unit = self.type_unit_objects.get(cu.cu_offset)
+        if unit is None:
+            unit = _Unit(self, cu)
+            _prepare_unit(unit)
+            # qualified names inside the type unit (namespaces wrap the type)
+            _walk(unit, unit.first_child, (), [], set(), None)
+            self.type_unit_objects[cu.cu_offset] = unit
+        return (unit, offset)
 
     def string(self, table: str, value: int, unit: _Unit) -> str:
         if table == "strx":
@@ -520,25 +539,40 @@ def _dwarf_info(elf):
     return dwarf
 
 
+def _prepare_unit(unit: _Unit) -> bool:
+    """Decode the unit's root DIE; False when the unit is empty."""
+    cu = unit.cu
+    abbrev, attrs, pos = unit.decode(cu.cu_die_offset)
+    if abbrev is None or not abbrev.children:
+        unit.first_child = None
+        return False
+    unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
+    if "str_offsets_base" in attrs:
+        unit.str_offsets_base = attrs["str_offsets_base"][0]
+    lang = unit.value(attrs, "language", 0)
+    unit.language = "c" if lang in _C_LANGS else "c++"
+    unit.first_child = pos
+    return True
+
+
 def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
     seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
     seen_quick: set[tuple] = set()  # name, kind, size, line and the encoded subtree length
     out: list[RawLayout] = []
+    units = []
     for cu in reader.dwarf.iter_CUs():
-        unit = _Unit(reader, cu)
-        if cu.header.get("unit_type", "DW_UT_compile") not in ("DW_UT_compile", "DW_UT_partial"):
+        unit_type = cu.header.get("unit_type", "DW_UT_compile")
+        if unit_type == "DW_UT_type":  # -fdebug-types-section: types live in type units
+            reader.type_units[cu.header["type_signature"]] = (
+                cu, cu.cu_offset + cu.header["type_offset"])
+        if unit_type in ("DW_UT_compile", "DW_UT_partial", "DW_UT_type"):
+            units.append(cu)
+    for cu in units:
+        unit = reader.type_unit_objects.get(cu.cu_offset) or _Unit(reader, cu)
+        if not _prepare_unit(unit):
             continue
-        abbrev, attrs, pos = unit.decode(cu.cu_die_offset)
-        if abbrev is None:
-            continue
-        unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
-        if "str_offsets_base" in attrs:
-            unit.str_offsets_base = attrs["str_offsets_base"][0]
-        lang = unit.value(attrs, "language", 0)
-        unit.language = "c" if lang in _C_LANGS else "c++"
         candidates: list[tuple[int, str, str, list]] = []
-        if abbrev.children:
-            _walk(unit, pos, (), candidates, seen_quick, None)
+        _walk(unit, unit.first_child, (), candidates, seen_quick, None)
         for offset, kind, qualname, members in candidates:
             if decl_filter is not None:
                 attrs = unit.die(offset)[1]
@@ -548,10 +582,11 @@ def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
             layout = _build(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
-        # release the unit's caches now: memory stays flat across thousands of CUs
-        unit.cache.clear()
-        unit.qualnames.clear()
-        unit.memos.clear()
+        if cu.cu_offset not in reader.type_unit_objects:
+            # release the unit's caches now: memory stays flat across thousands of CUs
+            unit.cache.clear()
+            unit.qualnames.clear()
+            unit.memos.clear()
     out.sort(key=lambda r: (r.qualname, r.size, r.decl_file, r.decl_line))
     return tuple(out)
 
@@ -593,8 +628,20 @@ def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_
                     if abbrev.children else after
                 continue
             unit.cache[start] = (abbrev, attrs, after)
-            if name:
+            if name and "specification" not in attrs:
                 unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
+            elif "specification" in attrs:
+                # a type unit defines the type at its top level and names it through a
+                # declaration inside the namespaces (DW_AT_specification)
+                spec = unit.value(attrs, "specification")
+                qual = unit.qualnames.get(spec, "") if isinstance(spec, int) else ""
+                if qual:
+                    unit.qualnames[start] = qual
+                    name = qual.rsplit("::", 1)[-1]
+                    spec_attrs = unit.die(spec)[1]
+                    for key in ("decl_file", "decl_line"):
+                        if key not in attrs and key in spec_attrs:
+                            attrs[key] = spec_attrs[key]
             kind = _AGGREGATES.get(tag)
             if kind is None or not abbrev.children:
                 if kind is not None and name and "declaration" not in attrs and \
@@ -773,6 +820,10 @@ class _Types:
         return self.unit.die(off)
 
     def spell(self, off: int | None) -> str:
+        if off is not None and not isinstance(off, tuple):
+            off = self._through_signature(off)
+        if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
+            return _Types(off[0]).spell(off[1])
         memo = _memo(self.unit, "spell")
         if off in memo:
             return memo[off]
@@ -791,7 +842,7 @@ class _Types:
         if tag in ("DW_TAG_pointer_type", "DW_TAG_reference_type", "DW_TAG_rvalue_reference_type"):
             mark = {"DW_TAG_pointer_type": "*", "DW_TAG_reference_type": "&"}.get(tag, "&&")
             target = unit.value(attrs, "type")
-            if target is not None and self._die(target)[0].tag == "DW_TAG_subroutine_type":
+            if target is not None and self._tag(target) == "DW_TAG_subroutine_type":
                 return self._function(target, f"({mark})")
             inner = self.spell(target)
             declarator = _DECLARATOR.search(inner)
@@ -802,7 +853,7 @@ class _Types:
             word = self._QUALIFIERS[tag]
             target = unit.value(attrs, "type")
             inner = self.spell(target)
-            if target is not None and self._die(target)[0].tag in (
+            if target is not None and self._tag(target) in (
                     "DW_TAG_pointer_type", "DW_TAG_reference_type"):
                 return f"{inner} {word}"
             return f"{word} {inner}"
@@ -824,6 +875,22 @@ class _Types:
                 return f"{_AGGREGATES.get(tag, 'enum')} {qual}"
             return qual
         return qual or "?"
+
+    def _through_signature(self, off: int):
+        """A declaration stub that carries DW_AT_signature stands for a type-unit type."""
+        attrs = self._die(off)[1]
+        if "signature" in attrs:
+            target = self.unit.value(attrs, "signature")
+            if target is not None:
+                return target
+        return off
+
+    def _tag(self, off) -> str:
+        if off is not None and not isinstance(off, tuple):
+            off = self._through_signature(off)
+        if isinstance(off, tuple):
+            return off[0].die(off[1])[0].tag
+        return self._die(off)[0].tag
 
     def _function(self, off: int, declarator: str) -> str:
         unit = self.unit
@@ -854,6 +921,10 @@ class _Types:
         return dims
 
     def size(self, off: int | None) -> int:
+        if off is not None and not isinstance(off, tuple):
+            off = self._through_signature(off)
+        if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
+            return _Types(off[0]).size(off[1])
         memo = _memo(self.unit, "size")
         if off in memo:
             return memo[off]
@@ -883,6 +954,10 @@ class _Types:
         return 0
 
     def align(self, off: int | None) -> int:
+        if off is not None and not isinstance(off, tuple):
+            off = self._through_signature(off)
+        if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
+            return _Types(off[0]).align(off[1])
         memo = _memo(self.unit, "align")
         if off in memo:
             return memo[off]
