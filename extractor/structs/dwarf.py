@@ -344,6 +344,8 @@ class _Unit:
     def skip_children(self, pos: int) -> int:
         """Offset after the null entry that ends the children list starting at ``pos``."""
         while True:
+            if not self.offset < pos < self.end:
+                raise DWARFError(f"DIE walk left its unit at 0x{pos:x}")
             abbrev, attrs, after = self.decode(pos)
             if abbrev is None:
                 return after
@@ -365,6 +367,8 @@ class _Unit:
         if not abbrev.children:
             return
         while True:
+            if not self.offset < pos < self.end:
+                raise DWARFError(f"DIE walk left its unit at 0x{pos:x}")
             child, attrs, after = self.decode(pos)
             if child is None:
                 return
@@ -477,8 +481,11 @@ def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = N
                 return _read_all(reader, decl_filter)
             except DwarfReadError:
                 raise
-            except (ELFError, ELFParseError, DWARFError, ValueError, KeyError, IndexError,
-                    AssertionError, _struct.error, TypeError, AttributeError, EOFError) as err:
+            except (ELFError, ELFParseError, DWARFError, ValueError, LookupError, AssertionError,
+                    _struct.error, TypeError, AttributeError, EOFError, ArithmeticError,
+                    RecursionError) as err:
+                # a corrupt file can break pyelftools or this decoder almost anywhere; each
+                # of these means "this file's DWARF cannot be read", never a crash
                 message = str(err).splitlines()[0] if str(err) else type(err).__name__
                 raise DwarfReadError(label, "corrupt-elf",
                                      f"cannot read ELF/DWARF ({type(err).__name__}: {message[:160]}); "
@@ -608,7 +615,11 @@ def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_
     fixed = unit.fixed_sizes
     siblings = unit.sibling_slots
     abbrevs = unit.abbrevs
+    end = unit.end
+    start = pos - 1
     while True:
+        if not start < pos < end:  # a corrupt sibling would loop forever or leave the unit
+            raise DWARFError(f"DIE walk left its unit at 0x{pos:x}")
         start = pos
         b = data[pos]
         if b == 0:
