@@ -17,11 +17,13 @@ headers often rely on their includer for them. A header whose probe fails gives 
 ``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
 free of machine paths).
 
-Budget: at most ``max_headers`` headers are compiled (default 32), chosen by the tags their
+Budget: at most ``max_headers`` headers are compiled (default 64), chosen by the tags their
 struct names and path already earn (shared-memory, ipc, signal, ... first), then by how many
-structs they define, then by path: deterministic, and a few minutes at worst on vLLM. The rest
-are listed ``unresolved`` with "not probed". Results are cached in ``cache_dir`` under the hash
-of the compiler, the flags and the header's include closure (the header and every file it
+structs they define, then by path, so the choice is deterministic. Measured here with 2 jobs:
+vLLM 0.10.2 (25 headers with structs) 27 s cold, 0.8 s cached; Triton r25.08 (112 headers,
+64 probed) 29 s cold, most failing fast on boost/protobuf/rapidjson headers that are not
+installed. The rest are listed ``unresolved`` with "not probed". Results are cached in
+``cache_dir`` under the hash of the compiler, the flags and the header's include closure (the header and every file it
 includes, transitively, from inside the source roots).
 """
 
@@ -49,7 +51,7 @@ from extractor.structs.tags import tag_layout
 
 PROBE_VERSION = "2"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
-DEFAULT_MAX_HEADERS = 32
+DEFAULT_MAX_HEADERS = 64
 DEFAULT_TIMEOUT = 120.0
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
@@ -152,6 +154,14 @@ def find_nvcc() -> str | None:
         (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
 
 
+def _cuda_include_dir() -> Path | None:
+    nvcc = find_nvcc()
+    if nvcc is None:
+        return None
+    include = Path(nvcc).resolve().parent.parent / "include"
+    return include if (include / "cuda_runtime_api.h").is_file() else None
+
+
 def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequence[Path]
               ) -> list[tuple[str, Method, list[str]]] | str:
     """The compile commands to try in order, or the reason none can run."""
@@ -167,6 +177,10 @@ def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequenc
     gxx = shutil.which("g++")
     if gxx is None:
         return "g++ not installed: header not probed"
+    # C++ hosts of CUDA code include <cuda.h>/<cuda_runtime_api.h> without nvcc
+    cuda_include = _cuda_include_dir()
+    if cuda_include is not None:
+        incs.append(f"-I{cuda_include}")
     commands = [(gxx, Method.PROBE_GXX,
                  [gxx, "-std=c++17", "-g", "-c", "-w", "-fmax-errors=1",
                   "-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *incs, str(source.with_suffix(".cpp")),
