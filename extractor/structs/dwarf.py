@@ -1,16 +1,20 @@
 """The one module that imports pyelftools: struct, class and union layouts out of an ELF's DWARF.
 
-pyelftools opens the ELF, applies relocations (probe objects are ``ET_REL``), and parses CU
-headers, abbreviation tables and line-program headers. Its per-DIE object API is too slow for a
-whole library (libpython: 851k DIEs, 33 s), so the DIEs themselves are read by a small decoder
-over the raw ``.debug_info`` bytes that:
+pyelftools opens the ELF, finds and decompresses the sections, applies relocations (probe
+objects are ``ET_REL``; x86-64 ones are relocated here from the raw ``.rela`` tables, which is
+8x faster), parses CU headers and line-program headers, and names tags, attributes and forms.
+Its per-DIE object API is too slow for a whole library (libpython: 851k DIEs, 33 s), so the
+DIEs are read by a small decoder over the raw ``.debug_info`` and ``.debug_abbrev`` bytes that:
 
-* walks only the top level of each CU, namespaces and aggregates, and jumps over every other
-  subtree (functions, their parameters and locals) through ``DW_AT_sibling``;
-* decodes a referenced type's DIE only when a member needs it, caching it per CU;
-* skips an aggregate already seen in an earlier CU (same name, size, declaration line and
-  member offsets) before spelling any of its member types, since a library's headers repeat the
-  same types in every CU.
+* walks only the top level of each unit, namespaces and aggregates, and jumps over every other
+  subtree (functions, their parameters and locals) through ``DW_AT_sibling`` or, for DIEs
+  whose abbreviation has only fixed-size forms, by that size, without building attributes;
+* decodes a referenced type's DIE only when a member needs it, caching it per unit;
+* skips an aggregate already seen in an earlier unit (same name, kind, size, declaration line
+  and encoded subtree size) before decoding its members, since a library's headers repeat the
+  same types in every CU; a second key (every member's name and placement) merges the rest;
+* reads DWARF 5 type units (``-fdebug-types-section``): types named through
+  ``DW_AT_specification`` and referenced by ``DW_FORM_ref_sig8``.
 
 Everything returned is a plain :class:`RawLayout`; ``extractor.structs.records`` turns it into
 records. Failures of pyelftools are translated into :class:`DwarfReadError` here.
@@ -102,9 +106,10 @@ _FORMS: dict[str, tuple[int, int]] = {
     "DW_FORM_indirect": (_INDIRECT, 0),
 }
 _CU_REFS = {"DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8", "DW_FORM_ref_udata"}
-_STR_FORMS = {"DW_FORM_ref_sig8": "sig8", "DW_FORM_strp": "str", "DW_FORM_line_strp": "line_str", "DW_FORM_strx": "strx",
-              "DW_FORM_strx1": "strx", "DW_FORM_strx2": "strx", "DW_FORM_strx3": "strx",
-              "DW_FORM_strx4": "strx"}
+# how value() reads a form's integer: a string table offset or index, or a type signature
+_STR_FORMS = {"DW_FORM_ref_sig8": "sig8", "DW_FORM_strp": "str", "DW_FORM_line_strp": "line_str",
+              "DW_FORM_strx": "strx", "DW_FORM_strx1": "strx", "DW_FORM_strx2": "strx",
+              "DW_FORM_strx3": "strx", "DW_FORM_strx4": "strx"}
 
 # Attributes kept; everything else is skipped without being stored.
 _KEEP = {

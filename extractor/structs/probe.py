@@ -5,15 +5,15 @@ The probe translation unit only ``#include``s the header (by absolute path): it 
 complete type of every aggregate the header defines, used or not. That avoids the trap of a
 probe that only names a type through pointers (a declaration-only DIE, no layout) and works for
 types that cannot be default-constructed. ``-femit-class-debug-always`` is needed as well: GCC
-otherwise describes a polymorphic class only in the object that holds its vtable. Class templates have no layout until instantiated and
-are not probed.
+otherwise describes a polymorphic class only in the object that holds its vtable. Class
+templates have no layout until instantiated and are not probed.
 
 Compilers: g++ (C++17) for C/C++ headers, nvcc for ``.cuh``; a ``.h`` that fails as C++ is tried
 once more as C. Include directories: each source root, every directory named ``include``,
-``src`` or ``csrc`` in it, and the header's own directory. Each compile runs in a temporary
-directory with a timeout. The probe includes ``<cstddef>``/``<cstdint>`` (and for nvcc ``cuda_fp16.h``/``cuda_bf16.h``)
-first, since kernel
-headers often rely on their includer for them. A header whose probe fails gives every struct it defines as
+``src`` or ``csrc`` in it, the header's own directory, and the CUDA toolkit's headers. Each
+compile runs in a temporary directory with a timeout. The probe includes ``<cstddef>`` and
+``<cstdint>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``), since kernel headers often
+rely on their includer for them. A header whose probe fails gives every struct it defines as
 ``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
 free of machine paths).
 
@@ -23,8 +23,8 @@ structs they define, then by path, so the choice is deterministic. Measured here
 vLLM 0.10.2 (25 headers with structs) 27 s cold, 0.8 s cached; Triton r25.08 (112 headers,
 64 probed) 29 s cold, most failing fast on boost/protobuf/rapidjson headers that are not
 installed. The rest are listed ``unresolved`` with "not probed". Results are cached in
-``cache_dir`` under the hash of the compiler, the flags and the header's include closure (the header and every file it
-includes, transitively, from inside the source roots).
+``cache_dir`` under the hash of the compiler, the flags and the header's include closure (the
+header and every file it includes, transitively, from inside the source roots).
 """
 
 from __future__ import annotations
