@@ -41,8 +41,11 @@ def member_name(decl: str) -> str:
     return ident[-1] if ident else ""
 
 
-def run_pahole(obj, *names) -> dict[str, RefStruct]:
-    argv = ["pahole"] + (["-C", ",".join(names)] if names else []) + [str(obj)]
+def run_pahole(obj, *names, anonymous: bool = False) -> dict[str, RefStruct]:
+    """pahole's layouts; ``anonymous`` adds typedef-named anonymous structs (``-a``).
+    (pahole 1.24 prints only some of a long ``-C a,b,c`` list: keep name lists short.)"""
+    argv = ["pahole"] + (["-a"] if anonymous else []) + \
+        (["-C", ",".join(names)] if names else []) + [str(obj)]
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
     return parse_pahole(out)
 
@@ -53,13 +56,15 @@ def parse_pahole(text: str) -> dict[str, RefStruct]:
     depth = 0
     for line in text.splitlines():
         if current is None:
-            head = re.match(r"^(?:struct|union|class) (\S+) \{", line)
-            if head:
-                current = RefStruct(head.group(1))
+            head = re.match(r"^(?:typedef )?(?:struct|union|class) (\S+ )?\{", line)
+            if head:  # "typedef struct {" is named by its closing line
+                current = RefStruct((head.group(1) or "").strip())
                 depth = 1
             continue
         stripped = line.strip()
         if line.startswith("}"):
+            if not current.name:
+                current.name = re.sub(r"__attribute__\(\(.*?\)\)", "", line).strip("}; \t")
             found.setdefault(current.name, current)
             current = None
             continue

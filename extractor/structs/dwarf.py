@@ -213,6 +213,7 @@ class _Unit:
         self.str_offsets_base = 8 if self.offset_size == 4 else 16
         self.cache: dict[int, tuple] = {}
         self.qualnames: dict[int, str] = {}
+        self.typedef_names: dict[int, str] = {}  # anonymous aggregate offset -> typedef name
         self.memos: dict[str, dict] = {}
         self.language = "c++"
         self._files: list[str] | None = None
@@ -586,6 +587,19 @@ def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
         candidates: list[tuple[int, str, str, list]] = []
         _walk(unit, unit.first_child, (), candidates, seen_quick, None)
         for offset, kind, qualname, members in candidates:
+            if members is None:  # an anonymous aggregate: kept only when a typedef names it
+                qualname = unit.typedef_names.get(offset, "")
+                if not qualname:
+                    continue
+                attrs = unit.die(offset)[1]
+                sibling = attrs.get("sibling")
+                quick = (qualname, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
+                         sibling[0] + unit.offset - offset if sibling else -1)
+                if sibling is not None and quick in seen_quick:
+                    continue
+                seen_quick.add(quick)
+                members = [(o, child.tag, a) for o, child, a in unit.children(offset)
+                           if child.tag in _MEMBER_TAGS]
             if decl_filter is not None:
                 attrs = unit.die(offset)[1]
                 index = unit.value(attrs, "decl_file", None)
@@ -598,6 +612,7 @@ def _read_all(reader: _Reader, decl_filter) -> tuple[RawLayout, ...]:
             # release the unit's caches now: memory stays flat across thousands of CUs
             unit.cache.clear()
             unit.qualnames.clear()
+            unit.typedef_names.clear()
             unit.memos.clear()
     out.sort(key=lambda r: (r.qualname, r.size, r.decl_file, r.decl_line))
     return tuple(out)
@@ -607,7 +622,7 @@ _MEMBER_TAGS = {"DW_TAG_member", "DW_TAG_inheritance"}
 
 
 def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_quick: set,
-          members: list | None) -> int:
+          members: list | None, in_aggregate: bool = False) -> int:
     """Collect aggregates under a children list starting at ``pos``; return the offset after it.
 
     Remembers the qualified names of named types (for spelling member types), collects the
@@ -659,6 +674,12 @@ def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_
                         if key not in attrs and key in spec_attrs:
                             attrs[key] = spec_attrs[key]
             kind = _AGGREGATES.get(tag)
+            if tag == "DW_TAG_typedef" and name and "type" in attrs:
+                # ``typedef struct {...} name;``: the anonymous struct takes the typedef's name
+                unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
+            if kind is not None and not name and not in_aggregate and \
+                    "declaration" not in attrs and "byte_size" in attrs:
+                candidates.append((start, kind, "", None))  # named (or dropped) after the walk
             if kind is None or not abbrev.children:
                 if kind is not None and name and "declaration" not in attrs and \
                         "byte_size" in attrs:
@@ -684,7 +705,7 @@ def _walk(unit: _Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_
                 pos = attrs["sibling"][0] + base  # C scopes nothing inside an aggregate
                 continue
             inner = scope if is_c else scope + (name or "(anonymous)",)
-            pos = _walk(unit, after, inner, candidates, seen_quick, collect)
+            pos = _walk(unit, after, inner, candidates, seen_quick, collect, True)
             continue
         if members is not None and tag in _MEMBER_TAGS:
             abbrev, attrs, after = unit.decode(start)
