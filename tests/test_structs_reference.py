@@ -154,3 +154,24 @@ def test_type_units_read_like_ordinary_debug_info(tmp_path):
     assert {x.qualname for x in a} >= set(CXX_STRUCTS)
     assert [(x.qualname, x.size, x.align, x.members, x.holes, x.line) for x in a] == \
         [(x.qualname, x.size, x.align, x.members, x.holes, x.line) for x in b]
+
+
+@pytest.mark.parametrize("dwarf", ["-gdwarf-2", "-gdwarf-4", "-gdwarf-5"])
+def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
+    """Declaring files come from a direct read of the line-program header; pyelftools' own
+    parser of the same header is the reference."""
+    from elftools.elf.elffile import ELFFile
+
+    from extractor.structs import dwarf as reader_mod
+
+    obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", dwarf)
+    with obj.open("rb") as stream:
+        info = reader_mod._dwarf_info(ELFFile(stream))
+        reader = reader_mod._Reader(info, True)
+        for cu in info.iter_CUs():
+            unit = reader_mod._Unit(reader, cu)
+            reader_mod._prepare_unit(unit)
+            stmt_list = unit.cache[cu.cu_die_offset][1]["stmt_list"][0]
+            direct = reader.read_file_table(stmt_list)
+            assert direct == reader.file_table(cu)
+            assert any(name.endswith("src/engine.hpp") for name in direct)
