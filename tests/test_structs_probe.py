@@ -168,3 +168,15 @@ def test_probe_budget_lists_the_rest_as_not_probed():
         header_probe("src/ring.h")])]
     assert ranked == ["src/ring.h", "src/cuda/ipc_buffer.cuh", "src/engine.hpp"]
     assert out.stats["headers_probed"] == 1
+
+
+@pytest.mark.parametrize("stderr, expected", [
+    ("In file included from /tmp/x/probe.cpp:3:\n/repo/core/src/filesystem/../status.h:30:10: "
+     "fatal error: triton/common/error.h: No such file or directory\ncompilation terminated.\n",
+     "core/src/status.h:30:10: fatal error: triton/common/error.h: No such file or directory"),
+    ("/repo/csrc/q.cuh(12): error: identifier \"uint32_t\" is undefined\n1 error detected\n",
+     'csrc/q.cuh(12): error: identifier "uint32_t" is undefined'),
+    ("", "compiler failed without a message"),
+])
+def test_first_error_line_is_relative_and_normalised(stderr, expected):
+    assert probe_mod.first_error(stderr, [("/repo/", "")]) == expected

@@ -201,6 +201,9 @@ def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> st
                 "compiler failed without a message")
     for old, new in replacements:
         pick = pick.replace(old, new)
+    previous = None
+    while previous != pick:  # "src/filesystem/../status.h" -> "src/status.h"
+        previous, pick = pick, re.sub(r"(?<![\w.])(?!\.\./)[\w.-]+/\.\./", "", pick, count=1)
     return pick[:300]
 
 
