@@ -11,9 +11,9 @@ templates have no layout until instantiated and are not probed.
 Compilers: g++ (C++17) for C/C++ headers, nvcc for ``.cuh``; a ``.h`` that fails as C++ is tried
 once more as C. Include directories: each source root, every directory named ``include``,
 ``src`` or ``csrc`` in it, the header's own directory, and the CUDA toolkit's headers. Each
-compile runs in a temporary directory with a timeout. The probe includes ``<cstddef>`` and
-``<cstdint>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``), since kernel headers often
-rely on their includer for them. A header whose probe fails gives every struct it defines as
+compile runs in a temporary directory with a timeout. The probe includes ``<cstddef>``,
+``<cstdint>`` and ``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``), since
+kernel headers often rely on their includer for them. A header whose probe fails gives every struct it defines as
 ``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
 free of machine paths).
 
@@ -49,7 +49,7 @@ from extractor.structs.records import Method, StructLayout, layout_from_raw, unr
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
-PROBE_VERSION = "2"
+PROBE_VERSION = "3"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 64
 DEFAULT_TIMEOUT = 120.0
@@ -154,12 +154,17 @@ def find_nvcc() -> str | None:
         (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
 
 
+@functools.cache
 def _cuda_include_dir() -> Path | None:
+    """The CUDA toolkit's include directory (nvcc itself may be a wrapper script elsewhere)."""
     nvcc = find_nvcc()
     if nvcc is None:
         return None
-    include = Path(nvcc).resolve().parent.parent / "include"
-    return include if (include / "cuda_runtime_api.h").is_file() else None
+    candidates = [Path(nvcc).resolve().parent.parent / "include"]
+    candidates += [Path(os.environ[v]) / "include" for v in ("CUDA_HOME", "CUDA_PATH")
+                   if os.environ.get(v)]
+    candidates.append(Path("/usr/local/cuda/include"))
+    return next((c for c in candidates if (c / "cuda_runtime_api.h").is_file()), None)
 
 
 def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequence[Path]
@@ -236,13 +241,14 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
         # headers that lean on their includer for <cstdint> (common in kernel code) still probe
         prelude = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
-                   ".cu": "#include <cstddef>\n#include <cstdint>\n#include <cuda_fp16.h>\n"
-                          "#include <cuda_bf16.h>\n"}
+                   ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
+                          "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"}
         error = ""
         method = None
         for exe, method_try, argv in commands:
             src = Path(argv[argv.index("-o") - 1])
-            text = prelude.get(src.suffix, "#include <cstddef>\n#include <cstdint>\n")
+            text = prelude.get(src.suffix, "#include <cstddef>\n#include <cstdint>\n"
+                                           "#include <algorithm>\n")
             src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
             try:
                 done = subprocess.run(argv, cwd=tmpdir, capture_output=True, text=True,
