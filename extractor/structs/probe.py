@@ -362,7 +362,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     ranked = rank_probes(probes)
     chosen, skipped = ranked[:max_headers], ranked[max_headers:]
     results: list[ProbeResult] = []
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
         futures = [pool.submit(probe_header, p, include_dirs, roots, cache_dir=cache_dir,
                                timeout=timeout, root_labels=root_labels) for p in chosen]
         for future in futures:
