@@ -99,12 +99,14 @@ def _render_one(layout: StructLayout) -> str:
         else:
             where = f"/* {m.offset:5d} {m.size:5d} */"
         lines.append(f"\t{decl:<48} {where}")
-        for h in holes_after.pop(m.name, ()) if m.kind is not MemberKind.VIRTUAL_BASE else ():
-            unit = "bits" if h.bits else "bytes"
-            if h.size == 1:
-                unit = unit[:-1]
+        holes = holes_after.pop(m.name, ())
+        if holes:  # one block per gap, bit hole first, as pahole prints them
             lines.append("")
-            lines.append(f"\t/* XXX {h.size} {unit} hole, try to pack */")
+            for h in holes:
+                unit = "bits" if h.bits else "bytes"
+                if h.size == 1:
+                    unit = unit[:-1]
+                lines.append(f"\t/* XXX {h.size} {unit} hole, try to pack */")
             lines.append("")
     lines.append("")
     lines.append(f"\t/* size: {layout.size}, cachelines: {layout.cachelines}, "
