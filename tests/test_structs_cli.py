@@ -88,3 +88,18 @@ def test_byte_map_of_union_draws_overlapping_members(tmp_path):
     union = {x.qualname: x for x in read_binary_layouts(compiled(tmp_path))}["value_u"]
     assert [(s.offset, s.size, s.kind) for s in byte_map(union)] == [
         (0, 4, "member"), (0, 8, "member"), (0, 12, "member"), (12, 4, "padding")]
+
+
+def test_holes_after_anonymous_members_stay_in_place(tmp_path):
+    source = tmp_path / "anon.c"
+    source.write_text("struct two_anon { char a; union { long x; int y; }; char b; "
+                      "union { double d; char c; }; };\nstruct two_anon g;\n")
+    obj = tmp_path / "anon.o"
+    subprocess.run(["gcc", "-g", "-c", str(source), "-o", str(obj)], check=True)
+    result = CliRunner().invoke(structs, [str(obj)])
+    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    holes = [i for i, line in enumerate(lines) if "XXX 7 bytes hole" in line]
+    # a 7-byte hole after "a" and another after "b": each just before the union that follows
+    assert len(holes) == 2
+    assert lines[holes[0] - 1].startswith("char") and lines[holes[0] - 1].split()[1] == "a;"
+    assert lines[holes[1] - 1].split()[1] == "b;"

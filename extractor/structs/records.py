@@ -46,6 +46,7 @@ class Hole:
     size: int  # bytes, or bits when ``bits`` is true
     after: str  # the member it follows
     bits: bool = False
+    before: int = 0  # index in ``members`` of the member that follows the hole
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -124,16 +125,19 @@ def compute_holes(members: tuple[Member, ...], size: int, is_union: bool
     prev: Member | None = None
     storage_end = 0  # byte end of the previous member's storage
     bit_end = 0  # bit end of the previous member's bits
-    for m in placed:
+    for index, m in enumerate(members):
+        if m.kind is MemberKind.VIRTUAL_BASE:
+            continue
         if prev is not None:
             start_bit = m.offset * 8 + m.bit_offset
             if m.offset >= storage_end:
                 if prev.bit_size and storage_end * 8 > bit_end:
-                    holes.append(Hole(bit_end, storage_end * 8 - bit_end, prev.name, bits=True))
+                    holes.append(Hole(bit_end, storage_end * 8 - bit_end, prev.name, True, index))
                 if m.offset > storage_end:
-                    holes.append(Hole(storage_end, m.offset - storage_end, prev.name))
+                    holes.append(Hole(storage_end, m.offset - storage_end, prev.name, False,
+                                      index))
             elif prev.bit_size and start_bit > bit_end:
-                holes.append(Hole(bit_end, start_bit - bit_end, prev.name, bits=True))
+                holes.append(Hole(bit_end, start_bit - bit_end, prev.name, True, index))
         # pahole measures from the previous member's own end, even when it sits inside the
         # storage unit of a bit-field before it
         storage_end = m.offset + m.size

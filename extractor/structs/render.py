@@ -79,11 +79,20 @@ def _render_one(layout: StructLayout) -> str:
         lines.append(f"\t/* unresolved: {layout.error} */")
         lines.append("};")
         return "\n".join(lines) + "\n"
-    holes_after: dict[str, list] = {}
+    holes_before: dict[int, list] = {}
     for h in layout.holes:
-        holes_after.setdefault(h.after, []).append(h)
+        holes_before.setdefault(h.before, []).append(h)
     line_seen = 0
-    for m in layout.members:
+    for index, m in enumerate(layout.members):
+        holes = holes_before.pop(index, ())
+        if holes:  # one block per gap, bit hole first, as pahole prints them
+            lines.append("")
+            for h in holes:
+                unit = "bits" if h.bits else "bytes"
+                if h.size == 1:
+                    unit = unit[:-1]
+                lines.append(f"\t/* XXX {h.size} {unit} hole, try to pack */")
+            lines.append("")
         if layout.kind != "union" and m.offset // CACHELINE > line_seen:
             line_seen = m.offset // CACHELINE
             boundary = line_seen * CACHELINE
@@ -99,15 +108,6 @@ def _render_one(layout: StructLayout) -> str:
         else:
             where = f"/* {m.offset:5d} {m.size:5d} */"
         lines.append(f"\t{decl:<48} {where}")
-        holes = holes_after.pop(m.name, ())
-        if holes:  # one block per gap, bit hole first, as pahole prints them
-            lines.append("")
-            for h in holes:
-                unit = "bits" if h.bits else "bytes"
-                if h.size == 1:
-                    unit = unit[:-1]
-                lines.append(f"\t/* XXX {h.size} {unit} hole, try to pack */")
-            lines.append("")
     lines.append("")
     lines.append(f"\t/* size: {layout.size}, cachelines: {layout.cachelines}, "
                  f"members: {len(layout.members)} */")
