@@ -180,3 +180,25 @@ def test_probe_budget_lists_the_rest_as_not_probed():
 ])
 def test_first_error_line_is_relative_and_normalised(stderr, expected):
     assert probe_mod.first_error(stderr, [("/repo/", "")]) == expected
+
+
+def test_scanner_facts_drive_the_probes_like_a_direct_parse():
+    """Through the pipeline the definitions come from the per-file scanner (cached by content
+    hash); the step then gives what a context without scanner facts gives."""
+    import dataclasses
+
+    from extractor.cpp.parse import parse_source
+    from extractor.model import ParsedFile
+
+    plain = _context(1)
+    files = []
+    for f in plain.files:
+        data = (REPO / f.rel).read_bytes()
+        parsed = ParsedFile(f.language, data, parse_source(data, f.language))
+        files.append(dataclasses.replace(f, facts={"structs": STEP.scanners[f.language](parsed)}))
+    scanned = dataclasses.replace(plain, files=tuple(files))
+    cuda = {f.rel: f.facts["structs"] for f in files}["src/cuda/ipc_buffer.cuh"]
+    assert cuda == [[11, "peer::PeerPointers", "struct"], [15, "peer::IpcBufferHandle", "struct"],
+                    [22, "peer::LaunchFlags", "struct"]]
+    a, b = extract_structs(plain), extract_structs(scanned)
+    assert a.records == b.records and a.diagnostics == b.diagnostics

@@ -17,7 +17,8 @@ from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.probe import (DEFAULT_MAX_HEADERS, DEFAULT_TIMEOUT, HEADER_SUFFIXES,
                                      HeaderProbe, find_include_dirs, probe_headers)
 from extractor.structs.records import Method, StructLayout, layout_from_raw
-from extractor.structs.source import find_struct_definitions
+from extractor.structs.source import (StructDefinition, find_struct_definitions,
+                                      scan_struct_definitions)
 from extractor.structs.tags import tag_layout
 
 __all__ = ["STEP", "extract_structs", "read_binary_layouts", "StructLayout"]
@@ -67,17 +68,22 @@ def extract_structs(ctx: Context) -> Contribution:
         stats[f"binary:{Path(binary).name}"] = len(found)
     if ctx.options.probe_structs:
         probes = []
+        scanned = {f.path: facts for f, facts in ctx.facts(STEP_NAME, Language.CPP, Language.CUDA)}
         for f in ctx.files:
             if f.language not in (Language.CPP, Language.CUDA) or \
                     Path(f.rel).suffix not in HEADER_SUFFIXES:
                 continue
             path = ctx.abs_path(f)
-            try:
-                data = path.read_bytes()
-            except OSError as err:
-                diagnostics.append(Diagnostic(f.path, 0, "unreadable", str(err.strerror)))
-                continue
-            definitions = find_struct_definitions(data, f.language)
+            if scanned:  # the pipeline ran the scanner (cached per content hash)
+                definitions = tuple(StructDefinition(line, qualname, kind)
+                                    for line, qualname, kind in scanned.get(f.path) or ())
+            else:  # a context built without scanning (tests, direct calls): parse here
+                try:
+                    data = path.read_bytes()
+                except OSError as err:
+                    diagnostics.append(Diagnostic(f.path, 0, "unreadable", str(err.strerror)))
+                    continue
+                definitions = find_struct_definitions(data, f.language)
             if definitions:
                 language = Language.CUDA if path.suffix == ".cuh" else f.language
                 probes.append(HeaderProbe(f.path, path, language, definitions))
@@ -103,4 +109,7 @@ def extract_structs(ctx: Context) -> Contribution:
                         stats=stats, extra={"timings": timing})
 
 
-STEP = Step(name="structs", extract=extract_structs, bundle_key="structs", version="1")
+STEP_NAME = "structs"
+STEP = Step(name=STEP_NAME, extract=extract_structs, bundle_key="structs", version="1",
+            scanners={Language.CPP: scan_struct_definitions,
+                      Language.CUDA: scan_struct_definitions})

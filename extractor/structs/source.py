@@ -26,12 +26,27 @@ class StructDefinition:
     kind: str
 
 
-def find_struct_definitions(data: bytes, language: Language) -> tuple[StructDefinition, ...]:
-    data = _NOISE.sub(lambda m: b" " * len(m.group(0)), data)
-    tree = parse_source(data, language)
+def find_struct_definitions(data: bytes, language: Language, tree=None
+                            ) -> tuple[StructDefinition, ...]:
+    """Aggregate definitions (not templates) in one file. ``tree``: an already parsed tree of
+    ``data``, reused unless attributes had to be blanked out first."""
+    cleaned = _NOISE.sub(lambda m: b" " * len(m.group(0)), data)
+    if tree is None or cleaned != data:
+        tree = parse_source(cleaned, language)
     found: list[StructDefinition] = []
     _visit(tree.root_node, (), False, found)
     return tuple(sorted(found))
+
+
+def scan_struct_definitions(parsed) -> list[list] | None:
+    """Per-file scanner (``ParsedFile`` -> JSON facts): ``[[line, qualname, kind], ...]``.
+
+    Runs on every C/C++/CUDA file, whatever its name (scanners never see paths); the step keeps
+    the headers."""
+    if parsed.tree is None:
+        return None
+    return [[d.line, d.qualname, d.kind]
+            for d in find_struct_definitions(parsed.data, parsed.language, parsed.tree)]
 
 
 def _visit(node, scope: tuple[str, ...], in_template: bool, found: list) -> None:
