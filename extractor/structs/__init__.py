@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import posixpath
 from pathlib import Path
 
 from extractor.context import Context
@@ -49,6 +50,8 @@ def map_decl_file(decl_file: str, roots: tuple[tuple[Path, str], ...]) -> str:
             if real.startswith(base + os.sep):
                 rel = Path(os.path.relpath(real, base)).as_posix()
                 return f"{label}/{rel}" if label else rel
+    if decl_file and not os.path.isabs(decl_file):
+        return posixpath.normpath(decl_file)  # "./Include/object.h" -> "Include/object.h"
     return decl_file
 
 
