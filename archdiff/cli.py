@@ -145,6 +145,7 @@ def graph_export(evidence: Path, fmt: str, output: Path) -> None:
 # Sub-commands that live in their own modules, registered by name so that a missing optional one
 # never breaks the rest of the CLI.
 _PLUGGED = (
+    ("archdiff.commands.structs", "structs"),
     ("archdiff.commands.telemetry", "telemetry"),
     ("archdiff.commands.presets", "presets"),
 )
