@@ -28,6 +28,8 @@ class _Group(click.Group):
                 raise
             click.echo(f"archdiff: error: {err}", err=True)
             sys.exit(err.exit_code)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise  # --help, usage errors (click exits 2 for those) and aborts are click's to report
         except KeyboardInterrupt:
             click.echo("archdiff: interrupted", err=True)
             sys.exit(130)
@@ -143,6 +145,9 @@ def graph_export(evidence: Path, fmt: str, output: Path) -> None:
 # Sub-commands that live in their own modules, registered by name so that a missing optional one
 # never breaks the rest of the CLI.
 _PLUGGED = (
+    ("archdiff.commands.structs", "structs"),
+    ("archdiff.commands.telemetry", "telemetry"),
+    ("archdiff.commands.presets", "presets"),
     ("archdiff.commands.compare", "compare"),
     ("archdiff.commands.compare", "battle"),
 )

@@ -10,7 +10,7 @@ from typing import Any
 
 from extractor.context import Context
 from extractor.errors import EvidenceFormatError
-from extractor.model import Diagnostic, Step, to_jsonable
+from extractor.model import Diagnostic, Step, edge_json, edge_key, node_json, node_key, to_jsonable
 
 SCHEMA_VERSION = 1
 RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")
@@ -36,8 +36,8 @@ def build_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diag
         all_diagnostics.update(result.diagnostics)
         if result.stats:
             stats[step.name] = to_jsonable(result.stats)
-    node_list = [to_jsonable(n) for n in sorted(nodes.values(), key=lambda n: n.id)]
-    edge_list = [to_jsonable(e) for e in sorted(edges, key=lambda e: (e.source, e.target, e.kind.value, e.path, e.line))]
+    node_list = [node_json(n) for n in sorted(nodes.values(), key=node_key)]
+    edge_list = [edge_json(e) for e in sorted(edges, key=edge_key)]
     by_language = Counter(f.language.value for f in ctx.files)
     lines = Counter()
     for f in ctx.files:
@@ -71,8 +71,11 @@ def dumps_bundle(bundle: dict[str, Any]) -> str:
     return _dump(bundle, 0) + "\n"
 
 
+_COMPACT = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
 def _dump(value: Any, depth: int) -> str:
-    compact = lambda v: json.dumps(v, sort_keys=True, ensure_ascii=False, separators=(",", ":"))  # noqa: E731
+    compact = _COMPACT.encode
     if isinstance(value, dict) and depth < 2:
         if not value:
             return "{}"

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import pysymbols
+from extractor import bindings, concepts, cpp, layers, pysymbols, structs, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -24,6 +24,13 @@ from extractor.sources import acquire, default_cache_dir, parse_spec
 # Evidence kinds in the order they run; a later kind may read what earlier ones found.
 STEPS: tuple[Step, ...] = (
     pysymbols.STEP,
+    cpp.STEP,
+    bindings.STEP,
+    structs.STEP,
+    telemetry.METRICS_STEP,
+    telemetry.THRESHOLDS_STEP,
+    concepts.STEP,
+    layers.STEP,
 )
 
 

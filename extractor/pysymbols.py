@@ -23,7 +23,7 @@ from typing import Any
 
 from extractor.context import Context, SourceFile
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind,
-                             ParsedFile, Severity, Step)
+                             ParsedFile, Severity, Step, edge_key, node_key)
 
 DOC_MAX = 160
 SIGNATURE_MAX = 300
@@ -556,7 +556,7 @@ def extract_python_graph(ctx: Context) -> Contribution:
                 stats["calls_unresolved"] += 1
     # Edges keep one line per (source, target, kind): the first site, so the graph stays readable.
     first: dict[tuple[str, str, EdgeKind], Edge] = {}
-    for edge in sorted(edges):
+    for edge in sorted(edges, key=edge_key):
         key = (edge.source, edge.target, edge.kind)
         if key not in first or (edge.path, edge.line) < (first[key].path, first[key].line):
             first[key] = edge
@@ -569,7 +569,8 @@ def extract_python_graph(ctx: Context) -> Contribution:
         if f.facts["python"].get("fallback"):
             diagnostics.append(Diagnostic(f.path, 0, "calls-skipped",
                                           "parsed with libcst: calls are not resolved in this file", Severity.INFO))
-    return Contribution(nodes=tuple(sorted(all_nodes.values())), edges=tuple(sorted(first.values())),
+    return Contribution(nodes=tuple(sorted(all_nodes.values(), key=node_key)),
+                        edges=tuple(sorted(first.values(), key=edge_key)),
                         diagnostics=tuple(sorted(diagnostics)), stats=dict(sorted(stats.items())),
                         extra={"call_sites": tuple(sorted(call_sites)), "modules": names})
 

@@ -21,6 +21,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 import tempfile
 import urllib.error
@@ -247,7 +248,7 @@ def pip_index_urls() -> list[str]:
                  os.environ.get("XDG_CONFIG_DIRS", "/etc/xdg").split(":") if d],
                  Path.home() / ".pip" / "pip.conf",
                  Path(os.environ.get("XDG_CONFIG_HOME", Path.home() / ".config")) / "pip" / "pip.conf",
-                 Path(os.sys.prefix) / "pip.conf"]
+                 Path(sys.prefix) / "pip.conf"]
         if env_file := os.environ.get("PIP_CONFIG_FILE"):
             files.append(Path(env_file))
         cfg.read([str(f) for f in files if f.is_file()])

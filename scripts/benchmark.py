@@ -11,6 +11,10 @@ shared and noisy, so only ratios measured side by side mean anything.
   ast-1    Python's own ast.parse over the same .py files, one process
   ast-N    the same in N processes
   ctags    universal-ctags over the same C/C++/CUDA and Python files
+
+Then, for each source root with C/C++/CUDA files and each --cpp-tree DIR: the recall of
+universal-ctags' class/struct/union/function definitions among the graph's nodes, and archdiff's
+C++ parse+scan+graph time against a raw tree-sitter parse of the same files (scripts/cpp_recall.py).
 """
 
 from __future__ import annotations
@@ -60,6 +64,8 @@ def main() -> None:
     parser.add_argument("spec", nargs="*", default=["pypi:vllm==0.10.2"])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--cpp-tree", action="append", default=[], metavar="DIR",
+                        help="another C/C++ tree to measure ctags recall on (repeatable)")
     args = parser.parse_args()
 
     sources = acquire_sources(args.spec, default_cache_dir())
@@ -134,6 +140,19 @@ def main() -> None:
     if t_ctags:
         print(f"  cold / ctags                  {t_cold / t_ctags:6.1f}x")
     print(f"targets (issue 2): cold < 30 s: {'yes' if t_cold < 30 else 'NO'}; warm < 3 s: {'yes' if t_warm < 3 else 'NO'}")
+
+    from scripts.cpp_recall import measure_recall
+
+    trees = [s.root for s in sources if native_files and any(f.startswith(str(s.root)) for f in native_files)]
+    trees += [Path(t) for t in args.cpp_tree]
+    if trees:
+        print("C/C++/CUDA definitions against universal-ctags (targets: vLLM csrc >= 98%, Triton core >= 95%; "
+              "time within 3x of a raw parse):")
+    for tree in trees:
+        r = measure_recall(tree)
+        print(f"  {tree.name}: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']}), "
+              f"{r['files']} files, archdiff {r['archdiff_seconds']:.2f} s vs raw parse "
+              f"{r['raw_parse_seconds']:.2f} s = {r['time_ratio']:.2f}x")
 
 
 if __name__ == "__main__":

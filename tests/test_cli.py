@@ -82,3 +82,34 @@ def test_missing_ref_exit_2_names_the_ref(tmp_path):
     repo = make_git_repo(tmp_path / "r", {"a.py": "x = 1\n"})
     proc = run("extract", f"file://{repo}@nope", "-o", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"))
     assert proc.returncode == 2 and "'nope'" in proc.stderr
+
+
+def test_several_sources_make_one_system_with_labelled_paths(tmp_path):
+    root = FIXTURES / "triton_like"
+    out = tmp_path / "out"
+    proc = run("extract", "--name", "tritonish", "--version", "1", f"server={root / 'server'}",
+               f"core={root / 'core'}", f"common={root / 'common'}", "-o", str(out), "--cache-dir", str(tmp_path / "c"),
+               "-j", "1")
+    assert proc.returncode == 0, proc.stderr
+    bundle = json.loads((out / "evidence.json").read_text())
+    assert [s["label"] for s in bundle["sources"]] == ["server", "core", "common"]
+    paths = {n["path"] for n in bundle["graph"]["nodes"] if n["path"]}
+    assert paths and all(p.split("/", 1)[0] in ("server", "core", "common") for p in paths)
+    includes = {(e["source"], e["target"]) for e in bundle["graph"]["edges"] if e["kind"] == "includes"}
+    # core's scheduler includes "triton/common/logging.h", found in the common repository
+    assert ("file:core/src/dynamic_batch_scheduler.h", "file:common/include/triton/common/logging.h") in includes
+    assert all(m["path"].startswith(("server/", "core/", "common/")) for m in bundle["metrics"])
+
+
+def test_two_sources_with_the_same_label_are_refused(tmp_path):
+    root = FIXTURES / "triton_like"
+    proc = run("extract", f"x={root / 'server'}", f"x={root / 'core'}", "-o", str(tmp_path / "o"),
+               "--cache-dir", str(tmp_path / "c"))
+    assert proc.returncode == 2 and "share the label 'x'" in proc.stderr
+
+
+def test_help_and_usage_errors_are_clicks_own():
+    help_proc = run("extract", "--help")
+    assert help_proc.returncode == 0 and "SOURCE" in help_proc.stdout and "error" not in help_proc.stderr
+    usage = run("extract")
+    assert usage.returncode == 2 and "Missing argument" in usage.stderr

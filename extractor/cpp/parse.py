@@ -2,25 +2,218 @@
 
 py-tree-sitter changed its query API in 0.25 and again in 0.26; it is pinned in pyproject.toml
 and used only here, so an upgrade touches one module.
+
+Macros are the real obstacle to a preprocessor-free parse: `EXPORT Error* f(...)` with
+`#define EXPORT __attribute__((visibility("default")))` parses as a declaration of something else,
+and no ERROR node says so. :func:`parse_source` therefore overwrites such tokens with spaces before
+parsing (see macros.yaml); byte offsets and line numbers are unchanged, so every position read from
+the tree is a position in the original file.
 """
 
 from __future__ import annotations
 
 import functools
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
 
 import tree_sitter
 import tree_sitter_cpp
 import tree_sitter_cuda
+import yaml
 
 from extractor.model import Language
+
+_MACROS_FILE = Path(__file__).with_name("macros.yaml")
+
+
+@functools.cache
+def macro_config() -> dict[str, tuple[str, ...]]:
+    """macros.yaml as tuples (blank, blank_cpp_only, blank_call, registration macro names)."""
+    raw = yaml.safe_load(_MACROS_FILE.read_text(encoding="utf-8")) or {}
+    return {key: tuple(str(v) for v in raw.get(key) or ()) for key in (
+        "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl",
+        "pybind_module")}
+
+
+@functools.cache
+def _language(language: Language) -> tree_sitter.Language:
+    grammar = tree_sitter_cuda.language() if language is Language.CUDA else tree_sitter_cpp.language()
+    return tree_sitter.Language(grammar)
 
 
 @functools.cache
 def _parser(language: Language) -> tree_sitter.Parser:
-    grammar = tree_sitter_cuda.language() if language is Language.CUDA else tree_sitter_cpp.language()
-    return tree_sitter.Parser(tree_sitter.Language(grammar))
+    return tree_sitter.Parser(_language(language))
 
 
-def parse_source(data: bytes, language: Language) -> tree_sitter.Tree:
-    """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree."""
+def parse_source(data: bytes, language: Language, blank: Iterable[str] = ()) -> tree_sitter.Tree:
+    """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree.
+
+    Before parsing, attribute-like macros are blanked: those of macros.yaml, those the file itself
+    defines with an empty or attribute-only body, and ``blank`` (macros its includes define, found
+    by the graph step in a second pass).
+    """
+    cfg = macro_config()
+    names = set(cfg["blank"]) | set(attribute_macros(data)) | set(blank)
+    if language is not Language.CUDA:
+        names |= set(cfg["blank_cpp_only"])
+    return _parser(language).parse(blank_macros(data, frozenset(names), frozenset(cfg["blank_call"])))
+
+
+# -- macro blanking ----------------------------------------------------------------------------
+
+_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+_ATTRIBUTE_GROUP = re.compile(
+    rb"__attribute__\s*\(\(.*\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)")
+_WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
+_ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec"})
+
+
+def attribute_macros(data: bytes) -> list[str]:
+    """Object-like macros this file defines that expand to nothing or to attributes only.
+
+    A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
+    ``#define X 1`` in another would make blanking it break the other branch's uses).
+    """
+    if b"define" not in data:
+        return []
+    bodies: dict[bytes, list[bytes]] = {}
+    for m in _DEFINE.finditer(data):
+        bodies.setdefault(m.group(1), []).append(m.group(2))
+    known = {n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key]}
+    good: set[bytes] = set()
+    # Two rounds so `#define A __attribute__((x))` + `#define B A` both qualify.
+    for _ in range(2):
+        for name, values in bodies.items():
+            if name not in good and all(_is_attribute_body(v, known | good) for v in values):
+                good.add(name)
+    return sorted(n.decode() for n in good)
+
+
+def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
+    body = re.sub(rb"//.*|/\*.*?\*/", b"", body)
+    if not body.strip():
+        return True
+    if body.endswith(b"\\"):
+        return False
+    tokens = _ATTRIBUTE_GROUP.sub(b" ", body).split()
+    return all(_WORD.fullmatch(t) is not None and (
+        t in _ALLOWED_WORDS or t in known or (t.startswith(b"__") and t.endswith(b"__")))
+        for t in tokens)
+
+
+@functools.cache
+def _blank_pattern(names: frozenset[str], call_names: frozenset[str]) -> re.Pattern[bytes] | None:
+    words = sorted(names | call_names)
+    if not words:
+        return None
+    # A trie-shaped pattern: the regex engine's plain alternation of 80 words costs as much as
+    # the parse itself on CUDA-heavy trees.
+    return re.compile(rb"\b" + _trie_pattern([w.encode() for w in words]) + rb"\b")
+
+
+def _trie_pattern(words: list[bytes]) -> bytes:
+    trie: dict = {}
+    for w in words:
+        node = trie
+        for byte in w:
+            node = node.setdefault(bytes([byte]), {})
+        node[b""] = {}
+
+    def render(node: dict) -> bytes:
+        end = b"" in node
+        branches = [re.escape(ch) + render(child) for ch, child in sorted(node.items()) if ch]
+        if not branches:
+            return b""
+        body = branches[0] if len(branches) == 1 else b"(?:" + b"|".join(branches) + b")"
+        if end:
+            return b"(?:" + body + b")?"
+        return body
+
+    return b"(?:" + render(trie) + b")"
+
+
+def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str]) -> bytes:
+    """``data`` with each listed token (and a call macro's parenthesised arguments) turned into
+    spaces, except inside preprocessor directives. Newlines are kept, so lines do not move."""
+    pattern = _blank_pattern(names, call_names)
+    if pattern is None:
+        return data
+    out: bytearray | None = None
+    calls = {n.encode() for n in call_names}
+    for m in pattern.finditer(data):
+        start, end = m.start(), m.end()
+        if _in_directive(data, start):
+            continue
+        if m.group(0) in calls:
+            end = _skip_parenthesised(data, end)
+        if out is None:
+            out = bytearray(data)
+        out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+    return data if out is None else bytes(out)
+
+
+def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
+    """Those of ``names`` that appear in ``data`` as words other than in preprocessor lines."""
+    candidates = sorted(n for n in set(names) if n.encode() in data)
+    if not candidates:
+        return []
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in candidates) + rb")\b")
+    used: set[str] = set()
+    for m in pattern.finditer(data):
+        word = m.group(0).decode()
+        if word not in used and not _in_directive(data, m.start()):
+            used.add(word)
+            if len(used) == len(candidates):
+                break
+    return sorted(used)
+
+
+def _in_directive(data: bytes, pos: int) -> bool:
+    line_start = data.rfind(b"\n", 0, pos) + 1
+    while True:
+        if data[line_start:pos].lstrip().startswith(b"#"):
+            return True
+        # A continuation line of a multi-line directive (`\` at the end of the line before).
+        if line_start < 2 or data[line_start - 2:line_start - 1] != b"\\":
+            return False
+        pos = line_start - 1
+        line_start = data.rfind(b"\n", 0, pos) + 1
+
+
+def _skip_parenthesised(data: bytes, pos: int) -> int:
+    i = pos
+    while i < len(data) and data[i:i + 1] in b" \t\r\n":
+        i += 1
+    if data[i:i + 1] != b"(":
+        return pos
+    depth = 0
+    while i < len(data):
+        c = data[i:i + 1]
+        if c == b"(":
+            depth += 1
+        elif c == b")":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return pos
+
+
+# -- queries -----------------------------------------------------------------------------------
+
+@functools.cache
+def _query(language: Language, pattern: str) -> tree_sitter.Query:
+    return tree_sitter.Query(_language(language), pattern)
+
+
+def capture_nodes(node: Any, language: Language, pattern: str) -> dict[str, list[Any]]:
+    """Nodes captured by a tree-sitter query ``pattern`` under ``node``, by capture name."""
+    return tree_sitter.QueryCursor(_query(language, pattern)).captures(node)
+
+
+def parse_raw(data: bytes, language: Language) -> tree_sitter.Tree:
+    """The grammar alone, no macro blanking: the baseline the benchmark compares against."""
     return _parser(language).parse(data)

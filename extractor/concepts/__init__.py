@@ -1,0 +1,240 @@
+"""Concepts: named mechanisms (priority queues, shared memory, paged KV cache, ...) found in code.
+
+The detectors are data (``detectors.yaml``); this module only matches them against the per-file facts
+that :mod:`extractor.concepts.scan` records and against the names of the symbols the graph steps
+found. Every hit keeps the file and line it came from.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from extractor.concepts.scan import scan_cpp, scan_python
+from extractor.context import Context, SourceFile
+from extractor.datafile import Regex, load_data_file
+from extractor.errors import UserInputError
+from extractor.model import Contribution, Language, NodeKind, Step
+
+DETECTORS_FILE = Path(__file__).with_name("detectors.yaml")
+
+MATCH_KINDS = ("names", "imports", "includes", "calls", "keywords", "attrs", "strings", "symbols")
+
+DETECTORS_SCHEMA = {
+    "version": int,
+    "ignore_paths?": Regex,
+    "evidence_per_concept?": int,
+    "concepts": [{
+        "id": str,
+        "title": str,
+        "description?": str,
+        "match": {f"{kind}?": [Regex] for kind in MATCH_KINDS},
+    }],
+}
+
+SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL,
+                          NodeKind.ENUM, NodeKind.UNION})
+CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA)
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class ConceptEvidence:
+    path: str
+    line: int
+    matched: str  # the fact as found: "heapq.heappush", "shm_open", "pin_memory=True", "BlockPool"
+    via: str  # which kind of fact matched: one of MATCH_KINDS
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Concept:
+    id: str
+    title: str
+    count: int  # all hits, before capping the evidence list
+    files: int  # distinct files with a hit
+    evidence: tuple[ConceptEvidence, ...]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Detector:
+    id: str
+    title: str
+    patterns: Mapping[str, re.Pattern[str]]  # match kind -> one alternation of that kind's patterns
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class DetectorSet:
+    detectors: tuple[Detector, ...]
+    ignore_paths: re.Pattern[str] | None
+    evidence_per_concept: int
+
+    def ignored(self, path: str) -> bool:
+        return bool(self.ignore_paths and self.ignore_paths.fullmatch(path))
+
+
+def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
+    data = load_data_file(path, DETECTORS_SCHEMA)
+    detectors = []
+    seen: set[str] = set()
+    for i, entry in enumerate(data["concepts"]):
+        if entry["id"] in seen:
+            raise UserInputError(f"{path}: concepts[{i}].id: duplicate concept id {entry['id']!r}")
+        seen.add(entry["id"])
+        patterns = {kind: re.compile("|".join(f"(?:{p})" for p in pats))
+                    for kind, pats in sorted(entry["match"].items()) if pats}
+        detectors.append(Detector(entry["id"], entry["title"], patterns))
+    ignore = data.get("ignore_paths")
+    return DetectorSet(tuple(detectors), re.compile(ignore) if ignore else None,
+                       data.get("evidence_per_concept", 25))
+
+
+def module_name(rel: str) -> str:
+    """Dotted Python module name of a file path inside its source root (``a/b/__init__.py`` -> ``a.b``)."""
+    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
+    if parts and parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def resolve_relative(name: str, rel: str) -> str:
+    """Make a ``.x.y`` name recorded by the scanner absolute for the module at ``rel``."""
+    if not name.startswith("."):
+        return name
+    level = len(name) - len(name.lstrip("."))
+    package = module_name(rel).split(".")
+    if not rel.endswith("__init__.py"):
+        package = package[:-1]
+    base = package[: len(package) - (level - 1)] if level > 1 else package
+    rest = name[level:]
+    return ".".join([*base, rest]) if rest else ".".join(base)
+
+
+def imported_modules(rel: str, facts: Mapping[str, Any]) -> Iterator[tuple[str, str, int]]:
+    """(module, imported name or "", line) with relative imports made absolute."""
+    for module, name, level, line in facts.get("imports", ()):
+        absolute = resolve_relative("." * level + module, rel) if level else module
+        yield absolute, name, line
+
+
+def file_facts(file: SourceFile, facts: Mapping[str, Any], kind: str) -> Iterator[tuple[str, int]]:
+    """(fact text, line) of one match kind, with Python relative names resolved."""
+    if kind == "imports":
+        # "import a.b" is a use of module a.b; "from a import b" of a.b (b may be a module or a name)
+        for module, name, line in imported_modules(file.rel, facts):
+            yield (f"{module}.{name}" if name and name != "*" else module), line
+        return
+    if kind == "includes":
+        yield from ((h, line) for h, line in facts.get("includes", ()))
+        return
+    if kind == "names" and file.language is Language.PYTHON:
+        yield from ((resolve_relative(n, file.rel), line) for n, line in facts.get("names", ()))
+        return
+    if kind == "symbols":
+        return  # symbols come from the graph (or the defs fallback), see iter_symbols
+    yield from ((value, line) for value, line in facts.get(kind, ()))
+
+
+def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, str, str, int]]:
+    """(path, short name, qualified name, line) of every class/function the system defines.
+
+    The graph steps' nodes are used for every file they cover; files they do not cover (a step not in
+    this pipeline, a file it could not read) fall back to the defs this step's scanner recorded."""
+    covered: set[str] = set()
+    for name in ("python", "cpp"):
+        result = ctx.results.get(name)
+        if result is None:
+            continue
+        for node in result.nodes:
+            if node.kind in SYMBOL_KINDS and node.path:
+                covered.add(node.path)
+                yield node.path, node.name, node.qualname, node.line
+    for path, facts in facts_by_path.items():
+        if path in covered:
+            continue
+        for qualname, _kind, line, _bases in facts.get("defs", ()):
+            short = re.split(r"\.|::", qualname)[-1]
+            yield path, short, qualname, line
+
+
+def extract_concepts(ctx: Context) -> Contribution:
+    detectors = load_detectors(ctx.options.extra.get("detectors") or DETECTORS_FILE)
+    files = {f.path: (f, facts) for f, facts in ctx.facts(STEP.name, *CODE_LANGUAGES)
+             if not detectors.ignored(f.rel)}
+    hits: dict[str, set[tuple[str, int, str, str]]] = collections.defaultdict(set)
+    for detector, evidence in match_detectors(detectors, ctx, files):
+        hits[detector.id].add((evidence.path, evidence.line, evidence.matched, evidence.via))
+    records = []
+    by_file: dict[str, dict[str, list[Any]]] = collections.defaultdict(dict)
+    for detector in detectors.detectors:
+        found = sorted(hits.get(detector.id, ()))
+        if not found:
+            continue
+        for path, line, matched, _via in found:
+            by_file[path].setdefault(detector.id, [line, matched])
+        chosen = cap_evidence(found, detectors.evidence_per_concept)
+        records.append(Concept(
+            id=detector.id, title=detector.title, count=len(found), files=len({h[0] for h in found}),
+            evidence=tuple(ConceptEvidence(p, ln, m, v) for p, ln, m, v in chosen)))
+    records.sort()
+    stats = {
+        "concepts_found": len(records),
+        "concepts_known": len(detectors.detectors),
+        "hits": {c.id: c.count for c in records},
+        "files_scanned": len(files),
+    }
+    return Contribution(records=tuple(records), stats=stats,
+                        extra={"by_file": {p: dict(sorted(v.items())) for p, v in sorted(by_file.items())}})
+
+
+def match_detectors(detectors: DetectorSet, ctx: Context,
+                    files: Mapping[str, tuple[SourceFile, Mapping[str, Any]]]) -> Iterator[tuple[Detector, ConceptEvidence]]:
+    # One alternation per kind over all detectors screens facts cheaply; most facts match nothing.
+    screens = {kind: re.compile("|".join(f"(?:{d.patterns[kind].pattern})" for d in detectors.detectors
+                                         if kind in d.patterns))
+               for kind in MATCH_KINDS if any(kind in d.patterns for d in detectors.detectors)}
+    for path, (file, facts) in files.items():
+        for kind, screen in screens.items():
+            if kind == "symbols":
+                continue
+            for value, line in file_facts(file, facts, kind):
+                if not screen.fullmatch(value):
+                    continue
+                for detector in detectors.detectors:
+                    pattern = detector.patterns.get(kind)
+                    if pattern is not None and pattern.fullmatch(value):
+                        yield detector, ConceptEvidence(path, line, value, kind)
+    screen = screens.get("symbols")
+    if screen is None:
+        return
+    facts_by_path = {path: facts for path, (_file, facts) in files.items()}
+    for path, short, qualname, line in iter_symbols(ctx, facts_by_path):
+        if path not in files or not screen.fullmatch(short):
+            continue
+        for detector in detectors.detectors:
+            pattern = detector.patterns.get("symbols")
+            if pattern is not None and pattern.fullmatch(short):
+                yield detector, ConceptEvidence(path, line, qualname, "symbols")
+
+
+def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[tuple[str, int, str, str]]:
+    """At most ``cap`` hits, spread over files (one per file first, then a second, ...) so that one
+    file with fifty hits does not hide the other places the mechanism appears; sorted."""
+    per_file: dict[str, list[tuple[str, int, str, str]]] = collections.defaultdict(list)
+    for hit in sorted(found):
+        per_file[hit[0]].append(hit)
+    chosen: list[tuple[str, int, str, str]] = []
+    depth = 0
+    while len(chosen) < cap:
+        layer = [hits[depth] for _path, hits in sorted(per_file.items()) if len(hits) > depth]
+        if not layer:
+            break
+        chosen.extend(layer[: cap - len(chosen)])
+        depth += 1
+    return sorted(chosen)
+
+
+STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
+            scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp})

@@ -1,0 +1,40 @@
+"""Run the C/C++/CUDA step on directories without the full pipeline: for the recall benchmark,
+for tests, and for a quick look at one repository. The pipeline proper (inventory, cache, worker
+pool) lives in extractor.pipeline; this is the same scan and extract in one process."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping
+from pathlib import Path
+
+from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.cpp.parse import parse_source
+from extractor.cpp.scan import scan_cpp
+from extractor.model import Language, ParsedFile
+
+SUFFIXES = {".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP, ".cxx": Language.CPP,
+            ".h": Language.CPP, ".hh": Language.CPP, ".hpp": Language.CPP, ".hxx": Language.CPP,
+            ".inl": Language.CPP, ".cu": Language.CUDA, ".cuh": Language.CUDA}
+
+
+def scan_trees(sources: Mapping[str, Path], name: str = "system", version: str = "") -> Context:
+    """A Context whose files carry the ``cpp`` scanner's facts, one source per (label, root).
+
+    A single source may use the label "" (paths then have no prefix)."""
+    trees, files = [], []
+    for label, root in sorted(sources.items()):
+        root = Path(root)
+        trees.append(SourceTree(label, str(root), "dir", root))
+        for p in sorted(root.rglob("*")):
+            language = SUFFIXES.get(p.suffix)
+            if language is None or not p.is_file():
+                continue
+            data = p.read_bytes()
+            rel = p.relative_to(root).as_posix()
+            facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+            files.append(SourceFile(f"{label}/{rel}" if label else rel, rel, label, language,
+                                    hashlib.sha256(data).hexdigest(), len(data), {"cpp": facts},
+                                    data.count(b"\n")))
+    return Context(name, version, tuple(trees), tuple(sorted(files, key=lambda f: f.path)),
+                   ExtractOptions())

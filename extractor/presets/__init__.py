@@ -1,0 +1,93 @@
+"""Curated comparisons ("battles"): YAML presets shipped beside this module, or a user's own file.
+
+A preset names two or more systems, each a name, a version and its source specs (git URL with
+``@ref``, directory, ``pypi:name==version`` or archive, as the acquire step understands them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from pathlib import Path
+
+from extractor.datafile import load_data_file
+from extractor.errors import UserInputError
+
+PRESETS_DIR = Path(__file__).parent
+NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
+
+PRESET_SCHEMA = {
+    "name": str,
+    "title": str,
+    "description?": str,
+    "systems": [{
+        "name": str,
+        "version": str,
+        "sources": [(str, {"label": str, "spec": str})],
+    }],
+}
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class SystemSpec:
+    name: str
+    version: str
+    sources: tuple[str, ...]  # source specs, in the order the preset lists them
+    labels: tuple[str, ...] = ()  # one per source: the path prefix of that source ("" when alone)
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Preset:
+    name: str
+    title: str
+    description: str
+    systems: tuple[SystemSpec, ...]
+    path: str = ""  # the file it came from (for messages); "" for presets built in code
+
+
+def list_presets() -> tuple[Preset, ...]:
+    """The presets shipped with archdiff, sorted by name."""
+    return tuple(sorted((load_preset(p) for p in PRESETS_DIR.glob("*.yaml")), key=lambda p: p.name))
+
+
+def load_preset(name_or_path: str | Path) -> Preset:
+    """A shipped preset by name (``vllm-vs-triton``) or a user's preset file by path."""
+    path = Path(name_or_path)
+    looks_like_name = NAME.fullmatch(str(name_or_path)) and path.suffix not in (".yaml", ".yml")
+    if looks_like_name and not path.exists():
+        path = PRESETS_DIR / f"{name_or_path}.yaml"
+        if not path.exists():
+            known = ", ".join(sorted(p.stem for p in PRESETS_DIR.glob("*.yaml")))
+            raise UserInputError(f"no preset named {str(name_or_path)!r}; known presets: {known} "
+                                 f"(or pass the path of a preset YAML file)")
+    data = load_data_file(path, PRESET_SCHEMA)
+    file = path.name
+    if not NAME.fullmatch(data["name"]):
+        raise UserInputError(f"{file}: name: {data['name']!r} must be lower-case letters, digits, '.', '_' or '-'")
+    if len(data["systems"]) < 2:
+        raise UserInputError(f"{file}: systems: a preset compares at least two systems, found {len(data['systems'])}")
+    systems = []
+    for i, entry in enumerate(data["systems"]):
+        if not entry["sources"]:
+            raise UserInputError(f"{file}: systems[{i}].sources: at least one source spec is needed")
+        specs, labels = [], []
+        for j, source in enumerate(entry["sources"]):
+            spec, label = (source, "") if isinstance(source, str) else (source["spec"], source["label"])
+            if not spec.strip():
+                raise UserInputError(f"{file}: systems[{i}].sources[{j}]: empty source spec")
+            specs.append(spec)
+            labels.append(label or (default_label(spec) if len(entry["sources"]) > 1 else ""))
+        if len(set(labels)) != len(labels):
+            raise UserInputError(f"{file}: systems[{i}].sources: labels must differ between sources "
+                                 f"(got {', '.join(labels)}); give each a label")
+        systems.append(SystemSpec(entry["name"], entry["version"], tuple(specs), tuple(labels)))
+    return Preset(data["name"], data["title"], data.get("description", "").strip(), tuple(systems), str(path))
+
+
+def default_label(spec: str) -> str:
+    """A path prefix for one source of a multi-source system: the repository or package name."""
+    base = spec.split("@", 1)[0] if "://" in spec or spec.startswith("git@") else spec
+    if base.startswith("pypi:"):
+        return re.split(r"[=<>!~]", base[5:], maxsplit=1)[0]
+    tail = base.rstrip("/").rsplit("/", 1)[-1]
+    return tail.removesuffix(".git") or spec

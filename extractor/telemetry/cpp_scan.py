@@ -1,0 +1,286 @@
+"""Per-file scanner for prometheus-cpp builder chains (tree-sitter syntax trees).
+
+Only chains that start at ``BuildCounter()``/``BuildGauge()``/``BuildHistogram()``/``BuildSummary()``
+(qualified ``prometheus::`` or bare where the file names prometheus, e.g. after
+``using namespace prometheus``) are read: ``.Name(...)`` on any other builder (a protobuf message
+builder, a model config) is not a metric. Names may be string literals, literal concatenations,
+or constants defined in the file (``constexpr char kX[] = "..."``, ``const std::string kX("...")``,
+``#define X "..."``); a constant from another file is left for the extract step to resolve.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from extractor.model import ParsedFile
+
+BUILDERS = {
+    "BuildCounter": "counter",
+    "BuildGauge": "gauge",
+    "BuildHistogram": "histogram",
+    "BuildSummary": "summary",
+}
+
+_ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "0": "\0", "r": "\r"}
+
+
+def scan_cpp_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
+    data = parsed.data
+    if b"Build" not in data and b"prometheus" not in data and b"metric" not in data.lower():
+        return None
+    tree = parsed.tree
+    if tree is None:
+        from extractor.cpp.parse import parse_source
+
+        tree = parse_source(data, parsed.language)
+    root = tree.root_node
+    constants = _read_constants(root)
+    metrics: list[dict[str, Any]] = []
+    chains = []
+    names_prometheus = b"prometheus" in data
+    for call in _walk(root, "call_expression"):
+        builder = _builder_kind(call, names_prometheus)
+        if builder:
+            chains.append((call, builder))
+    adds = _read_adds(root)
+    for call, builder in chains:
+        metrics.append(_read_chain(call, builder, constants, adds))
+    facts: dict[str, Any] = {}
+    if metrics:
+        facts["metrics"] = metrics
+    if constants and (names_prometheus or b"metric" in data.lower()):
+        facts["constants"] = constants
+    return facts or None
+
+
+def _walk(node, node_type: str):
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if current.type == node_type:
+            yield current
+        stack.extend(reversed(current.children))
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _builder_kind(call, names_prometheus: bool) -> str | None:
+    function = call.child_by_field_name("function")
+    if function is None:
+        return None
+    if function.type == "qualified_identifier":
+        text = _text(function).replace(" ", "")
+        head, _, last = text.rpartition("::")
+        if last in BUILDERS and head.lstrip(":") in ("prometheus", ""):
+            return BUILDERS[last]
+        return None
+    if function.type == "identifier" and names_prometheus:
+        return BUILDERS.get(_text(function))
+    return None
+
+
+def _literal(node) -> str | None:
+    """The value of a string literal or adjacent-literal concatenation; None for anything else."""
+    if node.type == "string_literal":
+        out = []
+        for child in node.named_children:
+            if child.type == "string_content":
+                out.append(_text(child))
+            elif child.type == "escape_sequence":
+                seq = _text(child)[1:]
+                out.append(_ESCAPES.get(seq, seq))
+        return "".join(out)
+    if node.type == "raw_string_literal":
+        match = re.match(r'R"([^(]*)\((.*)\)\1"$', _text(node), re.S)
+        return match.group(2) if match else None
+    if node.type == "concatenated_string":
+        parts = [_literal(c) for c in node.named_children]
+        return None if any(p is None for p in parts) else "".join(parts)
+    return None
+
+
+def _read_constants(root) -> dict[str, str]:
+    """File-level (and namespace-level) string constants by their unqualified name."""
+    constants: dict[str, str] = {}
+    for define in _walk(root, "preproc_def"):
+        name, value = define.child_by_field_name("name"), define.child_by_field_name("value")
+        if name is not None and value is not None:
+            match = re.fullmatch(r'\s*"((?:[^"\\]|\\.)*)"\s*', _text(value))
+            if match:
+                constants[_text(name)] = match.group(1)
+    for declarator in _walk(root, "init_declarator"):
+        target = declarator.child_by_field_name("declarator")
+        value = declarator.child_by_field_name("value")
+        if target is None or value is None or _inside_function(declarator):
+            continue  # a local in some function body is not a constant other code can name
+        while target is not None and target.type in ("array_declarator", "pointer_declarator",
+                                                     "reference_declarator"):
+            target = target.child_by_field_name("declarator") or (
+                target.named_children[0] if target.named_children else None)
+        if target is None or target.type != "identifier":
+            continue
+        if value.type in ("argument_list", "initializer_list") and len(value.named_children) == 1:
+            value = value.named_children[0]
+        literal = _literal(value)
+        if literal is not None:
+            constants[_text(target)] = literal
+    return dict(sorted(constants.items()))
+
+
+def _inside_function(node) -> bool:
+    parent = node.parent
+    while parent is not None:
+        if parent.type in ("function_definition", "lambda_expression"):
+            return True
+        parent = parent.parent
+    return False
+
+
+def _chain_methods(call) -> tuple[list[tuple[str, Any]], Any]:
+    """``[(method, argument_list), ...]`` following the builder call, and the outermost call."""
+    methods: list[tuple[str, Any]] = []
+    current = call
+    while True:
+        parent = current.parent
+        if parent is None or parent.type != "field_expression":
+            break
+        field = parent.child_by_field_name("field")
+        outer = parent.parent
+        if field is None or outer is None or outer.type != "call_expression":
+            break
+        methods.append((_text(field), outer.child_by_field_name("arguments")))
+        current = outer
+    return methods, current
+
+
+def _holder(outer) -> str:
+    """The variable or member the registered family is stored in, for later ``.Add`` calls."""
+    node = outer.parent
+    while node is not None and node.type in ("pointer_expression", "parenthesized_expression",
+                                             "cast_expression", "call_expression", "argument_list"):
+        if node.type == "argument_list" and node.parent is not None and node.parent.type == "field_initializer":
+            node = node.parent
+            break
+        node = node.parent
+    if node is None:
+        return ""
+    if node.type == "field_initializer":
+        for child in node.named_children:
+            if child.type == "field_identifier":
+                return _text(child)
+    if node.type == "init_declarator":
+        target = node.child_by_field_name("declarator")
+        while target is not None and target.type != "identifier" and target.named_children:
+            target = target.named_children[0]
+        return _text(target) if target is not None else ""
+    if node.type == "assignment_expression":
+        left = node.child_by_field_name("left")
+        return _text(left).split("->")[-1].split(".")[-1] if left is not None else ""
+    return ""
+
+
+def _read_adds(root) -> dict[str, list[dict[str, Any]]]:
+    """``family.Add({labels}, BucketBoundaries{...})`` calls by the family's variable name."""
+    adds: dict[str, list[dict[str, Any]]] = {}
+    for call in _walk(root, "call_expression"):
+        function = call.child_by_field_name("function")
+        if function is None or function.type != "field_expression":
+            continue
+        field = function.child_by_field_name("field")
+        if field is None or _text(field) != "Add":
+            continue
+        target = function.child_by_field_name("argument")
+        if target is None:
+            continue
+        name = _text(target).split("->")[-1].split(".")[-1]
+        arguments = call.child_by_field_name("arguments")
+        args = arguments.named_children if arguments is not None else []
+        entry: dict[str, Any] = {"line": call.start_point[0] + 1, "labels": [], "buckets": None}
+        if args:
+            entry["labels"] = _label_keys(args[0])
+        if len(args) > 1:
+            entry["buckets"] = _numbers(args[1])
+        adds.setdefault(name, []).append(entry)
+    return adds
+
+
+def _label_keys(node) -> list[str]:
+    keys: list[str] = []
+    if node.type == "initializer_list":
+        for pair in node.named_children:
+            if pair.type == "initializer_list" and pair.named_children:
+                key = _literal(pair.named_children[0])
+                if key is not None:
+                    keys.append(key)
+    return keys
+
+
+def _numbers(node) -> list[float] | None:
+    """Numbers of ``BucketBoundaries{...}``, ``std::vector<double>{...}`` or a bare ``{...}``."""
+    if node.type == "compound_literal_expression":
+        node = node.child_by_field_name("value") or node.named_children[-1]
+    elif node.type == "call_expression":
+        arguments = node.child_by_field_name("arguments")
+        node = arguments.named_children[0] if arguments is not None and len(arguments.named_children) == 1 else node
+    if node.type != "initializer_list":
+        return None
+    values: list[float] = []
+    for child in node.named_children:
+        text = _text(child).replace("'", "")
+        try:
+            values.append(float(text.rstrip("fFlLuU") if not text.lower().startswith("0x") else int(text, 16)))
+        except ValueError:
+            if child.type == "initializer_list":  # Summary::Quantiles{{0.5, 0.05}, ...}
+                inner = _numbers(child)
+                if inner:
+                    values.append(inner[0])
+                    continue
+            return None
+    return values
+
+
+def _argument_value(arguments, constants: dict[str, str]) -> dict[str, Any]:
+    args = arguments.named_children if arguments is not None else []
+    if not args:
+        return {"value": None, "text": ""}
+    node = args[0]
+    literal = _literal(node)
+    if literal is not None:
+        return {"value": literal, "text": _text(node)}
+    text = _text(node)
+    identifier = text.split("::")[-1].strip()
+    if node.type in ("identifier", "qualified_identifier") and identifier in constants:
+        return {"value": constants[identifier], "text": text, "constant": identifier}
+    if node.type in ("identifier", "qualified_identifier"):
+        return {"value": None, "text": text, "constant": identifier}
+    return {"value": None, "text": text}
+
+
+def _read_chain(call, builder: str, constants: dict[str, str],
+                adds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    methods, outer = _chain_methods(call)
+    fact: dict[str, Any] = {"type": builder, "line": call.start_point[0] + 1, "labels": [],
+                            "registered": False}
+    for method, arguments in methods:
+        if method == "Name":
+            fact["name"] = _argument_value(arguments, constants)
+        elif method == "Help":
+            fact["help"] = _argument_value(arguments, constants)
+        elif method == "Labels" and arguments is not None and arguments.named_children:
+            fact["labels"] = _label_keys(arguments.named_children[0])
+        elif method == "Register":
+            fact["registered"] = True
+    holder = _holder(outer)
+    fact["holder"] = holder
+    extra_labels: list[str] = []
+    buckets: list[float] | None = None
+    for add in adds.get(holder, []) if holder else []:
+        extra_labels.extend(add["labels"])
+        if add["buckets"] is not None and buckets is None:
+            buckets = add["buckets"]
+    fact["add_labels"] = sorted(set(extra_labels))
+    fact["buckets"] = buckets
+    return fact

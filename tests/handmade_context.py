@@ -1,0 +1,100 @@
+"""Build an extraction Context by hand, standing in for the pipeline and graph steps in tests.
+
+Parses files with the stdlib ``ast`` and ``extractor.cpp.parse``, runs the concepts scanners, and adds
+module/file nodes with ``imports``/``includes`` edges the way the graph steps name them
+(``py:<module>``, ``file:<path>``)."""
+
+from __future__ import annotations
+
+import ast
+import functools
+import hashlib
+from pathlib import Path
+
+from extractor.concepts import STEP as CONCEPTS_STEP
+from extractor.concepts import imported_modules, module_name
+from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.cpp.parse import parse_source
+from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, ParsedFile
+
+SUFFIXES = {".py": Language.PYTHON, ".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP,
+            ".cxx": Language.CPP, ".h": Language.CPP, ".hh": Language.CPP, ".hpp": Language.CPP,
+            ".hxx": Language.CPP, ".inl": Language.CPP, ".cu": Language.CUDA, ".cuh": Language.CUDA}
+
+
+def parse(data: bytes, language: Language):
+    if language is Language.PYTHON:
+        try:
+            return ast.parse(data)
+        except (SyntaxError, ValueError):
+            return None
+    return parse_source(data, language)
+
+
+def build_context(sources: dict[str, Path], *, subdirs: tuple[str, ...] = (), options: dict | None = None,
+                  with_graph: bool = True) -> Context:
+    """``sources`` maps a label ("" for a single source) to a root directory. ``subdirs`` limits the
+    walk to those top-level directories of each root."""
+    trees, files = [], []
+    for label, root in sorted(sources.items()):
+        root = Path(root)
+        trees.append(SourceTree(label=label, spec=str(root), kind="dir", root=root))
+        tops = [root / s for s in subdirs] if subdirs else [root]
+        for top in tops:
+            for path in sorted(top.rglob("*")):
+                language = SUFFIXES.get(path.suffix)
+                if language is None or not path.is_file():
+                    continue
+                data = path.read_bytes()
+                rel = path.relative_to(root).as_posix()
+                facts = {}
+                scanner = CONCEPTS_STEP.scanners.get(language)
+                tree = parse(data, language)
+                if scanner and tree is not None:
+                    facts[CONCEPTS_STEP.name] = scanner(ParsedFile(language, data, tree))
+                files.append(SourceFile(
+                    path=f"{label}/{rel}" if label else rel, rel=rel, source=label, language=language,
+                    sha256=hashlib.sha256(data).hexdigest(), size=len(data), facts=facts,
+                    lines=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)))
+    files.sort(key=lambda f: f.path)
+    ctx = Context(name="test", version="0", sources=tuple(trees), files=tuple(files),
+                  options=ExtractOptions(extra=options or {}))
+    if with_graph:
+        ctx.results.update(module_graph(files))
+    return ctx
+
+
+def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
+    """Module/file nodes and import/include edges, as the python and cpp steps will provide them."""
+    py_nodes, py_edges, cpp_nodes, cpp_edges = [], [], [], []
+    modules = {}
+    for f in files:
+        if f.language is Language.PYTHON:
+            name = module_name(f.rel)
+            modules[name] = f"py:{name}"
+            py_nodes.append(Node(f"py:{name}", NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path, 0))
+        else:
+            cpp_nodes.append(Node(f"file:{f.path}", NodeKind.FILE, f.rel.rsplit("/", 1)[-1], f.path, "cpp", f.path, 0))
+    by_suffix = {f.rel: f.path for f in files if f.language is not Language.PYTHON}
+    for f in files:
+        facts = f.facts.get("concepts") or {}
+        if f.language is Language.PYTHON:
+            src = f"py:{module_name(f.rel)}"
+            for module, name, line in imported_modules(f.rel, facts):
+                for target in (f"{module}.{name}", module):
+                    if target in modules and modules[target] != src:
+                        py_edges.append(Edge(src, modules[target], EdgeKind.IMPORTS, f.path, line))
+                        break
+        else:
+            for header, line in facts.get("includes", ()):
+                hits = [p for rel, p in by_suffix.items() if rel == header or rel.endswith("/" + header)]
+                if len(hits) == 1:
+                    cpp_edges.append(Edge(f"file:{f.path}", f"file:{hits[0]}", EdgeKind.INCLUDES, f.path, line))
+    return {"python": Contribution(nodes=tuple(sorted(py_nodes)), edges=tuple(sorted(set(py_edges)))),
+            "cpp": Contribution(nodes=tuple(sorted(cpp_nodes)), edges=tuple(sorted(set(cpp_edges))))}
+
+
+@functools.cache
+def build_real_context(root: str) -> Context:
+    """One hand-built Context per real tree per test session (parsing ~2,000 files takes a while)."""
+    return build_context({"": Path(root)})

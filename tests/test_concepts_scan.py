@@ -1,0 +1,128 @@
+"""The per-file scanners: facts resolved through imports, never raw text."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from extractor.concepts.scan import scan_cpp, scan_python
+from extractor.cpp.parse import parse_source
+from extractor.model import Language, ParsedFile
+
+
+def python_facts(source: str) -> dict:
+    data = textwrap.dedent(source).encode()
+    return scan_python(ParsedFile(Language.PYTHON, data, ast.parse(data)))
+
+
+def cpp_facts(source: str, language: Language = Language.CPP) -> dict:
+    data = textwrap.dedent(source).encode()
+    return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+
+
+def test_from_import_resolves_the_called_name():
+    facts = python_facts("""\
+        from heapq import heappush as push
+        import torch.distributed as dist
+        import queue
+
+        def f(h, t):
+            push(h, 1)
+            dist.all_reduce(t)
+            return queue.PriorityQueue()
+        """)
+    assert ["heapq.heappush", 6] in facts["names"]
+    assert ["torch.distributed.all_reduce", 7] in facts["names"]
+    assert ["queue.PriorityQueue", 8] in facts["names"]
+    # the maximal chain only: not "torch.distributed" on its own at line 7
+    assert ["torch.distributed", 7] not in facts["names"]
+
+
+def test_relative_imports_keep_their_level_for_the_extractor():
+    facts = python_facts("""\
+        from ..core.block_pool import BlockPool
+        from . import utils
+
+        class Pool(BlockPool):
+            pass
+        """)
+    assert ["core.block_pool", "BlockPool", 2, 1] in facts["imports"]
+    assert ["", "utils", 1, 2] in facts["imports"]
+    assert ["Pool", "class", 4, ["..core.block_pool.BlockPool"]] in facts["defs"]
+
+
+def test_keywords_method_calls_attrs_and_strings():
+    facts = python_facts('''\
+        """Docstrings are not strings worth matching: /dev/shm."""
+        import torch
+
+        def stage(self, n, flag):
+            a = torch.zeros(n, pin_memory=True)
+            b = torch.zeros(n, pin_memory=flag)
+            c = torch.zeros(n, pin_memory=False)
+            self.cache.pin_memory()
+            path = "/dev/shm"
+            return self.max_num_batched_tokens
+        ''')
+    keywords = {tuple(k) for k in facts["keywords"]}
+    assert ("pin_memory=True", 5) in keywords
+    assert ("pin_memory=...", 6) in keywords
+    assert ("pin_memory=False", 7) in keywords
+    assert ["pin_memory", 8] in facts["calls"]
+    assert facts["strings"] == [["/dev/shm", 9]]
+    assert ["max_num_batched_tokens", 10] in facts["attrs"]
+
+
+def test_methods_are_qualified_by_their_class():
+    facts = python_facts("""\
+        class Scheduler:
+            def schedule(self):
+                pass
+
+        async def serve():
+            pass
+        """)
+    assert facts["defs"] == [["Scheduler", "class", 1, []], ["Scheduler.schedule", "function", 2, []],
+                             ["serve", "function", 5, []]]
+
+
+def test_cpp_names_drop_template_arguments_and_keep_scope():
+    facts = cpp_facts("""\
+        #include <queue>
+        #include "core/memory.h"
+        namespace mini {
+        struct Slot : public Base<int>, Other { int x; };
+        int f(std::priority_queue<int>& q, void* p) {
+          cudaIpcMemHandle_t h;
+          cudaIpcGetMemHandle(&h, p);
+          q.push(1);
+          const char* root = "/dev/shm";
+          return 0;
+        }
+        }
+        """)
+    assert facts["includes"] == [["core/memory.h", 2], ["queue", 1]]
+    assert ["std::priority_queue", 5] in facts["names"]
+    assert ["cudaIpcGetMemHandle", 7] in facts["names"]
+    assert ["push", 8] in facts["calls"]
+    assert ["/dev/shm", 9] in facts["strings"]
+    assert ["mini::Slot", "struct", 4, ["Base", "Other"]] in facts["defs"]
+    assert ["mini::f", "function", 5, []] in facts["defs"]
+
+
+def test_cuda_global_functions_are_kernels():
+    facts = cpp_facts("""\
+        template <typename T>
+        __global__ void scale_kernel(T* x) { x[threadIdx.x] *= 2; }
+        void launch(float* x) { scale_kernel<<<1, 32>>>(x); }
+        """, Language.CUDA)
+    kinds = {d[0]: d[1] for d in facts["defs"]}
+    assert kinds == {"scale_kernel": "kernel", "launch": "function"}
+
+
+def test_scanner_output_does_not_depend_on_anything_but_the_bytes():
+    source = "from heapq import heappush\nheappush([], 1)\n"
+    assert python_facts(source) == python_facts(source)
+    # without a stdlib tree the scanner parses the bytes itself; unparseable bytes give no facts
+    assert scan_python(ParsedFile(Language.PYTHON, source.encode(), None)) == python_facts(source)
+    assert scan_python(ParsedFile(Language.PYTHON, b"def (:\n", None)) is None

@@ -1,0 +1,107 @@
+"""`binds` edges from Python call sites to C++ registrations (hand-built call sites)."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.bindings import CallSite, bind_call_sites, extract_bindings
+from extractor.context import Context, ExtractOptions
+from extractor.cpp import extract_cpp_graph
+from extractor.cpp.standalone import scan_trees
+from extractor.model import Contribution, EdgeKind
+
+from tests.conftest import FIXTURES
+
+
+@pytest.fixture(scope="module")
+def torch_cpp() -> Contribution:
+    return extract_cpp_graph(scan_trees({"": FIXTURES / "torch_ops_like"}))
+
+
+def site(callee: str, caller: str = "py:pkg._custom_ops.f", line: int = 1) -> CallSite:
+    return CallSite(caller, callee, "pkg/_custom_ops.py", line)
+
+
+def targets(result: Contribution, callee: str) -> set[str]:
+    return {b.target for b in result.extra["bindings"] if b.callee == callee}
+
+
+def bind(cpp: Contribution, *sites: CallSite) -> Contribution:
+    return bind_call_sites(sites, cpp.extra["op_registrations"], cpp.extra["pybind_bindings"])
+
+
+@pytest.mark.parametrize(("callee", "expected"), [
+    ("torch.ops._C.paged_attention_v1", {"cpp:paged_attention_v1"}),
+    ("torch.ops._C.rms_norm", {"cpp:rms_norm"}),
+    # the library suffix picks the `_cache_ops` library
+    ("torch.ops._C_cache_ops.reshape_and_cache", {"cpp:reshape_and_cache"}),
+    ("torch.ops._C_cache_ops.swap_blocks", {"cpp:swap_blocks"}),
+    # def in the bindings file, impl registered from a kernel file with TORCH_LIBRARY_IMPL_EXPAND
+    ("torch.ops._C.gemm_schema_only", {"cpp:gemm_schema_only"}),
+    ("torch.ops._C.gemm_schema_only.default", {"cpp:gemm_schema_only"}),
+    # the same op name in two extensions: the directory of the registration decides
+    ("torch.ops._moe_C.shuffle_rows", {"cpp:moe_shuffle_rows"}),
+    ("torch.ops._C.shuffle_rows", {"cpp:shuffle_rows"}),
+    ("torch.ops._moe_C.topk_softmax", {"cpp:topk_softmax"}),
+    # a literal namespace, implementation given to def()
+    ("torch.ops.my_ext.twice", {"cpp:custom::twice"}),
+    # not registered in this system, or the wrong library
+    ("torch.ops._C.not_registered", set()),
+    ("torch.ops.aten.mm", set()),
+    ("torch.ops._C.reshape_and_cache", set()),
+    ("torch.ops.my_ext.rms_norm", set()),
+])
+def test_torch_op_calls_bind_to_the_registered_implementation(torch_cpp, callee, expected):
+    result = bind(torch_cpp, site(callee), site("torch.ops._moe_C.topk_softmax", line=2))
+    assert targets(result, callee) == expected
+
+
+def test_edges_go_from_the_calling_function_and_say_how_they_were_found(torch_cpp):
+    result = bind(torch_cpp,
+                  site("torch.ops._C_cache_ops.reshape_and_cache", "py:pkg.attn.Backend.forward", 40),
+                  site("torch.ops.my_ext.twice", "py:pkg.ext.twice", 7),
+                  site("torch.ops._C.unknown_op", "py:pkg.ext.g", 9))
+    edges = {(e.source, e.target, e.kind, e.line) for e in result.edges}
+    assert edges == {("py:pkg.attn.Backend.forward", "cpp:reshape_and_cache", EdgeKind.BINDS, 40),
+                     ("py:pkg.ext.twice", "cpp:custom::twice", EdgeKind.BINDS, 7)}
+    how = {b.callee: (b.namespace, b.registered_at, b.dispatch) for b in result.extra["bindings"]}
+    assert how["torch.ops._C_cache_ops.reshape_and_cache"] == ("inferred", "csrc/torch_bindings.cpp:37",
+                                                               "torch::kCUDA")
+    assert how["torch.ops.my_ext.twice"] == ("read", "csrc/custom/literal_ns.cpp:12", "")
+    assert result.stats["torch_op_calls"] == 3
+    assert result.stats["torch_op_calls_bound"] == 2
+    assert result.stats["torch_op_calls_unregistered"] == 1
+
+
+def test_the_bound_cpp_function_leads_on_to_its_kernel(torch_cpp):
+    result = bind(torch_cpp, site("torch.ops._C.paged_attention_v1"))
+    (target,) = targets(result, "torch.ops._C.paged_attention_v1")
+    launches = {(e.source, e.target) for e in torch_cpp.edges if e.kind is EdgeKind.LAUNCHES}
+    # the launch is written inside a macro that the function invokes
+    assert (target, "cpp:vllm_like::paged_attention_v1_kernel") in launches
+
+
+def test_pybind11_module_functions_classes_and_methods():
+    cpp = extract_cpp_graph(scan_trees({
+        "server": FIXTURES / "triton_like" / "server", "core": FIXTURES / "triton_like" / "core"}))
+    sites = [CallSite("py:tritonfrontend.app.main", callee, "tritonfrontend/app.py", n)
+             for n, callee in enumerate([
+                 "tritonfrontend._c.tritonfrontend_bindings.version",
+                 "tritonfrontend._c.tritonfrontend_bindings.TritonFrontendHttp",
+                 "tritonfrontend._c.tritonfrontend_bindings.TritonFrontendHttp.start",
+                 "tritonfrontend._c.other_module.version",
+             ], start=1)]
+    result = bind(cpp, *sites)
+    assert {(e.target, e.line) for e in result.edges} == {
+        ("cpp:triton::server::python::FrontendVersion", 1),
+        ("cpp:triton::server::HTTPServer", 2),
+        ("cpp:triton::server::HTTPServer::Start", 3)}
+
+
+def test_extract_bindings_reads_earlier_steps_from_the_context(torch_cpp):
+    python = Contribution(extra={"call_sites": (site("torch.ops._C.rms_norm", "py:pkg.layers.norm"),)})
+    ctx = Context("x", "1", (), (), ExtractOptions(), results={"python": python, "cpp": torch_cpp})
+    result = extract_bindings(ctx)
+    assert [(e.source, e.target) for e in result.edges] == [("py:pkg.layers.norm", "cpp:rms_norm")]
+    empty = extract_bindings(Context("x", "1", (), (), ExtractOptions(), results={}))
+    assert empty.edges == ()

@@ -1,0 +1,177 @@
+"""The C/C++/CUDA graph of a handwritten multi-repository system (fixtures/triton_like)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from extractor.cpp import build_cpp_graph, extract_cpp_graph, scan_cpp
+from extractor.cpp.parse import parse_source
+from extractor.cpp.standalone import scan_trees
+from extractor.model import Contribution, EdgeKind, Language, NodeKind, ParsedFile, Severity, to_jsonable
+
+from tests.conftest import FIXTURES
+
+TRITON_LIKE = FIXTURES / "triton_like"
+REPOS = {"common": TRITON_LIKE / "common", "core": TRITON_LIKE / "core", "server": TRITON_LIKE / "server"}
+
+
+@pytest.fixture(scope="module")
+def graph() -> Contribution:
+    return extract_cpp_graph(scan_trees(REPOS, name="triton-like"))
+
+
+def node(graph: Contribution, node_id: str):
+    hits = [n for n in graph.nodes if n.id == node_id]
+    assert hits, f"no node {node_id}"
+    return hits[0]
+
+
+def edges(graph: Contribution, kind: EdgeKind) -> set[tuple[str, str]]:
+    return {(e.source, e.target) for e in graph.edges if e.kind is kind}
+
+
+def test_includes_resolve_across_repositories(graph):
+    includes = edges(graph, EdgeKind.INCLUDES)
+    # core -> common, by the include path "triton/common/logging.h"
+    assert ("file:core/src/dynamic_batch_scheduler.h", "file:common/include/triton/common/logging.h") in includes
+    # server -> core's public header
+    assert ("file:server/src/http_server.h", "file:core/include/triton/core/tritonserver.h") in includes
+    # relative to the including file first
+    assert ("file:server/src/grpc/grpc_server.h", "file:server/src/shared_memory_manager.h") in includes
+    assert ("file:core/src/server.cc", "file:core/src/server.h") in includes
+    # system headers are counted, never nodes
+    assert graph.stats["includes_unresolved_angle"] > 0
+    assert not [n for n in graph.nodes if n.id.startswith("file:") and n.name in ("string", "memory")]
+    # Quoted includes of libraries and generated code outside the system stay unresolved and
+    # counted: metrics.h's five prometheus-cpp headers and metrics.cc's model_config.pb.h.
+    assert graph.stats.get("includes_unresolved_quoted", 0) == 6
+
+
+def test_extern_c_api_behind_export_macro_is_a_node_at_its_definition(graph):
+    new = node(graph, "cpp:TRITONSERVER_ServerNew")
+    assert new.kind is NodeKind.FUNCTION
+    assert (new.path, new.line) == ("core/src/tritonserver.cc", 20)
+    assert "declaration" not in new.tags
+    assert new.doc == "Create a server from options. The caller owns the returned server."  # header's
+    for api in ("TRITONSERVER_ServerDelete", "TRITONSERVER_ServerIsReady", "TRITONSERVER_ErrorMessage"):
+        assert node(graph, f"cpp:{api}").path == "core/src/tritonserver.cc"
+    # declaration and definition are one node, both sites kept
+    sites = [(s.path, s.is_definition) for s in graph.extra["definition_sites"] if s.node == new.id]
+    assert sorted(sites) == [("core/include/triton/core/tritonserver.h", False), ("core/src/tritonserver.cc", True)]
+
+
+def test_export_macro_defined_in_an_included_header_needs_the_second_pass(graph):
+    sink = node(graph, "cpp:triton::core::LogSink")
+    assert (sink.path, sink.line, sink.kind) == ("core/src/log_sink.h", 11, NodeKind.CLASS)
+    assert ("cpp:triton::core::LogSink", "cpp:triton::core::LogSink::Write") in edges(graph, EdgeKind.CONTAINS)
+    assert ("cpp:triton::core::LogSink::Write", "cpp:triton::common::LogMessage") in edges(graph, EdgeKind.CALLS)
+    assert graph.stats["files_rescanned_for_macros"] >= 2  # log_sink.h and common/src/logging.cc
+    logger = node(graph, "cpp:triton::common::GlobalLogger")
+    assert (logger.path, logger.line, logger.kind) == ("common/src/logging.cc", 31, NodeKind.FUNCTION)
+    # the control: the header alone, without the macro from the other repository, shows no class
+    data = (TRITON_LIKE / "core/src/log_sink.h").read_bytes()
+    alone = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert "triton::core::LogSink" not in {d["qual"] for d in alone["defs"]}
+
+
+def test_out_of_line_methods_are_attached_to_their_class(graph):
+    contains = edges(graph, EdgeKind.CONTAINS)
+    cls = "cpp:triton::core::DynamicBatchScheduler"
+    for method in ("Create", "Enqueue", "GetDynamicBatch", "~DynamicBatchScheduler", "DynamicBatchScheduler",
+                   "BatcherThread"):  # BatcherThread is defined as triton::core::...::BatcherThread at global scope
+        m = node(graph, f"{cls}::{method}")
+        assert m.kind is NodeKind.METHOD
+        assert m.path == "core/src/dynamic_batch_scheduler.cc"
+        assert (cls, m.id) in contains
+    # a namespace-relative qualifier reaches the class through the enclosing namespaces
+    assert node(graph, "cpp:triton::server::HTTPAPIServer::HandleInfer").kind is NodeKind.METHOD
+    assert ("cpp:triton::core", cls) in contains
+    assert ("file:core/src/dynamic_batch_scheduler.h", cls) in contains
+
+
+def test_both_branches_of_ifdef_are_nodes(graph):
+    cls = "cpp:triton::core::DynamicBatchScheduler"
+    assert node(graph, f"{cls}::PinBatchBuffers").line == 89
+    assert node(graph, f"{cls}::CopyBatchOnHost").line == 95
+    assert node(graph, "cpp:triton::server::SharedMemoryManager::RegisterCUDASharedMemory").path == \
+        "server/src/shared_memory_manager.cc"
+
+
+def test_inheritance_resolves_known_bases_and_marks_external_ones(graph):
+    inherits = edges(graph, EdgeKind.INHERITS)
+    assert ("cpp:triton::core::DynamicBatchScheduler", "cpp:triton::core::Scheduler") in inherits
+    assert ("cpp:triton::server::HTTPAPIServer", "cpp:triton::server::HTTPServer") in inherits
+    assert ("cpp:triton::server::grpc::InferHandler", "cpp:triton::server::grpc::HandlerBase") in inherits
+    assert ("cpp:triton::server::grpc::InferHandler", "cpp:std::enable_shared_from_this") in inherits
+    assert node(graph, "cpp:std::enable_shared_from_this").kind is NodeKind.EXTERNAL
+
+
+def test_kernels_device_functions_and_launches(graph):
+    gather = node(graph, "cpp:triton::core::GatherRowsKernel")  # behind __launch_bounds__(256)
+    scatter = node(graph, "cpp:triton::core::ScatterRowsKernel")
+    assert gather.kind is scatter.kind is NodeKind.KERNEL
+    assert "template" in scatter.tags and "kernel" in scatter.tags
+    assert gather.language == "cuda"
+    assert "device" in node(graph, "cpp:triton::core::ScaleElement").tags
+    launches = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launches == {("cpp:triton::core::LaunchGatherRows", "cpp:triton::core::GatherRowsKernel", 39),
+                        ("cpp:triton::core::LaunchGatherRows", "cpp:triton::core::ScatterRowsKernel", 40)}
+
+
+def test_calls_resolve_through_namespaces_and_across_repositories(graph):
+    calls = edges(graph, EdgeKind.CALLS)
+    assert ("cpp:triton::core::InferenceServer::Init", "cpp:triton::core::DynamicBatchScheduler::Create") in calls
+    assert ("cpp:triton::core::InferenceServer::Init", "cpp:triton::common::LogMessage") in calls
+    assert ("cpp:triton::server::HTTPAPIServer::HandleServerReady", "cpp:TRITONSERVER_ServerIsReady") in calls
+    assert ("cpp:triton::server::SharedMemoryManager::RegisterSystemSharedMemory",
+            "cpp:triton::server::OpenSharedMemoryRegion") in calls
+    # calls through objects of unknown type are not guessed
+    assert not [c for c in calls if c[1].endswith("::Process") and c[0].endswith("Server::Start")]
+
+
+def test_node_kinds_and_file_nodes(graph):
+    kinds = {n.kind for n in graph.nodes}
+    assert kinds >= {NodeKind.FILE, NodeKind.NAMESPACE, NodeKind.CLASS, NodeKind.STRUCT, NodeKind.ENUM,
+                     NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL, NodeKind.EXTERNAL}
+    files = {n.id for n in graph.nodes if n.kind is NodeKind.FILE}
+    assert len(files) == graph.stats["files"] == 23  # 21 C++/CUDA files + the telemetry metrics.cc/.h
+    assert "file:core/src/cuda_memory_kernels.cu" in files
+    assert node(graph, "cpp:triton::server::SharedMemoryManager::SharedMemoryInfo").kind is NodeKind.STRUCT
+    assert node(graph, "cpp:triton::common::LogLevel").kind is NodeKind.ENUM
+
+
+def test_parse_errors_and_macro_definitions_become_diagnostics(graph):
+    errors = [d for d in graph.diagnostics if d.code == "parse-errors"]
+    assert [(d.path, d.line, d.severity) for d in errors] == [
+        ("server/src/command_line_parser.cc", 20, Severity.INFO)]
+    assert errors[0].message.startswith("1 ERROR node(s)")
+    assert graph.stats["error_nodes"] == 1
+    macros = [(d.path, d.line) for d in graph.diagnostics if d.code == "macro-definitions"]
+    assert macros == [("server/src/command_line_parser.cc", 7)]
+    # what follows the unparsable region is still a node
+    assert node(graph, "cpp:triton::server::ParseCommandLine").line == 28
+
+
+def test_pybind_registrations_resolve_to_cpp_symbols(graph):
+    got = {(b.kind, b.owner, b.name, b.target) for b in graph.extra["pybind_bindings"]}
+    assert got == {
+        ("def", "", "version", "cpp:triton::server::python::FrontendVersion"),
+        # a lambda binds to what it wraps, not to the error-check helper beside it
+        ("def", "", "server_ready", "cpp:TRITONSERVER_ServerIsReady"),
+        # an enum bound under its typedef name
+        ("class", "", "FrontendKind", "cpp:triton::server::python::frontend_kind_enum"),
+        ("class", "", "TritonFrontendHttp", "cpp:triton::server::HTTPServer"),
+        ("method", "TritonFrontendHttp", "start", "cpp:triton::server::HTTPServer::Start"),
+        ("method", "TritonFrontendHttp", "stop", "cpp:triton::server::HTTPServer::Stop"),
+    }
+
+
+def test_graph_is_deterministic_whatever_the_file_order(graph):
+    ctx = scan_trees(REPOS, name="triton-like")
+    files = [(f.path, f.language, f.facts["cpp"], ctx.abs_path(f)) for f in ctx.files]
+    again = build_cpp_graph(reversed(files))
+    dump = lambda c: json.dumps(to_jsonable(c), sort_keys=True)  # noqa: E731
+    assert dump(again) == dump(graph)
+    assert list(graph.nodes) == sorted(graph.nodes) and list(graph.edges) == sorted(graph.edges)

@@ -1,0 +1,189 @@
+"""Macro blanking and per-file scanning of C/C++/CUDA (no preprocessor is ever run)."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.cpp.parse import attribute_macros, blank_macros, parse_source
+from extractor.cpp.scan import scan_cpp
+from extractor.model import Language, ParsedFile
+
+
+def scan(code: str, language: Language = Language.CPP) -> dict:
+    data = code.encode()
+    return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+
+
+def defs_by_qual(facts: dict) -> dict[str, dict]:
+    return {d["qual"]: d for d in facts["defs"]}
+
+
+@pytest.mark.parametrize(("code", "expected"), [
+    ('#define API __attribute__((visibility("default")))\n', ["API"]),
+    ("#define EMPTY\n", ["EMPTY"]),
+    ("#define WIN __declspec(dllexport)  // windows\n", ["WIN"]),
+    ("#if A\n#define X __declspec(dllimport)\n#else\n#define X\n#endif\n", ["X"]),
+    ("#define DEVICE_INLINE __device__ __forceinline__\n", ["DEVICE_INLINE"]),
+    ("#define ALIAS OTHER_API\n#define OTHER_API __attribute__((used))\n", ["ALIAS", "OTHER_API"]),
+    ("#define N 32\n", []),
+    ("#if A\n#define TAG\n#else\n#define TAG at::Tag::x\n#endif\n", []),
+    ("#define F(x) x\n", []),
+    ("#define ADD a + b\n", []),
+])
+def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
+    assert attribute_macros(code.encode()) == expected
+
+
+def test_blanking_keeps_offsets_and_lines_and_spares_directives():
+    data = (b"#define EXPORT __attribute__((x))\n"
+            b"EXPORT int f();\n"
+            b"__global__ void __launch_bounds__(256,\n  2) k() {}\n")
+    out = blank_macros(data, frozenset({"EXPORT"}), frozenset({"__launch_bounds__"}))
+    assert len(out) == len(data)
+    assert out.count(b"\n") == data.count(b"\n")
+    assert out.splitlines()[0] == data.splitlines()[0]  # the #define itself is untouched
+    assert out.splitlines()[1] == b"       int f();"
+    assert b"__launch_bounds__" not in out and b"256" not in out
+    assert out.splitlines()[3] == b"     k() {}"
+
+
+def test_function_behind_an_export_macro_defined_in_the_same_file_is_found():
+    facts = scan(
+        '#define MY_API __attribute__((visibility("default")))\n'
+        'struct Error;\n'
+        'extern "C" {\n'
+        'MY_API Error* MY_ServerNew(int** server, int options);\n'
+        'MY_API Error* MY_ServerStop(int* server) { return nullptr; }\n'
+        '}\n')
+    defs = defs_by_qual(facts)
+    assert defs["MY_ServerNew"]["kind"] == "function"
+    assert "declaration" in defs["MY_ServerNew"]["tags"]
+    assert defs["MY_ServerStop"]["line"] == 5
+    assert "declaration" not in defs["MY_ServerStop"].get("tags", ())
+    assert facts["errors"] == 0
+
+
+def test_without_blanking_an_exported_class_is_invisible():
+    # the control for the blanking: the raw grammar reads `class MY_API2 Logger {` as something
+    # else, without so much as an ERROR node
+    data = b"class MY_API2 Logger {\n public:\n  void Log();\n};\n"
+    facts = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert "Logger" not in defs_by_qual(facts) and facts["errors"] == 0
+    blanked = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP, blank=["MY_API2"])))
+    assert defs_by_qual(blanked)["Logger"]["kind"] == "class"
+    assert "Logger::Log" in defs_by_qual(blanked)
+
+
+def test_both_branches_of_an_if_are_scanned():
+    facts = scan("namespace n {\n#ifdef GPU\nvoid OnGpu() {}\n#elif defined(X)\nvoid OnX() {}\n"
+                 "#else\nvoid OnHost() {}\n#endif\n}\n")
+    assert {"n::OnGpu", "n::OnX", "n::OnHost"} <= set(defs_by_qual(facts))
+
+
+def test_kernels_device_functions_templates_and_launches():
+    facts = scan(
+        "namespace k {\n"
+        "__device__ __forceinline__ float Scale(float v) { return v * 2; }\n"
+        "template <typename T>\n"
+        "__global__ void Fill(T* x) { x[0] = Scale(1); }\n"
+        "__global__ void __launch_bounds__(128) Copy(float* x) {}\n"
+        "void Launch(float* x) {\n"
+        "  Fill<float><<<1, 32, 0, 0>>>(x);\n"
+        "  Copy<<<2, 128>>>(x);\n"
+        "}\n"
+        "}\n", Language.CUDA)
+    defs = defs_by_qual(facts)
+    assert defs["k::Scale"]["kind"] == "function" and "device" in defs["k::Scale"]["tags"]
+    assert defs["k::Fill"]["kind"] == "kernel" and "template" in defs["k::Fill"]["tags"]
+    assert defs["k::Copy"]["kind"] == "kernel"
+    assert sorted(facts["launches"]) == [["k::Launch", "Copy", 8], ["k::Launch", "Fill", 7]]
+    assert ["k::Fill", "Scale", 4] in facts["calls"]
+
+
+def test_device_qualifiers_in_a_cpp_header_are_read_before_blanking():
+    facts = scan("__host__ __device__ inline int Twice(int x) { return 2 * x; }\n")
+    assert defs_by_qual(facts)["Twice"]["tags"] == ["device", "host"]
+    assert facts["errors"] == 0
+
+
+def test_out_of_line_definitions_keep_their_written_qualifier_and_scope():
+    facts = scan("namespace a { namespace b {\nvoid C::D::f(int) {}\n} }\n"
+                 "void a::b::C::g() {}\n")
+    defs = defs_by_qual(facts)
+    assert defs["a::b::C::D::f"]["scope"] == [["a", "namespace"], ["b", "namespace"], ["C", ""], ["D", ""]]
+    assert defs["a::b::C::g"]["scope"] == [["a", ""], ["b", ""], ["C", ""]]
+
+
+def test_local_types_errors_and_doc_comments():
+    facts = scan(
+        "// Adds things.\n// Second line.\n"
+        "int Add(int a) {\n  struct Op { int operator()(int x) const { return x; } };\n"
+        "  return Op()(a);\n}\n"
+        "int Broken( {\n"
+        "int After() { return 1; }\n")
+    defs = defs_by_qual(facts)
+    assert defs["Add"]["doc"] == "Adds things."
+    assert defs["Add::Op"]["kind"] == "struct"
+    assert "Add::Op::operator()" in defs
+    assert facts["errors"] >= 1
+    assert "After" in defs
+
+
+def test_torch_registrations_are_read_with_their_namespace():
+    facts = scan(
+        "TORCH_LIBRARY_EXPAND(CONCAT(TORCH_EXTENSION_NAME, _cache_ops), cache_ops) {\n"
+        '  cache_ops.def("swap(Tensor a) -> ()");\n'
+        '  cache_ops.impl("swap", torch::kCUDA, &swap_blocks);\n'
+        "}\n"
+        "TORCH_LIBRARY(myns, m) {\n"
+        '  m.def("twice.out(Tensor x) -> Tensor", &ns::twice);\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(myns, CPU, m) {\n"
+        '  m.impl("twice", TORCH_FN(twice_cpu));\n'
+        "}\n")
+    ops = [(o["kind"], o["op"], o["ns"], o["ns_macro"], o["ns_suffix"], o["fn"], o["dispatch"], o["line"])
+           for o in facts["torch_ops"]]
+    assert ops == [
+        ("def", "swap", "", "TORCH_EXTENSION_NAME", "_cache_ops", "", "", 2),
+        ("impl", "swap", "", "TORCH_EXTENSION_NAME", "_cache_ops", "swap_blocks", "torch::kCUDA", 3),
+        ("def", "twice", "myns", "", "", "ns::twice", "", 6),
+        ("impl", "twice", "myns", "", "", "twice_cpu", "CPU", 9),
+    ]
+    assert facts["torch_ops"][2]["overload"] == "out"
+    # registration blocks are not definitions of functions named TORCH_LIBRARY...
+    assert not [d for d in facts["defs"] if d["qual"].startswith("TORCH_LIBRARY")]
+
+
+@pytest.mark.parametrize(("data", "truncated"), [
+    (b"", False),
+    (b"\xff\xfe\x00garbage{{{((( <<<>>> #if\n", False),
+    (b"namespace a {" * 3000 + b"void f() {}" + b"}" * 3000, True),
+    (b"#if A\n" * 2000 + b"void g() {}\n" + b"#endif\n" * 2000, True),
+])
+def test_odd_input_never_raises_and_stays_json(data, truncated):
+    import json
+
+    for language in (Language.CPP, Language.CUDA):
+        facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+        json.dumps(facts)
+        assert facts["truncated"] is truncated  # said, not silently dropped
+
+
+def test_pybind_module_registrations():
+    facts = scan(
+        "PYBIND11_MODULE(backend_utils, module) {\n"
+        '  module.def("serialize", &ns::Serialize, py::arg("x"));\n'
+        '  py::class_<ns::Tensor, std::shared_ptr<ns::Tensor>>(module, "Tensor")\n'
+        '      .def("as_numpy", &ns::Tensor::AsNumpy)\n'
+        '      .def("infer", py::overload_cast<int, bool>(&ns::Tensor::Infer, py::const_))\n'
+        '      .def("size", [](ns::Tensor& t) { return t.Size(); });\n'
+        "}\n")
+    got = [(b["kind"], b.get("class", ""), b["name"], b["target"], b["line"]) for b in facts["pybind"]]
+    assert got == [
+        ("def", "", "serialize", "ns::Serialize", 2),
+        ("class", "", "Tensor", "ns::Tensor", 3),
+        ("method", "Tensor", "as_numpy", "ns::Tensor::AsNumpy", 4),
+        ("method", "Tensor", "infer", "ns::Tensor::Infer", 5),
+        ("method", "Tensor", "size", "<lambda>", 6),
+    ]
+    assert facts["pybind"][-1]["lambda_calls"] == ["t.Size"]

@@ -1,0 +1,84 @@
+"""Presets: the shipped ones load and say what they compare; malformed files are one-line errors."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+
+from archdiff.commands.presets import presets as presets_command
+from extractor.errors import UserInputError
+from extractor.presets import Preset, SystemSpec, default_label, list_presets, load_preset
+
+
+def test_shipped_presets_are_listed_by_name():
+    names = [p.name for p in list_presets()]
+    assert names == sorted(names)
+    assert {"vllm-vs-triton", "vllm-0.10.1-vs-0.10.2", "sglang-vs-vllm"} <= set(names)
+
+
+def test_vllm_vs_triton_is_one_git_repo_against_five_labelled_ones():
+    preset = load_preset("vllm-vs-triton")
+    vllm, triton = preset.systems
+    assert vllm == SystemSpec("vLLM", "v0.10.2", ("https://github.com/vllm-project/vllm@v0.10.2",), ("",))
+    assert triton.labels == ("server", "core", "common", "backend", "python_backend")
+    assert all(s.endswith("@r25.08") for s in triton.sources)
+    assert [s.rsplit("/", 1)[1].split("@")[0] for s in triton.sources] == list(triton.labels)
+
+
+def test_release_drift_preset_runs_from_the_package_index():
+    old, new = load_preset("vllm-0.10.1-vs-0.10.2").systems
+    assert (old.sources, new.sources) == (("pypi:vllm==0.10.1",), ("pypi:vllm==0.10.2",))
+    assert (old.version, new.version) == ("0.10.1", "0.10.2")
+
+
+def test_a_user_preset_file_by_path(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("name: mine\ntitle: Mine\nsystems:\n"
+                    "  - {name: A, version: '1', sources: ['./a', './b']}\n"
+                    "  - {name: B, version: '2', sources: ['pypi:b==2']}\n")
+    preset = load_preset(path)
+    assert isinstance(preset, Preset) and preset.name == "mine" and preset.description == ""
+    assert preset.systems[0].labels == ("a", "b")  # several sources: each gets a path prefix
+    assert preset.systems[1].labels == ("",)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("title: T\nsystems: []\n", "name"),
+    ("name: x\ntitle: T\nsystems:\n  - {name: A, version: 1, sources: [a]}\n  - {name: B, version: '2', sources: [b]}\n",
+     "systems[0].version"),
+    ("name: x\ntitle: T\nsystems:\n  - {name: A, version: '1', source: [a]}\n", "systems[0].source"),
+    ("name: x\ntitle: T\nsystems:\n  - {name: A, version: '1', sources: [a]}\n", "systems"),
+    ("name: x\ntitle: T\nsystems:\n  - {name: A, version: '1', sources: [{label: a}]}\n"
+     "  - {name: B, version: '2', sources: [b]}\n", "systems[0].sources[0].spec"),
+    ("name: Bad Name\ntitle: T\nsystems: []\n", "name"),
+    ("name: x\ntitle: T\nsystems:\n  - {name: A, version: '1', sources: [./x/a, ./y/a]}\n"
+     "  - {name: B, version: '2', sources: [b]}\n", "systems[0].sources"),
+    ("name: [x\n", "broken.yaml:2: not valid YAML"),
+])
+def test_a_malformed_preset_is_one_line_naming_file_and_key(tmp_path, text, key):
+    path = tmp_path / "broken.yaml"
+    path.write_text(text)
+    with pytest.raises(UserInputError) as err:
+        load_preset(path)
+    message = str(err.value)
+    assert "\n" not in message and "broken.yaml" in message and key in message
+    assert err.value.exit_code == 2
+
+
+def test_an_unknown_preset_name_lists_the_known_ones():
+    with pytest.raises(UserInputError, match="vllm-vs-triton"):
+        load_preset("no-such-battle")
+
+
+def test_default_labels_are_repository_or_package_names():
+    assert default_label("https://github.com/triton-inference-server/core@r25.08") == "core"
+    assert default_label("file:///srv/mirrors/core.git@r25.08") == "core"
+    assert default_label("pypi:vllm==0.10.2") == "vllm"
+
+
+def test_presets_command_lists_name_and_title():
+    result = CliRunner().invoke(presets_command, [])
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert len(lines) == len(list_presets())
+    assert any(line.startswith("vllm-vs-triton") and "Triton Inference Server" in line for line in lines)

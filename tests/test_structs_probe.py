@@ -1,0 +1,204 @@
+"""Probes: layouts from headers compiled by archdiff itself (g++ and nvcc), failures, cache."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.model import Language, Severity
+from extractor.structs import STEP, extract_structs, read_binary_layouts
+from extractor.structs import probe as probe_mod
+from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_header
+from extractor.structs.records import Method
+from extractor.structs.source import find_struct_definitions
+from structs_refs import run_pahole
+
+REPO = Path(__file__).resolve().parent.parent / "fixtures" / "structs"
+SRC = REPO / "src"
+
+
+def header_probe(rel: str, language: Language = Language.CPP) -> HeaderProbe:
+    path = REPO / rel
+    return HeaderProbe(rel, path, language, find_struct_definitions(path.read_bytes(), language))
+
+
+def test_finder_sees_definitions_but_not_templates():
+    found = [(d.qualname, d.line) for d in header_probe("src/engine.hpp").definitions]
+    assert ("engine::Request::Header", 41) in found and ("engine::Mixed", 25) in found
+    assert not any("Ring" in name for name, _ in found)  # class template: no layout
+    cuda = [d.qualname for d in header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA).definitions]
+    assert cuda == ["peer::PeerPointers", "peer::IpcBufferHandle", "peer::LaunchFlags"]
+
+
+def test_gxx_probe_equals_a_normal_debug_build(tmp_path):
+    result = probe_header(header_probe("src/engine.hpp"), find_include_dirs([REPO]), [REPO])
+    probed = {x.qualname: x for x in result.layouts}
+    obj = tmp_path / "engine.o"
+    subprocess.run(["g++", "-std=c++17", "-g", "-c", str(SRC / "engine.cpp"), "-o", str(obj)],
+                   check=True)
+    built = {x.qualname: x for x in read_binary_layouts(obj)}
+    # non-default-constructible or unused types come out too: Polymorphic, Header, Hidden
+    for name in ("engine::Base", "engine::Derived", "engine::Polymorphic", "engine::Mixed",
+                 "engine::Request", "engine::Request::Header", "engine::PaddedCounter",
+                 "engine::(anonymous namespace)::Hidden"):
+        assert probed[name].method is Method.PROBE_GXX
+        assert probed[name].path == "src/engine.hpp"
+        assert (probed[name].size, probed[name].members, probed[name].holes) == \
+            (built[name].size, built[name].members, built[name].holes), name
+    assert probed["engine::Request"].line == 40
+    assert not result.diagnostics
+
+
+def test_failed_probe_lists_structs_unresolved_with_first_error():
+    result = probe_header(header_probe("src/needs_torch.hpp"), find_include_dirs([REPO]), [REPO],
+                          root_labels=[(REPO, "")])
+    (layout,) = result.layouts
+    assert layout.qualname == "KernelArgs" and layout.method is Method.UNRESOLVED
+    assert layout.line == 5 and layout.size == 0
+    assert layout.error.startswith("src/needs_torch.hpp:3:")
+    assert "torch/all.h: No such file or directory" in layout.error
+    assert "/" + str(REPO).strip("/") not in layout.error  # no machine paths in evidence
+    (diag,) = result.diagnostics
+    assert diag.code == "probe-failed" and diag.path == "src/needs_torch.hpp"
+
+
+def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
+    assert probe_mod.find_nvcc(), "nvcc is required (CUDA toolkit)"
+    obj = tmp_path / "probe.o"
+    result = probe_header(header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA),
+                          find_include_dirs([REPO]), [REPO], keep_object=obj)
+    ours = {x.qualname: x for x in result.layouts}
+    assert {x.method for x in result.layouts} == {Method.PROBE_NVCC}
+    ref = run_pahole(obj, "PeerPointers", "IpcBufferHandle", "LaunchFlags")
+    for name in ("PeerPointers", "IpcBufferHandle", "LaunchFlags"):
+        mine, theirs = ours[f"peer::{name}"], ref[name]
+        assert mine.size == theirs.size
+        assert [(m.name, m.offset, m.size) for m in mine.members] == \
+            [(n, o, s) for n, o, s, _b in theirs.members]
+        assert [(h.size, "bits" if h.bits else "bytes") for h in mine.holes] == theirs.holes
+        assert mine.padding == theirs.padding
+    handle = ours["peer::IpcBufferHandle"]
+    assert (handle.size, [h.size for h in handle.holes]) == (88, [4])
+    assert "ipc" in handle.tags
+    assert ours["peer::PeerPointers"].align == 16
+    assert ours["peer::LaunchFlags"].align == 64 and ours["peer::LaunchFlags"].size == 128
+
+
+def test_missing_nvcc_is_unresolved_not_a_crash(monkeypatch):
+    monkeypatch.setattr(probe_mod, "find_nvcc", lambda: None)
+    result = probe_header(header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA),
+                          find_include_dirs([REPO]), [REPO])
+    assert {x.method for x in result.layouts} == {Method.UNRESOLVED}
+    assert {x.error for x in result.layouts} == {"nvcc not installed: CUDA header not probed"}
+    assert result.diagnostics[0].code == "probe-no-compiler"
+
+
+def test_cache_reuses_result_until_an_included_file_changes(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(SRC, repo / "src")
+    (repo / "src" / "wrap.hpp").write_text('#pragma once\n#include "engine.hpp"\n'
+                                           "struct Wrapper { engine::Base base; char c; };\n")
+    probe = HeaderProbe("src/wrap.hpp", repo / "src" / "wrap.hpp", Language.CPP,
+                        find_struct_definitions((repo / "src" / "wrap.hpp").read_bytes(),
+                                                Language.CPP))
+    dirs = find_include_dirs([repo])
+    first = probe_header(probe, dirs, [repo], cache_dir=tmp_path / "cache")
+    again = probe_header(probe, dirs, [repo], cache_dir=tmp_path / "cache")
+    assert not first.cached and again.cached and again.layouts == first.layouts
+    wrapper = {x.qualname: x for x in first.layouts}["Wrapper"]
+    assert wrapper.size == 12
+    engine = repo / "src" / "engine.hpp"  # an included file changes the closure hash
+    engine.write_text(engine.read_text().replace("char flag;", "char flag; long extra;"))
+    changed = probe_header(probe, dirs, [repo], cache_dir=tmp_path / "cache")
+    assert not changed.cached
+    assert {x.qualname: x for x in changed.layouts}["Wrapper"].size == 24
+
+
+def _context(jobs: int, binaries=(), cache_dir=None, extra=None) -> Context:
+    files = []
+    for path in sorted(SRC.rglob("*")):
+        if path.suffix not in (".h", ".hpp", ".cuh", ".c", ".cpp"):
+            continue
+        rel = path.relative_to(REPO).as_posix()
+        language = Language.CUDA if path.suffix == ".cuh" else Language.CPP
+        data = path.read_bytes()
+        files.append(SourceFile(rel, rel, "", language, hashlib.sha256(data).hexdigest(),
+                                len(data), {}))
+    source = SourceTree("", str(REPO), "dir", REPO)
+    return Context("fixture", "0", (source,), tuple(files),
+                   ExtractOptions(jobs=jobs, binaries=tuple(binaries), cache_dir=cache_dir,
+                                  extra=extra or {}))
+
+
+def test_extract_structs_is_deterministic_and_reports_failures(tmp_path):
+    obj = tmp_path / "ring.o"
+    subprocess.run(["gcc", "-g", "-c", str(SRC / "ring.c"), "-o", str(obj)], check=True, cwd=REPO)
+    bad = tmp_path / "broken.so"
+    bad.write_bytes(b"\x7fELF\x02\x01\x01" + b"\x00" * 40)
+    one = extract_structs(_context(1, binaries=(obj, bad)))
+    two = extract_structs(_context(2, binaries=(obj, bad)))
+    assert one.records == two.records and one.diagnostics == two.diagnostics
+    assert STEP.bundle_key == "structs" and STEP.extract is extract_structs
+    methods = {x.qualname: x.method for x in one.records}
+    assert methods["KernelArgs"] is Method.UNRESOLVED
+    assert methods["peer::IpcBufferHandle"] is Method.PROBE_NVCC
+    codes = {(d.path, d.code, d.severity) for d in one.diagnostics}
+    assert ("broken.so", "corrupt-elf", Severity.ERROR) in codes
+    assert ("src/needs_torch.hpp", "probe-failed", Severity.WARNING) in codes
+    assert one.stats["headers_with_structs"] == 4 and one.stats["headers_probed"] == 4
+    # ring.h is probed too: a .h that is valid C++ is compiled by g++ and maps to its repo path
+    ring = [x for x in one.records if x.qualname == "ring_slot"]
+    assert {(x.method, x.path) for x in ring} == {(Method.DWARF_BINARY, "src/ring.h"),
+                                                  (Method.PROBE_GXX, "src/ring.h")}
+
+
+def test_probe_budget_lists_the_rest_as_not_probed():
+    out = extract_structs(_context(1, extra={"structs_max_headers": 1}))
+    probed = {x.path for x in out.records if not x.error.startswith("not probed")}
+    # ring.h and ipc_buffer.cuh each have one struct whose name earns a tag (shm_ring_header,
+    # IpcBufferHandle); ring.h defines more structs, so it goes first; engine.hpp (no tag) last
+    assert probed == {"src/ring.h"}
+    ranked = [p.path for p in probe_mod.rank_probes([
+        header_probe("src/engine.hpp"), header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA),
+        header_probe("src/ring.h")])]
+    assert ranked == ["src/ring.h", "src/cuda/ipc_buffer.cuh", "src/engine.hpp"]
+    assert out.stats["headers_probed"] == 1
+
+
+@pytest.mark.parametrize("stderr, expected", [
+    ("In file included from /tmp/x/probe.cpp:3:\n/repo/core/src/filesystem/../status.h:30:10: "
+     "fatal error: triton/common/error.h: No such file or directory\ncompilation terminated.\n",
+     "core/src/status.h:30:10: fatal error: triton/common/error.h: No such file or directory"),
+    ("/repo/csrc/q.cuh(12): error: identifier \"uint32_t\" is undefined\n1 error detected\n",
+     'csrc/q.cuh(12): error: identifier "uint32_t" is undefined'),
+    ("", "compiler failed without a message"),
+])
+def test_first_error_line_is_relative_and_normalised(stderr, expected):
+    assert probe_mod.first_error(stderr, [("/repo/", "")]) == expected
+
+
+def test_scanner_facts_drive_the_probes_like_a_direct_parse():
+    """Through the pipeline the definitions come from the per-file scanner (cached by content
+    hash); the step then gives what a context without scanner facts gives."""
+    import dataclasses
+
+    from extractor.cpp.parse import parse_source
+    from extractor.model import ParsedFile
+
+    plain = _context(1)
+    files = []
+    for f in plain.files:
+        data = (REPO / f.rel).read_bytes()
+        parsed = ParsedFile(f.language, data, parse_source(data, f.language))
+        files.append(dataclasses.replace(f, facts={"structs": STEP.scanners[f.language](parsed)}))
+    scanned = dataclasses.replace(plain, files=tuple(files))
+    cuda = {f.rel: f.facts["structs"] for f in files}["src/cuda/ipc_buffer.cuh"]
+    assert cuda == [[11, "peer::PeerPointers", "struct"], [15, "peer::IpcBufferHandle", "struct"],
+                    [22, "peer::LaunchFlags", "struct"]]
+    a, b = extract_structs(plain), extract_structs(scanned)
+    assert a.records == b.records and a.diagnostics == b.diagnostics

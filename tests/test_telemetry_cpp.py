@@ -1,0 +1,95 @@
+"""prometheus-cpp builder chains on the handwritten ``fixtures/triton_like/core`` files."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.cpp.parse import parse_source
+from extractor.model import Language, ParsedFile
+from extractor.telemetry.cpp_scan import scan_cpp_metrics
+from extractor.telemetry.metrics import METRICS_STEP
+from extractor.telemetry.records import MetricType
+from telemetry_support import build_context
+
+from conftest import FIXTURES
+
+CORE = ("core/src/metrics.cc", "core/src/metrics.h")
+
+
+@pytest.fixture(scope="module")
+def result():
+    return build_context(FIXTURES / "triton_like", [METRICS_STEP], only=CORE).results["metrics"]
+
+
+def test_every_builder_chain_and_nothing_else(result):
+    assert sorted((r.name, r.type.value) for r in result.records) == [
+        ("tl_energy_consumption_joules_total", "counter"),  # constexpr const char* constant
+        ("tl_first_response_ms", "histogram"),
+        ("tl_gpu_utilization", "gauge"),  # bare BuildGauge() after using namespace, #define name
+        ("tl_pending_request_count", "gauge"),  # const std::string constant
+        ("tl_queue_duration_us", "counter"),  # constant from the header
+        ("tl_request_failure_total", "counter"),
+        ("tl_request_success", "counter"),  # adjacent literals in Help
+        ("tl_request_summary_us", "summary"),
+    ]
+    # the config builder's .Name("count") / .Name("INPUT0") are not metrics
+    assert not {"count", "INPUT0"} & {r.name for r in result.records}
+
+
+def test_help_labels_buckets_and_lines(result):
+    records = {r.name: r for r in result.records}
+    success = records["tl_request_success"]
+    assert (success.help, success.line, success.path) == (
+        "Requests that completed without error, counted once per request", 23, "core/src/metrics.cc")
+    assert records["tl_queue_duration_us"].help == "Cumulative time requests spent queued, in microseconds"
+    assert records["tl_request_failure_total"].labels == ("component",)
+    histogram = records["tl_first_response_ms"]
+    assert histogram.buckets == (1.0, 5.0, 10.0, 50.0, 100.0, 500.0) and histogram.buckets_resolved
+    assert histogram.labels == ("model", "version")
+    assert records["tl_gpu_utilization"].labels == ("gpu_uuid",)
+
+
+def test_exposed_names_follow_prometheus_cpp(result):
+    records = {r.name: r for r in result.records}
+    # prometheus-cpp's text serializer writes a counter's name as given: no _total, no _created
+    assert records["tl_request_success"].exposed_names == ("tl_request_success",)
+    assert records["tl_first_response_ms"].exposed_names == (
+        "tl_first_response_ms", "tl_first_response_ms_bucket", "tl_first_response_ms_count",
+        "tl_first_response_ms_sum")
+    assert records["tl_request_summary_us"].exposed_names == (
+        "tl_request_summary_us", "tl_request_summary_us_count", "tl_request_summary_us_sum")
+    assert records["tl_request_success"].lint == (
+        "counter-without-total: prometheus-cpp exposes the name as given, no _total",)
+    assert "non-base-unit: 'us' should be seconds" in records["tl_queue_duration_us"].lint
+
+
+def test_runtime_name_is_a_diagnostic_not_a_record(result):
+    assert [(d.path, d.line, d.code) for d in result.diagnostics] == [
+        ("core/src/metrics.cc", 84, "metric-name-unresolved")]
+    assert result.stats["cpp_chains"] == 9 and result.stats["cpp_unresolved"] == 1
+
+
+def test_scanner_skips_files_without_builders():
+    data = b'struct Config { Config& Name(const char*); };\nvoid f(Config c) { c.Name("count"); }\n'
+    facts = scan_cpp_metrics(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert facts is None or "metrics" not in facts
+
+
+def test_builder_of_another_namespace_is_not_prometheus():
+    data = b'void f() { auto& x = other::BuildCounter().Name("nope").Register(r); }\n'
+    facts = scan_cpp_metrics(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert facts is None or not facts.get("metrics")
+
+
+def test_ordinary_identifiers_are_not_resolved_from_other_files(tmp_path):
+    (tmp_path / "a.cc").write_text(
+        'void f() { std::string name = "not_a_metric"; }\n'
+        'const std::string kGlobalName = "from_a";\n')
+    (tmp_path / "b.cc").write_text(
+        '#include "prometheus/registry.h"\n'
+        'void g(const char* name, R& r) {\n'
+        '  prometheus::BuildGauge().Name(name).Register(r);\n'
+        '  prometheus::BuildGauge().Name(kGlobalName).Register(r);\n}\n')
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert [r.name for r in result.records] == ["from_a"]
+    assert [(d.path, d.line) for d in result.diagnostics] == [("b.cc", 3)]

@@ -1,0 +1,150 @@
+"""Thresholds from rules, dashboards, HPA and prometheus-adapter on the handwritten Helm chart,
+and the bad inputs each of those can bring."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from extractor.model import Language, ParsedFile
+from extractor.telemetry.metrics import METRICS_STEP
+from extractor.telemetry.records import SourceKind
+from extractor.telemetry.thresholds import (THRESHOLDS_STEP, neutralise_templates, parse_quantity,
+                                            scan_json_thresholds, scan_yaml_thresholds)
+from telemetry_support import build_context
+
+from conftest import FIXTURES
+
+CHART = "server/deploy/k8s"
+
+
+@pytest.fixture(scope="module")
+def records():
+    ctx = build_context(FIXTURES / "triton_like", [METRICS_STEP, THRESHOLDS_STEP])
+    return ctx.results["thresholds"]
+
+
+def pick(result, kind, name):
+    return [r for r in result.records if r.source_kind is kind and r.name == name]
+
+
+def test_alert_and_recording_rules(records):
+    (failure,) = pick(records, SourceKind.PROMETHEUS_RULE, "TLHighFailureRatio")
+    assert (failure.op, failure.value, failure.for_, failure.severity, failure.line) == (">", 0.05, "10m", "critical", 9)
+    assert failure.metrics == ("tl_request_failure_total", "tl_request_success")
+    assert failure.links == ("tl_request_failure_total", "tl_request_success")  # defined in core/src
+    (slow,) = pick(records, SourceKind.PROMETHEUS_RULE, "TLSlowFirstResponse")
+    assert (slow.op, slow.value, slow.metrics, slow.links) == (
+        ">=", 500.0, ("tl_first_response_ms_bucket",), ("tl_first_response_ms",))
+    (recording,) = pick(records, SourceKind.PROMETHEUS_RULE, "tl:pending_requests:sum")
+    assert (recording.op, recording.value, recording.metrics) == ("", None, ("tl_pending_request_count",))
+
+
+def test_hpa_on_adapter_metric_is_linked_through_metrics_query(records):
+    (adapter,) = pick(records, SourceKind.ADAPTER, "tl_queue_avg_us")  # ${1}_avg_us applied to the series
+    assert adapter.metrics == ("tl_queue_duration_us", "tl_request_success")
+    (hpa,) = pick(records, SourceKind.HPA, "tl_queue_avg_us")
+    assert hpa.path == f"{CHART}/templates/hpa.yaml" and hpa.line == 16
+    assert (hpa.op, hpa.value) == ("target", 250.0)  # {{ .Values.autoscaling.targetQueueMicros }}
+    assert hpa.metrics == ("tl_queue_duration_us", "tl_request_success")
+    assert hpa.links == ("tl_queue_duration_us", "tl_request_success")
+    assert hpa.via == (f"adapter:tl_queue_avg_us@{CHART}/values.yaml:27",)
+    (cpu,) = pick(records, SourceKind.HPA, "cpu")  # from values.yaml, rendered with toYaml
+    assert (cpu.value, cpu.metrics, cpu.expr) == (70.0, (), "Resource Utilization")
+
+
+def test_grafana_panels_thresholds_and_default(records):
+    (success,) = pick(records, SourceKind.GRAFANA, "Success rate")  # nested in a collapsed row
+    assert (success.op, success.value, success.default, success.severity) == (">=", 80.0, True, "red")
+    assert success.metrics == ("tl_request_failure_total", "tl_request_success")
+    gpu = pick(records, SourceKind.GRAFANA, "GPU utilization")
+    assert [(r.value, r.severity, r.default) for r in gpu] == [(75.0, "orange", False), (95.0, "red", False)]
+    (queue,) = pick(records, SourceKind.GRAFANA, "Queue time (ms)")  # legacy graph thresholds
+    assert (queue.op, queue.value, queue.severity) == (">", 200.0, "critical")
+    (heatmap,) = pick(records, SourceKind.GRAFANA, "First response")  # reads, no threshold
+    assert (heatmap.op, heatmap.value, heatmap.links) == ("", None, ("tl_first_response_ms",))
+    assert not pick(records, SourceKind.GRAFANA, "Notes")  # text panel: no query
+    assert records.stats["by_source_kind"] == {"adapter": 1, "grafana": 5, "hpa": 2, "prometheus-rule": 3}
+
+
+def test_template_neutralising_keeps_lines():
+    text = "{{- if .Values.on }}\nkind: X\nvalue: {{ .Values.v }}\n{{- end }}\n"
+    out, placeholders = neutralise_templates(text)
+    assert out.split("\n") == ["", "kind: X", "value: __tpl0__", "", ""]
+    assert placeholders == {"__tpl0__": ".Values.v"}
+
+
+@pytest.mark.parametrize("text, value", [("50", 50.0), ("500m", 0.5), ("1Gi", 2.0**30), ("x", None)])
+def test_kubernetes_quantities(text, value):
+    assert parse_quantity(text) == value
+
+
+def write(tmp_path, rel, text):
+    path = tmp_path / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+def test_bad_inputs_give_diagnostics_and_the_rest_is_counted(tmp_path):
+    write(tmp_path, "rules/broken.yaml", """
+        groups:
+          - name: ok
+            rules:
+              - alert: Fine
+                expr: up == 0
+              - alert: Strange
+                expr: rate(x[5m]) ? 3
+        ---
+        groups: [ {name: bad, rules: [
+        ---
+        groups:
+          - name: after
+            rules:
+              - alert: AfterTheBadDocument
+                expr: y > 1
+    """)
+    write(tmp_path, "dash/broken.json", '{"panels": [{"targets": [{"expr": "up"}]}, ')
+    write(tmp_path, "dash/old.json", json.dumps({
+        "title": "old", "schemaVersion": 6,
+        "rows": [{"panels": [{"type": "singlestat", "title": "Up", "targets": [{"expr": "sum(up)"}],
+                              "thresholds": "1,3"}]}]}, indent=1))
+    result = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    codes = sorted((d.path, d.code) for d in result.diagnostics)
+    assert codes == [("dash/broken.json", "json-error"), ("dash/old.json", "grafana-old-schema"),
+                     ("rules/broken.yaml", "promql-unknown"), ("rules/broken.yaml", "yaml-error")]
+    names = sorted(r.name for r in result.records)
+    assert names == ["AfterTheBadDocument", "Fine", "Strange", "Up", "Up"]
+    assert sorted(r.value for r in result.records if r.name == "Up") == [1.0, 3.0]
+    (strange,) = [r for r in result.records if r.name == "Strange"]
+    assert strange.metrics == ("x",)
+
+
+def test_cheap_rejection_of_unrelated_files():
+    kernel_config = json.dumps({"1": {"BLOCK_SIZE_M": 16, "num_warps": 4}}).encode()
+    assert scan_json_thresholds(ParsedFile(Language.JSON, kernel_config, None)) is None
+    compose = b"services:\n  web:\n    image: nginx\n"
+    assert scan_yaml_thresholds(ParsedFile(Language.YAML, compose, None)) is None
+
+
+def test_v2beta1_hpa_and_records_are_json_and_path_free(tmp_path):
+    write(tmp_path, "hpa.yaml", """
+        apiVersion: autoscaling/v2beta1
+        kind: HorizontalPodAutoscaler
+        spec:
+          metrics:
+            - type: Pods
+              pods:
+                metricName: queue_depth
+                targetAverageValue: 500m
+    """)
+    first = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    second = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    (hpa,) = first.records
+    assert (hpa.name, hpa.value, hpa.metrics, hpa.line) == ("queue_depth", 0.5, ("queue_depth",), 6)
+    from extractor.model import to_jsonable
+
+    dumped = json.dumps(to_jsonable(first.records), sort_keys=True, allow_nan=False)
+    assert dumped == json.dumps(to_jsonable(second.records), sort_keys=True, allow_nan=False)
+    assert str(tmp_path) not in dumped
