@@ -17,7 +17,7 @@ import difflib
 import functools
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -651,6 +651,13 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         nodes[side] = {n["id"]: n for n in graph_nodes if n.get("kind") not in SYMBOL_SKIP_KINDS}
         modules[side] = {str(n.get("path")): str(n.get("qualname") or "") for n in graph_nodes
                          if n.get("kind") == "module" and n.get("path")}
+    # Tests, examples, benchmarks and build scripts (the layers the taxonomy sets apart) are not an
+    # interface anyone imports: their changes are listed, never breaking.
+    apart_paths = {p for bundle in (a, b) for p, role in role_by_path(bundle).items() if role in apart_roles(bundle)}
+
+    def api(node: Mapping[str, Any]) -> bool:
+        return _public(node) and str(node.get("path", "")) not in apart_paths
+
     removed_ids = sorted(set(nodes["a"]) - set(nodes["b"]))
     added_ids = sorted(set(nodes["b"]) - set(nodes["a"]))
     moved, renamed = [], []
@@ -661,7 +668,7 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         old, new = nodes["a"][old_id], nodes["b"][new_id]
         taken_a.add(old_id)
         taken_b.add(new_id)
-        bucket.append({"from": _symbol_row(old), "to": _symbol_row(new), "how": how, "breaking": _public(old)})
+        bucket.append({"from": _symbol_row(old), "to": _symbol_row(new), "how": how, "breaking": api(old)})
 
     # 1. same qualified name, another file (a module turned into a package, a header split)
     added_by_qualname = collections.defaultdict(list)
@@ -725,8 +732,8 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
                     taken_b.add(j)
     # A symbol whose container went (or came) with it is reported through the container: the
     # methods of a removed class are one finding, not one per method.
-    removed = _fold([i for i in removed_ids if i not in taken_a], containers["a"], nodes["a"], breaking=True)
-    added = _fold([i for i in added_ids if i not in taken_b], containers["b"], nodes["b"], breaking=False)
+    removed = _fold([i for i in removed_ids if i not in taken_a], containers["a"], nodes["a"], api)
+    added = _fold([i for i in added_ids if i not in taken_b], containers["b"], nodes["b"], lambda _node: False)
     signatures = []
     for i in sorted(set(nodes["a"]) & set(nodes["b"])):
         old, new = nodes["a"][i], nodes["b"][i]
@@ -734,7 +741,7 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         if so != sn and old.get("language", "python") == "python" and (so or sn):
             reasons = signature_breaks(so, sn)
             signatures.append({"id": i, "kind": str(new.get("kind", "")), "old": so, "new": sn,
-                               "breaking": bool(reasons) and _public(new), "reasons": reasons,
+                               "breaking": bool(reasons) and api(new), "reasons": reasons,
                                "old_location": _loc(old), **_loc(new)})
     return {
         "added": added,
@@ -748,7 +755,7 @@ def diff_symbols(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Mapping[str, Any]],
-          breaking: bool) -> list[dict[str, Any]]:
+          breaking: Callable[[Mapping[str, Any]], bool]) -> list[dict[str, Any]]:
     chosen = set(ids)
     members: collections.Counter[str] = collections.Counter()
     kept = []
@@ -762,7 +769,7 @@ def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Mapp
             kept.append(i)
         else:
             members[top] += 1
-    return [dict(_symbol_row(nodes[i]), breaking=breaking and _public(nodes[i]), members=members.get(i, 0))
+    return [dict(_symbol_row(nodes[i]), breaking=breaking(nodes[i]), members=members.get(i, 0))
             for i in kept]
 
 

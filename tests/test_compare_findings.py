@@ -172,3 +172,15 @@ def test_renderers_say_none_found_with_the_reason_for_empty_sections():
     assert "none found (no struct layouts in this evidence" in md
     assert "None found: a 1: no layer records in this evidence" in page
     assert render_json(f).startswith("{")
+
+
+def test_symbols_of_apart_layers_never_break():
+    def graph(*ids):
+        return {"nodes": [{"id": i, "kind": "function", "name": i.rsplit(".", 1)[-1], "qualname": i[3:],
+                           "path": ("tests/t.py" if i.startswith("py:tests") else "pkg/api.py"), "line": 3,
+                           "signature": "()"} for i in ids], "edges": []}
+    layers = [_layer("tests", ["tests/t.py"], apart=True), _layer("ingress", ["pkg/api.py"])]
+    old = bundle("p", "1", graph=graph("py:tests.t.check_x", "py:pkg.api.serve"), layers=layers)
+    new = bundle("p", "2", graph=graph(), layers=layers)
+    removed = {r["id"]: r["breaking"] for r in compare_bundles(old, new)["release"]["symbols"]["removed"]}
+    assert removed == {"py:tests.t.check_x": False, "py:pkg.api.serve": True}
