@@ -1027,9 +1027,11 @@ def compute_takeaways(f: Mapping[str, Any]) -> list[dict[str, str]]:
                 f"removed type).", "release-structs")
         me = release["metrics"]
         if any(me[k] for k in ("added", "removed", "renamed", "retyped")):
+            broken = len(me["removed"]) + len(me["renamed"]) + len(me["retyped"])
             say(f"Telemetry: {_plural(len(me['added']), 'metric')} added, {len(me['removed']):,} removed, "
-                f"{len(me['renamed']):,} renamed, {len(me['retyped']):,} retyped; removed, renamed and retyped "
-                f"metrics break dashboards and alerts that read them.", "release-metrics")
+                f"{len(me['renamed']):,} renamed, {len(me['retyped']):,} retyped"
+                + (f"; {broken:,} of these break dashboards and alerts that read them." if broken else
+                   "; no existing metric changed name or type."), "release-metrics")
         else:
             say(f"Telemetry: the {_plural(len(f['telemetry']['b']['metrics']), 'metric')} keep their names and types.",
                 "release-metrics")
