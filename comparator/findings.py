@@ -448,18 +448,21 @@ def crosswalk_metrics(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[dict
             shared = ca & cb
             if not shared:
                 continue
+            if len(shared) < vocab["min_shared"] and ca != cb:
+                continue  # one common word ("request") is not evidence of one measurement
             jaccard = len(shared) / len(ca | cb)
             unit_agreement = 1.0 if (da and da == db) else (0.5 if not (da or db) else 0.25)
             score = round(0.8 * jaccard + 0.2 * unit_agreement, 3)
-            if jaccard < vocab["min_score"]:
+            if score < vocab["min_score"]:
                 continue
             candidates.append((score, ma, mb, shared, da or db, fa, fb, da, db))
     candidates.sort(key=lambda c: (-c[0], c[1]["name"], c[2]["name"], c[1]["path"], c[2]["path"]))
-    used_a: set[tuple[str, str, int]] = set()
-    used_b: set[tuple[str, str, int]] = set()
+    used_a: set[str] = set()
+    used_b: set[str] = set()
     rows = []
     for score, ma, mb, shared, dim, fa, fb, da, db in candidates:
-        ka, kb = (ma["name"], ma["path"], ma["line"]), (mb["name"], mb["path"], mb["line"])
+        # by name: a metric defined twice (two code paths registering one family) pairs once
+        ka, kb = ma["name"], mb["name"]
         if ka in used_a or kb in used_b:
             continue
         used_a.add(ka)
@@ -1000,6 +1003,16 @@ def count_differences(findings: Mapping[str, Any]) -> dict[str, int]:
 # ---------------------------------------------------------------------------------------- takeaways
 
 
+def _family(side: Mapping[str, Any], noun: bool = True) -> str:
+    """"3 structs totalling 560 bytes", saying how many have a layout when not all do."""
+    count = _plural(side["count"], "struct") if noun else f"{side['count']:,}"
+    if side["resolved"] == side["count"]:
+        return f"{count} totalling {side['total_bytes']:,} bytes"
+    if not side["resolved"]:
+        return f"{count} (none with a resolved layout)"
+    return f"{count} ({side['resolved']:,} with a layout, totalling {side['total_bytes']:,} bytes)"
+
+
 def compute_takeaways(f: Mapping[str, Any]) -> list[dict[str, str]]:
     """Short sentences built only from the numbers above, each pointing at the section behind it."""
     la, lb = f["systems"][0]["label"], f["systems"][1]["label"]
@@ -1062,13 +1075,12 @@ def compute_takeaways(f: Mapping[str, Any]) -> list[dict[str, str]]:
             fa, fb = family["a"], family["b"]
             tag = family["tag"]
             if fa["count"] and fb["count"]:
-                say(f"Struct family {tag}: {la} documents {_plural(fa['count'], 'struct')} totalling "
-                    f"{fa['total_bytes']:,} bytes, {lb} {fb['count']:,} totalling {fb['total_bytes']:,} bytes.",
+                say(f"Struct family {tag}: {la} documents {_family(fa)}, {lb} {_family(fb, noun=False)}.",
                     f"structs-{tag}")
             else:
                 have, hl, lack = (fa, la, lb) if fa["count"] else (fb, lb, la)
-                say(f"Struct family {tag}: {hl} documents {_plural(have['count'], 'struct')} totalling "
-                    f"{have['total_bytes']:,} bytes, whereas {lack} exposes none.", f"structs-{tag}")
+                say(f"Struct family {tag}: {hl} documents {_family(have)}, whereas {lack} exposes none.",
+                    f"structs-{tag}")
         totals = f["structs"]["totals"]
         if not totals["a"]["count"] and not totals["b"]["count"]:
             say("No struct layouts in either evidence bundle, so no byte maps could be compared.", "structs")

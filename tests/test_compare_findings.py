@@ -184,3 +184,17 @@ def test_symbols_of_apart_layers_never_break():
     new = bundle("p", "2", graph=graph(), layers=layers)
     removed = {r["id"]: r["breaking"] for r in compare_bundles(old, new)["release"]["symbols"]["removed"]}
     assert removed == {"py:tests.t.check_x": False, "py:pkg.api.serve": True}
+
+
+def test_one_generic_shared_word_is_not_a_crosswalk_pair():
+    a = summarize_telemetry(bundle(metrics=[metric("vllm:lora_requests_info", "gauge")]))
+    b = summarize_telemetry(bundle(metrics=[metric("nv_inference_count", "counter"), metric("nv_other", "gauge")]))
+    assert crosswalk_metrics(a, b) == []
+
+
+def test_family_takeaway_says_when_layouts_are_missing():
+    unresolved = dict(struct("Shm", 0, []), method="unresolved", tags=["shared-memory"])
+    a = bundle("x", structs=[struct("S", 64, [("h", "int", 0, 4)], tags=["shared-memory"])])
+    b = bundle("y", structs=[unresolved, dict(unresolved, qualname="Shm2")])
+    text = " ".join(t["text"] for t in compare_bundles(a, b)["takeaways"])
+    assert "x 1 documents 1 struct totalling 64 bytes, y 1 2 (none with a resolved layout)" in text
