@@ -73,6 +73,7 @@
   }
 
   function shortName(id) {
+    if (id.indexOf("file:") === 0) { return id.slice(id.lastIndexOf("/") + 1); }  // a file: its base name
     var m = id.match(/([^.:/]+)$/); return m ? m[1] : id;
   }
 
