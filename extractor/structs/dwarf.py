@@ -956,18 +956,22 @@ class _Types:
     def _die(self, off):
         return self.unit.die(off)
 
-    def spell(self, off: int | None) -> str:
+    def _memoised(self, kind: str, off, seed, compute):
+        """``compute(off)`` once per unit and type; ``seed`` answers while a recursive type is computed."""
         if off is not None and not isinstance(off, tuple):
             off = self._through_signature(off)
         if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
-            return _Types(off[0]).spell(off[1])
-        memo = _memo(self.unit, "spell")
+            return getattr(_Types(off[0]), kind)(off[1])
+        memo = _memo(self.unit, kind)
         if off in memo:
             return memo[off]
-        memo[off] = "?"  # cycle guard
-        result = self._spell(off)
+        memo[off] = seed
+        result = compute(off)
         memo[off] = result
         return result
+
+    def spell(self, off: int | None) -> str:
+        return self._memoised("spell", off, "?", self._spell)
 
     def _spell(self, off: int | None) -> str:
         if off is None:
@@ -1058,17 +1062,7 @@ class _Types:
         return dims
 
     def size(self, off: int | None) -> int:
-        if off is not None and not isinstance(off, tuple):
-            off = self._through_signature(off)
-        if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
-            return _Types(off[0]).size(off[1])
-        memo = _memo(self.unit, "size")
-        if off in memo:
-            return memo[off]
-        memo[off] = 0
-        result = self._size(off)
-        memo[off] = result
-        return result
+        return self._memoised("size", off, 0, self._size)
 
     def _size(self, off: int | None) -> int:
         if off is None:
@@ -1091,17 +1085,7 @@ class _Types:
         return 0
 
     def align(self, off: int | None) -> int:
-        if off is not None and not isinstance(off, tuple):
-            off = self._through_signature(off)
-        if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
-            return _Types(off[0]).align(off[1])
-        memo = _memo(self.unit, "align")
-        if off in memo:
-            return memo[off]
-        memo[off] = 1
-        result = self._align(off)
-        memo[off] = result
-        return result
+        return self._memoised("align", off, 1, self._align)
 
     def _align(self, off: int | None) -> int:
         if off is None:
