@@ -24,6 +24,7 @@ from typing import Any
 from extractor.context import Context, SourceFile
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind,
                              ParsedFile, Severity, Step, edge_key, node_key)
+from extractor.pyvisit import FastNodeVisitor
 
 DOC_MAX = 160
 SIGNATURE_MAX = 300
@@ -67,7 +68,7 @@ def _doc_line(body: list[ast.stmt]) -> str:
     return ""
 
 
-class _Scanner(ast.NodeVisitor):
+class _Scanner(FastNodeVisitor):
     """Collects definitions, imports, aliases and call sites of one module."""
 
     def __init__(self) -> None:

@@ -27,6 +27,7 @@ import ast
 from typing import Any
 
 from extractor.model import ParsedFile
+from extractor.pyvisit import FastNodeVisitor
 
 _MAX_STRING = 80
 
@@ -45,7 +46,7 @@ def scan_python(parsed: ParsedFile) -> dict[str, Any] | None:
     return visitor.finish()
 
 
-class _PythonFacts(ast.NodeVisitor):
+class _PythonFacts(FastNodeVisitor):
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
         self.imports: set[tuple[str, str, int, int]] = set()

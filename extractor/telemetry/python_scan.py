@@ -13,6 +13,7 @@ import ast
 from typing import Any
 
 from extractor.model import ParsedFile
+from extractor.pyvisit import FastNodeVisitor
 
 METRIC_CLASS_NAMES = frozenset({"Counter", "Gauge", "Histogram", "Summary", "Info", "Enum"})
 
@@ -142,7 +143,7 @@ class _Lazy:
         return self._value
 
 
-class _Collector(ast.NodeVisitor):
+class _Collector(FastNodeVisitor):
     def __init__(self, tree: ast.Module):
         self.imports: dict[str, dict[str, Any]] = {}
         self.classes: list[dict[str, Any]] = []
