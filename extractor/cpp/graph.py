@@ -24,7 +24,7 @@ from typing import Any
 from extractor.cpp.parse import macro_config, parse_source, used_outside_directives
 from extractor.cpp.scan import scan_cpp
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind,
-                             ParsedFile, Severity)
+                             ParsedFile, Severity, edge_key)
 
 CPP_LANGUAGES = (Language.CPP, Language.CUDA)
 _TYPE_KINDS = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "union": NodeKind.UNION,
@@ -180,7 +180,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     file_nodes = [Node(f"file:{p}", NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
                   for p in sorted(facts)]
     all_nodes = tuple(sorted([*file_nodes, *nodes, *external.values()]))
-    all_edges = tuple(sorted(set(edges)))
+    all_edges = tuple(sorted(set(edges), key=edge_key))
 
     ops, bindings = _registrations(facts, graph)
     stats["files"] = len(facts)

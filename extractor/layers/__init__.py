@@ -22,7 +22,7 @@ from extractor.concepts import imported_modules, module_name, resolve_relative
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
-from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, Step
+from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, Step, edge_key, node_key
 
 TAXONOMY_FILE = Path(__file__).with_name("roles.yaml")
 UNASSIGNED = "unassigned"
@@ -271,7 +271,7 @@ def extract_layers(ctx: Context) -> Contribution:
             shown = target.qualname if target is not None else edge.target.split(":", 1)[-1]
             bases_by_path[nodes[edge.source].path].append((shown, edge.line or nodes[edge.source].line))
     module_ids: dict[str, str] = {}
-    for n in sorted(nodes.values()):  # the graph steps' own module node first, if there is one
+    for n in sorted(nodes.values(), key=node_key):  # the graph steps' own module node first, if there is one
         if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path:
             module_ids.setdefault(n.path, n.id)
 
@@ -311,7 +311,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
     python_modules = {module_name(f.rel) for f in ctx.files if f.language is Language.PYTHON}
     synthesized: set[str] = set()
     code_files = [f for f in ctx.files if f.language in CODE_LANGUAGES]
-    graph_modules = {n.path: n.id for n in sorted(nodes.values())
+    graph_modules = {n.path: n.id for n in sorted(nodes.values(), key=node_key)
                      if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path}
     for file in code_files:
         mid = graph_modules.get(file.path) or module_id(file)
@@ -359,7 +359,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
                     (target,) = hits
                     if nodes[target].path != file.path:
                         edges.append(Edge(mid, target, EdgeKind.CALLS, file.path, line))
-    return nodes, sorted(set(edges))
+    return nodes, sorted(set(edges), key=edge_key)
 
 
 def rank_symbols(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> dict[str, list[KeySymbol]]:
