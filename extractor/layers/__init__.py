@@ -16,7 +16,6 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 
 from extractor.concepts import imported_modules, module_name, resolve_relative
 from extractor.context import Context, SourceFile
@@ -86,7 +85,7 @@ class KeySymbol:
     id: str
     name: str
     kind: str
-    in_degree: int  # dependency edges into the symbol from anywhere in the graph
+    in_degree: int  # dependency edges into the symbol (for a class, into its methods too)
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -363,19 +362,29 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
 
 
 def rank_symbols(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> dict[str, list[KeySymbol]]:
-    """Key symbols per file path: symbols ranked by in-degree centrality over the dependency edges."""
-    graph = nx.MultiDiGraph()
-    graph.add_nodes_from(sorted(nodes))
-    graph.add_edges_from((e.source, e.target) for e in edges if e.kind in DEPENDENCY_EDGES)
-    centrality = nx.in_degree_centrality(graph) if graph.number_of_nodes() > 1 else {}
+    """Key symbols per file path, ranked by in-degree over the dependency edges.
+
+    A method's dependents count for the class that contains it, and methods themselves are not
+    candidates: a layer is described by its classes, free functions and kernels (the scheduler
+    class rather than its ``Size()`` accessor), and a class used through many methods ranks by
+    all of that use.
+    """
+    edges = list(edges)
+    degree: collections.Counter[str] = collections.Counter(
+        e.target for e in edges if e.kind in DEPENDENCY_EDGES and e.source != e.target)
+    owner = {e.target: e.source for e in edges if e.kind is EdgeKind.CONTAINS
+             and nodes.get(e.target) is not None and nodes[e.target].kind is NodeKind.METHOD
+             and nodes.get(e.source) is not None and nodes[e.source].kind in (NodeKind.CLASS, NodeKind.STRUCT)}
+    for method, cls in owner.items():
+        degree[cls] += degree.get(method, 0)
     by_path: dict[str, list[KeySymbol]] = collections.defaultdict(list)
-    for node_id, node in nodes.items():
-        if node.kind not in KEY_SYMBOL_KINDS or not node.path or node.name.startswith("_"):
+    for node_id, node in sorted(nodes.items()):
+        if node.kind not in KEY_SYMBOL_KINDS or node.kind is NodeKind.METHOD and node_id in owner:
             continue
-        degree = graph.in_degree(node_id) if node_id in graph else 0
-        if centrality.get(node_id, 0.0) <= 0.0:
+        if not node.path or node.name.startswith("_") or degree.get(node_id, 0) <= 0:
             continue
-        by_path[node.path].append(KeySymbol(node.path, node.line, node_id, node.name, node.kind.value, degree))
+        by_path[node.path].append(KeySymbol(node.path, node.line, node_id, node.name, node.kind.value,
+                                            degree[node_id]))
     return by_path
 
 
