@@ -76,8 +76,13 @@ class _Scanner(FastNodeVisitor):
         self.imports: list[list[Any]] = []
         self.aliases: list[list[Any]] = []
         self.calls: list[list[Any]] = []
+        # [scope, name, type, line]: what a local name or ``self.X`` holds, where the code says so
+        # (an annotation, or a class instantiated into it); type "" for an untyped parameter, which
+        # still shadows any module-level name of the same spelling.
+        self.types: list[list[Any]] = []
         self.scope = ""  # qualname of the innermost def; "" at module level
         self.scope_kind = "module"
+        self._param_types: dict[str, str] = {}
 
     # definitions ---------------------------------------------------------------------------------
     def _child_qual(self, name: str) -> str:
@@ -107,7 +112,17 @@ class _Scanner(FastNodeVisitor):
         if self.scope_kind == "function":
             tags.append("nested")
         self.defs.append([kind, qual, node.lineno, _doc_line(node.body), _signature(node), sorted(set(tags)), []])
+        args = node.args
+        params: dict[str, str] = {}
+        for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)):
+            typed = _type_name(arg.annotation) if arg.annotation is not None and arg not in (args.vararg,
+                                                                                            args.kwarg) else ""
+            params[arg.arg] = typed or ""
+            self.types.append([qual, arg.arg, params[arg.arg], node.lineno])
+        saved = self._param_types
+        self._param_types = params
         self._enter(qual, "function", node.body)
+        self._param_types = saved
 
     visit_FunctionDef = _visit_function
     visit_AsyncFunctionDef = _visit_function
@@ -154,12 +169,53 @@ class _Scanner(FastNodeVisitor):
             value = _dotted(node.value)
             if value and "super()" not in value:
                 self.aliases.append([self.scope, node.targets[0].id, value, node.lineno])
+        if self.scope_kind == "function" and len(node.targets) == 1:
+            self._record_type(node.targets[0], None, node.value, node.lineno)
         self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if self.scope_kind == "function":
+            self._record_type(node.target, node.annotation, node.value, node.lineno)
+        self.generic_visit(node)
+
+    def _record_type(self, target: ast.expr, annotation: ast.expr | None, value: ast.expr | None,
+                     line: int) -> None:
+        if isinstance(target, ast.Name):
+            name = target.id
+        elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
+            name = f"self.{target.attr}"
+        else:
+            return
+        typed = _type_name(annotation) if annotation is not None else ""
+        if not typed and isinstance(value, ast.Call):
+            typed = _dotted(value.func) or ""  # x = Cls(...): kept only if Cls turns out to be a class
+        elif not typed and isinstance(value, ast.Name) and name.startswith("self."):
+            typed = self._param_types.get(value.id, "")  # self.x = x, x an annotated parameter
+        if typed and "super()" not in typed:
+            self.types.append([self.scope, name, typed, line])
 
     # calls -----------------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append([self.scope, node.lineno, _dotted(node.func) or ""])
         self.generic_visit(node)
+
+
+def _type_name(annotation: ast.expr | None) -> str:
+    """The class an annotation names, when it names one: ``Foo``, ``m.Foo``, ``Optional[Foo]``,
+    ``Foo | None``, ``"Foo"``; "" for anything else (unions of classes, containers, protocols)."""
+    if annotation is None:
+        return ""
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        text = annotation.value.strip()
+        return text if text.replace(".", "").replace("_", "").isalnum() and not text[:1].isdigit() else ""
+    if isinstance(annotation, ast.Subscript) and (_dotted(annotation.value) or "").rsplit(".", 1)[-1] == "Optional":
+        return _type_name(annotation.slice)
+    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
+        sides = [annotation.left, annotation.right]
+        kept = [x for x in sides if not (isinstance(x, ast.Constant) and x.value is None)]
+        return _type_name(kept[0]) if len(kept) == 1 else ""
+    dotted = _dotted(annotation)
+    return dotted if dotted and "super()" not in dotted else ""
 
 
 def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
@@ -179,7 +235,7 @@ def scan_python(parsed: ParsedFile) -> dict[str, Any]:
     for stmt in parsed.tree.body:
         scanner.visit(stmt)
     return {"doc": _doc_line(parsed.tree.body), "defs": scanner.defs, "imports": scanner.imports,
-            "aliases": scanner.aliases, "calls": scanner.calls}
+            "aliases": scanner.aliases, "calls": scanner.calls, "types": scanner.types}
 
 
 def _scan_libcst(module: Any) -> dict[str, Any]:
@@ -239,7 +295,7 @@ def _scan_libcst(module: Any) -> dict[str, Any]:
                             walk(block_body, scope, scope_kind)
 
     walk(module.body, "", "module")
-    return {"doc": "", "defs": defs, "imports": imports, "aliases": [], "calls": [], "fallback": True}
+    return {"doc": "", "defs": defs, "imports": imports, "aliases": [], "calls": [], "types": [], "fallback": True}
 
 
 # --- per-system extraction ------------------------------------------------------------------------
@@ -296,6 +352,8 @@ class _Module:
     # function qualname -> its local bindings (imports inside the function)
     local_bindings: dict[str, dict[str, tuple[str, str]]] = dataclasses.field(default_factory=dict)
     star_imports: list[str] = dataclasses.field(default_factory=list)
+    # function qualname -> local name -> the classes the code says it holds ([""]: untyped parameter)
+    local_types: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
 
 
 class _Resolver:
@@ -308,6 +366,9 @@ class _Resolver:
         self.members = members
         self.bases: dict[str, list[str]] = {}
         self._memo: dict[str, tuple[str, str]] = {}
+        # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
+        self.attribute_types: dict[str, dict[str, list[tuple[_Module, str, str]]]] = {}
+        self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
 
     def forget(self) -> None:
         """Drop memoised answers (they may predate bindings added since)."""
@@ -335,6 +396,12 @@ class _Resolver:
     def walk(self, start: tuple[str, str], rest: list[str], depth: int) -> tuple[str, str]:
         kind, value = start
         for i, part in enumerate(rest):
+            if kind == "instance":  # a value of a known class: its members, inherited ones included
+                member = self.member(value, part)
+                if member is None:
+                    return ("missing", f"{self.nodes[value].qualname}().{'.'.join(rest[i:])}")
+                kind, value = "node", member
+                continue
             if kind == "ext":
                 return ("ext", ".".join([value, *rest[i:]]))
             if kind != "node":
@@ -366,6 +433,39 @@ class _Resolver:
             found = self.absolute(f"{target}.{part}", depth + 1)
             if found[0] != "missing" and not (found[0] == "ext" and target in self.modules):
                 return found
+        return None
+
+    def instance_of(self, module: _Module, scope: str, type_text: str) -> tuple[str, str] | None:
+        """("instance", class id) or ("ext", dotted) for the class ``type_text`` names in ``scope``."""
+        key = (module.name, scope, type_text)
+        if key in self._instances:
+            return self._instances[key]
+        self._instances[key] = None  # guards ``x: x``-like loops while resolving
+        head, _, rest = type_text.partition(".")
+        start = _lookup(self, module, scope, head)
+        target = self.walk(start, rest.split(".") if rest else [], 0) if start and start[0] in ("node", "ext") else None
+        result = None
+        if target is not None and target[0] == "node" and self.nodes[target[1]].kind is NodeKind.CLASS:
+            result = ("instance", target[1])
+        elif target is not None and target[0] == "ext":
+            result = ("ext", target[1] + "()")  # an instance of an outside class: kept readable in call sites
+        self._instances[key] = result
+        return result
+
+    def attribute_type(self, class_id: str, attr: str) -> tuple[str, str] | None:
+        """What ``self.<attr>`` holds in ``class_id`` or its bases, per the assignments found."""
+        seen: set[str] = set()
+        stack = [class_id]
+        while stack:
+            current = stack.pop(0)
+            if current in seen:
+                continue
+            seen.add(current)
+            for module, scope, type_text in self.attribute_types.get(current, {}).get(attr, ()):
+                found = self.instance_of(module, scope, type_text)
+                if found is not None:
+                    return found
+            stack.extend(self.bases.get(current, ()))
         return None
 
     def member(self, class_id: str, name: str, skip_self: bool = False) -> str | None:
@@ -458,6 +558,15 @@ def extract_python_graph(ctx: Context) -> Contribution:
                                  if nodes[v].kind is not NodeKind.MODULE})
         _module_bindings(module, modules)
     resolver = _Resolver(modules, nodes, members)
+    for module in modules.values():
+        for scope, name, type_text, _line in module.facts.get("types", ()):
+            if name.startswith("self."):
+                cls = _enclosing_class(module, scope, nodes)
+                if cls is not None and type_text:
+                    resolver.attribute_types.setdefault(cls, {}).setdefault(name[5:], []).append(
+                        (module, scope, type_text))
+            else:
+                module.local_types.setdefault(scope, {}).setdefault(name, []).append(type_text)
     # Aliases (X = pkg.Y at module level) become refs; two passes let an alias lean on another.
     for _ in range(2):
         for module in modules.values():
@@ -497,7 +606,8 @@ def extract_python_graph(ctx: Context) -> Contribution:
             head, _, rest = text.partition(".")
             start = _lookup(resolver, module, scope, head)
             target = resolver.walk(start, rest.split(".") if rest else [], 0) if start else None
-            if target is None or target[0] == "missing":
+            if target is None or target[0] in ("missing", "local", "instance") or "()" in target[1]:
+                # a base computed from a value (``tokenizer.__class__``) is not a qualified name
                 stats["inherits_unresolved"] += 1
                 continue
             if target[0] == "node":
@@ -595,6 +705,13 @@ def _lookup(resolver: _Resolver, module: _Module, scope: str, head: str) -> tupl
             binding = module.local_bindings.get(current, {}).get(head)
             if binding is not None:
                 return resolver.absolute(binding[1]) if binding[0] == "ref" else binding
+            types = module.local_types.get(current, {}).get(head)
+            if types is not None:  # a parameter or local: never the module-level name it shadows
+                for type_text in types:
+                    found = resolver.instance_of(module, current, type_text) if type_text else None
+                    if found is not None:
+                        return found
+                return ("local", head)
         elif node is not None and node.kind is NodeKind.CLASS and current == scope:
             member = resolver.members.get(node.id, {}).get(head)
             if member is not None:
@@ -629,14 +746,25 @@ def _resolve_call(resolver: _Resolver, module: _Module, scope: str, callee: str,
         else:
             found = resolver.member(cls, parts[0])
         if found is None:
-            return None
-        return resolver.walk(("node", found), parts[1:], 0)
+            held = resolver.attribute_type(cls, parts[0]) if head == "self" and len(parts) > 1 else None
+            return _called(resolver, resolver.walk(held, parts[1:], 0)) if held else None
+        return _called(resolver, resolver.walk(("node", found), parts[1:], 0))
     start = _lookup(resolver, module, scope, head)
-    if start is None:
+    if start is None or start[0] == "local":
         return None
     if start[0] == "builtin":
         return start
-    return resolver.walk(start, parts, 0)
+    return _called(resolver, resolver.walk(start, parts, 0))
+
+
+def _called(resolver: _Resolver, target: tuple[str, str]) -> tuple[str, str] | None:
+    """What calling ``target`` runs: calling an instance runs its class's ``__call__``, if any."""
+    if target[0] == "instance":
+        found = resolver.member(target[1], "__call__")
+        return ("node", found) if found else None
+    if target[0] == "local":
+        return None
+    return target
 
 
 def _enclosing_class(module: _Module, scope: str, nodes: dict[str, Node]) -> str | None:
@@ -648,4 +776,4 @@ def _enclosing_class(module: _Module, scope: str, nodes: dict[str, Node]) -> str
 
 
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="1", python_fallback=True)
+            version="2", python_fallback=True)

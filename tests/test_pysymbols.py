@@ -76,8 +76,16 @@ def test_calls_cover_locals_imports_self_super_and_instantiation(bundle):
         (P + "scheduler.Scheduler.from_config", P + "scheduler.Scheduler"),
         ("py:launch.main", P + "core.Engine"),
         ("py:launch", "py:launch.main"),
+        # values of a known class: self.scheduler = DefaultScheduler(), a parameter annotated
+        # Optional[base.BaseScheduler], and a local assigned Engine()
+        (P + "core.Engine.step", P + "scheduler.Scheduler.schedule"),
+        (P + "core.drain", P + "base.BaseScheduler.reset"),
+        (P + "core.local_instance", P + "core.Engine.run_forever"),
     }
     assert expected <= calls
+    # A parameter shadows the module-level name it spells: `base.BaseScheduler()` inside
+    # shadowed(base) is not a call of servekit.engine.base.BaseScheduler.
+    assert not {t for s, t in calls if s == P + "core.shadowed"}
     # Nothing resolves to a name that does not exist: every call edge ends at a defined node.
     nodes = nodes_by_id(bundle)
     assert all(nodes[t]["kind"] != "external" for _s, t in calls)
