@@ -118,8 +118,8 @@ def _layer_cell(side: Mapping[str, Any] | None) -> str:
     symbols = "".join(f'<div><span class=sym>{esc(s["name"])}</span> <span class=muted>{esc(s["kind"])}</span> '
                       f'{_loc(s)}</div>' for s in side["key_symbols"])
     concepts = "".join(f'<span class=pill>{esc(c)}</span>' for c in side["concepts"][:6])
-    return (f'<td><div>{esc(side["summary"])}</div><div class=muted>{side["modules"]:,} modules, '
-            f'{side["lines"]:,} lines · at {_loc(side["anchor"])}</div>{symbols}<div>{concepts}</div></td>')
+    return (f'<td><div>{esc(side["summary"])}</div><div class=muted>at {_loc(side["anchor"])}</div>'
+            f'{symbols}<div>{concepts}</div></td>')
 
 
 def _layers(layers: Mapping[str, Any], la: str, lb: str) -> str:

@@ -79,7 +79,8 @@ def _layers(layers: Mapping[str, Any], la: str, lb: str) -> list[str]:
         if s is None:
             return "— (gap)"
         symbols = ", ".join(f"{_cell(k['name'])} ({_at(k)})" for k in s["key_symbols"][:3])
-        text = f"{_cell(s['summary'])}<br>{s['modules']:,} modules, {s['lines']:,} lines; at {_at(s['anchor'])}"
+        # The summary already gives module and line counts: the cell adds where the layer starts.
+        text = f"{_cell(s['summary'])}<br>at {_at(s['anchor'])}"
         return text + (f"<br>key: {symbols}" if symbols else "")
 
     rows = [[("**" if r["aligned"] else "") + _cell(r["title"]) + ("**" if r["aligned"] else "")
