@@ -92,7 +92,12 @@ class _RichProgress:
 @click.option("--no-probes", is_flag=True, help="Do not compile header probes for struct layouts.")
 @click.option("--graph-format", "graph_formats", multiple=True, type=click.Choice(["graphml", "gexf", "json"]),
               help="Also export the symbol graph in this format next to evidence.json (repeatable).")
-def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_probes, graph_formats) -> None:
+@click.option("--taxonomy", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Your own role taxonomy (YAML, the shape of extractor/layers/roles.yaml).")
+@click.option("--detectors", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Your own concept detectors (YAML, the shape of extractor/concepts/detectors.yaml).")
+def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_probes, graph_formats, taxonomy,
+            detectors) -> None:
     """Extract architecture evidence from SOURCE... (one system).
 
     SOURCE is [label=]spec, where spec is a git URL with optional @ref, a local directory,
@@ -103,7 +108,9 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     from extractor.graph import export_graph
     from extractor.pipeline import extract_system
 
-    options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes)
+    extra = {key: str(path) for key, path in (("taxonomy", taxonomy), ("detectors", detectors)) if path}
+    options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes,
+                             extra=extra)
     with _RichProgress() as progress:
         result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
     path = write_bundle(result.bundle, out_dir, result.text)

@@ -155,6 +155,10 @@ def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, dia
             h.update(hashlib.sha256(Path(binary).read_bytes()).digest())
         except OSError:
             h.update(f"unreadable:{binary}".encode())
+    # A user's taxonomy or detector file is an input by its content, not its name.
+    for key, value in sorted(options.extra.items()):
+        if isinstance(value, str) and Path(value).is_file():
+            h.update(f"{key}:".encode() + hashlib.sha256(Path(value).read_bytes()).digest())
     # Struct probes depend on which compilers are installed, so those are inputs too.
     compilers = [shutil.which(c) or "" for c in ("gcc", "g++", "nvcc")]
     h.update(json.dumps([options.probe_structs, compilers, dict(options.extra)], sort_keys=True, default=str).encode())

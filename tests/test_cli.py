@@ -113,3 +113,28 @@ def test_help_and_usage_errors_are_clicks_own():
     assert help_proc.returncode == 0 and "SOURCE" in help_proc.stdout and "error" not in help_proc.stderr
     usage = run("extract")
     assert usage.returncode == 2 and "Missing argument" in usage.stderr
+
+
+def test_user_taxonomy_is_used_and_a_malformed_one_is_one_line(tmp_path):
+    from extractor.layers import TAXONOMY_FILE
+
+    spec = str(FIXTURES / "pysample")
+    common = ["-o", str(tmp_path / "o"), "--cache-dir", str(tmp_path / "c"), "-j", "1", "--no-probes"]
+    own = tmp_path / "roles.yaml"
+    # The shipped taxonomy with the scheduling role renamed: the user's file must decide the titles.
+    own.write_text(TAXONOMY_FILE.read_text().replace("title: Request scheduling & batching",
+                                                     "title: Our batching tier", 1))
+    proc = run("extract", spec, "--taxonomy", str(own), *common)
+    assert proc.returncode == 0, proc.stderr
+    titles = {layer["role"]: layer["title"] for layer in json.loads((tmp_path / "o" / "evidence.json").read_text())["layers"]}
+    assert titles["scheduling"] == "Our batching tier"
+    # Same path, edited content: the cached bundle must not be reused.
+    own.write_text(own.read_text().replace("title: Our batching tier", "title: Renamed again", 1))
+    assert run("extract", spec, "--taxonomy", str(own), *common).returncode == 0
+    titles = {layer["role"]: layer["title"] for layer in json.loads((tmp_path / "o" / "evidence.json").read_text())["layers"]}
+    assert titles["scheduling"] == "Renamed again"
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("version: 1\nthreshold: 2.0\nstack: []\nroles:\n  - id: x\n    signals: []\n")
+    proc = run("extract", spec, "--taxonomy", str(bad), *common)
+    assert proc.returncode == 2 and "bad.yaml" in proc.stderr and "title" in proc.stderr
+    assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
