@@ -8,15 +8,11 @@ Class templates are left out: they have no layout until instantiated.
 from __future__ import annotations
 
 import dataclasses
-import re
 
 from extractor.cpp.parse import parse_source
 from extractor.model import Language
 
 _KINDS = {"struct_specifier": "struct", "class_specifier": "class", "union_specifier": "union"}
-# CUDA's __align__(N) and GNU attributes between ``struct`` and the name derail the grammar;
-# they are blanked out (same length, so lines and columns stay put) before parsing.
-_NOISE = re.compile(rb"(?:__align__|__attribute__|__declspec)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -28,11 +24,11 @@ class StructDefinition:
 
 def find_struct_definitions(data: bytes, language: Language, tree=None
                             ) -> tuple[StructDefinition, ...]:
-    """Aggregate definitions (not templates) in one file. ``tree``: an already parsed tree of
-    ``data``, reused unless attributes had to be blanked out first."""
-    cleaned = _NOISE.sub(lambda m: b" " * len(m.group(0)), data)
-    if tree is None or cleaned != data:
-        tree = parse_source(cleaned, language)
+    """Aggregate definitions (not templates) in one file. ``tree``: the tree the pipeline already
+    parsed from ``data`` (parse_source blanks ``__align__``/``__attribute__``/``__declspec``, which
+    would otherwise derail the grammar between ``struct`` and the name)."""
+    if tree is None:
+        tree = parse_source(data, language)
     found: list[StructDefinition] = []
     _visit(tree.root_node, (), False, found)
     return tuple(sorted(found))
