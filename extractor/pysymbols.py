@@ -17,8 +17,8 @@ from __future__ import annotations
 import ast
 import builtins
 import dataclasses
-from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections import Counter, defaultdict, deque
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from extractor.context import Context, SourceFile
@@ -452,36 +452,33 @@ class _Resolver:
         self._instances[key] = result
         return result
 
+    def lineage(self, class_id: str) -> Iterator[str]:
+        """The class, then its (internal) bases breadth first, each once: a simple stand-in for the MRO."""
+        seen: set[str] = set()
+        queue = deque([class_id])
+        while queue:
+            current = queue.popleft()
+            if current not in seen:
+                seen.add(current)
+                yield current
+                queue.extend(self.bases.get(current, ()))
+
     def attribute_type(self, class_id: str, attr: str) -> tuple[str, str] | None:
         """What ``self.<attr>`` holds in ``class_id`` or its bases, per the assignments found."""
-        seen: set[str] = set()
-        stack = [class_id]
-        while stack:
-            current = stack.pop(0)
-            if current in seen:
-                continue
-            seen.add(current)
+        for current in self.lineage(class_id):
             for module, scope, type_text in self.attribute_types.get(current, {}).get(attr, ()):
                 found = self.instance_of(module, scope, type_text)
                 if found is not None:
                     return found
-            stack.extend(self.bases.get(current, ()))
         return None
 
     def member(self, class_id: str, name: str, skip_self: bool = False) -> str | None:
-        """``name`` looked up on a class and its (internal) bases, depth first as a simple MRO."""
-        seen: set[str] = set()
-        stack = [class_id]
-        while stack:
-            current = stack.pop(0)
-            if current in seen:
-                continue
-            seen.add(current)
+        """``name`` looked up on a class and its bases (``skip_self``: on the bases only, for super())."""
+        for current in self.lineage(class_id):
             if not (skip_self and current == class_id):
                 found = self.members.get(current, {}).get(name)
                 if found:
                     return found
-            stack.extend(self.bases.get(current, ()))
         return None
 
 
