@@ -53,11 +53,11 @@ class _RichProgress:
     """Progress on stderr for long runs; silent when stderr is not a terminal."""
 
     def __init__(self) -> None:
+        from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), transient=True,
-                                  console=__import__("rich.console").console.Console(stderr=True))
+                                  TimeElapsedColumn(), transient=True, console=Console(stderr=True))
         self._task = None
 
     def __enter__(self):

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from extractor.model import Contribution, Diagnostic, Edge, Language, Node
+from extractor.model import Contribution, Language
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -73,15 +73,3 @@ class Context:
 
     def abs_path(self, file: SourceFile) -> Path:
         return self.source_root(file) / file.rel
-
-    def nodes(self) -> Iterator[Node]:
-        for c in self.results.values():
-            yield from c.nodes
-
-    def edges(self) -> Iterator[Edge]:
-        for c in self.results.values():
-            yield from c.edges
-
-    def diagnostics(self) -> Iterator[Diagnostic]:
-        for c in self.results.values():
-            yield from c.diagnostics

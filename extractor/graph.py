@@ -11,16 +11,6 @@ import networkx as nx
 from extractor.errors import UserInputError
 
 
-def to_networkx(bundle: dict[str, Any]) -> nx.MultiDiGraph:
-    graph = nx.MultiDiGraph(name=bundle["system"]["name"], version=bundle["system"].get("version", ""))
-    for node in bundle["graph"]["nodes"]:
-        graph.add_node(node["id"], **{k: v for k, v in node.items() if k != "id"})
-    for edge in bundle["graph"]["edges"]:
-        graph.add_edge(edge["source"], edge["target"], **{k: v for k, v in edge.items()
-                                                           if k not in ("source", "target")})
-    return graph
-
-
 def _flat(value: Any) -> Any:
     """GraphML and GEXF take scalars only: lists become comma-separated text, None empty text."""
     if isinstance(value, (list, tuple)):
@@ -30,22 +20,27 @@ def _flat(value: Any) -> Any:
     return value
 
 
+def to_networkx(bundle: dict[str, Any], scalars_only: bool = False) -> nx.MultiDiGraph:
+    """The bundle's graph; ``scalars_only`` flattens list attributes for GraphML and GEXF."""
+    value = _flat if scalars_only else (lambda v: v)
+    graph = nx.MultiDiGraph(name=bundle["system"]["name"])
+    for node in bundle["graph"]["nodes"]:
+        graph.add_node(node["id"], **{k: value(v) for k, v in node.items() if k != "id"})
+    for i, edge in enumerate(bundle["graph"]["edges"]):
+        graph.add_edge(edge["source"], edge["target"], key=i,
+                       **{k: value(v) for k, v in edge.items() if k not in ("source", "target")})
+    return graph
+
+
 def export_graph(bundle: dict[str, Any], fmt: str, output: Path) -> None:
     output.parent.mkdir(parents=True, exist_ok=True)
     if fmt == "json":
         data = {"directed": True, "multigraph": True, "graph": {"name": bundle["system"]["name"]},
                 "nodes": bundle["graph"]["nodes"], "edges": bundle["graph"]["edges"]}
         output.write_text(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-        return
-    graph = nx.MultiDiGraph(name=bundle["system"]["name"])
-    for node in bundle["graph"]["nodes"]:
-        graph.add_node(node["id"], **{k: _flat(v) for k, v in node.items() if k != "id"})
-    for i, edge in enumerate(bundle["graph"]["edges"]):
-        graph.add_edge(edge["source"], edge["target"], key=i,
-                       **{k: _flat(v) for k, v in edge.items() if k not in ("source", "target")})
-    if fmt == "graphml":
-        nx.write_graphml(graph, output)
+    elif fmt == "graphml":
+        nx.write_graphml(to_networkx(bundle, scalars_only=True), output)
     elif fmt == "gexf":
-        nx.write_gexf(graph, output)
+        nx.write_gexf(to_networkx(bundle, scalars_only=True), output)
     else:
         raise UserInputError(f"unknown graph format {fmt!r}: use graphml, gexf or json")

@@ -680,7 +680,7 @@ def extract_python_graph(ctx: Context) -> Contribution:
     return Contribution(nodes=tuple(sorted(all_nodes.values(), key=node_key)),
                         edges=tuple(sorted(first.values(), key=edge_key)),
                         diagnostics=tuple(sorted(diagnostics)), stats=dict(sorted(stats.items())),
-                        extra={"call_sites": tuple(sorted(call_sites)), "modules": names})
+                        extra={"call_sites": tuple(sorted(call_sites))})
 
 
 def _parent_qual(qual: str) -> str:
