@@ -18,12 +18,14 @@ class Language(str, enum.Enum):
     PYTHON = "python"
     CPP = "cpp"
     CUDA = "cuda"
+    RUST = "rust"
+    GO = "go"
     YAML = "yaml"
     JSON = "json"
 
 
 class NodeKind(str, enum.Enum):
-    MODULE = "module"  # a Python module
+    MODULE = "module"  # a Python module, a Rust module, a Go package
     FILE = "file"  # a C/C++/CUDA source or header file
     NAMESPACE = "namespace"
     CLASS = "class"
@@ -33,6 +35,9 @@ class NodeKind(str, enum.Enum):
     FUNCTION = "function"
     METHOD = "method"
     KERNEL = "kernel"  # a CUDA __global__ function
+    ATTRIBUTE = "attribute"  # a module-level name, class/instance attribute, field, property, enum member
+    TRAIT = "trait"  # a Rust trait
+    INTERFACE = "interface"  # a Go interface
     EXTERNAL = "external"  # a name outside the analysed system (torch.nn.Module, std::vector)
 
 
@@ -44,6 +49,7 @@ class EdgeKind(str, enum.Enum):
     INCLUDES = "includes"
     BINDS = "binds"  # Python call site -> C++ function registered under that name
     LAUNCHES = "launches"  # kernel<<<...>>> site -> kernel
+    IMPLEMENTS = "implements"  # Rust `impl Trait for T`, Go type -> interface it is checked against
 
 
 class Severity(str, enum.Enum):
@@ -73,6 +79,35 @@ class Diagnostic:
         return f"{where}: {self.severity.value}: {self.message} [{self.code}]"
 
 
+class ParamKind(str, enum.Enum):
+    """Python's five parameter kinds (``inspect.Parameter.kind``); C++/Rust/Go parameters are
+    positional-only."""
+
+    POSITIONAL_ONLY = "positional-only"
+    POSITIONAL_OR_KEYWORD = "positional-or-keyword"
+    VAR_POSITIONAL = "var-positional"
+    KEYWORD_ONLY = "keyword-only"
+    VAR_KEYWORD = "var-keyword"
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Parameter:
+    name: str
+    kind: ParamKind = ParamKind.POSITIONAL_OR_KEYWORD
+    annotation: str = ""  # source text of the annotation / C++ type, never truncated
+    default: str | None = None  # source text of the default; None when the parameter has none
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Signature:
+    """One callable shape: a function's own, or one ``@overload`` variant."""
+
+    params: tuple[Parameter, ...] = ()
+    returns: str = ""  # source text of the return annotation / return type
+    path: str = ""
+    line: int = 0
+
+
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Node:
     id: str  # stable: "py:pkg.mod.Class.method", "cpp:ns::Class", "file:core/src/x.cc"
@@ -83,8 +118,17 @@ class Node:
     path: str = ""
     line: int = 0
     doc: str = ""  # first line of the docstring / leading comment
-    signature: str = ""
+    signature: str = ""  # display text only (may be shortened); compare ``params``/``returns``
     tags: tuple[str, ...] = ()  # "async", "property", "staticmethod", "kernel", "template", ...
+    # The fields below are written to JSON only when they differ from their default.
+    params: tuple[Parameter, ...] = ()
+    returns: str = ""
+    decorators: tuple[str, ...] = ()  # dotted names as written ("dataclass", "functools.cache")
+    overloads: tuple[Signature, ...] = ()  # ``@overload`` variants, in source order
+    sites: tuple[Location, ...] = ()  # further definition sites of the same entity (``#if`` branches, ...)
+    annotation: str = ""  # an attribute's annotation (source text)
+    value_kind: str = ""  # an attribute's value: "constant", "call", "alias", "class", "lambda", ...
+    api: str = ""  # why the symbol is or is not public ("public: vllm.__all__", "private: underscore", ...)
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -157,8 +201,26 @@ def edge_key(edge: Edge) -> tuple[str, str, str, str, int]:
 
 def node_json(n: Node) -> dict[str, Any]:
     # Written out by hand: graphs have tens of thousands of nodes and the generic walk is 5x slower.
-    return {"id": n.id, "kind": n.kind.value, "name": n.name, "qualname": n.qualname, "language": n.language,
-            "path": n.path, "line": n.line, "doc": n.doc, "signature": n.signature, "tags": list(n.tags)}
+    out = {"id": n.id, "kind": n.kind.value, "name": n.name, "qualname": n.qualname, "language": n.language,
+           "path": n.path, "line": n.line, "doc": n.doc, "signature": n.signature, "tags": list(n.tags)}
+    # Optional fields only when set: most nodes have none, and the bundle stays small.
+    if n.params:
+        out["params"] = [to_jsonable(p) for p in n.params]
+    if n.returns:
+        out["returns"] = n.returns
+    if n.decorators:
+        out["decorators"] = list(n.decorators)
+    if n.overloads:
+        out["overloads"] = [to_jsonable(o) for o in n.overloads]
+    if n.sites:
+        out["sites"] = [to_jsonable(s) for s in n.sites]
+    if n.annotation:
+        out["annotation"] = n.annotation
+    if n.value_kind:
+        out["value_kind"] = n.value_kind
+    if n.api:
+        out["api"] = n.api
+    return out
 
 
 def edge_json(e: Edge) -> dict[str, Any]:
