@@ -20,6 +20,7 @@ class SourceTree:
     root: Path
     ref: str = ""
     commit: str = ""
+    skipped_links: tuple[str, ...] = ()  # members not extracted: symbolic links leaving the tree
 
     def record(self) -> dict[str, str]:
         return {"label": self.label, "spec": self.spec, "kind": self.kind, "ref": self.ref,

@@ -16,7 +16,7 @@ from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
-from extractor.inventory import list_files
+from extractor.inventory import evidence_path, file_limit, list_files, read_regular_file
 from extractor.model import Diagnostic, Severity, Step
 from extractor.scan import scan_files
 from extractor.sources import acquire, default_cache_dir, parse_spec
@@ -106,6 +106,9 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
         found, problems = list_files(source)
         entries.extend((source, e) for e in found)
         diagnostics.extend(problems)
+        diagnostics.extend(Diagnostic(evidence_path(source.label, member.removeprefix("./")), 0, "symlink-outside",
+                                      "symbolic link leaves the source tree: not extracted", Severity.WARNING)
+                           for member in source.skipped_links)
     entries.sort(key=lambda pair: pair[1].path)
     timings["inventory"] = time.perf_counter() - clock
 
@@ -172,9 +175,11 @@ def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, s
     blobs: list[tuple[Any, Any, bytes, str]] = []
     for source, entry in entries:
         try:
-            data = (source.root / entry.rel).read_bytes()
+            data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
         except OSError as err:
-            diagnostics.append(Diagnostic(entry.path, 0, "unreadable", str(err), Severity.ERROR))
+            # strerror only: str(err) would carry the absolute path of the user's machine
+            diagnostics.append(Diagnostic(entry.path, 0, "unreadable", err.strerror or type(err).__name__,
+                                          Severity.ERROR))
             continue
         key = f"{hashlib.sha256(data).hexdigest()}:{entry.language.value}:{fingerprint}"
         blobs.append((source, entry, data, key))

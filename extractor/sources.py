@@ -15,28 +15,27 @@ import configparser
 import dataclasses
 import hashlib
 import html.parser
-import io
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
-import tarfile
 import tempfile
+import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
-import zipfile
 from pathlib import Path
 
+from extractor.archives import extract_tar, extract_zip, skipped_links
 from extractor.context import SourceTree
 from extractor.errors import UserInputError
+from extractor.gitdir import work_tree_commit
+from extractor.locks import locked
+from extractor.safeproc import run_bounded
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar", ".zip")
 GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
-MAX_ARCHIVE_BYTES = 4 * 1024**3  # uncompressed, whole archive
-MAX_ARCHIVE_MEMBERS = 200_000
 NETWORK_TIMEOUT = 60  # seconds per request
 GIT_TIMEOUT = 900  # seconds per git command
 
@@ -132,7 +131,8 @@ def _check_git_url(url: str) -> None:
 def acquire(spec: SourceSpec, cache_dir: Path) -> SourceTree:
     """Make ``spec`` available as a directory (in the cache unless it is a local directory)."""
     if spec.kind == "dir":
-        return SourceTree(spec.label, spec.text, "dir", Path(spec.location), "", _work_tree_commit(Path(spec.location)))
+        # Read from the .git files, never by running git inside a tree the user does not trust.
+        return SourceTree(spec.label, spec.text, "dir", Path(spec.location), "", work_tree_commit(Path(spec.location)))
     if spec.kind == "pypi":
         archive = download_sdist(spec.location, spec.ref, cache_dir / "sdists")
         root = _extract_cached(archive, cache_dir / "trees")
@@ -143,24 +143,41 @@ def acquire(spec: SourceSpec, cache_dir: Path) -> SourceTree:
             archive = _download(spec.location, cache_dir / "archives")
         return SourceTree(spec.label, spec.text, "archive", _extract_cached(archive, cache_dir / "trees"), "", "")
     if spec.kind == "git":
-        root, commit = _acquire_git(spec.location, spec.ref, cache_dir / "git")
-        return SourceTree(spec.label, spec.text, "git", root, spec.ref, commit)
+        root, commit, skipped = _acquire_git(spec.location, spec.ref, cache_dir / "git")
+        return SourceTree(spec.label, spec.text, "git", root, spec.ref, commit, skipped_links=skipped)
     raise AssertionError(spec.kind)
 
 
 # --- git ------------------------------------------------------------------------------------------
 
-def _git(args: list[str], cwd: Path | None = None) -> str:
-    """Run git with prompts disabled; user config (``url.<base>.insteadOf``) still applies."""
-    import git  # GitPython: only for locating and running the git binary consistently
+# Options for every git command archdiff runs. They disable what could run a command or reach out:
+# hooks, fsmonitor, the ext:: and fd:: transports, submodule recursion. The user's own git
+# configuration still applies to fetches (``url.<base>.insteadOf`` is how mirrors are used), but
+# nothing of the fetched repository's configuration ever does: fetched data goes into archdiff's
+# own bare repository, whose config archdiff wrote.
+_GIT_SAFETY = ("-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "protocol.ext.allow=never",
+               "-c", "protocol.fd.allow=never", "-c", "fetch.recurseSubmodules=false",
+               "-c", "submodule.recurse=false", "-c", "core.sshCommand=ssh")
+_GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "true", "GCM_INTERACTIVE": "never",
+            "GIT_NO_REPLACE_OBJECTS": "1"}
+# Commands that only read archdiff's own repository need no user configuration at all.
+_GIT_ISOLATED_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1"}
 
-    env = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "GCM_INTERACTIVE": "never"}
+
+def _git(args: list[str], *, isolated: bool = False, output: Path | None = None) -> str:
+    """Run git with prompts disabled and the safety options above; ``_GitFailure`` on failure.
+
+    ``output``: write stdout to that file (large outputs such as ``git archive``)."""
+    env = {**os.environ, **_GIT_ENV, **(_GIT_ISOLATED_ENV if isolated else {})}
     try:
-        cmd = git.Git(str(cwd) if cwd else None)
-        cmd.update_environment(**env)
-        return cmd.execute(["git", *args], kill_after_timeout=GIT_TIMEOUT, stdout_as_string=True)
-    except git.GitCommandError as err:
-        raise _GitFailure(str(err.stderr or err).strip()) from err
+        done = run_bounded(["git", *_GIT_SAFETY, *args], env=env, timeout=GIT_TIMEOUT, stdout_to=output)
+    except OSError as err:
+        raise _GitFailure(f"cannot run git: {err.strerror or err}") from err
+    if done.timed_out:
+        raise _GitFailure(f"git timed out after {GIT_TIMEOUT} s")
+    if done.returncode:
+        raise _GitFailure(done.stderr.decode("utf-8", errors="replace").strip() or f"git exited {done.returncode}")
+    return done.stdout.decode("utf-8", errors="replace")
 
 
 class _GitFailure(Exception):
@@ -175,60 +192,76 @@ def _first_line(text: str) -> str:
     return text.strip()
 
 
-def _acquire_git(url: str, ref: str, cache: Path) -> tuple[Path, str]:
+def _acquire_git(url: str, ref: str, cache: Path) -> tuple[Path, str, tuple[str, ...]]:
+    """Fetch ``ref`` of ``url`` into the cache; (tree root, resolved commit, skipped link members).
+
+    One lock per repository serialises fetches of the same URL from concurrent runs; each run
+    fetches into a ref of its own and resolves the commit from that ref, never from the shared
+    ``FETCH_HEAD``, so a run records the commit it actually extracted.
+    """
     key = hashlib.sha256(url.encode()).hexdigest()[:16]
-    repo = cache / key / "repo.git"
-    if not (repo / "HEAD").exists():
-        repo.mkdir(parents=True, exist_ok=True)
-        _git(["init", "--bare", "-q", str(repo)])
-    commit = ref if re.fullmatch(r"[0-9a-f]{40}", ref or "") else ""
-    if not commit or not (cache / key / "trees" / commit).is_dir():
-        commit = _fetch_ref(repo, url, ref)
-    tree = cache / key / "trees" / commit
-    if not tree.is_dir():
-        _safe_extract_tar(io.BytesIO(_git_archive(repo, commit)), tree, name=f"{url}@{commit}")
-    return tree, commit
+    home = cache / key
+    repo = home / "repo.git"
+    with locked(home / ".lock"):
+        if not (repo / "HEAD").exists():
+            fresh = Path(tempfile.mkdtemp(prefix=".init-", dir=_ensure_parent(repo)))
+            try:
+                _git(["init", "--bare", "-q", str(fresh)], isolated=True)
+                fresh.rename(repo)
+            finally:
+                shutil.rmtree(fresh, ignore_errors=True)
+        commit = ref if re.fullmatch(r"[0-9a-f]{40}", ref or "") else ""
+        if not commit or not (home / "trees" / commit).is_dir():
+            commit = _fetch_ref(repo, url, ref)
+        tree = home / "trees" / commit
+        if not tree.is_dir() and not _git(["--git-dir", str(repo), "ls-tree", "--name-only", commit], isolated=True):
+            # An empty tree: git archive writes only a pax header, which tar readers reject.
+            _ensure_parent(tree)
+            tree.mkdir(exist_ok=True)
+        if not tree.is_dir():
+            with tempfile.TemporaryDirectory(prefix=".archive-", dir=_ensure_parent(tree)) as tmp:
+                tar_path = Path(tmp) / "tree.tar"
+                try:
+                    _git(["--git-dir", str(repo), "archive", "--format=tar", commit], isolated=True,
+                         output=tar_path)
+                except _GitFailure as err:
+                    raise UserInputError(f"cannot read commit {commit} of {url}: {_first_line(str(err))}") from None
+                with tar_path.open("rb") as fh:
+                    extract_tar(fh, tree, name=f"{url}@{commit}", outside_links="skip")
+    return tree, commit, skipped_links(tree)
 
 
 def _fetch_ref(repo: Path, url: str, ref: str) -> str:
     want = ref or "HEAD"
+    run_ref = f"refs/archdiff/run-{os.getpid()}-{uuid.uuid4().hex}"
     try:
-        _git(["--git-dir", str(repo), "fetch", "-q", "--depth", "1", "--no-tags", url, want])
+        _git(["--git-dir", str(repo), "fetch", "-q", "--depth", "1", "--no-tags", "--no-write-fetch-head",
+              "--", url, f"+{want}:{run_ref}"])
     except _GitFailure as err:
         message = _first_line(str(err))
         if "couldn't find remote ref" in message or "not our ref" in message or "no such remote ref" in message \
-                or "unadvertised object" in message:
+                or "unadvertised object" in message or "invalid refspec" in message:
             raise UserInputError(f"ref {want!r} does not exist in {url}") from None
         if re.fullmatch(r"[0-9a-f]{7,40}", want):
-            # Servers that refuse fetching a commit by id: fetch everything once, then look it up.
+            # Servers that refuse fetching a commit by id: fetch every branch once, then look it up.
             try:
-                _git(["--git-dir", str(repo), "fetch", "-q", "--no-tags", url, "+refs/heads/*:refs/remotes/origin/*"])
-                return _git(["--git-dir", str(repo), "rev-parse", "--verify", f"{want}^{{commit}}"]).strip()
+                _git(["--git-dir", str(repo), "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--", url,
+                      "+refs/heads/*:refs/remotes/origin/*"])
+                return _git(["--git-dir", str(repo), "rev-parse", "--verify", "--end-of-options",
+                             f"{want}^{{commit}}"], isolated=True).strip()
             except _GitFailure:
                 raise UserInputError(f"ref {want!r} does not exist in {url}") from None
         raise UserInputError(f"cannot fetch {url}: {message}") from None
-    return _git(["--git-dir", str(repo), "rev-parse", "FETCH_HEAD^{commit}"]).strip()
-
-
-def _git_archive(repo: Path, commit: str) -> bytes:
     try:
-        proc = subprocess.run(["git", "--git-dir", str(repo), "archive", "--format=tar", commit],
-                              capture_output=True, timeout=GIT_TIMEOUT, check=False)
-    except subprocess.TimeoutExpired as err:
-        raise UserInputError(f"git archive of {commit} timed out") from err
-    if proc.returncode:
-        raise UserInputError(f"cannot read commit {commit}: {_first_line(proc.stderr.decode(errors='replace'))}")
-    return proc.stdout
-
-
-def _work_tree_commit(path: Path) -> str:
-    try:
-        import git
-
-        repo = git.Repo(path, search_parent_directories=True)
-        return repo.head.commit.hexsha
-    except Exception:  # not a work tree, or an empty one: no commit to record
-        return ""
+        return _git(["--git-dir", str(repo), "rev-parse", "--verify", "--end-of-options", f"{run_ref}^{{commit}}"],
+                    isolated=True).strip()
+    except _GitFailure:
+        raise UserInputError(f"ref {want!r} of {url} does not name a commit") from None
+    finally:
+        try:
+            _git(["--git-dir", str(repo), "update-ref", "-d", run_ref], isolated=True)
+        except _GitFailure:
+            pass  # a leftover ref only keeps a commit alive in the cache
 
 
 # --- package index --------------------------------------------------------------------------------
@@ -283,24 +316,35 @@ def _open(url: str, accept: str = "*/*") -> bytes:
 
 
 def _index_files(index: str, name: str) -> list[tuple[str, str, str]]:
-    """(filename, url, sha256) of every file the simple index lists for ``name`` (PEP 691, then 503)."""
+    """(filename, url, sha256) of every file the simple index lists for ``name`` (PEP 691, then 503).
+
+    A link is kept only when its scheme is the index's own (``https`` links may also come from an
+    ``http`` index): a remote index that links a distribution to ``file:///etc/...`` must not make
+    archdiff read a local file into its cache. ``file://`` links are followed only from a local
+    ``file://`` index, which the user configured."""
     page = index.rstrip("/") + "/" + canonical_name(name) + "/"
     if page.startswith("file:"):
         page += "index.html"  # a local index is a folder tree, read the way pip reads it
     body = _open(page, "application/vnd.pypi.simple.v1+json, text/html;q=0.1")
     try:
         data = json.loads(body)
-        return [(f["filename"], urllib.parse.urljoin(page, f["url"]), f.get("hashes", {}).get("sha256", ""))
-                for f in data.get("files", [])]
-    except (ValueError, AttributeError, KeyError):
+        found = [(f["filename"], urllib.parse.urljoin(page, f["url"]), f.get("hashes", {}).get("sha256", ""))
+                 for f in data.get("files", [])]
+    except (ValueError, AttributeError, KeyError, TypeError):
         parser = _Anchors()
         parser.feed(body.decode("utf-8", errors="replace"))
-        files = []
+        found = []
         for text, href in parser.links:
             url, _, fragment = urllib.parse.urljoin(page, href).partition("#")
             sha = fragment.removeprefix("sha256=") if fragment.startswith("sha256=") else ""
-            files.append((text or url.rsplit("/", 1)[-1], url, sha))
-        return files
+            found.append((text or url.rsplit("/", 1)[-1], url, sha))
+    allowed = _link_schemes(page)
+    return [f for f in found if isinstance(f[0], str) and urllib.parse.urlsplit(f[1]).scheme.lower() in allowed]
+
+
+def _link_schemes(page: str) -> frozenset[str]:
+    scheme = urllib.parse.urlsplit(page).scheme.lower()
+    return frozenset({"http", "https"}) if scheme == "http" else frozenset({scheme})
 
 
 def download_sdist(name: str, version: str, dest: Path) -> Path:
@@ -370,71 +414,15 @@ def _extract_cached(archive: Path, trees: Path) -> Path:
     target = trees / _sha256(archive)[:20]
     if not target.is_dir():
         if archive.name.lower().endswith(".zip"):
-            _safe_extract_zip(archive, target)
+            extract_zip(archive, target)
         else:
             try:
                 with archive.open("rb") as fh:
-                    _safe_extract_tar(fh, target, name=archive.name)
-            except (tarfile.TarError, EOFError, OSError) as err:
-                raise UserInputError(f"{archive.name} is not a readable archive: {err}") from None
+                    extract_tar(fh, target, name=archive.name)
+            except OSError as err:
+                raise UserInputError(f"{archive.name} is not a readable archive: {err.strerror or err}") from None
     entries = [p for p in target.iterdir()]
     return entries[0] if len(entries) == 1 and entries[0].is_dir() else target
-
-
-def _check_member(name: str, archive: str) -> None:
-    parts = Path(name).parts
-    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
-        raise UserInputError(f"archive {archive} has member {name!r} that leaves the tree: refused")
-
-
-def _safe_extract_tar(fileobj, target: Path, name: str) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=".extract-", dir=_ensure_parent(target)))
-    try:
-        with tarfile.open(fileobj=fileobj, mode="r:*") as tar:
-            members = tar.getmembers()
-            if len(members) > MAX_ARCHIVE_MEMBERS:
-                raise UserInputError(f"archive {name} has {len(members)} members (cap {MAX_ARCHIVE_MEMBERS}): refused")
-            total = 0
-            for member in members:
-                _check_member(member.name, name)
-                if member.issym() or member.islnk():
-                    link = Path(member.name).parent / member.linkname if member.issym() else Path(member.linkname)
-                    if member.linkname.startswith("/") or ".." in Path(os.path.normpath(link)).parts:
-                        raise UserInputError(f"archive {name} has link {member.name!r} -> {member.linkname!r} "
-                                             "that leaves the tree: refused")
-                total += max(member.size, 0)
-                if total > MAX_ARCHIVE_BYTES:
-                    raise UserInputError(f"archive {name} unpacks to more than {MAX_ARCHIVE_BYTES} bytes: refused")
-            # The "data" filter also drops device files, setuid bits and anything else a source tree
-            # has no business containing.
-            tar.extractall(tmp, members=members, filter="data")
-        tmp.rename(target)
-    except tarfile.FilterError as err:
-        raise UserInputError(f"archive {name} refused: {err}") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-
-
-def _safe_extract_zip(archive: Path, target: Path) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=".extract-", dir=_ensure_parent(target)))
-    try:
-        with zipfile.ZipFile(archive) as zf:
-            infos = zf.infolist()
-            if len(infos) > MAX_ARCHIVE_MEMBERS:
-                raise UserInputError(f"archive {archive.name} has too many members: refused")
-            if sum(i.file_size for i in infos) > MAX_ARCHIVE_BYTES:
-                raise UserInputError(f"archive {archive.name} unpacks to more than {MAX_ARCHIVE_BYTES} bytes: refused")
-            for info in infos:
-                _check_member(info.filename, archive.name)
-            for info in infos:
-                if (info.external_attr >> 16) & 0o170000 == 0o120000:
-                    continue  # a symbolic link: never recreated from a zip
-                zf.extract(info, tmp)
-        tmp.rename(target)
-    except zipfile.BadZipFile as err:
-        raise UserInputError(f"{archive.name} is not a readable zip archive: {err}") from None
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _ensure_parent(target: Path) -> Path:
