@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from pathlib import Path
 
 from extractor.context import SourceTree
@@ -69,11 +70,20 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                 diagnostics.append(_link_diagnostic(tree, full, real_root))
                 continue
             try:
-                size = full.stat().st_size
+                info = full.stat()
             except OSError as err:
-                diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "unreadable", str(err), Severity.ERROR))
+                # strerror only: str(err) carries the absolute path of the user's machine
+                diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "unreadable",
+                                              err.strerror or type(err).__name__, Severity.ERROR))
                 continue
-            if size > MAX_FILE_BYTES.get(language, DEFAULT_MAX_FILE_BYTES):
+            if not stat.S_ISREG(info.st_mode):
+                # A FIFO named x.py would block the reader forever, a device would never end.
+                diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "not-a-file",
+                                              f"{_file_type(info.st_mode)}, not a regular file: not read",
+                                              Severity.WARNING))
+                continue
+            size = info.st_size
+            if size > file_limit(language):
                 diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
                                               f"{size} bytes is over the {language.value} cap; not parsed",
                                               Severity.WARNING))
@@ -82,6 +92,40 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
+
+
+class NotARegularFile(OSError):
+    pass
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of ``path`` if it is still a regular file of at most ``limit`` bytes.
+
+    Checked on the open descriptor (no link followed, never blocking on a FIFO), so a file swapped
+    for a pipe or a device after the inventory is refused rather than read."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise NotARegularFile(0, f"{_file_type(info.st_mode)}, not a regular file")
+        if info.st_size > limit:
+            raise NotARegularFile(0, f"{info.st_size} bytes, over the cap of {limit}")
+        with os.fdopen(fd, "rb", closefd=False) as fh:
+            return fh.read(limit + 1)[:limit]
+    finally:
+        os.close(fd)
+
+
+def file_limit(language: Language) -> int:
+    return MAX_FILE_BYTES.get(language, DEFAULT_MAX_FILE_BYTES)
+
+
+def _file_type(mode: int) -> str:
+    for test, word in ((stat.S_ISFIFO, "a named pipe"), (stat.S_ISCHR, "a character device"),
+                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return word
+    return "a special file"
 
 
 def _suffix(name: str) -> str:
