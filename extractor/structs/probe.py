@@ -44,15 +44,21 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
+from extractor.safeproc import run_bounded
 from extractor.structs.dwarf import DwarfReadError, read_layouts
+from extractor.structs.probeguard import (allowed_dirs, find_precompiled_headers, line_is_safe, outside,
+                                          parse_depfile, precompiled_beside, system_include_dirs)
 from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
-PROBE_VERSION = "3"
+PROBE_VERSION = "4"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 64
 DEFAULT_TIMEOUT = 120.0
+# Address-space cap per compiler process: nvcc's front ends need about 1 GB on vLLM's heaviest
+# headers; a template-instantiation bomb took 4.1 GB before the cap.
+DEFAULT_MEMORY = 3 * 1024**3
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "build", "dist", "third_party", "tests",
@@ -215,10 +221,13 @@ def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> st
 def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], *,
                  cache_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
                  root_labels: Sequence[tuple[Path, str]] = (),
-                 keep_object: Path | None = None) -> ProbeResult:
+                 keep_object: Path | None = None,
+                 pch_headers: frozenset[Path] | None = None,
+                 memory_bytes: int = DEFAULT_MEMORY) -> ProbeResult:
     """Compile one header's probe and read its layouts; never raises for a failed compile.
 
     ``keep_object``: copy the probe object there (to compare it with pahole, for instance).
+    ``pch_headers``: headers with a precompiled header beside them (found in ``roots`` if None).
     """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
@@ -237,32 +246,46 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
+        if pch_headers is None:
+            pch_headers = find_precompiled_headers(roots)
         replacements = [(str(tmpdir) + "/", ""), (str(probe.file), probe.path)]
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
-        # headers that lean on their includer for <cstdint> (common in kernel code) still probe
-        prelude = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
-                   ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
-                          "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"}
         error = ""
         method = None
         for exe, method_try, argv in commands:
             src = Path(argv[argv.index("-o") - 1])
-            text = prelude.get(src.suffix, "#include <cstddef>\n#include <cstdint>\n"
-                                           "#include <algorithm>\n")
+            text = _PRELUDE.get(src.suffix, _PRELUDE[".cpp"])
             src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
+            allowed = _allowed(exe, src.suffix, roots, include_dirs, tmpdir)
+            if pch_headers:
+                # Find out, without compiling, whether a precompiled header would be loaded.
+                deps = _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
+                if deps is not None and (beside := precompiled_beside(deps, pch_headers)):
+                    error = error or (f"refused: a precompiled header ships beside "
+                                      f"{_shown(beside[0], replacements)}; archdiff compiles headers only")
+                    continue
+            depfile = tmpdir / "probe.d"
+            depfile.unlink(missing_ok=True)
             try:
-                done = subprocess.run(argv, cwd=tmpdir, capture_output=True, text=True,
-                                      timeout=timeout, errors="replace")
-            except subprocess.TimeoutExpired:
-                error = error or f"probe compile timed out after {timeout:.0f} s"
-                continue
+                done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=tmpdir,
+                                   timeout=timeout, memory_bytes=memory_bytes)
             except OSError as err:
                 error = error or f"cannot run {Path(exe).name}: {err.strerror}"
+                continue
+            deps = _deps(depfile, exe, argv, tmpdir, timeout, memory_bytes)
+            if deps is not None and outside(deps, allowed):
+                # Nothing of this compile is used: its messages may quote that file.
+                error = error or ("refused: the header includes a file outside the source roots and the "
+                                  "include directories")
+                continue
+            if done.timed_out:
+                error = error or f"probe compile timed out after {timeout:.0f} s"
                 continue
             if done.returncode == 0 and obj.exists():
                 method = method_try
                 break
-            error = error or first_error(done.stderr, replacements)
+            stderr = done.stderr.decode("utf-8", errors="replace")
+            error = error or _safe_error(stderr, deps is not None, allowed, replacements, done.returncode)
         if method is None:
             result = _failed(probe, error, Method.UNRESOLVED, "probe-failed")
         else:
@@ -272,6 +295,75 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
+
+
+# headers that lean on their includer for <cstdint> (common in kernel code) still probe
+_PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
+            ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
+                   "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
+            ".cpp": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"}
+
+
+def _allowed(exe: str, suffix: str, roots: Sequence[Path], include_dirs: Sequence[Path], tmpdir: Path
+             ) -> tuple[Path, ...]:
+    extra: list[Path] = [tmpdir]
+    if suffix == ".cu":
+        gxx = shutil.which("g++")
+        extra += system_include_dirs(gxx, "c++") if gxx else ()
+        toolkit = _cuda_include_dir()
+        if toolkit is not None:
+            # nvcc reaches its own headers as <toolkit>/bin/../targets/<arch>/include/...
+            extra.append(Path(os.path.realpath(toolkit)).parent)
+    else:
+        extra += system_include_dirs(exe, "c" if suffix == ".c" else "c++")
+        if (cuda := _cuda_include_dir()) is not None:
+            extra.append(cuda)
+    return allowed_dirs(roots, include_dirs, extra)
+
+
+def _deps(depfile: Path, exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
+          ) -> list[Path] | None:
+    """The files the compile opened: its ``-MD`` output, or (when a fatal error stopped it before
+    writing that) a preprocess-only pass; None when neither can tell."""
+    try:
+        return parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), tmpdir)
+    except OSError:
+        return _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
+
+
+def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
+                     ) -> list[Path] | None:
+    if Path(exe).name.startswith("nvcc"):
+        return None  # nvcc has no -MG; its -MD output is all there is
+    flags = [a for a in argv[1:-2] if a not in ("-c", "-g")]
+    try:
+        done = run_bounded([exe, *flags, "-M", "-MG", argv[-3]], cwd=tmpdir, timeout=timeout,
+                           memory_bytes=memory_bytes)
+    except OSError:
+        return None
+    if done.timed_out or done.returncode:
+        return None
+    return parse_depfile(done.stdout.decode("utf-8", errors="replace"), tmpdir)
+
+
+def _safe_error(stderr: str, deps_known: bool, allowed: Sequence[Path], replacements, returncode: int) -> str:
+    if not deps_known:
+        # The compile stopped before listing what it opened: keep only a missing-include line.
+        missing = next((line for line in stderr.splitlines() if "No such file or directory" in line), "")
+        if missing and line_is_safe(missing, allowed):
+            return first_error(missing, replacements)
+        return f"probe failed (exit {returncode}); compiler output withheld: the files it read are unknown"
+    line = first_error(stderr)
+    if not line_is_safe(line, allowed):
+        return "probe failed; compiler message withheld: it names a file outside the source roots"
+    return first_error(line, replacements)
+
+
+def _shown(path: Path, replacements) -> str:
+    text = str(path)
+    for old, new in replacements:
+        text = text.replace(old, new)
+    return text
 
 
 def _read_probe(probe: HeaderProbe, obj: Path, method: Method) -> ProbeResult:
@@ -364,8 +456,10 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     results: list[ProbeResult] = []
     # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
+        pch_headers = find_precompiled_headers(roots)
         futures = [pool.submit(probe_header, p, include_dirs, roots, cache_dir=cache_dir,
-                               timeout=timeout, root_labels=root_labels) for p in chosen]
+                               timeout=timeout, root_labels=root_labels, pch_headers=pch_headers)
+                   for p in chosen]
         for future in futures:
             results.append(future.result())
     for p in skipped:
