@@ -43,6 +43,20 @@ class KeySymbol:
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
+class LayerDependency:
+    """Dependency edges from one layer into another (``role``), counted once per statement, and the
+    first of them (by path, line, source) as an example a reader can open."""
+
+    role: str
+    count: int
+    path: str  # where the example edge is (its source's file when the edge has no location)
+    line: int
+    source: str  # the example edge's source and target node ids, and its kind
+    target: str
+    kind: str
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Layer:
     role: str
     title: str
@@ -53,3 +67,5 @@ class Layer:
     key_symbols: tuple[KeySymbol, ...]
     modules: tuple[ModuleRole, ...]
     evidence: tuple[RoleEvidence, ...]  # the strongest rows over the layer's modules, capped
+    # Layers this one depends on (apart and unassigned layers neither depend nor are depended on).
+    depends_on: tuple[LayerDependency, ...] = ()

@@ -6,8 +6,8 @@ import collections
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor.layers.matrix import DEPENDENCY_EDGES
-from extractor.layers.records import UNASSIGNED, KeySymbol, Layer, ModuleRole, RoleEvidence
+from extractor.layers.matrix import DEPENDENCY_EDGES, UpwardDependency
+from extractor.layers.records import UNASSIGNED, KeySymbol, Layer, LayerDependency, ModuleRole, RoleEvidence
 from extractor.layers.taxonomy import Role, Taxonomy
 from extractor.model import Edge, EdgeKind, Node, NodeKind
 
@@ -45,7 +45,8 @@ def rank_symbols(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> dict[str, 
 
 
 def build_layers(taxonomy: Taxonomy, assignments: list[ModuleRole], ranked: Mapping[str, list[KeySymbol]],
-                 concepts_by_file: Mapping[str, Mapping[str, Any]]) -> list[Layer]:
+                 concepts_by_file: Mapping[str, Mapping[str, Any]],
+                 depends_on: Mapping[str, tuple[LayerDependency, ...]]) -> list[Layer]:
     by_role: dict[str, list[ModuleRole]] = collections.defaultdict(list)
     for a in assignments:
         by_role[a.role].append(a)
@@ -63,7 +64,8 @@ def build_layers(taxonomy: Taxonomy, assignments: list[ModuleRole], ranked: Mapp
         layers.append(Layer(
             role=role.id, title=role.title, apart=role.apart, lines=lines, concepts=concepts,
             summary=summarize(role, modules, lines, symbols, concepts, evidence),
-            key_symbols=tuple(symbols), modules=tuple(modules), evidence=evidence))
+            key_symbols=tuple(symbols), modules=tuple(modules), evidence=evidence,
+            depends_on=depends_on.get(role.id, ())))
     return layers
 
 
@@ -87,8 +89,8 @@ def summarize(role: Role, modules: list[ModuleRole], lines: int, symbols: list[K
     return f"{role.title}: " + "; ".join(parts) + "."
 
 
-def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], matrix: Mapping[str, Any],
-                upward: list[dict[str, Any]]) -> dict[str, Any]:
+def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], upward: Iterable[UpwardDependency]
+                ) -> dict[str, Any]:
     apart = {r.id for r in taxonomy.roles if r.apart}
     counted = [a for a in assignments if a.role not in apart]
     total = sum(a.lines for a in counted)
@@ -104,6 +106,5 @@ def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], matrix: Mappi
         "lines_assigned": assigned,
         "assigned_share": round(assigned / total, 4) if total else 0.0,
         "lines_by_role": dict(sorted(by_role.items())),
-        "matrix": matrix,
-        "upward_edges": sum(u["count"] for u in upward),
+        "upward_edges": sum(u.count for u in upward),
     }
