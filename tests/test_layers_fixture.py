@@ -67,14 +67,23 @@ def test_share_of_lines_leaves_tests_out():
     assert result.stats["modules_apart"] == 1
 
 
+def matrix(result) -> dict[str, dict[str, int]]:
+    return {l.role: {d.role: d.count for d in l.depends_on} for l in result.records if l.depends_on}
+
+
 def test_matrix_and_upward_edges():
     _ctx, result = layer()
-    matrix = result.stats["matrix"]
-    assert matrix["scheduling"]["memory"] == 1  # scheduler.py: from ...block_pool import BlockPool
-    assert matrix["ingress"]["engine"] == 1
+    assert matrix(result)["scheduling"]["memory"] == 1  # scheduler.py: from ...block_pool import BlockPool
+    assert matrix(result)["ingress"]["engine"] == 1
+    memory = next(l for l in result.records if l.role == "memory")
+    # each dependency keeps its first edge, so a reader can open it
+    assert [(d.role, d.path, d.line, d.kind) for d in memory.depends_on if d.role == "scheduling"] == \
+        [("scheduling", "mini_vllm/core/block_pool.py", 4, "imports")]
     # block_pool.py imports SchedulerConfig: memory sits below scheduling in the stack
-    assert result.extra["upward"] == [{"from": "memory", "to": "scheduling", "count": 1,
-                                       "examples": ["mini_vllm/core/block_pool.py:4"]}]
+    assert [tuple(u) for u in result.extra["upward"]] == [("memory", "scheduling", 1, ("mini_vllm/core/block_pool.py:4",))]
+    # tests (apart) and unassigned modules neither depend nor are depended on
+    assert not any(l.depends_on for l in result.records if l.apart or l.role == UNASSIGNED)
+    assert not any(d.role in ("tests", UNASSIGNED) for l in result.records for d in l.depends_on)
 
 
 def test_summary_names_key_symbols_ranked_by_the_graph():
@@ -203,7 +212,7 @@ roles:
     signals: [{{kind: path, weight: 1, any: [block_pool]}}]
 """)
     _ctx, result = layer(taxonomy=str(custom))
-    assert result.stats["matrix"]["sched"]["mem"] == 1 and result.stats["matrix"]["mem"]["sched"] == 1
+    assert matrix(result)["sched"]["mem"] == 1 and matrix(result)["mem"]["sched"] == 1
     assert result.stats["upward_edges"] == upward
 
 

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from extractor.concepts.records import Concept, ConceptEvidence
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
@@ -39,23 +40,6 @@ DETECTORS_SCHEMA = {
 SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL,
                           NodeKind.ENUM, NodeKind.UNION})
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA)
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class ConceptEvidence:
-    path: str
-    line: int
-    matched: str  # the fact as found: "heapq.heappush", "shm_open", "pin_memory=True", "BlockPool"
-    via: str  # which kind of fact matched: one of MATCH_KINDS
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class Concept:
-    id: str
-    title: str
-    count: int  # all hits, before capping the evidence list
-    files: int  # distinct files with a hit
-    evidence: tuple[ConceptEvidence, ...]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -2,7 +2,8 @@
 
 Two inputs: ELF files the user gives (``ctx.options.binaries``, method ``dwarf-binary``) and, when
 ``ctx.options.probe_structs`` is set, probe objects compiled from the system's own headers
-(``extractor.structs.probe``). pyelftools is imported only by ``extractor.structs.dwarf``.
+(``extractor.structs.probe``). pyelftools is imported only by the ``extractor.structs.dwarf``
+package.
 """
 
 from __future__ import annotations
