@@ -7,6 +7,7 @@ module/file nodes with ``imports``/``includes`` edges the way the graph steps na
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 from pathlib import Path
@@ -96,5 +97,19 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
 
 @functools.cache
 def build_real_context(root: str) -> Context:
-    """One hand-built Context per real tree per test session (parsing ~2,000 files takes a while)."""
-    return build_context({"": Path(root)})
+    """One Context per real tree per test session, with the real Python and C++ graphs (layers take
+    their key symbols from them): every file scanned by the pipeline's own scanners."""
+    from extractor import cpp, pysymbols
+    from extractor.scan import _init_worker, scan_file
+
+    steps = (pysymbols.STEP, cpp.STEP, CONCEPTS_STEP)
+    _init_worker(steps)
+    ctx = build_context({"": Path(root)}, with_graph=False)
+    files = []
+    for f in ctx.files:
+        data = (Path(root) / f.rel).read_bytes()
+        files.append(dataclasses.replace(f, facts=scan_file(f.language.value, data)["facts"]))
+    ctx = Context(name=ctx.name, version=ctx.version, sources=ctx.sources, files=tuple(files), options=ctx.options)
+    for step in steps[:2]:
+        ctx.results[step.name] = step.extract(ctx)
+    return ctx
