@@ -235,6 +235,7 @@ class _Table:
         self.uses: dict[str, dict[str, str]] = collections.defaultdict(dict)  # module -> alias -> written abs path
         self.globs: dict[str, list[str]] = collections.defaultdict(list)
         self.crate_ids = {c.name for c in manifests.crates}
+        self._memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
         self.libs: dict[str, list[str]] = collections.defaultdict(list)
         for c in manifests.crates:
             self.libs[c.lib].append(c.name)
@@ -279,6 +280,16 @@ class _Table:
         """Item path that ``parts`` (as written in module ``scope``) names, or ""."""
         if not parts or depth > _MAX_DEPTH or not scope:
             return ""
+        key = (scope, tuple(parts))
+        hit = self._memo.get(key)
+        if hit is None:
+            # glob imports make the search a graph (`use super::*` both ways): a path being
+            # resolved further up the stack resolves to nothing here, which breaks the cycle
+            self._memo[key] = ""
+            hit = self._memo[key] = self._resolve(scope, parts, depth)
+        return hit
+
+    def _resolve(self, scope: tuple[str, ...], parts: list[str], depth: int) -> str:
         absolute = self.absolute(scope, parts)
         if absolute:
             return self._walk(absolute, depth)
@@ -295,9 +306,8 @@ class _Table:
                 if not target:
                     return ""
                 return self._walk((*target.split("::"), *parts[1:]), depth)
-            for base in self.globs.get(key, ()):
-                target = self.resolve(where, base.split("::"), depth + 1)
-                if target and self._walk((*target.split("::"), head), depth + 1):
+            for target in self.glob_targets(where, depth):
+                if self._walk((*target.split("::"), head), depth + 1):
                     return self._walk((*target.split("::"), *parts), depth)
             if self.items.get(key) is NodeKind.MODULE:
                 break  # a module does not see its parent module's names
@@ -308,6 +318,11 @@ class _Table:
             crate = next((c for c in others if c == head), others[0])
             return self._walk((crate, *parts[1:]), depth)
         return ""
+
+    def glob_targets(self, where: tuple[str, ...], depth: int) -> list[str]:
+        """The modules (or enums) that `use x::*` lines in ``where`` bring names from."""
+        bases = self.globs.get(_join(where), ())
+        return [t for t in (self.resolve(where, b.split("::"), depth + 1) for b in bases) if t]
 
     def _walk(self, absolute: tuple[str, ...], depth: int) -> str:
         """Follow the path segment by segment through modules and re-exports."""
@@ -325,9 +340,8 @@ class _Table:
             if written is not None:
                 target = self.resolve(parent, written.split("::"), depth + 1)
             if not target:
-                for base in self.globs.get(key, ()):
-                    base_target = self.resolve(parent, base.split("::"), depth + 1)
-                    if base_target and _join((base_target, name)) in self.items:
+                for base_target in self.glob_targets(parent, depth):
+                    if _join((base_target, name)) in self.items:
                         target = _join((base_target, name))
                         break
             if not target:

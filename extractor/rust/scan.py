@@ -22,9 +22,10 @@ from typing import Any
 from extractor.model import ParsedFile
 from extractor.rust.parse import capture_nodes
 
-_CALL_QUERY = "(call_expression function: (_) @callee) (ERROR) @error"
-# items anywhere (inside `if` blocks, closures, match arms): those the item walk did not reach
-_ITEM_QUERY = ("[(function_item) (struct_item) (enum_item) (union_item) (trait_item) (impl_item) (mod_item)] @item")
+# One query pass for everything below the item levels: calls, parse errors, and items anywhere
+# (inside `if` blocks, closures, match arms) for those the item walk did not reach.
+_FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
+               "[(function_item) (struct_item) (enum_item) (union_item) (trait_item) (impl_item) (mod_item)] @item")
 _TYPE_ITEMS = {"struct_item": "struct", "enum_item": "enum", "union_item": "union", "trait_item": "trait"}
 _KEPT_ATTRS = re.compile(r"(?:pyo3::)?(?:py\w+|pyo3|new|getter|setter|staticmethod|classmethod|classattr|"
                          r"no_mangle|export_name|unsafe)\b")
@@ -217,9 +218,9 @@ class _Scanner:
         self.defs.append(record)
         return record
 
-    def visit_nested_items(self, root: Any) -> None:
+    def visit_nested_items(self, items: list[Any]) -> None:
         """Items in nested blocks of function bodies, scoped under the innermost function."""
-        for item in sorted(capture_nodes(root, _ITEM_QUERY).get("item", ()), key=lambda n: n.start_byte):
+        for item in sorted(items, key=lambda n: n.start_byte):
             if item.start_byte in self.visited:
                 continue
             holders = [b for b in self.bodies if b[0] <= item.start_byte and item.end_byte <= b[1]]
@@ -245,9 +246,9 @@ class _Scanner:
                 self.visit_impl(item, scope, attrs)
 
     def finish(self, root: Any) -> dict[str, Any]:
+        found = capture_nodes(root, _FILE_QUERY)
         if not self.truncated:
-            self.visit_nested_items(root)
-        found = capture_nodes(root, _CALL_QUERY)
+            self.visit_nested_items(found.get("item", []))
         self.bodies.sort()
         starts = [b[0] for b in self.bodies]
         calls: set[tuple[str, str, int]] = set()
