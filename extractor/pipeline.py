@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, go, layers, pysymbols, rust, structs, telemetry
+from extractor import bindings, concepts, cpp, ffi, go, layers, pysymbols, rust, structs, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -28,6 +28,7 @@ STEPS: tuple[Step, ...] = (
     rust.STEP,
     go.STEP,
     bindings.STEP,
+    ffi.STEP,
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
