@@ -31,8 +31,11 @@ _METRICS_MACRO = re.compile(rb"(?<![\w:])(?:metrics::)?(counter|gauge|histogram|
 _CONSTRUCTOR = re.compile(rb"\b(Int)?(Counter|Gauge|Histogram)(Vec)?::(?:with_opts|new)\s*\(|"
                           rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!")
 _CONST = re.compile(rb"\b(?:const|static)\s+([A-Z_][A-Z0-9_]*)\s*:\s*&(?:'static\s+)?str\s*=\s*\"((?:[^\"\\]|\\.)*)\"")
-_SET_BUCKETS = re.compile(rb"\bset_buckets_for_metric\s*\(\s*Matcher::(Full|Prefix|Suffix)\s*\(\s*(?:\"((?:[^\"\\]|\\.)*)\"|"
-                          rb"([\w:]+))|\bset_buckets\s*\(")
+# metrics-exporter-prometheus bucket configuration: the matchers of a file that calls
+# `set_buckets_for_metric` (often built into variables first), or a global `set_buckets`
+_MATCHER = re.compile(rb"\bMatcher::(Full|Prefix|Suffix)\s*\(\s*(?:String::from\s*\(\s*)?(?:\"((?:[^\"\\]|\\.)*)\"|"
+                      rb"([A-Z_][A-Z0-9_:]*))")
+_SET_BUCKETS = re.compile(rb"\bset_buckets\s*\(")
 _UNIT = re.compile(r"Unit::(\w+)")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
@@ -110,12 +113,12 @@ def scan_rust_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
             entry["name"] = _value(args[0], constants)
             metrics.append(entry)
     buckets = []
-    for m in _SET_BUCKETS.finditer(text):
-        if m.group(1):
+    if b"set_buckets_for_metric" in text:
+        for m in _MATCHER.finditer(text):
             name = m.group(2).decode() if m.group(2) is not None else constants.get(m.group(3).decode().rsplit("::", 1)[-1])
-            buckets.append([m.group(1).decode().lower(), name if name is not None else None])
-        else:
-            buckets.append(["all", ""])
+            buckets.append([m.group(1).decode().lower(), name])
+    if _SET_BUCKETS.search(text):
+        buckets.append(["all", ""])
     facts: dict[str, Any] = {}
     if metrics:
         facts["metrics"] = metrics
