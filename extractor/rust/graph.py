@@ -158,7 +158,15 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
         for use in facts.get("uses", ()):
             written, line = use[0], use[2]
             scope = (*mod, *use[3].split("::")) if use[3] else mod
-            target = table.resolve(scope, written.removesuffix("::*").split("::"))
+            parts = written.removesuffix("::*").split("::")
+            target = table.resolve(scope, parts)
+            for k in range(len(parts) - 1, 0, -1):
+                if target:
+                    break
+                # `use crate::m::NAME` where NAME is made by a macro (lazy_static!): the module stands
+                prefix = table.resolve(scope, parts[:k])
+                if prefix and table.items.get(prefix) is NodeKind.MODULE:
+                    target = prefix
             if target:
                 stats["uses_internal"] += 1
                 dest = target if nodes.get("rs:" + target, None) is not None and \
