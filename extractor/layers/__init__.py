@@ -26,7 +26,7 @@ from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKi
 TAXONOMY_FILE = Path(__file__).with_name("roles.yaml")
 UNASSIGNED = "unassigned"
 SIGNAL_KINDS = ("path", "import", "include", "name", "base", "symbol", "defines", "concept", "language")
-CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA)
+CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 # Edges that say "this module depends on that one"; `contains` only says where a symbol lives.
 DEPENDENCY_EDGES = frozenset({EdgeKind.IMPORTS, EdgeKind.INCLUDES, EdgeKind.CALLS, EdgeKind.INHERITS,
                               EdgeKind.BINDS, EdgeKind.LAUNCHES})
@@ -181,7 +181,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                          module: str) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
     imports: list[tuple[str, int]] = []
-    if is_python:
+    if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
         for mod, name, line in imported_modules(file.rel, facts):
             imports.append((mod, line))
             if name and name != "*":

@@ -196,7 +196,7 @@ class _Scanner:
             return
         line = node.start_point[0] + 1
         public = _visibility(node)
-        for path, alias in _use_paths(arg, ""):
+        for path, alias in use_paths(arg, ""):
             entry = [path, alias, line, "::".join(scope)]
             if public or attrs:
                 entry.append({"pub": public, **({"attrs": attrs} if attrs else {})})
@@ -373,7 +373,7 @@ def _params(node: Any) -> list[list[str]]:
     return out
 
 
-def _use_paths(node: Any, prefix: str) -> list[tuple[str, str]]:
+def use_paths(node: Any, prefix: str = "") -> list[tuple[str, str]]:
     """Flatten a use tree: `a::{b, c::d as e, f::*}` -> [("a::b",""), ("a::c::d","e"), ("a::f::*","")]."""
     t = node.type
     join = (lambda rest: f"{prefix}::{rest}" if prefix and rest else prefix or rest)
@@ -391,11 +391,11 @@ def _use_paths(node: Any, prefix: str) -> list[tuple[str, str]]:
         path = node.child_by_field_name("path")
         base = join(_path_text(path)) if path is not None else prefix
         lst = node.child_by_field_name("list")
-        return _use_paths(lst, base) if lst is not None else []
+        return use_paths(lst, base) if lst is not None else []
     if t == "use_list":
         out = []
         for child in node.named_children:
-            out.extend(_use_paths(child, prefix))
+            out.extend(use_paths(child, prefix))
         return out
     return []
 
