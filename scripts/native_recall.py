@@ -110,19 +110,23 @@ def time_against_raw_parse(roots: Sequence[tuple[str, Path]], language: Language
             "time_ratio": ours_s / raw_s if raw_s else 0.0}
 
 
-def measure(specs: Sequence[str], evidence: Path | None = None, jobs: int = 2) -> list[dict[str, Any]]:
+def measure(specs: Sequence[str], evidence: Path | None = None, jobs: int = 2, runs: int = 5) -> list[dict[str, Any]]:
     sources = acquire_sources(specs, default_cache_dir())
     if evidence is not None:
         bundle = json.loads(evidence.read_text(encoding="utf-8"))
     else:
         bundle = extract_system(specs, options=ExtractOptions(jobs=jobs)).bundle
-    roots = [(s.label, s.root) for s in sources]
+    return measure_bundle(bundle, [(s.label, s.root) for s in sources], runs)
+
+
+def measure_bundle(bundle: dict[str, Any], roots: Sequence[tuple[str, Path]], runs: int = 5) -> list[dict[str, Any]]:
+    """Recall and timing for each of Rust and Go that the bundle has files of."""
     results = []
     for language in (Language.RUST, Language.GO):
-        if not bundle["stats"]["files"].get(language.value):
+        if not bundle.get("stats", {}).get("files", {}).get(language.value):
             continue
         r = recall_from_bundle(bundle, roots, language.value)
-        r.update(time_against_raw_parse(roots, language))
+        r.update(time_against_raw_parse(roots, language, runs))
         results.append(r)
     return results
 
@@ -137,7 +141,7 @@ def main(argv: list[str]) -> int:
     for r in measure(specs, evidence):
         print(f"{' '.join(specs)} [{r['language']}]: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
               f"ctags definitions), {r['files']} files; raw parse {r['raw_parse_seconds']:.2f}s, "
-              f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f}s, ratio {r['time_ratio']:.2f}x (medians of 3)")
+              f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f}s, ratio {r['time_ratio']:.2f}x (medians of 5)")
         if show_missing:
             for path, name, line, kind in r["missing"]:
                 print(f"  missing {path}:{line}: {kind} {name}")
