@@ -22,6 +22,7 @@ proxy are out of reach of this machine, so the fixtures are checked against thes
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections import Counter as Tally
 from collections.abc import Iterable
@@ -78,7 +79,26 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
                 if problem is not None:
                     diagnostics.append(problem)
                     stats[f"{language.value}_unresolved"] += 1
-    return records, diagnostics, stats
+    return _one_per_series(records), diagnostics, stats
+
+
+def _one_per_series(records: list[MetricDefinition]) -> list[MetricDefinition]:
+    """The metrics crate has no registration: ``counter!("x")`` at each place it is incremented
+    names the same series. Such a metric is one record, at its first place (by path and line),
+    with the labels of all places; the other libraries define a metric once, where it is built."""
+    merged: dict[tuple[str, MetricType], MetricDefinition] = {}
+    out = []
+    for r in sorted(records):
+        if r.library != _LIBRARY["metrics"]:
+            out.append(r)
+            continue
+        first = merged.get((r.name, r.type))
+        if first is None:
+            merged[(r.name, r.type)] = r
+            continue
+        merged[(r.name, r.type)] = dataclasses.replace(
+            first, labels=tuple(sorted(set(first.labels) | set(r.labels))), help=first.help or r.help)
+    return sorted(out + list(merged.values()))
 
 
 def _package(file: SourceFile) -> str:
