@@ -24,9 +24,10 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor.manifests import Manifests, system_manifests
+from extractor.manifests import Manifests
+from extractor.native_graph import extract_with_manifests, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
-                             Parameter, ParamKind, Severity, edge_key, node_key)
+                             Parameter, ParamKind, edge_key, node_key)
 
 _KINDS = {"function": NodeKind.FUNCTION, "method": NodeKind.METHOD, "struct": NodeKind.STRUCT,
           "interface": NodeKind.INTERFACE, "type": NodeKind.CLASS, "alias": NodeKind.ATTRIBUTE}
@@ -75,14 +76,7 @@ def import_path(path: str, facts: Mapping[str, Any], manifests: Manifests) -> st
 
 def extract_go_graph(ctx: Any) -> Contribution:
     """The pipeline entry: ``ctx.facts("go")`` and the system's go.mod files in, graph parts out."""
-    files = [(f.path, facts) for f, facts in ctx.facts("go", Language.GO)]
-    if not files:
-        return Contribution()
-    manifests = system_manifests(ctx)
-    result = build_go_graph(files, manifests)
-    problems = tuple(d for d in manifests.diagnostics if d.path.endswith("go.mod"))
-    return dataclasses.replace(result, diagnostics=tuple(sorted(result.diagnostics + problems)),
-                               extra={**result.extra, "manifests": manifests})
+    return extract_with_manifests(ctx, "go", Language.GO, build_go_graph, "go.mod")
 
 
 def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution:
@@ -111,13 +105,10 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
                     spec = {"kind": "method", "qual": f"{record['qual']}.{method}", "line": line, "start": line,
                             "end": line, "tags": ["declaration"]}
                     groups[f"go:{pkg}.{spec['qual']}"].append((path, spec))
-            errors = facts.get("errors", 0)
-            if errors:
+            problem = parse_error_diagnostic(path, facts)
+            if problem is not None:
                 stats["files_with_parse_errors"] += 1
-                lines = facts.get("error_lines", [])
-                diagnostics.append(Diagnostic(path, lines[0] if lines else 0, "parse-errors",
-                                              f"{errors} ERROR node(s) in the syntax tree; definitions there may be missing",
-                                              Severity.INFO if errors <= 3 else Severity.WARNING))
+                diagnostics.append(problem)
     sites: list[Location] = []
     for nid, group in sorted(groups.items()):
         group.sort(key=lambda g: ("declaration" in g[1].get("tags", ()), g[0], g[1]["line"]))

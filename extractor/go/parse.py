@@ -1,39 +1,22 @@
-"""The one place that imports tree_sitter for Go, with the grammar wheel ``tree-sitter-go``.
+"""The Go grammar (the wheel ``tree-sitter-go``, pinned in pyproject.toml): imported here only.
 
-The wheel is pinned in pyproject.toml beside py-tree-sitter 0.26 (whose query API changed in 0.25
-and again in 0.26); everything else reads the trees this module returns.
+A cgo preamble stays one comment node; the Go scanner reads it as C text.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
-import tree_sitter
 import tree_sitter_go
 
+from extractor.grammar import Grammar
 
-@functools.cache
-def _language() -> tree_sitter.Language:
-    return tree_sitter.Language(tree_sitter_go.language())
-
-
-@functools.cache
-def _parser() -> tree_sitter.Parser:
-    return tree_sitter.Parser(_language())
+GO = Grammar(tree_sitter_go.language())
 
 
-def parse_source(data: bytes) -> tree_sitter.Tree:
-    """Go bytes to a syntax tree (a cgo preamble stays one comment node: the Go scanner reads
-    it as C text)."""
-    return _parser().parse(data)
-
-
-@functools.cache
-def _query(pattern: str) -> tree_sitter.Query:
-    return tree_sitter.Query(_language(), pattern)
+def parse_source(data: bytes) -> Any:
+    return GO.parse(data)
 
 
 def capture_nodes(node: Any, pattern: str) -> dict[str, list[Any]]:
-    """Nodes captured by a tree-sitter query ``pattern`` under ``node``, by capture name."""
-    return tree_sitter.QueryCursor(_query(pattern)).captures(node)
+    return GO.captures(node, pattern)

@@ -25,9 +25,10 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor.manifests import Crate, Manifests, system_manifests
+from extractor.manifests import Crate, Manifests
+from extractor.native_graph import extract_with_manifests, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
-                             Parameter, ParamKind, Severity, edge_key, node_key)
+                             Parameter, ParamKind, edge_key, node_key)
 
 _KINDS = {"module": NodeKind.MODULE, "struct": NodeKind.STRUCT, "enum": NodeKind.ENUM, "union": NodeKind.UNION,
           "trait": NodeKind.TRAIT, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
@@ -84,14 +85,7 @@ class _Def:
 
 def extract_rust_graph(ctx: Any) -> Contribution:
     """The pipeline entry: ``ctx.facts("rust")`` and the system's Cargo.toml files in, graph parts out."""
-    files = [(f.path, facts) for f, facts in ctx.facts("rust", Language.RUST)]
-    if not files:
-        return Contribution()
-    manifests = system_manifests(ctx)
-    result = build_rust_graph(files, manifests)
-    problems = tuple(d for d in manifests.diagnostics if not d.path.endswith("go.mod"))
-    return dataclasses.replace(result, diagnostics=tuple(sorted(result.diagnostics + problems)),
-                               extra={**result.extra, "manifests": manifests})
+    return extract_with_manifests(ctx, "rust", Language.RUST, build_rust_graph, "Cargo.toml")
 
 
 def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution:
@@ -122,13 +116,10 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
                                  file_module=False, declared="declaration" in record.get("tags", ()))
             elif record["kind"] != "method":
                 table.items[_join((*mod, *record["qual"].split("::")))] = _KINDS[record["kind"]]
-        errors = facts.get("errors", 0)
-        if errors:
+        problem = parse_error_diagnostic(path, facts)
+        if problem is not None:
             stats["files_with_parse_errors"] += 1
-            lines = facts.get("error_lines", [])
-            diagnostics.append(Diagnostic(path, lines[0] if lines else 0, "parse-errors",
-                                          f"{errors} ERROR node(s) in the syntax tree; definitions there may be missing",
-                                          Severity.INFO if errors <= 3 else Severity.WARNING))
+            diagnostics.append(problem)
     for d in defs:
         _place(d, table)
         if d.record["kind"] == "method":

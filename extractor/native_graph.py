@@ -1,0 +1,36 @@
+"""What the Rust and Go graph steps share: running a builder with the system's manifests, and
+turning a file's parse errors into a diagnostic."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from extractor.manifests import Manifests, system_manifests
+from extractor.model import Contribution, Diagnostic, Language, Severity
+
+Builder = Callable[[Iterable[tuple[str, Mapping[str, Any]]], Manifests], Contribution]
+
+
+def extract_with_manifests(ctx: Any, step: str, language: Language, build: Builder, manifest: str) -> Contribution:
+    """``build`` over the step's per-file facts and the manifests; the problems of the manifests
+    named ``manifest`` (Cargo.toml/pyproject.toml, go.mod) are reported by this step."""
+    files = [(f.path, facts) for f, facts in ctx.facts(step, language)]
+    if not files:
+        return Contribution()
+    manifests = system_manifests(ctx)
+    result = build(files, manifests)
+    problems = tuple(d for d in manifests.diagnostics if (d.path.rsplit("/", 1)[-1] == "go.mod") == (manifest == "go.mod"))
+    return dataclasses.replace(result, diagnostics=tuple(sorted(result.diagnostics + problems)),
+                               extra={**result.extra, "manifests": manifests})
+
+
+def parse_error_diagnostic(path: str, facts: Mapping[str, Any]) -> Diagnostic | None:
+    errors = facts.get("errors", 0)
+    if not errors:
+        return None
+    lines = facts.get("error_lines", [])
+    return Diagnostic(path, lines[0] if lines else 0, "parse-errors",
+                      f"{errors} ERROR node(s) in the syntax tree; definitions there may be missing",
+                      Severity.INFO if errors <= 3 else Severity.WARNING)
