@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extractor.manifests import Manifests, system_manifests
-from extractor.model import Contribution, Diagnostic, Language, Severity
+from extractor.model import Contribution, Diagnostic, Edge, Language, Node, Severity, edge_key, node_key
 
 Builder = Callable[[Iterable[tuple[str, Mapping[str, Any]]], Manifests], Contribution]
 
@@ -34,3 +34,19 @@ def parse_error_diagnostic(path: str, facts: Mapping[str, Any]) -> Diagnostic | 
     return Diagnostic(path, lines[0] if lines else 0, "parse-errors",
                       f"{errors} ERROR node(s) in the syntax tree; definitions there may be missing",
                       Severity.INFO if errors <= 3 else Severity.WARNING)
+
+
+def finish_graph(nodes: Iterable[Node], external: Iterable[Node], edges: Iterable[Edge],
+                 stats: dict[str, Any], files: int) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
+    """Sorted nodes and (deduplicated) edges, and the counts every graph step reports."""
+    own = list(nodes)
+    all_nodes = tuple(sorted([*own, *external], key=node_key))
+    all_edges = tuple(sorted(set(edges), key=edge_key))
+    for n in own:
+        stats[f"nodes_{n.kind.value}"] += 1
+    for e in all_edges:
+        stats[f"edges_{e.kind.value}"] += 1
+    stats["files"] = files
+    calls = stats["calls_resolved"] + stats["calls_unresolved"]
+    stats["calls_resolution_rate"] = round(stats["calls_resolved"] / calls, 4) if calls else 0.0
+    return all_nodes, all_edges

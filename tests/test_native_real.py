@@ -4,14 +4,12 @@ package's own Python calls, and the definitions agree with universal-ctags."""
 
 from __future__ import annotations
 
-import tarfile
-
 import pytest
 
 from extractor.context import ExtractOptions
 from extractor.pipeline import extract_system
 
-from tests.conftest import cache_root
+from tests.conftest import cache_root, sdist_root
 
 pytestmark = pytest.mark.real
 VERSION = "0.22.0"
@@ -19,15 +17,8 @@ VERSION = "0.22.0"
 
 @pytest.fixture(scope="module")
 def tokenizers_bundle():
-    from extractor.sources import download_sdist
-
-    cache = cache_root()
-    root = cache / f"tokenizers-{VERSION}"
-    if not (root / "PKG-INFO").exists():
-        archive = download_sdist("tokenizers", VERSION, cache / "sdists")
-        with tarfile.open(archive) as tar:
-            tar.extractall(cache, filter="data")
-    bundle = extract_system([str(root)], options=ExtractOptions(jobs=2, cache_dir=cache / "archdiff",
+    root = sdist_root("tokenizers", VERSION)
+    bundle = extract_system([str(root)], options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff",
                                                                 probe_structs=False)).bundle
     return root, bundle
 

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor.manifests import Manifests
-from extractor.native_graph import extract_with_manifests, parse_error_diagnostic
+from extractor.native_graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
-                             Parameter, ParamKind, edge_key, node_key)
+                             Parameter, ParamKind)
 
 _KINDS = {"function": NodeKind.FUNCTION, "method": NodeKind.METHOD, "struct": NodeKind.STRUCT,
           "interface": NodeKind.INTERFACE, "type": NodeKind.CLASS, "alias": NodeKind.ATTRIBUTE}
@@ -172,16 +172,8 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
             for name, line in facts.get("exports", ()):
                 if f"{pkg_id}.{name}" in nodes:
                     exports.append(GoExport(path, line, f"{pkg_id}.{name}", name))
-    all_nodes = tuple(sorted([*nodes.values(), *external.values()], key=node_key))
-    all_edges = tuple(sorted(set(edges), key=edge_key))
-    for n in nodes.values():
-        stats[f"nodes_{n.kind.value}"] += 1
-    for e in all_edges:
-        stats[f"edges_{e.kind.value}"] += 1
-    stats["files"] = len(entries)
+    all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
     stats["packages"] = len(package_files)
-    calls = stats["calls_resolved"] + stats["calls_unresolved"]
-    stats["calls_resolution_rate"] = round(stats["calls_resolved"] / calls, 4) if calls else 0.0
     return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
                         stats=dict(sorted(stats.items())),
                         extra={"cgo_calls": tuple(sorted(cgo)), "exports": tuple(sorted(exports)),

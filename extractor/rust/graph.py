@@ -26,9 +26,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor.manifests import Crate, Manifests
-from extractor.native_graph import extract_with_manifests, parse_error_diagnostic
+from extractor.native_graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
-                             Parameter, ParamKind, edge_key, node_key)
+                             Parameter, ParamKind)
 
 _KINDS = {"module": NodeKind.MODULE, "struct": NodeKind.STRUCT, "enum": NodeKind.ENUM, "union": NodeKind.UNION,
           "trait": NodeKind.TRAIT, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
@@ -202,16 +202,8 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
                 edges.append(Edge(caller.id, target, EdgeKind.CALLS, path, line))
             else:
                 stats["calls_unresolved"] += 1
-    all_nodes = tuple(sorted([*nodes.values(), *external.values()], key=node_key))
-    all_edges = tuple(sorted(set(edges), key=edge_key))
-    for n in nodes.values():
-        stats[f"nodes_{n.kind.value}"] += 1
-    for e in all_edges:
-        stats[f"edges_{e.kind.value}"] += 1
-    stats["files"] = len(entries)
+    all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
     stats["crates"] = len({crate_of[p] for p in crate_of})
-    calls = stats["calls_resolved"] + stats["calls_unresolved"]
-    stats["calls_resolution_rate"] = round(stats["calls_resolved"] / calls, 4) if calls else 0.0
     items = _items(defs, table)
     return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
                         stats=dict(sorted(stats.items())),
