@@ -227,6 +227,7 @@ class _Table:
         self.globs: dict[str, list[str]] = collections.defaultdict(list)
         self.crate_ids = {c.name for c in manifests.crates}
         self._memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+        self._glob_memo: dict[tuple[str, ...], list[str]] = {}
         self.libs: dict[str, list[str]] = collections.defaultdict(list)
         for c in manifests.crates:
             self.libs[c.lib].append(c.name)
@@ -312,8 +313,13 @@ class _Table:
 
     def glob_targets(self, where: tuple[str, ...], depth: int) -> list[str]:
         """The modules (or enums) that `use x::*` lines in ``where`` bring names from."""
-        bases = self.globs.get(_join(where), ())
-        return [t for t in (self.resolve(where, b.split("::"), depth + 1) for b in bases) if t]
+        hit = self._glob_memo.get(where)
+        if hit is None:
+            bases = self.globs.get(_join(where), ())
+            hit = [t for t in (self.resolve(where, b.split("::"), depth + 1) for b in bases) if t]
+            if bases:
+                self._glob_memo[where] = hit
+        return hit
 
     def _walk(self, absolute: tuple[str, ...], depth: int) -> str:
         """Follow the path segment by segment through modules and re-exports."""

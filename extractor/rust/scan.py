@@ -30,6 +30,7 @@ _TYPE_ITEMS = {"struct_item": "struct", "enum_item": "enum", "union_item": "unio
 _KEPT_ATTRS = re.compile(r"(?:pyo3::)?(?:py\w+|pyo3|new|getter|setter|staticmethod|classmethod|classattr|"
                          r"no_mangle|export_name|unsafe)\b")
 _SPACES = re.compile(r"\s+")
+_GENERIC_ARGS = re.compile(r"::<.*?>")
 _ADDS = re.compile(
     rb"add_class\s*::\s*<\s*(?P<cls>[\w:]+)\s*>|wrap_pyfunction(?:_bound)?!\s*\(\s*(?P<fn>[\w:]+)"
     rb"|wrap_pymodule!\s*\(\s*(?P<mod>[\w:]+)|PyModule::new(?:_bound)?\s*\(\s*\w+\s*,\s*\"(?P<sub>[\w.]+)\"")
@@ -411,9 +412,15 @@ def _callee(fn: Any) -> str:
     if t == "generic_function":
         inner = fn.child_by_field_name("function")
         return _callee(inner) if inner is not None else ""
-    if t in ("identifier", "scoped_identifier"):
-        text = _SPACES.sub("", _text(fn))
-        return re.sub(r"::<.*?>", "", text) if len(text) <= 200 else ""
+    if t == "identifier":
+        return _text(fn)
+    if t == "scoped_identifier":
+        text = _text(fn)
+        if len(text) > 200:
+            return ""
+        if " " in text or "\n" in text:
+            text = _SPACES.sub("", text)
+        return _GENERIC_ARGS.sub("", text) if "<" in text else text
     if t == "field_expression":
         field = fn.child_by_field_name("field")
         value = fn.child_by_field_name("value")
