@@ -75,23 +75,26 @@ class _Scanner:
             if t in ("line_comment", "block_comment", "inner_attribute_item"):
                 continue
             kept, attrs = attrs, []
-            self.visited.add(child.start_byte)
-            if t == "function_item" or t == "function_signature_item":
-                self.visit_function(child, scope, owner, kept, abi)
-            elif t in _TYPE_ITEMS:
-                self.visit_type(child, scope, kept)
-            elif t == "mod_item":
-                self.visit_mod(child, scope, kept)
-            elif t == "impl_item":
-                self.visit_impl(child, scope, kept)
-            elif t == "use_declaration":
-                self.visit_use(child, scope, kept)
-            elif t == "foreign_mod_item":
-                body = child.child_by_field_name("body") or _child_of_type(child, "declaration_list")
-                if body is not None:
-                    self.visit_items(body, scope, None, abi=_abi(child))
-            elif t == "macro_invocation" or t == "ERROR":
-                continue
+            self.visit_item(child, scope, owner, kept, abi)
+
+    def visit_item(self, child: Any, scope: tuple[str, ...], owner: dict[str, Any] | None, attrs: list[str],
+                   abi: str) -> None:
+        self.visited.add(child.start_byte)
+        t = child.type
+        if t == "function_item" or t == "function_signature_item":
+            self.visit_function(child, scope, owner, attrs, abi)
+        elif t in _TYPE_ITEMS:
+            self.visit_type(child, scope, attrs)
+        elif t == "mod_item":
+            self.visit_mod(child, scope, attrs)
+        elif t == "impl_item":
+            self.visit_impl(child, scope, attrs)
+        elif t == "use_declaration":
+            self.visit_use(child, scope, attrs)
+        elif t == "foreign_mod_item":
+            body = child.child_by_field_name("body") or _child_of_type(child, "declaration_list")
+            if body is not None:
+                self.visit_items(body, scope, None, abi=_abi(child))
 
     def visit_function(self, node: Any, scope: tuple[str, ...], owner: dict[str, Any] | None,
                        attrs: list[str], abi: str) -> None:
@@ -235,16 +238,7 @@ class _Scanner:
                 if text:
                     attrs.insert(0, text)
                 prev = prev.prev_named_sibling
-            self.visited.add(item.start_byte)
-            t = item.type
-            if t == "function_item":
-                self.visit_function(item, scope, None, attrs, "")
-            elif t in _TYPE_ITEMS:
-                self.visit_type(item, scope, attrs)
-            elif t == "mod_item":
-                self.visit_mod(item, scope, attrs)
-            elif t == "impl_item":
-                self.visit_impl(item, scope, attrs)
+            self.visit_item(item, scope, None, attrs, "")
 
     def finish(self, root: Any) -> dict[str, Any]:
         found = capture_nodes(root, _FILE_QUERY)
