@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, layers, pysymbols, structs, telemetry
+from extractor import bindings, concepts, cpp, ffi, go, layers, pysymbols, rust, structs, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -25,7 +25,10 @@ from extractor.sources import acquire, default_cache_dir, parse_spec
 STEPS: tuple[Step, ...] = (
     pysymbols.STEP,
     cpp.STEP,
+    rust.STEP,
+    go.STEP,
     bindings.STEP,
+    ffi.STEP,
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,

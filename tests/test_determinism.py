@@ -24,8 +24,9 @@ def _forget_bundles(cache) -> None:
     db.close()
 
 
-def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path):
-    spec = str(FIXTURES / "pysample")
+@pytest.mark.parametrize("fixture", ["pysample", "pyo3_ext", "cgo_mini"])
+def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path, fixture):
+    spec = str(FIXTURES / fixture)
     cold = _extract(spec, tmp_path / "a", 1)
     memo = _extract(spec, tmp_path / "a", 1)
     _forget_bundles(tmp_path / "a")

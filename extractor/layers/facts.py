@@ -36,7 +36,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                          module: str) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
     imports: list[tuple[str, int]] = []
-    if is_python:
+    if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
         for mod, name, line in imported_modules(file.rel, facts):
             imports.append((mod, line))
             if name and name != "*":
