@@ -11,6 +11,7 @@ built from their directories.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import os
 import posixpath
 import re
@@ -19,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from extractor.inventory import SKIP_DIRS, evidence_path
+from extractor.inventory import SKIP_DIRS, evidence_path, read_regular_file
 from extractor.model import Diagnostic, Severity
 
 MANIFEST_NAMES = frozenset({"Cargo.toml", "go.mod", "pyproject.toml"})
@@ -83,10 +84,14 @@ def read_manifests(sources: Iterable[tuple[str, Path]]) -> Manifests:
             where = evidence_path(label, rel)
             directory = posixpath.dirname(where)
             try:
-                data = (Path(root) / rel).read_bytes()[:_MAX_MANIFEST_BYTES]
-                text = data.decode("utf-8")
-            except (OSError, UnicodeDecodeError) as err:
-                diagnostics.append(Diagnostic(where, 0, "manifest-unreadable", str(err), Severity.WARNING))
+                text = read_regular_file(Path(root) / rel, _MAX_MANIFEST_BYTES).decode("utf-8")
+            except OSError as err:  # strerror only: str(err) names a path of this machine
+                diagnostics.append(Diagnostic(where, 0, "manifest-unreadable", err.strerror or type(err).__name__,
+                                              Severity.WARNING))
+                continue
+            except UnicodeDecodeError as err:
+                diagnostics.append(Diagnostic(where, 0, "manifest-unreadable", f"not UTF-8: {err.reason}",
+                                              Severity.WARNING))
                 continue
             name = posixpath.basename(rel)
             if name == "go.mod":
@@ -109,6 +114,20 @@ def read_manifests(sources: Iterable[tuple[str, Path]]) -> Manifests:
                     extensions.append(ext)
     return Manifests(tuple(sorted(crates)), tuple(sorted(modules)), tuple(sorted(extensions)),
                      tuple(sorted(diagnostics)))
+
+
+def manifests_digest(sources: Iterable[tuple[str, Path]]) -> str:
+    """A hash of every manifest's path and content: manifests name code, so the evidence depends on
+    them as much as on the files that are parsed (the pipeline keys its bundle memo with this)."""
+    h = hashlib.sha256()
+    for label, root in sources:
+        for rel in _manifest_files(Path(root)):
+            h.update(f"{evidence_path(label, rel)}\0".encode())
+            try:
+                h.update(hashlib.sha256(read_regular_file(Path(root) / rel, _MAX_MANIFEST_BYTES)).digest())
+            except OSError as err:
+                h.update(f"unreadable:{err.strerror}".encode())
+    return h.hexdigest()
 
 
 def _manifest_files(root: Path) -> list[str]:

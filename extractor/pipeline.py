@@ -17,6 +17,7 @@ from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
 from extractor.inventory import evidence_path, file_limit, list_files, read_regular_file
+from extractor.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.scan import scan_files
 from extractor.sources import acquire, default_cache_dir, parse_spec
@@ -156,6 +157,7 @@ def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, dia
         h.update(f"{entry.path}\0{key}\n".encode())
     for d in sorted(diagnostics):
         h.update(d.render().encode())
+    h.update(manifests_digest((s.label, s.root) for s in sources).encode())
     for binary in options.binaries:
         try:
             h.update(hashlib.sha256(Path(binary).read_bytes()).digest())
