@@ -9,27 +9,29 @@ repeated. The page rebuilds ids and draws only search results and one node's nei
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
-from comparator.findings import SIDES, _graph, role_by_path
+from comparator.kind import SIDES
+from extractor.evidence import Evidence
+from extractor.layers.records import role_by_path
+from extractor.model import EdgeKind
 
 
-def build_graph_view(a: Mapping[str, Any], b: Mapping[str, Any] | None = None,
+def build_graph_view(a: Evidence, b: Evidence | None = None,
                      labels: tuple[str, str] = ("A", "B")) -> dict[str, Any]:
     """Compact graph tables for one or two bundles (``b`` None: one system only)."""
     systems = []
-    for side, bundle, label in zip(SIDES, (a, b), labels):
-        if bundle is not None:
-            systems.append(dict(compact_graph(bundle), side=side, label=label))
+    for side, evidence, label in zip(SIDES, (a, b), labels):
+        if evidence is not None:
+            systems.append(dict(compact_graph(evidence), side=side, label=label))
     return {"version": 1, "systems": systems}
 
 
-def compact_graph(bundle: Mapping[str, Any]) -> dict[str, Any]:
-    nodes, edges = _graph(bundle)
-    nodes = sorted(nodes, key=lambda n: n["id"])
-    index = {n["id"]: i for i, n in enumerate(nodes)}
-    roles = role_by_path(bundle)
+def compact_graph(evidence: Evidence) -> dict[str, Any]:
+    nodes = sorted(evidence.graph.nodes, key=lambda n: n.id)
+    edges = evidence.graph.edges
+    index = {n.id: i for i, n in enumerate(nodes)}
+    roles = role_by_path(evidence.layers)
     tables: dict[str, list[str]] = {"kinds": [], "langs": [], "paths": [], "roles": [], "ekinds": []}
     codes: dict[str, dict[str, int]] = {k: {} for k in tables}
 
@@ -42,12 +44,12 @@ def compact_graph(bundle: Mapping[str, Any]) -> dict[str, Any]:
 
     parent: dict[int, int] = {}
     for edge in edges:
-        if edge.get("kind") != "contains":
+        if edge.kind is not EdgeKind.CONTAINS:
             continue
-        s, t = index.get(str(edge.get("source"))), index.get(str(edge.get("target")))
+        s, t = index.get(edge.source), index.get(edge.target)
         if s is None or t is None or t in parent:
             continue
-        sid, tid = nodes[s]["id"], nodes[t]["id"]
+        sid, tid = nodes[s].id, nodes[t].id
         if tid.startswith(sid) and tid[len(sid):len(sid) + 1] in (".", ":") and len(tid) > len(sid) + 1:
             parent[t] = s
     # A parent link must not form a loop, or the page could not rebuild the ids.
@@ -62,18 +64,17 @@ def compact_graph(bundle: Mapping[str, Any]) -> dict[str, Any]:
     rows = []
     for i, n in enumerate(nodes):
         p = parent.get(i, -1)
-        text = n["id"][len(nodes[p]["id"]):] if p >= 0 else n["id"]
-        path = str(n.get("path", "") or "")
-        rows.append([p, text, code("kinds", str(n.get("kind", ""))), code("langs", str(n.get("language", "") or "")),
-                     code("paths", path), int(n.get("line", 0) or 0), code("roles", roles.get(path, ""))])
+        text = n.id[len(nodes[p].id):] if p >= 0 else n.id
+        rows.append([p, text, code("kinds", n.kind.value), code("langs", n.language),
+                     code("paths", n.path), n.line, code("roles", roles.get(n.path, ""))])
     flat: list[int] = []
     seen_edges: set[tuple[int, int, int]] = set()
     for edge in edges:
-        s, t = index.get(str(edge.get("source"))), index.get(str(edge.get("target")))
+        s, t = index.get(edge.source), index.get(edge.target)
         if s is None or t is None:
             continue
-        k = code("ekinds", str(edge.get("kind", "")))
-        if edge.get("kind") == "contains" and parent.get(t) == s:
+        k = code("ekinds", edge.kind.value)
+        if edge.kind is EdgeKind.CONTAINS and parent.get(t) == s:
             continue  # stated by the parent link
         if (s, t, k) in seen_edges:
             continue  # the view shows that two symbols are linked, not at how many lines

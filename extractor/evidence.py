@@ -93,7 +93,8 @@ class Evidence:
     thresholds: tuple[Threshold, ...]
     concepts: tuple[Concept, ...]
     diagnostics: tuple[Diagnostic, ...]
-    # Counts per step and language, as each step chose them: free-form, read by no comparison.
+    # Counts per step and language, as each step chose them: free-form except ``files`` (language ->
+    # files), which the loader checks because the report reads it.
     stats: Mapping[str, Any]
     schema_version: int = SCHEMA_VERSION
 
@@ -189,6 +190,10 @@ def evidence_from_json(data: Any, where: str = "evidence") -> Evidence:
     stats = data["stats"]
     if not isinstance(stats, dict):
         _fail(where, "stats", "a mapping", stats)
+    # The one part of the stats readers use: files per language (build_bundle always writes it).
+    if "files" not in stats:
+        raise EvidenceFormatError(f"{where}: stats.files: required key is missing")
+    _file_counts(stats["files"], where, "stats.files")
     return Evidence(
         system=decode(SystemName, data["system"], where, "system"),
         sources=tuple(decode(SourceRecord, s, where, f"sources[{i}]")
@@ -352,6 +357,14 @@ _NODE_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Node) if f.name 
 _NODE_KIND = _decoder(NodeKind)
 _EDGE_KIND = _decoder(EdgeKind)
 _STRINGS = _decoder(tuple[str, ...])
+
+
+def _file_counts(v: Any, w: str, f: str) -> None:
+    if not isinstance(v, dict):
+        _fail(w, f, "a mapping", v)
+    for language, count in v.items():
+        _int(count, w, _join(f, str(language)[:40]))
+
 
 
 def _keys(v: Any, required: tuple[str, ...], optional: tuple[str, ...], w: str, f: str) -> None:

@@ -19,3 +19,19 @@ def test_import_contracts_hold():
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
+
+
+def test_every_registered_kind_is_under_the_contracts():
+    """A kind added to the registry but not to .importlinter would escape the independence and
+    renderer contracts: the contract file must name each kind and its render module."""
+    import configparser
+
+    from comparator.registry import KINDS
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    independent = config["importlinter:contract:kinds"]["modules"].split()
+    renderers = config["importlinter:contract:renderers"]["source_modules"].split()
+    packages = {type(kind).__module__ for kind in KINDS}
+    assert packages == set(independent)
+    assert {f"{p}.render" for p in packages} <= set(renderers)
