@@ -10,7 +10,7 @@ records, so a key the evidence cannot contain cannot be read.
 Validation happens here and only here. Every problem is one :class:`EvidenceFormatError` line
 naming the file and the field (``evidence.json: structs[3].members[0].offset: expected an
 integer, got 'x'``): a wrong type, a missing or unknown key, a value outside its enum, an edge to
-a node that does not exist, a number JSON cannot carry exactly, nesting deeper than any bundle has.
+a node that does not exist, a number JSON cannot carry exactly, nesting deeper than the JSON reader goes.
 
 Adding an evidence kind: its record type joins :data:`RECORD_TYPES` under its bundle key.
 """
@@ -49,9 +49,6 @@ assert tuple(RECORD_TYPES) == RECORD_KEYS, "extractor.bundle.RECORD_KEYS and REC
 # Integers beyond 2**53 do not survive a round trip through most JSON readers; no count, line or
 # offset in real evidence comes near.
 MAX_INT = 2 ** 53
-# Real bundles nest about six levels deep (graph > nodes > node > overloads > params > param);
-# Python's JSON reader recurses per level, so hostile nesting is refused before it gets there.
-MAX_DEPTH = 64
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -120,7 +117,6 @@ def read_json(path: Path | str) -> Any:
         raise EvidenceFormatError(f"{path}: no such evidence file") from None
     except (OSError, UnicodeDecodeError) as err:
         raise EvidenceFormatError(f"{path}: cannot read evidence file: {err}") from None
-    _check_depth(text, str(path))
     try:
         return json.loads(text, parse_constant=_refuse_constant)
     except json.JSONDecodeError as err:
@@ -128,32 +124,12 @@ def read_json(path: Path | str) -> Any:
                                   "re-run `archdiff extract` to rebuild it") from None
     except ValueError as err:  # NaN/Infinity, or an integer literal too long to convert
         raise EvidenceFormatError(f"{path}: not valid evidence JSON ({err})") from None
+    except RecursionError:  # Python's JSON reader recurses once per level of nesting
+        raise EvidenceFormatError(f"{path}: nested too deeply to be archdiff evidence") from None
 
 
 def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
-
-
-def _check_depth(text: str, where: str) -> None:
-    """Refuse nesting deeper than :data:`MAX_DEPTH` before the recursive JSON reader sees it."""
-    depth = 0
-    in_string = escaped = False
-    for ch in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise EvidenceFormatError(f"{where}: nested more than {MAX_DEPTH} levels deep; not archdiff evidence")
-        elif ch in "]}":
-            depth -= 1
 
 
 def evidence_from_json(data: Any, where: str = "evidence") -> Evidence:
@@ -284,7 +260,7 @@ def _record_decoder(cls: type) -> Callable[[Any, str, str], Any]:
 
     def record(v: Any, w: str, f: str) -> Any:
         _keys(v, keys, (), w, f)
-        return cls(**{name: dec(v[key], w, _join(f, key)) for name, key, dec in fields})
+        return cls(**{name: dec(v[key], w, f"{f}.{key}") for name, key, dec in fields})
     return record
 
 
@@ -325,7 +301,22 @@ _NODE_OPTIONAL = ("params", "returns", "decorators", "overloads", "sites", "anno
 
 
 def _node(v: Any, w: str, f: str) -> Node:
-    # Written by hand like node_json: graphs have tens of thousands of nodes.
+    # Graphs have tens of thousands of nodes: a node of the usual shape is checked in one pass,
+    # anything else goes through the field-by-field check that names what is wrong.
+    if type(v) is dict and len(v) == len(_NODE_REQUIRED):
+        try:
+            nid, kind, name, qual, lang, path, line, doc, sig, tags = (v[k] for k in _NODE_REQUIRED)
+        except KeyError:
+            return _node_checked(v, w, f)
+        kind = _NODE_KINDS.get(kind) if type(kind) is str else None
+        if (kind is not None and type(nid) is str and type(name) is str and type(qual) is str and type(lang) is str
+                and type(path) is str and type(line) is int and -MAX_INT < line < MAX_INT and type(doc) is str
+                and type(sig) is str and type(tags) is list and all(type(x) is str for x in tags)):
+            return Node(nid, kind, name, qual, lang, path, line, doc, sig, tuple(tags))
+    return _node_checked(v, w, f)
+
+
+def _node_checked(v: Any, w: str, f: str) -> Node:
     _keys(v, _NODE_REQUIRED, _NODE_OPTIONAL, w, f)
     extra = {}
     if len(v) > len(_NODE_REQUIRED):
@@ -344,6 +335,19 @@ def _node(v: Any, w: str, f: str) -> Node:
 
 
 def _edge(v: Any, w: str, f: str) -> Edge:
+    if type(v) is dict and len(v) == 5:
+        try:
+            source, target, kind, path, line = v["source"], v["target"], v["kind"], v["path"], v["line"]
+        except KeyError:
+            return _edge_checked(v, w, f)
+        kind = _EDGE_KINDS.get(kind) if type(kind) is str else None
+        if (kind is not None and type(source) is str and type(target) is str and type(path) is str
+                and type(line) is int and -MAX_INT < line < MAX_INT):
+            return Edge(source, target, kind, path, line)
+    return _edge_checked(v, w, f)
+
+
+def _edge_checked(v: Any, w: str, f: str) -> Edge:
     _keys(v, ("source", "target", "kind", "path", "line"), (), w, f)
     return Edge(_str(v["source"], w, _join(f, "source")), _str(v["target"], w, _join(f, "target")),
                 _EDGE_KIND(v["kind"], w, _join(f, "kind")), _str(v["path"], w, _join(f, "path")),
@@ -356,6 +360,8 @@ _NODE_TYPES = {"params": tuple[Parameter, ...], "returns": str, "decorators": tu
 _NODE_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Node) if f.name in _NODE_TYPES}
 _NODE_KIND = _decoder(NodeKind)
 _EDGE_KIND = _decoder(EdgeKind)
+_NODE_KINDS = {k.value: k for k in NodeKind}
+_EDGE_KINDS = {k.value: k for k in EdgeKind}
 _STRINGS = _decoder(tuple[str, ...])
 
 
