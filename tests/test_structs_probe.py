@@ -16,7 +16,7 @@ from extractor.structs import probe as probe_mod
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_header
 from extractor.structs.records import Method
 from extractor.structs.source import find_struct_definitions
-from structs_refs import run_pahole
+from structs_refs import run_gdb_ptype, run_pahole
 
 REPO = Path(__file__).resolve().parent.parent / "fixtures" / "structs"
 SRC = REPO / "src"
@@ -75,13 +75,17 @@ def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
     ours = {x.qualname: x for x in result.layouts}
     assert {x.method for x in result.layouts} == {Method.PROBE_NVCC}
     ref = run_pahole(obj, "PeerPointers", "IpcBufferHandle", "LaunchFlags")
+    # a C++ layout's holes and padding follow gdb's ptype /o (pahole groups bit-field holes its own way)
+    gdb = run_gdb_ptype(obj, *(f"peer::{name}" for name in ref))
     for name in ("PeerPointers", "IpcBufferHandle", "LaunchFlags"):
         mine, theirs = ours[f"peer::{name}"], ref[name]
         assert mine.size == theirs.size
         assert [(m.name, m.offset, m.size) for m in mine.members] == \
             [(n, o, s) for n, o, s, _b in theirs.members]
-        assert [(h.size, "bits" if h.bits else "bytes") for h in mine.holes] == theirs.holes
-        assert mine.padding == theirs.padding
+        told = gdb[f"peer::{name}"]
+        assert [(h.size, "bits" if h.bits else "bytes") for h in mine.holes] == told.holes
+        assert (mine.padding, mine.bit_padding) == (told.padding, told.bit_padding)
+    assert [(h.size, h.bits) for h in ours["peer::LaunchFlags"].holes] == [(2, True), (61, False)]
     handle = ours["peer::IpcBufferHandle"]
     assert (handle.size, [h.size for h in handle.holes]) == (88, [4])
     assert "ipc" in handle.tags

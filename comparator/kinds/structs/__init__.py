@@ -12,7 +12,8 @@ from typing import Any
 from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.structs import render
 from extractor.evidence import Evidence
-from extractor.structs.records import Member, MemberKind, Method, StructLayout
+from extractor.structs.records import Member, Method, StructLayout
+from extractor.structs.render import byte_map
 
 STRUCTS_PER_FAMILY = 40
 SEGMENTS_PER_STRUCT = 160
@@ -89,40 +90,9 @@ def _family(side: Mapping[str, Any], noun: bool = True) -> str:
 
 
 def struct_segments(struct: StructLayout) -> list[dict[str, Any]]:
-    """Members, holes and tail padding as contiguous runs of bytes, for a byte map drawn to scale."""
-    size = struct.size
-    if struct.method is Method.UNRESOLVED or size <= 0:
-        return []
-    members = [m for m in struct.members if m.kind is not MemberKind.VIRTUAL_BASE]
-    if struct.kind == "union":
-        segs = [{"offset": 0, "size": m.size, "label": m.name or m.type, "type": m.type, "kind": "member"}
-                for m in members]
-        widest = max((s["size"] for s in segs), default=0)
-        if size > widest:
-            segs.append({"offset": widest, "size": size - widest, "label": "padding", "type": "", "kind": "padding"})
-        return segs[:SEGMENTS_PER_STRUCT]
-    segs: list[dict[str, Any]] = []
-    for m in sorted(members, key=lambda m: (m.offset, m.bit_offset)):
-        label = m.name or m.type
-        if m.bit_size:
-            label = f"{label}:{m.bit_size}"
-        kind = "base" if m.kind is MemberKind.BASE else "member"
-        if segs and m.offset < segs[-1]["offset"] + segs[-1]["size"]:
-            last = segs[-1]  # sharing storage with the previous member (bit-fields, empty bases)
-            last["size"] = max(last["size"], m.offset + m.size - last["offset"])
-            last["label"] = f"{last['label']}, {label}"
-            continue
-        segs.append({"offset": m.offset, "size": m.size, "label": label, "type": m.type, "kind": kind})
-    filled: list[dict[str, Any]] = []
-    cursor = 0
-    for seg in segs:
-        if seg["offset"] > cursor:
-            filled.append({"offset": cursor, "size": seg["offset"] - cursor, "label": "hole", "type": "", "kind": "hole"})
-        filled.append(seg)
-        cursor = max(cursor, seg["offset"] + seg["size"])
-    if size > cursor:
-        filled.append({"offset": cursor, "size": size - cursor, "label": "padding", "type": "", "kind": "padding"})
-    return filled[:SEGMENTS_PER_STRUCT]
+    """The extractor's byte map of a layout (members, and exactly its holes and padding), capped."""
+    return [{"offset": s.offset, "size": s.size, "label": s.label, "type": s.type, "kind": s.kind}
+            for s in byte_map(struct)[:SEGMENTS_PER_STRUCT]]
 
 
 def _struct_row(struct: StructLayout) -> dict[str, Any]:
