@@ -197,4 +197,4 @@ class _PyBindIndex:
         return []
 
 
-STEP = Step(name="bindings", extract=extract_bindings, version="1")
+STEP = Step(name="bindings", extract=extract_bindings, version="1", requires=("python", "cpp"))
