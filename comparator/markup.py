@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,10 +17,22 @@ HTML_ROW_LIMIT = 300  # rows per release-change table in the page
 # ---------------------------------------------------------------------------------------- Markdown
 
 
+# GitHub renders a Markdown report (a pull-request comment) with extensions that make text live:
+# bare URLs and www. names become links, @name a mention that notifies someone, user@host a mail
+# link. A zero-width space after the ":" of a scheme, after "www" and after "@" breaks each pattern
+# and shows the same text.
+_ZWSP = "\u200b"
+_LIVE = re.compile(r"(?i)(?<=[a-z0-9+.-]:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)")
+
+
 def cell(value: Any) -> str:
-    """Repository or evidence text as inert Markdown for a table cell or a list item."""
-    text = html.escape(str(value), quote=False).replace("|", "\\|").replace("\n", " ").replace("`", "'")
-    return text.replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]")
+    """Repository or evidence text as inert Markdown for a table cell, a heading or a list item:
+    no link, image, mention, HTML, emphasis or table pipe survives, and it stays on one line."""
+    text = html.escape(" ".join(str(value).splitlines()), quote=False).replace("`", "'")
+    # backslashes first, so that "\\[x](u)" cannot turn the escape of its bracket into a backslash
+    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    text = text.replace("*", "\\*").replace("_", "\\_").replace("[", "\\[").replace("]", "\\]").replace("~", "\\~")
+    return _LIVE.sub(_ZWSP, text)
 
 
 def at(row: Mapping[str, Any]) -> str:

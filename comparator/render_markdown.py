@@ -29,7 +29,7 @@ def render_markdown(findings: Mapping[str, Any], kinds: Sequence[EvidenceKind]) 
     ])
     diff = findings["differences"]
     out += [f"**{diff['any']:,} differences, {diff['breaking']:,} breaking.**", "", "## Takeaways", ""]
-    out += [f"- {cell(t['text'])} _(§ {t['ref']})_" for t in findings["takeaways"]] + [""]
+    out += [f"- {cell(t['text'])} _(§ {cell(t['ref'])})_" for t in findings["takeaways"]] + [""]
     release = findings.get("release")
     if release:
         out += ["## Release changes", ""]
