@@ -18,6 +18,10 @@ from extractor.evidence import Evidence
 
 REPORT_SCHEMA = 1
 MODES = ("auto", "systems", "release")
+# Rows per list in the findings. Real comparisons stay far below (vLLM 0.10.1 -> 0.10.2: 786 added
+# symbols at most); a tampered or generated bundle of 100k symbols would otherwise make a report of
+# hundreds of megabytes. Counts, takeaways and the differences are taken before the cut.
+LIST_CAP = 5_000
 
 
 def compare_evidence(a: Evidence, b: Evidence, mode: str = "auto",
@@ -53,7 +57,30 @@ def compare_evidence(a: Evidence, b: Evidence, mode: str = "auto",
     findings["takeaways"] = [t.json() for t in takeaways]
     total = sum((kind.count(findings.get(kind.key), release) for kind in kinds), Counts())
     findings["differences"] = {"any": total.any, "breaking": total.breaking}
+    capped = cap_lists(findings, LIST_CAP)
+    if capped:
+        findings["capped"] = {"limit": LIST_CAP, "lists": capped}
     return findings
+
+
+def cap_lists(findings: dict[str, Any], cap: int) -> dict[str, int]:
+    """Cut every list of the findings to ``cap`` rows, in place; the full length of each cut list,
+    by its path (``release.symbols.added``)."""
+    capped: dict[str, int] = {}
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}" if path else key)
+        elif isinstance(value, list):
+            if len(value) > cap:
+                capped[path] = len(value)
+                del value[cap:]
+            for item in value:
+                walk(item, f"{path}[]")
+
+    walk(findings, "")
+    return dict(sorted(capped.items()))
 
 
 _VERSION_TAIL = re.compile(r"[-_ ]v?\d+(\.\d+)*([.-]?[a-z]+\d*)?$")

@@ -5,10 +5,15 @@ naively it is ~10 MB. So the page gets tables, not a drawing: each node stores o
 kind, language, path, line and layer, and its id as a suffix of its container's id when it has one
 (``py:a.b.C.m`` is ``C`` + ``.m``); containment edges that this parent link already states are not
 repeated. The page rebuilds ids and draws only search results and one node's neighbourhood.
+
+A graph beyond :data:`MAX_NODES` nodes or :data:`MAX_EDGES` edges (several times vLLM's) is
+sampled: the most connected nodes are kept, and the view says how many of how many it shows, so
+that a page stays a few megabytes whatever the evidence holds.
 """
 
 from __future__ import annotations
 
+import collections
 from typing import Any
 
 from comparator.kind import SIDES
@@ -27,9 +32,30 @@ def build_graph_view(a: Evidence, b: Evidence | None = None,
     return {"version": 1, "systems": systems}
 
 
+MAX_NODES = 40_000
+MAX_EDGES = 120_000
+
+
+def sample(evidence: Evidence, max_nodes: int | None = None, max_edges: int | None = None):
+    """The nodes and edges the view shows: all of them, or the best connected ``max_nodes`` nodes
+    (by edges, then id: deterministic) and the first ``max_edges`` edges among them."""
+    max_nodes = MAX_NODES if max_nodes is None else max_nodes
+    max_edges = MAX_EDGES if max_edges is None else max_edges
+    nodes, edges = evidence.graph.nodes, evidence.graph.edges
+    if len(nodes) <= max_nodes and len(edges) <= max_edges:
+        return nodes, edges
+    degree: collections.Counter[str] = collections.Counter()
+    for edge in edges:
+        degree[edge.source] += 1
+        degree[edge.target] += 1
+    kept = sorted(nodes, key=lambda n: (-degree[n.id], n.id))[:max_nodes]
+    ids = {n.id for n in kept}
+    return kept, [e for e in edges if e.source in ids and e.target in ids][:max_edges]
+
+
 def compact_graph(evidence: Evidence) -> dict[str, Any]:
-    nodes = sorted(evidence.graph.nodes, key=lambda n: n.id)
-    edges = evidence.graph.edges
+    shown, edges = sample(evidence)
+    nodes = sorted(shown, key=lambda n: n.id)
     index = {n.id: i for i, n in enumerate(nodes)}
     roles = role_by_path(evidence.layers)
     tables: dict[str, list[str]] = {"kinds": [], "langs": [], "paths": [], "roles": [], "ekinds": []}
@@ -81,4 +107,8 @@ def compact_graph(evidence: Evidence) -> dict[str, Any]:
         seen_edges.add((s, t, k))
         flat.extend((s, t, k))
     code("ekinds", "contains")
-    return {**tables, "nodes": rows, "edges": flat}
+    out = {**tables, "nodes": rows, "edges": flat}
+    if len(nodes) < len(evidence.graph.nodes) or len(edges) < len(evidence.graph.edges):
+        out["sampled"] = {"nodes": [len(nodes), len(evidence.graph.nodes)],
+                          "edges": [len(edges), len(evidence.graph.edges)]}
+    return out

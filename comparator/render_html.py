@@ -74,15 +74,26 @@ def _summary(f: Mapping[str, Any], la: str, lb: str) -> str:
             ["Diagnostics", f"{sa['diagnostics']:,}", f"{sb['diagnostics']:,}"]]
     items = "".join(f'<li>{esc(t["text"])}<a href="#{esc(t["ref"])}">§ {esc(t["ref"])}</a></li>' for t in f["takeaways"])
     d = f["differences"]
+    cut = ""
+    if "capped" in f:
+        lists = f["capped"]["lists"]
+        cut = (f'<p class="muted warning">Cut to size: {len(lists):,} lists had more than {f["capped"]["limit"]:,} '
+               f'rows and show only the first {f["capped"]["limit"]:,} ({esc(", ".join(lists))}); the counts here and '
+               'the takeaways count them all.</p>')
     return ('<section id=summary><h2>Summary</h2>'
             + html_table(["", f'<span class=sys-a>{la}</span>', f'<span class=sys-b>{lb}</span>'], rows, numeric=(1, 2))
-            + f'<p><b>{d["any"]:,}</b> differences, <b>{d["breaking"]:,}</b> breaking.</p>'
+            + f'<p><b>{d["any"]:,}</b> differences, <b>{d["breaking"]:,}</b> breaking.</p>{cut}'
             + f'<h3>Takeaways</h3><ul class=takeaways>{items}</ul></section>')
 
 
 def _graph_view(graph_view: Mapping[str, Any] | None) -> str:
     data = embed_json(graph_view if graph_view else {"systems": []})
-    return ('<section id=graph-explorer><h2>Graph view</h2><div id=graph-view><div class=controls>'
+    sampled = "".join(
+        f'<p class="muted warning">{esc(s["label"])}: the graph is too large to embed whole; this view shows the '
+        f'{s["sampled"]["nodes"][0]:,} best connected of {s["sampled"]["nodes"][1]:,} symbols and '
+        f'{s["sampled"]["edges"][0]:,} of {s["sampled"]["edges"][1]:,} edges (the evidence has them all).</p>'
+        for s in (graph_view or {}).get("systems", ()) if s.get("sampled"))
+    return ('<section id=graph-explorer><h2>Graph view</h2>' + sampled + '<div id=graph-view><div class=controls>'
             '<label>System <select id=graph-system></select></label>'
             '<label>Layer <select id=graph-role></select></label>'
             '<label>Kind <select id=graph-kind></select></label>'

@@ -28,7 +28,13 @@ def render_markdown(findings: Mapping[str, Any], kinds: Sequence[EvidenceKind]) 
         ["diagnostics", f"{sa['diagnostics']:,}", f"{sb['diagnostics']:,}"],
     ])
     diff = findings["differences"]
-    out += [f"**{diff['any']:,} differences, {diff['breaking']:,} breaking.**", "", "## Takeaways", ""]
+    out += [f"**{diff['any']:,} differences, {diff['breaking']:,} breaking.**", ""]
+    if "capped" in findings:
+        cut = findings["capped"]
+        out += [f"**Cut to size:** {len(cut['lists']):,} lists had more than {cut['limit']:,} rows and show the first "
+                f"{cut['limit']:,} here and in the JSON report ({cell(', '.join(cut['lists']))}); the counts above and "
+                "the takeaways count them all.", ""]
+    out += ["## Takeaways", ""]
     out += [f"- {cell(t['text'])} _(§ {cell(t['ref'])})_" for t in findings["takeaways"]] + [""]
     release = findings.get("release")
     if release:

@@ -20,6 +20,9 @@ from extractor.model import EdgeKind, NodeKind
 
 CENTRALITY_EDGES = frozenset({EdgeKind.CALLS, EdgeKind.INHERITS, EdgeKind.IMPORTS})
 TOP_CENTRAL = 10
+# Roles in the matrix: a taxonomy has about twenty; evidence with thousands of layers (tampered or
+# generated) keeps the most connected ones, so the matrix stays a table a page can show.
+MAX_MATRIX_ROLES = 60
 
 
 class GraphKind(EvidenceKind):
@@ -103,10 +106,20 @@ def graph_statistics(evidence: Evidence) -> dict[str, Any]:
 
 def layer_matrix(evidence: Evidence) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], dict[str, Any]]]:
     """The layers step's dependency counts between layers, and each pair's example edge."""
+    weight: collections.Counter[str] = collections.Counter()
+    for layer in evidence.layers:
+        for dep in layer.depends_on:
+            weight[layer.role] += dep.count
+            weight[dep.role] += dep.count
+    shown = {role for role, _n in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_MATRIX_ROLES]}
     matrix: dict[str, dict[str, int]] = {}
     examples: dict[tuple[str, str], dict[str, Any]] = {}
     for layer in sorted(evidence.layers, key=lambda x: x.role):
+        if layer.role not in shown:
+            continue
         for dep in sorted(layer.depends_on, key=lambda d: d.role):
+            if dep.role not in shown:
+                continue
             matrix.setdefault(layer.role, {})[dep.role] = dep.count
             examples[(layer.role, dep.role)] = {"path": dep.path, "line": dep.line, "source": dep.source,
                                                 "target": dep.target, "kind": dep.kind}

@@ -3,6 +3,7 @@ changed Python signatures, each saying whether it breaks users of the public API
 
 from __future__ import annotations
 
+import bisect
 import collections
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -144,15 +145,18 @@ def diff_symbols(a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
         if removed_keys[k] == 1 and len(added_keys.get(k, [])) == 1:
             pair(i, added_keys[k][0], moved, "same name and signature, other module")
     # 3. renamed classes: same module, a large share of member names in common
+    added_by_file = collections.defaultdict(list)  # candidates per (kind, file): no pass over all pairs
+    for j in added_ids:
+        if nodes["b"][j].kind in (NodeKind.CLASS, NodeKind.STRUCT):
+            added_by_file[(nodes["b"][j].kind, nodes["b"][j].path)].append(j)
     for i in removed_ids:
         old = nodes["a"][i]
         if i in taken_a or old.kind not in (NodeKind.CLASS, NodeKind.STRUCT):
             continue
         mine = a.children.get(i, set())
         best, best_overlap = None, 0.0
-        for j in added_ids:
-            new = nodes["b"][j]
-            if j in taken_b or new.kind is not old.kind or new.path != old.path:
+        for j in added_by_file.get((old.kind, old.path), ()):
+            if j in taken_b:
                 continue
             theirs = b.children.get(j, set())
             if not mine or not theirs:
@@ -164,8 +168,8 @@ def diff_symbols(a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
             pair(i, best, renamed, f"same file, {best_overlap:.0%} of member names in common")
     # Members of a moved or renamed class moved with it: report the class, not each method.
     for old_parent, new_parent in [(r["from"]["id"], r["to"]["id"]) for r in moved + renamed]:
-        for i in removed_ids:
-            if i not in taken_a and (i.startswith(old_parent + ".") or i.startswith(old_parent + "::")):
+        for i in _with_prefix(removed_ids, old_parent + ".") + _with_prefix(removed_ids, old_parent + "::"):
+            if i not in taken_a:
                 j = new_parent + i[len(old_parent):]
                 if j in nodes["b"] and j not in taken_b:
                     taken_a.add(i)
@@ -191,6 +195,15 @@ def diff_symbols(a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
         "added_by_kind": dict(sorted(collections.Counter(r["kind"] for r in added).items())),
         "removed_by_kind": dict(sorted(collections.Counter(r["kind"] for r in removed).items())),
     }
+
+
+def _with_prefix(ids: list[str], prefix: str) -> list[str]:
+    """The ids of a sorted list that start with ``prefix`` (one bisection, not a pass over all)."""
+    start = bisect.bisect_left(ids, prefix)
+    end = start
+    while end < len(ids) and ids[end].startswith(prefix):
+        end += 1
+    return ids[start:end]
 
 
 def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Node],

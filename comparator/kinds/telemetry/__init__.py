@@ -15,6 +15,10 @@ from extractor.evidence import Evidence
 from extractor.telemetry.records import MetricDefinition, Threshold
 
 RENAME_SIMILARITY = 0.8  # difflib ratio above which a removed+added metric pair of one type is a rename
+# Pairs of a removed and an added metric compared for a rename. A real release changes a few dozen
+# metrics; evidence with thousands on each side would cost hours of string matching, so beyond this
+# renames are not looked for (and the findings say so).
+RENAME_PAIRS = 250_000
 
 
 class TelemetryKind(EvidenceKind):
@@ -150,11 +154,15 @@ def diff_metrics(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> dict[str, Any]
     removed_names = sorted(set(ma) - set(mb))
     added_names = sorted(set(mb) - set(ma))
     candidates = []
-    for r in removed_names:
+    searched = len(removed_names) * len(added_names) <= RENAME_PAIRS
+    for r in removed_names if searched else ():
         for n in added_names:
             if ma[r]["type"] != mb[n]["type"]:
                 continue
-            ratio = difflib.SequenceMatcher(None, r, n).ratio()
+            matcher = difflib.SequenceMatcher(None, r, n)
+            if matcher.real_quick_ratio() < RENAME_SIMILARITY or matcher.quick_ratio() < RENAME_SIMILARITY:
+                continue  # upper bounds of the ratio: most pairs stop here
+            ratio = matcher.ratio()
             if ratio >= RENAME_SIMILARITY:
                 candidates.append((-ratio, r, n))
     renamed, used_r, used_n = [], set(), set()
@@ -169,12 +177,16 @@ def diff_metrics(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> dict[str, Any]
                 "old_location": {"path": ma[n]["path"], "line": ma[n]["line"]},
                 "breaking": True, "path": mb[n]["path"], "line": mb[n]["line"]}
                for n in sorted(set(ma) & set(mb)) if ma[n]["type"] != mb[n]["type"]]
-    return {
+    out = {
         "added": [dict(_metric_ref(mb[n]), breaking=False) for n in added_names if n not in used_n],
         "removed": [dict(_metric_ref(ma[n]), breaking=True) for n in removed_names if n not in used_r],
         "renamed": sorted(renamed, key=lambda r: r["from"]["name"]),
         "retyped": retyped,
     }
+    if not searched:
+        out["renames_not_searched"] = (f"{len(removed_names):,} removed x {len(added_names):,} added metrics "
+                                       f"exceed {RENAME_PAIRS:,} pairs")
+    return out
 
 
 def _metric_ref(m: Mapping[str, Any]) -> dict[str, Any]:

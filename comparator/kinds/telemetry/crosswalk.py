@@ -15,6 +15,9 @@ from extractor.datafile import load_data_file
 from extractor.errors import UserInputError
 
 VOCABULARY_FILE = Path(__file__).with_name("crosswalk.yaml")
+# Metrics per side the crosswalk pairs (every pair is scored): Triton and vLLM define dozens; a
+# bundle with many thousands keeps its first ones by name, so a comparison stays seconds long.
+MAX_METRICS = 3_000
 VOCABULARY_SCHEMA = {
     "units": {str: [(str, float)]},  # token -> [dimension, factor to the dimension's base unit]
     "synonyms": {str: str},
@@ -75,7 +78,7 @@ def crosswalk_metrics(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[dict
     vocab = crosswalk_vocabulary()
     sides = {}
     for side, tele in (("a", ta), ("b", tb)):
-        metrics = [m for m in tele["metrics"] if not m["dynamic"]]
+        metrics = [m for m in tele["metrics"] if not m["dynamic"]][:MAX_METRICS]
         ns = namespace_token(m["name"] for m in metrics)
         sides[side] = [(m, *metric_concept(m["name"], m["unit"], ns)) for m in metrics]
     candidates = []
