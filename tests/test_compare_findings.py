@@ -24,12 +24,8 @@ def tele(**records):
     return summarize_telemetry(ev.metrics, ev.thresholds)
 
 
-def compare_bundles(a, b):
-    return compare_evidence(a, b)
-
-
 def test_empty_bundles_give_sections_with_reasons_not_crashes():
-    f = compare_bundles(bundle("a"), bundle("b"))
+    f = compare_evidence(bundle("a"), bundle("b"))
     assert f["mode"] == "systems"
     assert f["layers"]["rows"] == [] and "no layer records" in f["layers"]["empty_reason"]["a"]
     assert "no struct layouts" in f["structs"]["totals"]["b"]["empty_reason"]
@@ -77,7 +73,7 @@ def test_release_metric_rename_retype_removal_and_orphaned_threshold():
     new = bundle("svc", "2", metrics=[metric("svc_queue_times_seconds", "histogram"), metric("svc_hits", "gauge"),
                                       metric("svc_load", "gauge")],
                  thresholds=[threshold(["svc_gone"], name="GoneHigh", line=12)])
-    r = compare_bundles(old, new)["release"]
+    r = compare_evidence(old, new)["release"]
     assert [(x["from"]["name"], x["to"]["name"]) for x in r["metrics"]["renamed"]] == \
         [("svc_queue_time_seconds", "svc_queue_times_seconds")]
     assert [(x["name"], x["old_type"], x["new_type"]) for x in r["metrics"]["retyped"]] == [("svc_hits", "counter", "gauge")]
@@ -100,7 +96,7 @@ def test_release_metric_rename_retype_removal_and_orphaned_threshold():
 def test_struct_layout_changes_and_abi_breaks(new_members, new_size, breaking):
     old = bundle("lib", "1", structs=[struct("S", 24, [("a", "int", 0, 4), ("b", "long", 8, 8)])])
     new = bundle("lib", "2", structs=[struct("S", new_size, new_members, line=5)])
-    changed = compare_bundles(old, new)["release"]["structs"]["changed"]
+    changed = compare_evidence(old, new)["release"]["structs"]["changed"]
     assert [c["qualname"] for c in changed] == ["S"]
     assert changed[0]["breaking"] is breaking
     assert changed[0]["line"] == 5
@@ -118,10 +114,10 @@ def test_struct_families_group_by_tag_with_total_bytes():
     a = bundle("x", structs=[struct("Shm", 64, [("h", "int", 0, 4)], tags=["shared-memory"]),
                              struct("Pin", 32, [("p", "int", 0, 4)], tags=["pinned", "shared-memory"])])
     b = bundle("y")
-    fams = {f["tag"]: f for f in compare_bundles(a, b)["structs"]["families"]}
+    fams = {f["tag"]: f for f in compare_evidence(a, b)["structs"]["families"]}
     assert fams["shared-memory"]["a"]["total_bytes"] == 96 and fams["shared-memory"]["a"]["count"] == 2
     assert fams["pinned"]["a"]["total_bytes"] == 32 and fams["pinned"]["b"]["count"] == 0
-    text = " ".join(t["text"] for t in compare_bundles(a, b)["takeaways"])
+    text = " ".join(t["text"] for t in compare_evidence(a, b)["takeaways"])
     assert "x 1 documents 1 struct totalling 32 bytes, whereas y 1 exposes none" in text
 
 
@@ -136,7 +132,7 @@ def test_layers_align_by_role_and_the_matrix_is_read_from_the_layer_records():
                        _layer("scheduling", ["sched.py"], depends_on=[("memory", 1)]),
                        _layer("memory", ["mem.py"], depends_on=[("scheduling", 1)])])
     b = bundle("b", layers=[_layer("scheduling", ["s.cc"]), _layer("tokenization", ["t.cc"])])
-    f = compare_bundles(a, b)
+    f = compare_evidence(a, b)
     rows = {r["role"]: r for r in f["layers"]["rows"]}
     assert f["layers"]["aligned"] == 1 and rows["scheduling"]["aligned"]
     assert rows["ingress"]["b"] is None and f["layers"]["gaps"]["b"] == ["ingress", "memory"]
@@ -151,7 +147,7 @@ def test_layers_align_by_role_and_the_matrix_is_read_from_the_layer_records():
 
 def test_findings_are_deterministic():
     a = bundle("a", metrics=[metric("m")], structs=[struct("S", 24, [("a", "int", 0, 4), ("b", "long", 8, 8)])])
-    assert compare_bundles(a, bundle("b")) == compare_bundles(a, bundle("b"))
+    assert compare_evidence(a, bundle("b")) == compare_evidence(a, bundle("b"))
 
 
 def test_renderers_say_none_found_with_the_reason_for_empty_sections():
@@ -159,7 +155,7 @@ def test_renderers_say_none_found_with_the_reason_for_empty_sections():
     from comparator.render_json import render_json
     from comparator.render_markdown import render_markdown
 
-    f = compare_bundles(bundle("a"), bundle("b"))
+    f = compare_evidence(bundle("a"), bundle("b"))
     md, page = render_markdown(f, KINDS), render_html(f, KINDS)
     assert "none found (no struct layouts in this evidence" in md
     assert "None found: a 1: no layer records in this evidence" in page
@@ -173,7 +169,7 @@ def test_symbols_of_apart_layers_never_break():
     layers = [_layer("tests", ["tests/t.py"], apart=True), _layer("ingress", ["pkg/api.py"])]
     old = bundle("p", "1", nodes=graph("py:tests.t.check_x", "py:pkg.api.serve"), layers=layers)
     new = bundle("p", "2", nodes=graph(), layers=layers)
-    removed = {r["id"]: r["breaking"] for r in compare_bundles(old, new)["release"]["symbols"]["removed"]}
+    removed = {r["id"]: r["breaking"] for r in compare_evidence(old, new)["release"]["symbols"]["removed"]}
     assert removed == {"py:tests.t.check_x": False, "py:pkg.api.serve": True}
 
 
@@ -187,5 +183,5 @@ def test_family_takeaway_says_when_layouts_are_missing():
     unresolved = struct("Shm", 0, [], method="unresolved", tags=["shared-memory"])
     a = bundle("x", structs=[struct("S", 64, [("h", "int", 0, 4)], tags=["shared-memory"])])
     b = bundle("y", structs=[unresolved, dataclasses.replace(unresolved, qualname="Shm2")])
-    text = " ".join(t["text"] for t in compare_bundles(a, b)["takeaways"])
+    text = " ".join(t["text"] for t in compare_evidence(a, b)["takeaways"])
     assert "x 1 documents 1 struct totalling 64 bytes, y 1 2 (none with a resolved layout)" in text

@@ -3,7 +3,7 @@ cycles. Formatting only."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from comparator.markup import at, cell, esc, html_loc, html_table, md_table, none_found
@@ -11,16 +11,20 @@ from comparator.markup import at, cell, esc, html_loc, html_table, md_table, non
 _ROWS = (("nodes_by_kind", "symbols: "), ("nodes_by_language", "language: "), ("edges_by_kind", "edges: "))
 
 
-def markdown(graph: Mapping[str, Any], la: str, lb: str) -> list[str]:
-    ga, gb = graph["a"], graph["b"]
-    out = ["## Symbol graph", ""]
+def _count_rows(ga: Mapping[str, Any], gb: Mapping[str, Any], text: Callable[[str], str]) -> list[list[str]]:
+    """The two systems' counts side by side; ``text`` makes a kind's name safe for the format."""
     rows = [["symbols", f"{ga['nodes']:,}", f"{gb['nodes']:,}"], ["edges", f"{ga['edges']:,}", f"{gb['edges']:,}"],
             ["density", f"{ga['density']:.2e}", f"{gb['density']:.2e}"],
             ["cross-language binds", f"{ga['binds']:,}", f"{gb['binds']:,}"]]
     for key, prefix in _ROWS:
         for k in sorted(set(ga[key]) | set(gb[key])):
-            rows.append([cell(prefix + k), f"{ga[key].get(k, 0):,}", f"{gb[key].get(k, 0):,}"])
-    out += md_table(["", la, lb], rows, limit=200)
+            rows.append([text(prefix + k), f"{ga[key].get(k, 0):,}", f"{gb[key].get(k, 0):,}"])
+    return rows
+
+
+def markdown(graph: Mapping[str, Any], la: str, lb: str) -> list[str]:
+    out = ["## Symbol graph", ""]
+    out += md_table(["", la, lb], _count_rows(graph["a"], graph["b"], cell), limit=200)
     for side, label in (("a", la), ("b", lb)):
         g = graph[side]
         out += [f"### Most depended-upon symbols in {label}", ""]
@@ -59,13 +63,7 @@ def _matrix(matrix: Mapping[str, Mapping[str, int]]) -> str:
 
 
 def html(graph: Mapping[str, Any], la: str, lb: str) -> str:
-    ga, gb = graph["a"], graph["b"]
-    rows = [["symbols", f'{ga["nodes"]:,}', f'{gb["nodes"]:,}'], ["edges", f'{ga["edges"]:,}', f'{gb["edges"]:,}'],
-            ["density", f'{ga["density"]:.2e}', f'{gb["density"]:.2e}'],
-            ["cross-language binds", f'{ga["binds"]:,}', f'{gb["binds"]:,}']]
-    for key, prefix in _ROWS:
-        for k in sorted(set(ga[key]) | set(gb[key])):
-            rows.append([esc(prefix + k), f'{ga[key].get(k, 0):,}', f'{gb[key].get(k, 0):,}'])
+    rows = _count_rows(graph["a"], graph["b"], esc)
     cols = []
     for side, label in (("a", la), ("b", lb)):
         g = graph[side]
