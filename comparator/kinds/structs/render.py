@@ -74,7 +74,13 @@ def _struct_block(s: Mapping[str, Any], scale: int) -> str:
     holes = f', <span style="color:var(--hole)">{s["hole_bytes"]} B in holes</span>' if s.get("hole_bytes") else ""
     return (f'<div class=bytemap-row><div class=title><span class=sym>{esc(s["qualname"])}</span> '
             f'{s["size"]:,} B, align {s["align"]}{holes} · {esc(s["method"])} · {html_loc(s)}</div>'
-            f'{_bytemap(s["size"], s["segments"], scale, s["error"])}</div>')
+            f'{_bytemap(s["size"], s["segments"], scale, s["error"] or _no_segments(s))}</div>')
+
+
+def _no_segments(s: Mapping[str, Any]) -> str:
+    if s["method"] == "unresolved":
+        return "no layout (unresolved)"
+    return "no members: an empty struct (its byte is neither a member nor padding)" if not s["members"] else ""
 
 
 LEGEND = ('<div class=legend><span><i style="background:#3b82f6"></i>member</span><span><i style="background:#7c3aed">'
