@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor.concepts import imported_modules, module_name, resolve_relative
+from extractor.concepts.records import ConceptHit, definitions
 from extractor.context import SourceFile
 from extractor.model import Language, Node, NodeKind
 
@@ -31,7 +32,7 @@ def path_segments(rel: str) -> tuple[tuple[str, int], ...]:
     return tuple((p.lower(), 0) for p in [*parts[:-1], stem] if p)
 
 
-def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: Mapping[str, Any],
+def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: Mapping[str, ConceptHit],
                          graph_symbols: Iterable[Node], graph_bases: Iterable[tuple[str, int]],
                          module: str) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
@@ -42,16 +43,16 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
             if name and name != "*":
                 imports.append((f"{mod}.{name}", line))
     names = [((resolve_relative(n, file.rel) if is_python else n), line) for n, line in facts.get("names", ())]
-    defs = facts.get("defs", ())
+    defs = tuple(definitions(facts))
     # Symbol signals look at classes and top-level functions: a method called "schedule" does not
     # make its module a scheduler.
-    symbols = [(re.split(r"\.|::", q)[-1], line) for q, kind, line, _b in defs
-               if not is_python or "." not in q or kind == "class"]
+    symbols = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
+               if not is_python or "." not in d.qualname or d.kind == "class"]
     symbols += [(n.name, n.line) for n in graph_symbols
                 if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
-    bases = [((resolve_relative(b, file.rel) if is_python else b), line) for _q, _k, line, bs in defs for b in bs]
+    bases = [((resolve_relative(b, file.rel) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
-    kinds = [(kind, line) for _q, kind, line, _b in defs]
+    kinds = [(d.kind, d.line) for d in defs]
     items = {
         "path": path_segments(file.rel),
         "import": tuple(sorted(set(imports))),
@@ -60,7 +61,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
         "base": tuple(sorted(set(bases))),
         "symbol": tuple(sorted(set(symbols), key=lambda s: (s[1], s[0]))),
         "defines": tuple(sorted(set(kinds), key=lambda s: (s[1], s[0]))),
-        "concept": tuple(sorted((cid, hit[0]) for cid, hit in concepts.items())),
+        "concept": tuple(sorted((cid, hit.line) for cid, hit in concepts.items())),
         "language": ((file.language.value, 0),),
     }
     return ModuleFacts(file, module, items)

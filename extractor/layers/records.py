@@ -69,3 +69,13 @@ class Layer:
     evidence: tuple[RoleEvidence, ...]  # the strongest rows over the layer's modules, capped
     # Layers this one depends on (apart and unassigned layers neither depend nor are depended on).
     depends_on: tuple[LayerDependency, ...] = ()
+
+
+def role_by_path(layers: tuple[Layer, ...] | list[Layer]) -> dict[str, str]:
+    """File path -> role, from the layers' module lists."""
+    return {m.path: m.role or layer.role for layer in layers for m in layer.modules if m.path}
+
+
+def apart_roles(layers: tuple[Layer, ...] | list[Layer]) -> set[str]:
+    """Roles the taxonomy sets apart (tests, examples, benchmarks, build scripts)."""
+    return {layer.role for layer in layers if layer.apart}
