@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 
-from extractor.concepts import imported_modules, module_name, resolve_relative
+from extractor import naming
+from extractor.concepts import imported_modules, resolve_relative
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
@@ -167,7 +168,7 @@ class ModuleFacts:
 
 
 def module_id(file: SourceFile) -> str:
-    return f"py:{module_name(file.rel)}" if file.language is Language.PYTHON else f"file:{file.path}"
+    return naming.py_id(file.module) if file.language is Language.PYTHON else naming.file_id(file.path)
 
 
 def path_segments(rel: str) -> tuple[tuple[str, int], ...]:
@@ -182,11 +183,11 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
     is_python = file.language is Language.PYTHON
     imports: list[tuple[str, int]] = []
     if is_python:
-        for mod, name, line in imported_modules(file.rel, facts):
+        for mod, name, line in imported_modules(file, facts):
             imports.append((mod, line))
             if name and name != "*":
                 imports.append((f"{mod}.{name}", line))
-    names = [((resolve_relative(n, file.rel) if is_python else n), line) for n, line in facts.get("names", ())]
+    names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.get("names", ())]
     defs = facts.get("defs", ())
     # Symbol signals look at classes and top-level functions: a method called "schedule" does not
     # make its module a scheduler.
@@ -194,7 +195,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                if not is_python or "." not in q or kind == "class"]
     symbols += [(n.name, n.line) for n in graph_symbols
                 if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
-    bases = [((resolve_relative(b, file.rel) if is_python else b), line) for _q, _k, line, bs in defs for b in bs]
+    bases = [((resolve_relative(b, file) if is_python else b), line) for _q, _k, line, bs in defs for b in bs]
     bases += list(graph_bases)
     kinds = [(kind, line) for _q, kind, line, _b in defs]
     items = {
@@ -307,7 +308,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
         edges.extend(result.edges)
     covered = {n.path for n in nodes.values() if n.kind in KEY_SYMBOL_KINDS}
     have_imports = {e.source for e in edges if e.kind in (EdgeKind.IMPORTS, EdgeKind.INCLUDES)}
-    python_modules = {module_name(f.rel) for f in ctx.files if f.language is Language.PYTHON}
+    python_modules = {f.module for f in ctx.files if f.language is Language.PYTHON}
     synthesized: set[str] = set()
     code_files = [f for f in ctx.files if f.language in CODE_LANGUAGES]
     graph_modules = {n.path: n.id for n in sorted(nodes.values(), key=node_key)
@@ -321,7 +322,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
         if file.path in covered:
             continue
         for qualname, kind, line, _bases in (file.facts.get("concepts") or {}).get("defs", ()):
-            sid = f"{mid}.{qualname}" if file.language is Language.PYTHON else f"cpp:{file.path}:{qualname}"
+            sid = f"{mid}.{qualname}" if file.language is Language.PYTHON else naming.cpp_id(qualname)
             node_kind = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "kernel": NodeKind.KERNEL}.get(
                 kind, NodeKind.METHOD if ("." in qualname and file.language is Language.PYTHON) else NodeKind.FUNCTION)
             short = re.split(r"\.|::", qualname)[-1]
@@ -339,7 +340,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
         mid = graph_modules.get(file.path) or module_id(file)
         facts = file.facts.get("concepts") or {}
         if file.language is Language.PYTHON:
-            for module, name, line in imported_modules(file.rel, facts):
+            for module, name, line in imported_modules(file, facts):
                 target = None
                 if name and f"py:{module}.{name}" in synthesized:
                     target = f"py:{module}.{name}"
