@@ -95,6 +95,7 @@ class Generated:
     fields: tuple[str, ...]  # the class's own fields that are attributes (InitVars excluded)
     tags: tuple[str, ...] = ()
     marker: str = ""  # what made the class one of the library's: "pydantic.dataclasses.dataclass", "msgspec.Struct"
+    pseudo: tuple[str, ...] = ()  # the class's own InitVar names: parameters, never attributes
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -390,7 +391,8 @@ class _Builder:
         params += [Parameter(f.param, _POS, f.annotation, f.default) for f in included if not f.kw_only]
         params += [Parameter(f.param, _KW, f.annotation, f.default) for f in included if f.kw_only]
         return Generated(cls, library, method, (*params, *extra),
-                         tuple(f.name for f in own if f.attribute), tags)
+                         tuple(f.name for f in own if f.attribute), tags,
+                         pseudo=tuple(f.name for f in own if not f.attribute))
 
 
 def _marked(generated: Generated | None, marker: str) -> Generated | None:

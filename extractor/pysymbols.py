@@ -314,6 +314,10 @@ def _constructors(g: _Graph, resolver: Resolver, classes: dict[str, tuple[PyModu
             fid = f"{gen.class_id}.{field}"
             if fid in g.nodes and g.nodes[fid].kind is NodeKind.ATTRIBUTE:
                 g.nodes[fid] = dataclasses.replace(g.nodes[fid], tags=tuple(sorted({*g.nodes[fid].tags, "field"})))
+        for name in gen.pseudo:  # ``x: InitVar[int]`` binds nothing on the class or its instances
+            if g.nodes.get(f"{gen.class_id}.{name}", None) is not None \
+                    and g.nodes[f"{gen.class_id}.{name}"].kind is NodeKind.ATTRIBUTE:
+                del g.nodes[f"{gen.class_id}.{name}"]
     enums = pyconstructors.enum_classes(specs, lineage.mro, libraries)
     for edge in [e for e in g.edges if e.kind is EdgeKind.CONTAINS and e.source in enums]:
         node = g.nodes.get(edge.target)
@@ -384,7 +388,8 @@ def _assign_api(g: _Graph, modules: dict[str, PyModule], exports: dict[str, tupl
             if edge.target in g.nodes and edge.source in g.nodes:
                 # one container per node; the smallest id if a file states two (deterministic)
                 parents[edge.target] = min(parents.get(edge.target, edge.source), edge.source)
-        elif edge.kind is EdgeKind.ALIASES and edge.target in g.nodes:
+        elif edge.kind is EdgeKind.ALIASES and edge.target in g.nodes and edge.source in g.nodes \
+                and g.nodes[edge.source].kind is not NodeKind.MODULE:  # a module importing a name exports nothing
             aliases[edge.source] = edge.target
     # An empty __all__ exports nothing by star, but says nothing about the other names (griffe too).
     infos = {name: pyapi.ModuleInfo(name, m.file.rel, m.is_package, exports.get(name) or None)
