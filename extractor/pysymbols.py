@@ -114,6 +114,7 @@ def extract_python_graph(ctx: Context) -> Contribution:
         g.edges.update(defs.edges)
     resolver.forget()
     _reexports(g, resolver, modules, exports)
+    _star_reexports(g, resolver, modules, exports)
     _imported_names(g, resolver, modules)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
     _imports(g, modules)
@@ -258,6 +259,54 @@ def _reexports(g: _Graph, resolver: Resolver, modules: dict[str, PyModule], expo
             g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
             g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
             g.stats["reexports"] += 1
+
+
+def _star_reexports(g: _Graph, resolver: Resolver, modules: dict[str, PyModule],
+                    exports: dict[str, tuple[str, ...]]) -> None:
+    """``from .tasks import *`` in a module without ``__all__`` makes the public names of ``tasks``
+    (its ``__all__``, else its own public definitions, attributes and re-exports) names of the module:
+    re-exports too, tagged ``star`` (griffe counts them public as well)."""
+    children: dict[str, dict[str, str]] = defaultdict(dict)
+    for edge in g.edges:
+        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes and g.nodes[edge.target].kind is not NodeKind.MODULE:
+            children[edge.source][g.nodes[edge.target].name] = edge.target
+
+    def star_names(name: str, seen: frozenset[str]) -> dict[str, str]:
+        module = modules[name]
+        if name in exports:
+            found = {}
+            for export in exports[name]:
+                target = children[naming.py_id(name)].get(export)
+                if target is None and export in module.namespace and module.namespace[export][0] == "ref":
+                    resolved = resolver.absolute(module.namespace[export][1])
+                    target = resolved[1] if resolved[0] == "node" else None
+                if target is not None:
+                    found[export] = target
+            return found
+        found = {k: v for k, v in children[naming.py_id(name)].items() if not k.startswith("_")}
+        for star in module.star_imports:
+            if star in modules and star not in seen:
+                for k, v in star_names(star, seen | {star}).items():
+                    found.setdefault(k, v)
+        return found
+
+    for name, module in sorted(modules.items()):
+        if name in exports or not module.star_imports:
+            continue
+        mid = naming.py_id(name)
+        for star in module.star_imports:
+            if star not in modules:
+                continue
+            for export, target in sorted(star_names(star, frozenset({name, star})).items()):
+                nid = f"{mid}.{export}"
+                if nid in g.nodes or target == nid:
+                    continue
+                g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
+                                    tags=("re-export", "star"), value_kind="re-export")
+                g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
+                g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
+                children[mid][export] = nid
+                g.stats["reexports"] += 1
 
 
 def _imported_names(g: _Graph, resolver: Resolver, modules: dict[str, PyModule]) -> None:

@@ -47,7 +47,7 @@ class _Diff:
             before = old.nodes[nid]
             where = self.counterpart(nid)
             if where is not None:
-                yield from self.compare(before, new.nodes[where], before.qualname)
+                yield from self.compare(before, new.nodes[where], self.reached_as(before, new.nodes[where]))
                 continue
             parent = old.parent.get(nid)
             if parent is not None and parent in old.nodes:
@@ -102,20 +102,35 @@ class _Diff:
             else BreakageKind.OBJECT_REMOVED
         return dataclasses.replace(self.record(before, None, (kind, "", before.kind.value, "", True), path), symbol=nid)
 
-    def compare(self, before: Node, after: Node, member_path: str | None = None) -> Iterator[Breakage]:
-        """Changes from ``before`` to ``after``, reported under the new symbol's path (a kind change
-        under ``member_path``: the name through which callers reach it)."""
+    def reached_as(self, before: Node, after: Node) -> str:
+        """The path callers use for what ``before`` became: a subclass's member now inherited is still
+        reached as the subclass's (``Sub.forward``, now ``Base.forward``), a module's name now imported
+        from elsewhere as the module's; otherwise the new symbol's own path."""
+        old, new = self.old, self.new
+        holder = old.parent.get(before.id)
+        moved = self.counterpart(holder) if holder in old.nodes else None
+        container = new.resolve(moved) if moved is not None else None
+        parent = new.parent.get(after.id)
+        if container is None or parent == container:
+            return after.qualname
+        if new.nodes[container].kind in CLASS_KINDS and parent in new.ancestors(container):
+            return f"{new.nodes[container].qualname}.{after.name}"
+        if new.nodes[container].kind is NodeKind.MODULE and new.imported.get(container, {}).get(before.name) == after.id:
+            return f"{new.nodes[container].qualname}.{before.name}"
+        return after.qualname
+
+    def compare(self, before: Node, after: Node, path: str | None = None) -> Iterator[Breakage]:
+        """Changes from ``before`` to ``after``, reported under ``path`` (the new symbol's by default)."""
         if (before.id, after.id) in self.compared:
             return
         self.compared.add((before.id, after.id))
         old, new = self.old, self.new
-        path = after.qualname
+        path = path or after.qualname
         was, now = old.group(before), new.group(after)
         if was is None or now is None:
             return  # a re-export of an outside name: nothing here to compare
         if was != now:
-            change = (BreakageKind.OBJECT_KIND_CHANGED, "", was, now, True)
-            yield self.record(before, after, change, member_path or path)
+            yield self.record(before, after, (BreakageKind.OBJECT_KIND_CHANGED, "", was, now, True), path)
             return
         if is_reexport(before) or is_reexport(after):
             # What the names stand for is compared (griffe compares an alias by its target) unless it
@@ -140,8 +155,12 @@ class _Diff:
                 found.append((BreakageKind.OVERLOAD_REMOVED, render_params(sig.params), f"line {sig.line}", "", breaks))
         elif group == "class":
             kept = self.new.ancestors(after.id)
-            gone = [a for a in sorted(self.old.ancestors(before.id))
-                    if a not in kept and not (a in self.old.nodes and self.counterpart(a) in kept)]
+            # A base is kept when it is still an ancestor: the same, where it lives now, or one of the
+            # same name (a class moved to another module: its removal under the old name is its own row).
+            names = {k.rsplit(".", 1)[-1].rsplit("::", 1)[-1] for k in kept}
+            gone = [a for a in sorted(self.old.ancestors(before.id)) if a not in kept and not (
+                a in self.old.nodes and (moved := self.counterpart(a)) is not None and self.new.resolve(moved) in kept)
+                and a.rsplit(".", 1)[-1].rsplit("::", 1)[-1] not in names]
             if gone:
                 found.append((BreakageKind.BASE_REMOVED, ", ".join(g.split(":", 1)[-1] for g in gone), "", "", True))
         elif group == "attribute" and before.annotation and before.annotation != after.annotation:
