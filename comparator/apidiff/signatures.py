@@ -51,7 +51,7 @@ def parameter_changes(old: tuple[Parameter, ...], new: tuple[Parameter, ...]) ->
             continue
         j, q = found
         if required(q) and not required(p):
-            yield BreakageKind.PARAMETER_NOW_REQUIRED, p.name, p.default or "", "", True
+            yield BreakageKind.PARAMETER_NOW_REQUIRED, p.name, f"default {p.default}", "no default", True
         if p.kind in _POSITIONAL and q.kind in _POSITIONAL and i != j:
             yield BreakageKind.PARAMETER_MOVED, p.name, f"position {i}", f"position {j}", True
         if p.kind is not q.kind:
