@@ -40,6 +40,7 @@ values are compared as source text (``kw_only=True``), so a value computed elsew
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -132,17 +133,12 @@ def _factory_default(factory: str) -> str:
 
 
 def _first_argument(call: str) -> str:
-    """``f`` in ``Factory(f, takes_self=True)`` (top-level commas only)."""
-    inner = call[call.index("(") + 1: -1]
-    depth = 0
-    for i, ch in enumerate(inner):
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            return inner[:i].strip()
-    return inner.strip()
+    """``f`` in ``Factory(f, takes_self=True)``; the call itself when it has no argument to read."""
+    try:
+        tree = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return call
+    return ast.unparse(tree.args[0]) if isinstance(tree, ast.Call) and tree.args else call
 
 
 class _Builder:

@@ -20,11 +20,11 @@
 from __future__ import annotations
 
 import dataclasses
-from collections import defaultdict
+from collections import Counter, defaultdict
 from typing import Any
 
 from extractor.context import SourceFile
-from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
+from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
 from extractor.naming import py_id
 from extractor.pyscan import CLASS, INSTANCE, MODULE, PARAM_KINDS
 from extractor.pyresolve import parent_qual
@@ -32,6 +32,24 @@ from extractor.pyresolve import parent_qual
 SIGNATURE_MAX = 300
 _KINDS = {"class": NodeKind.CLASS, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
 _ATTRIBUTE_TAGS = {MODULE: "module-attribute", CLASS: "class-attribute", INSTANCE: "instance-attribute"}
+
+
+@dataclasses.dataclass(slots=True)
+class PyGraph:
+    """The Python graph while it is built: nodes, edges, outside names, members, diagnostics, stats."""
+
+    nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
+    edges: set[Edge] = dataclasses.field(default_factory=set)
+    external: dict[str, Node] = dataclasses.field(default_factory=dict)
+    members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
+    diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
+    stats: Counter[str] = dataclasses.field(default_factory=Counter)
+
+    def ext_node(self, dotted: str) -> str:
+        nid = py_id(dotted)
+        if nid not in self.nodes and nid not in self.external:
+            self.external[nid] = Node(nid, NodeKind.EXTERNAL, dotted.rsplit(".", 1)[-1], dotted, "python")
+        return nid
 
 
 def to_params(raw: list[list[Any]]) -> tuple[Parameter, ...]:

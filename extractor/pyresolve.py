@@ -278,3 +278,7 @@ def enclosing_class(module: PyModule, scope: str, nodes: dict[str, Node]) -> str
     return node.id if node is not None and node.kind is NodeKind.CLASS else None
 
 
+def resolve_text(resolver: Resolver, module: PyModule, scope: str, text: str) -> tuple[str, str] | None:
+    head, _, rest = text.partition(".")
+    start = lookup(resolver, module, scope, head)
+    return resolver.walk(start, rest.split(".") if rest else [], 0) if start else None

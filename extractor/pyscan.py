@@ -24,7 +24,6 @@ runs both); a conditional one never does (which branch runs is not known statica
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
 from typing import Any
 
 from extractor.model import ParamKind, ParsedFile
@@ -33,8 +32,8 @@ from extractor.pyvisit import FastNodeVisitor
 DOC_MAX = 160
 PARAM_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.VAR_POSITIONAL,
                ParamKind.KEYWORD_ONLY, ParamKind.VAR_KEYWORD)
-_POS_ONLY, _POS_KW, _VAR_POS, _KW_ONLY, _VAR_KW = range(5)
-_METHOD_TAGS = {"property": "property", "cached_property": "property", "staticmethod": "staticmethod",
+POS_ONLY, POS_KW, VAR_POS, KW_ONLY, VAR_KW = range(5)
+METHOD_TAGS = {"property": "property", "cached_property": "property", "staticmethod": "staticmethod",
                 "classmethod": "classmethod", "abstractmethod": "abstract", "overload": "overload"}
 # Methods whose ``self.x = ...`` assignments define the instance's attributes.
 INIT_METHODS = frozenset({"__init__", "__post_init__", "__attrs_post_init__"})
@@ -102,13 +101,13 @@ def parameters(args: ast.arguments) -> list[list[Any]]:
     offset = len(positional) - len(args.defaults)
     for i, arg in enumerate(positional):
         default = _text(args.defaults[i - offset]) if i >= offset else None
-        out.append([arg.arg, _POS_ONLY if i < len(args.posonlyargs) else _POS_KW, _text(arg.annotation), default])
+        out.append([arg.arg, POS_ONLY if i < len(args.posonlyargs) else POS_KW, _text(arg.annotation), default])
     if args.vararg is not None:
-        out.append([args.vararg.arg, _VAR_POS, _text(args.vararg.annotation), None])
+        out.append([args.vararg.arg, VAR_POS, _text(args.vararg.annotation), None])
     for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        out.append([arg.arg, _KW_ONLY, _text(arg.annotation), None if default is None else _text(default)])
+        out.append([arg.arg, KW_ONLY, _text(arg.annotation), None if default is None else _text(default)])
     if args.kwarg is not None:
-        out.append([args.kwarg.arg, _VAR_KW, _text(args.kwarg.annotation), None])
+        out.append([args.kwarg.arg, VAR_KW, _text(args.kwarg.annotation), None])
     return out
 
 
@@ -198,8 +197,8 @@ class _Scanner(FastNodeVisitor):
             name = dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
             decorators.append(name)
             last = name.rsplit(".", 1)[-1]
-            if last in _METHOD_TAGS:
-                tags.append(_METHOD_TAGS[last])
+            if last in METHOD_TAGS:
+                tags.append(METHOD_TAGS[last])
             elif last in ("setter", "getter", "deleter"):
                 tags.append("property")
         if node.decorator_list:
@@ -403,7 +402,9 @@ def _type_name(annotation: ast.expr | None) -> str:
 
 def scan_python(parsed: ParsedFile) -> dict[str, Any]:
     if not isinstance(parsed.tree, ast.Module):
-        return _scan_libcst(parsed.tree)
+        from extractor.pyscan_libcst import scan_libcst  # only for syntax newer than the running ast
+
+        return scan_libcst(parsed.tree)
     scanner = _Scanner()
     for stmt in parsed.tree.body:
         scanner.visit(stmt)
@@ -414,87 +415,3 @@ def scan_python(parsed: ParsedFile) -> dict[str, Any]:
     if scanner.all_refs:
         facts["all_refs"] = scanner.all_refs
     return facts
-
-
-def _scan_libcst(module: Any) -> dict[str, Any]:
-    """Definitions (with parameters) and imports of a module only libcst can parse (no calls)."""
-    import libcst
-    from libcst.metadata import MetadataWrapper, PositionProvider
-
-    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-    positions = wrapper.resolve(PositionProvider)
-    defs: list[list[Any]] = []
-    imports: list[list[Any]] = []
-    code = module.code_for_node
-
-    def name_of(expr: Any) -> str:
-        return code(expr).strip() if isinstance(expr, (libcst.Name, libcst.Attribute)) else ""
-
-    def annotation(node: Any) -> str:
-        return code(node.annotation.annotation).strip() if node is not None and node.annotation is not None else ""
-
-    def params(p: Any) -> list[list[Any]]:
-        out = []
-        for kind, group in ((_POS_ONLY, p.posonly_params), (_POS_KW, p.params)):
-            out += [[x.name.value, kind, annotation(x), code(x.default).strip() if x.default else None]
-                    for x in group]
-        if isinstance(p.star_arg, libcst.Param):
-            out.append([p.star_arg.name.value, _VAR_POS, annotation(p.star_arg), None])
-        out += [[x.name.value, _KW_ONLY, annotation(x), code(x.default).strip() if x.default else None]
-                for x in p.kwonly_params]
-        if p.star_kwarg is not None:
-            out.append([p.star_kwarg.name.value, _VAR_KW, annotation(p.star_kwarg), None])
-        return out
-
-    def walk(body: Iterable[Any], scope: str, scope_kind: str) -> None:
-        for stmt in body:
-            if isinstance(stmt, (libcst.FunctionDef, libcst.ClassDef)):
-                name = stmt.name.value
-                qual = name if scope_kind == "module" else (
-                    f"{scope}.{name}" if scope_kind == "class" else f"{scope}.<locals>.{name}")
-                line = positions[stmt].start.line
-                decorators = [name_of(d.decorator.func if isinstance(d.decorator, libcst.Call) else d.decorator)
-                              for d in stmt.decorators]
-                if isinstance(stmt, libcst.ClassDef):
-                    bases = [name_of(a.value.value if isinstance(a.value, libcst.Subscript) else a.value)
-                             for a in stmt.bases]
-                    defs.append(["class", qual, line, "", ["decorated"] if stmt.decorators else [], bases,
-                                 decorators, None, {}])
-                    walk(stmt.body.body, qual, "class")
-                else:
-                    kind = "method" if scope_kind == "class" else "function"
-                    tags = (["async"] if stmt.asynchronous else []) + (["decorated"] if stmt.decorators else [])
-                    tags += sorted({_METHOD_TAGS[d.rsplit(".", 1)[-1]] for d in decorators
-                                    if d.rsplit(".", 1)[-1] in _METHOD_TAGS})
-                    returns = code(stmt.returns.annotation).strip() if stmt.returns is not None else ""
-                    defs.append([kind, qual, line, "", sorted(set(tags)), [], decorators,
-                                 [params(stmt.params), returns], {}])
-                    walk(getattr(stmt.body, "body", ()), qual, "function")
-            elif isinstance(stmt, libcst.SimpleStatementLine):
-                for small in stmt.body:
-                    line = positions[stmt].start.line
-                    if isinstance(small, libcst.Import):
-                        for alias in small.names:
-                            asname = alias.asname.name.value if alias.asname else ""
-                            imports.append([scope, line, code(alias.name), 0, "", asname])
-                    elif isinstance(small, libcst.ImportFrom):
-                        module_name = code(small.module) if small.module else ""
-                        names = ["*"] if isinstance(small.names, libcst.ImportStar) else [
-                            (code(a.name), a.asname.name.value if a.asname else "") for a in small.names]
-                        for item in names:
-                            name, asname = (item, "") if item == "*" else item
-                            imports.append([scope, line, module_name, len(small.relative), name, asname])
-            else:
-                for attr in ("body", "orelse", "handlers", "finalbody"):
-                    inner = getattr(stmt, attr, None)
-                    if inner is None:
-                        continue
-                    for block in (inner if isinstance(inner, (list, tuple)) else [inner]):
-                        block_body = getattr(block, "body", block)
-                        block_body = getattr(block_body, "body", block_body)
-                        if isinstance(block_body, (list, tuple)):
-                            walk(block_body, scope, scope_kind)
-
-    walk(module.body, "", "module")
-    return {"doc": "", "defs": defs, "attrs": [], "imports": imports, "aliases": [], "calls": [], "types": [],
-            "fallback": True}

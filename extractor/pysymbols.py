@@ -18,16 +18,16 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections import Counter, defaultdict
+from collections import Counter
 from typing import Any
 
-from extractor import naming, pyapi, pyconstructors
+from extractor import naming, pyapi, pyconstructors, pyexports
 from extractor.context import Context
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Severity, Step, edge_key, node_key)
 from extractor.pyconstructors import Binding, ClassSpec
-from extractor.pydefs import ClassFacts, ModuleDefs, display_signature, place_attributes, place_definitions
-from extractor.pyresolve import PyModule, Resolver, enclosing_class, lookup, module_bindings, resolve_call
+from extractor.pydefs import ClassFacts, ModuleDefs, PyGraph, display_signature, place_attributes, place_definitions
+from extractor.pyresolve import PyModule, Resolver, enclosing_class, lookup, module_bindings, resolve_call, resolve_text
 from extractor.pyscan import scan_python
 
 
@@ -39,22 +39,6 @@ class CallSite:
     callee: str
     path: str
     line: int
-
-
-@dataclasses.dataclass(slots=True)
-class _Graph:
-    nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
-    edges: set[Edge] = dataclasses.field(default_factory=set)
-    external: dict[str, Node] = dataclasses.field(default_factory=dict)
-    members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
-    diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
-    stats: Counter[str] = dataclasses.field(default_factory=Counter)
-
-    def ext_node(self, dotted: str) -> str:
-        nid = naming.py_id(dotted)
-        if nid not in self.nodes and nid not in self.external:
-            self.external[nid] = Node(nid, NodeKind.EXTERNAL, dotted.rsplit(".", 1)[-1], dotted, "python")
-        return nid
 
 
 @functools.cache
@@ -70,7 +54,7 @@ def _api_rules() -> pyapi.ApiRules:
 def extract_python_graph(ctx: Context) -> Contribution:
     files = [f for f, _facts in ctx.facts("python", Language.PYTHON)]
     names, diagnostics = naming.module_names(files)
-    g = _Graph(diagnostics=diagnostics)
+    g = PyGraph(diagnostics=diagnostics)
     modules: dict[str, PyModule] = {}
     classes: dict[str, tuple[PyModule, ClassFacts]] = {}
     defs_of: dict[str, ModuleDefs] = {}
@@ -103,7 +87,7 @@ def extract_python_graph(ctx: Context) -> Contribution:
     _bind_names(resolver, modules)
     full_bases = _inherits(g, resolver, classes)
     resolver.forget()
-    exports = _exports(g, resolver, modules)
+    exports = pyexports.module_exports(g, resolver, modules)
     for name, module in modules.items():
         defs = defs_of[name]
         for node in place_attributes(name, module.file, module.facts, defs, frozenset(exports.get(name) or ())):
@@ -113,9 +97,9 @@ def extract_python_graph(ctx: Context) -> Contribution:
         g.nodes.update(defs.nodes)
         g.edges.update(defs.edges)
     resolver.forget()
-    _reexports(g, resolver, modules, exports)
-    _star_reexports(g, resolver, modules, exports)
-    _imported_names(g, resolver, modules)
+    pyexports.reexports(g, resolver, modules, exports)
+    pyexports.star_reexports(g, resolver, modules, exports)
+    pyexports.imported_names(g, resolver, modules)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
     _imports(g, modules)
     call_sites = _calls(g, resolver, modules)
@@ -156,23 +140,17 @@ def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
     resolver.forget()
 
 
-def _resolve_text(resolver: Resolver, module: PyModule, scope: str, text: str) -> tuple[str, str] | None:
-    head, _, rest = text.partition(".")
-    start = lookup(resolver, module, scope, head)
-    return resolver.walk(start, rest.split(".") if rest else [], 0) if start else None
-
-
 def _canonical(resolver: Resolver, module: PyModule, scope: str, text: str) -> str:
     """The qualified name ``text`` refers to (``dataclass`` -> ``dataclasses.dataclass``), else itself."""
     if not text:
         return text
-    target = _resolve_text(resolver, module, scope, text)
+    target = resolve_text(resolver, module, scope, text)
     if target is not None and target[0] in ("node", "ext", "builtin"):
         return naming.id_name(target[1])
     return text
 
 
-def _inherits(g: _Graph, resolver: Resolver, classes: dict[str, tuple[PyModule, ClassFacts]]) -> dict[str, list[str]]:
+def _inherits(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyModule, ClassFacts]]) -> dict[str, list[str]]:
     """``inherits`` edges; returns every class's bases in order, outside ones by id (``py:abc.ABC``)."""
     full: dict[str, list[str]] = {}
     for nid, (module, cf) in sorted(classes.items()):
@@ -180,7 +158,7 @@ def _inherits(g: _Graph, resolver: Resolver, classes: dict[str, tuple[PyModule, 
             continue
         internal, every = [], []
         for text in cf.bases:
-            target = _resolve_text(resolver, module, cf.scope, text) if text else None
+            target = resolve_text(resolver, module, cf.scope, text) if text else None
             if target is None or target[0] in ("missing", "local", "instance") or "()" in target[1]:
                 # a base computed from a value (``tokenizer.__class__``) is not a qualified name
                 g.stats["inherits_unresolved"] += 1
@@ -199,136 +177,7 @@ def _inherits(g: _Graph, resolver: Resolver, classes: dict[str, tuple[PyModule, 
     return full
 
 
-def _exports(g: _Graph, resolver: Resolver, modules: dict[str, PyModule]) -> dict[str, tuple[str, ...]]:
-    """Each module's ``__all__``, with the ``other.__all__`` it adds read from those modules."""
-    out: dict[str, tuple[str, ...]] = {}
-
-    def of(name: str, seen: frozenset[str]) -> tuple[str, ...] | None:
-        module = modules[name]
-        listed, refs = module.facts.get("all"), module.facts.get("all_refs", ())
-        if listed is None and not refs:
-            return None
-        found = list(listed or ())
-        for ref in refs:
-            target = _resolve_text(resolver, module, "", ref)
-            if target is not None and target[0] == "node" and g.nodes[target[1]].kind is NodeKind.MODULE:
-                other = naming.id_name(target[1])
-                if other not in seen:
-                    found += of(other, seen | {other}) or ()
-        return tuple(dict.fromkeys(found))
-
-    for name in modules:
-        listed = of(name, frozenset({name}))
-        if listed is not None:
-            out[name] = listed
-    return out
-
-
-def _reexports(g: _Graph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
-    """An ``attribute`` node and an ``aliases`` edge for each imported name a module re-exports."""
-    for name, module in sorted(modules.items()):
-        wanted = set(exports.get(name, ())) | module.explicit_exports
-        if not wanted:
-            continue
-        mid = naming.py_id(name)
-        lines = {}
-        for scope, line, target, _level, imported, asname in module.facts["imports"]:
-            if scope == "":
-                lines.setdefault(asname or imported or target.split(".")[0], line)
-        for export in sorted(wanted):
-            nid = f"{mid}.{export}"
-            if nid in g.nodes:
-                continue  # defined here, or a submodule
-            binding = module.namespace.get(export)
-            if binding is None:
-                found = resolver.from_star(module, export, 0)
-            elif binding[0] == "ref":
-                found = resolver.absolute(binding[1])
-            else:
-                found = binding
-            if found is None or found[0] not in ("node", "ext") or found[1] == nid:
-                if found is None or found[0] not in ("node", "ext"):
-                    g.diagnostics.append(Diagnostic(module.file.path, 0, "export-unbound",
-                                                    f"{name}.__all__ lists {export}, which the module does not bind",
-                                                    Severity.INFO))
-                continue
-            target = found[1] if found[0] == "node" else g.ext_node(found[1])
-            line = lines.get(export, 0)
-            g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, line,
-                                tags=("re-export",), value_kind="re-export")
-            g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
-            g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
-            g.stats["reexports"] += 1
-
-
-def _star_reexports(g: _Graph, resolver: Resolver, modules: dict[str, PyModule],
-                    exports: dict[str, tuple[str, ...]]) -> None:
-    """``from .tasks import *`` in a module without ``__all__`` makes the public names of ``tasks``
-    (its ``__all__``, else its own public definitions, attributes and re-exports) names of the module:
-    re-exports too, tagged ``star`` (griffe counts them public as well)."""
-    children: dict[str, dict[str, str]] = defaultdict(dict)
-    for edge in g.edges:
-        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes and g.nodes[edge.target].kind is not NodeKind.MODULE:
-            children[edge.source][g.nodes[edge.target].name] = edge.target
-
-    def star_names(name: str, seen: frozenset[str]) -> dict[str, str]:
-        module = modules[name]
-        if name in exports:
-            found = {}
-            for export in exports[name]:
-                target = children[naming.py_id(name)].get(export)
-                if target is None and export in module.namespace and module.namespace[export][0] == "ref":
-                    resolved = resolver.absolute(module.namespace[export][1])
-                    target = resolved[1] if resolved[0] == "node" else None
-                if target is not None:
-                    found[export] = target
-            return found
-        found = {k: v for k, v in children[naming.py_id(name)].items() if not k.startswith("_")}
-        for star in module.star_imports:
-            if star in modules and star not in seen:
-                for k, v in star_names(star, seen | {star}).items():
-                    found.setdefault(k, v)
-        return found
-
-    for name, module in sorted(modules.items()):
-        if name in exports or not module.star_imports:
-            continue
-        mid = naming.py_id(name)
-        for star in module.star_imports:
-            if star not in modules:
-                continue
-            for export, target in sorted(star_names(star, frozenset({name, star})).items()):
-                nid = f"{mid}.{export}"
-                if nid in g.nodes or target == nid:
-                    continue
-                g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
-                                    tags=("re-export", "star"), value_kind="re-export")
-                g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
-                g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
-                children[mid][export] = nid
-                g.stats["reexports"] += 1
-
-
-def _imported_names(g: _Graph, resolver: Resolver, modules: dict[str, PyModule]) -> None:
-    """An ``aliases`` edge from a module to each symbol of the system it imports at module level under
-    the symbol's own name: ``from vllm.config.lora import LoRAConfig`` keeps ``vllm.config.LoRAConfig``
-    importable, which an API diff must know. (An edge, not a node: such names are not the module's API.)"""
-    for name, module in sorted(modules.items()):
-        mid = naming.py_id(name)
-        for scope, line, _target, _level, imported, asname in module.facts["imports"]:
-            if scope or not imported or imported == "*" or (asname and asname != imported):
-                continue
-            binding = module.namespace.get(imported)
-            if f"{mid}.{imported}" in g.nodes or binding is None or binding[0] != "ref":
-                continue
-            found = resolver.absolute(binding[1])
-            if found[0] == "node" and g.nodes[found[1]].kind is not NodeKind.MODULE \
-                    and g.nodes[found[1]].name == imported:
-                g.edges.add(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
-                g.stats["imported_names"] += 1
-
-
-def _constructors(g: _Graph, resolver: Resolver, classes: dict[str, tuple[PyModule, ClassFacts]],
+def _constructors(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyModule, ClassFacts]],
                   defs_of: dict[str, ModuleDefs], lineage: naming.Lineage) -> None:
     """Generated ``__init__``/``__new__`` methods, their fields tagged, and enum members marked."""
     specs: dict[str, ClassSpec] = {}
@@ -376,7 +225,7 @@ def _constructors(g: _Graph, resolver: Resolver, classes: dict[str, tuple[PyModu
             g.nodes[node.id] = dataclasses.replace(node, value_kind="enum-member")
 
 
-def _imports(g: _Graph, modules: dict[str, PyModule]) -> None:
+def _imports(g: PyGraph, modules: dict[str, PyModule]) -> None:
     for module in modules.values():
         mid = naming.py_id(module.name)
         package = naming.package_of(module.name, module.is_package)
@@ -406,7 +255,7 @@ def _imports(g: _Graph, modules: dict[str, PyModule]) -> None:
                 g.edges.add(Edge(mid, g.ext_node(dest), EdgeKind.IMPORTS, module.file.path, line))
 
 
-def _calls(g: _Graph, resolver: Resolver, modules: dict[str, PyModule]) -> list[CallSite]:
+def _calls(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> list[CallSite]:
     call_sites: list[CallSite] = []
     for module in modules.values():
         mid = naming.py_id(module.name)
@@ -429,7 +278,7 @@ def _calls(g: _Graph, resolver: Resolver, modules: dict[str, PyModule]) -> list[
     return call_sites
 
 
-def _assign_api(g: _Graph, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
+def _assign_api(g: PyGraph, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
     parents: dict[str, str] = {}
     aliases: dict[str, str] = {}
     for edge in g.edges:
@@ -457,7 +306,7 @@ def _with_api(node: Node, api: str) -> Node:
     return Node(*[getattr(node, f) for f in _NODE_FIELDS[:-1]], api)
 
 
-def _contribution(g: _Graph, files: list[Any], modules: dict[str, PyModule], call_sites: list[CallSite]) -> Contribution:
+def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], call_sites: list[CallSite]) -> Contribution:
     # Edges keep one line per (source, target, kind): the first site, so the graph stays readable.
     every = {**g.external, **g.nodes}
     first: dict[tuple[str, str, EdgeKind], Edge] = {}
