@@ -50,6 +50,7 @@ class EdgeKind(str, enum.Enum):
     BINDS = "binds"  # Python call site -> C++ function registered under that name
     LAUNCHES = "launches"  # kernel<<<...>>> site -> kernel
     IMPLEMENTS = "implements"  # Rust `impl Trait for T`, Go type -> interface it is checked against
+    ALIASES = "aliases"  # a re-exported name, or a module importing a symbol under its name -> that symbol
 
 
 class Severity(str, enum.Enum):

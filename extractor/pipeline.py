@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, ffi, go, layers, pysymbols, rust, structs, telemetry
+from extractor import bindings, concepts, cpp, ffi, go, layers, naming, pysymbols, rust, structs, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -222,4 +222,4 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactCa
             diagnostics.append(Diagnostic(entry.path, line, code, message, Severity(severity)))
         files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
                                 len(data), result["facts"], result["lines"]))
-    return tuple(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics
+    return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics

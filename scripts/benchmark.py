@@ -12,6 +12,8 @@ shared and noisy, so only ratios measured side by side mean anything.
   ast-1    Python's own ast.parse over the same .py files, one process
   ast-N    the same in N processes
   ctags    universal-ctags over the same C/C++/CUDA and Python files
+  --api-diff OLD_TREE   griffe's load-and-diff of OLD_TREE -> SPEC beside archdiff's release diff of
+           the two cached extractions (scripts/api_vs_griffe.py)
 
 Then, for each source root with C/C++/CUDA files and each --cpp-tree DIR: the recall of
 universal-ctags' class/struct/union/function definitions among the graph's nodes, and archdiff's
@@ -70,6 +72,9 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cpp-tree", action="append", default=[], metavar="DIR",
                         help="another C/C++ tree to measure ctags recall on (repeatable)")
+    parser.add_argument("--api-diff", metavar="OLD_TREE",
+                        help="also time the release API diff of OLD_TREE -> SPEC (a directory) against griffe")
+    parser.add_argument("--package", default="vllm", help="the package --api-diff loads with griffe")
     args = parser.parse_args()
 
     sources = acquire_sources(args.spec, default_cache_dir())
@@ -160,6 +165,14 @@ def main() -> None:
     if t_ctags:
         print(f"  cold / ctags                  {t_cold / t_ctags:6.1f}x")
     print(f"targets (issue 2): cold < 30 s: {'yes' if t_cold < 30 else 'NO'}; warm < 3 s: {'yes' if t_warm < 3 else 'NO'}")
+
+    if args.api_diff:
+        from scripts.api_vs_griffe import compare, report
+
+        api_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-api-"))
+        # Both releases extracted in full first, so the diff reads cached evidence, as a user's would.
+        report(compare(Path(args.api_diff), Path(args.spec[0]), args.package, api_cache))
+        shutil.rmtree(api_cache, ignore_errors=True)
 
     from scripts.cpp_recall import measure_recall
 

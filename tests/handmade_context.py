@@ -13,7 +13,8 @@ import hashlib
 from pathlib import Path
 
 from extractor.concepts import STEP as CONCEPTS_STEP
-from extractor.concepts import imported_modules, module_name
+from extractor import naming
+from extractor.concepts import imported_modules
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.cpp.parse import parse_source
 from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, ParsedFile
@@ -57,7 +58,7 @@ def build_context(sources: dict[str, Path], *, subdirs: tuple[str, ...] = (), op
                     path=f"{label}/{rel}" if label else rel, rel=rel, source=label, language=language,
                     sha256=hashlib.sha256(data).hexdigest(), size=len(data), facts=facts,
                     lines=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)))
-    files.sort(key=lambda f: f.path)
+    files = sorted(naming.with_module_names(files), key=lambda f: f.path)
     ctx = Context(name="test", version="0", sources=tuple(trees), files=tuple(files),
                   options=ExtractOptions(extra=options or {}))
     if with_graph:
@@ -71,7 +72,7 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
     modules = {}
     for f in files:
         if f.language is Language.PYTHON:
-            name = module_name(f.rel)
+            name = f.module
             modules[name] = f"py:{name}"
             py_nodes.append(Node(f"py:{name}", NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path, 0))
         else:
@@ -80,8 +81,8 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
     for f in files:
         facts = f.facts.get("concepts") or {}
         if f.language is Language.PYTHON:
-            src = f"py:{module_name(f.rel)}"
-            for module, name, line in imported_modules(f.rel, facts):
+            src = naming.py_id(f.module)
+            for module, name, line in imported_modules(f, facts):
                 for target in (f"{module}.{name}", module):
                     if target in modules and modules[target] != src:
                         py_edges.append(Edge(src, modules[target], EdgeKind.IMPORTS, f.path, line))

@@ -11,6 +11,7 @@ import ast
 import hashlib
 from pathlib import Path
 
+from extractor import naming
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.model import Language, ParsedFile
 
@@ -57,7 +58,7 @@ def build_context(root: Path, steps, *, label: str = "", only: tuple[str, ...] =
         files.append(SourceFile(path=f"{label}/{rel}" if label else rel, rel=rel, source=label,
                                 language=language, sha256=hashlib.sha256(data).hexdigest(),
                                 size=len(data), facts=facts))
-    files.sort(key=lambda f: f.path)
+    files = sorted(naming.with_module_names(files), key=lambda f: f.path)
     ctx = Context(name="test", version="0", sources=(SourceTree(label, str(root), "dir", root),),
                   files=tuple(files), options=ExtractOptions())
     for step in steps:

@@ -199,7 +199,7 @@ def test_src_layout_imports_resolve(tmp_path):
     })
     (record,) = result.records
     assert (record.name, record.type.value, record.buckets) == ("svc_latency_seconds", "histogram", (0.1, 1.0))
-    assert record.via == "subclass:src.svc.meters.Meter"
+    assert record.via == "subclass:svc.meters.Meter"  # src/ is no package: the graph's module name
 
 
 def test_runtime_buckets_are_marked_unresolved(tmp_path):

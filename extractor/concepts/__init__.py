@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from extractor import naming
 from extractor.concepts.native_scan import scan_native
 from extractor.concepts.records import Concept, ConceptEvidence, ConceptHit, definitions
 from extractor.concepts.scan import scan_cpp, scan_python
@@ -76,31 +77,15 @@ def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
                        data.get("evidence_per_concept", 25))
 
 
-def module_name(rel: str) -> str:
-    """Dotted Python module name of a file path inside its source root (``a/b/__init__.py`` -> ``a.b``)."""
-    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def resolve_relative(name: str, file: SourceFile) -> str:
+    """Make a ``.x.y`` name recorded by the scanner absolute for the module ``file`` is."""
+    return naming.resolve_dotted(naming.package_of(file.module, naming.is_package_file(file.rel)), name)
 
 
-def resolve_relative(name: str, rel: str) -> str:
-    """Make a ``.x.y`` name recorded by the scanner absolute for the module at ``rel``."""
-    if not name.startswith("."):
-        return name
-    level = len(name) - len(name.lstrip("."))
-    package = module_name(rel).split(".")
-    if not rel.endswith("__init__.py"):
-        package = package[:-1]
-    base = package[: len(package) - (level - 1)] if level > 1 else package
-    rest = name[level:]
-    return ".".join([*base, rest]) if rest else ".".join(base)
-
-
-def imported_modules(rel: str, facts: Mapping[str, Any]) -> Iterator[tuple[str, str, int]]:
+def imported_modules(file: SourceFile, facts: Mapping[str, Any]) -> Iterator[tuple[str, str, int]]:
     """(module, imported name or "", line) with relative imports made absolute."""
     for module, name, level, line in facts.get("imports", ()):
-        absolute = resolve_relative("." * level + module, rel) if level else module
+        absolute = resolve_relative("." * level + module, file) if level else module
         yield absolute, name, line
 
 
@@ -108,14 +93,14 @@ def file_facts(file: SourceFile, facts: Mapping[str, Any], kind: str) -> Iterato
     """(fact text, line) of one match kind, with Python relative names resolved."""
     if kind == "imports":
         # "import a.b" is a use of module a.b; "from a import b" of a.b (b may be a module or a name)
-        for module, name, line in imported_modules(file.rel, facts):
+        for module, name, line in imported_modules(file, facts):
             yield (f"{module}.{name}" if name and name != "*" else module), line
         return
     if kind == "includes":
         yield from ((h, line) for h, line in facts.get("includes", ()))
         return
     if kind == "names" and file.language is Language.PYTHON:
-        yield from ((resolve_relative(n, file.rel), line) for n, line in facts.get("names", ()))
+        yield from ((resolve_relative(n, file), line) for n, line in facts.get("names", ()))
         return
     if kind == "symbols":
         return  # symbols come from the graph (or the defs fallback), see iter_symbols

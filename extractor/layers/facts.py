@@ -7,7 +7,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor.concepts import imported_modules, module_name, resolve_relative
+from extractor import naming
+from extractor.concepts import imported_modules, resolve_relative
 from extractor.concepts.records import ConceptHit, definitions
 from extractor.context import SourceFile
 from extractor.model import Language, Node, NodeKind
@@ -23,7 +24,7 @@ class ModuleFacts:
 
 
 def module_id(file: SourceFile) -> str:
-    return f"py:{module_name(file.rel)}" if file.language is Language.PYTHON else f"file:{file.path}"
+    return naming.py_id(file.module) if file.language is Language.PYTHON else naming.file_id(file.path)
 
 
 def path_segments(rel: str) -> tuple[tuple[str, int], ...]:
@@ -38,11 +39,11 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
     is_python = file.language is Language.PYTHON
     imports: list[tuple[str, int]] = []
     if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
-        for mod, name, line in imported_modules(file.rel, facts):
+        for mod, name, line in imported_modules(file, facts):
             imports.append((mod, line))
             if name and name != "*":
                 imports.append((f"{mod}.{name}", line))
-    names = [((resolve_relative(n, file.rel) if is_python else n), line) for n, line in facts.get("names", ())]
+    names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.get("names", ())]
     defs = tuple(definitions(facts))
     # Symbol signals look at classes and top-level functions: a method called "schedule" does not
     # make its module a scheduler.
@@ -50,7 +51,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                if not is_python or "." not in d.qualname or d.kind == "class"]
     symbols += [(n.name, n.line) for n in graph_symbols
                 if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
-    bases = [((resolve_relative(b, file.rel) if is_python else b), d.line) for d in defs for b in d.bases]
+    bases = [((resolve_relative(b, file) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
     kinds = [(d.kind, d.line) for d in defs]
     items = {

@@ -13,6 +13,7 @@ import re
 from collections import Counter as Tally
 from typing import Any
 
+from extractor import naming
 from extractor.context import Context
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.telemetry.cpp_scan import scan_cpp_metrics
@@ -37,14 +38,6 @@ def _default_buckets() -> tuple[float, ...]:
 
 
 # -- Python: resolving callees across modules -------------------------------------------------
-
-def module_name(rel: str) -> str:
-    """``vllm/v1/metrics/loggers.py`` -> ``vllm.v1.metrics.loggers`` (packages drop ``__init__``)."""
-    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
-    if parts and parts[-1] == "__init__":
-        parts = parts[:-1]
-    return ".".join(parts)
-
 
 @dataclasses.dataclass
 class _Module:
@@ -78,11 +71,8 @@ class PythonResolver:
                     self.subclasses.setdefault(target, set()).add(qual)
 
     def _import_target(self, entry: dict[str, Any], module: _Module) -> str:
-        base = entry["module"]
-        if entry["level"]:
-            package = module.name.split(".") if module.is_package else module.name.split(".")[:-1]
-            package = package[: len(package) - (entry["level"] - 1)] if entry["level"] > 1 else package
-            base = ".".join(package + ([entry["module"]] if entry["module"] else []))
+        package = naming.package_of(module.name, module.is_package)
+        base = naming.resolve_relative(package, entry["module"], entry["level"]) or entry["module"]
         return f"{base}.{entry['name']}" if entry["name"] else base
 
     def resolve(self, text: str, module: _Module, depth: int = 0) -> str:
@@ -184,7 +174,7 @@ def _python_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnost
     files = list(ctx.facts("metrics", Language.PYTHON))
     modules: dict[str, _Module] = {}
     for file, facts in files:
-        name = module_name(file.rel)
+        name = file.module
         modules[name] = _Module(name, file.rel.endswith("__init__.py"), facts.get("imports", {}),
                                 {c["name"]: c for c in facts.get("classes", [])})
     resolver = PythonResolver(modules)
@@ -192,7 +182,7 @@ def _python_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnost
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
     for file, facts in files:
-        module = modules[module_name(file.rel)]
+        module = modules[file.module]
         for construction in facts.get("constructions", []):
             for kind, via in _construction_types(construction, module, resolver):
                 built, problems = _python_definitions(construction, kind, via, file.path)
