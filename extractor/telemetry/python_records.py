@@ -18,26 +18,28 @@ from extractor.telemetry.records import (MetricDefinition, MetricType, build_ote
                                          expose_names, lint_name)
 
 
-def _prometheus_default_buckets() -> tuple[float, ...]:
+def prometheus_default_buckets() -> tuple[float, ...]:
     import prometheus_client  # the installed library is the authority on its own default
 
     return tuple(prometheus_client.Histogram.DEFAULT_BUCKETS)
 
 
-def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call]]:
+def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str, dict[str, Any]]]:
     modules: dict[str, Module] = {}
     calls: list[Call] = []
+    by_module: dict[str, dict[str, Any]] = {}
     for file, facts in ctx.facts("metrics", Language.PYTHON):
         name = module_name(file.rel)
+        by_module[name] = facts
         module = Module(name, file.path, file.rel.endswith("__init__.py"), facts.get("imports", {}),
                         {c["name"]: c for c in facts.get("classes", [])}, facts.get("functions", {}))
         modules[name] = module
         calls.extend(Call(module, fact) for fact in facts.get("calls", []))
-    return modules, calls
+    return modules, calls, by_module
 
 
 def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricDefinition], list[Diagnostic], Tally]:
-    modules, calls = load_modules(ctx)
+    modules, calls, facts = load_modules(ctx)
     resolver = PythonResolver(modules)
     otel = any(entry["module"].startswith("opentelemetry") for m in modules.values() for entry in m.imports.values())
     expander = FactoryExpander(resolver, conventions, calls, otel)
@@ -61,6 +63,12 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         records.extend(built)
         diagnostics.extend(problems)
     stats["python_factories_used"] = len(entered)
+    from extractor.telemetry.provided import provided_records
+
+    library_records, library_stats = provided_records(modules, facts, resolver, conventions)
+    records.extend(library_records)
+    stats.update(library_stats)
+    stats["library_metrics"] = len(library_records)
     return records, diagnostics, stats
 
 
@@ -158,7 +166,7 @@ def _buckets(kind: MetricType, sym: Any, constructor) -> tuple[tuple[float, ...]
         return (), True, ""
     if sym is None or (isinstance(sym, list) and sym[:2] == ["lit", None]):
         default = constructor.default_buckets
-        values = _prometheus_default_buckets() if default is None else default
+        values = prometheus_default_buckets() if default is None else default
         # +Inf is implicit (the libraries always add it) and JSON cannot hold it: left out.
         return tuple(b for b in values if b != float("inf")), True, ""
     elements = pysym.items(sym)

@@ -25,6 +25,7 @@ from typing import Any
 from extractor.model import ParsedFile
 from extractor.pyvisit import FastNodeVisitor
 from extractor.telemetry import pysym
+from extractor.telemetry.python_libscan import scan_library_uses
 from extractor.telemetry.pyscope import ClassScope, Frame, ModuleScope, compile_expr, dotted, parameters
 
 # OpenTelemetry instruments are made by methods of a meter object, not by importable classes.
@@ -47,13 +48,15 @@ def scan_python_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
             return None
     collector = _Collector(tree)
     collector.visit(tree)
-    if not (collector.calls or collector.classes or collector.imports):
+    libraries = scan_library_uses(tree, parsed.data, collector.module)
+    if not (collector.calls or collector.classes or collector.imports or libraries):
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
     return {
         "imports": collector.imports,
         "classes": collector.classes,
         "functions": collector.functions,
         "calls": collector.calls,
+        **libraries,
     }
 
 
@@ -63,7 +66,7 @@ class _Collector(FastNodeVisitor):
         self.classes: list[dict[str, Any]] = []
         self.functions: dict[str, dict[str, Any]] = {}
         self.calls: list[dict[str, Any]] = []
-        self._module = ModuleScope(tree)
+        self.module = ModuleScope(tree)
         self._class_stack: list[tuple[str, ClassScope]] = []
         self._function_stack: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._frames: dict[int, Frame] = {}
@@ -103,7 +106,7 @@ class _Collector(FastNodeVisitor):
                     text = dotted(value)
                     if text:
                         attrs[target.id] = text
-        scope = ClassScope(node, self._module)
+        scope = ClassScope(node, self.module)
         self.classes.append({
             "name": qual,
             "line": node.lineno,
@@ -129,7 +132,7 @@ class _Collector(FastNodeVisitor):
         frame = self._frames.get(key)
         if frame is None:
             cls = self._class_stack[-1][1] if self._class_stack else None
-            frame = self._frames[key] = Frame(self._module, tuple(self._function_stack), cls)
+            frame = self._frames[key] = Frame(self.module, tuple(self._function_stack), cls)
         return frame
 
     def _owner(self) -> tuple[str, str, bool]:
@@ -180,7 +183,7 @@ class _Collector(FastNodeVisitor):
             scope = self._class_stack[-1][1]
             init = scope.methods.get("__init__")
             if key not in self.functions and init is not None:
-                self.functions[key] = _signature(init, cls_name, True, Frame(self._module, (init,), scope))
+                self.functions[key] = _signature(init, cls_name, True, Frame(self.module, (init,), scope))
 
     def _plausible(self, callee: str) -> bool:
         """Could this callee be a metric class or a factory? Not a builtin, not a function of a
@@ -216,7 +219,7 @@ class _Collector(FastNodeVisitor):
             if frame is not None and text and text.startswith("self.") and text.count(".") == 1 \
                     and frame.self_attr_from_init_param(text[5:]):
                 return True
-            if isinstance(value, ast.Name) and _module_string(value.id, self._module):
+            if isinstance(value, ast.Name) and _module_string(value.id, self.module):
                 return True
         return False
 
