@@ -50,6 +50,7 @@ class FactoryExpander:
         self.resolver = resolver
         self.conventions = conventions
         self.otel = otel  # the system imports opentelemetry: meter.create_* are instruments
+        self.cut: set[tuple[str, int, str]] = set()  # call sites whose factory chain is too deep
         self.by_function: dict[tuple[str, str], list[Call]] = {}
         self.by_class: dict[tuple[str, str], list[Call]] = {}
         for call in calls:
@@ -140,7 +141,10 @@ class FactoryExpander:
                     continue
                 yield Outcome(root, value, values, steps, entered)
                 continue
-            if depth >= MAX_DEPTH or value in entered:
+            if value in entered:
+                continue  # recursion
+            if depth >= MAX_DEPTH:
+                self.cut.add((root.module.path, root.line, value))
                 continue
             yield from self._expand_factory(root, fact, value, steps, entered + (value,), depth)
 

@@ -11,7 +11,7 @@ from typing import Any
 from extractor.context import Context
 from extractor.model import Diagnostic, Language, Severity
 from extractor.telemetry import pysym
-from extractor.telemetry.factories import Call, FactoryExpander, Outcome
+from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
 from extractor.telemetry.libraries import Conventions
 from extractor.telemetry.pyresolve import Module, PythonResolver, module_name
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
@@ -54,6 +54,9 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         # call sites reach that factory, they are the records. A name given here stays here,
         # even when the labels or buckets come from the caller.
         opened = pysym.refs(roles["name"]) if roles.get("name") is not None else set()
+        fact = outcome.root.fact
+        for value in [a[1] for a in fact["args"] if a[:1] == ["star"]] + list(fact.get("dstar", [])):
+            opened |= pysym.refs(value)  # *args / **kwargs forwarded: the callers give the name
         if opened and _reached(outcome.root, opened, entered):
             continue
         stats["python_constructions"] += 1
@@ -63,6 +66,10 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         records.extend(built)
         diagnostics.extend(problems)
     stats["python_factories_used"] = len(entered)
+    for path, line, key in sorted(expander.cut):
+        diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
+                                      f"not followed past {key}: factories more than {MAX_DEPTH} deep",
+                                      Severity.INFO))
     from extractor.telemetry.provided import provided_records
 
     library_records, library_stats = provided_records(modules, facts, resolver, conventions)

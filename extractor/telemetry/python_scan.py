@@ -35,8 +35,10 @@ OTEL_CREATE_METHODS = frozenset({
 })
 _BUILTINS = frozenset(dir(builtins))
 _STDLIB = frozenset(sys.stdlib_module_names)
-_NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
-_NAME_PART = re.compile(r"^[A-Za-z0-9_:]*$")
+# Prometheus names, and OpenTelemetry's (dots allowed: the exporter turns them into underscores).
+_NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:.]*$")
+_NAME_PART = re.compile(r"^[A-Za-z0-9_:.]*$")
+_DOC_KEYWORDS = frozenset({"documentation", "description"})
 
 
 def scan_python_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
@@ -208,6 +210,9 @@ class _Collector(FastNodeVisitor):
             return True
         if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
             return bool(self._function_stack)  # forwarding *args / **kwargs
+        last = callee.rsplit(".", 1)[-1]
+        if last[:1].isupper() and (len(node.args) >= 2 or any(k.arg in _DOC_KEYWORDS for k in node.keywords)):
+            return True  # constructor-shaped (name and documentation), whatever the name's value
         values = list(node.args) + [k.value for k in node.keywords]
         frame = self._frame() if self._function_stack else None
         for value in values:
