@@ -28,7 +28,7 @@ SCHEMA = {
     "provided": [{"library": str, "what": str, "read_from": str, "trigger": str, "unless?": str,
                   "naming": str, "metrics": [_METRIC]}],
     "builders": [{"library": str, "read_from": str, "naming": str, "classes": [str], "activate": str,
-                  "add": str, "options": {str: {"call": str, "default": (bool, str, [float])}},
+                  "add": str, "expose": str, "registry_option": str, "options": {str: {"call": str, "default": (bool, str, [float])}},
                   "default_metrics": [_METRIC], "optional_metrics": [_METRIC],
                   "functions": {str: {"type": str, "name": str}}, "function_labels": {str: str}}],
     "otel_units": {str: str},

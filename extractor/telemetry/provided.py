@@ -30,7 +30,9 @@ def provided_records(modules: dict[str, Module], facts: dict[str, dict[str, Any]
     """``facts`` is each module's scanner facts by module name."""
     records: list[MetricDefinition] = []
     stats: Tally = Tally()
-    sites = _default_registry_sites(modules, facts, resolver)
+    sites = _default_registry_sites(modules, facts, resolver) + _builder_registry_sites(
+        modules, facts, resolver, conventions)
+    sites.sort()
     for entry in conventions.provided:
         if entry["trigger"] == "default-registry" and sites:
             path, line = sites[0]
@@ -71,12 +73,30 @@ def _default_registry_sites(modules: dict[str, Module], facts: dict[str, dict[st
     return sorted(sites)
 
 
+def _builder_registry_sites(modules: dict[str, Module], facts: dict[str, dict[str, Any]],
+                            resolver: PythonResolver, conventions: Conventions) -> list[tuple[str, int]]:
+    """Builders that serve their registry (``.expose(app)``) without being given one."""
+    sites: list[tuple[str, int]] = []
+    for name, module in sorted(modules.items()):
+        for chain in facts[name].get("builders", []):
+            builder = conventions.builder_for(resolver.resolve(chain["callee"], module))
+            if builder is None:
+                continue
+            exposes = [m for m in chain["methods"] if m["name"] == builder["expose"]]
+            registry = chain["kwargs"].get(builder["registry_option"])
+            given = pysym.unwrap(registry) if registry is not None else None
+            if exposes and (given is None or given[:2] == ["lit", None]):
+                sites.append((module.path, exposes[0]["line"]))
+    return sites
+
+
 def _record(entry_library: str, naming: str, path: str, line: int, name: str, kind: MetricType,
             help_text: str, labels: tuple[str, ...], buckets: tuple[float, ...], via: str) -> MetricDefinition:
     return MetricDefinition(
         path=path, line=line, name=name, type=kind, help=help_text, labels=labels, buckets=buckets, unit="",
         language=Language.PYTHON.value, dynamic="{" in name, exposed_names=expose_names(kind, name, naming),
-        lint=lint_name(name, kind, naming), library=naming, via=via, origin=entry_library)
+        lint=lint_name(name, kind, naming), library="prometheus_client" if naming == "collector" else naming,
+        via=via, origin=entry_library)
 
 
 def _fixed(entry: dict[str, Any], path: str, line: int, via: str) -> list[MetricDefinition]:

@@ -142,6 +142,8 @@ def expose_names(metric_type: MetricType, name: str, library: str) -> tuple[str,
     """Series names a scrape shows for a metric registered as ``name`` through ``library``."""
     if library == "ray":
         return ray_exposed_names(metric_type, name)
+    if library == "collector":
+        return tuple(sorted(name + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
     if library == "opentelemetry":
         base = name[: -len("_total")] if metric_type is MetricType.COUNTER and name.endswith("_total") else name
         return tuple(sorted(base + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
