@@ -33,6 +33,7 @@ SCHEMA = {
                   "functions": {str: {"type": str, "name": str}}, "function_labels": {str: str}}],
     "otel_units": {str: str},
     "otel_per_units": {str: str},
+    "prometheus_synthetic": [str],
 }
 
 
@@ -57,6 +58,7 @@ class Conventions:
     builders: tuple[dict[str, Any], ...]
     otel_units: dict[str, str]
     otel_per_units: dict[str, str]
+    prometheus_synthetic: frozenset[str] = frozenset()
 
     def builder_for(self, target: str) -> dict[str, Any] | None:
         return next((b for b in self.builders if target in b["classes"]), None)
@@ -106,4 +108,5 @@ def conventions(path: str | None = None) -> Conventions:
         for metric in entry.get("metrics", []) + entry.get("default_metrics", []) + entry.get("optional_metrics", []):
             _type(metric["type"], metric["name"])
     return Conventions(constructors, instruments, tuple(data["provided"]), tuple(data["builders"]),
-                       dict(data["otel_units"]), dict(data["otel_per_units"]))
+                       dict(data["otel_units"]), dict(data["otel_per_units"]),
+                       frozenset(data["prometheus_synthetic"]))

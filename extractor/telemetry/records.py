@@ -40,6 +40,8 @@ class SourceKind(str, enum.Enum):
     GRAFANA = "grafana"
     HPA = "hpa"
     ADAPTER = "adapter"
+    KEDA = "keda"
+    INHIBIT = "alertmanager-inhibit"
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -82,7 +84,12 @@ class Threshold:
     severity: str = ""
     default: bool = False  # Grafana's untouched default step (red at 80)
     links: tuple[str, ...] = ()  # names of metric definitions in the bundle it reads
-    via: tuple[str, ...] = ()  # adapter-renamed metric -> the metrics its metricsQuery reads
+    # How it reaches them: "adapter:<name>@path:line" (an adapter-renamed metric),
+    # "record:<name>@path:line" (a recorded series, followed to the raw metrics behind it),
+    # "alert:<name>@path:line" (an inhibit rule naming an alert)
+    via: tuple[str, ...] = ()
+    raw_metrics: tuple[str, ...] = ()  # the series read once recorded series are followed ("" = metrics)
+    unlinked: str = ""  # why it links no metric definition ("" when it does)
 
 
 PYTHON_SUFFIXES = {
