@@ -51,6 +51,7 @@ class FactoryExpander:
         self.conventions = conventions
         self.otel = otel  # the system imports opentelemetry: meter.create_* are instruments
         self.cut: set[tuple[str, int, str]] = set()  # call sites whose factory chain is too deep
+        self._makes: dict[str, bool] = {}
         self.by_function: dict[tuple[str, str], list[Call]] = {}
         self.by_class: dict[tuple[str, str], list[Call]] = {}
         for call in calls:
@@ -124,6 +125,32 @@ class FactoryExpander:
                     return [(kind, value, f"subclass:{target}")]
         return []
 
+    def _inner_calls(self, key: str) -> list[Call]:
+        resolver = self.resolver
+        if key in resolver.signatures and key not in resolver.classes:
+            module, _ = resolver.signatures[key]
+            return self.by_function.get((module.name, key[len(module.name) + 1:]), [])
+        init = resolver.lookup_method(key, "__init__")
+        module, signature = resolver.signatures[init]
+        return self.by_class.get((module.name, signature["class"]), [])
+
+    def makes_metrics(self, key: str) -> bool:
+        """Whether some call inside factory ``key`` reaches a constructor, through any number of
+        factories: most functions that forward a parameter make no metric, and are not followed."""
+        if key in self._makes:
+            return self._makes[key]
+        self._makes[key] = False  # a cycle counts as no metric until a constructor is found
+        found = False
+        for call in self._inner_calls(key):
+            for kind, value, _ in self.targets(call):
+                if kind == "terminal" or self.makes_metrics(value):
+                    found = True
+                    break
+            if found:
+                break
+        self._makes[key] = found
+        return found
+
     # -- expansion -----------------------------------------------------------------------------
     def expand(self, root: Call) -> Iterator[Outcome]:
         yield from self._expand(root, root.fact, root.module, (), (), 0)
@@ -141,8 +168,8 @@ class FactoryExpander:
                     continue
                 yield Outcome(root, value, values, steps, entered)
                 continue
-            if value in entered:
-                continue  # recursion
+            if value in entered or not self.makes_metrics(value):
+                continue  # recursion, or a function that forwards parameters to no metric at all
             if depth >= MAX_DEPTH:
                 self.cut.add((root.module.path, root.line, value))
                 continue

@@ -52,19 +52,36 @@ def assignments(owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]
                 for t, v in zip(target.elts, value.elts):
                     add(t, v)
 
-    def walk(node: ast.AST) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-                continue
-            if isinstance(child, ast.Assign):
-                for target in child.targets:
-                    add(target, child.value)
-            elif isinstance(child, ast.AnnAssign) and child.value is not None:
-                add(child.target, child.value)
-            walk(child)
-
-    walk(owner)
+    for statement in statements(owner):
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                add(target, statement.value)
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            add(statement.target, statement.value)
     return found
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def statements(owner: ast.AST):
+    """Every statement of ``owner``'s body and nested blocks (if/for/while/with/try/match), not of
+    nested functions or classes. Assignments are statements: walking only statements, not every
+    expression node, made the assignment tables five times cheaper."""
+    stack = list(reversed(getattr(owner, "body", [])))
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield statement
+        for field in _BLOCK_FIELDS:
+            block = getattr(statement, field, None)
+            if block:
+                for child in reversed(block):
+                    if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                        stack.extend(reversed(child.body))
+                    else:
+                        stack.append(child)
 
 
 def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> list[list[str]]:
@@ -93,6 +110,7 @@ class ClassScope:
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._body: dict[str, list[ast.expr]] | None = None
         self._self_sets: dict[str, list[tuple[ast.expr, str]]] | None = None
+        self._forwarded: frozenset[str] | None = None
 
     def body(self) -> dict[str, list[ast.expr]]:
         if self._body is None:
@@ -104,7 +122,7 @@ class ClassScope:
         if self._self_sets is None:
             found: dict[str, list[tuple[ast.expr, str]]] = {}
             for name, method in self.methods.items():
-                for node in ast.walk(method):
+                for node in statements(method):
                     if isinstance(node, (ast.Assign, ast.AnnAssign)):
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         for target in targets:
@@ -113,6 +131,22 @@ class ClassScope:
                                 found.setdefault(target.attr, []).append((node.value, name))
             self._self_sets = found
         return self._self_sets
+
+    def forwarded_attrs(self) -> frozenset[str]:
+        """``x`` for every ``self.x = <expression reading a parameter>`` in ``__init__`` (only
+        ``__init__`` is walked: this is asked for many classes whose other methods never matter)."""
+        if self._forwarded is None:
+            init = self.methods.get("__init__")
+            found: set[str] = set()
+            if init is not None:
+                params = self.init_params()
+                for node in statements(init):
+                    if isinstance(node, ast.Assign) and any(
+                            isinstance(n, ast.Name) and n.id in params for n in ast.walk(node.value)):
+                        found.update(t.attr for t in node.targets if isinstance(t, ast.Attribute)
+                                     and isinstance(t.value, ast.Name) and t.value.id == "self")
+            self._forwarded = frozenset(found)
+        return self._forwarded
 
     def init_params(self) -> set[str]:
         init = self.methods.get("__init__")
@@ -123,6 +157,17 @@ class ModuleScope:
     def __init__(self, tree: ast.Module):
         self.tree = tree
         self._table: dict[str, list[ast.expr]] | None = None
+        self._strings: frozenset[str] | None = None
+
+    def string_names(self) -> frozenset[str]:
+        """Names a top-level statement assigns a string constant (``PREFIX = "app"``): a cheap
+        look, without the full assignment table."""
+        if self._strings is None:
+            self._strings = frozenset(
+                t.id for node in self.tree.body if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                for t in node.targets if isinstance(t, ast.Name))
+        return self._strings
 
     def table(self) -> dict[str, list[ast.expr]]:
         if self._table is None:
@@ -169,13 +214,7 @@ class Frame:
 
     def self_attr_from_init_param(self, attr: str) -> bool:
         """Whether ``self.attr`` is set in ``__init__`` from one of its parameters (a forwarding)."""
-        if self.cls is None:
-            return False
-        params = self.cls.init_params()
-        for value, method in self.cls.self_sets().get(attr, ()):
-            if method == "__init__" and any(isinstance(n, ast.Name) and n.id in params for n in ast.walk(value)):
-                return True
-        return False
+        return self.cls is not None and attr in self.cls.forwarded_attrs()
 
 
 def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
@@ -258,7 +297,46 @@ def _self_attr(expr: ast.Attribute, attr: str, frame: Frame, depth: int) -> Sym:
 
 
 def _text(expr: ast.expr) -> str:
+    """A short text for an unknown value, for reasons in the evidence. ``ast.unparse`` only for
+    small expressions: it was a third of the scanner's time when used on every unknown."""
+    name = dotted(expr)
+    if name:
+        return name
+    if isinstance(expr, ast.Call):
+        return f"{dotted(expr.func) or type(expr.func).__name__}(...)" if len(expr.args) + len(expr.keywords) > 2 \
+            else _unparse(expr)
+    if isinstance(expr, ast.Subscript):
+        return f"{dotted(expr.value) or '...'}[...]"
+    return _unparse(expr) if isinstance(expr, (ast.Constant, ast.UnaryOp, ast.BinOp)) else type(expr).__name__
+
+
+def _unparse(expr: ast.expr) -> str:
     try:
-        return ast.unparse(expr)
+        return ast.unparse(expr)[:pysym.MAX_UNKNOWN_TEXT]
     except (ValueError, AttributeError):  # a libcst-converted tree can miss a field unparse wants
         return type(expr).__name__
+
+
+def compile_shallow(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
+    """The value of an argument of a call recorded only because it forwards a parameter: the
+    parameters, constants and their concatenations are read, anything else is unknown without a
+    look at the assignment tables (most such calls make no metric, and there are many)."""
+    if isinstance(expr, ast.Constant):
+        return compile_expr(expr, frame)
+    if isinstance(expr, ast.Name):
+        if expr.id in frame.params:
+            return [frame.param_tag, expr.id] if frame.param_tag else pysym.unk(expr.id)
+        return pysym.unk(expr.id)
+    if depth < 3 and isinstance(expr, ast.JoinedStr):
+        return ["fmt", [pysym.lit(str(p.value)) if isinstance(p, ast.Constant) else
+                        compile_shallow(p.value, frame, depth + 1) for p in expr.values
+                        if isinstance(p, (ast.Constant, ast.FormattedValue))]]
+    if depth < 3 and isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return ["add", compile_shallow(expr.left, frame, depth + 1), compile_shallow(expr.right, frame, depth + 1)]
+    if depth < 3 and isinstance(expr, (ast.List, ast.Tuple)):
+        return ["seq", [["star", compile_shallow(e.value, frame, depth + 1)] if isinstance(e, ast.Starred)
+                        else compile_shallow(e, frame, depth + 1) for e in expr.elts]]
+    text = dotted(expr)
+    if text and text.startswith("self.") and text.count(".") == 1 and frame.self_attr_from_init_param(text[5:]):
+        return compile_expr(expr, frame)
+    return ["unk", ""]

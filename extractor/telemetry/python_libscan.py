@@ -25,7 +25,8 @@ READER_NAMES = frozenset({"PrometheusMetricReader"})
 def scan_library_uses(tree: ast.Module, data: bytes, module: ModuleScope) -> dict[str, Any]:
     facts: dict[str, Any] = {}
     frame = Frame(module)
-    if b"REGISTRY" in data or any(name.encode() in data for name in EXPOSITION):
+    # REGISTRY and the exposition functions come from prometheus_client (MODEL_REGISTRY does not)
+    if b"prometheus" in data and (b"REGISTRY" in data or any(name.encode() in data for name in EXPOSITION)):
         uses = _registry_uses(tree)
         if uses:
             facts["registry_uses"] = uses

@@ -26,7 +26,8 @@ from extractor.model import ParsedFile
 from extractor.pyvisit import FastNodeVisitor
 from extractor.telemetry import pysym
 from extractor.telemetry.python_libscan import scan_library_uses
-from extractor.telemetry.pyscope import ClassScope, Frame, ModuleScope, compile_expr, dotted, parameters
+from extractor.telemetry.pyscope import (ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, dotted,
+                                        parameters)
 
 # OpenTelemetry instruments are made by methods of a meter object, not by importable classes.
 OTEL_CREATE_METHODS = frozenset({
@@ -153,13 +154,15 @@ class _Collector(FastNodeVisitor):
         callee = _callee(node.func)
         if callee is None or not (node.args or node.keywords) or not self._plausible(callee):
             return
-        if not self._interesting(node, callee):
+        interest = self._interesting(node, callee)
+        if not interest:
             return
         frame = self._frame()
-        args = [["star", compile_expr(a.value, frame)] if isinstance(a, ast.Starred) else compile_expr(a, frame)
+        read = compile_shallow if interest == "forwards" else compile_expr
+        args = [["star", read(a.value, frame)] if isinstance(a, ast.Starred) else read(a, frame)
                 for a in node.args]
-        kwargs = {k.arg: compile_expr(k.value, frame) for k in node.keywords if k.arg}
-        dstar = [compile_expr(k.value, frame) for k in node.keywords if not k.arg]
+        kwargs = {k.arg: read(k.value, frame) for k in node.keywords if k.arg}
+        dstar = [read(k.value, frame) for k in node.keywords if not k.arg]
         cls_name, function, is_method = self._owner()
         call = {"callee": callee, "line": node.lineno, "class": cls_name, "function": function,
                 "args": args, "kwargs": kwargs}
@@ -205,28 +208,33 @@ class _Collector(FastNodeVisitor):
             return False
         return entry["level"] > 0 or entry["module"].split(".")[0] not in _STDLIB
 
-    def _interesting(self, node: ast.Call, callee: str) -> bool:
-        if callee.rsplit(".", 1)[-1] in OTEL_CREATE_METHODS:
-            return True
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            return bool(self._function_stack)  # forwarding *args / **kwargs
+    def _interesting(self, node: ast.Call, callee: str) -> str:
+        """Why the call is recorded ("" when it is not): "reads" when its values are read in full
+        (constructor-shaped, a name-like string, ``*args``/``**kwargs``), "forwards" when it only
+        passes a parameter on (two thirds of the recorded calls on vLLM: read shallowly)."""
         last = callee.rsplit(".", 1)[-1]
-        if last[:1].isupper() and (len(node.args) >= 2 or any(k.arg in _DOC_KEYWORDS for k in node.keywords)):
-            return True  # constructor-shaped (name and documentation), whatever the name's value
+        if last in OTEL_CREATE_METHODS:
+            return "reads"
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            return "reads" if self._function_stack else ""  # forwarding *args / **kwargs
+        if (last[:1].isupper() or callee.startswith(("self.", "cls."))) and (
+                len(node.args) >= 2 or any(k.arg in _DOC_KEYWORDS for k in node.keywords)):
+            return "reads"  # constructor-shaped (name and documentation; self._gauge_cls(...)), whatever the name
         values = list(node.args) + [k.value for k in node.keywords]
+        if any(_name_like(value) for value in values):
+            return "reads"
+        if any(isinstance(value, ast.Name) and _module_string(value.id, self.module) for value in values):
+            return "reads"
         frame = self._frame() if self._function_stack else None
+        if frame is None:
+            return ""
         for value in values:
-            if _name_like(value):
-                return True
-            if frame is not None and isinstance(value, ast.Name) and value.id in frame.params:
-                return True
+            if isinstance(value, ast.Name) and value.id in frame.params:
+                return "forwards"
             text = dotted(value)
-            if frame is not None and text and text.startswith("self.") and text.count(".") == 1 \
-                    and frame.self_attr_from_init_param(text[5:]):
-                return True
-            if isinstance(value, ast.Name) and _module_string(value.id, self.module):
-                return True
-        return False
+            if text and text.startswith("self.") and text.count(".") == 1 and frame.self_attr_from_init_param(text[5:]):
+                return "forwards"
+        return ""
 
 
 def _callee(func: ast.expr) -> str | None:
@@ -249,8 +257,7 @@ def _name_like(value: ast.expr) -> bool:
 
 
 def _module_string(name: str, module: ModuleScope) -> bool:
-    values = module.table().get(name)
-    return bool(values) and any(_name_like(v) for v in values)
+    return name in module.string_names()
 
 
 def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef, cls_name: str, is_method: bool,
