@@ -49,6 +49,12 @@ def test_wrapper_shapes(result, name, line, via, labels, buckets):
     assert found.library == "prometheus_client" and not found.dynamic and found.labels_resolved
 
 
+def test_exemplars_where_the_code_observes_with_them(result):
+    with_exemplars = sorted(r.name for r in result.records if r.exemplars)
+    # PREFILL observed with an exemplar in its own module, DECODE from another one
+    assert with_exemplars == ["wrapsvc_decode_latency_seconds", "wrapsvc_prefill_seconds"]
+
+
 def test_method_factory_through_self(result):
     found = record(result, "wrapsvc_cache_hits_ratio")
     assert (found.path, found.line) == ("wrapsvc/telemetry/factories.py", 32)

@@ -48,6 +48,7 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
     records: list[MetricDefinition] = []
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
+    with_exemplars = _exemplar_objects(modules, facts, resolver)
     for outcome in outcomes:
         roles = {role: outcome.values.get(param) for role, param in outcome.constructor.roles.items()}
         # A name that reads a parameter of the function it sits in is the callers' to give: when
@@ -62,7 +63,7 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         stats["python_constructions"] += 1
         if outcome.via and any(step.startswith("factory:") for step in outcome.via):
             stats["python_via_factory"] += 1
-        built, problems = _definitions(outcome, roles)
+        built, problems = _definitions(outcome, roles, _kept_in(outcome.root) in with_exemplars)
         records.extend(built)
         diagnostics.extend(problems)
     stats["python_factories_used"] = len(entered)
@@ -77,6 +78,30 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
     stats.update(library_stats)
     stats["library_metrics"] = len(library_records)
     return records, diagnostics, stats
+
+
+def _exemplar_objects(modules: dict[str, Module], facts: dict[str, dict[str, Any]],
+                      resolver: PythonResolver) -> set[str]:
+    """Qualified names of the metric objects the code observes with exemplars."""
+    found: set[str] = set()
+    for name, module in modules.items():
+        for use in facts[name].get("exemplars", []):
+            text = use["object"]
+            if text.startswith("self.") and use["class"]:
+                found.add(f"{name}.{use['class']}.{text[5:]}")
+            else:
+                found.add(resolver.resolve(text, module) or f"{name}.{text}")
+    return found
+
+
+def _kept_in(root: Call) -> str:
+    """Where the call's result is kept: ``module.NAME`` or ``module.Class.attr``."""
+    target = root.fact.get("target", "")
+    if not target:
+        return ""
+    if target.startswith("self."):
+        return f"{root.module.name}.{root.fact['class']}.{target[5:]}"
+    return f"{root.module.name}.{target}"
 
 
 def _reached(root: Call, opened: set[tuple[str, str]], entered: set[str]) -> bool:
@@ -101,7 +126,8 @@ def _first(sym: Any) -> tuple[str, bool]:
     return text, dynamic
 
 
-def _definitions(outcome: Outcome, roles: dict[str, Any]) -> tuple[list[MetricDefinition], list[Diagnostic]]:
+def _definitions(outcome: Outcome, roles: dict[str, Any],
+                 exemplars: bool) -> tuple[list[MetricDefinition], list[Diagnostic]]:
     constructor = outcome.constructor
     kind = constructor.type
     root = outcome.root
@@ -140,7 +166,7 @@ def _definitions(outcome: Outcome, roles: dict[str, Any]) -> tuple[list[MetricDe
             exposed_names=expose_names(kind, full, constructor.naming),
             lint=lint_name(full, kind, constructor.naming, unit),
             labels_resolved=labels_resolved, buckets_resolved=buckets_resolved,
-            library=constructor.library, via=via, unresolved="; ".join(reasons),
+            library=constructor.library, via=via, unresolved="; ".join(reasons), exemplars=exemplars,
         ))
     return out, []
 

@@ -59,6 +59,7 @@ def scan_python_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
         "classes": collector.classes,
         "functions": collector.functions,
         "calls": collector.calls,
+        **({"exemplars": collector.exemplars} if collector.exemplars else {}),
         **libraries,
     }
 
@@ -73,6 +74,8 @@ class _Collector(FastNodeVisitor):
         self._class_stack: list[tuple[str, ClassScope]] = []
         self._function_stack: list[ast.FunctionDef | ast.AsyncFunctionDef] = []
         self._frames: dict[int, Frame] = {}
+        self._targets: dict[int, str] = {}
+        self.exemplars: list[dict[str, Any]] = []
 
     # -- imports (module level and nested alike: a late import still binds the name) ----------
     def visit_Import(self, node: ast.Import) -> None:
@@ -148,9 +151,28 @@ class _Collector(FastNodeVisitor):
         prefix = cls_name + "." if is_method else ""
         return cls_name, prefix + ".".join(names), is_method and len(names) == 1
 
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if isinstance(node.value, ast.Call) and len(node.targets) == 1:
+            target = dotted(node.targets[0])
+            if target and (target.count(".") == 0 or target.startswith("self.") and target.count(".") == 1):
+                self._targets[id(node.value)] = target  # where the metric object is kept
+        self.generic_visit(node)
+
+    def _exemplar_use(self, node: ast.Call) -> None:
+        """``m.observe(v, exemplar={...})`` / ``m.labels(...).inc(exemplar=...)``: the object used."""
+        receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
+        if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "labels":
+            receiver = receiver.func.value
+        text = dotted(receiver) if receiver is not None else None
+        if text:
+            self.exemplars.append({"object": text, "class": self._owner()[0], "line": node.lineno})
+
     # -- calls --------------------------------------------------------------------------------
     def visit_Call(self, node: ast.Call) -> None:
         self.generic_visit(node)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("observe", "inc", "set") \
+                and any(k.arg == "exemplar" for k in node.keywords):
+            self._exemplar_use(node)
         callee = _callee(node.func)
         if callee is None or not (node.args or node.keywords) or not self._plausible(callee):
             return
@@ -168,6 +190,8 @@ class _Collector(FastNodeVisitor):
                 "args": args, "kwargs": kwargs}
         if dstar:
             call["dstar"] = dstar
+        if id(node) in self._targets:
+            call["target"] = self._targets[id(node)]
         self.calls.append(call)
         opened: set[tuple[str, str]] = set()
         for value in [*args, *kwargs.values(), *dstar]:
