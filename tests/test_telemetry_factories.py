@@ -4,12 +4,11 @@ give stay patterns or diagnostics with the reason."""
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
 from extractor.telemetry.metrics import METRICS_STEP
-from telemetry_support import build_context
+from telemetry_support import build_context, write_tree
 
 from conftest import FIXTURES
 
@@ -104,11 +103,7 @@ def test_cpp_helpers_and_label_maps(result):
 
 
 def write(tmp_path, files):
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    return write_tree(tmp_path, files, [METRICS_STEP], "metrics")
 
 
 def test_uncalled_factory_and_depth_bound(tmp_path):

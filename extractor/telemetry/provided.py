@@ -18,8 +18,8 @@ from extractor.model import Language
 from extractor.telemetry import pysym
 from extractor.telemetry.libraries import Conventions
 from extractor.telemetry.pyresolve import Module, PythonResolver
-from extractor.telemetry.python_records import prometheus_default_buckets
-from extractor.telemetry.records import MetricDefinition, MetricType, build_python_name, expose_names, lint_name
+from extractor.telemetry.records import (MetricDefinition, MetricType, build_python_name, expose_names, lint_name,
+                                         prometheus_default_buckets)
 
 _DEFAULT_REGISTRY = frozenset({"prometheus_client.REGISTRY", "prometheus_client.registry.REGISTRY",
                                "prometheus_client.core.REGISTRY"})

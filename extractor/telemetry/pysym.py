@@ -50,18 +50,16 @@ def alt(values: list[Sym]) -> Sym:
     return flat[0] if len(flat) == 1 else ["alt", flat]
 
 
-def refs(sym: Any) -> set[tuple[str, str]]:
-    """The ``("param"|"attr", name)`` references left open in ``sym``."""
-    found: set[tuple[str, str]] = set()
+def parts(sym: Any):
+    """Every symbolic value inside ``sym``, itself included (depth-first)."""
     stack = [sym]
     while stack:
         current = stack.pop()
         if not isinstance(current, list) or not current:
             continue
+        yield current
         tag = current[0]
-        if tag in ("param", "attr"):
-            found.add((tag, current[1]))
-        elif tag in ("fmt", "seq", "alt"):
+        if tag in ("fmt", "seq", "alt"):
             stack.extend(current[1])
         elif tag == "add":
             stack.extend(current[1:])
@@ -69,7 +67,11 @@ def refs(sym: Any) -> set[tuple[str, str]]:
             stack.append(current[1])
         elif tag == "dict":
             stack.extend(current[1].values())
-    return found
+
+
+def refs(sym: Any) -> set[tuple[str, str]]:
+    """The ``("param"|"attr", name)`` references left open in ``sym``."""
+    return {(part[0], part[1]) for part in parts(sym) if part[0] in ("param", "attr")}
 
 
 def substitute(sym: Any, binding: dict[tuple[str, str], Sym], depth: int = 0) -> Any:
@@ -99,23 +101,7 @@ def unwrap(sym: Any) -> Any:
 
 def given_by_caller(sym: Any) -> bool:
     """Whether some part of ``sym`` comes from the outermost call site's arguments."""
-    stack = [sym]
-    while stack:
-        current = stack.pop()
-        if not isinstance(current, list) or not current:
-            continue
-        tag = current[0]
-        if tag == "from":
-            return True
-        if tag in ("fmt", "seq", "alt"):
-            stack.extend(current[1])
-        elif tag == "add":
-            stack.extend(current[1:])
-        elif tag == "star":
-            stack.append(current[1])
-        elif tag == "dict":
-            stack.extend(current[1].values())
-    return False
+    return any(part[0] == "from" for part in parts(sym))
 
 
 def describe(sym: Any) -> str:

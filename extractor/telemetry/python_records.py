@@ -5,6 +5,7 @@ call site that gives the values.
 
 from __future__ import annotations
 
+import re
 from collections import Counter as Tally
 from typing import Any
 
@@ -12,16 +13,11 @@ from extractor.context import Context
 from extractor.model import Diagnostic, Language, Severity
 from extractor.telemetry import pysym
 from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
-from extractor.telemetry.libraries import Conventions
+from extractor.telemetry.libraries import Conventions, conventions
+from extractor.telemetry.provided import provided_records
 from extractor.telemetry.pyresolve import Module, PythonResolver, module_name
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
-                                         expose_names, lint_name)
-
-
-def prometheus_default_buckets() -> tuple[float, ...]:
-    import prometheus_client  # the installed library is the authority on its own default
-
-    return tuple(prometheus_client.Histogram.DEFAULT_BUCKETS)
+                                         expose_names, lint_name, prometheus_default_buckets)
 
 
 def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str, dict[str, Any]]]:
@@ -71,8 +67,6 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
                                       f"not followed past {key}: factories more than {MAX_DEPTH} deep",
                                       Severity.INFO))
-    from extractor.telemetry.provided import provided_records
-
     library_records, library_stats = provided_records(modules, facts, resolver, conventions)
     records.extend(library_records)
     stats.update(library_stats)
@@ -149,8 +143,6 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
     out: list[MetricDefinition] = []
     for index, (raw_name, dynamic, why) in enumerate(usable):
         if constructor.naming == "opentelemetry":
-            from extractor.telemetry.libraries import conventions
-
             unit_word = conventions().otel_unit(unit) if unit else ""
             full = build_otel_name(kind, raw_name, unit_word)
         elif constructor.naming == "prometheus_client":
@@ -172,8 +164,6 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
 
 
 def _literal_part(text: str) -> bool:
-    import re
-
     return bool(re.sub(r"\{[^}]*\}", "", text))
 
 

@@ -120,6 +120,12 @@ SCRAPE_TYPE = {
 }
 
 
+def prometheus_default_buckets() -> tuple[float, ...]:
+    import prometheus_client  # the installed library is the authority on its own default
+
+    return tuple(prometheus_client.Histogram.DEFAULT_BUCKETS)
+
+
 def build_python_name(metric_type: MetricType, name: str, namespace: str = "", subsystem: str = "",
                       unit: str = "") -> str:
     """The registered name, joined the way prometheus_client's ``_build_full_name`` does."""
