@@ -14,7 +14,9 @@ _GRAFANA_DEFAULT = [{"color": "green", "value": None}, {"color": "red", "value":
 
 
 def looks_like_dashboard(text: str) -> bool:
-    return text.lstrip().startswith("{") and '"panels"' in text or '"rows"' in text and '"targets"' in text
+    """A JSON object with panels (or the pre-5.0 rows) and queries: a string worth parsing."""
+    return text.lstrip().startswith("{") and ('"panels"' in text or '"rows"' in text) and \
+        ('"targets"' in text or '"expr"' in text)
 
 
 def scan_json_thresholds(parsed: ParsedFile) -> dict[str, Any] | None:

@@ -11,7 +11,8 @@ relative imports keep their level.
 A call is recorded when its callee could be a constructor or a factory (not a builtin, not a
 method of a standard-library module or of an arbitrary local object) and it passes something a
 metric could be made from: a name-like string, a parameter of the enclosing function (a
-forwarding), or ``*args``/``**kwargs``. On vLLM 0.10.2 that is about one call in ten.
+forwarding), or ``*args``/``**kwargs``. On vLLM 0.10.2 that is 17,000 of 71,000 calls; two thirds
+of them only forward a parameter and are read shallowly (:func:`.pyscope.compile_shallow`).
 """
 
 from __future__ import annotations

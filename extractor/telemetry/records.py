@@ -88,7 +88,7 @@ class Threshold:
     # "record:<name>@path:line" (a recorded series, followed to the raw metrics behind it),
     # "alert:<name>@path:line" (an inhibit rule naming an alert)
     via: tuple[str, ...] = ()
-    raw_metrics: tuple[str, ...] = ()  # the series read once recorded series are followed ("" = metrics)
+    raw_metrics: tuple[str, ...] = ()  # the series read once recorded series are followed (empty: none followed)
     unlinked: str = ""  # why it links no metric definition ("" when it does)
 
 
