@@ -98,7 +98,10 @@ def test_cpp_helpers_and_label_maps(result):
     memory = record(result, "wrapsvc_cpp_memory_bytes")
     assert (memory.labels, memory.help, memory.via) == (("pool",), "Gauge made by MakeGauge", "helper:MakeGauge")
     power = record(result, "wrapsvc_cpp_power_watts")  # .Labels(gpu_labels), a map variable
-    assert (power.labels, power.via, power.line) == (("gpu_uuid", "model"), "builder", 15)
+    assert (power.labels, power.via, power.line) == (("gpu_uuid", "model"), "builder", 16)
+    # the same map variable handed to the helper's labels parameter
+    temperature = record(result, "wrapsvc_cpp_gpu_temperature_celsius")
+    assert (temperature.labels, temperature.line) == (("gpu_uuid", "model"), 15)
     assert not [d for d in result.diagnostics if d.path.startswith("csrc/")]
 
 

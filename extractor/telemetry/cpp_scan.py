@@ -64,7 +64,7 @@ def scan_cpp_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
         facts["metrics"] = metrics
     if helpers:
         facts["helpers"] = helpers
-    calls = _literal_calls(root)
+    calls = _literal_calls(root, maps)
     if calls:
         facts["calls"] = calls
     if constants and (names_prometheus or b"metric" in data.lower()):
@@ -330,7 +330,7 @@ def _helper(call, chain: dict[str, Any]) -> dict[str, Any] | None:
 _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 
 
-def _literal_calls(root) -> list[dict[str, Any]]:
+def _literal_calls(root, maps: dict[str, list[str]]) -> list[dict[str, Any]]:
     """Calls passing a name-like string literal: the call sites a helper may have."""
     calls: list[dict[str, Any]] = []
     for call in _walk(root, "call_expression"):
@@ -343,7 +343,8 @@ def _literal_calls(root) -> list[dict[str, Any]]:
         if not any(a is not None and _NAME_LIKE.match(a) for a in args):
             continue
         name = _text(function).replace("->", ".").split(".")[-1].split("::")[-1].split("<")[0].strip()
-        labels = [_label_keys(a) if a.type == "initializer_list" else None for a in arguments.named_children]
+        labels = [_label_keys(a) if a.type == "initializer_list" else maps.get(_text(a)) if a.type == "identifier"
+                  else None for a in arguments.named_children]
         calls.append({"callee": name, "line": call.start_point[0] + 1, "args": args,
                       "labels": labels})
     return calls
