@@ -52,6 +52,7 @@ class FactoryExpander:
         self.otel = otel  # the system imports opentelemetry: meter.create_* are instruments
         self.cut: set[tuple[str, int, str]] = set()  # call sites whose factory chain is too deep
         self._makes: dict[str, bool] = {}
+        self._targets: dict[tuple[str, str, str], list[tuple[str, Any, str]]] = {}
         self.by_function: dict[tuple[str, str], list[Call]] = {}
         self.by_class: dict[tuple[str, str], list[Call]] = {}
         for call in calls:
@@ -62,7 +63,16 @@ class FactoryExpander:
 
     # -- what a callee names -------------------------------------------------------------------
     def targets(self, call: Call) -> list[tuple[str, Any, str]]:
-        """``[("terminal", Constructor, via) | ("factory", key, via)]`` for the call's callee."""
+        """``[("terminal", Constructor, via) | ("factory", key, via)]`` for the call's callee.
+
+        The same callee in the same class of a module names the same things: asked once."""
+        key = (call.module.name, call.fact["class"], call.fact["callee"])
+        found = self._targets.get(key)
+        if found is None:
+            found = self._targets[key] = self._resolve_targets(call)
+        return found
+
+    def _resolve_targets(self, call: Call) -> list[tuple[str, Any, str]]:
         callee: str = call.fact["callee"]
         module = call.module
         last = callee.rsplit(".", 1)[-1]

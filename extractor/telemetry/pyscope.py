@@ -307,7 +307,9 @@ def _text(expr: ast.expr) -> str:
             else _unparse(expr)
     if isinstance(expr, ast.Subscript):
         return f"{dotted(expr.value) or '...'}[...]"
-    return _unparse(expr) if isinstance(expr, (ast.Constant, ast.UnaryOp, ast.BinOp)) else type(expr).__name__
+    if isinstance(expr, ast.Constant):
+        return repr(expr.value)[:pysym.MAX_UNKNOWN_TEXT]
+    return _unparse(expr) if isinstance(expr, (ast.UnaryOp, ast.BinOp)) else type(expr).__name__
 
 
 def _unparse(expr: ast.expr) -> str:
