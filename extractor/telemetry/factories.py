@@ -180,6 +180,9 @@ class FactoryExpander:
                 continue
             if value in entered or not self.makes_metrics(value):
                 continue  # recursion, or a function that forwards parameters to no metric at all
+            if depth and not any(pysym.given_by_caller(v) for v in
+                                 [*fact["args"], *fact["kwargs"].values(), *fact.get("dstar", [])]):
+                continue  # nothing the outermost caller gave flows on: no metric it could name
             if depth >= MAX_DEPTH:
                 self.cut.add((root.module.path, root.line, value))
                 continue
