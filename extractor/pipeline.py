@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, layers, pysymbols, structs, telemetry
+from extractor import bindings, concepts, cpp, generated, layers, pysymbols, structs, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -29,6 +29,7 @@ STEPS: tuple[Step, ...] = (
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
+    generated.STEP,
     concepts.STEP,
     layers.STEP,
 )
