@@ -63,9 +63,8 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
     heaviest = candidates[0]
     shown = chosen or heaviest  # for "unassigned": the rows behind the best guess
     runner = next((c for c in candidates if c is not shown), None)
-    why = "" if chosen is heaviest else _passed_over_why(heaviest, chosen, taxonomy.threshold)
-    if not why and ruled_out and chosen is heaviest:
-        why = _ruled_out_why(ruled_out)
+    why = "; ".join(part for part in ("" if chosen is heaviest else _passed_over_why(heaviest, chosen, taxonomy.threshold),
+                                      _ruled_out_why(ruled_out)) if part)
     confidence = (Confidence.NONE if chosen is None else
                   Confidence.CORROBORATED if chosen.corroborated else Confidence.PATH_ONLY)
     return ModuleRole(mf.file.path, 0, mf.module, chosen.role.id if chosen else UNASSIGNED, shown.score,
