@@ -16,6 +16,10 @@ shared and noisy, so only ratios measured side by side mean anything.
 Then, for each source root with C/C++/CUDA files and each --cpp-tree DIR: the recall of
 universal-ctags' class/struct/union/function definitions among the graph's nodes, and archdiff's
 C++ parse+scan+graph time against a raw tree-sitter parse of the same files (scripts/cpp_recall.py).
+
+Last, layer roles against the hand-made labels of tests/layers_benchmark (scripts/layers_benchmark.py):
+agreement per system and overall, the confusions, and whether generated code holds an architectural
+role (--no-layers skips it; systems whose mirrors are absent are skipped with a line saying so).
 """
 
 from __future__ import annotations
@@ -68,6 +72,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cpp-tree", action="append", default=[], metavar="DIR",
                         help="another C/C++ tree to measure ctags recall on (repeatable)")
+    parser.add_argument("--no-layers", action="store_true", help="skip the labelled layer benchmark")
     args = parser.parse_args()
 
     sources = acquire_sources(args.spec, default_cache_dir())
@@ -168,6 +173,11 @@ def main() -> None:
         print(f"  {tree.name}: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']}), "
               f"{r['files']} files, archdiff {r['archdiff_seconds']:.2f} s vs raw parse "
               f"{r['raw_parse_seconds']:.2f} s = {r['time_ratio']:.2f}x")
+
+    if not args.no_layers:
+        from scripts.layers_benchmark import load_labels, measure, render
+
+        print(render(measure(load_labels(), cache_dir=default_cache_dir(), jobs=args.jobs)))
 
 
 if __name__ == "__main__":

@@ -40,11 +40,12 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
     candidates: list[Candidate] = []
     ruled_out: list[RoleEvidence] = []
     for order, role in enumerate(taxonomy.roles):
+        fired = [(signal, row) for signal in role.signals if (row := fire(mf, role, signal)) is not None]
         exclusion = next((row for signal in role.ruled_out_by if (row := fire(mf, role, signal)) is not None), None)
         if exclusion is not None:
-            ruled_out.append(exclusion)
+            if any(row.weight > 0 for _signal, row in fired):  # say so where the role was in the running
+                ruled_out.append(exclusion)
             continue
-        fired = [(signal, row) for signal in role.signals if (row := fire(mf, role, signal)) is not None]
         if fired:
             rows = [row for _signal, row in fired]
             named = any(signal.kind == "path" and row.weight == signal.weight for signal, row in fired)
