@@ -11,12 +11,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, generated, layers, pysymbols, structs, telemetry
+from extractor import bindings, concepts, cpp, ffi, generated, go, layers, pysymbols, rust, structs, telemetry
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
 from extractor.inventory import evidence_path, file_limit, list_files, read_regular_file
+from extractor.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.scan import scan_files
 from extractor.sources import acquire, default_cache_dir, parse_spec
@@ -25,7 +26,10 @@ from extractor.sources import acquire, default_cache_dir, parse_spec
 STEPS: tuple[Step, ...] = (
     pysymbols.STEP,
     cpp.STEP,
+    rust.STEP,
+    go.STEP,
     bindings.STEP,
+    ffi.STEP,
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
@@ -154,6 +158,7 @@ def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, dia
         h.update(f"{entry.path}\0{key}\n".encode())
     for d in sorted(diagnostics):
         h.update(d.render().encode())
+    h.update(manifests_digest((s.label, s.root) for s in sources).encode())
     for binary in options.binaries:
         try:
             h.update(hashlib.sha256(Path(binary).read_bytes()).digest())

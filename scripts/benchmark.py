@@ -16,6 +16,8 @@ shared and noisy, so only ratios measured side by side mean anything.
 Then, for each source root with C/C++/CUDA files and each --cpp-tree DIR: the recall of
 universal-ctags' class/struct/union/function definitions among the graph's nodes, and archdiff's
 C++ parse+scan+graph time against a raw tree-sitter parse of the same files (scripts/cpp_recall.py).
+When the system has Rust or Go files: the same for them, read from the evidence.json the run
+produced (scripts/native_recall.py).
 
 Last, layer roles against the hand-made labels of tests/layers_benchmark (scripts/layers_benchmark.py):
 agreement per system and overall, the confusions, and whether generated code holds an architectural
@@ -89,9 +91,12 @@ def main() -> None:
 
     warm_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-warm-"))
 
+    last_bundle: dict = {}
+
     def warm() -> None:
         result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=warm_cache))
         dumps_bundle(result.bundle)
+        last_bundle.update(result.bundle)
 
     # The cold runs must not pay for the download: prime the source cache first.
     for source_spec in args.spec:
@@ -173,6 +178,14 @@ def main() -> None:
         print(f"  {tree.name}: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']}), "
               f"{r['files']} files, archdiff {r['archdiff_seconds']:.2f} s vs raw parse "
               f"{r['raw_parse_seconds']:.2f} s = {r['time_ratio']:.2f}x")
+
+    from scripts.native_recall import measure_bundle
+
+    for r in measure_bundle(last_bundle, [(s.label, s.root) for s in sources], args.runs):
+        print(f"{r['language']} definitions against universal-ctags, from evidence.json (targets: >= 98%; time within "
+              f"3x of a raw parse): recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']}), {r['files']} files, "
+              f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f} s vs raw parse {r['raw_parse_seconds']:.2f} s "
+              f"= {r['time_ratio']:.2f}x (medians of {args.runs})")
 
     if not args.no_layers:
         from scripts.layers_benchmark import load_labels, measure, render

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from extractor.concepts.native_scan import scan_native
 from extractor.concepts.records import Concept, ConceptEvidence
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
@@ -40,7 +41,7 @@ DETECTORS_SCHEMA = {
 
 SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL,
                           NodeKind.ENUM, NodeKind.UNION})
-CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA)
+CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -128,7 +129,7 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
     The graph steps' nodes are used for every file they cover; files they do not cover (a step not in
     this pipeline, a file it could not read) fall back to the defs this step's scanner recorded."""
     covered: set[str] = set()
-    for name in ("python", "cpp"):
+    for name in ("python", "cpp", "rust", "go"):
         result = ctx.results.get(name)
         if result is None:
             continue
@@ -225,4 +226,5 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 
 
 STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
-            scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp})
+            scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
+                      Language.RUST: scan_native, Language.GO: scan_native})

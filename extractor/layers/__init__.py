@@ -35,7 +35,7 @@ from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKi
 __all__ = ["STEP", "TAXONOMY_FILE", "UNASSIGNED", "Confidence", "KeySymbol", "Layer", "LayerConcept",
            "LayerDependency", "ModuleRole", "RoleEvidence", "Taxonomy", "extract_layers", "load_taxonomy"]
 
-CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA)
+CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 
 
 def extract_layers(ctx: Context) -> Contribution:

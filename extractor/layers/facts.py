@@ -59,7 +59,7 @@ HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
 def companion_headers(files: Iterable[SourceFile]) -> dict[str, SourceFile]:
     """For each C/C++/CUDA source file, the header beside it with the same stem (``x.cc`` and
     ``x.h``): together they are one module, and what the header includes is the source's interface."""
-    files = [f for f in files if f.language is not Language.PYTHON]
+    files = [f for f in files if f.language in (Language.CPP, Language.CUDA)]
     headers = {(f.source, f.rel.rsplit(".", 1)[0]): f for f in files if f.rel.endswith(HEADER_SUFFIXES)}
     return {f.path: headers[key] for f in files if not f.rel.endswith(HEADER_SUFFIXES)
             if (key := (f.source, f.rel.rsplit(".", 1)[0])) in headers}
@@ -72,7 +72,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                          header: SourceFile | None = None) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
     imports: list[tuple[str, int]] = []
-    if is_python:
+    if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
         for mod, name, line in imported_modules(file.rel, facts):
             imports.append((mod, line))
             if name and name != "*":

@@ -16,9 +16,12 @@ from typing import Any
 from extractor.context import Context
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.telemetry.cpp_scan import scan_cpp_metrics
+from extractor.telemetry.go_scan import scan_go_metrics
+from extractor.telemetry.native_metrics import native_records
 from extractor.telemetry.python_scan import METRIC_CLASS_NAMES, scan_python_metrics
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_python_name,
                                          expose_names, lint_name)
+from extractor.telemetry.rust_scan import scan_rust_metrics
 
 PROMETHEUS_MODULE = "prometheus_client"
 _TYPE_BY_CLASS = {
@@ -293,6 +296,8 @@ def _cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic]
 def extract_metrics(ctx: Context) -> Contribution:
     py_records, py_diags, py_stats = _python_records(ctx)
     cpp_records, cpp_diags, cpp_stats = _cpp_records(ctx)
+    native, native_diags, native_stats = native_records(ctx)  # Rust and Go
+    cpp_records, cpp_diags, cpp_stats = cpp_records + native, cpp_diags + native_diags, cpp_stats + native_stats
     # One record per definition site and name: a construction reached through several subclasses
     # that all resolve to the same prometheus_client class is still one metric.
     records = sorted(set(py_records) | set(cpp_records))
@@ -310,7 +315,7 @@ STEP = METRICS_STEP = Step(
     name="metrics",
     extract=extract_metrics,
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
-              Language.CUDA: scan_cpp_metrics},
+              Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     bundle_key="metrics",
     version="1",
 )
