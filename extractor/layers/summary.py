@@ -100,15 +100,17 @@ def summarize(role: Role, modules: list[ModuleRole], lines: int, symbols: list[K
               concepts: tuple[str, ...], evidence: tuple[RoleEvidence, ...]) -> str:
     """One line, built only from what was found."""
     parts = [f"{len(modules)} module{'s' if len(modules) != 1 else ''}, {lines:,} lines"]
+    tools = collections.Counter(r.matched for m in modules for r in m.evidence[:1] if r.signal == "generator")
+    if tools:
+        # What a tool wrote is described by the tool: its class names are the schema's, not a design.
+        ranked_tools = sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts.append("written by " + ", ".join(f"{t} ({n})" for t, n in ranked_tools))
+        return f"{role.title}: " + "; ".join(parts) + "."
     if symbols:
         parts.append("key symbols " + ", ".join(s.name for s in symbols[:4]))
     if concepts:
         parts.append("concepts " + ", ".join(concepts[:4]))
-    tools = collections.Counter(r.matched for m in modules for r in m.evidence[:1] if r.signal == "generator")
-    if tools:
-        ranked_tools = sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))
-        parts.append("written by " + ", ".join(f"{t} ({n})" for t, n in ranked_tools))
-    elif not symbols and evidence:
+    if not symbols and evidence:
         signals = collections.Counter(f"{r.signal} {r.matched}" for r in evidence)
         parts.append("decided by " + ", ".join(s for s, _n in signals.most_common(3)))
     return f"{role.title}: " + "; ".join(parts) + "."
