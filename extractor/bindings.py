@@ -200,4 +200,4 @@ class PyBindIndex:
         return []
 
 
-STEP = Step(name="bindings", extract=extract_bindings, version="1")
+STEP = Step(name="bindings", extract=extract_bindings, version="1", requires=("python", "cpp"))

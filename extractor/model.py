@@ -189,6 +189,9 @@ class Step:
     # The Python scanner gets a libcst tree for files whose syntax is newer than the running
     # interpreter's ast; scanners without this flag are not run on such files.
     python_fallback: bool = False
+    # Steps whose results ``extract`` reads (ctx.results[name]): the pipeline runs this step only
+    # after them, and refuses a list of steps that does not.
+    requires: tuple[str, ...] = ()
 
 
 def node_key(node: Node) -> str:

@@ -7,7 +7,7 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,20 @@ STEPS: tuple[Step, ...] = (
     concepts.STEP,
     layers.STEP,
 )
+
+
+def check_order(steps: Sequence[Step]) -> None:
+    """Every step runs after the steps it ``requires``: a list that breaks this is a bug in the
+    caller, refused before anything runs."""
+    seen: set[str] = set()
+    for step in steps:
+        missing = [name for name in step.requires if name not in seen]
+        if missing:
+            raise ValueError(f"step {step.name!r} requires {', '.join(map(repr, missing))}, which must run before it")
+        seen.add(step.name)
+
+
+check_order(STEPS)
 
 
 class Progress:
@@ -93,6 +107,7 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
                    options: ExtractOptions | None = None, progress: Progress | None = None,
                    steps: Sequence[Step] = STEPS) -> Extraction:
     """Acquire ``specs`` as one system and extract every evidence kind from it."""
+    check_order(steps)
     options = options or ExtractOptions()
     progress = progress or Progress()
     cache_dir = options.cache_dir or default_cache_dir()

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.concepts.native_scan import scan_native
-from extractor.concepts.records import Concept, ConceptEvidence
+from extractor.concepts.records import Concept, ConceptEvidence, ConceptHit, definitions
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
@@ -140,9 +140,8 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
     for path, facts in facts_by_path.items():
         if path in covered:
             continue
-        for qualname, _kind, line, _bases in facts.get("defs", ()):
-            short = re.split(r"\.|::", qualname)[-1]
-            yield path, short, qualname, line
+        for d in definitions(facts):
+            yield path, re.split(r"\.|::", d.qualname)[-1], d.qualname, d.line
 
 
 def extract_concepts(ctx: Context) -> Contribution:
@@ -156,13 +155,13 @@ def extract_concepts(ctx: Context) -> Contribution:
     for detector, evidence in match_detectors(detectors, ctx, files):
         hits[detector.id].add((evidence.path, evidence.line, evidence.matched, evidence.via))
     records = []
-    by_file: dict[str, dict[str, list[Any]]] = collections.defaultdict(dict)
+    by_file: dict[str, dict[str, ConceptHit]] = collections.defaultdict(dict)
     for detector in detectors.detectors:
         found = sorted(hits.get(detector.id, ()))
         if not found:
             continue
         for path, line, matched, via in found:
-            by_file[path].setdefault(detector.id, [line, matched, via])
+            by_file[path].setdefault(detector.id, ConceptHit(line, matched, via))
         chosen = cap_evidence(found, detectors.evidence_per_concept)
         records.append(Concept(
             id=detector.id, title=detector.title, count=len(found), files=len({h[0] for h in found}),
@@ -225,6 +224,9 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
     return sorted(chosen)
 
 
+# The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
+# The generated-code step says which files a tool wrote: their facts are no evidence.
 STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
-                      Language.RUST: scan_native, Language.GO: scan_native})
+                      Language.RUST: scan_native, Language.GO: scan_native},
+            requires=("python", "cpp", "rust", "go", "generated"))

@@ -41,8 +41,7 @@ CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, L
 def extract_layers(ctx: Context) -> Contribution:
     taxonomy_path = ctx.options.extra.get("taxonomy") or TAXONOMY_FILE
     taxonomy = load_taxonomy(taxonomy_path)
-    concepts_result = ctx.results.get("concepts")
-    concepts_by_file = concepts_result.extra.get("by_file", {}) if concepts_result else {}
+    concepts_by_file = ctx.results["concepts"].extra["by_file"]
 
     nodes, edges = graph_parts(ctx)
     symbols_by_path: dict[str, list[Node]] = collections.defaultdict(list)
@@ -98,4 +97,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
     return nodes, sorted(set(edges), key=edge_key)
 
 
-STEP = Step(name="layers", extract=extract_layers, bundle_key="layers", version="1")
+# The graph steps' nodes and edges give key symbols and the matrix; the concepts step its hits; the
+# generated-code step which files a tool wrote.
+STEP = Step(name="layers", extract=extract_layers, bundle_key="layers", version="2",
+            requires=("python", "cpp", "bindings", "generated", "concepts"))

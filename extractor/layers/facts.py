@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor.concepts import imported_modules, module_name, resolve_relative
+from extractor.concepts.records import ConceptHit, definitions
 from extractor.context import SourceFile
 from extractor.generated import GeneratedFile
 from extractor.model import Language, Node, NodeKind
@@ -65,7 +66,7 @@ def companion_headers(files: Iterable[SourceFile]) -> dict[str, SourceFile]:
             if (key := (f.source, f.rel.rsplit(".", 1)[0])) in headers}
 
 
-def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: Mapping[str, Any],
+def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: Mapping[str, ConceptHit],
                          graph_symbols: Iterable[Node], graph_bases: Iterable[tuple[str, int]],
                          module: str, generated: GeneratedFile | None = None,
                          project_segments: frozenset[int] = frozenset(),
@@ -79,20 +80,20 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                 imports.append((f"{mod}.{name}", line))
     names = [((resolve_relative(n, file.rel) if is_python else n), line) for n, line in facts.get("names", ())]
     calls = [(resolve_relative(n, file.rel), line) for n, line in facts.get("invokes", ())]
-    defs = facts.get("defs", ())
+    defs = tuple(definitions(facts))
     # Symbol signals look at classes and top-level functions: a method called "schedule" does not
     # make its module a scheduler.
-    symbols = [(re.split(r"\.|::", q)[-1], line) for q, kind, line, _b in defs
-               if not is_python or "." not in q or kind == "class"]
+    symbols = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
+               if not is_python or "." not in d.qualname or d.kind == "class"]
     symbols += [(n.name, n.line) for n in graph_symbols
                 if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
-    bases = [((resolve_relative(b, file.rel) if is_python else b), line) for _q, _k, line, bs in defs for b in bs]
+    bases = [((resolve_relative(b, file.rel) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
-    kinds = [(kind, line) for _q, kind, line, _b in defs]
+    kinds = [(d.kind, d.line) for d in defs]
     # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
-    classes = {q for q, kind, _line, _b in defs if kind in ("class", "struct")}
-    methods = [(re.split(r"\.|::", q)[-1], line) for q, kind, line, _b in defs
-               if kind == "function" and _owner(q) in classes]
+    classes = {d.qualname for d in defs if d.kind in ("class", "struct")}
+    methods = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
+               if d.kind == "function" and _owner(d.qualname) in classes]
     items = {
         "path": path_segments(file.rel),
         "import": tuple(sorted(set(imports))),
@@ -106,7 +107,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
         "symbol": tuple(sorted(set(symbols), key=lambda s: (s[1], s[0]))),
         "method": tuple(sorted(set(methods), key=lambda s: (s[1], s[0]))),
         "defines": tuple(sorted(set(kinds), key=lambda s: (s[1], s[0]))),
-        "concept": tuple(sorted((cid, hit[0]) for cid, hit in concepts.items())),
+        "concept": tuple(sorted((cid, hit.line) for cid, hit in concepts.items())),
         "language": ((file.language.value, 0),),
         "generator": ((generated.name, generated.line),) if generated is not None else (),
     }

@@ -102,3 +102,13 @@ class Layer:
     corroborated_share: float = 0.0
     weak: bool = False
     concept_evidence: tuple[LayerConcept, ...] = ()  # `concepts`, each with the rows that found it
+
+
+def role_by_path(layers: tuple[Layer, ...] | list[Layer]) -> dict[str, str]:
+    """File path -> role, from the layers' module lists."""
+    return {m.path: m.role or layer.role for layer in layers for m in layer.modules if m.path}
+
+
+def apart_roles(layers: tuple[Layer, ...] | list[Layer]) -> set[str]:
+    """Roles the taxonomy sets apart (tests, examples, benchmarks, build scripts)."""
+    return {layer.role for layer in layers if layer.apart}

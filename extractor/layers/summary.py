@@ -85,7 +85,7 @@ def layer_concepts(modules: list[ModuleRole], concepts_by_file: Mapping[str, Map
     found: dict[str, list[ConceptEvidence]] = collections.defaultdict(list)
     for m in sorted(modules, key=lambda m: m.path):
         for concept, hit in concepts_by_file.get(m.path, {}).items():
-            found[concept].append(ConceptEvidence(m.path, hit[0], hit[1], hit[2] if len(hit) > 2 else ""))
+            found[concept].append(ConceptEvidence(m.path, hit.line, hit.matched, hit.via))
     return tuple(LayerConcept(c, len(rows), tuple(rows[:CONCEPT_ROWS_PER_LAYER]))
                  for c, rows in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 

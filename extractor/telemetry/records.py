@@ -23,7 +23,7 @@ import functools
 import re
 from pathlib import Path
 
-import yaml
+from extractor.datafile import load_data_file
 
 
 class MetricType(str, enum.Enum):
@@ -123,9 +123,12 @@ def expose_names(metric_type: MetricType, name: str, library: str) -> tuple[str,
     return tuple(sorted(name + s for s in suffixes))
 
 
+NAMING_SCHEMA = {"non_base_units": {str: str}, "reserved_suffixes": [str]}
+
+
 @functools.cache
 def _naming_rules() -> dict:
-    return yaml.safe_load((Path(__file__).with_name("naming.yaml")).read_text())
+    return load_data_file(Path(__file__).with_name("naming.yaml"), NAMING_SCHEMA)
 
 
 _VALID_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
