@@ -102,6 +102,7 @@ def align_layers(a: Mapping[str, Layer], b: Mapping[str, Layer]) -> dict[str, An
             "role": role,
             "title": (la or lb).title or role,
             "apart": apart(role),
+            "assigned": role != UNASSIGNED,  # the row of modules no role reached has no share to show
             "aligned": la is not None and lb is not None and role != UNASSIGNED and not apart(role),
             "a": layer_side(la),
             "b": layer_side(lb),

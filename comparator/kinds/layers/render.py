@@ -6,7 +6,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from comparator.markup import HTML_ROW_LIMIT, at, cell, esc, html_loc, html_table, md_table, none_found
-from extractor.layers.records import UNASSIGNED
 
 
 def markdown(layers: Mapping[str, Any], la: str, lb: str) -> list[str]:
@@ -34,7 +33,7 @@ def markdown(layers: Mapping[str, Any], la: str, lb: str) -> list[str]:
 
 def confidence(row: Mapping[str, Any], key: str) -> str:
     side = row[key]
-    if side is None or row["role"] == UNASSIGNED:
+    if side is None or not row["assigned"]:
         return ""
     return f"{side['corroborated_share']:.0%}" + (" *weak*" if side["weak"] else "")
 
@@ -50,14 +49,14 @@ def release_markdown(release: Mapping[str, Any], la: str, lb: str) -> list[str]:
     return out
 
 
-def _layer_cell(side: Mapping[str, Any] | None, role: str) -> str:
+def _layer_cell(side: Mapping[str, Any] | None, assigned: bool) -> str:
     if side is None:
         return '<td class=empty>no layer with this role</td>'
     symbols = "".join(f'<div><span class=sym>{esc(s["name"])}</span> <span class=muted>{esc(s["kind"])}</span> '
                       f'{html_loc(s)}</div>' for s in side["key_symbols"])
     held = (f'<span class="pill{" bad" if side["weak"] else ""}" title="share of the layer\'s lines whose role more '
             f'than path words decided">{side["corroborated_share"]:.0%} by evidence'
-            f'{", weak: path words" if side["weak"] else ""}</span>') if role != UNASSIGNED else ""
+            f'{", weak: path words" if side["weak"] else ""}</span>') if assigned else ""
     # A concept opens to the rows that found it, in this layer's own modules.
     concepts = "".join(_concept(c) for c in side["concept_rows"][:6])
     return (f'<td><div>{esc(side["summary"])}</div><div class=muted>at {html_loc(side["anchor"])} {held}</div>'
@@ -79,7 +78,7 @@ def html(layers: Mapping[str, Any], la: str, lb: str) -> str:
         cls = "aligned" if r["aligned"] else "gap"
         tag = " <span class=pill>apart</span>" if r["apart"] else ""
         rows.append(f'<tr class={cls} id="layer-{esc(r["role"])}"><td><b>{esc(r["title"])}</b>{tag}'
-                    f'<div class=loc>{esc(r["role"])}</div></td>{_layer_cell(r["a"], r["role"])}{_layer_cell(r["b"], r["role"])}</tr>')
+                    f'<div class=loc>{esc(r["role"])}</div></td>{_layer_cell(r["a"], r["assigned"])}{_layer_cell(r["b"], r["assigned"])}</tr>')
     empty = "".join(none_found(f"{label}: {layers['empty_reason'][s]}") for s, label in (("a", la), ("b", lb))
                     if layers["empty_reason"][s])
     return (f'<section id=layers><h2>Layers</h2><p>Layers mapped by architectural role. <b>{layers["aligned"]:,}</b> '
