@@ -27,7 +27,7 @@ def markdown(layers: Mapping[str, Any], la: str, lb: str) -> list[str]:
              + (" (apart)" if r["apart"] else ""), side_cell(r["a"]), confidence(r, "a"), side_cell(r["b"]),
              confidence(r, "b")] for r in layers["rows"]]
     return out + ["Evidence: the share of a layer's lines whose role more than path words decided; "
-                  "*weak* under half (no takeaway rests on it).", ""] \
+                  "_weak_ under half (no takeaway rests on it).", ""] \
         + md_table(["Role", la, "evidence", lb, "evidence"], rows)
 
 
@@ -35,7 +35,7 @@ def confidence(row: Mapping[str, Any], key: str) -> str:
     side = row[key]
     if side is None or not row["assigned"]:
         return ""
-    return f"{side['corroborated_share']:.0%}" + (" *weak*" if side["weak"] else "")
+    return f"{side['corroborated_share']:.0%}" + (" _weak_" if side["weak"] else "")
 
 
 def release_markdown(release: Mapping[str, Any], la: str, lb: str) -> list[str]:
