@@ -12,6 +12,7 @@ import yaml
 from comparator.kinds.telemetry.crosswalk import VOCABULARY_SCHEMA, crosswalk_vocabulary
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.datafile import load_data_file
+from extractor.generated import GENERATED_SCHEMA, load_generator_rules
 from extractor.errors import UserInputError
 from extractor.layers.taxonomy import TAXONOMY_SCHEMA, load_taxonomy
 from extractor.presets import PRESET_SCHEMA, load_preset
@@ -29,6 +30,7 @@ from tests.conftest import ROOT
 SHIPPED = {
     "comparator/kinds/telemetry/crosswalk.yaml": (VOCABULARY_SCHEMA, lambda p: crosswalk_vocabulary(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
+    "extractor/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),
     "extractor/layers/roles.yaml": (TAXONOMY_SCHEMA, load_taxonomy),
     "extractor/structs/tags.yaml": (RULES_SCHEMA, lambda p: load_rules(p)),
     "extractor/telemetry/naming.yaml": (NAMING_SCHEMA, lambda p: load_data_file(p, NAMING_SCHEMA)),
