@@ -20,6 +20,8 @@ from tests.conftest import FIXTURES, ROOT
     ("ollama-vs-llama.cpp", ("https://github.com/ollama/ollama@v0.11.10",),
      ("https://github.com/ggml-org/llama.cpp@e54d41befcc1575f4c898c5ff4ef43970cead75f",)),
     ("kserve-vs-triton", ("https://github.com/kserve/kserve@v0.15.2",), None),
+    ("gie-vs-production-stack", ("https://github.com/kubernetes-sigs/gateway-api-inference-extension@v1.0.0",),
+     ("https://github.com/vllm-project/production-stack@vllm-stack-0.1.7",)),
 ])
 def test_field_presets_pair_contemporary_releases(name, first, second):
     a, b = load_preset(name).systems
