@@ -29,23 +29,39 @@ class Regex:
     """Marker in a schema: a string holding a regular expression that must compile."""
 
 
+MAX_DATA_FILE_BYTES = 16 * 1024**2  # the shipped taxonomy is 20 KB; anything near this is not one
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
 def load_data_file(path: Path | str, schema: Any) -> Any:
-    """Read ``path`` as YAML and check it against ``schema``; UserInputError on any problem."""
+    """Read ``path`` as YAML and check it against ``schema``; UserInputError on any problem.
+
+    The file is the user's, and may be anything: a binary, a 2 GB log, a YAML nested a hundred
+    thousand levels deep, a number of a million digits. Each is one line naming the file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_DATA_FILE_BYTES + 1)
     except OSError as err:
         raise UserInputError(f"{path}: cannot read the file ({err.strerror or err}); check the path") from err
+    if len(raw) > MAX_DATA_FILE_BYTES:
+        raise UserInputError(f"{path}: larger than {MAX_DATA_FILE_BYTES // 1024**2} MiB: not a data file")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UserInputError(f"{path}: not a UTF-8 text file (byte {err.start} is {raw[err.start]:#04x}); "
+                             "data files are YAML") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise UserInputError(f"{path}{where}: not valid YAML ({problem})") from err
+        problem = getattr(err, "problem", None) or getattr(err, "reason", None) or "invalid YAML"
+        raise UserInputError(f"{path}{where}: not valid YAML ({problem})") from None
+    except RecursionError:
+        raise UserInputError(f"{path}: nested too deeply to be a data file") from None
+    except ValueError as err:  # e.g. an integer of more digits than Python converts
+        raise UserInputError(f"{path}: a value cannot be read ({str(err).split(':')[0]})") from None
     check_data(data, schema, str(path))
     return data
 
