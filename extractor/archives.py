@@ -31,6 +31,7 @@ import zlib
 from pathlib import Path
 
 from extractor.errors import UserInputError
+from extractor.storage import is_storage_error, write_atomic
 
 MAX_ARCHIVE_BYTES = 4 * 1024**3  # uncompressed, whole archive
 MAX_ARCHIVE_MEMBERS = 200_000
@@ -72,9 +73,11 @@ def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refus
         except UserInputError:
             raise
         except _BROKEN as err:
+            if is_storage_error(err):
+                raise  # the cache cannot take the tree: not the archive's fault
             raise UserInputError(f"{name} is not a readable archive: {_reason(err)}") from None
         if skipped:
-            skipped_links_file(target).write_text(json.dumps(sorted(skipped)), encoding="utf-8")
+            write_atomic(skipped_links_file(target), json.dumps(sorted(skipped)))
         _move_into_place(tmp, target)
 
 
@@ -105,6 +108,8 @@ def extract_zip(archive: Path, target: Path) -> None:
         except UserInputError:
             raise
         except (zipfile.BadZipFile, zipfile.LargeZipFile, *_BROKEN) as err:
+            if is_storage_error(err):
+                raise
             raise UserInputError(f"{archive.name} is not a readable zip archive: {_reason(err)}") from None
         _move_into_place(tmp, target)
 

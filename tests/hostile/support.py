@@ -8,9 +8,14 @@ input, no temporary file left behind, nothing written anywhere else.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import resource
+import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,13 +57,17 @@ class Sandbox:
                 env[key] = os.environ[key]
         return {**env, **extra}
 
-    def run(self, *args: str, timeout: float = CASE_TIMEOUT, **env: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "archdiff.cli", *args], capture_output=True, text=True,
-                              cwd=self.base / "cwd", env=self.env(**env), timeout=timeout)
+    def run(self, *args: str, timeout: float = CASE_TIMEOUT, fault: Fault | None = None,
+            **env: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "archdiff.cli", *args]
+        return subprocess.run([*fault.prefix, *argv] if fault else argv, capture_output=True, text=True,
+                              cwd=self.base / "cwd", env=self.env(**env), timeout=timeout,
+                              preexec_fn=fault.preexec if fault else None)
 
-    def extract(self, *specs: str, timeout: float = CASE_TIMEOUT, **env: str) -> subprocess.CompletedProcess:
+    def extract(self, *specs: str, timeout: float = CASE_TIMEOUT, fault: Fault | None = None,
+                **env: str) -> subprocess.CompletedProcess:
         return self.run("extract", *specs, "-o", str(self.out), "--cache-dir", str(self.cache), "-j", "1",
-                        timeout=timeout, **env)
+                        timeout=timeout, fault=fault, **env)
 
     def assert_contained(self) -> None:
         """Nothing but output and cache was written; no hostile command ran."""
@@ -74,3 +83,82 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
     assert len(lines) == 1, proc.stderr
     assert "Traceback" not in proc.stderr and "internal error" not in proc.stderr, proc.stderr
     return lines[0]
+
+
+# -- file system faults ------------------------------------------------------------------------
+#
+# Tests run as root here, and permission bits do not stop root. A real read-only or full file
+# system is made in a private mount namespace (``unshare -m``, or ``unshare -r -m`` in a user
+# namespace), which vanishes with the process: a read-only bind mount of the directory over
+# itself, or a small tmpfs. Where neither is allowed, the kernel still enforces two things for
+# anyone: permission bits for a non-root user, and a file-size limit (RLIMIT_FSIZE), under which
+# every write past the limit fails with EFBIG ("File too large").
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    prefix: tuple[str, ...] = ()  # argv before the command: enters the namespace and mounts
+    preexec: Callable[[], None] | None = None
+    reason: str = ""  # the strerror the run meets
+    how: str = ""
+
+
+@functools.cache
+def _unshare_flags() -> tuple[str, ...] | None:
+    if not shutil.which("unshare"):
+        return None
+    with tempfile.TemporaryDirectory() as probe:
+        for flags in (("-m",), ("-r", "-m")):
+            try:
+                done = subprocess.run(["unshare", *flags, "sh", "-c", 'mount -t tmpfs -o size=4k tmpfs "$1"', "sh",
+                                       probe], capture_output=True, timeout=30)
+            except (OSError, subprocess.TimeoutExpired):
+                return None
+            if done.returncode == 0:
+                return flags
+    return None
+
+
+def _size_limit(kib: int) -> Callable[[], None]:
+    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+
+
+def read_only(directory: Path) -> Fault:
+    """Run with ``directory`` and everything in it read-only."""
+    directory.mkdir(parents=True, exist_ok=True)
+    flags = _unshare_flags()
+    if flags:
+        script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+        return Fault(("unshare", *flags, "sh", "-c", script, "sh", str(directory)), None,
+                     "Read-only file system", "read-only bind mount")
+    if os.geteuid() != 0:
+        for path in [directory, *directory.rglob("*")]:
+            if path.is_dir() and not path.is_symlink():
+                path.chmod(0o555)
+        return Fault((), None, "Permission denied", "permission bits")
+    return Fault((), _size_limit(0), "File too large", "RLIMIT_FSIZE 0")
+
+
+def full(directory: Path, kib: int, seed: Path | None = None) -> Fault:
+    """Run with ``directory`` on a file system of ``kib`` KiB (holding a copy of ``seed``'s files)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    flags = _unshare_flags()
+    if flags:
+        # The tmpfs vanishes with the namespace: what it held at the end is listed beside it.
+        copy = f'cp -a "{seed}/." "$d"/ || exit 99; ' if seed else ""
+        script = (f'd="$1"; shift; mount -t tmpfs -o size={kib}k tmpfs "$d" || exit 99; {copy}"$@"; rc=$?; '
+                  '(cd "$d" && find . -mindepth 1 -printf "%P\\t%s\\n") > "$d.after"; exit $rc')
+        return Fault(("unshare", *flags, "sh", "-c", script, "sh", str(directory)), None,
+                     "No space left on device", "tmpfs")
+    if seed:
+        shutil.copytree(seed, directory, dirs_exist_ok=True)
+    return Fault((), _size_limit(kib), "File too large", "RLIMIT_FSIZE")
+
+
+def contents(directory: Path) -> dict[str, int]:
+    """Relative path -> size of what ``directory`` held when the run ended (also for a tmpfs
+    that vanished with its namespace)."""
+    listing = directory.with_name(directory.name + ".after")
+    if listing.exists():
+        rows = (line.split("\t") for line in listing.read_text().splitlines() if line)
+        return {path: int(size) for path, size in rows}
+    return {p.relative_to(directory).as_posix(): p.stat().st_size for p in directory.rglob("*")}
