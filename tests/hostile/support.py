@@ -96,6 +96,8 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Fault:
+    """A condition of the machine a run meets: how to set it up, and what the run should see."""
+
     prefix: tuple[str, ...] = ()  # argv before the command: enters the namespace and mounts
     preexec: Callable[[], None] | None = None
     reason: str = ""  # the strerror the run meets
@@ -116,6 +118,12 @@ def _unshare_flags() -> tuple[str, ...] | None:
             if done.returncode == 0:
                 return flags
     return None
+
+
+def memory_cap(nbytes: int) -> Fault:
+    """Run with at most ``nbytes`` of address space: a regression that inflates a bomb fails
+    with MemoryError instead of taking the machine's memory."""
+    return Fault((), lambda: resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes)), "", "RLIMIT_AS")
 
 
 def _size_limit(kib: int) -> Callable[[], None]:
