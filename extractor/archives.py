@@ -96,6 +96,9 @@ def extract_zip(archive: Path, target: Path) -> None:
                                          "refused")
                 for info in infos:
                     _check_member(info.filename, archive.name)
+                    if info.flag_bits & 0x1:
+                        raise UserInputError(f"archive {archive.name} has encrypted member {info.filename!r}: refused")
+                tmp.mkdir()  # an archive of nothing (or only of links) is an empty tree
                 for info in infos:
                     if time.monotonic() > deadline:
                         raise UserInputError(f"archive {archive.name} took over {MAX_EXTRACT_SECONDS:.0f} s to "
@@ -107,7 +110,7 @@ def extract_zip(archive: Path, target: Path) -> None:
                     zf.extract(info, tmp)
         except UserInputError:
             raise
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, *_BROKEN) as err:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *_BROKEN) as err:
             if is_storage_error(err):
                 raise
             raise UserInputError(f"{archive.name} is not a readable zip archive: {_reason(err)}") from None
@@ -160,6 +163,8 @@ def _link_leaves(member: tarfile.TarInfo) -> bool:
 
 
 def _check_member(name: str, archive: str) -> None:
+    if not name.strip("/"):
+        raise UserInputError(f"archive {archive} has a member without a name: refused")
     parts = Path(name).parts
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
         raise UserInputError(f"archive {archive} has member {name!r} that leaves the tree: refused")

@@ -105,6 +105,9 @@ def load_bundle(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as err:
         raise EvidenceFormatError(f"{path}:{err.lineno}:{err.colno}: not valid JSON ({err.msg}); "
                                   "re-run `archdiff extract` to rebuild it") from None
+    except RecursionError:  # arrays nested past the interpreter's recursion limit
+        raise EvidenceFormatError(f"{path}: JSON nested too deeply to be evidence; "
+                                  "re-run `archdiff extract` to rebuild it") from None
     validate_bundle(data, str(path))
     return data
 
