@@ -1,7 +1,8 @@
 """The ``archdiff`` console script: argument parsing, progress and exit codes, nothing else.
 
 Exit codes: 0 success; 1 differences found (``compare --fail-on``) or an internal failure;
-2 bad user input (a spec of no known form, a missing ref, a corrupt evidence file, ...).
+2 bad user input (a spec of no known form, a missing ref, a corrupt evidence file, ...), or an
+output or cache directory that cannot take what must be written (full, read-only).
 """
 
 from __future__ import annotations
