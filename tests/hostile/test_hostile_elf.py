@@ -68,24 +68,24 @@ def _section_header(elf: ELFFile, name: str) -> int:
     return elf["e_shoff"] + index * elf["e_shentsize"]
 
 
+def _replace_section(obj: Path, name: str, payload: bytes) -> None:
+    """Make section ``name`` hold ``payload``, appended to the file (its header's sh_offset and
+    sh_size, at +24 and +32 of an Elf64_Shdr, point there)."""
+    with obj.open("rb") as fh:
+        header_at = _section_header(ELFFile(fh), name)
+    data = bytearray(obj.read_bytes())
+    data[header_at + 24:header_at + 40] = struct.pack("<QQ", len(data), len(payload))
+    obj.write_bytes(bytes(data) + payload)
+
+
 def inflating_elf(tmp: Path, gigabytes: int) -> Path:
     """``.debug_info`` compressed (SHF_COMPRESSED, zlib) and replaced by a stream that inflates to
     ``gigabytes`` GB of zeros, its header declaring that size: a few MB on disk."""
     obj = _compile(tmp, "-gz=zlib")
-    size = gigabytes * 1024**3
-    stream = zlib_bomb(size)
     with obj.open("rb") as fh:
-        elf = ELFFile(fh)
-        header_at = _section_header(elf, ".debug_info")
-        section = elf.get_section_by_name(".debug_info")
-        assert section.compressed
-    data = bytearray(obj.read_bytes())
-    payload = struct.pack("<IIQQ", 1, 0, size, 1) + stream  # Elf64_Chdr: ZLIB, size, alignment
-    new_offset = len(data)
-    data += payload
-    # sh_offset and sh_size of the section header (Elf64_Shdr: offset at +24, size at +32)
-    data[header_at + 24:header_at + 40] = struct.pack("<QQ", new_offset, len(payload))
-    obj.write_bytes(bytes(data))
+        assert ELFFile(fh).get_section_by_name(".debug_info").compressed
+    size = gigabytes * 1024**3
+    _replace_section(obj, ".debug_info", struct.pack("<IIQQ", 1, 0, size, 1) + zlib_bomb(size))  # Elf64_Chdr
     return obj
 
 
@@ -106,18 +106,11 @@ def lying_gnu_elf(tmp: Path) -> Path:
     true few hundred bytes but holds a stream of 8 GB, which pyelftools would inflate whole."""
     obj = _compile(tmp, "-gz=zlib-gnu")
     with obj.open("rb") as fh:
-        elf = ELFFile(fh)
-        header_at = _section_header(elf, ".zdebug_info")
-        section = elf.get_section_by_name(".zdebug_info")
+        section = ELFFile(fh).get_section_by_name(".zdebug_info")
         fh.seek(section["sh_offset"])
         declared = fh.read(12)
     assert declared[:4] == b"ZLIB"
-    payload = declared + zlib_bomb(8 * 1024**3)
-    data = bytearray(obj.read_bytes())
-    new_offset = len(data)
-    data += payload
-    data[header_at + 24:header_at + 40] = struct.pack("<QQ", new_offset, len(payload))
-    obj.write_bytes(bytes(data))
+    _replace_section(obj, ".zdebug_info", declared + zlib_bomb(8 * 1024**3))
     return obj
 
 
