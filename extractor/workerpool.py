@@ -3,8 +3,8 @@
 A file can crash a native parser (libcst's overflows its stack on a few thousand nested
 lambdas: SIGSEGV), keep it busy for hours (libcst is quadratic on long operator chains) or make
 it allocate without end. ``ProcessPoolExecutor`` loses every pending result when one worker dies
-(``BrokenProcessPool``) and cannot say which input killed it. Here each worker takes items from a
-pipe of its own, in order, so the item a dead or overdue worker was holding is known: it alone
+(``BrokenProcessPool``) and cannot say which input killed it. Here each worker has a pipe of its
+own and holds one item at a time, so the item a dead or overdue worker held is known: it alone
 becomes a :class:`Failure`, and a fresh worker takes over the rest. With one job there is still
 one worker process, so the run itself never executes a parser on untrusted input.
 
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import ctypes
 import dataclasses
 import faulthandler
 import multiprocessing
@@ -31,7 +32,6 @@ from typing import Any
 
 from extractor.errors import ArchdiffError
 
-PREFETCH = 2  # items queued per worker: it never waits for the parent between two items
 _POLL_SECONDS = 0.5
 _MAX_IDLE_DEATHS = 3  # workers dying before taking any item: the pool itself is broken
 
@@ -49,8 +49,9 @@ class Failure:
 class _Worker:
     process: Any
     conn: multiprocessing.connection.Connection
-    pending: collections.deque = dataclasses.field(default_factory=collections.deque)
-    since: float = 0.0  # when the oldest pending item started
+    held: int | None = None  # the index of the item it works on
+    since: float = 0.0  # when it took that item
+    ready: bool = False  # its init ran: a death from now on is the held item's doing
 
 
 def run_guarded(items: Sequence[Any], work: Callable[[Any], Any], *, jobs: int, timeout: float,
@@ -68,31 +69,32 @@ def run_guarded(items: Sequence[Any], work: Callable[[Any], Any], *, jobs: int, 
     emitted = 0
     try:
         while emitted < len(items):
-            while queue and len(workers) < jobs:
-                workers.append(_start(context, work, init, initargs, memory_bytes))
             for worker in workers:
                 _feed(worker, queue, items)
+            while queue and len(workers) < jobs:  # never more workers than there is work for
+                workers.append(_start(context, work, init, initargs, memory_bytes, [w.conn for w in workers]))
+                _feed(workers[-1], queue, items)
             multiprocessing.connection.wait([w.conn for w in workers] + [w.process.sentinel for w in workers],
                                             timeout=_POLL_SECONDS)
             for worker in list(workers):
                 alive = _collect(worker, done)
-                overdue = alive and worker.pending and time.monotonic() - worker.since > timeout
+                overdue = alive and worker.held is not None and time.monotonic() - worker.since > timeout
                 if alive and not overdue:
                     continue
                 if overdue:
                     worker.process.kill()
                 _stop(worker)
                 workers.remove(worker)
-                if not worker.pending:
+                if not worker.ready or worker.held is None:
+                    if worker.held is not None:
+                        queue.appendleft(worker.held)  # not its doing: the worker never started on it
                     idle_deaths += 1
                     if idle_deaths > _MAX_IDLE_DEATHS:
                         raise ArchdiffError(f"worker processes keep dying before taking any file "
                                             f"({_exit_reason(worker.process.exitcode)})")
                     continue
-                culprit = worker.pending.popleft()
-                done[culprit] = (Failure("timed-out", f"{timeout:g} s") if overdue
-                                 else Failure("crashed", _exit_reason(worker.process.exitcode)))
-                queue.extendleft(reversed(worker.pending))  # innocent bystanders go first again
+                done[worker.held] = (Failure("timed-out", f"{timeout:g} s") if overdue
+                                     else Failure("crashed", _exit_reason(worker.process.exitcode)))
             while emitted in done:
                 yield done.pop(emitted)
                 emitted += 1
@@ -103,25 +105,28 @@ def run_guarded(items: Sequence[Any], work: Callable[[Any], Any], *, jobs: int, 
             _stop(worker, grace=1.0)
 
 
-def _start(context, work, init, initargs, memory_bytes) -> _Worker:
+def _start(context, work, init, initargs, memory_bytes, siblings: list) -> _Worker:
     parent, child = context.Pipe()
-    process = context.Process(target=_serve, args=(child, work, init, initargs, memory_bytes), daemon=True)
+    process = context.Process(target=_serve, args=(child, work, init, initargs, memory_bytes, [*siblings, parent]),
+                              daemon=True)
     process.start()
     child.close()
     return _Worker(process, parent)
 
 
 def _feed(worker: _Worker, queue: collections.deque, items: Sequence[Any]) -> None:
-    while queue and len(worker.pending) < PREFETCH:
-        index = queue.popleft()
-        try:
-            worker.conn.send((index, items[index]))
-        except OSError:  # the worker is gone; the item was never taken, so it is not the culprit
-            queue.appendleft(index)
-            return
-        if not worker.pending:
-            worker.since = time.monotonic()
-        worker.pending.append(index)
+    """Send the next item to a worker that holds none. One at a time, on purpose: with two, the
+    parent could block sending a large file while the worker blocks sending a large result."""
+    if not queue or worker.held is not None:
+        return
+    index = queue.popleft()
+    try:
+        worker.conn.send((index, items[index]))
+    except OSError:  # the worker is gone; the item was never taken, so it is not the culprit
+        queue.appendleft(index)
+        return
+    worker.since = time.monotonic()
+    worker.held = index
 
 
 def _collect(worker: _Worker, done: dict[int, Any]) -> bool:
@@ -129,9 +134,11 @@ def _collect(worker: _Worker, done: dict[int, Any]) -> bool:
     try:
         while worker.conn.poll():
             index, ok, value = worker.conn.recv()
-            if worker.pending and worker.pending[0] == index:
-                worker.pending.popleft()
-            worker.since = time.monotonic()
+            if index is None:  # the worker's init is done
+                worker.ready = True
+                worker.since = time.monotonic()
+                continue
+            worker.held = None
             done[index] = value if ok else Failure("failed", value)
     except (EOFError, OSError):
         return False
@@ -157,7 +164,13 @@ def _exit_reason(code: int | None) -> str:
 
 # -- in the worker -----------------------------------------------------------------------------
 
-def _serve(conn, work, init, initargs, memory_bytes) -> None:
+def _serve(conn, work, init, initargs, memory_bytes, parent_ends) -> None:
+    # A forked worker holds copies of the parent's end of its own pipe and of its siblings': all
+    # closed, so that when the parent dies (even by SIGKILL) every worker reads end-of-file and exits.
+    for other in parent_ends:
+        with contextlib.suppress(OSError):
+            other.close()
+    _die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.disable()  # its dump of a crashing parser would reach the user's terminal
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -167,6 +180,7 @@ def _serve(conn, work, init, initargs, memory_bytes) -> None:
         _cap_address_space(memory_bytes)
     if init is not None:
         init(*initargs)
+    conn.send((None, True, "ready"))
     while True:
         try:
             message = conn.recv()
@@ -185,6 +199,16 @@ def _serve(conn, work, init, initargs, memory_bytes) -> None:
             return
         except Exception as err:  # noqa: BLE001 (a result that does not pickle)
             conn.send((index, False, f"{type(err).__name__}: {err}"))
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when the parent dies, even in the middle of a parse that would
+    never end (the end-of-file above only reaches a worker that reads)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _cap_address_space(extra: int) -> None:
