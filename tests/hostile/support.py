@@ -8,6 +8,7 @@ input, no temporary file left behind, nothing written anywhere else.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import os
 import resource
@@ -61,8 +62,8 @@ class Sandbox:
             **env: str) -> subprocess.CompletedProcess:
         argv = [sys.executable, "-m", "archdiff.cli", *args]
         return subprocess.run([*fault.prefix, *argv] if fault else argv, capture_output=True, text=True,
-                              cwd=self.base / "cwd", env=self.env(**env), timeout=timeout,
-                              preexec_fn=fault.preexec if fault else None)
+                              cwd=self.base / "cwd", env=self.env(**env, **(fault.env if fault else {})),
+                              timeout=timeout, preexec_fn=fault.preexec if fault else None)
 
     def extract(self, *specs: str, timeout: float = CASE_TIMEOUT, fault: Fault | None = None,
                 **env: str) -> subprocess.CompletedProcess:
@@ -90,9 +91,10 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
 # Tests run as root here, and permission bits do not stop root. A real read-only or full file
 # system is made in a private mount namespace (``unshare -m``, or ``unshare -r -m`` in a user
 # namespace), which vanishes with the process: a read-only bind mount of the directory over
-# itself, or a small tmpfs. Where neither is allowed, the kernel still enforces two things for
-# anyone: permission bits for a non-root user, and a file-size limit (RLIMIT_FSIZE), under which
-# every write past the limit fails with EFBIG ("File too large").
+# itself, or a small tmpfs. Where mounting is not allowed (a container without CAP_SYS_ADMIN or
+# user namespaces; ``ARCHDIFF_TEST_NO_MOUNT=1`` forces it), the error is injected at the
+# boundary instead: a ``sitecustomize`` module makes every write under the directory (opening
+# for writing, mkdir, rename, sqlite3.connect) fail with that errno, as the kernel would.
 
 @dataclasses.dataclass(frozen=True)
 class Fault:
@@ -102,11 +104,12 @@ class Fault:
     preexec: Callable[[], None] | None = None
     reason: str = ""  # the strerror the run meets
     how: str = ""
+    env: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 @functools.cache
 def _unshare_flags() -> tuple[str, ...] | None:
-    if not shutil.which("unshare"):
+    if os.environ.get("ARCHDIFF_TEST_NO_MOUNT") or not shutil.which("unshare"):
         return None
     with tempfile.TemporaryDirectory() as probe:
         for flags in (("-m",), ("-r", "-m")):
@@ -126,8 +129,54 @@ def memory_cap(nbytes: int) -> Fault:
     return Fault((), lambda: resource.setrlimit(resource.RLIMIT_AS, (nbytes, nbytes)), "", "RLIMIT_AS")
 
 
-def _size_limit(kib: int) -> Callable[[], None]:
-    return lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (kib * 1024, kib * 1024))
+_INJECT = """
+import builtins, errno, io, os, sqlite3
+
+_code, _, _root = os.environ["ARCHDIFF_TEST_FAULT"].partition(":")
+_number = getattr(errno, _code)
+_root = os.path.realpath(_root)
+
+
+def _under(path):
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return False
+    return real == _root or real.startswith(_root + os.sep)
+
+
+def _fail(path):
+    raise OSError(_number, os.strerror(_number), os.fsdecode(path))
+
+
+def _guard(real, writes=lambda *a, **k: True):
+    def guarded(path, *args, **kwargs):
+        if isinstance(path, (str, bytes, os.PathLike)) and _under(path) and writes(*args, **kwargs):
+            _fail(path)
+        return real(path, *args, **kwargs)
+    return guarded
+
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT
+os.open = _guard(os.open, lambda flags, *a, **k: flags & _WRITE_FLAGS)
+builtins.open = io.open = _guard(io.open, lambda mode="r", *a, **k: any(c in mode for c in "wax+"))
+_mkdir = os.mkdir
+os.mkdir = lambda path, *a, **k: _mkdir(path, *a, **k) if os.path.exists(path) or not _under(path) else _fail(path)
+for _name in ("rename", "replace", "symlink", "link", "unlink", "rmdir"):
+    setattr(os, _name, _guard(getattr(os, _name)))
+_connect = sqlite3.connect
+sqlite3.connect = lambda db, *a, **k: (_connect(db, *a, **k) if not _under(db)
+                                       else (_ for _ in ()).throw(sqlite3.OperationalError("unable to open database file")))
+"""
+
+
+def _injected(directory: Path, code: str, how: str) -> Fault:
+    inject = directory.parent / f".inject-{directory.name}"
+    inject.mkdir(exist_ok=True)
+    (inject / "sitecustomize.py").write_text(_INJECT)
+    path = os.pathsep.join([str(inject), os.environ.get("PYTHONPATH", str(ROOT))])
+    return Fault(env={"PYTHONPATH": path, "ARCHDIFF_TEST_FAULT": f"{code}:{directory}"},
+                 reason=os.strerror(getattr(errno, code)), how=how)
 
 
 def read_only(directory: Path) -> Fault:
@@ -138,16 +187,12 @@ def read_only(directory: Path) -> Fault:
         script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
         return Fault(("unshare", *flags, "sh", "-c", script, "sh", str(directory)), None,
                      "Read-only file system", "read-only bind mount")
-    if os.geteuid() != 0:
-        for path in [directory, *directory.rglob("*")]:
-            if path.is_dir() and not path.is_symlink():
-                path.chmod(0o555)
-        return Fault((), None, "Permission denied", "permission bits")
-    return Fault((), _size_limit(0), "File too large", "RLIMIT_FSIZE 0")
+    return _injected(directory, "EROFS", "injected EROFS")
 
 
 def full(directory: Path, kib: int, seed: Path | None = None) -> Fault:
-    """Run with ``directory`` on a file system of ``kib`` KiB (holding a copy of ``seed``'s files)."""
+    """Run with ``directory`` on a file system of ``kib`` KiB (holding a copy of ``seed``'s files);
+    injected, it is full from the start."""
     directory.mkdir(parents=True, exist_ok=True)
     flags = _unshare_flags()
     if flags:
@@ -159,7 +204,7 @@ def full(directory: Path, kib: int, seed: Path | None = None) -> Fault:
                      "No space left on device", "tmpfs")
     if seed:
         shutil.copytree(seed, directory, dirs_exist_ok=True)
-    return Fault((), _size_limit(kib), "File too large", "RLIMIT_FSIZE")
+    return _injected(directory, "ENOSPC", "injected ENOSPC")
 
 
 def contents(directory: Path) -> dict[str, int]:
