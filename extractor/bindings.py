@@ -84,7 +84,7 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     sites = sorted((CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
                     for s in call_sites), key=lambda s: (s.path, s.line, s.caller, s.callee))
     torch_index = _TorchOpIndex(tuple(ops), sites)
-    py_index = _PyBindIndex(tuple(pybind))
+    py_index = PyBindIndex(tuple(pybind))
     bindings: list[Binding] = []
     stats: collections.Counter[str] = collections.Counter()
     diagnostics: list[Diagnostic] = []
@@ -178,7 +178,10 @@ def _stem(ns: str, suffixes: set[str]) -> str:
     return core.strip("_")
 
 
-class _PyBindIndex:
+class PyBindIndex:
+    """Python-visible names of native bindings (pybind11 here, PyO3 in :mod:`extractor.ffi`),
+    looked up by the dotted callee of a Python call site."""
+
     def __init__(self, bindings: tuple[PyBinding, ...]) -> None:
         self.by_key: dict[tuple[str, ...], list[PyBinding]] = collections.defaultdict(list)
         for b in bindings:
@@ -197,4 +200,4 @@ class _PyBindIndex:
         return []
 
 
-STEP = Step(name="bindings", extract=extract_bindings, version="1")
+STEP = Step(name="bindings", extract=extract_bindings, version="1", requires=("python", "cpp"))

@@ -25,6 +25,7 @@ from extractor.cpp.parse import macro_config, parse_source, used_outside_directi
 from extractor.cpp.scan import scan_cpp
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind,
                              ParsedFile, Severity, edge_key)
+from extractor.naming import cpp_id, file_id, id_name
 
 CPP_LANGUAGES = (Language.CPP, Language.CUDA)
 _TYPE_KINDS = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "union": NodeKind.UNION,
@@ -114,7 +115,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
             if hit:
                 stats["includes_resolved"] += 1
                 targets.append(hit)
-                include_edges.append(Edge(f"file:{path}", f"file:{hit}", EdgeKind.INCLUDES, path, line))
+                include_edges.append(Edge(file_id(path), file_id(hit), EdgeKind.INCLUDES, path, line))
             else:
                 stats["includes_unresolved_angle" if angle else "includes_unresolved_quoted"] += 1
         resolved_includes[path] = targets
@@ -155,7 +156,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     external: dict[str, Node] = {}
     for edge in list(edges):
         if edge.kind is EdgeKind.INHERITS and edge.target not in node_kinds:
-            name = edge.target[len("cpp:"):]
+            name = id_name(edge.target)
             external[edge.target] = Node(edge.target, NodeKind.EXTERNAL, name.rsplit("::", 1)[-1],
                                          name, "cpp")
     for path in sorted(facts):
@@ -177,7 +178,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
             else:
                 stats["launches_unresolved"] += 1
 
-    file_nodes = [Node(f"file:{p}", NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
+    file_nodes = [Node(file_id(p), NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
                   for p in sorted(facts)]
     all_nodes = tuple(sorted([*file_nodes, *nodes, *external.values()]))
     all_edges = tuple(sorted(set(edges), key=edge_key))
@@ -305,7 +306,7 @@ class _SymbolTable:
         written = [n for n, k in scope if not k]
         if kind in _TYPE_KINDS:
             d.kind = _TYPE_KINDS[kind]
-            d.id = "cpp:" + r["qual"]
+            d.id = cpp_id(r["qual"])
             d.parent = "::".join(enclosing)
             return
         parent = "::".join(enclosing)
@@ -321,7 +322,7 @@ class _SymbolTable:
                     parent = candidate
                     break
         d.parent = parent
-        d.id = "cpp:" + (f"{parent}::{name}" if parent else name)
+        d.id = cpp_id(f"{parent}::{name}" if parent else name)
         if kind == "kernel":
             d.kind = NodeKind.KERNEL
         elif parent in self.aggregates or "member" in r.get("tags", ()):
@@ -349,7 +350,7 @@ class _SymbolTable:
             tags.add("overloaded")
         if kind is NodeKind.KERNEL:
             tags.add("kernel")
-        qual = node_id[len("cpp:"):]
+        qual = id_name(node_id)
         doc = rep.record.get("doc", "") or next((d.record["doc"] for d in same if d.record.get("doc")), "")
         return Node(node_id, kind, qual.rsplit("::", 1)[-1], qual, rep.language.value, rep.path,
                     rep.record["line"], doc, rep.record.get("signature", ""), tuple(sorted(tags)))
@@ -364,12 +365,12 @@ class _SymbolTable:
         edges = []
         for d in self.defs_by_path.get(path, ()):
             node = self.node_by_id[d.id]
-            parent_id = "cpp:" + d.parent if d.parent else ""
+            parent_id = cpp_id(d.parent) if d.parent else ""
             if parent_id in self.node_by_id and parent_id != d.id:
                 edges.append(Edge(parent_id, d.id, EdgeKind.CONTAINS, node.path, node.line))
             if node.path == path and node.line == d.record["line"] and (
                     not d.parent or self.node_by_id.get(parent_id, node).kind is NodeKind.NAMESPACE):
-                edges.append(Edge(f"file:{path}", d.id, EdgeKind.CONTAINS, path, node.line))
+                edges.append(Edge(file_id(path), d.id, EdgeKind.CONTAINS, path, node.line))
         return edges
 
     def inherits_edges(self) -> list[Edge]:
@@ -385,16 +386,16 @@ class _SymbolTable:
         for prefix in _outward(scope):
             candidate = f"{prefix}::{name}" if prefix else name
             if candidate in self.types:
-                return "cpp:" + candidate
+                return cpp_id(candidate)
             if candidate in self.aliases:
-                return "cpp:" + self.aliases[candidate]
-        return "cpp:" + name
+                return cpp_id(self.aliases[candidate])
+        return cpp_id(name)
 
     def resolve_reference(self, scope: str, name: str) -> str:
         """A function named in code (`&fn`, `&ns::Class::method`) as seen from ``scope``."""
         if not name or name == "<lambda>":
             return ""
-        return self.resolve_callee("cpp:" + (f"{scope}::" if scope else "") + "<ref>", name)
+        return self.resolve_callee(cpp_id((f"{scope}::" if scope else "") + "<ref>"), name)
 
     def resolve_lambda(self, path: str, scope: str, callees: Iterable[str]) -> tuple[str, str]:
         """(`<lambda> -> f`, node of f) for a binding given as a lambda: the first function it
@@ -423,10 +424,10 @@ class _SymbolTable:
         elif "." in name or "->" in name:
             return ""  # a call through an object whose type we do not know
         name = name.lstrip(":")
-        caller_qual = caller[len("cpp:"):]
+        caller_qual = id_name(caller)
         scope = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
         for prefix in _outward(scope):
-            candidate = "cpp:" + (f"{prefix}::{name}" if prefix else name)
+            candidate = cpp_id(f"{prefix}::{name}" if prefix else name)
             node = self.node_by_id.get(candidate)
             if node is not None and node.kind in _CALLABLE and (not kernel_only or node.kind is NodeKind.KERNEL):
                 return candidate
@@ -469,7 +470,7 @@ def _registrations(facts: Mapping[str, Mapping[str, Any]], table: _SymbolTable
             fn = e.get("target", "")
             if e["kind"] == "class":
                 target = table.resolve_type(e.get("scope", ""), fn)
-                target = target if target[len("cpp:"):] in table.types else ""
+                target = target if id_name(target) in table.types else ""
             elif fn == "<lambda>":
                 fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
             else:
