@@ -17,11 +17,13 @@ Schema language:
 from __future__ import annotations
 
 import re
+import reprlib
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from extractor import safeyaml
 from extractor.errors import UserInputError
 
 
@@ -29,15 +31,27 @@ class Regex:
     """Marker in a schema: a string holding a regular expression that must compile."""
 
 
-MAX_DATA_FILE_BYTES = 16 * 1024**2  # the shipped taxonomy is 20 KB; anything near this is not one
+# The largest shipped data file (roles.yaml) is 27 KB; a file near this is not one. It also bounds
+# the pure-Python YAML composer's time (a 1 MiB scalar: about a second).
+MAX_DATA_FILE_BYTES = 1024**2
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
 def load_data_file(path: Path | str, schema: Any) -> Any:
-    """Read ``path`` as YAML and check it against ``schema``; UserInputError on any problem.
+    """Read ``path`` as YAML and check it against ``schema``; UserInputError on any problem."""
+    data = read_yaml_file(path)
+    check_data(data, schema, str(path))
+    return data
+
+
+def read_yaml_file(path: Path | str) -> Any:
+    """The one YAML document of a file the user gave; UserInputError (one line naming the file)
+    on any problem.
 
     The file is the user's, and may be anything: a binary, a 2 GB log, a YAML nested a hundred
-    thousand levels deep, a number of a million digits. Each is one line naming the file."""
+    thousand levels deep, a number of a million digits, a "billion laughs" of aliases. It is read
+    with the bounded loader (``extractor/safeyaml.py``, :data:`safeyaml.USER_LIMITS`), so each of
+    these costs a bounded time and memory before it is refused."""
     path = Path(path)
     try:
         with path.open("rb") as fh:
@@ -45,14 +59,18 @@ def load_data_file(path: Path | str, schema: Any) -> Any:
     except OSError as err:
         raise UserInputError(f"{path}: cannot read the file ({err.strerror or err}); check the path") from err
     if len(raw) > MAX_DATA_FILE_BYTES:
-        raise UserInputError(f"{path}: larger than {MAX_DATA_FILE_BYTES // 1024**2} MiB: not a data file")
+        raise UserInputError(f"{path}: larger than {MAX_DATA_FILE_BYTES // 1024} KiB: not a data file")
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
         raise UserInputError(f"{path}: not a UTF-8 text file (byte {err.start} is {raw[err.start]:#04x}); "
                              "data files are YAML") from None
     try:
-        data = yaml.safe_load(text)
+        return safeyaml.safe_load(text, safeyaml.USER_LIMITS, strict_tags=True)
+    except safeyaml.YamlLimitError as err:
+        mark = err.problem_mark
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise UserInputError(f"{path}{where}: refused: {err.problem} (over a data file's limits)") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
@@ -62,8 +80,6 @@ def load_data_file(path: Path | str, schema: Any) -> Any:
         raise UserInputError(f"{path}: nested too deeply to be a data file") from None
     except ValueError as err:  # e.g. an integer of more digits than Python converts
         raise UserInputError(f"{path}: a value cannot be read ({str(err).split(':')[0]})") from None
-    check_data(data, schema, str(path))
-    return data
 
 
 def check_data(data: Any, schema: Any, file: str, where: str = "") -> None:
@@ -128,7 +144,7 @@ def _join(where: str, key: str) -> str:
 
 
 def _fail(file: str, where: str, expected: str, got: Any) -> None:
-    shown = repr(got)
+    shown = reprlib.repr(got)  # bounded: a value of a million items costs no more than one of six
     if len(shown) > 40:
         shown = shown[:37] + "..."
     raise UserInputError(f"{file}: {where}: expected {expected}, got {shown}")
