@@ -26,7 +26,10 @@ from extractor.model import Language, ParsedFile, Severity, Step
 from extractor.workerpool import Failure, run_guarded
 
 MAX_PYTHON_NESTING = 200  # CPython's own limit (its tokenizer's MAXLEVEL): deeper code runs nowhere
-MAX_CPP_NESTING = 256  # braces; the deepest real files measured: 12 (Triton core), 11 (vLLM csrc)
+# Braces in C/C++/CUDA, Rust and Go; the deepest real files measured: 12 (Triton core), 11 (vLLM
+# csrc). The scanners walk scopes recursively and name each level, so past this a file would be
+# cut short by Python's recursion limit, silently; it is a ``too-deep`` diagnostic instead.
+MAX_BRACE_NESTING = 256
 FILE_TIMEOUT = 120.0  # seconds for one file's parse and scans in a worker
 WORKER_MEMORY = 2 * 1024**3  # bytes of address space a worker may add to what it starts with
 
@@ -100,12 +103,12 @@ def scan_file(language: str, data: bytes) -> dict[str, Any]:
     fallback: Any = None
     if lang is Language.PYTHON:
         tree, fallback, diagnostics = parse_python(data)
-    elif lang in (Language.CPP, Language.CUDA):
+    elif lang in (Language.CPP, Language.CUDA, Language.RUST, Language.GO):
         depth = nesting_depth(data, b"{", b"}")
-        if depth > MAX_CPP_NESTING:
-            # The C++ scanners build a scope name per level: cost grows with the square of the depth
+        if depth > MAX_BRACE_NESTING:
             return {"facts": {}, "lines": count_lines(data),
-                    "diagnostics": [_too_deep(f"braces nest {depth} levels deep, the limit is {MAX_CPP_NESTING}")]}
+                    "diagnostics": [_too_deep(f"braces nest {depth} levels deep, the limit is {MAX_BRACE_NESTING}")]}
+    if lang in (Language.CPP, Language.CUDA):
         from extractor.cpp.parse import parse_source
 
         tree = parse_source(data, lang)

@@ -41,6 +41,10 @@ def test_deeply_nested_brackets_cost_the_file_not_the_run(sandbox, jobs):
         # the interpreter refuses it, so this one would reach libcst, which segfaults at ~1,250
         "pkg/newer.py": NEWER_SYNTAX + "x = " + "[" * 5000 + "]" * 5000 + "\n",
         "pkg/scopes.h": "namespace a { " * 20_000 + "struct S { int x; };" + " }" * 20_000 + "\n",
+        # the Rust and Go scanners walk scopes recursively: without the guard, Python's recursion
+        # limit cut these short at about 320 levels, silently
+        "pkg/scopes.rs": "mod a { " * 5000 + "pub struct S;" + " }" * 5000 + "\n",
+        "pkg/scopes.go": "package p\nfunc f() " + "{ " * 5000 + "}" * 5000 + "\n",
     })
     started = time.monotonic()
     proc = sandbox.run("extract", str(tree), "-o", str(sandbox.out), "--cache-dir", str(sandbox.cache),
@@ -51,9 +55,23 @@ def test_deeply_nested_brackets_cost_the_file_not_the_run(sandbox, jobs):
         "pkg/parens.py": ("too-deep", f"brackets nest {depth} levels deep, the limit is 200: not analysed"),
         "pkg/newer.py": ("too-deep", "brackets nest 5000 levels deep, the limit is 200: not analysed"),
         "pkg/scopes.h": ("too-deep", "braces nest 20001 levels deep, the limit is 256: not analysed"),
+        "pkg/scopes.rs": ("too-deep", "braces nest 5000 levels deep, the limit is 256: not analysed"),
+        "pkg/scopes.go": ("too-deep", "braces nest 5000 levels deep, the limit is 256: not analysed"),
     }
     assert "internal error" not in proc.stderr and "Segmentation" not in proc.stderr
     sandbox.assert_contained()
+
+
+def test_rust_nested_up_to_the_brace_limit_is_read_whole(sandbox):
+    tree = _tree(sandbox, {"pkg/scopes.rs": "mod a { " * scan.MAX_BRACE_NESTING + "pub struct S;"
+                           + " }" * scan.MAX_BRACE_NESTING + "\n"})
+    proc = sandbox.run("extract", str(tree), "-o", str(sandbox.out), "--cache-dir", str(sandbox.cache),
+                       "-j", "1", "--no-probes")
+    assert proc.returncode == 0, proc.stderr
+    assert _diagnostics(sandbox) == {}
+    nodes = json.loads((sandbox.out / "evidence.json").read_text())["graph"]["nodes"]
+    (struct,) = [n for n in nodes if n["kind"] == "struct"]
+    assert struct["id"].endswith("::a" * scan.MAX_BRACE_NESTING + "::S")
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
