@@ -292,6 +292,27 @@ def _run_evidence(data: bytes) -> Any:
         return len(bundle)
 
 
+def _user_yaml_seeds(_scratch: Path) -> list[bytes]:
+    """A user's taxonomy: the shipped one cut to three roles, and the same with anchors and aliases."""
+    import yaml
+
+    from extractor.layers.taxonomy import TAXONOMY_FILE
+
+    data = yaml.safe_load(TAXONOMY_FILE.read_text(encoding="utf-8"))
+    small = yaml.safe_dump({**data, "roles": data["roles"][:3]}, sort_keys=False).encode()
+    return [small, small.replace(b"stack:", b"x: &s [a, b]\nstack:", 1) + b"extra: [*s, *s]\n"]
+
+
+def _run_user_yaml(data: bytes) -> Any:
+    from extractor.datafile import load_data_file
+    from extractor.layers.taxonomy import TAXONOMY_SCHEMA
+
+    with tempfile.TemporaryDirectory(prefix="fuzz-user-yaml-") as scratch:
+        path = Path(scratch) / "roles.yaml"
+        path.write_bytes(data)
+        return len(load_data_file(path, TAXONOMY_SCHEMA))
+
+
 def _user_errors() -> tuple[type[BaseException], ...]:
     from extractor.errors import ArchdiffError
 
@@ -324,6 +345,8 @@ TARGETS = {
     "dwarf": Target("dwarf", _elf_seeds, [b".debug_info", b"\x00" * 8, b"\xff" * 8], _run_dwarf, _dwarf_errors),
     "evidence": Target("evidence", _evidence_seeds, [b'"schema_version"', b'"graph"', b'"nodes"', b"null", b"[]",
                                                     b"{}", b'"id"', b"1e999", b"-0"], _run_evidence, _user_errors),
+    "user-yaml": Target("user-yaml", _user_yaml_seeds, [*_YAML_WORDS, b"roles:", b"signals:", b"weight:"],
+                        _run_user_yaml, _user_errors),
 }
 
 

@@ -21,7 +21,7 @@ from tests.hostile.fuzz import TARGETS, fuzz
 
 # inputs per target: about five seconds each on the CI machine
 INPUTS = {"archive": 300, "dwarf": 600, "evidence": 1000, "json-thresholds": 3000, "promql": 3000,
-          "yaml-thresholds": 1500}
+          "user-yaml": 300, "yaml-thresholds": 1500}
 SECONDS = float(os.environ.get("ARCHDIFF_FUZZ_SECONDS", "30"))
 _SEED = os.environ.get("ARCHDIFF_FUZZ_SEED", "20250914")
 SEED = random.SystemRandom().randrange(2**31) if _SEED == "random" else int(_SEED)
