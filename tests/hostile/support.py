@@ -60,10 +60,14 @@ class Sandbox:
 
     def run(self, *args: str, timeout: float = CASE_TIMEOUT, fault: Fault | None = None,
             **env: str) -> subprocess.CompletedProcess:
+        """The real CLI in the sandbox. Whatever the case expects, a hostile input never ends in
+        archdiff's "internal error" nor in a traceback: checked here for every case."""
         argv = [sys.executable, "-m", "archdiff.cli", *args]
-        return subprocess.run([*fault.prefix, *argv] if fault else argv, capture_output=True, text=True,
+        proc = subprocess.run([*fault.prefix, *argv] if fault else argv, capture_output=True, text=True,
                               cwd=self.base / "cwd", env=self.env(**env, **(fault.env if fault else {})),
                               timeout=timeout, preexec_fn=fault.preexec if fault else None)
+        assert "internal error" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+        return proc
 
     def extract(self, *specs: str, timeout: float = CASE_TIMEOUT, fault: Fault | None = None,
                 **env: str) -> subprocess.CompletedProcess:
