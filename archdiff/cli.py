@@ -1,13 +1,15 @@
 """The ``archdiff`` console script: argument parsing, progress and exit codes, nothing else.
 
 Exit codes: 0 success; 1 differences found (``compare --fail-on``) or an internal failure;
-2 bad user input (a spec of no known form, a missing ref, a corrupt evidence file, ...).
+2 bad user input (a spec of no known form, a missing ref, a corrupt evidence file, ...), or an
+output or cache directory that cannot take what must be written (full, read-only).
 """
 
 from __future__ import annotations
 
 import importlib
 import json
+import logging
 import os
 import sys
 from pathlib import Path
@@ -47,6 +49,31 @@ class _Group(click.Group):
 def cli(ctx: click.Context, debug: bool) -> None:
     """archdiff: architecture evidence from source repositories, and side-by-side comparisons."""
     ctx.obj = {"debug": debug or bool(os.environ.get("ARCHDIFF_DEBUG"))}
+    _warnings_to_stderr()
+
+
+class _EachWarningOnce(logging.Handler):
+    """The library's warnings (a cache turned off, ...) on stderr, each message once per run."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.seen: set[str] = set()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message not in self.seen:
+            self.seen.add(message)
+            click.echo(f"archdiff: warning: {message}", err=True)
+
+
+def _warnings_to_stderr() -> None:
+    log = logging.getLogger("archdiff")
+    for handler in log.handlers:
+        if isinstance(handler, _EachWarningOnce):
+            handler.seen.clear()
+            return
+    log.addHandler(_EachWarningOnce())
+    log.propagate = False
 
 
 class _RichProgress:
@@ -107,6 +134,7 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     from extractor.context import ExtractOptions
     from extractor.graph import export_graph
     from extractor.pipeline import extract_system
+    from extractor.storage import write_atomic
 
     extra = {key: str(path) for key, path in (("taxonomy", taxonomy), ("detectors", detectors)) if path}
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes,
@@ -117,7 +145,7 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     for fmt in graph_formats:
         export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
     log = {"timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
-    (out_dir / "run-log.json").write_text(json.dumps(log, indent=2, sort_keys=True) + "\n")
+    write_atomic(out_dir / "run-log.json", json.dumps(log, indent=2, sort_keys=True) + "\n")
     stats = result.bundle["stats"]
     problems = [d for d in result.bundle["diagnostics"] if d["severity"] != "info"]
     for d in problems[:20]:

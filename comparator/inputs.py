@@ -4,8 +4,8 @@ source spec extracted on the fly (through the extractor's cache, so the second r
 from __future__ import annotations
 
 from pathlib import Path
-import yaml
 
+from extractor.datafile import read_yaml_file
 from extractor.errors import UserInputError
 from extractor.evidence import Evidence, evidence_from_json, load_evidence
 
@@ -36,16 +36,7 @@ def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> Evidenc
 
 def read_system_file(path: Path) -> tuple[str, str, list[str]]:
     """(name, version, source specs) of a system file; a malformed file is one clear error."""
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UserInputError(f"{path}: no such system file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise UserInputError(f"{path}: cannot read system file: {err}") from None
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise UserInputError(f"{where}: not valid YAML; a system file has name, version and sources") from None
+    data = read_yaml_file(path)
     if not isinstance(data, dict):
         raise UserInputError(f"{path}: a system file is a mapping with name, version and sources")
     sources = data.get("sources")

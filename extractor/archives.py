@@ -31,6 +31,7 @@ import zlib
 from pathlib import Path
 
 from extractor.errors import UserInputError
+from extractor.storage import is_storage_error, write_atomic
 
 MAX_ARCHIVE_BYTES = 4 * 1024**3  # uncompressed, whole archive
 MAX_ARCHIVE_MEMBERS = 200_000
@@ -72,9 +73,11 @@ def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refus
         except UserInputError:
             raise
         except _BROKEN as err:
+            if is_storage_error(err):
+                raise  # the cache cannot take the tree: not the archive's fault
             raise UserInputError(f"{name} is not a readable archive: {_reason(err)}") from None
         if skipped:
-            skipped_links_file(target).write_text(json.dumps(sorted(skipped)), encoding="utf-8")
+            write_atomic(skipped_links_file(target), json.dumps(sorted(skipped)))
         _move_into_place(tmp, target)
 
 
@@ -93,6 +96,9 @@ def extract_zip(archive: Path, target: Path) -> None:
                                          "refused")
                 for info in infos:
                     _check_member(info.filename, archive.name)
+                    if info.flag_bits & 0x1:
+                        raise UserInputError(f"archive {archive.name} has encrypted member {info.filename!r}: refused")
+                tmp.mkdir()  # an archive of nothing (or only of links) is an empty tree
                 for info in infos:
                     if time.monotonic() > deadline:
                         raise UserInputError(f"archive {archive.name} took over {MAX_EXTRACT_SECONDS:.0f} s to "
@@ -104,7 +110,9 @@ def extract_zip(archive: Path, target: Path) -> None:
                     zf.extract(info, tmp)
         except UserInputError:
             raise
-        except (zipfile.BadZipFile, zipfile.LargeZipFile, *_BROKEN) as err:
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *_BROKEN) as err:
+            if is_storage_error(err):
+                raise
             raise UserInputError(f"{archive.name} is not a readable zip archive: {_reason(err)}") from None
         _move_into_place(tmp, target)
 
@@ -155,6 +163,8 @@ def _link_leaves(member: tarfile.TarInfo) -> bool:
 
 
 def _check_member(name: str, archive: str) -> None:
+    if not name.strip("/"):
+        raise UserInputError(f"archive {archive} has a member without a name: refused")
     parts = Path(name).parts
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
         raise UserInputError(f"archive {archive} has member {name!r} that leaves the tree: refused")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.context import Context
+from extractor.storage import write_atomic
 from extractor.model import Diagnostic, Step, edge_json, edge_key, node_json, node_key, to_jsonable
 
 SCHEMA_VERSION = 2  # extractor.evidence reads this version and checks it
@@ -86,12 +87,7 @@ def _dump(value: Any, depth: int) -> str:
 
 def write_bundle(bundle: dict[str, Any], out_dir: Path, text: str | None = None) -> Path:
     """Write ``evidence.json`` (``text`` when the caller has the serialised bundle already)."""
-    out_dir.mkdir(parents=True, exist_ok=True)
-    path = out_dir / "evidence.json"
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text if text is not None else dumps_bundle(bundle), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return write_atomic(out_dir / "evidence.json", text if text is not None else dumps_bundle(bundle))
 
 
 def load_bundle(path: Path) -> dict[str, Any]:

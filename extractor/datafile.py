@@ -17,11 +17,13 @@ Schema language:
 from __future__ import annotations
 
 import re
+import reprlib
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from extractor import safeyaml
 from extractor.errors import UserInputError
 
 
@@ -29,25 +31,55 @@ class Regex:
     """Marker in a schema: a string holding a regular expression that must compile."""
 
 
+# The largest shipped data file (roles.yaml) is 27 KB; a file near this is not one. It also bounds
+# the pure-Python YAML composer's time (a 1 MiB scalar: about a second).
+MAX_DATA_FILE_BYTES = 1024**2
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
 
 
 def load_data_file(path: Path | str, schema: Any) -> Any:
     """Read ``path`` as YAML and check it against ``schema``; UserInputError on any problem."""
+    data = read_yaml_file(path)
+    check_data(data, schema, str(path))
+    return data
+
+
+def read_yaml_file(path: Path | str) -> Any:
+    """The one YAML document of a file the user gave; UserInputError (one line naming the file)
+    on any problem.
+
+    The file is the user's, and may be anything: a binary, a 2 GB log, a YAML nested a hundred
+    thousand levels deep, a number of a million digits, a "billion laughs" of aliases. It is read
+    with the bounded loader (``extractor/safeyaml.py``, :data:`safeyaml.USER_LIMITS`), so each of
+    these costs a bounded time and memory before it is refused."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as fh:
+            raw = fh.read(MAX_DATA_FILE_BYTES + 1)
     except OSError as err:
         raise UserInputError(f"{path}: cannot read the file ({err.strerror or err}); check the path") from err
+    if len(raw) > MAX_DATA_FILE_BYTES:
+        raise UserInputError(f"{path}: larger than {MAX_DATA_FILE_BYTES // 1024} KiB: not a data file")
     try:
-        data = yaml.safe_load(text)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise UserInputError(f"{path}: not a UTF-8 text file (byte {err.start} is {raw[err.start]:#04x}); "
+                             "data files are YAML") from None
+    try:
+        return safeyaml.safe_load(text, safeyaml.USER_LIMITS, strict_tags=True)
+    except safeyaml.YamlLimitError as err:
+        mark = err.problem_mark
+        where = f":{mark.line + 1}" if mark is not None else ""
+        raise UserInputError(f"{path}{where}: refused: {err.problem} (over a data file's limits)") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(err, "problem", None) or "invalid YAML"
-        raise UserInputError(f"{path}{where}: not valid YAML ({problem})") from err
-    check_data(data, schema, str(path))
-    return data
+        problem = getattr(err, "problem", None) or getattr(err, "reason", None) or "invalid YAML"
+        raise UserInputError(f"{path}{where}: not valid YAML ({problem})") from None
+    except RecursionError:
+        raise UserInputError(f"{path}: nested too deeply to be a data file") from None
+    except ValueError as err:  # e.g. an integer of more digits than Python converts
+        raise UserInputError(f"{path}: a value cannot be read ({str(err).split(':')[0]})") from None
 
 
 def check_data(data: Any, schema: Any, file: str, where: str = "") -> None:
@@ -112,7 +144,7 @@ def _join(where: str, key: str) -> str:
 
 
 def _fail(file: str, where: str, expected: str, got: Any) -> None:
-    shown = repr(got)
+    shown = reprlib.repr(got)  # bounded: a value of a million items costs no more than one of six
     if len(shown) > 40:
         shown = shown[:37] + "..."
     raise UserInputError(f"{file}: {where}: expected {expected}, got {shown}")

@@ -18,3 +18,10 @@ class UserInputError(ArchdiffError):
 
 class EvidenceFormatError(UserInputError):
     """An evidence file that is not valid JSON, not archdiff's, or of another schema version."""
+
+
+class StorageError(ArchdiffError):
+    """An output or cache directory that cannot take what the run must write (full, read-only,
+    not permitted). Exit code 2: the user must free space or choose another directory."""
+
+    exit_code = 2

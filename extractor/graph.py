@@ -9,6 +9,7 @@ from typing import Any
 import networkx as nx
 
 from extractor.errors import UserInputError
+from extractor.storage import atomic_path, write_atomic
 
 
 def _flat(value: Any) -> Any:
@@ -33,14 +34,13 @@ def to_networkx(bundle: dict[str, Any], scalars_only: bool = False) -> nx.MultiD
 
 
 def export_graph(bundle: dict[str, Any], fmt: str, output: Path) -> None:
-    output.parent.mkdir(parents=True, exist_ok=True)
+    if fmt not in ("json", "graphml", "gexf"):
+        raise UserInputError(f"unknown graph format {fmt!r}: use graphml, gexf or json")
     if fmt == "json":
         data = {"directed": True, "multigraph": True, "graph": {"name": bundle["system"]["name"]},
                 "nodes": bundle["graph"]["nodes"], "edges": bundle["graph"]["edges"]}
-        output.write_text(json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-    elif fmt == "graphml":
-        nx.write_graphml(to_networkx(bundle, scalars_only=True), output)
-    elif fmt == "gexf":
-        nx.write_gexf(to_networkx(bundle, scalars_only=True), output)
-    else:
-        raise UserInputError(f"unknown graph format {fmt!r}: use graphml, gexf or json")
+        write_atomic(output, json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
+        return
+    writer = nx.write_graphml if fmt == "graphml" else nx.write_gexf
+    with atomic_path(output) as tmp:
+        writer(to_networkx(bundle, scalars_only=True), tmp)

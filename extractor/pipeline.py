@@ -216,7 +216,8 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactCa
     progress.phase("scan", len(missing))
     fresh = dict(zip((b[3] for b in blobs if b[3] not in cached),
                      scan_files(missing, steps, options.jobs, progress.advance)))
-    cache.put_many(fresh)
+    # A file whose worker crashed or timed out is tried again next run, never served from the cache.
+    cache.put_many({key: result for key, result in fresh.items() if not result.get("transient")})
     files = []
     for source, entry, data, key in blobs:
         result = cached.get(key) or fresh[key]

@@ -26,8 +26,8 @@ from typing import Any
 
 import yaml
 
-__all__ = ["DEFAULT_LIMITS", "LineDict", "LineList", "Limits", "YamlLimitError", "compose_all", "load_all",
-           "safe_load"]
+__all__ = ["DEFAULT_LIMITS", "USER_LIMITS", "LineDict", "LineList", "Limits", "YamlLimitError", "compose_all",
+           "load_all", "safe_load"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -39,6 +39,12 @@ class Limits:
     # cap for YAML) is about 200,000 nodes; a billion-laughs document is 10**9.
     max_nodes: int = 1_000_000
     max_depth: int = 128
+
+
+# A data file a user hands to archdiff (a taxonomy, detectors, a preset, a system file) is small:
+# the largest shipped one, roles.yaml, is 1,571 nodes. A tighter node limit keeps the pure-Python
+# composer's time to seconds even for a file at the size cap made of nothing but list items.
+USER_LIMITS = Limits(max_nodes=50_000)
 
 
 DEFAULT_LIMITS = Limits()
@@ -59,14 +65,16 @@ class LineList(list):
 
 
 class _CountingLoader(yaml.SafeLoader):
-    """The pure-Python SafeLoader (libyaml's composer cannot be hooked), counting aliases and
-    nesting depth while composing."""
+    """The pure-Python SafeLoader (libyaml's composer cannot be hooked), counting aliases, nodes
+    and nesting depth while composing: a document with more nodes than the limit even before any
+    alias is expanded is refused as soon as the composer reaches it, not after."""
 
     def __init__(self, stream: str, limits: Limits):
         super().__init__(stream)
         self._limits = limits
         self._aliases = 0
         self._depth = 0
+        self._nodes = 0
 
     def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's own signature
         if self.check_event(yaml.AliasEvent):
@@ -75,6 +83,10 @@ class _CountingLoader(yaml.SafeLoader):
                 raise YamlLimitError(problem=f"more than {self._limits.max_aliases} aliases",
                                      problem_mark=self.peek_event().start_mark)
             return super().compose_node(parent, index)
+        self._nodes += 1
+        if self._nodes > self._limits.max_nodes:
+            raise YamlLimitError(problem=f"more than {self._limits.max_nodes} nodes",
+                                 problem_mark=self.peek_event().start_mark)
         self._depth += 1
         try:
             if self._depth > self._limits.max_depth:
@@ -85,8 +97,9 @@ class _CountingLoader(yaml.SafeLoader):
             self._depth -= 1
 
     def compose_document(self):
-        # The base class forgets anchors per document; aliases are counted per document too.
+        # The base class forgets anchors per document; aliases and nodes are counted per document too.
         self._aliases = 0
+        self._nodes = 0
         return super().compose_document()
 
 
@@ -162,14 +175,25 @@ def _scalar(node: yaml.Node) -> Any:
     return value
 
 
-def build(node: yaml.Node, lines: bool = False) -> Any:
-    """Objects for a composed (and checked) node; aliases share one object, as in PyYAML."""
+_PLAIN_COLLECTIONS = ("tag:yaml.org,2002:map", "tag:yaml.org,2002:seq")
+
+
+def build(node: yaml.Node, lines: bool = False, strict_tags: bool = False) -> Any:
+    """Objects for a composed (and checked) node; aliases share one object, as in PyYAML.
+
+    A scalar with a tag SafeLoader does not know is an error either way. A collection's tag is
+    ignored unless ``strict_tags`` (a repository's CloudFormation ``!GetAtt [a, b]`` still reads;
+    archdiff's own data files have no use for one, and ``!!python/object/apply`` there is refused
+    as PyYAML would)."""
     memo: dict[int, Any] = {}
 
     def make(current: yaml.Node, depth: int) -> Any:
         key = id(current)
         if key in memo:
             return memo[key]
+        if strict_tags and isinstance(current, yaml.CollectionNode) and current.tag not in _PLAIN_COLLECTIONS:
+            raise yaml.constructor.ConstructorError(None, None, f"could not determine a constructor for the tag "
+                                                    f"{current.tag!r}", current.start_mark)
         if isinstance(current, yaml.MappingNode):
             out: dict = LineDict() if lines else {}
             if lines:
@@ -201,15 +225,16 @@ def build(node: yaml.Node, lines: bool = False) -> Any:
     return make(node, 0)
 
 
-def load_all(text: str, limits: Limits = DEFAULT_LIMITS, *, lines: bool = False) -> list[Any]:
+def load_all(text: str, limits: Limits = DEFAULT_LIMITS, *, lines: bool = False,
+             strict_tags: bool = False) -> list[Any]:
     """Every document of ``text`` as objects; :class:`YamlLimitError` (a ``yaml.YAMLError``) when
     a document is over ``limits``, ``yaml.YAMLError`` when it does not parse."""
-    return [build(node, lines) for node in compose_all(text, limits)]
+    return [build(node, lines, strict_tags) for node in compose_all(text, limits)]
 
 
-def safe_load(text: str, limits: Limits = DEFAULT_LIMITS) -> Any:
+def safe_load(text: str, limits: Limits = DEFAULT_LIMITS, *, strict_tags: bool = False) -> Any:
     """The single document of ``text`` (None when empty), like ``yaml.safe_load`` but bounded."""
-    docs = load_all(text, limits)
+    docs = load_all(text, limits, strict_tags=strict_tags)
     if len(docs) > 1:
         raise yaml.composer.ComposerError(problem="expected a single document, found several")
     return docs[0] if docs else None

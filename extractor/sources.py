@@ -33,6 +33,7 @@ from extractor.errors import UserInputError
 from extractor.gitdir import work_tree_commit
 from extractor.locks import locked
 from extractor.safeproc import run_bounded
+from extractor.storage import cannot_write, is_storage_error, write_atomic
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar", ".zip")
 GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
@@ -129,10 +130,22 @@ def _check_git_url(url: str) -> None:
 
 
 def acquire(spec: SourceSpec, cache_dir: Path) -> SourceTree:
-    """Make ``spec`` available as a directory (in the cache unless it is a local directory)."""
+    """Make ``spec`` available as a directory (in the cache unless it is a local directory).
+
+    A cache that cannot take what must be written (full, read-only) is a :class:`StorageError`
+    naming it; a tree already in a read-only cache is still used."""
     if spec.kind == "dir":
         # Read from the .git files, never by running git inside a tree the user does not trust.
         return SourceTree(spec.label, spec.text, "dir", Path(spec.location), "", work_tree_commit(Path(spec.location)))
+    try:
+        return _acquire_cached(spec, cache_dir)
+    except OSError as err:
+        if is_storage_error(err):
+            raise cannot_write(cache_dir, err) from None
+        raise
+
+
+def _acquire_cached(spec: SourceSpec, cache_dir: Path) -> SourceTree:
     if spec.kind == "pypi":
         archive = download_sdist(spec.location, spec.ref, cache_dir / "sdists")
         root = _extract_cached(archive, cache_dir / "trees")
@@ -368,14 +381,10 @@ def download_sdist(name: str, version: str, dest: Path) -> Path:
             target = dest / filename
             if target.is_file() and (not sha or _sha256(target) == sha):
                 return target
-            try:
-                data = _open(url)
-            except (urllib.error.URLError, OSError) as err:
-                raise UserInputError(f"cannot download {url}: {getattr(err, 'reason', err)}") from None
+            data = _fetch(url)
             if sha and hashlib.sha256(data).hexdigest() != sha:
                 raise UserInputError(f"{filename} from {index} does not match the index's sha256: refused")
-            _write_atomic(target, data)
-            return target
+            return write_atomic(target, data)
     if problems and len(problems) == len(pip_index_urls()):
         raise UserInputError(f"package index unreachable: {problems[0]}")
     raise UserInputError(f"no sdist of {name}=={version} on {', '.join(pip_index_urls())}")
@@ -386,11 +395,15 @@ def _download(url: str, dest: Path) -> Path:
     filename = urllib.parse.urlsplit(url).path.rsplit("/", 1)[-1] or "archive"
     target = dest / (hashlib.sha256(url.encode()).hexdigest()[:12] + "-" + filename)
     if not target.is_file():
-        try:
-            _write_atomic(target, _open(url))
-        except (urllib.error.URLError, OSError) as err:
-            raise UserInputError(f"cannot download {url}: {getattr(err, 'reason', err)}") from None
+        write_atomic(target, _fetch(url))
     return target
+
+
+def _fetch(url: str) -> bytes:
+    try:
+        return _open(url)
+    except (urllib.error.URLError, OSError) as err:
+        raise UserInputError(f"cannot download {url}: {getattr(err, 'reason', err)}") from None
 
 
 def _sha256(path: Path) -> str:
@@ -399,12 +412,6 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def _write_atomic(target: Path, data: bytes) -> None:
-    tmp = target.with_name(target.name + f".tmp{os.getpid()}")
-    tmp.write_bytes(data)
-    tmp.replace(target)
 
 
 # --- archives -------------------------------------------------------------------------------------
@@ -417,10 +424,11 @@ def _extract_cached(archive: Path, trees: Path) -> Path:
             extract_zip(archive, target)
         else:
             try:
-                with archive.open("rb") as fh:
-                    extract_tar(fh, target, name=archive.name)
+                fh = archive.open("rb")
             except OSError as err:
                 raise UserInputError(f"{archive.name} is not a readable archive: {err.strerror or err}") from None
+            with fh:
+                extract_tar(fh, target, name=archive.name)
     entries = [p for p in target.iterdir()]
     return entries[0] if len(entries) == 1 and entries[0].is_dir() else target
 

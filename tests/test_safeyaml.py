@@ -62,3 +62,19 @@ def test_lines_merge_keys_and_documents():
         safe_load(text)  # two documents where one is expected
     with pytest.raises(yaml.YAMLError):
         load_all("a: [1, 2\n")  # plain syntax errors stay yaml.YAMLError with a mark
+
+
+def test_nodes_are_counted_while_composing_so_a_wide_document_stops_early():
+    wide = "- a\n" * 5_000
+    assert len(safe_load(wide)) == 5_000
+    with pytest.raises(YamlLimitError, match="more than 1000 nodes") as over:
+        safe_load(wide, Limits(max_nodes=1_000))
+    assert over.value.problem_mark.line == 999  # the node past the limit, not the document's end
+
+
+def test_strict_tags_refuse_a_tagged_collection_that_lenient_reading_keeps():
+    text = "run: !!python/object/apply:os.system ['touch x']\ncf: !GetAtt [a, b]\n"
+    assert safe_load(text) == {"run": ["touch x"], "cf": ["a", "b"]}  # a repository's file still reads
+    with pytest.raises(yaml.constructor.ConstructorError, match="python/object/apply"):
+        safe_load(text, strict_tags=True)
+    assert safe_load("a: !!map {b: [1]}\n", strict_tags=True) == {"a": {"b": [1]}}

@@ -223,3 +223,17 @@ def test_alias_bomb_in_a_rules_file_is_a_diagnostic(tmp_path):
     result = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
     assert [(d.path, d.line, d.code) for d in result.diagnostics] == [("rules/bomb.yaml", 7, "yaml-limit")]
     assert [r.name for r in result.records] == ["Ok"]  # the document before it is still read
+
+
+def test_a_document_with_a_value_no_safe_constructor_reads_is_a_diagnostic(tmp_path):
+    """Found by the fuzz pass: a tag like ``!Ref`` on a scalar made the whole file a scanner failure."""
+    write(tmp_path, "rules/tags.yaml", "groups:\n  - name: g\n    rules:\n      - alert: Ok\n        expr: up == 0\n"
+          "---\ngroups:\n  - name: h\n    rules:\n      - alert: Tagged\n        expr: !Ref up\n"
+          "---\nexpr: " + "9" * 5000 + "\n")
+    result = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    assert [(d.path, d.line, d.code, d.message) for d in result.diagnostics] == [
+        ("rules/tags.yaml", 11, "yaml-error", "YAML value not read: could not determine a constructor for the tag '!Ref'"),
+        ("rules/tags.yaml", 13, "yaml-error", "YAML value not read: Exceeds the limit (4300 digits) for integer string "
+                                              "conversion"),
+    ]
+    assert [r.name for r in result.records] == ["Ok"]

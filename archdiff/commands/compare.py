@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from extractor.errors import UserInputError
+from extractor.storage import write_atomic
 
 if TYPE_CHECKING:
     from extractor.evidence import Evidence
@@ -36,7 +37,6 @@ def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, .
     from comparator.render_json import render_json
     from comparator.render_markdown import render_markdown
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     written = []
     for fmt in formats:
         if fmt == "html":
@@ -51,8 +51,7 @@ def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, .
             text, path = render_markdown(findings, KINDS), out_dir / "report.md"
         else:
             text, path = render_json(findings), out_dir / "report.json"
-        path.write_text(text, encoding="utf-8")
-        written.append(path)
+        written.append(write_atomic(path, text))
     return written
 
 

@@ -107,7 +107,15 @@ def scan_yaml_thresholds(parsed: ParsedFile) -> dict[str, Any] | None:
     facts: dict[str, list[dict[str, Any]]] = {"rules": [], "hpa": [], "adapter": [], "keda": [], "inhibit": [],
                                               "panels": []}
     for node in nodes:
-        doc = safeyaml.build(node, lines=True)
+        try:
+            doc = safeyaml.build(node, lines=True)
+        except (yaml.YAMLError, ValueError) as err:
+            # A scalar no safe constructor reads (``!Ref x``, ``!!type: ...``) or cannot convert
+            # (an integer of 5,000 digits): that document is a diagnostic, the others are read.
+            mark = getattr(err, "problem_mark", None) or node.start_mark
+            problem = getattr(err, "problem", None) or str(err).split(":")[0]
+            problems.append({"line": mark.line + 1, "code": "yaml-error", "message": f"YAML value not read: {problem}"})
+            continue
         for item in _walk(doc):
             if isinstance(item, dict):
                 _read_mapping(item, facts)

@@ -19,6 +19,9 @@ DIEs are read by a small decoder over the raw ``.debug_info`` and ``.debug_abbre
 Everything returned is a plain :class:`RawLayout`; ``extractor.structs.records`` turns it into
 records. Failures of pyelftools are translated into :class:`DwarfReadError` here.
 
+Section sizes are checked before pyelftools reads them (:mod:`.bounds`): a header that claims
+more than the file holds, or a compressed section that inflates to gigabytes, is refused.
+
 One module per DWARF concept: :mod:`.forms` (forms, attributes, tags, LEB128), :mod:`.abbrev`
 (abbreviation tables), :mod:`.die` (a unit's DIE decoder), :mod:`.lines` (line-program file
 tables), :mod:`.reloc` (relocation of ``ET_REL`` objects), :mod:`.reader` (sections, string
@@ -28,13 +31,16 @@ members and alignment) and :mod:`.types` (type spelling).
 
 from __future__ import annotations
 
+import os
 import struct as _struct
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
 from elftools.elf.elffile import ELFFile
 
+from extractor.structs.dwarf.bounds import check_sections
 from extractor.structs.dwarf.raw import DwarfReadError, RawLayout, RawMember
 from extractor.structs.dwarf.reader import Reader
 from extractor.structs.dwarf.reloc import relocated_dwarf_info
@@ -59,6 +65,7 @@ def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = N
             stream.seek(0)
             try:
                 elf = ELFFile(stream)
+                check_sections(elf, os.fstat(stream.fileno()).st_size, label)
                 if not elf.has_dwarf_info(strict=True):
                     raise DwarfReadError(label, "no-dwarf",
                                          "ELF has no DWARF debug info (.debug_info); rebuild with -g")
@@ -69,12 +76,15 @@ def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = N
                 raise
             except (ELFError, ELFParseError, DWARFError, ValueError, LookupError, AssertionError,
                     _struct.error, TypeError, AttributeError, EOFError, ArithmeticError,
-                    RecursionError) as err:
+                    RecursionError, zlib.error) as err:
                 # a corrupt file can break pyelftools or this decoder almost anywhere; each
                 # of these means "this file's DWARF cannot be read", never a crash
                 message = str(err).splitlines()[0] if str(err) else type(err).__name__
                 raise DwarfReadError(label, "corrupt-elf",
                                      f"cannot read ELF/DWARF ({type(err).__name__}: {message[:160]}); "
                                      "the file is truncated or corrupt") from err
+            except MemoryError as err:  # sizes the checks above cannot see ahead of reading
+                raise DwarfReadError(label, "too-large", "reading its DWARF needs more memory than this "
+                                     "machine gives: not read") from err
     except OSError as err:
         raise DwarfReadError(label, "unreadable", f"cannot open: {err.strerror or err}") from err

@@ -186,9 +186,21 @@ class Unit:
             if abbrev is None:
                 return after
             if abbrev.children:
-                sibling = attrs.get("sibling")
-                after = sibling[0] + self.offset if sibling else self.skip_children(after)
+                after = self._next_sibling(pos, attrs, after)
             pos = after
+
+    def _next_sibling(self, pos: int, attrs: dict, after: int) -> int:
+        """Where the DIE at ``pos`` (with children, attributes ending at ``after``) ends.
+
+        A sibling link must point past the DIE's own attributes: one that points back (at the
+        DIE itself, or before it) would make every walk over this list go round for ever."""
+        sibling = attrs.get("sibling")
+        if sibling is None:
+            return self.skip_children(after)
+        target = sibling[0] + self.offset
+        if target < after:
+            raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{target:x}")
+        return target
 
     def die(self, offset: int):
         hit = self.cache.get(offset)
@@ -210,8 +222,7 @@ class Unit:
                 return
             yield pos, child, attrs
             if child.children:
-                sibling = attrs.get("sibling")
-                after = sibling[0] + self.offset if sibling else self.skip_children(after)
+                after = self._next_sibling(pos, attrs, after)
             pos = after
 
     def file_name(self, index: int) -> str:

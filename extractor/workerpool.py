@@ -1,0 +1,225 @@
+"""Worker processes that one hostile input cannot take down with it.
+
+A file can crash a native parser (libcst's overflows its stack on a few thousand nested
+lambdas: SIGSEGV), keep it busy for hours (libcst is quadratic on long operator chains) or make
+it allocate without end. ``ProcessPoolExecutor`` loses every pending result when one worker dies
+(``BrokenProcessPool``) and cannot say which input killed it. Here each worker has a pipe of its
+own and holds one item at a time, so the item a dead or overdue worker held is known: it alone
+becomes a :class:`Failure`, and a fresh worker takes over the rest. With one job there is still
+one worker process, so the run itself never executes a parser on untrusted input.
+
+Each worker's address space is capped at its size when it starts plus ``memory_bytes``
+(``RLIMIT_AS``; a forked worker is single-threaded, so setting it there is safe), and its stderr
+goes to /dev/null: what a crashing native parser prints is noise, and the parent reports the
+crash as a diagnostic of the file instead.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import ctypes
+import dataclasses
+import faulthandler
+import multiprocessing
+import multiprocessing.connection
+import os
+import resource
+import signal
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from extractor.errors import ArchdiffError
+
+_POLL_SECONDS = 0.5
+_MAX_IDLE_DEATHS = 3  # workers dying before taking any item: the pool itself is broken
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Failure:
+    """Why an item has no result: ``crashed`` (the worker died: ``detail`` names the signal),
+    ``timed-out`` (``detail`` is the limit), or ``failed`` (an exception the work function let out)."""
+
+    kind: str
+    detail: str
+
+
+@dataclasses.dataclass(slots=True)
+class _Worker:
+    process: Any
+    conn: multiprocessing.connection.Connection
+    held: int | None = None  # the index of the item it works on
+    since: float = 0.0  # when it took that item
+    ready: bool = False  # its init ran: a death from now on is the held item's doing
+
+
+def run_guarded(items: Sequence[Any], work: Callable[[Any], Any], *, jobs: int, timeout: float,
+                memory_bytes: int | None = None, init: Callable[..., None] | None = None,
+                initargs: tuple = ()) -> Iterator[Any]:
+    """Yield ``work(item)`` for each item, in input order, or a :class:`Failure` for an item whose
+    worker crashed, overran ``timeout`` seconds or raised. ``work`` and ``init`` run in workers."""
+    if not items:
+        return
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    queue = collections.deque(range(len(items)))
+    done: dict[int, Any] = {}
+    workers: list[_Worker] = []
+    idle_deaths = 0
+    emitted = 0
+    try:
+        while emitted < len(items):
+            for worker in workers:
+                _feed(worker, queue, items)
+            while queue and len(workers) < jobs:  # never more workers than there is work for
+                workers.append(_start(context, work, init, initargs, memory_bytes, [w.conn for w in workers]))
+                _feed(workers[-1], queue, items)
+            multiprocessing.connection.wait([w.conn for w in workers] + [w.process.sentinel for w in workers],
+                                            timeout=_POLL_SECONDS)
+            for worker in list(workers):
+                alive = _collect(worker, done)
+                overdue = alive and worker.held is not None and time.monotonic() - worker.since > timeout
+                if alive and not overdue:
+                    continue
+                if overdue:
+                    worker.process.kill()
+                _stop(worker)
+                workers.remove(worker)
+                if not worker.ready or worker.held is None:
+                    if worker.held is not None:
+                        queue.appendleft(worker.held)  # not its doing: the worker never started on it
+                    idle_deaths += 1
+                    if idle_deaths > _MAX_IDLE_DEATHS:
+                        raise ArchdiffError(f"worker processes keep dying before taking any file "
+                                            f"({_exit_reason(worker.process.exitcode)})")
+                    continue
+                done[worker.held] = (Failure("timed-out", f"{timeout:g} s") if overdue
+                                     else Failure("crashed", _exit_reason(worker.process.exitcode)))
+            while emitted in done:
+                yield done.pop(emitted)
+                emitted += 1
+    finally:
+        for worker in workers:
+            with contextlib.suppress(OSError, ValueError):
+                worker.conn.send(None)
+            _stop(worker, grace=1.0)
+
+
+def _start(context, work, init, initargs, memory_bytes, siblings: list) -> _Worker:
+    parent, child = context.Pipe()
+    process = context.Process(target=_serve, args=(child, work, init, initargs, memory_bytes, [*siblings, parent]),
+                              daemon=True)
+    process.start()
+    child.close()
+    return _Worker(process, parent)
+
+
+def _feed(worker: _Worker, queue: collections.deque, items: Sequence[Any]) -> None:
+    """Send the next item to a worker that holds none. One at a time, on purpose: with two, the
+    parent could block sending a large file while the worker blocks sending a large result."""
+    if not queue or worker.held is not None:
+        return
+    index = queue.popleft()
+    try:
+        worker.conn.send((index, items[index]))
+    except OSError:  # the worker is gone; the item was never taken, so it is not the culprit
+        queue.appendleft(index)
+        return
+    worker.since = time.monotonic()
+    worker.held = index
+
+
+def _collect(worker: _Worker, done: dict[int, Any]) -> bool:
+    """Take every result the worker has sent; False once it is gone."""
+    try:
+        while worker.conn.poll():
+            index, ok, value = worker.conn.recv()
+            if index is None:  # the worker's init is done
+                worker.ready = True
+                worker.since = time.monotonic()
+                continue
+            worker.held = None
+            done[index] = value if ok else Failure("failed", value)
+    except (EOFError, OSError):
+        return False
+    return worker.process.is_alive()
+
+
+def _stop(worker: _Worker, grace: float = 0.0) -> None:
+    worker.process.join(grace)
+    if worker.process.is_alive():
+        worker.process.kill()
+        worker.process.join()
+    worker.conn.close()
+
+
+def _exit_reason(code: int | None) -> str:
+    if code is not None and code < 0:
+        try:
+            return signal.Signals(-code).name
+        except ValueError:
+            return f"signal {-code}"
+    return f"exit code {code}"
+
+
+# -- in the worker -----------------------------------------------------------------------------
+
+def _serve(conn, work, init, initargs, memory_bytes, parent_ends) -> None:
+    # A forked worker holds copies of the parent's end of its own pipe and of its siblings': all
+    # closed, so that when the parent dies (even by SIGKILL) every worker reads end-of-file and exits.
+    for other in parent_ends:
+        with contextlib.suppress(OSError):
+            other.close()
+    _die_with_parent()
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    faulthandler.disable()  # its dump of a crashing parser would reach the user's terminal
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+    if memory_bytes is not None:
+        _cap_address_space(memory_bytes)
+    if init is not None:
+        init(*initargs)
+    conn.send((None, True, "ready"))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        index, item = message
+        try:
+            reply = (index, True, work(item))
+        except Exception as err:  # noqa: BLE001 (reported as this item's failure, the rest go on)
+            reply = (index, False, f"{type(err).__name__}: {err}")
+        try:
+            conn.send(reply)
+        except (OSError, ValueError):
+            return
+        except Exception as err:  # noqa: BLE001 (a result that does not pickle)
+            conn.send((index, False, f"{type(err).__name__}: {err}"))
+
+
+def _die_with_parent() -> None:
+    """Linux: SIGKILL this worker when the parent dies, even in the middle of a parse that would
+    never end (the end-of-file above only reaches a worker that reads)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _cap_address_space(extra: int) -> None:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as fh:
+            current = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return  # no /proc: no cap rather than a wrong one
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = current + extra
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    if soft == resource.RLIM_INFINITY or limit < soft:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))

@@ -1,0 +1,116 @@
+"""The guarded worker pool: results in input order, and the one item a dead, overdue or failing
+worker held named as such while every other item still gets its result."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from extractor import workerpool
+from extractor.errors import ArchdiffError
+from extractor.workerpool import Failure, run_guarded
+
+
+def _work(item):
+    if item == "segv":
+        os.kill(os.getpid(), signal.SIGSEGV)
+    if item == "abort":
+        os.abort()
+    if item == "sleep":
+        time.sleep(60)
+    if item == "raise":
+        raise ValueError("bad item")
+    if item == "allocate":
+        return len(bytearray(3 * 1024**3))  # over the cap below
+    return item * 2
+
+
+@pytest.mark.parametrize("jobs", [1, 3])
+def test_each_failure_costs_its_own_item_only(jobs):
+    items = [1, "segv", 2, "abort", 3, "raise", 4, "sleep", 5, "allocate", 6]
+    started = time.monotonic()
+    results = list(run_guarded(items, _work, jobs=jobs, timeout=2.0, memory_bytes=1024**3))
+    assert time.monotonic() - started < 30
+    assert results == [2, Failure("crashed", "SIGSEGV"), 4, Failure("crashed", "SIGABRT"), 6,
+                       Failure("failed", "ValueError: bad item"), 8, Failure("timed-out", "2 s"), 10,
+                       Failure("failed", "MemoryError: "), 12]
+
+
+def _echo_big(item: bytes) -> bytes:
+    return item + item  # a result larger than the item, and both far larger than a pipe's buffer
+
+
+def test_large_items_and_larger_results_never_deadlock_the_pipes():
+    # In a child process under a timeout: a deadlock hangs the parent's writes for good.
+    script = (
+        "from extractor.workerpool import run_guarded\n"
+        "from tests.test_workerpool import _echo_big\n"
+        "items = [bytes([i]) * (4 * 1024**2) for i in range(6)]\n"
+        "results = list(run_guarded(items, _echo_big, jobs=2, timeout=60))\n"
+        "assert [len(r) for r in results] == [8 * 1024**2] * 6\n"
+        "assert all(r == bytes([i]) * len(r) for i, r in enumerate(results))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=90,
+                          cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr
+
+
+def test_never_more_workers_than_items(monkeypatch):
+    started = []
+    real = workerpool._start
+    monkeypatch.setattr(workerpool, "_start", lambda *a: started.append(1) or real(*a))
+    assert list(run_guarded([1, 2, 3], _work, jobs=64, timeout=10)) == [2, 4, 6]
+    assert len(started) == 3
+
+
+def _die_at_start():
+    os._exit(3)
+
+
+def test_workers_that_die_before_any_item_stop_the_run_with_one_line():
+    with pytest.raises(ArchdiffError, match=r"worker processes keep dying before taking any file \(exit code 3\)"):
+        list(run_guarded([1, 2], _work, jobs=1, timeout=10, init=_die_at_start))
+
+
+def test_workers_exit_when_the_parent_is_killed(tmp_path):
+    """kill -9 of archdiff leaves no worker behind, not even one stuck in a parse that never ends."""
+    script = (
+        "import os, sys, time\n"
+        "from extractor.workerpool import run_guarded\n"
+        "from tests.test_workerpool import _slow_pid\n"
+        "for _ in run_guarded(list(range(8)), _slow_pid, jobs=3, timeout=600):\n"
+        "    pass\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[1],
+                              env={**os.environ, "PIDS": str(tmp_path)})
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.iterdir())) < 3 and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = [int(p.name) for p in tmp_path.iterdir()]
+    assert len(workers) == 3
+    parent.kill()
+    parent.wait()
+    deadline = time.monotonic() + 30
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not [pid for pid in workers if _alive(pid)]
+
+
+def _slow_pid(item):
+    (Path(os.environ["PIDS"]) / str(os.getpid())).touch()
+    time.sleep(3600 if item == 0 else 1 if item < 3 else 0.2)  # item 0: a parse that never ends
+    return item
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
