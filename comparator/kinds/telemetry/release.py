@@ -11,6 +11,7 @@ reads as such.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -162,19 +163,27 @@ def _changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What changed in one threshold, in words an operator reads."""
     out = []
     if old["value"] != new["value"]:
-        out.append(f"value {_num(old['value'])} -> {_num(new['value'])}")
+        out.append(f"value {_num(old['value'])} → {_num(new['value'])}")
     for key in ("for", "severity"):
         if old[key] != new[key]:
-            out.append(f"{key} {old[key] or '(none)'} -> {new[key] or '(none)'}")
+            out.append(f"{key} {old[key] or '(none)'} → {new[key] or '(none)'}")
     for key, word in (("metrics", "reads"), ("raw_metrics", "reads behind recording rules")):
         gained, lost = sorted(set(new[key]) - set(old[key])), sorted(set(old[key]) - set(new[key]))
         if gained or lost:
             out.append(f"{word}: " + ", ".join([*(f"+{m}" for m in gained), *(f"-{m}" for m in lost)]))
-    if old["expr"] != new["expr"] and not any(c.startswith("reads") for c in out):
+    if _shape(old["expr"]) != _shape(new["expr"]) and not any(c.startswith("reads") for c in out):
         out.append("expression rewritten")
     if old["path"] != new["path"]:
         out.append(f"moved from {old['path']}:{old['line']}")
     return out
+
+
+_TRAILING_BOUND = re.compile(r"\s*(?:[<>]=?|[=!]=)\s*[-+]?[0-9.]+(?:[eE][-+]?[0-9]+)?\s*$")
+
+
+def _shape(expr: str) -> str:
+    """An expression without its trailing bound: a new value alone is no rewrite."""
+    return _TRAILING_BOUND.sub("", " ".join(expr.split()))
 
 
 def _num(value: Any) -> str:
