@@ -10,10 +10,11 @@ from typing import Any
 from comparator.markup import HTML_ROW_LIMIT, LIST_LIMIT, at, cell, esc, html_loc, html_table, md_table, none_found
 
 SIDES = ("a", "b")
-CROSSWALK_NOTE = ("Only each system's own metrics are paired: a Ray twin is its metric exposed again, and a "
-                  "library's series are the library's design (listed apart below).")
-LIBRARY_NOTE = ("Series a system exposes because it uses a library, not defined by its code; never paired in "
-                "the crosswalk and never counted as its metrics.")
+# Own metrics per side in the Markdown: vLLM (35) against Triton (34) has to fit a pull-request
+# comment beside the other kinds; the JSON and HTML reports have every row.
+MD_METRIC_ROWS = 15
+CROSSWALK_NOTE = "Own metrics only: Ray twins and library series are never paired."
+LIBRARY_NOTE = "Exposed because the system uses the library, not defined by its code; not counted as its metrics."
 
 
 def count_rows(tele: Mapping[str, Any]) -> list[tuple[str, list[str]]]:
@@ -43,8 +44,9 @@ def _value(x: Mapping[str, Any]) -> str:
     return "" if x.get("value") is None else f"{x['value']:g}"
 
 
-def _origin(m: Mapping[str, Any]) -> str:
-    return m["origin"] or "own"
+def _readers(m: Mapping[str, Any]) -> int:
+    """Alerts, panels, scalers reading a metric: a panel's colour steps are one panel."""
+    return len({(x["source_kind"], x["name"], x["path"], x["line"]) for x in m["thresholds"]})
 
 
 def _reads_md(t: Mapping[str, Any]) -> str:
@@ -53,6 +55,14 @@ def _reads_md(t: Mapping[str, Any]) -> str:
     if t["recorded_through"]:
         linked += f" — behind {cell(' → '.join(t['recorded_through']))}"
     return linked
+
+
+def _library_groups(rows: Sequence[Mapping[str, Any]]) -> list[tuple[tuple[str, str, str], list[str]]]:
+    """Library series by (library, how the code brought it in, where): one line each."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for m in rows:
+        groups.setdefault((m["origin"], m["via"], at(m)), []).append(m["name"])
+    return sorted(groups.items())
 
 
 # ---------------------------------------------------------------------------------------- Markdown
@@ -85,18 +95,21 @@ def _side_markdown(t: Mapping[str, Any], label: str) -> list[str]:
     out: list[str] = []
     if t["metrics"]:
         out += [f"### Metrics of {label}", ""]
-        out += md_table(["Metric", "Type", "Via", "Also exposed through", "Thresholds", "Where"], [
-            [cell(m["name"]), cell(m["type"]), cell(m["via"] or "—"), cell(", ".join(m["twins"])) or "—",
-             "; ".join(f"{cell(x['name'])} {cell(x['op'])} {_value(x)} ({cell(x['source_kind'])}, {at(x)})"
-                       for x in m["thresholds"]) or "none", ", ".join(at(s) for s in (m, *m["other_sites"]))]
-            for m in t["metrics"] if not m["repeat"]])
-        if t["without_threshold"]:
-            out += [f"Without any threshold ({len(t['without_threshold']):,}): {_names(t['without_threshold'])}.", ""]
+        # compact (a pull-request comment has room for little): a metric's twins ride on its name,
+        # its further definition sites and its thresholds are counted (the thresholds table below
+        # says what each reads); the JSON and HTML reports have every row
+        vias = {m["via"] for m in t["metrics"]}
+        if len(vias) == 1:  # one way for all (prometheus-cpp builder chains): said once
+            out += [f"Via (the same for all): {cell(vias.pop() or '—')}.", ""]
+        out += md_table(["Metric", "Type", *(["Via"] if vias else []), "Read by", "Where"], [
+            [cell(m["name"]) + "".join(f" (+{cell(lib)})" for lib in m["twins"]), cell(m["type"]),
+             *([cell(m["via"] or "—")] if vias else []), f"{_readers(m):,}",
+             at(m) + (f" (+{len(m['other_sites']):,})" if m["other_sites"] else "")]
+            for m in t["metrics"] if not m["repeat"]], limit=MD_METRIC_ROWS)
     if t["library_metrics"]:
-        out += [f"### Series {label} gets from libraries", ""]
-        out += md_table(["Series", "Library", "Type", "Via", "Thresholds", "Where"], [
-            [cell(m["name"]), cell(m["origin"]), cell(m["type"]), cell(m["via"] or "—"),
-             f"{len(m['thresholds']):,}", at(m)] for m in t["library_metrics"]])
+        out += [f"Series {label} gets from libraries:", ""]
+        out += [f"- {cell(origin)} ({cell(via or 'used')} at {where}): {_names(names)}"
+                for (origin, via, where), names in _library_groups(t["library_metrics"])] + [""]
     linked = [x for x in t["thresholds"] if x["reads_defined_metric"]]
     unlinked = [x for x in t["thresholds"] if not x["reads_defined_metric"]]
     if linked:
@@ -163,11 +176,11 @@ def _side_html(t: Mapping[str, Any], side: str, label: str) -> str:
         return f'<div><h3 class=sys-{side}>{label}</h3>{none_found(t["empty_reason"])}</div>'
     parts = [f'<h3 class=sys-{side}>{label}: {t["own_names"]:,} metrics of its own</h3>']
     if t["metrics"]:
-        parts.append(html_table(["Metric", "Type", "Via", "Thresholds", "Defined at"], [
+        parts.append(html_table(["Metric", "Type", "Thresholds", "Defined at"], [
             [f'<span class=sym>{esc(m["name"])}</span>'
              + "".join(f' <span class=pill>also via {esc(lib)}</span>' for lib in m["twins"])
+             + (f'<div class=loc>via {esc(m["via"])}</div>' if m["via"] else "")
              + f'<div class=muted>{esc(m["help"][:140])}</div>', esc(m["type"]),
-             f'<span class=loc>{esc(m["via"])}</span>',
              "".join(_threshold_text(x) for x in m["thresholds"]) or '<span class=muted>none</span>',
              "<br>".join(html_loc(s) for s in (m, *m["other_sites"]))]
             for m in t["metrics"] if not m["repeat"]], limit=HTML_ROW_LIMIT))
@@ -175,16 +188,15 @@ def _side_html(t: Mapping[str, Any], side: str, label: str) -> str:
         parts.append(none_found(t["empty_reason"]))
     if t["library_metrics"]:
         parts.append(f'<details><summary>{len(t["library_metrics"]):,} series from libraries</summary>' + html_table(
-            ["Series", "Library", "Type", "Via", "Thresholds", "Where"], [
-                [f'<span class=sym>{esc(m["name"])}</span>', esc(m["origin"]), esc(m["type"]),
-                 f'<span class=loc>{esc(m["via"])}</span>', "".join(_threshold_text(x) for x in m["thresholds"]),
+            ["Series", "Library", "Type", "Thresholds", "Where"], [
+                [f'<span class=sym>{esc(m["name"])}</span><div class=loc>via {esc(m["via"])}</div>', esc(m["origin"]),
+                 esc(m["type"]), "".join(_threshold_text(x) for x in m["thresholds"]),
                  html_loc(m)] for m in t["library_metrics"]], limit=HTML_ROW_LIMIT) + "</details>")
     linked = [x for x in t["thresholds"] if x["reads_defined_metric"]]
     unlinked = [x for x in t["thresholds"] if not x["reads_defined_metric"]]
     if linked:
         parts.append(f'<details open><summary>{len(linked):,} thresholds and the metrics they read</summary>'
-                     + html_table(["Threshold", "Reads", "Where"], [
-                         [_threshold_text(x), _reads_html(x), html_loc(x)] for x in linked],
+                     + html_table(["Threshold", "Reads"], [[_threshold_text(x), _reads_html(x)] for x in linked],
                          limit=HTML_ROW_LIMIT) + "</details>")
     if unlinked:
         parts.append(f'<details open><summary>{len(unlinked):,} thresholds linked to no metric</summary>'
