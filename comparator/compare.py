@@ -16,7 +16,7 @@ from comparator.kind import SIDES, Counts, EvidenceKind, release_order
 from comparator.registry import KINDS
 from extractor.evidence import Evidence
 
-REPORT_SCHEMA = 1
+REPORT_SCHEMA = 2  # 2: telemetry metrics are the own ones; library series and twins apart
 MODES = ("auto", "systems", "release")
 # Rows per list in the findings. Real comparisons stay far below (vLLM 0.10.1 -> 0.10.2: 786 added
 # symbols at most); a tampered or generated bundle of 100k symbols would otherwise make a report of

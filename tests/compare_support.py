@@ -36,6 +36,26 @@ def make_pysample_v2(parent: Path) -> Path:
     return target
 
 
+def make_telemetry_ops_v2(parent: Path) -> Path:
+    """A copy of fixtures/telemetry_ops as its next release: one metric renamed (the KEDA trigger
+    still reads the old name), one removed (an alert reads it behind a recording rule), its Ray
+    histograms dropped (the latency metric loses its Ray twin), an alert's threshold raised and
+    an alert added."""
+    target = parent / "telemetry_ops_v2"
+    shutil.copytree(ROOT / "fixtures" / "telemetry_ops", target)
+    stats = target / "opsvc" / "stats.py"
+    _edit(stats, 'name="opsvc:kv_usage_ratio"', 'name="opsvc:kv_cache_usage_ratio"')
+    _edit(stats, '        self.tokens = self._counter_cls(\n            name="opsvc:tokens_total",\n'
+                 '            documentation="Tokens generated.",\n            labelnames=labels)\n', "")
+    _edit(stats, "    _histogram_cls = RayHistogram\n", "")
+    chart = target / "deploy" / "chart"
+    _edit(chart / "values.yaml", "latencySeconds: 2", "latencySeconds: 3")
+    _edit(chart / "templates" / "prometheusrule.yaml", "        - alert: OpsvcDown\n",
+          "        - alert: OpsvcQueueFull\n          expr: max(opsvc:queue_depth) > 64\n          for: 5m\n"
+          "        - alert: OpsvcDown\n")
+    return target
+
+
 # ---------------------------------------------------------------- hand-built evidence for rule tests
 
 def evidence(name="sys", version="1", *, nodes=(), edges=(), layers=(), structs=(), metrics=(), thresholds=(),
@@ -48,11 +68,13 @@ def evidence(name="sys", version="1", *, nodes=(), edges=(), layers=(), structs=
                     thresholds=tuple(thresholds), concepts=tuple(concepts), diagnostics=(), stats={"files": {}})
 
 
-def metric(name, type_="counter", path="m.py", line=1, unit="", exposed=None):
+def metric(name, type_="counter", path="m.py", line=1, unit="", exposed=None, **more):
+    """A metric record; ``more``: the optional fields (``library``, ``via``, ``origin``, ``dynamic``...)."""
     from extractor.telemetry.records import MetricDefinition, MetricType
 
-    return MetricDefinition(path, line, name, MetricType(type_), "", (), (), unit, "python", False,
-                            tuple(exposed or [name]))
+    dynamic = more.pop("dynamic", False)
+    return MetricDefinition(path, line, name, MetricType(type_), "", (), (), unit, "python", dynamic,
+                            tuple(exposed or [name]), **more)
 
 
 def threshold(metrics, name="alert", path="rules.yaml", line=3, op=">", value=1.0):

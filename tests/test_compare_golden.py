@@ -16,17 +16,19 @@ from comparator.render_markdown import render_markdown
 from extractor.evidence import load_evidence
 from tests.compare_support import GOLDEN, INPUTS
 
-CASES = {
-    "systems": ("mini_vllm", "triton_like"),
-    "release": ("pysample", "pysample_v2"),
+CASES = {  # name: (left, right, the mode the comparison must choose)
+    "systems": ("mini_vllm", "triton_like", "systems"),
+    "release": ("pysample", "pysample_v2", "release"),
+    # a release whose telemetry changes: library series, Ray twins, thresholds that stop working
+    "telemetry": ("telemetry_ops", "telemetry_ops_v2", "release"),
 }
 
 
 def _render(case: str) -> dict[str, str]:
-    left, right = CASES[case]
+    left, right, mode = CASES[case]
     findings = compare_evidence(load_evidence(INPUTS / f"{left}.evidence.json"),
                                 load_evidence(INPUTS / f"{right}.evidence.json"))
-    assert findings["mode"] == case
+    assert findings["mode"] == mode
     return {f"{case}.md": render_markdown(findings, KINDS), f"{case}.json": render_json(findings)}
 
 

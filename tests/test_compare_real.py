@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from comparator.compare import compare_evidence
+from comparator.kinds.telemetry import KIND as TELEMETRY
 from comparator.registry import KINDS
 from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
@@ -69,8 +70,13 @@ def test_metric_added_in_0_10_2(release):
     assert release["release"]["metrics"]["removed"] == []
 
 
-def test_every_row_of_vllm_against_the_fixture_leads_to_code(new_bundle):
-    findings = compare_evidence(new_bundle, load_evidence(INPUTS / "triton_like.evidence.json"))
+@pytest.fixture(scope="module")
+def against_fixture(new_bundle):
+    return compare_evidence(new_bundle, load_evidence(INPUTS / "triton_like.evidence.json"))
+
+
+def test_every_row_of_vllm_against_the_fixture_leads_to_code(against_fixture):
+    findings = against_fixture
     assert findings["mode"] == "systems"
     rows = [side for r in findings["layers"]["rows"] for side in (r["a"], r["b"]) if side]
     assert len(rows) >= 10
@@ -87,3 +93,52 @@ def test_every_row_of_vllm_against_the_fixture_leads_to_code(new_bundle):
     for row in findings["telemetry"]["crosswalk"]:
         assert row["a"]["path"] and row["a"]["line"] > 0 and row["b"]["path"] and row["b"]["line"] > 0
     assert any(r["a"]["name"] == "vllm:request_success" for r in findings["telemetry"]["crosswalk"])
+
+
+INSTRUMENTATOR_SERIES = {"http_request_duration_highr_seconds", "http_request_duration_seconds",
+                         "http_request_size_bytes", "http_requests", "http_response_size_bytes"}
+
+
+def test_vllm_library_series_stand_apart_from_its_own_metrics(against_fixture):
+    # vllm/entrypoints/openai/api_server.py:370 `Instrumentator(...).instrument(app)`: the HTTP
+    # series are the instrumentator's; the default registry adds prometheus_client's collectors
+    tele = against_fixture["telemetry"]
+    vllm = tele["a"]
+    assert vllm["library_by_origin"] == {"prometheus-fastapi-instrumentator": 5, "prometheus_client": 10}
+    http = [m for m in vllm["library_metrics"] if m["origin"] == "prometheus-fastapi-instrumentator"]
+    assert {m["name"] for m in http} == INSTRUMENTATOR_SERIES
+    assert {(m["path"], m["line"], m["via"]) for m in http} == \
+        {("vllm/entrypoints/openai/api_server.py", 370, "builder:Instrumentator.instrument")}
+    library = {m["name"] for m in vllm["library_metrics"]}
+    paired = {r["a"]["name"] for r in tele["crosswalk"]}
+    assert paired and not paired & library
+    assert not library & {m["name"] for m in vllm["metrics"]}
+    md = render_markdown(against_fixture, KINDS)
+    assert "| prometheus-fastapi-instrumentator | 5 | 0 | — |" in md
+
+
+def test_vllm_ray_twins_and_second_engine_are_not_counted_twice(against_fixture):
+    vllm = against_fixture["telemetry"]["a"]
+    # 59 prometheus_client definition sites (the v0 engine's vllm/engine/metrics.py and the v1
+    # engine's loggers.py register most families twice) are 35 metric names; the 54 Ray records
+    # at those sites (RayPrometheusStatLogger, RayMetrics) are twins of 32 of them, not metrics
+    assert (vllm["definitions"], vllm["own_names"], vllm["twins_by_library"]) == (59, 35, {"ray": 32})
+    assert {m["library"] for m in vllm["metrics"]} == {"prometheus_client"}
+    assert len(vllm["twins"]) == 54 and all(t["exposed_names"][0].startswith("ray_") for t in vllm["twins"])
+    running = [m for m in vllm["metrics"] if m["name"] == "vllm:num_requests_running"]
+    assert [(m["path"], m["line"], m["repeat"], m["twins"]) for m in running] == [
+        ("vllm/engine/metrics.py", 59, False, ["ray"]), ("vllm/v1/metrics/loggers.py", 188, True, ["ray"])]
+    # the systems count: own names on one side only (none shared with the fixture's 8)
+    assert TELEMETRY.count(against_fixture["telemetry"], None).any == 35 + 8
+
+
+def test_grafana_panel_renamed_in_0_10_2_is_one_changed_threshold(release):
+    # examples/online_serving/prometheus_grafana/grafana.json: the panel at line 405 is titled
+    # "Time Per Output Token Latency" in 0.10.1 and "Inter Token Latency" in 0.10.2 (line 479)
+    th = release["release"]["thresholds"]
+    assert [(t["name"], t["line"], t["changes"][0]) for t in th["changed"]] == \
+        [("Inter Token Latency", 405, "renamed from Time Per Output Token Latency")]
+    assert "+vllm:inter_token_latency_seconds_bucket" in th["changed"][0]["changes"][1]
+    assert th["added"] == [] and th["removed"] == []
+    # 0.10.2 still defines the deprecated time_per_output_token metric: no threshold lost its series
+    assert release["release"]["orphaned_thresholds"] == []

@@ -47,8 +47,14 @@ def _poisoned(name: str, version: str, with_metric: str) -> object:
                     path=f"src/{PAYLOAD}.h")
     ev = evidence(name, version, nodes=[node, target], edges=[Edge(node.id, target.id, EdgeKind.CALLS, node.path, 3)],
                   layers=[lay, lay2], structs=[layout],
-                  metrics=[metric(with_metric, "counter", path=f"m/{PAYLOAD}.py", unit=PAYLOAD)],
-                  thresholds=[dataclasses.replace(threshold([with_metric], name=PAYLOAD), expr=PAYLOAD)],
+                  metrics=[metric(with_metric, "counter", path=f"m/{PAYLOAD}.py", unit=PAYLOAD, via=PAYLOAD),
+                           # its Ray twin, a library's series and a name left unresolved carry it too
+                           metric(with_metric, "counter", path=f"m/{PAYLOAD}.py", library="ray", via=PAYLOAD,
+                                  exposed=[f"ray_{with_metric}"]),
+                           metric(f"lib_{PAYLOAD}", "gauge", origin=PAYLOAD, via=PAYLOAD),
+                           metric(f"dyn_{PAYLOAD}", "gauge", dynamic=True, unresolved=PAYLOAD, via=PAYLOAD)],
+                  thresholds=[dataclasses.replace(threshold([with_metric], name=PAYLOAD), expr=PAYLOAD),
+                              dataclasses.replace(threshold(["up"], name=f"unlinked {PAYLOAD}"), unlinked=PAYLOAD)],
                   concepts=[concept])
     return dataclasses.replace(ev, sources=(SourceRecord(PAYLOAD, PAYLOAD, "dir", PAYLOAD, ""),))
 

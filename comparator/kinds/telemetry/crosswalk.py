@@ -1,6 +1,6 @@
 """The metric crosswalk: metrics of two systems that measure the same thing under different names
-and units (a queue time in seconds beside one in microseconds). The vocabulary is data
-(crosswalk.yaml, checked on load)."""
+and units (a queue time in seconds beside one in microseconds), and the series each side gets from
+libraries, set apart. The vocabulary is data (crosswalk.yaml, checked on load)."""
 
 from __future__ import annotations
 
@@ -73,7 +73,9 @@ def crosswalk_metrics(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[dict
     """Pairs of metrics (from two telemetry summaries) that measure the same thing under different
     names or units, best first.
 
-    Each metric joins at most one pair (greedy by score), so a row is a claim a reader can check.
+    Only the systems' own metrics are paired: a twin is its metric measured once more, and a
+    library's series are the library's design (:func:`library_series` lists them apart). Each
+    metric joins at most one pair (greedy by score), so a row is a claim a reader can check.
     """
     vocab = crosswalk_vocabulary()
     sides = {}
@@ -130,3 +132,15 @@ def _unit_word(metric: Mapping[str, Any]) -> str:
         if token in units:
             return token
     return metric["unit"] or "unit"
+
+
+def library_series(ta: Mapping[str, Any], tb: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """The series each side gets from a library (not paired in the crosswalk: the same library
+    gives both sides the same names), by library: counts and the names both sides expose."""
+    names: dict[str, dict[str, set[str]]] = collections.defaultdict(lambda: {"a": set(), "b": set()})
+    for side, tele in (("a", ta), ("b", tb)):
+        for m in tele["library_metrics"]:
+            names[m["origin"]][side].add(m["name"])
+    return [{"origin": origin, "a": len(n["a"]), "b": len(n["b"]), "shared": sorted(n["a"] & n["b"]),
+             "only_a": sorted(n["a"] - n["b"]), "only_b": sorted(n["b"] - n["a"])}
+            for origin, n in sorted(names.items())]
