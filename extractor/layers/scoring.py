@@ -36,6 +36,20 @@ class Candidate:
         return (-self.score, 0 if self.named else 1, 0 if self.backed else 1, self.order)
 
 
+def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
+    """A facade (a module that defines nothing and imports public names) that neither its own
+    evidence nor its package places presents the names it re-exports: scored with them as its
+    symbols, or None when they place it nowhere either."""
+    if not mf.items.get("reexport"):
+        return None
+    facade = dataclasses.replace(mf, items={**mf.items, "symbol": mf.items["symbol"] + mf.items["reexport"]})
+    assigned = score_module(facade, taxonomy)
+    if assigned.role == UNASSIGNED:
+        return None
+    return dataclasses.replace(assigned, why="; ".join(part for part in ("placed by the names it re-exports",
+                                                                        assigned.why) if part))
+
+
 def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
     candidates: list[Candidate] = []
     ruled_out: list[RoleEvidence] = []
