@@ -24,6 +24,7 @@ class Candidate:
     role: Role
     score: float
     named: bool  # a path word next to the file (its own name or its directory's) speaks for the role
+    self_named: bool  # ... the file's own name ("utils.py"), not only its directory ("common/")
     order: int  # the taxonomy's order: the last tie-break
     rows: tuple[RoleEvidence, ...]
     corroborated: bool  # a signal the role counts as agreement fired (weight-0 ones too)
@@ -31,9 +32,12 @@ class Candidate:
 
     @property
     def rank(self) -> tuple[float, int, int, int]:
-        # On equal scores: the module's own name (a path word next to the file), then the role more
-        # than path words back, then the taxonomy's order.
-        return (-self.score, 0 if self.named else 1, 0 if self.backed else 1, self.order)
+        # On equal scores: a helper role that only the file's directory names goes last (an NVTX
+        # include says more than a "common/" directory; "utils.py" still names itself), then the
+        # module's own name (a path word next to the file), then the role more than path words
+        # back, then the taxonomy's order.
+        helper = self.role.yields_to_package and not self.backed and not self.self_named
+        return (-self.score, 1 if helper else 0, 0 if self.named else 1, 0 if self.backed else 1, self.order)
 
 
 def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
@@ -63,8 +67,12 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
         if fired:
             rows = [row for _signal, row in fired]
             named = any(signal.kind == "path" and row.weight == signal.weight for signal, row in fired)
+            # a package's __init__ is named by its directory
+            words = [w for w, _line in mf.items["path"] if w != "__init__"]
+            stem = words[-1] if words else ""
+            self_named = any(signal.kind == "path" and row.matched == stem for signal, row in fired)
             agreeing = [row for signal, row in fired if signal.corroborates or role.corroborates(signal.kind)]
-            candidates.append(Candidate(role, sum(r.weight for r in rows), named, order,
+            candidates.append(Candidate(role, sum(r.weight for r in rows), named, self_named, order,
                                         tuple(sorted(rows, key=lambda r: (-r.weight, r.signal, r.line, r.matched))),
                                         bool(agreeing), any(r.weight > 0 for r in agreeing)))
     candidates.sort(key=lambda c: c.rank)
