@@ -17,6 +17,7 @@ from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvi
 from extractor.layers.taxonomy import Role, Signal, Taxonomy
 
 FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
+FACADE_SHARE = 3  # a facade's role must speak for at least one in this many of the names it re-exports
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,9 +47,17 @@ def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
     symbols, or None when they place it nowhere either."""
     if not mf.items.get("reexport"):
         return None
-    facade = dataclasses.replace(mf, items={**mf.items, "symbol": mf.items["symbol"] + mf.items["reexport"]})
+    names = mf.items["reexport"]
+    facade = dataclasses.replace(mf, items={**mf.items, "symbol": mf.items["symbol"] + names})
     assigned = score_module(facade, taxonomy)
-    if assigned.role == UNASSIGNED:
+    role = taxonomy.role(assigned.role)
+    if role is None:
+        return None
+    # A package's whole interface (kserve/__init__.py: a hundred names) has no one role: the names
+    # that speak for the role must be a good share of what the facade re-exports.
+    speaking = {name for name, _line in names
+                if any(s.kind == "symbol" and s.pattern.fullmatch(name) for s in role.signals)}
+    if len(speaking) * FACADE_SHARE < len({name for name, _line in names}):
         return None
     return dataclasses.replace(assigned, why="; ".join(part for part in ("placed by the names it re-exports",
                                                                         assigned.why) if part))
