@@ -55,6 +55,8 @@ def top_packages(files: Iterable[SourceFile]) -> dict[str, int]:
     return tops
 
 
+C_API_MIN_FUNCTIONS = 3  # one or two extern "C" prototypes are a callback or a hook, not an API
+
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
 
 
@@ -94,6 +96,10 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
     bases = [((resolve_relative(b, file) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
     kinds = [(d.kind, d.line) for d in defs]
+    # A header that declares a C API (extern "C" prototypes) for other programs to link against
+    c_api = [(line, n) for line, n in facts.get("c_api", ())]
+    if sum(n for _line, n in c_api) >= C_API_MIN_FUNCTIONS:
+        kinds.append(("c-api", c_api[0][0]))
     # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
     classes = {d.qualname for d in defs if d.kind in ("class", "struct")}
     methods = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs

@@ -50,7 +50,8 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> 
             settled.append(a)
             continue
         directory = _directory(a.path)
-        was = f"{a.role} on path words alone" if a.role != UNASSIGNED else "no role of its own"
+        was = (f"{a.role} on path words alone" if a.role != UNASSIGNED else
+               "no role of its own" + (f" ({a.why})" if a.why else ""))
         why = (f"{was}; takes {role} from its package {directory}/, where {count} of {len(siblings)} "
                f"corroborated modules ({held:,} of {total:,} lines) hold it")
         row = RoleEvidence(a.path, 0, role, "package", f"{directory}/", 0.0)
