@@ -98,7 +98,7 @@ def test_instrumented_code_is_not_telemetry_but_a_metrics_interceptor_is(platfor
     # header says it is telemetry, so it takes its worker pool's role
     dispatcher = modules["platform_sdk/pool/dispatcher.py"]
     assert dispatcher.role == "execution" and dispatcher.confidence is Confidence.PACKAGE
-    assert "telemetry" in dispatcher.why and "needs" in dispatcher.why
+    assert "telemetry (4) rests on import prometheus_client" in dispatcher.why and "needs" in dispatcher.why
     interceptors = modules["platform_sdk/protocol/interceptors.py"]
     assert interceptors.role == "telemetry" and interceptors.confidence is Confidence.CORROBORATED
     assert ("symbol", "AccessLogInterceptor") in {(e.signal, e.matched) for e in interceptors.evidence}

@@ -131,10 +131,14 @@ def _passed_over_why(heaviest: Candidate, chosen: Candidate | None, threshold: f
     instead = f"; {chosen.role.id} instead" if chosen is not None else ""
     if heaviest.score < threshold:
         return f"no role reaches the threshold {threshold:g} (best: {heaviest.role.id}, {heaviest.score:g})"
-    words = ", ".join(sorted({r.matched for r in heaviest.rows if r.signal == "path"}))
     needs = (" or ".join(sorted(heaviest.role.corroborated_by)) if heaviest.role.corroborated_by is not None
              else "a signal beside path words")
-    return f"{heaviest.role.id} ({heaviest.score:g}) rests on path words alone ({words}) and needs {needs}{instead}"
+    words = ", ".join(sorted({r.matched for r in heaviest.rows if r.signal == "path"}))
+    if words and all(r.signal == "path" for r in heaviest.rows):
+        return f"{heaviest.role.id} ({heaviest.score:g}) rests on path words alone ({words}) and needs {needs}{instead}"
+    # e.g. telemetry on an import of prometheus_client alone: instrumented code, not telemetry itself
+    shown = ", ".join(f"{r.signal} {r.matched}" for r in heaviest.rows)
+    return f"{heaviest.role.id} ({heaviest.score:g}) rests on {shown} and needs {needs}{instead}"
 
 
 def _ruled_out_why(ruled_out: list[RoleEvidence]) -> str:
