@@ -43,7 +43,8 @@ LABELS_SCHEMA = {
     "version": str,
     "sources": [str],
     "pypi": bool,
-    "labels": [{"path": str, "role": str, "why": str}],
+    # miss: why archdiff's rules still disagree, when they do (one line; the label stays the reader's)
+    "labels": [{"path": str, "role": str, "why": str, "miss?": str}],
 }
 TARGET_OVERALL, TARGET_SYSTEM = 0.90, 0.80  # issue 17's bar
 
@@ -53,6 +54,7 @@ class Label:
     path: str
     role: str
     why: str
+    miss: str = ""  # the known reason archdiff disagrees, if it does
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class Miss:
     expected: str
     got: str
     decided_by: str  # archdiff's deciding row, or its why when it passed a role over
+    reason: str = ""  # the label file's one-line reason for this disagreement ("" = not explained yet)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -111,7 +114,7 @@ def score_layers(system: LabelledSystem, layers: Iterable[Mapping[str, Any]],
         if module is not None:
             rows = module.get("evidence") or ()
             decided = module.get("why") or (f"{rows[0]['signal']} {rows[0]['matched']}" if rows else "")
-        misses.append(Miss(label.path, label.role, role, decided))
+        misses.append(Miss(label.path, label.role, role, decided, label.miss))
     generated = sorted(generated_paths)
     wrong = tuple(p for p in generated if modules.get(p, (UNASSIGNED,))[0] not in apart)
     return SystemScore(system.name, len(system.labels) - len(misses), len(system.labels), tuple(sorted(misses)),
@@ -190,10 +193,15 @@ def render(scores: Sequence[SystemScore]) -> str:
         lines.append("confusions (labelled -> archdiff), most frequent first:")
         lines += [f"  {n:>3}  {expected} -> {got}" for (expected, got), n in
                   sorted(confusions.items(), key=lambda kv: (-kv[1], kv[0]))]
+    unexplained = 0
     for s in scores:
         for m in s.misses:
             lines.append(f"  {s.name}: {m.path}: labelled {m.expected}, got {m.got}"
                          + (f" ({m.decided_by})" if m.decided_by else ""))
+            lines.append(f"      why: {m.reason}" if m.reason else "      why: (no reason recorded yet)")
+            unexplained += not m.reason
+    if any(s.misses for s in scores):
+        lines.append(f"disagreements without a recorded reason: {unexplained}")
     return "\n".join(lines)
 
 

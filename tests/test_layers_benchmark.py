@@ -17,10 +17,11 @@ from tests.conftest import cache_root
 
 SYSTEMS = load_labels()
 
-# What the PyPI systems scored when the benchmark was first measured (labels written before any
-# tuning): a floor, so that a change that makes the layers worse on real systems fails here.
-FLOORS = {"vllm": 0.97, "sglang": 0.80, "kserve": 0.89, "mlserver": 0.69, "bentoml": 0.80}
-OVERALL_FLOOR = 0.84
+# What the PyPI systems score with the general rules of the second pass (first measured, before any
+# tuning: vllm 1.00, sglang 0.806, kserve 0.895, mlserver 0.694, bentoml 0.806, 0.84 overall): a
+# floor, so that a change that makes the layers worse on real systems fails here.
+FLOORS = {"vllm": 0.97, "sglang": 0.80, "kserve": 0.97, "mlserver": 0.91, "bentoml": 0.91}
+OVERALL_FLOOR = 0.92
 
 
 def test_labels_cover_six_or_more_systems_of_different_shapes():
@@ -43,7 +44,8 @@ def test_labels_cover_six_or_more_systems_of_different_shapes():
 def test_scoring_counts_agreement_misses_and_generated_code_in_the_architecture():
     system = LabelledSystem("toy", "1", ("dir:.",), False, (
         Label("a/server.py", "ingress", "serves"), Label("a/x_pb2.py", "generated", "protoc"),
-        Label("a/util.py", "utilities", "helpers"), Label("a/gone.py", "memory", "not extracted")), "toy.yaml")
+        Label("a/util.py", "utilities", "helpers", miss="nothing names a helper"),
+        Label("a/gone.py", "memory", "not extracted")), "toy.yaml")
     layers = [
         {"role": "ingress", "modules": [{"path": "a/server.py", "evidence": [{"signal": "import", "matched": "grpc"}]},
                                         {"path": "a/y_pb2.py", "evidence": [], "why": ""}]},
@@ -52,13 +54,15 @@ def test_scoring_counts_agreement_misses_and_generated_code_in_the_architecture(
     ]
     score = score_layers(system, layers, generated_paths=["a/x_pb2.py", "a/y_pb2.py"])
     assert (score.agreed, score.total, score.generated_modules) == (2, 4, 2)
-    assert [(m.path, m.expected, m.got, m.decided_by) for m in score.misses] == [
-        ("a/gone.py", "memory", "(not extracted)", ""),
-        ("a/util.py", "utilities", "unassigned", "no signal of any role fired")]
+    assert [(m.path, m.expected, m.got, m.decided_by, m.reason) for m in score.misses] == [
+        ("a/gone.py", "memory", "(not extracted)", "", ""),
+        ("a/util.py", "utilities", "unassigned", "no signal of any role fired", "nothing names a helper")]
     assert score.generated_in_architecture == ("a/y_pb2.py",)
     text = render([score])
     assert "toy" in text and "2/4" in text and "generated code in an architectural role: 1" in text
     assert "1  utilities -> unassigned" in text
+    # each disagreement shows the label file's reason, and those without one are counted
+    assert "why: nothing names a helper" in text and "disagreements without a recorded reason: 1" in text
 
 
 @pytest.fixture(scope="module")

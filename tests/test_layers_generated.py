@@ -75,7 +75,7 @@ def test_generated_code_is_not_counted_as_architecture_and_its_size_is_reported(
     assert result.stats["lines_counted"] == sum(m.lines for m in modules.values()
                                                 if m.role not in ("generated", "tests", "build", "vendored"))
     stats = ctx.results["generated"].stats
-    assert stats["files"] == len(generated) == 5
+    assert stats["files"] == len(generated) == 6
     assert stats["by_generator"]["OpenAPI Generator"] == {
         "files": 3, "lines": sum(m.lines for m in generated if m.evidence[0].matched == "OpenAPI Generator")}
     # no dependency of or on the apart layer, and no concept evidence from generated code: the
@@ -92,6 +92,30 @@ def test_a_helper_file_takes_its_packages_role(platform):
     assert "takes execution from its package platform_sdk/pool/" in utils.why
 
 
+def test_instrumented_code_is_not_telemetry_but_a_metrics_interceptor_is(platform):
+    _ctx, _result, modules = platform
+    # the dispatcher imports prometheus_client to time its queue: no telemetry path, symbol or
+    # header says it is telemetry, so it takes its worker pool's role
+    dispatcher = modules["platform_sdk/pool/dispatcher.py"]
+    assert dispatcher.role == "execution" and dispatcher.confidence is Confidence.PACKAGE
+    assert "telemetry (4) rests on import prometheus_client" in dispatcher.why and "needs" in dispatcher.why
+    interceptors = modules["platform_sdk/protocol/interceptors.py"]
+    assert interceptors.role == "telemetry" and interceptors.confidence is Confidence.CORROBORATED
+    assert ("symbol", "AccessLogInterceptor") in {(e.signal, e.matched) for e in interceptors.evidence}
+
+
+def test_a_facade_takes_the_role_of_the_names_it_re_exports(platform):
+    _ctx, _result, modules = platform
+    facade = modules["platform_sdk/types/__init__.py"]
+    assert facade.role == "request-model" and "placed by the names it re-exports" in facade.why
+    # the rows point at the import line of the re-exported names
+    rows = [e for e in facade.evidence if e.signal == "symbol"]
+    assert rows and all(e.line == 2 for e in rows)
+    assert modules["platform_sdk/types/dataplane.py"].role == "generated"
+    # a facade whose names speak for no role stays unassigned, saying why
+    assert modules["platform_sdk/__init__.py"].role == UNASSIGNED
+
+
 def test_layers_state_how_strongly_their_modules_hold_them(platform):
     _ctx, result, _modules = platform
     for layer in result.records:
@@ -100,8 +124,11 @@ def test_layers_state_how_strongly_their_modules_hold_them(platform):
         assert layer.corroborated_share == pytest.approx(corroborated / layer.lines if layer.lines else 0, abs=1e-4)
         assert layer.weak == (layer.role != UNASSIGNED and layer.corroborated_share < 0.5)
     execution = next(layer for layer in result.records if layer.role == "execution")
-    # runner.py and worker.py are corroborated by their Runner/Worker symbols, utils.py by its package
-    assert 0 < execution.corroborated_share < 1 and not execution.weak
+    # runner.py and worker.py are corroborated by their Runner/Worker symbols; utils.py,
+    # dispatcher.py and the package docstring hold the role by their package only
+    assert 0 < execution.corroborated_share < 1
+    assert sorted(m.path for m in execution.modules if m.confidence is Confidence.PACKAGE) == [
+        "platform_sdk/pool/__init__.py", "platform_sdk/pool/dispatcher.py", "platform_sdk/pool/utils.py"]
 
 
 def scan(text: str, language: Language = Language.PYTHON):

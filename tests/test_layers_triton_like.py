@@ -35,6 +35,9 @@ def _role_of(bundle) -> dict[str, str]:
     ("common/src/logging.cc", "telemetry"),
     ("core/src/cuda_memory_kernels.cu", "kernels"),
     ("server/src/command_line_parser.cc", "configuration"),
+    # the in-process API: a header declaring an extern "C" API, and a pybind11 module
+    ("core/include/triton/core/tritonserver.h", "ingress"),
+    ("server/src/python/frontend_pybind.cc", "ingress"),
 ])
 def test_triton_like_files_get_the_role_a_reader_expects(bundle, path, role):
     assert _role_of(bundle)[path] == role

@@ -211,7 +211,7 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 
 # The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
 # The generated-code step says which files a tool wrote: their facts are no evidence.
-STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
+STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="4",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=("python", "cpp", "rust", "go", "generated"))

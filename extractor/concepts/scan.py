@@ -22,7 +22,9 @@ Python facts (from the stdlib ``ast``):
 C++/CUDA facts (from tree-sitter) use the same keys where they make sense (no ``keywords``/``attrs``):
   includes [header, line]; names = called and used qualified names without template arguments
   ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/``obj->method()`` names;
-  defs kinds are "class", "struct", "function", "kernel" (a ``__global__`` function).
+  defs kinds are "class", "struct", "function", "kernel" (a ``__global__`` function);
+  c_api    [line, n]  an ``extern "C"`` block that declares n function prototypes (a C API that
+                      other programs link against); only when any
 """
 
 from __future__ import annotations
@@ -198,6 +200,7 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
     calls: set[tuple[str, int]] = set()
     strings: set[tuple[str, int]] = set()
     defs: list[tuple[str, str, int, list[str]]] = []
+    c_api: list[tuple[int, int]] = []
     # An explicit stack instead of recursion: generated sources nest deep enough to hit the limit.
     stack = [(root, ())]
     while stack:
@@ -210,6 +213,13 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
             if path is not None:
                 includes.add((_text(path).strip('"<>'), line))
             continue
+        if kind == "linkage_specification":
+            value, body = node.child_by_field_name("value"), node.child_by_field_name("body")
+            if value is not None and _text(value) == '"C"' and body is not None:
+                declared = sum(1 for c in body.named_children
+                               if c.type == "declaration" and _function_declarator(c) is not None)
+                if declared:
+                    c_api.append((line, declared))
         if kind == "namespace_definition":
             name = node.child_by_field_name("name")
             child_scope = (*scope, _text(name)) if name is not None else scope
@@ -255,13 +265,16 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
                 strings.add((text, line))
             continue
         stack.extend((child, child_scope) for child in reversed(node.children))
-    return {
+    facts = {
         "includes": [list(t) for t in sorted(includes)],
         "names": [list(t) for t in sorted(names)],
         "calls": [list(t) for t in sorted(calls)],
         "strings": [list(t) for t in sorted(strings)],
         "defs": [[q, k, line, bases] for q, k, line, bases in sorted(defs, key=lambda d: (d[2], d[0]))],
     }
+    if c_api:
+        facts["c_api"] = [list(t) for t in sorted(c_api)]
+    return facts
 
 
 def _text(node: Any) -> str:

@@ -22,12 +22,12 @@ import collections
 
 from extractor.context import Context
 from extractor.generated import generated_files
-from extractor.layers.facts import collect_module_facts, companion_headers, module_id, top_packages
+from extractor.layers.facts import ModuleFacts, collect_module_facts, companion_headers, module_id, top_packages
 from extractor.layers.matrix import dependency_matrix
 from extractor.layers.package import settle_by_package
 from extractor.layers.records import (UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept, LayerDependency,
                                       ModuleRole, RoleEvidence)
-from extractor.layers.scoring import score_module
+from extractor.layers.scoring import score_facade, score_module
 from extractor.layers.summary import KEY_SYMBOL_KINDS, build_layers, layer_stats, rank_symbols
 from extractor.layers.taxonomy import TAXONOMY_FILE, Taxonomy, load_taxonomy
 from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, Step, edge_key, node_key
@@ -63,6 +63,7 @@ def extract_layers(ctx: Context) -> Contribution:
     tops = top_packages(ctx.files)
     headers = companion_headers(ctx.files)
     assignments: list[ModuleRole] = []
+    facts_of: dict[str, ModuleFacts] = {}
     for file in ctx.files:
         if file.language not in CODE_LANGUAGES:
             continue
@@ -72,8 +73,11 @@ def extract_layers(ctx: Context) -> Contribution:
                                   generated.get(file.path),
                                   frozenset({tops[file.path]}) if file.path in tops else frozenset(),
                                   headers.get(file.path))
+        facts_of[file.path] = mf
         assignments.append(score_module(mf, taxonomy))
     assignments = sorted(settle_by_package(assignments, taxonomy))
+    assignments = [(score_facade(facts_of[a.path], taxonomy) or a) if a.role == UNASSIGNED else a
+                   for a in assignments]
 
     role_of = {a.path: a.role for a in assignments}
     ranked = rank_symbols(nodes, edges)

@@ -55,6 +55,8 @@ def top_packages(files: Iterable[SourceFile]) -> dict[str, int]:
     return tops
 
 
+C_API_MIN_FUNCTIONS = 3  # one or two extern "C" prototypes are a callback or a hook, not an API
+
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
 
 
@@ -74,11 +76,14 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                          header: SourceFile | None = None) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
     imports: list[tuple[str, int]] = []
+    imported_names: list[tuple[str, int]] = []
     if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
         for mod, name, line in imported_modules(file, facts):
             imports.append((mod, line))
             if name and name != "*":
                 imports.append((f"{mod}.{name}", line))
+                if not name.startswith("_"):
+                    imported_names.append((name, line))
     names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.get("names", ())]
     calls = [(resolve_relative(n, file), line) for n, line in facts.get("invokes", ())]
     defs = tuple(definitions(facts))
@@ -91,6 +96,10 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
     bases = [((resolve_relative(b, file) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
     kinds = [(d.kind, d.line) for d in defs]
+    # A header that declares a C API (extern "C" prototypes) for other programs to link against
+    c_api = [(line, n) for line, n in facts.get("c_api", ())]
+    if sum(n for _line, n in c_api) >= C_API_MIN_FUNCTIONS:
+        kinds.append(("c-api", c_api[0][0]))
     # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
     classes = {d.qualname for d in defs if d.kind in ("class", "struct")}
     methods = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
@@ -111,6 +120,9 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
         "concept": tuple(sorted((cid, hit.line) for cid, hit in concepts.items())),
         "language": ((file.language.value, 0),),
         "generator": ((generated.name, generated.line),) if generated is not None else (),
+        # A facade ("types/__init__.py", "io.py") defines nothing and imports public names: what it
+        # re-exports is its interface. Scoring reads these only for a module no role reaches.
+        "reexport": tuple(sorted(set(imported_names), key=lambda s: (s[1], s[0]))) if is_python and not defs else (),
     }
     return ModuleFacts(file, module, items, project_segments)
 

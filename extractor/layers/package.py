@@ -33,7 +33,8 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> 
         # Only what has no role of its own, or a helper file ("utils.py" placed by its own name): a
         # file that its name places in a role (kernel.h, logging.py) keeps that place, and so does a
         # module in a helpers directory ("utils/"), which is shared.
-        if a.role != UNASSIGNED and not (a.role in yielding and _named_by_itself(a)):
+        if a.role != UNASSIGNED and not (a.role in yielding and _named_by_itself(a)
+                                         and not _in_helper_directory(a, taxonomy)):
             settled.append(a)
             continue
         siblings = [s for s in by_dir[_directory(a.path)] if s is not a and s.confidence is Confidence.CORROBORATED
@@ -49,7 +50,8 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> 
             settled.append(a)
             continue
         directory = _directory(a.path)
-        was = f"{a.role} on path words alone" if a.role != UNASSIGNED else "no role of its own"
+        was = (f"{a.role} on path words alone" if a.role != UNASSIGNED else
+               "no role of its own" + (f" ({a.why})" if a.why else ""))
         why = (f"{was}; takes {role} from its package {directory}/, where {count} of {len(siblings)} "
                f"corroborated modules ({held:,} of {total:,} lines) hold it")
         row = RoleEvidence(a.path, 0, role, "package", f"{directory}/", 0.0)
@@ -58,6 +60,14 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> 
             runner_up_score=a.score if a.role != UNASSIGNED else a.runner_up_score, evidence=(row,),
             confidence=Confidence.PACKAGE, why=why))
     return settled
+
+
+def _in_helper_directory(a: ModuleRole, taxonomy: Taxonomy) -> bool:
+    """The file's directory is itself named for its helper role ("common/error.h"): the helpers
+    there serve the whole tree, not one package."""
+    role = taxonomy.role(a.role)
+    directory = _directory(a.path).rsplit("/", 1)[-1].lower()
+    return role is not None and any(s.kind == "path" and s.pattern.fullmatch(directory) for s in role.signals)
 
 
 def _named_by_itself(a: ModuleRole) -> bool:

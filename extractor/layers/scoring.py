@@ -17,6 +17,7 @@ from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvi
 from extractor.layers.taxonomy import Role, Signal, Taxonomy
 
 FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
+FACADE_SHARE = 3  # a facade's role must speak for at least one in this many of the names it re-exports
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -24,6 +25,7 @@ class Candidate:
     role: Role
     score: float
     named: bool  # a path word next to the file (its own name or its directory's) speaks for the role
+    self_named: bool  # ... the file's own name ("utils.py"), not only its directory ("common/")
     order: int  # the taxonomy's order: the last tie-break
     rows: tuple[RoleEvidence, ...]
     corroborated: bool  # a signal the role counts as agreement fired (weight-0 ones too)
@@ -31,9 +33,34 @@ class Candidate:
 
     @property
     def rank(self) -> tuple[float, int, int, int]:
-        # On equal scores: the module's own name (a path word next to the file), then the role more
-        # than path words back, then the taxonomy's order.
-        return (-self.score, 0 if self.named else 1, 0 if self.backed else 1, self.order)
+        # On equal scores: a helper role that only the file's directory names goes last (an NVTX
+        # include says more than a "common/" directory; "utils.py" still names itself), then the
+        # module's own name (a path word next to the file), then the role more than path words
+        # back, then the taxonomy's order.
+        helper = self.role.yields_to_package and not self.backed and not self.self_named
+        return (-self.score, 1 if helper else 0, 0 if self.named else 1, 0 if self.backed else 1, self.order)
+
+
+def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
+    """A facade (a module that defines nothing and imports public names) that neither its own
+    evidence nor its package places presents the names it re-exports: scored with them as its
+    symbols, or None when they place it nowhere either."""
+    if not mf.items.get("reexport"):
+        return None
+    names = mf.items["reexport"]
+    facade = dataclasses.replace(mf, items={**mf.items, "symbol": mf.items["symbol"] + names})
+    assigned = score_module(facade, taxonomy)
+    role = taxonomy.role(assigned.role)
+    if role is None:
+        return None
+    # A package's whole interface (kserve/__init__.py: a hundred names) has no one role: the names
+    # that speak for the role must be a good share of what the facade re-exports.
+    speaking = {name for name, _line in names
+                if any(s.kind == "symbol" and s.pattern.fullmatch(name) for s in role.signals)}
+    if len(speaking) * FACADE_SHARE < len({name for name, _line in names}):
+        return None
+    return dataclasses.replace(assigned, why="; ".join(part for part in ("placed by the names it re-exports",
+                                                                        assigned.why) if part))
 
 
 def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
@@ -49,8 +76,12 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
         if fired:
             rows = [row for _signal, row in fired]
             named = any(signal.kind == "path" and row.weight == signal.weight for signal, row in fired)
+            # a package's __init__ is named by its directory
+            words = [w for w, _line in mf.items["path"] if w != "__init__"]
+            stem = words[-1] if words else ""
+            self_named = any(signal.kind == "path" and row.matched == stem for signal, row in fired)
             agreeing = [row for signal, row in fired if signal.corroborates or role.corroborates(signal.kind)]
-            candidates.append(Candidate(role, sum(r.weight for r in rows), named, order,
+            candidates.append(Candidate(role, sum(r.weight for r in rows), named, self_named, order,
                                         tuple(sorted(rows, key=lambda r: (-r.weight, r.signal, r.line, r.matched))),
                                         bool(agreeing), any(r.weight > 0 for r in agreeing)))
     candidates.sort(key=lambda c: c.rank)
@@ -100,10 +131,14 @@ def _passed_over_why(heaviest: Candidate, chosen: Candidate | None, threshold: f
     instead = f"; {chosen.role.id} instead" if chosen is not None else ""
     if heaviest.score < threshold:
         return f"no role reaches the threshold {threshold:g} (best: {heaviest.role.id}, {heaviest.score:g})"
-    words = ", ".join(sorted({r.matched for r in heaviest.rows if r.signal == "path"}))
     needs = (" or ".join(sorted(heaviest.role.corroborated_by)) if heaviest.role.corroborated_by is not None
              else "a signal beside path words")
-    return f"{heaviest.role.id} ({heaviest.score:g}) rests on path words alone ({words}) and needs {needs}{instead}"
+    words = ", ".join(sorted({r.matched for r in heaviest.rows if r.signal == "path"}))
+    if words and all(r.signal == "path" for r in heaviest.rows):
+        return f"{heaviest.role.id} ({heaviest.score:g}) rests on path words alone ({words}) and needs {needs}{instead}"
+    # e.g. telemetry on an import of prometheus_client alone: instrumented code, not telemetry itself
+    shown = ", ".join(f"{r.signal} {r.matched}" for r in heaviest.rows)
+    return f"{heaviest.role.id} ({heaviest.score:g}) rests on {shown} and needs {needs}{instead}"
 
 
 def _ruled_out_why(ruled_out: list[RoleEvidence]) -> str:
