@@ -134,6 +134,8 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
     clock = time.perf_counter()
     name, version = name or default_name, version or default_version
     blobs, read_diagnostics = _read(entries, steps)
+    timings["read"] = time.perf_counter() - clock
+    clock = time.perf_counter()
     memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
     diagnostics.extend(read_diagnostics)
     store = FactCache(cache_dir / "facts.sqlite")

@@ -7,7 +7,9 @@ SPEC defaults to pypi:vllm==0.10.2. Prints medians and ratios, never asserts: th
 shared and noisy, so only ratios measured side by side mean anything.
 
   cold     full extraction with an empty fact cache
-  warm     the same again: nothing changed, so the whole bundle comes from the cache
+  warm     the same again: nothing changed, so the whole bundle comes from the cache (what
+           `archdiff extract` does: extract, then write evidence.json); with --warm-only, only this,
+           and where its time goes (medians per phase)
   warm, bundle redone  every file's facts from the cache, every evidence kind recomputed
   ast-1    Python's own ast.parse over the same .py files, one process
   ast-N    the same in N processes
@@ -75,6 +77,8 @@ def main() -> None:
     parser.add_argument("--api-diff", metavar="OLD_TREE",
                         help="also time the release API diff of OLD_TREE -> SPEC (a directory) against griffe")
     parser.add_argument("--package", default="vllm", help="the package --api-diff loads with griffe")
+    parser.add_argument("--warm-only", action="store_true",
+                        help="time the warm run only (the cache primed once), phase by phase")
     args = parser.parse_args()
 
     sources = acquire_sources(args.spec, default_cache_dir())
@@ -92,10 +96,18 @@ def main() -> None:
     warm_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-warm-"))
 
     last_bundle: dict = {}
+    phases: list[dict[str, float]] = []  # per warm run: seconds per phase
 
     def warm() -> None:
+        start = time.perf_counter()
         result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=warm_cache))
+        extracted = time.perf_counter()
         dumps_bundle(result.bundle)
+        done = time.perf_counter()
+        run = dict(result.timings)
+        run["rest of extract_system (bundle from the memo)"] = extracted - start - sum(result.timings.values())
+        run["evidence.json text"] = done - extracted
+        phases.append(run)
         last_bundle.update(result.bundle)
 
     # The cold runs must not pay for the download: prime the source cache first.
@@ -115,6 +127,16 @@ def main() -> None:
             cold_with_sources.elapsed.append(time.perf_counter() - start)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
+
+    if args.warm_only:
+        warm()  # fill the cache
+        phases.clear()
+        t_warm = _time(warm, args.runs)
+        print(f"archdiff warm, median of {args.runs} runs, {args.jobs} jobs: {t_warm:.2f} s")
+        for phase in phases[0]:
+            print(f"  {phase:<48} {statistics.median(run.get(phase, 0.0) for run in phases):6.3f} s")
+        shutil.rmtree(warm_cache, ignore_errors=True)
+        return
 
     cold_with_sources.elapsed = []
     for _ in range(args.runs):
