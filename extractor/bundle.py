@@ -84,12 +84,17 @@ def _dump(value: Any, depth: int) -> str:
     return compact(value)
 
 
-def write_bundle(bundle: dict[str, Any], out_dir: Path, text: str | None = None) -> Path:
-    """Write ``evidence.json`` (``text`` when the caller has the serialised bundle already)."""
+def write_bundle(bundle: dict[str, Any] | None, out_dir: Path, data: bytes | str | None = None) -> Path:
+    """Write ``evidence.json``: ``data`` as it is when the caller has the serialised bundle (a warm
+    run's, straight from the memo), else the bundle serialised."""
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / "evidence.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text if text is not None else dumps_bundle(bundle), encoding="utf-8")
+    if data is None:
+        if bundle is None:
+            raise ValueError("write_bundle needs the bundle or its serialised bytes")
+        data = dumps_bundle(bundle)
+    tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
     tmp.replace(path)
     return path
 
