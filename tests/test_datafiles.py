@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from comparator.kinds.telemetry.crosswalk import VOCABULARY_SCHEMA, crosswalk_vocabulary
+from extractor import pyapi, pyconstructors
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.datafile import load_data_file
 from extractor.errors import UserInputError
@@ -26,6 +27,8 @@ SHIPPED = {
     "extractor/layers/roles.yaml": (TAXONOMY_SCHEMA, load_taxonomy),
     "extractor/structs/tags.yaml": (RULES_SCHEMA, lambda p: load_rules(p)),
     "extractor/telemetry/naming.yaml": (NAMING_SCHEMA, lambda p: load_data_file(p, NAMING_SCHEMA)),
+    "extractor/pyapi.yaml": (pyapi._SCHEMA, pyapi.load_rules),
+    "extractor/pyconstructors.yaml": (pyconstructors._SCHEMA, pyconstructors.load_libraries),
     **{f"extractor/presets/{p.name}": (PRESET_SCHEMA, load_preset)
        for p in sorted((ROOT / "extractor" / "presets").glob("*.yaml"))},
 }

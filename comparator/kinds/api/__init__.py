@@ -16,13 +16,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from comparator.apidiff import TITLES, Breakage, BreakageKind, find_breakages
+from comparator.apidiff.surface import SKIPPED_KINDS, is_public
 from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, plural
 from comparator.kinds.api import render
 from extractor.evidence import Evidence
-from extractor.model import Edge, Location, Node, NodeKind
+from extractor.model import Edge, Location, Node
 
-# Nodes that are no API of their own: placeholders for outside names, files and namespaces.
-SKIPPED_KINDS = frozenset({NodeKind.EXTERNAL, NodeKind.FILE, NodeKind.NAMESPACE})
 # Reasons whose tail names a symbol or a package, grouped in the summary: (head, group).
 REASON_GROUPS = (("public: re-exported as ", "public: re-exported as …"),
                  ("private: inside non-public package ", "private: inside non-public package …"),
@@ -85,7 +84,7 @@ class ApiKind(EvidenceKind):
 
 
 def reason_group(reason: str) -> str:
-    """The kind of reason, without the symbol, package or tree its tail names."""
+    """The kind of reason, without the symbol or package its tail names."""
     for head, group in REASON_GROUPS:
         if reason.startswith(head):
             return group
@@ -93,7 +92,8 @@ def reason_group(reason: str) -> str:
 
 
 def summarize_api(nodes: Iterable[Node]) -> dict[str, Any]:
-    """One side's public API: public symbols by language and kind, and how the ``api`` reasons split."""
+    """One side's public API: public symbols by language and kind, and how the ``api`` reasons split
+    (placeholders for outside names, files and namespaces are no API of their own)."""
     public: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     reasons: collections.Counter[str] = collections.Counter()
     symbols = with_reason = 0
@@ -105,7 +105,7 @@ def summarize_api(nodes: Iterable[Node]) -> dict[str, Any]:
             continue
         with_reason += 1
         reasons[reason_group(node.api)] += 1
-        if node.api.startswith("public"):
+        if is_public(node):
             public[node.language][node.kind.value] += 1
     return {
         "symbols": symbols,
