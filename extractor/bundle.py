@@ -11,7 +11,7 @@ from typing import Any
 from extractor.context import Context
 from extractor.model import Diagnostic, Step, edge_json, edge_key, node_json, node_key, to_jsonable
 
-SCHEMA_VERSION = 1  # extractor.evidence reads this version and checks it
+SCHEMA_VERSION = 2  # extractor.evidence reads this version and checks it
 RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")  # extractor.evidence.RECORD_TYPES
 
 

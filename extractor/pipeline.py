@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, ffi, go, layers, naming, pysymbols, rust, structs, telemetry
+from extractor import (bindings, concepts, cpp, ffi, generated, go, layers, naming, pysymbols, rust, structs,
+                       telemetry)
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -33,6 +34,7 @@ STEPS: tuple[Step, ...] = (
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
+    generated.STEP,
     concepts.STEP,
     layers.STEP,
 )

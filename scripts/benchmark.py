@@ -22,6 +22,10 @@ universal-ctags' class/struct/union/function definitions among the graph's nodes
 C++ parse+scan+graph time against a raw tree-sitter parse of the same files (scripts/cpp_recall.py).
 When the system has Rust or Go files: the same for them, read from the evidence.json the run
 produced (scripts/native_recall.py).
+
+Last, layer roles against the hand-made labels of tests/layers_benchmark (scripts/layers_benchmark.py):
+agreement per system and overall, the confusions, and whether generated code holds an architectural
+role (--no-layers skips it; systems whose mirrors are absent are skipped with a line saying so).
 """
 
 from __future__ import annotations
@@ -79,6 +83,7 @@ def main() -> None:
     parser.add_argument("--package", default="vllm", help="the package --api-diff loads with griffe")
     parser.add_argument("--warm-only", action="store_true",
                         help="time the warm run only (the cache primed once), phase by phase")
+    parser.add_argument("--no-layers", action="store_true", help="skip the labelled layer benchmark")
     args = parser.parse_args()
 
     sources = acquire_sources(args.spec, default_cache_dir())
@@ -219,6 +224,11 @@ def main() -> None:
               f"3x of a raw parse): recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']}), {r['files']} files, "
               f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f} s vs raw parse {r['raw_parse_seconds']:.2f} s "
               f"= {r['time_ratio']:.2f}x (medians of {args.runs})")
+
+    if not args.no_layers:
+        from scripts.layers_benchmark import load_labels, measure, render
+
+        print(render(measure(load_labels(), cache_dir=default_cache_dir(), jobs=args.jobs)))
 
 
 if __name__ == "__main__":

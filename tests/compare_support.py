@@ -106,10 +106,17 @@ def struct(qualname, size, members, align=8, tags=(), path="h.h", line=1, method
                         bit_padding, tuple(tags))
 
 
-def layer(role, paths, apart=False, depends_on=()):
-    from extractor.layers.records import Layer, LayerDependency, ModuleRole, RoleEvidence
+def layer(role, paths, apart=False, depends_on=(), share=1.0, concepts=()):
+    """A layer of 10 lines per module; ``share`` of its lines corroborated (under half: weak);
+    ``concepts``: (id, [(path, line, matched), ...]) found in its modules."""
+    from extractor.concepts.records import ConceptEvidence
+    from extractor.layers.records import Layer, LayerConcept, LayerDependency, ModuleRole, RoleEvidence
 
     modules = tuple(ModuleRole(p, 0, f"py:{p}", role, 1.0, 10, "", 0.0, ()) for p in paths)
     deps = tuple(LayerDependency(r, n, paths[0], 1, f"py:{paths[0]}", "py:x", "imports") for r, n in depends_on)
-    return Layer(role, role.title(), f"{role} summary", apart, 10, (), (), modules,
-                 (RoleEvidence(paths[0], 3, role, "path", "x", 1.0),), deps)
+    lines = 10 * len(paths)
+    carried = tuple(LayerConcept(cid, len({r[0] for r in rows}), tuple(ConceptEvidence(*r, "names") for r in rows))
+                    for cid, rows in concepts)
+    return Layer(role, role.title(), f"{role} summary", apart, lines, tuple(c for c, _rows in concepts), (), modules,
+                 (RoleEvidence(paths[0], 3, role, "path", "x", 1.0),), deps, round(lines * share), share,
+                 share < 0.5, carried)

@@ -1,8 +1,8 @@
 """Build an extraction Context by hand, standing in for the pipeline and graph steps in tests.
 
-Parses files with the stdlib ``ast`` and ``extractor.cpp.parse``, runs the concepts scanners, and adds
-module/file nodes with ``imports``/``includes`` edges the way the graph steps name them
-(``py:<module>``, ``file:<path>``)."""
+Parses files with the stdlib ``ast`` and ``extractor.cpp.parse``, runs the concepts and generated-code
+scanners and the generated-code step, and adds module/file nodes with ``imports``/``includes`` edges
+the way the graph steps name them (``py:<module>``, ``file:<path>``)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from extractor import naming
 from extractor.concepts import imported_modules
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.cpp.parse import parse_source
+from extractor.generated import STEP as GENERATED_STEP
 from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, ParsedFile
 
 SUFFIXES = {".py": Language.PYTHON, ".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP,
@@ -50,10 +51,12 @@ def build_context(sources: dict[str, Path], *, subdirs: tuple[str, ...] = (), op
                 data = path.read_bytes()
                 rel = path.relative_to(root).as_posix()
                 facts = {}
-                scanner = CONCEPTS_STEP.scanners.get(language)
                 tree = parse(data, language)
-                if scanner and tree is not None:
-                    facts[CONCEPTS_STEP.name] = scanner(ParsedFile(language, data, tree))
+                for step in (CONCEPTS_STEP, GENERATED_STEP):
+                    scanner = step.scanners.get(language)
+                    value = scanner(ParsedFile(language, data, tree)) if scanner and tree is not None else None
+                    if value is not None:
+                        facts[step.name] = value
                 files.append(SourceFile(
                     path=f"{label}/{rel}" if label else rel, rel=rel, source=label, language=language,
                     sha256=hashlib.sha256(data).hexdigest(), size=len(data), facts=facts,
@@ -61,6 +64,7 @@ def build_context(sources: dict[str, Path], *, subdirs: tuple[str, ...] = (), op
     files = sorted(naming.with_module_names(files), key=lambda f: f.path)
     ctx = Context(name="test", version="0", sources=tuple(trees), files=tuple(files),
                   options=ExtractOptions(extra=options or {}))
+    ctx.results[GENERATED_STEP.name] = GENERATED_STEP.extract(ctx)
     if with_graph:
         ctx.results.update(module_graph(files))
     return ctx
@@ -103,7 +107,7 @@ def build_real_context(root: str) -> Context:
     from extractor import cpp, pysymbols
     from extractor.scan import _init_worker, scan_file
 
-    steps = (pysymbols.STEP, cpp.STEP, CONCEPTS_STEP)
+    steps = (pysymbols.STEP, cpp.STEP, CONCEPTS_STEP, GENERATED_STEP)
     _init_worker(steps)
     ctx = build_context({"": Path(root)}, with_graph=False)
     files = []
@@ -111,6 +115,6 @@ def build_real_context(root: str) -> Context:
         data = (Path(root) / f.rel).read_bytes()
         files.append(dataclasses.replace(f, facts=scan_file(f.language.value, data)["facts"]))
     ctx = Context(name=ctx.name, version=ctx.version, sources=ctx.sources, files=tuple(files), options=ctx.options)
-    for step in steps[:2]:
+    for step in (*steps[:2], GENERATED_STEP):
         ctx.results[step.name] = step.extract(ctx)
     return ctx

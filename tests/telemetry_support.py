@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import textwrap
 from pathlib import Path
 
 from extractor import naming
@@ -64,3 +65,12 @@ def build_context(root: Path, steps, *, label: str = "", only: tuple[str, ...] =
     for step in steps:
         ctx.results[step.name] = step.extract(ctx)
     return ctx
+
+
+def write_tree(root: Path, files: dict[str, str], steps, result: str):
+    """Write ``files`` (dedented) under ``root`` and return ``steps``' ``result`` contribution."""
+    for rel, text in files.items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return build_context(root, steps).results[result]

@@ -194,3 +194,26 @@ def test_family_takeaway_says_when_layouts_are_missing():
     b = bundle("y", structs=[unresolved, dataclasses.replace(unresolved, qualname="Shm2")])
     text = " ".join(t["text"] for t in compare_evidence(a, b)["takeaways"])
     assert "x 1 documents 1 struct totalling 64 bytes, y 1 2 (none with a resolved layout)" in text
+
+
+def test_takeaways_never_rest_on_weak_layers_and_concepts_open_to_their_rows():
+    a = bundle("a", layers=[_layer("scheduling", ["sched.py"]), _layer("memory", ["pool.py"], share=0.2),
+                            _layer("ingress", ["api.py"])])
+    b = bundle("b", layers=[_layer("scheduling", ["s.cc"], concepts=[("priority-queue", [("s.cc", 12, "std::priority_queue")])]),
+                            _layer("memory", ["m.cc"]), _layer("tokenization", ["t.cc"], share=0.0)])
+    f = compare_evidence(a, b)
+    rows = {r["role"]: r for r in f["layers"]["rows"]}
+    assert rows["memory"]["a"]["weak"] and rows["memory"]["aligned"] and rows["tokenization"]["b"]["weak"]
+    texts = [t["text"] for t in f["takeaways"] if t["ref"] == "layers"]
+    # memory is aligned, but one side rests on path words: counted apart, named as such
+    assert texts[0] == ("a 1 partitions its code into 3 architectural layers and b 1 into 3, with 1 directly aligned "
+                        "role (scheduling); 1 more aligned role rests on path words alone on one side (memory) "
+                        "and is not counted.")
+    # b's ingress gap is a takeaway; a's tokenization gap is not: b's tokenization layer is weak
+    assert "b 1 has no layer for: ingress." in texts and not any(t.startswith("a 1 has no layer") for t in texts)
+    assert rows["scheduling"]["b"]["concept_rows"] == [
+        {"id": "priority-queue", "modules": 1, "rows": [{"path": "s.cc", "line": 12, "matched": "std::priority_queue",
+                                                         "via": "names"}]}]
+    page = KINDS[[k.key for k in KINDS].index("layers")].html(f["layers"], "a", "b")
+    assert '<details class=concept><summary class=pill title="s.cc:12 std::priority_queue">priority-queue' in page
+    assert "20% by evidence, weak: path words" in page

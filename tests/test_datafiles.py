@@ -10,13 +10,19 @@ import pytest
 import yaml
 
 from comparator.kinds.telemetry.crosswalk import VOCABULARY_SCHEMA, crosswalk_vocabulary
-from extractor import pyapi, pyconstructors
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.datafile import load_data_file
+from extractor.generated import GENERATED_SCHEMA, load_generator_rules
 from extractor.errors import UserInputError
 from extractor.layers.taxonomy import TAXONOMY_SCHEMA, load_taxonomy
 from extractor.presets import PRESET_SCHEMA, load_preset
 from extractor.structs.tags import RULES_SCHEMA, load_rules
+from extractor.pyapi import _SCHEMA as PYAPI_SCHEMA
+from extractor.pyapi import load_rules as load_api_rules
+from extractor.pyconstructors import _SCHEMA as CONSTRUCTORS_SCHEMA
+from extractor.pyconstructors import load_libraries
+from extractor.telemetry.libraries import SCHEMA as LIBRARIES_SCHEMA
+from extractor.telemetry.libraries import conventions
 from extractor.telemetry.records import NAMING_SCHEMA
 from tests.conftest import ROOT
 
@@ -24,11 +30,13 @@ from tests.conftest import ROOT
 SHIPPED = {
     "comparator/kinds/telemetry/crosswalk.yaml": (VOCABULARY_SCHEMA, lambda p: crosswalk_vocabulary(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
+    "extractor/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),
     "extractor/layers/roles.yaml": (TAXONOMY_SCHEMA, load_taxonomy),
     "extractor/structs/tags.yaml": (RULES_SCHEMA, lambda p: load_rules(p)),
     "extractor/telemetry/naming.yaml": (NAMING_SCHEMA, lambda p: load_data_file(p, NAMING_SCHEMA)),
-    "extractor/pyapi.yaml": (pyapi._SCHEMA, pyapi.load_rules),
-    "extractor/pyconstructors.yaml": (pyconstructors._SCHEMA, pyconstructors.load_libraries),
+    "extractor/telemetry/libraries.yaml": (LIBRARIES_SCHEMA, lambda p: conventions(str(p))),
+    "extractor/pyapi.yaml": (PYAPI_SCHEMA, lambda p: load_api_rules(p)),
+    "extractor/pyconstructors.yaml": (CONSTRUCTORS_SCHEMA, lambda p: load_libraries(p)),
     **{f"extractor/presets/{p.name}": (PRESET_SCHEMA, load_preset)
        for p in sorted((ROOT / "extractor" / "presets").glob("*.yaml"))},
 }

@@ -21,6 +21,7 @@ from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
+from extractor.generated import generated_files
 from extractor.model import Contribution, Language, NodeKind, Step
 
 DETECTORS_FILE = Path(__file__).with_name("detectors.yaml")
@@ -130,8 +131,11 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
 
 def extract_concepts(ctx: Context) -> Contribution:
     detectors = load_detectors(ctx.options.extra.get("detectors") or DETECTORS_FILE)
+    # Generated code (protoc stubs, OpenAPI data classes) is kept apart like tests: what a tool
+    # wrote is not a mechanism the system's authors chose.
+    generated = generated_files(ctx)
     files = {f.path: (f, facts) for f, facts in ctx.facts(STEP.name, *CODE_LANGUAGES)
-             if not detectors.ignored(f.rel)}
+             if not detectors.ignored(f.rel) and f.path not in generated}
     hits: dict[str, set[tuple[str, int, str, str]]] = collections.defaultdict(set)
     for detector, evidence in match_detectors(detectors, ctx, files):
         hits[detector.id].add((evidence.path, evidence.line, evidence.matched, evidence.via))
@@ -141,8 +145,8 @@ def extract_concepts(ctx: Context) -> Contribution:
         found = sorted(hits.get(detector.id, ()))
         if not found:
             continue
-        for path, line, matched, _via in found:
-            by_file[path].setdefault(detector.id, ConceptHit(line, matched))
+        for path, line, matched, via in found:
+            by_file[path].setdefault(detector.id, ConceptHit(line, matched, via))
         chosen = cap_evidence(found, detectors.evidence_per_concept)
         records.append(Concept(
             id=detector.id, title=detector.title, count=len(found), files=len({h[0] for h in found}),
@@ -206,7 +210,8 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 
 
 # The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
+# The generated-code step says which files a tool wrote: their facts are no evidence.
 STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
-            requires=("python", "cpp", "rust", "go"))
+            requires=("python", "cpp", "rust", "go", "generated"))

@@ -29,6 +29,7 @@ class ConceptHit(NamedTuple):
 
     line: int
     matched: str
+    via: str = ""  # which kind of fact matched: one of MATCH_KINDS
 
 
 class Definition(NamedTuple):

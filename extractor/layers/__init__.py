@@ -1,14 +1,19 @@
 """Layers: the architectural role of every module, from a role taxonomy kept as data (roles.yaml).
 
 A module is a Python module or a C/C++/CUDA file. Its role is decided by weighted signals (path
-words, imports, includes, names used, base classes, defined symbols, detected concepts) and every
-decision keeps the rows that made it. The facts come from the concepts step's scanner (imports,
-includes, bases, defs) so roles are assigned with or without the graph steps; the graph adds key
-symbols (by centrality) and the layer-to-layer dependency matrix, and without it there are none.
+words, imports, includes, names used and called, base classes, defined symbols and methods,
+detected concepts, the generator that wrote it) and every decision keeps the rows that made it.
+Path words alone are weak: a role must be corroborated by the kinds of signal the taxonomy names
+for it, or the module falls to the next role or stays unassigned with why, and every layer states
+how much of it rests on more than path words. Generated code is a layer apart, its tools named.
+The facts come from the concepts step's scanner (imports, includes, bases, defs) so roles are
+assigned with or without the graph steps; the graph adds key symbols (by centrality) and the
+layer-to-layer dependency matrix, and without it there are none.
 
 The package is split by concept: :mod:`.records` (what goes into the bundle), :mod:`.taxonomy`
-(roles.yaml), :mod:`.facts` (what a module offers the signals), :mod:`.scoring`, :mod:`.matrix`
-(layer-to-layer dependencies) and :mod:`.summary` (layers, key symbols, one-line summaries).
+(roles.yaml), :mod:`.facts` (what a module offers the signals), :mod:`.scoring`, :mod:`.package`
+(a weak module takes its package's role), :mod:`.matrix` (layer-to-layer dependencies) and
+:mod:`.summary` (layers, key symbols, concepts with their rows, one-line summaries).
 """
 
 from __future__ import annotations
@@ -16,16 +21,19 @@ from __future__ import annotations
 import collections
 
 from extractor.context import Context
-from extractor.layers.facts import collect_module_facts, module_id
+from extractor.generated import generated_files
+from extractor.layers.facts import collect_module_facts, companion_headers, module_id, top_packages
 from extractor.layers.matrix import dependency_matrix
-from extractor.layers.records import UNASSIGNED, KeySymbol, Layer, LayerDependency, ModuleRole, RoleEvidence
+from extractor.layers.package import settle_by_package
+from extractor.layers.records import (UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept, LayerDependency,
+                                      ModuleRole, RoleEvidence)
 from extractor.layers.scoring import score_module
 from extractor.layers.summary import KEY_SYMBOL_KINDS, build_layers, layer_stats, rank_symbols
 from extractor.layers.taxonomy import TAXONOMY_FILE, Taxonomy, load_taxonomy
 from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, Step, edge_key, node_key
 
-__all__ = ["STEP", "TAXONOMY_FILE", "UNASSIGNED", "KeySymbol", "Layer", "LayerDependency", "ModuleRole",
-           "RoleEvidence", "Taxonomy", "extract_layers", "load_taxonomy"]
+__all__ = ["STEP", "TAXONOMY_FILE", "UNASSIGNED", "Confidence", "KeySymbol", "Layer", "LayerConcept",
+           "LayerDependency", "ModuleRole", "RoleEvidence", "Taxonomy", "extract_layers", "load_taxonomy"]
 
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 
@@ -51,15 +59,21 @@ def extract_layers(ctx: Context) -> Contribution:
         if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path:
             module_ids.setdefault(n.path, n.id)
 
+    generated = generated_files(ctx)
+    tops = top_packages(ctx.files)
+    headers = companion_headers(ctx.files)
     assignments: list[ModuleRole] = []
     for file in ctx.files:
         if file.language not in CODE_LANGUAGES:
             continue
         facts = file.facts.get("concepts") or {}
         mf = collect_module_facts(file, facts, concepts_by_file.get(file.path, {}), symbols_by_path.get(file.path, ()),
-                                  bases_by_path.get(file.path, ()), module_ids.get(file.path, module_id(file)))
+                                  bases_by_path.get(file.path, ()), module_ids.get(file.path, module_id(file)),
+                                  generated.get(file.path),
+                                  frozenset({tops[file.path]}) if file.path in tops else frozenset(),
+                                  headers.get(file.path))
         assignments.append(score_module(mf, taxonomy))
-    assignments.sort()
+    assignments = sorted(settle_by_package(assignments, taxonomy))
 
     role_of = {a.path: a.role for a in assignments}
     ranked = rank_symbols(nodes, edges)
@@ -83,6 +97,7 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
     return nodes, sorted(set(edges), key=edge_key)
 
 
-# The graph steps' nodes and edges give key symbols and the matrix; the concepts step its hits.
-STEP = Step(name="layers", extract=extract_layers, bundle_key="layers", version="1",
-            requires=("python", "cpp", "bindings", "concepts"))
+# The graph steps' nodes and edges give key symbols and the matrix; the concepts step its hits; the
+# generated-code step which files a tool wrote.
+STEP = Step(name="layers", extract=extract_layers, bundle_key="layers", version="2",
+            requires=("python", "cpp", "bindings", "generated", "concepts"))

@@ -3,8 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
+import enum
+
+from extractor.concepts.records import ConceptEvidence
 
 UNASSIGNED = "unassigned"
+
+
+class Confidence(str, enum.Enum):
+    """How strongly a module holds its role."""
+
+    CORROBORATED = "corroborated"  # a signal of a kind the role counts as agreement fired beside any path word
+    PATH_ONLY = "path-only"  # path words alone: the role allows it, a reader should not lean on it
+    PACKAGE = "package"  # nothing of its own beyond path words: the role its package's corroborated modules hold
+    NONE = "none"  # unassigned
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -30,6 +42,11 @@ class ModuleRole:
     runner_up: str  # the second-best role ("" if none scored), to show how close the call was
     runner_up_score: float
     evidence: tuple[RoleEvidence, ...]  # the rows behind `role` (for "unassigned": behind the best guess)
+    confidence: Confidence = Confidence.NONE
+    # Why the heaviest role was not taken, when it was not: it rested on path words alone where the
+    # role needs more, or evidence ruled it out ("" when the heaviest role was taken).
+    why: str = ""
+    ruled_out: tuple[RoleEvidence, ...] = ()  # rows (weight 0) that took a role out of the running
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -57,6 +74,15 @@ class LayerDependency:
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
+class LayerConcept:
+    """A concept as one layer carries it: found in these of its modules, at these places."""
+
+    id: str
+    modules: int  # the layer's modules in which a detector fired
+    evidence: tuple[ConceptEvidence, ...]  # the first hit in each such module, capped
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Layer:
     role: str
     title: str
@@ -69,6 +95,13 @@ class Layer:
     evidence: tuple[RoleEvidence, ...]  # the strongest rows over the layer's modules, capped
     # Layers this one depends on (apart and unassigned layers neither depend nor are depended on).
     depends_on: tuple[LayerDependency, ...] = ()
+    # How strongly the layer's modules hold it: lines of modules whose role is corroborated by more
+    # than path words, their share of the layer's lines, and whether that share is too small for a
+    # reader (or a takeaway) to lean on the row.
+    corroborated_lines: int = 0
+    corroborated_share: float = 0.0
+    weak: bool = False
+    concept_evidence: tuple[LayerConcept, ...] = ()  # `concepts`, each with the rows that found it
 
 
 def role_by_path(layers: tuple[Layer, ...] | list[Layer]) -> dict[str, str]:

@@ -6,8 +6,10 @@ import collections
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from extractor.concepts.records import ConceptEvidence
 from extractor.layers.matrix import DEPENDENCY_EDGES, UpwardDependency
-from extractor.layers.records import UNASSIGNED, KeySymbol, Layer, LayerDependency, ModuleRole, RoleEvidence
+from extractor.layers.records import (UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept, LayerDependency,
+                                      ModuleRole, RoleEvidence)
 from extractor.layers.taxonomy import Role, Taxonomy
 from extractor.model import Edge, EdgeKind, Node, NodeKind
 
@@ -15,6 +17,10 @@ KEY_SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION
                               NodeKind.KERNEL, NodeKind.ENUM})
 KEY_SYMBOLS_PER_LAYER = 8
 EVIDENCE_PER_LAYER = 30
+CONCEPT_ROWS_PER_LAYER = 8  # evidence rows kept per concept of a layer (one per module, by path)
+# A layer whose modules hold it by corroborated evidence for less than this share of its lines is
+# weak: shown, flagged, and never the ground of a takeaway.
+WEAK_SHARE = 0.5
 
 
 def rank_symbols(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> dict[str, list[KeySymbol]]:
@@ -57,16 +63,31 @@ def build_layers(taxonomy: Taxonomy, assignments: list[ModuleRole], ranked: Mapp
             continue
         symbols = sorted((s for m in modules for s in ranked.get(m.path, ())),
                          key=lambda s: (-s.in_degree, s.name, s.id))[:KEY_SYMBOLS_PER_LAYER]
-        concept_counts = collections.Counter(c for m in modules for c in concepts_by_file.get(m.path, {}))
-        concepts = tuple(sorted(concept_counts, key=lambda c: (-concept_counts[c], c)))
+        carried = layer_concepts(modules, concepts_by_file)
+        concepts = tuple(c.id for c in carried)
         lines = sum(m.lines for m in modules)
+        corroborated = sum(m.lines for m in modules if m.confidence is Confidence.CORROBORATED)
+        share = round(corroborated / lines, 4) if lines else 0.0
         evidence = strongest_rows(modules)
         layers.append(Layer(
             role=role.id, title=role.title, apart=role.apart, lines=lines, concepts=concepts,
             summary=summarize(role, modules, lines, symbols, concepts, evidence),
             key_symbols=tuple(symbols), modules=tuple(modules), evidence=evidence,
-            depends_on=depends_on.get(role.id, ())))
+            depends_on=depends_on.get(role.id, ()), corroborated_lines=corroborated, corroborated_share=share,
+            weak=role.id != UNASSIGNED and share < WEAK_SHARE, concept_evidence=carried))
     return layers
+
+
+def layer_concepts(modules: list[ModuleRole], concepts_by_file: Mapping[str, Mapping[str, Any]]
+                   ) -> tuple[LayerConcept, ...]:
+    """The concepts of a layer, each only through the modules whose own facts showed it (most
+    modules first), with the first hit in each of them as a row a reader can open."""
+    found: dict[str, list[ConceptEvidence]] = collections.defaultdict(list)
+    for m in sorted(modules, key=lambda m: m.path):
+        for concept, hit in concepts_by_file.get(m.path, {}).items():
+            found[concept].append(ConceptEvidence(m.path, hit.line, hit.matched, hit.via))
+    return tuple(LayerConcept(c, len(rows), tuple(rows[:CONCEPT_ROWS_PER_LAYER]))
+                 for c, rows in sorted(found.items(), key=lambda kv: (-len(kv[1]), kv[0])))
 
 
 def strongest_rows(modules: list[ModuleRole]) -> tuple[RoleEvidence, ...]:
@@ -79,6 +100,12 @@ def summarize(role: Role, modules: list[ModuleRole], lines: int, symbols: list[K
               concepts: tuple[str, ...], evidence: tuple[RoleEvidence, ...]) -> str:
     """One line, built only from what was found."""
     parts = [f"{len(modules)} module{'s' if len(modules) != 1 else ''}, {lines:,} lines"]
+    tools = collections.Counter(r.matched for m in modules for r in m.evidence[:1] if r.signal == "generator")
+    if tools:
+        # What a tool wrote is described by the tool: its class names are the schema's, not a design.
+        ranked_tools = sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts.append("written by " + ", ".join(f"{t} ({n})" for t, n in ranked_tools))
+        return f"{role.title}: " + "; ".join(parts) + "."
     if symbols:
         parts.append("key symbols " + ", ".join(s.name for s in symbols[:4]))
     if concepts:
@@ -95,6 +122,7 @@ def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], upward: Itera
     counted = [a for a in assignments if a.role not in apart]
     total = sum(a.lines for a in counted)
     assigned = sum(a.lines for a in counted if a.role != UNASSIGNED)
+    corroborated = sum(a.lines for a in counted if a.confidence is Confidence.CORROBORATED)
     by_role = collections.Counter()
     for a in assignments:
         by_role[a.role] += a.lines
@@ -102,9 +130,13 @@ def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], upward: Itera
         "modules": len(assignments),
         "modules_apart": len(assignments) - len(counted),
         "modules_assigned": sum(1 for a in counted if a.role != UNASSIGNED),
+        "modules_path_only": sum(1 for a in counted if a.confidence is Confidence.PATH_ONLY),
         "lines_counted": total,
         "lines_assigned": assigned,
         "assigned_share": round(assigned / total, 4) if total else 0.0,
+        "lines_corroborated": corroborated,
+        # of the assigned lines, the share whose role more than path words decided
+        "corroborated_share": round(corroborated / assigned, 4) if assigned else 0.0,
         "lines_by_role": dict(sorted(by_role.items())),
         "upward_edges": sum(u.count for u in upward),
     }

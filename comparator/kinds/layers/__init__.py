@@ -1,4 +1,9 @@
-"""Layers: the two systems' layers aligned by role, and a release's layer drift (modules that changed role)."""
+"""Layers: the two systems' layers aligned by role, and a release's layer drift (modules that changed role).
+
+Each side of a row says how strongly its modules hold the layer (the share of its lines whose role
+more than path words decided, as the layers step states it), and a weak side (under half) is
+flagged: the takeaways count no aligned role and no gap that rests on a weak side. Each concept of
+a side comes with the rows of the modules that found it."""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ from extractor.evidence import Evidence
 from extractor.layers.records import UNASSIGNED, Layer, apart_roles, role_by_path
 
 KEY_SYMBOLS_SHOWN = 5
+CONCEPT_ROWS_SHOWN = 5
 
 
 class LayerSide(NamedTuple):
@@ -52,14 +58,21 @@ class LayersKind(EvidenceKind):
         ra, rb = section["roles"]["a"], section["roles"]["b"]
         if not (ra or rb):
             return [Takeaway("Neither evidence bundle carries layer records, so no roles could be aligned.", "layers")]
-        aligned_roles = [r["role"] for r in section["rows"] if r["aligned"]]
+        # Only rows a reader can lean on: a side that rests mostly on path words counts for nothing.
+        aligned_roles = [r["role"] for r in section["rows"] if r["aligned"] and not _weak(r)]
+        shaky = [r["role"] for r in section["rows"] if r["aligned"] and _weak(r)]
         text = (f"{la} partitions its code into {plural(ra, 'architectural layer')} and {lb} into {rb:,}, "
                 f"with {plural(len(aligned_roles), 'directly aligned role')}")
-        text += f" ({', '.join(aligned_roles)})." if aligned_roles else "."
+        text += f" ({', '.join(aligned_roles)})" if aligned_roles else ""
+        text += (f"; {plural(len(shaky), 'more aligned role')} rest{'s' if len(shaky) == 1 else ''} on path words "
+                 f"alone on one side ({', '.join(shaky)}) and {'is' if len(shaky) == 1 else 'are'} not counted."
+                 if shaky else ".")
         out = [Takeaway(text, "layers")]
         for side, label in zip(SIDES, labels):
-            if section["gaps"][side]:
-                out.append(Takeaway(f"{label} has no layer for: {', '.join(section['gaps'][side])}.", "layers"))
+            other = "b" if side == "a" else "a"
+            gaps = [g for g in section["gaps"][side] if not _side_weak(_row(section, g)[other])]
+            if gaps:
+                out.append(Takeaway(f"{label} has no layer for: {', '.join(gaps)}.", "layers"))
         return out
 
     markdown = staticmethod(render.markdown)
@@ -89,6 +102,7 @@ def align_layers(a: Mapping[str, Layer], b: Mapping[str, Layer]) -> dict[str, An
             "role": role,
             "title": (la or lb).title or role,
             "apart": apart(role),
+            "assigned": role != UNASSIGNED,  # the row of modules no role reached has no share to show
             "aligned": la is not None and lb is not None and role != UNASSIGNED and not apart(role),
             "a": layer_side(la),
             "b": layer_side(lb),
@@ -122,11 +136,30 @@ def layer_side(layer: Layer | None) -> dict[str, Any] | None:
         "summary": layer.summary,
         "modules": len(layer.modules),
         "lines": layer.lines,
+        "corroborated_lines": layer.corroborated_lines,
+        "corroborated_share": layer.corroborated_share,
+        "weak": layer.weak,
         "concepts": sorted(layer.concepts),
+        # each concept with the modules that found it and their first rows, to open from the report
+        "concept_rows": [{"id": c.id, "modules": c.modules, "rows": [loc(e) | {"matched": e.matched, "via": e.via}
+                                                                      for e in c.evidence[:CONCEPT_ROWS_SHOWN]]}
+                         for c in sorted(layer.concept_evidence, key=lambda c: c.id)],
         "key_symbols": symbols[:KEY_SYMBOLS_SHOWN],
         "top_modules": [{"module": m.module, **loc(m)} for m in top_modules[:KEY_SYMBOLS_SHOWN]],
         "anchor": anchor,
     }
+
+
+def _weak(row: Mapping[str, Any]) -> bool:
+    return _side_weak(row["a"]) or _side_weak(row["b"])
+
+
+def _side_weak(side: Mapping[str, Any] | None) -> bool:
+    return bool(side and side.get("weak"))
+
+
+def _row(section: Mapping[str, Any], role: str) -> Mapping[str, Any]:
+    return next(r for r in section["rows"] if r["role"] == role)
 
 
 def layer_drift(ra: Mapping[str, str], rb: Mapping[str, str]) -> dict[str, Any]:
