@@ -141,20 +141,20 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
                              extra=extra)
     with _RichProgress() as progress:
         result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
-    path = write_bundle(result.bundle, out_dir, result.text)
+    path = write_bundle(None, out_dir, result.data)
     for fmt in graph_formats:
         export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
     log = {"timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
     write_atomic(out_dir / "run-log.json", json.dumps(log, indent=2, sort_keys=True) + "\n")
-    stats = result.bundle["stats"]
-    problems = [d for d in result.bundle["diagnostics"] if d["severity"] != "info"]
+    # Counts from the summary: a warm run never parses its 48 MB bundle only to count it.
+    summary = result.summary
+    problems = [d for d in summary["diagnostics"] if d["severity"] != "info"]
     for d in problems[:20]:
         click.echo(f"{d['path']}:{d['line']}: {d['severity']}: {d['message']} [{d['code']}]", err=True)
     if len(problems) > 20:
         click.echo(f"... {len(problems) - 20} more diagnostics in {path}", err=True)
-    files = sum(stats["files"].values())
-    click.echo(f"{path}: {len(result.bundle['graph']['nodes'])} nodes, {len(result.bundle['graph']['edges'])} edges "
-               f"from {files} files; {len(result.bundle['diagnostics'])} diagnostics "
+    click.echo(f"{path}: {summary['nodes']} nodes, {summary['edges']} edges from {summary['files']} files; "
+               f"{len(summary['diagnostics'])} diagnostics "
                f"({result.cache['hits']} cached, {result.cache['misses']} parsed)")
 
 

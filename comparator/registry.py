@@ -4,7 +4,7 @@ comparison). A new kind is one package under ``comparator/kinds`` and one line h
 from __future__ import annotations
 
 from comparator.kind import EvidenceKind
-from comparator.kinds import concepts, graph, layers, structs, symbols, telemetry
+from comparator.kinds import api, concepts, graph, layers, structs, symbols, telemetry
 
 KINDS: tuple[EvidenceKind, ...] = (
     layers.KIND,
@@ -13,4 +13,5 @@ KINDS: tuple[EvidenceKind, ...] = (
     graph.KIND,
     concepts.KIND,
     symbols.KIND,
+    api.KIND,
 )

@@ -85,9 +85,14 @@ def _dump(value: Any, depth: int) -> str:
     return compact(value)
 
 
-def write_bundle(bundle: dict[str, Any], out_dir: Path, text: str | None = None) -> Path:
-    """Write ``evidence.json`` (``text`` when the caller has the serialised bundle already)."""
-    return write_atomic(out_dir / "evidence.json", text if text is not None else dumps_bundle(bundle))
+def write_bundle(bundle: dict[str, Any] | None, out_dir: Path, data: bytes | str | None = None) -> Path:
+    """Write ``evidence.json`` whole: ``data`` as it is when the caller has the serialised bundle (a
+    warm run's, straight from the memo), else the bundle serialised."""
+    if data is None:
+        if bundle is None:
+            raise ValueError("write_bundle needs the bundle or its serialised bytes")
+        data = dumps_bundle(bundle)
+    return write_atomic(out_dir / "evidence.json", data)
 
 
 def load_bundle(path: Path) -> dict[str, Any]:

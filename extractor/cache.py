@@ -125,7 +125,7 @@ class FactCache:
         except sqlite3.Error as err:
             self._turn_off(err)
 
-    def get_text(self, key: str) -> str | None:
+    def get_bytes(self, key: str) -> bytes | None:
         if self._db is None:
             return None
         try:
@@ -136,19 +136,25 @@ class FactCache:
         if row is None:
             return None
         try:
-            return zlib.decompress(row[0]).decode("utf-8")
-        except (zlib.error, UnicodeDecodeError):
+            return zlib.decompress(row[0])
+        except zlib.error:
             return None
 
-    def put_text(self, key: str, text: str) -> None:
+    def put_bytes(self, key: str, data: bytes) -> None:
         if self._db is None:
             return
         try:
             with self._db:
-                self._db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)",
-                                 (key, zlib.compress(text.encode("utf-8"), 1)))
+                self._db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", (key, zlib.compress(data, 1)))
         except sqlite3.Error as err:
             self._turn_off(err)
+
+    def get_json(self, key: str) -> Any:
+        """One value stored with :meth:`put_json` (or :meth:`put_many`); None when absent or unreadable."""
+        return self.get_many([key]).get(key)
+
+    def put_json(self, key: str, value: Any) -> None:
+        self.put_many({key: value})
 
     def close(self) -> None:
         if self._db is not None:

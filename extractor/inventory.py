@@ -50,33 +50,36 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
     entries: list[InventoryEntry] = []
     diagnostics: list[Diagnostic] = []
     real_root = Path(os.path.realpath(root))
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        here = Path(dirpath)
+    # Plain strings and one lstat per file: pathlib objects per file cost more than the walk itself.
+    top = os.fspath(root)
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        rel_dir = dirpath[len(top):].lstrip(os.sep).replace(os.sep, "/")
+        prefix = f"{rel_dir}/" if rel_dir else ""
         kept = []
         for d in sorted(dirnames):
-            full = here / d
             if d in SKIP_DIRS:
                 continue
-            if full.is_symlink():
-                diagnostics.append(_link_diagnostic(tree, full, real_root))
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full):
+                diagnostics.append(_link_diagnostic(tree, Path(full), real_root))
                 continue
             kept.append(d)
         dirnames[:] = kept
         for name in sorted(filenames):
-            full = here / name
             language = SUFFIXES.get(_suffix(name))
             if language is None:
                 continue
-            rel = full.relative_to(root).as_posix()
-            if full.is_symlink():
-                diagnostics.append(_link_diagnostic(tree, full, real_root))
-                continue
+            rel = prefix + name
+            full = os.path.join(dirpath, name)
             try:
-                info = full.stat()
+                info = os.lstat(full)
             except OSError as err:
                 # strerror only: str(err) carries the absolute path of the user's machine
                 diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "unreadable",
                                               err.strerror or type(err).__name__, Severity.ERROR))
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                diagnostics.append(_link_diagnostic(tree, Path(full), real_root))
                 continue
             if not stat.S_ISREG(info.st_mode):
                 # A FIFO named x.py would block the reader forever, a device would never end.

@@ -29,10 +29,12 @@ names that mark each library are data (``pyconstructors.yaml``); the rules are t
 - **msgspec** ``Struct``: dataclass rules, with ``msgspec.field(default=, default_factory=)``; the
   class keyword ``kw_only=True`` covers the fields defined on that class; ``omit_defaults=True``
   only changes encoding and is kept as a tag on the constructor.
-- **NamedTuple** (class syntax): ``__new__(_cls, <fields>)`` with the class body's defaults.
-- **TypedDict** (class syntax): keyword-only parameters; keys of a ``total=False`` class, or
-  wrapped in ``NotRequired[...]``, are optional (their default shows as ``...``); ``Required[...]``
-  overrides; keys of TypedDict bases come first.
+- **NamedTuple**: ``__new__(_cls, <fields>)`` with the class body's defaults. The functional forms
+  ``NamedTuple("X", [...])`` and ``collections.namedtuple("X", "a b", defaults=...)`` are classes
+  too (:mod:`extractor.pyforms`); the latter's fields carry no annotation.
+- **TypedDict**: keyword-only parameters; keys of a ``total=False`` class, or wrapped in
+  ``NotRequired[...]``, are optional (their default shows as ``...``); ``Required[...]`` overrides;
+  keys of TypedDict bases come first. ``TypedDict("X", {...}, total=False)`` is read the same way.
 
 Special forms are recognised by their name as written (``ClassVar``, ``typing.ClassVar``); keyword
 values are compared as source text (``kw_only=True``), so a value computed elsewhere is not read.
@@ -40,7 +42,6 @@ values are compared as source text (``kw_only=True``), so a value computed elsew
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -48,6 +49,8 @@ from pathlib import Path
 from extractor import naming
 from extractor.datafile import load_data_file
 from extractor.model import Parameter, ParamKind
+from extractor.pyfields import (ClassSpec, Field, Generated, factory_default, field_default, first_argument,
+                               special_form, unwrap)
 
 LIBRARIES_FILE = Path(__file__).with_name("pyconstructors.yaml")
 _NAMES = [str]
@@ -58,56 +61,11 @@ _SCHEMA = {
               "factories": _NAMES},
     "pydantic": {"bases": _NAMES, "field_calls": _NAMES},
     "msgspec": {"bases": _NAMES, "field_calls": _NAMES},
-    "namedtuple": {"bases": _NAMES},
+    "namedtuple": {"bases": _NAMES, "untyped": _NAMES},
     "typeddict": {"bases": _NAMES},
     "enum": {"bases": _NAMES},
 }
 _POS, _KW = ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.KEYWORD_ONLY
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Binding:
-    """One name bound in a class body (``x: int = field(default=1)``), as the scanner saw it."""
-
-    name: str
-    line: int
-    annotation: str  # source text, "" when not annotated
-    value: str | None  # source text of the value; None when there is none
-    callee: str = ""  # canonical name of the called function when the value is a call
-    keywords: Mapping[str, str] = dataclasses.field(default_factory=dict)  # the call's keyword arguments
-    args: tuple[str, ...] = ()  # the call's positional arguments
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ClassSpec:
-    id: str
-    decorators: tuple[tuple[str, Mapping[str, str]], ...]  # (canonical name, keyword arguments)
-    keywords: Mapping[str, str]  # class keywords: ``kw_only=True``, ``total=False``
-    bindings: tuple[Binding, ...]
-    own_methods: frozenset[str]  # names of methods written in the class body
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Generated:
-    class_id: str
-    library: str  # "dataclass", "attrs", "pydantic", "msgspec", "namedtuple", "typeddict"
-    method: str  # "__init__" or "__new__"
-    params: tuple[Parameter, ...]
-    fields: tuple[str, ...]  # the class's own fields that are attributes (InitVars excluded)
-    tags: tuple[str, ...] = ()
-    marker: str = ""  # what made the class one of the library's: "pydantic.dataclasses.dataclass", "msgspec.Struct"
-    pseudo: tuple[str, ...] = ()  # the class's own InitVar names: parameters, never attributes
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Field:
-    name: str  # attribute name
-    param: str  # parameter name
-    annotation: str
-    default: str | None
-    kw_only: bool
-    init: bool = True
-    attribute: bool = True
 
 
 def load_libraries(path: Path = LIBRARIES_FILE) -> dict[str, dict[str, frozenset[str]]]:
@@ -116,38 +74,13 @@ def load_libraries(path: Path = LIBRARIES_FILE) -> dict[str, dict[str, frozenset
             for lib, spec in data.items() if lib != "version"}
 
 
-def special_form(annotation: str) -> str:
-    """``ClassVar`` for ``typing.ClassVar[int]`` or ``"ClassVar[int]"``; "" when none applies."""
-    text = annotation.strip().strip("'\"")
-    return text.split("[", 1)[0].strip().rsplit(".", 1)[-1]
-
-
-def _unwrap(annotation: str) -> str:
-    text = annotation.strip()
-    inner = text.split("[", 1)[1].rsplit("]", 1)[0] if "[" in text else text
-    return inner.strip()
-
-
-def _factory_default(factory: str) -> str:
-    return f"{factory}()"
-
-
-def _first_argument(call: str) -> str:
-    """``f`` in ``Factory(f, takes_self=True)``; the call itself when it has no argument to read."""
-    try:
-        tree = ast.parse(call, mode="eval").body
-    except SyntaxError:
-        return call
-    return ast.unparse(tree.args[0]) if isinstance(tree, ast.Call) and tree.args else call
-
-
 class _Builder:
     def __init__(self, specs: Mapping[str, ClassSpec], mro: Callable[[str], tuple[str, ...]],
                  libraries: Mapping[str, Mapping[str, frozenset[str]]]) -> None:
         self.specs = specs
         self.mro = mro
         self.lib = libraries
-        self._attrs_all: dict[str, list[_Field]] = {}
+        self._attrs_all: dict[str, list[Field]] = {}
 
     # which library marks a class -------------------------------------------------------------------
     def decorator(self, cls: str, names: frozenset[str]) -> Mapping[str, str] | None:
@@ -189,7 +122,7 @@ class _Builder:
     def base_named(self, cls: str, bases: frozenset[str]) -> str:
         return next((naming.id_name(b) for b in self.mro(cls)[1:] if naming.id_name(b) in bases), "")
 
-    def _dataclass_fields(self, spec: ClassSpec, kw_only: bool, field_calls: frozenset[str]) -> list[_Field]:
+    def _dataclass_fields(self, spec: ClassSpec, kw_only: bool, field_calls: frozenset[str]) -> list[Field]:
         fields = []
         for b in spec.bindings:
             form = special_form(b.annotation) if b.annotation else ""
@@ -202,13 +135,13 @@ class _Builder:
             if b.callee in field_calls:
                 init = b.keywords.get("init") != "False"
                 kw = b.keywords.get("kw_only", str(kw_only)) == "True"
-                default = _field_default(b)
-            fields.append(_Field(b.name, b.name, b.annotation, default, kw, init, form != "InitVar"))
+                default = field_default(b)
+            fields.append(Field(b.name, b.name, b.annotation, default, kw, init, form != "InitVar"))
         return fields
 
-    def _ordered(self, cls: str, own: Callable[[str], list[_Field] | None]) -> list[_Field]:
+    def _ordered(self, cls: str, own: Callable[[str], list[Field] | None]) -> list[Field]:
         """Fields of the marked classes along the MRO, bases first; a redefinition keeps its place."""
-        merged: dict[str, _Field] = {}
+        merged: dict[str, Field] = {}
         for base in reversed(self.mro(cls)):
             if base in self.specs and (fields := own(base)) is not None:
                 for f in fields:
@@ -220,7 +153,7 @@ class _Builder:
         if keywords.get("init") == "False" or "__init__" in spec.own_methods:
             return None
 
-        def own(base: str) -> list[_Field] | None:
+        def own(base: str) -> list[Field] | None:
             kws = self.decorator(base, lib["decorators"])
             if kws is None:
                 return None
@@ -229,7 +162,7 @@ class _Builder:
         fields = self._ordered(cls, own)
         return self._generated(cls, "dataclass", "__init__", fields, own(cls) or [])
 
-    def _attrs_own(self, cls: str) -> list[_Field] | None:
+    def _attrs_own(self, cls: str) -> list[Field] | None:
         found = self.attrs_decorator(cls)
         if found is None:
             return None
@@ -257,13 +190,13 @@ class _Builder:
                 if default is None and b.args and b.callee.startswith("attr."):
                     default = b.args[0]  # attr.ib(default) takes it positionally
                 if "factory" in b.keywords:
-                    default = _factory_default(b.keywords["factory"])
+                    default = factory_default(b.keywords["factory"])
             if default is not None and default.endswith(")") and default.split("(", 1)[0] in factories:
-                default = _factory_default(_first_argument(default))  # Factory(list): a fresh list()
-            fields.append(_Field(b.name, alias, b.annotation, default, kw, init))
+                default = factory_default(first_argument(default))  # Factory(list): a fresh list()
+            fields.append(Field(b.name, alias, b.annotation, default, kw, init))
         return fields
 
-    def _attrs_all_fields(self, cls: str) -> list[_Field]:
+    def _attrs_all_fields(self, cls: str) -> list[Field]:
         if cls in self._attrs_all:
             return self._attrs_all[cls]
         self._attrs_all[cls] = []  # guards a cycle
@@ -271,11 +204,11 @@ class _Builder:
         own = self._attrs_own(cls) or []
         flavour, keywords = found if found else ("next_gen", {})
         names = {f.name for f in own}
-        base: list[_Field] = []
+        base: list[Field] = []
         if flavour == "next_gen" or keywords.get("collect_by_mro") == "True":
             for b in reversed(self.mro(cls)[1:]):
                 base += [f for f in (self._attrs_own(b) or []) if f.name not in names] if b in self.specs else []
-            kept: list[_Field] = []
+            kept: list[Field] = []
             seen: set[str] = set()
             for f in reversed(base):  # the freshest definition of a name, at its place
                 if f.name not in seen:
@@ -300,7 +233,7 @@ class _Builder:
             return None
         return self._generated(cls, "attrs", "__init__", self._attrs_all_fields(cls), self._attrs_own(cls) or [])
 
-    def _pydantic_own(self, cls: str, by_name: bool) -> list[_Field] | None:
+    def _pydantic_own(self, cls: str, by_name: bool) -> list[Field] | None:
         lib = self.lib["pydantic"]
         if not self.based_on(cls, lib["bases"]):
             return None
@@ -313,11 +246,11 @@ class _Builder:
             if default == "...":
                 default = None
             if b.callee in lib["field_calls"]:
-                default = _field_default(b)
+                default = field_default(b)
                 alias = b.keywords.get("alias", "").strip("'\"")
                 if alias.isidentifier() and not by_name:
                     name = alias
-            fields.append(_Field(b.name, name, b.annotation, default, True))
+            fields.append(Field(b.name, name, b.annotation, default, True))
         return fields
 
     def _model_config(self, cls: str, key: str) -> str:
@@ -345,7 +278,7 @@ class _Builder:
         if "__init__" in spec.own_methods:
             return None
 
-        def own(base: str) -> list[_Field] | None:
+        def own(base: str) -> list[Field] | None:
             if not self.based_on(base, lib["bases"]):
                 return None
             s = self.specs[base]
@@ -356,14 +289,15 @@ class _Builder:
                                tags=("omit-defaults",) if omit else ())
 
     def _namedtuple(self, cls: str, spec: ClassSpec) -> Generated | None:
-        fields = [_Field(b.name, b.name, b.annotation, b.value, False) for b in spec.bindings
-                  if b.annotation and special_form(b.annotation) != "ClassVar"]
+        untyped = bool(self.base_named(cls, self.lib["namedtuple"]["untyped"]))
+        fields = [Field(b.name, b.name, b.annotation, b.value, False) for b in spec.bindings
+                  if (b.annotation or untyped) and special_form(b.annotation) != "ClassVar"]
         return self._generated(cls, "namedtuple", "__new__", fields, fields, first="_cls")
 
     def _typeddict(self, cls: str, spec: ClassSpec) -> Generated | None:
         bases = self.lib["typeddict"]["bases"]
 
-        def own(base: str) -> list[_Field] | None:
+        def own(base: str) -> list[Field] | None:
             if not self.based_on(base, bases):
                 return None
             s = self.specs[base]
@@ -374,13 +308,13 @@ class _Builder:
                     continue
                 form = special_form(b.annotation)
                 required = {"Required": True, "NotRequired": False}.get(form, total)
-                annotation = _unwrap(b.annotation) if form in ("Required", "NotRequired") else b.annotation
-                fields.append(_Field(b.name, b.name, annotation, None if required else "...", True))
+                annotation = unwrap(b.annotation) if form in ("Required", "NotRequired") else b.annotation
+                fields.append(Field(b.name, b.name, annotation, None if required else "...", True))
             return fields
 
         return self._generated(cls, "typeddict", "__init__", self._ordered(cls, own), own(cls) or [])
 
-    def _generated(self, cls: str, library: str, method: str, fields: list[_Field], own: list[_Field],
+    def _generated(self, cls: str, library: str, method: str, fields: list[Field], own: list[Field],
                    extra: tuple[Parameter, ...] = (), tags: tuple[str, ...] = (), first: str = "self") -> Generated:
         included = [f for f in fields if f.init]
         params = [Parameter(first)]
@@ -393,17 +327,6 @@ class _Builder:
 
 def _marked(generated: Generated | None, marker: str) -> Generated | None:
     return dataclasses.replace(generated, marker=marker) if generated is not None else None
-
-
-def _field_default(b: Binding) -> str | None:
-    """The default a ``field(...)``/``Field(...)`` call gives, or None when the field is required."""
-    if "default" in b.keywords:
-        return b.keywords["default"]
-    if "default_factory" in b.keywords:
-        return _factory_default(b.keywords["default_factory"])
-    if b.args and b.args[0] != "...":  # pydantic's Field(default) takes it positionally
-        return b.args[0]
-    return None
 
 
 def generated_constructors(specs: Mapping[str, ClassSpec], mro: Callable[[str], tuple[str, ...]],

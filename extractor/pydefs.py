@@ -26,7 +26,8 @@ from typing import Any
 from extractor.context import SourceFile
 from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
 from extractor.naming import py_id
-from extractor.pyscan import CLASS, INSTANCE, MODULE, PARAM_KINDS
+from extractor.pyexpr import PARAM_KINDS
+from extractor.pyscan import CLASS, INSTANCE, MODULE
 from extractor.pyresolve import parent_qual
 
 SIGNATURE_MAX = 300

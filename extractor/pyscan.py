@@ -15,6 +15,8 @@ One walk of the stdlib ``ast`` records, path-free (the facts are cached by conte
 - ``all``: the module's ``__all__`` when it is built from string literals (``=``, ``+=``,
   ``.extend``, ``.append``), and the other modules' ``__all__`` it adds (``all_refs``).
 - ``imports``, ``aliases``, ``calls`` and ``types`` for name resolution (see ``extractor.pysymbols``).
+- Classes made by a call (``X = NamedTuple("X", [...])``, ``namedtuple``, ``TypedDict``) as ``defs`` of
+  kind class tagged ``functional``, their fields as class-body ``attrs`` (:mod:`extractor.pyforms`).
 
 A definition inside ``if``/``try``/``for``/``with``/``match`` at module or class level is marked
 conditional: of two definitions of one name, a later unconditional one replaces the earlier (Python
@@ -26,107 +28,18 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from extractor.model import ParamKind, ParsedFile
+from extractor.model import ParsedFile
+from extractor.pyexpr import (call_summary, doc_line, dotted, parameters, source_text, target_names,
+                             type_name, value_kind)
+from extractor.pyforms import FunctionalClass, functional_class
 from extractor.pyvisit import FastNodeVisitor
 
-DOC_MAX = 160
-PARAM_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.VAR_POSITIONAL,
-               ParamKind.KEYWORD_ONLY, ParamKind.VAR_KEYWORD)
-POS_ONLY, POS_KW, VAR_POS, KW_ONLY, VAR_KW = range(5)
 METHOD_TAGS = {"property": "property", "cached_property": "property", "staticmethod": "staticmethod",
                 "classmethod": "classmethod", "abstractmethod": "abstract", "overload": "overload"}
 # Methods whose ``self.x = ...`` assignments define the instance's attributes.
 INIT_METHODS = frozenset({"__init__", "__post_init__", "__attrs_post_init__"})
 # Where an attribute is bound: module level, class body, or on the instance.
 MODULE, CLASS, INSTANCE = "m", "c", "i"
-
-
-def dotted(expr: ast.AST) -> str | None:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-    elif isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "super":
-        parts.append("super()")
-    else:
-        return None
-    return ".".join(reversed(parts))
-
-
-def doc_line(body: list[ast.stmt]) -> str:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        for line in body[0].value.value.strip().splitlines():
-            if line.strip():
-                return line.strip()[:DOC_MAX]
-    return ""
-
-
-def _text(expr: ast.AST | None) -> str:
-    if expr is None:
-        return ""
-    try:
-        return ast.unparse(expr)
-    except (ValueError, RecursionError):  # a pathological expression: say so rather than guess
-        return "<unrepresentable>"
-
-
-def value_kind(expr: ast.expr | None) -> str:
-    """What a bound value is, in one word (``Node.value_kind``)."""
-    if expr is None:
-        return ""
-    if isinstance(expr, ast.Constant) or (isinstance(expr, ast.UnaryOp) and isinstance(expr.operand, ast.Constant)):
-        return "constant"
-    if isinstance(expr, ast.JoinedStr):
-        return "constant"
-    if isinstance(expr, (ast.Name, ast.Attribute)):
-        return "alias"
-    if isinstance(expr, ast.Call):
-        return "call"
-    if isinstance(expr, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp,
-                         ast.GeneratorExp)):
-        return "container"
-    if isinstance(expr, ast.Lambda):
-        return "lambda"
-    return "expression"
-
-
-def parameters(args: ast.arguments) -> list[list[Any]]:
-    """``[name, kind, annotation, default]`` per parameter, in order (defaults right-aligned over
-    the positional parameters, one-to-one over the keyword-only ones, as Python stores them)."""
-    out: list[list[Any]] = []
-    positional = [*args.posonlyargs, *args.args]
-    offset = len(positional) - len(args.defaults)
-    for i, arg in enumerate(positional):
-        default = _text(args.defaults[i - offset]) if i >= offset else None
-        out.append([arg.arg, POS_ONLY if i < len(args.posonlyargs) else POS_KW, _text(arg.annotation), default])
-    if args.vararg is not None:
-        out.append([args.vararg.arg, VAR_POS, _text(args.vararg.annotation), None])
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        out.append([arg.arg, KW_ONLY, _text(arg.annotation), None if default is None else _text(default)])
-    if args.kwarg is not None:
-        out.append([args.kwarg.arg, VAR_KW, _text(args.kwarg.annotation), None])
-    return out
-
-
-def _call_summary(expr: ast.expr | None) -> list[Any] | None:
-    """``[callee, {keyword: text}, [positional texts]]`` for a call, else None."""
-    if not isinstance(expr, ast.Call):
-        return None
-    keywords = {k.arg: _text(k.value) for k in expr.keywords if k.arg is not None}
-    return [dotted(expr.func) or "", keywords, [_text(a) for a in expr.args]]
-
-
-def _target_names(target: ast.expr) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, (ast.Tuple, ast.List)):
-        return [n for elt in target.elts for n in _target_names(elt)]
-    if isinstance(target, ast.Starred):
-        return _target_names(target.value)
-    return []
 
 
 def _string_list(expr: ast.expr | None) -> tuple[list[str], list[str]] | None:
@@ -205,13 +118,13 @@ class _Scanner(FastNodeVisitor):
             tags.append("decorated")
         if self.scope_kind == "function":
             tags.append("nested")
-        sig = [parameters(node.args), _text(node.returns)]
+        sig = [parameters(node.args), source_text(node.returns)]
         self.defs.append([kind, qual, node.lineno, doc_line(node.body), sorted(set(tags)), [], decorators, sig,
                           self._more()])
         args = node.args
         params: dict[str, str] = {}
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)):
-            typed = _type_name(arg.annotation) if arg.annotation is not None and arg not in (args.vararg,
+            typed = type_name(arg.annotation) if arg.annotation is not None and arg not in (args.vararg,
                                                                                             args.kwarg) else ""
             params[arg.arg] = typed or ""
             self.types.append([qual, arg.arg, params[arg.arg], node.lineno])
@@ -238,7 +151,7 @@ class _Scanner(FastNodeVisitor):
         for deco in node.decorator_list:
             name = dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
             decorators.append(name)
-            decorator_keywords.append(_call_summary(deco)[1] if isinstance(deco, ast.Call) else {})
+            decorator_keywords.append(call_summary(deco)[1] if isinstance(deco, ast.Call) else {})
             if name.rsplit(".", 1)[-1] == "dataclass":
                 tags.append("dataclass")
         if node.decorator_list:
@@ -246,7 +159,7 @@ class _Scanner(FastNodeVisitor):
         if self.scope_kind == "function":
             tags.append("nested")
         more = self._more()
-        keywords = {k.arg: _text(k.value) for k in node.keywords if k.arg is not None}
+        keywords = {k.arg: source_text(k.value) for k in node.keywords if k.arg is not None}
         if keywords:
             more["kw"] = keywords
         if any(decorator_keywords):
@@ -287,6 +200,12 @@ class _Scanner(FastNodeVisitor):
 
     # attributes ------------------------------------------------------------------------------------
     def visit_Assign(self, node: ast.Assign) -> None:
+        if self.scope_kind != "function" and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, ast.Call) \
+                and (made := functional_class(dotted(node.value.func) or "", node.value)) is not None:
+            self._functional_class(node.targets[0].id, made, node.lineno)
+            self.generic_visit(node)
+            return
         if self.scope_kind != "function" and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = dotted(node.value)
             if value and "super()" not in value:
@@ -299,7 +218,7 @@ class _Scanner(FastNodeVisitor):
                     self._instance_attr(target, None, node.value, node.lineno)
         else:
             for target in node.targets:
-                for name in _target_names(target):
+                for name in target_names(target):
                     self._attr(name, None, node.value, node.lineno)
                 if isinstance(target, ast.Name) and target.id == "__all__" and self.scope_kind == "module":
                     self._set_all(node.value, replace=True)
@@ -333,6 +252,18 @@ class _Scanner(FastNodeVisitor):
                 self.all_names = [*(self.all_names or []), call.args[0].value]
         self.generic_visit(node)
 
+    def _functional_class(self, name: str, made: FunctionalClass, line: int) -> None:
+        """``X = NamedTuple("X", [...])``: a class as the class syntax would give, fields as its bindings."""
+        qual = self._child_qual(name)
+        more = self._more()
+        if made.keywords:
+            more["kw"] = {k: source_text(v) for k, v in made.keywords.items()}
+        self.defs.append(["class", qual, line, "", ["functional"], [made.base], [], None, more])
+        for field in made.fields:
+            default = source_text(field.default) if field.default is not None else ""
+            self.attrs.append([qual, field.name, line, CLASS, source_text(field.annotation), value_kind(field.default),
+                               default, None, 0])
+
     def _set_all(self, value: ast.expr | None, *, replace: bool) -> None:
         found = _string_list(value)
         if found is None:
@@ -345,16 +276,16 @@ class _Scanner(FastNodeVisitor):
         where = MODULE if self.scope_kind == "module" else CLASS
         text, call = "", None
         if where == CLASS:  # a field's default and its field(...) arguments feed the generated constructors
-            call = _call_summary(value)
+            call = call_summary(value)
             if value is not None and (annotation is not None or call is not None):
-                text = _text(value)
-        self.attrs.append([self.scope, name, line, where, _text(annotation), value_kind(value), text, call,
+                text = source_text(value)
+        self.attrs.append([self.scope, name, line, where, source_text(annotation), value_kind(value), text, call,
                            1 if self.conditional else 0])
 
     def _instance_attr(self, target: ast.expr, annotation: ast.expr | None, value: ast.expr | None,
                        line: int) -> None:
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-            self.attrs.append([self.init_class, target.attr, line, INSTANCE, _text(annotation), value_kind(value),
+            self.attrs.append([self.init_class, target.attr, line, INSTANCE, source_text(annotation), value_kind(value),
                                "", None, 1])
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
@@ -368,7 +299,7 @@ class _Scanner(FastNodeVisitor):
             name = f"self.{target.attr}"
         else:
             return
-        typed = _type_name(annotation) if annotation is not None else ""
+        typed = type_name(annotation) if annotation is not None else ""
         if not typed and isinstance(value, ast.Call):
             typed = dotted(value.func) or ""  # x = Cls(...): kept only if Cls turns out to be a class
         elif not typed and isinstance(value, ast.Name) and name.startswith("self."):
@@ -380,24 +311,6 @@ class _Scanner(FastNodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append([self.scope, node.lineno, dotted(node.func) or ""])
         self.generic_visit(node)
-
-
-def _type_name(annotation: ast.expr | None) -> str:
-    """The class an annotation names, when it names one: ``Foo``, ``m.Foo``, ``Optional[Foo]``,
-    ``Foo | None``, ``"Foo"``; "" for anything else (unions of classes, containers, protocols)."""
-    if annotation is None:
-        return ""
-    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
-        text = annotation.value.strip()
-        return text if text.replace(".", "").replace("_", "").isalnum() and not text[:1].isdigit() else ""
-    if isinstance(annotation, ast.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] == "Optional":
-        return _type_name(annotation.slice)
-    if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
-        sides = [annotation.left, annotation.right]
-        kept = [x for x in sides if not (isinstance(x, ast.Constant) and x.value is None)]
-        return _type_name(kept[0]) if len(kept) == 1 else ""
-    name = dotted(annotation)
-    return name if name and "super()" not in name else ""
 
 
 def scan_python(parsed: ParsedFile) -> dict[str, Any]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from extractor.pyscan import METHOD_TAGS, POS_KW, POS_ONLY, KW_ONLY, VAR_KW, VAR_POS
+from extractor.pyexpr import KW_ONLY, POS_KW, POS_ONLY, VAR_KW, VAR_POS
+from extractor.pyscan import METHOD_TAGS
 
 
 def scan_libcst(module: Any) -> dict[str, Any]:

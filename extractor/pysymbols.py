@@ -25,7 +25,7 @@ from extractor import naming, pyapi, pyconstructors, pyexports
 from extractor.context import Context
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Severity, Step, edge_key, node_key)
-from extractor.pyconstructors import Binding, ClassSpec
+from extractor.pyfields import Binding, ClassSpec
 from extractor.pydefs import ClassFacts, ModuleDefs, PyGraph, display_signature, place_attributes, place_definitions
 from extractor.pyresolve import PyModule, Resolver, enclosing_class, lookup, module_bindings, resolve_call, resolve_text
 from extractor.pyscan import scan_python

@@ -13,6 +13,9 @@ extractions (load both evidence bundles, diff them).
 
 ``--review FILE`` compares the disagreements with a review file (every one listed with its reason)
 and exits 1 when they differ; ``--write-review`` rewrites it, keeping the reasons already written.
+``--report report.json`` checks that the API section of an ``archdiff compare`` release report of
+the same two releases has exactly archdiff's breaking rows here (symbol, rule, subject), and exits 1
+when it does not.
 """
 
 from __future__ import annotations
@@ -148,6 +151,12 @@ class Comparison:
         return set(self.archdiff) - self.griffe
 
     @property
+    def breaking_rows(self) -> set[tuple[str, str, str]]:
+        """Every breaking row in the package as (symbol path, rule, subject): what a report lists."""
+        return {(b.path, b.kind.value, b.subject) for rows in self.every.values() for b in rows
+                if b.breaking and in_package(b.path, self.package)}
+
+    @property
     def recall(self) -> float:
         return len(self.agreed) / len(self.griffe) if self.griffe else 1.0
 
@@ -210,6 +219,8 @@ def report(c: Comparison, out=sys.stdout) -> None:
         g = sum(1 for _, k in c.griffe if k == kind)
         both = sum(1 for _, k in c.agreed if k == kind)
         print(f"  {kind:<28} {g:>7} {both:>6} {g - both:>7} {sum(1 for _, k in c.extra if k == kind):>6}", file=out)
+    print(f"  archdiff: {len(c.breaking_rows)} breaking rows in {c.package} ({len(c.archdiff)} by object path + kind)",
+          file=out)
     for label, seconds in c.times.items():
         print(f"  {label:<34} {seconds:8.2f} s", file=out)
     if len(c.times) == 2:
@@ -290,6 +301,21 @@ def review_differences(c: Comparison, review: Mapping[str, Any]) -> list[str]:
     return problems
 
 
+def report_rows(report: Mapping[str, Any], package: str) -> set[tuple[str, str, str]]:
+    """The breaking rows of a release report's API section in the package, as :attr:`Comparison.breaking_rows`."""
+    rows = report["release"]["api"]["changes"]
+    if len(rows) < report["release"]["api"]["total"]:
+        raise SystemExit("the report's API rows were cut to size (report.json 'capped'): compare the counts instead")
+    return {(r["symbol"], r["rule"], r["subject"]) for r in rows if r["breaking"] and in_package(r["symbol"], package)}
+
+
+def report_differences(c: Comparison, report: Mapping[str, Any]) -> list[str]:
+    """Breaking rows the report and this comparison do not share (empty: the same set)."""
+    mine, theirs = c.breaking_rows, report_rows(report, c.package)
+    return ([f"only here: {' '.join(r)}" for r in sorted(mine - theirs)]
+            + [f"only in the report: {' '.join(r)}" for r in sorted(theirs - mine)])
+
+
 def main(argv: Iterable[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("old", type=Path)
@@ -301,6 +327,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     parser.add_argument("--write-review", action="store_true")
     parser.add_argument("--list", action="store_true", help="print every disagreement")
     parser.add_argument("--griffe-cache", type=Path, help="reuse griffe's rows kept here (no griffe timing then)")
+    parser.add_argument("--report", type=Path, help="a report.json of the same two releases to check against")
     args = parser.parse_args(list(argv) if argv is not None else None)
     rows = cached_griffe_breakages(args.old, args.new, args.package, args.griffe_cache) if args.griffe_cache else None
     c = compare(args.old, args.new, args.package, args.cache_dir or default_cache_dir(), python_only=args.python_only,
@@ -312,14 +339,23 @@ def main(argv: Iterable[str] | None = None) -> int:
                 rows = c.every.get(key) or []
                 print(f"{side}: {key[0]} {key[1]}: griffe: {c.griffe_text.get(key, '-')}; archdiff: "
                       f"{rows[0].explain() if rows else '-'}")
+    status = 0
+    if args.report:
+        report_data = json.loads(args.report.read_text(encoding="utf-8"))
+        problems = report_differences(c, report_data)
+        print(f"report {args.report}: {len(report_rows(report_data, c.package))} breaking rows in {c.package}, "
+              + ("the same as here" if not problems else f"{len(problems)} differ"))
+        for p in problems:
+            print(f"report: {p}")
+        status = 1 if problems else 0
     if args.review and args.write_review:
         write_review(c, args.review, args.old.name, args.new.name)
     if args.review:
         problems = review_differences(c, load_review(args.review))
         for p in problems:
             print(f"review: {p}")
-        return 1 if problems else 0
-    return 0
+        return 1 if problems else status
+    return status
 
 
 if __name__ == "__main__":

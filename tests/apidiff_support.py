@@ -7,6 +7,7 @@ cache and process pool, so a table of (old code, new code, expected) stays fast.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import textwrap
 from pathlib import Path
@@ -47,3 +48,16 @@ def diff_trees(tmp: Path, old: dict[str, str], new: dict[str, str]) -> tuple[Bre
     a = graph(write_tree(tmp / "old", old))
     b = graph(write_tree(tmp / "new", new))
     return find_breakages(*a, *b)
+
+
+@functools.cache
+def api_comparison(package: str, old: str, new: str):
+    """griffe against archdiff on two real releases (``scripts/api_vs_griffe.compare``), once per test
+    run: griffe's rows come from the test cache, archdiff's from cached Python-only extractions."""
+    from scripts.api_vs_griffe import cached_griffe_breakages, compare
+    from tests.conftest import cache_root, sdist_root
+
+    old_tree, new_tree = sdist_root(package, old), sdist_root(package, new)
+    cache = cache_root()
+    rows = cached_griffe_breakages(old_tree, new_tree, package, cache / "griffe")
+    return compare(old_tree, new_tree, package, cache / "api-extractions", python_only=True, griffe_rows=rows)

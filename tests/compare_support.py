@@ -14,6 +14,26 @@ INPUTS = GOLDEN / "inputs"
 REMOVED_FUNCTION = "py:servekit.engine.core.build"
 CHANGED_SIGNATURE = "py:servekit.engine.scheduler.Scheduler.add"
 RENAMED_CLASS = ("py:servekit.engine.core.Checked", "py:servekit.engine.core.CheckedScheduler")
+# The API changes (symbol as callers spell it, rule, subject, breaking) each edit makes: one per
+# rule of comparator.apidiff, and a private function's change that breaks no caller.
+API_CHANGES = {
+    ("servekit.engine.core.build", "object-removed", "", True),
+    ("servekit.engine.core.Checked", "object-removed", "", True),
+    ("servekit.engine.scheduler.Scheduler.add", "parameter-moved", "priority", True),
+    ("servekit.engine.scheduler.Scheduler.add", "parameter-moved", "item", True),
+    ("servekit.engine.scheduler.Scheduler.from_config", "parameter-kind-changed", "config", True),
+    ("servekit.engine.scheduler.Scheduler.__init__", "parameter-now-required", "capacity", True),
+    ("servekit.engine.scheduler.Scheduler", "base-removed", "typing.Generic", True),
+    ("servekit.engine.scheduler.Scheduler.waiting", "attribute-retyped", "", True),
+    ("servekit.engine.base.BaseScheduler.__init__", "default-changed", "capacity", True),
+    ("servekit.engine.core.Engine.backup", "attribute-removed", "", True),
+    ("servekit.engine.core.drain", "return-changed", "", True),
+    ("servekit.engine.core.local_instance", "parameter-added-required", "config", True),
+    ("servekit.engine.core.submit", "overload-removed", "item: str, priority: int", True),
+    ("servekit.engine.core.stop", "parameter-removed", "force", True),
+    ("servekit.engine.core.make_engine", "object-kind-changed", "", True),
+    ("servekit.engine.core._poll", "parameter-removed", "interval", False),
+}
 
 
 def _edit(path: Path, old: str, new: str) -> None:
@@ -24,15 +44,30 @@ def _edit(path: Path, old: str, new: str) -> None:
 
 def make_pysample_v2(parent: Path) -> Path:
     """A copy of fixtures/pysample with one function removed, one signature changed (parameters
-    reordered) and one class renamed."""
+    reordered) and one class renamed, and one change per API breakage rule (``API_CHANGES``)."""
     target = parent / "pysample_v2"
     shutil.copytree(ROOT / "fixtures" / "pysample", target)
-    core = target / "src" / "servekit" / "engine" / "core.py"
+    engine = target / "src" / "servekit" / "engine"
+    core, scheduler = engine / "core.py", engine / "scheduler.py"
     _edit(core, 'def build(kind):\n    if kind == "a":\n        def make():\n            return Engine()\n'
                 '    else:\n        def make():\n            return None\n    return make()\n\n\n', "")
     _edit(core, "class Checked(base.BaseScheduler):", "class CheckedScheduler(base.BaseScheduler):")
-    _edit(target / "src" / "servekit" / "engine" / "scheduler.py", "def add(self, priority: int, item: T) -> None:",
-          "def add(self, item: T, priority: int = 0) -> None:")
+    _edit(scheduler, "def add(self, priority: int, item: T) -> None:", "def add(self, item: T, priority: int = 0) -> None:")
+    # one change per rule of the API diff
+    _edit(scheduler, "def from_config(cls, config: dict)", "def from_config(cls, *, config: dict)")
+    _edit(scheduler, "def __init__(self, capacity: int = 8) -> None:", "def __init__(self, capacity: int) -> None:")
+    _edit(scheduler, "class Scheduler(BaseScheduler, Generic[T]):", "class Scheduler(BaseScheduler):")
+    _edit(scheduler, "def waiting(self) -> int:", "def waiting(self) -> float:")
+    _edit(engine / "base.py", "def __init__(self, capacity: int = 8) -> None:",
+          "def __init__(self, capacity: int = 16) -> None:")
+    _edit(core, "self.backup = sched_mod.Scheduler.make()", "self.spare = sched_mod.Scheduler.make()")
+    _edit(core, "def drain(sched: Optional[base.BaseScheduler]) -> int:",
+          "def drain(sched: Optional[base.BaseScheduler]) -> str:")
+    _edit(core, "def local_instance():", "def local_instance(config):")
+    _edit(core, "@overload\ndef submit(item: str, priority: int = 0) -> str: ...\n", "")
+    _edit(core, ", force: bool = False) -> None:", ") -> None:")
+    _edit(core, "def make_engine() -> Engine:\n    return Engine()\n", "make_engine = Engine\n")
+    _edit(core, "def _poll(interval: float) -> None:", "def _poll() -> None:")
     return target
 
 

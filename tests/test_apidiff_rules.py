@@ -141,6 +141,19 @@ def test_generated_constructor_changes_are_parameter_changes(tmp_path):
             ("pkg.mod.Cfg.c", K.ATTRIBUTE_REMOVED, "", True)} <= rows
 
 
+def test_functional_namedtuple_fields_are_constructor_parameters(tmp_path):
+    old = {"pkg/__init__.py": "", "pkg/mod.py": "from collections import namedtuple\n"
+           "Span = namedtuple('Span', 'start end step', defaults=[1])\n"}
+    new = {"pkg/__init__.py": "", "pkg/mod.py": "from collections import namedtuple\n"
+           "Span = namedtuple('Span', 'start step', defaults=[2])\n"}
+    rows = {(b.path, b.kind, b.subject, b.breaking) for b in diff_trees(tmp_path, old, new)}
+    assert {("pkg.mod.Span.__new__", K.PARAMETER_REMOVED, "end", True),
+            ("pkg.mod.Span.__new__", K.PARAMETER_MOVED, "step", True),
+            ("pkg.mod.Span.__new__", K.DEFAULT_CHANGED, "step", True),
+            ("pkg.mod.Span.end", K.ATTRIBUTE_REMOVED, "", True)} <= rows
+    assert not any(kind is K.OBJECT_KIND_CHANGED for _, kind, _, _ in rows)
+
+
 def test_language_agnostic_cpp_nodes_by_api(tmp_path):
     from comparator.apidiff import find_breakages
     from extractor.model import Node, NodeKind, Parameter, ParamKind

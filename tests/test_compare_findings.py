@@ -162,15 +162,24 @@ def test_renderers_say_none_found_with_the_reason_for_empty_sections():
     assert render_json(f).startswith("{")
 
 
-def test_symbols_of_apart_layers_never_break():
-    def graph(*ids):
-        return [Node(i, NodeKind.FUNCTION, i.rsplit(".", 1)[-1], i[3:], "python",
-                     "tests/t.py" if i.startswith("py:tests") else "pkg/api.py", 3, signature="()") for i in ids]
-    layers = [_layer("tests", ["tests/t.py"], apart=True), _layer("ingress", ["pkg/api.py"])]
-    old = bundle("p", "1", nodes=graph("py:tests.t.check_x", "py:pkg.api.serve"), layers=layers)
-    new = bundle("p", "2", nodes=graph(), layers=layers)
-    removed = {r["id"]: r["breaking"] for r in compare_evidence(old, new)["release"]["symbols"]["removed"]}
-    assert removed == {"py:tests.t.check_x": False, "py:pkg.api.serve": True}
+def test_removed_symbols_break_exactly_when_their_api_says_public():
+    # the verdict is the evidence's own `api` reason (tests/ trees, underscores, __all__: the extractor's
+    # rules), never a name rule of the comparator; a symbol without a reason is not known to be public
+    api = {"py:tests.t.check_x": "private: in a tests/ tree", "py:pkg.api.serve": "public: module-level name",
+           "py:pkg.api._helper": "private: underscore name", "py:pkg.api.legacy": ""}
+    nodes = [Node(i, NodeKind.FUNCTION, i.rsplit(".", 1)[-1], i[3:], "python", "pkg/api.py", 3, signature="()",
+                  api=reason) for i, reason in api.items()]
+    old, new = bundle("p", "1", nodes=nodes), bundle("p", "2")
+    f = compare_evidence(old, new)
+    rows = {r["id"]: r for r in f["release"]["api"]["changes"]}
+    assert {i: r["breaking"] for i, r in rows.items()} == {i: i == "py:pkg.api.serve" for i in api}
+    assert rows["py:pkg.api.legacy"]["why"] == "not public API (no api recorded)"
+    assert f["differences"] == {"any": 4, "breaking": 1}
+    # the drift lists all four, with the reason, and decides nothing
+    assert {r["id"]: r["api"] for r in f["release"]["symbols"]["removed"]} == api
+    # a private change alone passes --fail-on breaking
+    private = bundle("p", "1", nodes=[n for n in nodes if n.id == "py:pkg.api._helper"])
+    assert compare_evidence(private, new)["differences"] == {"any": 1, "breaking": 0}
 
 
 def test_one_generic_shared_word_is_not_a_crosswalk_pair():

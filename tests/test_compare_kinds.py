@@ -76,6 +76,7 @@ def test_a_new_kind_takes_part_in_a_release_comparison():
     findings = compare_evidence(a, b, kinds=kinds)
     assert findings["mode"] == "release" and "fake_diagnostics" in findings["release"]
     md = render_markdown(findings, kinds)
-    # release sections come in release rank: symbols (0), structs, telemetry, layer drift (3), this kind (50)
+    # release sections come in release rank: API (0), structs, telemetry, layer drift (3), symbol drift (4),
+    # this kind (50)
     assert md.index("### Metrics") < md.index("### Layer drift") < md.index("### FAKE-RELEASE") < md.index("## Layers")
     assert "FAKE-RELEASE" in render_html(findings, kinds)

@@ -12,6 +12,7 @@ from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
 from extractor.evidence import evidence_from_json, load_evidence
 from extractor.pipeline import extract_system
+from tests.apidiff_support import api_comparison
 from tests.compare_support import INPUTS
 from tests.conftest import cache_root
 
@@ -42,24 +43,52 @@ def test_function_added_in_0_10_2(release):
     # vllm/_custom_ops.py:283 `def poly_norm(out, input, weight, bias, epsilon)` exists only in 0.10.2
     added = {r["id"]: r for r in release["release"]["symbols"]["added"]}
     row = added["py:vllm._custom_ops.poly_norm"]
-    assert (row["path"], row["line"], row["kind"], row["breaking"]) == ("vllm/_custom_ops.py", 283, "function", False)
+    assert (row["path"], row["line"], row["kind"]) == ("vllm/_custom_ops.py", 283, "function")
+    assert row["api"] == "private: in a non-public module"  # vllm._custom_ops
+
+
+def _api_rows(release):
+    return {(r["symbol"], r["rule"], r["subject"]): r for r in release["release"]["api"]["changes"]}
 
 
 def test_public_function_removed_in_0_10_2(release):
     # vllm/entrypoints/chat_utils.py:1348 `def random_tool_call_id() -> str` is gone in 0.10.2
+    row = _api_rows(release)[("vllm.entrypoints.chat_utils.random_tool_call_id", "object-removed", "")]
+    assert row["breaking"] and row["old_location"] == {"path": "vllm/entrypoints/chat_utils.py", "line": 1348}
     removed = {r["id"]: r for r in release["release"]["symbols"]["removed"]}
-    row = removed["py:vllm.entrypoints.chat_utils.random_tool_call_id"]
-    assert (row["path"], row["line"], row["breaking"]) == ("vllm/entrypoints/chat_utils.py", 1348, True)
+    assert removed["py:vllm.entrypoints.chat_utils.random_tool_call_id"]["api"] == "public: module-level name"
 
 
 def test_breaking_signature_change(release):
     # abstract.py: fused_output_quant_supported(self, dtype, static, group_shape) (0.10.1, line 291)
     # became fused_output_quant_supported(self, quant_key: QuantKey) (0.10.2, line 317)
-    sigs = {r["id"]: r for r in release["release"]["symbols"]["signatures"]}
-    row = sigs["py:vllm.attention.backends.abstract.AttentionImpl.fused_output_quant_supported"]
-    assert row["breaking"] and row["line"] == 317 and row["old_location"]["line"] == 291
-    assert "required parameter 'quant_key' added" in row["reasons"]
-    assert "parameter 'group_shape' removed" in row["reasons"]
+    rows = _api_rows(release)
+    path = "vllm.attention.backends.abstract.AttentionImpl.fused_output_quant_supported"
+    added = rows[(path, "parameter-added-required", "quant_key")]
+    assert added["breaking"] and added["new_location"]["line"] == 317 and added["old_location"]["line"] == 291
+    assert {s for p, rule, s in rows if p == path and rule == "parameter-removed"} == {"dtype", "static", "group_shape"}
+
+
+def test_generated_constructor_change_leads_the_report(release):
+    # EngineArgs is a dataclass: its __init__ exists only as dataclasses generates it, and 205 places in
+    # 0.10.1 call the class; enable_prompt_adapter (a field in 0.10.1) is gone in 0.10.2
+    api = release["release"]["api"]
+    assert api["changes"][0]["symbol"] == "vllm.engine.arg_utils.EngineArgs.__init__" and api["changes"][0]["uses"] == 205
+    row = _api_rows(release)[("vllm.engine.arg_utils.EngineArgs.__init__", "parameter-removed", "enable_prompt_adapter")]
+    assert row["breaking"] and row["uses"] == 205
+    # --fail-on breaking rests on the API rows alone, and the symbol drift marks nothing breaking
+    assert release["differences"]["breaking"] == api["breaking"] > 1_000
+    assert not any("breaking" in r for r in release["release"]["symbols"]["removed"])
+
+
+def test_breaking_rows_are_the_api_scripts(release):
+    # scripts/api_vs_griffe.py's archdiff side (Python-only extractions, cached by test_api_vs_griffe)
+    # lists exactly the report's breaking rows inside the package
+    from scripts.api_vs_griffe import report_differences, report_rows
+
+    comparison = api_comparison("vllm", "0.10.1", "0.10.2")
+    assert report_differences(comparison, release) == []
+    assert len(report_rows(release, "vllm")) == len(comparison.breaking_rows) > 1_000
 
 
 def test_metric_added_in_0_10_2(release):

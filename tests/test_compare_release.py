@@ -1,17 +1,19 @@
-"""The release diff on fixtures/pysample against a copy with exactly three changes, extracted by the
-real pipeline: it must find those three and nothing else."""
+"""The release diff on fixtures/pysample against a copy with known changes, extracted by the real
+pipeline: the API section must find one change per breakage rule and nothing else, the symbol drift
+exactly the removed function, the renamed class and the attributes that came and went."""
 
 from __future__ import annotations
 
 import pytest
 
 from comparator.compare import compare_evidence
-from comparator.kinds.symbols.breaking import signature_breaks
+from comparator.registry import KINDS
+from comparator.render_html import render_html
+from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
 from extractor.evidence import evidence_from_json
 from extractor.pipeline import extract_system
-from tests.compare_support import (CHANGED_SIGNATURE, REMOVED_FUNCTION, RENAMED_CLASS, ROOT,
-                                   make_pysample_v2)
+from tests.compare_support import API_CHANGES, REMOVED_FUNCTION, RENAMED_CLASS, ROOT, make_pysample_v2
 
 
 @pytest.fixture(scope="module")
@@ -27,64 +29,73 @@ def test_release_mode_is_chosen_for_one_system(release):
     assert release["mode"] == "release"
 
 
-def test_finds_exactly_the_removed_function(release):
+def test_api_finds_one_change_per_rule_and_nothing_else(release):
+    api = release["release"]["api"]
+    assert {(r["symbol"], r["rule"], r["subject"], r["breaking"]) for r in api["changes"]} == API_CHANGES
+    assert len(api["changes"]) == len(API_CHANGES)  # no row twice
+    assert {r["rule"] for r in api["by_rule"]} == {rule for _, rule, _, _ in API_CHANGES}
+    assert api["breaking"] == sum(1 for change in API_CHANGES if change[3])
+    assert sum(r["changes"] for r in api["by_rule"]) == api["total"] == len(API_CHANGES)
+
+
+def test_api_rows_say_where_and_why(release):
+    rows = {(r["symbol"], r["rule"], r["subject"]): r for r in release["release"]["api"]["changes"]}
+    moved = rows[("servekit.engine.scheduler.Scheduler.add", "parameter-moved", "priority")]
+    assert (moved["old"], moved["new"]) == ("position 1", "position 2")
+    assert moved["new_location"] == {"path": "src/servekit/engine/scheduler.py", "line": 16}
+    # drain moved up ten lines when build() went: both locations are kept
+    drain = rows[("servekit.engine.core.drain", "return-changed", "")]
+    assert (drain["old"], drain["new"]) == ("int", "str")
+    assert drain["old_location"]["line"] == 53 and drain["new_location"]["line"] == 43
+    assert drain["uses"] == 1  # _poll calls it
+    removed = rows[("servekit.engine.core.build", "object-removed", "")]
+    assert removed["new_location"] is None and removed["old_location"]["line"] == 35
+    private = rows[("servekit.engine.core._poll", "parameter-removed", "interval")]
+    assert not private["breaking"] and private["why"] == "not public API (private: underscore name)"
+
+
+def test_breaking_rows_come_first_most_used_first(release):
+    rows = release["release"]["api"]["changes"]
+    keys = [(not r["breaking"], -r["uses"]) for r in rows]
+    assert keys == sorted(keys)
+    assert rows[0]["uses"] == 4 and rows[-1]["symbol"] == "servekit.engine.core._poll"
+
+
+def test_symbol_drift_lists_the_removed_function_and_the_renamed_class(release):
     symbols = release["release"]["symbols"]
     assert [r["id"] for r in symbols["removed"]] == [REMOVED_FUNCTION]
-    assert symbols["removed"][0]["breaking"] is True
     # its nested make() (two definitions of one qualified name: one node) goes with it
     assert symbols["removed"][0]["members"] == 1
-    assert symbols["added"] == []
-    assert symbols["moved"] == []
+    assert symbols["removed"][0]["api"] == "public: module-level name"
+    assert symbols["added"] == [] and symbols["moved"] == []
+    assert [(r["from"]["id"], r["to"]["id"]) for r in symbols["renamed"]] == [RENAMED_CLASS]
+    # nothing in the drift says "breaking": that is the API section's verdict alone
+    assert not any("breaking" in r for key in ("added", "removed", "moved", "renamed") for r in symbols[key])
 
 
-def test_finds_exactly_the_changed_signature(release):
-    sigs = release["release"]["symbols"]["signatures"]
-    assert [s["id"] for s in sigs] == [CHANGED_SIGNATURE]
-    assert sigs[0]["breaking"] is True
-    assert sigs[0]["reasons"] == ["positional parameters reordered or shifted"]
-    assert sigs[0]["path"] == "src/servekit/engine/scheduler.py" and sigs[0]["line"] == 16
+def test_attributes_fold_into_their_class(release):
+    attributes = release["release"]["symbols"]["attributes"]
+    assert [(a["id"], a["added"], a["removed"]) for a in attributes] == \
+        [("py:servekit.engine.core.Engine", ["spare"], ["backup"])]
+    assert release["release"]["symbols"]["added_by_kind"] == {"attribute": 1}
 
 
-def test_finds_exactly_the_renamed_class(release):
-    renamed = release["release"]["symbols"]["renamed"]
-    assert [(r["from"]["id"], r["to"]["id"]) for r in renamed] == [RENAMED_CLASS]
+def test_differences_count_each_change_once(release):
+    # every API row (changes of symbols the old release had) + what is new (the attribute spare)
+    assert release["differences"] == {"any": len(API_CHANGES) + 1,
+                                      "breaking": sum(1 for change in API_CHANGES if change[3])}
 
 
-def test_counts_three_breaking_differences(release):
-    assert release["differences"] == {"any": 3, "breaking": 3}
+def test_takeaways_name_the_breaking_count_the_rules_and_the_most_used(release):
+    texts = [t["text"] for t in release["takeaways"] if t["ref"] == "release-api"]
+    assert texts[0].startswith("API: 15 breaking changes from servekit 1 to servekit 2 in 14 public symbols")
+    assert "(of 16 changes to existing symbols)" in texts[0]
+    assert texts[1].startswith("Most-used broken symbols: servekit.engine.base.BaseScheduler.__init__ (4 uses")
 
 
-@pytest.mark.parametrize("old,new,expected", [
-    ("(self, a, b)", "(self, a, b, c=1)", []),
-    ("(self, a, b)", "(self, a, b, c)", ["required parameter 'c' added"]),
-    ("(self, a, b=2)", "(self, a, b)", ["parameter 'b' lost its default"]),
-    ("(self, a, b)", "(self, a)", ["parameter 'b' removed"]),
-    ("(self, a, b)", "(self, a, **kw)", []),
-    ("(self, a, *, k=1)", "(self, a, *, k=1, j=2)", []),
-    ("(self, a, *, k)", "(self, a)", ["parameter 'k' removed"]),
-    ("(a, *args)", "(a)", ["*args removed"]),
-    ("(x: int) -> int", "(x: int) -> str", []),
-    ("(a, b)", "(b, a)", ["positional parameters reordered or shifted"]),
-])
-def test_signature_rules(old, new, expected):
-    assert signature_breaks(old, new) == expected
-
-
-@pytest.mark.parametrize("old,new,expected", [
-    # the graph truncates long signatures with an ellipsis: only what both show is judged
-    ("(q, k, scale: float=1.0, causal: bool=False)", "(q, k, scale: float=1.0, causal: bool=False, extra: int=0, mo…",
-     []),
-    ("(q, k, scale: float=1.0, causal: bool=False)", "(k, q, scale: float=1.0, caus…",
-     ["positional parameters reordered or shifted"]),
-    # a complete new signature shows what went, even when the old one was cut
-    ("(q, k, v, scale, causal, window, sinks, al…", "(q, k, v, scale)",
-     ["parameter 'causal' removed", "parameter 'window' removed", "parameter 'sinks' removed"]),
-    ("(q, k, v, scale, causal, window, sinks, al…", "(q, k, v, sca…", []),
-])
-def test_truncated_signatures(old, new, expected):
-    assert signature_breaks(old, new) == expected
-
-
-def test_signature_cut_in_the_return_annotation_keeps_its_parameters():
-    assert signature_breaks("(self, a: int, b: int=0) -> tuple[int, Opt…", "(self, a: int) -> X") == \
-        ["parameter 'b' removed"]
+def test_the_api_section_renders_first_in_the_release_changes(release):
+    md = render_markdown(release, KINDS)
+    assert md.index("### API changes") < md.index("### Struct layouts") < md.index("### Symbol drift")
+    assert "| servekit.engine.scheduler.Scheduler.add | positional parameter moved ×2 |" in md
+    page = render_html(release, KINDS)
+    assert page.index("<section id=release-api>") < page.index("<section id=release-symbols>")

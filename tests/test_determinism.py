@@ -61,3 +61,21 @@ def test_a_changed_manifest_alone_is_not_served_the_old_bundle(tmp_path):
     ids = {n["id"] for n in after.bundle["graph"]["nodes"]}
     assert any(i.startswith("rs:renamed_crate::") for i in ids)
     assert not any(i.startswith("rs:renamed_crate::") for i in (n["id"] for n in before.bundle["graph"]["nodes"]))
+
+
+def test_a_memo_hit_serves_the_same_bytes_and_counts_without_parsing_them(tmp_path):
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
+    cold = extract_system([str(FIXTURES / "pysample")], options=options)
+    warm = extract_system([str(FIXTURES / "pysample")], options=options)
+    assert (cold.cache["memo"], warm.cache["memo"]) == (0, 1)
+    assert warm.data == cold.data == dumps_bundle(cold.bundle).encode("utf-8")
+    assert warm.summary == cold.summary and warm.summary["nodes"] == len(cold.bundle["graph"]["nodes"])
+    assert not warm._parsed  # nothing so far needed the bundle itself
+    assert warm.bundle == cold.bundle
+    # a memo stored without its summary (an older cache) is counted once from the bundle
+    db = sqlite3.connect(tmp_path / "cache" / "facts.sqlite")
+    with db:
+        db.execute("DELETE FROM facts WHERE key LIKE 'bundle:%:summary'")
+    db.close()
+    again = extract_system([str(FIXTURES / "pysample")], options=options)
+    assert again.cache["memo"] == 1 and again.summary == cold.summary

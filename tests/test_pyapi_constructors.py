@@ -52,6 +52,9 @@ def runtime():
     ("pyd", "Request", "pydantic", "pydantic.BaseModel"),  # Field(...), alias, default_factory, ClassVar
     ("pyd", "ChatRequest", "pydantic", "pydantic.BaseModel"),  # extra="allow", an inherited field redefined
     ("tuples", "Pair", "namedtuple", "typing.NamedTuple"),
+    ("forms", "Coord", "namedtuple", "typing.NamedTuple"),  # NamedTuple("Coord", [...])
+    ("forms", "Span", "namedtuple", "collections.namedtuple"),  # "a, b c" fields, defaults right-aligned
+    ("forms", "Row", "namedtuple", "collections.namedtuple"),  # rename=True
 ])
 def test_generated_signature_equals_the_librarys(nodes, runtime, module, cls, library, marker):
     method = "__new__" if library == "namedtuple" else "__init__"
@@ -97,3 +100,22 @@ def test_fields_are_attributes_but_classvars_and_initvars_are_not_parameters_or_
     assert nodes["py:ctorlib.dc.WithInitVar.derived"].tags == ("instance-attribute",)  # set in __post_init__
     assert "registry" not in [p.name for p in nodes["py:ctorlib.dc.Point.__init__"].params]
     assert nodes["py:ctorlib.pyd.Request.kind"].annotation == "ClassVar[str]"
+
+
+def test_functional_typeddicts_and_what_stays_a_plain_name(nodes):
+    options = nodes["py:ctorlib.forms.Options.__init__"]  # TypedDict("Options", {...}, total=False)
+    assert [(p.name, p.kind.value, p.default, p.annotation) for p in options.params[1:]] == [
+        ("name", "keyword-only", "...", "str"), ("retries", "keyword-only", "...", "int")]
+    limits = nodes["py:ctorlib.forms.Limits.__init__"]  # typing.TypedDict(...), total by default
+    assert [(p.name, p.default) for p in limits.params[1:]] == [("soft", None), ("hard", None)]
+    for line, cls in enumerate(("Coord", "Span", "Row", "Options", "Limits"), start=7):  # forms.py:7-11
+        node = nodes[f"py:ctorlib.forms.{cls}"]
+        assert (node.kind.value, node.tags, node.path, node.line) == \
+            ("class", ("functional",), "ctorlib/forms.py", line)
+    # the fields are attributes of the class, annotated as the call gives them (namedtuple's are not)
+    assert (nodes["py:ctorlib.forms.Coord.x"].annotation, "field" in nodes["py:ctorlib.forms.Coord.x"].tags) == \
+        ("int", True)
+    assert nodes["py:ctorlib.forms.Span.step"].annotation == ""
+    # a field list computed at run time is not read: the name stays what it was, a module attribute
+    assert nodes["py:ctorlib.forms.Dynamic"].kind.value == "attribute"
+    assert not any(k.startswith("py:ctorlib.forms.Dynamic.") for k in nodes)

@@ -135,7 +135,7 @@ def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path 
                  for spec, label in zip(system.sources, [*labels, *[""] * len(system.sources)])]
         result = extract_system(specs, name=system.name, version=system.version,
                                 options=ExtractOptions(jobs=jobs, cache_dir=cache_dir))
-        write_bundle(result.bundle, out_dir / f"system-{i + 1}", result.text)
+        write_bundle(None, out_dir / f"system-{i + 1}", result.data)
         bundles.append(evidence_from_json(result.bundle, f"system-{i + 1}/evidence.json"))
     findings = compare_evidence(bundles[0], bundles[1], "auto")
     for path in write_reports(findings, out_dir, chosen, (bundles[0], bundles[1])):

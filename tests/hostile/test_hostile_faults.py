@@ -194,21 +194,21 @@ def test_a_cache_another_run_holds_too_long_is_given_up_for_this_run(tmp_path, m
 
     path = tmp_path / "facts.sqlite"
     store = FactCache(path)
-    store.put_text("kept", "a fact another run needs")
+    store.put_bytes("kept", b"a fact another run needs")
     store.close()
     holder = sqlite3.connect(path, isolation_level=None)
     holder.execute("BEGIN EXCLUSIVE")  # another run in the middle of a long write
     monkeypatch.setattr(cache_module, "BUSY_TIMEOUT", 0.2, raising=False)
     try:
         blocked = FactCache(path)
-        assert blocked.get_text("kept") == "a fact another run needs"  # WAL: readers are never blocked
-        blocked.put_text("new", "waits for the lock, then gives the cache up")
+        assert blocked.get_bytes("kept") == b"a fact another run needs"  # WAL: readers are never blocked
+        blocked.put_bytes("new", b"waits for the lock, then gives the cache up")
         assert blocked.problem == f"cache {tmp_path} cannot be used (database is locked): working without it"
-        assert blocked.get_text("kept") is None  # off for the rest of this run
+        assert blocked.get_bytes("kept") is None  # off for the rest of this run
         blocked.close()
     finally:
         holder.execute("ROLLBACK")
         holder.close()
     after = FactCache(path)
-    assert (after.get_text("kept"), after.get_text("new")) == ("a fact another run needs", None)
+    assert (after.get_bytes("kept"), after.get_bytes("new")) == (b"a fact another run needs", None)
     assert [r.getMessage() for r in caplog.records] == [blocked.problem]

@@ -1,25 +1,28 @@
-"""Symbols across two releases of one system: added, removed, moved and renamed symbols, and
-changed Python signatures, each saying whether it breaks users of the public API."""
+"""Symbols across two releases of one system: what was added, removed, moved and renamed (drift).
+
+Informational: whether a change breaks callers is the API kind's verdict (typed rules over the
+graph's parameters and ``api`` fields), so nothing here is marked breaking and nothing is counted
+twice. Attributes (fields, properties, module constants) are many and move together: they are
+folded into one row per class or module that kept existing (``attributes``), the names listed.
+"""
 
 from __future__ import annotations
 
 import bisect
 import collections
-import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from comparator.kind import Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.symbols import render
-from comparator.kinds.symbols.breaking import breaking_reasons
 from extractor.evidence import Evidence
-from extractor.layers.records import apart_roles, role_by_path
 from extractor.model import EdgeKind, Node, NodeKind
 
 CLASS_RENAME_OVERLAP = 0.6  # share of member names a removed and an added class must have in common
 # Placeholders and containers whose coming and going says nothing an importer or linker sees.
 SYMBOL_SKIP_KINDS = frozenset({NodeKind.EXTERNAL, NodeKind.NAMESPACE, NodeKind.FILE})
-ROW_KINDS = ("added", "removed", "moved", "renamed", "signatures")
+ROW_KINDS = ("added", "removed", "moved", "renamed")
+NAMES_PER_ROW = 50  # attribute names listed per class or module; the counts keep them all
 
 
 class SymbolSide(NamedTuple):
@@ -27,13 +30,12 @@ class SymbolSide(NamedTuple):
     modules: dict[str, str]  # file path -> module qualname
     children: dict[str, set[str]]  # container id -> names of the symbols it contains
     containers: dict[str, str]  # symbol id -> its container's id
-    apart_paths: set[str]  # files of layers set apart (tests, examples, benchmarks, build scripts)
 
 
 class SymbolsKind(EvidenceKind):
     key = "symbols"
     title = "Symbols"
-    release_rank = 0
+    release_rank = 4  # drift, after what breaks callers (API), the ABI, dashboards and layers
 
     def summarize(self, evidence: Evidence) -> SymbolSide:
         nodes = {n.id: n for n in evidence.graph.nodes if n.kind not in SYMBOL_SKIP_KINDS}
@@ -44,47 +46,38 @@ class SymbolsKind(EvidenceKind):
             if edge.kind is EdgeKind.CONTAINS and edge.target in nodes:
                 children[edge.source].add(nodes[edge.target].name)
                 containers.setdefault(edge.target, edge.source)
-        apart = apart_roles(evidence.layers)
-        apart_paths = {p for p, role in role_by_path(evidence.layers).items() if role in apart}
-        return SymbolSide(nodes, modules, children, containers, apart_paths)
+        return SymbolSide(nodes, modules, children, containers)
 
     def diff_release(self, a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
         return {"symbols": diff_symbols(a, b)}
 
     def count(self, section: Any, release: Mapping[str, Any] | None) -> Counts:
+        """Only what is new: every change of a symbol the old release had (removed, moved, renamed,
+        changed) is a row of the API kind, counted there."""
         if not release:
             return Counts()
-        rows = [r for key in ROW_KINDS for r in release["symbols"][key]]
-        return Counts(len(rows), sum(1 for r in rows if r["breaking"]))
+        sym = release["symbols"]
+        return Counts(len(sym["added"]) + sum(r["added_count"] for r in sym["attributes"]), 0)
 
     def release_takeaways(self, section: Any, release: Mapping[str, Any], labels: Sequence[str]) -> list[Takeaway]:
         la, lb = labels
         sym = release["symbols"]
-        breaking_removed = sum(1 for r in sym["removed"] if r["breaking"])
-        out = [Takeaway(f"From {la} to {lb}: {plural(len(sym['added']), 'symbol')} added, {len(sym['removed']):,} "
-                        f"removed ({breaking_removed:,} public), {len(sym['moved']):,} moved, {len(sym['renamed']):,} "
-                        f"renamed.", "release-symbols")]
-        if sym["signatures"]:
-            nb = sum(1 for r in sym["signatures"] if r["breaking"])
-            out.append(Takeaway(f"{plural(len(sym['signatures']), 'Python signature')} changed; {nb:,} of them can "
-                                f"break existing callers (a parameter removed, reordered or newly required).",
-                                "release-signatures"))
-        return out
+        attrs = sym["attributes"]
+        text = (f"Symbol drift from {la} to {lb}: {plural(len(sym['added']), 'symbol')} added, "
+                f"{len(sym['removed']):,} removed, {len(sym['moved']):,} moved, {len(sym['renamed']):,} renamed")
+        if attrs:
+            text += (f"; {plural(sum(r['added_count'] for r in attrs), 'attribute')} added and "
+                     f"{sum(r['removed_count'] for r in attrs):,} removed in {plural(len(attrs), 'class or module', 'classes and modules')}"
+                     " that kept existing")
+        return [Takeaway(text + " (what breaks callers: the API changes).", "release-symbols")]
 
     release_markdown = staticmethod(render.release_markdown)
     release_html = staticmethod(render.release_html)
 
 
-def _public(node: Node) -> bool:
-    qualname = node.qualname or node.id
-    parts = re.split(r"\.|::", qualname)
-    return not any(p.startswith("_") and not (p.startswith("__") and p.endswith("__")) for p in parts) \
-        and "<locals>" not in qualname
-
-
 def _symbol_row(node: Node) -> dict[str, Any]:
     return {"id": node.id, "kind": node.kind.value, "name": node.name, "signature": node.signature,
-            "public": _public(node), **loc(node)}
+            "api": node.api, **loc(node)}
 
 
 def _local_name(node: Node, module_of_path: Mapping[str, str]) -> str:
@@ -96,16 +89,9 @@ def _local_name(node: Node, module_of_path: Mapping[str, str]) -> str:
 
 
 def diff_symbols(a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
-    """Added, removed, moved and renamed symbols, and changed Python signatures."""
+    """Added, removed, moved and renamed symbols; attributes of surviving containers folded per container."""
     nodes = {"a": a.nodes, "b": b.nodes}
     modules = {"a": a.modules, "b": b.modules}
-    # Tests, examples, benchmarks and build scripts (the layers the taxonomy sets apart) are not an
-    # interface anyone imports: their changes are listed, never breaking.
-    apart_paths = a.apart_paths | b.apart_paths
-
-    def api(node: Node) -> bool:
-        return _public(node) and node.path not in apart_paths
-
     removed_ids = sorted(set(nodes["a"]) - set(nodes["b"]))
     added_ids = sorted(set(nodes["b"]) - set(nodes["a"]))
     moved: list[dict[str, Any]] = []
@@ -117,7 +103,7 @@ def diff_symbols(a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
         old, new = nodes["a"][old_id], nodes["b"][new_id]
         taken_a.add(old_id)
         taken_b.add(new_id)
-        bucket.append({"from": _symbol_row(old), "to": _symbol_row(new), "how": how, "breaking": api(old)})
+        bucket.append({"from": _symbol_row(old), "to": _symbol_row(new), "how": how})
 
     # 1. same qualified name, another file (a module turned into a package, a header split)
     added_by_qualname = collections.defaultdict(list)
@@ -176,25 +162,47 @@ def diff_symbols(a: SymbolSide, b: SymbolSide) -> dict[str, Any]:
                     taken_b.add(j)
     # A symbol whose container went (or came) with it is reported through the container: the
     # methods of a removed class are one finding, not one per method.
-    removed = _fold([i for i in removed_ids if i not in taken_a], a.containers, nodes["a"], api)
-    added = _fold([i for i in added_ids if i not in taken_b], b.containers, nodes["b"], lambda _node: False)
-    signatures = []
-    for i in sorted(set(nodes["a"]) & set(nodes["b"])):
-        old, new = nodes["a"][i], nodes["b"][i]
-        if old.signature != new.signature and old.language == "python" and (old.signature or new.signature):
-            reasons = breaking_reasons(old, new)
-            signatures.append({"id": i, "kind": new.kind.value, "old": old.signature, "new": new.signature,
-                               "breaking": bool(reasons) and api(new), "reasons": reasons,
-                               "old_location": loc(old), **loc(new)})
+    removed = _fold([i for i in removed_ids if i not in taken_a], a.containers, nodes["a"])
+    added = _fold([i for i in added_ids if i not in taken_b], b.containers, nodes["b"])
+    attributes = _attributes_by_container(removed, added, a, b)
+    removed = [r for r in removed if not r.pop("folded")]
+    added = [r for r in added if not r.pop("folded")]
     return {
         "added": added,
         "removed": removed,
         "moved": sorted(moved, key=lambda r: r["from"]["id"]),
         "renamed": sorted(renamed, key=lambda r: r["from"]["id"]),
-        "signatures": signatures,
-        "added_by_kind": dict(sorted(collections.Counter(r["kind"] for r in added).items())),
-        "removed_by_kind": dict(sorted(collections.Counter(r["kind"] for r in removed).items())),
+        "attributes": attributes,
+        "added_by_kind": _by_kind(added, attributes, "added_count"),
+        "removed_by_kind": _by_kind(removed, attributes, "removed_count"),
     }
+
+
+def _by_kind(rows: list[dict[str, Any]], attributes: list[dict[str, Any]], key: str) -> dict[str, int]:
+    counts = collections.Counter(r["kind"] for r in rows)
+    counts["attribute"] += sum(r[key] for r in attributes)
+    return dict(sorted((k, v) for k, v in counts.items() if v))
+
+
+def _attributes_by_container(removed: list[dict[str, Any]], added: list[dict[str, Any]], a: SymbolSide,
+                             b: SymbolSide) -> list[dict[str, Any]]:
+    """Attribute rows whose class or module lives on, folded into one row per container (marked
+    ``folded`` in place): a dataclass that gained three fields is one row naming them."""
+    found: dict[str, dict[str, list[str]]] = collections.defaultdict(lambda: {"added": [], "removed": []})
+    for rows, side, key in ((removed, a, "removed"), (added, b, "added")):
+        for row in rows:
+            container = side.containers.get(row["id"])
+            row["folded"] = row["kind"] == NodeKind.ATTRIBUTE.value and container in side.nodes
+            if row["folded"]:
+                found[container][key].append(row["name"])
+    out = []
+    for container in sorted(found):
+        node = b.nodes.get(container) or a.nodes[container]
+        names = found[container]
+        out.append({"id": container, "kind": node.kind.value, "added_count": len(names["added"]),
+                    "removed_count": len(names["removed"]), "added": sorted(names["added"])[:NAMES_PER_ROW],
+                    "removed": sorted(names["removed"])[:NAMES_PER_ROW], **loc(node)})
+    return out
 
 
 def _with_prefix(ids: list[str], prefix: str) -> list[str]:
@@ -206,8 +214,7 @@ def _with_prefix(ids: list[str], prefix: str) -> list[str]:
     return ids[start:end]
 
 
-def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Node],
-          breaking: Callable[[Node], bool]) -> list[dict[str, Any]]:
+def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Node]) -> list[dict[str, Any]]:
     chosen = set(ids)
     members: collections.Counter[str] = collections.Counter()
     kept = []
@@ -221,7 +228,7 @@ def _fold(ids: list[str], container: Mapping[str, str], nodes: Mapping[str, Node
             kept.append(i)
         else:
             members[top] += 1
-    return [dict(_symbol_row(nodes[i]), breaking=breaking(nodes[i]), members=members.get(i, 0)) for i in kept]
+    return [dict(_symbol_row(nodes[i]), members=members.get(i, 0)) for i in kept]
 
 
 KIND = SymbolsKind()
