@@ -14,6 +14,7 @@ import bisect
 import re
 from typing import Any
 
+from extractor.comments import leading_comment
 from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config, parse_source
 from extractor.model import Language, ParsedFile
 
@@ -570,20 +571,7 @@ def _signature(fdecl: Any) -> str:
 
 
 def _leading_comment(node: Any) -> str:
-    prev = node.prev_named_sibling
-    if prev is None or prev.type != "comment" or prev.end_point[0] < node.start_point[0] - 1:
-        return ""
-    # a block of `//` lines is several comment nodes: walk back to the first of them
-    while True:
-        before = prev.prev_named_sibling
-        if before is None or before.type != "comment" or before.end_point[0] < prev.start_point[0] - 1:
-            break
-        prev = before
-    for line in _text(prev).splitlines():
-        line = line.strip().lstrip("/*!<").strip().rstrip("*/").strip()
-        if line:
-            return line[:200]
-    return ""
+    return leading_comment(node, _text, "/*!<")
 
 
 def _split_args(text: str) -> list[str]:

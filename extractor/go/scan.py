@@ -17,6 +17,7 @@ import bisect
 import re
 from typing import Any
 
+from extractor.comments import leading_comment
 from extractor.go.parse import capture_nodes
 from extractor.model import ParsedFile
 
@@ -311,17 +312,5 @@ def _params(node: Any) -> list[list[str]]:
 
 
 def _doc_comment(node: Any) -> str:
-    """First line of the `//` comment block right above a declaration."""
-    prev = node.prev_named_sibling
-    if prev is None or prev.type != "comment" or prev.end_point[0] < node.start_point[0] - 1:
-        return ""
-    while True:
-        before = prev.prev_named_sibling
-        if before is None or before.type != "comment" or before.end_point[0] < prev.start_point[0] - 1:
-            break
-        prev = before
-    for line in _text(prev).splitlines():
-        line = line.strip().lstrip("/*").strip().rstrip("*/").strip()
-        if line and not line.startswith(("go:", "+build", "export ")):
-            return line[:200]
-    return ""
+    """First line of the `//` comment block right above a declaration (directives passed over)."""
+    return leading_comment(node, _text, "/*", ("go:", "+build", "export "))
