@@ -44,7 +44,7 @@ else:  # pragma: no cover - only on branches where the Python step has not lande
         path: str
         line: int
 
-from extractor.cpp.graph import OpRegistration, PyBinding
+from extractor.cpp.ops import OpRegistration, PyBinding
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
