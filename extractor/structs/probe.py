@@ -38,6 +38,7 @@ import os
 import re
 import shutil
 import subprocess
+import sysconfig
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -46,13 +47,14 @@ from pathlib import Path
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
 from extractor.safeproc import run_bounded
 from extractor.structs.dwarf import DwarfReadError, read_layouts
+from extractor.structs.buildcontext import C, CUDA, CXX, ProbeFlags
 from extractor.structs.probeguard import (allowed_dirs, find_precompiled_headers, line_is_safe, outside,
                                           parse_depfile, precompiled_beside, system_include_dirs)
 from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
-PROBE_VERSION = "4"
+PROBE_VERSION = "5"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 64
 DEFAULT_TIMEOUT = 120.0
@@ -71,6 +73,12 @@ class HeaderProbe:
     file: Path  # on disk
     language: Language
     definitions: tuple[StructDefinition, ...]
+    flags: ProbeFlags = ProbeFlags()  # the build context: include dirs, defines, language, standard
+    # The #include lines its nearest includer has before it, and that includer's directory: a
+    # second attempt for a header that relies on its includer for what it uses.
+    preamble: tuple[str, ...] = ()
+    includer: str = ""  # evidence path of that includer
+    includer_dir: Path | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -173,35 +181,72 @@ def _cuda_include_dir() -> Path | None:
     return next((c for c in candidates if (c / "cuda_runtime_api.h").is_file()), None)
 
 
+@functools.cache
+def _python_include_dir() -> Path | None:
+    """The running interpreter's C headers (Python.h), as torch's own extension builds add them."""
+    found = sysconfig.get_paths().get("include")
+    return Path(found) if found and (Path(found) / "Python.h").is_file() else None
+
+
+def _host_include_dirs() -> list[Path]:
+    """Directories a C/C++ host of CUDA or Python code finds its headers in here: the CUDA toolkit's
+    (and its CCCL, `cuda/std/...`), the interpreter's."""
+    out = []
+    cuda = _cuda_include_dir()
+    if cuda is not None:
+        out.append(cuda)
+        if (cuda / "cccl").is_dir():
+            out.append(cuda / "cccl")
+    if (python := _python_include_dir()) is not None:
+        out.append(python)
+    return out
+
+
+def probe_language(probe: HeaderProbe) -> str:
+    """C, C++ or CUDA: the build context's decision, else by the file's suffix and language."""
+    if probe.flags.language:
+        return probe.flags.language
+    return CUDA if probe.file.suffix == ".cuh" or probe.language is Language.CUDA else CXX
+
+
 def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequence[Path]
               ) -> list[tuple[str, Method, list[str]]] | str:
     """The compile commands to try in order, or the reason none can run."""
-    incs = [f"-I{d}" for d in [probe.file.parent, *include_dirs]]
-    if probe.file.suffix == ".cuh" or probe.language is Language.CUDA:
+    flags = probe.flags
+    incs = [f"-I{d}" for d in dict.fromkeys([probe.file.parent, *include_dirs, *flags.include_dirs])]
+    language = probe_language(probe)
+    machine = [m for m in flags.machine if m.startswith("-m")]
+    if language == CUDA:
         nvcc = find_nvcc()
         if nvcc is None:
             return "nvcc not installed: CUDA header not probed"
+        host = ",".join(["-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *machine])
+        extra = [m for m in flags.machine if not m.startswith("-m")]
+        python = [f"-I{d}" for d in [_python_include_dir()] if d is not None]
         return [(nvcc, Method.PROBE_NVCC,
-                 [nvcc, "-std=c++17", "-g", "-c", "-w", "-Xcompiler",
-                  "-fno-eliminate-unused-debug-types,-femit-class-debug-always", *incs, str(source.with_suffix(".cu")),
-                  "-o", str(obj)])]
-    gxx = shutil.which("g++")
-    if gxx is None:
-        return "g++ not installed: header not probed"
-    # C++ hosts of CUDA code include <cuda.h>/<cuda_runtime_api.h> without nvcc
-    cuda_include = _cuda_include_dir()
-    if cuda_include is not None:
-        incs.append(f"-I{cuda_include}")
-    commands = [(gxx, Method.PROBE_GXX,
-                 [gxx, "-std=c++17", "-g", "-c", "-w", "-fmax-errors=1",
-                  "-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *incs, str(source.with_suffix(".cpp")),
-                  "-o", str(obj)])]
+                 [nvcc, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w", *extra, "-Xcompiler", host,
+                  *flags.defines, *incs, *python, str(source.with_suffix(".cu")), "-o", str(obj)])]
+    commands = []
+    if language == CXX:
+        gxx = shutil.which("g++")
+        if gxx is None:
+            return "g++ not installed: header not probed"
+        # C++ hosts of CUDA code include <cuda.h>/<cuda_runtime_api.h> without nvcc
+        cuda = [f"-I{d}" for d in _host_include_dirs()]
+        commands.append((gxx, Method.PROBE_GXX,
+                         [gxx, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w", "-fmax-errors=1",
+                          "-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *machine, *flags.defines,
+                          *incs, *cuda, str(source.with_suffix(".cpp")), "-o", str(obj)]))
     gcc = shutil.which("gcc")
-    if probe.file.suffix == ".h" and gcc:
+    # a .h that fails as C++ (and was not decided C++ by its translation unit) is tried as C
+    if gcc and (language == C or (probe.file.suffix == ".h" and not flags.origin)):
+        std = flags.std if language == C and flags.std else ""
         commands.append((gcc, Method.PROBE_GXX,
-                         [gcc, "-std=gnu11", "-g", "-c", "-w", "-fmax-errors=1",
-                          "-fno-eliminate-unused-debug-types", *incs,
+                         [gcc, *([f"-std={std}"] if std else []), "-g", "-c", "-w", "-fmax-errors=1",
+                          "-fno-eliminate-unused-debug-types", *machine, *flags.defines, *incs,
                           str(source.with_suffix(".c")), "-o", str(obj)]))
+    if not commands:
+        return "gcc not installed: C header not probed"
     return commands
 
 
@@ -223,11 +268,13 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                  root_labels: Sequence[tuple[Path, str]] = (),
                  keep_object: Path | None = None,
                  pch_headers: frozenset[Path] | None = None,
-                 memory_bytes: int = DEFAULT_MEMORY) -> ProbeResult:
+                 memory_bytes: int = DEFAULT_MEMORY, context_key: str = "") -> ProbeResult:
     """Compile one header's probe and read its layouts; never raises for a failed compile.
 
     ``keep_object``: copy the probe object there (to compare it with pahole, for instance).
     ``pch_headers``: headers with a precompiled header beside them (found in ``roots`` if None).
+    ``context_key``: the identity of what ``probe.flags`` names outside the tree (the build
+    settings' fingerprint, generated headers): part of the cache key.
     """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
@@ -239,10 +286,12 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         key = None
         if cache_dir is not None:
             ident = "\n".join(_compiler_identity(c[0]) + " " + " ".join(c[2][1:6]) for c in commands)
-            digest = closure_digest(probe.file, include_dirs, roots)
+            digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
+            if probe.preamble:
+                digest += _preamble_digest(probe, [*include_dirs, *probe.flags.include_dirs], roots)
             key = hashlib.sha256(f"{PROBE_VERSION}\n{ident}\n{digest}\n{probe.path}\n"
-                                 f"{[to_jsonable(d) for d in probe.definitions]}".encode()
-                                 ).hexdigest()
+                                 f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
+                                 f"{context_key}\n{probe.preamble}".encode()).hexdigest()
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
@@ -252,11 +301,17 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
         error = ""
         method = None
-        for exe, method_try, argv in commands:
+        attempts = [(c, False) for c in commands] + [(c, True) for c in commands if probe.preamble]
+        for (exe, method_try, argv), with_preamble in attempts:
             src = Path(argv[argv.index("-o") - 1])
             text = _PRELUDE.get(src.suffix, _PRELUDE[".cpp"])
+            if with_preamble:
+                # as the includer sees it: its earlier #include lines first, found from its directory
+                text += "".join(f"{line}\n" for line in probe.preamble)
+                argv = [*argv[:-2], f"-I{probe.includer_dir}", *argv[-2:]]
             src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
-            allowed = _allowed(exe, src.suffix, roots, include_dirs, tmpdir)
+            dirs = [*include_dirs, *probe.flags.include_dirs, *([probe.includer_dir] if with_preamble else [])]
+            allowed = _allowed(exe, src.suffix, roots, dirs, tmpdir)
             if pch_headers:
                 # Find out, without compiling, whether a precompiled header would be loaded.
                 deps = _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
@@ -280,9 +335,10 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                 continue
             if done.timed_out:
                 error = error or f"probe compile timed out after {timeout:.0f} s"
-                continue
+                break  # another attempt would cost as much again
             if done.returncode == 0 and obj.exists():
                 method = method_try
+                used_preamble = with_preamble
                 break
             stderr = done.stderr.decode("utf-8", errors="replace")
             error = error or _safe_error(stderr, deps is not None, allowed, replacements, done.returncode)
@@ -291,7 +347,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         else:
             if keep_object is not None:
                 shutil.copyfile(obj, keep_object)
-            result = _read_probe(probe, obj, method)
+            result = _read_probe(probe, obj, method, probe.includer if used_preamble else "")
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
@@ -316,8 +372,9 @@ def _allowed(exe: str, suffix: str, roots: Sequence[Path], include_dirs: Sequenc
             extra.append(Path(os.path.realpath(toolkit)).parent)
     else:
         extra += system_include_dirs(exe, "c" if suffix == ".c" else "c++")
-        if (cuda := _cuda_include_dir()) is not None:
-            extra.append(cuda)
+        extra += _host_include_dirs()
+    if (python := _python_include_dir()) is not None:
+        extra.append(python)
     return allowed_dirs(roots, include_dirs, extra)
 
 
@@ -366,7 +423,10 @@ def _shown(path: Path, replacements) -> str:
     return text
 
 
-def _read_probe(probe: HeaderProbe, obj: Path, method: Method) -> ProbeResult:
+def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "") -> ProbeResult:
+    """The layouts of ``probe``'s definitions in ``obj``; ``includer``: the file whose earlier
+    includes the probe needed (said in each layout's ``origin``)."""
+    origin = f"{probe.path} as included by {includer}" if includer else probe.path
     target = os.path.realpath(probe.file)
     try:
         raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) == target)
@@ -375,18 +435,41 @@ def _read_probe(probe: HeaderProbe, obj: Path, method: Method) -> ProbeResult:
                        "probe-failed")
     layouts: dict[str, StructLayout] = {}
     for raw in raws:
-        layout = layout_from_raw(raw, path=probe.path, method=method, origin=probe.path)
+        layout = layout_from_raw(raw, path=probe.path, method=method, origin=origin)
         layout = dataclasses.replace(layout, tags=tag_layout(layout))
         layouts.setdefault(layout.qualname, layout)
     out = list(layouts.values())
-    missing = [d for d in probe.definitions if d.qualname not in layouts]
-    for d in missing:
-        stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line,
-                                 "compiled, but no complete type was emitted (conditionally "
-                                 "compiled out, or a name the probe could not see)",
-                                 origin=probe.path)
-        out.append(dataclasses.replace(stub, tags=tag_layout(stub)))
+    by_name: dict[str, list[StructDefinition]] = {}
+    for d in probe.definitions:
+        by_name.setdefault(d.qualname, []).append(d)
+    for name, defs in sorted(by_name.items()):
+        found = layouts.get(name)
+        for d in defs:
+            if found is not None and (len(defs) == 1 or found.line == d.line):
+                continue
+            if found is not None:
+                # several definitions of one name (`#if` branches): the compiled one is laid out
+                error = (f"another definition of {name} (line {found.line}) is the one compiled with this "
+                         "build context; this one is in a branch the preprocessor left out")
+            else:
+                error = ("compiled, but no complete type was emitted (conditionally compiled out, or a "
+                         "name the probe could not see)")
+            stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line, error, origin=origin)
+            out.append(dataclasses.replace(stub, tags=tag_layout(stub)))
     return ProbeResult(probe.path, tuple(sorted(out)), compiled=True)
+
+
+def _preamble_digest(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
+    """The closure digest of each file a preamble includes (it is compiled too)."""
+    parts = []
+    for line in probe.preamble:
+        m = _INCLUDE_RE.match(line.encode())
+        if m is None:
+            continue
+        name = m.group(2).decode("utf-8", "replace")
+        found = _resolve_include(name, probe.includer_dir, [*(p for p in [probe.includer_dir] if p), *include_dirs])
+        parts.append(closure_digest(found, include_dirs, roots) if found is not None else name)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _failed(probe: HeaderProbe, error: str, method: Method, code: str) -> ProbeResult:
@@ -448,7 +531,8 @@ def rank_probes(probes: Sequence[HeaderProbe]) -> list[HeaderProbe]:
 def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                   roots: Sequence[Path], *, cache_dir: Path | None = None, jobs: int = 1,
                   max_headers: int = DEFAULT_MAX_HEADERS, timeout: float = DEFAULT_TIMEOUT,
-                  root_labels: Sequence[tuple[Path, str]] = ()) -> tuple[list[ProbeResult], dict]:
+                  root_labels: Sequence[tuple[Path, str]] = (), context_key: str = ""
+                  ) -> tuple[list[ProbeResult], dict]:
     """Probe the best ``max_headers`` headers (in parallel); list the rest as not probed."""
     started = time.monotonic()
     ranked = rank_probes(probes)
@@ -458,7 +542,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
         pch_headers = find_precompiled_headers(roots)
         futures = [pool.submit(probe_header, p, include_dirs, roots, cache_dir=cache_dir,
-                               timeout=timeout, root_labels=root_labels, pch_headers=pch_headers)
+                               timeout=timeout, root_labels=root_labels, pch_headers=pch_headers,
+                               context_key=context_key)
                    for p in chosen]
         for future in futures:
             results.append(future.result())
