@@ -12,6 +12,7 @@ import pytest
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.model import Language, Severity
 from extractor.structs import STEP, extract_structs, read_binary_layouts
+from extractor.structs import compilers
 from extractor.structs import probe as probe_mod
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_header
 from extractor.structs.records import Method
@@ -90,7 +91,7 @@ def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
 
 
 def test_missing_nvcc_is_unresolved_not_a_crash(monkeypatch):
-    monkeypatch.setattr(probe_mod, "find_nvcc", lambda: None)
+    monkeypatch.setattr(compilers, "find_nvcc", lambda: None)
     result = probe_header(header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA),
                           find_include_dirs([REPO]), [REPO])
     assert {x.method for x in result.layouts} == {Method.UNRESOLVED}

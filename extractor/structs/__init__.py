@@ -126,6 +126,13 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
     layouts.extend(explain(x, pins) for x in plan.unprobed)
     diagnostics = [d for r in results for d in r.diagnostics]
     stats.update(probe_stats)
+    # The headline: the graph's own definitions (a probe also lays out template instantiations
+    # its header declares, which are records too but not definitions the graph has)
+    wanted = {(p.path, d.qualname) for p in probes for d in p.definitions} | \
+        {(x.path, x.qualname) for x in plan.unprobed}
+    resolved = {(x.path, x.qualname) for x in layouts if x.method is not Method.UNRESOLVED}
+    stats["definitions"] = len(wanted)
+    stats["definitions_resolved"] = len(wanted & resolved)
     if not settings.empty:
         stats["build_context"] = settings.record()
     # probe seconds are a timing: they go to the run log, not the (deterministic) bundle

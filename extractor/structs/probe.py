@@ -31,14 +31,10 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import functools
 import hashlib
-import json
 import os
 import re
 import shutil
-import subprocess
-import sysconfig
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -47,9 +43,16 @@ from pathlib import Path
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
 from extractor.safeproc import run_bounded
 from extractor.structs.dwarf import DwarfReadError, read_layouts
-from extractor.structs.buildcontext import C, CUDA, CXX, ProbeFlags
-from extractor.structs.probeguard import (allowed_dirs, find_precompiled_headers, line_is_safe, outside,
-                                          parse_depfile, precompiled_beside, system_include_dirs)
+from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
+from extractor.structs.compilers import (PRELUDE, Command, allowed_for, compile_commands, compiler_identity,
+                                         find_nvcc, target_for)
+from extractor.structs.probeguard import (find_precompiled_headers, line_is_safe, outside, parse_depfile,
+                                          precompiled_beside)
+from extractor.structs.probecache import ProbeResult
+from extractor.structs.probecache import cache_load as _cache_load
+from extractor.structs.probecache import cache_store as _cache_store
+from extractor.structs.probecache import layout_from_dict  # noqa: F401 (re-exported)
+from extractor.structs.reasons import missing_from as missing_from_error
 from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
@@ -57,7 +60,7 @@ from extractor.structs.tags import tag_layout
 PROBE_VERSION = "5"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 64
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_TIMEOUT = 300.0
 # Address-space cap per compiler process: nvcc's front ends need about 1 GB on vLLM's heaviest
 # headers; a template-instantiation bomb took 4.1 GB before the cap.
 DEFAULT_MEMORY = 3 * 1024**3
@@ -79,15 +82,6 @@ class HeaderProbe:
     preamble: tuple[str, ...] = ()
     includer: str = ""  # evidence path of that includer
     includer_dir: Path | None = None
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ProbeResult:
-    path: str
-    layouts: tuple[StructLayout, ...]
-    diagnostics: tuple[Diagnostic, ...] = ()
-    cached: bool = False
-    compiled: bool = False
 
 
 def find_include_dirs(roots: Sequence[Path], max_dirs: int = 64) -> tuple[Path, ...]:
@@ -154,100 +148,11 @@ def _is_under(path: Path, root: Path) -> bool:
         return False
 
 
-@functools.cache
-def _compiler_identity(compiler: str) -> str:
-    try:
-        out = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return compiler
-
-
-def find_nvcc() -> str | None:
-    return shutil.which("nvcc") or next(
-        (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
-
-
-@functools.cache
-def _cuda_include_dir() -> Path | None:
-    """The CUDA toolkit's include directory (nvcc itself may be a wrapper script elsewhere)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        return None
-    candidates = [Path(nvcc).resolve().parent.parent / "include"]
-    candidates += [Path(os.environ[v]) / "include" for v in ("CUDA_HOME", "CUDA_PATH")
-                   if os.environ.get(v)]
-    candidates.append(Path("/usr/local/cuda/include"))
-    return next((c for c in candidates if (c / "cuda_runtime_api.h").is_file()), None)
-
-
-@functools.cache
-def _python_include_dir() -> Path | None:
-    """The running interpreter's C headers (Python.h), as torch's own extension builds add them."""
-    found = sysconfig.get_paths().get("include")
-    return Path(found) if found and (Path(found) / "Python.h").is_file() else None
-
-
-def _host_include_dirs() -> list[Path]:
-    """Directories a C/C++ host of CUDA or Python code finds its headers in here: the CUDA toolkit's
-    (and its CCCL, `cuda/std/...`), the interpreter's."""
-    out = []
-    cuda = _cuda_include_dir()
-    if cuda is not None:
-        out.append(cuda)
-        if (cuda / "cccl").is_dir():
-            out.append(cuda / "cccl")
-    if (python := _python_include_dir()) is not None:
-        out.append(python)
-    return out
-
-
 def probe_language(probe: HeaderProbe) -> str:
     """C, C++ or CUDA: the build context's decision, else by the file's suffix and language."""
     if probe.flags.language:
         return probe.flags.language
     return CUDA if probe.file.suffix == ".cuh" or probe.language is Language.CUDA else CXX
-
-
-def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequence[Path]
-              ) -> list[tuple[str, Method, list[str]]] | str:
-    """The compile commands to try in order, or the reason none can run."""
-    flags = probe.flags
-    incs = [f"-I{d}" for d in dict.fromkeys([probe.file.parent, *include_dirs, *flags.include_dirs])]
-    language = probe_language(probe)
-    machine = [m for m in flags.machine if m.startswith("-m")]
-    if language == CUDA:
-        nvcc = find_nvcc()
-        if nvcc is None:
-            return "nvcc not installed: CUDA header not probed"
-        host = ",".join(["-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *machine])
-        extra = [m for m in flags.machine if not m.startswith("-m")]
-        python = [f"-I{d}" for d in [_python_include_dir()] if d is not None]
-        return [(nvcc, Method.PROBE_NVCC,
-                 [nvcc, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w", *extra, "-Xcompiler", host,
-                  *flags.defines, *incs, *python, str(source.with_suffix(".cu")), "-o", str(obj)])]
-    commands = []
-    if language == CXX:
-        gxx = shutil.which("g++")
-        if gxx is None:
-            return "g++ not installed: header not probed"
-        # C++ hosts of CUDA code include <cuda.h>/<cuda_runtime_api.h> without nvcc
-        cuda = [f"-I{d}" for d in _host_include_dirs()]
-        commands.append((gxx, Method.PROBE_GXX,
-                         [gxx, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w", "-fmax-errors=1",
-                          "-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *machine, *flags.defines,
-                          *incs, *cuda, str(source.with_suffix(".cpp")), "-o", str(obj)]))
-    gcc = shutil.which("gcc")
-    # a .h that fails as C++ (and was not decided C++ by its translation unit) is tried as C
-    if gcc and (language == C or (probe.file.suffix == ".h" and not flags.origin)):
-        std = flags.std if language == C and flags.std else ""
-        commands.append((gcc, Method.PROBE_GXX,
-                         [gcc, *([f"-std={std}"] if std else []), "-g", "-c", "-w", "-fmax-errors=1",
-                          "-fno-eliminate-unused-debug-types", *machine, *flags.defines, *incs,
-                          str(source.with_suffix(".c")), "-o", str(obj)]))
-    if not commands:
-        return "gcc not installed: C header not probed"
-    return commands
 
 
 def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> str:
@@ -278,14 +183,14 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
     """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
-        source = tmpdir / "probe"
-        obj = tmpdir / "probe.o"
-        commands = _commands(probe, source, obj, include_dirs)
+        source, obj = tmpdir / "probe", tmpdir / "probe.o"
+        language = probe_language(probe)
+        commands = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs)
         if isinstance(commands, str):
             return _failed(probe, commands, Method.UNRESOLVED, "probe-no-compiler")
         key = None
         if cache_dir is not None:
-            ident = "\n".join(_compiler_identity(c[0]) + " " + " ".join(c[2][1:6]) for c in commands)
+            ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
             digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
             if probe.preamble:
                 digest += _preamble_digest(probe, [*include_dirs, *probe.flags.include_dirs], roots)
@@ -299,83 +204,90 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             pch_headers = find_precompiled_headers(roots)
         replacements = [(str(tmpdir) + "/", ""), (str(probe.file), probe.path)]
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
-        error = ""
-        method = None
-        attempts = [(c, False) for c in commands] + [(c, True) for c in commands if probe.preamble]
-        for (exe, method_try, argv), with_preamble in attempts:
-            src = Path(argv[argv.index("-o") - 1])
-            text = _PRELUDE.get(src.suffix, _PRELUDE[".cpp"])
-            if with_preamble:
-                # as the includer sees it: its earlier #include lines first, found from its directory
-                text += "".join(f"{line}\n" for line in probe.preamble)
-                argv = [*argv[:-2], f"-I{probe.includer_dir}", *argv[-2:]]
-            src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
-            dirs = [*include_dirs, *probe.flags.include_dirs, *([probe.includer_dir] if with_preamble else [])]
-            allowed = _allowed(exe, src.suffix, roots, dirs, tmpdir)
-            if pch_headers:
-                # Find out, without compiling, whether a precompiled header would be loaded.
-                deps = _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
-                if deps is not None and (beside := precompiled_beside(deps, pch_headers)):
-                    error = error or (f"refused: a precompiled header ships beside "
-                                      f"{_shown(beside[0], replacements)}; archdiff compiles headers only")
-                    continue
-            depfile = tmpdir / "probe.d"
-            depfile.unlink(missing_ok=True)
-            try:
-                done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=tmpdir,
-                                   timeout=timeout, memory_bytes=memory_bytes)
-            except OSError as err:
-                error = error or f"cannot run {Path(exe).name}: {err.strerror}"
-                continue
-            deps = _deps(depfile, exe, argv, tmpdir, timeout, memory_bytes)
-            if deps is not None and outside(deps, allowed):
-                # Nothing of this compile is used: its messages may quote that file.
-                error = error or ("refused: the header includes a file outside the source roots and the "
-                                  "include directories")
-                continue
-            if done.timed_out:
-                error = error or f"probe compile timed out after {timeout:.0f} s"
-                break  # another attempt would cost as much again
-            if done.returncode == 0 and obj.exists():
-                method = method_try
-                used_preamble = with_preamble
-                break
-            stderr = done.stderr.decode("utf-8", errors="replace")
-            error = error or _safe_error(stderr, deps is not None, allowed, replacements, done.returncode)
-        if method is None:
-            result = _failed(probe, error, Method.UNRESOLVED, "probe-failed")
+        run = _Compile(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
+        outcome = run.first_success(commands)
+        target = None
+        if outcome is None and (target := target_for(missing_from_error(run.error))) is not None:
+            # a header for another CPU: its cross compiler, when installed, gives that CPU's layout
+            cross = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs, target)
+            outcome = run.first_success(cross) if not isinstance(cross, str) else None
+        if outcome is None:
+            result = _failed(probe, run.error, Method.UNRESOLVED, "probe-failed")
         else:
             if keep_object is not None:
                 shutil.copyfile(obj, keep_object)
-            result = _read_probe(probe, obj, method, probe.includer if used_preamble else "")
+            method, used_preamble = outcome
+            result = _read_probe(probe, obj, method, probe.includer if used_preamble else "",
+                                 target.name if target is not None else "")
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
 
 
-# headers that lean on their includer for <cstdint> (common in kernel code) still probe
-_PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
-            ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
-                   "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
-            ".cpp": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"}
+class _Compile:
+    """Compile attempts for one probe: each command alone, then after its includer's preamble;
+    the first error met is kept (the one a user sees)."""
 
+    def __init__(self, probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], tmpdir: Path,
+                 obj: Path, timeout: float, memory_bytes: int, pch_headers: frozenset[Path], replacements) -> None:
+        self.probe, self.include_dirs, self.roots, self.tmpdir, self.obj = probe, include_dirs, roots, tmpdir, obj
+        self.timeout, self.memory_bytes, self.pch_headers = timeout, memory_bytes, pch_headers
+        self.replacements = replacements
+        self.error = ""
+        self.timed_out = False
 
-def _allowed(exe: str, suffix: str, roots: Sequence[Path], include_dirs: Sequence[Path], tmpdir: Path
-             ) -> tuple[Path, ...]:
-    extra: list[Path] = [tmpdir]
-    if suffix == ".cu":
-        gxx = shutil.which("g++")
-        extra += system_include_dirs(gxx, "c++") if gxx else ()
-        toolkit = _cuda_include_dir()
-        if toolkit is not None:
-            # nvcc reaches its own headers as <toolkit>/bin/../targets/<arch>/include/...
-            extra.append(Path(os.path.realpath(toolkit)).parent)
-    else:
-        extra += system_include_dirs(exe, "c" if suffix == ".c" else "c++")
-        extra += _host_include_dirs()
-    if (python := _python_include_dir()) is not None:
-        extra.append(python)
-    return allowed_dirs(roots, include_dirs, extra)
+    def first_success(self, commands: Sequence[Command]) -> tuple[Method, bool] | None:
+        for command in commands:
+            for with_preamble in (False, True) if self.probe.preamble else (False,):
+                if self.timed_out:
+                    return None  # another attempt would cost as much again
+                if self.attempt(command, with_preamble):
+                    return command.method, with_preamble
+        return None
+
+    def attempt(self, command: Command, with_preamble: bool) -> bool:
+        probe, argv = self.probe, command.argv
+        src = self.tmpdir / f"probe{command.suffix}"
+        text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
+        dirs = [*self.include_dirs, *probe.flags.include_dirs]
+        if with_preamble:
+            # as the includer sees it: its earlier #include lines first, found from its directory
+            text += "".join(f"{line}\n" for line in probe.preamble)
+            argv = [argv[0], f"-I{probe.includer_dir}", *argv[1:]]
+            dirs.append(probe.includer_dir)
+        src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
+        allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
+        if self.pch_headers:
+            # Find out, without compiling, whether a precompiled header would be loaded.
+            deps = _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+            if deps is not None and (beside := precompiled_beside(deps, self.pch_headers)):
+                self.error = self.error or (f"refused: a precompiled header ships beside "
+                                            f"{_shown(beside[0], self.replacements)}; archdiff compiles headers only")
+                return False
+        depfile = self.tmpdir / "probe.d"
+        depfile.unlink(missing_ok=True)
+        self.obj.unlink(missing_ok=True)
+        try:
+            done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=self.tmpdir,
+                               timeout=self.timeout, memory_bytes=self.memory_bytes)
+        except OSError as err:
+            self.error = self.error or f"cannot run {Path(command.exe).name}: {err.strerror}"
+            return False
+        deps = _deps(depfile, command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+        if deps is not None and outside(deps, allowed):
+            # Nothing of this compile is used: its messages may quote that file.
+            self.error = self.error or ("refused: the header includes a file outside the source roots and the "
+                                        "include directories")
+            return False
+        if done.timed_out:
+            self.error = self.error or f"probe compile timed out after {self.timeout:.0f} s"
+            self.timed_out = True
+            return False
+        if done.returncode == 0 and self.obj.exists():
+            return True
+        stderr = done.stderr.decode("utf-8", errors="replace")
+        self.error = self.error or _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
+        return False
 
 
 def _deps(depfile: Path, exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
@@ -423,7 +335,7 @@ def _shown(path: Path, replacements) -> str:
     return text
 
 
-def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "") -> ProbeResult:
+def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "", target: str = "") -> ProbeResult:
     """The layouts of ``probe``'s definitions in ``obj``; ``includer``: the file whose earlier
     includes the probe needed (said in each layout's ``origin``)."""
     origin = f"{probe.path} as included by {includer}" if includer else probe.path
@@ -436,7 +348,7 @@ def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "
     layouts: dict[str, StructLayout] = {}
     for raw in raws:
         layout = layout_from_raw(raw, path=probe.path, method=method, origin=origin)
-        layout = dataclasses.replace(layout, tags=tag_layout(layout))
+        layout = dataclasses.replace(layout, tags=tag_layout(layout), target=target)
         layouts.setdefault(layout.qualname, layout)
     out = list(layouts.values())
     by_name: dict[str, list[StructDefinition]] = {}
@@ -455,7 +367,7 @@ def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "
                 error = ("compiled, but no complete type was emitted (conditionally compiled out, or a "
                          "name the probe could not see)")
             stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line, error, origin=origin)
-            out.append(dataclasses.replace(stub, tags=tag_layout(stub)))
+            out.append(dataclasses.replace(stub, tags=tag_layout(stub), target=target))
     return ProbeResult(probe.path, tuple(sorted(out)), compiled=True)
 
 
@@ -479,44 +391,6 @@ def _failed(probe: HeaderProbe, error: str, method: Method, code: str) -> ProbeR
         layouts.append(dataclasses.replace(stub, tags=tag_layout(stub)))
     diag = Diagnostic(probe.path, 0, code, f"struct probe failed: {error}", Severity.WARNING)
     return ProbeResult(probe.path, tuple(sorted(layouts)), (diag,))
-
-
-def _cache_load(cache_dir: Path, key: str) -> ProbeResult | None:
-    path = cache_dir / "structs-probe" / f"{key}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return ProbeResult(
-            data["path"], tuple(layout_from_dict(d) for d in data["layouts"]),
-            tuple(Diagnostic(d["path"], d["line"], d["code"], d["message"],
-                             Severity(d["severity"])) for d in data["diagnostics"]),
-            compiled=data.get("compiled", False))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _cache_store(cache_dir: Path, key: str, result: ProbeResult) -> None:
-    folder = cache_dir / "structs-probe"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"path": result.path, "compiled": result.compiled,
-                                   "layouts": to_jsonable(result.layouts),
-                                   "diagnostics": to_jsonable(result.diagnostics)},
-                                  sort_keys=True), encoding="utf-8")
-        tmp.replace(folder / f"{key}.json")
-    except OSError:
-        pass  # a cache that cannot be written only costs time
-
-
-def layout_from_dict(data: dict) -> StructLayout:
-    """Inverse of ``to_jsonable`` for a StructLayout."""
-    from extractor.structs.records import Hole, Member, MemberKind
-
-    members = tuple(Member(**{**m, "kind": MemberKind(m["kind"])}) for m in data["members"])
-    holes = tuple(Hole(**h) for h in data["holes"])
-    fields = {**data, "members": members, "holes": holes, "method": Method(data["method"]),
-              "tags": tuple(data["tags"])}
-    return StructLayout(**fields)
 
 
 def rank_probes(probes: Sequence[HeaderProbe]) -> list[HeaderProbe]:

@@ -69,6 +69,7 @@ class StructLayout:
     error: str = ""  # for ``unresolved``: the compiler's first error line, or why it was not probed
     missing: str = ""  # for ``unresolved``: the header or name the compiler could not find
     supplied_by: str = ""  # for ``unresolved``: what would supply it (``--headers-from pypi:torch``)
+    target: str = ""  # the CPU a cross compiler laid it out for ("aarch64"); "" for this machine's
 
     @property
     def cachelines(self) -> int:
