@@ -14,11 +14,12 @@ headers); one that does not is mapped into the source root whose files the datab
 database's ``/home/u/vllm/csrc/x.cu`` is the tree's ``csrc/x.cu``, so ``/home/u/vllm/csrc`` is
 the tree's ``csrc``), or dropped.
 
-The language a header is probed as: CUDA for ``.cuh`` (and a ``.h`` whose nearest translation
-units are all ``.cu``), C for a ``.h`` whose nearest translation units are all C (or that has no
-C++ at all in a project with C sources only), else C++. The standard: the translation unit's
+The language a header is probed as: CUDA for ``.cuh`` (and for a header whose nearest translation
+units are all ``.cu``, or that uses CUDA qualifiers where no other translation unit includes it),
+C for a ``.h`` whose nearest translation units are all C (or that has no C++ at all in a project
+with C sources only), else C++. The standard: the translation unit's
 ``-std=``, else the one the project's build files name (``CMAKE_CXX_STANDARD 17``,
-``C_STANDARD 11``, ``-std=gnu99``), else C++17 for C++ and the compiler's default for C.
+``C_STANDARD 11``, ``-std=gnu99``), else GNU C++17 for C++ and the compiler's default for C.
 """
 
 from __future__ import annotations
@@ -248,7 +249,8 @@ def detect_standards(roots: Iterable[Path]) -> dict[str, str]:
 
 def _std_name(value: str, language: str) -> str:
     if value.isdigit():
-        return f"c++{value}" if language == CXX else f"gnu{value}"
+        # CMake's default (CXX_EXTENSIONS on) is the GNU dialect
+        return f"gnu++{value}" if language == CXX else f"gnu{value}"
     return value
 
 
@@ -257,13 +259,13 @@ def header_language(path: str, data: bytes, nearest_units: Sequence[str], projec
     suffix = posixpath.splitext(path)[1].lower()
     if suffix in (".cuh", ".cu"):
         return CUDA
+    kinds = {_TU_SUFFIXES.get(posixpath.splitext(u)[1].lower(), CXX) for u in nearest_units}
+    if kinds == {CUDA} or (_CUDA_MARKS.search(data) and not kinds - {CUDA}):
+        return CUDA  # g++ first, then nvcc (extractor.structs.compilers)
     if suffix != ".h":
         return CXX
-    kinds = {_TU_SUFFIXES.get(posixpath.splitext(u)[1].lower(), CXX) for u in nearest_units}
     if kinds == {C}:
         return C
-    if kinds == {CUDA} or (_CUDA_MARKS.search(data) and not kinds - {CUDA}):
-        return CUDA
     if not kinds and project_is_c and not _CXX_ONLY.search(data):
         return C
     return CXX

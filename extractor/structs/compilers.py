@@ -23,7 +23,8 @@ from extractor.structs.probeguard import allowed_dirs, system_include_dirs
 from extractor.structs.records import Method
 
 TARGETS_FILE = Path(__file__).with_name("targets.yaml")
-_TARGETS_SCHEMA = {"targets": [{"name": str, "headers": [str], "cxx": str, "cc": str, "flags": [str]}]}
+_TARGETS_SCHEMA = {"targets": [{"name": str, "headers": [str], "cxx": str, "cc": str, "flags": [str],
+                                 "cxx_flags?": [str], "native?": bool}]}
 # headers that lean on their includer for <cstdint> (common in kernel code) still probe
 PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
            ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
@@ -47,18 +48,27 @@ class Target:
     cxx: str
     cc: str
     flags: tuple[str, ...]
+    native: bool = False  # this machine's compiler, other flags (its headers exist here)
+    cxx_flags: tuple[str, ...] = ()  # C++ only
 
 
 @functools.cache
 def load_targets(path: Path = TARGETS_FILE) -> tuple[Target, ...]:
     data = load_data_file(path, _TARGETS_SCHEMA)
-    return tuple(Target(t["name"], tuple(t["headers"]), t["cxx"], t["cc"], tuple(t["flags"])) for t in data["targets"])
+    return tuple(Target(t["name"], tuple(t["headers"]), t["cxx"], t["cc"], tuple(t["flags"]), t.get("native", False),
+                        tuple(t.get("cxx_flags", ()))) for t in data["targets"])
 
 
-def target_for(missing_header: str) -> Target | None:
-    """The installed cross compiler for a header that only another CPU's compiler has."""
+def target_for(missing_header: str, header_text: bytes = b"") -> Target | None:
+    """The target to try again with after a failed probe: the installed cross compiler for a
+    header that only another CPU's compiler has, or (``header_text``) the flags for this CPU's
+    vector extensions when the header includes their intrinsics (`immintrin.h`)."""
     for t in load_targets():
-        if missing_header in t.headers and shutil.which(t.cxx):
+        if not shutil.which(t.cxx):
+            continue
+        if missing_header in t.headers:
+            return t
+        if header_text and any(f"<{h}>".encode() in header_text for h in t.headers) and t.native:
             return t
     return None
 
@@ -112,9 +122,9 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
                      include_dirs: Sequence[Path], target: Target | None = None) -> list[Command] | str:
     """The commands to try in order for ``header`` probed as ``language``, or why none can run.
 
-    A `.h` whose translation units are CUDA is tried with g++ first (its host-side layout is what
-    nvcc's host compiler gives, in a fraction of the time), then with nvcc; a `.h` not decided by
-    a translation unit that fails as C++ is tried as C."""
+    A header other than `.cuh` whose translation units are CUDA is tried with g++ first (its
+    host-side layout is what nvcc's host compiler gives, in a fraction of the time), then with
+    nvcc; a `.h` not decided by a translation unit that fails as C++ is tried as C."""
     incs = [f"-I{d}" for d in dict.fromkeys([header.parent, *include_dirs, *flags.include_dirs])]
     machine = [m for m in flags.machine if m.startswith("-m")]
     out = obj.as_posix()
@@ -123,8 +133,8 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
         cross = [f"-I{d}" for d in host_include_dirs()]
         gxx, gcc = shutil.which(target.cxx), shutil.which(target.cc)
         if language != C and gxx:
-            commands.append(Command(gxx, Method.PROBE_GXX, [gxx, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w",
-                                    "-fmax-errors=1", *_DEBUG, *target.flags, *flags.defines, *incs, *cross,
+            commands.append(Command(gxx, Method.PROBE_GXX, [gxx, f"-std={flags.std or 'gnu++17'}", "-g", "-c", "-w",
+                                    "-fmax-errors=1", *_DEBUG, *target.flags, *target.cxx_flags, *flags.defines, *incs, *cross,
                                     str(source.with_suffix(".cpp")), "-o", out], ".cpp"))
         if language == C and gcc:
             commands.append(Command(gcc, Method.PROBE_GXX, [gcc, *([f"-std={flags.std}"] if flags.std else []), "-g",
@@ -132,7 +142,7 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
                                     str(source.with_suffix(".c")), "-o", out], ".c"))
         return commands or f"{target.cxx} not installed"
     nvcc = find_nvcc()
-    if language == CUDA and header.suffix != ".h":
+    if language == CUDA and header.suffix == ".cuh":
         if nvcc is None:
             return "nvcc not installed: CUDA header not probed"
         return [_nvcc(nvcc, flags, incs, source, out)]
@@ -141,7 +151,7 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
         if gxx is not None:
             # C++ hosts of CUDA code include <cuda.h>/<cuda_runtime_api.h> without nvcc
             host = [f"-I{d}" for d in host_include_dirs()]
-            commands.append(Command(gxx, Method.PROBE_GXX, [gxx, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w",
+            commands.append(Command(gxx, Method.PROBE_GXX, [gxx, f"-std={flags.std or 'gnu++17'}", "-g", "-c", "-w",
                                     "-fmax-errors=1", *_DEBUG, *machine, *flags.defines, *incs, *host,
                                     str(source.with_suffix(".cpp")), "-o", out], ".cpp"))
         if language == CUDA and nvcc is not None:
@@ -163,7 +173,8 @@ def _nvcc(nvcc: str, flags: ProbeFlags, incs: list[str], source: Path, out: str)
     extra = [m for m in flags.machine if not m.startswith("-m")]
     host = ",".join([*_DEBUG, *machine])
     python = [f"-I{d}" for d in [python_include_dir()] if d is not None]
-    return Command(nvcc, Method.PROBE_NVCC, [nvcc, f"-std={flags.std or 'c++17'}", "-g", "-c", "-w", *extra,
+    std = (flags.std or "c++17").replace("gnu++", "c++")  # nvcc knows the ISO names; its host compiler is GNU
+    return Command(nvcc, Method.PROBE_NVCC, [nvcc, f"-std={std}", "-g", "-c", "-w", *extra,
                                              "-Xcompiler", host, *flags.defines, *incs, *python,
                                              str(source.with_suffix(".cu")), "-o", out], ".cu")
 

@@ -76,8 +76,7 @@ def plan_probes(aggregates: Iterable[AggregateDefinition], includes: Mapping[str
             data = b""
         unit = nearest_translation_unit(path, entries, includers) if entries else None
         nearest = [unit.path] if unit is not None else nearest_units(path, includers, units)
-        lang = unit.language if unit is not None and posixpath.splitext(path)[1] == ".h" else \
-            header_language(path, data, nearest, project_is_c)
+        lang = header_language(path, data, nearest, project_is_c)
         std = standards.get(C if lang == C else CXX, "")
         flags = combine(base, unit, lang, std)
         stats[f"headers_as_{lang}"] += 1

@@ -207,8 +207,10 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         run = _Compile(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
         outcome = run.first_success(commands)
         target = None
-        if outcome is None and (target := target_for(missing_from_error(run.error))) is not None:
-            # a header for another CPU: its cross compiler, when installed, gives that CPU's layout
+        if outcome is None and not run.timed_out and \
+                (target := target_for(missing_from_error(run.error), _text_of(probe.file))) is not None:
+            # a header for another CPU: its cross compiler, when installed, gives that CPU's layout;
+            # a header for this CPU's vector extensions: the flags that enable them
             cross = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs, target)
             outcome = run.first_success(cross) if not isinstance(cross, str) else None
         if outcome is None:
@@ -222,6 +224,13 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
+
+
+def _text_of(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 class _Compile:
