@@ -16,8 +16,9 @@ the tree's ``csrc``), or dropped.
 
 The language a header is probed as: CUDA for ``.cuh`` (and for a header whose nearest translation
 units are all ``.cu``, or that uses CUDA qualifiers where no other translation unit includes it),
-C for a ``.h`` whose nearest translation units are all C (or that has no C++ at all in a project
-with C sources only), else C++. The standard: the translation unit's
+C for a ``.h`` that a C translation unit includes (one that C++ also includes is C first, C++ if
+that fails; one no translation unit includes: C when it has no C++ in a project of C sources),
+else C++. The standard: the translation unit's
 ``-std=``, else the one the project's build files name (``CMAKE_CXX_STANDARD 17``,
 ``C_STANDARD 11``, ``-std=gnu99``), else GNU C++17 for C++ and the compiler's default for C.
 """
@@ -264,8 +265,8 @@ def header_language(path: str, data: bytes, nearest_units: Sequence[str], projec
         return CUDA  # g++ first, then nvcc (extractor.structs.compilers)
     if suffix != ".h":
         return CXX
-    if kinds == {C}:
-        return C
+    if C in kinds:
+        return C  # a C header that C++ also includes is probed as C (with C++ to fall back on)
     if not kinds and project_is_c and not _CXX_ONLY.search(data):
         return C
     return CXX

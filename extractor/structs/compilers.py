@@ -162,6 +162,12 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
         commands.append(Command(gcc, Method.PROBE_GXX, [gcc, *([f"-std={std}"] if std else []), "-g", "-c", "-w",
                                 "-fmax-errors=1", _DEBUG[0], *machine, *flags.defines, *incs,
                                 str(source.with_suffix(".c")), "-o", out], ".c"))
+    gxx = shutil.which("g++")
+    if language == C and header.suffix == ".h" and gxx and not flags.origin:
+        # a C header that C++ code includes too may use what only C++ has around it
+        commands.append(Command(gxx, Method.PROBE_GXX, [gxx, "-std=gnu++17", "-g", "-c", "-w", "-fmax-errors=1",
+                                *_DEBUG, *machine, *flags.defines, *incs, str(source.with_suffix(".cpp")),
+                                "-o", out], ".cpp"))
     if not commands:
         return {C: "gcc not installed: C header not probed", CUDA: "nvcc not installed: CUDA header not probed"
                 }.get(language, "g++ not installed: header not probed")

@@ -22,7 +22,7 @@ from extractor.structs.buildcontext import (C, CompileEntry, CXX, base_flags, co
                                             header_language, is_translation_unit, mostly_c,
                                             nearest_translation_unit, nearest_units, read_compile_commands,
                                             reverse_includes)
-from extractor.structs.probe import HEADER_SUFFIXES, HeaderProbe
+from extractor.structs.probe import HEADER_SUFFIXES, HeaderProbe, Preamble
 from extractor.structs.records import StructLayout, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
@@ -82,39 +82,57 @@ def plan_probes(aggregates: Iterable[AggregateDefinition], includes: Mapping[str
         stats[f"headers_as_{lang}"] += 1
         if unit is not None:
             stats["headers_with_translation_unit_flags"] += 1
-        preamble, includer = preamble_of(path, includers, files)
-        probes.append(HeaderProbe(path, disk, language, tuple(sorted(definitions)), flags, preamble, includer,
-                                  files[includer][0].parent if includer else None))
+        probes.append(HeaderProbe(path, disk, language, tuple(sorted(definitions)), flags,
+                                  preambles_of(path, includers, files)))
     return Plan(tuple(probes), tuple(sorted(unprobed)), dict(sorted(stats.items())))
 
 
 _INCLUDE_LINE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"][^<>"\n]+[>"])', re.M)
+# an object-like #define on one line (a selector such as `#define GGML_COMMON_DECL_C`)
+_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])([^\n\\]*)$", re.M)
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
 
 
-def preamble_of(header: str, includers: Mapping[str, Iterable[str]], files: Mapping[str, tuple[Path, Language]]
-                ) -> tuple[tuple[str, ...], str]:
-    """The `#include` lines before ``header``'s own in its nearest includer (a translation unit
-    first, then another header, by path), at the same `#if` depth; and that includer."""
-    direct = sorted(includers.get(header, ()), key=lambda p: (not is_translation_unit(p), p))
-    for includer in direct:
-        try:
-            data = files[includer][0].read_bytes()
-        except (OSError, KeyError):
-            continue
-        events = sorted([(m.start(), "include", m.group(1).decode("utf-8", "replace")) for m in _INCLUDE_LINE.finditer(data)]
-                        + [(m.start(), m.group(1).decode(), "") for m in _CONDITIONAL.finditer(data)])
-        depth, lines = 0, []
-        for _, kind, target in events:
-            if kind in ("if", "ifdef", "ifndef"):
-                depth += 1
-            elif kind == "endif":
-                depth = max(0, depth - 1)
-            elif _names(includer, target, header):
-                return tuple(line for d, line in lines if d == depth), includer
-            else:
-                lines.append((depth, f"#include {target}"))
-    return (), ""
+def preambles_of(header: str, includers: Mapping[str, Iterable[str]], files: Mapping[str, tuple[Path, Language]],
+                 limit: int = 3) -> tuple[Preamble, ...]:
+    """What up to ``limit`` direct includers have before ``header``'s own include: their `#include`
+    and one-line `#define` lines at the same `#if` depth. Includers that define something first
+    (a selector such as `#define GGML_COMMON_DECL_C`), then the shortest (what the header needs,
+    not a whole file's worth of includes), then by path; the same preamble once."""
+    found: dict[tuple[str, ...], Preamble] = {}
+    for includer in sorted(includers.get(header, ())):
+        lines = _lines_before(header, includer, files)
+        if lines is not None and lines not in found:
+            found[lines] = Preamble(lines, includer, files[includer][0].parent)
+    ranked = sorted(found.values(), key=lambda p: (not any(line.startswith("#define") for line in p.lines),
+                                                   len(p.lines), p.includer))
+    return tuple(p for p in ranked if p.lines)[:limit]
+
+
+def _lines_before(header: str, includer: str, files: Mapping[str, tuple[Path, Language]]) -> tuple[str, ...] | None:
+    """The includer's lines before its include of ``header`` at that include's `#if` depth; None
+    when it cannot be read or does not include it."""
+    try:
+        data = files[includer][0].read_bytes()
+    except (OSError, KeyError):
+        return None
+    events = sorted([(m.start(), "include", m.group(1).decode("utf-8", "replace")) for m in _INCLUDE_LINE.finditer(data)]
+                    + [(m.start(), "define", m.group(0).decode("utf-8", "replace").strip())
+                       for m in _DEFINE_LINE.finditer(data)]
+                    + [(m.start(), m.group(1).decode(), "") for m in _CONDITIONAL.finditer(data)])
+    depth, lines = 0, []
+    for _, kind, target in events:
+        if kind in ("if", "ifdef", "ifndef"):
+            depth += 1
+        elif kind == "endif":
+            depth = max(0, depth - 1)
+        elif kind == "define":
+            lines.append((depth, target))
+        elif _names(includer, target, header):
+            return tuple(line for d, line in lines if d == depth)
+        else:
+            lines.append((depth, f"#include {target}"))
+    return None
 
 
 def _names(includer: str, written: str, header: str) -> bool:

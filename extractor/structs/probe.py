@@ -77,11 +77,16 @@ class HeaderProbe:
     language: Language
     definitions: tuple[StructDefinition, ...]
     flags: ProbeFlags = ProbeFlags()  # the build context: include dirs, defines, language, standard
-    # The #include lines its nearest includer has before it, and that includer's directory: a
-    # second attempt for a header that relies on its includer for what it uses.
-    preamble: tuple[str, ...] = ()
-    includer: str = ""  # evidence path of that includer
-    includer_dir: Path | None = None
+    # What its nearest includers have before including it (#include and #define lines): another
+    # attempt for a header that relies on its includer for what it uses or selects.
+    preambles: tuple[Preamble, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Preamble:
+    lines: tuple[str, ...]
+    includer: str  # evidence path of the includer
+    directory: Path  # its directory, searched first for its quoted includes
 
 
 def find_include_dirs(roots: Sequence[Path], max_dirs: int = 64) -> tuple[Path, ...]:
@@ -192,11 +197,11 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if cache_dir is not None:
             ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
             digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
-            if probe.preamble:
-                digest += _preamble_digest(probe, [*include_dirs, *probe.flags.include_dirs], roots)
+            for preamble in probe.preambles:
+                digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], roots)
             key = hashlib.sha256(f"{PROBE_VERSION}\n{ident}\n{digest}\n{probe.path}\n"
                                  f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
-                                 f"{context_key}\n{probe.preamble}".encode()).hexdigest()
+                                 f"{context_key}\n{[p.lines for p in probe.preambles]}".encode()).hexdigest()
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
@@ -216,14 +221,31 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if outcome is None:
             result = _failed(probe, run.error, Method.UNRESOLVED, "probe-failed")
         else:
+            command, used = outcome
+            target_name = target.name if target is not None else ""
+            result = _read_probe(probe, obj, command.method, used.includer if used else "", target_name)
+            best = tmpdir / "best.o"
+            shutil.copyfile(obj, best)
+            for preamble in probe.preambles if used is None else ():
+                if not _unresolved(result) or run.timed_out:
+                    break
+                # compiled, but some definitions were left out: an includer may define what selects
+                # them (`#define GGML_COMMON_DECL_C` before `#include "ggml-common.h"`)
+                if run.attempt(command, preamble):
+                    alternative = _read_probe(probe, obj, command.method, preamble.includer, target_name)
+                    if _unresolved(alternative) < _unresolved(result):
+                        result = alternative
+                        shutil.copyfile(obj, best)
+            shutil.copyfile(best, obj)
             if keep_object is not None:
                 shutil.copyfile(obj, keep_object)
-            method, used_preamble = outcome
-            result = _read_probe(probe, obj, method, probe.includer if used_preamble else "",
-                                 target.name if target is not None else "")
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
+
+
+def _unresolved(result: ProbeResult) -> int:
+    return sum(1 for x in result.layouts if x.method is Method.UNRESOLVED)
 
 
 def _text_of(path: Path) -> bytes:
@@ -245,25 +267,25 @@ class _Compile:
         self.error = ""
         self.timed_out = False
 
-    def first_success(self, commands: Sequence[Command]) -> tuple[Method, bool] | None:
+    def first_success(self, commands: Sequence[Command]) -> tuple[Command, Preamble | None] | None:
         for command in commands:
-            for with_preamble in (False, True) if self.probe.preamble else (False,):
+            for preamble in (None, *self.probe.preambles[:1]):
                 if self.timed_out:
                     return None  # another attempt would cost as much again
-                if self.attempt(command, with_preamble):
-                    return command.method, with_preamble
+                if self.attempt(command, preamble):
+                    return command, preamble
         return None
 
-    def attempt(self, command: Command, with_preamble: bool) -> bool:
+    def attempt(self, command: Command, preamble: Preamble | None) -> bool:
         probe, argv = self.probe, command.argv
         src = self.tmpdir / f"probe{command.suffix}"
         text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
         dirs = [*self.include_dirs, *probe.flags.include_dirs]
-        if with_preamble:
-            # as the includer sees it: its earlier #include lines first, found from its directory
-            text += "".join(f"{line}\n" for line in probe.preamble)
-            argv = [argv[0], f"-I{probe.includer_dir}", *argv[1:]]
-            dirs.append(probe.includer_dir)
+        if preamble is not None:
+            # as the includer sees it: its earlier lines first, its quoted includes found from its directory
+            text += "".join(f"{line}\n" for line in preamble.lines)
+            argv = [argv[0], f"-I{preamble.directory}", *argv[1:]]
+            dirs.append(preamble.directory)
         src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
         allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
         if self.pch_headers:
@@ -380,15 +402,15 @@ def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "
     return ProbeResult(probe.path, tuple(sorted(out)), compiled=True)
 
 
-def _preamble_digest(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
-    """The closure digest of each file a preamble includes (it is compiled too)."""
-    parts = []
-    for line in probe.preamble:
+def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
+    """The closure digest of each file a preamble includes (it is compiled too), and its lines."""
+    parts = list(preamble.lines)
+    for line in preamble.lines:
         m = _INCLUDE_RE.match(line.encode())
         if m is None:
             continue
         name = m.group(2).decode("utf-8", "replace")
-        found = _resolve_include(name, probe.includer_dir, [*(p for p in [probe.includer_dir] if p), *include_dirs])
+        found = _resolve_include(name, preamble.directory, [preamble.directory, *include_dirs])
         parts.append(closure_digest(found, include_dirs, roots) if found is not None else name)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
