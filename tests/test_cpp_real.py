@@ -14,38 +14,9 @@ from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, Step
 from scripts.cpp_recall import measure_recall
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.real
 
-_TORCH_OP = re.compile(r"\btorch\.ops\.(\w+)\.(\w+)")
-
-
-def pipeline_call_sites(root: Path, tmp: Path) -> tuple[list[CallSite], Contribution]:
-    """The Python step's call sites and the C++ step's contribution, as the pipeline computes them."""
-    from extractor import cpp, pysymbols
-    from extractor.context import ExtractOptions
-    from extractor.pipeline import extract_system
-
-    captured = []
-    capture = Step(name="capture", extract=lambda ctx: captured.append(ctx) or Contribution())
-    extract_system([str(root)], options=ExtractOptions(jobs=2, cache_dir=tmp),
-                   steps=(pysymbols.STEP, cpp.STEP, capture))
-    ctx = captured[0]
-    return list(ctx.results["python"].extra["call_sites"]), ctx.results["cpp"]
-
-
-def scan_torch_op_call_sites(root: Path) -> list[CallSite]:
-    """Every `torch.ops.<ns>.<op>` in the Python sources under root/vllm, as module-level call
-    sites: the stand-in for the Python step's ``extra["call_sites"]`` (same shape) on branches
-    where the pipeline has not landed."""
-    sites = []
-    for path in sorted((root / "vllm").rglob("*.py")):
-        rel = path.relative_to(root).as_posix()
-        module = "py:" + rel[:-3].replace("/", ".")
-        for n, line in enumerate(path.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
-            sites.extend(CallSite(module, m.group(0), rel, n) for m in _TORCH_OP.finditer(line))
-    return sites
 
 
 def unbound_registered_op_calls(call_sites: Iterable[CallSite], cpp: Contribution,
@@ -83,11 +54,9 @@ def test_recall_of_ctags_definitions_in_vllm_csrc(vllm_src):
     assert result["recall"] >= 0.98, result["missing"][:20]
 
 
-def test_every_registered_op_that_python_calls_has_a_binds_edge(vllm_src, vllm_cpp, tmp_path):
-    if (ROOT / "extractor" / "pipeline.py").exists():
-        sites, cpp = pipeline_call_sites(vllm_src, tmp_path)
-    else:
-        sites, cpp = scan_torch_op_call_sites(vllm_src), vllm_cpp
+def test_every_registered_op_that_python_calls_has_a_binds_edge(vllm_pipeline):
+    ctx = vllm_pipeline[1]
+    sites, cpp = list(ctx.results["python"].extra["call_sites"]), ctx.results["cpp"]
     missing, relevant = unbound_registered_op_calls(sites, cpp)
     assert relevant >= 150  # measured: 172 call sites with the pipeline, 198 with the regex stand-in
     assert missing == []
@@ -169,11 +138,20 @@ def library_matches(library: str, namespace: str, extensions: set[str]) -> bool:
     return any(namespace == ext + suffix for ext in extensions)
 
 
-def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_implementation(vllm_src, tmp_path):
-    from extractor import bindings, cpp, pysymbols
+@pytest.fixture(scope="module")
+def vllm_pipeline(vllm_src, tmp_path_factory):
+    """The whole pipeline on the sdist, probes included: (bundle, context with every step's result)."""
     from extractor.context import ExtractOptions
-    from extractor.pipeline import extract_system
+    from extractor.pipeline import STEPS, extract_system
 
+    captured = []
+    capture = Step(name="capture", extract=lambda ctx: captured.append(ctx) or Contribution())
+    result = extract_system([str(vllm_src)], options=ExtractOptions(jobs=2, cache_dir=tmp_path_factory.mktemp("vllm")),
+                            steps=(*STEPS, capture))
+    return result.bundle, captured[0]
+
+
+def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_implementation(vllm_src, vllm_pipeline):
     registered = registered_operators(vllm_src / "csrc")
     extensions = set(_EXTENSION.findall((vllm_src / "CMakeLists.txt").read_text()))
     assert {"_C", "_moe_C"} <= extensions
@@ -187,11 +165,7 @@ def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_impleme
     # measured on vLLM 0.10.2: every one of them has an implementation registered in csrc
     assert len(wanted) >= 130 and all(wanted.values())
 
-    captured = []
-    capture = Step(name="capture", extract=lambda ctx: captured.append(ctx) or Contribution())
-    extract_system([str(vllm_src)], options=ExtractOptions(jobs=2, cache_dir=tmp_path, probe_structs=False),
-                   steps=(pysymbols.STEP, cpp.STEP, bindings.STEP, capture))
-    ctx = captured[0]
+    ctx = vllm_pipeline[1]
     names = {n.id: n.name for n in ctx.results["cpp"].nodes}
     edges = {(e.path, e.line, names.get(e.target, "")) for e in ctx.results["bindings"].edges}
     missing = []
@@ -200,3 +174,22 @@ def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_impleme
             if not any((path, line, fn) in edges for fn in impls):
                 missing.append(f"torch.ops.{namespace}.{op} at {path}:{line} -> {sorted(impls)}")
     assert missing == []
+
+
+def test_every_struct_class_and_union_of_the_graph_in_a_header_has_a_layout_record(vllm_pipeline):
+    from scripts.struct_coverage import coverage
+
+    bundle = vllm_pipeline[0]
+    result = coverage(bundle)
+    assert result["definitions"] > 120  # measured: 147 non-template aggregates in vLLM 0.10.2's headers
+    assert result["without_record"] == [] and result["unresolved_without_reason"] == []
+    # without torch's headers most probes fail, and say what would supply them
+    supplies = bundle["stats"]["structs"]["unresolved_supplied_by"]
+    assert supplies.get("--headers-from pypi:torch==2.8.0", 0) >= 20
+    signal = [s for s in bundle["structs"] if s["qualname"] == "vllm::Signal"]
+    assert [(s["path"], s["method"], s["size"]) for s in signal] == [("csrc/custom_all_reduce.cuh", "probe-nvcc", 2560)]
+    # the evidence's own definition sites, against universal-ctags
+    from scripts.cpp_recall import evidence_recall
+
+    recall = evidence_recall(bundle, vllm_pipeline[1].sources[0].root / "csrc", "csrc/")
+    assert recall["ctags_definitions"] > 1800 and recall["recall"] >= 0.99, recall["missing"][:20]

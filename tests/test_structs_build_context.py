@@ -89,6 +89,15 @@ def test_include_dirs_and_defines_from_the_command_line(tree):
                                       "headers_from": [], "include_dirs": 1}
 
 
+def test_errors_in_headers_outside_the_tree_name_no_path_of_this_machine(tree):
+    (tree / "sdk" / "include" / "vendor" / "broken.h").write_text("#pragma once\nthis is not a declaration;\n")
+    (tree / "proj" / "src" / "net" / "uses_broken.h").write_text(
+        "#pragma once\n#include <vendor/broken.h>\nstruct UsesBroken { int a; };\n")
+    found, _ = structs(tree, BuildSettings(include_dirs=(str(tree / "sdk" / "include"),)))
+    error = found["UsesBroken"]["error"]
+    assert error.startswith("<sdk/include>/vendor/broken.h:2:") and str(tree) not in error
+
+
 def test_the_build_context_is_part_of_the_cache_key(tree):
     first, _ = structs(tree, BuildSettings(defines=("WIDE_COUNTERS",)))
     again, _ = structs(tree, BuildSettings())  # same cache directory, other context

@@ -105,8 +105,10 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
     extra = ctx.options.extra or {}
     stats: dict[str, Any] = dict(plan.stats)
     with tempfile.TemporaryDirectory(prefix="archdiff-protoc-") as generated_dir:
-        generated = generate_protobuf_headers([r for r, _ in roots], Path(generated_dir)) \
-            if _wants_generated(ctx) else None
+        # a stable tail (`generated/protobuf`): it is what error lines that name these headers show
+        into = Path(generated_dir) / "generated" / "protobuf"
+        into.mkdir(parents=True)
+        generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
         probes = plan.probes
         if generated is not None and generated.directory is not None:
             probes = tuple(dataclasses.replace(p, flags=dataclasses.replace(

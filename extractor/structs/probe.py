@@ -45,7 +45,7 @@ from extractor.safeproc import run_bounded
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
 from extractor.structs.compilers import (PRELUDE, Command, allowed_for, compile_commands, compiler_identity,
-                                         find_nvcc, target_for)
+                                         find_nvcc, host_include_dirs, target_for)
 from extractor.structs.probeguard import (find_precompiled_headers, line_is_safe, outside, parse_depfile,
                                           precompiled_beside)
 from extractor.structs.probecache import ProbeResult
@@ -209,6 +209,12 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             pch_headers = find_precompiled_headers(roots)
         replacements = [(str(tmpdir) + "/", ""), (str(probe.file), probe.path)]
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
+        # headers of the build context outside the tree are named by their directory's last two
+        # components (`<torch/include>/ATen/...`): no path of this machine reaches the evidence
+        outside_dirs = [d for d in (*probe.flags.include_dirs, *host_include_dirs())
+                        if not any(_is_under(d, Path(r)) for r, _ in root_labels)]
+        replacements += [(f"{d}/", f"<{'/'.join(d.parts[-2:])}>/") for d in
+                         sorted(outside_dirs, key=lambda d: len(str(d)), reverse=True)]
         run = _Compile(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
         outcome = run.first_success(commands)
         target = None
