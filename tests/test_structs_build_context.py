@@ -161,3 +161,22 @@ def test_extract_cli_takes_the_options_and_a_system_file(tree):
     bad = subprocess.run([sys.executable, "-m", "archdiff.cli", "extract", str(tree / "proj"), "-o", str(out),
                           "--include-dir", str(tree / "missing")], capture_output=True, text=True, env=env)
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0 and "missing" in bad.stderr
+
+
+def test_headers_for_a_cpu_s_vector_extensions_are_laid_out_for_that_cpu(tmp_path):
+    assert shutil.which("aarch64-linux-gnu-g++"), "g++-aarch64-linux-gnu is required"
+    proj = tmp_path / "proj" / "src"
+    proj.mkdir(parents=True)
+    (proj / "neon.h").write_text("#pragma once\n#include <arm_neon.h>\nstruct Lanes { float32x4_t v; int n; };\n")
+    (proj / "wide.h").write_text('#pragma once\n#include <immintrin.h>\n#ifndef __AVX512F__\n#error "AVX-512 needed"\n'
+                                 "#endif\nstruct Wide { __m512 v; int n; };\n")
+    found, _ = structs(tmp_path, BuildSettings())
+    lanes, wide = found["Lanes"], found["Wide"]
+    assert (lanes["method"], lanes["target"], lanes["size"]) == ("probe-g++", "aarch64", 32)
+    assert (wide["method"], wide["target"], wide["size"]) == ("probe-g++", "x86-64-v4", 128)
+    obj = tmp_path / "neon.o"
+    unit = tmp_path / "neon.cpp"
+    unit.write_text(f'#include "{proj / "neon.h"}"\nLanes keep;\n')
+    subprocess.run(["aarch64-linux-gnu-g++", "-g", "-c", str(unit), "-o", str(obj)], check=True)
+    ref = run_pahole(obj, "Lanes")["Lanes"]
+    assert [(m["name"], m["offset"], m["size"]) for m in lanes["members"]] == [(n, o, s) for n, o, s, _b in ref.members]

@@ -57,7 +57,7 @@ from extractor.structs.records import Method, StructLayout, layout_from_raw, unr
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
-PROBE_VERSION = "5"
+PROBE_VERSION = "6"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 64
 DEFAULT_TIMEOUT = 300.0
@@ -376,9 +376,9 @@ def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "
     """The layouts of ``probe``'s definitions in ``obj``; ``includer``: the file whose earlier
     includes the probe needed (said in each layout's ``origin``)."""
     origin = f"{probe.path} as included by {includer}" if includer else probe.path
-    target = os.path.realpath(probe.file)
+    header = os.path.realpath(probe.file)
     try:
-        raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) == target)
+        raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) == header)
     except DwarfReadError as err:
         return _failed(probe, f"probe object unreadable: {err.message}", Method.UNRESOLVED,
                        "probe-failed")
