@@ -105,3 +105,40 @@ def test_a_c_project_every_header_struct_has_a_record_and_ggml_impl_is_laid_out_
     # ggml-common.h declares its blocks only for an includer that selects them first
     block = ours[("src/ggml-common.h", "block_q4_0")]
     assert block["method"] == "probe-g++" and block["origin"].startswith("src/ggml-common.h as included by")
+
+
+# -- vLLM with the headers its build compiles against: torch and CUTLASS, from their wheels ----------
+
+@pytest.mark.real
+def test_vllm_headers_with_torch_and_cutlass_from_their_wheels_equal_pahole(vllm_src, tmp_path):
+    from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
+    from extractor.wheels import resolve_headers_from
+    from tests.conftest import cache_root
+
+    # downloaded once into the test cache (torch's wheel is 850 MB; only its include/ is kept)
+    torch = resolve_headers_from("pypi:torch==2.8.0", cache_root())
+    cutlass = resolve_headers_from("pypi:nvidia-cutlass==4.2.0.0", cache_root())
+    assert [d.name for d in torch.include_dirs] == ["include", "include"] and len(cutlass.include_dirs) == 4
+    dirs = find_include_dirs([vllm_src])
+    cases = (("csrc/custom_all_reduce.cuh", Language.CUDA, CUDA, ("vllm::Signal", "vllm::RankData")),
+             ("csrc/core/scalar_type.hpp", Language.CPP, CXX, ("vllm::ScalarType",)),
+             ("csrc/cutlass_extensions/vllm_collective_builder.cuh", Language.CUDA, CUDA,
+              ("cutlass::gemm::collective::CutlassKernelTag",)))
+    sizes = {}
+    for rel, language, probe_as, names in cases:
+        header = vllm_src / rel
+        flags = ProbeFlags((*torch.include_dirs, *cutlass.include_dirs), language=probe_as)
+        probe = HeaderProbe(rel, header, language, find_struct_definitions(header.read_bytes(), language), flags)
+        obj = tmp_path / (header.stem + ".o")
+        result = probe_header(probe, dirs, [vllm_src], keep_object=obj, root_labels=[(vllm_src, "")])
+        ours = {x.qualname: x for x in result.layouts}
+        ref = run_pahole(obj, *(n.rsplit("::", 1)[-1] for n in names))
+        for name in names:
+            mine, theirs = ours[name], ref[name.rsplit("::", 1)[-1]]
+            assert mine.method is not Method.UNRESOLVED, mine.error
+            assert mine.size == theirs.size, name
+            assert [(m.name, m.offset, m.size) for m in mine.members] == \
+                [(n, o, s) for n, o, s, _b in theirs.members], name
+            sizes[name] = mine.size
+    assert sizes == {"vllm::Signal": 2560, "vllm::RankData": 64, "vllm::ScalarType": 12,
+                     "cutlass::gemm::collective::CutlassKernelTag": 1}

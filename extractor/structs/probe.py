@@ -37,25 +37,28 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
-from extractor.safeproc import run_bounded
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
-from extractor.structs.compilers import (PRELUDE, Command, allowed_for, compile_commands, compiler_identity,
-                                         find_nvcc, host_include_dirs, target_for)
-from extractor.structs.probeguard import (find_precompiled_headers, line_is_safe, outside, parse_depfile,
-                                          precompiled_beside)
+from extractor.structs.attempts import CompileAttempts, first_error
+from extractor.structs.compilers import compile_commands, compiler_identity, find_nvcc, host_include_dirs, target_for
+from extractor.structs.probeguard import find_precompiled_headers
 from extractor.structs.probecache import ProbeResult
 from extractor.structs.probecache import cache_load as _cache_load
 from extractor.structs.probecache import cache_store as _cache_store
-from extractor.structs.probecache import layout_from_dict  # noqa: F401 (re-exported)
+from extractor.structs.probecache import layout_from_dict
 from extractor.structs.reasons import missing_from as missing_from_error
 from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
+
+# find_nvcc and layout_from_dict live beside the compilers and the cache; callers find them here too
+__all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_SUFFIXES", "HeaderProbe", "Preamble",
+           "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
+           "probe_headers", "probe_language", "rank_probes"]
 
 PROBE_VERSION = "6"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
@@ -160,19 +163,6 @@ def probe_language(probe: HeaderProbe) -> str:
     return CUDA if probe.file.suffix == ".cuh" or probe.language is Language.CUDA else CXX
 
 
-def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> str:
-    """The compiler's first error line, with machine paths replaced."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    pick = next((line for line in lines if re.search(r"\berror\b", line)), lines[0] if lines else
-                "compiler failed without a message")
-    for old, new in replacements:
-        pick = pick.replace(old, new)
-    previous = None
-    while previous != pick:  # "src/filesystem/../status.h" -> "src/status.h"
-        previous, pick = pick, re.sub(r"(?<![\w.])(?!\.\./)[\w.-]+/\.\./", "", pick, count=1)
-    return pick[:300]
-
-
 def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], *,
                  cache_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
                  root_labels: Sequence[tuple[Path, str]] = (),
@@ -215,7 +205,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                         if not any(_is_under(d, Path(r)) for r, _ in root_labels)]
         replacements += [(f"{d}/", f"<{'/'.join(d.parts[-2:])}>/") for d in
                          sorted(outside_dirs, key=lambda d: len(str(d)), reverse=True)]
-        run = _Compile(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
+        run = CompileAttempts(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
         outcome = run.first_success(commands)
         target = None
         if outcome is None and not run.timed_out and \
@@ -259,117 +249,6 @@ def _text_of(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
-
-
-class _Compile:
-    """Compile attempts for one probe: each command alone, then after its includer's preamble;
-    the first error met is kept (the one a user sees)."""
-
-    def __init__(self, probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], tmpdir: Path,
-                 obj: Path, timeout: float, memory_bytes: int, pch_headers: frozenset[Path], replacements) -> None:
-        self.probe, self.include_dirs, self.roots, self.tmpdir, self.obj = probe, include_dirs, roots, tmpdir, obj
-        self.timeout, self.memory_bytes, self.pch_headers = timeout, memory_bytes, pch_headers
-        self.replacements = replacements
-        self.error = ""
-        self.timed_out = False
-
-    def first_success(self, commands: Sequence[Command]) -> tuple[Command, Preamble | None] | None:
-        for command in commands:
-            for preamble in (None, *self.probe.preambles[:1]):
-                if self.timed_out:
-                    return None  # another attempt would cost as much again
-                if self.attempt(command, preamble):
-                    return command, preamble
-        return None
-
-    def attempt(self, command: Command, preamble: Preamble | None) -> bool:
-        probe, argv = self.probe, command.argv
-        src = self.tmpdir / f"probe{command.suffix}"
-        text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
-        dirs = [*self.include_dirs, *probe.flags.include_dirs]
-        if preamble is not None:
-            # as the includer sees it: its earlier lines first, its quoted includes found from its directory
-            text += "".join(f"{line}\n" for line in preamble.lines)
-            argv = [argv[0], f"-I{preamble.directory}", *argv[1:]]
-            dirs.append(preamble.directory)
-        src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
-        allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
-        if self.pch_headers:
-            # Find out, without compiling, whether a precompiled header would be loaded.
-            deps = _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
-            if deps is not None and (beside := precompiled_beside(deps, self.pch_headers)):
-                self.error = self.error or (f"refused: a precompiled header ships beside "
-                                            f"{_shown(beside[0], self.replacements)}; archdiff compiles headers only")
-                return False
-        depfile = self.tmpdir / "probe.d"
-        depfile.unlink(missing_ok=True)
-        self.obj.unlink(missing_ok=True)
-        try:
-            done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=self.tmpdir,
-                               timeout=self.timeout, memory_bytes=self.memory_bytes)
-        except OSError as err:
-            self.error = self.error or f"cannot run {Path(command.exe).name}: {err.strerror}"
-            return False
-        deps = _deps(depfile, command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
-        if deps is not None and outside(deps, allowed):
-            # Nothing of this compile is used: its messages may quote that file.
-            self.error = self.error or ("refused: the header includes a file outside the source roots and the "
-                                        "include directories")
-            return False
-        if done.timed_out:
-            self.error = self.error or f"probe compile timed out after {self.timeout:.0f} s"
-            self.timed_out = True
-            return False
-        if done.returncode == 0 and self.obj.exists():
-            return True
-        stderr = done.stderr.decode("utf-8", errors="replace")
-        self.error = self.error or _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
-        return False
-
-
-def _deps(depfile: Path, exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
-          ) -> list[Path] | None:
-    """The files the compile opened: its ``-MD`` output, or (when a fatal error stopped it before
-    writing that) a preprocess-only pass; None when neither can tell."""
-    try:
-        return parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), tmpdir)
-    except OSError:
-        return _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
-
-
-def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
-                     ) -> list[Path] | None:
-    if Path(exe).name.startswith("nvcc"):
-        return None  # nvcc has no -MG; its -MD output is all there is
-    flags = [a for a in argv[1:-2] if a not in ("-c", "-g")]
-    try:
-        done = run_bounded([exe, *flags, "-M", "-MG", argv[-3]], cwd=tmpdir, timeout=timeout,
-                           memory_bytes=memory_bytes)
-    except OSError:
-        return None
-    if done.timed_out or done.returncode:
-        return None
-    return parse_depfile(done.stdout.decode("utf-8", errors="replace"), tmpdir)
-
-
-def _safe_error(stderr: str, deps_known: bool, allowed: Sequence[Path], replacements, returncode: int) -> str:
-    if not deps_known:
-        # The compile stopped before listing what it opened: keep only a missing-include line.
-        missing = next((line for line in stderr.splitlines() if "No such file or directory" in line), "")
-        if missing and line_is_safe(missing, allowed):
-            return first_error(missing, replacements)
-        return f"probe failed (exit {returncode}); compiler output withheld: the files it read are unknown"
-    line = first_error(stderr)
-    if not line_is_safe(line, allowed):
-        return "probe failed; compiler message withheld: it names a file outside the source roots"
-    return first_error(line, replacements)
-
-
-def _shown(path: Path, replacements) -> str:
-    text = str(path)
-    for old, new in replacements:
-        text = text.replace(old, new)
-    return text
 
 
 def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "", target: str = "") -> ProbeResult:
