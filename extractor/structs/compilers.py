@@ -24,7 +24,8 @@ from extractor.structs.records import Method
 
 TARGETS_FILE = Path(__file__).with_name("targets.yaml")
 _TARGETS_SCHEMA = {"targets": [{"name": str, "headers": [str], "cxx": str, "cc": str, "flags": [str],
-                                 "cxx_flags?": [str], "native?": bool}]}
+                                 "cxx_flags?": [str], "native?": bool, "objcopy?": str,
+                                 "remove_sections?": [str]}]}
 # headers that lean on their includer for <cstdint> (common in kernel code) still probe
 PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
            ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
@@ -50,13 +51,16 @@ class Target:
     flags: tuple[str, ...]
     native: bool = False  # this machine's compiler, other flags (its headers exist here)
     cxx_flags: tuple[str, ...] = ()  # C++ only
+    objcopy: str = ""  # drops ``remove_sections`` from the probe object before it is read
+    remove_sections: tuple[str, ...] = ()
 
 
 @functools.cache
 def load_targets(path: Path = TARGETS_FILE) -> tuple[Target, ...]:
     data = load_data_file(path, _TARGETS_SCHEMA)
     return tuple(Target(t["name"], tuple(t["headers"]), t["cxx"], t["cc"], tuple(t["flags"]), t.get("native", False),
-                        tuple(t.get("cxx_flags", ()))) for t in data["targets"])
+                        tuple(t.get("cxx_flags", ())), t.get("objcopy", ""), tuple(t.get("remove_sections", ())))
+                 for t in data["targets"])
 
 
 def target_for(missing_header: str, header_text: bytes = b"") -> Target | None:

@@ -43,6 +43,7 @@ from pathlib import Path
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
+from extractor.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
 from extractor.structs.compilers import compile_commands, compiler_identity, find_nvcc, host_include_dirs, target_for
 from extractor.structs.probeguard import find_precompiled_headers
@@ -60,7 +61,7 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
            "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
            "probe_headers", "probe_language", "rank_probes"]
 
-PROBE_VERSION = "6"
+PROBE_VERSION = "7"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 64
 DEFAULT_TIMEOUT = 300.0
@@ -219,6 +220,8 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         else:
             command, used = outcome
             target_name = target.name if target is not None else ""
+            if target is not None and target.remove_sections:
+                _drop_sections(target, obj, timeout)
             result = _read_probe(probe, obj, command.method, used.includer if used else "", target_name)
             best = tmpdir / "best.o"
             shutil.copyfile(obj, best)
@@ -228,6 +231,8 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                 # compiled, but some definitions were left out: an includer may define what selects
                 # them (`#define GGML_COMMON_DECL_C` before `#include "ggml-common.h"`)
                 if run.attempt(command, preamble):
+                    if target is not None and target.remove_sections:
+                        _drop_sections(target, obj, timeout)
                     alternative = _read_probe(probe, obj, command.method, preamble.includer, target_name)
                     if _unresolved(alternative) < _unresolved(result):
                         result = alternative
@@ -238,6 +243,18 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
+
+
+def _drop_sections(target, obj: Path, timeout: float) -> None:
+    """Sections the DWARF reader cannot relocate for ``target`` (not those it reads) are removed."""
+    objcopy = shutil.which(target.objcopy) if target.objcopy else None
+    if objcopy is None:
+        return
+    argv = [objcopy, *(f"--remove-section={name}" for name in target.remove_sections), str(obj)]
+    try:
+        run_bounded(argv, cwd=obj.parent, timeout=timeout, memory_bytes=DEFAULT_MEMORY)
+    except OSError:
+        pass  # the object is read as it is, and says so if it cannot be
 
 
 def _unresolved(result: ProbeResult) -> int:
