@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import os
 import shutil
 import subprocess
@@ -61,6 +62,13 @@ def load_targets(path: Path = TARGETS_FILE) -> tuple[Target, ...]:
     return tuple(Target(t["name"], tuple(t["headers"]), t["cxx"], t["cc"], tuple(t["flags"]), t.get("native", False),
                         tuple(t.get("cxx_flags", ())), t.get("objcopy", ""), tuple(t.get("remove_sections", ())))
                  for t in data["targets"])
+
+
+@functools.cache
+def targets_digest() -> str:
+    """The targets and the cross compilers installed for them: a probe's result depends on both."""
+    installed = [f"{t.name}:{compiler_identity(t.cxx) if shutil.which(t.cxx) else ''}" for t in load_targets()]
+    return hashlib.sha256((TARGETS_FILE.read_text(encoding="utf-8") + "\n".join(installed)).encode()).hexdigest()
 
 
 def target_for(missing_header: str, header_text: bytes = b"") -> Target | None:
