@@ -41,21 +41,26 @@ def clean_name(raw: str) -> str:
     return "::".join(parts)
 
 
-def split_args(args_text: str) -> list[str]:
-    """Top-level comma-separated pieces of an argument list's text, spaces removed."""
-    args, depth, cur = [], 0, []
-    for c in args_text:
+def split_top_level(text: str) -> list[str]:
+    """``text`` split on the commas outside brackets (`int[2] size=[1, 1]` stays one piece)."""
+    parts, depth, current = [], 0, []
+    for c in text:
         if c in "(<[{":
             depth += 1
         elif c in ")>]}":
             depth -= 1
         if c == "," and depth == 0:
-            args.append("".join(cur))
-            cur = []
+            parts.append("".join(current))
+            current = []
         else:
-            cur.append(c)
-    args.append("".join(cur))
-    return [SPACES.sub("", a) for a in args if a.strip()]
+            current.append(c)
+    parts.append("".join(current))
+    return parts
+
+
+def split_args(args_text: str) -> list[str]:
+    """Top-level comma-separated pieces of an argument list's text, spaces removed."""
+    return [SPACES.sub("", a) for a in split_top_level(args_text) if a.strip()]
 
 
 def callee_text(fn: Any) -> str:

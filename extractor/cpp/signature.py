@@ -13,6 +13,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from extractor.cpp.names import split_top_level
+
 _NAME_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "array_declarator", "function_declarator",
     "parenthesized_declarator", "attributed_declarator", "variadic_declarator", "init_declarator"})
@@ -143,7 +145,7 @@ def parse_schema(schema: str) -> dict[str, Any] | None:
     name, overload, args, returns = m.groups()
     params: list[list[Any]] = []
     keyword_only = False
-    for arg in _split_top(args):
+    for arg in split_top_level(args):
         arg = arg.strip()
         if not arg:
             continue
@@ -160,19 +162,3 @@ def parse_schema(schema: str) -> dict[str, Any] | None:
     return {"name": name.rsplit("::", 1)[-1], "overload": overload or "", "params": params,
             "returns": _SPACES.sub(" ", returns).strip()}
 
-
-def _split_top(text: str) -> list[str]:
-    """Split on commas outside brackets (`int[2] size=[1, 1]` stays one argument)."""
-    parts, depth, current = [], 0, []
-    for c in text:
-        if c in "([{<":
-            depth += 1
-        elif c in ")]}>":
-            depth -= 1
-        if c == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(c)
-    parts.append("".join(current))
-    return parts

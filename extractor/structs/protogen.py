@@ -12,15 +12,14 @@ roots and protoc's own include directory is dropped, and what it generated is no
 from __future__ import annotations
 
 import dataclasses
-import functools
 import hashlib
 import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from extractor.safeproc import run_bounded
+from extractor.structs.compilers import compiler_identity
 from extractor.structs.probeguard import allowed_dirs, outside, parse_depfile
 
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "third_party", "build", "dist"}
@@ -35,14 +34,6 @@ class Generated:
     protos: int = 0  # .proto files found
     generated: int = 0  # .pb.h files written
     refused: int = 0  # .proto directories dropped (imports outside the tree, or protoc failed)
-
-
-@functools.cache
-def _tool_identity(tool: str) -> str:
-    try:
-        return subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return tool
 
 
 def find_protos(roots: Sequence[Path]) -> list[Path]:
@@ -63,7 +54,7 @@ def generate_protobuf_headers(roots: Sequence[Path], into: Path) -> Generated:
     if protoc is None or not protos:
         return Generated(None, "", len(protos))
     plugin = shutil.which("grpc_cpp_plugin")
-    h = hashlib.sha256(f"{_tool_identity(protoc)}\n{bool(plugin)}\n".encode())
+    h = hashlib.sha256(f"{compiler_identity(protoc)}\n{bool(plugin)}\n".encode())
     for p in protos:
         h.update(hashlib.sha256(p.read_bytes()).digest())
     by_dir: dict[Path, list[Path]] = {}
