@@ -16,8 +16,11 @@ PROTO = 'syntax = "proto3";\npackage demo;\nmessage ModelConfig { string name = 
 def _tree(root: Path) -> Path:
     (root / "protobuf").mkdir(parents=True)
     (root / "protobuf" / "model_config.proto").write_text(PROTO)
+    # a second file of the same directory that imports the first, as Triton's grpc_service.proto does
+    (root / "protobuf" / "service.proto").write_text('syntax = "proto3";\npackage demo;\nimport "model_config.proto";\n'
+                                                     "message Request { ModelConfig config = 1; }\n")
     (root / "src").mkdir()
-    (root / "src" / "model.h").write_text('#pragma once\n#include "model_config.pb.h"\n'
+    (root / "src" / "model.h").write_text('#pragma once\n#include "model_config.pb.h"\n#include "service.pb.h"\n'
                                           "struct ModelEntry { demo::ModelConfig config; int version; };\n")
     (root / "src" / "model.cc").write_text('#include "model.h"\nint version(const ModelEntry& e) { return e.version; }\n')
     return root
@@ -31,8 +34,8 @@ def test_a_header_that_includes_a_generated_pb_h_is_laid_out(tmp_path):
     assert entry["method"] == "probe-g++"
     assert [m["name"] for m in entry["members"]] == ["config", "version"]
     assert entry["members"][0]["type"] == "demo::ModelConfig" and entry["members"][0]["size"] > 16
-    # model_config.pb.h, and model_config.grpc.pb.h where grpc_cpp_plugin is installed
-    assert bundle["stats"]["structs"]["protobuf_headers_generated"] == (2 if shutil.which("grpc_cpp_plugin") else 1)
+    # model_config.pb.h and service.pb.h, and their .grpc.pb.h where grpc_cpp_plugin is installed
+    assert bundle["stats"]["structs"]["protobuf_headers_generated"] == (4 if shutil.which("grpc_cpp_plugin") else 2)
     # the generated message classes are not the tree's: no records for them
     assert not [s for s in bundle["structs"] if s["qualname"].startswith("demo::")]
 

@@ -110,15 +110,17 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
         into.mkdir(parents=True)
         generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
         probes = plan.probes
+        include_dirs = find_include_dirs([s.root for s in ctx.sources])
         if generated is not None and generated.directory is not None:
-            probes = tuple(dataclasses.replace(p, flags=dataclasses.replace(
-                p.flags, include_dirs=(*p.flags.include_dirs, generated.directory))) for p in probes)
+            # searched after the tree's own directories; its identity is the .proto digest in the
+            # context key (its path is a new temporary directory every run)
+            include_dirs = (*include_dirs, generated.directory)
             stats["protobuf_headers_generated"] = generated.generated
         if generated is not None and generated.refused:
             stats["protobuf_directories_refused"] = generated.refused
         context_key = f"{settings.fingerprint}\n{generated.digest if generated else ''}"
         results, probe_stats = probe_headers(
-            probes, find_include_dirs([s.root for s in ctx.sources]), [s.root for s in ctx.sources],
+            probes, include_dirs, [s.root for s in ctx.sources],
             cache_dir=cache_dir, jobs=ctx.options.jobs,
             max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,

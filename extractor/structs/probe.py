@@ -203,7 +203,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
         # headers of the build context outside the tree are named by their directory's last two
         # components (`<torch/include>/ATen/...`): no path of this machine reaches the evidence
-        outside_dirs = [d for d in (*probe.flags.include_dirs, *host_include_dirs())
+        outside_dirs = [d for d in (*include_dirs, *probe.flags.include_dirs, *host_include_dirs())
                         if not any(_is_under(d, Path(r)) for r, _ in root_labels)]
         replacements += [(f"{d}/", f"<{'/'.join(d.parts[-2:])}>/") for d in
                          sorted(outside_dirs, key=lambda d: len(str(d)), reverse=True)]

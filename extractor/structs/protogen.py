@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import os
 import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,6 +47,27 @@ def find_protos(roots: Sequence[Path]) -> list[Path]:
     return found
 
 
+def _generate(protoc: str, plugin: str | None, directory: Path, system: Path, proto: Path, into: Path,
+              allowed) -> Path | None:
+    """Compile one .proto into a staging directory under ``into``; None when protoc failed or read a
+    file outside the allowed places (nothing it wrote is kept then)."""
+    staging = Path(tempfile.mkdtemp(prefix=".staging-", dir=into))
+    depfile = staging / "deps.d"
+    argv = [protoc, f"-I{directory}", f"-I{system}", f"--cpp_out={staging}", f"--dependency_out={depfile}"]
+    if plugin:
+        argv += [f"--plugin=protoc-gen-grpc={plugin}", f"--grpc_out={staging}"]
+    argv.append(str(proto))
+    try:
+        done = run_bounded(argv, cwd=staging, timeout=_TIMEOUT, memory_bytes=_MEMORY)
+    except OSError:
+        done = None
+    deps = parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), staging) if depfile.is_file() else None
+    if done is None or done.returncode or done.timed_out or deps is None or outside(deps, allowed):
+        shutil.rmtree(staging, ignore_errors=True)
+        return None
+    return staging
+
+
 def generate_protobuf_headers(roots: Sequence[Path], into: Path) -> Generated:
     """Compile every ``.proto`` of ``roots`` into ``into`` (per directory, that directory as the
     import root); the directory is returned only if something was generated."""
@@ -64,30 +86,21 @@ def generate_protobuf_headers(roots: Sequence[Path], into: Path) -> Generated:
     allowed = allowed_dirs(roots, [system], [into])
     generated = refused = 0
     for directory, files in sorted(by_dir.items()):
-        staging = into / f".staging-{len(os.listdir(into))}"
-        staging.mkdir()
-        depfile = staging / "deps.d"
-        argv = [protoc, f"-I{directory}", f"-I{system}", f"--cpp_out={staging}", f"--dependency_out={depfile}"]
-        if plugin:
-            argv += [f"--plugin=protoc-gen-grpc={plugin}", f"--grpc_out={staging}"]
-        argv += [str(f) for f in files]
-        try:
-            done = run_bounded(argv, cwd=staging, timeout=_TIMEOUT, memory_bytes=_MEMORY)
-        except OSError:
-            done = None
-        deps = parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), staging) \
-            if depfile.is_file() else None
-        if done is None or done.returncode or done.timed_out or deps is None or outside(deps, allowed):
+        # one file per run: protoc writes a dependency list for one input only
+        staged = [_generate(protoc, plugin, directory, system, f, into, allowed) for f in files]
+        if not all(staged):
             refused += 1
-            shutil.rmtree(staging, ignore_errors=True)
+            for staging in staged:
+                if staging is not None:
+                    shutil.rmtree(staging, ignore_errors=True)
             continue
-        depfile.unlink()
-        for produced in sorted(staging.rglob("*")):
-            if produced.is_file():
-                target = into / produced.relative_to(staging)
-                target.parent.mkdir(parents=True, exist_ok=True)
-                if not target.exists():  # two directories generating one name: the first keeps it
-                    produced.replace(target)
-                    generated += target.name.endswith(".pb.h")
-        shutil.rmtree(staging, ignore_errors=True)
+        for staging in staged:
+            for produced in sorted(staging.rglob("*")):
+                if produced.is_file() and produced.name != "deps.d":
+                    target = into / produced.relative_to(staging)
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    if not target.exists():  # two directories generating one name: the first keeps it
+                        produced.replace(target)
+                        generated += target.name.endswith(".pb.h")
+            shutil.rmtree(staging, ignore_errors=True)
     return Generated(into if generated else None, h.hexdigest(), len(protos), generated, refused)
