@@ -8,23 +8,26 @@ types that cannot be default-constructed. ``-femit-class-debug-always`` is neede
 otherwise describes a polymorphic class only in the object that holds its vtable. Class
 templates have no layout until instantiated and are not probed.
 
-Compilers: g++ (C++17) for C/C++ headers, nvcc for ``.cuh``; a ``.h`` that fails as C++ is tried
-once more as C. Include directories: each source root, every directory named ``include``,
-``src`` or ``csrc`` in it, the header's own directory, and the CUDA toolkit's headers. Each
-compile runs in a temporary directory with a timeout. The probe includes ``<cstddef>``,
-``<cstdint>`` and ``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``), since
-kernel headers often rely on their includer for them. A header whose probe fails gives every struct it defines as
+Which compiler, flags and language: extractor.structs.compilers (C, C++, CUDA, another CPU) with
+the header's build context (``HeaderProbe.flags``, extractor.structs.buildcontext). Include
+directories: the header's own, each source root and every ``include``/``src``/``csrc`` directory
+in it, then the build context's. The probe includes ``<cstddef>``, ``<cstdint>`` and
+``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``); a header that still fails,
+or compiles but leaves definitions out, is tried again after its includers' earlier lines
+(``HeaderProbe.preambles``). A header whose probe fails gives every struct it defines as
 ``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
 free of machine paths).
 
-Budget: at most ``max_headers`` headers are compiled (default 64), chosen by the tags their
+Budget: at most ``max_headers`` headers are compiled (default 160), chosen by the tags their
 struct names and path already earn (shared-memory, ipc, signal, ... first), then by how many
-structs they define, then by path, so the choice is deterministic. Measured here with 2 jobs:
-vLLM 0.10.2 (25 headers with structs) 27 s cold, 0.8 s cached; Triton r25.08 (112 headers,
-64 probed) 29 s cold, most failing fast on boost/protobuf/rapidjson headers that are not
-installed. The rest are listed ``unresolved`` with "not probed". Results are cached in
-``cache_dir`` under the hash of the compiler, the flags and the header's include closure (the
-header and every file it includes, transitively, from inside the source roots).
+structs they define, then by path, so the choice is deterministic; the rest are listed
+``unresolved`` with "not probed". Measured here with 2 jobs on a shared machine (load ~10 on 2
+cores): vLLM 0.10.2 with torch and CUTLASS (27 headers, torch's in most) 13 min cold; Triton
+r25.08 (112 headers, boost/protobuf/gRPC installed) 7 min cold. Results are cached in
+``cache_dir`` under the hash of the compiler, the flags, the build context and the header's
+include closure (the header and every file it includes, transitively, from inside the source
+roots; headers outside them are identified by the build context's fingerprint), so the next
+release re-probes only the headers whose closure changed.
 """
 
 from __future__ import annotations
@@ -64,7 +67,7 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
 
 PROBE_VERSION = "6"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
-DEFAULT_MAX_HEADERS = 64
+DEFAULT_MAX_HEADERS = 160
 DEFAULT_TIMEOUT = 300.0
 # Address-space cap per compiler process: nvcc's front ends need about 1 GB on vLLM's heaviest
 # headers; a template-instantiation bomb took 4.1 GB before the cap.
