@@ -103,4 +103,7 @@ def generate_protobuf_headers(roots: Sequence[Path], into: Path) -> Generated:
                         produced.replace(target)
                         generated += target.name.endswith(".pb.h")
             shutil.rmtree(staging, ignore_errors=True)
+    # what was generated is part of the identity too: a run whose protoc failed must not share
+    # its cached probes with one where it worked
+    h.update("\n".join(sorted(p.relative_to(into).as_posix() for p in into.rglob("*.h"))).encode())
     return Generated(into if generated else None, h.hexdigest(), len(protos), generated, refused)
