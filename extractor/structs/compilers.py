@@ -65,6 +65,30 @@ def load_targets(path: Path = TARGETS_FILE) -> tuple[Target, ...]:
 
 
 @functools.cache
+def system_headers_digest() -> str:
+    """A cheap fingerprint of the headers installed on this machine: the entries (and their
+    modification times) of the compilers' system include directories, one level deep. Installing
+    or upgrading a -dev package changes it, so probes that failed for want of its headers are
+    tried again instead of being served from the cache."""
+    h = hashlib.sha256()
+    dirs = set()
+    for exe, language in (("g++", "c++"), ("gcc", "c")):
+        if shutil.which(exe):
+            dirs.update(system_include_dirs(shutil.which(exe), language))
+    for directory in sorted(dirs):
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                h.update(f"{directory}/{entry.name}:{entry.stat(follow_symlinks=False).st_mtime_ns}\n".encode())
+            except OSError:
+                continue
+    return h.hexdigest()
+
+
+@functools.cache
 def targets_digest() -> str:
     """The targets and the cross compilers installed for them: a probe's result depends on both."""
     installed = [f"{t.name}:{compiler_identity(t.cxx) if shutil.which(t.cxx) else ''}" for t in load_targets()]

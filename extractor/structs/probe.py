@@ -49,7 +49,7 @@ from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
 from extractor.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
 from extractor.structs.compilers import (compile_commands, compiler_identity, find_nvcc, host_include_dirs,
-                                         target_for, targets_digest)
+                                         system_headers_digest, target_for, targets_digest)
 from extractor.structs.probeguard import find_precompiled_headers
 from extractor.structs.probecache import ProbeResult
 from extractor.structs.probecache import cache_load as _cache_load
@@ -196,7 +196,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                 digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], roots)
             key = hashlib.sha256(f"{PROBE_VERSION}\n{ident}\n{digest}\n{probe.path}\n"
                                  f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
-                                 f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}".encode()).hexdigest()
+                                 f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}\n{system_headers_digest()}".encode()).hexdigest()
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
