@@ -17,8 +17,11 @@ from extractor.structs.records import unresolved_layout
      "--headers-from pypi:nvidia-cutlass"),
     ("csrc/mamba/selective_scan.h:154:18: error: ‘at’ was not declared in this scope", "at",
      "--headers-from pypi:torch==2.8.0"),
+    ("core/src/x.h:3:10: fatal error: boost/interprocess/managed_shared_memory.hpp: No such file or directory",
+     "boost/interprocess/managed_shared_memory.hpp", "apt: libboost-dev"),
+    # a more specific rule wins: Debian's default boost is too old for this one
     ("core/src/cache_manager.h:28:10: fatal error: boost/core/span.hpp: No such file or directory",
-     "boost/core/span.hpp", "apt: libboost-dev"),
+     "boost/core/span.hpp", "apt: libboost1.81-dev (boost >= 1.78; Debian 12's libboost-dev is 1.74)"),
     ("server/src/grpc/x.h:3:10: fatal error: grpc_service.grpc.pb.h: No such file or directory",
      "grpc_service.grpc.pb.h", "grpc_cpp_plugin (apt: protobuf-compiler-grpc) and libgrpc++-dev"),
     ("core/src/model.h:3:10: fatal error: model_config.pb.h: No such file or directory", "model_config.pb.h",
