@@ -31,14 +31,20 @@ _NOT_RETURN_WORDS = frozenset({"static", "inline", "extern", "virtual", "explici
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _SPACES = re.compile(r"\s+")
 _AROUND_PUNCT = re.compile(r"\s*([*&<>,()\[\]])\s*")
+_PUNCT_BEFORE_WORD = re.compile(r"([*&>\])])(?=[A-Za-z_])")
+_PUNCT = frozenset("*&<>,()[]")
 
 
 def normalise_type(text: str) -> str:
     """`const  torch::Tensor &` -> `const torch::Tensor&`; `std::map< int , T >` -> `std::map<int,T>`."""
-    text = _SPACES.sub(" ", _COMMENT.sub(" ", text)).strip()
+    if "/" in text:
+        text = _COMMENT.sub(" ", text)
+    text = " ".join(text.split())
+    if _PUNCT.isdisjoint(text):
+        return text  # `int`, `const char`: most parameter types, no regex needed
     text = _AROUND_PUNCT.sub(r"\1", text)
     # a word after `*`/`&` keeps a space: `int* const`, `T& const`-like qualifiers stay readable
-    return re.sub(r"([*&>\])])(?=[A-Za-z_])", r"\1 ", text)
+    return _PUNCT_BEFORE_WORD.sub(r"\1 ", text)
 
 
 def _name_node(declarator: Any) -> Any:
