@@ -5,31 +5,59 @@ naively it is ~10 MB. So the page gets tables, not a drawing: each node stores o
 kind, language, path, line and layer, and its id as a suffix of its container's id when it has one
 (``py:a.b.C.m`` is ``C`` + ``.m``); containment edges that this parent link already states are not
 repeated. The page rebuilds ids and draws only search results and one node's neighbourhood.
+
+A graph beyond :data:`MAX_NODES` nodes or :data:`MAX_EDGES` edges (several times vLLM's) is
+sampled: the most connected nodes are kept, and the view says how many of how many it shows, so
+that a page stays a few megabytes whatever the evidence holds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import collections
 from typing import Any
 
-from comparator.findings import SIDES, _graph, role_by_path
+from comparator.kind import SIDES
+from extractor.evidence import Evidence
+from extractor.layers.records import role_by_path
+from extractor.model import EdgeKind
 
 
-def build_graph_view(a: Mapping[str, Any], b: Mapping[str, Any] | None = None,
+def build_graph_view(a: Evidence, b: Evidence | None = None,
                      labels: tuple[str, str] = ("A", "B")) -> dict[str, Any]:
     """Compact graph tables for one or two bundles (``b`` None: one system only)."""
     systems = []
-    for side, bundle, label in zip(SIDES, (a, b), labels):
-        if bundle is not None:
-            systems.append(dict(compact_graph(bundle), side=side, label=label))
+    for side, evidence, label in zip(SIDES, (a, b), labels):
+        if evidence is not None:
+            systems.append(dict(compact_graph(evidence), side=side, label=label))
     return {"version": 1, "systems": systems}
 
 
-def compact_graph(bundle: Mapping[str, Any]) -> dict[str, Any]:
-    nodes, edges = _graph(bundle)
-    nodes = sorted(nodes, key=lambda n: n["id"])
-    index = {n["id"]: i for i, n in enumerate(nodes)}
-    roles = role_by_path(bundle)
+MAX_NODES = 40_000
+MAX_EDGES = 120_000
+
+
+def sample(evidence: Evidence, max_nodes: int | None = None, max_edges: int | None = None):
+    """The nodes and edges the view shows: all of them, or the best connected ``max_nodes`` nodes
+    (by edges, then id: deterministic) and the first ``max_edges`` edges among them."""
+    max_nodes = MAX_NODES if max_nodes is None else max_nodes
+    max_edges = MAX_EDGES if max_edges is None else max_edges
+    nodes, edges = evidence.graph.nodes, evidence.graph.edges
+    if len(nodes) <= max_nodes and len(edges) <= max_edges:
+        return nodes, edges
+    degree: collections.Counter[str] = collections.Counter()
+    for edge in edges:
+        degree[edge.source] += 1
+        degree[edge.target] += 1
+    kept = sorted(nodes, key=lambda n: (-degree[n.id], n.id))[:max_nodes]
+    ids = {n.id for n in kept}
+    return kept, [e for e in edges if e.source in ids and e.target in ids][:max_edges]
+
+
+def compact_graph(evidence: Evidence) -> dict[str, Any]:
+    shown, edges = sample(evidence)
+    nodes = sorted(shown, key=lambda n: n.id)
+    index = {n.id: i for i, n in enumerate(nodes)}
+    roles = role_by_path(evidence.layers)
     tables: dict[str, list[str]] = {"kinds": [], "langs": [], "paths": [], "roles": [], "ekinds": []}
     codes: dict[str, dict[str, int]] = {k: {} for k in tables}
 
@@ -42,12 +70,12 @@ def compact_graph(bundle: Mapping[str, Any]) -> dict[str, Any]:
 
     parent: dict[int, int] = {}
     for edge in edges:
-        if edge.get("kind") != "contains":
+        if edge.kind is not EdgeKind.CONTAINS:
             continue
-        s, t = index.get(str(edge.get("source"))), index.get(str(edge.get("target")))
+        s, t = index.get(edge.source), index.get(edge.target)
         if s is None or t is None or t in parent:
             continue
-        sid, tid = nodes[s]["id"], nodes[t]["id"]
+        sid, tid = nodes[s].id, nodes[t].id
         if tid.startswith(sid) and tid[len(sid):len(sid) + 1] in (".", ":") and len(tid) > len(sid) + 1:
             parent[t] = s
     # A parent link must not form a loop, or the page could not rebuild the ids.
@@ -62,22 +90,25 @@ def compact_graph(bundle: Mapping[str, Any]) -> dict[str, Any]:
     rows = []
     for i, n in enumerate(nodes):
         p = parent.get(i, -1)
-        text = n["id"][len(nodes[p]["id"]):] if p >= 0 else n["id"]
-        path = str(n.get("path", "") or "")
-        rows.append([p, text, code("kinds", str(n.get("kind", ""))), code("langs", str(n.get("language", "") or "")),
-                     code("paths", path), int(n.get("line", 0) or 0), code("roles", roles.get(path, ""))])
+        text = n.id[len(nodes[p].id):] if p >= 0 else n.id
+        rows.append([p, text, code("kinds", n.kind.value), code("langs", n.language),
+                     code("paths", n.path), n.line, code("roles", roles.get(n.path, ""))])
     flat: list[int] = []
     seen_edges: set[tuple[int, int, int]] = set()
     for edge in edges:
-        s, t = index.get(str(edge.get("source"))), index.get(str(edge.get("target")))
+        s, t = index.get(edge.source), index.get(edge.target)
         if s is None or t is None:
             continue
-        k = code("ekinds", str(edge.get("kind", "")))
-        if edge.get("kind") == "contains" and parent.get(t) == s:
+        k = code("ekinds", edge.kind.value)
+        if edge.kind is EdgeKind.CONTAINS and parent.get(t) == s:
             continue  # stated by the parent link
         if (s, t, k) in seen_edges:
             continue  # the view shows that two symbols are linked, not at how many lines
         seen_edges.add((s, t, k))
         flat.extend((s, t, k))
     code("ekinds", "contains")
-    return {**tables, "nodes": rows, "edges": flat}
+    out = {**tables, "nodes": rows, "edges": flat}
+    if len(nodes) < len(evidence.graph.nodes) or len(edges) < len(evidence.graph.edges):
+        out["sampled"] = {"nodes": [len(nodes), len(evidence.graph.nodes)],
+                          "edges": [len(edges), len(evidence.graph.edges)]}
+    return out

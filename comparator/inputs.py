@@ -4,18 +4,16 @@ source spec extracted on the fly (through the extractor's cache, so the second r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
-
 import yaml
 
-from extractor.bundle import load_bundle
 from extractor.errors import UserInputError
+from extractor.evidence import Evidence, evidence_from_json, load_evidence
 
 SYSTEM_FILE_SUFFIXES = (".yaml", ".yml")
 
 
-def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> dict[str, Any]:
-    """The evidence bundle that ``arg`` names.
+def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> Evidence:
+    """The evidence that ``arg`` names, as records.
 
     ``arg`` is, in the order tried: an ``evidence.json`` file (any ``.json``); a directory that
     contains ``evidence.json`` (the output of ``archdiff extract``); a system file (YAML with
@@ -27,9 +25,9 @@ def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> dict[st
         raise UserInputError("empty comparison side: give an evidence.json, a directory or a source spec")
     path = Path(text)
     if path.suffix == ".json":
-        return load_bundle(path)
+        return load_evidence(path)
     if path.is_dir() and (path / "evidence.json").is_file():
-        return load_bundle(path / "evidence.json")
+        return load_evidence(path / "evidence.json")
     if path.suffix in SYSTEM_FILE_SUFFIXES:
         name, version, specs = read_system_file(path)
         return _extract(specs, name, version, cache_dir, jobs)
@@ -70,10 +68,11 @@ def read_system_file(path: Path) -> tuple[str, str, list[str]]:
     return str(data.get("name", "") or ""), str(data.get("version", "") or ""), specs
 
 
-def _extract(specs: list[str], name: str, version: str, cache_dir: Path | None, jobs: int) -> dict[str, Any]:
+def _extract(specs: list[str], name: str, version: str, cache_dir: Path | None, jobs: int) -> Evidence:
     # Imported here: reading an evidence file must not pay for the whole pipeline's imports.
     from extractor.context import ExtractOptions
     from extractor.pipeline import extract_system
 
     options = ExtractOptions(jobs=max(1, jobs), cache_dir=cache_dir)
-    return extract_system(specs, name=name, version=version, options=options).bundle
+    result = extract_system(specs, name=name, version=version, options=options)
+    return evidence_from_json(result.bundle, "extracted evidence")

@@ -1,4 +1,7 @@
-"""The findings as JSON for machines (schema: docs/report-schema.md). Sorted keys, stable bytes."""
+"""The findings as JSON for machines (schema: docs/report-schema.md). Sorted keys, stable bytes.
+
+Every evidence kind's section is a key of the findings already: nothing here knows the kinds.
+"""
 
 from __future__ import annotations
 

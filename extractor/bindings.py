@@ -94,7 +94,7 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     sites = sorted((CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
                     for s in call_sites), key=lambda s: (s.path, s.line, s.caller, s.callee))
     torch_index = _TorchOpIndex(tuple(ops), sites)
-    py_index = _PyBindIndex(tuple(pybind))
+    py_index = PyBindIndex(tuple(pybind))
     bindings: list[Binding] = []
     stats: collections.Counter[str] = collections.Counter()
     diagnostics: list[Diagnostic] = []
@@ -188,7 +188,10 @@ def _stem(ns: str, suffixes: set[str]) -> str:
     return core.strip("_")
 
 
-class _PyBindIndex:
+class PyBindIndex:
+    """Python-visible names of native bindings (pybind11 here, PyO3 in :mod:`extractor.ffi`),
+    looked up by the dotted callee of a Python call site."""
+
     def __init__(self, bindings: tuple[PyBinding, ...]) -> None:
         self.by_key: dict[tuple[str, ...], list[PyBinding]] = collections.defaultdict(list)
         for b in bindings:
@@ -212,13 +215,10 @@ def _reference_sites(ctx: Any, python: Contribution | None) -> list[CallSite]:
     files = [(f, facts) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts]
     if not files:
         return []
-    from extractor.pysymbols import module_names
-
-    names, _ = module_names(f for f in ctx.files if f.language is Language.PYTHON)
     known = {n.id for n in python.nodes} if python is not None else set()
     sites = []
     for f, facts in files:
-        module = f"py:{names[f.path]}"
+        module = f"py:{f.module}"
         for scope, line, dotted in facts:
             caller = f"{module}.{scope}" if scope else module
             # a scope the Python step has no node for (a lambda, a comprehension): its module
@@ -285,4 +285,4 @@ def scan_op_references(parsed: ParsedFile) -> list[list[Any]] | None:
 
 # version 2: a scanner of its own, for operator references that are not calls
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="2")
+            version="2", requires=("python", "cpp"))

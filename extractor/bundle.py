@@ -9,12 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from extractor.context import Context
-from extractor.errors import EvidenceFormatError
 from extractor.model import Diagnostic, Step, edge_json, edge_key, node_json, node_key, to_jsonable
 
-SCHEMA_VERSION = 1
-RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")
-TOP_KEYS = ("schema_version", "system", "sources", "graph", *RECORD_KEYS, "diagnostics", "stats")
+SCHEMA_VERSION = 3  # extractor.evidence reads this version and checks it
+RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")  # extractor.evidence.RECORD_TYPES
 
 
 def build_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
@@ -97,49 +95,10 @@ def write_bundle(bundle: dict[str, Any], out_dir: Path, text: str | None = None)
 
 
 def load_bundle(path: Path) -> dict[str, Any]:
-    """Read and validate an evidence file; any problem is one :class:`EvidenceFormatError` line."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise EvidenceFormatError(f"{path}: no such evidence file") from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise EvidenceFormatError(f"{path}: cannot read evidence file: {err}") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise EvidenceFormatError(f"{path}:{err.lineno}:{err.colno}: not valid JSON ({err.msg}); "
-                                  "re-run `archdiff extract` to rebuild it") from None
-    validate_bundle(data, str(path))
+    """Read and validate an evidence file as JSON; any problem is one :class:`EvidenceFormatError`
+    line. Readers that want records use :func:`extractor.evidence.load_evidence`."""
+    from extractor.evidence import evidence_from_json, read_json  # the record types import the kinds
+
+    data = read_json(path)
+    evidence_from_json(data, str(path))
     return data
-
-
-def validate_bundle(data: Any, where: str = "evidence") -> None:
-    if not isinstance(data, dict) or "schema_version" not in data:
-        raise EvidenceFormatError(f"{where}: not an archdiff evidence file (no schema_version)")
-    if data["schema_version"] != SCHEMA_VERSION:
-        raise EvidenceFormatError(f"{where}: evidence schema version {data['schema_version']!r}; this archdiff "
-                                  f"reads version {SCHEMA_VERSION}: re-run `archdiff extract`")
-    missing = [k for k in TOP_KEYS if k not in data]
-    if missing:
-        raise EvidenceFormatError(f"{where}: evidence file lacks key {missing[0]!r}")
-    _expect(isinstance(data["system"], dict) and isinstance(data["system"].get("name"), str), where, "system.name")
-    _expect(isinstance(data["sources"], list), where, "sources")
-    graph = data["graph"]
-    _expect(isinstance(graph, dict) and isinstance(graph.get("nodes"), list) and isinstance(graph.get("edges"), list),
-            where, "graph.nodes/graph.edges")
-    ids = set()
-    for i, node in enumerate(graph["nodes"]):
-        _expect(isinstance(node, dict) and isinstance(node.get("id"), str) and isinstance(node.get("kind"), str),
-                where, f"graph.nodes[{i}]")
-        ids.add(node["id"])
-    for i, edge in enumerate(graph["edges"]):
-        _expect(isinstance(edge, dict) and edge.get("source") in ids and edge.get("target") in ids
-                and isinstance(edge.get("kind"), str), where, f"graph.edges[{i}] (source/target must be nodes)")
-    for key in (*RECORD_KEYS, "diagnostics"):
-        _expect(isinstance(data[key], list) and all(isinstance(r, dict) for r in data[key]), where, key)
-    _expect(isinstance(data["stats"], dict), where, "stats")
-
-
-def _expect(condition: bool, where: str, key: str) -> None:
-    if not condition:
-        raise EvidenceFormatError(f"{where}: evidence key {key} is malformed")

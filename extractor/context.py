@@ -38,6 +38,7 @@ class SourceFile:
     size: int
     facts: Mapping[str, Any]  # step name -> what that step's scanner returned for this file
     lines: int = 0  # physical lines (for "share of code assigned" figures)
+    module: str = ""  # Python files: the dotted module name (extractor.naming.module_names); else ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -15,6 +15,8 @@ SUFFIXES: dict[str, Language] = {
     **{s: Language.CPP for s in (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl")},
     ".cu": Language.CUDA,
     ".cuh": Language.CUDA,
+    ".rs": Language.RUST,
+    ".go": Language.GO,
     ".yaml": Language.YAML,
     ".yml": Language.YAML,
     ".json": Language.JSON,

@@ -50,6 +50,7 @@ class EdgeKind(str, enum.Enum):
     BINDS = "binds"  # Python call site -> C++ function registered under that name
     LAUNCHES = "launches"  # kernel<<<...>>> site -> kernel
     IMPLEMENTS = "implements"  # Rust `impl Trait for T`, Go type -> interface it is checked against
+    ALIASES = "aliases"  # a re-exported name, or a module importing a symbol under its name -> that symbol
 
 
 class Severity(str, enum.Enum):
@@ -189,6 +190,9 @@ class Step:
     # The Python scanner gets a libcst tree for files whose syntax is newer than the running
     # interpreter's ast; scanners without this flag are not run on such files.
     python_fallback: bool = False
+    # Steps whose results ``extract`` reads (ctx.results[name]): the pipeline runs this step only
+    # after them, and refuses a list of steps that does not.
+    requires: tuple[str, ...] = ()
 
 
 def node_key(node: Node) -> str:

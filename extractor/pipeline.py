@@ -7,17 +7,19 @@ import hashlib
 import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from extractor import bindings, concepts, cpp, layers, pysymbols, structs, telemetry
+from extractor import (bindings, concepts, cpp, ffi, generated, go, layers, naming, pysymbols, rust, structs,
+                       telemetry)
 from extractor.buildsettings import resolve_build_settings
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
 from extractor.inventory import evidence_path, file_limit, list_files, read_regular_file
+from extractor.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.scan import scan_files
 from extractor.sources import acquire, default_cache_dir, parse_spec
@@ -26,13 +28,31 @@ from extractor.sources import acquire, default_cache_dir, parse_spec
 STEPS: tuple[Step, ...] = (
     pysymbols.STEP,
     cpp.STEP,
+    rust.STEP,
+    go.STEP,
     bindings.STEP,
+    ffi.STEP,
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
+    generated.STEP,
     concepts.STEP,
     layers.STEP,
 )
+
+
+def check_order(steps: Sequence[Step]) -> None:
+    """Every step runs after the steps it ``requires``: a list that breaks this is a bug in the
+    caller, refused before anything runs."""
+    seen: set[str] = set()
+    for step in steps:
+        missing = [name for name in step.requires if name not in seen]
+        if missing:
+            raise ValueError(f"step {step.name!r} requires {', '.join(map(repr, missing))}, which must run before it")
+        seen.add(step.name)
+
+
+check_order(STEPS)
 
 
 class Progress:
@@ -89,6 +109,7 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
                    options: ExtractOptions | None = None, progress: Progress | None = None,
                    steps: Sequence[Step] = STEPS) -> Extraction:
     """Acquire ``specs`` as one system and extract every evidence kind from it."""
+    check_order(steps)
     options = options or ExtractOptions()
     progress = progress or Progress()
     cache_dir = options.cache_dir or default_cache_dir()
@@ -157,6 +178,7 @@ def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, dia
         h.update(f"{entry.path}\0{key}\n".encode())
     for d in sorted(diagnostics):
         h.update(d.render().encode())
+    h.update(manifests_digest((s.label, s.root) for s in sources).encode())
     for binary in options.binaries:
         try:
             h.update(hashlib.sha256(Path(binary).read_bytes()).digest())
@@ -207,4 +229,4 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactCa
             diagnostics.append(Diagnostic(entry.path, line, code, message, Severity(severity)))
         files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
                                 len(data), result["facts"], result["lines"]))
-    return tuple(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics
+    return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics

@@ -70,6 +70,14 @@ def scan_file(language: str, data: bytes) -> dict[str, Any]:
         from extractor.cpp.parse import parse_source
 
         tree = parse_source(data, lang)
+    elif lang is Language.RUST:
+        from extractor.rust.parse import parse_source as parse_rust
+
+        tree = parse_rust(data)
+    elif lang is Language.GO:
+        from extractor.go.parse import parse_source as parse_go
+
+        tree = parse_go(data)
     facts: dict[str, Any] = {}
     for step in _STEPS:
         scanner = step.scanners.get(lang)

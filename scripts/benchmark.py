@@ -12,12 +12,19 @@ shared and noisy, so only ratios measured side by side mean anything.
   ast-1    Python's own ast.parse over the same .py files, one process
   ast-N    the same in N processes
   ctags    universal-ctags over the same C/C++/CUDA and Python files
+  --api-diff OLD_TREE   griffe's load-and-diff of OLD_TREE -> SPEC beside archdiff's release diff of
+           the two cached extractions (scripts/api_vs_griffe.py)
 
 Then, for each source root with C/C++/CUDA files: the recall of universal-ctags'
 class/struct/union/function definitions (by file and name) among the definition sites that
 evidence.json itself carries (each node's location and its ``sites``); and, for those roots and
 each --cpp-tree DIR, archdiff's C++ parse+scan+graph time against a raw tree-sitter parse of the
-same files (scripts/cpp_recall.py).
+same files (scripts/cpp_recall.py). When the system has Rust or Go files: the same for them, read
+from the evidence.json the run produced (scripts/native_recall.py).
+
+Last, layer roles against the hand-made labels of tests/layers_benchmark (scripts/layers_benchmark.py):
+agreement per system and overall, the confusions, and whether generated code holds an architectural
+role (--no-layers skips it; systems whose mirrors are absent are skipped with a line saying so).
 """
 
 from __future__ import annotations
@@ -70,6 +77,10 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--cpp-tree", action="append", default=[], metavar="DIR",
                         help="another C/C++ tree to measure ctags recall on (repeatable)")
+    parser.add_argument("--api-diff", metavar="OLD_TREE",
+                        help="also time the release API diff of OLD_TREE -> SPEC (a directory) against griffe")
+    parser.add_argument("--package", default="vllm", help="the package --api-diff loads with griffe")
+    parser.add_argument("--no-layers", action="store_true", help="skip the labelled layer benchmark")
     args = parser.parse_args()
 
     sources = acquire_sources(args.spec, default_cache_dir())
@@ -86,12 +97,12 @@ def main() -> None:
 
     warm_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-warm-"))
 
-    evidence: dict = {}
+    last_bundle: dict = {}
 
     def warm() -> None:
         result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=warm_cache))
         dumps_bundle(result.bundle)
-        evidence["bundle"] = result.bundle
+        last_bundle.update(result.bundle)
 
     # The cold runs must not pay for the download: prime the source cache first.
     for source_spec in args.spec:
@@ -161,6 +172,14 @@ def main() -> None:
         print(f"  cold / ctags                  {t_cold / t_ctags:6.1f}x")
     print(f"targets (issue 2): cold < 30 s: {'yes' if t_cold < 30 else 'NO'}; warm < 3 s: {'yes' if t_warm < 3 else 'NO'}")
 
+    if args.api_diff:
+        from scripts.api_vs_griffe import compare, report
+
+        api_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-api-"))
+        # Both releases extracted in full first, so the diff reads cached evidence, as a user's would.
+        report(compare(Path(args.api_diff), Path(args.spec[0]), args.package, api_cache))
+        shutil.rmtree(api_cache, ignore_errors=True)
+
     from scripts.cpp_recall import evidence_recall, measure_recall
 
     with_cpp = [s for s in sources if native_files and any(f.startswith(str(s.root)) for f in native_files)]
@@ -168,7 +187,7 @@ def main() -> None:
         print("C/C++/CUDA definitions of universal-ctags found in evidence.json, by file and name "
               "(target: >= 99%):")
     for source in with_cpp:
-        r = evidence_recall(evidence["bundle"], source.root, f"{source.label}/" if source.label else "")
+        r = evidence_recall(last_bundle, source.root, f"{source.label}/" if source.label else "")
         print(f"  {source.label or source.root.name}: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']})")
     trees = [s.root for s in with_cpp] + [Path(t) for t in args.cpp_tree]
     if trees:
@@ -177,6 +196,19 @@ def main() -> None:
         r = measure_recall(tree)
         print(f"  {tree.name}: {r['files']} files, archdiff {r['archdiff_seconds']:.2f} s vs raw parse "
               f"{r['raw_parse_seconds']:.2f} s = {r['time_ratio']:.2f}x")
+
+    from scripts.native_recall import measure_bundle
+
+    for r in measure_bundle(last_bundle, [(s.label, s.root) for s in sources], args.runs):
+        print(f"{r['language']} definitions against universal-ctags, from evidence.json (targets: >= 98%; time within "
+              f"3x of a raw parse): recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']}), {r['files']} files, "
+              f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f} s vs raw parse {r['raw_parse_seconds']:.2f} s "
+              f"= {r['time_ratio']:.2f}x (medians of {args.runs})")
+
+    if not args.no_layers:
+        from scripts.layers_benchmark import load_labels, measure, render
+
+        print(render(measure(load_labels(), cache_dir=default_cache_dir(), jobs=args.jobs)))
 
 
 if __name__ == "__main__":

@@ -19,17 +19,22 @@ def cache_root() -> Path:
     return path
 
 
-def vllm_sdist_root(version: str) -> Path:
-    """The extracted sdist of ``vllm==version`` from the package index, cached between runs."""
+def sdist_root(name: str, version: str) -> Path:
+    """The extracted sdist of ``name==version`` from the package index, cached between runs."""
     from extractor.sources import download_sdist  # the same code users run
 
     cache = cache_root()
-    target = cache / f"vllm-{version}"
+    target = cache / f"{name}-{version}"
     if not (target / "PKG-INFO").exists():
-        archive = download_sdist("vllm", version, cache / "sdists")
+        archive = download_sdist(name, version, cache / "sdists")
         with tarfile.open(archive) as tar:
             tar.extractall(cache, filter="data")
     return target
+
+
+def vllm_sdist_root(version: str) -> Path:
+    """The extracted sdist of ``vllm==version`` from the package index, cached between runs."""
+    return sdist_root("vllm", version)
 
 
 @pytest.fixture(scope="session")

@@ -1,20 +1,23 @@
 """Build an extraction Context by hand, standing in for the pipeline and graph steps in tests.
 
-Parses files with the stdlib ``ast`` and ``extractor.cpp.parse``, runs the concepts scanners, and adds
-module/file nodes with ``imports``/``includes`` edges the way the graph steps name them
-(``py:<module>``, ``file:<path>``)."""
+Parses files with the stdlib ``ast`` and ``extractor.cpp.parse``, runs the concepts and generated-code
+scanners and the generated-code step, and adds module/file nodes with ``imports``/``includes`` edges
+the way the graph steps name them (``py:<module>``, ``file:<path>``)."""
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 from pathlib import Path
 
 from extractor.concepts import STEP as CONCEPTS_STEP
-from extractor.concepts import imported_modules, module_name
+from extractor import naming
+from extractor.concepts import imported_modules
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.cpp.parse import parse_source
+from extractor.generated import STEP as GENERATED_STEP
 from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, ParsedFile
 
 SUFFIXES = {".py": Language.PYTHON, ".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP,
@@ -48,17 +51,20 @@ def build_context(sources: dict[str, Path], *, subdirs: tuple[str, ...] = (), op
                 data = path.read_bytes()
                 rel = path.relative_to(root).as_posix()
                 facts = {}
-                scanner = CONCEPTS_STEP.scanners.get(language)
                 tree = parse(data, language)
-                if scanner and tree is not None:
-                    facts[CONCEPTS_STEP.name] = scanner(ParsedFile(language, data, tree))
+                for step in (CONCEPTS_STEP, GENERATED_STEP):
+                    scanner = step.scanners.get(language)
+                    value = scanner(ParsedFile(language, data, tree)) if scanner and tree is not None else None
+                    if value is not None:
+                        facts[step.name] = value
                 files.append(SourceFile(
                     path=f"{label}/{rel}" if label else rel, rel=rel, source=label, language=language,
                     sha256=hashlib.sha256(data).hexdigest(), size=len(data), facts=facts,
                     lines=data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)))
-    files.sort(key=lambda f: f.path)
+    files = sorted(naming.with_module_names(files), key=lambda f: f.path)
     ctx = Context(name="test", version="0", sources=tuple(trees), files=tuple(files),
                   options=ExtractOptions(extra=options or {}))
+    ctx.results[GENERATED_STEP.name] = GENERATED_STEP.extract(ctx)
     if with_graph:
         ctx.results.update(module_graph(files))
     return ctx
@@ -70,7 +76,7 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
     modules = {}
     for f in files:
         if f.language is Language.PYTHON:
-            name = module_name(f.rel)
+            name = f.module
             modules[name] = f"py:{name}"
             py_nodes.append(Node(f"py:{name}", NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path, 0))
         else:
@@ -79,8 +85,8 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
     for f in files:
         facts = f.facts.get("concepts") or {}
         if f.language is Language.PYTHON:
-            src = f"py:{module_name(f.rel)}"
-            for module, name, line in imported_modules(f.rel, facts):
+            src = naming.py_id(f.module)
+            for module, name, line in imported_modules(f, facts):
                 for target in (f"{module}.{name}", module):
                     if target in modules and modules[target] != src:
                         py_edges.append(Edge(src, modules[target], EdgeKind.IMPORTS, f.path, line))
@@ -96,5 +102,19 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
 
 @functools.cache
 def build_real_context(root: str) -> Context:
-    """One hand-built Context per real tree per test session (parsing ~2,000 files takes a while)."""
-    return build_context({"": Path(root)})
+    """One Context per real tree per test session, with the real Python and C++ graphs (layers take
+    their key symbols from them): every file scanned by the pipeline's own scanners."""
+    from extractor import cpp, pysymbols
+    from extractor.scan import _init_worker, scan_file
+
+    steps = (pysymbols.STEP, cpp.STEP, CONCEPTS_STEP, GENERATED_STEP)
+    _init_worker(steps)
+    ctx = build_context({"": Path(root)}, with_graph=False)
+    files = []
+    for f in ctx.files:
+        data = (Path(root) / f.rel).read_bytes()
+        files.append(dataclasses.replace(f, facts=scan_file(f.language.value, data)["facts"]))
+    ctx = Context(name=ctx.name, version=ctx.version, sources=ctx.sources, files=tuple(files), options=ctx.options)
+    for step in (*steps[:2], GENERATED_STEP):
+        ctx.results[step.name] = step.extract(ctx)
+    return ctx

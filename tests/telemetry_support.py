@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import textwrap
 from pathlib import Path
 
+from extractor import naming
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.model import Language, ParsedFile
 
@@ -57,9 +59,18 @@ def build_context(root: Path, steps, *, label: str = "", only: tuple[str, ...] =
         files.append(SourceFile(path=f"{label}/{rel}" if label else rel, rel=rel, source=label,
                                 language=language, sha256=hashlib.sha256(data).hexdigest(),
                                 size=len(data), facts=facts))
-    files.sort(key=lambda f: f.path)
+    files = sorted(naming.with_module_names(files), key=lambda f: f.path)
     ctx = Context(name="test", version="0", sources=(SourceTree(label, str(root), "dir", root),),
                   files=tuple(files), options=ExtractOptions())
     for step in steps:
         ctx.results[step.name] = step.extract(ctx)
     return ctx
+
+
+def write_tree(root: Path, files: dict[str, str], steps, result: str):
+    """Write ``files`` (dedented) under ``root`` and return ``steps``' ``result`` contribution."""
+    for rel, text in files.items():
+        path = Path(root) / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return build_context(root, steps).results[result]

@@ -19,3 +19,36 @@ def test_import_contracts_hold():
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
+
+
+def test_every_registered_kind_is_under_the_contracts():
+    """A kind added to the registry but not to .importlinter would escape the independence and
+    renderer contracts: the contract file must name each kind and its render module."""
+    import configparser
+
+    from comparator.registry import KINDS
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    independent = config["importlinter:contract:kinds"]["modules"].split()
+    renderers = config["importlinter:contract:renderers"]["source_modules"].split()
+    packages = {type(kind).__module__ for kind in KINDS}
+    assert packages == set(independent)
+    assert {f"{p}.render" for p in packages} <= set(renderers)
+
+
+def test_the_pipeline_refuses_a_step_before_what_it_requires():
+    import pytest
+
+    from extractor import concepts, layers
+    from extractor.pipeline import STEPS, check_order, extract_system
+
+    check_order(STEPS)  # the shipped order holds
+    by_name = {s.name: s for s in STEPS}
+    assert set(layers.STEP.requires) <= set(by_name) and "concepts" in layers.STEP.requires
+    swapped = [s for s in STEPS if s.name != "concepts"]
+    swapped.append(concepts.STEP)  # concepts after layers, which reads its hits
+    with pytest.raises(ValueError, match="step 'layers' requires 'concepts'"):
+        check_order(swapped)
+    with pytest.raises(ValueError, match="requires"):
+        extract_system([str(ROOT / "fixtures" / "pysample")], steps=swapped)

@@ -1,40 +1,31 @@
-"""Findings rules on handwritten miniature bundles: each case states the shape and what must follow."""
+"""Findings rules on handwritten miniature evidence: each case states the shape and what must follow."""
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 
 import pytest
 
-from comparator.findings import compare_bundles, crosswalk_metrics, metric_concept, struct_segments, summarize_telemetry
+from comparator.compare import compare_evidence
+from comparator.kinds.structs import struct_segments
+from comparator.kinds.telemetry import summarize_telemetry
+from comparator.kinds.telemetry.crosswalk import crosswalk_metrics, metric_concept
+from comparator.registry import KINDS
+from extractor.model import Edge, EdgeKind, Node, NodeKind
+from tests.compare_support import evidence, layer as _layer, metric, struct, threshold
 
 
 def bundle(name="sys", version="1", **records):
-    base = {"schema_version": 1, "system": {"name": name, "version": version}, "sources": [],
-            "graph": {"nodes": [], "edges": []}, "layers": [], "structs": [], "metrics": [], "thresholds": [],
-            "concepts": [], "diagnostics": [], "stats": {}}
-    base.update(records)
-    return base
+    return evidence(name, version, **records)
 
 
-def metric(name, type_="counter", path="m.py", line=1, unit="", exposed=None):
-    return {"name": name, "type": type_, "unit": unit, "help": "", "labels": [], "path": path, "line": line,
-            "dynamic": False, "exposed_names": exposed or [name]}
-
-
-def threshold(metrics, name="alert", path="rules.yaml", line=3, op=">", value=1.0):
-    return {"name": name, "expr": " + ".join(metrics), "metrics": metrics, "links": [], "op": op, "value": value,
-            "source_kind": "prometheus-rule", "path": path, "line": line}
-
-
-def struct(qualname, size, members, align=8, tags=(), path="h.h", line=1):
-    return {"qualname": qualname, "kind": "struct", "size": size, "align": align, "method": "probe-g++",
-            "members": [{"name": n, "type": t, "offset": o, "size": s} for n, t, o, s in members],
-            "holes": [], "padding": 0, "tags": list(tags), "path": path, "line": line}
+def tele(**records):
+    ev = bundle(**records)
+    return summarize_telemetry(ev.metrics, ev.thresholds)
 
 
 def test_empty_bundles_give_sections_with_reasons_not_crashes():
-    f = compare_bundles(bundle("a"), bundle("b"))
+    f = compare_evidence(bundle("a"), bundle("b"))
     assert f["mode"] == "systems"
     assert f["layers"]["rows"] == [] and "no layer records" in f["layers"]["empty_reason"]["a"]
     assert "no struct layouts" in f["structs"]["totals"]["b"]["empty_reason"]
@@ -44,12 +35,12 @@ def test_empty_bundles_give_sections_with_reasons_not_crashes():
 
 
 def test_crosswalk_pairs_queue_time_in_seconds_with_one_in_microseconds():
-    a = summarize_telemetry(bundle(metrics=[metric("vllm:request_queue_time_seconds", "histogram"),
+    a = tele(metrics=[metric("vllm:request_queue_time_seconds", "histogram"),
                                             metric("vllm:num_requests_running", "gauge"),
-                                            metric("vllm:request_success", "counter")]))
-    b = summarize_telemetry(bundle(metrics=[metric("nv_inference_queue_duration_us", "counter", path="m.cc", line=9),
+                                            metric("vllm:request_success", "counter")])
+    b = tele(metrics=[metric("nv_inference_queue_duration_us", "counter", path="m.cc", line=9),
                                             metric("nv_inference_request_success", "counter", path="m.cc", line=4),
-                                            metric("nv_gpu_power_usage", "gauge")]))
+                                            metric("nv_gpu_power_usage", "gauge")])
     rows = {(r["a"]["name"], r["b"]["name"]): r for r in crosswalk_metrics(a, b)}
     queue = rows[("vllm:request_queue_time_seconds", "nv_inference_queue_duration_us")]
     assert queue["dimension"] == "time" and queue["unit_note"] == "units differ: 1 seconds = 1e+06 us"
@@ -61,14 +52,14 @@ def test_crosswalk_pairs_queue_time_in_seconds_with_one_in_microseconds():
 
 def test_units_of_another_dimension_are_never_paired():
     assert metric_concept("x_cache_bytes", "", "")[1] == "bytes"
-    a = summarize_telemetry(bundle(metrics=[metric("x_cache_usage_bytes", "gauge")]))
-    b = summarize_telemetry(bundle(metrics=[metric("y_cache_usage_seconds", "gauge")]))
+    a = tele(metrics=[metric("x_cache_usage_bytes", "gauge")])
+    b = tele(metrics=[metric("y_cache_usage_seconds", "gauge")])
     assert crosswalk_metrics(a, b) == []
 
 
 def test_thresholds_attach_to_the_metrics_they_read():
-    t = summarize_telemetry(bundle(metrics=[metric("q_total", exposed=["q_total"]), metric("idle", "gauge")],
-                                   thresholds=[threshold(["q_total"]), threshold(["unknown_metric"], name="x")]))
+    t = tele(metrics=[metric("q_total", exposed=["q_total"]), metric("idle", "gauge")],
+                                   thresholds=[threshold(["q_total"]), threshold(["unknown_metric"], name="x")])
     by_name = {m["name"]: m for m in t["metrics"]}
     assert [x["name"] for x in by_name["q_total"]["thresholds"]] == ["alert"]
     assert t["without_threshold"] == ["idle"]
@@ -82,7 +73,7 @@ def test_release_metric_rename_retype_removal_and_orphaned_threshold():
     new = bundle("svc", "2", metrics=[metric("svc_queue_times_seconds", "histogram"), metric("svc_hits", "gauge"),
                                       metric("svc_load", "gauge")],
                  thresholds=[threshold(["svc_gone"], name="GoneHigh", line=12)])
-    r = compare_bundles(old, new)["release"]
+    r = compare_evidence(old, new)["release"]
     assert [(x["from"]["name"], x["to"]["name"]) for x in r["metrics"]["renamed"]] == \
         [("svc_queue_time_seconds", "svc_queue_times_seconds")]
     assert [(x["name"], x["old_type"], x["new_type"]) for x in r["metrics"]["retyped"]] == [("svc_hits", "counter", "gauge")]
@@ -105,7 +96,7 @@ def test_release_metric_rename_retype_removal_and_orphaned_threshold():
 def test_struct_layout_changes_and_abi_breaks(new_members, new_size, breaking):
     old = bundle("lib", "1", structs=[struct("S", 24, [("a", "int", 0, 4), ("b", "long", 8, 8)])])
     new = bundle("lib", "2", structs=[struct("S", new_size, new_members, line=5)])
-    changed = compare_bundles(old, new)["release"]["structs"]["changed"]
+    changed = compare_evidence(old, new)["release"]["structs"]["changed"]
     assert [c["qualname"] for c in changed] == ["S"]
     assert changed[0]["breaking"] is breaking
     assert changed[0]["line"] == 5
@@ -123,43 +114,40 @@ def test_struct_families_group_by_tag_with_total_bytes():
     a = bundle("x", structs=[struct("Shm", 64, [("h", "int", 0, 4)], tags=["shared-memory"]),
                              struct("Pin", 32, [("p", "int", 0, 4)], tags=["pinned", "shared-memory"])])
     b = bundle("y")
-    fams = {f["tag"]: f for f in compare_bundles(a, b)["structs"]["families"]}
+    fams = {f["tag"]: f for f in compare_evidence(a, b)["structs"]["families"]}
     assert fams["shared-memory"]["a"]["total_bytes"] == 96 and fams["shared-memory"]["a"]["count"] == 2
     assert fams["pinned"]["a"]["total_bytes"] == 32 and fams["pinned"]["b"]["count"] == 0
-    text = " ".join(t["text"] for t in compare_bundles(a, b)["takeaways"])
+    text = " ".join(t["text"] for t in compare_evidence(a, b)["takeaways"])
     assert "x 1 documents 1 struct totalling 32 bytes, whereas y 1 exposes none" in text
 
 
-def _layer(role, paths, apart=False):
-    return {"role": role, "title": role.title(), "summary": f"{role} summary", "apart": apart, "lines": 10,
-            "concepts": [], "key_symbols": [], "evidence": [{"path": paths[0], "line": 3, "matched": "x"}],
-            "modules": [{"path": p, "line": 0, "module": f"py:{p}", "role": role, "score": 1.0} for p in paths]}
-
-
-def test_layers_align_by_role_and_matrix_counts_edges_between_layers():
-    nodes = [{"id": f"py:{p}", "kind": "module", "path": p, "line": 1} for p in ("api.py", "sched.py", "mem.py")]
-    edges = [{"source": "py:api.py", "target": "py:sched.py", "kind": "imports", "path": "api.py", "line": 2},
-             {"source": "py:sched.py", "target": "py:mem.py", "kind": "calls", "path": "sched.py", "line": 5},
-             {"source": "py:mem.py", "target": "py:sched.py", "kind": "imports", "path": "mem.py", "line": 1}]
-    a = bundle("a", graph={"nodes": nodes, "edges": edges},
-               layers=[_layer("ingress", ["api.py"]), _layer("scheduling", ["sched.py"]), _layer("memory", ["mem.py"])])
+def test_layers_align_by_role_and_the_matrix_is_read_from_the_layer_records():
+    nodes = [Node(f"py:{p}", NodeKind.MODULE, p, p, "python", p, 1) for p in ("api.py", "sched.py", "mem.py")]
+    edges = [Edge("py:api.py", "py:sched.py", EdgeKind.IMPORTS, "api.py", 2),
+             Edge("py:sched.py", "py:mem.py", EdgeKind.CALLS, "sched.py", 5),
+             Edge("py:mem.py", "py:sched.py", EdgeKind.IMPORTS, "mem.py", 1)]
+    # the counts the layers step stated; the comparator must not count the edges again
+    a = bundle("a", nodes=nodes, edges=edges,
+               layers=[_layer("ingress", ["api.py"], depends_on=[("scheduling", 4)]),
+                       _layer("scheduling", ["sched.py"], depends_on=[("memory", 1)]),
+                       _layer("memory", ["mem.py"], depends_on=[("scheduling", 1)])])
     b = bundle("b", layers=[_layer("scheduling", ["s.cc"]), _layer("tokenization", ["t.cc"])])
-    f = compare_bundles(a, b)
+    f = compare_evidence(a, b)
     rows = {r["role"]: r for r in f["layers"]["rows"]}
     assert f["layers"]["aligned"] == 1 and rows["scheduling"]["aligned"]
     assert rows["ingress"]["b"] is None and f["layers"]["gaps"]["b"] == ["ingress", "memory"]
     assert rows["scheduling"]["a"]["anchor"] == {"path": "sched.py", "line": 3}
     g = f["graph"]["a"]
-    assert g["layer_matrix"] == {"ingress": {"scheduling": 1}, "memory": {"scheduling": 1}, "scheduling": {"memory": 1}}
+    assert g["layer_matrix"] == {"ingress": {"scheduling": 4}, "memory": {"scheduling": 1}, "scheduling": {"memory": 1}}
     assert [c["layers"] for c in g["layer_cycles"]] == [["memory", "scheduling"]]
+    assert g["layer_cycles"][0]["edges"][0]["example"] == {"path": "mem.py", "line": 1, "source": "py:mem.py",
+                                                           "target": "py:x", "kind": "imports"}
     assert g["central"][0]["id"] == "py:sched.py" and g["central"][0]["dependents"] == 2
 
 
-def test_findings_do_not_change_the_bundles():
-    a = bundle("a", metrics=[metric("m")])
-    before = copy.deepcopy(a)
-    compare_bundles(a, bundle("b"))
-    assert a == before
+def test_findings_are_deterministic():
+    a = bundle("a", metrics=[metric("m")], structs=[struct("S", 24, [("a", "int", 0, 4), ("b", "long", 8, 8)])])
+    assert compare_evidence(a, bundle("b")) == compare_evidence(a, bundle("b"))
 
 
 def test_renderers_say_none_found_with_the_reason_for_empty_sections():
@@ -167,8 +155,8 @@ def test_renderers_say_none_found_with_the_reason_for_empty_sections():
     from comparator.render_json import render_json
     from comparator.render_markdown import render_markdown
 
-    f = compare_bundles(bundle("a"), bundle("b"))
-    md, page = render_markdown(f), render_html(f)
+    f = compare_evidence(bundle("a"), bundle("b"))
+    md, page = render_markdown(f, KINDS), render_html(f, KINDS)
     assert "none found (no struct layouts in this evidence" in md
     assert "None found: a 1: no layer records in this evidence" in page
     assert render_json(f).startswith("{")
@@ -176,25 +164,47 @@ def test_renderers_say_none_found_with_the_reason_for_empty_sections():
 
 def test_symbols_of_apart_layers_never_break():
     def graph(*ids):
-        return {"nodes": [{"id": i, "kind": "function", "name": i.rsplit(".", 1)[-1], "qualname": i[3:],
-                           "path": ("tests/t.py" if i.startswith("py:tests") else "pkg/api.py"), "line": 3,
-                           "signature": "()"} for i in ids], "edges": []}
+        return [Node(i, NodeKind.FUNCTION, i.rsplit(".", 1)[-1], i[3:], "python",
+                     "tests/t.py" if i.startswith("py:tests") else "pkg/api.py", 3, signature="()") for i in ids]
     layers = [_layer("tests", ["tests/t.py"], apart=True), _layer("ingress", ["pkg/api.py"])]
-    old = bundle("p", "1", graph=graph("py:tests.t.check_x", "py:pkg.api.serve"), layers=layers)
-    new = bundle("p", "2", graph=graph(), layers=layers)
-    removed = {r["id"]: r["breaking"] for r in compare_bundles(old, new)["release"]["symbols"]["removed"]}
+    old = bundle("p", "1", nodes=graph("py:tests.t.check_x", "py:pkg.api.serve"), layers=layers)
+    new = bundle("p", "2", nodes=graph(), layers=layers)
+    removed = {r["id"]: r["breaking"] for r in compare_evidence(old, new)["release"]["symbols"]["removed"]}
     assert removed == {"py:tests.t.check_x": False, "py:pkg.api.serve": True}
 
 
 def test_one_generic_shared_word_is_not_a_crosswalk_pair():
-    a = summarize_telemetry(bundle(metrics=[metric("vllm:lora_requests_info", "gauge")]))
-    b = summarize_telemetry(bundle(metrics=[metric("nv_inference_count", "counter"), metric("nv_other", "gauge")]))
+    a = tele(metrics=[metric("vllm:lora_requests_info", "gauge")])
+    b = tele(metrics=[metric("nv_inference_count", "counter"), metric("nv_other", "gauge")])
     assert crosswalk_metrics(a, b) == []
 
 
 def test_family_takeaway_says_when_layouts_are_missing():
-    unresolved = dict(struct("Shm", 0, []), method="unresolved", tags=["shared-memory"])
+    unresolved = struct("Shm", 0, [], method="unresolved", tags=["shared-memory"])
     a = bundle("x", structs=[struct("S", 64, [("h", "int", 0, 4)], tags=["shared-memory"])])
-    b = bundle("y", structs=[unresolved, dict(unresolved, qualname="Shm2")])
-    text = " ".join(t["text"] for t in compare_bundles(a, b)["takeaways"])
+    b = bundle("y", structs=[unresolved, dataclasses.replace(unresolved, qualname="Shm2")])
+    text = " ".join(t["text"] for t in compare_evidence(a, b)["takeaways"])
     assert "x 1 documents 1 struct totalling 64 bytes, y 1 2 (none with a resolved layout)" in text
+
+
+def test_takeaways_never_rest_on_weak_layers_and_concepts_open_to_their_rows():
+    a = bundle("a", layers=[_layer("scheduling", ["sched.py"]), _layer("memory", ["pool.py"], share=0.2),
+                            _layer("ingress", ["api.py"])])
+    b = bundle("b", layers=[_layer("scheduling", ["s.cc"], concepts=[("priority-queue", [("s.cc", 12, "std::priority_queue")])]),
+                            _layer("memory", ["m.cc"]), _layer("tokenization", ["t.cc"], share=0.0)])
+    f = compare_evidence(a, b)
+    rows = {r["role"]: r for r in f["layers"]["rows"]}
+    assert rows["memory"]["a"]["weak"] and rows["memory"]["aligned"] and rows["tokenization"]["b"]["weak"]
+    texts = [t["text"] for t in f["takeaways"] if t["ref"] == "layers"]
+    # memory is aligned, but one side rests on path words: counted apart, named as such
+    assert texts[0] == ("a 1 partitions its code into 3 architectural layers and b 1 into 3, with 1 directly aligned "
+                        "role (scheduling); 1 more aligned role rests on path words alone on one side (memory) "
+                        "and is not counted.")
+    # b's ingress gap is a takeaway; a's tokenization gap is not: b's tokenization layer is weak
+    assert "b 1 has no layer for: ingress." in texts and not any(t.startswith("a 1 has no layer") for t in texts)
+    assert rows["scheduling"]["b"]["concept_rows"] == [
+        {"id": "priority-queue", "modules": 1, "rows": [{"path": "s.cc", "line": 12, "matched": "std::priority_queue",
+                                                         "via": "names"}]}]
+    page = KINDS[[k.key for k in KINDS].index("layers")].html(f["layers"], "a", "b")
+    assert '<details class=concept><summary class=pill title="s.cc:12 std::priority_queue">priority-queue' in page
+    assert "20% by evidence, weak: path words" in page

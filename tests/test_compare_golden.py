@@ -9,10 +9,11 @@ import os
 
 import pytest
 
-from comparator.findings import compare_bundles
+from comparator.compare import compare_evidence
+from comparator.registry import KINDS
 from comparator.render_json import render_json
 from comparator.render_markdown import render_markdown
-from extractor.bundle import load_bundle
+from extractor.evidence import load_evidence
 from tests.compare_support import GOLDEN, INPUTS
 
 CASES = {
@@ -23,10 +24,10 @@ CASES = {
 
 def _render(case: str) -> dict[str, str]:
     left, right = CASES[case]
-    findings = compare_bundles(load_bundle(INPUTS / f"{left}.evidence.json"),
-                               load_bundle(INPUTS / f"{right}.evidence.json"))
+    findings = compare_evidence(load_evidence(INPUTS / f"{left}.evidence.json"),
+                                load_evidence(INPUTS / f"{right}.evidence.json"))
     assert findings["mode"] == case
-    return {f"{case}.md": render_markdown(findings), f"{case}.json": render_json(findings)}
+    return {f"{case}.md": render_markdown(findings, KINDS), f"{case}.json": render_json(findings)}
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -45,12 +46,12 @@ def test_rendering_is_deterministic():
 
 
 def test_markdown_fits_a_pull_request_comment():
-    findings = compare_bundles(load_bundle(INPUTS / "pysample.evidence.json"),
-                               load_bundle(INPUTS / "pysample_v2.evidence.json"))
+    findings = compare_evidence(load_evidence(INPUTS / "pysample.evidence.json"),
+                                load_evidence(INPUTS / "pysample_v2.evidence.json"))
     row = findings["release"]["symbols"]["removed"][0]
     findings["release"]["symbols"]["removed"] = [dict(row, id=f"{row['id']}{i}" + "x" * 2000) for i in range(400)]
     findings["layers"]["rows"] *= 200
-    text = render_markdown(findings)
+    text = render_markdown(findings, KINDS)
     assert len(text) <= 65_536
     assert text.rstrip().endswith("the full findings are in report.json and report.html.")
     assert "## Takeaways" in text and "## Release changes" in text

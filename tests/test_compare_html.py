@@ -10,25 +10,27 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
 
-from comparator.findings import compare_bundles
+from comparator.compare import compare_evidence
 from comparator.graphview import build_graph_view
+from comparator.registry import KINDS
 from comparator.render_html import render_html
-from extractor.bundle import load_bundle
-from tests.compare_support import INPUTS, ROOT
+from extractor.evidence import evidence_from_json, load_evidence
+from extractor.model import to_jsonable
+from tests.compare_support import INPUTS, ROOT, struct
 
 ARTIFACTS = ROOT / "tests" / "artifacts"
 EVIL = "<script>alert(1)</script>"
 
 
 def _report(a_name="mini_vllm", b_name="triton_like", tamper=None) -> str:
-    a, b = load_bundle(INPUTS / f"{a_name}.evidence.json"), load_bundle(INPUTS / f"{b_name}.evidence.json")
+    a = json.loads((INPUTS / f"{a_name}.evidence.json").read_text(encoding="utf-8"))
     if tamper:
         tamper(a)
-    findings = compare_bundles(a, b)
+    a, b = evidence_from_json(a), load_evidence(INPUTS / f"{b_name}.evidence.json")
+    findings = compare_evidence(a, b)
     labels = tuple(s["label"] for s in findings["systems"])
-    return render_html(findings, build_graph_view(a, b, labels))
+    return render_html(findings, KINDS, build_graph_view(a, b, labels))
 
 
 def _poison(bundle):
@@ -43,9 +45,7 @@ def _poison(bundle):
     bundle["metrics"][0]["help"] = EVIL
     bundle["metrics"][0]["name"] = "evil" + EVIL
     bundle["concepts"][0]["evidence"][0]["matched"] = EVIL
-    bundle["structs"] = [{"qualname": EVIL, "kind": "struct", "size": 8, "align": 8, "method": "probe-g++",
-                          "members": [{"name": EVIL, "type": "int", "offset": 0, "size": 4}], "tags": ["pinned"],
-                          "holes": [], "padding": 4, "path": "x.h", "line": 3}]
+    bundle["structs"] = [to_jsonable(struct(EVIL, 8, [(EVIL, "int", 0, 4)], tags=["pinned"], path="x.h", line=3))]
 
 
 def test_repository_text_is_escaped_everywhere():
@@ -73,16 +73,16 @@ def test_page_is_self_contained():
 
 
 def test_graph_data_round_trips_ids_and_edges():
-    a = load_bundle(INPUTS / "triton_like.evidence.json")
+    a = load_evidence(INPUTS / "triton_like.evidence.json")
     view = build_graph_view(a)["systems"][0]
     ids = []
     for parent, text, *_ in view["nodes"]:
         ids.append((ids[parent] if parent >= 0 else "") + text)
-    assert ids == sorted(n["id"] for n in a["graph"]["nodes"])
+    assert ids == sorted(n.id for n in a.graph.nodes)
     contains = view["ekinds"].index("contains")
     rebuilt = {(ids[s], ids[t], view["ekinds"][k]) for s, t, k in zip(*[iter(view["edges"])] * 3)}
     rebuilt |= {(ids[p], ids[i], "contains") for i, (p, *_rest) in enumerate(view["nodes"]) if p >= 0}
-    assert rebuilt == {(e["source"], e["target"], e["kind"]) for e in a["graph"]["edges"]}
+    assert rebuilt == {(e.source, e.target, e.kind.value) for e in a.graph.edges}
     assert contains >= 0
 
 

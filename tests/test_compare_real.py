@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from comparator.findings import compare_bundles
+from comparator.compare import compare_evidence
+from comparator.registry import KINDS
 from comparator.render_markdown import render_markdown
-from extractor.bundle import load_bundle
 from extractor.context import ExtractOptions
+from extractor.evidence import evidence_from_json, load_evidence
 from extractor.pipeline import extract_system
 from tests.compare_support import INPUTS
 from tests.conftest import cache_root
@@ -17,8 +18,8 @@ pytestmark = pytest.mark.real
 
 
 def _extract(root, version):
-    return extract_system([str(root)], name="vllm", version=version,
-                          options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle
+    return evidence_from_json(extract_system([str(root)], name="vllm", version=version,
+                                             options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle)
 
 
 @pytest.fixture(scope="module")
@@ -28,12 +29,12 @@ def new_bundle(vllm_src):
 
 @pytest.fixture(scope="module")
 def release(vllm_prev_src, new_bundle):
-    return compare_bundles(_extract(vllm_prev_src, "0.10.1"), new_bundle)
+    return compare_evidence(_extract(vllm_prev_src, "0.10.1"), new_bundle)
 
 
 def test_release_mode_and_findings_render(release):
     assert release["mode"] == "release"
-    assert "# archdiff release comparison: vllm 0.10.1 → vllm 0.10.2" in render_markdown(release)
+    assert "# archdiff release comparison: vllm 0.10.1 → vllm 0.10.2" in render_markdown(release, KINDS)
 
 
 def test_function_added_in_0_10_2(release):
@@ -69,7 +70,7 @@ def test_metric_added_in_0_10_2(release):
 
 
 def test_every_row_of_vllm_against_the_fixture_leads_to_code(new_bundle):
-    findings = compare_bundles(new_bundle, load_bundle(INPUTS / "triton_like.evidence.json"))
+    findings = compare_evidence(new_bundle, load_evidence(INPUTS / "triton_like.evidence.json"))
     assert findings["mode"] == "systems"
     rows = [side for r in findings["layers"]["rows"] for side in (r["a"], r["b"]) if side]
     assert len(rows) >= 10

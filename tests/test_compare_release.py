@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from comparator.findings import compare_bundles, signature_breaks
+from comparator.compare import compare_evidence
+from comparator.kinds.symbols.breaking import signature_breaks
 from extractor.context import ExtractOptions
+from extractor.evidence import evidence_from_json
 from extractor.pipeline import extract_system
 from tests.compare_support import (CHANGED_SIGNATURE, REMOVED_FUNCTION, RENAMED_CLASS, ROOT,
                                    make_pysample_v2)
@@ -18,7 +20,7 @@ def release(tmp_path_factory):
     options = ExtractOptions(jobs=1, cache_dir=tmp / "cache")
     old = extract_system([str(ROOT / "fixtures" / "pysample")], name="servekit", version="1", options=options)
     new = extract_system([str(make_pysample_v2(tmp))], name="servekit", version="2", options=options)
-    return compare_bundles(old.bundle, new.bundle)
+    return compare_evidence(evidence_from_json(old.bundle), evidence_from_json(new.bundle))
 
 
 def test_release_mode_is_chosen_for_one_system(release):

@@ -9,7 +9,9 @@ from handmade_context import build_context
 
 from extractor.concepts import (DETECTORS_FILE, cap_evidence, extract_concepts, load_detectors,
                                 resolve_relative)
+from extractor.context import SourceFile
 from extractor.errors import UserInputError
+from extractor.model import Language
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "mini_vllm"
 
@@ -69,10 +71,15 @@ def test_cap_spreads_evidence_over_files():
     assert cap_evidence(found, 3) == [("a.py", 1, "x", "names"), ("a.py", 2, "x", "names"), ("b.py", 3, "x", "names")]
 
 
+def _py(rel: str, module: str) -> SourceFile:
+    return SourceFile(rel, rel, "", Language.PYTHON, "", 0, {}, module=module)
+
+
 def test_relative_names_resolve_against_the_module():
-    assert resolve_relative("..core.block_pool.BlockPool", "pkg/v1/worker/runner.py") == "pkg.v1.core.block_pool.BlockPool"
-    assert resolve_relative(".utils", "pkg/sub/__init__.py") == "pkg.sub.utils"
-    assert resolve_relative("heapq.heappush", "pkg/x.py") == "heapq.heappush"
+    runner = _py("src/pkg/v1/worker/runner.py", "pkg.v1.worker.runner")  # a src/ layout: src is no package
+    assert resolve_relative("..core.block_pool.BlockPool", runner) == "pkg.v1.core.block_pool.BlockPool"
+    assert resolve_relative(".utils", _py("pkg/sub/__init__.py", "pkg.sub")) == "pkg.sub.utils"
+    assert resolve_relative("heapq.heappush", _py("pkg/x.py", "pkg.x")) == "heapq.heappush"
 
 
 @pytest.mark.parametrize("text, key", [

@@ -24,8 +24,9 @@ def _forget_bundles(cache) -> None:
     db.close()
 
 
-def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path):
-    spec = str(FIXTURES / "pysample")
+@pytest.mark.parametrize("fixture", ["pysample", "pyo3_ext", "cgo_mini"])
+def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path, fixture):
+    spec = str(FIXTURES / fixture)
     cold = _extract(spec, tmp_path / "a", 1)
     memo = _extract(spec, tmp_path / "a", 1)
     _forget_bundles(tmp_path / "a")
@@ -43,3 +44,20 @@ def test_vllm_bundle_is_byte_identical_across_jobs(vllm_src, tmp_path):
     again = _extract(str(vllm_src), tmp_path / "two", 2)  # warm: every file's facts from the cache
     assert one == two == again
     assert len(one) > 1_000_000
+
+
+def test_a_changed_manifest_alone_is_not_served_the_old_bundle(tmp_path):
+    """Cargo.toml names the crate, so every Rust id depends on it although it is not parsed itself."""
+    import shutil
+
+    tree = tmp_path / "ext"
+    shutil.copytree(FIXTURES / "pyo3_ext", tree)
+    options = ExtractOptions(cache_dir=tmp_path / "cache")
+    before = extract_system([str(tree)], name="ext", version="1", options=options)
+    manifest = tree / "Cargo.toml"
+    manifest.write_text(manifest.read_text().replace('name = "fastok-py"', 'name = "renamed-crate"', 1))
+    after = extract_system([str(tree)], name="ext", version="1", options=options)
+    assert after.cache["memo"] == 0
+    ids = {n["id"] for n in after.bundle["graph"]["nodes"]}
+    assert any(i.startswith("rs:renamed_crate::") for i in ids)
+    assert not any(i.startswith("rs:renamed_crate::") for i in (n["id"] for n in before.bundle["graph"]["nodes"]))

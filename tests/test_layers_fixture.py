@@ -9,7 +9,7 @@ from handmade_context import build_context
 
 from extractor.concepts import extract_concepts
 from extractor.errors import UserInputError
-from extractor.layers import (TAXONOMY_FILE, UNASSIGNED, extract_layers, load_taxonomy)
+from extractor.layers import TAXONOMY_FILE, UNASSIGNED, Confidence, extract_layers, load_taxonomy
 from extractor.model import Contribution, Edge, EdgeKind, Node, NodeKind
 
 FIXTURE = Path(__file__).resolve().parent.parent / "fixtures" / "mini_vllm"
@@ -67,14 +67,23 @@ def test_share_of_lines_leaves_tests_out():
     assert result.stats["modules_apart"] == 1
 
 
+def matrix(result) -> dict[str, dict[str, int]]:
+    return {l.role: {d.role: d.count for d in l.depends_on} for l in result.records if l.depends_on}
+
+
 def test_matrix_and_upward_edges():
     _ctx, result = layer()
-    matrix = result.stats["matrix"]
-    assert matrix["scheduling"]["memory"] == 1  # scheduler.py: from ...block_pool import BlockPool
-    assert matrix["ingress"]["engine"] == 1
+    assert matrix(result)["scheduling"]["memory"] == 1  # scheduler.py: from ...block_pool import BlockPool
+    assert matrix(result)["ingress"]["engine"] == 1
+    memory = next(l for l in result.records if l.role == "memory")
+    # each dependency keeps its first edge, so a reader can open it
+    assert [(d.role, d.path, d.line, d.kind) for d in memory.depends_on if d.role == "scheduling"] == \
+        [("scheduling", "mini_vllm/core/block_pool.py", 4, "imports")]
     # block_pool.py imports SchedulerConfig: memory sits below scheduling in the stack
-    assert result.extra["upward"] == [{"from": "memory", "to": "scheduling", "count": 1,
-                                       "examples": ["mini_vllm/core/block_pool.py:4"]}]
+    assert [tuple(u) for u in result.extra["upward"]] == [("memory", "scheduling", 1, ("mini_vllm/core/block_pool.py:4",))]
+    # tests (apart) and unassigned modules neither depend nor are depended on
+    assert not any(l.depends_on for l in result.records if l.apart or l.role == UNASSIGNED)
+    assert not any(d.role in ("tests", UNASSIGNED) for l in result.records for d in l.depends_on)
 
 
 def test_summary_names_key_symbols_ranked_by_the_graph():
@@ -129,6 +138,12 @@ roles:
     ("version: 1\nstack: []\nroles: []\n", "threshold"),
     ("version: 1\nthreshold: 1\nstack: []\nroles:\n  - id: a\n    title: A\n    signals:\n"
      "      - {kind: path, weight: 1, any: ['[a-']}\n", "roles[0].signals[0].any[0]"),
+    ("version: 1\nthreshold: 1\nstack: []\nroles:\n  - id: a\n    title: A\n    corroborated_by: [smell]\n"
+     "    signals: []\n", "roles[0].corroborated_by[0]"),
+    ("version: 1\nthreshold: 1\nstack: []\nroles:\n  - id: a\n    title: A\n    signals: []\n"
+     "    ruled_out_by: [{kind: import, weight: 1, any: [x]}]\n", "roles[0].ruled_out_by[0].weight"),
+    ("version: 1\nthreshold: 1\nstack: []\npackage: {min_modules: two, min_share: 0.5}\nroles: []\n",
+     "package.min_modules"),
 ])
 def test_a_malformed_taxonomy_is_one_line_naming_file_and_key(tmp_path, text, key):
     path = tmp_path / "my-roles.yaml"
@@ -203,7 +218,7 @@ roles:
     signals: [{{kind: path, weight: 1, any: [block_pool]}}]
 """)
     _ctx, result = layer(taxonomy=str(custom))
-    assert result.stats["matrix"]["sched"]["mem"] == 1 and result.stats["matrix"]["mem"]["sched"] == 1
+    assert matrix(result)["sched"]["mem"] == 1 and matrix(result)["mem"]["sched"] == 1
     assert result.stats["upward_edges"] == upward
 
 
@@ -221,3 +236,58 @@ def test_records_stats_and_extra_are_plain_json():
     memory = next(l for l in layers if l["role"] == "memory")
     assert {"role", "title", "summary", "modules", "key_symbols", "evidence"} <= set(memory)
     assert memory["modules"][0]["evidence"][0]["signal"] in {"path", "symbol", "concept", "import", "include"}
+
+
+def test_a_role_that_needs_corroboration_is_not_given_on_path_words_alone(tmp_path):
+    custom = tmp_path / "roles.yaml"
+    custom.write_text("""\
+version: 1
+threshold: 1
+stack: [web, plain]
+roles:
+  - id: web
+    title: Web
+    corroborated_by: [call]
+    signals:
+      - {kind: path, weight: 3, any: ['entrypoints', 'core']}
+      - {kind: call, weight: 1, any: ['fastapi\\.FastAPI']}
+    ruled_out_by:
+      - {kind: symbol, any: ['BlockPool']}
+  - id: plain
+    title: Plain
+    signals: [{kind: path, weight: 2, any: ['core', 'engine']}]
+""")
+    _ctx, result = layer(taxonomy=str(custom))
+    by_path = {m.path: m for l in result.records for m in l.modules}
+    # api_server.py calls FastAPI(): corroborated
+    api = by_path["mini_vllm/entrypoints/api_server.py"]
+    assert (api.role, api.confidence) == ("web", Confidence.CORROBORATED)
+    assert ("call", "fastapi.FastAPI", 9) in {(e.signal, e.matched, e.line) for e in api.evidence}
+    # scheduler.py has the path word only: web is passed over for the next role, which says why
+    scheduler = by_path["mini_vllm/core/scheduler.py"]
+    assert (scheduler.role, scheduler.confidence) == ("plain", Confidence.PATH_ONLY)
+    assert scheduler.why.startswith("web (3) rests on path words alone (core) and needs call; plain instead")
+    # block_pool.py defines BlockPool: web is ruled out, and the row says where
+    pool = by_path["mini_vllm/core/block_pool.py"]
+    assert pool.role == "plain" and [(r.role, r.signal, r.matched, r.line) for r in pool.ruled_out] == [
+        ("web", "symbol", "BlockPool", 13)]
+    assert "web ruled out by symbol BlockPool (line 13)" in pool.why
+    # a module no role reaches stays unassigned and says so
+    version = by_path["mini_vllm/version.py"]
+    assert version.role == UNASSIGNED and version.why == "no signal of any role fired"
+
+
+def test_a_layer_carries_a_concept_only_through_its_own_modules_with_their_rows():
+    _ctx, result = layer()
+    for l in result.records:
+        paths = {m.path for m in l.modules}
+        assert [c.id for c in l.concept_evidence] == list(l.concepts)
+        for concept in l.concept_evidence:
+            assert concept.evidence and {e.path for e in concept.evidence} <= paths
+            assert concept.modules == len({e.path for e in concept.evidence})
+    scheduling = next(l for l in result.records if l.role == "scheduling")
+    batching = next(c for c in scheduling.concept_evidence if c.id == "continuous-batching")
+    assert [(e.path, e.line) for e in batching.evidence] == [("mini_vllm/core/scheduler.py", 26)]
+    # the memory layer's shared-memory hit is in its own C++ transport, not the scheduler's
+    memory = next(l for l in result.records if l.role == "memory")
+    assert all(e.path != "mini_vllm/core/scheduler.py" for c in memory.concept_evidence for e in c.evidence)

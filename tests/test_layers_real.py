@@ -4,21 +4,27 @@ land in their roles through general signals (path words, imports, symbols, conce
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
-from handmade_context import build_real_context
 
-from extractor.concepts import extract_concepts
-from extractor.layers import UNASSIGNED, extract_layers
+from extractor.context import ExtractOptions
+from extractor.evidence import evidence_from_json
+from extractor.layers import UNASSIGNED
+from extractor.pipeline import extract_system
+from tests.conftest import cache_root
 
 pytestmark = pytest.mark.real
 
 
 @pytest.fixture(scope="module")
 def vllm_layers(vllm_src):
-    ctx = build_real_context(str(vllm_src))
-    ctx.results["concepts"] = extract_concepts(ctx)
-    return ctx, extract_layers(ctx)
+    """The layers the pipeline extracts (after the graph steps, whose symbols give key symbols), as
+    records read back from the evidence."""
+    extraction = extract_system([str(vllm_src)], name="vllm", version="0.10.2",
+                                options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff"))
+    evidence = evidence_from_json(extraction.bundle)
+    return vllm_src, SimpleNamespace(records=evidence.layers, stats=evidence.stats["layers"])
 
 
 @pytest.mark.parametrize("path, role", [
@@ -55,7 +61,7 @@ def test_most_non_test_code_is_assigned(vllm_layers):
 
 
 def test_summaries_name_symbols_that_exist(vllm_layers):
-    ctx, result = vllm_layers
+    root, result = vllm_layers
     texts = {}
     for layer in result.records:
         if layer.role == UNASSIGNED or layer.apart:
@@ -66,8 +72,7 @@ def test_summaries_name_symbols_that_exist(vllm_layers):
         for symbol in layer.key_symbols:
             assert symbol.path in {m.path for m in layer.modules}
             if symbol.path not in texts:
-                file = next(f for f in ctx.files if f.path == symbol.path)
-                texts[symbol.path] = ctx.abs_path(file).read_text(encoding="utf-8", errors="replace").splitlines()
+                texts[symbol.path] = (root / symbol.path).read_text(encoding="utf-8", errors="replace").splitlines()
             assert symbol.name in texts[symbol.path][symbol.line - 1], symbol
 
 

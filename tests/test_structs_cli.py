@@ -44,9 +44,13 @@ def test_json_output_has_byte_map_that_covers_the_struct(tmp_path):
     assert sum(s["size"] for s in segments) == header["size"] == 144
     assert [(s["offset"], s["size"], s["kind"]) for s in segments
             if s["kind"] != "member"] == [(76, 4, "hole"), (138, 6, "padding")]
-    # bit-fields that share a storage unit are one segment
+    # adjacent bit-fields are one segment, drawn bit by bit; the holes are pahole's, where it puts them
     flags = data[0]["byte_map"]
-    assert flags[0] == {"offset": 0, "size": 4, "label": "ready:1, kind:3", "kind": "member"}
+    assert flags[0] == {"offset": 0, "size": 0.5, "label": "ready:1, kind:3", "kind": "member",
+                        "type": "unsigned int"}
+    assert [(s["offset"], s["size"], s["label"]) for s in flags if s["kind"] != "member"] == \
+        [(0.5, 3.5, "bit hole"), (5.5, 0.5, "bit hole"), (7, 1, "hole"), (13, 3, "bit padding")]
+    assert sum(s["size"] for s in flags) == data[0]["size"] == 16
 
 
 def test_bad_inputs_give_one_line_each_and_exit_2(tmp_path):

@@ -17,7 +17,7 @@ from extractor.structs import probe as probe_mod
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_header
 from extractor.structs.records import Method
 from extractor.structs.source import find_struct_definitions
-from structs_refs import run_pahole
+from structs_refs import run_gdb_ptype, run_pahole
 
 REPO = Path(__file__).resolve().parent.parent / "fixtures" / "structs"
 SRC = REPO / "src"
@@ -76,13 +76,17 @@ def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
     ours = {x.qualname: x for x in result.layouts}
     assert {x.method for x in result.layouts} == {Method.PROBE_NVCC}
     ref = run_pahole(obj, "PeerPointers", "IpcBufferHandle", "LaunchFlags")
+    # a C++ layout's holes and padding follow gdb's ptype /o (pahole groups bit-field holes its own way)
+    gdb = run_gdb_ptype(obj, *(f"peer::{name}" for name in ref))
     for name in ("PeerPointers", "IpcBufferHandle", "LaunchFlags"):
         mine, theirs = ours[f"peer::{name}"], ref[name]
         assert mine.size == theirs.size
         assert [(m.name, m.offset, m.size) for m in mine.members] == \
             [(n, o, s) for n, o, s, _b in theirs.members]
-        assert [(h.size, "bits" if h.bits else "bytes") for h in mine.holes] == theirs.holes
-        assert mine.padding == theirs.padding
+        told = gdb[f"peer::{name}"]
+        assert [(h.size, "bits" if h.bits else "bytes") for h in mine.holes] == told.holes
+        assert (mine.padding, mine.bit_padding) == (told.padding, told.bit_padding)
+    assert [(h.size, h.bits) for h in ours["peer::LaunchFlags"].holes] == [(2, True), (61, False)]
     handle = ours["peer::IpcBufferHandle"]
     assert (handle.size, [h.size for h in handle.holes]) == (88, [4])
     assert "ipc" in handle.tags
@@ -151,7 +155,8 @@ def test_extract_structs_is_deterministic_and_reports_failures(tmp_path):
     codes = {(d.path, d.code, d.severity) for d in one.diagnostics}
     assert ("broken.so", "corrupt-elf", Severity.ERROR) in codes
     assert ("src/needs_torch.hpp", "probe-failed", Severity.WARNING) in codes
-    assert one.stats["headers_with_structs"] == 4 and one.stats["headers_probed"] == 4
+    # engine.hpp, ring.h, needs_torch.hpp, cuda/ipc_buffer.cuh, bitfields.h
+    assert one.stats["headers_with_structs"] == 5 and one.stats["headers_probed"] == 5
     # ring.h is probed too: a .h that is valid C++ is compiled by g++ and maps to its repo path
     ring = [x for x in one.records if x.qualname == "ring_slot"]
     assert {(x.method, x.path) for x in ring} == {(Method.DWARF_BINARY, "src/ring.h"),

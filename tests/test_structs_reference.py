@@ -162,16 +162,20 @@ def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
     parser of the same header is the reference."""
     from elftools.elf.elffile import ELFFile
 
-    from extractor.structs import dwarf as reader_mod
+    from extractor.structs.dwarf.die import Unit
+    from extractor.structs.dwarf.lines import file_table, read_file_table
+    from extractor.structs.dwarf.reader import Reader
+    from extractor.structs.dwarf.reloc import relocated_dwarf_info
+    from extractor.structs.dwarf.walk import prepare_unit
 
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", dwarf)
     with obj.open("rb") as stream:
-        info = reader_mod._dwarf_info(ELFFile(stream))
-        reader = reader_mod._Reader(info, True)
+        info = relocated_dwarf_info(ELFFile(stream))
+        reader = Reader(info, True)
         for cu in info.iter_CUs():
-            unit = reader_mod._Unit(reader, cu)
-            reader_mod._prepare_unit(unit)
+            unit = Unit(reader, cu)
+            prepare_unit(unit)
             stmt_list = unit.cache[cu.cu_die_offset][1]["stmt_list"][0]
-            direct = reader.read_file_table(stmt_list)
-            assert direct == reader.file_table(cu)
+            direct = read_file_table(reader, stmt_list)
+            assert direct == file_table(reader, cu)
             assert any(name.endswith("src/engine.hpp") for name in direct)

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import textwrap
 
 import pytest
 
 from extractor.telemetry.metrics import METRICS_STEP
 from extractor.telemetry.records import MetricType, build_python_name, expose_names, lint_name
-from telemetry_support import build_context
+from telemetry_support import build_context, write_tree
 
 from conftest import FIXTURES
 
@@ -95,12 +94,8 @@ def test_look_alikes_are_not_metrics(fixture_metrics):
     assert sum(1 for n, _ in fixture_metrics if n == "toy:finished") == 1
 
 
-def write_package(tmp_path, files: dict[str, str]):
-    for rel, text in files.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text))
-    return build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+def write_package(tmp_path, files):
+    return write_tree(tmp_path, files, [METRICS_STEP], "metrics")
 
 
 def test_class_attribute_overridden_in_subclass_in_another_module(tmp_path):
@@ -199,7 +194,7 @@ def test_src_layout_imports_resolve(tmp_path):
     })
     (record,) = result.records
     assert (record.name, record.type.value, record.buckets) == ("svc_latency_seconds", "histogram", (0.1, 1.0))
-    assert record.via == "subclass:src.svc.meters.Meter"
+    assert record.via == "subclass:svc.meters.Meter"  # src/ is no package: the graph's module name
 
 
 def test_runtime_buckets_are_marked_unresolved(tmp_path):

@@ -54,7 +54,9 @@ def test_live_scrape_reconciles_with_static_definitions(live_server, definitions
     assert "toy_build_info" in result.matched  # Info: family name_info, type gauge
     assert "toy_worker_3_busy" in result.matched  # matched by the f-string pattern
     assert result.exposed_not_found == ("toy_debug_flag",)
-    assert result.library_families and all(f.startswith("process_") for f in result.library_families)
+    # the process collector the test registers: prometheus_client's own, named in libraries.yaml
+    assert result.library_families and all(f.family.startswith("process_") and f.origin == "prometheus_client"
+                                           and f.evidence == "by name" for f in result.library_families)
     # StatLogger is never constructed in the server, and mode="online" never builds the offline name
     assert {d.split("@")[0] for d in result.defined_not_exposed} == {
         "toy:cache_config_info", "toy:finished", "toy:scheduler_running",

@@ -148,3 +148,78 @@ def test_v2beta1_hpa_and_records_are_json_and_path_free(tmp_path):
     dumped = json.dumps(to_jsonable(first.records), sort_keys=True, allow_nan=False)
     assert dumped == json.dumps(to_jsonable(second.records), sort_keys=True, allow_nan=False)
     assert str(tmp_path) not in dumped
+
+
+OPS = "deploy/chart/templates/"
+
+
+@pytest.fixture(scope="module")
+def ops():
+    return build_context(FIXTURES / "opschart", [METRICS_STEP, THRESHOLDS_STEP]).results["thresholds"]
+
+
+def test_prometheusrule_in_a_helm_template_with_a_values_threshold(ops):
+    (slow,) = pick(ops, SourceKind.PROMETHEUS_RULE, "InferdSlow")
+    assert (slow.path, slow.line, slow.op, slow.value, slow.for_) == (OPS + "prometheusrule.yaml", 20, ">", 2.5, "5m")
+    (errors,) = pick(ops, SourceKind.PROMETHEUS_RULE, "InferdErrors")
+    assert (errors.op, errors.value, errors.links) == (">", 0.02, ("inferd_requests",))
+
+
+def test_recording_rule_chain_of_two_steps(ops):
+    (slow,) = pick(ops, SourceKind.PROMETHEUS_RULE, "InferdSlow")
+    assert slow.metrics == ("inferd:request_latency_seconds:max_over_models",)  # what the alert reads
+    assert slow.raw_metrics == ("inferd_request_latency_seconds_count", "inferd_request_latency_seconds_sum")
+    assert slow.links == ("inferd_request_latency_seconds",)  # the histogram behind both recordings
+    assert slow.via == (f"record:inferd:request_latency_seconds:max_over_models@{OPS}prometheusrule.yaml:16",
+                        f"record:inferd:request_latency_seconds:rate5m@{OPS}prometheusrule.yaml:12")
+    # an HPA Object metric on the recorded series is followed the same way
+    (hpa,) = pick(ops, SourceKind.HPA, "inferd:request_latency_seconds:max_over_models")
+    assert (hpa.value, hpa.links) == (3.0, ("inferd_request_latency_seconds",))
+
+
+def test_keda_prometheus_trigger(ops):
+    keda = pick(ops, SourceKind.KEDA, "inferd_queue_per_replica")
+    assert [(r.op, r.value) for r in keda] == [("activation", 1.0), ("target", 8.0)]  # values.yaml, | quote
+    assert all(r.metrics == ("inferd_queue_depth",) and r.links == ("inferd_queue_depth",) for r in keda)
+    assert keda[0].line == 15 and 'model="tiny"' in keda[0].expr  # the query with .Values.model filled in
+    assert len([r for r in ops.records if r.source_kind is SourceKind.KEDA]) == 2  # the cpu trigger is not Prometheus
+
+
+def test_grafana_dashboard_in_a_configmap(ops):
+    queue = pick(ops, SourceKind.GRAFANA, "Queue depth")
+    assert [(r.value, r.severity) for r in queue] == [(16.0, "orange"), (64.0, "red")]
+    assert {r.path for r in queue} == {OPS + "dashboard-configmap.yaml"}
+    text = (FIXTURES / "opschart" / OPS / "dashboard-configmap.yaml").read_text().splitlines()
+    assert "inferd_queue_depth" in text[queue[0].line - 1]  # the line of the panel's query in the YAML
+    (cache,) = pick(ops, SourceKind.GRAFANA, "KV cache")
+    assert (cache.value, cache.links) == (0.9, ("inferd_kv_cache_usage_ratio",))
+
+
+def test_hpa_external_metric_and_inhibit_rules(ops):
+    (external,) = pick(ops, SourceKind.HPA, "inferd_kv_cache_usage_ratio")
+    assert (external.expr, external.value, external.links) == ("External Value", 0.8, ("inferd_kv_cache_usage_ratio",))
+    (inhibit,) = pick(ops, SourceKind.INHIBIT, "InferdDown inhibits InferdSlow")
+    assert inhibit.links == ("inferd_request_latency_seconds",) and inhibit.expr == "equal: namespace"
+    assert inhibit.via == (f"alert:InferdDown@{OPS}prometheusrule.yaml:30", f"alert:InferdSlow@{OPS}prometheusrule.yaml:20")
+    (unknown,) = pick(ops, SourceKind.INHIBIT, "ClusterMaintenance inhibits *")
+    assert unknown.unlinked == "names alerts no rule of this system defines: ClusterMaintenance"
+
+
+def test_every_threshold_is_linked_or_says_why(ops):
+    assert all(bool(r.links) != bool(r.unlinked) for r in ops.records)
+    (down,) = pick(ops, SourceKind.PROMETHEUS_RULE, "InferdDown")
+    assert down.unlinked == "reads only series Prometheus writes itself: up"
+    assert ops.stats["through_recording_rules"] == 3 and ops.stats["linked"] == 12
+
+
+def test_alias_bomb_in_a_rules_file_is_a_diagnostic(tmp_path):
+    bomb = 'a: &a ["x","x","x","x","x","x","x","x","x","x"]\n'
+    previous = "a"
+    for name in "bcdefghi":
+        bomb += f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]\n"
+        previous = name
+    write(tmp_path, "rules/bomb.yaml", "groups:\n  - name: g\n    rules:\n      - alert: Ok\n        expr: up == 0\n"
+          "---\n" + bomb + "expr: up\n")
+    result = build_context(tmp_path, [THRESHOLDS_STEP]).results["thresholds"]
+    assert [(d.path, d.line, d.code) for d in result.diagnostics] == [("rules/bomb.yaml", 7, "yaml-limit")]
+    assert [r.name for r in result.records] == ["Ok"]  # the document before it is still read

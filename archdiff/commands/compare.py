@@ -8,11 +8,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from extractor.errors import UserInputError
+
+if TYPE_CHECKING:
+    from extractor.evidence import Evidence
 
 FORMATS = ("html", "md", "json")
 
@@ -27,8 +30,9 @@ def _formats(value: str) -> tuple[str, ...]:
 
 
 def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, ...],
-                  bundles: tuple[dict[str, Any], dict[str, Any]] | None = None) -> list[Path]:
+                  sides: tuple[Evidence, Evidence] | None = None) -> list[Path]:
     """Render ``findings`` in each format into ``out_dir``; returns the files written."""
+    from comparator.registry import KINDS
     from comparator.render_json import render_json
     from comparator.render_markdown import render_markdown
 
@@ -40,11 +44,11 @@ def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, .
             from comparator.render_html import render_html
 
             labels = tuple(s["label"] for s in findings["systems"])
-            view = build_graph_view(bundles[0], bundles[1], labels) if bundles else None
-            text = render_html(findings, view)
+            view = build_graph_view(sides[0], sides[1], labels) if sides else None
+            text = render_html(findings, KINDS, view)
             path = out_dir / "report.html"
         elif fmt == "md":
-            text, path = render_markdown(findings), out_dir / "report.md"
+            text, path = render_markdown(findings, KINDS), out_dir / "report.md"
         else:
             text, path = render_json(findings), out_dir / "report.json"
         path.write_text(text, encoding="utf-8")
@@ -84,14 +88,14 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
     Each side is an evidence.json, a directory holding one, a system YAML file (name, version,
     sources), or a source spec (directory, git URL@ref, pypi:NAME==VERSION, archive) extracted now.
     """
-    from comparator.findings import compare_bundles
+    from comparator.compare import compare_evidence
     from comparator.inputs import load_side
 
     chosen = _formats(formats)
-    bundle_a = load_side(a, cache_dir, jobs)
-    bundle_b = load_side(b, cache_dir, jobs)
-    findings = compare_bundles(bundle_a, bundle_b, mode)
-    for path in write_reports(findings, out_dir, chosen, (bundle_a, bundle_b)):
+    side_a = load_side(a, cache_dir, jobs)
+    side_b = load_side(b, cache_dir, jobs)
+    findings = compare_evidence(side_a, side_b, mode)
+    for path in write_reports(findings, out_dir, chosen, (side_a, side_b)):
         click.echo(str(path))
     d = findings["differences"]
     click.echo(f"{findings['systems'][0]['label']} -> {findings['systems'][1]['label']} ({findings['mode']}): "
@@ -109,7 +113,8 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None)
 def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path | None) -> None:
     """Extract the systems of a curated preset (by name, or a preset YAML file) and compare them."""
-    from comparator.findings import compare_bundles
+    from comparator.compare import compare_evidence
+    from extractor.evidence import evidence_from_json
 
     try:
         from extractor.presets import load_preset  # optional: the presets package may be absent
@@ -129,7 +134,7 @@ def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path 
         result = extract_system(system.specs(), name=system.name, version=system.version,
                                 options=ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=system.build))
         write_bundle(result.bundle, out_dir / f"system-{i + 1}", result.text)
-        bundles.append(result.bundle)
-    findings = compare_bundles(bundles[0], bundles[1], "auto")
+        bundles.append(evidence_from_json(result.bundle, f"system-{i + 1}/evidence.json"))
+    findings = compare_evidence(bundles[0], bundles[1], "auto")
     for path in write_reports(findings, out_dir, chosen, (bundles[0], bundles[1])):
         click.echo(str(path))

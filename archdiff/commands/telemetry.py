@@ -40,8 +40,9 @@ def render_scrape(families: tuple[ScrapedFamily, ...], result: Reconciliation | 
     lines.append(f"matched to definitions: {len(result.matched)}")
     sections = [
         ("defined but never exposed", result.defined_not_exposed),
-        ("exposed but not found in code", result.exposed_not_found),
-        ("exposed by the client library itself", result.library_families),
+        ("exposed but not found in code or a known library", result.exposed_not_found),
+        ("exposed by a library the code uses", [f"{f.family}  ({f.origin}; {f.evidence})"
+                                                for f in result.library_families]),
     ]
     for title, items in sections:
         lines.append(f"{title}: {len(items)}")

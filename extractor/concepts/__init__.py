@@ -14,10 +14,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from extractor import naming
+from extractor.concepts.native_scan import scan_native
+from extractor.concepts.records import Concept, ConceptEvidence, ConceptHit, definitions
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
+from extractor.generated import generated_files
 from extractor.model import Contribution, Language, NodeKind, Step
 
 DETECTORS_FILE = Path(__file__).with_name("detectors.yaml")
@@ -38,24 +42,7 @@ DETECTORS_SCHEMA = {
 
 SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL,
                           NodeKind.ENUM, NodeKind.UNION})
-CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA)
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class ConceptEvidence:
-    path: str
-    line: int
-    matched: str  # the fact as found: "heapq.heappush", "shm_open", "pin_memory=True", "BlockPool"
-    via: str  # which kind of fact matched: one of MATCH_KINDS
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class Concept:
-    id: str
-    title: str
-    count: int  # all hits, before capping the evidence list
-    files: int  # distinct files with a hit
-    evidence: tuple[ConceptEvidence, ...]
+CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -91,31 +78,15 @@ def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
                        data.get("evidence_per_concept", 25))
 
 
-def module_name(rel: str) -> str:
-    """Dotted Python module name of a file path inside its source root (``a/b/__init__.py`` -> ``a.b``)."""
-    parts = rel[:-3].split("/") if rel.endswith(".py") else rel.split("/")
-    if parts and parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
+def resolve_relative(name: str, file: SourceFile) -> str:
+    """Make a ``.x.y`` name recorded by the scanner absolute for the module ``file`` is."""
+    return naming.resolve_dotted(naming.package_of(file.module, naming.is_package_file(file.rel)), name)
 
 
-def resolve_relative(name: str, rel: str) -> str:
-    """Make a ``.x.y`` name recorded by the scanner absolute for the module at ``rel``."""
-    if not name.startswith("."):
-        return name
-    level = len(name) - len(name.lstrip("."))
-    package = module_name(rel).split(".")
-    if not rel.endswith("__init__.py"):
-        package = package[:-1]
-    base = package[: len(package) - (level - 1)] if level > 1 else package
-    rest = name[level:]
-    return ".".join([*base, rest]) if rest else ".".join(base)
-
-
-def imported_modules(rel: str, facts: Mapping[str, Any]) -> Iterator[tuple[str, str, int]]:
+def imported_modules(file: SourceFile, facts: Mapping[str, Any]) -> Iterator[tuple[str, str, int]]:
     """(module, imported name or "", line) with relative imports made absolute."""
     for module, name, level, line in facts.get("imports", ()):
-        absolute = resolve_relative("." * level + module, rel) if level else module
+        absolute = resolve_relative("." * level + module, file) if level else module
         yield absolute, name, line
 
 
@@ -123,14 +94,14 @@ def file_facts(file: SourceFile, facts: Mapping[str, Any], kind: str) -> Iterato
     """(fact text, line) of one match kind, with Python relative names resolved."""
     if kind == "imports":
         # "import a.b" is a use of module a.b; "from a import b" of a.b (b may be a module or a name)
-        for module, name, line in imported_modules(file.rel, facts):
+        for module, name, line in imported_modules(file, facts):
             yield (f"{module}.{name}" if name and name != "*" else module), line
         return
     if kind == "includes":
         yield from ((h, line) for h, line in facts.get("includes", ()))
         return
     if kind == "names" and file.language is Language.PYTHON:
-        yield from ((resolve_relative(n, file.rel), line) for n, line in facts.get("names", ()))
+        yield from ((resolve_relative(n, file), line) for n, line in facts.get("names", ()))
         return
     if kind == "symbols":
         return  # symbols come from the graph (or the defs fallback), see iter_symbols
@@ -143,7 +114,7 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
     The graph steps' nodes are used for every file they cover; files they do not cover (a step not in
     this pipeline, a file it could not read) fall back to the defs this step's scanner recorded."""
     covered: set[str] = set()
-    for name in ("python", "cpp"):
+    for name in ("python", "cpp", "rust", "go"):
         result = ctx.results.get(name)
         if result is None:
             continue
@@ -154,26 +125,28 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
     for path, facts in facts_by_path.items():
         if path in covered:
             continue
-        for qualname, _kind, line, _bases in facts.get("defs", ()):
-            short = re.split(r"\.|::", qualname)[-1]
-            yield path, short, qualname, line
+        for d in definitions(facts):
+            yield path, re.split(r"\.|::", d.qualname)[-1], d.qualname, d.line
 
 
 def extract_concepts(ctx: Context) -> Contribution:
     detectors = load_detectors(ctx.options.extra.get("detectors") or DETECTORS_FILE)
+    # Generated code (protoc stubs, OpenAPI data classes) is kept apart like tests: what a tool
+    # wrote is not a mechanism the system's authors chose.
+    generated = generated_files(ctx)
     files = {f.path: (f, facts) for f, facts in ctx.facts(STEP.name, *CODE_LANGUAGES)
-             if not detectors.ignored(f.rel)}
+             if not detectors.ignored(f.rel) and f.path not in generated}
     hits: dict[str, set[tuple[str, int, str, str]]] = collections.defaultdict(set)
     for detector, evidence in match_detectors(detectors, ctx, files):
         hits[detector.id].add((evidence.path, evidence.line, evidence.matched, evidence.via))
     records = []
-    by_file: dict[str, dict[str, list[Any]]] = collections.defaultdict(dict)
+    by_file: dict[str, dict[str, ConceptHit]] = collections.defaultdict(dict)
     for detector in detectors.detectors:
         found = sorted(hits.get(detector.id, ()))
         if not found:
             continue
-        for path, line, matched, _via in found:
-            by_file[path].setdefault(detector.id, [line, matched])
+        for path, line, matched, via in found:
+            by_file[path].setdefault(detector.id, ConceptHit(line, matched, via))
         chosen = cap_evidence(found, detectors.evidence_per_concept)
         records.append(Concept(
             id=detector.id, title=detector.title, count=len(found), files=len({h[0] for h in found}),
@@ -236,5 +209,9 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
     return sorted(chosen)
 
 
+# The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
+# The generated-code step says which files a tool wrote: their facts are no evidence.
 STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="3",
-            scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp})
+            scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
+                      Language.RUST: scan_native, Language.GO: scan_native},
+            requires=("python", "cpp", "rust", "go", "generated"))

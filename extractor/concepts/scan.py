@@ -7,10 +7,14 @@ point a reader at the exact place.
 
 Python facts (from the stdlib ``ast``):
   imports  [module, name, level, line]   ``from a.b import c`` -> ["a.b", "c", 0, n]; ``import a.b`` -> ["a.b", "", 0, n]
+  typing_imports  the same, for imports under ``if TYPE_CHECKING:`` (annotations only: not a
+                  dependency at run time, so no evidence of a mechanism or a role); only when any
   names    [dotted, line]   chains whose head is an imported name, resolved through the imports:
                             ``from heapq import heappush; heappush(h, x)`` -> "heapq.heappush"
                             (relative heads keep their dots: ".block_pool.BlockPool")
   calls    [method, line]   ``x.pin_memory()`` where ``x`` is not an import -> "pin_memory"
+  invokes  [dotted, line]   imported names called: ``app = FastAPI()`` -> "fastapi.FastAPI" (a name
+                            used only in an annotation is in ``names``, not here)
   keywords [arg=value, line]  ``pin_memory=True``; non-constant values are shown as ``arg=...``
   attrs    [attr, line]     first access of every attribute name (``self.max_num_batched_tokens``)
   strings  [text, line]     short one-word string constants ("/dev/shm", "text/event-stream")
@@ -50,6 +54,8 @@ class _PythonFacts(FastNodeVisitor):
     def __init__(self) -> None:
         self.aliases: dict[str, str] = {}
         self.imports: set[tuple[str, str, int, int]] = set()
+        self.typing_imports: set[tuple[str, str, int, int]] = set()
+        self.invokes: set[tuple[str, int]] = set()
         self.names: set[tuple[str, int]] = set()
         self.calls: set[tuple[str, int]] = set()
         self.keywords: set[tuple[str, int]] = set()
@@ -62,10 +68,13 @@ class _PythonFacts(FastNodeVisitor):
     # Imports are collected in a first pass (``finish`` is called after a full visit, but names
     # used before a function-level import still resolve: aliases are gathered eagerly below).
     def visit_Module(self, node: ast.Module) -> None:
+        typing_only = {id(n) for sub in ast.walk(node) if isinstance(sub, ast.If) and _is_type_checking(sub.test)
+                       for inner in sub.body for n in ast.walk(inner) if isinstance(n, (ast.Import, ast.ImportFrom))}
         for sub in ast.walk(node):
+            imports = self.typing_imports if id(sub) in typing_only else self.imports
             if isinstance(sub, ast.Import):
                 for alias in sub.names:
-                    self.imports.add((alias.name, "", 0, sub.lineno))
+                    imports.add((alias.name, "", 0, sub.lineno))
                     if alias.asname:
                         self.aliases[alias.asname] = alias.name
                     else:
@@ -75,7 +84,7 @@ class _PythonFacts(FastNodeVisitor):
                 module = sub.module or ""
                 prefix = "." * sub.level + module
                 for alias in sub.names:
-                    self.imports.add((module, alias.name, sub.level, sub.lineno))
+                    imports.add((module, alias.name, sub.level, sub.lineno))
                     if alias.name == "*":
                         continue
                     target = f"{prefix}.{alias.name}" if module else prefix + alias.name
@@ -105,7 +114,11 @@ class _PythonFacts(FastNodeVisitor):
 
     def visit_Call(self, node: ast.Call) -> None:
         func = node.func
-        if isinstance(func, ast.Attribute) and self.resolve(func) is None:
+        invoked = self.resolve(func) if isinstance(func, ast.Attribute) else (
+            self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
+        if invoked is not None:
+            self.invokes.add((invoked, node.lineno))
+        elif isinstance(func, ast.Attribute):
             self.calls.add((func.attr, node.lineno))
         for kw in node.keywords:
             if kw.arg is None:
@@ -149,15 +162,25 @@ class _PythonFacts(FastNodeVisitor):
         return None
 
     def finish(self) -> dict[str, Any]:
-        return {
+        facts = {
             "imports": [list(t) for t in sorted(self.imports)],
             "names": [list(t) for t in sorted(self.names)],
             "calls": [list(t) for t in sorted(self.calls)],
+            "invokes": [list(t) for t in sorted(self.invokes)],
             "keywords": [list(t) for t in sorted(self.keywords)],
             "attrs": [[k, v] for k, v in sorted(self.attrs.items())],
             "strings": [list(t) for t in sorted(self.strings)],
             "defs": [[q, k, line, bases] for q, k, line, bases in sorted(self.defs, key=lambda d: (d[2], d[0]))],
         }
+        if self.typing_imports:
+            facts["typing_imports"] = [list(t) for t in sorted(self.typing_imports)]
+        return facts
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:`` (also ``t.TYPE_CHECKING``)."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 # --- C++ / CUDA -----------------------------------------------------------------------------------

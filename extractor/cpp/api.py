@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.cpp.symbols import AGGREGATES, CALLABLE, DefinitionSite
 from extractor.model import Edge, EdgeKind, Node, NodeKind
+from extractor.naming import id_name
 
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc"})
 _CLASSIFIED = AGGREGATES | CALLABLE | {NodeKind.ENUM}
@@ -28,7 +29,7 @@ def public_headers(paths: Iterable[str], include_edges: Iterable[Edge], sources:
     found = {p for p in paths if posixpath.splitext(p)[1] in HEADER_SUFFIXES and "include" in p.split("/")[:-1]}
     for e in include_edges:
         if e.kind is EdgeKind.INCLUDES:
-            src, dst = e.source[len("file:"):], e.target[len("file:"):]
+            src, dst = id_name(e.source), id_name(e.target)
             if sources.get(src, "") != sources.get(dst, ""):
                 found.add(dst)
     return found

@@ -32,6 +32,7 @@ from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, edge_key
+from extractor.naming import cpp_id, file_id, id_name
 
 CPP_LANGUAGES = (Language.CPP, Language.CUDA)
 
@@ -80,7 +81,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
             if hit:
                 stats["includes_resolved"] += 1
                 targets.append(hit)
-                include_edges.append(Edge(f"file:{path}", f"file:{hit}", EdgeKind.INCLUDES, path, line))
+                include_edges.append(Edge(file_id(path), file_id(hit), EdgeKind.INCLUDES, path, line))
             else:
                 stats["includes_unresolved_angle" if angle else "includes_unresolved_quoted"] += 1
         resolved_includes[path] = targets
@@ -106,7 +107,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     external: dict[str, Node] = {}
     for edge in list(edges):
         if edge.kind is EdgeKind.INHERITS and edge.target not in node_kinds:
-            name = edge.target[len("cpp:"):]
+            name = id_name(edge.target)
             external[edge.target] = Node(edge.target, NodeKind.EXTERNAL, name.rsplit("::", 1)[-1],
                                          name, "cpp")
     for path in sorted(facts):
@@ -135,7 +136,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     api = classify_api(nodes, table.sites, ops, bindings, public)
     nodes = [dataclasses.replace(n, api=api[n.id]) if n.id in api else n for n in nodes]
 
-    file_nodes = [Node(f"file:{p}", NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
+    file_nodes = [Node(file_id(p), NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
                   for p in sorted(facts)]
     all_nodes = tuple(sorted([*file_nodes, *nodes, *schema_nodes, *external.values()]))
     all_edges = tuple(sorted(set(edges), key=edge_key))
@@ -189,14 +190,14 @@ def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:
     edges = []
     for d in table.defs_by_path.get(path, ()):
         node = table.node_by_id[d.id]
-        parent_id = "cpp:" + d.parent if d.parent else ""
+        parent_id = cpp_id(d.parent) if d.parent else ""
         if parent_id in table.node_by_id and parent_id != d.id:
             edges.append(Edge(parent_id, d.id, EdgeKind.CONTAINS, node.path, node.line))
         # a file contains what it defines at namespace level (a file-local namespace has no node)
         at_namespace_level = not d.parent or table.node_by_id.get(parent_id, node).kind is NodeKind.NAMESPACE \
             or d.parent.endswith(")") and "(anonymous namespace@" in d.parent.rsplit("::", 1)[-1]
         if node.path == path and node.line == d.record["line"] and at_namespace_level:
-            edges.append(Edge(f"file:{path}", d.id, EdgeKind.CONTAINS, path, node.line))
+            edges.append(Edge(file_id(path), d.id, EdgeKind.CONTAINS, path, node.line))
     return edges
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from extractor.cpp.symbols import SymbolTable
 from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.naming import file_id, id_name
 
 OP_PREFIX = "torchop:"
 
@@ -77,7 +78,7 @@ def resolve_registrations(facts: Mapping[str, Mapping[str, Any]], table: SymbolT
             fn = e.get("target", "")
             if e["kind"] == "class":
                 target = table.resolve_type(e.get("scope", ""), fn, path)
-                target = target if target[len("cpp:"):] in table.types else ""
+                target = target if id_name(target) in table.types else ""
             elif fn == "<lambda>":
                 fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
             else:
@@ -115,7 +116,7 @@ def op_nodes(facts: Mapping[str, Mapping[str, Any]], ops: list[OpRegistration]
                           params=_params(first["params"]), returns=first["returns"],
                           overloads=overloads, sites=sites, api=f"public: torch op {qual}"))
         for p, e in defs:
-            edges.append(Edge(f"file:{p}", node_id, EdgeKind.CONTAINS, p, e["line"]))
+            edges.append(Edge(file_id(p), node_id, EdgeKind.CONTAINS, p, e["line"]))
     known = {n.id for n in nodes}
     for r in ops:
         if r.target and (r.kind == "impl" or r.function):

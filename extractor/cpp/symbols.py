@@ -22,6 +22,7 @@ from typing import Any
 
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.naming import cpp_id, id_name
 
 TYPE_KINDS = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "union": NodeKind.UNION,
               "enum": NodeKind.ENUM, "namespace": NodeKind.NAMESPACE}
@@ -123,7 +124,7 @@ class SymbolTable:
         written = [n for n, k in scope if not k]
         if kind in TYPE_KINDS:
             d.kind = TYPE_KINDS[kind]
-            d.id = "cpp:" + r["qual"]
+            d.id = cpp_id(r["qual"])
             d.parent = "::".join(enclosing)
             return
         parent = "::".join(enclosing)
@@ -143,7 +144,7 @@ class SymbolTable:
                     parent = local
                     break
         d.parent = parent
-        d.id = "cpp:" + (f"{parent}::{name}" if parent else name)
+        d.id = cpp_id(f"{parent}::{name}" if parent else name)
         if kind == "kernel":
             d.kind = NodeKind.KERNEL
         elif parent in self.aggregates or "member" in r.get("tags", ()):
@@ -177,7 +178,7 @@ class SymbolTable:
             tags.add("overloaded")
         if kind is NodeKind.KERNEL:
             tags.add("kernel")
-        qual = display_qual(node_id[len("cpp:"):])
+        qual = display_qual(id_name(node_id))
         doc = rep.record.get("doc", "") or next((d.record["doc"] for d in same if d.record.get("doc")), "")
         here = (rep.path, rep.record["line"])
         sites = sorted({Location(d.path, d.record["line"]) for d in group
@@ -207,10 +208,10 @@ class SymbolTable:
         for prefix in _outward(scope):
             for candidate in _candidates(prefix, name, path):
                 if candidate in self.types:
-                    return "cpp:" + candidate
+                    return cpp_id(candidate)
                 if candidate in self.aliases:
-                    return "cpp:" + self.aliases[candidate]
-        return "cpp:" + name
+                    return cpp_id(self.aliases[candidate])
+        return cpp_id(name)
 
     def resolve_reference(self, scope: str, name: str, path: str = "") -> str:
         """A function named in code (`&fn`, `&ns::Class::method`) as seen from ``scope`` in ``path``."""
@@ -218,7 +219,7 @@ class SymbolTable:
             return ""
         if ANONYMOUS_NAMESPACE in scope and path:
             scope = scope.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
-        return self.resolve_callee("cpp:" + (f"{scope}::" if scope else "") + "<ref>", name, path=path)
+        return self.resolve_callee(cpp_id((f"{scope}::" if scope else "") + "<ref>"), name, path=path)
 
     def resolve_lambda(self, path: str, scope: str, callees: Iterable[str]) -> tuple[str, str]:
         """(`<lambda> -> f`, node of f) for a binding given as a lambda: the first function it
@@ -248,11 +249,11 @@ class SymbolTable:
         elif "." in name or "->" in name:
             return ""  # a call through an object whose type we do not know
         name = name.lstrip(":")
-        caller_qual = caller[len("cpp:"):]
+        caller_qual = id_name(caller)
         scope = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
         for prefix in _outward(scope):
             for qual in _candidates(prefix, name, path):
-                node = self.node_by_id.get("cpp:" + qual)
+                node = self.node_by_id.get(cpp_id(qual))
                 if node is not None and node.kind in CALLABLE and (not kernel_only or node.kind is NodeKind.KERNEL):
                     return node.id
         if kernel_only:

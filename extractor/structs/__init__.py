@@ -6,7 +6,7 @@ Two inputs: ELF files the user gives (``ctx.options.binaries``, method ``dwarf-b
 probed are the C/C++ graph's (one definition finder); every non-template struct, class or union
 the graph has in a header gets a layout record, resolved or ``unresolved`` with the header or name
 that was missing and, where archdiff knows it, what would supply it. pyelftools is imported only
-by ``extractor.structs.dwarf``.
+by the ``extractor.structs.dwarf`` package.
 """
 
 from __future__ import annotations

@@ -1,9 +1,13 @@
 """Struct layout records, and the arithmetic that turns a DWARF layout into them.
 
-Holes follow pahole's accounting, so the two can be compared line by line: a *byte* hole is the
-gap between the end of a member's storage (the storage unit, for a bit-field) and the next
-member's offset; a *bit* hole is the unused bits of a bit-field's storage unit before the next
-member (or the next storage unit). Tail padding is the size minus the end of the last storage.
+Holes and padding follow the reference tool of the layout's language, so the two can be compared
+hole for hole: pahole's accounting for C (``class__find_holes`` in dwarves), gdb's ``ptype /o`` for
+C++ (pahole 1.24 prints nothing usable for templates and base classes, so gdb is C++'s reference).
+They count the same unused bits and group them differently around bit-fields: for
+``struct mixed { unsigned long a:3; unsigned int b:2; long c; }`` pahole reports one 59-bit hole
+(the rest of ``a``'s 8-byte storage unit), gdb a 3-bit and a 7-byte hole (to the next byte, then
+whole bytes). A bit hole's ``offset`` is the absolute bit position where it starts, a byte hole's
+the byte where it starts.
 """
 
 from __future__ import annotations
@@ -92,13 +96,24 @@ def layout_from_raw(raw, *, path: str, method: Method, origin: str = "",
     members = tuple(_member(m) for m in raw.members)
     if raw.kind != "union":
         # DWARF lists base classes in declaration order, but a polymorphic base may be placed
-        # first (the primary base); holes are measured in address order
-        members = tuple(sorted(members, key=lambda m: (m.offset, m.bit_offset)))
-    holes, padding, bit_padding = compute_holes(members, raw.size, raw.kind == "union")
+        # first (the primary base); holes are measured in address order, bit by bit (a char
+        # declared after a short bit-field lies inside an int bit-field's storage unit declared
+        # after it)
+        members = tuple(sorted(members, key=bit_start))
+    holes, padding, bit_padding = compute_holes(members, raw.size, raw.kind == "union", raw.language)
     return StructLayout(qualname=raw.qualname, kind=raw.kind, path=path, line=raw.decl_line,
                         method=method, size=raw.size, align=raw.align, members=members,
                         holes=holes, padding=padding, bit_padding=bit_padding, tags=tags,
                         language=raw.language, packed=raw.packed, origin=origin)
+
+
+def bit_start(m: Member) -> int:
+    """The member's first bit, from the start of the struct."""
+    return m.offset * 8 + m.bit_offset
+
+
+def bit_end(m: Member) -> int:
+    return bit_start(m) + (m.bit_size if m.bit_size else m.size * 8)
 
 
 def _member(m) -> Member:
@@ -118,37 +133,95 @@ def _member(m) -> Member:
                   crosses_cacheline=crosses)
 
 
-def compute_holes(members: tuple[Member, ...], size: int, is_union: bool
+def compute_holes(members: tuple[Member, ...], size: int, is_union: bool, language: str = "c"
                   ) -> tuple[tuple[Hole, ...], int, int]:
-    """(holes, tail padding bytes, tail bit padding) in member order, pahole's way."""
+    """(holes, tail padding bytes, tail bit padding), in member order: pahole's accounting for C,
+    gdb's for C++ (see the module docstring). Unions have neither holes nor padding in both."""
     if is_union:
         return (), 0, 0
-    placed = [m for m in members if m.kind is not MemberKind.VIRTUAL_BASE]
+    if language == "c":
+        return _pahole_holes(members, size)
+    return _gdb_holes(members, size)
+
+
+def _pahole_holes(members: tuple[Member, ...], size: int) -> tuple[tuple[Hole, ...], int, int]:
+    """dwarves' ``class__find_holes``: a bit-field run ends at the end of its widest storage unit;
+    the bits from the last bit-field to the next member, up to that end, are one bit hole; whole
+    bytes past it are a byte hole."""
     holes: list[Hole] = []
-    prev: Member | None = None
-    storage_end = 0  # byte end of the previous member's storage
-    bit_end = 0  # bit end of the previous member's bits
+    unit_end = size * 8  # end of the current bit-field run's storage unit, in bits
+    unit_bits = 0  # size of that storage unit, in bits
+    seen = 0  # the bit after the last one used so far
+    in_bitfield = False
+    last: Member | None = None
     for index, m in enumerate(members):
         if m.kind is MemberKind.VIRTUAL_BASE:
             continue
-        if prev is not None:
-            start_bit = m.offset * 8 + m.bit_offset
-            if m.offset >= storage_end:
-                if prev.bit_size and storage_end * 8 > bit_end:
-                    holes.append(Hole(bit_end, storage_end * 8 - bit_end, prev.name, True, index))
-                if m.offset > storage_end:
-                    holes.append(Hole(storage_end, m.offset - storage_end, prev.name, False,
-                                      index))
-            elif prev.bit_size and start_bit > bit_end:
-                holes.append(Hole(bit_end, start_bit - bit_end, prev.name, True, index))
-        # pahole measures from the previous member's own end, even when it sits inside the
-        # storage unit of a bit-field before it
-        storage_end = m.offset + m.size
-        bit_end = m.offset * 8 + m.bit_offset + m.bit_size if m.bit_size else storage_end * 8
-        prev = m
-    padding = max(0, size - storage_end) if placed else 0
-    bit_padding = storage_end * 8 - bit_end if prev is not None and prev.bit_size else 0
-    return tuple(holes), padding, bit_padding
+        start, end = bit_start(m), bit_end(m)
+        bit_hole, bit_at, byte_hole, byte_at = 0, seen, 0, seen // 8
+        if in_bitfield:  # the unused tail of the previous bit-field's storage unit
+            stop = min(start, unit_end)
+            bit_hole = stop - seen
+            seen = stop
+        if m.bit_size:
+            aligned = m.offset * 8
+            if seen < aligned <= start:  # whole bytes up to this bit-field's storage unit
+                byte_hole, byte_at = m.offset - seen // 8, seen // 8
+                seen = aligned
+            bit_hole += start - seen
+        else:
+            byte_hole, byte_at = start // 8 - seen // 8, seen // 8
+        after = last.name if last is not None else ""
+        if bit_hole > 0:
+            holes.append(Hole(bit_at, bit_hole, after, True, index))
+        if byte_hole > 0:
+            holes.append(Hole(byte_at, byte_hole, after, False, index))
+        if m.bit_size:
+            in_bitfield = True
+            storage = m.size * 8
+            if end > unit_end or storage > unit_bits:
+                unit_bits = storage
+                unit_end = m.offset * 8 + unit_bits
+                if end > unit_end:  # it borrowed bits from the previous unit and spills into the next
+                    unit_end += unit_bits
+        else:
+            in_bitfield = False
+            unit_bits = 0
+            unit_end = end
+        last = m
+        seen = max(seen, end)
+    if last is None:
+        return (), 0, 0
+    bit_padding = 0
+    if in_bitfield:
+        stop = min(size * 8, unit_end)
+        bit_padding = stop - seen
+        seen = stop
+    return tuple(holes), max(0, size - seen // 8), max(0, bit_padding)
+
+
+def _gdb_holes(members: tuple[Member, ...], size: int) -> tuple[tuple[Hole, ...], int, int]:
+    """gdb's ``print_offset_data``: the gap between one member's last bit and the next member's
+    first is a hole, told as its odd bits and then its whole bytes; the same at the end is padding.
+    Nothing is counted before the first member."""
+    holes: list[Hole] = []
+    end = 0
+    last: Member | None = None
+    for index, m in enumerate(members):
+        if m.kind is MemberKind.VIRTUAL_BASE:
+            continue
+        start = bit_start(m)
+        if last is not None and 0 < end < start:
+            bits, whole = (start - end) % 8, (start - end) // 8
+            if bits:
+                holes.append(Hole(end, bits, last.name, True, index))
+            if whole:
+                holes.append(Hole((end + bits) // 8, whole, last.name, False, index))
+        end = bit_end(m)
+        last = m
+    if last is None or not 0 < end < size * 8:
+        return tuple(holes), 0, 0
+    return tuple(holes), (size * 8 - end) // 8, (size * 8 - end) % 8
 
 
 def unresolved_layout(qualname: str, kind: str, path: str, line: int, error: str,

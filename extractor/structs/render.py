@@ -6,63 +6,67 @@ import dataclasses
 import re
 from collections.abc import Iterable
 
-from extractor.structs.records import CACHELINE, MemberKind, Method, StructLayout
+from extractor.structs.records import CACHELINE, MemberKind, Method, StructLayout, bit_end, bit_start
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Segment:
-    """One drawn run of bytes in a byte map: a member, a hole or tail padding."""
+    """One drawn run of a byte map: a member (or a run of adjacent bit-fields), a hole or padding.
 
-    offset: int
-    size: int
+    Offsets and sizes are in bytes; around bit-fields they are exact fractions of a byte (eighths),
+    so that a 59-bit hole is drawn as 59 bits."""
+
+    offset: int | float
+    size: int | float
     label: str
     kind: str  # "member" | "base" | "hole" | "padding"
+    type: str = ""
+
+
+def _bytes(bits: int) -> int | float:
+    return bits // 8 if bits % 8 == 0 else bits / 8
 
 
 def byte_map(layout: StructLayout) -> tuple[Segment, ...]:
-    """Members, holes and padding as contiguous segments, to be drawn to scale.
+    """Members, holes and padding as segments to be drawn to scale, in address order.
 
-    Bit-fields that share a storage unit are drawn as one segment labelled with all their names;
-    union members all start at 0 and are drawn as one segment per member, overlapping.
+    The holes and the padding are the layout's own (``holes``, ``padding``, ``bit_padding``):
+    the map draws exactly those. Members are drawn bit by bit: adjacent bit-fields as one segment
+    labelled with all their names. Union members all start at 0 and are drawn as one segment per
+    member, overlapping.
     """
-    if layout.method is Method.UNRESOLVED:
+    if layout.method is Method.UNRESOLVED or layout.size <= 0:
         return ()
-    segments: list[Segment] = []
     if layout.kind == "union":
-        for m in layout.members:
-            segments.append(Segment(0, m.size, m.name or m.type, "member"))
-        if layout.members:
-            widest = max(m.size for m in layout.members)
-            if layout.size > widest:
-                segments.append(Segment(widest, layout.size - widest, "padding", "padding"))
+        segments = [Segment(0, m.size, m.name or m.type, "member", m.type) for m in layout.members]
+        widest = max((m.size for m in layout.members), default=0)
+        if layout.size > widest:
+            segments.append(Segment(widest, layout.size - widest, "padding", "padding"))
         return tuple(segments)
+    runs: list[list] = []  # [first bit, end bit, label, kind, type, bit-field run]
     for m in layout.members:
         if m.kind is MemberKind.VIRTUAL_BASE:
             continue
-        kind = "base" if m.kind is MemberKind.BASE else "member"
-        label = m.name or m.type
-        if m.bit_size:
-            label = f"{label}:{m.bit_size}"
-        last = segments[-1] if segments else None
-        if last is not None and m.offset < last.offset + last.size:
-            # sharing storage with the previous member (bit-fields, overlapping empty bases)
-            if m.offset + m.size > last.offset + last.size:
-                segments[-1] = Segment(last.offset, m.offset + m.size - last.offset,
-                                       f"{last.label}, {label}", last.kind)
-            else:
-                segments[-1] = Segment(last.offset, last.size, f"{last.label}, {label}", last.kind)
+        start, end = bit_start(m), bit_end(m)
+        label = f"{m.name or m.type}:{m.bit_size}" if m.bit_size else (m.name or m.type)
+        last = runs[-1] if runs else None
+        if last is not None and (start < last[1] or (m.bit_size and last[5] and start == last[1])):
+            # sharing bits with the previous member (an empty base), or the next bit-field of a run
+            last[1] = max(last[1], end)
+            last[2] = f"{last[2]}, {label}"
             continue
-        segments.append(Segment(m.offset, m.size, label, kind))
-    filled: list[Segment] = []
-    cursor = 0
-    for seg in segments:
-        if seg.offset > cursor:
-            filled.append(Segment(cursor, seg.offset - cursor, "hole", "hole"))
-        filled.append(seg)
-        cursor = max(cursor, seg.offset + seg.size)
-    if layout.size > cursor:
-        filled.append(Segment(cursor, layout.size - cursor, "padding", "padding"))
-    return tuple(filled)
+        runs.append([start, end, label, "base" if m.kind is MemberKind.BASE else "member", m.type, bool(m.bit_size)])
+    drawn = [(start, end - start, label, kind, type_) for start, end, label, kind, type_, _bits in runs]
+    for h in layout.holes:
+        drawn.append((h.offset if h.bits else h.offset * 8, h.size if h.bits else h.size * 8,
+                      "bit hole" if h.bits else "hole", "hole", ""))
+    tail = (layout.size - layout.padding) * 8
+    if layout.bit_padding:
+        drawn.append((tail - layout.bit_padding, layout.bit_padding, "bit padding", "padding", ""))
+    if layout.padding:
+        drawn.append((tail, layout.padding * 8, "padding", "padding", ""))
+    drawn.sort(key=lambda d: (d[0], d[3] in ("hole", "padding")))
+    return tuple(Segment(_bytes(start), _bytes(bits), label, kind, type_) for start, bits, label, kind, type_ in drawn)
 
 
 def render_text(layouts: Iterable[StructLayout]) -> str:

@@ -6,6 +6,12 @@ Only chains that start at ``BuildCounter()``/``BuildGauge()``/``BuildHistogram()
 builder, a model config) is not a metric. Names may be string literals, literal concatenations,
 or constants defined in the file (``constexpr char kX[] = "..."``, ``const std::string kX("...")``,
 ``#define X "..."``); a constant from another file is left for the extract step to resolve.
+
+A chain whose ``.Name(...)``/``.Help(...)``/``.Labels(...)`` reads a parameter of the function it
+sits in makes that function a *helper* (a metric factory): the helper's parameter positions are
+recorded, and so are the calls of this file that pass a name-like string literal, so the extract
+step can bind any helper's call sites, whichever file they are in. Labels may be a map variable
+(``std::map<std::string, std::string> labels = {{"k", "v"}}; ... .Labels(labels)``).
 """
 
 from __future__ import annotations
@@ -44,11 +50,23 @@ def scan_cpp_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
         if builder:
             chains.append((call, builder))
     adds = _read_adds(root)
+    maps = _read_label_maps(root)
+    helpers: list[dict[str, Any]] = []
     for call, builder in chains:
-        metrics.append(_read_chain(call, builder, constants, adds))
+        chain = _read_chain(call, builder, constants, adds, maps)
+        helper = _helper(call, chain)
+        if helper is not None:
+            helpers.append(helper)
+        else:
+            metrics.append(chain)
     facts: dict[str, Any] = {}
     if metrics:
         facts["metrics"] = metrics
+    if helpers:
+        facts["helpers"] = helpers
+    calls = _literal_calls(root, maps)
+    if calls:
+        facts["calls"] = calls
     if constants and (names_prometheus or b"metric" in data.lower()):
         facts["constants"] = constants
     return facts or None
@@ -201,6 +219,8 @@ def _read_adds(root) -> dict[str, list[dict[str, Any]]]:
         entry: dict[str, Any] = {"line": call.start_point[0] + 1, "labels": [], "buckets": None}
         if args:
             entry["labels"] = _label_keys(args[0])
+            if args[0].type == "identifier":
+                entry["labels_var"] = _text(args[0])
         if len(args) > 1:
             entry["buckets"] = _numbers(args[1])
         adds.setdefault(name, []).append(entry)
@@ -242,6 +262,94 @@ def _numbers(node) -> list[float] | None:
     return values
 
 
+def _read_label_maps(root) -> dict[str, list[str]]:
+    """Label keys of map variables initialised with ``{{"key", "value"}, ...}`` in the file."""
+    maps: dict[str, list[str]] = {}
+    for declarator in _walk(root, "init_declarator"):
+        target = declarator.child_by_field_name("declarator")
+        value = declarator.child_by_field_name("value")
+        if target is None or value is None or target.type != "identifier":
+            continue
+        if value.type == "argument_list" and len(value.named_children) == 1:
+            value = value.named_children[0]
+        if value.type == "initializer_list" and value.named_children \
+                and all(c.type == "initializer_list" for c in value.named_children):
+            keys = _label_keys(value)
+            if keys:
+                maps[_text(target)] = keys
+    return maps
+
+
+def _enclosing_function(node):
+    parent = node.parent
+    while parent is not None and parent.type != "function_definition":
+        parent = parent.parent
+    return parent
+
+
+def _function_signature(function) -> tuple[str, list[str]] | None:
+    """(unqualified name, parameter names) of a function definition."""
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator") or (
+            declarator.named_children[-1] if declarator.named_children else None)
+    if declarator is None:
+        return None
+    name_node = declarator.child_by_field_name("declarator")
+    parameters = declarator.child_by_field_name("parameters")
+    if name_node is None or parameters is None:
+        return None
+    names: list[str] = []
+    for parameter in parameters.named_children:
+        target = parameter.child_by_field_name("declarator")
+        while target is not None and target.type != "identifier" and target.named_children:
+            target = target.child_by_field_name("declarator") or target.named_children[-1]
+        names.append(_text(target) if target is not None and target.type == "identifier" else "")
+    return _text(name_node).split("::")[-1].strip(), names
+
+
+def _helper(call, chain: dict[str, Any]) -> dict[str, Any] | None:
+    """The chain as a helper's template when its name is one of the function's parameters."""
+    name_fact = chain.get("name") or {}
+    function = _enclosing_function(call)
+    if function is None or name_fact.get("value") is not None or not name_fact.get("constant"):
+        return None
+    signature = _function_signature(function)
+    if signature is None or name_fact["constant"] not in signature[1]:
+        return None
+    helper_name, params = signature
+    positions = {"name": params.index(name_fact["constant"])}
+    help_fact = chain.get("help") or {}
+    if help_fact.get("value") is None and help_fact.get("constant") in params:
+        positions["help"] = params.index(help_fact["constant"])
+    if chain.get("labels_param") in params:
+        positions["labels"] = params.index(chain["labels_param"])
+    return {"function": helper_name, "params": len(params), "positions": positions, "chain": chain}
+
+
+_NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
+
+
+def _literal_calls(root, maps: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Calls passing a name-like string literal: the call sites a helper may have."""
+    calls: list[dict[str, Any]] = []
+    for call in _walk(root, "call_expression"):
+        function = call.child_by_field_name("function")
+        arguments = call.child_by_field_name("arguments")
+        if function is None or arguments is None or function.type not in (
+                "identifier", "qualified_identifier", "field_expression", "template_function"):
+            continue
+        args = [_literal(a) for a in arguments.named_children]
+        if not any(a is not None and _NAME_LIKE.match(a) for a in args):
+            continue
+        name = _text(function).replace("->", ".").split(".")[-1].split("::")[-1].split("<")[0].strip()
+        labels = [_label_keys(a) if a.type == "initializer_list" else maps.get(_text(a)) if a.type == "identifier"
+                  else None for a in arguments.named_children]
+        calls.append({"callee": name, "line": call.start_point[0] + 1, "args": args,
+                      "labels": labels})
+    return calls
+
+
 def _argument_value(arguments, constants: dict[str, str]) -> dict[str, Any]:
     args = arguments.named_children if arguments is not None else []
     if not args:
@@ -260,7 +368,7 @@ def _argument_value(arguments, constants: dict[str, str]) -> dict[str, Any]:
 
 
 def _read_chain(call, builder: str, constants: dict[str, str],
-                adds: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+                adds: dict[str, list[dict[str, Any]]], maps: dict[str, list[str]]) -> dict[str, Any]:
     methods, outer = _chain_methods(call)
     fact: dict[str, Any] = {"type": builder, "line": call.start_point[0] + 1, "labels": [],
                             "registered": False}
@@ -270,7 +378,14 @@ def _read_chain(call, builder: str, constants: dict[str, str],
         elif method == "Help":
             fact["help"] = _argument_value(arguments, constants)
         elif method == "Labels" and arguments is not None and arguments.named_children:
-            fact["labels"] = _label_keys(arguments.named_children[0])
+            argument = arguments.named_children[0]
+            if argument.type == "identifier" and _text(argument) in maps:
+                fact["labels"] = maps[_text(argument)]  # a map variable of this file
+            elif argument.type == "identifier":
+                fact["labels_param"] = _text(argument)
+                fact["labels_unresolved"] = _text(argument)
+            else:
+                fact["labels"] = _label_keys(argument)
         elif method == "Register":
             fact["registered"] = True
     holder = _holder(outer)
@@ -278,7 +393,7 @@ def _read_chain(call, builder: str, constants: dict[str, str],
     extra_labels: list[str] = []
     buckets: list[float] | None = None
     for add in adds.get(holder, []) if holder else []:
-        extra_labels.extend(add["labels"])
+        extra_labels.extend(add["labels"] or maps.get(add.get("labels_var") or "", []))
         if add["buckets"] is not None and buckets is None:
             buckets = add["buckets"]
     fact["add_labels"] = sorted(set(extra_labels))

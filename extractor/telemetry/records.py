@@ -23,7 +23,7 @@ import functools
 import re
 from pathlib import Path
 
-import yaml
+from extractor.datafile import load_data_file
 
 
 class MetricType(str, enum.Enum):
@@ -40,6 +40,8 @@ class SourceKind(str, enum.Enum):
     GRAFANA = "grafana"
     HPA = "hpa"
     ADAPTER = "adapter"
+    KEDA = "keda"
+    INHIBIT = "alertmanager-inhibit"
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -58,8 +60,14 @@ class MetricDefinition:
     lint: tuple[str, ...] = ()
     labels_resolved: bool = True  # False when some label names could not be read statically
     buckets_resolved: bool = True  # False for a histogram whose boundaries are computed at run time
-    library: str = ""  # "prometheus_client" or "prometheus-cpp"
-    via: str = ""  # how the constructor was reached: "import", "attribute", "class-attr:<Class>._x", "subclass:<Class>"
+    library: str = ""  # the client library that names the series: prometheus_client, prometheus-cpp, ray, opentelemetry
+    # How the constructor was reached: "import", "attribute", "class-attr:<Class>._x",
+    # "subclass:<Class>", "builder", and for factories "factory:<qualname>" steps joined by " > ".
+    via: str = ""
+    origin: str = ""  # the library that defines the metric when the analysed code does not ("" = the code)
+    quantiles: tuple[float, ...] = ()  # a summary's quantiles where the code states them
+    exemplars: bool = False  # the code attaches exemplars to its observations
+    unresolved: str = ""  # why a dynamic name (or a label/bucket set) could not be read
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -76,7 +84,12 @@ class Threshold:
     severity: str = ""
     default: bool = False  # Grafana's untouched default step (red at 80)
     links: tuple[str, ...] = ()  # names of metric definitions in the bundle it reads
-    via: tuple[str, ...] = ()  # adapter-renamed metric -> the metrics its metricsQuery reads
+    # How it reaches them: "adapter:<name>@path:line" (an adapter-renamed metric),
+    # "record:<name>@path:line" (a recorded series, followed to the raw metrics behind it),
+    # "alert:<name>@path:line" (an inhibit rule naming an alert)
+    via: tuple[str, ...] = ()
+    raw_metrics: tuple[str, ...] = ()  # the series read once recorded series are followed (empty: none followed)
+    unlinked: str = ""  # why it links no metric definition ("" when it does)
 
 
 PYTHON_SUFFIXES = {
@@ -107,6 +120,12 @@ SCRAPE_TYPE = {
 }
 
 
+def prometheus_default_buckets() -> tuple[float, ...]:
+    import prometheus_client  # the installed library is the authority on its own default
+
+    return tuple(prometheus_client.Histogram.DEFAULT_BUCKETS)
+
+
 def build_python_name(metric_type: MetricType, name: str, namespace: str = "", subsystem: str = "",
                       unit: str = "") -> str:
     """The registered name, joined the way prometheus_client's ``_build_full_name`` does."""
@@ -118,14 +137,67 @@ def build_python_name(metric_type: MetricType, name: str, namespace: str = "", s
     return full
 
 
+# Series written through a prometheus_client *MetricFamily (custom collectors: Ray's metrics agent,
+# OpenTelemetry's Prometheus exporter): no _created samples.
+FAMILY_SUFFIXES = {
+    MetricType.COUNTER: ("", "_total"),
+    MetricType.GAUGE: ("",),
+    MetricType.HISTOGRAM: ("", "_bucket", "_count", "_sum"),
+    MetricType.SUMMARY: ("", "_count", "_sum"),
+    MetricType.INFO: ("_info",),
+}
+
+RAY_NAMESPACE = "ray"
+_OTEL_SANITIZE = re.compile(r"[^a-zA-Z0-9:]+")
+
+
 def expose_names(metric_type: MetricType, name: str, library: str) -> tuple[str, ...]:
+    """Series names a scrape shows for a metric registered as ``name`` through ``library``."""
+    if library == "ray":
+        return ray_exposed_names(metric_type, name)
+    if library == "collector":
+        return tuple(sorted(name + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
+    if library == "opentelemetry":
+        base = name[: -len("_total")] if metric_type is MetricType.COUNTER and name.endswith("_total") else name
+        return tuple(sorted(base + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
     suffixes = (CPP_SUFFIXES if library == "prometheus-cpp" else PYTHON_SUFFIXES).get(metric_type, ("",))
     return tuple(sorted(name + s for s in suffixes))
 
 
+def ray_exposed_names(metric_type: MetricType, name: str) -> tuple[str, ...]:
+    """Ray's metrics agent (python/ray/_private/metrics_agent.py, OpenCensusProxyCollector.to_metrics)
+    prefixes ``ray_`` (the dashboard agent's exporter namespace) and writes prometheus_client
+    metric families. Since Ray 2.10 a counter is a CounterMetricFamily (``_total``) and, for
+    dashboards made before, also a gauge under the bare name unless the name already ends in
+    ``_total`` (RAY_EXPORT_COUNTER_AS_GAUGE, default on)."""
+    full = f"{RAY_NAMESPACE}_{name}"
+    if metric_type is MetricType.COUNTER:
+        base = full[: -len("_total")] if full.endswith("_total") else full
+        names = {base, base + "_total"}
+        if not full.endswith("_total"):
+            names.add(full)
+        return tuple(sorted(names))
+    return tuple(sorted(full + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
+
+
+def build_otel_name(metric_type: MetricType, name: str, unit: str) -> str:
+    """The family name opentelemetry-exporter-prometheus (0.66b2 ``_mapping.py``) writes: the name
+    sanitized, the unit mapped to its Prometheus word and appended by prometheus_client's metric
+    family (after a counter's ``_total`` is stripped). ``unit`` is already mapped."""
+    full = _OTEL_SANITIZE.sub("_", ("_" + name[1:]) if name[:1].isdigit() else name)
+    if metric_type is MetricType.COUNTER and full.endswith("_total"):
+        full = full[: -len("_total")]
+    if unit and not full.endswith("_" + unit):
+        full += "_" + unit
+    return full
+
+
+NAMING_SCHEMA = {"non_base_units": {str: str}, "reserved_suffixes": [str]}
+
+
 @functools.cache
 def _naming_rules() -> dict:
-    return yaml.safe_load((Path(__file__).with_name("naming.yaml")).read_text())
+    return load_data_file(Path(__file__).with_name("naming.yaml"), NAMING_SCHEMA)
 
 
 _VALID_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")

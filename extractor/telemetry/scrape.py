@@ -17,11 +17,9 @@ from typing import Any
 from prometheus_client.parser import text_string_to_metric_families
 
 from extractor.errors import UserInputError
-from extractor.telemetry.records import SCRAPE_TYPE, MetricType
+from extractor.telemetry.libraries import conventions
+from extractor.telemetry.records import SCRAPE_TYPE, MetricType, expose_names
 
-# Families the client libraries register by themselves (process and runtime collectors): exposed,
-# but defined in the library, not in the analysed code.
-LIBRARY_FAMILIES = re.compile(r"^(process_|python_gc_|python_info$|exposer_)")
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -40,13 +38,34 @@ class Mismatch:
     definition: str  # "name@path:line"
 
 
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class LibraryFamily:
+    family: str
+    origin: str  # the library that defines it
+    evidence: str  # "name@path:line" of the evidence record, or "by name" from libraries.yaml
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class Reconciliation:
-    matched: tuple[str, ...]  # scraped family names explained by a definition
-    defined_not_exposed: tuple[str, ...]  # "name@path:line" of definitions no family shows
-    exposed_not_found: tuple[str, ...]  # families no definition explains
-    library_families: tuple[str, ...]  # process_*/python_* families from the client library itself
+    matched: tuple[str, ...]  # scraped family names explained by a definition in the code
+    defined_not_exposed: tuple[str, ...]  # "name@path:line" of the code's definitions no family shows
+    exposed_not_found: tuple[str, ...]  # families neither the code nor a known library explains
+    library_families: tuple[LibraryFamily, ...]  # families a library exposes for the code
     type_mismatches: tuple[Mismatch, ...]
+
+
+def _library_family_names() -> dict[str, str]:
+    """Family name -> library, for the series libraries.yaml says a library exposes by itself
+    (prometheus_client's default collectors, ...): they explain a scrape even when the evidence
+    did not see the code serve them (a registry handed over at run time)."""
+    names: dict[str, str] = {}
+    for entry in conventions().provided:
+        for metric in entry["metrics"]:
+            definition = {"name": metric["name"], "type": metric["type"],
+                          "exposed_names": expose_names(MetricType(metric["type"]), metric["name"], entry["naming"])}
+            for family in _expected_families(definition):
+                names[family] = entry["library"]
+    return names
 
 
 def parse_exposition(text: str) -> tuple[ScrapedFamily, ...]:
@@ -114,14 +133,24 @@ def reconcile(definitions: Iterable[Mapping[str, Any]], families: Iterable[Scrap
             else:
                 by_family.setdefault(family, []).append((definition, scrape_type))
     seen_definitions: set[str] = set()
-    matched, unknown, library = [], [], []
+    matched, unknown = [], []
+    library: list[LibraryFamily] = []
+    known = _library_family_names()
     mismatches: list[Mismatch] = []
     for family in families:
         candidates = list(by_family.get(family.name, ()))
         if not candidates:
             candidates = [(d, t) for pattern, d, t in dynamic if pattern.match(family.name)]
+        origins = sorted({(str(d["origin"]), _label(d)) for d, _ in candidates if d.get("origin")})
+        if origins or (not candidates and family.name in known):
+            # Exposed because the code uses a library: explained by its origin, not "unknown".
+            origin, evidence = origins[0] if origins else (known[family.name], "by name")
+            library.append(LibraryFamily(family.name, origin, evidence))
+            for definition, _ in candidates:
+                seen_definitions.add(_label(definition))
+            continue
         if not candidates:
-            (library if LIBRARY_FAMILIES.match(family.name) else unknown).append(family.name)
+            unknown.append(family.name)
             continue
         matched.append(family.name)
         for definition, scrape_type in candidates:
@@ -129,7 +158,7 @@ def reconcile(definitions: Iterable[Mapping[str, Any]], families: Iterable[Scrap
         if family.type not in ("unknown", "untyped") and all(t != family.type for _, t in candidates):
             for definition, scrape_type in candidates:
                 mismatches.append(Mismatch(family.name, family.type, scrape_type, _label(definition)))
-    not_exposed = sorted({_label(d) for d in definitions} - seen_definitions)
+    not_exposed = sorted({_label(d) for d in definitions if not d.get("origin")} - seen_definitions)
     return Reconciliation(
         matched=tuple(sorted(set(matched))),
         defined_not_exposed=tuple(not_exposed),

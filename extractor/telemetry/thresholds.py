@@ -13,7 +13,7 @@ them kernel tuning tables.
 
 from __future__ import annotations
 
-import json
+import dataclasses
 import re
 from collections import Counter as Tally
 from pathlib import PurePosixPath
@@ -21,301 +21,17 @@ from typing import Any
 
 import yaml
 
+from extractor import safeyaml
 from extractor.context import Context
-from extractor.model import Contribution, Diagnostic, Language, ParsedFile, Severity, Step
+from extractor.model import Contribution, Diagnostic, Language, Severity, Step
+from extractor.telemetry.grafana import scan_json_thresholds
+from extractor.telemetry.libraries import conventions
+from extractor.telemetry.opsyaml import neutralise_templates, scalar_text, scan_yaml_thresholds
 from extractor.telemetry.promql import analyse
 from extractor.telemetry.records import SourceKind, Threshold
 
-_YAML_MARKERS = (b"groups:", b"HorizontalPodAutoscaler", b"seriesQuery", b"metricsQuery",
-                 b"averageValue", b"averageUtilization", b"expr:")
-_HPA_SOURCES = {"Pods": "pods", "Object": "object", "External": "external", "Resource": "resource",
-                "ContainerResource": "containerResource"}
-_TEMPLATE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
-_GRAFANA_DEFAULT = [{"color": "green", "value": None}, {"color": "red", "value": 80}]
-
-
-# -- YAML with line numbers --------------------------------------------------------------------
-
-class _Map(dict):
-    """A mapping that remembers the 1-based line it started on."""
-
-    line = 0
-
-
-class _Seq(list):
-    line = 0
-
-
-def _to_python(node: yaml.Node) -> Any:
-    if isinstance(node, yaml.MappingNode):
-        out = _Map()
-        out.line = node.start_mark.line + 1
-        for key_node, value_node in node.value:
-            key = _to_python(key_node)
-            out[key if isinstance(key, (str, int, float, bool)) or key is None else str(key)] = _to_python(value_node)
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        seq = _Seq(_to_python(v) for v in node.value)
-        seq.line = node.start_mark.line + 1
-        return seq
-    return _SCALARS.construct_object(node, deep=True)
-
-
-_SCALARS = yaml.constructor.SafeConstructor()
-
-
-def neutralise_templates(text: str) -> tuple[str, dict[str, str]]:
-    """Replace Helm/Go-template directives so the rest parses as YAML, keeping every line number.
-
-    A directive alone on its line (``{{- if ... }}``, ``{{ include ... | nindent 4 }}``) becomes a
-    blank line; one inside a value becomes a placeholder token ``__tplN__`` whose text is kept, so
-    ``averageValue: {{ .Values.x }}`` can still be resolved against ``values.yaml``.
-    """
-    placeholders: dict[str, str] = {}
-    out_lines: list[str] = []
-    # Multi-line directives: blank them but keep their newlines.
-    text = _TEMPLATE.sub(lambda m: m.group(0) if "\n" not in m.group(0) else "\n" * m.group(0).count("\n"), text)
-    for line in text.split("\n"):
-        if _TEMPLATE.search(line) and not _TEMPLATE.sub("", line).strip():
-            out_lines.append("")
-            continue
-
-        def replace(match: re.Match) -> str:
-            key = f"__tpl{len(placeholders)}__"
-            placeholders[key] = match.group(1).strip()
-            return key
-
-        out_lines.append(_TEMPLATE.sub(replace, line))
-    return "\n".join(out_lines), placeholders
-
-
-def _yaml_documents(text: str) -> tuple[list[Any], list[dict[str, Any]]]:
-    """Each ``---`` document parsed alone, so one malformed document leaves the others readable."""
-    docs: list[Any] = []
-    problems: list[dict[str, Any]] = []
-    lines = text.split("\n")
-    starts = [0] + [i for i, line in enumerate(lines) if re.match(r"^---(\s|$)", line)]
-    starts = sorted(set(starts))
-    for index, start in enumerate(starts):
-        end = starts[index + 1] if index + 1 < len(starts) else len(lines)
-        chunk = "\n" * start + "\n".join(lines[start:end])  # leading newlines keep line numbers
-        try:
-            for node in yaml.compose_all(chunk, Loader=yaml.SafeLoader):
-                if node is not None:
-                    docs.append(_to_python(node))
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            problems.append({"line": (mark.line + 1) if mark else start + 1, "code": "yaml-error",
-                             "message": f"YAML does not parse: {getattr(err, 'problem', None) or err}"})
-    return docs, problems
-
-
-def _walk(value: Any):
-    yield value
-    if isinstance(value, dict):
-        for v in value.values():
-            yield from _walk(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _walk(v)
-
-
-def _line(value: Any, fallback: int = 0) -> int:
-    return getattr(value, "line", 0) or fallback
-
-
-def _scalar_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return str(value).lower()
-    return str(value)
-
-
-def scan_yaml_thresholds(parsed: ParsedFile) -> dict[str, Any] | None:
-    data = parsed.data
-    if not any(marker in data for marker in _YAML_MARKERS):
-        return None
-    text, placeholders = neutralise_templates(parsed.text)
-    docs, problems = _yaml_documents(text)
-    rules: list[dict[str, Any]] = []
-    hpa: list[dict[str, Any]] = []
-    adapter: list[dict[str, Any]] = []
-    for doc in docs:
-        for node in _walk(doc):
-            if not isinstance(node, dict):
-                continue
-            if isinstance(node.get("groups"), list):
-                rules.extend(_rule_facts(node["groups"]))
-            if node.get("type") in _HPA_SOURCES and isinstance(node.get(_HPA_SOURCES[node["type"]]), dict):
-                hpa.append(_hpa_fact(node))
-            if "seriesQuery" in node or "metricsQuery" in node:
-                adapter.append(_adapter_fact(node))
-    if not (rules or hpa or adapter or problems):
-        return None
-    used = {k: v for k, v in placeholders.items()
-            if any(k in json.dumps(item) for item in rules + hpa + adapter)}
-    return {"rules": rules, "hpa": hpa, "adapter": adapter, "diagnostics": problems,
-            "placeholders": dict(sorted(used.items()))}
-
-
-def _rule_facts(groups: list[Any]) -> list[dict[str, Any]]:
-    out = []
-    for group in groups:
-        if not isinstance(group, dict) or not isinstance(group.get("rules"), list):
-            continue
-        for rule in group["rules"]:
-            if not isinstance(rule, dict) or "expr" not in rule:
-                continue
-            labels = rule.get("labels") if isinstance(rule.get("labels"), dict) else {}
-            out.append({
-                "group": _scalar_text(group.get("name")),
-                "alert": _scalar_text(rule.get("alert")),
-                "record": _scalar_text(rule.get("record")),
-                "expr": _scalar_text(rule.get("expr")).strip(),
-                "for": _scalar_text(rule.get("for")),
-                "severity": _scalar_text(labels.get("severity")),
-                "line": _line(rule),
-            })
-    return out
-
-
-def _hpa_fact(node: dict[str, Any]) -> dict[str, Any]:
-    kind = node["type"]
-    source = node[_HPA_SOURCES[kind]]
-    metric = source.get("metric") if isinstance(source.get("metric"), dict) else {}
-    # autoscaling/v2 nests metric.name; v2beta1 used metricName beside the target; Resource uses name
-    name = metric.get("name") if metric else (source.get("metricName") or source.get("name"))
-    target = source.get("target") if isinstance(source.get("target"), dict) else {}
-    # autoscaling/v2beta1 kept the target beside the name (targetAverageValue, targetValue, ...)
-    value_key, value = "", None
-    for key in ("averageValue", "value", "averageUtilization", "targetAverageValue", "targetValue",
-                "targetAverageUtilization"):
-        holder = target if key in target else source
-        if key in holder:
-            value_key, value = key, holder[key]
-            break
-    return {"type": kind, "metric": _scalar_text(name), "target_type": _scalar_text(target.get("type")),
-            "value_key": value_key, "value": _scalar_text(value), "line": _line(node)}
-
-
-def _adapter_fact(node: dict[str, Any]) -> dict[str, Any]:
-    name = node.get("name") if isinstance(node.get("name"), dict) else {}
-    return {"seriesQuery": _scalar_text(node.get("seriesQuery")),
-            "matches": _scalar_text(name.get("matches")), "as": _scalar_text(name.get("as")),
-            "metricsQuery": _scalar_text(node.get("metricsQuery")), "line": _line(node)}
-
-
-# -- Grafana dashboards -----------------------------------------------------------------------
-
-def scan_json_thresholds(parsed: ParsedFile) -> dict[str, Any] | None:
-    data = parsed.data
-    if not ((b'"panels"' in data or b'"rows"' in data) and (b'"targets"' in data or b'"expr"' in data)):
-        return None
-    text = parsed.text
-    try:
-        document = json.loads(text)
-    except json.JSONDecodeError as err:
-        return {"panels": [], "diagnostics": [{"line": err.lineno, "code": "json-error",
-                                               "message": f"JSON does not parse: {err.msg}"}]}
-    dashboard = document.get("dashboard", document) if isinstance(document, dict) else None
-    if not isinstance(dashboard, dict):
-        return None
-    problems: list[dict[str, Any]] = []
-    panels: list[dict[str, Any]] = []
-    cursor = [0]
-    if isinstance(dashboard.get("rows"), list):
-        problems.append({"line": _find_line(text, '"rows"', 0), "code": "grafana-old-schema",
-                         "message": f"dashboard schemaVersion {dashboard.get('schemaVersion', '?')} uses "
-                                    "top-level rows (pre-5.0 layout); panels read from the rows"})
-        for row in dashboard["rows"]:
-            if isinstance(row, dict):
-                _collect_panels(row.get("panels"), panels, text, cursor)
-    _collect_panels(dashboard.get("panels"), panels, text, cursor)
-    if not panels and not problems:
-        return None
-    return {"panels": panels, "diagnostics": problems, "title": str(dashboard.get("title", "")),
-            "schema": dashboard.get("schemaVersion")}
-
-
-def _find_line(text: str, needle: str, start: int) -> int:
-    pos = text.find(needle, start)
-    return text.count("\n", 0, pos) + 1 if pos >= 0 else 0
-
-
-def _collect_panels(items: Any, out: list[dict[str, Any]], text: str, cursor: list[int]) -> None:
-    if not isinstance(items, list):
-        return
-    for panel in items:
-        if not isinstance(panel, dict):
-            continue
-        exprs = []
-        for target in panel.get("targets") or []:
-            if isinstance(target, dict):
-                expr = target.get("expr") or target.get("query")
-                if isinstance(expr, str) and expr.strip():
-                    exprs.append(expr)
-        line = 0
-        if exprs:
-            needle = json.dumps(exprs[0])
-            pos = text.find(needle, cursor[0])
-            if pos < 0:
-                pos = text.find(needle)
-            if pos >= 0:
-                line = text.count("\n", 0, pos) + 1
-                cursor[0] = pos + 1
-        if exprs:
-            out.append({"title": str(panel.get("title", "")), "type": str(panel.get("type", "")),
-                        "exprs": exprs, "thresholds": _panel_thresholds(panel), "line": line})
-        _collect_panels(panel.get("panels"), out, text, cursor)
-
-
-def _panel_thresholds(panel: dict[str, Any]) -> list[dict[str, Any]]:
-    found: list[dict[str, Any]] = []
-    defaults = (panel.get("fieldConfig") or {}).get("defaults") or {}
-    thresholds = defaults.get("thresholds") if isinstance(defaults, dict) else None
-    if isinstance(thresholds, dict) and isinstance(thresholds.get("steps"), list):
-        steps = thresholds["steps"]
-        is_default = [{"color": s.get("color"), "value": s.get("value")} for s in steps if isinstance(s, dict)] \
-            == _GRAFANA_DEFAULT
-        mode = str(thresholds.get("mode", "absolute"))
-        for step in steps:
-            if isinstance(step, dict) and isinstance(step.get("value"), (int, float)):
-                found.append({"op": ">=", "value": step["value"], "color": str(step.get("color", "")),
-                              "default": is_default, "form": f"fieldConfig.steps:{mode}"})
-    # Grafana 6 gauge/bar gauge: options.fieldOptions.thresholds = [{color, value}]
-    legacy_steps = ((panel.get("options") or {}).get("fieldOptions") or {}).get("thresholds")
-    if isinstance(legacy_steps, list):
-        for step in legacy_steps:
-            if isinstance(step, dict) and isinstance(step.get("value"), (int, float)):
-                found.append({"op": ">=", "value": step["value"], "color": str(step.get("color", "")),
-                              "default": False, "form": "options.fieldOptions"})
-    legacy = panel.get("thresholds")
-    if isinstance(legacy, list):  # graph panel: [{value, op: gt|lt, colorMode}]
-        for item in legacy:
-            if isinstance(item, dict) and isinstance(item.get("value"), (int, float)):
-                found.append({"op": "<" if item.get("op") == "lt" else ">", "value": item["value"],
-                              "color": str(item.get("colorMode", "")), "default": False, "form": "graph"})
-    elif isinstance(legacy, str) and legacy.strip():  # singlestat: "80,90"
-        for part in legacy.split(","):
-            try:
-                found.append({"op": ">=", "value": float(part), "color": "", "default": False,
-                              "form": "singlestat"})
-            except ValueError:
-                continue
-    alert = panel.get("alert")
-    if isinstance(alert, dict):  # legacy dashboard alerting
-        for condition in alert.get("conditions") or []:
-            evaluator = condition.get("evaluator") if isinstance(condition, dict) else None
-            if isinstance(evaluator, dict) and evaluator.get("params"):
-                op = {"gt": ">", "lt": "<", "outside_range": "outside", "within_range": "within"}.get(
-                    str(evaluator.get("type")), str(evaluator.get("type")))
-                value = evaluator["params"][0]
-                if isinstance(value, (int, float)):
-                    found.append({"op": op, "value": value, "color": "alert", "default": False,
-                                  "form": "legacy-alert", "for": str(alert.get("for", ""))})
-    return found
-
+__all__ = ["THRESHOLDS_STEP", "extract_thresholds", "neutralise_templates", "parse_quantity",
+           "scan_json_thresholds", "scan_yaml_thresholds"]
 
 # -- extract ------------------------------------------------------------------------------
 
@@ -347,7 +63,9 @@ def _links(metrics: tuple[str, ...], index: dict[str, set[str]]) -> tuple[str, .
 
 def _values_lookup(ctx: Context, path: str, expression: str) -> str | None:
     """``.Values.a.b`` from the chart's values.yaml (the directory above ``templates/``)."""
-    match = re.fullmatch(r"\.Values\.([A-Za-z0-9_.\-]+)", expression.strip())
+    # `.Values.x`, also piped through a formatting function that keeps the value
+    match = re.fullmatch(r"\.Values\.([A-Za-z0-9_.\-]+)(?:\s*\|\s*(?:quote|squote|toString|int|int64|float64))*",
+                         expression.strip())
     if not match:
         return None
     parts = PurePosixPath(path).parts
@@ -358,14 +76,14 @@ def _values_lookup(ctx: Context, path: str, expression: str) -> str | None:
     for file in ctx.files:
         if file.path == values_path:
             try:
-                values = yaml.safe_load(ctx.abs_path(file).read_text(encoding="utf-8", errors="replace"))
+                values = safeyaml.safe_load(ctx.abs_path(file).read_text(encoding="utf-8", errors="replace"))
             except (OSError, yaml.YAMLError):
                 return None
             for key in match.group(1).split("."):
                 if not isinstance(values, dict) or key not in values:
                     return None
                 values = values[key]
-            return None if isinstance(values, (dict, list)) else _scalar_text(values)
+            return None if isinstance(values, (dict, list)) else scalar_text(values)
     return None
 
 
@@ -386,102 +104,219 @@ def _adapter_queries(rule: dict[str, Any]) -> tuple[str, str]:
     return exposed, query
 
 
-def extract_thresholds(ctx: Context) -> Contribution:
-    index = _exposed_index(ctx)
-    records: list[Threshold] = []
-    diagnostics: list[Diagnostic] = []
-    stats: Tally = Tally()
+class _Collector:
+    """Threshold records of one system, before they are linked to metric definitions."""
 
-    def analysed(expr: str, path: str, line: int):
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.records: list[Threshold] = []
+        self.diagnostics: list[Diagnostic] = []
+        self.stats: Tally = Tally()
+        self.adapters: dict[str, tuple[tuple[str, ...], str, int]] = {}
+        self.recording: set[tuple[str, int]] = set()  # (path, line) of recording rules
+
+    def analysed(self, expr: str, path: str, line: int):
         result = analyse(expr)
         if result.error:
-            diagnostics.append(Diagnostic(path, line, "promql-unknown",
-                                          f"PromQL not fully understood ({result.error}): {expr[:120]!r}",
-                                          Severity.WARNING))
-            stats["promql_unknown"] += 1
+            self.diagnostics.append(Diagnostic(path, line, "promql-unknown",
+                                               f"PromQL not fully understood ({result.error}): {expr[:120]!r}",
+                                               Severity.WARNING))
+            self.stats["promql_unknown"] += 1
         return result
 
-    adapters: dict[str, tuple[str, tuple[str, ...], str, int]] = {}
-    yaml_files = list(ctx.facts("thresholds", Language.YAML))
-    for file, facts in yaml_files:
-        for rule in facts.get("adapter", []):
-            exposed, query = _adapter_queries(rule)
-            result = analysed(query, file.path, rule["line"])
-            adapters[exposed] = (query, result.metrics, file.path, rule["line"])
-            records.append(Threshold(
-                path=file.path, line=rule["line"], source_kind=SourceKind.ADAPTER, name=exposed,
-                expr=rule["metricsQuery"], metrics=result.metrics, op="", value=None,
-                links=_links(result.metrics, index)))
+    def resolve_templates(self, text: str, path: str, placeholders: dict[str, str], values: bool) -> str:
+        for key, expression in placeholders.items():
+            if key in text:
+                resolved = _values_lookup(self.ctx, path, expression) if values else None
+                text = text.replace(key, resolved if resolved is not None else "{{ %s }}" % expression)
+        return text
 
-    for file, facts in yaml_files:
-        for problem in facts.get("diagnostics", []):
-            diagnostics.append(Diagnostic(file.path, problem["line"], problem["code"], problem["message"]))
-        for rule in facts.get("rules", []):
-            result = analysed(rule["expr"], file.path, rule["line"])
-            records.append(Threshold(
-                path=file.path, line=rule["line"], source_kind=SourceKind.PROMETHEUS_RULE,
-                name=rule["alert"] or rule["record"], expr=rule["expr"], metrics=result.metrics,
-                op=result.op, value=result.value, for_=rule["for"], severity=rule["severity"],
-                links=_links(result.metrics, index)))
-        placeholders = facts.get("placeholders", {})
-        for hpa in facts.get("hpa", []):
-            value_text = hpa["value"]
-            for key, expression in placeholders.items():
-                if key in value_text:
-                    resolved = _values_lookup(ctx, file.path, expression)
-                    value_text = value_text.replace(key, resolved if resolved is not None else "{{ %s }}" % expression)
-            metric = hpa["metric"]
-            for key, expression in placeholders.items():
-                metric = metric.replace(key, "{{ %s }}" % expression)
-            via: tuple[str, ...] = ()
-            # cpu/memory targets are Kubernetes resource metrics, not Prometheus series
-            is_resource = hpa["type"] in ("Resource", "ContainerResource")
-            metrics: tuple[str, ...] = (metric,) if metric and not is_resource else ()
-            if metric in adapters:
-                query, read, adapter_path, adapter_line = adapters[metric]
-                via = (f"adapter:{metric}@{adapter_path}:{adapter_line}",)
-                metrics = read
-            records.append(Threshold(
-                path=file.path, line=hpa["line"], source_kind=SourceKind.HPA, name=metric,
-                expr=f"{hpa['type']} {hpa['target_type'] or hpa['value_key']}".strip(),
-                metrics=metrics, op="target", value=parse_quantity(value_text),
-                severity="", links=_links(metrics, index), via=via))
-            if parse_quantity(value_text) is None:
-                diagnostics.append(Diagnostic(file.path, hpa["line"], "hpa-target-unresolved",
-                                              f"HPA target {hpa['value_key']}={value_text!r} is not a number",
-                                              Severity.INFO))
+    def adapter(self, path: str, rule: dict[str, Any]) -> None:
+        exposed, query = _adapter_queries(rule)
+        result = self.analysed(query, path, rule["line"])
+        self.adapters[exposed] = (result.metrics, path, rule["line"])
+        self.records.append(Threshold(path=path, line=rule["line"], source_kind=SourceKind.ADAPTER, name=exposed,
+                                      expr=rule["metricsQuery"], metrics=result.metrics, op="", value=None))
 
-    for file, facts in ctx.facts("thresholds", Language.JSON):
-        for problem in facts.get("diagnostics", []):
-            diagnostics.append(Diagnostic(file.path, problem["line"], problem["code"], problem["message"]))
-        for panel in facts.get("panels", []):
+    def rule(self, path: str, rule: dict[str, Any], placeholders: dict[str, str]) -> None:
+        expr = self.resolve_templates(rule["expr"], path, placeholders, True)  # `> {{ .Values.x }}`
+        result = self.analysed(expr, path, rule["line"])
+        if rule["record"] and not rule["alert"]:
+            self.recording.add((path, rule["line"]))
+        self.records.append(Threshold(
+            path=path, line=rule["line"], source_kind=SourceKind.PROMETHEUS_RULE,
+            name=rule["alert"] or rule["record"], expr=expr, metrics=result.metrics,
+            op=result.op, value=result.value, for_=rule["for"], severity=rule["severity"]))
+
+    def hpa(self, path: str, hpa: dict[str, Any], placeholders: dict[str, str]) -> None:
+        value_text = self.resolve_templates(hpa["value"], path, placeholders, True)
+        metric = self.resolve_templates(hpa["metric"], path, placeholders, False)
+        via: tuple[str, ...] = ()
+        # cpu/memory targets are Kubernetes resource metrics, not Prometheus series
+        is_resource = hpa["type"] in ("Resource", "ContainerResource")
+        metrics: tuple[str, ...] = (metric,) if metric and not is_resource else ()
+        if metric in self.adapters:
+            read, adapter_path, adapter_line = self.adapters[metric]
+            via = (f"adapter:{metric}@{adapter_path}:{adapter_line}",)
+            metrics = read
+        value = parse_quantity(value_text)
+        self.records.append(Threshold(
+            path=path, line=hpa["line"], source_kind=SourceKind.HPA, name=metric,
+            expr=f"{hpa['type']} {hpa['target_type'] or hpa['value_key']}".strip(),
+            metrics=metrics, op="target", value=value, via=via,
+            unlinked="a Kubernetes resource metric, not a Prometheus series" if is_resource else ""))
+        if value is None:
+            self.diagnostics.append(Diagnostic(path, hpa["line"], "hpa-target-unresolved",
+                                               f"HPA target {hpa['value_key']}={value_text!r} is not a number",
+                                               Severity.INFO))
+
+    def keda(self, path: str, trigger: dict[str, Any], placeholders: dict[str, str]) -> None:
+        query = self.resolve_templates(trigger["query"], path, placeholders, True)
+        result = self.analysed(query, path, trigger["line"])
+        for op, key in (("target", "threshold"), ("activation", "activation")):
+            text = self.resolve_templates(trigger[key], path, placeholders, True)
+            if not text:
+                continue
+            value = parse_quantity(text)
+            self.records.append(Threshold(path=path, line=trigger["line"], source_kind=SourceKind.KEDA,
+                                          name=trigger["name"], expr=query, metrics=result.metrics, op=op,
+                                          value=value))
+            if value is None:
+                self.diagnostics.append(Diagnostic(path, trigger["line"], "keda-threshold-unresolved",
+                                                   f"KEDA {key}={text!r} is not a number", Severity.INFO))
+
+    def panels(self, path: str, panels: list[dict[str, Any]]) -> None:
+        for panel in panels:
             metrics: set[str] = set()
             for expr in panel["exprs"]:
-                metrics.update(analysed(expr, file.path, panel["line"]).metrics)
-            read = tuple(sorted(metrics))
-            common = dict(path=file.path, line=panel["line"], source_kind=SourceKind.GRAFANA,
-                          name=panel["title"], expr="\n".join(panel["exprs"]), metrics=read,
-                          links=_links(read, index))
+                metrics.update(self.analysed(expr, path, panel["line"]).metrics)
+            common = dict(path=path, line=panel["line"], source_kind=SourceKind.GRAFANA, name=panel["title"],
+                          expr="\n".join(panel["exprs"]), metrics=tuple(sorted(metrics)))
             if not panel["thresholds"]:
-                records.append(Threshold(op="", value=None, **common))  # what the panel reads
+                self.records.append(Threshold(op="", value=None, **common))  # what the panel reads
             for step in panel["thresholds"]:
-                records.append(Threshold(op=step["op"], value=float(step["value"]),
-                                         severity=step["color"], default=step["default"],
-                                         for_=step.get("for", ""), **common))
+                self.records.append(Threshold(op=step["op"], value=float(step["value"]), severity=step["color"],
+                                              default=step["default"], for_=step.get("for", ""), **common))
 
+
+def extract_thresholds(ctx: Context) -> Contribution:
+    collector = _Collector(ctx)
+    yaml_files = list(ctx.facts("thresholds", Language.YAML))
+    for file, facts in yaml_files:  # adapters first: HPA targets anywhere may name their metrics
+        for rule in facts.get("adapter", []):
+            collector.adapter(file.path, rule)
+    inhibits: list[tuple[str, dict[str, Any]]] = []
+    for file, facts in yaml_files:
+        placeholders = facts.get("placeholders", {})
+        for rule in facts.get("rules", []):
+            collector.rule(file.path, rule, placeholders)
+        for hpa in facts.get("hpa", []):
+            collector.hpa(file.path, hpa, placeholders)
+        for trigger in facts.get("keda", []):
+            collector.keda(file.path, trigger, placeholders)
+        collector.panels(file.path, facts.get("panels", []))
+        inhibits.extend((file.path, rule) for rule in facts.get("inhibit", []))
+    for file, facts in ctx.facts("thresholds", Language.JSON):
+        collector.panels(file.path, facts.get("panels", []))
+    for file, facts in list(yaml_files) + list(ctx.facts("thresholds", Language.JSON)):
+        for problem in facts.get("diagnostics", []):
+            collector.diagnostics.append(Diagnostic(file.path, problem["line"], problem["code"], problem["message"]))
+    index = _exposed_index(ctx)
+    recorded = _recorded(collector.records, collector.recording)
+    records = [_linked(r, recorded, index) for r in collector.records]
+    records += _inhibit_records(inhibits, records, collector.recording)
     # An explicit key: dataclass ordering would compare a None value with a float and raise.
     records.sort(key=lambda r: (r.path, r.line, r.source_kind.value, r.name, r.op,
                                 float("-inf") if r.value is None else r.value, r.severity, r.expr))
+    return Contribution(records=tuple(records), diagnostics=tuple(sorted(collector.diagnostics)),
+                        stats=_stats(records, collector.stats, index))
+
+
+def _recorded(records: list[Threshold], recording: set[tuple[str, int]]) -> dict[str, list[Threshold]]:
+    """Recording rules by the series they record (one name may be recorded by several rules)."""
+    out: dict[str, list[Threshold]] = {}
+    for record in records:
+        if (record.path, record.line) in recording and record.name and record.name not in record.metrics:
+            out.setdefault(record.name, []).append(record)
+    return out
+
+
+def _raw(metrics: tuple[str, ...], recorded: dict[str, list[Threshold]], seen: frozenset[str] = frozenset(),
+         depth: int = 0) -> tuple[set[str], list[str]]:
+    """The series behind ``metrics`` once every recorded series is replaced by what its rule reads,
+    transitively (cycles and chains deeper than 16 stop), and the rules followed."""
+    raw: set[str] = set()
+    via: list[str] = []
+    for metric in metrics:
+        rules = recorded.get(metric)
+        if not rules or metric in seen or depth > 16:
+            raw.add(metric)
+            continue
+        for rule in rules:
+            via.append(f"record:{metric}@{rule.path}:{rule.line}")
+            inner, inner_via = _raw(rule.metrics, recorded, seen | {metric}, depth + 1)
+            raw |= inner
+            via.extend(inner_via)
+    return raw, via
+
+
+def _linked(record: Threshold, recorded: dict[str, list[Threshold]], index: dict[str, set[str]]) -> Threshold:
+    raw, via = _raw(record.metrics, recorded)
+    raw_metrics = tuple(sorted(raw)) if via else ()
+    links = _links(tuple(sorted(raw)), index)
+    reason = record.unlinked
+    if not links and not reason:
+        synthetic = sorted(raw & conventions().prometheus_synthetic)
+        unknown = sorted(raw - conventions().prometheus_synthetic)
+        if not record.metrics:
+            reason = "reads no metric (no series in its expression)"
+        elif not unknown:
+            reason = "reads only series Prometheus writes itself: " + ", ".join(synthetic)
+        else:
+            reason = "reads series no metric definition of this system exposes: " + ", ".join(unknown)
+    return dataclasses.replace(record, links=links, via=record.via + tuple(dict.fromkeys(via)),
+                               raw_metrics=raw_metrics, unlinked="" if links else reason)
+
+
+def _inhibit_records(inhibits: list[tuple[str, dict[str, Any]]], records: list[Threshold],
+                     recording: set[tuple[str, int]]) -> list[Threshold]:
+    """An inhibit rule reads what the alerts it names read."""
+    alerts: dict[str, list[Threshold]] = {}
+    for record in records:
+        if record.source_kind is SourceKind.PROMETHEUS_RULE and (record.path, record.line) not in recording:
+            alerts.setdefault(record.name, []).append(record)
+    out = []
+    for path, rule in inhibits:
+        named = rule["source"] + rule["target"]
+        found = [a for name in named for a in alerts.get(name, ())]
+        missing = [n for n in named if n not in alerts]
+        metrics = tuple(sorted({m for a in found for m in (a.raw_metrics or a.metrics)}))
+        links = tuple(sorted({link for a in found for link in a.links}))
+        reason = ""
+        if not links:
+            reason = ("names alerts no rule of this system defines: " + ", ".join(missing)) if missing \
+                else "the alerts it names link no metric definition"
+        out.append(Threshold(
+            path=path, line=rule["line"], source_kind=SourceKind.INHIBIT,
+            name=f"{' | '.join(rule['source']) or '*'} inhibits {' | '.join(rule['target']) or '*'}",
+            expr=f"equal: {', '.join(rule['equal'])}" if rule["equal"] else "", metrics=metrics,
+            op="inhibits", value=None, links=links,
+            via=tuple(f"alert:{a.name}@{a.path}:{a.line}" for a in found), unlinked=reason))
+    return out
+
+
+def _stats(records: list[Threshold], counted: Tally, index: dict[str, set[str]]) -> dict[str, Any]:
+    stats: dict[str, Any] = dict(counted)
     stats["thresholds"] = len(records)
     stats["by_source_kind"] = dict(sorted(Tally(r.source_kind.value for r in records).items()))
     stats["with_value"] = sum(r.value is not None for r in records)
     stats["grafana_default"] = sum(r.default for r in records)
     stats["linked"] = sum(bool(r.links) for r in records)
-    read = {m for r in records for m in r.metrics}
+    stats["through_recording_rules"] = sum(any(v.startswith("record:") for v in r.via) for r in records)
+    read = {m for r in records for m in (r.raw_metrics or r.metrics)}
     stats["metrics_read"] = len(read)
     stats["metrics_read_unlinked"] = sorted(m for m in read if m not in index)
-    return Contribution(records=tuple(records), diagnostics=tuple(sorted(diagnostics)),
-                        stats=dict(stats))
+    return stats
 
 
 STEP = THRESHOLDS_STEP = Step(
@@ -489,5 +324,6 @@ STEP = THRESHOLDS_STEP = Step(
     extract=extract_thresholds,
     scanners={Language.YAML: scan_yaml_thresholds, Language.JSON: scan_json_thresholds},
     bundle_key="thresholds",
-    version="1",
+    version="2",
+    requires=("metrics",),  # thresholds link to the metrics they read
 )

@@ -1,0 +1,16 @@
+"""The evidence kinds the comparator loops over, in report order (the extractor's ``STEPS`` for
+comparison). A new kind is one package under ``comparator/kinds`` and one line here."""
+
+from __future__ import annotations
+
+from comparator.kind import EvidenceKind
+from comparator.kinds import concepts, graph, layers, structs, symbols, telemetry
+
+KINDS: tuple[EvidenceKind, ...] = (
+    layers.KIND,
+    structs.KIND,
+    telemetry.KIND,
+    graph.KIND,
+    concepts.KIND,
+    symbols.KIND,
+)

@@ -1,0 +1,13 @@
+"""Go: tree-sitter parsing and the Go part of a system's symbol graph.
+
+Entry points: :data:`STEP` for the pipeline; :func:`scan_go` (per file, in workers) and
+:func:`build_go_graph` (per system). Only :mod:`extractor.go.parse` imports tree_sitter.
+"""
+
+from extractor.go.graph import CgoUse, GoExport, build_go_graph, extract_go_graph, import_path
+from extractor.go.scan import scan_go
+from extractor.model import Language, Step
+
+STEP = Step(name="go", scanners={Language.GO: scan_go}, extract=extract_go_graph, version="1")
+
+__all__ = ["STEP", "CgoUse", "GoExport", "build_go_graph", "extract_go_graph", "import_path", "scan_go"]

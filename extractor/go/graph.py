@@ -1,0 +1,285 @@
+"""The Go part of the symbol graph, built from every file's scanner facts and the go.mod files.
+
+Ids follow Go's own naming: a package is ``go:<import path>`` (the module path of the nearest
+go.mod above its directory, joined with the directory below it; an external test package
+``foo_test`` is ``<import path>_test``, as ``go list`` names it), its members
+``go:<import path>.<Name>`` and methods ``go:<import path>.<Type>.<Method>``. A Go file outside
+any module is named after its directory. Several files declaring one id (``init``, build-tagged
+variants) make one node with the other places in ``sites``. A package node stands at the file
+with the package's doc comment (else the file named like the package, else the first file).
+
+Edges: ``contains``; ``imports`` package to package (to an ``external`` node outside the
+system), across all repositories of the system; ``implements`` from a type to an interface it is
+checked against (``var _ I = (*T)(nil)``, ``var _ I = T{}``); ``inherits`` for embedding (a
+struct's or interface's embedded types); ``calls`` where the callee is a function of the
+package, a function of an imported package of the system, or a method on the method's own
+receiver. Other selector calls need a variable's type and stay unresolved (counted).
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import posixpath
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from extractor.manifests import Manifests
+from extractor.native_graph import extract_with_manifests, finish_graph, parse_error_diagnostic
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
+                             Parameter, ParamKind)
+
+_KINDS = {"function": NodeKind.FUNCTION, "method": NodeKind.METHOD, "struct": NodeKind.STRUCT,
+          "interface": NodeKind.INTERFACE, "type": NodeKind.CLASS, "alias": NodeKind.ATTRIBUTE}
+_CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+_BUILTINS = frozenset({"append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max",
+                       "min", "new", "panic", "print", "println", "real", "recover"})
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class CgoUse:
+    """A Go function's call into C through cgo (`C.name(...)`), for the FFI step."""
+
+    path: str
+    line: int
+    caller: str  # Go node id
+    name: str  # the C name
+    preamble: bool  # defined in the file's own cgo preamble (then no C/C++ file defines it)
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class GoExport:
+    """`//export Name`: a Go function callable from C."""
+
+    path: str
+    line: int
+    node: str
+    name: str
+
+
+def import_path(path: str, facts: Mapping[str, Any], manifests: Manifests) -> str:
+    """The import path of the package the file at ``path`` (label-prefixed) belongs to."""
+    directory = posixpath.dirname(path)
+    module = manifests.go_module_of(path)
+    if module is None:
+        base = directory or "."
+    else:
+        rel = directory[len(module.dir) + 1:] if module.dir else directory
+        if module.dir and directory == module.dir:
+            rel = ""
+        base = f"{module.path}/{rel}" if rel else module.path
+    package = facts.get("package", "")
+    if package.endswith("_test") and path.endswith("_test.go"):
+        return base + "_test"  # an external test package
+    return base
+
+
+def extract_go_graph(ctx: Any) -> Contribution:
+    """The pipeline entry: ``ctx.facts("go")`` and the system's go.mod files in, graph parts out."""
+    return extract_with_manifests(ctx, "go", Language.GO, build_go_graph, "go.mod")
+
+
+def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution:
+    entries = sorted(files, key=lambda e: e[0])
+    stats: collections.Counter[str] = collections.Counter()
+    diagnostics: list[Diagnostic] = []
+    package_of = {path: import_path(path, facts, manifests) for path, facts in entries}
+    package_files: dict[str, list[tuple[str, Mapping[str, Any]]]] = collections.defaultdict(list)
+    for path, facts in entries:
+        if not facts.get("package"):
+            stats["files_without_package"] += 1
+            continue
+        package_files[package_of[path]].append((path, facts))
+    nodes: dict[str, Node] = {}
+    groups: dict[str, list[tuple[str, dict[str, Any]]]] = collections.defaultdict(list)
+    names: dict[str, str] = {}  # import path -> package name
+    for pkg, members in sorted(package_files.items()):
+        names[pkg] = members[0][1]["package"]
+        rep = _representative(members)
+        nodes["go:" + pkg] = Node("go:" + pkg, NodeKind.MODULE, names[pkg], pkg, "go", rep[0],
+                                  rep[1].get("package_line", 0), rep[1].get("doc", ""))
+        for path, facts in members:
+            for record in facts.get("defs", ()):
+                groups[f"go:{pkg}.{record['qual']}"].append((path, record))
+                for method, line in record.get("methods", ()):
+                    spec = {"kind": "method", "qual": f"{record['qual']}.{method}", "line": line, "start": line,
+                            "end": line, "tags": ["declaration"]}
+                    groups[f"go:{pkg}.{spec['qual']}"].append((path, spec))
+            problem = parse_error_diagnostic(path, facts)
+            if problem is not None:
+                stats["files_with_parse_errors"] += 1
+                diagnostics.append(problem)
+    sites: list[Location] = []
+    for nid, group in sorted(groups.items()):
+        group.sort(key=lambda g: ("declaration" in g[1].get("tags", ()), g[0], g[1]["line"]))
+        nodes[nid] = _node(nid, group)
+        sites.extend(Location(p, r["line"]) for p, r in group)
+    edges: list[Edge] = []
+    external: dict[str, Node] = {}
+
+    def ext(name: str) -> str:
+        nid = "go:" + name
+        if nid not in nodes and nid not in external:
+            external[nid] = Node(nid, NodeKind.EXTERNAL, name.rsplit("/", 1)[-1], name, "go")
+        return nid
+
+    for nid, group in sorted(groups.items()):
+        pkg_id = "go:" + _package_part(nid, package_files)
+        path, record = group[0]
+        qual = record["qual"]
+        parent = f"{pkg_id}.{qual.rsplit('.', 1)[0]}" if "." in qual else pkg_id
+        if parent not in nodes:
+            parent = pkg_id  # a method on a type declared nowhere in the tree (generated code)
+        edges.append(Edge(parent, nid, EdgeKind.CONTAINS, path, record["line"]))
+    cgo: list[CgoUse] = []
+    exports: list[GoExport] = []
+    for pkg, members in sorted(package_files.items()):
+        pkg_id = "go:" + pkg
+        for path, facts in members:
+            aliases = _aliases(facts, names, package_files)
+            for target, alias, line in facts.get("imports", ()):
+                if target == "C":
+                    continue
+                if target in package_files:
+                    stats["imports_internal"] += 1
+                    if target != pkg:
+                        edges.append(Edge(pkg_id, "go:" + target, EdgeKind.IMPORTS, path, line))
+                else:
+                    stats["imports_external"] += 1
+                    edges.append(Edge(pkg_id, ext(target), EdgeKind.IMPORTS, path, line))
+            for iface, concrete, line in facts.get("checks", ()):
+                src = _resolve_type(pkg, concrete, aliases, nodes)
+                dst = _resolve_type(pkg, iface, aliases, nodes) or ext(_external_type(iface, aliases))
+                if src:
+                    stats["interface_checks"] += 1
+                    edges.append(Edge(src, dst, EdgeKind.IMPLEMENTS, path, line))
+            for record in facts.get("defs", ()):
+                for embedded in record.get("embeds", ()):
+                    dst = _resolve_type(pkg, embedded, aliases, nodes) or ext(_external_type(embedded, aliases))
+                    edges.append(Edge(f"{pkg_id}.{record['qual']}", dst, EdgeKind.INHERITS, path, record["line"]))
+            preamble = {name for name, _ in (facts.get("cgo") or {}).get("functions", ())}
+            receivers = {r["qual"]: r["qual"].split(".")[0] for r in facts.get("defs", ()) if r["kind"] == "method"}
+            for caller_qual, callee, line in facts.get("calls", ()):
+                caller = f"{pkg_id}.{caller_qual}"
+                if callee.startswith("C.") and "cgo" in facts:
+                    stats["cgo_calls"] += 1
+                    cgo.append(CgoUse(path, line, caller, callee[2:], callee[2:] in preamble))
+                    continue
+                target, how = _resolve_call(pkg, callee, receivers.get(caller_qual, ""), aliases, nodes)
+                stats[f"calls_{how}"] += 1
+                if target:
+                    edges.append(Edge(caller, target, EdgeKind.CALLS, path, line))
+            for name, line in facts.get("exports", ()):
+                if f"{pkg_id}.{name}" in nodes:
+                    exports.append(GoExport(path, line, f"{pkg_id}.{name}", name))
+    all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
+    stats["packages"] = len(package_files)
+    return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
+                        stats=dict(sorted(stats.items())),
+                        extra={"cgo_calls": tuple(sorted(cgo)), "exports": tuple(sorted(exports)),
+                               "definition_sites": tuple(sorted(sites))})
+
+
+def _representative(members: list[tuple[str, Mapping[str, Any]]]) -> tuple[str, Mapping[str, Any]]:
+    ordered = sorted(members, key=lambda m: (m[0].endswith("_test.go"), m[0]))
+    for path, facts in ordered:
+        if facts.get("doc", "").startswith("Package "):
+            return path, facts
+    for path, facts in ordered:
+        if posixpath.basename(path) == facts.get("package", "") + ".go":
+            return path, facts
+    return ordered[0]
+
+
+def _package_part(nid: str, packages: Mapping[str, Any]) -> str:
+    """`go:a/b.T.M` -> `a/b`: the longest package id that prefixes the node id."""
+    body = nid[len("go:"):]
+    cut = body.rfind("/")
+    head, tail = body[:cut + 1], body[cut + 1:]
+    parts = tail.split(".")
+    for k in range(len(parts) - 1, 0, -1):
+        candidate = head + ".".join(parts[:k])
+        if candidate in packages:
+            return candidate
+    return head + parts[0]
+
+
+def _node(nid: str, group: list[tuple[str, dict[str, Any]]]) -> Node:
+    path, r = group[0]
+    kind = _KINDS[r["kind"]]
+    tags = set(r.get("tags", ()))
+    if len(group) > 1 and any("declaration" not in g[1].get("tags", ()) for g in group):
+        tags.discard("declaration")
+    if r["kind"] == "type":
+        tags.add("defined-type")
+        if r.get("underlying"):
+            tags.add(f"underlying:{r['underlying']}")
+    if r.get("receiver", "").startswith("*"):
+        tags.add("pointer-receiver")
+    params = tuple(Parameter(n or f"_{i}", ParamKind.POSITIONAL_ONLY, t) for i, (n, t) in enumerate(r.get("params", ())))
+    returns = r.get("returns", "")
+    signature = ""
+    if kind in _CALLABLE and "params" in r:
+        signature = "(" + ", ".join(f"{n} {t}".strip() for n, t in r.get("params", ())) + ")"
+        signature += f" {returns}" if returns else ""
+    qual = nid[len("go:"):]
+    name = r["qual"].rsplit(".", 1)[-1]
+    first = name[:1]
+    api = "public: exported" if first.isupper() else "private: unexported"
+    return Node(nid, kind, name, qual, "go", path, r["line"], r.get("doc", ""), signature[:300], tuple(sorted(tags)),
+                params=params, returns=returns, api=api,
+                value_kind="alias" if r["kind"] == "alias" else "", annotation=r.get("target", ""),
+                sites=tuple(sorted({Location(p, g["line"]) for p, g in group[1:]})))
+
+
+def _aliases(facts: Mapping[str, Any], names: Mapping[str, str], packages: Mapping[str, Any]) -> dict[str, str]:
+    """Local name -> import path for the file's imports (the package's own name when internal)."""
+    out = {}
+    for target, alias, _line in facts.get("imports", ()):
+        if alias in ("_", "."):
+            continue
+        local = alias or names.get(target) or _default_name(target)
+        out[local] = target
+    return out
+
+
+def _default_name(target: str) -> str:
+    """The package name Go code most likely uses for an external import path (`gopkg.in/yaml.v3` -> yaml)."""
+    last = target.rstrip("/").rsplit("/", 1)[-1]
+    if last.startswith("v") and last[1:].isdigit() and "/" in target:
+        last = target.rsplit("/", 2)[-2]
+    last = last.split(".", 1)[0]
+    return last.removeprefix("go-").replace("-", "_")
+
+
+def _resolve_type(pkg: str, written: str, aliases: Mapping[str, str], nodes: Mapping[str, Node]) -> str:
+    head, _, name = written.rpartition(".")
+    target = f"go:{aliases[head]}.{name}" if head and head in aliases else f"go:{pkg}.{written}" if not head else ""
+    return target if target in nodes else ""
+
+
+def _external_type(written: str, aliases: Mapping[str, str]) -> str:
+    head, _, name = written.rpartition(".")
+    return f"{aliases[head]}.{name}" if head in aliases else written
+
+
+def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, str],
+                  nodes: Mapping[str, Node]) -> tuple[str, str]:
+    """(target id, how): how is resolved, unresolved, external, builtin or conversion."""
+    if "." not in callee:
+        target = f"go:{pkg}.{callee}"
+        node = nodes.get(target)
+        if node is not None:
+            return (target, "resolved") if node.kind in _CALLABLE else ("", "conversion")
+        return ("", "builtin") if callee in _BUILTINS else ("", "unresolved")
+    head, _, name = callee.partition(".")
+    if head == "self":
+        target = f"go:{pkg}.{receiver}.{name}"
+        return (target, "resolved") if target in nodes else ("", "unresolved")
+    if head in aliases:
+        target = f"go:{aliases[head]}.{name}"
+        node = nodes.get(target)
+        if node is not None:
+            return (target, "resolved") if node.kind in _CALLABLE else ("", "conversion")
+        return ("", "external") if f"go:{aliases[head]}" not in nodes else ("", "unresolved")
+    return "", "unresolved"

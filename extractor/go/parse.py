@@ -1,0 +1,22 @@
+"""The Go grammar (the wheel ``tree-sitter-go``, pinned in pyproject.toml): imported here only.
+
+A cgo preamble stays one comment node; the Go scanner reads it as C text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tree_sitter_go
+
+from extractor.grammar import Grammar
+
+GO = Grammar(tree_sitter_go.language())
+
+
+def parse_source(data: bytes) -> Any:
+    return GO.parse(data)
+
+
+def capture_nodes(node: Any, pattern: str) -> dict[str, list[Any]]:
+    return GO.captures(node, pattern)

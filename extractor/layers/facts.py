@@ -1,0 +1,123 @@
+"""What a module looks like to the role signals: its path words, imports, names, bases and symbols."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from extractor import naming
+from extractor.concepts import imported_modules, resolve_relative
+from extractor.concepts.records import ConceptHit, definitions
+from extractor.context import SourceFile
+from extractor.generated import GeneratedFile
+from extractor.model import Language, Node, NodeKind
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ModuleFacts:
+    """Per signal kind, the (item, line) pairs a module offers to the role signals."""
+
+    file: SourceFile
+    module: str
+    items: Mapping[str, tuple[tuple[str, int], ...]]
+    # Indices into items["path"] of the segments that name the project rather than a part of it:
+    # the top-level Python package ("mlserver/", "src/bentoml/"). "mlserver" says what the
+    # project is, not that every module in it is a server.
+    project_segments: frozenset[int] = frozenset()
+
+
+def module_id(file: SourceFile) -> str:
+    return naming.py_id(file.module) if file.language is Language.PYTHON else naming.file_id(file.path)
+
+
+def path_segments(rel: str) -> tuple[tuple[str, int], ...]:
+    parts = rel.split("/")
+    stem = parts[-1].rsplit(".", 1)[0]
+    return tuple((p.lower(), 0) for p in [*parts[:-1], stem] if p)
+
+
+def top_packages(files: Iterable[SourceFile]) -> dict[str, int]:
+    """For each Python file inside a package, the index of its top-level package's segment: the
+    outermost directory on its path that holds an ``__init__.py`` ("src/bentoml/x.py" -> 1)."""
+    files = list(files)
+    packages = {(f.source, f.rel.rsplit("/", 1)[0]) for f in files
+                if f.language is Language.PYTHON and f.rel.endswith("/__init__.py")}
+    tops = {}
+    for f in files:
+        if f.language is not Language.PYTHON:
+            continue
+        parts = f.rel.split("/")[:-1]
+        top = next((i for i in range(len(parts)) if (f.source, "/".join(parts[: i + 1])) in packages), None)
+        if top is not None:
+            tops[f.path] = top
+    return tops
+
+
+HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh")
+
+
+def companion_headers(files: Iterable[SourceFile]) -> dict[str, SourceFile]:
+    """For each C/C++/CUDA source file, the header beside it with the same stem (``x.cc`` and
+    ``x.h``): together they are one module, and what the header includes is the source's interface."""
+    files = [f for f in files if f.language in (Language.CPP, Language.CUDA)]
+    headers = {(f.source, f.rel.rsplit(".", 1)[0]): f for f in files if f.rel.endswith(HEADER_SUFFIXES)}
+    return {f.path: headers[key] for f in files if not f.rel.endswith(HEADER_SUFFIXES)
+            if (key := (f.source, f.rel.rsplit(".", 1)[0])) in headers}
+
+
+def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: Mapping[str, ConceptHit],
+                         graph_symbols: Iterable[Node], graph_bases: Iterable[tuple[str, int]],
+                         module: str, generated: GeneratedFile | None = None,
+                         project_segments: frozenset[int] = frozenset(),
+                         header: SourceFile | None = None) -> ModuleFacts:
+    is_python = file.language is Language.PYTHON
+    imports: list[tuple[str, int]] = []
+    if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
+        for mod, name, line in imported_modules(file, facts):
+            imports.append((mod, line))
+            if name and name != "*":
+                imports.append((f"{mod}.{name}", line))
+    names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.get("names", ())]
+    calls = [(resolve_relative(n, file), line) for n, line in facts.get("invokes", ())]
+    defs = tuple(definitions(facts))
+    # Symbol signals look at classes and top-level functions: a method called "schedule" does not
+    # make its module a scheduler.
+    symbols = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
+               if not is_python or "." not in d.qualname or d.kind == "class"]
+    symbols += [(n.name, n.line) for n in graph_symbols
+                if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
+    bases = [((resolve_relative(b, file) if is_python else b), d.line) for d in defs for b in d.bases]
+    bases += list(graph_bases)
+    kinds = [(d.kind, d.line) for d in defs]
+    # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
+    classes = {d.qualname for d in defs if d.kind in ("class", "struct")}
+    methods = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
+               if d.kind == "function" and _owner(d.qualname) in classes]
+    items = {
+        "path": path_segments(file.rel),
+        "import": tuple(sorted(set(imports))),
+        # (header's includes carry the header's path: an evidence row must open where it was seen)
+        "include": tuple(sorted({(h, line) for h, line in facts.get("includes", ())} | {
+            (h, line, header.path) for h, line in ((header.facts.get("concepts") or {}).get("includes", ())
+                                                    if header is not None else ())})),
+        "name": tuple(sorted(set(names))),
+        "call": tuple(sorted(set(calls))),
+        "base": tuple(sorted(set(bases))),
+        "symbol": tuple(sorted(set(symbols), key=lambda s: (s[1], s[0]))),
+        "method": tuple(sorted(set(methods), key=lambda s: (s[1], s[0]))),
+        "defines": tuple(sorted(set(kinds), key=lambda s: (s[1], s[0]))),
+        "concept": tuple(sorted((cid, hit.line) for cid, hit in concepts.items())),
+        "language": ((file.language.value, 0),),
+        "generator": ((generated.name, generated.line),) if generated is not None else (),
+    }
+    return ModuleFacts(file, module, items, project_segments)
+
+
+def _owner(qualname: str) -> str:
+    """``A.forward`` -> ``A``; ``ns::C::m`` -> ``ns::C``; a top-level name has no owner."""
+    for separator in (".", "::"):
+        if separator in qualname:
+            return qualname.rsplit(separator, 1)[0]
+    return ""

@@ -1,0 +1,284 @@
+"""Name resolution over a system's Python modules: where a dotted name, seen from a scope, is bound.
+
+Names resolve the way Python binds them: enclosing function scopes, then the module, then builtins
+(never a class body from inside its methods), through imports, re-exports and star imports, to a
+graph node (``("node", id)``), an outside qualified name (``("ext", dotted)``), an instance of a
+known class (``("instance", class id)``), or nothing. Members are looked up along the class's
+C3 method resolution order (:class:`extractor.naming.Lineage`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+from collections.abc import Iterator
+from typing import Any
+
+from extractor import naming
+from extractor.context import SourceFile
+from extractor.model import Node, NodeKind
+
+_BUILTINS = frozenset(dir(builtins))
+
+
+@dataclasses.dataclass(slots=True)
+class PyModule:
+    name: str
+    file: SourceFile
+    facts: dict[str, Any]
+    is_package: bool
+    # name bound at module level -> ("node", id) or ("ref", absolute dotted target)
+    namespace: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
+    # function qualname -> its local bindings (imports inside the function)
+    local_bindings: dict[str, dict[str, tuple[str, str]]] = dataclasses.field(default_factory=dict)
+    star_imports: list[str] = dataclasses.field(default_factory=list)
+    # function qualname -> local name -> the classes the code says it holds ([""]: untyped parameter)
+    local_types: dict[str, dict[str, list[str]]] = dataclasses.field(default_factory=dict)
+    explicit_exports: set[str] = dataclasses.field(default_factory=set)
+
+
+class Resolver:
+    """Name resolution over the whole system's Python modules."""
+
+    def __init__(self, modules: dict[str, PyModule], nodes: dict[str, Node],
+                 members: dict[str, dict[str, str]]) -> None:
+        self.modules = modules
+        self.nodes = nodes
+        self.members = members
+        self.bases: dict[str, list[str]] = {}
+        self._memo: dict[str, tuple[str, str]] = {}
+        # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
+        self.attribute_types: dict[str, dict[str, list[tuple[PyModule, str, str]]]] = {}
+        self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
+        self._lineage: naming.Lineage | None = None
+
+    def forget(self) -> None:
+        """Drop memoised answers (they may predate bindings or bases added since)."""
+        self._memo.clear()
+        self._lineage = None
+
+    def absolute(self, dotted: str, depth: int = 0) -> tuple[str, str]:
+        """Resolve an absolute dotted name: ("node", id), ("ext", dotted) or ("missing", dotted)."""
+        if dotted in self._memo:
+            return self._memo[dotted]
+        if depth > 12:
+            return ("missing", dotted)
+        self._memo[dotted] = ("missing", dotted)  # guards import cycles while resolving
+        result = self._absolute(dotted, depth)
+        self._memo[dotted] = result
+        return result
+
+    def _absolute(self, dotted: str, depth: int) -> tuple[str, str]:
+        parts = dotted.split(".")
+        for cut in range(len(parts), 0, -1):
+            name = ".".join(parts[:cut])
+            if name in self.modules:
+                return self.walk(("node", f"py:{name}"), parts[cut:], depth)
+        return ("ext", dotted)
+
+    def walk(self, start: tuple[str, str], rest: list[str], depth: int) -> tuple[str, str]:
+        kind, value = start
+        for i, part in enumerate(rest):
+            if kind == "instance":  # a value of a known class: its members, inherited ones included
+                member = self.member(value, part)
+                if member is None:
+                    return ("missing", f"{self.nodes[value].qualname}().{'.'.join(rest[i:])}")
+                kind, value = "node", member
+                continue
+            if kind == "ext":
+                return ("ext", ".".join([value, *rest[i:]]))
+            if kind != "node":
+                return (kind, value)
+            node = self.nodes[value]
+            if node.kind is NodeKind.MODULE:
+                module = self.modules[node.qualname]
+                sub = f"{node.qualname}.{part}"
+                if part in module.namespace:
+                    kind, value = module.namespace[part]
+                    if kind == "ref":
+                        kind, value = self.absolute(value, depth + 1)
+                elif sub in self.modules:
+                    kind, value = "node", f"py:{sub}"
+                else:
+                    found = self.from_star(module, part, depth)
+                    if found is None:
+                        return ("missing", f"{node.qualname}.{'.'.join(rest[i:])}")
+                    kind, value = found
+            else:
+                member = self.member(value, part)
+                if member is None:
+                    return ("missing", f"{node.qualname}.{'.'.join(rest[i:])}")
+                kind, value = "node", member
+        return (kind, value)
+
+    def from_star(self, module: PyModule, part: str, depth: int) -> tuple[str, str] | None:
+        for target in module.star_imports:
+            found = self.absolute(f"{target}.{part}", depth + 1)
+            if found[0] != "missing" and not (found[0] == "ext" and target in self.modules):
+                return found
+        return None
+
+    def instance_of(self, module: PyModule, scope: str, type_text: str) -> tuple[str, str] | None:
+        """("instance", class id) or ("ext", dotted) for the class ``type_text`` names in ``scope``."""
+        key = (module.name, scope, type_text)
+        if key in self._instances:
+            return self._instances[key]
+        self._instances[key] = None  # guards ``x: x``-like loops while resolving
+        head, _, rest = type_text.partition(".")
+        start = lookup(self, module, scope, head)
+        target = self.walk(start, rest.split(".") if rest else [], 0) if start and start[0] in ("node", "ext") else None
+        result = None
+        if target is not None and target[0] == "node" and self.nodes[target[1]].kind is NodeKind.CLASS:
+            result = ("instance", target[1])
+        elif target is not None and target[0] == "ext":
+            result = ("ext", target[1] + "()")  # an instance of an outside class: kept readable in call sites
+        self._instances[key] = result
+        return result
+
+    def set_bases(self, class_id: str, bases: list[str]) -> None:
+        """Call :meth:`forget` once all bases are set: orders computed before may predate them."""
+        self.bases[class_id] = bases
+
+    def lineage(self, class_id: str) -> Iterator[str]:
+        """The class and its internal bases in method resolution order (C3, as Python computes it)."""
+        if self._lineage is None:
+            self._lineage = naming.Lineage(self.bases)
+        return iter(self._lineage.mro(class_id))
+
+    def attribute_type(self, class_id: str, attr: str) -> tuple[str, str] | None:
+        """What ``self.<attr>`` holds in ``class_id`` or its bases, per the assignments found."""
+        for current in self.lineage(class_id):
+            for module, scope, type_text in self.attribute_types.get(current, {}).get(attr, ()):
+                found = self.instance_of(module, scope, type_text)
+                if found is not None:
+                    return found
+        return None
+
+    def member(self, class_id: str, name: str, skip_self: bool = False) -> str | None:
+        """``name`` looked up on a class and its bases (``skip_self``: on the bases only, for super())."""
+        for current in self.lineage(class_id):
+            if not (skip_self and current == class_id):
+                found = self.members.get(current, {}).get(name)
+                if found:
+                    return found
+        return None
+
+
+def module_bindings(module: PyModule, modules: dict[str, PyModule]) -> None:
+    """Fill the module's namespace and function-local bindings from its imports and aliases."""
+    package = naming.package_of(module.name, module.is_package)
+    for scope, _line, target, level, name, asname in module.facts["imports"]:
+        bindings = module.namespace if scope == "" else module.local_bindings.setdefault(scope, {})
+        base = naming.resolve_relative(package, target, level)
+        if base is None:
+            continue
+        if not name:  # import a.b.c [as d]
+            if asname:
+                bindings[asname] = ("ref", base)
+            else:
+                bindings.setdefault(base.split(".")[0], ("ref", base.split(".")[0]))
+        elif name == "*":
+            if scope == "":
+                module.star_imports.append(base)
+        else:
+            bindings[asname or name] = ("ref", f"{base}.{name}" if base else name)
+            if scope == "" and asname == name:  # ``from m import x as x``: an explicit re-export (PEP 484)
+                module.explicit_exports.add(name)
+    for scope, name, value, _line in module.facts.get("aliases", ()):
+        if scope == "" and name not in module.namespace:
+            module.namespace[name] = ("alias", value)
+
+
+def parent_qual(qual: str) -> str:
+    """``a.<locals>.b`` -> ``a``; ``C.m`` -> ``C``; ``f`` -> ``""``."""
+    head = qual.rpartition(".")[0]
+    return head.removesuffix(".<locals>")
+
+
+def lookup(resolver: Resolver, module: PyModule, scope: str, head: str) -> tuple[str, str] | None:
+    """Where ``head`` is bound, seen from ``scope`` (a qualname inside ``module``)."""
+    nodes = resolver.nodes
+    current = scope
+    while current:
+        node = nodes.get(f"py:{module.name}.{current}")
+        if node is not None and node.kind in (NodeKind.FUNCTION, NodeKind.METHOD):
+            local = nodes.get(f"py:{module.name}.{current}.<locals>.{head}")
+            if local is not None:
+                return ("node", local.id)
+            binding = module.local_bindings.get(current, {}).get(head)
+            if binding is not None:
+                return resolver.absolute(binding[1]) if binding[0] == "ref" else binding
+            types = module.local_types.get(current, {}).get(head)
+            if types is not None:  # a parameter or local: never the module-level name it shadows
+                for type_text in types:
+                    found = resolver.instance_of(module, current, type_text) if type_text else None
+                    if found is not None:
+                        return found
+                return ("local", head)
+        elif node is not None and node.kind is NodeKind.CLASS and current == scope:
+            member = resolver.members.get(node.id, {}).get(head)
+            if member is not None:
+                return ("node", member)
+        current = parent_qual(current)
+    binding = module.namespace.get(head)
+    if binding is not None:
+        if binding[0] == "ref":
+            return resolver.absolute(binding[1])
+        return binding
+    for target in module.star_imports:
+        found = resolver.absolute(f"{target}.{head}")
+        if found[0] != "missing" and not (found[0] == "ext" and target in resolver.modules):
+            return found
+    if head in _BUILTINS:
+        return ("builtin", head)
+    return None
+
+
+def resolve_call(resolver: Resolver, module: PyModule, scope: str, callee: str,
+                  nodes: dict[str, Node]) -> tuple[str, str] | None:
+    head, _, rest = callee.partition(".")
+    parts = rest.split(".") if rest else []
+    if head in ("self", "cls", "super()"):
+        cls = enclosing_class(module, scope, nodes)
+        if cls is not None and not parts and head == "cls":
+            return ("node", cls)  # cls(...) in a classmethod builds the class
+        if cls is None or not parts:
+            return None
+        if head == "super()":
+            found = resolver.member(cls, parts[0], skip_self=True)
+        else:
+            found = resolver.member(cls, parts[0])
+        if found is None:
+            held = resolver.attribute_type(cls, parts[0]) if head == "self" and len(parts) > 1 else None
+            return called(resolver, resolver.walk(held, parts[1:], 0)) if held else None
+        return called(resolver, resolver.walk(("node", found), parts[1:], 0))
+    start = lookup(resolver, module, scope, head)
+    if start is None or start[0] == "local":
+        return None
+    if start[0] == "builtin":
+        return start
+    return called(resolver, resolver.walk(start, parts, 0))
+
+
+def called(resolver: Resolver, target: tuple[str, str]) -> tuple[str, str] | None:
+    """What calling ``target`` runs: calling an instance runs its class's ``__call__``, if any."""
+    if target[0] == "instance":
+        found = resolver.member(target[1], "__call__")
+        return ("node", found) if found else None
+    if target[0] == "local":
+        return None
+    return target
+
+
+def enclosing_class(module: PyModule, scope: str, nodes: dict[str, Node]) -> str | None:
+    """The class whose method ``scope`` is (``C.m``, or a function nested in ``C.m``)."""
+    qual = scope.split(".<locals>.")[0]
+    parent = qual.rpartition(".")[0]
+    node = nodes.get(f"py:{module.name}.{parent}") if parent else None
+    return node.id if node is not None and node.kind is NodeKind.CLASS else None
+
+
+def resolve_text(resolver: Resolver, module: PyModule, scope: str, text: str) -> tuple[str, str] | None:
+    head, _, rest = text.partition(".")
+    start = lookup(resolver, module, scope, head)
+    return resolver.walk(start, rest.split(".") if rest else [], 0) if start else None

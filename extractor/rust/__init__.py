@@ -1,0 +1,13 @@
+"""Rust: tree-sitter parsing and the Rust part of a system's symbol graph.
+
+Entry points: :data:`STEP` for the pipeline; :func:`scan_rust` (per file, in workers) and
+:func:`build_rust_graph` (per system). Only :mod:`extractor.rust.parse` imports tree_sitter.
+"""
+
+from extractor.model import Language, Step
+from extractor.rust.graph import RustItem, build_rust_graph, extract_rust_graph, module_path
+from extractor.rust.scan import scan_rust
+
+STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="1")
+
+__all__ = ["STEP", "RustItem", "build_rust_graph", "extract_rust_graph", "module_path", "scan_rust"]

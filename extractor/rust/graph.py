@@ -1,0 +1,484 @@
+"""The Rust part of the symbol graph, built from every file's scanner facts and the Cargo.toml files.
+
+Ids are paths as Rust writes them, prefixed ``rs:``: ``rs:<crate>::<module>::<Item>`` and
+``rs:<crate>::<module>::<Type>::<method>``. The crate is the package name of the nearest
+Cargo.toml above the file (``-`` written ``_``); the module path is the file's path under the crate
+(``src/`` dropped, ``lib.rs``/``main.rs``/``mod.rs`` naming their directory; with both ``lib.rs``
+and ``main.rs``, the binary root is module ``main``). A Rust file outside any crate is named after
+its directories. Methods hang under the type their ``impl`` names, resolved through the module's
+``use`` declarations, so ``impl crate::a::Foo`` in module ``b`` puts its methods under
+``rs:<crate>::a::Foo``. One id defined several times (``#[cfg]`` alternatives, ``From<A>`` and
+``From<B>`` impls) is one node with the other places in ``sites``.
+
+Paths are resolved the way rustc reads them, as far as declarations tell: ``crate::``, ``self::``,
+``super::``, ``Self::``, ``use`` aliases (``pub use`` re-exports followed), glob imports, and other
+crates of the system by their library name. Calls are best effort: a path call resolves when the
+path names a function or method of the system; ``self.m()`` resolves to the impl type's method;
+any other method call needs the receiver's type, which is not inferred, and is counted unresolved.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import posixpath
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from extractor.manifests import Crate, Manifests
+from extractor.native_graph import extract_with_manifests, finish_graph, parse_error_diagnostic
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
+                             Parameter, ParamKind)
+
+_KINDS = {"module": NodeKind.MODULE, "struct": NodeKind.STRUCT, "enum": NodeKind.ENUM, "union": NodeKind.UNION,
+          "trait": NodeKind.TRAIT, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
+_TYPES = frozenset({NodeKind.STRUCT, NodeKind.ENUM, NodeKind.UNION, NodeKind.TRAIT})
+_CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+_EXTERN_ROOTS = frozenset({"std", "core", "alloc"})
+_MAX_DEPTH = 8
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class RustItem:
+    """One definition as the graph placed it (for the bindings and FFI steps)."""
+
+    node: str
+    path: str
+    line: int
+    kind: str
+    attrs: tuple[str, ...] = ()
+    owner_attrs: tuple[str, ...] = ()  # the enclosing impl's (`pymethods`)
+    abi: str = ""  # `extern "C"` fn, or a fn declared in an `extern "C" { }` block ("foreign" tag)
+    adds: tuple[tuple[str, str, str], ...] = ()  # a #[pymodule]'s registrations: (kind, resolved id or name, written)
+    crate: str = ""
+
+
+def module_path(path: str, crate: Crate | None, siblings: set[str]) -> tuple[str, ...]:
+    """The module of the file at ``path`` (label-prefixed): (crate, mod, ...)."""
+    if crate is None:
+        parts = path[:-3].split("/")
+        if parts[-1] in ("lib", "main", "mod") and len(parts) > 1:
+            parts = parts[:-1]
+        return tuple(p.replace("-", "_").replace(".", "_") for p in parts)
+    rel = path[len(crate.dir) + 1:] if crate.dir else path
+    if rel == crate.lib_path:
+        return (crate.name,)
+    parts = rel[:-3].split("/")
+    if parts[0] == "src":
+        parts = parts[1:]
+        if parts == ["main"] and posixpath.join(crate.dir, crate.lib_path) not in siblings:
+            return (crate.name,)
+    if parts and parts[-1] == "mod":
+        parts = parts[:-1]
+    return (crate.name, *(p.replace("-", "_") for p in parts))
+
+
+@dataclasses.dataclass
+class _Def:
+    path: str
+    module: tuple[str, ...]
+    record: dict[str, Any]
+    id: str = ""
+    parent: str = ""
+    owner: str = ""  # resolved id of the impl's type (methods)
+
+
+def extract_rust_graph(ctx: Any) -> Contribution:
+    """The pipeline entry: ``ctx.facts("rust")`` and the system's Cargo.toml files in, graph parts out."""
+    return extract_with_manifests(ctx, "rust", Language.RUST, build_rust_graph, "Cargo.toml")
+
+
+def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution:
+    entries = sorted(files, key=lambda e: e[0])
+    paths = {p for p, _ in entries}
+    stats: collections.Counter[str] = collections.Counter()
+    diagnostics: list[Diagnostic] = []
+    modules: dict[str, tuple[str, ...]] = {}
+    crate_of: dict[str, str] = {}
+    for path, _facts in entries:
+        crate = manifests.crate_of(path)
+        modules[path] = module_path(path, crate, paths)
+        crate_of[path] = crate.name if crate is not None else modules[path][0]
+        if crate is None:
+            stats["files_outside_crates"] += 1
+    table = _Table(manifests)
+    defs: list[_Def] = []
+    for path, facts in entries:
+        mod = modules[path]
+        table.add_module(mod, path, 1, file_module=True)
+        for use in facts.get("uses", ()):
+            table.add_use(mod, use)
+        for record in facts.get("defs", ()):
+            d = _Def(path, mod, record)
+            defs.append(d)
+            if record["kind"] == "module":
+                table.add_module((*mod, *record["qual"].split("::")), path, record["line"],
+                                 file_module=False, declared="declaration" in record.get("tags", ()))
+            elif record["kind"] != "method":
+                table.items[_join((*mod, *record["qual"].split("::")))] = _KINDS[record["kind"]]
+        problem = parse_error_diagnostic(path, facts)
+        if problem is not None:
+            stats["files_with_parse_errors"] += 1
+            diagnostics.append(problem)
+    for d in defs:
+        _place(d, table)
+        if d.record["kind"] == "method":
+            table.items.setdefault(d.id[len("rs:"):], NodeKind.METHOD)
+    nodes, sites = _merge(defs, table)
+    edges: list[Edge] = []
+    external: dict[str, Node] = {}
+
+    def ext(path: str, kind: NodeKind = NodeKind.EXTERNAL) -> str:
+        nid = "rs:" + path
+        if nid not in nodes and nid not in external:
+            external[nid] = Node(nid, kind, path.rsplit("::", 1)[-1], path, "rust")
+        return nid
+
+    for mid, (path, line) in sorted(table.module_sites.items()):
+        parent = mid.rsplit("::", 1)[0] if "::" in mid else ""
+        if parent and "rs:" + parent in nodes:
+            edges.append(Edge("rs:" + parent, "rs:" + mid, EdgeKind.CONTAINS, path, line))
+    for d in defs:
+        if d.record["kind"] == "module":
+            continue
+        if d.parent and d.parent in nodes:
+            edges.append(Edge(d.parent, d.id, EdgeKind.CONTAINS, d.path, d.record["line"]))
+    for path, facts in entries:
+        mod = modules[path]
+        mid = "rs:" + _join(mod)
+        for use in facts.get("uses", ()):
+            written, line = use[0], use[2]
+            scope = (*mod, *use[3].split("::")) if use[3] else mod
+            parts = written.removesuffix("::*").split("::")
+            target = table.resolve(scope, parts)
+            for k in range(len(parts) - 1, 0, -1):
+                if target:
+                    break
+                # `use crate::m::NAME` where NAME is made by a macro (lazy_static!): the module stands
+                prefix = table.resolve(scope, parts[:k])
+                if prefix and table.items.get(prefix) is NodeKind.MODULE:
+                    target = prefix
+            if target:
+                stats["uses_internal"] += 1
+                dest = target if nodes.get("rs:" + target, None) is not None and \
+                    nodes["rs:" + target].kind is NodeKind.MODULE else table.module_of(target)
+                if dest and "rs:" + dest != mid:
+                    edges.append(Edge(mid, "rs:" + dest, EdgeKind.IMPORTS, path, line))
+            else:
+                root = table.absolute(scope, written.split("::"))
+                if root and root[0] in table.crate_ids:
+                    stats["uses_unresolved"] += 1  # a path into the system that names nothing found
+                    continue
+                head = written.split("::")[0]
+                if head in ("crate", "self", "super"):
+                    stats["uses_unresolved"] += 1
+                    continue
+                stats["uses_external"] += 1
+                edges.append(Edge(mid, ext(head), EdgeKind.IMPORTS, path, line))
+        for type_written, trait_written, line, scope_text in facts.get("impls", ()):
+            scope = (*mod, *scope_text.split("::")) if scope_text else mod
+            src = table.resolve(scope, type_written.split("::"))
+            dst = table.resolve(scope, trait_written.split("::"))
+            if not src:
+                stats["impls_foreign_type"] += 1
+                continue
+            stats["impls_trait"] += 1
+            edges.append(Edge("rs:" + src, "rs:" + dst if dst else ext(_external_name(table, scope, trait_written)),
+                              EdgeKind.IMPLEMENTS, path, line))
+    for d in defs:
+        for base in d.record.get("bases", ()):
+            dst = table.resolve(d.module, base.split("::"))
+            edges.append(Edge(d.id, "rs:" + dst if dst else ext(_external_name(table, d.module, base)),
+                              EdgeKind.INHERITS, d.path, d.record["line"]))
+    by_file_qual = {(d.path, d.record["qual"]): d for d in defs}
+    for path, facts in entries:
+        for caller_qual, callee, line in facts.get("calls", ()):
+            caller = by_file_qual.get((path, caller_qual))
+            if caller is None:
+                continue
+            target = _resolve_call(table, nodes, caller, callee)
+            if target:
+                stats["calls_resolved"] += 1
+                edges.append(Edge(caller.id, target, EdgeKind.CALLS, path, line))
+            else:
+                stats["calls_unresolved"] += 1
+    all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
+    stats["crates"] = len({crate_of[p] for p in crate_of})
+    items = _items(defs, table)
+    return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
+                        stats=dict(sorted(stats.items())),
+                        extra={"items": items, "definition_sites": tuple(sorted(sites))})
+
+
+# -- names ---------------------------------------------------------------------------------------
+
+def _join(parts: Iterable[str]) -> str:
+    return "::".join(parts)
+
+
+class _Table:
+    """Modules, items and `use` bindings by path; resolves written paths to item paths."""
+
+    def __init__(self, manifests: Manifests) -> None:
+        self.items: dict[str, NodeKind] = {}
+        self.module_sites: dict[str, tuple[str, int]] = {}
+        self.declared: dict[str, tuple[str, int]] = {}  # `mod x;` sites
+        self.uses: dict[str, dict[str, str]] = collections.defaultdict(dict)  # module -> alias -> written abs path
+        self.globs: dict[str, list[str]] = collections.defaultdict(list)
+        self.crate_ids = {c.name for c in manifests.crates}
+        self._memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+        self._glob_memo: dict[tuple[str, ...], list[str]] = {}
+        self.libs: dict[str, list[str]] = collections.defaultdict(list)
+        for c in manifests.crates:
+            self.libs[c.lib].append(c.name)
+
+    def add_module(self, mod: tuple[str, ...], path: str, line: int, file_module: bool, declared: bool = False) -> None:
+        key = _join(mod)
+        self.items[key] = NodeKind.MODULE
+        if declared:
+            self.declared.setdefault(key, (path, line))
+        elif file_module or key not in self.module_sites:
+            self.module_sites[key] = (path, line)
+
+    def add_use(self, mod: tuple[str, ...], use: list[Any]) -> None:
+        written, alias, _line, scope = use[0], use[1], use[2], use[3]
+        where = _join((*mod, *scope.split("::")) if scope else mod)
+        parts = written.split("::")
+        if parts[-1] == "*":
+            self.globs[where].append(written[:-3])
+            return
+        name = alias or (parts[-2] if parts[-1] == "self" and len(parts) > 1 else parts[-1])
+        if name != "_":
+            self.uses[where][name] = written.removesuffix("::self")
+
+    def absolute(self, scope: tuple[str, ...], parts: list[str]) -> tuple[str, ...]:
+        """The written path's first segment made absolute; () when it is not a system path."""
+        if not parts:
+            return ()
+        head, rest = parts[0], parts[1:]
+        if head == "crate":
+            return (scope[0], *rest)
+        if head == "self":
+            return (*scope, *rest)
+        if head == "super":
+            base = scope
+            while parts and parts[0] == "super":
+                base = base[:-1]
+                parts = parts[1:]
+            return (*base, *parts) if base else ()
+        return ()
+
+    def resolve(self, scope: tuple[str, ...], parts: list[str], depth: int = 0) -> str:
+        """Item path that ``parts`` (as written in module ``scope``) names, or ""."""
+        if not parts or depth > _MAX_DEPTH or not scope:
+            return ""
+        key = (scope, tuple(parts))
+        hit = self._memo.get(key)
+        if hit is None:
+            # glob imports make the search a graph (`use super::*` both ways): a path being
+            # resolved further up the stack resolves to nothing here, which breaks the cycle
+            self._memo[key] = ""
+            hit = self._memo[key] = self._resolve(scope, parts, depth)
+        return hit
+
+    def _resolve(self, scope: tuple[str, ...], parts: list[str], depth: int) -> str:
+        absolute = self.absolute(scope, parts)
+        if absolute:
+            return self._walk(absolute, depth)
+        head = parts[0]
+        # a name visible in the module or an enclosing item scope (nested fns see their module)
+        for k in range(len(scope), 0, -1):
+            where = scope[:k]
+            key = _join(where)
+            if _join((*where, head)) in self.items:
+                return self._walk((*where, *parts), depth)
+            written = self.uses.get(key, {}).get(head)
+            if written is not None:
+                target = self.resolve(where, written.split("::"), depth + 1)
+                if not target:
+                    return ""
+                return self._walk((*target.split("::"), *parts[1:]), depth)
+            for target in self.glob_targets(where, depth):
+                if self._walk((*target.split("::"), head), depth + 1):
+                    return self._walk((*target.split("::"), *parts), depth)
+            if self.items.get(key) is NodeKind.MODULE:
+                break  # a module does not see its parent module's names
+        crates = self.libs.get(head, ())
+        if crates:
+            # `use tokenizers::x` in a crate whose own library is also `tokenizers` means the other one
+            others = [c for c in crates if c != scope[0]] or list(crates)
+            crate = next((c for c in others if c == head), others[0])
+            return self._walk((crate, *parts[1:]), depth)
+        return ""
+
+    def glob_targets(self, where: tuple[str, ...], depth: int) -> list[str]:
+        """The modules (or enums) that `use x::*` lines in ``where`` bring names from."""
+        hit = self._glob_memo.get(where)
+        if hit is None:
+            bases = self.globs.get(_join(where), ())
+            hit = [t for t in (self.resolve(where, b.split("::"), depth + 1) for b in bases) if t]
+            if bases:
+                self._glob_memo[where] = hit
+        return hit
+
+    def _walk(self, absolute: tuple[str, ...], depth: int) -> str:
+        """Follow the path segment by segment through modules and re-exports."""
+        for i in range(1, len(absolute) + 1):
+            prefix = _join(absolute[:i])
+            if prefix in self.items:
+                continue
+            parent = absolute[:i - 1]
+            if not parent:
+                return ""
+            key = _join(parent)
+            name = absolute[i - 1]
+            written = self.uses.get(key, {}).get(name)
+            target = ""
+            if written is not None:
+                target = self.resolve(parent, written.split("::"), depth + 1)
+            if not target:
+                for base_target in self.glob_targets(parent, depth):
+                    if _join((base_target, name)) in self.items:
+                        target = _join((base_target, name))
+                        break
+            if not target:
+                return ""
+            return self._walk((*target.split("::"), *absolute[i:]), depth + 1)
+        return _join(absolute)
+
+    def module_of(self, item: str) -> str:
+        parts = item.split("::")
+        for k in range(len(parts), 0, -1):
+            if self.items.get(_join(parts[:k])) is NodeKind.MODULE:
+                return _join(parts[:k])
+        return ""
+
+
+def _external_name(table: _Table, scope: tuple[str, ...], written: str) -> str:
+    """A name outside the system as its full written path when a `use` says where it comes from."""
+    parts = written.split("::")
+    for k in range(len(scope), 0, -1):
+        alias = table.uses.get(_join(scope[:k]), {}).get(parts[0])
+        if alias is not None:
+            return _join((*alias.split("::"), *parts[1:]))
+    return written
+
+
+def _place(d: _Def, table: _Table) -> None:
+    r = d.record
+    qual = r["qual"].split("::")
+    if r["kind"] == "method":
+        owner = r.get("owner") or {}
+        written = owner.get("type", "")
+        owner_parts = written.split("::")
+        scope_parts = qual[:len(qual) - len(owner_parts) - 1]
+        scope = (*d.module, *scope_parts)
+        resolved = table.resolve(scope, owner_parts) if not owner.get("in_trait") else _join((*d.module, *qual[:-1]))
+        if resolved:
+            d.owner = resolved
+            d.id = "rs:" + _join((resolved, qual[-1]))
+            d.parent = "rs:" + resolved
+        else:
+            # an impl for a type outside the system (`impl Trait for Vec<u8>`): named where it is
+            d.id = "rs:" + _join((*d.module, *qual))
+            d.parent = "rs:" + _join(scope)
+        return
+    full = (*d.module, *qual)
+    d.id = "rs:" + _join(full)
+    d.parent = "rs:" + _join(full[:-1])
+
+
+def _merge(defs: list[_Def], table: _Table) -> tuple[dict[str, Node], list[Location]]:
+    groups: dict[str, list[_Def]] = collections.defaultdict(list)
+    for d in defs:
+        if d.record["kind"] != "module" or "declaration" in d.record.get("tags", ()):
+            groups[d.id].append(d)
+    nodes: dict[str, Node] = {}
+    sites: list[Location] = []
+    for mid, (path, line) in table.module_sites.items():
+        decl = table.declared.get(mid)
+        nodes["rs:" + mid] = Node("rs:" + mid, NodeKind.MODULE, mid.rsplit("::", 1)[-1], mid, "rust", path, line,
+                                  sites=(Location(*decl),) if decl else ())
+    for mid, decl in table.declared.items():
+        if mid not in table.module_sites:  # `mod x;` whose file is not in the tree (generated, cfg'd out)
+            nodes["rs:" + mid] = Node("rs:" + mid, NodeKind.MODULE, mid.rsplit("::", 1)[-1], mid, "rust",
+                                      decl[0], decl[1], tags=("declaration",))
+    for nid, group in sorted(groups.items()):
+        if nid in nodes and nodes[nid].kind is NodeKind.MODULE:
+            continue
+        group.sort(key=lambda d: ("declaration" in d.record.get("tags", ()), d.path, d.record["line"]))
+        rep = group[0]
+        r = rep.record
+        kind = _KINDS[r["kind"]]
+        tags = set(r.get("tags", ()))
+        if len(group) > 1 and any("declaration" not in d.record.get("tags", ()) for d in group):
+            tags.discard("declaration")
+        owner = r.get("owner") or {}
+        if owner.get("trait"):
+            tags.add("trait-impl")
+        if r.get("abi") and "foreign" not in tags:
+            tags.add(f"extern-{r['abi']}")
+        params = tuple(Parameter(n, ParamKind.POSITIONAL_ONLY, t) for n, t in r.get("params", ()))
+        returns = r.get("returns", "")
+        signature = ""
+        if kind in _CALLABLE:
+            signature = "(" + ", ".join(f"{n}: {t}" if n != "self" else t for n, t in r.get("params", ())) + ")"
+            signature += f" -> {returns}" if returns else ""
+        qual = nid[len("rs:"):]
+        decorators = tuple(sorted({a.split("(", 1)[0] for a in r.get("attrs", ())}))
+        nodes[nid] = Node(nid, kind, qual.rsplit("::", 1)[-1], qual, "rust", rep.path, r["line"], r.get("doc", ""),
+                          signature[:300], tuple(sorted(tags)), params=params, returns=returns,
+                          decorators=decorators, api="public: pub" if r.get("pub") else "",
+                          sites=tuple(sorted({Location(d.path, d.record["line"]) for d in group[1:]})))
+    for d in defs:
+        sites.append(Location(d.path, d.record["line"]))
+    return nodes, sites
+
+
+def _resolve_call(table: _Table, nodes: Mapping[str, Node], caller: _Def, callee: str) -> str:
+    caller_path = caller.id[len("rs:"):].split("::")
+    if callee.startswith("self."):
+        if not caller.owner:
+            return ""
+        target = "rs:" + _join((caller.owner, callee[5:]))
+        return target if target in nodes and nodes[target].kind in _CALLABLE else ""
+    if callee.startswith("?."):
+        return ""
+    parts = callee.split("::")
+    if parts[0] == "Self":
+        if not caller.owner:
+            return ""
+        target = "rs:" + _join((caller.owner, *parts[1:]))
+        return target if target in nodes and nodes[target].kind in _CALLABLE else ""
+    # a function nested in the caller's body, then the module's names
+    nested = "rs:" + _join((*caller_path, *parts))
+    if nested in nodes and nodes[nested].kind in _CALLABLE:
+        return nested
+    scope = caller.module
+    qual = caller.record["qual"].split("::")
+    if caller.record["kind"] != "method":
+        scope = (*caller.module, *qual[:-1])
+    found = table.resolve(scope, parts)
+    if not found:
+        return ""
+    target = "rs:" + found
+    if target in nodes and nodes[target].kind in _CALLABLE:
+        return target
+    return ""
+
+
+def _items(defs: list[_Def], table: _Table) -> tuple[RustItem, ...]:
+    out = []
+    for d in defs:
+        r = d.record
+        attrs = tuple(r.get("attrs", ()))
+        owner_attrs = tuple((r.get("owner") or {}).get("attrs", ()))
+        if not attrs and not owner_attrs and not r.get("abi"):
+            continue
+        adds = []
+        for kind, written, _line in r.get("adds", ()):
+            resolved = table.resolve((*d.module, *r["qual"].split("::")[:-1]), written.split("::"))
+            adds.append((kind, "rs:" + resolved if resolved else "", written))
+        out.append(RustItem(d.id, d.path, r["line"], r["kind"], attrs, owner_attrs, r.get("abi", ""),
+                            tuple(adds), d.module[0]))
+    return tuple(sorted(out))

@@ -1,0 +1,198 @@
+"""The walk: which DIEs of a unit are aggregates worth a layout, and every unit of an ELF.
+
+It walks only the top level of each unit, namespaces and aggregates, and jumps over every other
+subtree (functions, their parameters and locals) through ``DW_AT_sibling`` or, for DIEs whose
+abbreviation has only fixed-size forms, by that size, without building attributes.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from elftools.common.exceptions import DWARFError
+
+from extractor.structs.dwarf.die import Unit
+from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, NAMED_TYPES, uleb
+from extractor.structs.dwarf.layout import build_layout
+from extractor.structs.dwarf.raw import RawLayout
+
+if TYPE_CHECKING:
+    from extractor.structs.dwarf.reader import Reader
+
+
+def prepare_unit(unit: Unit) -> bool:
+    """Decode the unit's root DIE; False when the unit is empty."""
+    cu = unit.cu
+    abbrev, attrs, pos = unit.decode(cu.cu_die_offset)
+    if abbrev is None or not abbrev.children:
+        unit.first_child = None
+        return False
+    unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
+    if "str_offsets_base" in attrs:
+        unit.str_offsets_base = attrs["str_offsets_base"][0]
+    lang = unit.value(attrs, "language", 0)
+    unit.language = "c" if lang in C_LANGS else "c++"
+    unit.first_child = pos
+    return True
+
+
+def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
+    seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
+    seen_quick: set[tuple] = set()  # name, kind, size, line and the encoded subtree length
+    out: list[RawLayout] = []
+    units = []
+    for cu in reader.dwarf.iter_CUs():
+        unit_type = cu.header.get("unit_type", "DW_UT_compile")
+        if unit_type == "DW_UT_type":  # -fdebug-types-section: types live in type units
+            reader.type_units[cu.header["type_signature"]] = (
+                cu, cu.cu_offset + cu.header["type_offset"])
+        if unit_type in ("DW_UT_compile", "DW_UT_partial", "DW_UT_type"):
+            units.append(cu)
+    for cu in units:
+        unit = reader.type_unit_objects.get(cu.cu_offset) or Unit(reader, cu)
+        if not prepare_unit(unit):
+            continue
+        candidates: list[tuple[int, str, str, list]] = []
+        walk(unit, unit.first_child, (), candidates, seen_quick, None)
+        for offset, kind, qualname, members in candidates:
+            if members is None:  # an anonymous aggregate: kept only when a typedef names it
+                qualname = unit.typedef_names.get(offset, "")
+                if not qualname:
+                    continue
+                attrs = unit.die(offset)[1]
+                sibling = attrs.get("sibling")
+                quick = (qualname, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
+                         sibling[0] + unit.offset - offset if sibling else -1)
+                if sibling is not None and quick in seen_quick:
+                    continue
+                seen_quick.add(quick)
+                members = [(o, child.tag, a) for o, child, a in unit.children(offset)
+                           if child.tag in MEMBER_TAGS]
+            if decl_filter is not None:
+                attrs = unit.die(offset)[1]
+                index = unit.value(attrs, "decl_file", None)
+                if index is None or not decl_filter(unit.file_name(index)):
+                    continue
+            layout = build_layout(unit, offset, kind, qualname, members, seen)
+            if layout is not None:
+                out.append(layout)
+        if cu.cu_offset not in reader.type_unit_objects:
+            # release the unit's caches now: memory stays flat across thousands of CUs
+            unit.cache.clear()
+            unit.qualnames.clear()
+            unit.typedef_names.clear()
+            unit.memos.clear()
+    out.sort(key=lambda r: (r.qualname, r.size, r.decl_file, r.decl_line))
+    return tuple(out)
+
+
+def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_quick: set,
+          members: list | None, in_aggregate: bool = False) -> int:
+    """Collect aggregates under a children list starting at ``pos``; return the offset after it.
+
+    Remembers the qualified names of named types (for spelling member types), collects the
+    member DIEs of aggregates that are new into ``members``, and jumps over everything else --
+    through DW_AT_sibling, or by the abbreviation's fixed size -- without building attributes.
+    """
+    is_c = unit.language == "c"
+    base = unit.offset
+    data = unit.reader.data
+    fixed = unit.fixed_sizes
+    siblings = unit.sibling_slots
+    abbrevs = unit.abbrevs
+    end = unit.end
+    start = pos - 1
+    while True:
+        if not start < pos < end:  # a corrupt sibling would loop forever or leave the unit
+            raise DWARFError(f"DIE walk left its unit at 0x{pos:x}")
+        start = pos
+        b = data[pos]
+        if b == 0:
+            return pos + 1
+        if b < 0x80:
+            code, after_code = b, pos + 1
+        else:
+            code, after_code = uleb(data, pos)
+        abbrev = abbrevs[code]
+        tag = abbrev.tag
+        if tag in NAMED_TYPES or tag == "DW_TAG_namespace":
+            abbrev, attrs, after = unit.decode(start)
+            name = unit.value(attrs, "name", "")
+            if tag == "DW_TAG_namespace":
+                inner = scope + (name or "(anonymous namespace)",)
+                pos = walk(unit, after, inner, candidates, seen_quick, None) \
+                    if abbrev.children else after
+                continue
+            unit.cache[start] = (abbrev, attrs, after)
+            if name and "specification" not in attrs:
+                unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
+            elif "specification" in attrs:
+                # a type unit defines the type at its top level and names it through a
+                # declaration inside the namespaces (DW_AT_specification)
+                spec = unit.value(attrs, "specification")
+                qual = unit.qualnames.get(spec, "") if isinstance(spec, int) else ""
+                if qual:
+                    unit.qualnames[start] = qual
+                    name = qual.rsplit("::", 1)[-1]
+                    spec_attrs = unit.die(spec)[1]
+                    for key in ("decl_file", "decl_line"):
+                        if key not in attrs and key in spec_attrs:
+                            attrs[key] = spec_attrs[key]
+            kind = AGGREGATES.get(tag)
+            if tag == "DW_TAG_typedef" and name and "type" in attrs:
+                # ``typedef struct {...} name;``: the anonymous struct takes the typedef's name
+                unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
+            if kind is not None and not name and not in_aggregate and \
+                    "declaration" not in attrs and "byte_size" in attrs:
+                candidates.append((start, kind, "", None))  # named (or dropped) after the walk
+            if kind is None or not abbrev.children:
+                if kind is not None and name and "declaration" not in attrs and \
+                        "byte_size" in attrs:
+                    candidates.append((start, kind, unit.qualnames[start], []))
+                pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+                       unit.skip_children(after)) if abbrev.children else after
+                continue
+            qual = unit.qualnames.get(start, "")
+            collect = None
+            if name and "declaration" not in attrs and "byte_size" in attrs:
+                # a library's headers repeat the same types in every CU: a type already seen
+                # (same name, size, line and encoded size of its whole subtree) is skipped
+                # before its members are decoded
+                sibling = attrs.get("sibling")
+                quick = (qual, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
+                         sibling[0] + base - start if sibling else -1)
+                if sibling is None or quick not in seen_quick:
+                    if sibling is not None:
+                        seen_quick.add(quick)
+                    collect = []
+                    candidates.append((start, kind, qual, collect))
+            if collect is None and is_c and "sibling" in attrs:
+                pos = attrs["sibling"][0] + base  # C scopes nothing inside an aggregate
+                continue
+            inner = scope if is_c else scope + (name or "(anonymous)",)
+            pos = walk(unit, after, inner, candidates, seen_quick, collect, True)
+            continue
+        if members is not None and tag in MEMBER_TAGS:
+            abbrev, attrs, after = unit.decode(start)
+            members.append((start, tag, attrs))
+            pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+                   unit.skip_children(after)) if abbrev.children else after
+            continue
+        # anything else: jump without decoding attributes when the abbreviation allows it
+        if abbrev.children:
+            slot = siblings.get(code)
+            if slot is not None:
+                at = after_code + slot[0]
+                pos = int.from_bytes(data[at:at + slot[1]], "little" if unit.reader.little
+                                     else "big") + base
+                continue
+        else:
+            size = fixed.get(code)
+            if size is not None:
+                pos = after_code + size
+                continue
+        abbrev, attrs, after = unit.decode(start)
+        if abbrev.children:
+            pos = attrs["sibling"][0] + base if "sibling" in attrs else unit.skip_children(after)
+        else:
+            pos = after

@@ -1,0 +1,179 @@
+"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang``.
+
+Read from the syntax tree: calls of ``New{Counter,Gauge,Histogram,Summary}[Vec|Func]`` on the
+``prometheus`` package, on ``promauto``, or on a factory (``promauto.With(reg).NewCounterVec(...)``,
+``f := promauto.With(reg); f.NewGauge(...)``), whose first argument is an options literal
+(``prometheus.CounterOpts{Namespace: ..., Subsystem: ..., Name: ..., Help: ..., Buckets: ...}``)
+and, for vectors, a ``[]string{...}`` of label names. The packages are recognised by import path
+(whatever the local alias). Option values may be string literals, constants of the file (kept in
+``constants`` for the extract step, which also resolves constants of other files of the package)
+or ``prometheus.DefBuckets``/``LinearBuckets``/``ExponentialBuckets`` for buckets.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from extractor.model import ParsedFile
+
+PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
+PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
+_CONSTRUCTOR = re.compile(r"New(Counter|Gauge|Histogram|Summary)(Vec|Func)?")
+_MAX_TEXT = 120
+
+
+def scan_go_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
+    data = parsed.data
+    if b"client_golang" not in data and b"const" not in data:
+        return None
+    root = parsed.tree.root_node
+    aliases: dict[str, str] = {}
+    constants: dict[str, str] = {}
+    for node in root.named_children:
+        if node.type == "import_declaration":
+            for spec in _descendants(node, "import_spec"):
+                path = spec.child_by_field_name("path")
+                name = spec.child_by_field_name("name")
+                target = _text(path).strip('"`') if path is not None else ""
+                if target in (PROMETHEUS, PROMAUTO):
+                    aliases[_text(name) if name is not None else target.rsplit("/", 1)[-1]] = target
+        elif node.type == "const_declaration":
+            for spec in _descendants(node, "const_spec"):
+                names = spec.children_by_field_name("name")
+                value = spec.child_by_field_name("value")
+                values = value.named_children if value is not None else []
+                for n, v in zip(names, values):
+                    if v.type in ("interpreted_string_literal", "raw_string_literal"):
+                        constants[_text(n)] = _string(v)
+    facts: dict[str, Any] = {}
+    if constants:
+        facts["constants"] = constants
+    if not aliases:
+        return facts or None
+    metrics = []
+    for call in _descendants(root, "call_expression", into_matches=True):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "selector_expression":
+            continue
+        field = fn.child_by_field_name("field")
+        m = _CONSTRUCTOR.fullmatch(_text(field)) if field is not None else None
+        if m is None or not _is_prometheus(fn.child_by_field_name("operand"), aliases, call):
+            continue
+        args = call.child_by_field_name("arguments")
+        arg_nodes = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        if not arg_nodes:
+            continue
+        entry: dict[str, Any] = {"library": "client_golang", "type": m.group(1).lower(), "line": call.start_point[0] + 1}
+        if m.group(2) == "Func":
+            entry["func"] = True
+        entry.update(_opts(arg_nodes[0], constants))
+        if m.group(2) == "Vec" and len(arg_nodes) > 1:
+            labels = arg_nodes[1]
+            entry["labels"] = [_string(s) for s in _descendants(labels, "interpreted_string_literal")] \
+                if labels.type == "composite_literal" else None
+        metrics.append(entry)
+    if metrics:
+        facts["metrics"] = metrics
+    return facts or None
+
+
+def _is_prometheus(operand: Any, aliases: dict[str, str], call: Any) -> bool:
+    """`prometheus.`, `promauto.`, `promauto.With(reg).`, or a variable set from `promauto.With(...)`."""
+    if operand is None:
+        return False
+    if operand.type == "identifier":
+        name = _text(operand)
+        if name in aliases:
+            return True
+        # a factory variable: `f := promauto.With(reg)` somewhere before in the same function
+        body = call
+        while body is not None and body.type not in ("function_declaration", "method_declaration", "source_file"):
+            body = body.parent
+        text = _text(body) if body is not None else ""
+        return any(re.search(rf"\b{re.escape(name)}\s*:?=\s*{re.escape(a)}\.With\(", text) for a in aliases)
+    if operand.type == "call_expression":
+        inner = operand.child_by_field_name("function")
+        return inner is not None and re.fullmatch(r"(\w+)\.With", _text(inner)) is not None and \
+            _text(inner).split(".", 1)[0] in aliases
+    return False
+
+
+def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if node.type == "unary_expression":  # &prometheus.CounterOpts{...}
+        node = node.named_children[-1] if node.named_child_count else node
+    if node.type != "composite_literal":
+        out["opts_text"] = _text(node)[:_MAX_TEXT]
+        return out
+    body = node.child_by_field_name("body")
+    for elem in body.named_children if body is not None else ():
+        if elem.type != "keyed_element" or elem.named_child_count < 2:
+            continue
+        key = _text(elem.named_children[0]).strip()
+        value = elem.named_children[1]
+        if value.type == "literal_element" and value.named_child_count:
+            value = value.named_children[0]
+        if key in ("Namespace", "Subsystem", "Name", "Help"):
+            out[key.lower()] = _value(value, constants)
+        elif key == "Buckets":
+            out["buckets"] = _buckets(value)
+        elif key == "ConstLabels":
+            # `prometheus.Labels{"k": "v", ...}`: keys and values alternate in source order
+            out["const_labels"] = sorted([_string(s) for s in _descendants(value, "interpreted_string_literal")][::2])
+    return out
+
+
+def _value(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+    if node.type in ("interpreted_string_literal", "raw_string_literal"):
+        return {"value": _string(node)}
+    text = _text(node)
+    if node.type == "identifier" and text in constants:
+        return {"value": constants[text]}
+    if node.type == "binary_expression":  # "prefix_" + name
+        parts = [_value(c, constants) for c in node.named_children]
+        if all("value" in p for p in parts):
+            return {"value": "".join(p["value"] for p in parts)}
+    return {"text": text[:_MAX_TEXT], "constant": text.rsplit(".", 1)[-1] if re.fullmatch(r"[\w.]+", text) else ""}
+
+
+def _buckets(node: Any) -> dict[str, Any]:
+    text = re.sub(r"\s+", "", _text(node))
+    if text.endswith("DefBuckets"):
+        return {"default": True}
+    m = re.fullmatch(r"(?:\w+\.)?(Linear|Exponential)Buckets\(([-\d.e]+),([-\d.e]+),(\d+)\)", text)
+    if m:
+        start, factor, count = float(m.group(2)), float(m.group(3)), int(m.group(4))
+        if m.group(1) == "Linear":
+            return {"values": [start + i * factor for i in range(count)]}
+        return {"values": [start * factor ** i for i in range(count)]}
+    m = re.fullmatch(r"\[\]float64\{([^{}]*)\}", text)
+    if m:
+        try:
+            return {"values": [float(x) for x in m.group(1).split(",") if x]}
+        except ValueError:
+            pass
+    return {"text": text[:_MAX_TEXT]}
+
+
+def _string(node: Any) -> str:
+    text = _text(node)
+    if text.startswith("`"):
+        return text.strip("`")
+    return text[1:-1].replace('\\"', '"').replace("\\\\", "\\")
+
+
+def _text(node: Any) -> str:
+    return node.text.decode("utf-8", errors="replace")
+
+
+def _descendants(node: Any, kind: str, into_matches: bool = False) -> list[Any]:
+    out, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type == kind:
+            out.append(current)
+            if not into_matches:
+                continue
+        stack.extend(reversed(current.named_children))
+    return out

@@ -1,0 +1,213 @@
+"""Metric records for Rust and Go, with the series names each library exposes.
+
+The rules, read from each library's source (none can be run here: crates.io and the Go module
+proxy are out of reach of this machine, so the fixtures are checked against these rules):
+
+* Rust ``prometheus`` crate (tikv/rust-prometheus 0.13/0.14: ``src/desc.rs`` ``build_fq_name``,
+  ``src/encoder/text.rs``): the name is ``namespace_subsystem_name`` with empty parts skipped; the
+  text encoder writes a counter under its name as given (no ``_total`` is added) and a histogram
+  as ``_bucket``/``_sum``/``_count``; ``DEFAULT_BUCKETS`` is the usual 0.005 ... 10 list.
+* Rust ``metrics`` crate through ``metrics-exporter-prometheus`` (``src/formatting.rs``
+  ``sanitize_metric_name``, ``src/render.rs`` ``add_suffix_to_name``): characters outside
+  ``[a-zA-Z0-9_:]`` become ``_`` (``tgi.request.count`` -> ``tgi_request_count``); a counter gets a
+  ``_total`` suffix only when the exporter is built with a counter suffix (off by default), so it
+  is exposed as written; ``histogram!`` is rendered as a summary (quantiles, ``_sum``,
+  ``_count``) unless the exporter is given buckets for it (``set_buckets``,
+  ``set_buckets_for_metric(Matcher::Full|Prefix|Suffix(..))``), then as a histogram.
+* Go ``client_golang`` (``prometheus/desc.go`` ``BuildFQName``, ``expfmt`` text format 0.0.4,
+  which ``promhttp`` serves unless ``EnableOpenMetrics`` is set): ``namespace_subsystem_name``
+  with empty parts skipped; counters as given, histograms ``_bucket``/``_sum``/``_count``,
+  summaries the name (with ``quantile``) plus ``_sum``/``_count``; ``DefBuckets`` 0.005 ... 10.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections import Counter as Tally
+from collections.abc import Iterable
+from typing import Any
+
+from extractor.context import Context, SourceFile
+from extractor.model import Diagnostic, Language, Severity
+from extractor.telemetry.records import MetricDefinition, MetricType, lint_name
+
+DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
+_SERIES = {
+    MetricType.COUNTER: ("",),
+    MetricType.GAUGE: ("",),
+    MetricType.HISTOGRAM: ("", "_bucket", "_count", "_sum"),
+    MetricType.SUMMARY: ("", "_count", "_sum"),
+}
+_INVALID = re.compile(r"[^a-zA-Z0-9_:]")
+_LIBRARY = {"prometheus": "rust-prometheus", "metrics": "metrics-rs", "client_golang": "client_golang"}
+
+
+def fq_name(*parts: str) -> str:
+    """``BuildFQName`` / ``build_fq_name``: the non-empty parts joined with ``_``."""
+    return "_".join(p for p in parts if p)
+
+
+def sanitize(name: str) -> str:
+    """metrics-exporter-prometheus' ``sanitize_metric_name``."""
+    out = _INVALID.sub("_", name)
+    return "_" + out[1:] if out and out[0].isdigit() else out
+
+
+def exposed(kind: MetricType, name: str, rendered: MetricType | None = None) -> tuple[str, ...]:
+    return tuple(sorted(name + s for s in _SERIES[rendered or kind]))
+
+
+def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic], Tally]:
+    records: list[MetricDefinition] = []
+    diagnostics: list[Diagnostic] = []
+    stats: Tally = Tally()
+    for language in (Language.RUST, Language.GO):
+        files = list(ctx.facts("metrics", language))
+        constants = _shared_constants(files)
+        described = _descriptions(files, constants)
+        bucketed = [b for _f, facts in files for b in facts.get("exporter_buckets", ())]
+        for file, facts in files:
+            local = {**constants.get(_package(file), {}), **facts.get("constants", {})}
+            for m in facts.get("metrics", ()):
+                if m.get("describe"):
+                    continue
+                stats[f"{language.value}_definitions"] += 1
+                record, problem = _record(file, m, local, described, bucketed)
+                if record is not None:
+                    records.append(record)
+                if problem is not None:
+                    diagnostics.append(problem)
+                    stats[f"{language.value}_unresolved"] += 1
+    return _one_per_series(records), diagnostics, stats
+
+
+def _one_per_series(records: list[MetricDefinition]) -> list[MetricDefinition]:
+    """The metrics crate has no registration: ``counter!("x")`` at each place it is incremented
+    names the same series. Such a metric is one record, at its first place (by path and line),
+    with the labels of all places; the other libraries define a metric once, where it is built."""
+    merged: dict[tuple[str, MetricType], MetricDefinition] = {}
+    out = []
+    for r in sorted(records):
+        if r.library != _LIBRARY["metrics"]:
+            out.append(r)
+            continue
+        first = merged.get((r.name, r.type))
+        if first is None:
+            merged[(r.name, r.type)] = r
+            continue
+        merged[(r.name, r.type)] = dataclasses.replace(
+            first, labels=tuple(sorted(set(first.labels) | set(r.labels))), help=first.help or r.help)
+    return sorted(out + list(merged.values()))
+
+
+def _package(file: SourceFile) -> str:
+    return file.path.rsplit("/", 1)[0] if "/" in file.path else ""
+
+
+def _shared_constants(files: Iterable[tuple[SourceFile, dict[str, Any]]]) -> dict[str, dict[str, str]]:
+    """String constants per directory (a Go package; for Rust, the module's directory): a name
+    defined in another file of the same package resolves, one defined twice differently does not."""
+    seen: dict[str, dict[str, set[str]]] = {}
+    for file, facts in files:
+        for key, value in facts.get("constants", {}).items():
+            seen.setdefault(_package(file), {}).setdefault(key, set()).add(value)
+    return {pkg: {k: next(iter(v)) for k, v in names.items() if len(v) == 1} for pkg, names in seen.items()}
+
+
+def _descriptions(files, constants) -> dict[str, dict[str, Any]]:
+    """`describe_counter!("name", Unit::Seconds, "help")` of the metrics crate, by name."""
+    out: dict[str, dict[str, Any]] = {}
+    for file, facts in files:
+        local = {**constants.get(_package(file), {}), **facts.get("constants", {})}
+        for m in facts.get("metrics", ()):
+            if m.get("describe"):
+                name = _resolve(m.get("name"), local)
+                if name is not None:
+                    out.setdefault(name, {"help": _resolve(m.get("help"), local) or "", "unit": m.get("unit", "")})
+    return out
+
+
+def _resolve(fact: dict[str, Any] | None, constants: dict[str, str]) -> str | None:
+    if not fact:
+        return None
+    if "value" in fact:
+        return fact["value"]
+    return constants.get(fact.get("constant", ""))
+
+
+def _record(file: SourceFile, m: dict[str, Any], constants: dict[str, str], described: dict[str, dict[str, Any]],
+            bucketed: list[list[Any]]) -> tuple[MetricDefinition | None, Diagnostic | None]:
+    library = m["library"]
+    kind_text = m.get("type", "")
+    if not kind_text:
+        return None, Diagnostic(file.path, m["line"], "metric-type-unresolved",
+                                f"{library} Opts::new here is not handed to a constructor or register macro in the "
+                                "same statement: its metric type is unknown", Severity.INFO)
+    kind = MetricType(kind_text)
+    raw = _resolve(m.get("name"), constants)
+    if raw is None:
+        written = (m.get("name") or {}).get("text", "(no name)")
+        return None, Diagnostic(file.path, m["line"], "metric-name-unresolved",
+                                f"{library} {kind.value} name {written!r} is not a literal or a constant of the "
+                                "analysed files", Severity.INFO)
+    namespace = _resolve(m.get("namespace"), constants) or ""
+    subsystem = _resolve(m.get("subsystem"), constants) or ""
+    dynamic = bool((m.get("name") or {}).get("dynamic")) or any(
+        (m.get(k) or {}).get("text") and _resolve(m.get(k), constants) is None for k in ("namespace", "subsystem"))
+    help_text = _resolve(m.get("help"), constants) or ""
+    unit = ""
+    rendered = None
+    if library == "metrics":
+        name = sanitize(raw)
+        info = described.get(raw, {})
+        help_text = help_text or info.get("help", "")
+        unit = info.get("unit", "")
+        if kind is MetricType.HISTOGRAM and not _exporter_buckets(raw, bucketed):
+            rendered = MetricType.SUMMARY
+    else:
+        name = fq_name(namespace, subsystem, raw)
+    labels = tuple(sorted(set(m.get("labels") or ()) | set(m.get("const_labels") or ())))
+    buckets: tuple[float, ...] = ()
+    buckets_resolved = True
+    if kind is MetricType.HISTOGRAM and rendered is None:
+        fact = m.get("buckets")
+        if library == "metrics":
+            buckets_resolved = False  # the exporter's configuration decides them
+        elif fact is None or (isinstance(fact, dict) and fact.get("default")):
+            buckets = DEFAULT_BUCKETS
+        elif isinstance(fact, list):
+            buckets = tuple(fact)
+        elif isinstance(fact, dict) and "values" in fact:
+            buckets = tuple(fact["values"])
+        else:
+            buckets_resolved = False
+    lib = _LIBRARY[library]
+    lint = lint_name(name, kind, lib, unit)
+    if rendered is not None:
+        lint = tuple(sorted(set(lint) | {"rendered-as-summary: metrics-exporter-prometheus renders histogram! as a "
+                                         "summary unless buckets are configured"}))
+    language = file.language.value
+    return MetricDefinition(
+        path=file.path, line=m["line"], name=name, type=kind, help=help_text, labels=labels, buckets=buckets,
+        unit=unit.lower(), language=language, dynamic=dynamic, exposed_names=exposed(kind, name, rendered),
+        lint=lint, labels_resolved=m.get("labels", []) is not None, buckets_resolved=buckets_resolved,
+        library=lib, via=_via(m)), None
+
+
+def _exporter_buckets(name: str, bucketed: list[list[Any]]) -> bool:
+    for how, value in bucketed:
+        if how == "all" or value is None:
+            return True
+        if (how == "full" and name == value) or (how == "prefix" and name.startswith(value)) or \
+                (how == "suffix" and name.endswith(value)):
+            return True
+    return False
+
+
+def _via(m: dict[str, Any]) -> str:
+    if m["library"] == "metrics":
+        return "macro"
+    if m["library"] == "prometheus":
+        return "register-macro" if "vec" in m else "opts"
+    return "constructor"

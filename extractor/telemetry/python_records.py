@@ -1,0 +1,199 @@
+"""Python metric definitions: every recorded call expanded through factories (:mod:`.factories`)
+down to a library constructor, and read into :class:`MetricDefinition` records at the outermost
+call site that gives the values.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter as Tally
+from typing import Any
+
+from extractor.context import Context
+from extractor.model import Diagnostic, Language, Severity
+from extractor.telemetry import pysym
+from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
+from extractor.telemetry.libraries import Conventions, conventions
+from extractor.telemetry.provided import provided_records
+from extractor.telemetry.pyresolve import Module, PythonResolver
+from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
+                                         expose_names, lint_name, prometheus_default_buckets)
+
+
+def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str, dict[str, Any]]]:
+    modules: dict[str, Module] = {}
+    calls: list[Call] = []
+    by_module: dict[str, dict[str, Any]] = {}
+    for file, facts in ctx.facts("metrics", Language.PYTHON):
+        name = file.module  # one naming for every step (extractor.naming)
+        by_module[name] = facts
+        module = Module(name, file.path, file.rel.endswith("__init__.py"), facts.get("imports", {}),
+                        {c["name"]: c for c in facts.get("classes", [])}, facts.get("functions", {}))
+        modules[name] = module
+        calls.extend(Call(module, fact) for fact in facts.get("calls", []))
+    return modules, calls, by_module
+
+
+def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricDefinition], list[Diagnostic], Tally]:
+    modules, calls, facts = load_modules(ctx)
+    resolver = PythonResolver(modules)
+    otel = any(entry["module"].startswith("opentelemetry") for m in modules.values() for entry in m.imports.values())
+    expander = FactoryExpander(resolver, conventions, calls, otel)
+    outcomes = [outcome for call in calls for outcome in expander.expand(call)]
+    entered = {key for outcome in outcomes for key in outcome.entered}
+    records: list[MetricDefinition] = []
+    diagnostics: list[Diagnostic] = []
+    stats: Tally = Tally()
+    with_exemplars = _exemplar_objects(modules, facts, resolver)
+    for outcome in outcomes:
+        roles = {role: outcome.values.get(param) for role, param in outcome.constructor.roles.items()}
+        # A name that reads a parameter of the function it sits in is the callers' to give: when
+        # call sites reach that factory, they are the records. A name given here stays here,
+        # even when the labels or buckets come from the caller.
+        opened = pysym.refs(roles["name"]) if roles.get("name") is not None else set()
+        fact = outcome.root.fact
+        for value in [a[1] for a in fact["args"] if a[:1] == ["star"]] + list(fact.get("dstar", [])):
+            opened |= pysym.refs(value)  # *args / **kwargs forwarded: the callers give the name
+        if opened and _reached(outcome.root, opened, entered):
+            continue
+        stats["python_constructions"] += 1
+        if outcome.via and any(step.startswith("factory:") for step in outcome.via):
+            stats["python_via_factory"] += 1
+        built, problems = _definitions(outcome, roles, _kept_in(outcome.root) in with_exemplars)
+        records.extend(built)
+        diagnostics.extend(problems)
+    stats["python_factories_used"] = len(entered)
+    for path, line, key in sorted(expander.cut):
+        diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
+                                      f"not followed past {key}: factories more than {MAX_DEPTH} deep",
+                                      Severity.INFO))
+    library_records, library_stats = provided_records(modules, facts, resolver, conventions)
+    records.extend(library_records)
+    stats.update(library_stats)
+    stats["library_metrics"] = len(library_records)
+    return records, diagnostics, stats
+
+
+def _exemplar_objects(modules: dict[str, Module], facts: dict[str, dict[str, Any]],
+                      resolver: PythonResolver) -> set[str]:
+    """Qualified names of the metric objects the code observes with exemplars."""
+    found: set[str] = set()
+    for name, module in modules.items():
+        for use in facts[name].get("exemplars", []):
+            text = use["object"]
+            if text.startswith("self.") and use["class"]:
+                found.add(f"{name}.{use['class']}.{text[5:]}")
+            else:
+                found.add(resolver.resolve(text, module) or f"{name}.{text}")
+    return found
+
+
+def _kept_in(root: Call) -> str:
+    """Where the call's result is kept: ``module.NAME`` or ``module.Class.attr``."""
+    target = root.fact.get("target", "")
+    if not target:
+        return ""
+    if target.startswith("self."):
+        return f"{root.module.name}.{root.fact['class']}.{target[5:]}"
+    return f"{root.module.name}.{target}"
+
+
+def _reached(root: Call, opened: set[tuple[str, str]], entered: set[str]) -> bool:
+    """Whether the factory ``root`` sits in (its function, or its class for ``self`` values and
+    ``__init__``) is reached from some call site."""
+    module, cls, function = root.module.name, root.fact["class"], root.fact["function"]
+    keys = set()
+    if any(tag == "param" for tag, _ in opened) and function:
+        keys.add(f"{module}.{function}")
+        if cls and function == f"{cls}.__init__":
+            keys.add(f"{module}.{cls}")
+    if any(tag == "attr" for tag, _ in opened) and cls:
+        keys.add(f"{module}.{cls}")
+    return bool(keys & entered)
+
+
+def _first(sym: Any) -> tuple[str, bool]:
+    values = pysym.strings(sym) if sym is not None else []
+    if not values:
+        return "", False
+    text, dynamic, _ = values[0]
+    return text, dynamic
+
+
+def _definitions(outcome: Outcome, roles: dict[str, Any],
+                 exemplars: bool) -> tuple[list[MetricDefinition], list[Diagnostic]]:
+    constructor = outcome.constructor
+    kind = constructor.type
+    root = outcome.root
+    path, line = root.module.path, root.line
+    via = " > ".join(outcome.via)
+    names = pysym.strings(roles["name"]) if roles.get("name") is not None else []
+    usable = [(t, d, w) for t, d, w in names if _literal_part(t)]
+    if not usable:
+        why = "; ".join(sorted({w for _, _, w in names if w})) or "no name argument"
+        chain = f" (via {via})" if "factory:" in via else ""
+        return [], [Diagnostic(path, line, "metric-name-unresolved",
+                               f"{kind.value} name is not a string the code gives{chain}: {why}", Severity.INFO)]
+    helps = [t for t, d, _ in pysym.strings(roles["help"])] if roles.get("help") is not None else []
+    labels, labels_resolved, labels_why = _labels(roles.get("labels"))
+    buckets, buckets_resolved, buckets_why = _buckets(kind, roles.get("buckets"), constructor)
+    namespace, ns_dynamic = _first(roles.get("namespace"))
+    subsystem, sub_dynamic = _first(roles.get("subsystem"))
+    unit, _ = _first(roles.get("unit"))
+    out: list[MetricDefinition] = []
+    for index, (raw_name, dynamic, why) in enumerate(usable):
+        if constructor.naming == "opentelemetry":
+            unit_word = conventions().otel_unit(unit) if unit else ""
+            full = build_otel_name(kind, raw_name, unit_word)
+        elif constructor.naming == "prometheus_client":
+            full = build_python_name(kind, raw_name, namespace, subsystem, unit)
+        else:
+            full = raw_name
+        help_text = helps[index] if len(helps) == len(usable) else (helps[0] if helps else "")
+        reasons = [r for r in (why, labels_why, buckets_why) if r]
+        out.append(MetricDefinition(
+            path=path, line=line, name=full, type=kind, help=help_text,
+            labels=tuple(labels), buckets=buckets, unit=unit,
+            language=Language.PYTHON.value, dynamic=dynamic or ns_dynamic or sub_dynamic,
+            exposed_names=expose_names(kind, full, constructor.naming),
+            lint=lint_name(full, kind, constructor.naming, unit),
+            labels_resolved=labels_resolved, buckets_resolved=buckets_resolved,
+            library=constructor.library, via=via, unresolved="; ".join(reasons), exemplars=exemplars,
+        ))
+    return out, []
+
+
+def _literal_part(text: str) -> bool:
+    return bool(re.sub(r"\{[^}]*\}", "", text))
+
+
+def _labels(sym: Any) -> tuple[list[str], bool, str]:
+    if sym is None:
+        return [], True, ""
+    elements = pysym.items(sym)
+    if elements is None:
+        return [], False, f"labels: {pysym.describe(sym)}"
+    labels: list[str] = []
+    resolved = True
+    for element in elements:
+        values = pysym.strings(element)
+        if len(values) == 1 and not values[0][1]:
+            labels.append(values[0][0])
+        else:
+            resolved = False
+    return labels, resolved, "" if resolved else "labels: some label names are computed"
+
+
+def _buckets(kind: MetricType, sym: Any, constructor) -> tuple[tuple[float, ...], bool, str]:
+    if kind is not MetricType.HISTOGRAM:
+        return (), True, ""
+    if sym is None or (isinstance(sym, list) and sym[:2] == ["lit", None]):
+        default = constructor.default_buckets
+        values = prometheus_default_buckets() if default is None else default
+        # +Inf is implicit (the libraries always add it) and JSON cannot hold it: left out.
+        return tuple(b for b in values if b != float("inf")), True, ""
+    elements = pysym.items(sym)
+    numbers = [pysym.number(e) for e in elements] if elements is not None else None
+    if numbers is None or any(n is None for n in numbers):
+        return (), False, f"buckets: {pysym.describe(sym)}"
+    return tuple(n for n in numbers if n != float("inf")), True, ""

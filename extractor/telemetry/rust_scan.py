@@ -1,0 +1,237 @@
+"""Per-file scanner for Prometheus metrics defined in Rust: the ``prometheus`` crate and the
+``metrics`` crate.
+
+Most Rust metric definitions sit inside macros (``register_int_counter!(...)``, ``counter!(...)``,
+or a ``lazy_static! { ... }`` block around them), whose arguments the grammar keeps as unparsed
+token trees. So the scanner reads the file's text, with comments blanked using the syntax tree
+(the positions of everything else stay put), and parses each call's arguments with a small
+tokenizer that knows Rust string literals and nesting.
+
+Recognised, ``prometheus`` crate: ``register_[int_]{counter,gauge,histogram}[_vec]!`` with literal
+name/help (and label list / bucket vector), and ``Opts::new(..)`` / ``HistogramOpts::new(..)`` with
+their builder chain (``.namespace(..)``, ``.subsystem(..)``, ``.buckets(..)``, ``.variable_labels``);
+the type of a bare ``Opts::new`` comes from the register macro or constructor it is handed to.
+``metrics`` crate (only in files that name the crate): ``counter!``, ``gauge!``, ``histogram!`` and
+``describe_*!`` (for help text and unit); label keys from ``"key" => value`` pairs. Names held in
+``const``/``static`` string items of the file are resolved; others are left to the extract step
+(constants of other files) or reported unresolved.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from extractor.model import ParsedFile
+
+_REGISTER = re.compile(rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
+_OPTS = re.compile(rb"\b(Opts|HistogramOpts)::new\s*\(")
+_METRICS_MACRO = re.compile(rb"(?<![\w:])(?:metrics::)?(counter|gauge|histogram|describe_counter|describe_gauge|"
+                            rb"describe_histogram)!\s*[(\[{]")
+_CONSTRUCTOR = re.compile(rb"\b(Int)?(Counter|Gauge|Histogram)(Vec)?::(?:with_opts|new)\s*\(|"
+                          rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!")
+_CONST = re.compile(rb"\b(?:const|static)\s+([A-Z_][A-Z0-9_]*)\s*:\s*&(?:'static\s+)?str\s*=\s*\"((?:[^\"\\]|\\.)*)\"")
+# metrics-exporter-prometheus bucket configuration: the matchers of a file that calls
+# `set_buckets_for_metric` (often built into variables first), or a global `set_buckets`
+_MATCHER = re.compile(rb"\bMatcher::(Full|Prefix|Suffix)\s*\(\s*(?:String::from\s*\(\s*)?(?:\"((?:[^\"\\]|\\.)*)\"|"
+                      rb"([A-Z_][A-Z0-9_:]*))")
+_SET_BUCKETS = re.compile(rb"\bset_buckets\s*\(")
+_UNIT = re.compile(r"Unit::(\w+)")
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+
+
+def scan_rust_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
+    data = parsed.data
+    uses_metrics_crate = b"metrics::" in data or re.search(rb"\buse\s+metrics\b", data) is not None
+    if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate:
+        return None
+    text = _blank_comments(parsed)
+    constants = {m.group(1).decode(): _unescape(m.group(2).decode("utf-8", "replace")) for m in _CONST.finditer(text)}
+    metrics: list[dict[str, Any]] = []
+    opts_in_macros: set[int] = set()
+    for m in _REGISTER.finditer(text):
+        args, end = _arguments(text, m.end() - 1)
+        kind = m.group(2).decode()
+        entry = {"library": "prometheus", "type": kind, "line": _line(text, m.start()),
+                 "int": bool(m.group(1)), "vec": bool(m.group(3))}
+        first = args[0] if args else ""
+        if first.startswith(("Opts::new", "HistogramOpts::new", "prometheus::Opts::new", "prometheus::HistogramOpts::new")):
+            inner = _OPTS.search(text, m.end(), end)
+            if inner is not None:
+                opts_in_macros.add(inner.start())
+                entry.update(_opts_chain(text, inner, constants))
+                if entry.get("opts") == "histogram":
+                    entry["type"] = "histogram"
+            if len(args) > 1:
+                entry["labels"] = _strings(args[1], constants)
+        elif _literal(first, constants) is not None:
+            entry["name"] = _value(first, constants)
+            if len(args) > 1:
+                entry["help"] = _value(args[1], constants)
+            rest = args[2:]
+            if entry["vec"] and rest:
+                entry["labels"] = _strings(rest[0], constants)
+                rest = rest[1:]
+            if kind == "histogram" and rest:
+                entry["buckets"] = _numbers(rest[0])
+        else:
+            continue  # `register_int_counter!(opts)`: recorded at its `Opts::new`
+        metrics.append(entry)
+    for m in _OPTS.finditer(text):
+        if m.start() in opts_in_macros:
+            continue
+        entry = {"library": "prometheus", "line": _line(text, m.start())}
+        entry.update(_opts_chain(text, m, constants))
+        follow = _CONSTRUCTOR.search(text, m.end(), min(len(text), m.end() + 600))
+        if entry.get("opts") == "histogram":
+            entry["type"] = "histogram"
+        elif follow is not None:
+            entry["type"] = (follow.group(2) or follow.group(5) or b"").decode().lower()
+            entry["int"] = bool(follow.group(1) or follow.group(4))
+        else:
+            entry["type"] = ""  # the extract step reports it: no constructor names the type
+        metrics.append(entry)
+    if uses_metrics_crate:
+        for m in _METRICS_MACRO.finditer(text):
+            args, _end = _arguments(text, m.end() - 1)
+            if not args:
+                continue
+            macro = m.group(1).decode()
+            entry = {"library": "metrics", "line": _line(text, m.start())}
+            if macro.startswith("describe_"):
+                entry.update(type=macro[len("describe_"):], describe=True)
+                rest = args[1:]
+                if rest and _UNIT.search(rest[0]):
+                    entry["unit"] = _UNIT.search(rest[0]).group(1)
+                    rest = rest[1:]
+                if rest:
+                    entry["help"] = _value(rest[-1], constants)
+            else:
+                entry["type"] = macro
+                entry["labels"] = sorted({_value(a.split("=>", 1)[0].strip(), constants).get("value", "")
+                                          for a in args[1:] if "=>" in a} - {""})
+            entry["name"] = _value(args[0], constants)
+            metrics.append(entry)
+    buckets = []
+    if b"set_buckets_for_metric" in text:
+        for m in _MATCHER.finditer(text):
+            name = m.group(2).decode() if m.group(2) is not None else constants.get(m.group(3).decode().rsplit("::", 1)[-1])
+            buckets.append([m.group(1).decode().lower(), name])
+    if _SET_BUCKETS.search(text):
+        buckets.append(["all", ""])
+    facts: dict[str, Any] = {}
+    if metrics:
+        facts["metrics"] = metrics
+    if constants:
+        facts["constants"] = constants
+    if buckets:
+        facts["exporter_buckets"] = buckets
+    return facts or None
+
+
+def _blank_comments(parsed: ParsedFile) -> bytes:
+    data = bytearray(parsed.data)
+    stack = [parsed.tree.root_node] if parsed.tree is not None else []
+    while stack:
+        node = stack.pop()
+        if node.type in ("line_comment", "block_comment"):
+            data[node.start_byte:node.end_byte] = re.sub(rb"[^\n]", b" ", parsed.data[node.start_byte:node.end_byte])
+            continue
+        stack.extend(node.children)
+    return bytes(data)
+
+
+def _line(text: bytes, pos: int) -> int:
+    return text.count(b"\n", 0, pos) + 1
+
+
+def _arguments(text: bytes, open_at: int) -> tuple[list[str], int]:
+    """Top-level comma-separated arguments of the bracket at ``open_at`` (strings respected)."""
+    closer = _OPEN.get(chr(text[open_at]), ")")
+    depth, i, start, args = 0, open_at, open_at + 1, []
+    n = len(text)
+    while i < n:
+        c = chr(text[i])
+        if c == '"':
+            i += 1
+            while i < n and text[i] != ord('"'):
+                i += 2 if text[i] == ord("\\") else 1
+        elif c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                if c == closer:
+                    last = text[start:i].decode("utf-8", "replace").strip()
+                    if last:
+                        args.append(last)
+                    return [re.sub(r"\s+", " ", a) for a in args], i
+        elif c == "," and depth == 1:
+            args.append(text[start:i].decode("utf-8", "replace").strip())
+            start = i + 1
+        i += 1
+    return [], n
+
+
+def _literal(arg: str, constants: dict[str, str]) -> str | None:
+    arg = arg.strip().lstrip("&")
+    m = re.fullmatch(r'"((?:[^"\\]|\\.)*)"(?:\.to_string\(\)|\.into\(\)|\.to_owned\(\))?', arg)
+    if m:
+        return _unescape(m.group(1))
+    name = arg.rsplit("::", 1)[-1]
+    return constants.get(name)
+
+
+def _value(arg: str, constants: dict[str, str]) -> dict[str, Any]:
+    """{"value": text} for a literal or file constant, {"text": as written} otherwise."""
+    value = _literal(arg, constants)
+    if value is not None:
+        return {"value": value}
+    fmt = re.fullmatch(r'format!\s*\(\s*"((?:[^"\\]|\\.)*)"', arg.strip())
+    if fmt:  # format!("{}_total", prefix): a pattern
+        return {"value": re.sub(r"\{[^}]*\}", "{}", fmt.group(1)), "dynamic": True}
+    return {"text": arg.strip()[:120], "constant": arg.strip().rsplit("::", 1)[-1]}
+
+
+def _strings(arg: str, constants: dict[str, str]) -> list[str]:
+    return [_unescape(s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', arg)]
+
+
+def _numbers(arg: str) -> list[float] | None:
+    m = re.search(r"vec!\s*\[([^\]]*)\]|\[([^\]]*)\]", arg)
+    if not m:
+        return None  # computed (exponential_buckets(...), a variable): not readable statically
+    body = m.group(1) if m.group(1) is not None else m.group(2)
+    try:
+        return [float(x.strip().rstrip("f64").rstrip("_").replace("_", "")) for x in body.split(",") if x.strip()]
+    except ValueError:
+        return None
+
+
+def _opts_chain(text: bytes, m: re.Match[bytes], constants: dict[str, str]) -> dict[str, Any]:
+    args, end = _arguments(text, m.end() - 1)
+    out: dict[str, Any] = {"opts": "histogram" if m.group(1) == b"HistogramOpts" else "counter-or-gauge"}
+    if args:
+        out["name"] = _value(args[0], constants)
+    if len(args) > 1:
+        out["help"] = _value(args[1], constants)
+    # the builder chain after `)`: `.namespace("x").subsystem("y").buckets(vec![...])`
+    i = end + 1
+    while True:
+        cm = re.compile(rb"\s*\.\s*(\w+)\s*\(").match(text, i)
+        if cm is None:
+            break
+        call_args, close = _arguments(text, cm.end() - 1)
+        method = cm.group(1).decode()
+        if method in ("namespace", "subsystem") and call_args:
+            out[method] = _value(call_args[0], constants)
+        elif method == "buckets" and call_args:
+            out["buckets"] = _numbers(call_args[0])
+        elif method == "variable_labels" and call_args:
+            out["labels"] = _strings(call_args[0], constants)
+        i = close + 1
+    return out
+
+
+def _unescape(s: str) -> str:
+    return s.replace('\\"', '"').replace("\\\\", "\\").replace("\\n", "\n")

@@ -1,0 +1,152 @@
+"""Recall of the Rust and Go graphs against universal-ctags, read from evidence.json, and the cost of
+parse+scan+graph against a raw tree-sitter parse of the same files.
+
+    python -m scripts.native_recall SPEC [SPEC ...] [--missing] [--evidence OUT/evidence.json]
+
+SPEC is any source spec archdiff reads (``file:///work/.mirror/ollama+ollama/repo@v0.11.10``,
+``pypi:tokenizers==0.22.0``, a directory); several make one system. The system is extracted
+with the normal pipeline (or ``--evidence`` names an evidence.json already made from the same
+specs), then ctags runs over each source root and its definitions are looked up in the bundle's
+graph: a tag is found when a node of that language has the tag's name and the tag's file as its
+path or as one of its ``sites``. File + name, because the two tools qualify names differently
+(ctags scopes a Go method by its receiver type, archdiff by the import path).
+
+Definitions compared, per language (ctags kinds): Rust ``module`` (inline and `mod x;`),
+``struct``, ``enum``, ``interface`` (trait), ``function``, ``method`` (in impl and trait
+blocks); Go ``func`` (functions and methods), ``struct``, ``interface``, ``type`` (defined
+types). Left out on both sides: fields, enum variants, constants, variables, type aliases,
+macros (Rust ``macro_rules!`` is not a graph node), Go package clauses and imports.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from extractor.context import ExtractOptions  # noqa: E402
+from extractor.go import build_go_graph, scan_go  # noqa: E402
+from extractor.go.parse import parse_source as parse_go  # noqa: E402
+from extractor.inventory import list_files  # noqa: E402
+from extractor.manifests import read_manifests  # noqa: E402
+from extractor.model import Language, ParsedFile  # noqa: E402
+from extractor.pipeline import acquire_sources, extract_system  # noqa: E402
+from extractor.rust import build_rust_graph, scan_rust  # noqa: E402
+from extractor.rust.parse import parse_source as parse_rust  # noqa: E402
+from extractor.sources import default_cache_dir  # noqa: E402
+
+CTAGS_KINDS = {
+    "rust": ("Rust", {"module", "struct", "enum", "interface", "function", "method"}),
+    "go": ("Go", {"func", "struct", "interface", "type"}),
+}
+_PARSE = {Language.RUST: parse_rust, Language.GO: parse_go}
+_SCAN = {Language.RUST: scan_rust, Language.GO: scan_go}
+_BUILD = {Language.RUST: build_rust_graph, Language.GO: build_go_graph}
+
+
+def ctags_definitions(root: Path, language: str) -> list[tuple[str, str, int, str]]:
+    """(path, name, line, kind) of ctags' definitions of ``language`` under ``root``."""
+    ctags_lang, kinds = CTAGS_KINDS[language]
+    cmd = ["ctags", "-R", f"--languages={ctags_lang}", "--fields=+nKz", "--output-format=json",
+           "--exclude=.git", "--sort=no", "-f", "-", "."]
+    out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True).stdout
+    tags = set()
+    for line in out.splitlines():
+        tag = json.loads(line)
+        if tag.get("_type") != "tag" or tag.get("kind") not in kinds:
+            continue
+        path = tag["path"][2:] if tag["path"].startswith("./") else tag["path"]
+        tags.add((path, tag["name"].removeprefix("r#"), int(tag["line"]), tag["kind"]))
+    return sorted(tags)
+
+
+def recall_from_bundle(bundle: dict[str, Any], roots: Sequence[tuple[str, Path]], language: str) -> dict[str, Any]:
+    have: set[tuple[str, str]] = set()
+    for node in bundle["graph"]["nodes"]:
+        if node.get("language") != language or node["kind"] == "external":
+            continue
+        have.add((node["path"], node["name"]))
+        for site in node.get("sites", ()):
+            have.add((site["path"], node["name"]))
+    tags: list[tuple[str, str, int, str]] = []
+    for label, root in roots:
+        for path, name, line, kind in ctags_definitions(root, language):
+            tags.append((f"{label}/{path}" if label else path, name, line, kind))
+    missing = [t for t in tags if (t[0], t[1]) not in have]
+    return {"language": language, "ctags_definitions": len(tags), "found": len(tags) - len(missing),
+            "recall": (len(tags) - len(missing)) / len(tags) if tags else 1.0, "missing": missing}
+
+
+def time_against_raw_parse(roots: Sequence[tuple[str, Path]], language: Language, runs: int = 3) -> dict[str, Any]:
+    """Medians of ``runs``: raw tree-sitter parse vs archdiff's parse + scan + graph, same files."""
+    blobs = []
+    for label, root in roots:
+        from extractor.context import SourceTree
+
+        entries, _ = list_files(SourceTree(label, str(root), "dir", Path(root)))
+        for e in entries:
+            if e.language is language:
+                blobs.append((e.path, (Path(root) / e.rel).read_bytes()))
+    manifests = read_manifests(roots)
+    raw, ours = [], []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        for _path, data in blobs:
+            _PARSE[language](data)
+        raw.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        facts = [(path, _SCAN[language](ParsedFile(language, data, _PARSE[language](data)))) for path, data in blobs]
+        _BUILD[language](facts, manifests)
+        ours.append(time.perf_counter() - t0)
+    raw_s, ours_s = statistics.median(raw), statistics.median(ours)
+    return {"files": len(blobs), "raw_parse_seconds": raw_s, "archdiff_seconds": ours_s,
+            "time_ratio": ours_s / raw_s if raw_s else 0.0}
+
+
+def measure(specs: Sequence[str], evidence: Path | None = None, jobs: int = 2, runs: int = 5) -> list[dict[str, Any]]:
+    sources = acquire_sources(specs, default_cache_dir())
+    if evidence is not None:
+        bundle = json.loads(evidence.read_text(encoding="utf-8"))
+    else:
+        bundle = extract_system(specs, options=ExtractOptions(jobs=jobs)).bundle
+    return measure_bundle(bundle, [(s.label, s.root) for s in sources], runs)
+
+
+def measure_bundle(bundle: dict[str, Any], roots: Sequence[tuple[str, Path]], runs: int = 5) -> list[dict[str, Any]]:
+    """Recall and timing for each of Rust and Go that the bundle has files of."""
+    results = []
+    for language in (Language.RUST, Language.GO):
+        if not bundle.get("stats", {}).get("files", {}).get(language.value):
+            continue
+        r = recall_from_bundle(bundle, roots, language.value)
+        r.update(time_against_raw_parse(roots, language, runs))
+        results.append(r)
+    return results
+
+
+def main(argv: list[str]) -> int:
+    show_missing = "--missing" in argv
+    evidence = None
+    if "--evidence" in argv:
+        evidence = Path(argv[argv.index("--evidence") + 1])
+        argv = argv[:argv.index("--evidence")] + argv[argv.index("--evidence") + 2:]
+    specs = [a for a in argv if not a.startswith("--")]
+    for r in measure(specs, evidence):
+        print(f"{' '.join(specs)} [{r['language']}]: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
+              f"ctags definitions), {r['files']} files; raw parse {r['raw_parse_seconds']:.2f}s, "
+              f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f}s, ratio {r['time_ratio']:.2f}x (medians of 5)")
+        if show_missing:
+            for path, name, line, kind in r["missing"]:
+                print(f"  missing {path}:{line}: {kind} {name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

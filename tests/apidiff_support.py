@@ -1,0 +1,49 @@
+"""Build the Python graph of tiny packages written into a temp dir, and diff two of them.
+
+The per-file scanner and the per-system graph step run as the pipeline runs them, without its
+cache and process pool, so a table of (old code, new code, expected) stays fast.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import textwrap
+from pathlib import Path
+
+from comparator.apidiff import Breakage, find_breakages
+from extractor import naming, pysymbols
+from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.model import Edge, Language, Node, ParsedFile
+
+
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    return root
+
+
+def graph(root: Path) -> tuple[tuple[Node, ...], tuple[Edge, ...]]:
+    files = []
+    for path in sorted(root.rglob("*.py")):
+        data = path.read_bytes()
+        rel = path.relative_to(root).as_posix()
+        facts = pysymbols.scan_python(ParsedFile(Language.PYTHON, data, ast.parse(data)))
+        files.append(SourceFile(rel, rel, "", Language.PYTHON, hashlib.sha256(data).hexdigest(), len(data),
+                                {"python": facts}, data.count(b"\n")))
+    ctx = Context("t", "0", (SourceTree("", str(root), "dir", root),), naming.with_module_names(files),
+                  ExtractOptions())
+    result = pysymbols.extract_python_graph(ctx)
+    return result.nodes, result.edges
+
+
+def nodes_of(root: Path) -> dict[str, Node]:
+    return {n.id: n for n in graph(root)[0]}
+
+
+def diff_trees(tmp: Path, old: dict[str, str], new: dict[str, str]) -> tuple[Breakage, ...]:
+    a = graph(write_tree(tmp / "old", old))
+    b = graph(write_tree(tmp / "new", new))
+    return find_breakages(*a, *b)

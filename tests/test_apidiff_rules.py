@@ -1,0 +1,157 @@
+"""Each breakage rule on tiny packages: (old code, new code, the rows expected), positive and negative.
+
+A row is (symbol path, kind, breaking). Only the rows under the symbol a case is about are compared,
+so a case states everything the diff says about that symbol.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from comparator.apidiff import BreakageKind as K
+from tests.apidiff_support import diff_trees
+
+CASES = [
+    # parameter removed
+    ("removed", "def f(a, b): ...", "def f(a): ...", {("f", K.PARAMETER_REMOVED, True)}),
+    ("removed, swallowed by **kwargs", "def f(a, *, b): ...", "def f(a, **kw): ...",
+     {("f", K.PARAMETER_REMOVED, False)}),
+    ("removed from a private function", "def _f(a, b): ...", "def _f(a): ...",
+     {("_f", K.PARAMETER_REMOVED, False)}),
+    # positional parameter moved
+    ("moved", "def f(a, b): ...", "def f(b, a): ...",
+     {("f", K.PARAMETER_MOVED, True)}),
+    ("keyword-only reordered", "def f(*, a, b): ...", "def f(*, b, a): ...", set()),
+    # parameter kind changed
+    ("now keyword-only", "def f(a): ...", "def f(*, a): ...", {("f", K.PARAMETER_KIND_CHANGED, True)}),
+    ("now positional-or-keyword", "def f(*, a): ...", "def f(a): ...", {("f", K.PARAMETER_KIND_CHANGED, False)}),
+    # parameter added as required
+    ("added required", "def f(a): ...", "def f(a, b): ...", {("f", K.PARAMETER_ADDED_REQUIRED, True)}),
+    ("added with a default", "def f(a): ...", "def f(a, b=1): ...", set()),
+    # parameter now required
+    ("now required", "def f(a=1): ...", "def f(a): ...", {("f", K.PARAMETER_NOW_REQUIRED, True)}),
+    ("now optional", "def f(a): ...", "def f(a=1): ...", set()),
+    # default changed
+    ("default changed", "def f(a=1): ...", "def f(a=2): ...", {("f", K.DEFAULT_CHANGED, True)}),
+    ("same default respelled", "def f(a=1_000, b='x'): ...", 'def f(a=1000, b="x"): ...', set()),
+    # return annotation changed
+    ("return retyped", "def f() -> int: ...", "def f() -> str: ...", {("f", K.RETURN_CHANGED, True)}),
+    ("return widened", "def f() -> int: ...", "def f() -> Optional[int]: ...", {("f", K.RETURN_CHANGED, True)}),
+    ("return narrowed", "def f() -> Optional[int]: ...", "def f() -> int: ...", {("f", K.RETURN_CHANGED, False)}),
+    ("returned None", "def f() -> None: ...", "def f() -> int: ...", {("f", K.RETURN_CHANGED, False)}),
+    ("return respelled", "def f() -> Optional[List[int]]: ...", "def f() -> list[int] | None: ...", set()),
+    # base class removed
+    ("base removed", "class B: ...\nclass C(B): ...", "class B: ...\nclass C: ...",
+     {("C", K.BASE_REMOVED, True)}),
+    ("base kept through a new middle class", "class B: ...\nclass C(B): ...",
+     "class B: ...\nclass M(B): ...\nclass C(M): ...", set()),
+    # object kind changed
+    ("function became a constant", "def X(): ...", "X = 1", {("X", K.OBJECT_KIND_CHANGED, True)}),
+    ("function still a function", "def X(): ...", "def X(a=1): ...", set()),
+    # public object removed
+    ("function removed", "def f(): ...\ndef g(): ...", "def g(): ...", {("f", K.OBJECT_REMOVED, True)}),
+    ("private function removed", "def _f(): ...\ndef g(): ...", "def g(): ...", {("_f", K.OBJECT_REMOVED, False)}),
+    ("class removed with its members: one row", "class C:\n    def m(self): ...", "",
+     {("C", K.OBJECT_REMOVED, True)}),
+    # attribute removed or retyped
+    ("class attribute removed", "class C:\n    x: int = 0", "class C: ...", {("C", K.ATTRIBUTE_REMOVED, True)}),
+    ("instance attribute removed", "class C:\n    def __init__(self):\n        self.y = 1",
+     "class C:\n    def __init__(self):\n        pass", {("C", K.ATTRIBUTE_REMOVED, True)}),
+    ("private attribute removed", "class C:\n    def __init__(self):\n        self._y = 1",
+     "class C:\n    def __init__(self):\n        pass", set()),
+    ("attribute retyped", "class C:\n    x: int = 0", "class C:\n    x: str = ''", {("C", K.ATTRIBUTE_RETYPED, True)}),
+    ("attribute respelled", "class C:\n    x: Optional[int] = 0", "class C:\n    x: int | None = 0", set()),
+    # overload removed
+    ("overload removed", "@overload\ndef f(a: int) -> int: ...\n@overload\ndef f(a: str) -> str: ...\ndef f(a): ...",
+     "@overload\ndef f(a: int) -> int: ...\ndef f(a): ...", {("f", K.OVERLOAD_REMOVED, True)}),
+    ("overloads dropped, the implementation still takes the calls",
+     "@overload\ndef f(a: int) -> int: ...\n@overload\ndef f(a: str) -> str: ...\ndef f(a): ...",
+     "def f(a): ...", {("f", K.OVERLOAD_REMOVED, False)}),
+]
+HEADER = "from typing import List, Optional, overload\n"
+
+
+def _rows(found, prefix: str) -> set[tuple[str, K, bool]]:
+    out = set()
+    for b in found:
+        if b.path == prefix or b.path.startswith(prefix + ".") or b.path.startswith(prefix + "("):
+            short = b.path[len("pkg.mod."):].split(".")[0]
+            out.add((short, b.kind, b.breaking))
+    return out
+
+
+@pytest.mark.parametrize("old, new, expected", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_rule(tmp_path, old, new, expected):
+    found = diff_trees(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": HEADER + old},
+                       {"pkg/__init__.py": "", "pkg/mod.py": HEADER + new})
+    watched = {e[0] for e in expected} or {"f", "X", "C", "_f"}
+    got = set()
+    for name in watched:
+        got |= _rows(found, f"pkg.mod.{name}")
+    assert got == expected
+
+
+def test_every_kind_has_a_positive_case():
+    assert {e[1] for c in CASES for e in c[3] if e[2]} == set(K)
+
+
+def test_rows_carry_locations_uses_and_explain(tmp_path):
+    old = {"pkg/__init__.py": "", "pkg/mod.py": "def f(a, b): ...\n", "pkg/use.py": "from pkg.mod import f\nf(1, 2)\nf(3, 4)\n"}
+    new = {"pkg/__init__.py": "", "pkg/mod.py": "# moved down\n\ndef f(a): ...\n", "pkg/use.py": "from pkg.mod import f\n"}
+    (row,) = [b for b in diff_trees(tmp_path, old, new) if b.path == "pkg.mod.f"]
+    assert (row.old_location.line, row.new_location.line) == (1, 3)
+    assert row.uses == 2  # the module-level calls in use.py are one caller; its import is the other use
+    assert row.explain() == ("pkg/mod.py:3: pkg.mod.f(b): parameter removed [breaking: a call passing it fails "
+                             "(unless *args/**kwargs of the right kind take it)] (2 uses in the old release)")
+
+
+def test_reexport_removed_and_moved_but_still_importable(tmp_path):
+    old = {"pkg/__init__.py": "from pkg.core import Engine, helper\n__all__ = ['Engine', 'helper']\n",
+           "pkg/core.py": "class Engine:\n    def run(self, n): ...\n\ndef helper(): ...\n"}
+    new = {"pkg/__init__.py": "from pkg.engine import Engine\n__all__ = ['Engine']\n",
+           "pkg/engine.py": "class Engine:\n    def run(self, n, m): ...\n",
+           "pkg/core.py": "from pkg.engine import Engine\n\ndef helper(): ...\n"}
+    rows = {(b.path, b.kind, b.breaking) for b in diff_trees(tmp_path, old, new)}
+    # vllm.LLM-style: the re-export is gone although helper itself stays
+    assert ("pkg.helper", K.OBJECT_REMOVED, True) in rows
+    # Engine moved to pkg.engine; pkg.core still imports it, so pkg.core.Engine is no removal, and
+    # its method is compared where it lives now
+    assert not any(path.startswith("pkg.core.Engine") and kind is K.OBJECT_REMOVED for path, kind, _ in rows)
+    assert ("pkg.engine.Engine.run", K.PARAMETER_ADDED_REQUIRED, True) in rows
+
+
+def test_inherited_members_removed_through_a_public_subclass(tmp_path):
+    old = {"pkg/__init__.py": "", "pkg/mod.py": "class _Base:\n    def shared(self): ...\n\nclass Pub(_Base): ...\n"}
+    new = {"pkg/__init__.py": "", "pkg/mod.py": "class _Base: ...\n\nclass Pub(_Base): ...\n"}
+    rows = {(b.path, b.kind, b.breaking) for b in diff_trees(tmp_path, old, new)}
+    assert ("pkg.mod.Pub.shared", K.OBJECT_REMOVED, True) in rows  # public through Pub
+    assert ("pkg.mod._Base.shared", K.OBJECT_REMOVED, False) in rows
+
+
+def test_generated_constructor_changes_are_parameter_changes(tmp_path):
+    old = {"pkg/__init__.py": "", "pkg/mod.py": "from dataclasses import dataclass, field\n@dataclass\nclass Cfg:\n"
+           "    a: int\n    b: str = 'x'\n    c: list = field(default_factory=list)\n"}
+    new = {"pkg/__init__.py": "", "pkg/mod.py": "from dataclasses import dataclass, field\n@dataclass\nclass Cfg:\n"
+           "    a: int\n    z: int\n    b: str = 'y'\n"}
+    rows = {(b.path, b.kind, b.subject, b.breaking) for b in diff_trees(tmp_path, old, new)}
+    assert {("pkg.mod.Cfg.__init__", K.PARAMETER_ADDED_REQUIRED, "z", True),
+            ("pkg.mod.Cfg.__init__", K.PARAMETER_MOVED, "b", True),
+            ("pkg.mod.Cfg.__init__", K.DEFAULT_CHANGED, "b", True),
+            ("pkg.mod.Cfg.__init__", K.PARAMETER_REMOVED, "c", True),
+            ("pkg.mod.Cfg.c", K.ATTRIBUTE_REMOVED, "", True)} <= rows
+
+
+def test_language_agnostic_cpp_nodes_by_api(tmp_path):
+    from comparator.apidiff import find_breakages
+    from extractor.model import Node, NodeKind, Parameter, ParamKind
+
+    def fn(api, params):
+        return Node("cpp:ops::rms_norm", NodeKind.FUNCTION, "rms_norm", "ops::rms_norm", "cpp", "csrc/ops.cpp", 10,
+                    params=tuple(Parameter(n, ParamKind.POSITIONAL_ONLY, t) for n, t in params), api=api)
+
+    old = fn("public: torch op schema", [("out", "Tensor"), ("input", "Tensor")])
+    new = fn("public: torch op schema", [("out", "Tensor"), ("input", "Tensor"), ("eps", "float")])
+    (row,) = find_breakages([old], [], [new], [])
+    assert (row.kind, row.subject, row.breaking, row.language) == (K.PARAMETER_ADDED_REQUIRED, "eps", True, "cpp")
+    internal = find_breakages([fn("private: device helper", [("x", "int")])], [], [fn("private: device helper", [])], [])
+    assert [(b.kind, b.breaking) for b in internal] == [(K.PARAMETER_REMOVED, False)]

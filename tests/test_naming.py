@@ -1,0 +1,95 @@
+"""One naming: module names from package layouts, relative imports and the C3 lineage, against Python."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from extractor import naming
+
+
+@dataclasses.dataclass(frozen=True)
+class F:
+    path: str
+    rel: str
+    source: str = ""
+
+
+def names(*rels: str, source: str = "") -> dict[str, str]:
+    found, _ = naming.module_names([F(f"{source}/{r}" if source else r, r, source) for r in rels])
+    return {k.split("/", 1)[1] if source else k: v for k, v in found.items()}
+
+
+def test_package_layout_src_layout_and_scripts():
+    got = names("src/pkg/__init__.py", "src/pkg/mod.py", "src/pkg/sub/__init__.py", "src/pkg/sub/deep.py",
+                "tools/run.py", "setup.py")
+    assert got == {"src/pkg/__init__.py": "pkg", "src/pkg/mod.py": "pkg.mod", "src/pkg/sub/__init__.py": "pkg.sub",
+                   "src/pkg/sub/deep.py": "pkg.sub.deep", "tools/run.py": "run", "setup.py": "setup"}
+
+
+def test_namespace_packages_above_and_inside_a_package():
+    got = names("google/cloud/storage/__init__.py", "google/cloud/storage/blob.py",
+                "pkg/__init__.py", "pkg/data/loader.py")
+    # google/ and google/cloud/ hold no module of their own: PEP 420 namespace portions
+    assert got["google/cloud/storage/blob.py"] == "google.cloud.storage.blob"
+    # a directory without __init__.py inside a package continues it
+    assert got["pkg/data/loader.py"] == "pkg.data.loader"
+    # a directory that holds a script is not a namespace portion; src/ never is
+    assert names("tests/conftest.py", "tests/unit/__init__.py", "tests/unit/test_a.py")["tests/unit/test_a.py"] \
+        == "unit.test_a"
+
+
+def test_a_clash_keeps_the_first_and_says_so():
+    found, diagnostics = naming.module_names([F("a/x.py", "x.py", "a"), F("b/x.py", "x.py", "b")])
+    assert found == {"a/x.py": "x", "b/x.py": "b.x"}
+    assert [d.code for d in diagnostics] == ["module-name-clash"]
+
+
+@pytest.mark.parametrize("package, target, level, expected", [
+    ("pkg.sub", "mod", 1, "pkg.sub.mod"),
+    ("pkg.sub", "", 1, "pkg.sub"),
+    ("pkg.sub", "x", 2, "pkg.x"),
+    ("pkg", "x", 3, None),  # above the top package
+    ("pkg", "os.path", 0, "os.path"),
+])
+def test_relative_imports(package, target, level, expected):
+    assert naming.resolve_relative(package, target, level) == expected
+
+
+def test_package_of_a_module_and_of_a_package():
+    assert naming.package_of("pkg.sub.mod", False) == "pkg.sub"
+    assert naming.package_of("pkg.sub", True) == "pkg.sub"
+    assert naming.resolve_dotted("pkg.sub", "..core.Pool") == "pkg.core.Pool"
+
+
+def test_c3_equals_python_mro_on_a_diamond_and_a_deep_hierarchy():
+    class O: ...
+    class A(O): ...
+    class B(O): ...
+    class C(O): ...
+    class D(O): ...
+    class E(O): ...
+    class K1(A, B, C): ...
+    class K2(D, B, E): ...
+    class K3(D, A): ...
+    class Z(K1, K2, K3): ...
+
+    classes = [O, A, B, C, D, E, K1, K2, K3, Z]
+    bases = {c.__name__: [b.__name__ for b in c.__bases__ if b is not object] for c in classes}
+    lineage = naming.Lineage(bases)
+    for cls in classes:
+        assert lineage.mro(cls.__name__) == tuple(c.__name__ for c in cls.__mro__ if c is not object)
+    assert not lineage.inconsistent
+
+
+def test_an_order_python_rejects_falls_back_and_is_flagged():
+    # class X(A, B) with A(B): Python raises "Cannot create a consistent method resolution order"
+    lineage = naming.Lineage({"X": ["B", "A"], "A": ["B"]})
+    assert lineage.mro("X") == ("X", "B", "A")
+    assert lineage.inconsistent == {"X"}
+
+
+def test_ids():
+    assert naming.py_id("a.b") == "py:a.b" and naming.cpp_id("ns::T") == "cpp:ns::T"
+    assert naming.file_id("core/x.cc") == "file:core/x.cc" and naming.id_name("cpp:ns::T") == "ns::T"

@@ -1,0 +1,86 @@
+"""The Rust symbol graph of the PyO3 fixture: ids from Cargo.toml, items, impls, uses and calls."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.manifests import Crate
+from extractor.model import Language, ParsedFile
+from extractor.rust import module_path, scan_rust
+from extractor.rust.parse import parse_source
+
+from tests.native_support import edges, fixture_bundle, nodes
+
+CRATE = "rs:fastok_py"
+
+
+@pytest.fixture(scope="module")
+def bundle() -> dict:
+    return fixture_bundle("pyo3_ext")
+
+
+@pytest.mark.parametrize(("path", "expected"), [
+    ("src/lib.rs", ("fastok_py",)),
+    ("src/models.rs", ("fastok_py", "models")),
+    ("src/a/mod.rs", ("fastok_py", "a")),
+    ("src/a/b.rs", ("fastok_py", "a", "b")),
+    ("src/main.rs", ("fastok_py", "main")),  # a binary beside the library
+    ("tests/it.rs", ("fastok_py", "tests", "it")),
+])
+def test_module_paths_follow_the_crate_layout(path, expected):
+    crate = Crate("", "fastok_py", "_native", "src/lib.rs")
+    assert module_path(path, crate, {"src/lib.rs", "src/main.rs", path}) == expected
+
+
+def test_items_get_crate_paths_with_their_kinds(bundle):
+    found = nodes(bundle)
+    expected = {
+        CRATE: "module",
+        f"{CRATE}::tokenizer": "module",
+        f"{CRATE}::tokenizer::PyTokenizer": "struct",
+        f"{CRATE}::tokenizer::Encoder": "trait",
+        f"{CRATE}::tokenizer::PyTokenizer::encode_py": "method",
+        f"{CRATE}::tokenizer::PyTokenizer::encode": "method",  # from `impl Encoder for PyTokenizer`
+        f"{CRATE}::tokenizer::Encoder::encode": "method",  # the trait's own declaration
+        f"{CRATE}::tokenizer::lowercase": "function",
+        f"{CRATE}::models::PyBPE::from_file": "method",
+        f"{CRATE}::ffi::fast_hash": "function",
+    }
+    assert {k: found[k]["kind"] for k in expected if k in found} == expected
+    # `mod tokenizer;` in lib.rs is a further site of the module whose file is tokenizer.rs
+    assert found[f"{CRATE}::tokenizer"]["path"] == "src/tokenizer.rs"
+    assert {"path": "src/lib.rs", "line": 7} in found[f"{CRATE}::tokenizer"]["sites"]
+
+
+def test_functions_carry_positional_parameters_and_return_types(bundle):
+    encode = nodes(bundle)[f"{CRATE}::tokenizer::PyTokenizer::encode_py"]
+    assert encode["params"] == [
+        {"name": "self", "kind": "positional-only", "annotation": "&self", "default": None},
+        {"name": "text", "kind": "positional-only", "annotation": "&str", "default": None}]
+    assert encode["returns"] == "Vec<u32>"
+    foreign = nodes(bundle)[f"{CRATE}::ffi::fast_hash"]
+    assert "foreign" in foreign["tags"] and foreign["returns"] == "u64"
+    assert "extern-C" in nodes(bundle)[f"{CRATE}::ffi::fastok_version"]["tags"]
+
+
+def test_trait_impls_uses_and_calls_resolve_inside_the_crate(bundle):
+    assert (f"{CRATE}::tokenizer::PyTokenizer", f"{CRATE}::tokenizer::Encoder") in edges(bundle, "implements")
+    imports = edges(bundle, "imports")
+    assert (f"{CRATE}::tokenizer", f"{CRATE}::ffi") in imports  # use crate::ffi
+    assert (f"{CRATE}::tokenizer", f"{CRATE}::metrics_defs") in imports  # use crate::metrics_defs::X
+    assert (f"{CRATE}::tokenizer", "rs:pyo3") in imports  # an external crate
+    calls = edges(bundle, "calls")
+    method = f"{CRATE}::tokenizer::PyTokenizer"
+    assert (f"{method}::encode_py", f"{method}::checksum") in calls  # self.checksum(..)
+    assert (f"{method}::checksum", f"{CRATE}::ffi::hash") in calls  # ffi::hash through `use crate::ffi`
+    assert (f"{CRATE}::normalize_text", f"{CRATE}::tokenizer::lowercase") in calls  # tokenizer::lowercase
+    assert (f"{CRATE}::models::PyBPE::from_file", f"{CRATE}::models::PyBPE::new") in calls  # PyBPE::new
+    stats = bundle["stats"]["rust"]
+    assert stats["calls_resolved"] >= 6 and 0 < stats["calls_resolution_rate"] < 1
+
+
+def test_scanner_facts_do_not_depend_on_the_path_and_survive_broken_code():
+    data = b"pub struct Ok1;\nfn broken( {\nimpl X for { }\npub fn after() -> u8 { 1 }\n"
+    facts = scan_rust(ParsedFile(Language.RUST, data, parse_source(data)))
+    assert {d["qual"] for d in facts["defs"]} >= {"Ok1", "after"}
+    assert facts["errors"] >= 1

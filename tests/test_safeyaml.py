@@ -1,0 +1,64 @@
+"""The bounded YAML reader: hostile documents are refused before they are built, ordinary ones
+read exactly as ``yaml.safe_load`` reads them."""
+
+from __future__ import annotations
+
+import time
+import tracemalloc
+
+import pytest
+import yaml
+
+from extractor.safeyaml import Limits, YamlLimitError, load_all, safe_load
+
+
+def billion_laughs(levels: int = 9) -> str:
+    text = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    previous = "a"
+    for name in "bcdefghijk"[: levels - 1]:
+        text += f"{name}: &{name} [" + ", ".join([f"*{previous}"] * 10) + "]\n"
+        previous = name
+    return text
+
+
+def test_billion_laughs_is_refused_fast_and_small():
+    text = billion_laughs()
+    assert len(text) < 1_000  # 10**9 strings once expanded
+    tracemalloc.start()
+    start = time.perf_counter()
+    with pytest.raises(YamlLimitError, match="expands to more than"):
+        load_all(text)
+    elapsed = time.perf_counter() - start
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert elapsed < 2.0 and peak < 20 * 1024**2, (elapsed, peak)
+
+
+def test_small_alias_expansion_is_read_like_pyyaml():
+    text = billion_laughs(levels=3)  # 1,000 strings: well inside the limits
+    assert safe_load(text) == yaml.safe_load(text)
+    with pytest.raises(YamlLimitError):
+        safe_load(text, Limits(max_nodes=500))
+
+
+def test_alias_count_cycle_and_depth_limits():
+    many = "x: &x 1\nl: [" + ", ".join(["*x"] * 30) + "]\n"
+    assert safe_load(many)["l"] == [1] * 30
+    with pytest.raises(YamlLimitError, match="more than 20 aliases"):
+        safe_load(many, Limits(max_aliases=20))
+    with pytest.raises(YamlLimitError, match="cycle") as cycle:
+        safe_load("a: &x [1, *x]\n")
+    assert cycle.value.problem_mark.line == 0
+    with pytest.raises(YamlLimitError, match="nested deeper"):
+        safe_load("[" * 5_000 + "]" * 5_000)
+
+
+def test_lines_merge_keys_and_documents():
+    text = "base: &b {x: 1, y: 1}\nd:\n  <<: *b\n  y: 2\nwhen: 2020-01-02\n---\n- 1\n- {k: v}\n"
+    first, second = load_all(text, lines=True)
+    assert first == {"base": {"x": 1, "y": 1}, "d": {"x": 1, "y": 2}, "when": "2020-01-02"}
+    assert (first.line, first["d"].line, second.line, second[1].line) == (1, 3, 7, 8)
+    with pytest.raises(yaml.YAMLError):
+        safe_load(text)  # two documents where one is expected
+    with pytest.raises(yaml.YAMLError):
+        load_all("a: [1, 2\n")  # plain syntax errors stay yaml.YAMLError with a mark

@@ -1,0 +1,148 @@
+"""Metric factories on the handwritten ``fixtures/metricwrappers`` service: each wrapper shape
+yields a record at its call site with the factory chain in ``via``; values the code does not
+give stay patterns or diagnostics with the reason."""
+
+from __future__ import annotations
+
+
+import pytest
+
+from extractor.telemetry.metrics import METRICS_STEP
+from telemetry_support import build_context, write_tree
+
+from conftest import FIXTURES
+
+F = "factory:wrapsvc.telemetry."
+
+
+@pytest.fixture(scope="module")
+def result():
+    return build_context(FIXTURES / "metricwrappers", [METRICS_STEP]).results["metrics"]
+
+
+def record(result, name):
+    (found,) = [r for r in result.records if r.name == name]
+    return found
+
+
+@pytest.mark.parametrize("name, line, via, labels, buckets", [
+    # a class forwarding ``name`` to prometheus_client.Gauge, labels defaulted in the wrapper
+    ("wrapsvc_queue_depth", 9, F + "gauges.LabeledGauge", ("model",), ()),
+    ("wrapsvc_load", 10, F + "gauges.LabeledGauge", ("model", "gpu"), ()),  # labels from the caller
+    # ``name`` kept on self, the counter built later in another method
+    ("wrapsvc_requests", 11, F + "gauges.LazyCounter", ("route",), ()),
+    # a function factory building the name around the caller's suffix; its default buckets
+    ("wrapsvc_prefill_seconds", 12, F + "factories.make_histogram", (), (0.1, 1.0)),
+    # two levels: the outer factory's buckets override the inner default
+    ("wrapsvc_decode_latency_seconds", 13, F + "factories.latency > " + F + "factories.make_histogram",
+     (), (0.005, 0.05, 0.5)),
+    # everything through **kwargs, namespace added by the factory
+    ("wrapsvc_errors", 14, F + "factories.counter", ("kind",), ()),
+    # labels through *args
+    ("wrapsvc_payload_bytes", 15, F + "factories.summary", ("route", "method"), ()),
+])
+def test_wrapper_shapes(result, name, line, via, labels, buckets):
+    found = record(result, name)
+    assert (found.path, found.line, found.via, found.labels, found.buckets) == (
+        "wrapsvc/server.py", line, via, labels, buckets)
+    assert found.library == "prometheus_client" and not found.dynamic and found.labels_resolved
+
+
+def test_exemplars_where_the_code_observes_with_them(result):
+    with_exemplars = sorted(r.name for r in result.records if r.exemplars)
+    # PREFILL observed with an exemplar in its own module, DECODE from another one
+    assert with_exemplars == ["wrapsvc_decode_latency_seconds", "wrapsvc_prefill_seconds"]
+
+
+def test_method_factory_through_self(result):
+    found = record(result, "wrapsvc_cache_hits_ratio")
+    assert (found.path, found.line) == ("wrapsvc/telemetry/factories.py", 32)
+    assert found.via == F + "factories.Stats._ratio > " + F + "factories.prometheus_client_gauge"
+
+
+def test_help_comes_from_the_call_site(result):
+    assert record(result, "wrapsvc_queue_depth").help == "Requests waiting."
+    assert record(result, "wrapsvc_decode_latency_seconds").help == "Decode time."
+
+
+def test_unresolvable_names_stay_dynamic_or_diagnosed(result):
+    worker = record(result, "wrapsvc_worker_{worker_id}_busy")
+    assert worker.dynamic and worker.unresolved == "parameter worker_id" and worker.line == 22
+    (diagnostic,) = [d for d in result.diagnostics if d.path == "wrapsvc/server.py"]
+    assert (diagnostic.line, diagnostic.code) == (18, "metric-name-unresolved")
+    assert "os.environ.get('WRAPSVC_METRIC', 'x')" in diagnostic.message and "LabeledGauge" in diagnostic.message
+    # the constructors inside the wrappers are reached from call sites: no records, no noise there
+    assert not [r for r in result.records if r.path in ("wrapsvc/telemetry/gauges.py",)]
+    assert not [d for d in result.diagnostics if d.path.startswith("wrapsvc/telemetry/")]
+
+
+def test_look_alikes_make_nothing(result):
+    names = {r.name for r in result.records}
+    assert "wrapsvc_started" not in names  # EventLog forwards its name to logging
+    assert len([r for r in result.records if r.language == "python"]) == 12
+
+
+def test_opentelemetry_names_as_the_exporter_writes_them(result):
+    tokens = record(result, "wrapsvc_tokens")  # unit "1" maps to no suffix; dots to underscores
+    assert tokens.via == "factory:wrapsvc.telemetry.otel.instrument > instrument"
+    assert tokens.exposed_names == ("wrapsvc_tokens", "wrapsvc_tokens_total")
+    queue = record(result, "wrapsvc_queue_time_milliseconds")  # ms -> milliseconds
+    assert queue.library == "opentelemetry" and queue.unit == "ms" and queue.type.value == "histogram"
+    assert record(result, "wrapsvc_inflight").type.value == "gauge"  # up-down counter -> gauge
+
+
+def test_cpp_helpers_and_label_maps(result):
+    requests = record(result, "wrapsvc_cpp_requests_total")
+    assert (requests.path, requests.line, requests.via) == ("csrc/server.cc", 12, "helper:MakeCounter")
+    assert requests.help == "Requests served by the C++ frontend"  # the helper's help parameter
+    memory = record(result, "wrapsvc_cpp_memory_bytes")
+    assert (memory.labels, memory.help, memory.via) == (("pool",), "Gauge made by MakeGauge", "helper:MakeGauge")
+    power = record(result, "wrapsvc_cpp_power_watts")  # .Labels(gpu_labels), a map variable
+    assert (power.labels, power.via, power.line) == (("gpu_uuid", "model"), "builder", 16)
+    # the same map variable handed to the helper's labels parameter
+    temperature = record(result, "wrapsvc_cpp_gpu_temperature_celsius")
+    assert (temperature.labels, temperature.line) == (("gpu_uuid", "model"), 15)
+    assert not [d for d in result.diagnostics if d.path.startswith("csrc/")]
+
+
+def write(tmp_path, files):
+    return write_tree(tmp_path, files, [METRICS_STEP], "metrics")
+
+
+def test_uncalled_factory_and_depth_bound(tmp_path):
+    result = write(tmp_path, {
+        "m.py": """
+            from prometheus_client import Gauge
+            def g1(n): return Gauge(n, "d")
+            def g2(n): return g1(n)
+            def g3(n): return g2(n)
+            def g4(n): return g3(n)
+            def g5(n): return g4(n)
+            def unused(n): return Gauge("m_" + n, "Never called.")
+            A = g4("m_four")
+            B = g5("m_five")
+        """,
+    })
+    names = sorted(r.name for r in result.records)
+    # g5 -> g4 -> g3 -> g2 -> g1 is five factories deep: past the bound, so not followed
+    assert names == ["m_four", "m_{n}"]
+    assert record(result, "m_{n}").line == 8 and record(result, "m_{n}").dynamic
+    # the cut chain is said at its call site, and g5's own call of g4 stays unresolved
+    assert [(d.line, d.code) for d in result.diagnostics] == [(7, "metric-name-unresolved"),
+                                                               (10, "metric-factory-too-deep")]
+
+
+def test_cpp_helper_without_literal_call_sites(tmp_path):
+    result = write(tmp_path, {
+        "a.cc": """
+            #include "prometheus/registry.h"
+            void* Make(prometheus::Registry& r, const std::string& name) {
+              return &prometheus::BuildGauge().Name(name).Help("h").Register(r);
+            }
+            void Use(prometheus::Registry& r, const std::string& dynamic_name) { Make(r, dynamic_name); }
+        """,
+    })
+    assert result.records == ()
+    (diagnostic,) = result.diagnostics
+    assert (diagnostic.line, diagnostic.code) == (4, "metric-name-unresolved")
+    assert "parameter 2 of Make()" in diagnostic.message
