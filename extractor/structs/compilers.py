@@ -24,7 +24,7 @@ from extractor.structs.probeguard import allowed_dirs, system_include_dirs
 from extractor.structs.records import Method
 
 TARGETS_FILE = Path(__file__).with_name("targets.yaml")
-_TARGETS_SCHEMA = {"targets": [{"name": str, "headers": [str], "cxx": str, "cc": str, "flags": [str],
+TARGETS_SCHEMA = {"targets": [{"name": str, "headers": [str], "cxx": str, "cc": str, "flags": [str],
                                  "cxx_flags?": [str], "native?": bool, "objcopy?": str,
                                  "remove_sections?": [str]}]}
 # headers that lean on their includer for <cstdint> (common in kernel code) still probe
@@ -58,7 +58,7 @@ class Target:
 
 @functools.cache
 def load_targets(path: Path = TARGETS_FILE) -> tuple[Target, ...]:
-    data = load_data_file(path, _TARGETS_SCHEMA)
+    data = load_data_file(path, TARGETS_SCHEMA)
     return tuple(Target(t["name"], tuple(t["headers"]), t["cxx"], t["cc"], tuple(t["flags"]), t.get("native", False),
                         tuple(t.get("cxx_flags", ())), t.get("objcopy", ""), tuple(t.get("remove_sections", ())))
                  for t in data["targets"])
