@@ -37,7 +37,7 @@ from packaging.version import InvalidVersion, Version
 from extractor.archives import extract_zip
 from extractor.errors import UserInputError
 from extractor.locks import locked
-from extractor.sources import NETWORK_TIMEOUT, _index_files, canonical_name, pip_index_urls
+from extractor.sources import NETWORK_TIMEOUT, canonical_name, index_listings, pip_index_urls
 
 HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".ipp", ".tcc", ".def")
 _SPEC = re.compile(r"^pypi:([A-Za-z0-9][A-Za-z0-9._-]*)(?:==([A-Za-z0-9][A-Za-z0-9.+!_-]*))?$")
@@ -107,13 +107,7 @@ def include_dirs_of(members: list[str]) -> list[str]:
 def _from_index(spec: str, name: str, version: str, dest: Path) -> HeaderPackage:
     wanted = canonical_name(name)
     listing: list[tuple[str, str, str]] = []
-    problems = []
-    for index in pip_index_urls():
-        try:
-            files = _index_files(index, name)
-        except (urllib.error.URLError, OSError, ValueError) as err:
-            problems.append(f"{index}: {getattr(err, 'reason', err)}")
-            continue
+    for _index, files in index_listings(name):
         for filename, url, sha in files:
             try:
                 dist, ver, _build, tags = parse_wheel_filename(filename)
@@ -124,8 +118,6 @@ def _from_index(spec: str, name: str, version: str, dest: Path) -> HeaderPackage
         if listing:
             break  # the first index that has the distribution decides, as for sdists
     if not listing:
-        if problems and len(problems) == len(pip_index_urls()):
-            raise UserInputError(f"package index unreachable: {problems[0]}")
         raise UserInputError(f"--headers-from {spec}: no wheel of {name} on {', '.join(pip_index_urls())}")
     versions = sorted({parse_wheel_filename(f)[1] for f, _, _ in listing})
     if version:

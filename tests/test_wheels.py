@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from extractor import wheels
+from extractor import sources, wheels
 from extractor.errors import UserInputError
 
 
@@ -43,7 +43,8 @@ def index(tmp_path, monkeypatch) -> Path:
                     for w in made)
     (root / "fakepkg").mkdir()
     (root / "fakepkg" / "index.html").write_text(f"<html><body>{links}</body></html>")
-    monkeypatch.setattr(wheels, "pip_index_urls", lambda: [f"file://{root}"])
+    for module in (sources, wheels):  # where the indexes are listed, and where errors name them
+        monkeypatch.setattr(module, "pip_index_urls", lambda: [f"file://{root}"])
     return root
 
 
