@@ -180,3 +180,30 @@ def test_headers_for_a_cpu_s_vector_extensions_are_laid_out_for_that_cpu(tmp_pat
     subprocess.run(["aarch64-linux-gnu-g++", "-g", "-c", str(unit), "-o", str(obj)], check=True)
     ref = run_pahole(obj, "Lanes")["Lanes"]
     assert [(m["name"], m["offset"], m["size"]) for m in lanes["members"]] == [(n, o, s) for n, o, s, _b in ref.members]
+
+
+def test_headers_for_power_and_z_are_laid_out_by_their_cross_compilers(tmp_path):
+    for cxx in ("powerpc64le-linux-gnu-g++", "s390x-linux-gnu-g++"):
+        assert shutil.which(cxx), f"{cxx} is required (.ci/run installs it)"
+    proj = tmp_path / "proj" / "src"
+    proj.mkdir(parents=True)
+    # C++ code with exception tables: its .eh_frame holds relocations the DWARF reader cannot apply
+    # on POWER, which the ppc64le target drops from the probe object before reading it
+    (proj / "vsx.hpp").write_text("#pragma once\n#include <altivec.h>\n#include <string>\n"
+                                  "struct Quad { __vector float v; int n; };\n"
+                                  "std::string describe(const Quad& q) { return std::to_string(q.n) + \"!\"; }\n")
+    (proj / "vxe.hpp").write_text("#pragma once\n#include <vecintrin.h>\nstruct ZLanes { __vector float v; short n; };\n")
+    found, _ = structs(tmp_path, BuildSettings())
+    quad, lanes = found["Quad"], found["ZLanes"]
+    assert (quad["method"], quad["target"], quad["size"]) == ("probe-g++", "ppc64le", 32), quad["error"]
+    # z/Architecture aligns vectors to 8 bytes: 24, where x86-64 and POWER give 32
+    assert (lanes["method"], lanes["target"], lanes["size"]) == ("probe-g++", "s390x", 24), lanes["error"]
+    for layout, header, argv in ((quad, "vsx.hpp", ["powerpc64le-linux-gnu-g++", "-std=gnu++17", "-mvsx", "-mcpu=power9"]),
+                                 (lanes, "vxe.hpp", ["s390x-linux-gnu-g++", "-mzvector", "-march=z14"])):
+        unit, obj = tmp_path / f"{layout['qualname']}.cpp", tmp_path / f"{layout['qualname']}.o"
+        unit.write_text(f'#include "{proj / header}"\n{layout["qualname"]} keep;\n')
+        subprocess.run([*argv, "-g", "-c", str(unit), "-o", str(obj)], check=True)
+        ref = run_pahole(obj, layout["qualname"])[layout["qualname"]]
+        assert layout["size"] == ref.size
+        assert [(m["name"], m["offset"], m["size"]) for m in layout["members"]] == \
+            [(n, o, s) for n, o, s, _b in ref.members]
