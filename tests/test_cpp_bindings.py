@@ -112,7 +112,7 @@ def test_operator_schemas_are_nodes_their_implementations_implement(torch_cpp):
 
     by_id = {n.id: n for n in torch_cpp.nodes}
     op = by_id["torchop:<TORCH_EXTENSION_NAME>_cache_ops::swap_blocks"]
-    assert (op.path, op.line, op.returns) == ("csrc/torch_bindings.cpp", 30, "()")
+    assert (op.path, op.line, op.returns) == ("csrc/torch_bindings.cpp", 31, "()")  # the line naming it
     assert [(p.name, p.annotation, p.kind) for p in op.params] == [
         ("src", "Tensor", ParamKind.POSITIONAL_OR_KEYWORD), ("dst", "Tensor!", ParamKind.POSITIONAL_OR_KEYWORD),
         ("block_mapping", "Tensor", ParamKind.POSITIONAL_OR_KEYWORD)]

@@ -49,7 +49,8 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
             continue
         op = first.split("(", 1)[0].strip()
         name, _, overload = op.partition(".")
-        entry: dict[str, Any] = {"kind": kind, "op": name, "overload": overload, "line": line(call),
+        # the line that names the operator (`ops.def(` often stands alone on the line before)
+        entry: dict[str, Any] = {"kind": kind, "op": name, "overload": overload, "line": line(call_args[0]),
                                  "dispatch": dispatch, "fn": "", "scope": scope, **ns}
         if kind == "def" and "(" in first:
             schema = parse_schema(first)
