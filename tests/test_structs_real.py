@@ -14,7 +14,7 @@ from extractor.structs.records import Method
 from extractor.structs.source import find_struct_definitions
 from pathlib import Path
 
-from structs_refs import run_pahole
+from structs_refs import run_gdb_ptype, run_pahole
 
 
 
@@ -133,6 +133,10 @@ def test_vllm_headers_with_torch_and_cutlass_from_their_wheels_equal_pahole(vllm
         result = probe_header(probe, dirs, [vllm_src], keep_object=obj, root_labels=[(vllm_src, "")])
         ours = {x.qualname: x for x in result.layouts}
         ref = run_pahole(obj, *(n.rsplit("::", 1)[-1] for n in names))
+        # pahole 1.24 takes unqualified names and may print only torch's c10 `enum ScalarType` for
+        # -C ScalarType; gdb's ptype /o, the other reference, takes the qualified name
+        ref.update({n.rsplit("::", 1)[-1]: r for n, r in run_gdb_ptype(obj, *(
+            n for n in names if n.rsplit("::", 1)[-1] not in ref)).items()})
         for name in names:
             mine, theirs = ours[name], ref[name.rsplit("::", 1)[-1]]
             assert mine.method is not Method.UNRESOLVED, mine.error
