@@ -123,22 +123,43 @@ class _RichProgress:
               help="Your own role taxonomy (YAML, the shape of extractor/layers/roles.yaml).")
 @click.option("--detectors", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Your own concept detectors (YAML, the shape of extractor/concepts/detectors.yaml).")
+@click.option("--compile-commands", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A compile_commands.json: each header is probed with its nearest translation unit's "
+                   "include directories, defines and standard.")
+@click.option("--include-dir", "include_dirs", multiple=True, type=click.Path(file_okay=False, path_type=Path),
+              help="A directory the struct probes search for #include (repeatable).")
+@click.option("--define", "defines", multiple=True, metavar="NAME[=VALUE]",
+              help="A macro defined for every struct probe (repeatable).")
+@click.option("--headers-from", "headers_from", multiple=True, metavar="SPEC",
+              help="pypi:NAME[==VERSION] or an installed distribution whose include directories the struct "
+                   "probes use; a wheel is downloaded into the cache, never installed or run (repeatable).")
 def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_probes, graph_formats, taxonomy,
-            detectors) -> None:
+            detectors, compile_commands, include_dirs, defines, headers_from) -> None:
     """Extract architecture evidence from SOURCE... (one system).
 
     SOURCE is [label=]spec, where spec is a git URL with optional @ref, a local directory,
-    pypi:NAME==VERSION, or a .tar.gz/.zip path or URL. Several sources make one system.
+    pypi:NAME==VERSION, or a .tar.gz/.zip path or URL. Several sources make one system. A single
+    SOURCE may instead be a system file (YAML: name, version, sources, and optionally build, whose
+    settings the command-line options extend).
     """
+    from extractor.buildsettings import BuildSettings, merge
     from extractor.bundle import write_bundle
     from extractor.context import ExtractOptions
     from extractor.graph import export_graph
     from extractor.pipeline import extract_system
     from extractor.storage import write_atomic
 
+    build = BuildSettings(tuple(str(d) for d in include_dirs), tuple(defines),
+                          str(compile_commands) if compile_commands else "", tuple(headers_from))
+    if len(sources) == 1 and sources[0].endswith((".yaml", ".yml")) and Path(sources[0]).is_file():
+        from extractor.presets import load_system_file
+
+        system = load_system_file(sources[0])
+        sources, name, version_ = system.specs(), name or system.name, version_ or system.version
+        build = merge(system.build, build)
     extra = {key: str(path) for key, path in (("taxonomy", taxonomy), ("detectors", detectors)) if path}
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes,
-                             extra=extra)
+                             extra=extra, build=build)
     with _RichProgress() as progress:
         result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
     path = write_bundle(None, out_dir, result.data)

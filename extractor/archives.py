@@ -28,6 +28,7 @@ import tempfile
 import time
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 from extractor.errors import UserInputError
@@ -81,14 +82,16 @@ def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refus
         _move_into_place(tmp, target)
 
 
-def extract_zip(archive: Path, target: Path) -> None:
+def extract_zip(archive: Path, target: Path, keep: Callable[[str], bool] | None = None) -> None:
+    """Extract ``archive`` into ``target``, which must not exist; ``keep``: only the members whose
+    name it accepts (limits then count those members only)."""
     parent = _ensure_parent(target)
     deadline = time.monotonic() + MAX_EXTRACT_SECONDS
     with tempfile.TemporaryDirectory(prefix=".extract-", dir=parent) as scratch:
         tmp = Path(scratch) / "tree"
         try:
             with zipfile.ZipFile(archive) as zf:
-                infos = zf.infolist()
+                infos = [i for i in zf.infolist() if keep is None or keep(i.filename)]
                 if len(infos) > MAX_ARCHIVE_MEMBERS:
                     raise UserInputError(f"archive {archive.name} has too many members: refused")
                 if sum(i.file_size for i in infos) > MAX_ARCHIVE_BYTES:

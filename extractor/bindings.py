@@ -15,6 +15,11 @@ Two mechanisms are read, both from the C++ step's registrations:
   the function the lambda wraps (the C++ step picks the first system function it calls that is
   defined outside the binding file); `py::overload_cast<...>(&f)` points at f.
 
+References. Python also reaches an operator without calling it on the spot: `self.op =
+torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
+own scanner (an attribute chain `torch.ops.<ns>.<op>` that is not the callee of a call) and bound
+like calls, from the function (or class body, or module) that holds them.
+
 Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
 ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a
 registration matches a Python namespace that ends with its suffix (any namespace when the suffix is
@@ -32,7 +37,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Severity, Step
+import ast
+
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.pyvisit import FastNodeVisitor
 
 if (Path(__file__).parent / "pysymbols.py").exists():  # the Python symbol step owns CallSite
     from extractor.pysymbols import CallSite
@@ -44,7 +52,7 @@ else:  # pragma: no cover - only on branches where the Python step has not lande
         path: str
         line: int
 
-from extractor.cpp.graph import OpRegistration, PyBinding
+from extractor.cpp.ops import OpRegistration, PyBinding
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
@@ -69,10 +77,12 @@ class Binding:
 
 
 def extract_bindings(ctx: Any) -> Contribution:
-    """The pipeline entry: call sites of the Python step x registrations of the C++ step."""
+    """The pipeline entry: call sites of the Python step (and the operator references this step's
+    scanner found) x registrations of the C++ step."""
     python = ctx.results.get("python")
     cpp = ctx.results.get("cpp")
     call_sites = tuple(python.extra.get("call_sites", ())) if python is not None else ()
+    call_sites += tuple(_reference_sites(ctx, python))
     ops = tuple(cpp.extra.get("op_registrations", ())) if cpp is not None else ()
     pybind = tuple(cpp.extra.get("pybind_bindings", ())) if cpp is not None else ()
     return bind_call_sites(call_sites, ops, pybind)
@@ -200,4 +210,79 @@ class PyBindIndex:
         return []
 
 
-STEP = Step(name="bindings", extract=extract_bindings, version="1", requires=("python", "cpp"))
+def _reference_sites(ctx: Any, python: Contribution | None) -> list[CallSite]:
+    """`torch.ops.<ns>.<op>` references of every Python file, as call sites of their scope."""
+    files = [(f, facts) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts]
+    if not files:
+        return []
+    known = {n.id for n in python.nodes} if python is not None else set()
+    sites = []
+    for f, facts in files:
+        module = f"py:{f.module}"
+        for scope, line, dotted in facts:
+            caller = f"{module}.{scope}" if scope else module
+            # a scope the Python step has no node for (a lambda, a comprehension): its module
+            sites.append(CallSite(caller if caller in known or not known else module, dotted, f.path, line))
+    return sites
+
+
+class _OpReferences(FastNodeVisitor):
+    """Attribute chains `torch.ops.<ns>.<op>[...]` that are not called where they stand."""
+
+    def __init__(self) -> None:
+        self.found: list[list[Any]] = []
+        self.scope, self.kind = "", "module"
+        self.callees: set[int] = set()
+
+    def _enter(self, node: Any, name: str, kind: str) -> None:
+        qual = name if self.kind == "module" else f"{self.scope}.{name}" if self.kind == "class" \
+            else f"{self.scope}.<locals>.{name}"
+        saved = self.scope, self.kind
+        self.scope, self.kind = qual, kind
+        self.generic_visit(node)
+        self.scope, self.kind = saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._enter(node, node.name, "function")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._enter(node, node.name, "class")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.callees.add(id(node.func))  # the Python step already reports these as call sites
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        dotted = _dotted(node)
+        if dotted is not None and dotted.startswith(_TORCH_OPS) and dotted.count(".") >= 3:
+            if id(node) not in self.callees:
+                self.found.append([self.scope, node.lineno, dotted])
+            return  # the chain's inner attributes are part of this one
+        self.generic_visit(node)
+
+
+def _dotted(node: Any) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def scan_op_references(parsed: ParsedFile) -> list[list[Any]] | None:
+    """Per-file scanner: ``[scope, line, "torch.ops.ns.op"]`` of operator references not called."""
+    if b"torch.ops." not in parsed.data or not isinstance(parsed.tree, ast.AST):
+        return None
+    visitor = _OpReferences()
+    visitor.visit(parsed.tree)
+    return sorted(visitor.found) or None
+
+
+# version 2: a scanner of its own, for operator references that are not calls
+STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
+            version="2", requires=("python", "cpp"))

@@ -12,7 +12,7 @@ from extractor.context import Context
 from extractor.storage import write_atomic
 from extractor.model import Diagnostic, Step, edge_json, edge_key, node_json, node_key, to_jsonable
 
-SCHEMA_VERSION = 2  # extractor.evidence reads this version and checks it
+SCHEMA_VERSION = 3  # extractor.evidence reads this version and checks it
 RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")  # extractor.evidence.RECORD_TYPES
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from extractor.buildsettings import BuildSettings
 from extractor.model import Contribution, Language
 
 
@@ -46,6 +47,7 @@ class ExtractOptions:
     cache_dir: Path | None = None
     binaries: tuple[Path, ...] = ()  # ELF files whose DWARF struct layouts join the evidence
     probe_structs: bool = True  # compile probes from headers for struct layouts
+    build: BuildSettings = BuildSettings()  # what the user's build compiles headers with (struct probes)
     extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
 
 

@@ -13,9 +13,15 @@ from extractor.storage import atomic_path, write_atomic
 
 
 def _flat(value: Any) -> Any:
-    """GraphML and GEXF take scalars only: lists become comma-separated text, None empty text."""
+    """GraphML and GEXF take scalars only: lists of scalars become comma-separated text, None empty
+    text, and structured values (``sites``, ``params``, ``overloads``: lists of objects) compact
+    JSON text, so a reader gets every definition site and parameter back with ``json.loads``."""
     if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (dict, list, tuple)) for v in value):
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if value is None:
         return ""
     return value

@@ -13,6 +13,7 @@ from typing import Any
 
 from extractor import (bindings, concepts, cpp, ffi, generated, go, layers, naming, pysymbols, rust, structs,
                        telemetry)
+from extractor.buildsettings import resolve_build_settings
 from extractor.bundle import build_bundle, dumps_bundle
 from extractor.cache import FactCache, code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
@@ -140,6 +141,9 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
 
     progress.phase("acquire")
     sources = acquire_sources(specs, cache_dir)
+    if options.probe_structs and not options.build.empty:
+        # the build context's own downloads (--headers-from wheels) and fingerprint, once per run
+        options = dataclasses.replace(options, build=resolve_build_settings(options.build, cache_dir))
     default_name, default_version = default_identity(sources)
     timings["acquire"] = time.perf_counter() - clock
 
@@ -216,8 +220,9 @@ def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, dia
         if isinstance(value, str) and Path(value).is_file():
             h.update(f"{key}:".encode() + hashlib.sha256(Path(value).read_bytes()).digest())
     # Struct probes depend on which compilers are installed, so those are inputs too.
-    compilers = [shutil.which(c) or "" for c in ("gcc", "g++", "nvcc")]
-    h.update(json.dumps([options.probe_structs, compilers, dict(options.extra)], sort_keys=True, default=str).encode())
+    compilers = [shutil.which(c) or "" for c in ("gcc", "g++", "nvcc", "protoc")]
+    h.update(json.dumps([options.probe_structs, compilers, dict(options.extra), options.build.fingerprint],
+                        sort_keys=True, default=str).encode())
     return "bundle:" + h.hexdigest()
 
 

@@ -25,6 +25,7 @@ import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 from extractor.archives import extract_tar, extract_zip, skipped_links
@@ -360,17 +361,26 @@ def _link_schemes(page: str) -> frozenset[str]:
     return frozenset({"http", "https"}) if scheme == "http" else frozenset({scheme})
 
 
-def download_sdist(name: str, version: str, dest: Path) -> Path:
-    """Download the sdist of ``name==version`` from the configured indexes into ``dest`` (once)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    wanted = (canonical_name(name), version)
-    problems = []
-    for index in pip_index_urls():
+def index_listings(name: str) -> Iterator[tuple[str, list[tuple[str, str, str]]]]:
+    """(index, its files of ``name``) for each configured index that answers, in the user's order;
+    a UserInputError once every index has failed to answer."""
+    indexes, problems = pip_index_urls(), []
+    for index in indexes:
         try:
             files = _index_files(index, name)
         except (urllib.error.URLError, OSError, ValueError) as err:
             problems.append(f"{index}: {getattr(err, 'reason', err)}")
             continue
+        yield index, files
+    if problems and len(problems) == len(indexes):
+        raise UserInputError(f"package index unreachable: {problems[0]}")
+
+
+def download_sdist(name: str, version: str, dest: Path) -> Path:
+    """Download the sdist of ``name==version`` from the configured indexes into ``dest`` (once)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    wanted = (canonical_name(name), version)
+    for index, files in index_listings(name):
         for filename, url, sha in sorted(files):
             stem = next((filename[: -len(s)] for s in (".tar.gz", ".zip") if filename.endswith(s)), None)
             if stem is None or "-" not in stem:
@@ -385,8 +395,6 @@ def download_sdist(name: str, version: str, dest: Path) -> Path:
             if sha and hashlib.sha256(data).hexdigest() != sha:
                 raise UserInputError(f"{filename} from {index} does not match the index's sha256: refused")
             return write_atomic(target, data)
-    if problems and len(problems) == len(pip_index_urls()):
-        raise UserInputError(f"package index unreachable: {problems[0]}")
     raise UserInputError(f"no sdist of {name}=={version} on {', '.join(pip_index_urls())}")
 
 

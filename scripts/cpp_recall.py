@@ -1,6 +1,11 @@
 """Recall of the C/C++/CUDA graph against universal-ctags, and its cost against a raw parse.
 
     python -m scripts.cpp_recall DIR [DIR ...]
+    python -m scripts.cpp_recall --evidence EVIDENCE.json --root DIR [--prefix PATH/] [--missing]
+
+The second form measures the evidence itself: every definition the evidence carries (a node's
+own path and each of its ``sites``), by file and name, against ctags' definitions under DIR
+(``--prefix``: the evidence path of DIR, e.g. ``csrc/`` or ``core/src/``).
 
 For each tree: ctags' class, struct, union and function definitions (`.cu/.cuh` mapped to C++,
 prototypes excluded, anonymous `__anon*` aggregates excluded) are looked up among the graph's
@@ -98,8 +103,47 @@ def measure_recall(root: Path) -> dict[str, Any]:
     }
 
 
+EVIDENCE_KINDS = frozenset({"class", "struct", "union", "function", "method", "kernel"})
+
+
+def evidence_definitions(bundle: dict[str, Any]) -> set[tuple[str, str]]:
+    """(path, name) of every C/C++/CUDA definition site an evidence bundle carries."""
+    found = set()
+    for node in bundle["graph"]["nodes"]:
+        if node["kind"] not in EVIDENCE_KINDS or node["language"] not in ("cpp", "cuda"):
+            continue
+        name = node["name"].replace(" ", "")
+        found.add((node["path"], name))
+        for site in node.get("sites", ()):
+            found.add((site["path"], name))
+    return found
+
+
+def evidence_recall(bundle: dict[str, Any], root: Path, prefix: str = "") -> dict[str, Any]:
+    """ctags' definitions under ``root`` found in the evidence by file and name; ``prefix`` is
+    the evidence path of ``root`` (``csrc/``, ``core/src/``)."""
+    carried = evidence_definitions(bundle)
+    tags, macro_named = ctags_definitions(Path(root))
+    wanted = sorted({(prefix + path, name) for path, name, _ in tags})
+    missing = [t for t in wanted if t not in carried]
+    return {"root": str(root), "ctags_definitions": len(wanted), "ctags_macro_named_dropped": macro_named,
+            "found": len(wanted) - len(missing), "missing": missing,
+            "recall": (len(wanted) - len(missing)) / len(wanted) if wanted else 1.0}
+
+
 def main(argv: list[str]) -> int:
     show_missing = "--missing" in argv
+    if "--evidence" in argv:
+        bundle = json.loads(Path(argv[argv.index("--evidence") + 1]).read_text(encoding="utf-8"))
+        root = Path(argv[argv.index("--root") + 1])
+        prefix = argv[argv.index("--prefix") + 1] if "--prefix" in argv else ""
+        r = evidence_recall(bundle, root, prefix)
+        print(f"{prefix or root}: evidence recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
+              f"ctags definitions by file and name)")
+        if show_missing:
+            for path, name in r["missing"]:
+                print(f"  missing {path}: {name}")
+        return 0
     for arg in [a for a in argv if not a.startswith("--")]:
         r = measure_recall(Path(arg))
         print(f"{r['root']}: {r['files']} files, recall {r['recall']:.2%} "

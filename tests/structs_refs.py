@@ -27,7 +27,8 @@ class RefStruct:
 
 
 def member_name(decl: str) -> str:
-    decl = re.sub(r"__attribute__\(\(.*?\)\)", "", decl).strip().rstrip(";").strip()
+    # pahole writes vector members as `float v __attribute__ ((__vector_size__ (16)));`
+    decl = re.sub(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)", "", decl).strip().rstrip(";").strip()
     fn = re.search(r"\(\*\s*(\w+)\)", decl)
     if fn:
         return fn.group(1)

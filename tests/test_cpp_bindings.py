@@ -105,3 +105,24 @@ def test_extract_bindings_reads_earlier_steps_from_the_context(torch_cpp):
     assert [(e.source, e.target) for e in result.edges] == [("py:pkg.layers.norm", "cpp:rms_norm")]
     empty = extract_bindings(Context("x", "1", (), (), ExtractOptions(), results={}))
     assert empty.edges == ()
+
+
+def test_operator_schemas_are_nodes_their_implementations_implement(torch_cpp):
+    from extractor.model import ParamKind
+
+    by_id = {n.id: n for n in torch_cpp.nodes}
+    op = by_id["torchop:<TORCH_EXTENSION_NAME>_cache_ops::swap_blocks"]
+    assert (op.path, op.line, op.returns) == ("csrc/torch_bindings.cpp", 31, "()")  # the line naming it
+    assert [(p.name, p.annotation, p.kind) for p in op.params] == [
+        ("src", "Tensor", ParamKind.POSITIONAL_OR_KEYWORD), ("dst", "Tensor!", ParamKind.POSITIONAL_OR_KEYWORD),
+        ("block_mapping", "Tensor", ParamKind.POSITIONAL_OR_KEYWORD)]
+    assert op.api == "public: torch op <TORCH_EXTENSION_NAME>_cache_ops::swap_blocks"
+    implements = {(e.source, e.target) for e in torch_cpp.edges if e.kind is EdgeKind.IMPLEMENTS}
+    assert ("cpp:swap_blocks", op.id) in implements
+    # registered from another file with TORCH_LIBRARY_IMPL_EXPAND
+    assert ("cpp:gemm_schema_only", "torchop:<TORCH_EXTENSION_NAME>::gemm_schema_only") in implements
+    # the C++ function keeps its own C++ signature and says why it is public
+    fn = by_id["cpp:swap_blocks"]
+    assert [p.annotation for p in fn.params] == ["torch::Tensor&", "torch::Tensor&", "const torch::Tensor&"]
+    assert fn.api == "public: torch op <TORCH_EXTENSION_NAME>_cache_ops::swap_blocks"
+    assert by_id["torchop:my_ext::twice"].returns == "Tensor"

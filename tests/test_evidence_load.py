@@ -3,6 +3,8 @@ same bytes; the committed comparator inputs too."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from extractor.bundle import dumps_bundle
@@ -52,6 +54,23 @@ def fixture_bundles(tmp_path_factory):
 def test_fixture_bundles_round_trip(fixture_bundles, name):
     path = fixture_bundles[name]
     assert round_trip(path) == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name, definitions, missing", [
+    ("triton_like_multi", 14, {"prometheus/counter.h": "prometheus-cpp (apt: libprometheus-cpp-dev where packaged)"}),
+    ("structs", 34, {"torch/all.h": "--headers-from pypi:torch"}),
+])
+def test_every_header_aggregate_of_the_graph_has_a_layout_record(fixture_bundles, name, definitions, missing):
+    """The layout invariant on the extractions above: every non-template struct/class/union node
+    defined in a header has a record, and an unresolved one names what was missing and who supplies it."""
+    from scripts.struct_coverage import coverage
+
+    bundle = json.loads(fixture_bundles[name].read_text(encoding="utf-8"))
+    result = coverage(bundle)
+    assert result["definitions"] == definitions
+    assert result["without_record"] == [] and result["unresolved_without_reason"] == []
+    unresolved = {s["missing"]: s["supplied_by"] for s in bundle["structs"] if s["method"] == "unresolved"}
+    assert unresolved == missing and result["resolved"] == definitions - len(missing)
 
 
 def test_struct_records_come_back_typed(fixture_bundles):

@@ -6,6 +6,7 @@ import pytest
 from click.testing import CliRunner
 
 from archdiff.commands.presets import presets as presets_command
+from extractor.buildsettings import BuildSettings
 from extractor.errors import UserInputError
 from extractor.presets import Preset, SystemSpec, default_label, list_presets, load_preset
 
@@ -19,7 +20,8 @@ def test_shipped_presets_are_listed_by_name():
 def test_vllm_vs_triton_is_one_git_repo_against_five_labelled_ones():
     preset = load_preset("vllm-vs-triton")
     vllm, triton = preset.systems
-    assert vllm == SystemSpec("vLLM", "v0.10.2", ("https://github.com/vllm-project/vllm@v0.10.2",), ("",))
+    assert vllm == SystemSpec("vLLM", "v0.10.2", ("https://github.com/vllm-project/vllm@v0.10.2",), ("",),
+                              BuildSettings(headers_from=("pypi:torch==2.8.0", "pypi:nvidia-cutlass")))
     assert triton.labels == ("server", "core", "common", "backend", "python_backend")
     assert all(s.endswith("@r25.08") for s in triton.sources)
     assert [s.rsplit("/", 1)[1].split("@")[0] for s in triton.sources] == list(triton.labels)
@@ -82,3 +84,15 @@ def test_presets_command_lists_name_and_title():
     lines = result.output.splitlines()
     assert len(lines) == len(list_presets())
     assert any(line.startswith("vllm-vs-triton") and "Triton Inference Server" in line for line in lines)
+
+
+def test_a_system_file_with_a_malformed_build_mapping_is_one_line(tmp_path):
+    from extractor.presets import load_system_file
+
+    path = tmp_path / "sys.yaml"
+    path.write_text("name: x\nversion: '1'\nsources: [.]\nbuild:\n  defines: WITH_TRACE\n")
+    with pytest.raises(UserInputError, match=r"sys\.yaml: build\.defines: expected a list"):
+        load_system_file(path)
+    path.write_text("name: x\nversion: '1'\nsources: [.]\nbuild:\n  include_dirs: [sdk]\n  headers_from: ['pypi:torch']\n")
+    system = load_system_file(path)
+    assert system.build.include_dirs == (str(tmp_path / "sdk"),) and system.specs() == ["."]

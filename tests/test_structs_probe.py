@@ -12,6 +12,7 @@ import pytest
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.model import Language, Severity
 from extractor.structs import STEP, extract_structs, read_binary_layouts
+from extractor.structs import compilers
 from extractor.structs import probe as probe_mod
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_header
 from extractor.structs.records import Method
@@ -94,7 +95,7 @@ def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
 
 
 def test_missing_nvcc_is_unresolved_not_a_crash(monkeypatch):
-    monkeypatch.setattr(probe_mod, "find_nvcc", lambda: None)
+    monkeypatch.setattr(compilers, "find_nvcc", lambda: None)
     result = probe_header(header_probe("src/cuda/ipc_buffer.cuh", Language.CUDA),
                           find_include_dirs([REPO]), [REPO])
     assert {x.method for x in result.layouts} == {Method.UNRESOLVED}
@@ -187,11 +188,12 @@ def test_first_error_line_is_relative_and_normalised(stderr, expected):
     assert probe_mod.first_error(stderr, [("/repo/", "")]) == expected
 
 
-def test_scanner_facts_drive_the_probes_like_a_direct_parse():
-    """Through the pipeline the definitions come from the per-file scanner (cached by content
-    hash); the step then gives what a context without scanner facts gives."""
+def test_the_graph_step_drives_the_probes_like_a_direct_scan():
+    """Through the pipeline the aggregates come from the C++ graph step (its per-file facts cached
+    by content hash); the step then gives what a context without those results gives."""
     import dataclasses
 
+    from extractor import cpp
     from extractor.cpp.parse import parse_source
     from extractor.model import ParsedFile
 
@@ -200,10 +202,11 @@ def test_scanner_facts_drive_the_probes_like_a_direct_parse():
     for f in plain.files:
         data = (REPO / f.rel).read_bytes()
         parsed = ParsedFile(f.language, data, parse_source(data, f.language))
-        files.append(dataclasses.replace(f, facts={"structs": STEP.scanners[f.language](parsed)}))
+        files.append(dataclasses.replace(f, facts={"cpp": cpp.STEP.scanners[f.language](parsed)}))
     scanned = dataclasses.replace(plain, files=tuple(files))
-    cuda = {f.rel: f.facts["structs"] for f in files}["src/cuda/ipc_buffer.cuh"]
-    assert cuda == [[11, "peer::PeerPointers", "struct"], [15, "peer::IpcBufferHandle", "struct"],
-                    [22, "peer::LaunchFlags", "struct"]]
+    scanned.results["cpp"] = cpp.STEP.extract(scanned)
+    aggregates = {(a.path, a.line, a.qualname) for a in scanned.results["cpp"].extra["aggregates"]}
+    assert {("src/cuda/ipc_buffer.cuh", 11, "peer::PeerPointers"), ("src/cuda/ipc_buffer.cuh", 15, "peer::IpcBufferHandle"),
+            ("src/cuda/ipc_buffer.cuh", 22, "peer::LaunchFlags")} <= aggregates
     a, b = extract_structs(plain), extract_structs(scanned)
     assert a.records == b.records and a.diagnostics == b.diagnostics

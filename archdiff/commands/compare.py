@@ -130,11 +130,8 @@ def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path 
         raise UserInputError(f"preset {loaded.name!r} names {len(loaded.systems)} systems; battle compares exactly two")
     bundles = []
     for i, system in enumerate(loaded.systems):
-        labels = getattr(system, "labels", ()) or ()
-        specs = [f"{label}={spec}" if label else spec
-                 for spec, label in zip(system.sources, [*labels, *[""] * len(system.sources)])]
-        result = extract_system(specs, name=system.name, version=system.version,
-                                options=ExtractOptions(jobs=jobs, cache_dir=cache_dir))
+        result = extract_system(system.specs(), name=system.name, version=system.version,
+                                options=ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=system.build))
         write_bundle(None, out_dir / f"system-{i + 1}", result.data)
         bundles.append(evidence_from_json(result.bundle, f"system-{i + 1}/evidence.json"))
     findings = compare_evidence(bundles[0], bundles[1], "auto")

@@ -4,13 +4,15 @@ Entry points: :data:`STEP` for the pipeline; :func:`scan_cpp` (per file, in work
 :func:`extract_cpp_graph` (per system). Only :mod:`extractor.cpp.parse` imports tree_sitter.
 """
 
-from extractor.cpp.graph import (DefinitionSite, OpRegistration, PyBinding, build_cpp_graph,
-                                 extract_cpp_graph)
+from extractor.cpp.graph import AggregateDefinition, build_cpp_graph, extract_cpp_graph
+from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.cpp.scan import scan_cpp
+from extractor.cpp.symbols import DefinitionSite
 from extractor.model import Language, Step
 
+# version 2: definition records carry params/returns, access and linkage tags, anonymous namespaces
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="1")
+            extract=extract_cpp_graph, version="2")
 
-__all__ = ["STEP", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
+__all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -21,20 +21,21 @@ from typing import Any
 import tree_sitter
 import tree_sitter_cpp
 import tree_sitter_cuda
-import yaml
 
+from extractor.datafile import load_data_file
 from extractor.model import Language
 
-_MACROS_FILE = Path(__file__).with_name("macros.yaml")
+MACROS_FILE = Path(__file__).with_name("macros.yaml")
+# Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
+MACROS_SCHEMA = {f"{key}?": [str] for key in (
+    "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl", "pybind_module")}
 
 
 @functools.cache
-def macro_config() -> dict[str, tuple[str, ...]]:
+def macro_config(path: Path = MACROS_FILE) -> dict[str, tuple[str, ...]]:
     """macros.yaml as tuples (blank, blank_cpp_only, blank_call, registration macro names)."""
-    raw = yaml.safe_load(_MACROS_FILE.read_text(encoding="utf-8")) or {}
-    return {key: tuple(str(v) for v in raw.get(key) or ()) for key in (
-        "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl",
-        "pybind_module")}
+    raw = load_data_file(path, MACROS_SCHEMA)
+    return {key.rstrip("?"): tuple(raw.get(key.rstrip("?")) or ()) for key in MACROS_SCHEMA}
 
 
 @functools.cache

@@ -3,9 +3,16 @@
 The scanner walks only the declaration levels of the tree (translation unit, namespaces, class
 bodies, linkage blocks, preprocessor branches, ERROR regions) in Python and finds call sites with a
 tree-sitter query, so it stays within a small factor of the parse itself. Code under both branches
-of an ``#if`` is visited: tree-sitter keeps both in the tree. Output is JSON data that does not
-depend on the file's path (it is cached by content hash); names are as written in the file, and the
-graph step resolves them across files.
+of an ``#if`` is visited: tree-sitter keeps both in the tree, and each branch's definition is a
+record of its own. Output is JSON data that does not depend on the file's path (it is cached by
+content hash); names are as written in the file, and the graph step resolves them across files.
+
+A definition record: ``kind``, ``qual`` (scope names joined with ``::``; an anonymous namespace is
+the component ``(anonymous namespace)``, as GCC names it), ``scope``, ``line`` (of the name),
+``start``/``end``, optional ``tags`` (``template``, ``specialization``, ``declaration``, ``member``,
+``private``/``protected``, ``static``, ``recovered``, CUDA ``device``/``host``), ``signature``
+(display text), ``params`` (``[name, type, default]``) and ``returns`` for callables, ``bases``,
+``doc``.
 """
 
 from __future__ import annotations
@@ -15,9 +22,13 @@ import re
 from typing import Any
 
 from extractor.comments import leading_comment
+from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config, parse_source
+from extractor.cpp.registrations import pybind_registrations, torch_registrations
+from extractor.cpp.signature import parameters, return_type
 from extractor.model import Language, ParsedFile
 
+ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 _CONTAINERS = frozenset({
     "translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
     "preproc_elif", "preproc_elifdef", "ERROR"})
@@ -27,14 +38,10 @@ _DECLARATOR_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "attributed_declarator",
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
 _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
-_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
-_SPACES = re.compile(r"\s+")
-_SIMPLE_NAME = re.compile(r"~?\w+(?:::~?\w+)*")
 _FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
                "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type")
 # the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child
 _CUDA_FILE_QUERY = _FILE_QUERY + " (call_expression function: (_) @kernel (kernel_call_syntax))"
-_CALLEE_TYPES = frozenset({"identifier", "qualified_identifier", "template_function", "field_expression"})
 _MAX_ERROR_LINES = 20
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
@@ -45,8 +52,9 @@ _MACRO_DEFINITION = re.compile(
     rb"|(?:(?:static|inline|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
     + rb"[\w#]+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 
-
+Scope = tuple[tuple[str, str], ...]
 def scan_cpp(parsed: ParsedFile) -> dict[str, Any]:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input."""
     scanner = _Scanner(parsed)
@@ -112,23 +120,27 @@ class _Scanner:
 
     # -- walking declaration levels ------------------------------------------------------------
 
-    def visit_items(self, node: Any, scope: tuple[tuple[str, str], ...], template: bool = False) -> None:
+    def visit_items(self, node: Any, scope: Scope, template: bool = False, access: str = "") -> None:
+        """The declarations under ``node``; ``access`` is the default access of a class body
+        ("" outside classes), changed by the body's `private:`/`protected:`/`public:` labels."""
         if node.type == "ERROR":
             self.visit_error_region(node, scope)
         for child in node.named_children:
             t = child.type
             if t in _CONTAINERS:
-                self.visit_items(child, scope)
+                self.visit_items(child, scope, template and t != "translation_unit", access)
+            elif t == "access_specifier":
+                access = text(child).strip().rstrip(":").strip() or access
             elif t == "namespace_definition":
                 self.visit_namespace(child, scope)
             elif t == "function_definition":
-                self.visit_function(child, scope, template)
+                self.visit_function(child, scope, template, access)
             elif t in ("declaration", "field_declaration", "type_definition"):
-                self.visit_declaration(child, scope, template)
+                self.visit_declaration(child, scope, template, access)
             elif t in _TYPE_KINDS:
-                self.visit_type(child, scope, template, None)
+                self.visit_type(child, scope, template, None, access)
             elif t == "template_declaration":
-                self.visit_items(child, scope, template=True)
+                self.visit_items(child, scope, True, access)
             elif t == "linkage_specification":
                 body = child.child_by_field_name("body")
                 if body is not None:
@@ -141,7 +153,7 @@ class _Scanner:
             elif t == "preproc_function_def":
                 self.visit_macro(child)
 
-    def visit_error_region(self, node: Any, scope: tuple[tuple[str, str], ...]) -> None:
+    def visit_error_region(self, node: Any, scope: Scope) -> None:
         """Inside an ERROR node tree-sitter leaves the pieces of a definition side by side:
         `[qualifiers] type function_declarator { ...`. A declarator followed by a body is a
         function definition whose header parsed, even if its body did not."""
@@ -150,7 +162,7 @@ class _Scanner:
             if child.type != "function_declarator" or children[i + 1].type not in ("{", "compound_statement"):
                 continue
             name_node = child.child_by_field_name("declarator")
-            written = _clean_name(_text(name_node)) if name_node is not None else ""
+            written = clean_name(text(name_node)) if name_node is not None else ""
             if not written or written in self.library_macros or written in self.impl_macros:
                 continue
             header_start = children[i - 1].start_byte if i else child.start_byte
@@ -164,16 +176,21 @@ class _Scanner:
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
             self.add_def(kind, inner, child, name_node, tags=sorted(q for q in quals if q != "global"),
-                         signature=_signature(child), in_class=_in_class(scope), error_region=True)
+                         signature=_signature(child), in_class=_in_class(scope), error_region=True,
+                         params=parameters(child))
             body = children[i + 1]
             if body.type == "compound_statement":
                 self.bodies.append((body.start_byte, body.end_byte, _join(inner)))
 
-    def visit_namespace(self, node: Any, scope: tuple[tuple[str, str], ...]) -> None:
+    def visit_namespace(self, node: Any, scope: Scope) -> None:
         name = node.child_by_field_name("name")
         inner = scope
-        if name is not None:  # anonymous namespaces are transparent: members keep the outer scope
-            for part in _text(name).split("::"):
+        if name is None:
+            # Members of an anonymous namespace are private to their file: a component of their
+            # name says so, and the graph step makes it unique per file.
+            inner = scope + ((ANONYMOUS_NAMESPACE, "namespace"),)
+        else:
+            for part in text(name).split("::"):
                 part = part.strip()
                 if part and part != "inline":
                     inner = inner + ((part, "namespace"),)
@@ -183,16 +200,20 @@ class _Scanner:
         if body is not None:
             self.visit_items(body, inner)
 
-    def visit_type(self, spec: Any, scope: tuple[tuple[str, str], ...], template: bool,
-                   typedef_name: str | None) -> None:
+    def visit_type(self, spec: Any, scope: Scope, template: bool, typedef_name: str | None,
+                   access: str = "") -> None:
         body = spec.child_by_field_name("body")
         if body is None:
             return  # a forward declaration or an elaborated type, not a definition
         self.seen_types.add(spec.start_byte)
         name_node = spec.child_by_field_name("name")
         kind = _TYPE_KINDS[spec.type]
+        tags = _access_tags(access)
         if name_node is not None:
-            written = _clean_name(_text(name_node))
+            raw = text(name_node)
+            written = clean_name(raw)
+            if "<" in raw:
+                tags.append("specialization")
         elif typedef_name:
             written = typedef_name
         else:
@@ -201,37 +222,38 @@ class _Scanner:
         bases = []
         for child in spec.named_children:
             if child.type == "base_class_clause":
-                bases = [_SPACES.sub(" ", _text(b)) for b in child.named_children
+                bases = [SPACES.sub(" ", text(b)) for b in child.named_children
                          if b.type not in ("access_specifier", "virtual")]
-        extra: dict[str, Any] = {"bases": bases} if bases else {}
-        self.add_def(kind, inner, spec, name_node or spec, template=template, **extra)
+        self.add_def(kind, inner, spec, name_node or spec, template=template, tags=tags, bases=bases)
         if typedef_name and name_node is not None and typedef_name != written:
             # `typedef enum X_enum {...} X;`: code (and bindings) name it X
             self.defs[-1]["aliases"] = [typedef_name]
         if kind != "enum":
-            self.visit_items(body, inner)
+            # members of a class template are templated too: no layout, no code until instantiated
+            self.visit_items(body, inner, template, _DEFAULT_ACCESS[kind])
 
-    def visit_function(self, node: Any, scope: tuple[tuple[str, str], ...], template: bool) -> None:
+    def visit_function(self, node: Any, scope: Scope, template: bool, access: str = "") -> None:
         fdecl = _function_declarator(node.child_by_field_name("declarator"))
         if fdecl is None:
             return
         name_node = fdecl.child_by_field_name("declarator")
         if name_node is None:
             return
-        raw = _text(name_node)
+        raw = text(name_node)
         if raw in self.library_macros or raw in self.impl_macros or raw in self.pybind_macros:
             self.visit_registration(raw, fdecl, node.child_by_field_name("body"), _join(scope))
             return
-        written = _clean_name(raw)
+        written = clean_name(raw)
         if not written:
             return
         quals = self.cuda_qualifiers(node, fdecl)
         kind = "kernel" if "global" in quals else "function"
-        tags = sorted(q for q in quals if q != "global")
+        tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node)
         inner = scope + tuple((p, "") for p in written.split("::"))
         qual = _join(inner)
         self.add_def(kind, inner, node, name_node, template=template, tags=tags,
-                     signature=_signature(fdecl), is_def=True, in_class=_in_class(scope))
+                     signature=_signature(fdecl), is_def=True, in_class=_in_class(scope),
+                     params=parameters(fdecl), returns=return_type(node, fdecl))
         body = node.child_by_field_name("body")
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, qual))
@@ -248,15 +270,15 @@ class _Scanner:
             start = parent.start_byte if parent is not None and parent.parent is not None else 0
         return {m.group(1).decode() for m in _CUDA_QUALIFIER.finditer(self.data, start, fdecl.start_byte)}
 
-    def visit_declaration(self, node: Any, scope: tuple[tuple[str, str], ...], template: bool) -> None:
+    def visit_declaration(self, node: Any, scope: Scope, template: bool, access: str = "") -> None:
         type_node = node.child_by_field_name("type")
         declarators = node.children_by_field_name("declarator")
         if type_node is not None and type_node.type in _TYPE_KINDS:
             typedef_name = None
             if node.type == "type_definition" and declarators and declarators[0].type in (
                     "type_identifier", "primitive_type"):
-                typedef_name = _text(declarators[0])
-            self.visit_type(type_node, scope, template, typedef_name)
+                typedef_name = text(declarators[0])
+            self.visit_type(type_node, scope, template, typedef_name, access)
         if node.type == "type_definition":
             return
         in_class = _in_class(scope)
@@ -277,7 +299,7 @@ class _Scanner:
             name_node = fdecl.child_by_field_name("declarator")
             if name_node is None:
                 continue
-            written = _clean_name(_text(name_node))
+            written = clean_name(text(name_node))
             # `MACRO(args);` at namespace scope parses as a declaration without a type; only
             # constructors, destructors and out-of-class qualified names may lack one.
             if not written or (type_node is None and not in_class and "::" not in written):
@@ -285,10 +307,11 @@ class _Scanner:
             quals = self.cuda_qualifiers(node, fdecl)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
-            self.add_def(kind, inner, node, name_node, template=template,
-                         tags=sorted(q for q in quals if q != "global"),
+            tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node)
+            self.add_def(kind, inner, node, name_node, template=template, tags=tags,
                          signature=_signature(fdecl), is_def=body is not None, in_class=in_class,
-                         error_region=body is not None)
+                         error_region=body is not None, params=parameters(fdecl),
+                         returns=return_type(node, fdecl))
             if body is not None:
                 self.bodies.append((body.start_byte, body.end_byte, _join(inner)))
 
@@ -296,11 +319,11 @@ class _Scanner:
         path = node.child_by_field_name("path")
         if path is None:
             return
-        text = _text(path).strip()
-        if text.startswith("<") and text.endswith(">"):
-            self.includes.append([text[1:-1].strip(), True, _line(node)])
-        elif text.startswith('"'):
-            self.includes.append([text.strip('"').strip(), False, _line(node)])
+        written = text(path).strip()
+        if written.startswith("<") and written.endswith(">"):
+            self.includes.append([written[1:-1].strip(), True, line(node)])
+        elif written.startswith('"'):
+            self.includes.append([written.strip('"').strip(), False, line(node)])
 
     def visit_macro(self, node: Any) -> None:
         """Function-like macros are not expanded, so record what their bodies would hide: kernel
@@ -311,103 +334,30 @@ class _Scanner:
             return
         body = value.text.replace(b"\\\n", b"  ").replace(b"\\\r\n", b"   ")
         if b"<<<" in body:
-            kernels = sorted({_clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)})
+            kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)})
             if kernels:
-                self.macro_launches[_text(name)] = kernels
+                self.macro_launches[text(name)] = kernels
         if _MACRO_DEFINITION.search(body):
-            self.macro_blocks.append([_text(name), _line(node)])
-
-    # -- registrations -------------------------------------------------------------------------
+            self.macro_blocks.append([text(name), line(node)])
 
     def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
         params = fdecl.child_by_field_name("parameters")
-        args = _split_args(_text(params)[1:-1]) if params is not None else []
+        args = split_args(text(params)[1:-1]) if params is not None else []
         if body is None or not args:
             return
         if macro in self.pybind_macros:
-            self.visit_pybind(args[0], args[-1], body, scope)
-            return
-        ns_arg = args[0]
-        ns = {"ns": "", "ns_macro": "", "ns_suffix": ""}
-        m = re.fullmatch(r"CONCAT\((\w+),(\w+)\)", ns_arg)
-        if m:
-            ns.update(ns_macro=m.group(1), ns_suffix=m.group(2))
-        elif re.fullmatch(r"[A-Z][A-Z0-9_]*", ns_arg):
-            ns.update(ns_macro=ns_arg)
+            self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language))
         else:
-            ns.update(ns=ns_arg)
-        var = args[-1]
-        dispatch = args[1] if macro in self.impl_macros and len(args) >= 3 else ""
-        for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
-            fn = call.child_by_field_name("function")
-            if fn is None or fn.type != "field_expression":
-                continue
-            field = fn.child_by_field_name("field")
-            target = fn.child_by_field_name("argument")
-            if field is None or target is None or _text(target) != var:
-                continue
-            kind = _text(field)
-            if kind not in ("def", "impl"):
-                continue
-            call_args = _call_args(call)
-            if not call_args or _string_value(call_args[0]) is None:
-                continue
-            op = _string_value(call_args[0]).split("(", 1)[0].strip()
-            name, _, overload = op.partition(".")
-            entry = {"kind": kind, "op": name, "overload": overload, "line": _line(call),
-                     "dispatch": dispatch, "fn": "", "scope": scope, **ns}
-            if len(call_args) >= 2:
-                entry["fn"] = _function_ref(call_args[-1])
-                if kind == "impl" and len(call_args) >= 3:
-                    entry["dispatch"] = _SPACES.sub("", _text(call_args[1]))
-            self.torch_ops.append(entry)
-
-    def lambda_callees(self, node: Any) -> list[str]:
-        found = capture_nodes(node, self.language, "(call_expression function: (_) @callee)").get("callee", ())
-        names = [_callee_text(fn) for fn in sorted(found, key=lambda n: n.start_byte)
-                 if fn.type in _CALLEE_TYPES]
-        return [n for n in names if n][:10]
-
-    def visit_pybind(self, module: str, var: str, body: Any, scope: str) -> None:
-        for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
-            fn = call.child_by_field_name("function")
-            if fn is None or fn.type != "field_expression":
-                continue
-            field = fn.child_by_field_name("field")
-            if field is None or _text(field) not in ("def", "def_static"):
-                continue
-            call_args = _call_args(call)
-            if len(call_args) < 2 or _string_value(call_args[0]) is None:
-                continue
-            owner = fn.child_by_field_name("argument")
-            name = _string_value(call_args[0])
-            target = _function_ref(call_args[1])
-            # a lambda wraps the real function: keep what it calls, the graph step picks one
-            wrapped = self.lambda_callees(call_args[1]) if target == "<lambda>" else []
-            if owner is not None and _text(owner) == var:
-                self.pybind.append({"kind": "def", "module": module, "name": name,
-                                    "target": target, "line": _line(call), "scope": scope,
-                                    "lambda_calls": wrapped})
-                continue
-            cls = _pybind_class(owner)
-            if cls is not None:
-                self.pybind.append({"kind": "method", "module": module, "class": cls[1],
-                                    "name": name, "target": target, "line": _line(field),
-                                    "scope": scope, "lambda_calls": wrapped})
-        for call in capture_nodes(body, self.language, "(call_expression) @c").get("c", ()):
-            fn = call.child_by_field_name("function")
-            if fn is not None and fn.type != "field_expression":
-                cls = _pybind_class(call)  # the `py::class_<T>(m, "Name")` call itself
-                if cls is not None:
-                    self.pybind.append({"kind": "class", "module": module, "name": cls[1],
-                                        "target": cls[0], "line": _line(call), "scope": scope})
+            self.torch_ops.extend(torch_registrations(args, macro in self.impl_macros, body, scope,
+                                                      self.language))
 
     # -- records -------------------------------------------------------------------------------
 
-    def add_def(self, kind: str, scope: tuple[tuple[str, str], ...], node: Any, name_node: Any, *,
+    def add_def(self, kind: str, scope: Scope, node: Any, name_node: Any, *,
                 template: bool = False, tags: list[str] | None = None, signature: str = "",
                 is_def: bool = True, in_class: bool = False, doc_node: Any = None,
-                bases: list[str] | None = None, error_region: bool = False) -> None:
+                bases: list[str] | None = None, error_region: bool = False,
+                params: list[list[Any]] | None = None, returns: str = "") -> None:
         record: dict[str, Any] = {
             "kind": kind,
             "qual": _join(scope),
@@ -429,6 +379,10 @@ class _Scanner:
             record["tags"] = sorted(set(all_tags))
         if signature:
             record["signature"] = signature
+        if params:
+            record["params"] = params
+        if returns:
+            record["returns"] = returns
         if bases:
             record["bases"] = bases
         doc = _leading_comment(node if not template or node.parent is None or
@@ -465,13 +419,13 @@ class _Scanner:
         kernels = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
         for fn in found.get("callee", ()):
-            if fn.type not in _CALLEE_TYPES:
+            if fn.type not in CALLEE_TYPES:
                 continue
             start = fn.start_byte
             i = bisect.bisect_right(starts, start) - 1
             if i < 0 or fn.end_byte > bodies[i][1]:
                 continue
-            callee = _callee_text(fn)
+            callee = callee_text(fn)
             if not callee:
                 continue
             entry = [bodies[i][2], callee, fn.start_point[0] + 1]
@@ -489,8 +443,8 @@ class _Scanner:
             for start, end, qual in self.bodies:
                 m = word.search(self.data, start, end)
                 if m:
-                    line = self.data.count(b"\n", 0, m.start()) + 1
-                    launches.extend([qual, k, line] for k in kernels)
+                    at = self.data.count(b"\n", 0, m.start()) + 1
+                    launches.extend([qual, k, at] for k in kernels)
         calls.sort()
         launches.sort()
         self.torch_ops.sort(key=lambda e: (e["line"], e["kind"], e["op"]))
@@ -511,14 +465,6 @@ class _Scanner:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-def _text(node: Any) -> str:
-    return node.text.decode("utf-8", errors="replace")
-
-
-def _line(node: Any) -> int:
-    return node.start_point[0] + 1
-
 
 def _join(scope: tuple[tuple[str, str], ...]) -> str:
     return "::".join(n for n, _ in scope)
@@ -543,117 +489,21 @@ def _function_declarator(node: Any) -> Any:
     return None
 
 
-def _clean_name(raw: str) -> str:
-    """`Foo<T>::bar`, `operator ()`, `~ Foo` -> `Foo::bar`, `operator()`, `~Foo`."""
-    if _SIMPLE_NAME.fullmatch(raw):
-        return raw
-    op = ""
-    at = raw.find("operator")
-    if at >= 0 and (at == 0 or not (raw[at - 1].isalnum() or raw[at - 1] == "_")):
-        raw, op = raw[:at], _SPACES.sub(" ", raw[at:].strip())
-        # `operator new`, `operator bool` keep one space; symbol operators lose theirs
-        op = op if re.fullmatch(r"operator [A-Za-z_][\w:]*", op) else op.replace(" ", "")
-    while True:
-        stripped = _TEMPLATE_ARGS.sub("", raw)
-        if stripped == raw:
-            break
-        raw = stripped
-    parts = [p for p in raw.replace(" ", "").replace("\n", "").replace("\t", "").split("::") if p]
-    if op:
-        parts.append(op)
-    return "::".join(parts)
-
-
 def _signature(fdecl: Any) -> str:
     params = fdecl.child_by_field_name("parameters")
-    sig = _SPACES.sub(" ", _COMMENT.sub(" ", _text(params))) if params is not None else ""
+    sig = SPACES.sub(" ", _COMMENT.sub(" ", text(params))) if params is not None else ""
     return sig if len(sig) <= 200 else sig[:197] + "..."
 
 
 def _leading_comment(node: Any) -> str:
-    return leading_comment(node, _text, "/*!<")
+    return leading_comment(node, text, "/*!<")
 
 
-def _split_args(text: str) -> list[str]:
-    args, depth, cur = [], 0, []
-    for c in text:
-        if c in "(<[{":
-            depth += 1
-        elif c in ")>]}":
-            depth -= 1
-        if c == "," and depth == 0:
-            args.append("".join(cur))
-            cur = []
-        else:
-            cur.append(c)
-    args.append("".join(cur))
-    return [_SPACES.sub("", a) for a in args if a.strip()]
+def _access_tags(access: str) -> list[str]:
+    return [access] if access in ("private", "protected") else []
 
 
-def _call_args(call: Any) -> list[Any]:
-    args = call.child_by_field_name("arguments")
-    return [a for a in args.named_children if a.type != "comment"] if args is not None else []
-
-
-def _string_value(node: Any) -> str | None:
-    if node.type == "string_literal":
-        return "".join(_text(c) for c in node.named_children if c.type == "string_content")
-    if node.type == "concatenated_string":
-        parts = [_string_value(c) for c in node.named_children if c.type == "string_literal"]
-        return "".join(p for p in parts if p is not None)
-    if node.type == "raw_string_literal":
-        content = node.child_by_field_name("content") if hasattr(node, "child_by_field_name") else None
-        return _text(content) if content is not None else None
-    return None
-
-
-def _function_ref(node: Any) -> str:
-    """`&fn`, `TORCH_FN(fn)`, `torch::dispatch(k, &fn)`, `&Class::method` -> the function name."""
-    if node.type == "lambda_expression":
-        return "<lambda>"
-    text = _SPACES.sub("", _text(node))
-    m = re.fullmatch(r"(?:\w+::)*overload_cast<.*>\(&?([\w:~]+(?:<[^()]*>)?)(?:,[^()]*)?\)", text)
-    if m:
-        return _clean_name(m.group(1))
-    m = re.fullmatch(r"(?:\w+::)*(?:TORCH_FN|dispatch|make_boxed_from_unboxed_functor)\((?:[^,]*,)?(.*)\)", text)
-    if m:
-        text = m.group(1)
-    text = text.lstrip("&").strip("()")
-    text = re.sub(r"^(?:static_cast|reinterpret_cast)<.*>\(&?(.*)\)$", r"\1", text)
-    return _clean_name(text.lstrip("&"))
-
-
-def _pybind_class(node: Any) -> tuple[str, str] | None:
-    """(C++ type, Python name) for `py::class_<T, ...>(m, "Name")` at the root of a `.def` chain."""
-    while node is not None and node.type == "call_expression":
-        fn = node.child_by_field_name("function")
-        if fn is None:
-            return None
-        if fn.type == "field_expression":
-            node = fn.child_by_field_name("argument")
-            continue
-        text = _SPACES.sub("", _text(fn))
-        m = re.match(r"(?:py|pybind11)::(?:class_|enum_)<(.*)>$", text)
-        args = _call_args(node)
-        if not m or len(args) < 2 or _string_value(args[1]) is None:
-            return None
-        return _split_args(m.group(1))[0], _string_value(args[1])
-    return None
-
-
-def _callee_text(fn: Any) -> str:
-    t = fn.type
-    if t in ("identifier", "qualified_identifier", "template_function", "field_expression"):
-        text = _text(fn)
-        if len(text) > 200:
-            return ""
-        if t == "field_expression":
-            field = fn.child_by_field_name("field")
-            arg = fn.child_by_field_name("argument")
-            op = "->" if b"->" in fn.text else "."
-            if field is None:
-                return ""
-            return (_SPACES.sub("", _text(arg)) if arg is not None and len(arg.text) < 60 else "?") \
-                + op + _clean_name(_text(field))
-        return _clean_name(text)
-    return ""
+def _storage_tags(node: Any) -> list[str]:
+    """`static` when the definition says so (internal linkage for a free function)."""
+    return ["static"] if any(c.type == "storage_class_specifier" and c.text == b"static"
+                             for c in node.children) else []

@@ -2,28 +2,36 @@
 
 Two inputs: ELF files the user gives (``ctx.options.binaries``, method ``dwarf-binary``) and, when
 ``ctx.options.probe_structs`` is set, probe objects compiled from the system's own headers
-(``extractor.structs.probe``). pyelftools is imported only by the ``extractor.structs.dwarf``
-package.
+(``extractor.structs.probe``) with the user's build context (``ctx.options.build``). The aggregates
+probed are the C/C++ graph's (one definition finder); every non-template struct, class or union
+the graph has in a header gets a layout record, resolved or ``unresolved`` with the header or name
+that was missing and, where archdiff knows it, what would supply it. pyelftools is imported only
+by the ``extractor.structs.dwarf`` package.
 """
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import os
 import posixpath
+import tempfile
 from pathlib import Path
+from typing import Any
 
+from extractor.buildsettings import resolve_build_settings
 from extractor.context import Context
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.structs.dwarf import DwarfReadError, read_layouts
-from extractor.structs.probe import (DEFAULT_MAX_HEADERS, DEFAULT_TIMEOUT, HEADER_SUFFIXES,
-                                     HeaderProbe, find_include_dirs, probe_headers)
+from extractor.structs.plan import plan_probes
+from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_TIMEOUT, find_include_dirs, probe_headers
+from extractor.structs.protogen import generate_protobuf_headers
+from extractor.structs.reasons import missing_from, pinned_versions, supplier_for
 from extractor.structs.records import Method, StructLayout, layout_from_raw
-from extractor.structs.source import (StructDefinition, find_struct_definitions,
-                                      scan_struct_definitions)
 from extractor.structs.tags import tag_layout
 
 __all__ = ["STEP", "extract_structs", "read_binary_layouts", "StructLayout"]
+_CPP = (Language.CPP, Language.CUDA)
 
 
 def read_binary_layouts(path: Path, roots: tuple[tuple[Path, str], ...] = (),
@@ -60,7 +68,7 @@ def extract_structs(ctx: Context) -> Contribution:
     roots = tuple((s.root, s.label) for s in ctx.sources)
     layouts: list[StructLayout] = []
     diagnostics: list[Diagnostic] = []
-    stats: dict[str, object] = {}
+    stats: dict[str, Any] = {}
     for binary in ctx.options.binaries:
         try:
             found = read_binary_layouts(Path(binary), roots)
@@ -70,50 +78,142 @@ def extract_structs(ctx: Context) -> Contribution:
             continue
         layouts.extend(found)
         stats[f"binary:{Path(binary).name}"] = len(found)
+    timing: dict[str, Any] = {}
     if ctx.options.probe_structs:
-        probes = []
-        scanned = {f.path: facts for f, facts in ctx.facts(STEP_NAME, Language.CPP, Language.CUDA)}
-        for f in ctx.files:
-            if f.language not in (Language.CPP, Language.CUDA) or \
-                    Path(f.rel).suffix not in HEADER_SUFFIXES:
-                continue
-            path = ctx.abs_path(f)
-            if scanned:  # the pipeline ran the scanner (cached per content hash)
-                definitions = tuple(StructDefinition(line, qualname, kind)
-                                    for line, qualname, kind in scanned.get(f.path) or ())
-            else:  # a context built without scanning (tests, direct calls): parse here
-                try:
-                    data = path.read_bytes()
-                except OSError as err:
-                    diagnostics.append(Diagnostic(f.path, 0, "unreadable", str(err.strerror)))
-                    continue
-                definitions = find_struct_definitions(data, f.language)
-            if definitions:
-                language = Language.CUDA if path.suffix == ".cuh" else f.language
-                probes.append(HeaderProbe(f.path, path, language, definitions))
-        include_dirs = find_include_dirs([s.root for s in ctx.sources])
-        extra = ctx.options.extra or {}
-        results, probe_stats = probe_headers(
-            probes, include_dirs, [s.root for s in ctx.sources], cache_dir=ctx.options.cache_dir,
-            jobs=ctx.options.jobs, max_headers=int(extra.get("structs_max_headers",
-                                                             DEFAULT_MAX_HEADERS)),
-            timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots)
-        for r in results:
-            layouts.extend(r.layouts)
-            diagnostics.extend(r.diagnostics)
+        probed, probe_diagnostics, probe_stats, timing = _probe(ctx, roots)
+        layouts.extend(probed)
+        diagnostics.extend(probe_diagnostics)
         stats.update(probe_stats)
     layouts.sort()
     stats["layouts"] = len(layouts)
     stats["resolved"] = sum(1 for x in layouts if x.method is not Method.UNRESOLVED)
     stats["unresolved"] = len(layouts) - stats["resolved"]
-    # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
-    timing = {"probe_seconds": stats.pop("probe_seconds", 0.0),
-              "headers_cached": stats.pop("headers_cached", 0)}
+    stats.update(layout_counts(layouts))
     return Contribution(records=tuple(layouts), diagnostics=tuple(sorted(diagnostics)),
                         stats=stats, extra={"timings": timing})
 
 
+def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
+           ) -> tuple[list[StructLayout], list[Diagnostic], dict[str, Any], dict[str, Any]]:
+    cache_dir = ctx.options.cache_dir
+    settings = ctx.options.build
+    if not settings.fingerprint and not settings.empty:
+        settings = resolve_build_settings(settings, cache_dir or Path(tempfile.gettempdir()))
+    aggregates, includes = _graph_aggregates(ctx)
+    files = {f.path: (ctx.abs_path(f), f.language) for f in ctx.files if f.language in _CPP}
+    plan = plan_probes(aggregates, includes, files, list(roots), settings)
+    extra = ctx.options.extra or {}
+    stats: dict[str, Any] = dict(plan.stats)
+    with tempfile.TemporaryDirectory(prefix="archdiff-protoc-") as generated_dir:
+        # a stable tail (`generated/protobuf`): it is what error lines that name these headers show
+        into = Path(generated_dir) / "generated" / "protobuf"
+        into.mkdir(parents=True)
+        generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
+        probes = plan.probes
+        include_dirs = find_include_dirs([s.root for s in ctx.sources])
+        if generated is not None and generated.directory is not None:
+            # searched after the tree's own directories; its identity is the .proto digest in the
+            # context key (its path is a new temporary directory every run)
+            include_dirs = (*include_dirs, generated.directory)
+            stats["protobuf_headers_generated"] = generated.generated
+        if generated is not None and generated.refused:
+            stats["protobuf_directories_refused"] = generated.refused
+        context_key = f"{settings.fingerprint}\n{generated.digest if generated else ''}"
+        results, probe_stats = probe_headers(
+            probes, include_dirs, [s.root for s in ctx.sources],
+            cache_dir=cache_dir, jobs=ctx.options.jobs,
+            max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
+            timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
+            context_key=context_key)
+    pins = pinned_versions([r for r, _ in roots])
+    layouts = [explain(x, pins) for r in results for x in r.layouts]
+    layouts.extend(explain(x, pins) for x in plan.unprobed)
+    diagnostics = [d for r in results for d in r.diagnostics]
+    stats.update(probe_stats)
+    # The headline: the graph's own definitions (a probe also lays out template instantiations
+    # its header declares, which are records too but not definitions the graph has)
+    wanted = {(p.path, d.qualname) for p in probes for d in p.definitions} | \
+        {(x.path, x.qualname) for x in plan.unprobed}
+    resolved = {(x.path, x.qualname) for x in layouts if x.method is not Method.UNRESOLVED}
+    stats["definitions"] = len(wanted)
+    stats["definitions_resolved"] = len(wanted & resolved)
+    if not settings.empty:
+        stats["build_context"] = settings.record()
+    # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
+    timing = {"probe_seconds": stats.pop("probe_seconds", 0.0), "headers_cached": stats.pop("headers_cached", 0)}
+    return layouts, diagnostics, stats, timing
+
+
+def _graph_aggregates(ctx: Context) -> tuple[tuple[Any, ...], dict[str, tuple[str, ...]]]:
+    """The aggregates and includes of the C/C++ graph: the cpp step's, or the same scan run now."""
+    cpp = ctx.results.get("cpp")
+    if cpp is None or "aggregates" not in cpp.extra:
+        from extractor.cpp.graph import build_cpp_graph
+        from extractor.cpp.parse import parse_source
+        from extractor.cpp.scan import scan_cpp
+        from extractor.model import ParsedFile
+
+        entries = []
+        for f in ctx.files:
+            if f.language not in _CPP:
+                continue
+            facts = f.facts.get("cpp")
+            if facts is None:
+                try:
+                    data = ctx.abs_path(f).read_bytes()
+                except OSError:
+                    continue
+                facts = scan_cpp(ParsedFile(f.language, data, parse_source(data, f.language)))
+            entries.append((f.path, f.language, facts, ctx.abs_path(f)))
+        cpp = build_cpp_graph(entries, {f.path: f.source for f in ctx.files})
+    return cpp.extra["aggregates"], dict(cpp.extra["includes"])
+
+
+def _wants_generated(ctx: Context) -> bool:
+    """Protobuf headers are generated only for a system whose files include some (`x.pb.h`)."""
+    for f in ctx.files:
+        facts = f.facts.get("cpp") if f.language in _CPP else None
+        if facts and any(target.endswith(".pb.h") for target, _angle, _line in facts.get("includes", ())):
+            return True
+        if facts is None and f.language in _CPP:
+            try:
+                if b".pb.h" in ctx.abs_path(f).read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def explain(layout: StructLayout, pins: dict[str, str]) -> StructLayout:
+    """An unresolved layout with the header or name that was missing, and what supplies it."""
+    if layout.method is not Method.UNRESOLVED or layout.missing:
+        return layout
+    missing = missing_from(layout.error)
+    if not missing:
+        return layout
+    return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, pins))
+
+
+def layout_counts(layouts: list[StructLayout]) -> dict[str, Any]:
+    """Resolved/unresolved per struct family (tag; ``untagged`` for none) and the missing headers
+    or names behind unresolved layouts, most frequent first: what a report counts."""
+    families: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    missing: collections.Counter[str] = collections.Counter()
+    supplies: collections.Counter[str] = collections.Counter()
+    for x in layouts:
+        state = "unresolved" if x.method is Method.UNRESOLVED else "resolved"
+        for tag in x.tags or ("untagged",):
+            families[tag][state] += 1
+        if x.missing:
+            missing[x.missing] += 1
+        if x.supplied_by:
+            supplies[x.supplied_by] += 1
+    ordered = lambda c: dict(sorted(c.items(), key=lambda kv: (-kv[1], kv[0])))  # noqa: E731
+    return {"families": {tag: {"resolved": c["resolved"], "unresolved": c["unresolved"]}
+                         for tag, c in sorted(families.items())},
+            "unresolved_missing": ordered(missing), "unresolved_supplied_by": ordered(supplies)}
+
+
 STEP_NAME = "structs"
-STEP = Step(name=STEP_NAME, extract=extract_structs, bundle_key="structs", version="1",
-            scanners={Language.CPP: scan_struct_definitions,
-                      Language.CUDA: scan_struct_definitions})
+# version 2: no scanner of its own; the aggregates come from the cpp step
+STEP = Step(name=STEP_NAME, extract=extract_structs, bundle_key="structs", version="2")

@@ -8,54 +8,67 @@ types that cannot be default-constructed. ``-femit-class-debug-always`` is neede
 otherwise describes a polymorphic class only in the object that holds its vtable. Class
 templates have no layout until instantiated and are not probed.
 
-Compilers: g++ (C++17) for C/C++ headers, nvcc for ``.cuh``; a ``.h`` that fails as C++ is tried
-once more as C. Include directories: each source root, every directory named ``include``,
-``src`` or ``csrc`` in it, the header's own directory, and the CUDA toolkit's headers. Each
-compile runs in a temporary directory with a timeout. The probe includes ``<cstddef>``,
-``<cstdint>`` and ``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``), since
-kernel headers often rely on their includer for them. A header whose probe fails gives every struct it defines as
+Which compiler, flags and language: extractor.structs.compilers (C, C++, CUDA, another CPU) with
+the header's build context (``HeaderProbe.flags``, extractor.structs.buildcontext). Include
+directories: the header's own, each source root and every ``include``/``src``/``csrc`` directory
+in it, then the build context's. The probe includes ``<cstddef>``, ``<cstdint>`` and
+``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``); a header that still fails,
+or compiles but leaves definitions out, is tried again after its includers' earlier lines
+(``HeaderProbe.preambles``). A header whose probe fails gives every struct it defines as
 ``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
 free of machine paths).
 
-Budget: at most ``max_headers`` headers are compiled (default 64), chosen by the tags their
+Budget: at most ``max_headers`` headers are compiled (default 160), chosen by the tags their
 struct names and path already earn (shared-memory, ipc, signal, ... first), then by how many
-structs they define, then by path, so the choice is deterministic. Measured here with 2 jobs:
-vLLM 0.10.2 (25 headers with structs) 27 s cold, 0.8 s cached; Triton r25.08 (112 headers,
-64 probed) 29 s cold, most failing fast on boost/protobuf/rapidjson headers that are not
-installed. The rest are listed ``unresolved`` with "not probed". Results are cached in
-``cache_dir`` under the hash of the compiler, the flags and the header's include closure (the
-header and every file it includes, transitively, from inside the source roots).
+structs they define, then by path, so the choice is deterministic; the rest are listed
+``unresolved`` with "not probed". Measured here with 2 jobs on a shared machine (load ~10 on 2
+cores): vLLM 0.10.2 with torch and CUTLASS (27 headers, torch's in most) 13 min cold; Triton
+r25.08 (112 headers, boost/protobuf/gRPC installed) 7 min cold. Results are cached in
+``cache_dir`` under the hash of the compiler, the flags, the build context and the header's
+include closure (the header and every file it includes, transitively, from inside the source
+roots; headers outside them are identified by the build context's fingerprint), so the next
+release re-probes only the headers whose closure changed.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import functools
 import hashlib
-import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
-from extractor.safeproc import run_bounded
 from extractor.structs.dwarf import DwarfReadError, read_layouts
-from extractor.structs.probeguard import (allowed_dirs, find_precompiled_headers, line_is_safe, outside,
-                                          parse_depfile, precompiled_beside, system_include_dirs)
+from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
+from extractor.safeproc import run_bounded
+from extractor.structs.attempts import CompileAttempts, first_error
+from extractor.structs.compilers import (compile_commands, compiler_identity, find_nvcc, host_include_dirs,
+                                         system_headers_digest, target_for, targets_digest)
+from extractor.structs.probeguard import find_precompiled_headers
+from extractor.structs.probecache import ProbeResult
+from extractor.structs.probecache import cache_load as _cache_load
+from extractor.structs.probecache import cache_store as _cache_store
+from extractor.structs.probecache import layout_from_dict
+from extractor.structs.reasons import missing_from as missing_from_error
 from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
-PROBE_VERSION = "4"
+# find_nvcc and layout_from_dict live beside the compilers and the cache; callers find them here too
+__all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_SUFFIXES", "HeaderProbe", "Preamble",
+           "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
+           "probe_headers", "probe_language", "rank_probes"]
+
+PROBE_VERSION = "6"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
-DEFAULT_MAX_HEADERS = 64
-DEFAULT_TIMEOUT = 120.0
+DEFAULT_MAX_HEADERS = 160
+DEFAULT_TIMEOUT = 300.0
 # Address-space cap per compiler process: nvcc's front ends need about 1 GB on vLLM's heaviest
 # headers; a template-instantiation bomb took 4.1 GB before the cap.
 DEFAULT_MEMORY = 3 * 1024**3
@@ -71,15 +84,17 @@ class HeaderProbe:
     file: Path  # on disk
     language: Language
     definitions: tuple[StructDefinition, ...]
+    flags: ProbeFlags = ProbeFlags()  # the build context: include dirs, defines, language, standard
+    # What its nearest includers have before including it (#include and #define lines): another
+    # attempt for a header that relies on its includer for what it uses or selects.
+    preambles: tuple[Preamble, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class ProbeResult:
-    path: str
-    layouts: tuple[StructLayout, ...]
-    diagnostics: tuple[Diagnostic, ...] = ()
-    cached: bool = False
-    compiled: bool = False
+class Preamble:
+    lines: tuple[str, ...]
+    includer: str  # evidence path of the includer
+    directory: Path  # its directory, searched first for its quoted includes
 
 
 def find_include_dirs(roots: Sequence[Path], max_dirs: int = 64) -> tuple[Path, ...]:
@@ -146,76 +161,11 @@ def _is_under(path: Path, root: Path) -> bool:
         return False
 
 
-@functools.cache
-def _compiler_identity(compiler: str) -> str:
-    try:
-        out = subprocess.run([compiler, "--version"], capture_output=True, text=True, timeout=30)
-        return out.stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return compiler
-
-
-def find_nvcc() -> str | None:
-    return shutil.which("nvcc") or next(
-        (p for p in ("/usr/local/cuda/bin/nvcc",) if os.access(p, os.X_OK)), None)
-
-
-@functools.cache
-def _cuda_include_dir() -> Path | None:
-    """The CUDA toolkit's include directory (nvcc itself may be a wrapper script elsewhere)."""
-    nvcc = find_nvcc()
-    if nvcc is None:
-        return None
-    candidates = [Path(nvcc).resolve().parent.parent / "include"]
-    candidates += [Path(os.environ[v]) / "include" for v in ("CUDA_HOME", "CUDA_PATH")
-                   if os.environ.get(v)]
-    candidates.append(Path("/usr/local/cuda/include"))
-    return next((c for c in candidates if (c / "cuda_runtime_api.h").is_file()), None)
-
-
-def _commands(probe: HeaderProbe, source: Path, obj: Path, include_dirs: Sequence[Path]
-              ) -> list[tuple[str, Method, list[str]]] | str:
-    """The compile commands to try in order, or the reason none can run."""
-    incs = [f"-I{d}" for d in [probe.file.parent, *include_dirs]]
-    if probe.file.suffix == ".cuh" or probe.language is Language.CUDA:
-        nvcc = find_nvcc()
-        if nvcc is None:
-            return "nvcc not installed: CUDA header not probed"
-        return [(nvcc, Method.PROBE_NVCC,
-                 [nvcc, "-std=c++17", "-g", "-c", "-w", "-Xcompiler",
-                  "-fno-eliminate-unused-debug-types,-femit-class-debug-always", *incs, str(source.with_suffix(".cu")),
-                  "-o", str(obj)])]
-    gxx = shutil.which("g++")
-    if gxx is None:
-        return "g++ not installed: header not probed"
-    # C++ hosts of CUDA code include <cuda.h>/<cuda_runtime_api.h> without nvcc
-    cuda_include = _cuda_include_dir()
-    if cuda_include is not None:
-        incs.append(f"-I{cuda_include}")
-    commands = [(gxx, Method.PROBE_GXX,
-                 [gxx, "-std=c++17", "-g", "-c", "-w", "-fmax-errors=1",
-                  "-fno-eliminate-unused-debug-types", "-femit-class-debug-always", *incs, str(source.with_suffix(".cpp")),
-                  "-o", str(obj)])]
-    gcc = shutil.which("gcc")
-    if probe.file.suffix == ".h" and gcc:
-        commands.append((gcc, Method.PROBE_GXX,
-                         [gcc, "-std=gnu11", "-g", "-c", "-w", "-fmax-errors=1",
-                          "-fno-eliminate-unused-debug-types", *incs,
-                          str(source.with_suffix(".c")), "-o", str(obj)]))
-    return commands
-
-
-def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> str:
-    """The compiler's first error line, with machine paths replaced."""
-    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
-    pick = next((line for line in lines if re.search(r"\berror\b", line)), lines[0] if lines else
-                "compiler failed without a message")
-    for old, new in replacements:
-        pick = pick.replace(old, new)
-    previous = None
-    while previous != pick:  # "src/filesystem/../status.h" -> "src/status.h"
-        previous, pick = pick, re.sub(r"(?<![\w.])(?!\.\./)[\w.-]+/\.\./", "", pick, count=1)
-    return pick[:300]
+def probe_language(probe: HeaderProbe) -> str:
+    """C, C++ or CUDA: the build context's decision, else by the file's suffix and language."""
+    if probe.flags.language:
+        return probe.flags.language
+    return CUDA if probe.file.suffix == ".cuh" or probe.language is Language.CUDA else CXX
 
 
 def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], *,
@@ -223,26 +173,30 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                  root_labels: Sequence[tuple[Path, str]] = (),
                  keep_object: Path | None = None,
                  pch_headers: frozenset[Path] | None = None,
-                 memory_bytes: int = DEFAULT_MEMORY) -> ProbeResult:
+                 memory_bytes: int = DEFAULT_MEMORY, context_key: str = "") -> ProbeResult:
     """Compile one header's probe and read its layouts; never raises for a failed compile.
 
     ``keep_object``: copy the probe object there (to compare it with pahole, for instance).
     ``pch_headers``: headers with a precompiled header beside them (found in ``roots`` if None).
+    ``context_key``: the identity of what ``probe.flags`` names outside the tree (the build
+    settings' fingerprint, generated headers): part of the cache key.
     """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
-        source = tmpdir / "probe"
-        obj = tmpdir / "probe.o"
-        commands = _commands(probe, source, obj, include_dirs)
+        source, obj = tmpdir / "probe", tmpdir / "probe.o"
+        language = probe_language(probe)
+        commands = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs)
         if isinstance(commands, str):
             return _failed(probe, commands, Method.UNRESOLVED, "probe-no-compiler")
         key = None
         if cache_dir is not None:
-            ident = "\n".join(_compiler_identity(c[0]) + " " + " ".join(c[2][1:6]) for c in commands)
-            digest = closure_digest(probe.file, include_dirs, roots)
+            ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
+            digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
+            for preamble in probe.preambles:
+                digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], roots)
             key = hashlib.sha256(f"{PROBE_VERSION}\n{ident}\n{digest}\n{probe.path}\n"
-                                 f"{[to_jsonable(d) for d in probe.definitions]}".encode()
-                                 ).hexdigest()
+                                 f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
+                                 f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}\n{system_headers_digest()}".encode()).hexdigest()
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
@@ -250,143 +204,121 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             pch_headers = find_precompiled_headers(roots)
         replacements = [(str(tmpdir) + "/", ""), (str(probe.file), probe.path)]
         replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
-        error = ""
-        method = None
-        for exe, method_try, argv in commands:
-            src = Path(argv[argv.index("-o") - 1])
-            text = _PRELUDE.get(src.suffix, _PRELUDE[".cpp"])
-            src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
-            allowed = _allowed(exe, src.suffix, roots, include_dirs, tmpdir)
-            if pch_headers:
-                # Find out, without compiling, whether a precompiled header would be loaded.
-                deps = _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
-                if deps is not None and (beside := precompiled_beside(deps, pch_headers)):
-                    error = error or (f"refused: a precompiled header ships beside "
-                                      f"{_shown(beside[0], replacements)}; archdiff compiles headers only")
-                    continue
-            depfile = tmpdir / "probe.d"
-            depfile.unlink(missing_ok=True)
-            try:
-                done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=tmpdir,
-                                   timeout=timeout, memory_bytes=memory_bytes)
-            except OSError as err:
-                error = error or f"cannot run {Path(exe).name}: {err.strerror}"
-                continue
-            deps = _deps(depfile, exe, argv, tmpdir, timeout, memory_bytes)
-            if deps is not None and outside(deps, allowed):
-                # Nothing of this compile is used: its messages may quote that file.
-                error = error or ("refused: the header includes a file outside the source roots and the "
-                                  "include directories")
-                continue
-            if done.timed_out:
-                error = error or f"probe compile timed out after {timeout:.0f} s"
-                continue
-            if done.returncode == 0 and obj.exists():
-                method = method_try
-                break
-            stderr = done.stderr.decode("utf-8", errors="replace")
-            error = error or _safe_error(stderr, deps is not None, allowed, replacements, done.returncode)
-        if method is None:
-            result = _failed(probe, error, Method.UNRESOLVED, "probe-failed")
+        # headers of the build context outside the tree are named by their directory's last two
+        # components (`<torch/include>/ATen/...`): no path of this machine reaches the evidence
+        outside_dirs = [d for d in (*include_dirs, *probe.flags.include_dirs, *host_include_dirs())
+                        if not any(_is_under(d, Path(r)) for r, _ in root_labels)]
+        replacements += [(f"{d}/", f"<{'/'.join(d.parts[-2:])}>/") for d in
+                         sorted(outside_dirs, key=lambda d: len(str(d)), reverse=True)]
+        run = CompileAttempts(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
+        outcome = run.first_success(commands)
+        target = None
+        if outcome is None and not run.timed_out and \
+                (target := target_for(missing_from_error(run.error), _text_of(probe.file))) is not None:
+            # a header for another CPU: its cross compiler, when installed, gives that CPU's layout;
+            # a header for this CPU's vector extensions: the flags that enable them
+            cross = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs, target)
+            outcome = run.first_success(cross) if not isinstance(cross, str) else None
+        if outcome is None:
+            result = _failed(probe, run.error, Method.UNRESOLVED, "probe-failed")
         else:
+            command, used = outcome
+            target_name = target.name if target is not None else ""
+            if target is not None and target.remove_sections:
+                _drop_sections(target, obj, timeout)
+            result = _read_probe(probe, obj, command.method, used.includer if used else "", target_name)
+            best = tmpdir / "best.o"
+            shutil.copyfile(obj, best)
+            for preamble in probe.preambles if used is None else ():
+                if not _unresolved(result) or run.timed_out:
+                    break
+                # compiled, but some definitions were left out: an includer may define what selects
+                # them (`#define GGML_COMMON_DECL_C` before `#include "ggml-common.h"`)
+                if run.attempt(command, preamble):
+                    if target is not None and target.remove_sections:
+                        _drop_sections(target, obj, timeout)
+                    alternative = _read_probe(probe, obj, command.method, preamble.includer, target_name)
+                    if _unresolved(alternative) < _unresolved(result):
+                        result = alternative
+                        shutil.copyfile(obj, best)
+            shutil.copyfile(best, obj)
             if keep_object is not None:
                 shutil.copyfile(obj, keep_object)
-            result = _read_probe(probe, obj, method)
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
 
 
-# headers that lean on their includer for <cstdint> (common in kernel code) still probe
-_PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
-            ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
-                   "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
-            ".cpp": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"}
-
-
-def _allowed(exe: str, suffix: str, roots: Sequence[Path], include_dirs: Sequence[Path], tmpdir: Path
-             ) -> tuple[Path, ...]:
-    extra: list[Path] = [tmpdir]
-    if suffix == ".cu":
-        gxx = shutil.which("g++")
-        extra += system_include_dirs(gxx, "c++") if gxx else ()
-        toolkit = _cuda_include_dir()
-        if toolkit is not None:
-            # nvcc reaches its own headers as <toolkit>/bin/../targets/<arch>/include/...
-            extra.append(Path(os.path.realpath(toolkit)).parent)
-    else:
-        extra += system_include_dirs(exe, "c" if suffix == ".c" else "c++")
-        if (cuda := _cuda_include_dir()) is not None:
-            extra.append(cuda)
-    return allowed_dirs(roots, include_dirs, extra)
-
-
-def _deps(depfile: Path, exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
-          ) -> list[Path] | None:
-    """The files the compile opened: its ``-MD`` output, or (when a fatal error stopped it before
-    writing that) a preprocess-only pass; None when neither can tell."""
+def _drop_sections(target, obj: Path, timeout: float) -> None:
+    """Sections the DWARF reader cannot relocate for ``target`` (not those it reads) are removed."""
+    objcopy = shutil.which(target.objcopy) if target.objcopy else None
+    if objcopy is None:
+        return
+    argv = [objcopy, *(f"--remove-section={name}" for name in target.remove_sections), str(obj)]
     try:
-        return parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), tmpdir)
+        run_bounded(argv, cwd=obj.parent, timeout=timeout, memory_bytes=DEFAULT_MEMORY)
     except OSError:
-        return _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
+        pass  # the object is read as it is, and says so if it cannot be
 
 
-def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
-                     ) -> list[Path] | None:
-    if Path(exe).name.startswith("nvcc"):
-        return None  # nvcc has no -MG; its -MD output is all there is
-    flags = [a for a in argv[1:-2] if a not in ("-c", "-g")]
+def _unresolved(result: ProbeResult) -> int:
+    return sum(1 for x in result.layouts if x.method is Method.UNRESOLVED)
+
+
+def _text_of(path: Path) -> bytes:
     try:
-        done = run_bounded([exe, *flags, "-M", "-MG", argv[-3]], cwd=tmpdir, timeout=timeout,
-                           memory_bytes=memory_bytes)
+        return path.read_bytes()
     except OSError:
-        return None
-    if done.timed_out or done.returncode:
-        return None
-    return parse_depfile(done.stdout.decode("utf-8", errors="replace"), tmpdir)
+        return b""
 
 
-def _safe_error(stderr: str, deps_known: bool, allowed: Sequence[Path], replacements, returncode: int) -> str:
-    if not deps_known:
-        # The compile stopped before listing what it opened: keep only a missing-include line.
-        missing = next((line for line in stderr.splitlines() if "No such file or directory" in line), "")
-        if missing and line_is_safe(missing, allowed):
-            return first_error(missing, replacements)
-        return f"probe failed (exit {returncode}); compiler output withheld: the files it read are unknown"
-    line = first_error(stderr)
-    if not line_is_safe(line, allowed):
-        return "probe failed; compiler message withheld: it names a file outside the source roots"
-    return first_error(line, replacements)
-
-
-def _shown(path: Path, replacements) -> str:
-    text = str(path)
-    for old, new in replacements:
-        text = text.replace(old, new)
-    return text
-
-
-def _read_probe(probe: HeaderProbe, obj: Path, method: Method) -> ProbeResult:
-    target = os.path.realpath(probe.file)
+def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "", target: str = "") -> ProbeResult:
+    """The layouts of ``probe``'s definitions in ``obj``; ``includer``: the file whose earlier
+    includes the probe needed (said in each layout's ``origin``)."""
+    origin = f"{probe.path} as included by {includer}" if includer else probe.path
+    header = os.path.realpath(probe.file)
     try:
-        raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) == target)
+        raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) == header)
     except DwarfReadError as err:
         return _failed(probe, f"probe object unreadable: {err.message}", Method.UNRESOLVED,
                        "probe-failed")
     layouts: dict[str, StructLayout] = {}
     for raw in raws:
-        layout = layout_from_raw(raw, path=probe.path, method=method, origin=probe.path)
-        layout = dataclasses.replace(layout, tags=tag_layout(layout))
+        layout = layout_from_raw(raw, path=probe.path, method=method, origin=origin)
+        layout = dataclasses.replace(layout, tags=tag_layout(layout), target=target)
         layouts.setdefault(layout.qualname, layout)
     out = list(layouts.values())
-    missing = [d for d in probe.definitions if d.qualname not in layouts]
-    for d in missing:
-        stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line,
-                                 "compiled, but no complete type was emitted (conditionally "
-                                 "compiled out, or a name the probe could not see)",
-                                 origin=probe.path)
-        out.append(dataclasses.replace(stub, tags=tag_layout(stub)))
+    by_name: dict[str, list[StructDefinition]] = {}
+    for d in probe.definitions:
+        by_name.setdefault(d.qualname, []).append(d)
+    for name, defs in sorted(by_name.items()):
+        found = layouts.get(name)
+        for d in defs:
+            if found is not None and (len(defs) == 1 or found.line == d.line):
+                continue
+            if found is not None:
+                # several definitions of one name (`#if` branches): the compiled one is laid out
+                error = (f"another definition of {name} (line {found.line}) is the one compiled with this "
+                         "build context; this one is in a branch the preprocessor left out")
+            else:
+                error = ("compiled, but no complete type was emitted (conditionally compiled out, or a "
+                         "name the probe could not see)")
+            stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line, error, origin=origin)
+            out.append(dataclasses.replace(stub, tags=tag_layout(stub), target=target))
     return ProbeResult(probe.path, tuple(sorted(out)), compiled=True)
+
+
+def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
+    """The closure digest of each file a preamble includes (it is compiled too), and its lines."""
+    parts = list(preamble.lines)
+    for line in preamble.lines:
+        m = _INCLUDE_RE.match(line.encode())
+        if m is None:
+            continue
+        name = m.group(2).decode("utf-8", "replace")
+        found = _resolve_include(name, preamble.directory, [preamble.directory, *include_dirs])
+        parts.append(closure_digest(found, include_dirs, roots) if found is not None else name)
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def _failed(probe: HeaderProbe, error: str, method: Method, code: str) -> ProbeResult:
@@ -396,44 +328,6 @@ def _failed(probe: HeaderProbe, error: str, method: Method, code: str) -> ProbeR
         layouts.append(dataclasses.replace(stub, tags=tag_layout(stub)))
     diag = Diagnostic(probe.path, 0, code, f"struct probe failed: {error}", Severity.WARNING)
     return ProbeResult(probe.path, tuple(sorted(layouts)), (diag,))
-
-
-def _cache_load(cache_dir: Path, key: str) -> ProbeResult | None:
-    path = cache_dir / "structs-probe" / f"{key}.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return ProbeResult(
-            data["path"], tuple(layout_from_dict(d) for d in data["layouts"]),
-            tuple(Diagnostic(d["path"], d["line"], d["code"], d["message"],
-                             Severity(d["severity"])) for d in data["diagnostics"]),
-            compiled=data.get("compiled", False))
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def _cache_store(cache_dir: Path, key: str, result: ProbeResult) -> None:
-    folder = cache_dir / "structs-probe"
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tmp = folder / f".{key}.{os.getpid()}.tmp"
-        tmp.write_text(json.dumps({"path": result.path, "compiled": result.compiled,
-                                   "layouts": to_jsonable(result.layouts),
-                                   "diagnostics": to_jsonable(result.diagnostics)},
-                                  sort_keys=True), encoding="utf-8")
-        tmp.replace(folder / f"{key}.json")
-    except OSError:
-        pass  # a cache that cannot be written only costs time
-
-
-def layout_from_dict(data: dict) -> StructLayout:
-    """Inverse of ``to_jsonable`` for a StructLayout."""
-    from extractor.structs.records import Hole, Member, MemberKind
-
-    members = tuple(Member(**{**m, "kind": MemberKind(m["kind"])}) for m in data["members"])
-    holes = tuple(Hole(**h) for h in data["holes"])
-    fields = {**data, "members": members, "holes": holes, "method": Method(data["method"]),
-              "tags": tuple(data["tags"])}
-    return StructLayout(**fields)
 
 
 def rank_probes(probes: Sequence[HeaderProbe]) -> list[HeaderProbe]:
@@ -448,7 +342,8 @@ def rank_probes(probes: Sequence[HeaderProbe]) -> list[HeaderProbe]:
 def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                   roots: Sequence[Path], *, cache_dir: Path | None = None, jobs: int = 1,
                   max_headers: int = DEFAULT_MAX_HEADERS, timeout: float = DEFAULT_TIMEOUT,
-                  root_labels: Sequence[tuple[Path, str]] = ()) -> tuple[list[ProbeResult], dict]:
+                  root_labels: Sequence[tuple[Path, str]] = (), context_key: str = ""
+                  ) -> tuple[list[ProbeResult], dict]:
     """Probe the best ``max_headers`` headers (in parallel); list the rest as not probed."""
     started = time.monotonic()
     ranked = rank_probes(probes)
@@ -458,7 +353,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
         pch_headers = find_precompiled_headers(roots)
         futures = [pool.submit(probe_header, p, include_dirs, roots, cache_dir=cache_dir,
-                               timeout=timeout, root_labels=root_labels, pch_headers=pch_headers)
+                               timeout=timeout, root_labels=root_labels, pch_headers=pch_headers,
+                               context_key=context_key)
                    for p in chosen]
         for future in futures:
             results.append(future.result())

@@ -70,7 +70,10 @@ class StructLayout:
     language: str = "c++"
     packed: bool = False
     origin: str = ""  # the ELF file name or the probed header the layout was read from
-    error: str = ""  # for ``unresolved``: the compiler's first error line
+    error: str = ""  # for ``unresolved``: the compiler's first error line, or why it was not probed
+    missing: str = ""  # for ``unresolved``: the header or name the compiler could not find
+    supplied_by: str = ""  # for ``unresolved``: what would supply it (``--headers-from pypi:torch``)
+    target: str = ""  # the CPU a cross compiler laid it out for ("aarch64"); "" for this machine's
 
     @property
     def cachelines(self) -> int:
@@ -223,7 +226,7 @@ def _gdb_holes(members: tuple[Member, ...], size: int) -> tuple[tuple[Hole, ...]
 
 def unresolved_layout(qualname: str, kind: str, path: str, line: int, error: str,
                       origin: str = "", tags: tuple[str, ...] = (),
-                      language: str = "c++") -> StructLayout:
+                      language: str = "c++", missing: str = "", supplied_by: str = "") -> StructLayout:
     return StructLayout(qualname=qualname, kind=kind, path=path, line=line,
                         method=Method.UNRESOLVED, tags=tags, language=language, origin=origin,
-                        error=error)
+                        error=error, missing=missing, supplied_by=supplied_by)

@@ -1,0 +1,131 @@
+"""The build context a user gives struct probes: what their own build compiles headers with.
+
+Four settings, from the command line (``--include-dir``, ``--define``, ``--compile-commands``,
+``--headers-from``), a system file or a preset (a ``build:`` mapping with the same four keys):
+
+- ``include_dirs``: directories searched for ``#include``s, after the source roots';
+- ``defines``: ``NAME`` or ``NAME=VALUE``, for every probe;
+- ``compile_commands``: a CMake ``compile_commands.json``; each header is probed with the include
+  directories, defines and language standard of its nearest translation unit
+  (extractor.structs.buildcontext);
+- ``headers_from``: ``pypi:NAME[==VERSION]`` or an installed distribution whose include
+  directories join ``include_dirs`` (extractor.wheels).
+
+These are the user's own configuration: the probe guard allows what they name, as it allows the
+compiler's system directories, and nothing else outside the source roots.
+
+:func:`resolve_build_settings` downloads what ``headers_from`` names and fingerprints every input
+once per run; the fingerprint is part of the extraction's cache key and of each probe's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from extractor.errors import UserInputError
+
+if TYPE_CHECKING:  # extractor.wheels reaches the sources module, which needs extractor.context
+    from extractor.wheels import HeaderPackage
+
+_DEFINE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$", re.S)
+BUILD_SCHEMA = {"include_dirs?": [str], "defines?": [str], "compile_commands?": str, "headers_from?": [str]}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BuildSettings:
+    include_dirs: tuple[str, ...] = ()
+    defines: tuple[str, ...] = ()
+    compile_commands: str = ""
+    headers_from: tuple[str, ...] = ()
+    # filled by resolve_build_settings
+    packages: tuple["HeaderPackage", ...] = ()
+    fingerprint: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not (self.include_dirs or self.defines or self.compile_commands or self.headers_from)
+
+    def all_include_dirs(self) -> tuple[Path, ...]:
+        """User directories first, then each package's, in the order given."""
+        dirs = [Path(d) for d in self.include_dirs]
+        for p in self.packages:
+            dirs.extend(p.include_dirs)
+        return tuple(dict.fromkeys(dirs))
+
+    def record(self) -> dict[str, Any]:
+        """What the evidence says about the build context (no machine paths)."""
+        return {"include_dirs": len(self.include_dirs), "defines": list(self.defines),
+                "compile_commands": bool(self.compile_commands),
+                "headers_from": [p.record() for p in self.packages]}
+
+
+def build_settings_from(data: Mapping[str, Any] | None, base: Path | None = None) -> BuildSettings:
+    """BuildSettings from a system file's or preset's ``build:`` mapping (already schema-checked);
+    relative paths are relative to ``base`` (the file's directory)."""
+    if not data:
+        return BuildSettings()
+
+    def path(p: str) -> str:
+        return str((base / p) if base is not None and not os.path.isabs(p) else Path(p))
+
+    return BuildSettings(tuple(path(p) for p in data.get("include_dirs", ())), tuple(data.get("defines", ())),
+                         path(data["compile_commands"]) if data.get("compile_commands") else "",
+                         tuple(data.get("headers_from", ())))
+
+
+def merge(first: BuildSettings, second: BuildSettings) -> BuildSettings:
+    """``first`` (a file's settings) extended by ``second`` (the command line's)."""
+    return BuildSettings(first.include_dirs + second.include_dirs, first.defines + second.defines,
+                         second.compile_commands or first.compile_commands,
+                         tuple(dict.fromkeys(first.headers_from + second.headers_from)))
+
+
+def resolve_build_settings(settings: BuildSettings, cache_dir: Path) -> BuildSettings:
+    """Check the settings, fetch ``headers_from`` and compute the fingerprint; UserInputError on a
+    directory, file or define that cannot be used."""
+    if settings.fingerprint or settings.empty:
+        return settings
+    for d in settings.include_dirs:
+        if not Path(d).is_dir():
+            raise UserInputError(f"--include-dir {d}: no such directory")
+    for define in settings.defines:
+        if not _DEFINE.match(define):
+            raise UserInputError(f"--define {define!r}: write NAME or NAME=VALUE")
+    if settings.compile_commands and not Path(settings.compile_commands).is_file():
+        raise UserInputError(f"--compile-commands {settings.compile_commands}: no such file")
+    from extractor.wheels import resolve_headers_from
+
+    packages = tuple(resolve_headers_from(spec, cache_dir) for spec in settings.headers_from)
+    h = hashlib.sha256()
+    h.update(json.dumps([list(settings.defines), [p.record() for p in packages]], sort_keys=True).encode())
+    for d in settings.include_dirs:
+        h.update(directory_digest(str(Path(d).resolve())).encode())
+    if settings.compile_commands:
+        h.update(hashlib.sha256(Path(settings.compile_commands).read_bytes()).digest())
+    return dataclasses.replace(settings, packages=packages, fingerprint=h.hexdigest())
+
+
+@functools.cache
+def directory_digest(root: str) -> str:
+    """Hash of the relative names and contents of the files under ``root``: once per run and
+    directory, however many probes use it (torch's headers are 9,000 files)."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            try:
+                with open(full, "rb") as fh:
+                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            except OSError:
+                digest = "unreadable"
+            h.update(f"{os.path.relpath(full, root)}\0{digest}\n".encode())
+    return h.hexdigest()

@@ -1,0 +1,131 @@
+"""Registrations resolved to nodes: torch operators (`ops.def`/`ops.impl`) and pybind11 bindings.
+
+A torch operator's schema (`ops.def("rms_norm(Tensor! out, Tensor input, float eps) -> ()")`) is
+the API Python calls, and it differs from the C++ function behind it (`void rms_norm(torch::Tensor&
+out, ...)`). So each defined operator is a node of its own, ``torchop:<namespace>::<op>[.overload]``
+(kind ``function``, tag ``torch-op``), with the schema's parameters (positional-or-keyword,
+keyword-only after `*`) and return type; the C++ functions registered as its implementation have
+an ``implements`` edge to it. A namespace given by a build macro keeps the macro's name:
+``torchop:<TORCH_EXTENSION_NAME>::rms_norm``, ``torchop:<TORCH_EXTENSION_NAME>_cache_ops::swap_blocks``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from extractor.cpp.symbols import SymbolTable
+from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.naming import file_id, id_name
+
+OP_PREFIX = "torchop:"
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class OpRegistration:
+    """A torch operator registered in C++: `ops.def("name(...) -> ...")`, `ops.impl("name", &fn)`."""
+
+    path: str
+    line: int
+    kind: str  # "def" or "impl"
+    op: str
+    namespace: str  # "" when it is a build-time macro such as TORCH_EXTENSION_NAME
+    namespace_macro: str  # "TORCH_EXTENSION_NAME" or ""
+    namespace_suffix: str  # "_cache_ops" for CONCAT(TORCH_EXTENSION_NAME, _cache_ops)
+    overload: str = ""
+    dispatch: str = ""
+    function: str = ""  # the C++ function as written (`paged_attention_v1`), "" for schema-only
+    target: str = ""  # its node id when resolved
+
+    @property
+    def library(self) -> str:
+        """The operator namespace as written: `_C`, or `<TORCH_EXTENSION_NAME>_cache_ops`."""
+        return self.namespace or f"<{self.namespace_macro}>{self.namespace_suffix}"
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class PyBinding:
+    """A pybind11 binding: `m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its methods."""
+
+    path: str
+    line: int
+    kind: str  # "def", "class" or "method"
+    module: str
+    name: str  # the Python name
+    owner: str = ""  # Python class name for methods
+    function: str = ""  # C++ name as written
+    target: str = ""  # node id when resolved
+
+    @property
+    def python_name(self) -> str:
+        return ".".join(p for p in (self.module, self.owner, self.name) if p)
+
+
+def resolve_registrations(facts: Mapping[str, Mapping[str, Any]], table: SymbolTable
+                          ) -> tuple[list[OpRegistration], list[PyBinding]]:
+    ops, bindings = [], []
+    for path in sorted(facts):
+        for e in facts[path].get("torch_ops", ()):
+            fn = e["fn"]
+            if fn == "<lambda>":
+                fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
+            else:
+                target = table.resolve_reference(e.get("scope", ""), fn, path)
+            ops.append(OpRegistration(path, e["line"], e["kind"], e["op"], e["ns"], e["ns_macro"],
+                                      e["ns_suffix"], e["overload"], e["dispatch"], fn, target))
+        for e in facts[path].get("pybind", ()):
+            fn = e.get("target", "")
+            if e["kind"] == "class":
+                target = table.resolve_type(e.get("scope", ""), fn, path)
+                target = target if id_name(target) in table.types else ""
+            elif fn == "<lambda>":
+                fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
+            else:
+                target = table.resolve_reference(e.get("scope", ""), fn, path)
+            bindings.append(PyBinding(path, e["line"], e["kind"], e["module"], e["name"],
+                                      e.get("class", ""), fn, target))
+    return sorted(ops), sorted(bindings)
+
+
+def op_nodes(facts: Mapping[str, Mapping[str, Any]], ops: list[OpRegistration]
+             ) -> tuple[list[Node], list[Edge]]:
+    """One node per operator schema defined in C++, and the edges: its file contains it, each
+    registered implementation implements it."""
+    schemas: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for path in sorted(facts):
+        for e in facts[path].get("torch_ops", ()):
+            if e["kind"] == "def" and "params" in e:
+                library = e["ns"] or f"<{e['ns_macro']}>{e['ns_suffix']}"
+                qual = f"{library}::{e['op']}" + (f".{e['overload']}" if e["overload"] else "")
+                schemas.setdefault(OP_PREFIX + qual, []).append((path, e))
+    nodes, edges = [], []
+    for node_id, defs in sorted(schemas.items()):
+        path, first = defs[0]
+        qual = node_id[len(OP_PREFIX):]
+        shapes = {}
+        for p, e in defs:
+            shapes.setdefault(_params(e["params"]) + (e["returns"],), (p, e))
+        overloads = ()
+        if len(shapes) > 1:
+            overloads = tuple(sorted((Signature(_params(e["params"]), e["returns"], p, e["line"])
+                                      for p, e in shapes.values()), key=lambda s: (s.path, s.line)))
+        sites = tuple(sorted({Location(p, e["line"]) for p, e in defs[1:]} - {Location(path, first["line"])}))
+        nodes.append(Node(node_id, NodeKind.FUNCTION, qual.rsplit("::", 1)[-1], qual, "cpp", path,
+                          first["line"], "", first["schema"][:200], ("torch-op",),
+                          params=_params(first["params"]), returns=first["returns"],
+                          overloads=overloads, sites=sites, api=f"public: torch op {qual}"))
+        for p, e in defs:
+            edges.append(Edge(file_id(p), node_id, EdgeKind.CONTAINS, p, e["line"]))
+    known = {n.id for n in nodes}
+    for r in ops:
+        if r.target and (r.kind == "impl" or r.function):
+            node_id = OP_PREFIX + f"{r.library}::{r.op}" + (f".{r.overload}" if r.overload else "")
+            if node_id in known:
+                edges.append(Edge(r.target, node_id, EdgeKind.IMPLEMENTS, r.path, r.line))
+    return nodes, edges
+
+
+def _params(raw: list[list[Any]]) -> tuple[Parameter, ...]:
+    return tuple(Parameter(name, ParamKind.KEYWORD_ONLY if kw_only else ParamKind.POSITIONAL_OR_KEYWORD,
+                           type_text, default) for name, type_text, default, kw_only in raw)

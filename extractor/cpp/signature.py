@@ -1,0 +1,170 @@
+"""C/C++ signatures as data: parameters and return types read from the syntax tree, and the
+schema strings of torch operators (`ops.def("rms_norm(Tensor! out, float eps=1e-6) -> ()")`).
+
+Parameters are ``[name, type, default]`` lists (JSON facts; the graph step turns them into
+:class:`extractor.model.Parameter`): the type is the declaration's own text with the name cut out
+(`const torch::Tensor& input` -> `const torch::Tensor&`), whitespace normalised, so two releases
+compare equal when only formatting changed. Attribute macros were blanked before parsing
+(`__restrict__`), so they are not part of a type.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from extractor.cpp.names import split_top_level
+
+_NAME_WRAPPERS = frozenset({
+    "pointer_declarator", "reference_declarator", "array_declarator", "function_declarator",
+    "parenthesized_declarator", "attributed_declarator", "variadic_declarator", "init_declarator"})
+_PARAMETERS = frozenset({"parameter_declaration", "optional_parameter_declaration",
+                         "variadic_parameter_declaration", "optional_type_parameter_declaration"})
+# Specifiers before a function's declarator that are not part of its return type.
+_NOT_RETURN_TYPES = frozenset({"storage_class_specifier", "virtual", "attribute_specifier",
+                               "attribute_declaration", "explicit_function_specifier",
+                               "ms_declspec_modifier", "comment", "friend"})
+_NOT_RETURN_WORDS = frozenset({"static", "inline", "extern", "virtual", "explicit", "constexpr",
+                               "consteval", "friend", "mutable", "thread_local", "register",
+                               "__global__", "__device__", "__host__", "__forceinline__",
+                               "__inline__", "__noinline__"})
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_SPACES = re.compile(r"\s+")
+_AROUND_PUNCT = re.compile(r"\s*([*&<>,()\[\]])\s*")
+_PUNCT_BEFORE_WORD = re.compile(r"([*&>\])])(?=[A-Za-z_])")
+_PUNCT = frozenset("*&<>,()[]")
+
+
+def normalise_type(text: str) -> str:
+    """`const  torch::Tensor &` -> `const torch::Tensor&`; `std::map< int , T >` -> `std::map<int,T>`."""
+    if "/" in text:
+        text = _COMMENT.sub(" ", text)
+    text = " ".join(text.split())
+    if _PUNCT.isdisjoint(text):
+        return text  # `int`, `const char`: most parameter types, no regex needed
+    text = _AROUND_PUNCT.sub(r"\1", text)
+    # a word after `*`/`&` keeps a space: `int* const`, `T& const`-like qualifiers stay readable
+    return _PUNCT_BEFORE_WORD.sub(r"\1 ", text)
+
+
+def _name_node(declarator: Any) -> Any:
+    """The identifier a (possibly nested) declarator declares, or None for an unnamed one."""
+    node = declarator
+    while node is not None:
+        if node.type in ("identifier", "field_identifier"):
+            return node
+        if node.type not in _NAME_WRAPPERS:
+            return None
+        inner = node.child_by_field_name("declarator")
+        if inner is None:  # reference_declarator, variadic_declarator: the name is the last child
+            named = [c for c in node.named_children if c.type != "type_qualifier"]
+            inner = named[-1] if named else None
+        node = inner
+    return None
+
+
+def parameters(fdecl: Any) -> list[list[Any]]:
+    """``[name, type, default]`` of each parameter of a ``function_declarator`` (default None
+    when there is none); `(void)` is no parameters, a C-style `...` is ``["...", "...", None]``."""
+    plist = fdecl.child_by_field_name("parameters")
+    if plist is None:
+        return []
+    out: list[list[Any]] = []
+    for child in plist.children:
+        if child.type == "...":
+            out.append(["...", "...", None])
+            continue
+        if child.type not in _PARAMETERS:
+            continue
+        default_node = child.child_by_field_name("default_value")
+        end = child.end_byte
+        if default_node is not None:
+            end = default_node.start_byte
+        name_node = _name_node(child.child_by_field_name("declarator"))
+        raw = child.text
+        base = child.start_byte
+        if name_node is not None and name_node.end_byte <= end:
+            text = raw[:name_node.start_byte - base] + raw[name_node.end_byte - base:end - base]
+            name = name_node.text.decode("utf-8", "replace")
+        else:
+            text, name = raw[:end - base], ""
+        text_s = text.decode("utf-8", "replace").rstrip().removesuffix("=").rstrip()
+        type_text = normalise_type(text_s)
+        if type_text == "void" and not name:
+            continue
+        default = normalise_default(default_node.text.decode("utf-8", "replace")) if default_node is not None else None
+        out.append([name, type_text, default])
+    return out
+
+
+def normalise_default(text: str) -> str:
+    return _SPACES.sub(" ", _COMMENT.sub(" ", text)).strip()
+
+
+def return_type(definition: Any, fdecl: Any) -> str:
+    """The return type of the function ``definition`` (a function_definition, declaration or
+    field_declaration node) whose declarator is ``fdecl``; "" for constructors and destructors."""
+    trailing = next((c for c in fdecl.named_children if c.type == "trailing_return_type"), None)
+    if trailing is not None:
+        inner = trailing.named_children[-1] if trailing.named_child_count else trailing
+        return normalise_type(inner.text.decode("utf-8", "replace"))
+    declarator = definition.child_by_field_name("declarator")
+    words = []
+    for child in definition.children:
+        if declarator is not None and child.start_byte >= declarator.start_byte:
+            break
+        if child.type in _NOT_RETURN_TYPES:
+            continue
+        text = child.text.decode("utf-8", "replace")
+        if text in _NOT_RETURN_WORDS or child.type in ("template_parameter_list", "template"):
+            continue
+        words.append(text)
+    if not words:
+        return ""
+    suffix = ""
+    node = declarator
+    while node is not None and node is not fdecl and node.type != "function_declarator":
+        if node.type == "pointer_declarator":
+            quals = " ".join(c.text.decode() for c in node.named_children if c.type == "type_qualifier")
+            suffix += "*" + (f" {quals}" if quals else "")
+        elif node.type == "reference_declarator":
+            suffix += node.children[0].text.decode() if node.children else "&"
+        inner = node.child_by_field_name("declarator")
+        if inner is None:
+            named = [c for c in node.named_children if c.type != "type_qualifier"]
+            inner = named[-1] if named else None
+        node = inner
+    return normalise_type(" ".join(words) + suffix)
+
+
+# -- torch operator schemas --------------------------------------------------------------------
+
+_SCHEMA = re.compile(r"^\s*([\w:]+)(?:\.(\w+))?\s*\((.*)\)\s*->\s*(.+?)\s*$", re.S)
+
+
+def parse_schema(schema: str) -> dict[str, Any] | None:
+    """`name.overload(Type name=default, *, Type kw) -> Ret` as ``{"name", "overload", "params",
+    "returns"}``; params are ``[name, type, default, keyword_only]``; None when it is not a schema."""
+    m = _SCHEMA.match(schema)
+    if not m:
+        return None
+    name, overload, args, returns = m.groups()
+    params: list[list[Any]] = []
+    keyword_only = False
+    for arg in split_top_level(args):
+        arg = arg.strip()
+        if not arg:
+            continue
+        if arg == "*":
+            keyword_only = True
+            continue
+        text, eq, default = arg.partition("=")
+        text = text.strip()
+        type_text, _, pname = text.rpartition(" ")
+        if not type_text:  # `Tensor` alone: an unnamed argument
+            type_text, pname = pname, ""
+        params.append([pname, _SPACES.sub(" ", type_text).strip(), default.strip() if eq else None,
+                       keyword_only])
+    return {"name": name.rsplit("::", 1)[-1], "overload": overload or "", "params": params,
+            "returns": _SPACES.sub(" ", returns).strip()}
+

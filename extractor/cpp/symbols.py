@@ -1,0 +1,323 @@
+"""The C/C++ symbol table: definition records of every file become one node per entity.
+
+One node per qualified name: a declaration and its definition, overloads, alternative definitions
+under `#if` (per-platform headers) and template specialisations are one node, and every definition
+beyond the node's own location is kept in ``Node.sites``, so each stays findable by file and line.
+Calls, bindings and includes name entities, not variants, so they need one id per name; the
+variants are the sites (and, for callables with several parameter lists, ``Node.overloads``).
+
+The exception is internal linkage: members of an anonymous namespace are private to their file,
+and same-named helpers in two files are two entities. Their ids carry the file in the namespace
+component, ``cpp:ns::(anonymous namespace@csrc/a.cu)::helper``; the qualname keeps GCC's spelling
+``ns::(anonymous namespace)::helper``, which is also what DWARF (and so the struct layouts) say.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import re
+from collections.abc import Iterable
+from typing import Any
+
+from extractor.cpp.scan import ANONYMOUS_NAMESPACE
+from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.naming import cpp_id, id_name
+
+TYPE_KINDS = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "union": NodeKind.UNION,
+              "enum": NodeKind.ENUM, "namespace": NodeKind.NAMESPACE}
+AGGREGATES = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.UNION})
+CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL})
+# When one id is claimed by records of different kinds, the earlier kind wins.
+_KIND_ORDER = (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.UNION, NodeKind.ENUM, NodeKind.KERNEL,
+               NodeKind.METHOD, NodeKind.FUNCTION, NodeKind.NAMESPACE)
+_LOCAL_NAMESPACE = re.compile(r"\(anonymous namespace@[^()]*\)")
+
+
+def local_namespace(path: str) -> str:
+    """The id component of ``path``'s anonymous namespace."""
+    return f"(anonymous namespace@{path})"
+
+
+def display_qual(qual: str) -> str:
+    """A qualified name as C++ (and GCC's DWARF) spells it: file-local components unmarked."""
+    return _LOCAL_NAMESPACE.sub(ANONYMOUS_NAMESPACE, qual) if "(anonymous namespace@" in qual else qual
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class DefinitionSite:
+    """One place a node is defined or declared (a node merges overloads and declarations)."""
+
+    node: str
+    path: str
+    line: int  # line of the name
+    start: int  # first line of the whole definition (template header included)
+    end: int
+    is_definition: bool
+
+
+@dataclasses.dataclass
+class Def:
+    path: str
+    language: Language
+    record: dict[str, Any]
+    id: str = ""
+    parent: str = ""
+    kind: NodeKind = NodeKind.FUNCTION
+
+    @property
+    def is_definition(self) -> bool:
+        return "declaration" not in self.record.get("tags", ())
+
+
+def localise(record: dict[str, Any], path: str) -> dict[str, Any]:
+    """``record`` with its anonymous-namespace components made unique to ``path``."""
+    if ANONYMOUS_NAMESPACE not in record["qual"]:
+        return record
+    mine = local_namespace(path)
+    out = dict(record)
+    out["qual"] = "::".join(mine if p == ANONYMOUS_NAMESPACE else p for p in record["qual"].split("::"))
+    out["scope"] = [[mine if n == ANONYMOUS_NAMESPACE else n, k] for n, k in record.get("scope", ())]
+    return out
+
+
+class SymbolTable:
+    def __init__(self, defs: list[Def]) -> None:
+        self.defs = defs
+        aggregates = {d.record["qual"] for d in defs if d.record["kind"] in ("class", "struct", "union")}
+        namespaces = {d.record["qual"] for d in defs if d.record["kind"] == "namespace"}
+        self.scopes = aggregates | namespaces
+        self.aggregates = aggregates
+        self.types = aggregates | {d.record["qual"] for d in defs if d.record["kind"] == "enum"}
+        # typedef names of named types (`typedef enum X_enum {...} X;`), in their scope
+        self.aliases: dict[str, str] = {}
+        for d in defs:
+            for alias in d.record.get("aliases", ()):
+                scope = d.record["qual"].rsplit("::", 1)[0] if "::" in d.record["qual"] else ""
+                self.aliases.setdefault(f"{scope}::{alias}" if scope else alias, d.record["qual"])
+        self.by_file_qual: dict[tuple[str, str], str] = {}
+        for d in defs:
+            self._resolve(d)
+            self.by_file_qual.setdefault((d.path, d.record["qual"]), d.id)
+        self.defs_by_path: dict[str, list[Def]] = collections.defaultdict(list)
+        for d in defs:
+            self.defs_by_path[d.path].append(d)
+        self.groups: dict[str, list[Def]] = collections.defaultdict(list)
+        for d in defs:
+            self.groups[d.id].append(d)
+        self.node_by_id: dict[str, Node] = {}
+        self.sites: list[DefinitionSite] = []
+        for node_id, group in sorted(self.groups.items()):
+            self.node_by_id[node_id] = self._merge(node_id, group)
+        self._resolved: dict[tuple[str, str, bool, str], str] = {}
+        self.short_kernels: dict[str, list[str]] = collections.defaultdict(list)
+        for n in self.node_by_id.values():
+            if n.kind is NodeKind.KERNEL:
+                self.short_kernels[n.name].append(n.id)
+
+    def _resolve(self, d: Def) -> None:
+        r = d.record
+        kind = r["kind"]
+        scope = [(n, k) for n, k in r.get("scope", ())]
+        name = r["qual"].rsplit("::", 1)[-1] if "::" in r["qual"] else r["qual"]
+        enclosing = [n for n, k in scope if k]
+        written = [n for n, k in scope if not k]
+        if kind in TYPE_KINDS:
+            d.kind = TYPE_KINDS[kind]
+            d.id = cpp_id(r["qual"])
+            d.parent = "::".join(enclosing)
+            return
+        parent = "::".join(enclosing)
+        if written:
+            if written and written[0] == "":
+                written = written[1:]
+                enclosing = []
+            parent = "::".join(enclosing + written)
+            for k in range(len(enclosing), -1, -1):
+                candidate = "::".join(enclosing[:k] + written)
+                if candidate in self.scopes:
+                    parent = candidate
+                    break
+                # `void Helper::run() {}` outside the anonymous namespace that declares Helper
+                local = "::".join(enclosing[:k] + [local_namespace(d.path)] + written)
+                if local in self.scopes:
+                    parent = local
+                    break
+        d.parent = parent
+        d.id = cpp_id(f"{parent}::{name}" if parent else name)
+        if kind == "kernel":
+            d.kind = NodeKind.KERNEL
+        elif parent in self.aggregates or "member" in r.get("tags", ()):
+            d.kind = NodeKind.METHOD
+        else:
+            d.kind = NodeKind.FUNCTION
+
+    def _merge(self, node_id: str, group: list[Def]) -> Node:
+        kinds = {d.kind for d in group}
+        kind = min(kinds, key=_KIND_ORDER.index)
+        same = [d for d in group if d.kind is kind]
+        # the definition's location wins over a declaration's, a primary template over its
+        # specialisations; then a stable order
+        rep = min(same, key=lambda d: (not d.is_definition, "specialization" in d.record.get("tags", ()),
+                                       d.path, d.record["line"]))
+        tags: set[str] = set()
+        is_defined = any(d.is_definition for d in same)
+        for d in group:
+            tags.update(d.record.get("tags", ()))
+            self.sites.append(DefinitionSite(node_id, d.path, d.record["line"], d.record["start"],
+                                             d.record["end"], d.is_definition))
+        if is_defined:
+            tags.discard("declaration")
+        tags.discard("member")
+        # a node is a template only when every definition of it is one (an explicit
+        # specialisation beside a primary template is still the template's node)
+        if any("template" not in d.record.get("tags", ()) for d in same if d.is_definition):
+            tags.discard("template")
+        signatures = {d.record.get("signature", "") for d in same if d.is_definition}
+        if len(signatures) > 1:
+            tags.add("overloaded")
+        if kind is NodeKind.KERNEL:
+            tags.add("kernel")
+        qual = display_qual(id_name(node_id))
+        doc = rep.record.get("doc", "") or next((d.record["doc"] for d in same if d.record.get("doc")), "")
+        here = (rep.path, rep.record["line"])
+        sites = sorted({Location(d.path, d.record["line"]) for d in group
+                        if d.is_definition and (d.path, d.record["line"]) != here})
+        params, returns, overloads = (), "", ()
+        if kind in CALLABLE:
+            params, returns, overloads = _callable_shape(rep, same)
+        return Node(node_id, kind, qual.rsplit("::", 1)[-1], qual, rep.language.value, rep.path,
+                    rep.record["line"], doc, rep.record.get("signature", ""), tuple(sorted(tags)),
+                    params=params, returns=returns, overloads=overloads, sites=tuple(sites))
+
+    def nodes(self) -> list[Node]:
+        return list(self.node_by_id.values())
+
+    def id_of(self, path: str, qual: str) -> str:
+        """The node of the definition written as ``qual`` in ``path`` (an anonymous namespace as
+        the scanner spells it)."""
+        if ANONYMOUS_NAMESPACE in qual:
+            qual = qual.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
+        return self.by_file_qual.get((path, qual), "")
+
+    def definitions(self) -> Iterable[Def]:
+        return self.defs
+
+    def resolve_type(self, scope: str, written: str, path: str = "") -> str:
+        name = _strip_template_args(written.replace("virtual", "").strip()).lstrip(":")
+        for prefix in _outward(scope):
+            for candidate in _candidates(prefix, name, path):
+                if candidate in self.types:
+                    return cpp_id(candidate)
+                if candidate in self.aliases:
+                    return cpp_id(self.aliases[candidate])
+        return cpp_id(name)
+
+    def resolve_reference(self, scope: str, name: str, path: str = "") -> str:
+        """A function named in code (`&fn`, `&ns::Class::method`) as seen from ``scope`` in ``path``."""
+        if not name or name == "<lambda>":
+            return ""
+        if ANONYMOUS_NAMESPACE in scope and path:
+            scope = scope.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
+        return self.resolve_callee(cpp_id((f"{scope}::" if scope else "") + "<ref>"), name, path=path)
+
+    def resolve_lambda(self, path: str, scope: str, callees: Iterable[str]) -> tuple[str, str]:
+        """(`<lambda> -> f`, node of f) for a binding given as a lambda: the first function it
+        calls that is defined outside the binding's own file (its helpers, such as an error
+        check wrapping the call, live beside it), else the first it calls at all."""
+        resolved = [(c, self.resolve_reference(scope, c, path)) for c in callees]
+        resolved = [(c, t) for c, t in resolved if t]
+        outside = [(c, t) for c, t in resolved if self.node_by_id[t].path != path]
+        for c, t in outside or resolved:
+            return f"<lambda> -> {c}", t
+        return "<lambda>", ""
+
+    def resolve_callee(self, caller: str, callee: str, kernel_only: bool = False, path: str = "") -> str:
+        """The node ``callee`` names when called from ``caller`` in file ``path`` ("" if none)."""
+        if not caller:
+            return ""
+        key = (caller, callee, kernel_only, path)
+        hit = self._resolved.get(key)
+        if hit is None:
+            hit = self._resolved[key] = self._resolve_callee(caller, callee, kernel_only, path)
+        return hit
+
+    def _resolve_callee(self, caller: str, callee: str, kernel_only: bool, path: str) -> str:
+        name = _strip_template_args(callee)
+        if name.startswith("this->"):
+            name = name[len("this->"):]
+        elif "." in name or "->" in name:
+            return ""  # a call through an object whose type we do not know
+        name = name.lstrip(":")
+        caller_qual = id_name(caller)
+        scope = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
+        for prefix in _outward(scope):
+            for qual in _candidates(prefix, name, path):
+                node = self.node_by_id.get(cpp_id(qual))
+                if node is not None and node.kind in CALLABLE and (not kernel_only or node.kind is NodeKind.KERNEL):
+                    return node.id
+        if kernel_only:
+            # a kernel launch names a kernel, so a unique kernel of that name is the one
+            hits = self.short_kernels.get(name.rsplit("::", 1)[-1], [])
+            if len(hits) == 1:
+                return hits[0]
+        return ""
+
+
+def _candidates(prefix: str, name: str, path: str) -> list[str]:
+    """``prefix::name``, then the same inside ``path``'s anonymous namespace at that level."""
+    plain = f"{prefix}::{name}" if prefix else name
+    if not path:
+        return [plain]
+    local = local_namespace(path)
+    return [plain, f"{prefix}::{local}::{name}" if prefix else f"{local}::{name}"]
+
+
+def _callable_shape(rep: Def, same: list[Def]) -> tuple[tuple[Parameter, ...], str, tuple[Signature, ...]]:
+    """The node's parameters and return type (its own definition's, with defaults and names that
+    only a declaration states), and every distinct parameter list when there are several."""
+    by_types: dict[tuple[Any, ...], list[Def]] = {}
+    for d in sorted(same, key=lambda d: (not d.is_definition, d.path, d.record["line"])):
+        key = (tuple(p[1] for p in d.record.get("params", ())), d.record.get("returns", ""))
+        by_types.setdefault(key, []).append(d)
+    shapes = {key: _merged_params(group) for key, group in by_types.items()}
+    rep_key = (tuple(p[1] for p in rep.record.get("params", ())), rep.record.get("returns", ""))
+    overloads: tuple[Signature, ...] = ()
+    if len(shapes) > 1:
+        # by place: parameters with and without defaults (None) do not order
+        overloads = tuple(sorted((Signature(shapes[key], key[1], group[0].path, group[0].record["line"])
+                                  for key, group in by_types.items()), key=lambda s: (s.path, s.line)))
+    return shapes[rep_key], rep.record.get("returns", ""), overloads
+
+
+def _merged_params(group: list[Def]) -> tuple[Parameter, ...]:
+    first = group[0].record.get("params", ())
+    out = []
+    for i, (name, type_text, default) in enumerate(first):
+        for d in group[1:]:
+            other = d.record.get("params", ())
+            if i < len(other):
+                name = name or other[i][0]
+                default = default if default is not None else other[i][2]
+        kind = ParamKind.VAR_POSITIONAL if name == "..." or type_text.endswith("...") else ParamKind.POSITIONAL_ONLY
+        out.append(Parameter(name, kind, type_text, default))
+    return tuple(out)
+
+
+def _outward(scope: str) -> list[str]:
+    parts = scope.split("::") if scope else []
+    return ["::".join(parts[:k]) for k in range(len(parts), -1, -1)]
+
+
+def _strip_template_args(text: str) -> str:
+    if "<" not in text:
+        return text.replace(" ", "")
+    out, depth = [], 0
+    for c in text:
+        if c == "<":
+            depth += 1
+        elif c == ">" and depth:
+            depth -= 1
+        elif depth == 0:
+            out.append(c)
+    return "".join(out).replace(" ", "")

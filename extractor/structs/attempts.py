@@ -1,0 +1,141 @@
+"""The compile attempts of one probe, under the probe guard: each command alone and then after an
+includer's preamble, each compile bounded, its dependency list checked, its first error kept in a
+form that names no file outside the allowed places and no path of this machine."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from extractor.safeproc import run_bounded
+from extractor.structs.compilers import PRELUDE, Command, allowed_for
+from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
+
+if TYPE_CHECKING:
+    from extractor.structs.probe import HeaderProbe, Preamble
+
+
+def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> str:
+    """The compiler's first error line, with machine paths replaced."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    pick = next((line for line in lines if re.search(r"\berror\b", line)), lines[0] if lines else
+                "compiler failed without a message")
+    for old, new in replacements:
+        pick = pick.replace(old, new)
+    previous = None
+    while previous != pick:  # "src/filesystem/../status.h" -> "src/status.h"
+        previous, pick = pick, re.sub(r"(?<![\w.])(?!\.\./)[\w.-]+/\.\./", "", pick, count=1)
+    return pick[:300]
+
+
+class CompileAttempts:
+    """Compile attempts for one probe: each command alone, then after its includer's preamble;
+    the first error met is kept (the one a user sees)."""
+
+    def __init__(self, probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], tmpdir: Path,
+                 obj: Path, timeout: float, memory_bytes: int, pch_headers: frozenset[Path], replacements) -> None:
+        self.probe, self.include_dirs, self.roots, self.tmpdir, self.obj = probe, include_dirs, roots, tmpdir, obj
+        self.timeout, self.memory_bytes, self.pch_headers = timeout, memory_bytes, pch_headers
+        self.replacements = replacements
+        self.error = ""
+        self.timed_out = False
+
+    def first_success(self, commands: Sequence[Command]) -> tuple[Command, Preamble | None] | None:
+        for command in commands:
+            for preamble in (None, *self.probe.preambles[:1]):
+                if self.timed_out:
+                    return None  # another attempt would cost as much again
+                if self.attempt(command, preamble):
+                    return command, preamble
+        return None
+
+    def attempt(self, command: Command, preamble: Preamble | None) -> bool:
+        probe, argv = self.probe, command.argv
+        src = self.tmpdir / f"probe{command.suffix}"
+        text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
+        dirs = [*self.include_dirs, *probe.flags.include_dirs]
+        if preamble is not None:
+            # as the includer sees it: its earlier lines first, its quoted includes found from its directory
+            text += "".join(f"{line}\n" for line in preamble.lines)
+            argv = [argv[0], f"-I{preamble.directory}", *argv[1:]]
+            dirs.append(preamble.directory)
+        src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
+        allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
+        if self.pch_headers:
+            # Find out, without compiling, whether a precompiled header would be loaded.
+            deps = _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+            if deps is not None and (beside := precompiled_beside(deps, self.pch_headers)):
+                self.error = self.error or (f"refused: a precompiled header ships beside "
+                                            f"{_shown(beside[0], self.replacements)}; archdiff compiles headers only")
+                return False
+        depfile = self.tmpdir / "probe.d"
+        depfile.unlink(missing_ok=True)
+        self.obj.unlink(missing_ok=True)
+        try:
+            done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=self.tmpdir,
+                               timeout=self.timeout, memory_bytes=self.memory_bytes)
+        except OSError as err:
+            self.error = self.error or f"cannot run {Path(command.exe).name}: {err.strerror}"
+            return False
+        deps = _deps(depfile, command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+        if deps is not None and outside(deps, allowed):
+            # Nothing of this compile is used: its messages may quote that file.
+            self.error = self.error or ("refused: the header includes a file outside the source roots and the "
+                                        "include directories")
+            return False
+        if done.timed_out:
+            self.error = self.error or f"probe compile timed out after {self.timeout:.0f} s"
+            self.timed_out = True
+            return False
+        if done.returncode == 0 and self.obj.exists():
+            return True
+        stderr = done.stderr.decode("utf-8", errors="replace")
+        self.error = self.error or _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
+        return False
+
+
+def _deps(depfile: Path, exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
+          ) -> list[Path] | None:
+    """The files the compile opened: its ``-MD`` output, or (when a fatal error stopped it before
+    writing that) a preprocess-only pass; None when neither can tell."""
+    try:
+        return parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), tmpdir)
+    except OSError:
+        return _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
+
+
+def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
+                     ) -> list[Path] | None:
+    if Path(exe).name.startswith("nvcc"):
+        return None  # nvcc has no -MG; its -MD output is all there is
+    flags = [a for a in argv[1:-2] if a not in ("-c", "-g")]
+    try:
+        done = run_bounded([exe, *flags, "-M", "-MG", argv[-3]], cwd=tmpdir, timeout=timeout,
+                           memory_bytes=memory_bytes)
+    except OSError:
+        return None
+    if done.timed_out or done.returncode:
+        return None
+    return parse_depfile(done.stdout.decode("utf-8", errors="replace"), tmpdir)
+
+
+def _safe_error(stderr: str, deps_known: bool, allowed: Sequence[Path], replacements, returncode: int) -> str:
+    if not deps_known:
+        # The compile stopped before listing what it opened: keep only a missing-include line.
+        missing = next((line for line in stderr.splitlines() if "No such file or directory" in line), "")
+        if missing and line_is_safe(missing, allowed):
+            return first_error(missing, replacements)
+        return f"probe failed (exit {returncode}); compiler output withheld: the files it read are unknown"
+    line = first_error(stderr)
+    if not line_is_safe(line, allowed):
+        return "probe failed; compiler message withheld: it names a file outside the source roots"
+    return first_error(line, replacements)
+
+
+def _shown(path: Path, replacements) -> str:
+    text = str(path)
+    for old, new in replacements:
+        text = text.replace(old, new)
+    return text

@@ -1,0 +1,95 @@
+"""Why a layout is unresolved, in terms a user can act on.
+
+From a failed probe's first error line: the header the compiler could not find (`fatal error:
+torch/all.h: No such file or directory`, nvcc's `cannot open source file "torch/all.h"`) or the
+name it did not know (`'at' has not been declared`, `identifier "uint32_t" is undefined`); and,
+from ``suppliers.yaml``, what would supply it (``--headers-from pypi:torch==2.8.0``, ``apt:
+libboost-dev``). The version of a PyPI package is the one the analysed project pins in its
+``pyproject.toml`` build requirements, when it does.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+
+from extractor.datafile import load_data_file
+
+SUPPLIERS_FILE = Path(__file__).with_name("suppliers.yaml")
+SCHEMA = {"suppliers": [{"supply": str, "package?": str, "headers?": [str], "symbols?": [str]}]}
+_MISSING_HEADER = (re.compile(r"fatal error: ([^\s:]+): No such file or directory"),
+                   re.compile(r'cannot open source file "([^"]+)"'),
+                   re.compile(r"fatal error: '([^']+)' file not found"))
+_MISSING_SYMBOL = (re.compile(r"[‘'`]([\w:]+)[’'`] (?:has not been declared|was not declared|does not name a "
+                              r"type|is not a (?:namespace|member|type)|not declared in this scope)"),
+                   re.compile(r'identifier "([\w:]+)" is undefined'),
+                   re.compile(r'name followed by "::" must be a class or namespace name.*"([\w:]+)"'),
+                   re.compile(r"unknown type name '([\w:]+)'"))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Supplier:
+    supply: str
+    package: str
+    headers: tuple[str, ...]
+    symbols: tuple[str, ...]
+
+
+@functools.cache
+def load_suppliers(path: Path = SUPPLIERS_FILE) -> tuple[Supplier, ...]:
+    data = load_data_file(path, SCHEMA)
+    return tuple(Supplier(s["supply"], s.get("package", ""), tuple(s.get("headers", ())), tuple(s.get("symbols", ())))
+                 for s in data["suppliers"])
+
+
+def missing_from(error: str) -> str:
+    """The header or name a compiler error says is missing; "" when it says something else."""
+    for pattern in _MISSING_HEADER:
+        if m := pattern.search(error):
+            return m.group(1)
+    for pattern in _MISSING_SYMBOL:
+        if m := pattern.search(error):
+            return m.group(1)
+    return ""
+
+
+def supplier_for(missing: str, pins: dict[str, str] | None = None) -> str:
+    """What supplies ``missing`` (a header path or a name), "" when archdiff knows nothing. A
+    header matches a rule that is its prefix (`boost/`, `cuda_fp16`) or, for rules starting with a
+    dot, its suffix (`.pb.h`); the longest matching rule wins (`.grpc.pb.h` over `.pb.h`)."""
+    if not missing:
+        return ""
+    best, length = None, 0
+    if "/" in missing or "." in missing:
+        for s in load_suppliers():
+            for h in s.headers:
+                hit = missing.endswith(h) if h.startswith(".") else missing.startswith(h)
+                if hit and len(h) > length:
+                    best, length = s, len(h)
+    else:
+        first = missing.split("::", 1)[0]
+        best = next((s for s in load_suppliers() if first in s.symbols), None)
+    return _versioned(best, pins or {}) if best is not None else ""
+
+
+def _versioned(s: Supplier, pins: dict[str, str]) -> str:
+    version = pins.get(s.package.lower(), "") if s.package else ""
+    return s.supply.replace("{version}", f"=={version}" if version else "")
+
+
+def pinned_versions(roots: Iterable[Path]) -> dict[str, str]:
+    """`name -> version` for `name == version` build requirements in the roots' pyproject.toml."""
+    pins: dict[str, str] = {}
+    for root in roots:
+        try:
+            data = tomllib.loads((Path(root) / "pyproject.toml").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        for req in data.get("build-system", {}).get("requires", ()) or ():
+            if isinstance(req, str) and (m := re.fullmatch(r"\s*([A-Za-z0-9._-]+)\s*==\s*([\w.+!-]+)\s*", req)):
+                pins.setdefault(m.group(1).lower(), m.group(2))
+    return pins

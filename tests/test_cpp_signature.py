@@ -1,0 +1,67 @@
+"""C/C++ parameters and return types as data, and torch operator schemas."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.cpp.parse import parse_source
+from extractor.cpp.scan import scan_cpp
+from extractor.cpp.signature import parse_schema
+from extractor.model import Language, ParsedFile
+
+
+def first_def(code: str, language: Language = Language.CPP) -> dict:
+    data = code.encode()
+    facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+    return [d for d in facts["defs"] if d["kind"] in ("function", "kernel")][0]
+
+
+@pytest.mark.parametrize(("code", "params", "returns"), [
+    ("void f(const torch::Tensor &input, int64_t n = 4) {}",
+     [["input", "const torch::Tensor&", None], ["n", "int64_t", "4"]], "void"),
+    ("static inline const std::vector<int>& g(std::optional<at::Tensor> const& bias = std::nullopt);",
+     [["bias", "std::optional<at::Tensor> const&", "std::nullopt"]], "const std::vector<int>&"),
+    ("int h(void) { return 0; }", [], "int"),
+    ("auto k(int) -> std::vector<int> { return {}; }", [["", "int", None]], "std::vector<int>"),
+    ("int printf_like(const char* fmt, ...);", [["fmt", "const char*", None], ["...", "...", None]], "int"),
+    ("template <typename... Args> void pack(Args&&... args) {}", [["args", "Args&&...", None]], "void"),
+    ("void cb(int (*fn)(int), double out[3]) {}", [["fn", "int(*)(int)", None], ["out", "double[3]", None]],
+     "void"),
+    ("unsigned long long* const p(int a);", [["a", "int", None]], "unsigned long long* const"),
+    ("__global__ void __launch_bounds__(256) kern(const float* __restrict__ a, int n) {}",
+     [["a", "const float*", None], ["n", "int", None]], "void"),
+])
+def test_parameters_and_return_types(code, params, returns):
+    language = Language.CUDA if "__global__" in code else Language.CPP
+    d = first_def(code, language)
+    assert d.get("params", []) == params
+    assert d.get("returns", "") == returns
+
+
+def test_constructors_have_no_return_type_and_members_keep_access():
+    data = b"class C {\n public:\n  C(int x);\n private:\n  void hidden();\n protected:\n  int guarded() const;\n};\n"
+    defs = {d["qual"]: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))["defs"]}
+    assert "returns" not in defs["C::C"] and defs["C::C"]["params"] == [["x", "int", None]]
+    assert "private" in defs["C::hidden"]["tags"] and "protected" in defs["C::guarded"]["tags"]
+    assert not {"private", "protected"} & set(defs["C::C"]["tags"])
+
+
+@pytest.mark.parametrize(("schema", "expected"), [
+    ("rms_norm(Tensor! result, Tensor input, Tensor weight, float epsilon) -> ()",
+     {"name": "rms_norm", "overload": "", "returns": "()",
+      "params": [["result", "Tensor!", None, False], ["input", "Tensor", None, False],
+                 ["weight", "Tensor", None, False], ["epsilon", "float", None, False]]}),
+    ("machete_mm(Tensor A, Tensor B, *, ScalarType? out_type=None, int[] size=[1, 1]) -> Tensor",
+     {"name": "machete_mm", "overload": "", "returns": "Tensor",
+      "params": [["A", "Tensor", None, False], ["B", "Tensor", None, False],
+                 ["out_type", "ScalarType?", "None", True], ["size", "int[]", "[1, 1]", True]]}),
+    ("_C::topk.out(Tensor(a!) out, SymInt k) -> (Tensor, Tensor)",
+     {"name": "topk", "overload": "out", "returns": "(Tensor, Tensor)",
+      "params": [["out", "Tensor(a!)", None, False], ["k", "SymInt", None, False]]}),
+])
+def test_torch_schemas_parse_into_parameters(schema, expected):
+    assert parse_schema(schema) == expected
+
+
+def test_a_string_that_is_not_a_schema_is_none():
+    assert parse_schema("just_a_name") is None

@@ -1,0 +1,63 @@
+"""Unresolved layouts say what was missing and what would supply it (suppliers.yaml)."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.errors import UserInputError
+from extractor.structs import explain, layout_counts
+from extractor.structs.reasons import load_suppliers, missing_from, pinned_versions, supplier_for
+from extractor.structs.records import unresolved_layout
+
+
+@pytest.mark.parametrize(("error", "missing", "supply"), [
+    ("csrc/cpu/cpu_types_x86.hpp:6:10: fatal error: torch/all.h: No such file or directory", "torch/all.h",
+     "--headers-from pypi:torch==2.8.0"),
+    ('csrc/moe/x.cuh(3): catastrophic error: cannot open source file "cutlass/cutlass.h"', "cutlass/cutlass.h",
+     "--headers-from pypi:nvidia-cutlass"),
+    ("csrc/mamba/selective_scan.h:154:18: error: ‘at’ was not declared in this scope", "at",
+     "--headers-from pypi:torch==2.8.0"),
+    ("core/src/x.h:3:10: fatal error: boost/interprocess/managed_shared_memory.hpp: No such file or directory",
+     "boost/interprocess/managed_shared_memory.hpp", "apt: libboost-dev"),
+    # a more specific rule wins: Debian's default boost is too old for this one
+    ("core/src/cache_manager.h:28:10: fatal error: boost/core/span.hpp: No such file or directory",
+     "boost/core/span.hpp", "apt: libboost1.81-dev (boost >= 1.78; Debian 12's libboost-dev is 1.74)"),
+    ("server/src/grpc/x.h:3:10: fatal error: grpc_service.grpc.pb.h: No such file or directory",
+     "grpc_service.grpc.pb.h", "grpc_cpp_plugin (apt: protobuf-compiler-grpc) and libgrpc++-dev"),
+    ("core/src/model.h:3:10: fatal error: model_config.pb.h: No such file or directory", "model_config.pb.h",
+     "protoc (apt: protobuf-compiler) to generate it from the tree's .proto files"),
+    ("csrc/cpu/cpu_types_arm.hpp:1:10: fatal error: arm_neon.h: No such file or directory", "arm_neon.h",
+     "an aarch64 cross compiler (apt: g++-aarch64-linux-gnu); the header is for ARM CPUs"),
+    ('csrc/q.cuh(12): error: identifier "my_private_type" is undefined', "my_private_type", ""),
+    ("probe compile timed out after 300 s", "", ""),
+])
+def test_the_missing_header_or_name_and_its_supplier(error, missing, supply):
+    assert missing_from(error) == missing
+    assert supplier_for(missing, {"torch": "2.8.0"}) == supply
+    layout = explain(unresolved_layout("X", "struct", "a.h", 1, error), {"torch": "2.8.0"})
+    assert (layout.missing, layout.supplied_by) == (missing, supply)
+
+
+def test_the_pinned_version_comes_from_the_projects_build_requirements(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[build-system]\nrequires = ["cmake>=3.26", "torch == 2.8.0", "wheel"]\n')
+    assert pinned_versions([tmp_path]) == {"torch": "2.8.0"}
+    assert supplier_for("c10/util/Half.h", pinned_versions([tmp_path])) == "--headers-from pypi:torch==2.8.0"
+    assert supplier_for("c10/util/Half.h", {}) == "--headers-from pypi:torch"
+
+
+def test_counts_per_family_and_missing_header():
+    a = explain(unresolved_layout("ShmRegion", "struct", "a.h", 1, "x.h:1:1: fatal error: boost/a.hpp: No such file "
+                                  "or directory", tags=("shared-memory",)), {})
+    b = unresolved_layout("Plain", "struct", "a.h", 2, "not probed: over the budget of 64 headers per system")
+    counts = layout_counts([a, b])
+    assert counts["families"] == {"shared-memory": {"resolved": 0, "unresolved": 1},
+                                  "untagged": {"resolved": 0, "unresolved": 1}}
+    assert counts["unresolved_missing"] == {"boost/a.hpp": 1}
+    assert counts["unresolved_supplied_by"] == {"apt: libboost-dev": 1}
+
+
+def test_a_malformed_suppliers_file_is_one_line(tmp_path):
+    bad = tmp_path / "suppliers.yaml"
+    bad.write_text("suppliers:\n  - supply: x\n    headers: boost/\n")
+    with pytest.raises(UserInputError, match=r"suppliers\[0\]\.headers: expected a list"):
+        load_suppliers(bad)
