@@ -15,13 +15,13 @@ from extractor import (bindings, concepts, cpp, ffi, generated, go, layers, nami
                        telemetry)
 from extractor.buildsettings import resolve_build_settings
 from extractor.bundle import build_bundle, dumps_bundle
-from extractor.cache import FactCache, code_fingerprint
+from extractor.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
+from extractor.executor import LOCAL, Executor, FactStore
 from extractor.inventory import evidence_path, file_limit, list_files, read_regular_file
 from extractor.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
-from extractor.scan import scan_files
 from extractor.sources import acquire, default_cache_dir, parse_spec
 
 # Evidence kinds in the order they run; a later kind may read what earlier ones found.
@@ -130,10 +130,14 @@ def default_identity(sources: Sequence[SourceTree]) -> tuple[str, str]:
 
 def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
                    options: ExtractOptions | None = None, progress: Progress | None = None,
-                   steps: Sequence[Step] = STEPS) -> Extraction:
-    """Acquire ``specs`` as one system and extract every evidence kind from it."""
+                   steps: Sequence[Step] = STEPS, executor: Executor | None = None) -> Extraction:
+    """Acquire ``specs`` as one system and extract every evidence kind from it.
+
+    ``executor`` says where files are scanned and where their facts are cached (default: this
+    machine's process pool and ``CACHE/facts.sqlite``); the evidence is the same either way."""
     check_order(steps)
     options = options or ExtractOptions()
+    executor = executor or LOCAL
     progress = progress or Progress()
     cache_dir = options.cache_dir or default_cache_dir()
     timings: dict[str, float] = {}
@@ -167,7 +171,7 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
     clock = time.perf_counter()
     memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
     diagnostics.extend(read_diagnostics)
-    store = FactCache(cache_dir / "facts.sqlite")
+    store = executor.open_store(cache_dir)
     try:
         data = store.get_bytes(memo_key)
         summary = store.get_json(memo_key + ":summary") if data is not None else None
@@ -179,7 +183,7 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
             if summary is None:  # a memo stored without its summary: count once from the bundle
                 extraction.summary.update(summarize_bundle(extraction.bundle))
             return extraction
-        files, cache_counts, scan_diagnostics = _scan(blobs, tuple(steps), options, store, progress)
+        files, cache_counts, scan_diagnostics = _scan(blobs, tuple(steps), options, store, progress, executor)
         diagnostics.extend(scan_diagnostics)
         timings["scan"] = time.perf_counter() - clock
 
@@ -226,6 +230,11 @@ def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, dia
     return "bundle:" + h.hexdigest()
 
 
+def fact_key(data: bytes, language: str, fingerprint: str) -> str:
+    """A file's key in the fact cache: its content, its language and the scanners' fingerprint."""
+    return f"{hashlib.sha256(data).hexdigest()}:{language}:{fingerprint}"
+
+
 def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
     """Read every file and compute its cache key (content hash, language, scanner fingerprint)."""
     fingerprint = code_fingerprint((s.name, s.version) for s in steps)
@@ -239,19 +248,19 @@ def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, s
             diagnostics.append(Diagnostic(entry.path, 0, "unreadable", err.strerror or type(err).__name__,
                                           Severity.ERROR))
             continue
-        key = f"{hashlib.sha256(data).hexdigest()}:{entry.language.value}:{fingerprint}"
+        key = fact_key(data, entry.language.value, fingerprint)
         blobs.append((source, entry, data, key))
     return blobs, diagnostics
 
 
-def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactCache,
-          progress: Progress) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore,
+          progress: Progress, executor: Executor = LOCAL) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
     cached = cache.get_many([b[3] for b in blobs])
     missing = [(b[1].language.value, b[2]) for b in blobs if b[3] not in cached]
     progress.phase("scan", len(missing))
     fresh = dict(zip((b[3] for b in blobs if b[3] not in cached),
-                     scan_files(missing, steps, options.jobs, progress.advance)))
+                     executor.scan_files(missing, steps, options.jobs, progress.advance)))
     # A file whose worker crashed or timed out is tried again next run, never served from the cache.
     cache.put_many({key: result for key, result in fresh.items() if not result.get("transient")})
     files = []
