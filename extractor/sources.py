@@ -278,6 +278,24 @@ def _fetch_ref(repo: Path, url: str, ref: str) -> str:
             pass  # a leftover ref only keeps a commit alive in the cache
 
 
+def list_git_tags(url: str) -> list[str]:
+    """The tag names of the repository at ``url`` (``git ls-remote --tags``), sorted.
+
+    Run with the safety options of every fetch and outside any analysed tree, so the user's own
+    ``url.<base>.insteadOf`` rewriting applies and nothing of the remote's configuration does."""
+    _check_git_url(url)
+    try:
+        listing = _git(["ls-remote", "--tags", "--refs", "--", url])
+    except _GitFailure as err:
+        raise UserInputError(f"cannot list the tags of {url}: {_first_line(str(err))}") from None
+    tags = set()
+    for line in listing.splitlines():
+        _sha, _, ref = line.partition("\t")
+        if ref.startswith("refs/tags/"):
+            tags.add(ref.removeprefix("refs/tags/"))
+    return sorted(tags)
+
+
 # --- package index --------------------------------------------------------------------------------
 
 def canonical_name(name: str) -> str:
@@ -376,25 +394,45 @@ def index_listings(name: str) -> Iterator[tuple[str, list[tuple[str, str, str]]]
         raise UserInputError(f"package index unreachable: {problems[0]}")
 
 
+def list_sdist_versions(name: str) -> list[str]:
+    """The versions of ``name`` that have an sdist on the configured indexes (the same indexes and
+    link rules as :func:`download_sdist`), as the file names spell them, sorted as text."""
+    return sorted({version for _index, _filename, version, _url, _sha in _sdists_on_indexes(name)})
+
+
+def _sdists_on_indexes(name: str) -> Iterator[tuple[str, str, str, str, str]]:
+    """(index, file name, version, url, sha256) of every sdist of ``name`` on the configured
+    indexes, index by index."""
+    wanted = canonical_name(name)
+    for index, files in index_listings(name):
+        for filename, url, sha in sorted(files):
+            dist, version = _sdist_name_version(filename)
+            if dist is not None and canonical_name(dist) == wanted:
+                yield index, filename, version, url, sha
+
+
+def _sdist_name_version(filename: str) -> tuple[str | None, str]:
+    """(distribution, version) of an sdist file name, or (None, "") for anything else."""
+    stem = next((filename[: -len(s)] for s in (".tar.gz", ".zip") if filename.endswith(s)), None)
+    if stem is None or "-" not in stem:
+        return None, ""
+    dist, _, version = stem.rpartition("-")
+    return dist, version
+
+
 def download_sdist(name: str, version: str, dest: Path) -> Path:
     """Download the sdist of ``name==version`` from the configured indexes into ``dest`` (once)."""
     dest.mkdir(parents=True, exist_ok=True)
-    wanted = (canonical_name(name), version)
-    for index, files in index_listings(name):
-        for filename, url, sha in sorted(files):
-            stem = next((filename[: -len(s)] for s in (".tar.gz", ".zip") if filename.endswith(s)), None)
-            if stem is None or "-" not in stem:
-                continue
-            dist, _, ver = stem.rpartition("-")
-            if (canonical_name(dist), ver) != wanted:
-                continue
-            target = dest / filename
-            if target.is_file() and (not sha or _sha256(target) == sha):
-                return target
-            data = _fetch(url)
-            if sha and hashlib.sha256(data).hexdigest() != sha:
-                raise UserInputError(f"{filename} from {index} does not match the index's sha256: refused")
-            return write_atomic(target, data)
+    for index, filename, found, url, sha in _sdists_on_indexes(name):
+        if found != version:
+            continue
+        target = dest / filename
+        if target.is_file() and (not sha or _sha256(target) == sha):
+            return target
+        data = _fetch(url)
+        if sha and hashlib.sha256(data).hexdigest() != sha:
+            raise UserInputError(f"{filename} from {index} does not match the index's sha256: refused")
+        return write_atomic(target, data)
     raise UserInputError(f"no sdist of {name}=={version} on {', '.join(pip_index_urls())}")
 
 
