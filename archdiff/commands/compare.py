@@ -8,17 +8,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
+from comparator.reports import FORMATS, write_reports
 from extractor.errors import UserInputError
-from extractor.storage import write_atomic
-
-if TYPE_CHECKING:
-    from extractor.evidence import Evidence
-
-FORMATS = ("html", "md", "json")
 
 
 def _formats(value: str) -> tuple[str, ...]:
@@ -28,31 +23,6 @@ def _formats(value: str) -> tuple[str, ...]:
         raise UserInputError(f"--format: {', '.join(bad) or 'nothing'} is not one of html, md, json "
                              "(give a comma-separated list, e.g. --format html,md)")
     return chosen
-
-
-def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, ...],
-                  sides: tuple[Evidence, Evidence] | None = None) -> list[Path]:
-    """Render ``findings`` in each format into ``out_dir``; returns the files written."""
-    from comparator.registry import KINDS
-    from comparator.render_json import render_json
-    from comparator.render_markdown import render_markdown
-
-    written = []
-    for fmt in formats:
-        if fmt == "html":
-            from comparator.graphview import build_graph_view
-            from comparator.render_html import render_html
-
-            labels = tuple(s["label"] for s in findings["systems"])
-            view = build_graph_view(sides[0], sides[1], labels) if sides else None
-            text = render_html(findings, KINDS, view)
-            path = out_dir / "report.html"
-        elif fmt == "md":
-            text, path = render_markdown(findings, KINDS), out_dir / "report.md"
-        else:
-            text, path = render_json(findings), out_dir / "report.json"
-        written.append(write_atomic(path, text))
-    return written
 
 
 def exit_code(findings: dict[str, Any], fail_on: str) -> int:
