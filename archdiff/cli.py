@@ -206,6 +206,7 @@ _PLUGGED = (
     ("archdiff.commands.presets", "presets"),
     ("archdiff.commands.compare", "compare"),
     ("archdiff.commands.compare", "battle"),
+    ("archdiff.commands.releases", "releases"),
 )
 
 

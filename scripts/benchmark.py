@@ -77,6 +77,9 @@ def main() -> None:
     parser.add_argument("spec", nargs="*", default=["pypi:vllm==0.10.2"])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--after", default=None, metavar="SPEC",
+                        help="the release before SPEC (default for the default SPEC: pypi:vllm==0.10.1): time SPEC "
+                             "with that release's facts cached, against cold ('none' to skip)")
     parser.add_argument("--cpp-tree", action="append", default=[], metavar="DIR",
                         help="another C/C++ tree to measure ctags recall on (repeatable)")
     parser.add_argument("--api-diff", metavar="OLD_TREE",
@@ -163,6 +166,15 @@ def main() -> None:
         warm()
 
     t_recompute = _time(recompute, args.runs)
+    after = args.after or ("pypi:vllm==0.10.1" if args.spec == ["pypi:vllm==0.10.2"] else "none")
+    next_release = None
+    if after != "none":
+        from scripts.bench_releases import next_release_row, prime_sources
+
+        primed = Path(tempfile.mkdtemp(prefix="archdiff-bench-next-"))
+        prime_sources([[after], args.spec], primed)
+        next_release = next_release_row([after], args.spec, primed, args.jobs, args.runs)
+        shutil.rmtree(primed, ignore_errors=True)
     t_ast1 = _time(lambda: [_parse(p) for p in py_files], args.runs)
 
     def ast_n() -> None:
@@ -184,6 +196,8 @@ def main() -> None:
             (f"ast.parse, {args.jobs} processes", t_astn)]
     if t_ctags is not None:
         rows.append(("universal-ctags", t_ctags))
+    if next_release:
+        rows.append((f"archdiff after {after} cached", next_release["after"]))
     print(f"medians of {args.runs} runs, {args.jobs} jobs:")
     for label, seconds in rows:
         print(f"  {label:<28} {seconds:7.2f} s")
@@ -195,6 +209,10 @@ def main() -> None:
     print(f"  warm, bundle redone / cold    {t_recompute / t_cold:6.2f}x")
     if t_ctags:
         print(f"  cold / ctags                  {t_cold / t_ctags:6.1f}x")
+    if next_release:
+        print(f"  after previous release / cold {next_release['after'] / next_release['cold']:6.2f}x "
+              f"({next_release['parsed']:,} files parsed, {next_release['cached']:,} cached; cold measured beside it: "
+              f"{next_release['cold']:.2f} s)")
     print(f"targets (issue 2): cold < 30 s: {'yes' if t_cold < 30 else 'NO'}; warm < 3 s: {'yes' if t_warm < 3 else 'NO'}")
 
     if args.api_diff:

@@ -1,0 +1,99 @@
+"""The releases a SPEC has: the tags of a git repository, the sdist versions of a PyPI project, or
+the versions every repository of a system file is tagged with.
+
+    pypi:NAME                  sdists on the package index (the user's pip index configuration)
+    URL (git, without @ref)    tags that are versions (``git ls-remote --tags``, archdiff's hardened git)
+    system.yaml                name + sources (git URLs or pypi:NAME, no ref): a version is a release of
+                               the system when every source has it (one version scheme; ``v`` prefixes
+                               may differ between repositories)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from comparator.inputs import SYSTEM_FILE_SUFFIXES, read_system_file
+from extractor.errors import UserInputError
+from extractor.sources import list_git_tags, list_sdist_versions, parse_spec
+from tracking.versions import Release, parse_version
+
+_PYPI_PROJECT = re.compile(r"^pypi:([A-Za-z0-9][A-Za-z0-9._-]*)$")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Tracked:
+    """What a SPEC tracks: the system's name (as its evidence will carry it) and its releases."""
+
+    spec: str
+    name: str
+    releases: tuple[Release, ...]
+    # A system file names its system, and its evidence carries that name; a single repository or
+    # project keeps the name `archdiff extract` gives it, so its evidence is the same bytes.
+    evidence_name: str = ""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Source:
+    label: str  # "" for a system of one source
+    names: Callable[[], list[str]]  # the upstream names of its versions (tags, package versions)
+    spec_for: Callable[[str], str]  # upstream name -> a spec that fetches it
+
+
+def list_releases(spec: str) -> Tracked:
+    """Every release of ``spec`` (pre-releases included; :func:`tracking.versions.select` filters)."""
+    text = spec.strip()
+    path = Path(text)
+    if path.suffix in SYSTEM_FILE_SUFFIXES:
+        name, _version, specs = read_system_file(path)
+        sources = [_source(s, labelled=True) for s in specs]
+        if not name:
+            raise UserInputError(f"{path}: name: a system file for `archdiff releases` names its system")
+        return Tracked(text, name, tuple(_common_releases(sources)), evidence_name=name)
+    source = _source(text, labelled=False)
+    name = _PYPI_PROJECT.match(text).group(1) if text.startswith("pypi:") else _repository_name(text)
+    return Tracked(text, name, tuple(_common_releases([source])))
+
+
+def _source(text: str, *, labelled: bool) -> _Source:
+    label, _, rest = text.partition("=") if re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*=", text) else ("", "", text)
+    if m := _PYPI_PROJECT.match(rest):
+        project = m.group(1)
+        return _Source(label, lambda: list_sdist_versions(project), lambda v: _labelled(label, f"pypi:{project}=={v}"))
+    if rest.startswith("pypi:"):
+        raise UserInputError(f"{rest!r}: give the project without a version (pypi:NAME) to track its releases")
+    parsed = parse_spec(rest)
+    if parsed.kind != "git":
+        raise UserInputError(f"{rest!r} has no releases to list: give pypi:NAME, a git URL or a system file")
+    if parsed.ref:
+        raise UserInputError(f"{rest!r}: give the repository without @{parsed.ref}; its tags are the releases")
+    url = parsed.location
+    if labelled and not label:
+        label = _repository_name(url)
+    return _Source(label, lambda: list_git_tags(url), lambda tag: _labelled(label, f"{url}@{tag}"))
+
+
+def _labelled(label: str, spec: str) -> str:
+    return f"{label}={spec}" if label else spec
+
+
+def _repository_name(url: str) -> str:
+    base = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return base.removesuffix(".git") or "repository"
+
+
+def _common_releases(sources: list[_Source]) -> list[Release]:
+    """Versions every source has, each source fetched at its own spelling of the version."""
+    per_source = []
+    for source in sources:
+        by_version: dict = {}
+        for upstream in sorted(source.names()):
+            version = parse_version(upstream)
+            if version is not None:
+                by_version.setdefault(version, upstream)  # "v1.0" and "1.0": the first in text order
+        per_source.append(by_version)
+    common = set(per_source[0]).intersection(*per_source[1:]) if per_source else set()
+    return sorted(Release(v, per_source[0][v], tuple(s.spec_for(found[v]) for s, found in zip(sources, per_source)))
+                  for v in common)
