@@ -29,6 +29,9 @@ class RefStruct:
 def member_name(decl: str) -> str:
     # pahole writes vector members as `float v __attribute__ ((__vector_size__ (16)));`
     decl = re.sub(r"__attribute__\s*\(\((?:[^()]|\([^()]*\))*\)\)", "", decl).strip().rstrip(";").strip()
+    vptr = re.search(r"\b_vptr\.\w+", decl)  # `int ()(void) * * _vptr.Polymorphic`
+    if vptr:
+        return vptr.group(0)
     fn = re.search(r"\(\*\s*(\w+)\)", decl)
     if fn:
         return fn.group(1)

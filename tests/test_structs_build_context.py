@@ -207,3 +207,33 @@ def test_headers_for_power_and_z_are_laid_out_by_their_cross_compilers(tmp_path)
         assert layout["size"] == ref.size
         assert [(m["name"], m["offset"], m["size"]) for m in layout["members"]] == \
             [(n, o, s) for n, o, s, _b in ref.members]
+
+
+def test_a_cuda_header_that_fails_under_nvcc_too_says_what_nvcc_missed(tmp_path):
+    # A .hpp of a CUDA tree: g++ (tried first, for speed) stops at a CUDA builtin; nvcc, the
+    # header's own compiler, gets past it to the dependency the user can supply
+    assert shutil.which("nvcc"), "nvcc is required on these machines"
+    proj = tmp_path / "proj" / "csrc"
+    proj.mkdir(parents=True)
+    (proj / "sched.hpp").write_text("#pragma once\n#ifdef __CUDACC__\n#include <torch/all.h>\n#endif\n"
+                                    "struct Tile { int x, y; };\n"
+                                    "inline __host__ __device__ int tile_x() { return blockIdx.x; }\n")
+    (proj / "kernel.cu").write_text('#include "sched.hpp"\n__global__ void k(Tile t) {}\n')
+    found, _ = structs(tmp_path, BuildSettings())
+    tile = found["Tile"]
+    assert tile["method"] == "unresolved"
+    assert (tile["missing"], tile["supplied_by"].split()[:2]) == ("torch/all.h", ["--headers-from", "pypi:torch"]), tile
+    assert "nvcc" not in tile["error"] and "blockIdx" not in tile["error"]
+
+
+def test_a_header_for_another_cpu_says_what_its_cross_compiler_missed(tmp_path):
+    # the host's error (no <altivec.h> on x86-64) is why the POWER cross compiler was tried; what
+    # stops that compiler (torch) is what the user can act on
+    assert shutil.which("powerpc64le-linux-gnu-g++"), "g++-powerpc64le-linux-gnu is required (.ci/run installs it)"
+    proj = tmp_path / "proj" / "csrc"
+    proj.mkdir(parents=True)
+    (proj / "cpu_types_vsx.hpp").write_text("#pragma once\n#include <altivec.h>\n#include <torch/all.h>\n"
+                                            "struct Quad { __vector float v; int n; };\n")
+    found, _ = structs(tmp_path, BuildSettings())
+    quad = found["Quad"]
+    assert (quad["method"], quad["missing"]) == ("unresolved", "torch/all.h"), quad

@@ -124,7 +124,7 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
             cache_dir=cache_dir, jobs=ctx.options.jobs,
             max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
-            context_key=context_key)
+            context_key=context_key, keep_objects=_keep_objects(extra))
     pins = pinned_versions([r for r, _ in roots])
     layouts = [explain(x, pins) for r in results for x in r.layouts]
     layouts.extend(explain(x, pins) for x in plan.unprobed)
@@ -167,6 +167,16 @@ def _graph_aggregates(ctx: Context) -> tuple[tuple[Any, ...], dict[str, tuple[st
             entries.append((f.path, f.language, facts, ctx.abs_path(f)))
         cpp = build_cpp_graph(entries, {f.path: f.source for f in ctx.files})
     return cpp.extra["aggregates"], dict(cpp.extra["includes"])
+
+
+def _keep_objects(extra) -> Path | None:
+    """``extra["structs_keep_objects"]``: where a measurement (scripts/structs_vs_pahole.py) wants
+    the probe objects; never set by the CLI."""
+    where = extra.get("structs_keep_objects")
+    if not where:
+        return None
+    Path(where).mkdir(parents=True, exist_ok=True)
+    return Path(where)
 
 
 def _wants_generated(ctx: Context) -> bool:

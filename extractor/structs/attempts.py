@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from extractor.safeproc import run_bounded
 from extractor.structs.compilers import PRELUDE, Command, allowed_for
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
+from extractor.structs.records import Method
 
 if TYPE_CHECKING:
     from extractor.structs.probe import HeaderProbe, Preamble
@@ -32,7 +33,11 @@ def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> st
 
 class CompileAttempts:
     """Compile attempts for one probe: each command alone, then after its includer's preamble;
-    the first error met is kept (the one a user sees)."""
+    the first error met is kept (the one a user sees), unless a later attempt is the header's own
+    compiler where the earlier one was only a quicker or a wrong try: nvcc for a CUDA header after
+    g++ (``'blockIdx' was not declared`` says nothing a user can act on), a CPU's cross compiler
+    after the host's (``altivec.h: No such file`` is why the cross compiler was tried, not why it
+    failed). Then the first error of that compiler is kept."""
 
     def __init__(self, probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], tmpdir: Path,
                  obj: Path, timeout: float, memory_bytes: int, pch_headers: frozenset[Path], replacements) -> None:
@@ -41,9 +46,15 @@ class CompileAttempts:
         self.replacements = replacements
         self.error = ""
         self.timed_out = False
+        self._own_compiler = False  # an attempt of the header's own compiler has been made
 
-    def first_success(self, commands: Sequence[Command]) -> tuple[Command, Preamble | None] | None:
+    def first_success(self, commands: Sequence[Command], *, own: bool = False) -> tuple[Command, Preamble | None] | None:
+        """The first command (alone, then after the first preamble) that compiles; ``own``: these
+        are the header's own compilers (a cross compiler for the CPU it was written for)."""
         for command in commands:
+            if (own or command.method is Method.PROBE_NVCC) and not self._own_compiler:
+                self._own_compiler = True
+                self.error = ""
             for preamble in (None, *self.probe.preambles[:1]):
                 if self.timed_out:
                     return None  # another attempt would cost as much again

@@ -65,7 +65,7 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
            "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
            "probe_headers", "probe_language", "rank_probes"]
 
-PROBE_VERSION = "6"
+PROBE_VERSION = "7"
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 160
 DEFAULT_TIMEOUT = 300.0
@@ -218,7 +218,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             # a header for another CPU: its cross compiler, when installed, gives that CPU's layout;
             # a header for this CPU's vector extensions: the flags that enable them
             cross = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs, target)
-            outcome = run.first_success(cross) if not isinstance(cross, str) else None
+            outcome = run.first_success(cross, own=True) if not isinstance(cross, str) else None
         if outcome is None:
             result = _failed(probe, run.error, Method.UNRESOLVED, "probe-failed")
         else:
@@ -330,6 +330,11 @@ def _failed(probe: HeaderProbe, error: str, method: Method, code: str) -> ProbeR
     return ProbeResult(probe.path, tuple(sorted(layouts)), (diag,))
 
 
+def object_name(header: str) -> str:
+    """The file name a kept probe object of ``header`` (its evidence path) has."""
+    return hashlib.sha256(header.encode()).hexdigest()[:16] + ".o"
+
+
 def rank_probes(probes: Sequence[HeaderProbe]) -> list[HeaderProbe]:
     """Most telling headers first: tagged struct names/paths, then more structs, then path."""
     def score(p: HeaderProbe):
@@ -342,9 +347,13 @@ def rank_probes(probes: Sequence[HeaderProbe]) -> list[HeaderProbe]:
 def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                   roots: Sequence[Path], *, cache_dir: Path | None = None, jobs: int = 1,
                   max_headers: int = DEFAULT_MAX_HEADERS, timeout: float = DEFAULT_TIMEOUT,
-                  root_labels: Sequence[tuple[Path, str]] = (), context_key: str = ""
-                  ) -> tuple[list[ProbeResult], dict]:
-    """Probe the best ``max_headers`` headers (in parallel); list the rest as not probed."""
+                  root_labels: Sequence[tuple[Path, str]] = (), context_key: str = "",
+                  keep_objects: Path | None = None) -> tuple[list[ProbeResult], dict]:
+    """Probe the best ``max_headers`` headers (in parallel); list the rest as not probed.
+
+    ``keep_objects``: a directory that receives each compiled probe object as
+    ``object_name(header path)``, for a reference tool to read the same object (every header is
+    then compiled: a cached result has no object)."""
     started = time.monotonic()
     ranked = rank_probes(probes)
     chosen, skipped = ranked[:max_headers], ranked[max_headers:]
@@ -352,9 +361,11 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
         pch_headers = find_precompiled_headers(roots)
-        futures = [pool.submit(probe_header, p, include_dirs, roots, cache_dir=cache_dir,
+        futures = [pool.submit(probe_header, p, include_dirs, roots,
+                               cache_dir=cache_dir if keep_objects is None else None,
                                timeout=timeout, root_labels=root_labels, pch_headers=pch_headers,
-                               context_key=context_key)
+                               context_key=context_key,
+                               keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
                    for p in chosen]
         for future in futures:
             results.append(future.result())

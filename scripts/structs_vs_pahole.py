@@ -1,0 +1,201 @@
+#!/usr/bin/env python3
+"""Every layout archdiff's probes resolve, against pahole and gdb ``ptype /o`` on the same objects.
+
+    python3 -m scripts.structs_vs_pahole SOURCE...|SYSTEM.yaml [--headers-from SPEC] [--include-dir DIR]
+                                         [--define NAME[=VALUE]] [--compile-commands FILE] [-j 2]
+                                         [--cache-dir DIR] [--list N]
+
+Extracts the system as ``archdiff extract`` does (same options), with the probe objects kept: each
+header is compiled again (the probe cache is bypassed, since a cached result has no object). Then,
+for every resolved layout, the object its header's probe produced is read by the reference tools:
+
+- **pahole** (``pahole -C NAME``, unqualified names only): the layout is compared when the object
+  holds exactly one aggregate of that name; several of one name (``vllm::ScalarType`` beside
+  c10's ``enum ScalarType``, one per namespace) are counted as "pahole cannot isolate it";
+- **gdb** ``ptype /o QUALNAME`` (C++ only: qualified names, base classes).
+
+Compared: the size, and each member's name, offset and size (a bit-field: its first bit).
+Printed: how many layouts equal each reference, and every disagreement with what differs, so none
+is hidden. Exit status 0 either way: this is a measurement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from extractor.buildsettings import BuildSettings, merge  # noqa: E402
+from extractor.context import ExtractOptions  # noqa: E402
+from extractor.pipeline import extract_system  # noqa: E402
+from extractor.structs.probe import object_name  # noqa: E402
+from tests.structs_refs import RefStruct, parse_gdb_ptype, parse_pahole  # noqa: E402
+
+_BATCH = 8  # pahole 1.24 prints only some of a long -C list; gdb is started once per batch
+
+
+def extract_with_objects(sources: list[str], build: BuildSettings, objects: Path, jobs: int,
+                         cache_dir: Path | None) -> dict[str, Any]:
+    name = version = ""
+    if len(sources) == 1 and sources[0].endswith((".yaml", ".yml")) and Path(sources[0]).is_file():
+        from extractor.presets import load_system_file
+
+        system = load_system_file(sources[0])
+        sources, name, version = list(system.specs()), system.name, system.version
+        build = merge(system.build, build)
+    options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=build,
+                             extra={"structs_keep_objects": str(objects)})
+    return extract_system(sources, name=name, version=version, options=options).bundle
+
+
+def short(qualname: str) -> str:
+    return qualname.rsplit("::", 1)[-1]
+
+
+def fields_of(layout: dict[str, Any], *, vptr: bool = True) -> list[tuple[str, int, int | None]]:
+    """(name, position, size) of a record's members that the references print as members: fields,
+    named or not (a base sub-object is on gdb's header line, not a member). A bit-field's position
+    is its first bit from the start of the struct and its size None: pahole places it by storage
+    unit (``0:20 4``), gdb by byte (``2:4 | 4``), the same bit either way. ``vptr``: with the
+    ``_vptr.X`` member, which gdb does not print."""
+    return [(m["name"], m["offset"] * 8 + m["bit_offset"], None) if m["bit_size"] else (m["name"], m["offset"], m["size"])
+            for m in layout["members"] if m["kind"] == "field" and (vptr or not m["name"].startswith("_vptr."))]
+
+
+def ref_fields(ref: RefStruct) -> list[tuple[str, int, int | None]]:
+    return [(n or "", o * 8 + b, None) if b is not None else (n or "", o, s) for n, o, s, b in ref.members]
+
+
+def differences(layout: dict[str, Any], ref: RefStruct, tool: str) -> list[str]:
+    """What differs between a record and a reference's layout of it ([] when they agree)."""
+    problems = []
+    # pahole 1.24 prints no size line for a union
+    if layout["size"] != ref.size and not (tool == "pahole" and layout["kind"] == "union" and ref.size == 0):
+        problems.append(f"size {layout['size']} vs {ref.size}")
+    ours, theirs = fields_of(layout, vptr=tool != "gdb"), ref_fields(ref)
+    if ours != theirs:
+        mine, other = set(ours), set(theirs)
+        only_ours = [m for m in ours if m not in other][:3]
+        only_theirs = [m for m in theirs if m not in mine][:3]
+        problems.append(f"members: ours {len(ours)}, theirs {len(theirs)}; ours only {only_ours}, theirs only {only_theirs}")
+    return problems
+
+
+def pahole_all(obj: Path, names: list[str]) -> tuple[dict[str, RefStruct], collections.Counter[str]]:
+    """pahole's layouts of ``names`` in ``obj``, and how many aggregates of each name it printed."""
+    found: dict[str, RefStruct] = {}
+    counts: collections.Counter[str] = collections.Counter()
+    for i in range(0, len(names), _BATCH):
+        batch = names[i:i + _BATCH]
+        done = subprocess.run(["pahole", "-C", ",".join(batch), str(obj)], capture_output=True, text=True, timeout=300)
+        text = done.stdout
+        for name in batch:
+            counts[name] += sum(1 for line in text.splitlines()
+                                if line.startswith((f"struct {name} {{", f"class {name} {{", f"union {name} {{")))
+        for name, ref in parse_pahole(text).items():
+            found.setdefault(name, ref)
+    return found, counts
+
+
+def gdb_all(obj: Path, qualnames: list[str]) -> dict[str, RefStruct]:
+    found = {}
+    for i in range(0, len(qualnames), _BATCH):
+        argv = ["gdb", "-batch", "-nx", "-ex", "set language c++", "-ex", "set width 0"]
+        for n in qualnames[i:i + _BATCH]:
+            # quoted: gdb's expression parser takes `(anonymous namespace)` only inside quotes
+            argv += ["-ex", f"echo @@@{n}\\n", "-ex", f"ptype /o '{n}'"]
+        done = subprocess.run(argv + [str(obj)], capture_output=True, text=True, timeout=300)
+        for chunk in done.stdout.split("@@@")[1:]:
+            name, _, body = chunk.partition("\n")
+            if "type = " in body:
+                found[name] = parse_gdb_ptype(name, body)
+    return found
+
+
+def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
+    resolved = [x for x in bundle["structs"] if x["method"] in ("probe-g++", "probe-nvcc")]
+    by_object: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for x in resolved:
+        by_object[x["origin"]].append(x)
+    tally: collections.Counter[str] = collections.Counter()
+    disagreements: list[tuple[str, str, str]] = []
+    uncompared: list[tuple[str, str, str]] = []  # (tool, layout, why the tool could not be asked)
+    for origin, layouts in sorted(by_object.items()):
+        obj = objects / object_name(origin)
+        if not obj.is_file():
+            tally["no object"] += len(layouts)
+            continue
+        shorts = sorted({short(x["qualname"]) for x in layouts})
+        pahole, counts = pahole_all(obj, shorts)
+        cxx = sorted({x["qualname"] for x in layouts if x["language"] != "c" and not x.get("target")})
+        gdb = gdb_all(obj, cxx) if cxx else {}
+        for x in layouts:
+            where = f"{x['qualname']} ({x['path']}:{x['line']}{', ' + x['target'] if x.get('target') else ''})"
+            name = short(x["qualname"])
+            if counts[name] > 1:
+                tally["pahole: several of that name"] += 1
+                uncompared.append(("pahole", where, f"{counts[name]} aggregates named {name} in the object"))
+            elif name not in pahole:
+                tally["pahole: not printed"] += 1
+                uncompared.append(("pahole", where, f"pahole -C {name} printed nothing"))
+            else:
+                problems = differences(x, pahole[name], "pahole")
+                tally["pahole: equal" if not problems else "pahole: differs"] += 1
+                if problems:
+                    disagreements.append(("pahole", where, "; ".join(problems)))
+            if x["language"] == "c" or x.get("target"):
+                continue
+            if x["qualname"] not in gdb:
+                tally["gdb: not printed"] += 1
+                uncompared.append(("gdb", where, f"ptype /o {x['qualname']} printed no type"))
+                continue
+            problems = differences(x, gdb[x["qualname"]], "gdb")
+            tally["gdb: equal" if not problems else "gdb: differs"] += 1
+            if problems:
+                disagreements.append(("gdb", where, "; ".join(problems)))
+    return {"resolved": len(resolved), "tally": dict(sorted(tally.items())), "disagreements": disagreements,
+            "uncompared": uncompared}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sources", nargs="+")
+    parser.add_argument("--headers-from", action="append", default=[])
+    parser.add_argument("--include-dir", action="append", default=[])
+    parser.add_argument("--define", action="append", default=[])
+    parser.add_argument("--compile-commands", default="")
+    parser.add_argument("-j", "--jobs", type=int, default=2)
+    parser.add_argument("--cache-dir", type=Path, default=None)
+    parser.add_argument("--list", type=int, default=40, help="disagreements printed (all go to --json)")
+    parser.add_argument("--json", type=Path, default=None, help="write the whole result here")
+    args = parser.parse_args()
+    build = BuildSettings(tuple(args.include_dir), tuple(args.define), args.compile_commands, tuple(args.headers_from))
+    with tempfile.TemporaryDirectory(prefix="archdiff-pahole-objects-") as tmp:
+        bundle = extract_with_objects(args.sources, build, Path(tmp), args.jobs, args.cache_dir)
+        result = compare(bundle, Path(tmp))
+    tally = result["tally"]
+    print(f"{' '.join(args.sources)}: {result['resolved']} resolved layouts")
+    for tool in ("pahole", "gdb"):
+        compared = tally.get(f"{tool}: equal", 0) + tally.get(f"{tool}: differs", 0)
+        if compared:
+            print(f"  {tool}: {tally.get(f'{tool}: equal', 0)} of {compared} compared equal "
+                  f"({100 * tally.get(f'{tool}: equal', 0) / compared:.2f}%)")
+    for key, count in tally.items():
+        print(f"    {key}: {count}")
+    for tool, where, what in result["disagreements"][:args.list]:
+        print(f"  DIFFERS from {tool}: {where}: {what}")
+    for tool, where, why in result["uncompared"][:args.list]:
+        print(f"  not compared with {tool}: {where}: {why}")
+    if args.json:
+        args.json.write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
