@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -169,3 +170,17 @@ def test_the_scheduled_workflow_runs_a_valid_new_only_command_and_keeps_the_cach
     assert kept == {p.strip() for p in restore["with"]["path"].split("\n") if p.strip()}
     assert Path(next(p for p in kept if p.startswith("~")).replace("~", str(tmp_path), 1)) == default_cache_dir()
     assert "${{ env.OUT }}" in kept
+
+
+@pytest.mark.parametrize("values, ticks", [((3, 1), ["0", "1", "3"]), ((27, 4), ["0", "13", "27"]), ((1, 0), ["0", "1"])])
+def test_chart_gridlines_are_whole_counts_at_their_height(values, ticks):
+    # every chart counts things: a gridline labelled 14 must not stand at 13.5
+    from tracking.svg import bar_chart, Series
+
+    svg = bar_chart("c", "t", ["a", "b"], [Series("n", values, "#000")])
+    found = re.findall(r'<line x1=\d+ x2=\d+ y1="([\d.]+)" y2="[\d.]+" class=grid /><text [^>]*class=tick '
+                       r'text-anchor=end>([^<]*)<', svg)
+    assert [label for _y, label in found] == ticks
+    (y0, _), (y_top, _) = found[0], found[-1]
+    for y, label in found:
+        assert float(y) == pytest.approx(float(y0) - (float(y0) - float(y_top)) * int(label) / max(values), abs=0.06)

@@ -48,13 +48,13 @@ def bar_chart(chart_id: str, title: str, labels: Sequence[str], series: Sequence
     parts = [f'<svg class=chart id="{esc(chart_id)}" role=img aria-label="{esc(title)}" width={width} '
              f'height={height} viewBox="0 0 {width} {height}" xmlns="http://www.w3.org/2000/svg">',
              f'<title>{esc(title)}</title>']
-    for fraction in (0.0, 0.5, 1.0):  # gridlines with their value
-        for value, sign in ((top, -1), (bottom, 1)):
-            if not value or (sign == 1 and fraction == 0.0):
-                continue
-            y = axis_y + sign * value * fraction * scale
+    for value, sign in ((top, -1), (bottom, 1)):  # gridlines at whole numbers: every series counts things
+        if not value:
+            continue
+        for tick in sorted({0, int(value // 2), value} - ({0} if sign == 1 else set())):
+            y = axis_y + sign * tick * scale
             parts.append(f'<line x1={_LEFT} x2={width - _RIGHT} y1="{y:.1f}" y2="{y:.1f}" class=grid />'
-                         f'<text x={_LEFT - 6} y="{y + 4:.1f}" class=tick text-anchor=end>{_number(value * fraction)}</text>')
+                         f'<text x={_LEFT - 6} y="{y + 4:.1f}" class=tick text-anchor=end>{_number(tick)}</text>')
     for i, label in enumerate(labels):
         x = _LEFT + _SLOT * i + 8
         bars = []
