@@ -210,3 +210,24 @@ def test_the_graph_step_drives_the_probes_like_a_direct_scan():
             ("src/cuda/ipc_buffer.cuh", 22, "peer::LaunchFlags")} <= aggregates
     a, b = extract_structs(plain), extract_structs(scanned)
     assert a.records == b.records and a.diagnostics == b.diagnostics
+
+
+def test_a_header_with_thread_local_variables_is_laid_out(tmp_path):
+    # thread-local variables give the probe object TLS relocations in .debug_info
+    # (R_X86_64_DTPOFF32), which pyelftools 0.33 refuses: the object was "unreadable" and every
+    # struct of the header unresolved (Triton's python_backend pb_stub.h)
+    header = tmp_path / "src" / "frames.h"
+    header.parent.mkdir()
+    header.write_text("#pragma once\nstruct Frame { int depth; char tag; long long since; };\n"
+                      "inline thread_local Frame current_frame{};\nstatic thread_local int local_depth = 0;\n"
+                      "inline int bump() { return ++local_depth + current_frame.depth; }\n")
+    probe = HeaderProbe("src/frames.h", header, Language.CPP, find_struct_definitions(header.read_bytes(), Language.CPP))
+    obj = tmp_path / "frames.o"
+    result = probe_header(probe, find_include_dirs([tmp_path]), [tmp_path], keep_object=obj)
+    relocations = subprocess.run(["readelf", "-r", str(obj)], capture_output=True, text=True, check=True).stdout
+    assert "R_X86_64_DTPOFF32" in relocations  # the case is what it claims to be
+    (frame,) = result.layouts
+    assert frame.method is Method.PROBE_GXX, frame.error
+    ref = run_pahole(obj, "Frame")["Frame"]
+    assert frame.size == ref.size == 16
+    assert [(m.name, m.offset, m.size) for m in frame.members] == [(n, o, s) for n, o, s, _b in ref.members]

@@ -37,7 +37,7 @@ import zlib
 from collections.abc import Callable
 from pathlib import Path
 
-from elftools.common.exceptions import DWARFError, ELFError, ELFParseError
+from elftools.common.exceptions import DWARFError, ELFError, ELFParseError, ELFRelocationError
 from elftools.elf.elffile import ELFFile
 
 from extractor.structs.dwarf.bounds import check_sections
@@ -80,9 +80,10 @@ def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = N
                 # a corrupt file can break pyelftools or this decoder almost anywhere; each
                 # of these means "this file's DWARF cannot be read", never a crash
                 message = str(err).splitlines()[0] if str(err) else type(err).__name__
+                why = ("it needs a relocation the DWARF reader does not apply" if isinstance(err, ELFRelocationError)
+                       else "the file is truncated or corrupt")
                 raise DwarfReadError(label, "corrupt-elf",
-                                     f"cannot read ELF/DWARF ({type(err).__name__}: {message[:160]}); "
-                                     "the file is truncated or corrupt") from err
+                                     f"cannot read ELF/DWARF ({type(err).__name__}: {message[:160]}); {why}") from err
             except MemoryError as err:  # sizes the checks above cannot see ahead of reading
                 raise DwarfReadError(label, "too-large", "reading its DWARF needs more memory than this "
                                      "machine gives: not read") from err

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import struct as _struct
 
-# x86-64 relocation types seen in the DWARF of relocatable objects: R_X86_64_64, _32, _32S
-_X86_64_RELOCS = {1: 8, 10: 4, 11: 4}
+# x86-64 relocation types seen in the DWARF of relocatable objects (type: width in bytes):
+# R_X86_64_64, _32, _32S, and the offsets of thread-local variables in their TLS block, which a
+# header with a `thread_local` gives its DW_OP_GNU_push_tls_address locations: R_X86_64_DTPOFF64
+# and _DTPOFF32 (S + A, as the linker computes them within the object's own TLS sections;
+# pyelftools 0.33 applies neither). No layout depends on a variable's location.
+_X86_64_RELOCS = {1: 8, 10: 4, 11: 4, 17: 8, 21: 4}
 _RELOCATED = (".debug_info", ".debug_line", ".debug_str_offsets")
 
 
