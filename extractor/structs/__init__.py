@@ -22,9 +22,10 @@ from typing import Any
 from extractor.buildsettings import resolve_build_settings
 from extractor.context import Context
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
+from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.plan import plan_probes
-from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_TIMEOUT, find_include_dirs, probe_headers
+from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, supplier_for
 from extractor.structs.records import Method, StructLayout, layout_from_raw
@@ -126,7 +127,8 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
             context_key=context_key, keep_objects=_keep_objects(extra))
     pins = pinned_versions([r for r, _ in roots])
-    layouts = [explain(x, pins) for r in results for x in r.layouts]
+    left_out = LeftOut(roots, {p: f for p, (f, _) in files.items()})
+    layouts = [left_out.explain(explain(x, pins)) for r in results for x in r.layouts]
     layouts.extend(explain(x, pins) for x in plan.unprobed)
     diagnostics = [d for r in results for d in r.diagnostics]
     stats.update(probe_stats)
@@ -202,6 +204,32 @@ def explain(layout: StructLayout, pins: dict[str, str]) -> StructLayout:
     if not missing:
         return layout
     return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, pins))
+
+
+class LeftOut:
+    """Reasons for definitions a probe compiled without emitting: the `#if` lines around each,
+    and the CMake option that names the macro (read once per run, when first needed)."""
+
+    def __init__(self, roots: tuple[tuple[Path, str], ...], files: dict[str, Path]) -> None:
+        self._roots, self._files = roots, files
+        self._options: dict[str, CmakeOption] | None = None
+        self._texts: dict[str, str] = {}
+
+    def explain(self, layout: StructLayout) -> StructLayout:
+        if layout.method is not Method.UNRESOLVED or layout.error != NOT_EMITTED or layout.path not in self._files:
+            return layout
+        if layout.path not in self._texts:
+            try:
+                self._texts[layout.path] = self._files[layout.path].read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                self._texts[layout.path] = ""
+        conditions = open_conditions(self._texts[layout.path], layout.line)
+        if not conditions:
+            return layout
+        if self._options is None:
+            self._options = cmake_options(self._roots)
+        error, missing, supplied = conditional_reason(conditions, self._options)
+        return dataclasses.replace(layout, error=error, missing=missing, supplied_by=supplied)
 
 
 def layout_counts(layouts: list[StructLayout]) -> dict[str, Any]:

@@ -66,6 +66,9 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
            "probe_headers", "probe_language", "rank_probes"]
 
 PROBE_VERSION = "7"
+# a definition the compile left out; extractor.structs.conditions names the `#if` around it
+NOT_EMITTED = ("compiled, but no complete type was emitted (conditionally compiled out, or a name the probe "
+               "could not see)")
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 160
 DEFAULT_TIMEOUT = 300.0
@@ -301,8 +304,7 @@ def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "
                 error = (f"another definition of {name} (line {found.line}) is the one compiled with this "
                          "build context; this one is in a branch the preprocessor left out")
             else:
-                error = ("compiled, but no complete type was emitted (conditionally compiled out, or a "
-                         "name the probe could not see)")
+                error = NOT_EMITTED
             stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line, error, origin=origin)
             out.append(dataclasses.replace(stub, tags=tag_layout(stub), target=target))
     return ProbeResult(probe.path, tuple(sorted(out)), compiled=True)

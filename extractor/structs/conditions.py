@@ -1,0 +1,169 @@
+"""Why a header compiled but a definition in it was not: the preprocessor conditions around it.
+
+A probe that compiles yet yields no type for a definition usually means the definition sits in a
+branch the build context leaves off: Triton's ``class Metrics`` is inside ``#ifdef
+TRITON_ENABLE_METRICS``, which Triton's CMake defines when its option of that name is ON (the
+default). Said that way, the user knows what to pass (``--define TRITON_ENABLE_METRICS``); a
+generic "conditionally compiled out" tells them nothing.
+
+What is read: the `#if`/`#ifdef`/`#ifndef`/`#elif`/`#else` lines open at the definition's line
+(include guards left out), from the header's text; and the ``option(NAME "help" ON|OFF)`` lines of
+the project's CMake files, so a suggested macro that is a build option says where and with which
+default. Nothing is evaluated: the conditions are stated, the one macro a ``--define`` would turn
+on is named only when the innermost condition tests that macro alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+_DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define)\b[ \t]*(.*)$")
+# a condition that one macro being defined (or non-zero) makes true
+_POSITIVE = (re.compile(r"^defined\s*\(\s*([A-Za-z_]\w*)\s*\)$"), re.compile(r"^defined\s+([A-Za-z_]\w*)$"),
+             re.compile(r"^([A-Za-z_]\w*)$"), re.compile(r"^([A-Za-z_]\w*)\s*(?:!=\s*0|>=?\s*1)$"))
+_NEGATIVE = (re.compile(r"^!\s*defined\s*\(\s*([A-Za-z_]\w*)\s*\)$"), re.compile(r"^!\s*defined\s+([A-Za-z_]\w*)$"),
+             re.compile(r"^!\s*([A-Za-z_]\w*)$"))
+_CMAKE_OPTION = re.compile(r'^\s*option\s*\(\s*([A-Za-z_]\w*)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I | re.M)
+_CMAKE_FILES = ("CMakeLists.txt",)
+_MAX_CMAKE_FILES = 400
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Condition:
+    line: int
+    text: str  # as written: "#ifdef TRITON_ENABLE_METRICS", "#else (of #ifndef _WIN32)"
+    enables: str = ""  # the macro whose definition makes this branch taken, when it is that simple
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class CmakeOption:
+    name: str
+    default: str  # "ON" | "OFF"
+    path: str  # evidence path of the CMake file
+    line: int
+
+
+def open_conditions(text: str, line: int) -> tuple[Condition, ...]:
+    """The conditions open at ``line`` (1-based), outermost first, without the header's include
+    guard (an ``#ifndef X`` whose next directive is ``#define X``)."""
+    stack: list[tuple[Condition, str, bool]] = []  # (condition, the #if it belongs to, include guard?)
+    lines = _logical_lines(text)
+    for i, (number, content) in enumerate(lines):
+        if number >= line:
+            break
+        m = _DIRECTIVE.match(content)
+        if not m:
+            continue
+        kind, rest = m.group(1), _strip_comment(m.group(2))
+        if kind in ("if", "ifdef", "ifndef"):
+            guard = kind == "ifndef" and _next_defines(lines, i, rest)
+            head = f"#{kind} {rest}"
+            stack.append((Condition(number, head, _enables(kind, rest)), head, guard))
+        elif kind in ("elif", "else") and stack:
+            _old, head, _guard = stack.pop()
+            text_ = f"#elif {rest}" if kind == "elif" else f"#else (of {head})"
+            stack.append((Condition(number, text_, _enables("if", rest) if kind == "elif" else _else_enables(head)),
+                          head, False))
+        elif kind == "endif" and stack:
+            stack.pop()
+    return tuple(c for c, _head, guard in stack if not guard)
+
+
+def _logical_lines(text: str) -> list[tuple[int, str]]:
+    """(first line number, text) with backslash continuations joined."""
+    out: list[tuple[int, str]] = []
+    pending, start = "", 0
+    for number, raw in enumerate(text.splitlines(), 1):
+        if not pending:
+            start = number
+        if raw.endswith("\\"):
+            pending += raw[:-1] + " "
+            continue
+        out.append((start, pending + raw))
+        pending = ""
+    if pending:
+        out.append((start, pending))
+    return out
+
+
+def _strip_comment(rest: str) -> str:
+    rest = re.sub(r"/\*.*?\*/", " ", rest)
+    return re.sub(r"//.*$", "", rest).strip()
+
+
+def _next_defines(lines: list[tuple[int, str]], index: int, name: str) -> bool:
+    for _number, content in lines[index + 1:]:
+        m = _DIRECTIVE.match(content)
+        if m:
+            return m.group(1) == "define" and m.group(2).split()[:1] == [name]
+        if content.strip() and not content.strip().startswith(("//", "/*", "*")):
+            return False
+    return False
+
+
+def _enables(kind: str, rest: str) -> str:
+    if kind == "ifdef":
+        return rest if re.fullmatch(r"[A-Za-z_]\w*", rest) else ""
+    if kind == "ifndef":
+        return ""
+    expr = rest.strip()
+    while expr.startswith("(") and expr.endswith(")"):
+        expr = expr[1:-1].strip()
+    for pattern in _POSITIVE:
+        if m := pattern.match(expr):
+            return m.group(1)
+    return ""
+
+
+def _else_enables(head: str) -> str:
+    """The macro that takes the `#else` of ``head``: `#ifndef X` / `#if !defined(X)` -> X."""
+    kind, _, rest = head[1:].partition(" ")
+    if kind == "ifndef":
+        return rest if re.fullmatch(r"[A-Za-z_]\w*", rest) else ""
+    if kind == "if":
+        expr = rest.strip()
+        for pattern in _NEGATIVE:
+            if m := pattern.match(expr):
+                return m.group(1)
+    return ""
+
+
+def cmake_options(roots: Iterable[tuple[Path, str]]) -> dict[str, CmakeOption]:
+    """``option(NAME "..." ON|OFF)`` of every CMakeLists.txt and *.cmake under the roots (the
+    first by path wins), by name."""
+    found: dict[str, CmakeOption] = {}
+    for root, label in roots:
+        files = sorted(p for p in Path(root).rglob("*") if (p.name in _CMAKE_FILES or p.suffix == ".cmake")
+                       and p.is_file() and not p.is_symlink())[:_MAX_CMAKE_FILES]
+        for path in files:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            rel = path.relative_to(root).as_posix()
+            where = f"{label}/{rel}" if label else rel
+            for m in _CMAKE_OPTION.finditer(text):
+                found.setdefault(m.group(1), CmakeOption(m.group(1), m.group(2).upper(), where,
+                                                         text.count("\n", 0, m.start()) + 1))
+    return found
+
+
+def conditional_reason(conditions: tuple[Condition, ...], options: Mapping[str, CmakeOption]
+                       ) -> tuple[str, str, str]:
+    """(error, missing, supplied_by) for a definition the compile left out, from its open
+    conditions; ("", "", "") when it is inside none."""
+    if not conditions:
+        return "", "", ""
+    shown = "; ".join(f"`{c.text}` (line {c.line})" for c in conditions[-3:])
+    error = f"compiled, but no complete type was emitted: the definition is inside {shown}"
+    macro = conditions[-1].enables
+    if not macro:
+        return error, "", ""
+    option = options.get(macro)
+    supply = f"--define {macro}"
+    if option is not None:
+        supply += f" (a CMake option of the project, {option.default} by default: {option.path}:{option.line})"
+    return error, macro, supply

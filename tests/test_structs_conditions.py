@@ -1,0 +1,110 @@
+"""The reason given for a definition a probe compiled without emitting: the `#if` lines open
+around it, the macro a --define would turn on, and the CMake option of that name."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from extractor.buildsettings import BuildSettings
+from extractor.context import ExtractOptions
+from extractor.pipeline import extract_system
+from extractor.structs.conditions import cmake_options, conditional_reason, open_conditions
+from structs_refs import run_pahole
+
+HEADER = """\
+#ifndef PROJ_METRICS_H
+#define PROJ_METRICS_H
+#include <cstdint>
+struct Always { int a; };
+#ifdef PROJ_ENABLE_METRICS
+struct Metrics {
+  uint64_t count;
+  char name[12];
+};
+#if defined(PROJ_ENABLE_GPU) && PROJ_GPU_COUNT > 1
+struct GpuMetrics { int device; };
+#elif defined(PROJ_ENABLE_CPU_METRICS)
+struct CpuMetrics { int core; };
+#else
+struct NoDevice { int none; };
+#endif
+#endif  // PROJ_ENABLE_METRICS
+#ifndef _WIN32
+struct Posix { int fd; };
+#else
+struct Windows { void* handle; };
+#endif
+#if \\
+    PROJ_TRACING
+struct Trace { int id; };
+#endif
+#endif  // PROJ_METRICS_H
+"""
+
+
+def _line(name: str) -> int:
+    return next(i for i, line in enumerate(HEADER.splitlines(), 1) if f"struct {name} " in line)
+
+
+@pytest.mark.parametrize("name, texts, enables", [
+    ("Always", [], ""),  # the include guard is no condition
+    ("Metrics", ["#ifdef PROJ_ENABLE_METRICS"], "PROJ_ENABLE_METRICS"),
+    ("GpuMetrics", ["#ifdef PROJ_ENABLE_METRICS", "#if defined(PROJ_ENABLE_GPU) && PROJ_GPU_COUNT > 1"], ""),
+    ("CpuMetrics", ["#ifdef PROJ_ENABLE_METRICS", "#elif defined(PROJ_ENABLE_CPU_METRICS)"], "PROJ_ENABLE_CPU_METRICS"),
+    ("NoDevice", ["#ifdef PROJ_ENABLE_METRICS", "#else (of #if defined(PROJ_ENABLE_GPU) && PROJ_GPU_COUNT > 1)"], ""),
+    ("Posix", ["#ifndef _WIN32"], ""),
+    ("Windows", ["#else (of #ifndef _WIN32)"], "_WIN32"),
+    ("Trace", ["#if PROJ_TRACING"], "PROJ_TRACING"),  # a continued directive line
+])
+def test_the_conditions_open_at_a_definition(name, texts, enables):
+    conditions = open_conditions(HEADER, _line(name))
+    assert [c.text for c in conditions] == texts
+    assert (conditions[-1].enables if conditions else "") == enables
+
+
+def test_a_macro_that_is_a_cmake_option_says_where_and_its_default(tmp_path):
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text('project(p)\noption(PROJ_ENABLE_METRICS "Include metrics" ON)\n')
+    (tmp_path / "sub" / "opts.cmake").write_text('  option(PROJ_TRACING "Tracing" off)\n')
+    options = cmake_options([(tmp_path, "core")])
+    assert {(o.name, o.default, o.path, o.line) for o in options.values()} == {
+        ("PROJ_ENABLE_METRICS", "ON", "core/CMakeLists.txt", 2), ("PROJ_TRACING", "OFF", "core/sub/opts.cmake", 1)}
+    error, missing, supplied = conditional_reason(open_conditions(HEADER, _line("Metrics")), options)
+    assert error.endswith("inside `#ifdef PROJ_ENABLE_METRICS` (line 5)")
+    assert (missing, supplied) == ("PROJ_ENABLE_METRICS", "--define PROJ_ENABLE_METRICS (a CMake option of the "
+                                   "project, ON by default: core/CMakeLists.txt:2)")
+    assert conditional_reason((), options) == ("", "", "")
+
+
+def test_a_definition_behind_a_build_option_names_it_and_the_define_resolves_it(tmp_path):
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "src" / "metrics.h").write_text(HEADER)
+    (proj / "src" / "metrics.cc").write_text('#include "metrics.h"\n')
+    (proj / "CMakeLists.txt").write_text('option(PROJ_ENABLE_METRICS "Include metrics" ON)\n')
+
+    def layouts(build: BuildSettings, cache: str) -> dict:
+        bundle = extract_system([str(proj)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / cache, build=build)).bundle
+        return {s["qualname"]: s for s in bundle["structs"]}
+
+    off = layouts(BuildSettings(), "c1")
+    assert off["Always"]["method"] == "probe-g++"
+    metrics = off["Metrics"]
+    assert metrics["method"] == "unresolved" and "`#ifdef PROJ_ENABLE_METRICS` (line 5)" in metrics["error"]
+    assert metrics["missing"] == "PROJ_ENABLE_METRICS"
+    assert metrics["supplied_by"].startswith("--define PROJ_ENABLE_METRICS (a CMake option of the project, ON by default: CMakeLists.txt:1)")
+    assert off["Windows"]["missing"] == "_WIN32" and off["Windows"]["supplied_by"] == "--define _WIN32"
+    on = layouts(BuildSettings(defines=("PROJ_ENABLE_METRICS",)), "c2")
+    assert on["Metrics"]["method"] == "probe-g++" and on["NoDevice"]["method"] == "probe-g++"
+    assert on["GpuMetrics"]["method"] == "unresolved" and on["GpuMetrics"]["missing"] == ""  # no single macro
+    unit = tmp_path / "use.cc"
+    unit.write_text(f'#include "{proj / "src" / "metrics.h"}"\nMetrics keep;\n')
+    obj = tmp_path / "use.o"
+    subprocess.run([shutil.which("g++"), "-g", "-c", "-DPROJ_ENABLE_METRICS", str(unit), "-o", str(obj)], check=True)
+    ref = run_pahole(obj, "Metrics")["Metrics"]
+    assert on["Metrics"]["size"] == ref.size == 24
+    assert [(m["name"], m["offset"], m["size"]) for m in on["Metrics"]["members"]] == \
+        [(n, o, s) for n, o, s, _b in ref.members]
