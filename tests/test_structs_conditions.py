@@ -108,3 +108,23 @@ def test_a_definition_behind_a_build_option_names_it_and_the_define_resolves_it(
     assert on["Metrics"]["size"] == ref.size == 24
     assert [(m["name"], m["offset"], m["size"]) for m in on["Metrics"]["members"]] == \
         [(n, o, s) for n, o, s, _b in ref.members]
+
+
+def test_a_header_configured_by_its_includers_function_like_macros_is_laid_out(tmp_path):
+    # Triton's triton_json.h: the includer defines the status type and a function-like,
+    # continued return macro before including it; the probe takes those lines as its preamble
+    proj = tmp_path / "proj"
+    (proj / "include" / "json").mkdir(parents=True)
+    (proj / "src").mkdir()
+    (proj / "include" / "json" / "json.h").write_text(
+        "#pragma once\n#ifndef JSON_STATUSTYPE\n#error JSON_STATUSTYPE must be defined\n#endif\n"
+        "struct JsonValue { JSON_STATUSTYPE status; double number; };\n"
+        "inline JSON_STATUSTYPE parse(const char* s) { if (!s) { JSON_STATUSRETURN(s); } return JSON_STATUSSUCCESS; }\n")
+    (proj / "src" / "log.cc").write_text(
+        "#include <cstdint>\n#define JSON_STATUSTYPE int32_t\n#define JSON_STATUSRETURN(M) \\\n  return (M) ? 1 : 2\n"
+        "#define JSON_STATUSSUCCESS 0\n#include \"json/json.h\"\n")
+    bundle = extract_system([str(proj)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    (value,) = [s for s in bundle["structs"] if s["qualname"] == "JsonValue"]
+    assert value["method"] == "probe-g++", value["error"]
+    assert value["origin"] == "include/json/json.h as included by src/log.cc"
+    assert (value["size"], [(m["name"], m["offset"]) for m in value["members"]]) == (16, [("status", 0), ("number", 8)])

@@ -88,8 +88,10 @@ def plan_probes(aggregates: Iterable[AggregateDefinition], includes: Mapping[str
 
 
 _INCLUDE_LINE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"][^<>"\n]+[>"])', re.M)
-# an object-like #define on one line (a selector such as `#define GGML_COMMON_DECL_C`)
-_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?![\w(])([^\n\\]*)$", re.M)
+# a #define, object-like (a selector such as `#define GGML_COMMON_DECL_C`) or function-like, its
+# continuation lines included: Triton's triton_json.h wants its includer's
+# `#define TRITONJSON_STATUSRETURN(M) \` + `return TRITONSERVER_ErrorNew(...)` before it
+_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?!\w)(?:[^\n\\]|\\\r?\n|\\(?!\r?\n))*$", re.M)
 _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
 
 
