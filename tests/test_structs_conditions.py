@@ -96,7 +96,9 @@ def test_a_definition_behind_a_build_option_names_it_and_the_define_resolves_it(
     assert metrics["method"] == "unresolved" and "`#ifdef PROJ_ENABLE_METRICS` (line 5)" in metrics["error"]
     assert metrics["missing"] == "PROJ_ENABLE_METRICS"
     assert metrics["supplied_by"].startswith("--define PROJ_ENABLE_METRICS (a CMake option of the project, ON by default: CMakeLists.txt:1)")
-    assert off["Windows"]["missing"] == "_WIN32" and off["Windows"]["supplied_by"] == "--define _WIN32"
+    # a platform's own macro is no option to pass: the definition is for another platform
+    assert off["Windows"]["missing"] == "_WIN32"
+    assert off["Windows"]["supplied_by"] == "a build for Windows (_WIN32 is the compiler's, not a project option)"
     on = layouts(BuildSettings(defines=("PROJ_ENABLE_METRICS",)), "c2")
     assert on["Metrics"]["method"] == "probe-g++" and on["NoDevice"]["method"] == "probe-g++"
     assert on["GpuMetrics"]["method"] == "unresolved" and on["GpuMetrics"]["missing"] == ""  # no single macro
@@ -128,3 +130,23 @@ def test_a_header_configured_by_its_includers_function_like_macros_is_laid_out(t
     assert value["method"] == "probe-g++", value["error"]
     assert value["origin"] == "include/json/json.h as included by src/log.cc"
     assert (value["size"], [(m["name"], m["offset"]) for m in value["members"]]) == (16, [("status", 0), ("number", 8)])
+
+
+def test_a_header_that_needs_a_complete_type_from_a_later_includer_is_laid_out(tmp_path):
+    # Triton's backend_model_instance.h destroys a unique_ptr<InferenceRequest> in an inline
+    # function and only forward-declares it: the includer with the shortest preamble does not
+    # make the type complete, another includer does
+    proj = tmp_path / "proj" / "src"
+    proj.mkdir(parents=True)
+    (proj / "request.h").write_text("#pragma once\nstruct Request { long id; char kind; };\n")
+    (proj / "instance.h").write_text(
+        "#pragma once\n#include <memory>\n#include <vector>\nstruct Request;\n"
+        "struct Instance { std::vector<std::unique_ptr<Request>> queue; int device; };\n"
+        "inline void drain(Instance& i) { i.queue.clear(); }\n")
+    (proj / "a_short.cc").write_text('#include <memory>\n#include "instance.h"\n')
+    (proj / "b_longer.cc").write_text('#include <memory>\n#include "request.h"\n#include "instance.h"\n')
+    bundle = extract_system([str(tmp_path / "proj")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    (instance,) = [s for s in bundle["structs"] if s["qualname"] == "Instance"]
+    assert instance["method"] == "probe-g++", instance["error"]
+    assert instance["origin"] == "src/instance.h as included by src/b_longer.cc"
+    assert (instance["size"], [(m["name"], m["offset"]) for m in instance["members"]]) == (32, [("queue", 0), ("device", 24)])

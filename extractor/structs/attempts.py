@@ -31,6 +31,11 @@ def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> st
     return pick[:300]
 
 
+# errors an includer's earlier lines can cure: a name not declared yet, a type not complete yet
+_PREAMBLE_FIXES = re.compile(r"incomplete type|not declared|has not been declared|does not name a type|"
+                             r"is undefined|unknown type name|was not declared in this scope")
+
+
 class CompileAttempts:
     """Compile attempts for one probe: each command alone, then after its includer's preamble;
     the first error met is kept (the one a user sees), unless a later attempt is the header's own
@@ -45,25 +50,35 @@ class CompileAttempts:
         self.timeout, self.memory_bytes, self.pch_headers = timeout, memory_bytes, pch_headers
         self.replacements = replacements
         self.error = ""
+        self.last_error = ""  # of the latest attempt
         self.timed_out = False
         self._own_compiler = False  # an attempt of the header's own compiler has been made
 
     def first_success(self, commands: Sequence[Command], *, own: bool = False) -> tuple[Command, Preamble | None] | None:
-        """The first command (alone, then after the first preamble) that compiles; ``own``: these
-        are the header's own compilers (a cross compiler for the CPU it was written for)."""
+        """The first command (alone, then after an includer's preamble) that compiles; ``own``:
+        these are the header's own compilers (a cross compiler for the CPU it was written for).
+
+        The first preamble is always tried; the others only while the compile fails on a name
+        or an incomplete type (what an includer's earlier lines provide: Triton's
+        ``backend_model_instance.h`` needs ``InferenceRequest`` complete, which one of its
+        includers includes first), never on a missing header, which no preamble supplies and each
+        attempt would cost a whole compile again."""
         for command in commands:
             if (own or command.method is Method.PROBE_NVCC) and not self._own_compiler:
                 self._own_compiler = True
                 self.error = ""
-            for preamble in (None, *self.probe.preambles[:1]):
+            for n, preamble in enumerate((None, *self.probe.preambles)):
                 if self.timed_out:
                     return None  # another attempt would cost as much again
+                if n > 1 and not _PREAMBLE_FIXES.search(self.last_error):
+                    break
                 if self.attempt(command, preamble):
                     return command, preamble
         return None
 
     def attempt(self, command: Command, preamble: Preamble | None) -> bool:
         probe, argv = self.probe, command.argv
+        self.last_error = ""
         src = self.tmpdir / f"probe{command.suffix}"
         text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
         dirs = [*self.include_dirs, *probe.flags.include_dirs]
@@ -103,7 +118,8 @@ class CompileAttempts:
         if done.returncode == 0 and self.obj.exists():
             return True
         stderr = done.stderr.decode("utf-8", errors="replace")
-        self.error = self.error or _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
+        self.last_error = _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
+        self.error = self.error or self.last_error
         return False
 
 

@@ -26,6 +26,11 @@ _POSITIVE = (re.compile(r"^defined\s*\(\s*([A-Za-z_]\w*)\s*\)$"), re.compile(r"^
              re.compile(r"^([A-Za-z_]\w*)$"), re.compile(r"^([A-Za-z_]\w*)\s*(?:!=\s*0|>=?\s*1)$"))
 _NEGATIVE = (re.compile(r"^!\s*defined\s*\(\s*([A-Za-z_]\w*)\s*\)$"), re.compile(r"^!\s*defined\s+([A-Za-z_]\w*)$"),
              re.compile(r"^!\s*([A-Za-z_]\w*)$"))
+_RESERVED = re.compile(r"^(?:__|_[A-Z])")  # reserved for the implementation (C11 7.1.3, C++ [lex.name])
+_PLATFORMS = {"_WIN32": "Windows", "_WIN64": "Windows", "_MSC_VER": "MSVC", "__APPLE__": "Apple platforms",
+              "__MACH__": "macOS", "__ANDROID__": "Android", "__FreeBSD__": "FreeBSD", "__aarch64__": "aarch64",
+              "__powerpc64__": "POWER", "__s390x__": "IBM Z", "__CUDACC__": "nvcc", "__HIPCC__": "ROCm's hipcc",
+              "__clang__": "clang"}
 _CMAKE_OPTION = re.compile(r'^\s*option\s*\(\s*([A-Za-z_]\w*)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I | re.M)
 _CMAKE_FILES = ("CMakeLists.txt",)
 _MAX_CMAKE_FILES = 400
@@ -162,6 +167,11 @@ def conditional_reason(conditions: tuple[Condition, ...], options: Mapping[str, 
     macro = conditions[-1].enables
     if not macro:
         return error, "", ""
+    if _RESERVED.match(macro):
+        # the implementation's own macro (C and C++ reserve these names): the definition is for
+        # another platform or compiler, which no --define makes this one
+        where = _PLATFORMS.get(macro, f"the platform or compiler that defines {macro}")
+        return error, macro, f"a build for {where} ({macro} is the compiler's, not a project option)"
     option = options.get(macro)
     supply = f"--define {macro}"
     if option is not None:
