@@ -10,8 +10,9 @@ header is compiled again (the probe cache is bypassed, since a cached result has
 for every resolved layout, the object its header's probe produced is read by the reference tools:
 
 - **pahole** (``pahole -C NAME``, unqualified names only): the layout is compared when the object
-  holds exactly one aggregate of that name; several of one name (``vllm::ScalarType`` beside
-  c10's ``enum ScalarType``, one per namespace) are counted as "pahole cannot isolate it";
+  holds exactly one complete aggregate of that name (pahole prints the first of several:
+  ``FP32Vec4::AliasReg`` and ``FP32Vec16::AliasReg`` are both ``AliasReg``); the others are
+  listed as not compared, with that reason;
 - **gdb** ``ptype /o QUALNAME`` (C++ only: qualified names, base classes).
 
 Compared: the size, and each member's name, offset and size (a bit-field: its first bit).
@@ -35,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from extractor.buildsettings import BuildSettings, merge  # noqa: E402
 from extractor.context import ExtractOptions  # noqa: E402
 from extractor.pipeline import extract_system  # noqa: E402
+from extractor.structs.dwarf import read_layouts  # noqa: E402
 from extractor.structs.probe import object_name  # noqa: E402
 from tests.structs_refs import RefStruct, parse_gdb_ptype, parse_pahole  # noqa: E402
 
@@ -56,7 +58,23 @@ def extract_with_objects(sources: list[str], build: BuildSettings, objects: Path
 
 
 def short(qualname: str) -> str:
-    return qualname.rsplit("::", 1)[-1]
+    """The unqualified name pahole takes: after the last ``::`` outside template arguments."""
+    depth, cut = 0, 0
+    for i, ch in enumerate(qualname):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif depth == 0 and qualname.startswith("::", i):
+            cut = i + 2
+    return qualname[cut:]
+
+
+def names_in(obj: Path) -> collections.Counter[str]:
+    """How many complete aggregates of each unqualified name the object's DWARF holds: pahole -C
+    prints the first of several (``FP32Vec4::AliasReg`` and ``FP32Vec16::AliasReg`` are both
+    ``AliasReg``), so a name held twice cannot be compared by it."""
+    return collections.Counter(short(raw.qualname) for raw in read_layouts(obj))
 
 
 def fields_of(layout: dict[str, Any], *, vptr: bool = True) -> list[tuple[str, int, int | None]]:
@@ -88,20 +106,15 @@ def differences(layout: dict[str, Any], ref: RefStruct, tool: str) -> list[str]:
     return problems
 
 
-def pahole_all(obj: Path, names: list[str]) -> tuple[dict[str, RefStruct], collections.Counter[str]]:
-    """pahole's layouts of ``names`` in ``obj``, and how many aggregates of each name it printed."""
+def pahole_all(obj: Path, names: list[str]) -> dict[str, RefStruct]:
+    """pahole's layouts of ``names`` in ``obj``."""
     found: dict[str, RefStruct] = {}
-    counts: collections.Counter[str] = collections.Counter()
     for i in range(0, len(names), _BATCH):
-        batch = names[i:i + _BATCH]
-        done = subprocess.run(["pahole", "-C", ",".join(batch), str(obj)], capture_output=True, text=True, timeout=300)
-        text = done.stdout
-        for name in batch:
-            counts[name] += sum(1 for line in text.splitlines()
-                                if line.startswith((f"struct {name} {{", f"class {name} {{", f"union {name} {{")))
-        for name, ref in parse_pahole(text).items():
+        done = subprocess.run(["pahole", "-C", ",".join(names[i:i + _BATCH]), str(obj)], capture_output=True,
+                              text=True, timeout=300)
+        for name, ref in parse_pahole(done.stdout).items():
             found.setdefault(name, ref)
-    return found, counts
+    return found
 
 
 def gdb_all(obj: Path, qualnames: list[str]) -> dict[str, RefStruct]:
@@ -119,6 +132,13 @@ def gdb_all(obj: Path, qualnames: list[str]) -> dict[str, RefStruct]:
     return found
 
 
+def _machine(elf: Path) -> bytes:
+    """The ELF header's e_machine (gdb without multiarch misreads another CPU's DWARF: it printed
+    ``type = char`` for an aarch64 struct)."""
+    with open(elf, "rb") as f:
+        return f.read(20)[18:20]
+
+
 def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
     resolved = [x for x in bundle["structs"] if x["method"] in ("probe-g++", "probe-nvcc")]
     by_object: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
@@ -132,12 +152,15 @@ def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
         if not obj.is_file():
             tally["no object"] += len(layouts)
             continue
-        shorts = sorted({short(x["qualname"]) for x in layouts})
-        pahole, counts = pahole_all(obj, shorts)
-        cxx = sorted({x["qualname"] for x in layouts if x["language"] != "c" and not x.get("target")})
+        counts = names_in(obj)
+        shorts = sorted({short(x["qualname"]) for x in layouts if counts[short(x["qualname"])] == 1})
+        pahole = pahole_all(obj, shorts)
+        native = _machine(obj) == _machine(Path(sys.executable).resolve())  # gdb reads only this CPU's objects
+        cxx = sorted({x["qualname"] for x in layouts if x["language"] != "c"}) if native else []
         gdb = gdb_all(obj, cxx) if cxx else {}
         for x in layouts:
             where = f"{x['qualname']} ({x['path']}:{x['line']}{', ' + x['target'] if x.get('target') else ''})"
+            verdicts = []  # per reference that printed the layout: equal?
             name = short(x["qualname"])
             if counts[name] > 1:
                 tally["pahole: several of that name"] += 1
@@ -146,22 +169,26 @@ def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
                 tally["pahole: not printed"] += 1
                 uncompared.append(("pahole", where, f"pahole -C {name} printed nothing"))
             else:
-                problems = differences(x, pahole[name], "pahole")
-                tally["pahole: equal" if not problems else "pahole: differs"] += 1
-                if problems:
-                    disagreements.append(("pahole", where, "; ".join(problems)))
-            if x["language"] == "c" or x.get("target"):
-                continue
-            if x["qualname"] not in gdb:
-                tally["gdb: not printed"] += 1
-                uncompared.append(("gdb", where, f"ptype /o {x['qualname']} printed no type"))
-                continue
-            problems = differences(x, gdb[x["qualname"]], "gdb")
-            tally["gdb: equal" if not problems else "gdb: differs"] += 1
-            if problems:
-                disagreements.append(("gdb", where, "; ".join(problems)))
+                verdicts.append(_verdict("pahole", x, pahole[name], where, tally, disagreements))
+            if x["language"] != "c" and native:
+                if x["qualname"] in gdb:
+                    verdicts.append(_verdict("gdb", x, gdb[x["qualname"]], where, tally, disagreements))
+                else:
+                    tally["gdb: not printed"] += 1
+                    uncompared.append(("gdb", where, f"ptype /o {x['qualname']} printed no type"))
+            tally["layouts: no reference printed them" if not verdicts else
+                  "layouts: equal to every reference that printed them" if all(verdicts) else
+                  "layouts: differ from a reference"] += 1
     return {"resolved": len(resolved), "tally": dict(sorted(tally.items())), "disagreements": disagreements,
             "uncompared": uncompared}
+
+
+def _verdict(tool: str, layout: dict[str, Any], ref: RefStruct, where: str, tally, disagreements) -> bool:
+    problems = differences(layout, ref, tool)
+    tally[f"{tool}: equal" if not problems else f"{tool}: differs"] += 1
+    if problems:
+        disagreements.append((tool, where, "; ".join(problems)))
+    return not problems
 
 
 def main() -> None:
@@ -187,6 +214,9 @@ def main() -> None:
         if compared:
             print(f"  {tool}: {tally.get(f'{tool}: equal', 0)} of {compared} compared equal "
                   f"({100 * tally.get(f'{tool}: equal', 0) / compared:.2f}%)")
+    compared = result["resolved"] - tally.get("layouts: no reference printed them", 0)
+    print(f"  {tally.get('layouts: equal to every reference that printed them', 0)} of {compared} layouts that a "
+          f"reference printed equal every reference that printed them")
     for key, count in tally.items():
         print(f"    {key}: {count}")
     for tool, where, what in result["disagreements"][:args.list]:
