@@ -142,13 +142,13 @@ def _machine(elf: Path) -> bytes:
 def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
     resolved = [x for x in bundle["structs"] if x["method"] in ("probe-g++", "probe-nvcc")]
     by_object: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for x in resolved:
-        by_object[x["origin"]].append(x)
+    for x in resolved:  # a probe's layouts carry its header's path (origin may add "as included by ...")
+        by_object[x["path"]].append(x)
     tally: collections.Counter[str] = collections.Counter()
     disagreements: list[tuple[str, str, str]] = []
     uncompared: list[tuple[str, str, str]] = []  # (tool, layout, why the tool could not be asked)
-    for origin, layouts in sorted(by_object.items()):
-        obj = objects / object_name(origin)
+    for header, layouts in sorted(by_object.items()):
+        obj = objects / object_name(header)
         if not obj.is_file():
             tally["no object"] += len(layouts)
             continue
@@ -214,7 +214,8 @@ def main() -> None:
         if compared:
             print(f"  {tool}: {tally.get(f'{tool}: equal', 0)} of {compared} compared equal "
                   f"({100 * tally.get(f'{tool}: equal', 0) / compared:.2f}%)")
-    compared = result["resolved"] - tally.get("layouts: no reference printed them", 0)
+    compared = tally.get("layouts: equal to every reference that printed them", 0) + \
+        tally.get("layouts: differ from a reference", 0)
     print(f"  {tally.get('layouts: equal to every reference that printed them', 0)} of {compared} layouts that a "
           f"reference printed equal every reference that printed them")
     for key, count in tally.items():
