@@ -13,7 +13,8 @@ for every resolved layout, the object its header's probe produced is read by the
   holds exactly one complete aggregate of that name (pahole prints the first of several:
   ``FP32Vec4::AliasReg`` and ``FP32Vec16::AliasReg`` are both ``AliasReg``); the others are
   listed as not compared, with that reason;
-- **gdb** ``ptype /o QUALNAME`` (C++ only: qualified names, base classes).
+- **gdb** ``ptype /o QUALNAME`` (C++ only: qualified names, base classes); for an object compiled
+  for another CPU (aarch64, ppc64le, s390x probes), ``gdb-multiarch``.
 
 Compared: the size, and each member's name, offset and size (a bit-field: its first bit).
 Printed: how many layouts equal each reference, and every disagreement with what differs, so none
@@ -25,6 +26,8 @@ from __future__ import annotations
 import argparse
 import collections
 import json
+import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -117,13 +120,15 @@ def pahole_all(obj: Path, names: list[str]) -> dict[str, RefStruct]:
     return found
 
 
-def gdb_all(obj: Path, qualnames: list[str]) -> dict[str, RefStruct]:
+def gdb_all(gdb: str, obj: Path, qualnames: list[str]) -> dict[str, RefStruct]:
     found = {}
     for i in range(0, len(qualnames), _BATCH):
-        argv = ["gdb", "-batch", "-nx", "-ex", "set language c++", "-ex", "set width 0"]
+        argv = [gdb, "-batch", "-nx", "-ex", "set language c++", "-ex", "set width 0"]
         for n in qualnames[i:i + _BATCH]:
-            # quoted: gdb's expression parser takes `(anonymous namespace)` only inside quotes
-            argv += ["-ex", f"echo @@@{n}\\n", "-ex", f"ptype /o '{n}'"]
+            # gdb's expression parser takes `(anonymous namespace)` and `Ring<short int, 3>` only
+            # quoted, and a quoted one-letter name is a char literal ('Q')
+            shown = f"'{n}'" if re.search(r"[\s()]", n) else n
+            argv += ["-ex", f"echo @@@{n}\\n", "-ex", f"ptype /o {shown}"]
         done = subprocess.run(argv + [str(obj)], capture_output=True, text=True, timeout=300)
         for chunk in done.stdout.split("@@@")[1:]:
             name, _, body = chunk.partition("\n")
@@ -133,10 +138,16 @@ def gdb_all(obj: Path, qualnames: list[str]) -> dict[str, RefStruct]:
 
 
 def _machine(elf: Path) -> bytes:
-    """The ELF header's e_machine (gdb without multiarch misreads another CPU's DWARF: it printed
-    ``type = char`` for an aarch64 struct)."""
     with open(elf, "rb") as f:
-        return f.read(20)[18:20]
+        return f.read(20)[18:20]  # e_machine
+
+
+def gdb_for(obj: Path) -> str | None:
+    """gdb for this CPU's objects; gdb-multiarch (Debian's package of that name) for another's:
+    plain gdb reads an aarch64 object's members with the producer string as their type."""
+    if _machine(obj) == _machine(Path(sys.executable).resolve()):
+        return shutil.which("gdb")
+    return shutil.which("gdb-multiarch")
 
 
 def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
@@ -155,9 +166,9 @@ def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
         counts = names_in(obj)
         shorts = sorted({short(x["qualname"]) for x in layouts if counts[short(x["qualname"])] == 1})
         pahole = pahole_all(obj, shorts)
-        native = _machine(obj) == _machine(Path(sys.executable).resolve())  # gdb reads only this CPU's objects
-        cxx = sorted({x["qualname"] for x in layouts if x["language"] != "c"}) if native else []
-        gdb = gdb_all(obj, cxx) if cxx else {}
+        gdb_exe = gdb_for(obj)
+        cxx = sorted({x["qualname"] for x in layouts if x["language"] != "c"}) if gdb_exe else []
+        gdb = gdb_all(gdb_exe, obj, cxx) if cxx else {}
         for x in layouts:
             where = f"{x['qualname']} ({x['path']}:{x['line']}{', ' + x['target'] if x.get('target') else ''})"
             verdicts = []  # per reference that printed the layout: equal?
@@ -170,7 +181,9 @@ def compare(bundle: dict[str, Any], objects: Path) -> dict[str, Any]:
                 uncompared.append(("pahole", where, f"pahole -C {name} printed nothing"))
             else:
                 verdicts.append(_verdict("pahole", x, pahole[name], where, tally, disagreements))
-            if x["language"] != "c" and native:
+            if x["language"] != "c" and gdb_exe is None:
+                uncompared.append(("gdb", where, "another CPU's object and gdb-multiarch is not installed"))
+            elif x["language"] != "c":
                 if x["qualname"] in gdb:
                     verdicts.append(_verdict("gdb", x, gdb[x["qualname"]], where, tally, disagreements))
                 else:
