@@ -231,3 +231,22 @@ def test_a_header_with_thread_local_variables_is_laid_out(tmp_path):
     ref = run_pahole(obj, "Frame")["Frame"]
     assert frame.size == ref.size == 16
     assert [(m.name, m.offset, m.size) for m in frame.members] == [(n, o, s) for n, o, s, _b in ref.members]
+
+
+def test_a_compiler_stopped_by_the_memory_cap_says_so(tmp_path):
+    # what stops it is the probe's own cap, not anything the tree lacks: the reason says which
+    from extractor.pipeline import extract_system
+
+    header = tmp_path / "proj" / "include" / "big.h"
+    header.parent.mkdir(parents=True)
+    header.write_text("#pragma once\n#include <map>\n#include <string>\nstruct Big { std::map<std::string, int> m; };\n")
+
+    def big(memory: int) -> dict:
+        options = ExtractOptions(jobs=1, cache_dir=tmp_path / f"c{memory}", extra={"structs_probe_memory": memory})
+        (layout,) = extract_system([str(tmp_path / "proj")], options=options).bundle["structs"]
+        return layout
+
+    capped = big(80 * 1024**2)  # cc1plus starts, then runs out of address space
+    assert capped["method"] == "unresolved" and "memory exhausted" in capped["error"], capped
+    assert capped["missing"] == "memory" and "structs_probe_memory" in capped["supplied_by"]
+    assert big(probe_mod.DEFAULT_MEMORY)["size"] == 48

@@ -25,9 +25,9 @@ from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.plan import plan_probes
-from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
+from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
-from extractor.structs.reasons import missing_from, pinned_versions, supplier_for
+from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
 from extractor.structs.records import Method, StructLayout, layout_from_raw
 from extractor.structs.tags import tag_layout
 
@@ -125,7 +125,8 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
             cache_dir=cache_dir, jobs=ctx.options.jobs,
             max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
-            context_key=context_key, keep_objects=_keep_objects(extra))
+            context_key=context_key, keep_objects=_keep_objects(extra),
+            memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)))
     pins = pinned_versions([r for r, _ in roots])
     left_out = LeftOut(roots, {p: f for p, (f, _) in files.items()})
     layouts = [left_out.explain(explain(x, pins)) for r in results for x in r.layouts]
@@ -200,6 +201,10 @@ def explain(layout: StructLayout, pins: dict[str, str]) -> StructLayout:
     """An unresolved layout with the header or name that was missing, and what supplies it."""
     if layout.method is not Method.UNRESOLVED or layout.missing:
         return layout
+    if ran_out_of_memory(layout.error):
+        return dataclasses.replace(layout, missing="memory", supplied_by=(
+            "a larger probe memory cap (ExtractOptions.extra['structs_probe_memory'], bytes of address space "
+            f"per compiler; default {DEFAULT_MEMORY // 1024**3} GiB)"))
     missing = missing_from(layout.error)
     if not missing:
         return layout

@@ -72,9 +72,12 @@ NOT_EMITTED = ("compiled, but no complete type was emitted (conditionally compil
 HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
 DEFAULT_MAX_HEADERS = 160
 DEFAULT_TIMEOUT = 300.0
-# Address-space cap per compiler process: nvcc's front ends need about 1 GB on vLLM's heaviest
-# headers; a template-instantiation bomb took 4.1 GB before the cap.
-DEFAULT_MEMORY = 3 * 1024**3
+# Address-space cap per compiler process. nvcc's front ends need about 1 GB on most of vLLM's
+# headers, but with the CUDA math libraries' headers (cuBLAS, cuSPARSE, cuSOLVER wheels beside torch)
+# its CUTLASS dispatch headers (scaled_mm_c2x_sm89_fp8_dispatch.cuh, the machete launchers) ran out
+# of 3 GB ("catastrophic error: out of memory") and compile in 6; a template-instantiation bomb
+# took 4.1 GB before a cap stopped it.
+DEFAULT_MEMORY = 6 * 1024**3
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "build", "dist", "third_party", "tests",
@@ -350,7 +353,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                   roots: Sequence[Path], *, cache_dir: Path | None = None, jobs: int = 1,
                   max_headers: int = DEFAULT_MAX_HEADERS, timeout: float = DEFAULT_TIMEOUT,
                   root_labels: Sequence[tuple[Path, str]] = (), context_key: str = "",
-                  keep_objects: Path | None = None) -> tuple[list[ProbeResult], dict]:
+                  keep_objects: Path | None = None, memory_bytes: int = DEFAULT_MEMORY
+                  ) -> tuple[list[ProbeResult], dict]:
     """Probe the best ``max_headers`` headers (in parallel); list the rest as not probed.
 
     ``keep_objects``: a directory that receives each compiled probe object as
@@ -366,7 +370,7 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
         futures = [pool.submit(probe_header, p, include_dirs, roots,
                                cache_dir=cache_dir if keep_objects is None else None,
                                timeout=timeout, root_labels=root_labels, pch_headers=pch_headers,
-                               context_key=context_key,
+                               context_key=context_key, memory_bytes=memory_bytes,
                                keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
                    for p in chosen]
         for future in futures:

@@ -46,6 +46,14 @@ def load_suppliers(path: Path = SUPPLIERS_FILE) -> tuple[Supplier, ...]:
                  for s in data["suppliers"])
 
 
+# the compiler stopped at the probe's address-space cap, not at anything the tree lacks
+_OUT_OF_MEMORY = re.compile(r"out of memory|virtual memory exhausted|Cannot allocate memory|std::bad_alloc")
+
+
+def ran_out_of_memory(error: str) -> bool:
+    return bool(_OUT_OF_MEMORY.search(error))
+
+
 def missing_from(error: str) -> str:
     """The header or name a compiler error says is missing; "" when it says something else."""
     for pattern in _MISSING_HEADER:
