@@ -142,21 +142,17 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     SOURCE may instead be a system file (YAML: name, version, sources, and optionally build, whose
     settings the command-line options extend).
     """
-    from extractor.buildsettings import BuildSettings, merge
+    from extractor.buildsettings import BuildSettings
     from extractor.bundle import write_bundle
     from extractor.context import ExtractOptions
     from extractor.graph import export_graph
     from extractor.pipeline import extract_system
+    from extractor.presets import system_or_sources
     from extractor.storage import write_atomic
 
     build = BuildSettings(tuple(str(d) for d in include_dirs), tuple(defines),
                           str(compile_commands) if compile_commands else "", tuple(headers_from))
-    if len(sources) == 1 and sources[0].endswith((".yaml", ".yml")) and Path(sources[0]).is_file():
-        from extractor.presets import load_system_file
-
-        system = load_system_file(sources[0])
-        sources, name, version_ = system.specs(), name or system.name, version_ or system.version
-        build = merge(system.build, build)
+    sources, name, version_, build = system_or_sources(sources, name, version_, build)
     extra = {key: str(path) for key, path in (("taxonomy", taxonomy), ("detectors", detectors)) if path}
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes,
                              extra=extra, build=build)

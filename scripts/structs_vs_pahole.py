@@ -36,9 +36,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.buildsettings import BuildSettings, merge  # noqa: E402
+from extractor.buildsettings import BuildSettings  # noqa: E402
 from extractor.context import ExtractOptions  # noqa: E402
 from extractor.pipeline import extract_system  # noqa: E402
+from extractor.presets import system_or_sources  # noqa: E402
 from extractor.structs.dwarf import read_layouts  # noqa: E402
 from extractor.structs.probe import object_name  # noqa: E402
 from tests.structs_refs import RefStruct, parse_gdb_ptype, parse_pahole  # noqa: E402
@@ -48,16 +49,10 @@ _BATCH = 8  # pahole 1.24 prints only some of a long -C list; gdb is started onc
 
 def extract_with_objects(sources: list[str], build: BuildSettings, objects: Path, jobs: int,
                          cache_dir: Path | None) -> dict[str, Any]:
-    name = version = ""
-    if len(sources) == 1 and sources[0].endswith((".yaml", ".yml")) and Path(sources[0]).is_file():
-        from extractor.presets import load_system_file
-
-        system = load_system_file(sources[0])
-        sources, name, version = list(system.specs()), system.name, system.version
-        build = merge(system.build, build)
+    specs, name, version, build = system_or_sources(sources, "", "", build)
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=build,
                              extra={"structs_keep_objects": str(objects)})
-    return extract_system(sources, name=name, version=version, options=options).bundle
+    return extract_system(specs, name=name, version=version, options=options).bundle
 
 
 def short(qualname: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extractor.errors import UserInputError
-from extractor.structs import explain, layout_counts
+from extractor.structs import Reasons, layout_counts
 from extractor.structs.reasons import load_suppliers, missing_from, pinned_versions, supplier_for
 from extractor.structs.records import unresolved_layout
 
@@ -34,7 +34,7 @@ from extractor.structs.records import unresolved_layout
 def test_the_missing_header_or_name_and_its_supplier(error, missing, supply):
     assert missing_from(error) == missing
     assert supplier_for(missing, {"torch": "2.8.0"}) == supply
-    layout = explain(unresolved_layout("X", "struct", "a.h", 1, error), {"torch": "2.8.0"})
+    layout = Reasons((), {}, {"torch": "2.8.0"}).explain(unresolved_layout("X", "struct", "a.h", 1, error))
     assert (layout.missing, layout.supplied_by) == (missing, supply)
 
 
@@ -46,8 +46,8 @@ def test_the_pinned_version_comes_from_the_projects_build_requirements(tmp_path)
 
 
 def test_counts_per_family_and_missing_header():
-    a = explain(unresolved_layout("ShmRegion", "struct", "a.h", 1, "x.h:1:1: fatal error: boost/a.hpp: No such file "
-                                  "or directory", tags=("shared-memory",)), {})
+    a = Reasons((), {}, {}).explain(unresolved_layout("ShmRegion", "struct", "a.h", 1, "x.h:1:1: fatal error: boost/a.hpp: "
+                                                      "No such file or directory", tags=("shared-memory",)))
     b = unresolved_layout("Plain", "struct", "a.h", 2, "not probed: over the budget of 64 headers per system")
     counts = layout_counts([a, b])
     assert counts["families"] == {"shared-memory": {"resolved": 0, "unresolved": 1},

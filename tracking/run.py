@@ -32,9 +32,10 @@ from extractor.errors import UserInputError
 from extractor.evidence import evidence_from_json
 from extractor.executor import LOCAL, ExtractionJob, Executor
 from extractor.locks import locked
+from extractor.storage import write_atomic
 from tracking.listing import list_releases
 from tracking.render import render_index, render_timeline
-from tracking.state import State, load_state, save_state, sha256_file, write_text_atomic
+from tracking.state import State, load_state, save_state, sha256_of
 from tracking.pairs import PairJob, compare_pair
 from tracking.timeline import build_timeline, release_row
 from tracking.versions import Release, select
@@ -114,7 +115,7 @@ def _keep_release(release: Release, extraction, state: State, out_dir: Path, on_
     folder = out_dir / "releases" / release.slug
     path = write_bundle(None, folder, extraction.data)
     state.releases[release.slug] = {"version": release.slug, "name": release.name, "specs": list(release.specs),
-                                    "evidence": path.relative_to(out_dir).as_posix(), "sha256": sha256_file(path),
+                                    "evidence": path.relative_to(out_dir).as_posix(), "sha256": sha256_of(extraction.data),
                                     "row": release_row(evidence_from_json(extraction.bundle, str(path)))}
     save_state(out_dir, state)
     if on_release:
@@ -148,9 +149,9 @@ def write_pages(out_dir: Path, state: State, new: Iterable[str] = ()) -> tuple[P
     releases = [state.releases[k] for k in sorted(state.releases, key=Version)]
     pairs = list(state.pairs.values())
     data = build_timeline(state.system, state.spec, releases, pairs)
-    write_text_atomic(out_dir / "timeline.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
-    timeline = write_text_atomic(out_dir / "timeline.html", render_timeline(data))
-    index = write_text_atomic(out_dir / "index.html", render_index(data, list(new)))
+    write_atomic(out_dir / "timeline.json", json.dumps(data, indent=1, sort_keys=True) + "\n")
+    timeline = write_atomic(out_dir / "timeline.html", render_timeline(data))
+    index = write_atomic(out_dir / "index.html", render_index(data, list(new)))
     return index, timeline
 
 

@@ -12,14 +12,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
-import secrets
 from pathlib import Path
 from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
 from extractor.errors import UserInputError
+from extractor.storage import write_atomic
 
 STATE_FILE = "state.json"
 STATE_VERSION = 1
@@ -73,23 +72,15 @@ def load_state(out_dir: Path, spec: str, system: str) -> State:
 
 
 def save_state(out_dir: Path, state: State) -> Path:
-    return write_text_atomic(out_dir / STATE_FILE, json.dumps(state.json(), indent=1, sort_keys=True) + "\n")
-
-
-def write_text_atomic(target: Path, text: str) -> Path:
-    """``target`` written whole or not at all: a temporary name of its own beside it, then a rename."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, target)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return target
+    return write_atomic(out_dir / STATE_FILE, json.dumps(state.json(), indent=1, sort_keys=True) + "\n")
 
 
 def sha256_file(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    return sha256_of(path.read_bytes())
+
+
+def sha256_of(data: bytes | str) -> str:
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
 
 
 def _inside(root: Path, path: Path) -> bool:

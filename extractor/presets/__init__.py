@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from extractor.buildsettings import BUILD_SCHEMA, BuildSettings, build_settings_from
+from extractor.buildsettings import BUILD_SCHEMA, BuildSettings, build_settings_from, merge
 from extractor.datafile import load_data_file
 from extractor.errors import UserInputError
 
@@ -87,6 +88,17 @@ def load_system_file(path: Path | str) -> SystemSpec:
     """One system from a YAML file with ``name``, ``version``, ``sources`` and optionally ``build``."""
     path = Path(path)
     return _system(load_data_file(path, SYSTEM_SCHEMA), path.name, "", path.parent)
+
+
+def system_or_sources(sources: Sequence[str], name: str, version: str, build: BuildSettings
+                      ) -> tuple[tuple[str, ...], str, str, BuildSettings]:
+    """What ``archdiff extract SOURCE...`` extracts: a single SOURCE that is a system file gives its
+    specs, its name and version (unless given) and its build settings extended by ``build``; any
+    other SOURCE list is taken as it is."""
+    if len(sources) == 1 and sources[0].endswith((".yaml", ".yml")) and Path(sources[0]).is_file():
+        system = load_system_file(sources[0])
+        return tuple(system.specs()), name or system.name, version or system.version, merge(system.build, build)
+    return tuple(sources), name, version, build
 
 
 def _system(entry: dict, file: str, where: str, base: Path) -> SystemSpec:

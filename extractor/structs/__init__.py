@@ -127,10 +127,9 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
             context_key=context_key, keep_objects=_keep_objects(extra),
             memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)))
-    pins = pinned_versions([r for r, _ in roots])
-    left_out = LeftOut(roots, {p: f for p, (f, _) in files.items()})
-    layouts = [left_out.explain(explain(x, pins)) for r in results for x in r.layouts]
-    layouts.extend(explain(x, pins) for x in plan.unprobed)
+    reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]))
+    layouts = [reasons.explain(x) for r in results for x in r.layouts]
+    layouts.extend(reasons.explain(x) for x in plan.unprobed)
     diagnostics = [d for r in results for d in r.diagnostics]
     stats.update(probe_stats)
     # The headline: the graph's own definitions (a probe also lays out template instantiations
@@ -197,31 +196,33 @@ def _wants_generated(ctx: Context) -> bool:
     return False
 
 
-def explain(layout: StructLayout, pins: dict[str, str]) -> StructLayout:
-    """An unresolved layout with the header or name that was missing, and what supplies it."""
-    if layout.method is not Method.UNRESOLVED or layout.missing:
-        return layout
-    if ran_out_of_memory(layout.error):
-        return dataclasses.replace(layout, missing="memory", supplied_by=(
-            "a larger probe memory cap (ExtractOptions.extra['structs_probe_memory'], bytes of address space "
-            f"per compiler; default {DEFAULT_MEMORY // 1024**3} GiB)"))
-    missing = missing_from(layout.error)
-    if not missing:
-        return layout
-    return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, pins))
+class Reasons:
+    """What an unresolved layout is missing, in terms a user can act on: the header or name the
+    compiler could not find and what supplies it, the memory cap it ran into, or, for a definition
+    the compile left out, the `#if` lines around it and the CMake option that names the macro
+    (the header's text and the project's CMake files read once per run, when first needed)."""
 
-
-class LeftOut:
-    """Reasons for definitions a probe compiled without emitting: the `#if` lines around each,
-    and the CMake option that names the macro (read once per run, when first needed)."""
-
-    def __init__(self, roots: tuple[tuple[Path, str], ...], files: dict[str, Path]) -> None:
-        self._roots, self._files = roots, files
+    def __init__(self, roots: tuple[tuple[Path, str], ...], files: dict[str, Path], pins: dict[str, str]) -> None:
+        self._roots, self._files, self._pins = roots, files, pins
         self._options: dict[str, CmakeOption] | None = None
         self._texts: dict[str, str] = {}
 
     def explain(self, layout: StructLayout) -> StructLayout:
-        if layout.method is not Method.UNRESOLVED or layout.error != NOT_EMITTED or layout.path not in self._files:
+        if layout.method is not Method.UNRESOLVED or layout.missing:
+            return layout
+        if layout.error == NOT_EMITTED:
+            return self._left_out(layout)
+        if ran_out_of_memory(layout.error):
+            return dataclasses.replace(layout, missing="memory", supplied_by=(
+                "a larger probe memory cap (ExtractOptions.extra['structs_probe_memory'], bytes of address space "
+                f"per compiler; default {DEFAULT_MEMORY // 1024**3} GiB)"))
+        missing = missing_from(layout.error)
+        if not missing:
+            return layout
+        return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, self._pins))
+
+    def _left_out(self, layout: StructLayout) -> StructLayout:
+        if layout.path not in self._files:
             return layout
         if layout.path not in self._texts:
             try:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from extractor.safeproc import run_bounded
 from extractor.structs.compilers import PRELUDE, Command, allowed_for
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
+from extractor.structs.reasons import includer_may_cure
 from extractor.structs.records import Method
 
 if TYPE_CHECKING:
@@ -29,11 +30,6 @@ def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> st
     while previous != pick:  # "src/filesystem/../status.h" -> "src/status.h"
         previous, pick = pick, re.sub(r"(?<![\w.])(?!\.\./)[\w.-]+/\.\./", "", pick, count=1)
     return pick[:300]
-
-
-# errors an includer's earlier lines can cure: a name not declared yet, a type not complete yet
-_PREAMBLE_FIXES = re.compile(r"incomplete type|not declared|has not been declared|does not name a type|"
-                             r"is undefined|unknown type name|was not declared in this scope")
 
 
 class CompileAttempts:
@@ -70,7 +66,7 @@ class CompileAttempts:
             for n, preamble in enumerate((None, *self.probe.preambles)):
                 if self.timed_out:
                     return None  # another attempt would cost as much again
-                if n > 1 and not _PREAMBLE_FIXES.search(self.last_error):
+                if n > 1 and not includer_may_cure(self.last_error):
                     break
                 if self.attempt(command, preamble):
                     return command, preamble

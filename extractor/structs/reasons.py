@@ -59,10 +59,21 @@ def missing_from(error: str) -> str:
     for pattern in _MISSING_HEADER:
         if m := pattern.search(error):
             return m.group(1)
+    return missing_name(error)
+
+
+def missing_name(error: str) -> str:
+    """The name (not a header) a compiler error says is not declared; "" for anything else."""
     for pattern in _MISSING_SYMBOL:
         if m := pattern.search(error):
             return m.group(1)
     return ""
+
+
+def includer_may_cure(error: str) -> bool:
+    """Whether what an includer has before its #include could make the header compile: a name
+    not declared yet or a type not complete yet. A missing header it cannot supply."""
+    return "incomplete type" in error or bool(missing_name(error))
 
 
 def supplier_for(missing: str, pins: dict[str, str] | None = None) -> str:
