@@ -143,12 +143,12 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     settings the command-line options extend).
     """
     from extractor.buildsettings import BuildSettings
-    from extractor.bundle import write_bundle
+    from extractor.evidence.write import write_bundle
     from extractor.context import ExtractOptions
-    from extractor.graph import export_graph
-    from extractor.pipeline import extract_system
+    from extractor.evidence.graph import export_graph
+    from extractor.run.pipeline import extract_system
     from extractor.presets import system_or_sources
-    from extractor.storage import write_atomic
+    from extractor.support.storage import write_atomic
 
     build = BuildSettings(tuple(str(d) for d in include_dirs), tuple(defines),
                           str(compile_commands) if compile_commands else "", tuple(headers_from))
@@ -186,8 +186,8 @@ def graph() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def graph_export(evidence: Path, fmt: str, output: Path) -> None:
     """Write EVIDENCE's symbol graph as GraphML, GEXF or node-link JSON (readable by networkx and Gephi)."""
-    from extractor.bundle import load_bundle
-    from extractor.graph import export_graph
+    from extractor.evidence.write import load_bundle
+    from extractor.evidence.graph import export_graph
 
     bundle = load_bundle(evidence)
     export_graph(bundle, fmt, output)

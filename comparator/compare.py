@@ -1,7 +1,7 @@
 """The comparison: two pieces of evidence, every evidence kind asked in turn, findings as JSON.
 
 Everything here is a pure function of the two bundles (typed records from
-:func:`extractor.evidence.load_evidence`); the kinds (:mod:`comparator.registry`) compute the
+:func:`extractor.evidence.read.load_evidence`); the kinds (:mod:`comparator.registry`) compute the
 sections, this module only loops over them and describes the two systems. Bump ``REPORT_SCHEMA``
 when a key of the findings changes meaning (docs/report-schema.md).
 """
@@ -14,7 +14,7 @@ from typing import Any
 
 from comparator.kind import SIDES, Counts, EvidenceKind, release_order
 from comparator.registry import KINDS
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 
 REPORT_SCHEMA = 2  # 2: telemetry metrics are the own ones; library series and twins apart
 MODES = ("auto", "systems", "release")

@@ -17,7 +17,7 @@ import collections
 from typing import Any
 
 from comparator.kind import SIDES
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.layers.records import role_by_path
 from extractor.model import EdgeKind
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from extractor.datafile import read_yaml_file
+from extractor.support.datafile import read_yaml_file
 from extractor.errors import UserInputError
-from extractor.evidence import Evidence, evidence_from_json, load_evidence
+from extractor.evidence.read import Evidence, evidence_from_json, load_evidence
 
 SYSTEM_FILE_SUFFIXES = (".yaml", ".yml")
 
@@ -62,7 +62,7 @@ def read_system_file(path: Path) -> tuple[str, str, list[str]]:
 def _extract(specs: list[str], name: str, version: str, cache_dir: Path | None, jobs: int) -> Evidence:
     # Imported here: reading an evidence file must not pay for the whole pipeline's imports.
     from extractor.context import ExtractOptions
-    from extractor.pipeline import extract_system
+    from extractor.run.pipeline import extract_system
 
     options = ExtractOptions(jobs=max(1, jobs), cache_dir=cache_dir)
     result = extract_system(specs, name=name, version=version, options=options)

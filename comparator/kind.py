@@ -4,7 +4,7 @@ A kind reads one part of the evidence (layers, struct layouts, telemetry, the gr
 comparator (:mod:`comparator.compare`) loops over a list of kinds (:mod:`comparator.registry`) and
 asks each, in this order:
 
-1. ``summarize`` one side (an :class:`extractor.evidence.Evidence`), once per side;
+1. ``summarize`` one side (an :class:`extractor.evidence.read.Evidence`), once per side;
 2. ``compare`` the two summaries: the kind's section of the findings (plain JSON), or None;
 3. ``diff_release`` them when both sides are releases of one system: keys of ``findings["release"]``;
 4. ``takeaways`` and ``release_takeaways``: sentences built only from those sections;

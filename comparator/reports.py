@@ -7,10 +7,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from extractor.storage import write_atomic
+from extractor.support.storage import write_atomic
 
 if TYPE_CHECKING:
-    from extractor.evidence import Evidence
+    from extractor.evidence.read import Evidence
 
 FORMATS = ("html", "md", "json")
 

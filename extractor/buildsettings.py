@@ -9,7 +9,7 @@ Four settings, from the command line (``--include-dir``, ``--define``, ``--compi
   directories, defines and language standard of its nearest translation unit
   (extractor.structs.buildcontext);
 - ``headers_from``: ``pypi:NAME[==VERSION]`` or an installed distribution whose include
-  directories join ``include_dirs`` (extractor.wheels).
+  directories join ``include_dirs`` (extractor.acquire.headers).
 
 These are the user's own configuration: the probe guard allows what they name, as it allows the
 compiler's system directories, and nothing else outside the source roots.
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from extractor.errors import UserInputError
 
-if TYPE_CHECKING:  # extractor.wheels reaches the sources module, which needs extractor.context
-    from extractor.wheels import HeaderPackage
+if TYPE_CHECKING:  # extractor.acquire.headers reaches the sources module, which needs extractor.context
+    from extractor.acquire.headers import HeaderPackage
 
 _DEFINE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$", re.S)
 BUILD_SCHEMA = {"include_dirs?": [str], "defines?": [str], "compile_commands?": str, "headers_from?": [str]}
@@ -101,7 +101,7 @@ def resolve_build_settings(settings: BuildSettings, cache_dir: Path) -> BuildSet
             raise UserInputError(f"--define {define!r}: write NAME or NAME=VALUE")
     if settings.compile_commands and not Path(settings.compile_commands).is_file():
         raise UserInputError(f"--compile-commands {settings.compile_commands}: no such file")
-    from extractor.wheels import resolve_headers_from
+    from extractor.acquire.headers import resolve_headers_from
 
     packages = tuple(resolve_headers_from(spec, cache_dir) for spec in settings.headers_from)
     h = hashlib.sha256()

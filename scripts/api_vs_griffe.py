@@ -37,8 +37,9 @@ from comparator.apidiff import Breakage, BreakageKind, find_breakages  # noqa: E
 from extractor import pysymbols  # noqa: E402
 from extractor.context import ExtractOptions  # noqa: E402
 from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature  # noqa: E402
-from extractor.pipeline import STEPS, extract_system  # noqa: E402
-from extractor.sources import default_cache_dir  # noqa: E402
+from extractor.run.pipeline import extract_system  # noqa: E402
+from extractor.steps import STEPS  # noqa: E402
+from extractor.acquire.sources import default_cache_dir  # noqa: E402
 
 # archdiff's kinds by the griffe kind that names the same change.
 GRIFFE_KIND = {

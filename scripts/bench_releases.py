@@ -28,9 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractor.context import ExtractOptions  # noqa: E402
-from extractor.executor import LOCAL  # noqa: E402
-from extractor.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.sources import default_cache_dir  # noqa: E402
+from extractor.run.executor import LOCAL  # noqa: E402
+from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
+from extractor.acquire.sources import default_cache_dir  # noqa: E402
 
 
 def prime_sources(specs: list[list[str]], into: Path) -> None:
@@ -136,7 +136,7 @@ def main() -> None:
         for cpus in ray_cpus:
             import ray
 
-            from extractor.rayexec import RayExecutor
+            from extractor.run.raytasks import RayExecutor
 
             start = time.perf_counter()
             ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)

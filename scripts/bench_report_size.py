@@ -22,8 +22,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def bundle(n: int, prefix: str, version: str) -> str:
-    from extractor.bundle import dumps_bundle
-    from extractor.evidence import Evidence, Graph, SystemName, evidence_json
+    from extractor.evidence.write import dumps_bundle
+    from extractor.evidence.read import Evidence, Graph, SystemName, evidence_json
     from extractor.model import Edge, EdgeKind, Node, NodeKind
     from extractor.telemetry.records import MetricDefinition, MetricType
 

@@ -46,12 +46,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.bundle import write_bundle  # noqa: E402
+from extractor.evidence.write import write_bundle  # noqa: E402
 from extractor.context import ExtractOptions  # noqa: E402
-from extractor.inventory import list_files  # noqa: E402
+from extractor.acquire.inventory import list_files  # noqa: E402
 from extractor.model import Language  # noqa: E402
-from extractor.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.sources import default_cache_dir  # noqa: E402
+from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
+from extractor.acquire.sources import default_cache_dir  # noqa: E402
 
 
 def _parse(path: str) -> None:

@@ -28,14 +28,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractor.context import ExtractOptions, SourceFile, SourceTree  # noqa: E402
-from extractor.datafile import load_data_file  # noqa: E402
+from extractor.support.datafile import load_data_file  # noqa: E402
 from extractor.errors import ArchdiffError  # noqa: E402
 from extractor.generated import CODE_LANGUAGES, detect_generated, load_generator_rules, scan_generated  # noqa: E402
-from extractor.inventory import file_limit, list_files, read_regular_file  # noqa: E402
+from extractor.acquire.inventory import file_limit, list_files, read_regular_file  # noqa: E402
 from extractor.layers import TAXONOMY_FILE, UNASSIGNED, load_taxonomy  # noqa: E402
 from extractor.model import ParsedFile  # noqa: E402
-from extractor.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.sources import default_cache_dir, parse_spec  # noqa: E402
+from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
+from extractor.acquire.sources import default_cache_dir, parse_spec  # noqa: E402
 
 LABELS_DIR = Path(__file__).resolve().parent.parent / "tests" / "layers_benchmark"
 LABELS_SCHEMA = {

@@ -34,13 +34,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from extractor.context import ExtractOptions  # noqa: E402
 from extractor.go import build_go_graph, scan_go  # noqa: E402
 from extractor.go.parse import parse_source as parse_go  # noqa: E402
-from extractor.inventory import list_files  # noqa: E402
-from extractor.manifests import read_manifests  # noqa: E402
+from extractor.acquire.inventory import list_files  # noqa: E402
+from extractor.native.manifests import read_manifests  # noqa: E402
 from extractor.model import Language, ParsedFile  # noqa: E402
-from extractor.pipeline import acquire_sources, extract_system  # noqa: E402
+from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
 from extractor.rust import build_rust_graph, scan_rust  # noqa: E402
 from extractor.rust.parse import parse_source as parse_rust  # noqa: E402
-from extractor.sources import default_cache_dir  # noqa: E402
+from extractor.acquire.sources import default_cache_dir  # noqa: E402
 
 CTAGS_KINDS = {
     "rust": ("Rust", {"module", "struct", "enum", "interface", "function", "method"}),

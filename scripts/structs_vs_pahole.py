@@ -38,7 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from extractor.buildsettings import BuildSettings  # noqa: E402
 from extractor.context import ExtractOptions  # noqa: E402
-from extractor.pipeline import extract_system  # noqa: E402
+from extractor.run.pipeline import extract_system  # noqa: E402
 from extractor.presets import system_or_sources  # noqa: E402
 from extractor.structs.dwarf import read_layouts  # noqa: E402
 from extractor.structs.probe import object_name  # noqa: E402

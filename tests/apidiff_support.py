@@ -13,7 +13,8 @@ import textwrap
 from pathlib import Path
 
 from comparator.apidiff import Breakage, find_breakages
-from extractor import naming, pysymbols
+from extractor import naming
+from extractor.python import graph as pysymbols
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.model import Edge, Language, Node, ParsedFile
 

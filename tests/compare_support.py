@@ -96,7 +96,7 @@ def make_telemetry_ops_v2(parent: Path) -> Path:
 def evidence(name="sys", version="1", *, nodes=(), edges=(), layers=(), structs=(), metrics=(), thresholds=(),
              concepts=()):
     """Evidence records for a rule test: only what the test states, everything else empty."""
-    from extractor.evidence import Evidence, Graph, SystemName
+    from extractor.evidence.read import Evidence, Graph, SystemName
 
     return Evidence(system=SystemName(name, version), sources=(), graph=Graph(tuple(nodes), tuple(edges)),
                     layers=tuple(layers), structs=tuple(structs), metrics=tuple(metrics),

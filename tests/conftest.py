@@ -21,7 +21,7 @@ def cache_root() -> Path:
 
 def sdist_root(name: str, version: str) -> Path:
     """The extracted sdist of ``name==version`` from the package index, cached between runs."""
-    from extractor.sources import download_sdist  # the same code users run
+    from extractor.acquire.sources import download_sdist  # the same code users run
 
     cache = cache_root()
     target = cache / f"{name}-{version}"

@@ -104,8 +104,9 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
 def build_real_context(root: str) -> Context:
     """One Context per real tree per test session, with the real Python and C++ graphs (layers take
     their key symbols from them): every file scanned by the pipeline's own scanners."""
-    from extractor import cpp, pysymbols
-    from extractor.scan import _init_worker, scan_file
+    from extractor import cpp
+    from extractor.python import graph as pysymbols
+    from extractor.run.scan import _init_worker, scan_file
 
     steps = (pysymbols.STEP, cpp.STEP, CONCEPTS_STEP, GENERATED_STEP)
     _init_worker(steps)

@@ -6,7 +6,7 @@ import functools
 from pathlib import Path
 
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 
 from tests.conftest import FIXTURES
 

@@ -1,6 +1,6 @@
 """Runs the telemetry scanners and extract steps on a directory without the pipeline.
 
-The pipeline (extractor/pipeline.py) is the lead's; this builds the same ``Context`` by hand so
+The pipeline (extractor/run/pipeline.py) is the lead's; this builds the same ``Context`` by hand so
 the telemetry tests exercise the real scanners and ``extract_*`` functions on fixtures and on
 real trees.
 """

@@ -41,7 +41,8 @@ def test_the_pipeline_refuses_a_step_before_what_it_requires():
     import pytest
 
     from extractor import concepts, layers
-    from extractor.pipeline import STEPS, check_order, extract_system
+    from extractor.run.pipeline import extract_system
+    from extractor.steps import STEPS, check_order
 
     check_order(STEPS)  # the shipped order holds
     by_name = {s.name: s for s in STEPS}

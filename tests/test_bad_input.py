@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from extractor import inventory
+from extractor.acquire import inventory
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from tests.helpers import nodes_by_id
 
 

@@ -13,9 +13,9 @@ from comparator.registry import KINDS
 from comparator.render_html import render_html
 from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
-from extractor.evidence import evidence_from_json
+from extractor.evidence.read import evidence_from_json
 from extractor.model import Node, NodeKind, Parameter
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from tests.compare_support import ROOT, evidence
 
 EVIL = "<script>alert(1)</script>"

@@ -13,7 +13,7 @@ from comparator.compare import compare_evidence
 from comparator.registry import KINDS
 from comparator.render_json import render_json
 from comparator.render_markdown import render_markdown
-from extractor.evidence import load_evidence
+from extractor.evidence.read import load_evidence
 from tests.compare_support import GOLDEN, INPUTS
 
 CASES = {  # name: (left, right, the mode the comparison must choose)

@@ -15,7 +15,7 @@ from comparator.compare import compare_evidence
 from comparator.graphview import build_graph_view
 from comparator.registry import KINDS
 from comparator.render_html import render_html
-from extractor.evidence import evidence_from_json, load_evidence
+from extractor.evidence.read import evidence_from_json, load_evidence
 from extractor.model import to_jsonable
 from tests.compare_support import INPUTS, ROOT, struct
 

@@ -11,7 +11,7 @@ from comparator.registry import KINDS
 from comparator.render_html import render_html
 from comparator.render_json import render_json
 from comparator.render_markdown import render_markdown
-from extractor.evidence import load_evidence
+from extractor.evidence.read import load_evidence
 from tests.compare_support import INPUTS
 
 

@@ -10,8 +10,8 @@ from comparator.kinds.telemetry import KIND as TELEMETRY
 from comparator.registry import KINDS
 from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
-from extractor.evidence import evidence_from_json, load_evidence
-from extractor.pipeline import extract_system
+from extractor.evidence.read import evidence_from_json, load_evidence
+from extractor.run.pipeline import extract_system
 from tests.apidiff_support import api_comparison
 from tests.compare_support import INPUTS
 from tests.conftest import cache_root

@@ -11,8 +11,8 @@ from comparator.registry import KINDS
 from comparator.render_html import render_html
 from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
-from extractor.evidence import evidence_from_json
-from extractor.pipeline import extract_system
+from extractor.evidence.read import evidence_from_json
+from extractor.run.pipeline import extract_system
 from tests.compare_support import API_CHANGES, REMOVED_FUNCTION, RENAMED_CLASS, ROOT, make_pysample_v2
 
 

@@ -13,8 +13,8 @@ from comparator.registry import KINDS
 from comparator.render_html import render_html
 from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
-from extractor.evidence import evidence_from_json
-from extractor.pipeline import extract_system
+from extractor.evidence.read import evidence_from_json
+from extractor.run.pipeline import extract_system
 from tests.compare_support import ROOT, evidence, make_telemetry_ops_v2, metric, threshold
 
 INSTRUMENTATOR = "prometheus-fastapi-instrumentator"

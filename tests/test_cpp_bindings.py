@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extractor.bindings import CallSite, bind_call_sites, extract_bindings
+from extractor.bindings.python_cpp import CallSite, bind_call_sites, extract_bindings
 from extractor.context import Context, ExtractOptions
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees

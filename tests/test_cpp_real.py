@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from extractor.bindings import CallSite, bind_call_sites
+from extractor.bindings.python_cpp import CallSite, bind_call_sites
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, Step
@@ -142,7 +142,8 @@ def library_matches(library: str, namespace: str, extensions: set[str]) -> bool:
 def vllm_pipeline(vllm_src, tmp_path_factory):
     """The whole pipeline on the sdist, probes included: (bundle, context with every step's result)."""
     from extractor.context import ExtractOptions
-    from extractor.pipeline import STEPS, extract_system
+    from extractor.run.pipeline import extract_system
+    from extractor.steps import STEPS
 
     captured = []
     capture = Step(name="capture", extract=lambda ctx: captured.append(ctx) or Contribution())

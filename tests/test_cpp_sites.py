@@ -10,7 +10,7 @@ import pytest
 
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
-from extractor.graph import export_graph
+from extractor.evidence.graph import export_graph
 from extractor.model import Contribution, EdgeKind, Location, ParamKind
 
 from tests.conftest import FIXTURES

@@ -1,4 +1,4 @@
-"""Every YAML file archdiff ships is read through the one checked loader (extractor.datafile): a
+"""Every YAML file archdiff ships is read through the one checked loader (extractor.support.datafile): a
 broken copy is one line naming the file and the key, never a KeyError deep inside a step."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import yaml
 from comparator.kinds.telemetry.crosswalk import VOCABULARY_SCHEMA, crosswalk_vocabulary
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.cpp.parse import MACROS_SCHEMA, macro_config
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 from extractor.generated import GENERATED_SCHEMA, load_generator_rules
 from extractor.errors import UserInputError
 from extractor.layers.taxonomy import TAXONOMY_SCHEMA, load_taxonomy
@@ -21,10 +21,10 @@ from extractor.structs.compilers import TARGETS_SCHEMA, load_targets
 from extractor.structs.reasons import SCHEMA as SUPPLIERS_SCHEMA
 from extractor.structs.reasons import load_suppliers
 from extractor.structs.tags import RULES_SCHEMA, load_rules
-from extractor.pyapi import _SCHEMA as PYAPI_SCHEMA
-from extractor.pyapi import load_rules as load_api_rules
-from extractor.pyconstructors import _SCHEMA as CONSTRUCTORS_SCHEMA
-from extractor.pyconstructors import load_libraries
+from extractor.python.api import _SCHEMA as PYAPI_SCHEMA
+from extractor.python.api import load_rules as load_api_rules
+from extractor.python.constructors import _SCHEMA as CONSTRUCTORS_SCHEMA
+from extractor.python.constructors import load_libraries
 from extractor.telemetry.libraries import SCHEMA as LIBRARIES_SCHEMA
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.records import NAMING_SCHEMA
@@ -35,15 +35,15 @@ SHIPPED = {
     "comparator/kinds/telemetry/crosswalk.yaml": (VOCABULARY_SCHEMA, lambda p: crosswalk_vocabulary(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
     "extractor/cpp/macros.yaml": (MACROS_SCHEMA, lambda p: macro_config(p)),
-    "extractor/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),
+    "extractor/generated/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),
     "extractor/layers/roles.yaml": (TAXONOMY_SCHEMA, load_taxonomy),
     "extractor/structs/tags.yaml": (RULES_SCHEMA, lambda p: load_rules(p)),
     "extractor/structs/suppliers.yaml": (SUPPLIERS_SCHEMA, lambda p: load_suppliers(p)),
     "extractor/structs/targets.yaml": (TARGETS_SCHEMA, lambda p: load_targets(p)),
     "extractor/telemetry/naming.yaml": (NAMING_SCHEMA, lambda p: load_data_file(p, NAMING_SCHEMA)),
     "extractor/telemetry/libraries.yaml": (LIBRARIES_SCHEMA, lambda p: conventions(str(p))),
-    "extractor/pyapi.yaml": (PYAPI_SCHEMA, lambda p: load_api_rules(p)),
-    "extractor/pyconstructors.yaml": (CONSTRUCTORS_SCHEMA, lambda p: load_libraries(p)),
+    "extractor/python/api.yaml": (PYAPI_SCHEMA, lambda p: load_api_rules(p)),
+    "extractor/python/constructors.yaml": (CONSTRUCTORS_SCHEMA, lambda p: load_libraries(p)),
     **{f"extractor/presets/{p.name}": (PRESET_SCHEMA, load_preset)
        for p in sorted((ROOT / "extractor" / "presets").glob("*.yaml"))},
 }

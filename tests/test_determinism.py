@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from extractor.bundle import dumps_bundle
+from extractor.evidence.write import dumps_bundle
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from tests.conftest import FIXTURES
 
 

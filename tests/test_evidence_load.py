@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from extractor.bundle import dumps_bundle
+from extractor.evidence.write import dumps_bundle
 from extractor.context import ExtractOptions
-from extractor.evidence import evidence_json, load_evidence
+from extractor.evidence.read import evidence_json, load_evidence
 from extractor.layers.records import Layer
 from extractor.model import Node
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from extractor.structs.records import StructLayout
 from tests.compare_support import INPUTS, ROOT, make_pysample_v2
 from tests.conftest import cache_root
@@ -89,7 +89,7 @@ def test_optional_node_fields_round_trip(tmp_path):
     import dataclasses
     import json
 
-    from extractor.evidence import evidence_from_json
+    from extractor.evidence.read import evidence_from_json
     from extractor.model import Location, NodeKind, Parameter, ParamKind, Signature, node_json
 
     data = json.loads((INPUTS / "pysample.evidence.json").read_text(encoding="utf-8"))

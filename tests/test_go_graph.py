@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extractor.go import import_path
-from extractor.manifests import GoModule, Manifests
+from extractor.native.manifests import GoModule, Manifests
 
 from tests.native_support import edges, fixture_bundle, nodes
 

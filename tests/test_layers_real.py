@@ -9,9 +9,9 @@ from types import SimpleNamespace
 import pytest
 
 from extractor.context import ExtractOptions
-from extractor.evidence import evidence_from_json
+from extractor.evidence.read import evidence_from_json
 from extractor.layers import UNASSIGNED
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from tests.conftest import cache_root
 
 pytestmark = pytest.mark.real

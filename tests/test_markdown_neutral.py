@@ -13,7 +13,7 @@ from comparator.compare import compare_evidence
 from comparator.registry import KINDS
 from comparator.render_markdown import render_markdown
 from extractor.concepts.records import Concept, ConceptEvidence
-from extractor.evidence import SourceRecord
+from extractor.evidence.read import SourceRecord
 from extractor.model import Edge, EdgeKind, Node, NodeKind
 from tests.compare_support import evidence, layer, metric, struct, threshold
 

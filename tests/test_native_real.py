@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 
 from tests.conftest import cache_root, sdist_root
 

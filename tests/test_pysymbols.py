@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from tests.conftest import FIXTURES
 from tests.helpers import edge_set, nodes_by_id
 
@@ -96,12 +96,12 @@ def test_calls_cover_locals_imports_self_super_and_instantiation(bundle):
 
 
 def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_path):
-    from extractor import pysymbols
-    from extractor.cache import FactCache
+    from extractor.python import graph as pysymbols
+    from extractor.run.cache import FactCache
     from extractor.context import Context
-    from extractor.inventory import list_files
-    from extractor.pipeline import Progress, _read, _scan
-    from extractor.sources import acquire, parse_spec
+    from extractor.acquire.inventory import list_files
+    from extractor.run.pipeline import Progress, _read, _scan
+    from extractor.acquire.sources import acquire, parse_spec
 
     pkg = tmp_path / "src" / "kern"
     pkg.mkdir(parents=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from tests.conftest import cache_root
 
 pytestmark = pytest.mark.real

@@ -16,8 +16,8 @@ import yaml
 from archdiff.commands.releases import releases
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
-from extractor.evidence import load_evidence
-from extractor.sources import default_cache_dir
+from extractor.evidence.read import load_evidence
+from extractor.acquire.sources import default_cache_dir
 from tests.conftest import ROOT
 from tests.helpers import make_git_repo
 from tests.test_sources import _sdist
@@ -119,7 +119,7 @@ def test_a_state_file_that_is_not_one_is_refused(tmp_path):
 
 
 def test_without_ray_the_executor_is_one_line(monkeypatch):
-    from extractor.executor import open_executor
+    from extractor.run.executor import open_executor
 
     monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets when Ray is not installed
     with pytest.raises(UserInputError, match=r"needs Ray, which is not installed: pip install 'archdiff\[ray\]'"):

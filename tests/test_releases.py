@@ -14,7 +14,7 @@ import pytest
 
 from comparator.compare import compare_evidence
 from comparator.reports import write_reports
-from extractor.evidence import load_evidence
+from extractor.evidence.read import load_evidence
 from tests.conftest import ROOT
 from tests.helpers import git
 from tests.release_support import add_release_removing_a_public_class, build_release_repo

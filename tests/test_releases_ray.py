@@ -13,9 +13,9 @@ import pytest
 import ray
 
 from extractor.context import ExtractOptions
-from extractor.executor import LOCAL, open_executor
-from extractor.pipeline import extract_system
-from extractor.rayexec import RayExecutor, scan_remote
+from extractor.run.executor import LOCAL, open_executor
+from extractor.run.pipeline import extract_system
+from extractor.run.raytasks import RayExecutor, scan_remote
 from tests.conftest import ROOT
 from tests.release_support import CRASHY, build_release_repo
 from tracking.run import track_releases

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from extractor.evidence import load_evidence
+from extractor.evidence.read import load_evidence
 from tests.conftest import cache_root
 from tests.test_compare_html import _run_chromium, html_unescape
 from tests.test_releases import run_releases

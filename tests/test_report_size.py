@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from archdiff.cli import cli
 from comparator import compare, graphview
 from comparator.kinds import graph as graph_kind
-from extractor.bundle import dumps_bundle
-from extractor.evidence import evidence_json, load_evidence
+from extractor.evidence.write import dumps_bundle
+from extractor.evidence.read import evidence_json, load_evidence
 from extractor.layers.records import LayerDependency
 from extractor.model import Edge, EdgeKind, Node, NodeKind
 from tests.compare_support import evidence, layer, metric

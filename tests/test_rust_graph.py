@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from extractor.manifests import Crate
+from extractor.native.manifests import Crate
 from extractor.model import Language, ParsedFile
 from extractor.rust import module_path, scan_rust
 from extractor.rust.parse import parse_source

@@ -9,7 +9,7 @@ import tracemalloc
 import pytest
 import yaml
 
-from extractor.safeyaml import Limits, YamlLimitError, load_all, safe_load
+from extractor.support.safeyaml import Limits, YamlLimitError, load_all, safe_load
 
 
 def billion_laughs(levels: int = 9) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from extractor.errors import UserInputError
-from extractor.sources import acquire, download_sdist, parse_spec
+from extractor.acquire.sources import acquire, download_sdist, parse_spec
 from tests.helpers import git, make_git_repo
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from extractor.buildsettings import BuildSettings, resolve_build_settings
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from structs_refs import run_pahole
 from tests.conftest import FIXTURES
 

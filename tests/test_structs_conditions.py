@@ -10,7 +10,7 @@ import pytest
 
 from extractor.buildsettings import BuildSettings
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from extractor.structs.conditions import cmake_options, conditional_reason, open_conditions
 from structs_refs import run_pahole
 

@@ -235,7 +235,7 @@ def test_a_header_with_thread_local_variables_is_laid_out(tmp_path):
 
 def test_a_compiler_stopped_by_the_memory_cap_says_so(tmp_path):
     # what stops it is the probe's own cap, not anything the tree lacks: the reason says which
-    from extractor.pipeline import extract_system
+    from extractor.run.pipeline import extract_system
 
     header = tmp_path / "proj" / "include" / "big.h"
     header.parent.mkdir(parents=True)

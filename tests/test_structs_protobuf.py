@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from extractor.structs.protogen import generate_protobuf_headers
 
 PROTO = 'syntax = "proto3";\npackage demo;\nmessage ModelConfig { string name = 1; int64 max_batch_size = 2; }\n'

@@ -65,7 +65,7 @@ def ggml_tree() -> Path:
     import tarfile
 
     from tests.conftest import cache_root
-    from extractor.sources import download_sdist
+    from extractor.acquire.sources import download_sdist
 
     target = cache_root() / f"ggml-{LLAMA_CPP_PYTHON}"
     if not (target / "src" / "ggml-impl.h").is_file():
@@ -80,7 +80,7 @@ def ggml_tree() -> Path:
 @pytest.mark.real
 def test_a_c_project_every_header_struct_has_a_record_and_ggml_impl_is_laid_out_as_c(ggml_tree, tmp_path):
     from extractor.context import ExtractOptions
-    from extractor.pipeline import extract_system
+    from extractor.run.pipeline import extract_system
     from scripts.struct_coverage import coverage
 
     bundle = extract_system([str(ggml_tree)], options=ExtractOptions(jobs=2, cache_dir=tmp_path)).bundle
@@ -112,7 +112,7 @@ def test_a_c_project_every_header_struct_has_a_record_and_ggml_impl_is_laid_out_
 @pytest.mark.real
 def test_vllm_headers_with_torch_and_cutlass_from_their_wheels_equal_pahole(vllm_src, tmp_path):
     from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
-    from extractor.wheels import resolve_headers_from
+    from extractor.acquire.headers import resolve_headers_from
     from tests.conftest import cache_root
 
     # downloaded once into the test cache (torch's wheel is 850 MB; only its include/ is kept)

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor import sources, wheels
+from extractor.acquire import sources
+from extractor.acquire import headers as wheels
 from extractor.errors import UserInputError
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from extractor import workerpool
+from extractor.run import workerpool
 from extractor.errors import ArchdiffError
-from extractor.workerpool import Failure, run_guarded
+from extractor.run.workerpool import Failure, run_guarded
 
 
 def _work(item):
@@ -49,7 +49,7 @@ def _echo_big(item: bytes) -> bytes:
 def test_large_items_and_larger_results_never_deadlock_the_pipes():
     # In a child process under a timeout: a deadlock hangs the parent's writes for good.
     script = (
-        "from extractor.workerpool import run_guarded\n"
+        "from extractor.run.workerpool import run_guarded\n"
         "from tests.test_workerpool import _echo_big\n"
         "items = [bytes([i]) * (4 * 1024**2) for i in range(6)]\n"
         "results = list(run_guarded(items, _echo_big, jobs=2, timeout=60))\n"
@@ -82,7 +82,7 @@ def test_workers_exit_when_the_parent_is_killed(tmp_path):
     """kill -9 of archdiff leaves no worker behind, not even one stuck in a parse that never ends."""
     script = (
         "import os, sys, time\n"
-        "from extractor.workerpool import run_guarded\n"
+        "from extractor.run.workerpool import run_guarded\n"
         "from tests.test_workerpool import _slow_pid\n"
         "for _ in run_guarded(list(range(8)), _slow_pid, jobs=3, timeout=600):\n"
         "    pass\n"

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from comparator.inputs import SYSTEM_FILE_SUFFIXES, read_system_file
 from extractor.errors import UserInputError
-from extractor.sources import list_git_tags, list_sdist_versions, parse_spec
+from extractor.acquire.sources import list_git_tags, list_sdist_versions, parse_spec
 from tracking.versions import Release, parse_version
 
 _PYPI_PROJECT = re.compile(r"^pypi:([A-Za-z0-9][A-Za-z0-9._-]*)$")

@@ -11,7 +11,7 @@ from typing import Any
 
 from comparator.compare import compare_evidence
 from comparator.reports import render_reports
-from extractor.evidence import Evidence, evidence_from_json
+from extractor.evidence.read import Evidence, evidence_from_json
 from tracking.timeline import pair_row
 
 

@@ -8,7 +8,7 @@ release before it, and keep OUT_DIR's history, index and timeline up to date.
 
 This layer sits above the comparator (it runs the extractor, then the comparator's
 ``compare_evidence`` and ``write_reports``); the CLI above it only parses options and prints.
-Extractions and comparisons go through an executor (:mod:`extractor.executor`): this machine's
+Extractions and comparisons go through an executor (:mod:`extractor.run.executor`): this machine's
 process pool, or Ray, where releases are extracted and pairs compared side by side; the files, the
 state and the pages are written here, in version order.
 """
@@ -26,13 +26,13 @@ from typing import Any
 from packaging.version import Version
 
 from comparator.reports import FORMATS, write_texts
-from extractor.bundle import write_bundle
+from extractor.evidence.write import write_bundle
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
-from extractor.evidence import evidence_from_json
-from extractor.executor import LOCAL, ExtractionJob, Executor
-from extractor.locks import locked
-from extractor.storage import write_atomic
+from extractor.evidence.read import evidence_from_json
+from extractor.run.executor import LOCAL, ExtractionJob, Executor
+from extractor.support.locks import locked
+from extractor.support.storage import write_atomic
 from tracking.listing import list_releases
 from tracking.render import render_index, render_timeline
 from tracking.state import State, load_state, save_state, sha256_of

@@ -18,7 +18,7 @@ from typing import Any
 from packaging.version import InvalidVersion, Version
 
 from extractor.errors import UserInputError
-from extractor.storage import write_atomic
+from extractor.support.storage import write_atomic
 
 STATE_FILE = "state.json"
 STATE_VERSION = 1

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.layers.records import UNASSIGNED, role_by_path
 from extractor.model import EdgeKind, NodeKind
 

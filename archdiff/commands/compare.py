@@ -83,16 +83,16 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
 def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path | None) -> None:
     """Extract the systems of a curated preset (by name, or a preset YAML file) and compare them."""
     from comparator.compare import compare_evidence
-    from extractor.evidence import evidence_from_json
+    from extractor.evidence.read import evidence_from_json
 
     try:
         from extractor.presets import load_preset  # optional: the presets package may be absent
     except ImportError:
         raise UserInputError("this archdiff has no presets package; compare two systems with "
                              "`archdiff compare A B` instead") from None
-    from extractor.bundle import write_bundle
+    from extractor.evidence.write import write_bundle
     from extractor.context import ExtractOptions
-    from extractor.pipeline import extract_system
+    from extractor.run.pipeline import extract_system
 
     chosen = _formats(formats)
     loaded = load_preset(preset)

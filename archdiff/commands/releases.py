@@ -44,7 +44,7 @@ def releases(spec: str, since: str, until: str, last: int | None, pre: bool, out
     """
     from archdiff.commands.compare import _formats, exit_code
     from extractor.context import ExtractOptions
-    from extractor.executor import open_executor
+    from extractor.run.executor import open_executor
     from tracking.run import Selection, track_releases
 
     chosen = _formats(formats)

@@ -10,7 +10,7 @@ from comparator.apidiff.records import RULES, Breakage, BreakageKind
 from comparator.apidiff.signatures import Change, parameter_changes, removed_overloads, render_params, return_change
 from comparator.apidiff.surface import CLASS_KINDS, Surface, is_public, is_reexport
 from extractor.model import Edge, Location, Node, NodeKind
-from extractor.pyapi import REEXPORTED
+from extractor.python.api import REEXPORTED
 
 _CONSTRUCTORS = {"__new__": "__init__", "__init__": "__new__"}
 # Why a change that a rule considered is not breaking although the symbol is public.

@@ -19,7 +19,7 @@ from extractor.concepts.native_scan import scan_native
 from extractor.concepts.records import Concept, ConceptEvidence, ConceptHit, definitions
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
-from extractor.datafile import Regex, load_data_file
+from extractor.support.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
 from extractor.generated import generated_files
 from extractor.model import Contribution, Language, NodeKind, Step

@@ -33,7 +33,7 @@ import ast
 from typing import Any
 
 from extractor.model import ParsedFile
-from extractor.pyvisit import FastNodeVisitor
+from extractor.python.visit import FastNodeVisitor
 
 _MAX_STRING = 80
 

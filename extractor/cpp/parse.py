@@ -22,7 +22,7 @@ import tree_sitter
 import tree_sitter_cpp
 import tree_sitter_cuda
 
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 from extractor.model import Language
 
 MACROS_FILE = Path(__file__).with_name("macros.yaml")

@@ -21,7 +21,7 @@ import bisect
 import re
 from typing import Any
 
-from extractor.comments import leading_comment
+from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config, parse_source
 from extractor.cpp.registrations import pybind_registrations, torch_registrations

@@ -1,6 +1,6 @@
 """Run the C/C++/CUDA step on directories without the full pipeline: for the recall benchmark,
 for tests, and for a quick look at one repository. The pipeline proper (inventory, cache, worker
-pool) lives in extractor.pipeline; this is the same scan and extract in one process."""
+pool) lives in extractor.run.pipeline; this is the same scan and extract in one process."""
 
 from __future__ import annotations
 

@@ -24,8 +24,8 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor.manifests import Manifests
-from extractor.native_graph import extract_with_manifests, finish_graph, parse_error_diagnostic
+from extractor.native.manifests import Manifests
+from extractor.native.graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind)
 

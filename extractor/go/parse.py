@@ -9,7 +9,7 @@ from typing import Any
 
 import tree_sitter_go
 
-from extractor.grammar import Grammar
+from extractor.native.grammar import Grammar
 
 GO = Grammar(tree_sitter_go.language())
 

@@ -17,7 +17,7 @@ import bisect
 import re
 from typing import Any
 
-from extractor.comments import leading_comment
+from extractor.native.comments import leading_comment
 from extractor.go.parse import capture_nodes
 from extractor.model import ParsedFile
 

@@ -6,7 +6,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from extractor.datafile import Regex, load_data_file
+from extractor.support.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
 from extractor.layers.records import UNASSIGNED
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from extractor.buildsettings import BUILD_SCHEMA, BuildSettings, build_settings_from, merge
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 from extractor.errors import UserInputError
 
 PRESETS_DIR = Path(__file__).parent

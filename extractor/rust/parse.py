@@ -10,7 +10,7 @@ from typing import Any
 
 import tree_sitter_rust
 
-from extractor.grammar import Grammar
+from extractor.native.grammar import Grammar
 
 RUST = Grammar(tree_sitter_rust.language())
 

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from extractor.safeproc import run_bounded
+from extractor.support.safeproc import run_bounded
 from extractor.structs.compilers import PRELUDE, Command, allowed_for
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure

@@ -18,7 +18,7 @@ import sysconfig
 from collections.abc import Sequence
 from pathlib import Path
 
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 from extractor.structs.buildcontext import C, CUDA, CXX, ProbeFlags
 from extractor.structs.probeguard import allowed_dirs, system_include_dirs
 from extractor.structs.records import Method

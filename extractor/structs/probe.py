@@ -46,7 +46,7 @@ from pathlib import Path
 from extractor.model import Diagnostic, Language, Severity, to_jsonable
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
-from extractor.safeproc import run_bounded
+from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
 from extractor.structs.compilers import (compile_commands, compiler_identity, find_nvcc, host_include_dirs,
                                          system_headers_digest, target_for, targets_digest)

@@ -19,7 +19,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from extractor.safeproc import run_bounded
+from extractor.support.safeproc import run_bounded
 from extractor.structs.compilers import compiler_identity
 from extractor.structs.probeguard import allowed_dirs, outside, parse_depfile
 

@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 
 SUPPLIERS_FILE = Path(__file__).with_name("suppliers.yaml")
 SCHEMA = {"suppliers": [{"supply": str, "package?": str, "headers?": [str], "symbols?": [str]}]}

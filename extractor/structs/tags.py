@@ -7,7 +7,7 @@ import functools
 import re
 from pathlib import Path
 
-from extractor.datafile import Regex, load_data_file
+from extractor.support.datafile import Regex, load_data_file
 from extractor.structs.records import StructLayout
 
 RULES_FILE = Path(__file__).with_name("tags.yaml")

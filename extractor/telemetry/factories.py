@@ -17,10 +17,10 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
-from extractor.telemetry import pysym
+from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import Constructor, Conventions
-from extractor.telemetry.pyresolve import Module, PythonResolver
-from extractor.telemetry.pysym import Sym
+from extractor.telemetry.python_resolve import Module, PythonResolver
+from extractor.telemetry.python_symbols import Sym
 
 MAX_DEPTH = 4  # factories calling factories: deeper chains are not followed
 

@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 from extractor.errors import UserInputError
 from extractor.telemetry.records import MetricType
 

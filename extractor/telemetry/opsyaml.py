@@ -4,7 +4,7 @@ ScaledObject Prometheus triggers, prometheus-adapter rules, Alertmanager inhibit
 Grafana dashboards embedded as JSON strings (a ConfigMap the Grafana sidecar loads). Helm
 templates are read after their ``{{ }}`` directives are neutralised, line numbers kept.
 
-Every document is read with the bounded reader (:mod:`extractor.safeyaml`): an alias bomb in a
+Every document is read with the bounded reader (:mod:`extractor.support.safeyaml`): an alias bomb in a
 rules file is a diagnostic, not gigabytes.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from extractor import safeyaml
+from extractor.support import safeyaml
 from extractor.model import ParsedFile
 from extractor.telemetry.grafana import looks_like_dashboard, read_dashboard
 

@@ -15,9 +15,9 @@ from collections import Counter as Tally
 from typing import Any
 
 from extractor.model import Language
-from extractor.telemetry import pysym
+from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import Conventions
-from extractor.telemetry.pyresolve import Module, PythonResolver
+from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_python_name, expose_names, lint_name,
                                          prometheus_default_buckets)
 

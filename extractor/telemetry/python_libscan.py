@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from extractor.telemetry.pyscope import Frame, ModuleScope, compile_expr, dotted
+from extractor.telemetry.python_scope import Frame, ModuleScope, compile_expr, dotted
 
 # prometheus_client's exposition entry points and the position of their ``registry`` argument
 # (prometheus_client 0.26.0 exposition.py / asgi.py); a call without one serves REGISTRY.

@@ -11,11 +11,11 @@ from typing import Any
 
 from extractor.context import Context
 from extractor.model import Diagnostic, Language, Severity
-from extractor.telemetry import pysym
+from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
 from extractor.telemetry.libraries import Conventions, conventions
 from extractor.telemetry.provided import provided_records
-from extractor.telemetry.pyresolve import Module, PythonResolver
+from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
                                          expose_names, lint_name, prometheus_default_buckets)
 

@@ -24,10 +24,10 @@ import sys
 from typing import Any
 
 from extractor.model import ParsedFile
-from extractor.pyvisit import FastNodeVisitor
-from extractor.telemetry import pysym
+from extractor.python.visit import FastNodeVisitor
+from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.python_libscan import scan_library_uses
-from extractor.telemetry.pyscope import (ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, dotted,
+from extractor.telemetry.python_scope import (ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, dotted,
                                         parameters)
 
 # OpenTelemetry instruments are made by methods of a meter object, not by importable classes.

@@ -23,7 +23,7 @@ import functools
 import re
 from pathlib import Path
 
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 
 
 class MetricType(str, enum.Enum):

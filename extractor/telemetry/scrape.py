@@ -85,7 +85,7 @@ def parse_exposition(text: str) -> tuple[ScrapedFamily, ...]:
 def read_evidence_metrics(path: Path) -> tuple[dict[str, Any], ...]:
     """The ``metrics`` records of an evidence.json, as plain dicts.
 
-    A small reader of our own: the bundle loader (extractor.bundle) validates whole bundles; this
+    A small reader of our own: the bundle loader (extractor.evidence.write) validates whole bundles; this
     needs only one key and must also accept a bundle written by an older archdiff.
     """
     try:

@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from extractor import safeyaml
+from extractor.support import safeyaml
 from extractor.context import Context
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.telemetry.grafana import scan_json_thresholds

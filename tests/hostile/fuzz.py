@@ -5,7 +5,7 @@ ELF objects compiled from tiny C and C++ files, an evidence file), a mutator tha
 deletes, repeats and splices bytes, and an oracle: the reader must return a clean result or raise
 archdiff's own error type. Anything else is a failure: another exception, a worker that crashed
 (SIGSEGV, an abort) or overran its time. Inputs run in archdiff's own guarded worker pool
-(``extractor.workerpool``), so a hang or a crash is reported instead of taking the suite down.
+(``extractor.run.workerpool``), so a hang or a crash is reported instead of taking the suite down.
 
 Everything is derived from ``(seed, target, iteration)``: a failure prints the command that
 replays that one input::
@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from extractor.workerpool import Failure, run_guarded
+from extractor.run.workerpool import Failure, run_guarded
 
 INPUT_TIMEOUT = 20.0  # seconds for one input: far above what any of these readers needs
 WORKER_MEMORY = 1024**3
@@ -161,7 +161,7 @@ def _scan_thresholds(language: str, data: bytes) -> Any:
     """The threshold readers as a run calls them: through the scan boundary, which turns a
     reader's RecursionError on absurd nesting into a "nesting too deep" diagnostic by design.
     Any other exception a reader lets out is a bug the boundary would only hide: a finding."""
-    from extractor import scan
+    from extractor.run import scan
     from extractor.telemetry import THRESHOLDS_STEP
 
     scan._init_worker((THRESHOLDS_STEP,))
@@ -204,7 +204,7 @@ def _archive_seeds(_scratch: Path) -> list[bytes]:
 
 
 def _run_archive(data: bytes) -> Any:
-    from extractor import archives
+    from extractor.acquire import archives
 
     with tempfile.TemporaryDirectory(prefix="fuzz-archive-") as scratch:
         base = Path(scratch)
@@ -268,7 +268,7 @@ def _run_dwarf(data: bytes) -> Any:
 
 def _evidence_seeds(scratch: Path) -> list[bytes]:
     from extractor.context import ExtractOptions
-    from extractor.pipeline import extract_system
+    from extractor.run.pipeline import extract_system
 
     tree = scratch / "tree"
     (tree / "pkg").mkdir(parents=True)
@@ -282,7 +282,7 @@ def _evidence_seeds(scratch: Path) -> list[bytes]:
 
 
 def _run_evidence(data: bytes) -> Any:
-    from extractor.bundle import load_bundle
+    from extractor.evidence.write import load_bundle
 
     with tempfile.TemporaryDirectory(prefix="fuzz-evidence-") as scratch:
         path = Path(scratch) / "evidence.json"
@@ -304,7 +304,7 @@ def _user_yaml_seeds(_scratch: Path) -> list[bytes]:
 
 
 def _run_user_yaml(data: bytes) -> Any:
-    from extractor.datafile import load_data_file
+    from extractor.support.datafile import load_data_file
     from extractor.layers.taxonomy import TAXONOMY_SCHEMA
 
     with tempfile.TemporaryDirectory(prefix="fuzz-user-yaml-") as scratch:

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from extractor.cache import FactCache
+from extractor.run.cache import FactCache
 from tests.hostile.support import CASE_TIMEOUT, contents, full, one_line_error, read_only
 
 
@@ -175,7 +175,7 @@ def test_a_run_never_writes_into_another_runs_temporary_file(tmp_path):
     """Two runs writing one output directory: each writes a temporary file of its own. With a
     fixed ``evidence.json.tmp`` the second truncated the first's half-written file and renamed it
     into place, and the first then failed on its own rename."""
-    from extractor.bundle import write_bundle
+    from extractor.evidence.write import write_bundle
 
     out = tmp_path / "out"
     out.mkdir()
@@ -190,7 +190,7 @@ def test_a_run_never_writes_into_another_runs_temporary_file(tmp_path):
 def test_a_cache_another_run_holds_too_long_is_given_up_for_this_run(tmp_path, monkeypatch, caplog):
     import sqlite3
 
-    from extractor import cache as cache_module
+    from extractor.run import cache as cache_module
 
     path = tmp_path / "facts.sqlite"
     store = FactCache(path)

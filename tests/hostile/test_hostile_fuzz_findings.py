@@ -11,8 +11,8 @@ import zlib
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from extractor import archives
-from extractor.bundle import load_bundle
+from extractor.acquire import archives
+from extractor.evidence.write import load_bundle
 from extractor.errors import EvidenceFormatError, UserInputError
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 

@@ -10,9 +10,11 @@ import time
 
 import pytest
 
-from extractor import pipeline, scan
+from extractor.run import pipeline
+from extractor.run import scan
 from extractor.context import ExtractOptions
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
+from extractor.steps import STEPS
 
 # Syntax this interpreter's parser rejects, so that the file goes on to libcst: the case where
 # libcst's native parser is the one reading hostile nesting.
@@ -113,7 +115,7 @@ def test_a_file_that_keeps_the_parser_busy_is_stopped_at_the_time_limit(monkeypa
     monkeypatch.setattr(scan, "FILE_TIMEOUT", 1.0)
     items = [("python", b"def a():\n    pass\n"), ("python", slow), ("python", b"def b():\n    pass\n")]
     started = time.monotonic()
-    results = list(scan.scan_files(items, pipeline.STEPS, jobs=1))
+    results = list(scan.scan_files(items, STEPS, jobs=1))
     assert time.monotonic() - started < 30
     assert [r["diagnostics"] for r in results] == [
         [], [[0, "parse-timeout", "parsing and scanning took over 1 s: not analysed", "error"]], []]

@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from extractor import archives
+from extractor.acquire import archives
 from extractor.errors import UserInputError
-from extractor.pipeline import extract_system
+from extractor.run.pipeline import extract_system
 from extractor.context import ExtractOptions
 from tests.hostile.support import one_line_error
 
@@ -93,7 +93,7 @@ def test_an_unreadable_file_is_a_diagnostic_without_the_machine_path(tmp_path, m
     tree.mkdir()
     (tree / "a.py").write_text("A = 1\n")
     (tree / "b.py").write_text("B = 1\n")
-    from extractor import pipeline
+    from extractor.run import pipeline
 
     real = pipeline.read_regular_file
 

@@ -19,7 +19,7 @@ from comparator.apidiff import TITLES, Breakage, BreakageKind, find_breakages
 from comparator.apidiff.surface import SKIPPED_KINDS, is_public
 from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, plural
 from comparator.kinds.api import render
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.model import Edge, Location, Node
 
 # Reasons whose tail names a symbol or a package, grouped in the summary: (head, group).

@@ -8,7 +8,7 @@ from typing import Any
 from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, loc
 from comparator.kinds.concepts import render
 from extractor.concepts.records import Concept
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 
 EVIDENCE_SHOWN = 3
 

@@ -15,7 +15,7 @@ import networkx as nx
 
 from comparator.kind import Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.graph import render
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.model import EdgeKind, NodeKind
 
 CENTRALITY_EDGES = frozenset({EdgeKind.CALLS, EdgeKind.INHERITS, EdgeKind.IMPORTS})

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.layers import render
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.layers.records import UNASSIGNED, Layer, apart_roles, role_by_path
 
 KEY_SYMBOLS_SHOWN = 5

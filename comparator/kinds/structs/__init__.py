@@ -11,7 +11,7 @@ from typing import Any
 
 from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.structs import render
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.structs.records import Member, Method, StructLayout
 from extractor.structs.render import byte_map
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 from comparator.kind import Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.symbols import render
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 from extractor.model import EdgeKind, Node, NodeKind
 
 CLASS_RENAME_OVERLAP = 0.6  # share of member names a removed and an added class must have in common

@@ -17,7 +17,7 @@ from comparator.kinds.telemetry import render, render_release
 from comparator.kinds.telemetry.crosswalk import crosswalk_metrics, library_series
 from comparator.kinds.telemetry.release import diff_metrics, diff_thresholds, orphaned_thresholds
 from comparator.kinds.telemetry.summary import summarize_telemetry
-from extractor.evidence import Evidence
+from extractor.evidence.read import Evidence
 
 RELEASE_METRIC_LISTS = ("added", "removed", "renamed", "retyped", "twins_changed")
 

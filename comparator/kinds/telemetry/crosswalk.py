@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from extractor.datafile import load_data_file
+from extractor.support.datafile import load_data_file
 from extractor.errors import UserInputError
 
 VOCABULARY_FILE = Path(__file__).with_name("crosswalk.yaml")

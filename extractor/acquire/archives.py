@@ -1,0 +1,190 @@
+"""Safe, bounded extraction of untrusted archives (sdists, tarballs, zips, ``git archive`` output).
+
+An archive is refused as a whole, with one line, when a member would leave the tree (absolute
+paths, ``..``, drive letters), when it holds too many members or unpacks to too many bytes, or when
+decompressing it takes too long. Compressed tars are first decompressed into a temporary file
+through a reader that counts bytes and watches the clock, because a small bzip2/xz stream can
+expand without bound and ``tarfile`` would otherwise decompress all of it just to list members.
+
+Symbolic links: a link whose target leaves the tree is refused for archives the user downloads;
+for git trees (``outside_links="skip"``) it is skipped and named, since a legitimate repository can
+hold such links. The names of skipped links are written beside the tree so that a cached tree
+reports them again.
+
+Concurrent runs may extract the same archive into the same cache: each extracts into a temporary
+directory of its own and renames it into place; whoever loses the race uses the winner's tree.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import re
+import tarfile
+import tempfile
+import time
+import zipfile
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+
+from extractor.errors import UserInputError
+from extractor.support.storage import is_storage_error, write_atomic
+
+MAX_ARCHIVE_BYTES = 4 * 1024**3  # uncompressed, whole archive
+MAX_ARCHIVE_MEMBERS = 200_000
+MAX_EXTRACT_SECONDS = 600.0
+_CHUNK = 1 << 20
+_DECOMPRESSORS = ((b"\x1f\x8b", gzip.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
+_BROKEN = (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error, ValueError)
+
+
+def skipped_links_file(tree: Path) -> Path:
+    return tree.with_name(tree.name + ".skipped-links.json")
+
+
+def skipped_links(tree: Path) -> tuple[str, ...]:
+    """Members skipped when ``tree`` was extracted (links that left it)."""
+    try:
+        return tuple(json.loads(skipped_links_file(tree).read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return ()
+
+
+def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refuse") -> None:
+    """Extract a (possibly compressed) tar from ``fileobj`` into ``target``, which must not exist."""
+    parent = _ensure_parent(target)
+    deadline = time.monotonic() + MAX_EXTRACT_SECONDS
+    with tempfile.TemporaryDirectory(prefix=".extract-", dir=parent) as scratch:
+        plain = Path(scratch) / "plain.tar"
+        try:
+            _decompress_bounded(fileobj, plain, name, deadline)
+            tmp = Path(scratch) / "tree"
+            tmp.mkdir()
+            with tarfile.open(plain, mode="r:") as tar:
+                members, skipped = _checked_members(tar, name, outside_links, deadline)
+                # The "data" filter also drops device files, setuid bits and anything else a source
+                # tree has no business containing.
+                tar.extractall(tmp, members=members, filter="data")
+        except tarfile.FilterError as err:
+            raise UserInputError(f"archive {name} refused: {err}") from None
+        except UserInputError:
+            raise
+        except _BROKEN as err:
+            if is_storage_error(err):
+                raise  # the cache cannot take the tree: not the archive's fault
+            raise UserInputError(f"{name} is not a readable archive: {_reason(err)}") from None
+        if skipped:
+            write_atomic(skipped_links_file(target), json.dumps(sorted(skipped)))
+        _move_into_place(tmp, target)
+
+
+def extract_zip(archive: Path, target: Path, keep: Callable[[str], bool] | None = None) -> None:
+    """Extract ``archive`` into ``target``, which must not exist; ``keep``: only the members whose
+    name it accepts (limits then count those members only)."""
+    parent = _ensure_parent(target)
+    deadline = time.monotonic() + MAX_EXTRACT_SECONDS
+    with tempfile.TemporaryDirectory(prefix=".extract-", dir=parent) as scratch:
+        tmp = Path(scratch) / "tree"
+        try:
+            with zipfile.ZipFile(archive) as zf:
+                infos = [i for i in zf.infolist() if keep is None or keep(i.filename)]
+                if len(infos) > MAX_ARCHIVE_MEMBERS:
+                    raise UserInputError(f"archive {archive.name} has too many members: refused")
+                if sum(i.file_size for i in infos) > MAX_ARCHIVE_BYTES:
+                    raise UserInputError(f"archive {archive.name} unpacks to more than {MAX_ARCHIVE_BYTES} bytes: "
+                                         "refused")
+                for info in infos:
+                    _check_member(info.filename, archive.name)
+                    if info.flag_bits & 0x1:
+                        raise UserInputError(f"archive {archive.name} has encrypted member {info.filename!r}: refused")
+                tmp.mkdir()  # an archive of nothing (or only of links) is an empty tree
+                for info in infos:
+                    if time.monotonic() > deadline:
+                        raise UserInputError(f"archive {archive.name} took over {MAX_EXTRACT_SECONDS:.0f} s to "
+                                             "extract: refused")
+                    if (info.external_attr >> 16) & 0o170000 == 0o120000:
+                        continue  # a symbolic link: never recreated from a zip
+                    # ZipExtFile stops at the declared size and checks the CRC, so a member
+                    # cannot expand past what the sum above allowed.
+                    zf.extract(info, tmp)
+        except UserInputError:
+            raise
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, *_BROKEN) as err:
+            if is_storage_error(err):
+                raise
+            raise UserInputError(f"{archive.name} is not a readable zip archive: {_reason(err)}") from None
+        _move_into_place(tmp, target)
+
+
+def _decompress_bounded(fileobj, out_path: Path, name: str, deadline: float) -> None:
+    head = fileobj.read(8)
+    fileobj.seek(0)
+    opener = next((cls for magic, cls in _DECOMPRESSORS if head.startswith(magic)), None)
+    stream = opener(fileobj=fileobj) if opener is gzip.GzipFile else opener(fileobj) if opener else fileobj
+    total = 0
+    with out_path.open("wb") as out:
+        while chunk := stream.read(_CHUNK):
+            total += len(chunk)
+            if total > MAX_ARCHIVE_BYTES:
+                raise UserInputError(f"archive {name} unpacks to more than {MAX_ARCHIVE_BYTES} bytes: refused")
+            if time.monotonic() > deadline:
+                raise UserInputError(f"archive {name} took over {MAX_EXTRACT_SECONDS:.0f} s to decompress: refused")
+            out.write(chunk)
+
+
+def _checked_members(tar: tarfile.TarFile, name: str, outside_links: str, deadline: float
+                     ) -> tuple[list[tarfile.TarInfo], list[str]]:
+    members: list[tarfile.TarInfo] = []
+    skipped: list[str] = []
+    total = 0
+    for member in tar:
+        if len(members) >= MAX_ARCHIVE_MEMBERS:
+            raise UserInputError(f"archive {name} has more than {MAX_ARCHIVE_MEMBERS} members: refused")
+        if time.monotonic() > deadline:
+            raise UserInputError(f"archive {name} took over {MAX_EXTRACT_SECONDS:.0f} s to list: refused")
+        _check_member(member.name, name)
+        if (member.issym() or member.islnk()) and _link_leaves(member):
+            if outside_links == "skip" and member.issym():
+                skipped.append(member.name)
+                continue
+            raise UserInputError(f"archive {name} has link {member.name!r} -> {member.linkname!r} "
+                                 "that leaves the tree: refused")
+        total += max(member.size, 0)
+        if total > MAX_ARCHIVE_BYTES:
+            raise UserInputError(f"archive {name} unpacks to more than {MAX_ARCHIVE_BYTES} bytes: refused")
+        members.append(member)
+    return members, skipped
+
+
+def _link_leaves(member: tarfile.TarInfo) -> bool:
+    link = Path(member.name).parent / member.linkname if member.issym() else Path(member.linkname)
+    return member.linkname.startswith("/") or ".." in Path(os.path.normpath(link)).parts
+
+
+def _check_member(name: str, archive: str) -> None:
+    if not name.strip("/"):
+        raise UserInputError(f"archive {archive} has a member without a name: refused")
+    parts = Path(name).parts
+    if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
+        raise UserInputError(f"archive {archive} has member {name!r} that leaves the tree: refused")
+
+
+def _move_into_place(tmp: Path, target: Path) -> None:
+    try:
+        tmp.rename(target)
+    except OSError:
+        if not target.is_dir():  # not a lost race: a real failure
+            raise
+
+
+def _reason(err: BaseException) -> str:
+    return str(err) or type(err).__name__
+
+
+def _ensure_parent(target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    return target.parent

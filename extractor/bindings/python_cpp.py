@@ -1,0 +1,279 @@
+"""Cross-language `binds` edges: a Python call site to the C++ function behind it.
+
+Two mechanisms are read, both from the C++ step's registrations:
+
+- torch custom ops. Python calls `torch.ops.<ns>.<op>(...)` (optionally `.default` or another
+  overload); C++ registers the schema with `ops.def("<op>(...) -> ...")` and the implementation with
+  `ops.impl("<op>", [dispatch,] &fn)` / `m.impl` inside `TORCH_LIBRARY[_EXPAND|_IMPL](<ns>, ...)`. The
+  edge goes to every function registered as an implementation of that op (CUDA and CPU builds may
+  register different ones); a `def` that also names a function (`m.def("op(...)", &fn)`) counts as
+  one. A `def` with no implementation anywhere gives no edge (there is no C++ function to point at)
+  and is counted in the stats.
+- pybind11. `m.def("name", &fn)` inside `PYBIND11_MODULE(<module>, m)` binds Python uses of
+  `<...>.<module>.name`; `py::class_<T>(m, "Name")` binds `<...>.<module>.Name` to class T and
+  `.def("meth", &T::meth)` binds `<...>.<module>.Name.meth`. A binding given as a lambda points at
+  the function the lambda wraps (the C++ step picks the first system function it calls that is
+  defined outside the binding file); `py::overload_cast<...>(&f)` points at f.
+
+References. Python also reaches an operator without calling it on the spot: `self.op =
+torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
+own scanner (an attribute chain `torch.ops.<ns>.<op>` that is not the callee of a call) and bound
+like calls, from the function (or class body, or module) that holds them.
+
+Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
+ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a
+registration matches a Python namespace that ends with its suffix (any namespace when the suffix is
+empty, except namespaces written out by another registration and PyTorch's own), by op name. When the same op name is registered by several such libraries, the extension's
+stem (`_moe_C` -> `moe`) is matched against the directories of the registering files: a file under
+`moe/` belongs to `_moe_C`; for a stem-less namespace (`_C`), files under another extension's stem
+directory are set aside. Each edge's record says whether the namespace was read or inferred.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import ast
+
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.python.visit import FastNodeVisitor
+
+from extractor.python.graph import CallSite
+from extractor.cpp.ops import OpRegistration, PyBinding
+
+_TORCH_OPS = "torch.ops."
+# PyTorch's own operator namespaces: never a library named by a build macro of the system.
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantized", "c10d",
+                               "_c10d_functional", "_c10d_functional_autograd", "_quantized",
+                               "profiler", "_test", "inductor", "symm_mem", "mkldnn", "onednn"})
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Binding:
+    """One Python call site bound to one C++ function (or class)."""
+
+    path: str  # the Python call site
+    line: int
+    caller: str
+    callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
+    target: str  # C++ node id
+    mechanism: str  # "torch-op" or "pybind11"
+    registered_at: str  # "csrc/torch_bindings.cpp:120"
+    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11
+    namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11
+
+
+def extract_bindings(ctx: Any) -> Contribution:
+    """The pipeline entry: call sites of the Python step (and the operator references this step's
+    scanner found) x registrations of the C++ step."""
+    python = ctx.results.get("python")
+    cpp = ctx.results.get("cpp")
+    call_sites = tuple(python.extra.get("call_sites", ())) if python is not None else ()
+    call_sites += tuple(_reference_sites(ctx, python))
+    ops = tuple(cpp.extra.get("op_registrations", ())) if cpp is not None else ()
+    pybind = tuple(cpp.extra.get("pybind_bindings", ())) if cpp is not None else ()
+    return bind_call_sites(call_sites, ops, pybind)
+
+
+def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
+                    pybind: Iterable[PyBinding]) -> Contribution:
+    """`binds` edges from ``call_sites`` (CallSite-shaped: caller, callee, path, line)."""
+    sites = sorted((CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
+                    for s in call_sites), key=lambda s: (s.path, s.line, s.caller, s.callee))
+    torch_index = _TorchOpIndex(tuple(ops), sites)
+    py_index = PyBindIndex(tuple(pybind))
+    bindings: list[Binding] = []
+    stats: collections.Counter[str] = collections.Counter()
+    diagnostics: list[Diagnostic] = []
+    for site in sites:
+        if site.callee.startswith(_TORCH_OPS):
+            parts = site.callee[len(_TORCH_OPS):].split(".")
+            if len(parts) < 2:
+                continue
+            stats["torch_op_calls"] += 1
+            ns, op = parts[0], parts[1]
+            found, how = torch_index.lookup(ns, op)
+            if not found:
+                stats["torch_op_calls_unregistered" if how == "unregistered" else
+                      "torch_op_calls_without_impl"] += 1
+                if how == "no-impl":
+                    diagnostics.append(Diagnostic(
+                        site.path, site.line, "binding-without-impl",
+                        f"torch.ops.{ns}.{op} is declared in C++ (ops.def) but no implementation "
+                        "function is registered for it", Severity.INFO))
+                continue
+            stats["torch_op_calls_bound"] += 1
+            for reg in found:
+                bindings.append(Binding(site.path, site.line, site.caller, site.callee, reg.target,
+                                        "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
+        else:
+            for b in py_index.lookup(site.callee):
+                stats["pybind_calls_bound"] += 1
+                bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
+                                        "pybind11", f"{b.path}:{b.line}", "", ""))
+    bindings = sorted(set(bindings))
+    edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in bindings})
+    stats["binds_edges"] = len(edges)
+    stats["torch_ops_registered"] = len(torch_index.ops)
+    return Contribution(edges=tuple(edges), diagnostics=tuple(sorted(diagnostics)),
+                        stats=dict(sorted(stats.items())), extra={"bindings": tuple(bindings)})
+
+
+class _TorchOpIndex:
+    def __init__(self, ops: tuple[OpRegistration, ...], sites: list[CallSite]) -> None:
+        self.ops = {(r.namespace or f"<{r.namespace_macro}>{r.namespace_suffix}", r.op) for r in ops}
+        # implementations: impl registrations, or defs that name a function
+        self.impls = [r for r in ops if r.target and (r.kind == "impl" or r.function)]
+        self.defined = {(r.namespace, r.namespace_suffix, r.namespace_macro, r.op) for r in ops}
+        python_namespaces = {s.callee[len(_TORCH_OPS):].split(".")[0] for s in sites
+                             if s.callee.startswith(_TORCH_OPS)}
+        suffixes = {r.namespace_suffix for r in ops if r.namespace_suffix}
+        self.stems = {_stem(ns, suffixes) for ns in python_namespaces} - {""}
+        self.suffixes = suffixes
+        self.literal_namespaces = {r.namespace for r in ops if r.namespace}
+
+    def lookup(self, ns: str, op: str) -> tuple[list[OpRegistration], str]:
+        literal = [r for r in self.impls if r.namespace == ns and r.op == op]
+        if literal:
+            return literal, "read"
+        if ns in self.literal_namespaces or ns in _TORCH_NAMESPACES:
+            inferred = []  # a namespace written out in C++ (or torch's own) is not a build macro's
+        else:
+            inferred = [r for r in self.impls if not r.namespace and r.op == op
+                        and ns.endswith(r.namespace_suffix) and ns != r.namespace_suffix]
+        if inferred:
+            # the longest matching suffix wins: `_C_cache_ops` is the `_cache_ops` library, not `_C`
+            longest = max(len(r.namespace_suffix) for r in inferred)
+            inferred = [r for r in inferred if len(r.namespace_suffix) == longest]
+            return self._by_directory(ns, inferred), "inferred"
+        declared = any(op == d[3] and (d[0] == ns or (not d[0] and ns.endswith(d[1])))
+                       for d in self.defined)
+        return [], "no-impl" if declared else "unregistered"
+
+    def _by_directory(self, ns: str, regs: list[OpRegistration]) -> list[OpRegistration]:
+        if len({r.target for r in regs}) <= 1:
+            return regs
+        stem = _stem(ns, self.suffixes)
+        if stem:
+            mine = [r for r in regs if stem in r.path.split("/")[:-1]]
+        else:
+            mine = [r for r in regs if not self.stems & set(r.path.split("/")[:-1])]
+        return mine or regs
+
+
+def _stem(ns: str, suffixes: set[str]) -> str:
+    """`_moe_C` -> `moe`, `_C` -> ``, `_C_cache_ops` -> `` (library suffixes removed)."""
+    for suffix in sorted(suffixes, key=len, reverse=True):
+        if ns.endswith(suffix) and ns != suffix:
+            ns = ns[: -len(suffix)]
+            break
+    core = ns.strip("_")
+    if core.endswith("_C"):
+        core = core[:-2]
+    elif core == "C":
+        core = ""
+    return core.strip("_")
+
+
+class PyBindIndex:
+    """Python-visible names of native bindings (pybind11 here, PyO3 in :mod:`extractor.bindings.ffi`),
+    looked up by the dotted callee of a Python call site."""
+
+    def __init__(self, bindings: tuple[PyBinding, ...]) -> None:
+        self.by_key: dict[tuple[str, ...], list[PyBinding]] = collections.defaultdict(list)
+        for b in bindings:
+            if not b.target:
+                continue
+            key = (b.module, b.owner, b.name) if b.kind == "method" else (b.module, b.name)
+            self.by_key[key].append(b)
+
+    def lookup(self, callee: str) -> list[PyBinding]:
+        parts = callee.split(".")
+        for i, part in enumerate(parts):
+            for n in (2, 1):
+                key = (part, *parts[i + 1:i + 1 + n])
+                if len(key) == n + 1 and key in self.by_key:
+                    return self.by_key[key]
+        return []
+
+
+def _reference_sites(ctx: Any, python: Contribution | None) -> list[CallSite]:
+    """`torch.ops.<ns>.<op>` references of every Python file, as call sites of their scope."""
+    files = [(f, facts) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts]
+    if not files:
+        return []
+    known = {n.id for n in python.nodes} if python is not None else set()
+    sites = []
+    for f, facts in files:
+        module = f"py:{f.module}"
+        for scope, line, dotted in facts:
+            caller = f"{module}.{scope}" if scope else module
+            # a scope the Python step has no node for (a lambda, a comprehension): its module
+            sites.append(CallSite(caller if caller in known or not known else module, dotted, f.path, line))
+    return sites
+
+
+class _OpReferences(FastNodeVisitor):
+    """Attribute chains `torch.ops.<ns>.<op>[...]` that are not called where they stand."""
+
+    def __init__(self) -> None:
+        self.found: list[list[Any]] = []
+        self.scope, self.kind = "", "module"
+        self.callees: set[int] = set()
+
+    def _enter(self, node: Any, name: str, kind: str) -> None:
+        qual = name if self.kind == "module" else f"{self.scope}.{name}" if self.kind == "class" \
+            else f"{self.scope}.<locals>.{name}"
+        saved = self.scope, self.kind
+        self.scope, self.kind = qual, kind
+        self.generic_visit(node)
+        self.scope, self.kind = saved
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self._enter(node, node.name, "function")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self._enter(node, node.name, "class")
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.callees.add(id(node.func))  # the Python step already reports these as call sites
+        self.generic_visit(node)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        dotted = _dotted(node)
+        if dotted is not None and dotted.startswith(_TORCH_OPS) and dotted.count(".") >= 3:
+            if id(node) not in self.callees:
+                self.found.append([self.scope, node.lineno, dotted])
+            return  # the chain's inner attributes are part of this one
+        self.generic_visit(node)
+
+
+def _dotted(node: Any) -> str | None:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return ".".join(reversed(parts))
+
+
+def scan_op_references(parsed: ParsedFile) -> list[list[Any]] | None:
+    """Per-file scanner: ``[scope, line, "torch.ops.ns.op"]`` of operator references not called."""
+    if b"torch.ops." not in parsed.data or not isinstance(parsed.tree, ast.AST):
+        return None
+    visitor = _OpReferences()
+    visitor.visit(parsed.tree)
+    return sorted(visitor.found) or None
+
+
+# version 2: a scanner of its own, for operator references that are not calls
+STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
+            version="2", requires=("python", "cpp"))

@@ -1,0 +1,52 @@
+"""The symbol graph as a networkx ``MultiDiGraph``, and its exports (GraphML, GEXF, node-link JSON)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+
+from extractor.errors import UserInputError
+from extractor.support.storage import atomic_path, write_atomic
+
+
+def _flat(value: Any) -> Any:
+    """GraphML and GEXF take scalars only: lists of scalars become comma-separated text, None empty
+    text, and structured values (``sites``, ``params``, ``overloads``: lists of objects) compact
+    JSON text, so a reader gets every definition site and parameter back with ``json.loads``."""
+    if isinstance(value, (list, tuple)):
+        if any(isinstance(v, (dict, list, tuple)) for v in value):
+            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        return ",".join(str(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if value is None:
+        return ""
+    return value
+
+
+def to_networkx(bundle: dict[str, Any], scalars_only: bool = False) -> nx.MultiDiGraph:
+    """The bundle's graph; ``scalars_only`` flattens list attributes for GraphML and GEXF."""
+    value = _flat if scalars_only else (lambda v: v)
+    graph = nx.MultiDiGraph(name=bundle["system"]["name"])
+    for node in bundle["graph"]["nodes"]:
+        graph.add_node(node["id"], **{k: value(v) for k, v in node.items() if k != "id"})
+    for i, edge in enumerate(bundle["graph"]["edges"]):
+        graph.add_edge(edge["source"], edge["target"], key=i,
+                       **{k: value(v) for k, v in edge.items() if k not in ("source", "target")})
+    return graph
+
+
+def export_graph(bundle: dict[str, Any], fmt: str, output: Path) -> None:
+    if fmt not in ("json", "graphml", "gexf"):
+        raise UserInputError(f"unknown graph format {fmt!r}: use graphml, gexf or json")
+    if fmt == "json":
+        data = {"directed": True, "multigraph": True, "graph": {"name": bundle["system"]["name"]},
+                "nodes": bundle["graph"]["nodes"], "edges": bundle["graph"]["edges"]}
+        write_atomic(output, json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
+        return
+    writer = nx.write_graphml if fmt == "graphml" else nx.write_gexf
+    with atomic_path(output) as tmp:
+        writer(to_networkx(bundle, scalars_only=True), tmp)

@@ -1,0 +1,204 @@
+"""One module's definitions and attributes as graph nodes, from its scanned facts (extractor.python.scan).
+
+- A function or method carries its parameters as :class:`~extractor.model.Parameter` records, its
+  return annotation and its decorators; ``signature`` is only a display string derived from them
+  (shortened past :data:`SIGNATURE_MAX` characters; ``params`` never are).
+- ``@overload`` variants go to the implementation's ``overloads``, each with its own line; a name
+  with only overloads (a stub) is its first variant.
+- A property (``@property``, ``@cached_property``) is an ``attribute`` node (its annotation is the
+  getter's return annotation); its setter and deleter are part of it.
+- Of two definitions of one name, a later one replaces the earlier when neither is conditional
+  (Python runs both, the later binding wins); otherwise the first stands. The other definition
+  sites go to ``sites``.
+- Attributes: module-level names, class-body names and ``self.x`` set in ``__init__``-like methods,
+  as ``attribute`` nodes with their annotation and value kind, tagged ``module-attribute``,
+  ``class-attribute`` or ``instance-attribute``. Names starting with ``_`` are left out (they are
+  nobody's API), except special ``__x__`` names of classes and modules; a definition always wins
+  over an attribute of the same name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from typing import Any
+
+from extractor.context import SourceFile
+from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
+from extractor.naming import py_id
+from extractor.python.expr import PARAM_KINDS
+from extractor.python.scan import CLASS, INSTANCE, MODULE
+from extractor.python.resolve import parent_qual
+
+SIGNATURE_MAX = 300
+_KINDS = {"class": NodeKind.CLASS, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
+_ATTRIBUTE_TAGS = {MODULE: "module-attribute", CLASS: "class-attribute", INSTANCE: "instance-attribute"}
+
+
+@dataclasses.dataclass(slots=True)
+class PyGraph:
+    """The Python graph while it is built: nodes, edges, outside names, members, diagnostics, stats."""
+
+    nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
+    edges: set[Edge] = dataclasses.field(default_factory=set)
+    external: dict[str, Node] = dataclasses.field(default_factory=dict)
+    members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
+    diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
+    stats: Counter[str] = dataclasses.field(default_factory=Counter)
+
+    def ext_node(self, dotted: str) -> str:
+        nid = py_id(dotted)
+        if nid not in self.nodes and nid not in self.external:
+            self.external[nid] = Node(nid, NodeKind.EXTERNAL, dotted.rsplit(".", 1)[-1], dotted, "python")
+        return nid
+
+
+def to_params(raw: list[list[Any]]) -> tuple[Parameter, ...]:
+    return tuple(Parameter(name, PARAM_KINDS[kind], annotation, default) for name, kind, annotation, default in raw)
+
+
+def display_signature(params: tuple[Parameter, ...], returns: str) -> str:
+    """``(a: int=1, /, *, b) -> str`` as ``ast.unparse`` prints it, shortened for display."""
+    parts: list[str] = []
+    kinds = [p.kind for p in params]
+    star = any(k.value == "var-positional" for k in kinds)
+    for i, p in enumerate(params):
+        kind = p.kind.value
+        if kind == "keyword-only" and not star:
+            parts.append("*")
+            star = True
+        text = p.name + (f": {p.annotation}" if p.annotation else "") + (f"={p.default}" if p.default is not None else "")
+        parts.append({"var-positional": "*", "var-keyword": "**"}.get(kind, "") + text)
+        if kind == "positional-only" and (i + 1 == len(params) or params[i + 1].kind.value != "positional-only"):
+            parts.append("/")
+    text = f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
+    return text if len(text) <= SIGNATURE_MAX else text[: SIGNATURE_MAX - 1] + "…"
+
+
+@dataclasses.dataclass(slots=True)
+class ClassFacts:
+    """What the constructor and enum rules need of a class: its written bases and decorators."""
+
+    id: str
+    scope: str  # qualname of the scope the class statement runs in ("" at module level)
+    bases: list[str]  # as written
+    decorators: list[str]  # dotted names as written
+    decorator_keywords: list[dict[str, str]]
+    keywords: dict[str, str]
+    line: int
+
+
+@dataclasses.dataclass(slots=True)
+class ModuleDefs:
+    nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
+    edges: list[Edge] = dataclasses.field(default_factory=list)
+    members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
+    classes: dict[str, ClassFacts] = dataclasses.field(default_factory=dict)
+    bindings: dict[str, list[list[Any]]] = dataclasses.field(default_factory=lambda: defaultdict(list))
+
+
+def place_definitions(module: str, file: SourceFile, facts: dict[str, Any]) -> ModuleDefs:
+    """Nodes, ``contains`` edges and members of one module's classes, functions and methods."""
+    out = ModuleDefs()
+    mid = py_id(module)
+    conditional: dict[str, bool] = {}
+    overloads: dict[str, list[Signature]] = defaultdict(list)
+    stubs: dict[str, Node] = {}
+    for kind, qual, line, doc, tags, bases, decorators, sig, more in facts["defs"]:
+        nid = py_id(f"{module}.{qual}")
+        short = qual.rsplit(".", 1)[-1]
+        params, returns = (to_params(sig[0]), sig[1]) if sig is not None else ((), "")
+        if "overload" in tags:
+            overloads[nid].append(Signature(params, returns, file.path, line))
+            stubs.setdefault(nid, _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, params,
+                                        returns, decorators))
+            continue
+        if nid in out.nodes and any(d in (f"{short}.setter", f"{short}.deleter") for d in decorators):
+            continue  # a property's accessor: part of the property
+        node = _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, params, returns, decorators)
+        cond = bool(more.get("cond"))
+        if nid in out.nodes:
+            old = out.nodes[nid]
+            if cond or conditional[nid]:
+                out.nodes[nid] = dataclasses.replace(old, sites=(*old.sites, Location(file.path, line)))
+                continue
+            # A later unconditional definition rebinds the name: the earlier one's members go with it.
+            prefix = nid + "."
+            gone = {k for k in out.nodes if k.startswith(prefix)}
+            for k in gone:
+                del out.nodes[k]
+                out.classes.pop(k, None)
+                out.members.pop(k, None)
+            for names in out.members.values():
+                for key in [key for key, value in names.items() if value in gone]:
+                    del names[key]
+            node = dataclasses.replace(node, sites=(*old.sites, Location(old.path, old.line)))
+        conditional[nid] = cond
+        out.nodes[nid] = node
+        parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
+        out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, line))
+        out.members[parent][short] = nid
+        if kind == "class":
+            out.classes[nid] = ClassFacts(nid, parent_qual(qual), bases, decorators, more.get("dkw") or [{}] * len(decorators),
+                                          more.get("kw") or {}, line)
+    for nid, variants in overloads.items():
+        if nid not in out.nodes:  # only overloads (a stub): the first variant stands for the name
+            out.nodes[nid] = stubs[nid]
+            qual = stubs[nid].qualname[len(module) + 1:]
+            parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
+            out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, stubs[nid].line))
+            out.members[parent][stubs[nid].name] = nid
+        out.nodes[nid] = dataclasses.replace(out.nodes[nid], overloads=tuple(variants))
+    return out
+
+
+def _node(nid: str, kind: str, short: str, qualname: str, file: SourceFile, line: int, doc: str, tags: list[str],
+          params: tuple[Parameter, ...], returns: str, decorators: list[str]) -> Node:
+    if "property" in tags and kind == "method":
+        return Node(nid, NodeKind.ATTRIBUTE, short, qualname, "python", file.path, line, doc, "", tuple(tags),
+                    decorators=tuple(decorators), annotation=returns, value_kind="property")
+    signature = display_signature(params, returns) if kind != "class" else ""
+    return Node(nid, _KINDS[kind], short, qualname, "python", file.path, line, doc, signature, tuple(tags),
+                params=params, returns=returns, decorators=tuple(decorators))
+
+
+def place_attributes(module: str, file: SourceFile, facts: dict[str, Any], defs: ModuleDefs,
+                     exports: frozenset[str]) -> list[Node]:
+    """Attribute nodes of one module (module level, class bodies, instances), after its definitions.
+
+    Class-body bindings of every name are also kept in ``defs.bindings`` (class id -> facts): the
+    generated-constructor rules read private fields too.
+    """
+    mid = py_id(module)
+    added: list[Node] = []
+    for scope, name, line, where, annotation, kind, value, call, _cond in facts.get("attrs", ()):
+        parent = mid if where == MODULE else py_id(f"{module}.{scope}")
+        if where != MODULE:
+            if parent not in defs.classes:
+                continue
+            if where == CLASS:
+                defs.bindings[parent].append([name, line, annotation, value, kind, call])
+        if not _kept(name, where, exports):
+            continue
+        nid = f"{parent}.{name}"
+        existing = defs.nodes.get(nid)
+        if existing is not None:
+            if existing.kind is NodeKind.ATTRIBUTE and annotation and not existing.annotation \
+                    and existing.value_kind != "property":
+                defs.nodes[nid] = dataclasses.replace(existing, annotation=annotation)
+            continue
+        qualname = f"{module}.{scope}.{name}" if scope else f"{module}.{name}"
+        node = Node(nid, NodeKind.ATTRIBUTE, name, qualname, "python", file.path, line,
+                    tags=(_ATTRIBUTE_TAGS[where],), annotation=annotation, value_kind=kind)
+        defs.nodes[nid] = node
+        defs.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, line))
+        added.append(node)
+    return added
+
+
+def _kept(name: str, where: str, exports: frozenset[str]) -> bool:
+    if name in exports:
+        return True
+    if name.startswith("__") and name.endswith("__"):
+        return where != INSTANCE and name != "__all__"
+    return not name.startswith("_")

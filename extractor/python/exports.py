@@ -1,0 +1,140 @@
+"""What a Python module exports beyond its own definitions: ``__all__``, re-exports, star imports,
+and the symbols it imports under their own names (rules: extractor.python.api, docs/python-api.md)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from extractor import naming
+from extractor.model import Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
+from extractor.python.defs import PyGraph
+from extractor.python.resolve import PyModule, Resolver, resolve_text
+
+
+def module_exports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> dict[str, tuple[str, ...]]:
+    """Each module's ``__all__``, with the ``other.__all__`` it adds read from those modules."""
+    out: dict[str, tuple[str, ...]] = {}
+
+    def of(name: str, seen: frozenset[str]) -> tuple[str, ...] | None:
+        module = modules[name]
+        listed, refs = module.facts.get("all"), module.facts.get("all_refs", ())
+        if listed is None and not refs:
+            return None
+        found = list(listed or ())
+        for ref in refs:
+            target = resolve_text(resolver, module, "", ref)
+            if target is not None and target[0] == "node" and g.nodes[target[1]].kind is NodeKind.MODULE:
+                other = naming.id_name(target[1])
+                if other not in seen:
+                    found += of(other, seen | {other}) or ()
+        return tuple(dict.fromkeys(found))
+
+    for name in modules:
+        listed = of(name, frozenset({name}))
+        if listed is not None:
+            out[name] = listed
+    return out
+
+
+def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
+    """An ``attribute`` node and an ``aliases`` edge for each imported name a module re-exports."""
+    for name, module in sorted(modules.items()):
+        wanted = set(exports.get(name, ())) | module.explicit_exports
+        if not wanted:
+            continue
+        mid = naming.py_id(name)
+        lines = {}
+        for scope, line, target, _level, imported, asname in module.facts["imports"]:
+            if scope == "":
+                lines.setdefault(asname or imported or target.split(".")[0], line)
+        for export in sorted(wanted):
+            nid = f"{mid}.{export}"
+            if nid in g.nodes:
+                continue  # defined here, or a submodule
+            binding = module.namespace.get(export)
+            if binding is None:
+                found = resolver.from_star(module, export, 0)
+            elif binding[0] == "ref":
+                found = resolver.absolute(binding[1])
+            else:
+                found = binding
+            if found is None or found[0] not in ("node", "ext") or found[1] == nid:
+                if found is None or found[0] not in ("node", "ext"):
+                    g.diagnostics.append(Diagnostic(module.file.path, 0, "export-unbound",
+                                                    f"{name}.__all__ lists {export}, which the module does not bind",
+                                                    Severity.INFO))
+                continue
+            target = found[1] if found[0] == "node" else g.ext_node(found[1])
+            line = lines.get(export, 0)
+            g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, line,
+                                tags=("re-export",), value_kind="re-export")
+            g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
+            g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
+            g.stats["reexports"] += 1
+
+
+def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
+                    exports: dict[str, tuple[str, ...]]) -> None:
+    """``from .tasks import *`` in a module without ``__all__`` makes the public names of ``tasks``
+    (its ``__all__``, else its own public definitions, attributes and re-exports) names of the module:
+    re-exports too, tagged ``star`` (griffe counts them public as well)."""
+    children: dict[str, dict[str, str]] = defaultdict(dict)
+    for edge in g.edges:
+        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes and g.nodes[edge.target].kind is not NodeKind.MODULE:
+            children[edge.source][g.nodes[edge.target].name] = edge.target
+
+    def star_names(name: str, seen: frozenset[str]) -> dict[str, str]:
+        module = modules[name]
+        if name in exports:
+            found = {}
+            for export in exports[name]:
+                target = children[naming.py_id(name)].get(export)
+                if target is None and export in module.namespace and module.namespace[export][0] == "ref":
+                    resolved = resolver.absolute(module.namespace[export][1])
+                    target = resolved[1] if resolved[0] == "node" else None
+                if target is not None:
+                    found[export] = target
+            return found
+        found = {k: v for k, v in children[naming.py_id(name)].items() if not k.startswith("_")}
+        for star in module.star_imports:
+            if star in modules and star not in seen:
+                for k, v in star_names(star, seen | {star}).items():
+                    found.setdefault(k, v)
+        return found
+
+    for name, module in sorted(modules.items()):
+        if name in exports or not module.star_imports:
+            continue
+        mid = naming.py_id(name)
+        for star in module.star_imports:
+            if star not in modules:
+                continue
+            for export, target in sorted(star_names(star, frozenset({name, star})).items()):
+                nid = f"{mid}.{export}"
+                if nid in g.nodes or target == nid:
+                    continue
+                g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
+                                    tags=("re-export", "star"), value_kind="re-export")
+                g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
+                g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
+                children[mid][export] = nid
+                g.stats["reexports"] += 1
+
+
+def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> None:
+    """An ``aliases`` edge from a module to each symbol of the system it imports at module level under
+    the symbol's own name: ``from vllm.config.lora import LoRAConfig`` keeps ``vllm.config.LoRAConfig``
+    importable, which an API diff must know. (An edge, not a node: such names are not the module's API.)"""
+    for name, module in sorted(modules.items()):
+        mid = naming.py_id(name)
+        for scope, line, _target, _level, imported, asname in module.facts["imports"]:
+            if scope or not imported or imported == "*" or (asname and asname != imported):
+                continue
+            binding = module.namespace.get(imported)
+            if f"{mid}.{imported}" in g.nodes or binding is None or binding[0] != "ref":
+                continue
+            found = resolver.absolute(binding[1])
+            if found[0] == "node" and g.nodes[found[1]].kind is not NodeKind.MODULE \
+                    and g.nodes[found[1]].name == imported:
+                g.edges.add(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
+                g.stats["imported_names"] += 1

@@ -1,0 +1,338 @@
+"""The Python symbol graph: modules, classes, functions, methods and attributes, and their edges.
+
+Per file (in workers, cached): :mod:`extractor.python.scan` walks the stdlib ``ast`` (libcst for files
+whose syntax is newer than the running interpreter: definitions and imports only). Per system:
+module names come from the package layout (:mod:`extractor.naming`); definitions and attributes
+become nodes (:mod:`extractor.python.defs`); names resolve the way Python binds them
+(:mod:`extractor.python.resolve`) to graph nodes or to external qualified names, giving ``inherits``,
+``imports`` and ``calls`` edges; names that ``__all__`` re-exports become ``attribute`` nodes with an
+``aliases`` edge to what they name; constructors that dataclasses, attrs, pydantic, msgspec,
+NamedTuple and TypedDict generate are added (:mod:`extractor.python.constructors`); and every node says
+why it is, or is not, public API (:mod:`extractor.python.api`).
+
+Why ast first: over vLLM 0.10.2's 1,872 files it parses in 3.5 s where ``libcst.parse_module``
+takes about 33 s, and nothing here needs libcst's lossless tree or its metadata providers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections import Counter
+from typing import Any
+
+from extractor import naming
+from extractor.python import api as pyapi
+from extractor.python import constructors as pyconstructors
+from extractor.python import exports as pyexports
+from extractor.context import Context
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
+                             Severity, Step, edge_key, node_key)
+from extractor.python.fields import Binding, ClassSpec
+from extractor.python.defs import ClassFacts, ModuleDefs, PyGraph, display_signature, place_attributes, place_definitions
+from extractor.python.resolve import PyModule, Resolver, enclosing_class, lookup, module_bindings, resolve_call, resolve_text
+from extractor.python.scan import scan_python
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class CallSite:
+    """A call whose callee resolved outside the system, as dotted text (``torch.ops._C.foo``)."""
+
+    caller: str  # node id of the enclosing function, class body or module
+    callee: str
+    path: str
+    line: int
+
+
+@functools.cache
+def _libraries() -> dict[str, dict[str, frozenset[str]]]:
+    return pyconstructors.load_libraries()
+
+
+@functools.cache
+def _api_rules() -> pyapi.ApiRules:
+    return pyapi.load_rules()
+
+
+def extract_python_graph(ctx: Context) -> Contribution:
+    files = [f for f, _facts in ctx.facts("python", Language.PYTHON)]
+    names, diagnostics = naming.module_names(files)
+    g = PyGraph(diagnostics=diagnostics)
+    modules: dict[str, PyModule] = {}
+    classes: dict[str, tuple[PyModule, ClassFacts]] = {}
+    defs_of: dict[str, ModuleDefs] = {}
+    for f in files:
+        facts = f.facts["python"]
+        name = names[f.path]
+        module = PyModule(name, f, facts, naming.is_package_file(f.rel))
+        modules[name] = module
+        mid = naming.py_id(name)
+        g.nodes[mid] = Node(mid, NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path,
+                            1 if f.lines else 0, facts.get("doc", ""),
+                            tags=("libcst-fallback",) if facts.get("fallback") else ())
+        defs = defs_of[name] = place_definitions(name, f, facts)
+        g.nodes.update(defs.nodes)
+        g.edges.update(defs.edges)
+        for parent, found in defs.members.items():
+            g.members[parent].update(found)
+        classes.update((cid, (module, cf)) for cid, cf in defs.classes.items())
+    # Submodules are members of their package.
+    for name in modules:
+        parent = name.rpartition(".")[0]
+        if parent in modules:
+            g.members[naming.py_id(parent)].setdefault(name.rpartition(".")[2], naming.py_id(name))
+            g.edges.add(Edge(naming.py_id(parent), naming.py_id(name), EdgeKind.CONTAINS, modules[name].file.path, 0))
+    for module in modules.values():
+        module.namespace.update({k: ("node", v) for k, v in g.members[naming.py_id(module.name)].items()
+                                 if g.nodes[v].kind is not NodeKind.MODULE})
+        module_bindings(module, modules)
+    resolver = Resolver(modules, g.nodes, g.members)
+    _bind_names(resolver, modules)
+    full_bases = _inherits(g, resolver, classes)
+    resolver.forget()
+    exports = pyexports.module_exports(g, resolver, modules)
+    for name, module in modules.items():
+        defs = defs_of[name]
+        for node in place_attributes(name, module.file, module.facts, defs, frozenset(exports.get(name) or ())):
+            if node.id.rpartition(".")[0] == naming.py_id(name):
+                # A module-level name a re-export can point at (``X = Mapping[str, int]``).
+                module.namespace.setdefault(node.name, ("node", node.id))
+        g.nodes.update(defs.nodes)
+        g.edges.update(defs.edges)
+    resolver.forget()
+    pyexports.reexports(g, resolver, modules, exports)
+    pyexports.star_reexports(g, resolver, modules, exports)
+    pyexports.imported_names(g, resolver, modules)
+    _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
+    _imports(g, modules)
+    call_sites = _calls(g, resolver, modules)
+    _assign_api(g, modules, exports)
+    return _contribution(g, files, modules, call_sites)
+
+
+def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
+    """What locals and ``self.X`` hold, and module-level aliases (``X = pkg.Y``) as references."""
+    nodes = resolver.nodes
+    for module in modules.values():
+        for scope, name, type_text, _line in module.facts.get("types", ()):
+            if name.startswith("self."):
+                cls = enclosing_class(module, scope, nodes)
+                if cls is not None and type_text:
+                    resolver.attribute_types.setdefault(cls, {}).setdefault(name[5:], []).append(
+                        (module, scope, type_text))
+            else:
+                module.local_types.setdefault(scope, {}).setdefault(name, []).append(type_text)
+    # Two passes let an alias lean on another.
+    for _ in range(2):
+        for module in modules.values():
+            for key, (kind, value) in list(module.namespace.items()):
+                if kind == "alias":
+                    head, _, rest = value.partition(".")
+                    base = lookup(resolver, module, "", head)
+                    if base is None:
+                        del module.namespace[key]
+                        continue
+                    resolved = resolver.walk(base, rest.split(".") if rest else [], 0)
+                    if resolved[0] == "alias":
+                        continue
+                    module.namespace[key] = ("ref", resolved[1]) if resolved[0] in ("ext", "missing") else resolved
+    for module in modules.values():
+        for key, (kind, _value) in list(module.namespace.items()):
+            if kind == "alias":  # still circular after two passes: not a name we can follow
+                del module.namespace[key]
+    resolver.forget()
+
+
+def _canonical(resolver: Resolver, module: PyModule, scope: str, text: str) -> str:
+    """The qualified name ``text`` refers to (``dataclass`` -> ``dataclasses.dataclass``), else itself."""
+    if not text:
+        return text
+    target = resolve_text(resolver, module, scope, text)
+    if target is not None and target[0] in ("node", "ext", "builtin"):
+        return naming.id_name(target[1])
+    return text
+
+
+def _inherits(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyModule, ClassFacts]]) -> dict[str, list[str]]:
+    """``inherits`` edges; returns every class's bases in order, outside ones by id (``py:abc.ABC``)."""
+    full: dict[str, list[str]] = {}
+    for nid, (module, cf) in sorted(classes.items()):
+        if nid not in g.nodes:
+            continue
+        internal, every = [], []
+        for text in cf.bases:
+            target = resolve_text(resolver, module, cf.scope, text) if text else None
+            if target is None or target[0] in ("missing", "local", "instance") or "()" in target[1]:
+                # a base computed from a value (``tokenizer.__class__``) is not a qualified name
+                g.stats["inherits_unresolved"] += 1
+                continue
+            if target[0] == "node":
+                internal.append(target[1])
+                every.append(target[1])
+                g.edges.add(Edge(nid, target[1], EdgeKind.INHERITS, module.file.path, cf.line))
+                g.stats["inherits_internal"] += 1
+            else:
+                every.append(g.ext_node(target[1]))
+                g.edges.add(Edge(nid, every[-1], EdgeKind.INHERITS, module.file.path, cf.line))
+                g.stats["inherits_external"] += 1
+        resolver.set_bases(nid, internal)
+        full[nid] = every
+    return full
+
+
+def _constructors(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyModule, ClassFacts]],
+                  defs_of: dict[str, ModuleDefs], lineage: naming.Lineage) -> None:
+    """Generated ``__init__``/``__new__`` methods, their fields tagged, and enum members marked."""
+    specs: dict[str, ClassSpec] = {}
+    for cid, (module, cf) in sorted(classes.items()):
+        if cid not in g.nodes:
+            continue
+        decorators = tuple((_canonical(resolver, module, cf.scope, d), kw)
+                           for d, kw in zip(cf.decorators, cf.decorator_keywords))
+        bindings = []
+        for name, line, annotation, value, kind, call in defs_of[module.name].bindings.get(cid, ()):
+            callee, keywords, args = (call[0], call[1], tuple(call[2])) if call else ("", {}, ())
+            bindings.append(Binding(name, line, annotation, value if kind else None,
+                                    _canonical(resolver, module, cf.scope, callee), keywords, args))
+        own = frozenset(k for k, v in g.members.get(cid, {}).items() if g.nodes[v].kind is NodeKind.METHOD)
+        specs[cid] = ClassSpec(cid, decorators, cf.keywords, tuple(bindings), own)
+    libraries = _libraries()
+    for gen in pyconstructors.generated_constructors(specs, lineage.mro, libraries):
+        cls = g.nodes[gen.class_id]
+        nid = f"{gen.class_id}.{gen.method}"
+        returns = "None" if gen.method == "__init__" else ""
+        node = Node(nid, NodeKind.METHOD, gen.method, f"{cls.qualname}.{gen.method}", "python", cls.path, cls.line,
+                    f"generated by {gen.marker}", display_signature(gen.params, returns),
+                    ("generated", gen.library, *gen.tags),
+                    params=gen.params, returns=returns)
+        if nid in g.nodes:  # @attr.s replaces an __init__ written in the class
+            node = dataclasses.replace(node, sites=(Location(g.nodes[nid].path, g.nodes[nid].line),))
+        g.nodes[nid] = node
+        g.edges.add(Edge(gen.class_id, nid, EdgeKind.CONTAINS, cls.path, cls.line))
+        g.members[gen.class_id][gen.method] = nid
+        g.stats["generated_constructors"] += 1
+        for field in gen.fields:
+            fid = f"{gen.class_id}.{field}"
+            if fid in g.nodes and g.nodes[fid].kind is NodeKind.ATTRIBUTE:
+                g.nodes[fid] = dataclasses.replace(g.nodes[fid], tags=tuple(sorted({*g.nodes[fid].tags, "field"})))
+        for name in gen.pseudo:  # ``x: InitVar[int]`` binds nothing on the class or its instances
+            if g.nodes.get(f"{gen.class_id}.{name}", None) is not None \
+                    and g.nodes[f"{gen.class_id}.{name}"].kind is NodeKind.ATTRIBUTE:
+                del g.nodes[f"{gen.class_id}.{name}"]
+    enums = pyconstructors.enum_classes(specs, lineage.mro, libraries)
+    for edge in [e for e in g.edges if e.kind is EdgeKind.CONTAINS and e.source in enums]:
+        node = g.nodes.get(edge.target)
+        # An enum's members are its plain class-level names; annotated names and functions are not.
+        if node is not None and "class-attribute" in node.tags and not node.annotation \
+                and node.value_kind != "lambda" and not node.name.startswith("_"):
+            g.nodes[node.id] = dataclasses.replace(node, value_kind="enum-member")
+
+
+def _imports(g: PyGraph, modules: dict[str, PyModule]) -> None:
+    for module in modules.values():
+        mid = naming.py_id(module.name)
+        package = naming.package_of(module.name, module.is_package)
+        for _scope, line, target, level, name, _asname in module.facts["imports"]:
+            base = naming.resolve_relative(package, target, level)
+            if base is None:
+                g.diagnostics.append(Diagnostic(module.file.path, line, "import-beyond-top",
+                                                f"relative import (level {level}) goes above the top package",
+                                                Severity.INFO))
+                g.stats["imports_unresolved"] += 1
+                continue
+            full = f"{base}.{name}" if name and name != "*" and base else (base or name)
+            dest = full if full in modules else base
+            if dest in modules:
+                g.stats["imports_internal"] += 1
+                if dest != module.name:
+                    g.edges.add(Edge(mid, naming.py_id(dest), EdgeKind.IMPORTS, module.file.path, line))
+                continue
+            inner = next((".".join(dest.split(".")[:i]) for i in range(dest.count(".") + 1, 0, -1)
+                          if ".".join(dest.split(".")[:i]) in modules), None)
+            if inner is not None:  # a name that is not a module in the system, e.g. pkg.missing
+                g.stats["imports_internal"] += 1
+                if inner != module.name:
+                    g.edges.add(Edge(mid, naming.py_id(inner), EdgeKind.IMPORTS, module.file.path, line))
+            else:
+                g.stats["imports_external"] += 1
+                g.edges.add(Edge(mid, g.ext_node(dest), EdgeKind.IMPORTS, module.file.path, line))
+
+
+def _calls(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> list[CallSite]:
+    call_sites: list[CallSite] = []
+    for module in modules.values():
+        mid = naming.py_id(module.name)
+        for scope, line, callee in module.facts["calls"]:
+            g.stats["call_sites"] += 1
+            caller = f"{mid}.{scope}" if scope else mid
+            target = resolve_call(resolver, module, scope, callee, g.nodes) if callee else None
+            if target is None:
+                g.stats["calls_unresolved"] += 1
+            elif target[0] == "node":
+                g.stats["calls_resolved"] += 1
+                g.edges.add(Edge(caller, target[1], EdgeKind.CALLS, module.file.path, line))
+            elif target[0] == "builtin":
+                g.stats["calls_builtin"] += 1
+            elif target[0] == "ext":
+                g.stats["calls_external"] += 1
+                call_sites.append(CallSite(caller, target[1], module.file.path, line))
+            else:
+                g.stats["calls_unresolved"] += 1
+    return call_sites
+
+
+def _assign_api(g: PyGraph, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
+    parents: dict[str, str] = {}
+    aliases: dict[str, str] = {}
+    for edge in g.edges:
+        if edge.kind is EdgeKind.CONTAINS:
+            if edge.target in g.nodes and edge.source in g.nodes:
+                # one container per node; the smallest id if a file states two (deterministic)
+                parents[edge.target] = min(parents.get(edge.target, edge.source), edge.source)
+        elif edge.kind is EdgeKind.ALIASES and edge.target in g.nodes and edge.source in g.nodes \
+                and g.nodes[edge.source].kind is not NodeKind.MODULE:  # a module importing a name exports nothing
+            aliases[edge.source] = edge.target
+    # An empty __all__ exports nothing by star, but says nothing about the other names (griffe too).
+    infos = {name: pyapi.ModuleInfo(name, m.file.rel, m.is_package, exports.get(name) or None)
+             for name, m in modules.items()}
+    reasons = pyapi.api_reasons(g.nodes, parents, infos, aliases, _api_rules())
+    for nid, reason in reasons.items():
+        g.nodes[nid] = _with_api(g.nodes[nid], reason)
+
+
+_NODE_FIELDS = tuple(f.name for f in dataclasses.fields(Node))
+assert _NODE_FIELDS[-1] == "api"
+
+
+def _with_api(node: Node, api: str) -> Node:
+    # Positional, not dataclasses.replace: this runs once per node (~50,000 on vLLM) and is 2x faster.
+    return Node(*[getattr(node, f) for f in _NODE_FIELDS[:-1]], api)
+
+
+def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], call_sites: list[CallSite]) -> Contribution:
+    # Edges keep one line per (source, target, kind): the first site, so the graph stays readable.
+    every = {**g.external, **g.nodes}
+    first: dict[tuple[str, str, EdgeKind], Edge] = {}
+    for edge in g.edges:
+        if edge.source not in every or edge.target not in every:
+            continue  # an endpoint went with a definition that a later one replaced
+        key = (edge.source, edge.target, edge.kind)
+        kept = first.get(key)
+        if kept is None or (edge.path, edge.line) < (kept.path, kept.line):
+            first[key] = edge
+    stats = g.stats
+    stats.update({f"nodes_{k}": v for k, v in Counter(n.kind.value for n in g.nodes.values()).items()})
+    stats["modules"] = len(modules)
+    stats["fallback_modules"] = sum(1 for m in modules.values() if m.facts.get("fallback"))
+    for f in files:
+        if f.facts["python"].get("fallback"):
+            g.diagnostics.append(Diagnostic(f.path, 0, "calls-skipped",
+                                            "parsed with libcst: calls are not resolved in this file", Severity.INFO))
+    return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
+                        edges=tuple(sorted(first.values(), key=edge_key)),
+                        diagnostics=tuple(sorted(g.diagnostics)), stats=dict(sorted(stats.items())),
+                        extra={"call_sites": tuple(sorted(call_sites))})
+
+
+STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
+            version="3", python_fallback=True)

@@ -1,0 +1,163 @@
+"""Per-file facts cached by content hash, in one SQLite file under the cache directory.
+
+The key is the content's sha256, its language and a fingerprint of the scanners (their step
+versions and archdiff's own source), so a second run over the same tree, or over the next release,
+parses only what changed, and a changed scanner never serves stale facts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import sqlite3
+import tempfile
+import zlib
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger("archdiff")
+BUSY_TIMEOUT = 30.0  # seconds to wait for another run's write before giving the cache up
+
+_SCHEMA = "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
+
+
+def code_fingerprint(step_versions: Iterable[tuple[str, str]]) -> str:
+    """Hash of the scanners' declared versions and of the extractor package's own source files."""
+    h = hashlib.sha256()
+    for name, version in sorted(step_versions):
+        h.update(f"{name}={version};".encode())
+    package = Path(__file__).resolve().parent.parent  # the whole extractor package, not this folder
+    for path in sorted(package.rglob("*")):
+        if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:
+            h.update(path.relative_to(package).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def _file_system_reason(directory: Path) -> str:
+    """What the file system says when asked to create a file in ``directory`` ("" if it can):
+    SQLite's own message ("unable to open database file") does not say why."""
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            return ""
+    except OSError as err:
+        return err.strerror or ""
+
+
+class FactCache:
+    """A tiny key/value store; ``None`` as a path means no caching at all.
+
+    The cache only ever saves time, so a cache that cannot be used (a read-only or full disk, a
+    database another process holds too long) turns itself off for the rest of the run, logs why
+    once, and the run goes on computing everything. Writes are SQLite transactions: an entry is
+    whole or absent, never half-written.
+    """
+
+    def __init__(self, path: Path | None) -> None:
+        self._db: sqlite3.Connection | None = None
+        self._path = path
+        self.problem = ""  # why the cache was turned off ("" while it works)
+        if path is None:
+            return
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self._db = self._open(path)
+            except sqlite3.DatabaseError as err:
+                if isinstance(err, sqlite3.OperationalError):
+                    raise  # locked, read-only, full: not a corrupt file, never deleted
+                # A corrupt cache is only a cache: start it again rather than fail the run.
+                path.unlink(missing_ok=True)
+                self._db = self._open(path)
+        except (OSError, sqlite3.Error) as err:
+            self._turn_off(err)
+
+    @staticmethod
+    def _open(path: Path) -> sqlite3.Connection:
+        db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute(_SCHEMA)
+        except sqlite3.Error:
+            db.close()
+            raise
+        return db
+
+    def _turn_off(self, err: BaseException) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        reason = getattr(err, "strerror", None) or _file_system_reason(self._path.parent) or str(err) \
+            or type(err).__name__
+        self.problem = f"cache {self._path.parent} cannot be used ({reason}): working without it"
+        log.warning(self.problem)
+
+    def get_many(self, keys: list[str]) -> dict[str, Any]:
+        if self._db is None or not keys:
+            return {}
+        found: dict[str, Any] = {}
+        try:
+            for start in range(0, len(keys), 500):
+                chunk = keys[start:start + 500]
+                rows = self._db.execute(
+                    f"SELECT key, value FROM facts WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+                for key, value in rows:
+                    try:
+                        found[key] = json.loads(zlib.decompress(value))
+                    except (zlib.error, ValueError):
+                        continue  # unreadable entry: treated as a miss and rewritten
+        except sqlite3.Error as err:
+            self._turn_off(err)
+            return {}
+        return found
+
+    def put_many(self, items: Mapping[str, Any]) -> None:
+        if self._db is None or not items:
+            return
+        rows = [(k, zlib.compress(json.dumps(v, separators=(",", ":")).encode(), 1)) for k, v in items.items()]
+        try:
+            with self._db:
+                self._db.executemany("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", rows)
+        except sqlite3.Error as err:
+            self._turn_off(err)
+
+    def get_bytes(self, key: str) -> bytes | None:
+        if self._db is None:
+            return None
+        try:
+            row = self._db.execute("SELECT value FROM facts WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error as err:
+            self._turn_off(err)
+            return None
+        if row is None:
+            return None
+        try:
+            return zlib.decompress(row[0])
+        except zlib.error:
+            return None
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        if self._db is None:
+            return
+        try:
+            with self._db:
+                self._db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", (key, zlib.compress(data, 1)))
+        except sqlite3.Error as err:
+            self._turn_off(err)
+
+    def get_json(self, key: str) -> Any:
+        """One value stored with :meth:`put_json` (or :meth:`put_many`); None when absent or unreadable."""
+        return self.get_many([key]).get(key)
+
+    def put_json(self, key: str, value: Any) -> None:
+        self.put_many({key: value})
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None

@@ -1,0 +1,114 @@
+"""Where extraction work runs: this machine's process pool (the default), or a Ray cluster.
+
+An executor does two things for the pipeline: it scans files (``scan_files``: ``(language, bytes)``
+items in, per-file results out, in input order) and it opens the fact store of a cache directory
+(``open_store``: the content-hash cache of :mod:`extractor.run.cache`). For many systems or releases
+it also runs whole extractions (``extract_many``), and any other pure function over many items
+(``map``: release tracking compares pairs of releases with it). The pipeline never knows which executor it
+has: evidence is the same bytes either way, because the work is the same pure functions
+(:func:`extractor.run.scan.scan_file`, each step's ``extract``) and results come back in input order.
+
+:class:`LocalExecutor` needs nothing beyond archdiff; :func:`open_executor` imports the Ray
+executor (:mod:`extractor.run.raytasks`) only when asked for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from extractor.run.cache import FactCache
+from extractor.context import ExtractOptions
+from extractor.errors import UserInputError
+from extractor.model import Step
+
+if TYPE_CHECKING:
+    from extractor.run.pipeline import Extraction
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExtractionJob:
+    """One system to extract: what :func:`extractor.run.pipeline.extract_system` takes."""
+
+    specs: tuple[str, ...]
+    name: str = ""
+    version: str = ""
+
+
+class FactStore(Protocol):
+    def get_many(self, keys: list[str]) -> dict[str, Any]: ...
+
+    def put_many(self, items: dict[str, Any]) -> None: ...
+
+    def get_bytes(self, key: str) -> bytes | None: ...
+
+    def put_bytes(self, key: str, data: bytes) -> None: ...
+
+    def get_json(self, key: str) -> Any: ...
+
+    def put_json(self, key: str, value: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Executor(Protocol):
+    name: str
+
+    def scan_files(self, items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
+                   progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]: ...
+
+    def open_store(self, cache_dir: Path) -> FactStore: ...
+
+    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Extraction]: ...
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]: ...
+
+    def close(self) -> None: ...
+
+
+class LocalExecutor:
+    """This machine: files scanned in a process pool of ``options.jobs`` workers, one extraction
+    after another, facts in ``CACHE/facts.sqlite``."""
+
+    name = "local"
+
+    def scan_files(self, items, steps, jobs, progress=None):
+        from extractor.run.scan import scan_files
+
+        return scan_files(items, steps, jobs, progress)
+
+    def open_store(self, cache_dir: Path) -> FactCache:
+        return FactCache(cache_dir / "facts.sqlite")
+
+    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Extraction]:
+        from extractor.run.pipeline import extract_system
+
+        for job in jobs:
+            yield extract_system(job.specs, name=job.name, version=job.version, options=options, executor=self)
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
+        """``fn`` over ``items``, here, one after another (items are taken as they are needed)."""
+        return map(fn, items)
+
+    def close(self) -> None:
+        pass
+
+
+LOCAL = LocalExecutor()
+_RAY_ADDRESS = re.compile(r"^ray://[A-Za-z0-9_.\[\]:-]+(:\d+)?/?$")
+
+
+def open_executor(text: str, *, num_cpus: int | None = None) -> Executor:
+    """``local``, ``ray`` (a local Ray runtime, or the cluster that ``RAY_ADDRESS`` names) or
+    ``ray://HOST:PORT`` (a Ray cluster through Ray Client)."""
+    value = text.strip()
+    if value == "local":
+        return LOCAL
+    if value == "ray" or _RAY_ADDRESS.match(value):
+        from extractor.run.raytasks import RayExecutor
+
+        return RayExecutor(None if value == "ray" else value, num_cpus=num_cpus)
+    raise UserInputError(f"--executor {text!r}: give local, ray, or ray://HOST:PORT for a Ray cluster")

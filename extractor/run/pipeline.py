@@ -1,0 +1,242 @@
+"""The one place that knows the order of the steps: acquire, inventory, scan, then each kind."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from extractor import naming
+from extractor.buildsettings import resolve_build_settings
+from extractor.evidence.write import build_bundle, dumps_bundle
+from extractor.run.cache import code_fingerprint
+from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.errors import UserInputError
+from extractor.run.executor import LOCAL, Executor, FactStore
+from extractor.acquire.inventory import evidence_path, file_limit, list_files, read_regular_file
+from extractor.native.manifests import manifests_digest
+from extractor.model import Diagnostic, Severity, Step
+from extractor.steps import STEPS, check_order
+from extractor.acquire.sources import acquire, default_cache_dir, parse_spec
+
+class Progress:
+    """What the pipeline reports while it works; the CLI draws it, tests ignore it."""
+
+    def phase(self, name: str, total: int | None = None) -> None: ...
+
+    def advance(self, n: int = 1) -> None: ...
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Extraction:
+    """One system's evidence, as ``evidence.json``'s bytes: a warm run (every input unchanged, the
+    bundle served from the memo) writes them as they are and reports counts from ``summary``; the
+    bundle is parsed only for a caller that reads it (vLLM's is 48 MB: about a second of
+    ``json.loads``, more than the rest of the warm run)."""
+
+    data: bytes  # evidence.json, UTF-8, byte for byte
+    summary: dict[str, Any]  # counts and diagnostics, see :func:`summarize_bundle`
+    timings: dict[str, float]  # seconds per phase: for the run log, never for the bundle
+    cache: dict[str, int]  # hits and misses; "memo" is 1 when the whole bundle came from the cache
+    _parsed: list[dict[str, Any]] = dataclasses.field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def bundle(self) -> dict[str, Any]:
+        """The bundle as JSON values, parsed on first use."""
+        if not self._parsed:
+            self._parsed.append(json.loads(self.data))
+        return self._parsed[0]
+
+    @property
+    def text(self) -> str:
+        return self.data.decode("utf-8")
+
+
+def summarize_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
+    """What a run reports without the bundle: node, edge and file counts, and the diagnostics."""
+    return {"nodes": len(bundle["graph"]["nodes"]), "edges": len(bundle["graph"]["edges"]),
+            "files": sum(bundle["stats"]["files"].values()), "diagnostics": bundle["diagnostics"]}
+
+
+def acquire_sources(specs: Sequence[str], cache_dir: Path) -> tuple[SourceTree, ...]:
+    parsed = [parse_spec(s) for s in specs]
+    if len(parsed) > 1:
+        labels = [p.label or _default_label(p) for p in parsed]
+        if len(set(labels)) != len(labels):
+            raise UserInputError(f"two sources share the label {_first_duplicate(labels)!r}: name them label=SPEC")
+        parsed = [dataclasses.replace(p, label=lab) for p, lab in zip(parsed, labels)]
+    return tuple(acquire(p, cache_dir) for p in parsed)
+
+
+def _default_label(spec) -> str:
+    base = spec.location.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    for suffix in (".git", ".tar.gz", ".tgz", ".zip", ".tar"):
+        base = base.removesuffix(suffix)
+    return base or spec.kind
+
+
+def _first_duplicate(items: list[str]) -> str:
+    seen = set()
+    for item in items:
+        if item in seen:
+            return item
+        seen.add(item)
+    return ""
+
+
+def default_identity(sources: Sequence[SourceTree]) -> tuple[str, str]:
+    first = sources[0]
+    spec = parse_spec(first.spec)
+    name = spec.location if spec.kind == "pypi" else _default_label(spec)
+    version = first.ref or (first.commit[:12] if first.commit else "")
+    return name, version
+
+
+def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
+                   options: ExtractOptions | None = None, progress: Progress | None = None,
+                   steps: Sequence[Step] = STEPS, executor: Executor | None = None) -> Extraction:
+    """Acquire ``specs`` as one system and extract every evidence kind from it.
+
+    ``executor`` says where files are scanned and where their facts are cached (default: this
+    machine's process pool and ``CACHE/facts.sqlite``); the evidence is the same either way."""
+    check_order(steps)
+    options = options or ExtractOptions()
+    executor = executor or LOCAL
+    progress = progress or Progress()
+    cache_dir = options.cache_dir or default_cache_dir()
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+
+    progress.phase("acquire")
+    sources = acquire_sources(specs, cache_dir)
+    if options.probe_structs and not options.build.empty:
+        # the build context's own downloads (--headers-from wheels) and fingerprint, once per run
+        options = dataclasses.replace(options, build=resolve_build_settings(options.build, cache_dir))
+    default_name, default_version = default_identity(sources)
+    timings["acquire"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    entries = []
+    diagnostics: list[Diagnostic] = []
+    for source in sources:
+        found, problems = list_files(source)
+        entries.extend((source, e) for e in found)
+        diagnostics.extend(problems)
+        diagnostics.extend(Diagnostic(evidence_path(source.label, member.removeprefix("./")), 0, "symlink-outside",
+                                      "symbolic link leaves the source tree: not extracted", Severity.WARNING)
+                           for member in source.skipped_links)
+    entries.sort(key=lambda pair: pair[1].path)
+    timings["inventory"] = time.perf_counter() - clock
+
+    clock = time.perf_counter()
+    name, version = name or default_name, version or default_version
+    blobs, read_diagnostics = _read(entries, steps)
+    timings["read"] = time.perf_counter() - clock
+    clock = time.perf_counter()
+    memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
+    diagnostics.extend(read_diagnostics)
+    store = executor.open_store(cache_dir)
+    try:
+        data = store.get_bytes(memo_key)
+        summary = store.get_json(memo_key + ":summary") if data is not None else None
+        if data is not None:
+            # Every input is unchanged (files, names, options, scanners, compilers): the evidence
+            # is the one already computed for them, byte for byte.
+            timings["memo"] = time.perf_counter() - clock
+            extraction = Extraction(data, summary or {}, timings, {"hits": len(blobs), "misses": 0, "memo": 1})
+            if summary is None:  # a memo stored without its summary: count once from the bundle
+                extraction.summary.update(summarize_bundle(extraction.bundle))
+            return extraction
+        files, cache_counts, scan_diagnostics = _scan(blobs, tuple(steps), options, store, progress, executor)
+        diagnostics.extend(scan_diagnostics)
+        timings["scan"] = time.perf_counter() - clock
+
+        ctx = Context(name, version, sources, files, options)
+        for step in steps:
+            clock = time.perf_counter()
+            progress.phase(step.name)
+            ctx.results[step.name] = step.extract(ctx)
+            timings[step.name] = time.perf_counter() - clock
+        clock = time.perf_counter()
+        bundle = build_bundle(ctx, tuple(steps), diagnostics)
+        data = dumps_bundle(bundle).encode("utf-8")
+        summary = summarize_bundle(bundle)
+        store.put_bytes(memo_key, data)
+        store.put_json(memo_key + ":summary", summary)
+        timings["bundle"] = time.perf_counter() - clock
+    finally:
+        store.close()
+    return Extraction(data, summary, timings, {**cache_counts, "memo": 0}, [bundle])
+
+
+def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, diagnostics: list[Diagnostic],
+              options: ExtractOptions) -> str:
+    h = hashlib.sha256()
+    h.update(json.dumps([name, version, [s.record() for s in sources]], sort_keys=True).encode())
+    for _source, entry, _data, key in blobs:
+        h.update(f"{entry.path}\0{key}\n".encode())
+    for d in sorted(diagnostics):
+        h.update(d.render().encode())
+    h.update(manifests_digest((s.label, s.root) for s in sources).encode())
+    for binary in options.binaries:
+        try:
+            h.update(hashlib.sha256(Path(binary).read_bytes()).digest())
+        except OSError:
+            h.update(f"unreadable:{binary}".encode())
+    # A user's taxonomy or detector file is an input by its content, not its name.
+    for key, value in sorted(options.extra.items()):
+        if isinstance(value, str) and Path(value).is_file():
+            h.update(f"{key}:".encode() + hashlib.sha256(Path(value).read_bytes()).digest())
+    # Struct probes depend on which compilers are installed, so those are inputs too.
+    compilers = [shutil.which(c) or "" for c in ("gcc", "g++", "nvcc", "protoc")]
+    h.update(json.dumps([options.probe_structs, compilers, dict(options.extra), options.build.fingerprint],
+                        sort_keys=True, default=str).encode())
+    return "bundle:" + h.hexdigest()
+
+
+def fact_key(data: bytes, language: str, fingerprint: str) -> str:
+    """A file's key in the fact cache: its content, its language and the scanners' fingerprint."""
+    return f"{hashlib.sha256(data).hexdigest()}:{language}:{fingerprint}"
+
+
+def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
+    """Read every file and compute its cache key (content hash, language, scanner fingerprint)."""
+    fingerprint = code_fingerprint((s.name, s.version) for s in steps)
+    diagnostics: list[Diagnostic] = []
+    blobs: list[tuple[Any, Any, bytes, str]] = []
+    for source, entry in entries:
+        try:
+            data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
+        except OSError as err:
+            # strerror only: str(err) would carry the absolute path of the user's machine
+            diagnostics.append(Diagnostic(entry.path, 0, "unreadable", err.strerror or type(err).__name__,
+                                          Severity.ERROR))
+            continue
+        key = fact_key(data, entry.language.value, fingerprint)
+        blobs.append((source, entry, data, key))
+    return blobs, diagnostics
+
+
+def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore,
+          progress: Progress, executor: Executor = LOCAL) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+    diagnostics: list[Diagnostic] = []
+    cached = cache.get_many([b[3] for b in blobs])
+    missing = [(b[1].language.value, b[2]) for b in blobs if b[3] not in cached]
+    progress.phase("scan", len(missing))
+    fresh = dict(zip((b[3] for b in blobs if b[3] not in cached),
+                     executor.scan_files(missing, steps, options.jobs, progress.advance)))
+    # A file whose worker crashed or timed out is tried again next run, never served from the cache.
+    cache.put_many({key: result for key, result in fresh.items() if not result.get("transient")})
+    files = []
+    for source, entry, data, key in blobs:
+        result = cached.get(key) or fresh[key]
+        for line, code, message, severity in result["diagnostics"]:
+            diagnostics.append(Diagnostic(entry.path, line, code, message, Severity(severity)))
+        files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
+                                len(data), result["facts"], result["lines"]))
+    return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics

@@ -1,0 +1,42 @@
+"""The evidence kinds, in the order they run: the one list a new kind joins.
+
+Everything else that names the kinds is derived from this list: the bundle's record keys and
+the loader's record types (each step's ``records``), the scanners' cache fingerprint (their
+versions), the order check. A later step may read what earlier ones found (``requires``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from extractor import bindings, concepts, cpp, generated, go, layers, python, rust, structs, telemetry
+from extractor.model import Step
+
+STEPS: tuple[Step, ...] = (
+    python.STEP,
+    cpp.STEP,
+    rust.STEP,
+    go.STEP,
+    bindings.PYTHON_CPP_STEP,
+    bindings.FFI_STEP,
+    structs.STEP,
+    telemetry.METRICS_STEP,
+    telemetry.THRESHOLDS_STEP,
+    generated.STEP,
+    concepts.STEP,
+    layers.STEP,
+)
+
+
+def check_order(steps: Sequence[Step]) -> None:
+    """Every step runs after the steps it ``requires``: a list that breaks this is a bug in the
+    caller, refused before anything runs."""
+    seen: set[str] = set()
+    for step in steps:
+        missing = [name for name in step.requires if name not in seen]
+        if missing:
+            raise ValueError(f"step {step.name!r} requires {', '.join(map(repr, missing))}, which must run before it")
+        seen.add(step.name)
+
+
+check_order(STEPS)

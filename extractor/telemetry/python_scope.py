@@ -1,0 +1,344 @@
+"""Compiling argument expressions into symbolic values (:mod:`.pysym`) within what one file shows:
+the enclosing function's assignments and parameters (and its enclosing functions', for closures),
+the class's ``self.x`` assignments, and the module's assignments.
+
+Parameters stay open references: ``["param", n]`` for the enclosing function's own, ``["attr", n]``
+for a parameter of the class's ``__init__`` that reaches another method through ``self.x``. A
+parameter of any other method read through ``self`` is unknown: no call site can bind it.
+Assignment tables are built on first use; most recorded calls pass literals and never look.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from extractor.telemetry import python_symbols as pysym
+from extractor.telemetry.python_symbols import Sym
+
+MAX_DEPTH = 8
+_INFINITY_TEXTS = frozenset({"float('inf')", 'float("inf")', "math.inf", "INF", "prometheus_client.utils.INF"})
+_PASS_THROUGH_CALLS = frozenset({"list", "tuple", "str"})
+
+
+def dotted(expr: ast.expr) -> str | None:
+    """``a.b.c`` for Name/Attribute chains, else None."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def assignments(owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]]:
+    """name (or ``self.x``) -> every expression assigned to it, in source order.
+
+    Walks nested blocks (if/for/try/with) but not nested functions or classes, whose names are
+    not visible here.
+    """
+    found: dict[str, list[ast.expr]] = {}
+
+    def add(target: ast.expr, value: ast.expr) -> None:
+        if isinstance(target, ast.Name):
+            found.setdefault(target.id, []).append(value)
+        elif (self_attrs and isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+              and target.value.id in ("self", "cls")):
+            found.setdefault("self." + target.attr, []).append(value)
+        elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)):
+            if len(target.elts) == len(value.elts):
+                for t, v in zip(target.elts, value.elts):
+                    add(t, v)
+
+    for statement in statements(owner):
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                add(target, statement.value)
+        elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
+            add(statement.target, statement.value)
+    return found
+
+
+_BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def statements(owner: ast.AST):
+    """Every statement of ``owner``'s body and nested blocks (if/for/while/with/try/match), not of
+    nested functions or classes. Assignments are statements: walking only statements, not every
+    expression node, made the assignment tables five times cheaper."""
+    stack = list(reversed(getattr(owner, "body", [])))
+    while stack:
+        statement = stack.pop()
+        if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        yield statement
+        for field in _BLOCK_FIELDS:
+            block = getattr(statement, field, None)
+            if block:
+                for child in reversed(block):
+                    if isinstance(child, (ast.ExceptHandler, ast.match_case)):
+                        stack.extend(reversed(child.body))
+                    else:
+                        stack.append(child)
+
+
+def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool) -> list[list[str]]:
+    """``[[name, kind], ...]`` with kind pos/kwonly/var/kw; a method's ``self``/``cls`` left out."""
+    args = function.args
+    positional = [a.arg for a in args.posonlyargs + args.args]
+    static = any(dotted(d) == "staticmethod" for d in function.decorator_list)
+    if in_class and not static and positional:
+        positional = positional[1:]
+    out = [[name, "pos"] for name in positional]
+    if args.vararg:
+        out.append([args.vararg.arg, "var"])
+    out.extend([a.arg, "kwonly"] for a in args.kwonlyargs)
+    if args.kwarg:
+        out.append([args.kwarg.arg, "kw"])
+    return out
+
+
+class ClassScope:
+    """A class's methods and its body assignments, shared by the frames of its methods."""
+
+    def __init__(self, node: ast.ClassDef, module: "ModuleScope"):
+        self.node = node
+        self.module = module
+        self.methods = {item.name: item for item in node.body
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self._body: dict[str, list[ast.expr]] | None = None
+        self._self_sets: dict[str, list[tuple[ast.expr, str]]] | None = None
+        self._forwarded: frozenset[str] | None = None
+
+    def body(self) -> dict[str, list[ast.expr]]:
+        if self._body is None:
+            self._body = assignments(self.node, self_attrs=False)
+        return self._body
+
+    def self_sets(self) -> dict[str, list[tuple[ast.expr, str]]]:
+        """``x`` -> (value, method name) for every ``self.x = value`` in the class's methods."""
+        if self._self_sets is None:
+            found: dict[str, list[tuple[ast.expr, str]]] = {}
+            for name, method in self.methods.items():
+                for node in statements(method):
+                    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+                        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                        for target in targets:
+                            if (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+                                    and target.value.id == "self" and node.value is not None):
+                                found.setdefault(target.attr, []).append((node.value, name))
+            self._self_sets = found
+        return self._self_sets
+
+    def forwarded_attrs(self) -> frozenset[str]:
+        """``x`` for every ``self.x = <expression reading a parameter>`` in ``__init__`` (only
+        ``__init__`` is walked: this is asked for many classes whose other methods never matter)."""
+        if self._forwarded is None:
+            init = self.methods.get("__init__")
+            found: set[str] = set()
+            if init is not None:
+                params = self.init_params()
+                for node in statements(init):
+                    if isinstance(node, ast.Assign) and any(
+                            isinstance(n, ast.Name) and n.id in params for n in ast.walk(node.value)):
+                        found.update(t.attr for t in node.targets if isinstance(t, ast.Attribute)
+                                     and isinstance(t.value, ast.Name) and t.value.id == "self")
+            self._forwarded = frozenset(found)
+        return self._forwarded
+
+    def init_params(self) -> set[str]:
+        init = self.methods.get("__init__")
+        return {name for name, _ in parameters(init, True)} if init is not None else set()
+
+
+class ModuleScope:
+    def __init__(self, tree: ast.Module):
+        self.tree = tree
+        self._table: dict[str, list[ast.expr]] | None = None
+        self._strings: frozenset[str] | None = None
+
+    def string_names(self) -> frozenset[str]:
+        """Names a top-level statement assigns a string constant (``PREFIX = "app"``): a cheap
+        look, without the full assignment table."""
+        if self._strings is None:
+            self._strings = frozenset(
+                t.id for node in self.tree.body if isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                for t in node.targets if isinstance(t, ast.Name))
+        return self._strings
+
+    def table(self) -> dict[str, list[ast.expr]]:
+        if self._table is None:
+            self._table = assignments(self.tree, self_attrs=False)
+        return self._table
+
+
+class Frame:
+    """Where an expression is read: a function (or none, at module level) of a class (or none).
+
+    ``param_tag`` says what the function's parameters become: ``"param"`` for the function whose
+    call is recorded, ``"attr"`` for ``__init__`` seen from another method, None (unknown) for
+    any other method seen through ``self``.
+    """
+
+    def __init__(self, module: ModuleScope, functions: tuple[ast.AST, ...] = (),
+                 cls: ClassScope | None = None, param_tag: str | None = "param"):
+        self.module = module
+        self.functions = functions
+        self.cls = cls
+        self.param_tag = param_tag
+        self._table: dict[str, list[ast.expr]] | None = None
+        innermost = functions[-1] if functions else None
+        in_class = cls is not None and innermost is not None and innermost in cls.methods.values()
+        self.params = {n for n, _ in parameters(innermost, in_class)} if innermost is not None else set()
+
+    def table(self) -> dict[str, list[ast.expr]]:
+        if self._table is None:
+            merged: dict[str, list[ast.expr]] = {}
+            for function in self.functions:  # closures see their enclosing functions' names
+                for k, v in assignments(function, self_attrs=True).items():
+                    merged.setdefault(k, []).extend(v)
+            self._table = merged
+        return self._table
+
+    def method_frame(self, method_name: str) -> "Frame":
+        assert self.cls is not None
+        method = self.cls.methods[method_name]
+        current = self.functions[-1] if self.functions else None
+        if method is current:
+            return self
+        tag = "attr" if method_name == "__init__" else None
+        return Frame(self.module, (method,), self.cls, tag)
+
+    def self_attr_from_init_param(self, attr: str) -> bool:
+        """Whether ``self.attr`` is set in ``__init__`` from one of its parameters (a forwarding)."""
+        return self.cls is not None and attr in self.cls.forwarded_attrs()
+
+
+def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
+    """The symbolic value of ``expr`` read in ``frame``."""
+    if depth > MAX_DEPTH:
+        return pysym.unk(_text(expr))
+    if isinstance(expr, ast.Constant):
+        value = expr.value
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            return pysym.lit(value)
+        return pysym.unk(_text(expr))
+    if isinstance(expr, ast.JoinedStr):
+        parts: list[Sym] = []
+        for part in expr.values:
+            if isinstance(part, ast.Constant):
+                parts.append(pysym.lit(str(part.value)))
+            elif isinstance(part, ast.FormattedValue):
+                parts.append(compile_expr(part.value, frame, depth + 1))
+        return ["fmt", parts]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return ["add", compile_expr(expr.left, frame, depth + 1), compile_expr(expr.right, frame, depth + 1)]
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return ["seq", [["star", compile_expr(e.value, frame, depth + 1)] if isinstance(e, ast.Starred)
+                        else compile_expr(e, frame, depth + 1) for e in expr.elts]]
+    if isinstance(expr, ast.IfExp):
+        return pysym.alt([compile_expr(expr.body, frame, depth + 1), compile_expr(expr.orelse, frame, depth + 1)])
+    if isinstance(expr, ast.BoolOp) and isinstance(expr.op, ast.Or):
+        return pysym.alt([compile_expr(v, frame, depth + 1) for v in expr.values])
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) and isinstance(expr.operand, ast.Constant) \
+            and isinstance(expr.operand.value, (int, float)) and not isinstance(expr.operand.value, bool):
+        return pysym.lit(-expr.operand.value)
+    if isinstance(expr, ast.Call):
+        text = _text(expr)
+        if text in _INFINITY_TEXTS:
+            return pysym.lit("+Inf")
+        if dotted(expr.func) in _PASS_THROUGH_CALLS and len(expr.args) == 1 and not expr.keywords:
+            return compile_expr(expr.args[0], frame, depth + 1)
+        return pysym.unk(text)
+    if isinstance(expr, ast.Name):
+        return _name(expr, frame, depth)
+    if isinstance(expr, ast.Attribute):
+        text = dotted(expr)
+        if text in _INFINITY_TEXTS:
+            return pysym.lit("+Inf")
+        if text and text.startswith(("self.", "cls.")) and text.count(".") == 1:
+            return _self_attr(expr, text.split(".", 1)[1], frame, depth)
+    return pysym.unk(_text(expr))
+
+
+def _values(exprs: list[ast.expr], skip: ast.expr, read: Callable[[ast.expr], Sym]) -> list[Sym]:
+    return [read(value) for value in exprs if value is not skip]
+
+
+def _name(expr: ast.Name, frame: Frame, depth: int) -> Sym:
+    name = expr.id
+    options: list[Sym] = []
+    if frame.functions:
+        options = _values(frame.table().get(name, []), expr, lambda v: compile_expr(v, frame, depth + 1))
+        if name in frame.params:
+            options.append([frame.param_tag, name] if frame.param_tag else pysym.unk(name))
+    if not options:
+        module_frame = Frame(frame.module) if frame.functions or frame.cls else frame
+        options = _values(frame.module.table().get(name, []), expr,
+                          lambda v: compile_expr(v, module_frame, depth + 1))
+    return pysym.alt(options) if options else pysym.unk(name)
+
+
+def _self_attr(expr: ast.Attribute, attr: str, frame: Frame, depth: int) -> Sym:
+    key = "self." + attr
+    if frame.functions and key in frame.table():
+        return pysym.alt(_values(frame.table()[key], expr, lambda v: compile_expr(v, frame, depth + 1)))
+    if frame.cls is None:
+        return pysym.unk(_text(expr))
+    options = [compile_expr(value, frame.method_frame(method), depth + 1)
+               for value, method in frame.cls.self_sets().get(attr, ())]
+    if not options and attr in frame.cls.body():
+        module_frame = Frame(frame.module)
+        options = _values(frame.cls.body()[attr], expr, lambda v: compile_expr(v, module_frame, depth + 1))
+    return pysym.alt(options) if options else pysym.unk(_text(expr))
+
+
+def _text(expr: ast.expr) -> str:
+    """A short text for an unknown value, for reasons in the evidence. ``ast.unparse`` only for
+    small expressions: it was a third of the scanner's time when used on every unknown."""
+    name = dotted(expr)
+    if name:
+        return name
+    if isinstance(expr, ast.Call):
+        return f"{dotted(expr.func) or type(expr.func).__name__}(...)" if len(expr.args) + len(expr.keywords) > 2 \
+            else _unparse(expr)
+    if isinstance(expr, ast.Subscript):
+        return f"{dotted(expr.value) or '...'}[...]"
+    if isinstance(expr, ast.Constant):
+        return repr(expr.value)[:pysym.MAX_UNKNOWN_TEXT]
+    return _unparse(expr) if isinstance(expr, (ast.UnaryOp, ast.BinOp)) else type(expr).__name__
+
+
+def _unparse(expr: ast.expr) -> str:
+    try:
+        return ast.unparse(expr)[:pysym.MAX_UNKNOWN_TEXT]
+    except (ValueError, AttributeError):  # a libcst-converted tree can miss a field unparse wants
+        return type(expr).__name__
+
+
+def compile_shallow(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
+    """The value of an argument of a call recorded only because it forwards a parameter: the
+    parameters, constants and their concatenations are read, anything else is unknown without a
+    look at the assignment tables (most such calls make no metric, and there are many)."""
+    if isinstance(expr, ast.Constant):
+        return compile_expr(expr, frame)
+    if isinstance(expr, ast.Name):
+        if expr.id in frame.params:
+            return [frame.param_tag, expr.id] if frame.param_tag else pysym.unk(expr.id)
+        return pysym.unk(expr.id)
+    if depth < 3 and isinstance(expr, ast.JoinedStr):
+        return ["fmt", [pysym.lit(str(p.value)) if isinstance(p, ast.Constant) else
+                        compile_shallow(p.value, frame, depth + 1) for p in expr.values
+                        if isinstance(p, (ast.Constant, ast.FormattedValue))]]
+    if depth < 3 and isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        return ["add", compile_shallow(expr.left, frame, depth + 1), compile_shallow(expr.right, frame, depth + 1)]
+    if depth < 3 and isinstance(expr, (ast.List, ast.Tuple)):
+        return ["seq", [["star", compile_shallow(e.value, frame, depth + 1)] if isinstance(e, ast.Starred)
+                        else compile_shallow(e, frame, depth + 1) for e in expr.elts]]
+    text = dotted(expr)
+    if text and text.startswith("self.") and text.count(".") == 1 and frame.self_attr_from_init_param(text[5:]):
+        return compile_expr(expr, frame)
+    return ["unk", ""]
