@@ -186,7 +186,7 @@ def graph() -> None:
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
 def graph_export(evidence: Path, fmt: str, output: Path) -> None:
     """Write EVIDENCE's symbol graph as GraphML, GEXF or node-link JSON (readable by networkx and Gephi)."""
-    from extractor.evidence.write import load_bundle
+    from extractor.evidence.read import load_bundle
     from extractor.evidence.graph import export_graph
 
     bundle = load_bundle(evidence)

@@ -20,6 +20,7 @@ from comparator.kind import SIDES
 from extractor.evidence.read import Evidence
 from extractor.layers.records import role_by_path
 from extractor.model import EdgeKind
+from extractor.layers.records import LAYERS
 
 
 def build_graph_view(a: Evidence, b: Evidence | None = None,
@@ -57,7 +58,7 @@ def compact_graph(evidence: Evidence) -> dict[str, Any]:
     shown, edges = sample(evidence)
     nodes = sorted(shown, key=lambda n: n.id)
     index = {n.id: i for i, n in enumerate(nodes)}
-    roles = role_by_path(evidence.layers)
+    roles = role_by_path(evidence.of(LAYERS))
     tables: dict[str, list[str]] = {"kinds": [], "langs": [], "paths": [], "roles": [], "ekinds": []}
     codes: dict[str, dict[str, int]] = {k: {} for k in tables}
 

@@ -14,29 +14,37 @@ Four settings, from the command line (``--include-dir``, ``--define``, ``--compi
 These are the user's own configuration: the probe guard allows what they name, as it allows the
 compiler's system directories, and nothing else outside the source roots.
 
-:func:`resolve_build_settings` downloads what ``headers_from`` names and fingerprints every input
+:func:`extractor.acquire.headers.resolve_build_settings` downloads what ``headers_from`` names and fingerprints every input
 once per run; the fingerprint is part of the extraction's cache key and of each probe's.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
-import json
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from extractor.errors import UserInputError
 
-if TYPE_CHECKING:  # extractor.acquire.headers reaches the sources module, which needs extractor.context
-    from extractor.acquire.headers import HeaderPackage
-
-_DEFINE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$", re.S)
 BUILD_SCHEMA = {"include_dirs?": [str], "defines?": [str], "compile_commands?": str, "headers_from?": [str]}
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class HeaderPackage:
+    """The include directories one ``--headers-from`` spec supplies."""
+
+    spec: str  # as the user wrote it
+    name: str
+    version: str
+    source: str  # the wheel's file name, or "installed"
+    sha256: str  # of the wheel; of the installed distribution's RECORD
+    include_dirs: tuple[Path, ...]
+
+    def record(self) -> dict[str, object]:
+        """What the evidence says about it (no machine paths)."""
+        return {"spec": self.spec, "name": self.name, "version": self.version, "source": self.source,
+                "sha256": self.sha256, "include_dirs": len(self.include_dirs)}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,7 +54,7 @@ class BuildSettings:
     compile_commands: str = ""
     headers_from: tuple[str, ...] = ()
     # filled by resolve_build_settings
-    packages: tuple["HeaderPackage", ...] = ()
+    packages: tuple[HeaderPackage, ...] = ()
     fingerprint: str = ""
 
     @property
@@ -86,46 +94,3 @@ def merge(first: BuildSettings, second: BuildSettings) -> BuildSettings:
     return BuildSettings(first.include_dirs + second.include_dirs, first.defines + second.defines,
                          second.compile_commands or first.compile_commands,
                          tuple(dict.fromkeys(first.headers_from + second.headers_from)))
-
-
-def resolve_build_settings(settings: BuildSettings, cache_dir: Path) -> BuildSettings:
-    """Check the settings, fetch ``headers_from`` and compute the fingerprint; UserInputError on a
-    directory, file or define that cannot be used."""
-    if settings.fingerprint or settings.empty:
-        return settings
-    for d in settings.include_dirs:
-        if not Path(d).is_dir():
-            raise UserInputError(f"--include-dir {d}: no such directory")
-    for define in settings.defines:
-        if not _DEFINE.match(define):
-            raise UserInputError(f"--define {define!r}: write NAME or NAME=VALUE")
-    if settings.compile_commands and not Path(settings.compile_commands).is_file():
-        raise UserInputError(f"--compile-commands {settings.compile_commands}: no such file")
-    from extractor.acquire.headers import resolve_headers_from
-
-    packages = tuple(resolve_headers_from(spec, cache_dir) for spec in settings.headers_from)
-    h = hashlib.sha256()
-    h.update(json.dumps([list(settings.defines), [p.record() for p in packages]], sort_keys=True).encode())
-    for d in settings.include_dirs:
-        h.update(directory_digest(str(Path(d).resolve())).encode())
-    if settings.compile_commands:
-        h.update(hashlib.sha256(Path(settings.compile_commands).read_bytes()).digest())
-    return dataclasses.replace(settings, packages=packages, fingerprint=h.hexdigest())
-
-
-@functools.cache
-def directory_digest(root: str) -> str:
-    """Hash of the relative names and contents of the files under ``root``: once per run and
-    directory, however many probes use it (torch's headers are 9,000 files)."""
-    h = hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames.sort()
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            try:
-                with open(full, "rb") as fh:
-                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
-            except OSError:
-                digest = "unreadable"
-            h.update(f"{os.path.relpath(full, root)}\0{digest}\n".encode())
-    return h.hexdigest()

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from extractor.buildsettings import BuildSettings
-from extractor.model import Contribution, Language
+from extractor.model import Contribution, Language, Step
+
+X = TypeVar("X")
+T = TypeVar("T")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,7 +61,26 @@ class Context:
     sources: tuple[SourceTree, ...]
     files: tuple[SourceFile, ...]  # sorted by path
     options: ExtractOptions
-    results: dict[str, Contribution] = dataclasses.field(default_factory=dict)
+    results: dict[str, Contribution[Any]] = dataclasses.field(default_factory=dict)
+    _once: dict[Callable[..., Any], Any] = dataclasses.field(default_factory=dict, repr=False)
+
+    def result(self, step: Step[X]) -> Contribution[X]:
+        """What ``step`` contributed; it must have run (declare it in ``requires``)."""
+        try:
+            return self.results[step.name]
+        except KeyError:
+            raise KeyError(f"step {step.name!r} has not run before this one: add it to the step's requires") from None
+
+    def result_if_run(self, step: Step[X]) -> Contribution[X] | None:
+        """What ``step`` contributed, or None when the pipeline ran without it."""
+        return self.results.get(step.name)
+
+    def once(self, compute: Callable[[Context], T]) -> T:
+        """``compute(self)``, computed once per system whichever step asks first (the build
+        manifests that the Rust, Go and FFI steps all read)."""
+        if compute not in self._once:
+            self._once[compute] = compute(self)
+        return self._once[compute]
 
     def facts(self, step: str, *languages: Language) -> Iterator[tuple[SourceFile, Any]]:
         """(file, facts) for every file that ``step``'s scanner returned something for."""

@@ -11,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 import enum
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
+
+R = TypeVar("R")  # a record type
+X = TypeVar("X")  # what a step shares with later steps
 
 
 class Language(str, enum.Enum):
@@ -159,40 +162,59 @@ class ParsedFile:
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
-class Contribution:
-    """What one evidence kind adds to the bundle."""
+class RecordKind(Generic[R]):
+    """One list of records in the evidence bundle: its key there and the record type it holds.
+
+    A kind declares it once, beside its record type (``STRUCTS = RecordKind("structs",
+    StructLayout)``); its step names it, and the bundle's keys, the loader's record types and
+    :meth:`extractor.evidence.read.Evidence.of` follow from the steps."""
+
+    key: str
+    record: type[R]
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Contribution(Generic[X]):
+    """What one evidence kind adds to the bundle, and what it shares with later kinds."""
 
     nodes: tuple[Node, ...] = ()
     edges: tuple[Edge, ...] = ()
-    records: tuple[Any, ...] = ()  # goes under the bundle key named by the step's ``bundle_key``
+    records: tuple[Any, ...] = ()  # goes under the bundle key of the step's ``records`` kind
     diagnostics: tuple[Diagnostic, ...] = ()
     stats: Mapping[str, Any] = dataclasses.field(default_factory=dict)
-    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # for later steps
+    # The step's own typed record for the steps after it (``ctx.result(STEP).shared``); None when
+    # the step found nothing to share (no file of its language, say).
+    shared: X | None = None
 
 
 Scanner = Callable[[ParsedFile], Any]
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Step:
-    """One evidence kind, as the pipeline runs it.
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)  # a step is itself: equal and hashed by identity
+class Step(Generic[X]):
+    """One evidence kind, as the pipeline runs it: everything about the kind is declared here once.
 
     ``scanners`` run once per file of their language, in worker processes, and must return
     JSON-serialisable facts (they are cached by content hash). ``extract`` runs once per system in
-    the main process, after the earlier steps, and turns the facts into a :class:`Contribution`.
+    the main process, after the steps it ``requires``, and turns the facts into a
+    :class:`Contribution`. ``records`` names the bundle list the kind writes (and the loader reads).
     """
 
     name: str
-    extract: Callable[[Any], Contribution]  # (extractor.context.Context) -> Contribution
+    extract: Callable[[Any], Contribution[X]]  # (extractor.context.Context) -> Contribution
     scanners: Mapping[Language, Scanner] = dataclasses.field(default_factory=dict)
-    bundle_key: str = ""  # "structs", "metrics", ...; "" when the step only adds graph parts
+    records: RecordKind[Any] | None = None  # None when the step only adds graph parts
     version: str = "1"  # bump when a scanner's output changes, to invalidate cached facts
     # The Python scanner gets a libcst tree for files whose syntax is newer than the running
     # interpreter's ast; scanners without this flag are not run on such files.
     python_fallback: bool = False
-    # Steps whose results ``extract`` reads (ctx.results[name]): the pipeline runs this step only
-    # after them, and refuses a list of steps that does not.
-    requires: tuple[str, ...] = ()
+    # The steps whose results ``extract`` reads (``ctx.result(step)``), by the steps themselves: the
+    # pipeline runs this step only after them, and refuses a list of steps that does not.
+    requires: tuple[Step[Any], ...] = ()
+
+    @property
+    def bundle_key(self) -> str:
+        return self.records.key if self.records is not None else ""
 
 
 def node_key(node: Node) -> str:

@@ -33,7 +33,7 @@ def check_order(steps: Sequence[Step]) -> None:
     caller, refused before anything runs."""
     seen: set[str] = set()
     for step in steps:
-        missing = [name for name in step.requires if name not in seen]
+        missing = [required.name for required in step.requires if required.name not in seen]
         if missing:
             raise ValueError(f"step {step.name!r} requires {', '.join(map(repr, missing))}, which must run before it")
         seen.add(step.name)

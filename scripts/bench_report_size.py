@@ -40,8 +40,9 @@ def bundle(n: int, prefix: str, version: str) -> str:
     metrics = tuple(MetricDefinition("m.py", i + 1, f"{prefix.lower()}_requests_{i}_total", MetricType.COUNTER, "help",
                                      (), (), "", "python", False, (f"{prefix.lower()}_requests_{i}_total",))
                     for i in range(n // 20))
+    records = {"layers": (), "structs": (), "metrics": metrics, "thresholds": (), "concepts": ()}
     ev = Evidence(SystemName("generated", version), (), Graph(tuple(sorted(nodes, key=lambda x: x.id)), tuple(edges)),
-                  (), (), metrics, (), (), (), {"files": {"python": n // 50}})
+                  records, (), {"files": {"python": n // 50}})
     return dumps_bundle(evidence_json(ev))
 
 

@@ -83,7 +83,7 @@ def measure_recall(root: Path) -> dict[str, Any]:
 
     sites: dict[tuple[str, str], list[tuple[int, int]]] = {}
     names = {n.id: n.name.replace(" ", "") for n in contribution.nodes}
-    for s in contribution.extra["definition_sites"]:
+    for s in contribution.shared.definition_sites:
         sites.setdefault((s.path, names[s.node]), []).append((s.start, s.end))
     tags, macro_named = ctags_definitions(root)
     missing = [t for t in tags if not any(a <= t[2] <= b for a, b in sites.get((t[0], t[1]), ()))]

@@ -98,9 +98,10 @@ def evidence(name="sys", version="1", *, nodes=(), edges=(), layers=(), structs=
     """Evidence records for a rule test: only what the test states, everything else empty."""
     from extractor.evidence.read import Evidence, Graph, SystemName
 
+    records = {"layers": tuple(layers), "structs": tuple(structs), "metrics": tuple(metrics),
+               "thresholds": tuple(thresholds), "concepts": tuple(concepts)}
     return Evidence(system=SystemName(name, version), sources=(), graph=Graph(tuple(nodes), tuple(edges)),
-                    layers=tuple(layers), structs=tuple(structs), metrics=tuple(metrics),
-                    thresholds=tuple(thresholds), concepts=tuple(concepts), diagnostics=(), stats={"files": {}})
+                    records=records, diagnostics=(), stats={"files": {}})
 
 
 def metric(name, type_="counter", path="m.py", line=1, unit="", exposed=None, **more):

@@ -45,8 +45,7 @@ def test_the_pipeline_refuses_a_step_before_what_it_requires():
     from extractor.steps import STEPS, check_order
 
     check_order(STEPS)  # the shipped order holds
-    by_name = {s.name: s for s in STEPS}
-    assert set(layers.STEP.requires) <= set(by_name) and "concepts" in layers.STEP.requires
+    assert set(layers.STEP.requires) <= set(STEPS) and concepts.STEP in layers.STEP.requires
     swapped = [s for s in STEPS if s.name != "concepts"]
     swapped.append(concepts.STEP)  # concepts after layers, which reads its hits
     with pytest.raises(ValueError, match="step 'layers' requires 'concepts'"):

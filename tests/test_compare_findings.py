@@ -12,6 +12,7 @@ from comparator.kinds.telemetry import summarize_telemetry
 from comparator.kinds.telemetry.crosswalk import crosswalk_metrics, metric_concept
 from comparator.registry import KINDS
 from extractor.model import Edge, EdgeKind, Node, NodeKind
+from extractor.telemetry.records import METRICS, THRESHOLDS
 from tests.compare_support import evidence, layer as _layer, metric, struct, threshold
 
 
@@ -21,7 +22,7 @@ def bundle(name="sys", version="1", **records):
 
 def tele(**records):
     ev = bundle(**records)
-    return summarize_telemetry(ev.metrics, ev.thresholds)
+    return summarize_telemetry(ev.of(METRICS), ev.of(THRESHOLDS))
 
 
 def test_empty_bundles_give_sections_with_reasons_not_crashes():

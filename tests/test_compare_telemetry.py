@@ -15,6 +15,7 @@ from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
 from extractor.evidence.read import evidence_from_json
 from extractor.run.pipeline import extract_system
+from extractor.telemetry.records import METRICS, THRESHOLDS
 from tests.compare_support import ROOT, evidence, make_telemetry_ops_v2, metric, threshold
 
 INSTRUMENTATOR = "prometheus-fastapi-instrumentator"
@@ -155,7 +156,7 @@ def test_systems_report_lists_library_series_and_unlinked_thresholds(systems):
 
 def _tele(metrics=(), thresholds=()):
     ev = evidence(metrics=metrics, thresholds=thresholds)
-    return summarize_telemetry(ev.metrics, ev.thresholds)
+    return summarize_telemetry(ev.of(METRICS), ev.of(THRESHOLDS))
 
 
 @pytest.mark.parametrize("old,new,expected", [

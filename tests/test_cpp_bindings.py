@@ -9,6 +9,7 @@ from extractor.context import Context, ExtractOptions
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind
+from extractor.python.graph import PythonShared
 
 from tests.conftest import FIXTURES
 
@@ -23,11 +24,11 @@ def site(callee: str, caller: str = "py:pkg._custom_ops.f", line: int = 1) -> Ca
 
 
 def targets(result: Contribution, callee: str) -> set[str]:
-    return {b.target for b in result.extra["bindings"] if b.callee == callee}
+    return {b.target for b in result.shared.bindings if b.callee == callee}
 
 
 def bind(cpp: Contribution, *sites: CallSite) -> Contribution:
-    return bind_call_sites(sites, cpp.extra["op_registrations"], cpp.extra["pybind_bindings"])
+    return bind_call_sites(sites, cpp.shared.op_registrations, cpp.shared.pybind_bindings)
 
 
 @pytest.mark.parametrize(("callee", "expected"), [
@@ -64,7 +65,7 @@ def test_edges_go_from_the_calling_function_and_say_how_they_were_found(torch_cp
     edges = {(e.source, e.target, e.kind, e.line) for e in result.edges}
     assert edges == {("py:pkg.attn.Backend.forward", "cpp:reshape_and_cache", EdgeKind.BINDS, 40),
                      ("py:pkg.ext.twice", "cpp:custom::twice", EdgeKind.BINDS, 7)}
-    how = {b.callee: (b.namespace, b.registered_at, b.dispatch) for b in result.extra["bindings"]}
+    how = {b.callee: (b.namespace, b.registered_at, b.dispatch) for b in result.shared.bindings}
     assert how["torch.ops._C_cache_ops.reshape_and_cache"] == ("inferred", "csrc/torch_bindings.cpp:37",
                                                                "torch::kCUDA")
     assert how["torch.ops.my_ext.twice"] == ("read", "csrc/custom/literal_ns.cpp:12", "")
@@ -99,7 +100,7 @@ def test_pybind11_module_functions_classes_and_methods():
 
 
 def test_extract_bindings_reads_earlier_steps_from_the_context(torch_cpp):
-    python = Contribution(extra={"call_sites": (site("torch.ops._C.rms_norm", "py:pkg.layers.norm"),)})
+    python = Contribution(shared=PythonShared((site("torch.ops._C.rms_norm", "py:pkg.layers.norm"),)))
     ctx = Context("x", "1", (), (), ExtractOptions(), results={"python": python, "cpp": torch_cpp})
     result = extract_bindings(ctx)
     assert [(e.source, e.target) for e in result.edges] == [("py:pkg.layers.norm", "cpp:rms_norm")]

@@ -58,7 +58,7 @@ def test_extern_c_api_behind_export_macro_is_a_node_at_its_definition(graph):
     for api in ("TRITONSERVER_ServerDelete", "TRITONSERVER_ServerIsReady", "TRITONSERVER_ErrorMessage"):
         assert node(graph, f"cpp:{api}").path == "core/src/tritonserver.cc"
     # declaration and definition are one node, both sites kept
-    sites = [(s.path, s.is_definition) for s in graph.extra["definition_sites"] if s.node == new.id]
+    sites = [(s.path, s.is_definition) for s in graph.shared.definition_sites if s.node == new.id]
     assert sorted(sites) == [("core/include/triton/core/tritonserver.h", False), ("core/src/tritonserver.cc", True)]
 
 
@@ -157,7 +157,7 @@ def test_parse_errors_and_macro_definitions_become_diagnostics(graph):
 
 
 def test_pybind_registrations_resolve_to_cpp_symbols(graph):
-    got = {(b.kind, b.owner, b.name, b.target) for b in graph.extra["pybind_bindings"]}
+    got = {(b.kind, b.owner, b.name, b.target) for b in graph.shared.pybind_bindings}
     assert got == {
         ("def", "", "version", "cpp:triton::server::python::FrontendVersion"),
         # a lambda binds to what it wraps, not to the error-check helper beside it

@@ -24,10 +24,10 @@ def unbound_registered_op_calls(call_sites: Iterable[CallSite], cpp: Contributio
     """Call sites of ops that a ``pattern`` file registers (same op name, namespace compatible)
     that got no binds edge, and how many such call sites there are in all."""
     sites = list(call_sites)
-    ops = cpp.extra["op_registrations"]
+    ops = cpp.shared.op_registrations
     registered = [r for r in ops if fnmatch.fnmatch(r.path.rsplit("/", 1)[-1], pattern)]
     bound = {(b.path, b.line, b.callee) for b in
-             bind_call_sites(sites, ops, cpp.extra["pybind_bindings"]).extra["bindings"]}
+             bind_call_sites(sites, ops, cpp.shared.pybind_bindings).shared.bindings}
     relevant, missing = 0, []
     for s in sites:
         parts = s.callee.split(".")
@@ -56,12 +56,12 @@ def test_recall_of_ctags_definitions_in_vllm_csrc(vllm_src):
 
 def test_every_registered_op_that_python_calls_has_a_binds_edge(vllm_pipeline):
     ctx = vllm_pipeline[1]
-    sites, cpp = list(ctx.results["python"].extra["call_sites"]), ctx.results["cpp"]
+    sites, cpp = list(ctx.results["python"].shared.call_sites), ctx.results["cpp"]
     missing, relevant = unbound_registered_op_calls(sites, cpp)
     assert relevant >= 150  # measured: 172 call sites with the pipeline, 198 with the regex stand-in
     assert missing == []
-    result = bind_call_sites(sites, cpp.extra["op_registrations"], cpp.extra["pybind_bindings"])
-    targets = {b.target for b in result.extra["bindings"]}
+    result = bind_call_sites(sites, cpp.shared.op_registrations, cpp.shared.pybind_bindings)
+    targets = {b.target for b in result.shared.bindings}
     assert {"cpp:paged_attention_v1", "cpp:reshape_and_cache", "cpp:topk_softmax"} <= targets
     # and Python -> C++ -> CUDA: the bound function launches its kernel
     launches = {(e.source, e.target) for e in cpp.edges if e.kind.value == "launches"}

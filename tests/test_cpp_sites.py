@@ -80,7 +80,7 @@ def test_anonymous_namespace_helpers_of_two_files_stay_two_nodes(graph):
 
 
 def test_aggregates_for_the_struct_step_are_every_definition(graph):
-    aggregates = {(a.path, a.line, a.qualname, a.template) for a in graph.extra["aggregates"]}
+    aggregates = {(a.path, a.line, a.qualname, a.template) for a in graph.shared.aggregates}
     assert ("src/cpu_types_x86.hpp", 20, "vec_op::FP32Vec8", False) in aggregates
     assert ("src/cpu_types_arm.hpp", 6, "vec_op::FP32Vec16", False) in aggregates
     assert ("src/layernorm.cu", 7, "(anonymous namespace)::Launch", False) in aggregates

@@ -15,6 +15,9 @@ from extractor.layers.records import Layer
 from extractor.model import Node
 from extractor.run.pipeline import extract_system
 from extractor.structs.records import StructLayout
+from extractor.layers.records import LAYERS
+from extractor.structs.records import STRUCTS
+from extractor.telemetry.records import METRICS
 from tests.compare_support import INPUTS, ROOT, make_pysample_v2
 from tests.conftest import cache_root
 
@@ -27,7 +30,7 @@ def round_trip(path) -> str:
 def test_committed_inputs_round_trip(name):
     path = INPUTS / f"{name}.evidence.json"
     evidence = load_evidence(path)
-    assert evidence.layers and all(isinstance(x, Layer) for x in evidence.layers)
+    assert evidence.of(LAYERS) and all(isinstance(x, Layer) for x in evidence.of(LAYERS))
     assert all(isinstance(n, Node) for n in evidence.graph.nodes)
     assert round_trip(path) == path.read_text(encoding="utf-8")
 
@@ -80,7 +83,7 @@ def test_every_header_aggregate_of_the_graph_has_a_layout_record(fixture_bundles
 
 
 def test_struct_records_come_back_typed(fixture_bundles):
-    structs = load_evidence(fixture_bundles["structs"]).structs
+    structs = load_evidence(fixture_bundles["structs"]).of(STRUCTS)
     assert structs and all(isinstance(s, StructLayout) for s in structs)
     assert any(s.holes for s in structs) and any(m.bit_size for s in structs for m in s.members)
 
@@ -113,5 +116,5 @@ def test_real_vllm_bundle_round_trips(vllm_src, tmp_path):
     path = tmp_path / "evidence.json"
     path.write_text(result.text, encoding="utf-8")
     evidence = load_evidence(path)
-    assert len(evidence.graph.nodes) > 20_000 and len(evidence.metrics) > 30 and evidence.structs
+    assert len(evidence.graph.nodes) > 20_000 and len(evidence.of(METRICS)) > 30 and evidence.of(STRUCTS)
     assert round_trip(path) == result.text

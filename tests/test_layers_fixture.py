@@ -80,7 +80,7 @@ def test_matrix_and_upward_edges():
     assert [(d.role, d.path, d.line, d.kind) for d in memory.depends_on if d.role == "scheduling"] == \
         [("scheduling", "mini_vllm/core/block_pool.py", 4, "imports")]
     # block_pool.py imports SchedulerConfig: memory sits below scheduling in the stack
-    assert [tuple(u) for u in result.extra["upward"]] == [("memory", "scheduling", 1, ("mini_vllm/core/block_pool.py:4",))]
+    assert [tuple(u) for u in result.shared.upward] == [("memory", "scheduling", 1, ("mini_vllm/core/block_pool.py:4",))]
     # tests (apart) and unassigned modules neither depend nor are depended on
     assert not any(l.depends_on for l in result.records if l.apart or l.role == UNASSIGNED)
     assert not any(d.role in ("tests", UNASSIGNED) for l in result.records for d in l.depends_on)
@@ -222,7 +222,7 @@ roles:
     assert result.stats["upward_edges"] == upward
 
 
-def test_records_stats_and_extra_are_plain_json():
+def test_records_stats_and_shared_are_plain_json():
     import json
 
     from extractor.model import to_jsonable
@@ -230,7 +230,7 @@ def test_records_stats_and_extra_are_plain_json():
     ctx, result = layer()
     for contribution in (ctx.results["concepts"], result):
         text = json.dumps(to_jsonable({"records": contribution.records, "stats": contribution.stats,
-                                       "extra": contribution.extra}), sort_keys=True)
+                                       "shared": contribution.shared}), sort_keys=True)
         assert "/work/" not in text and str(FIXTURE) not in text  # relative paths only
     layers = json.loads(json.dumps(to_jsonable(result.records)))
     memory = next(l for l in layers if l["role"] == "memory")

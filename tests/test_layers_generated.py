@@ -81,7 +81,7 @@ def test_generated_code_is_not_counted_as_architecture_and_its_size_is_reported(
     # no dependency of or on the apart layer, and no concept evidence from generated code: the
     # tensor_parallel_size fields of the generated spec are not tensor parallelism
     assert not any(d.role == "generated" for layer in result.records for d in layer.depends_on)
-    assert all(not path.startswith("platform_sdk/models/") for path in ctx.results["concepts"].extra["by_file"])
+    assert all(not path.startswith("platform_sdk/models/") for path in ctx.results["concepts"].shared.by_file)
 
 
 def test_a_helper_file_takes_its_packages_role(platform):
@@ -174,7 +174,7 @@ def test_name_rules_apply_without_a_banner(tmp_path):
     (tmp_path / "pkg" / "kernel.pb.h").write_text("#pragma once\n")
     (tmp_path / "pkg" / "handwritten.py").write_text("X = 2\n")
     ctx = build_context({"": tmp_path})
-    found = {g.path: (g.generator, g.line, g.matched) for g in extract_generated(ctx).extra["by_path"].values()}
+    found = {g.path: (g.generator, g.line, g.matched) for g in extract_generated(ctx).shared.by_path.values()}
     assert found == {"pkg/service_pb2.py": ("protoc", 0, "service_pb2.py"),
                      "pkg/kernel.pb.h": ("protoc", 0, "kernel.pb.h"),
                      "pkg/generated/table.py": ("generated-directory", 0, "generated/")}

@@ -12,6 +12,7 @@ from extractor.context import ExtractOptions
 from extractor.evidence.read import evidence_from_json
 from extractor.layers import UNASSIGNED
 from extractor.run.pipeline import extract_system
+from extractor.layers.records import LAYERS
 from tests.conftest import cache_root
 
 pytestmark = pytest.mark.real
@@ -24,7 +25,7 @@ def vllm_layers(vllm_src):
     extraction = extract_system([str(vllm_src)], name="vllm", version="0.10.2",
                                 options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff"))
     evidence = evidence_from_json(extraction.bundle)
-    return vllm_src, SimpleNamespace(records=evidence.layers, stats=evidence.stats["layers"])
+    return vllm_src, SimpleNamespace(records=evidence.of(LAYERS), stats=evidence.stats["layers"])
 
 
 @pytest.mark.parametrize("path, role", [

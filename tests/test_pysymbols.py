@@ -114,7 +114,7 @@ def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_pa
     blobs, _ = _read([(source, e) for e in entries], (pysymbols.STEP,))
     files, _, _ = _scan(blobs, (pysymbols.STEP,), options, FactCache(None), Progress())
     ctx = Context("kern", "1", (source,), files, options)
-    sites = pysymbols.extract_python_graph(ctx).extra["call_sites"]
+    sites = pysymbols.extract_python_graph(ctx).shared.call_sites
     assert [(s.caller, s.callee, s.path, s.line) for s in sites] == [
         ("py:kern.ops.attn", "torch.ops._C.cache", "kern/ops.py", 6),
         ("py:kern.ops.attn", "torch.ops._C.paged_attention_v1", "kern/ops.py", 7),

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from extractor.buildsettings import BuildSettings, resolve_build_settings
+from extractor.acquire.headers import resolve_build_settings
+from extractor.buildsettings import BuildSettings
 from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
 from structs_refs import run_pahole
@@ -106,7 +107,7 @@ def test_the_build_context_is_part_of_the_cache_key(tree):
     sdk = tree / "sdk" / "include"
     before, _ = structs(tree, BuildSettings(include_dirs=(str(sdk),)))
     (sdk / "vendor" / "api.h").write_text("#pragma once\ntypedef struct { void* impl; } vendor_handle_t;\n")
-    from extractor.buildsettings import directory_digest
+    from extractor.acquire.headers import directory_digest
     directory_digest.cache_clear()
     after, _ = structs(tree, BuildSettings(include_dirs=(str(sdk),)))
     assert (before["VendorFrame"]["size"], after["VendorFrame"]["size"]) == (24, 16)

@@ -205,7 +205,7 @@ def test_the_graph_step_drives_the_probes_like_a_direct_scan():
         files.append(dataclasses.replace(f, facts={"cpp": cpp.STEP.scanners[f.language](parsed)}))
     scanned = dataclasses.replace(plain, files=tuple(files))
     scanned.results["cpp"] = cpp.STEP.extract(scanned)
-    aggregates = {(a.path, a.line, a.qualname) for a in scanned.results["cpp"].extra["aggregates"]}
+    aggregates = {(a.path, a.line, a.qualname) for a in scanned.results["cpp"].shared.aggregates}
     assert {("src/cuda/ipc_buffer.cuh", 11, "peer::PeerPointers"), ("src/cuda/ipc_buffer.cuh", 15, "peer::IpcBufferHandle"),
             ("src/cuda/ipc_buffer.cuh", 22, "peer::LaunchFlags")} <= aggregates
     a, b = extract_structs(plain), extract_structs(scanned)

@@ -17,6 +17,9 @@ from typing import Any
 from extractor.evidence.read import Evidence
 from extractor.layers.records import UNASSIGNED, role_by_path
 from extractor.model import EdgeKind, NodeKind
+from extractor.layers.records import LAYERS
+from extractor.structs.records import STRUCTS
+from extractor.telemetry.records import METRICS
 
 # Nodes that are not symbols of the system: placeholders for what it calls outside itself.
 _NOT_SYMBOLS = frozenset({NodeKind.EXTERNAL.value})
@@ -24,9 +27,9 @@ _NOT_SYMBOLS = frozenset({NodeKind.EXTERNAL.value})
 
 def release_row(evidence: Evidence) -> dict[str, Any]:
     """What the timeline shows of one release."""
-    roles = role_by_path(evidence.layers)
-    titles = {layer.role: layer.title for layer in evidence.layers}
-    apart = sorted({layer.role for layer in evidence.layers if layer.apart})
+    roles = role_by_path(evidence.of(LAYERS))
+    titles = {layer.role: layer.title for layer in evidence.of(LAYERS)}
+    apart = sorted({layer.role for layer in evidence.of(LAYERS) if layer.apart})
     per_layer: Counter[str] = Counter()
     public = with_api = 0
     for node in evidence.graph.nodes:
@@ -36,7 +39,7 @@ def release_row(evidence: Evidence) -> dict[str, Any]:
         if node.api:
             with_api += 1
             public += node.api.startswith("public")
-    metrics_by_type = Counter(m.type.value for m in evidence.metrics)
+    metrics_by_type = Counter(m.type.value for m in evidence.of(METRICS))
     return {
         "files": sum(evidence.stats["files"].values()),
         "nodes": len(evidence.graph.nodes),
@@ -48,9 +51,9 @@ def release_row(evidence: Evidence) -> dict[str, Any]:
         # ``api`` is written only for symbols whose language step decides it (Python): without any
         # such node the size of the public API is unknown, not zero.
         "api": {"public": public, "decided": with_api},
-        "metrics": {"total": len(evidence.metrics), "by_type": dict(sorted(metrics_by_type.items()))},
-        "structs": {"total": len(evidence.structs),
-                    "resolved": sum(1 for s in evidence.structs if s.method.value != "unresolved")},
+        "metrics": {"total": len(evidence.of(METRICS)), "by_type": dict(sorted(metrics_by_type.items()))},
+        "structs": {"total": len(evidence.of(STRUCTS)),
+                    "resolved": sum(1 for s in evidence.of(STRUCTS) if s.method.value != "unresolved")},
         "binds": sum(1 for e in evidence.graph.edges if e.kind is EdgeKind.BINDS),
         "commits": sorted({s.commit for s in evidence.sources if s.commit}),
     }

@@ -20,6 +20,7 @@ what the probe cache keys on: a downloaded wheel never changes, so its headers a
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import importlib.metadata
 import json
@@ -35,6 +36,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from extractor.acquire.archives import extract_zip
+from extractor.buildsettings import BuildSettings, HeaderPackage
 from extractor.errors import UserInputError
 from extractor.support.locks import locked
 from extractor.acquire.sources import NETWORK_TIMEOUT, canonical_name, index_listings, pip_index_urls
@@ -43,23 +45,6 @@ HEADER_SUFFIXES = (".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl", ".inc", ".ipp", 
 _SPEC = re.compile(r"^pypi:([A-Za-z0-9][A-Za-z0-9._-]*)(?:==([A-Za-z0-9][A-Za-z0-9.+!_-]*))?$")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _CHUNK = 1 << 20
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class HeaderPackage:
-    """The include directories one ``--headers-from`` spec supplies."""
-
-    spec: str  # as the user wrote it
-    name: str
-    version: str
-    source: str  # the wheel's file name, or "installed"
-    sha256: str  # of the wheel; of the installed distribution's RECORD
-    include_dirs: tuple[Path, ...]
-
-    def record(self) -> dict[str, object]:
-        """What the evidence says about it (no machine paths)."""
-        return {"spec": self.spec, "name": self.name, "version": self.version, "source": self.source,
-                "sha256": self.sha256, "include_dirs": len(self.include_dirs)}
 
 
 def resolve_headers_from(spec: str, cache_dir: Path) -> HeaderPackage:
@@ -197,3 +182,46 @@ def _sha256(path: Path) -> str:
             h.update(chunk)
     return h.hexdigest()
 
+
+_DEFINE = re.compile(r"^[A-Za-z_]\w*(?:=.*)?$", re.S)
+
+
+def resolve_build_settings(settings: BuildSettings, cache_dir: Path) -> BuildSettings:
+    """Check the settings, fetch ``headers_from`` and compute the fingerprint; UserInputError on a
+    directory, file or define that cannot be used."""
+    if settings.fingerprint or settings.empty:
+        return settings
+    for d in settings.include_dirs:
+        if not Path(d).is_dir():
+            raise UserInputError(f"--include-dir {d}: no such directory")
+    for define in settings.defines:
+        if not _DEFINE.match(define):
+            raise UserInputError(f"--define {define!r}: write NAME or NAME=VALUE")
+    if settings.compile_commands and not Path(settings.compile_commands).is_file():
+        raise UserInputError(f"--compile-commands {settings.compile_commands}: no such file")
+    packages = tuple(resolve_headers_from(spec, cache_dir) for spec in settings.headers_from)
+    h = hashlib.sha256()
+    h.update(json.dumps([list(settings.defines), [p.record() for p in packages]], sort_keys=True).encode())
+    for d in settings.include_dirs:
+        h.update(directory_digest(str(Path(d).resolve())).encode())
+    if settings.compile_commands:
+        h.update(hashlib.sha256(Path(settings.compile_commands).read_bytes()).digest())
+    return dataclasses.replace(settings, packages=packages, fingerprint=h.hexdigest())
+
+
+@functools.cache
+def directory_digest(root: str) -> str:
+    """Hash of the relative names and contents of the files under ``root``: once per run and
+    directory, however many probes use it (torch's headers are 9,000 files)."""
+    h = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        for name in sorted(filenames):
+            full = os.path.join(dirpath, name)
+            try:
+                with open(full, "rb") as fh:
+                    digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            except OSError:
+                digest = "unreadable"
+            h.update(f"{os.path.relpath(full, root)}\0{digest}\n".encode())
+    return h.hexdigest()

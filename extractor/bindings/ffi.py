@@ -25,10 +25,11 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from extractor import naming
+from extractor import cpp, go, naming, python, rust
 from extractor.bindings.python_cpp import Binding, PyBindIndex
+from extractor.context import Context
 from extractor.cpp.graph import PyBinding
-from extractor.native.manifests import Manifests
+from extractor.native.manifests import Manifests, system_manifests
 from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, Step
 from extractor.python.graph import CallSite
 
@@ -55,30 +56,40 @@ class PyO3Export:
     module_read: bool  # False when no #[pymodule] was found adding it (the crate's top module assumed)
 
 
-def extract_ffi(ctx: Any) -> Contribution:
-    rust = ctx.results.get("rust")
-    go = ctx.results.get("go")
-    python = ctx.results.get("python")
-    cpp = ctx.results.get("cpp")
+@dataclasses.dataclass(frozen=True, slots=True)
+class FfiShared:
+    """What the FFI step shares with later steps: its bindings and the Rust items Python sees."""
+
+    bindings: tuple[Binding, ...]
+    pyo3_exports: tuple[PyO3Export, ...]
+
+
+def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
+    """The pipeline entry: the Rust, Go, C++ and Python steps' results, for those that ran."""
+    rust_result, go_result = ctx.result_if_run(rust.STEP), ctx.result_if_run(go.STEP)
+    py_result, cpp_result = ctx.result_if_run(python.STEP), ctx.result_if_run(cpp.STEP)
     nodes: dict[str, Node] = {}
     edges: list[Edge] = []
-    for result in (rust, go, cpp):
+    for result in (rust_result, go_result, cpp_result):
         if result is not None:
             nodes.update((n.id, n) for n in result.nodes)
             edges.extend(result.edges)
-    manifests = next((r.extra["manifests"] for r in (rust, go) if r is not None and "manifests" in r.extra),
-                     Manifests())
-    items = tuple(rust.extra.get("items", ())) if rust is not None else ()
-    call_sites = tuple(python.extra.get("call_sites", ())) if python is not None else ()
+    rust_shared = rust_result.shared if rust_result is not None else None
+    go_shared = go_result.shared if go_result is not None else None
+    py_shared = py_result.shared if py_result is not None else None
+    # the manifests as the native steps read them (read here only when no native step ran)
+    manifests = ctx.once(system_manifests) if rust_shared is not None or go_shared is not None else Manifests()
+    items = rust_shared.items if rust_shared is not None else ()
+    call_sites = py_shared.call_sites if py_shared is not None else ()
     exports = pyo3_exports(items, manifests, nodes)
     if exports:
         call_sites += native_call_sites(ctx, {e.module for e in exports if e.kind == "module"})
-    cgo = tuple(go.extra.get("cgo_calls", ())) if go is not None else ()
+    cgo = go_shared.cgo_calls if go_shared is not None else ()
     return bind_native(items, manifests, call_sites, cgo, nodes, edges)
 
 
 def bind_native(items: Iterable[Any], manifests: Manifests, call_sites: Iterable[Any], cgo: Iterable[Any],
-                nodes: Mapping[str, Node], edges: Iterable[Edge]) -> Contribution:
+                nodes: Mapping[str, Node], edges: Iterable[Edge]) -> Contribution[FfiShared]:
     items = tuple(items)
     stats: collections.Counter[str] = collections.Counter()
     bindings: list[Binding] = []
@@ -139,7 +150,7 @@ def bind_native(items: Iterable[Any], manifests: Manifests, call_sites: Iterable
     stats["rust_extern_c_exported"] = len(exported)
     stats["rust_extern_c_declared"] = len(foreign)
     return Contribution(edges=tuple(out_edges), stats=dict(sorted(stats.items())),
-                        extra={"bindings": tuple(bindings), "pyo3_exports": exports})
+                        shared=FfiShared(tuple(bindings), tuple(exports)))
 
 
 _NO_NODE = Node("", NodeKind.EXTERNAL, "", "", "")
@@ -287,4 +298,4 @@ def _extension_module(manifests: Manifests, crate: Any, lib: str) -> str:
     return lib
 
 
-STEP = Step(name="ffi", extract=extract_ffi, version="1")
+STEP = Step(name="ffi", extract=extract_ffi, version="1", requires=(python.STEP, cpp.STEP, rust.STEP, go.STEP))

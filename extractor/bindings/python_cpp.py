@@ -34,16 +34,15 @@ from __future__ import annotations
 import collections
 import dataclasses
 from collections.abc import Iterable
-from pathlib import Path
+import ast
 from typing import Any
 
-import ast
-
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
-from extractor.python.visit import FastNodeVisitor
-
-from extractor.python.graph import CallSite
+from extractor import cpp, python
+from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.python.graph import CallSite
+from extractor.python.visit import FastNodeVisitor
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
@@ -67,20 +66,28 @@ class Binding:
     namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11
 
 
-def extract_bindings(ctx: Any) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class BindingsShared:
+    """What the binding step shares with later steps: every binding it made."""
+
+    bindings: tuple[Binding, ...]
+
+
+def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     """The pipeline entry: call sites of the Python step (and the operator references this step's
     scanner found) x registrations of the C++ step."""
-    python = ctx.results.get("python")
-    cpp = ctx.results.get("cpp")
-    call_sites = tuple(python.extra.get("call_sites", ())) if python is not None else ()
-    call_sites += tuple(_reference_sites(ctx, python))
-    ops = tuple(cpp.extra.get("op_registrations", ())) if cpp is not None else ()
-    pybind = tuple(cpp.extra.get("pybind_bindings", ())) if cpp is not None else ()
+    py_result, cpp_result = ctx.result_if_run(python.STEP), ctx.result_if_run(cpp.STEP)
+    py_shared = py_result.shared if py_result is not None else None
+    cpp_shared = cpp_result.shared if cpp_result is not None else None
+    call_sites = py_shared.call_sites if py_shared is not None else ()
+    call_sites += tuple(_reference_sites(ctx, py_result))
+    ops = cpp_shared.op_registrations if cpp_shared is not None else ()
+    pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
     return bind_call_sites(call_sites, ops, pybind)
 
 
 def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
-                    pybind: Iterable[PyBinding]) -> Contribution:
+                    pybind: Iterable[PyBinding]) -> Contribution[BindingsShared]:
     """`binds` edges from ``call_sites`` (CallSite-shaped: caller, callee, path, line)."""
     sites = sorted((CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
                     for s in call_sites), key=lambda s: (s.path, s.line, s.caller, s.callee))
@@ -120,7 +127,7 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     stats["binds_edges"] = len(edges)
     stats["torch_ops_registered"] = len(torch_index.ops)
     return Contribution(edges=tuple(edges), diagnostics=tuple(sorted(diagnostics)),
-                        stats=dict(sorted(stats.items())), extra={"bindings": tuple(bindings)})
+                        stats=dict(sorted(stats.items())), shared=BindingsShared(tuple(bindings)))
 
 
 class _TorchOpIndex:
@@ -201,7 +208,7 @@ class PyBindIndex:
         return []
 
 
-def _reference_sites(ctx: Any, python: Contribution | None) -> list[CallSite]:
+def _reference_sites(ctx: Context, python: Contribution[Any] | None) -> list[CallSite]:
     """`torch.ops.<ns>.<op>` references of every Python file, as call sites of their scope."""
     files = [(f, facts) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts]
     if not files:
@@ -276,4 +283,4 @@ def scan_op_references(parsed: ParsedFile) -> list[list[Any]] | None:
 
 # version 2: a scanner of its own, for operator references that are not calls
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="2", requires=("python", "cpp"))
+            version="2", requires=(python.STEP, cpp.STEP))

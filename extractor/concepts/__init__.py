@@ -14,14 +14,13 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from extractor import naming
+from extractor import cpp, generated, go, naming, python, rust
 from extractor.concepts.native_scan import scan_native
-from extractor.concepts.records import Concept, ConceptEvidence, ConceptHit, definitions
+from extractor.concepts.records import CONCEPTS, Concept, ConceptEvidence, ConceptHit, definitions
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.support.datafile import Regex, load_data_file
 from extractor.errors import UserInputError
-from extractor.generated import generated_files
 from extractor.model import Contribution, Language, NodeKind, Step
 
 DETECTORS_FILE = Path(__file__).with_name("detectors.yaml")
@@ -114,8 +113,8 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
     The graph steps' nodes are used for every file they cover; files they do not cover (a step not in
     this pipeline, a file it could not read) fall back to the defs this step's scanner recorded."""
     covered: set[str] = set()
-    for name in ("python", "cpp", "rust", "go"):
-        result = ctx.results.get(name)
+    for step in GRAPH_STEPS:
+        result = ctx.result_if_run(step)
         if result is None:
             continue
         for node in result.nodes:
@@ -129,13 +128,21 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
             yield path, re.split(r"\.|::", d.qualname)[-1], d.qualname, d.line
 
 
-def extract_concepts(ctx: Context) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class ConceptsShared:
+    """What the concepts step shares with later steps: per file, the first hit of each concept
+    (the layers step reads them as signals)."""
+
+    by_file: Mapping[str, Mapping[str, ConceptHit]]  # path -> concept id -> its first hit there
+
+
+def extract_concepts(ctx: Context) -> Contribution[ConceptsShared]:
     detectors = load_detectors(ctx.options.extra.get("detectors") or DETECTORS_FILE)
     # Generated code (protoc stubs, OpenAPI data classes) is kept apart like tests: what a tool
     # wrote is not a mechanism the system's authors chose.
-    generated = generated_files(ctx)
+    written = generated.generated_files(ctx)
     files = {f.path: (f, facts) for f, facts in ctx.facts(STEP.name, *CODE_LANGUAGES)
-             if not detectors.ignored(f.rel) and f.path not in generated}
+             if not detectors.ignored(f.rel) and f.path not in written}
     hits: dict[str, set[tuple[str, int, str, str]]] = collections.defaultdict(set)
     for detector, evidence in match_detectors(detectors, ctx, files):
         hits[detector.id].add((evidence.path, evidence.line, evidence.matched, evidence.via))
@@ -159,7 +166,7 @@ def extract_concepts(ctx: Context) -> Contribution:
         "files_scanned": len(files),
     }
     return Contribution(records=tuple(records), stats=stats,
-                        extra={"by_file": {p: dict(sorted(v.items())) for p, v in sorted(by_file.items())}})
+                        shared=ConceptsShared({p: dict(sorted(v.items())) for p, v in sorted(by_file.items())}))
 
 
 def match_detectors(detectors: DetectorSet, ctx: Context,
@@ -211,7 +218,8 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 
 # The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
 # The generated-code step says which files a tool wrote: their facts are no evidence.
-STEP = Step(name="concepts", extract=extract_concepts, bundle_key="concepts", version="4",
+GRAPH_STEPS = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="4",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
-            requires=("python", "cpp", "rust", "go", "generated"))
+            requires=(*GRAPH_STEPS, generated.STEP))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from extractor.model import RecordKind
+
 import dataclasses
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple
@@ -45,3 +47,6 @@ def definitions(facts: Mapping[str, Any]) -> Iterator[Definition]:
     """The ``defs`` of a file's cached scanner facts (stored as JSON lists), as named tuples."""
     for qualname, kind, line, bases in facts.get("defs", ()):
         yield Definition(qualname, kind, line, tuple(bases))
+
+
+CONCEPTS = RecordKind("concepts", Concept)  # the bundle's "concepts" list

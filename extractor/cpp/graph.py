@@ -13,7 +13,7 @@ attribute-like macros each file defines (``defines``); once includes are resolve
 such a macro from its (transitive) includes is parsed and scanned again here with that macro
 blanked. Only those few files pay for a second parse.
 
-What later steps read from ``Contribution.extra``: ``definition_sites`` (every definition and
+What later steps read (:class:`CppShared`): ``definition_sites`` (every definition and
 declaration of every node, with its line span), ``aggregates`` (each struct/class/union definition
 record by file, the struct step's list of what to lay out), ``op_registrations``,
 ``pybind_bindings`` and ``includes`` (file -> files it includes).
@@ -53,7 +53,18 @@ class AggregateDefinition:
     local: bool = False  # defined inside a function body
 
 
-def extract_cpp_graph(ctx: Any) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class CppShared:
+    """What the C/C++ graph step shares with later steps (see the module docstring)."""
+
+    definition_sites: tuple[DefinitionSite, ...]
+    op_registrations: tuple[OpRegistration, ...]
+    pybind_bindings: tuple[PyBinding, ...]
+    aggregates: tuple[AggregateDefinition, ...]
+    includes: Mapping[str, tuple[str, ...]]  # file -> the files it includes
+
+
+def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     """The pipeline entry: ``ctx.facts("cpp", CPP, CUDA)`` in, graph parts out."""
     files = [(f.path, f.language, facts, ctx.abs_path(f)) for f, facts in ctx.facts("cpp", *CPP_LANGUAGES)]
     sources = {f.path: f.source for f, _ in ctx.facts("cpp", *CPP_LANGUAGES)}
@@ -61,7 +72,7 @@ def extract_cpp_graph(ctx: Any) -> Contribution:
 
 
 def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]],
-                    sources: Mapping[str, str] | None = None) -> Contribution:
+                    sources: Mapping[str, str] | None = None) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include)."""
     entries = sorted(files, key=lambda e: e[0])
@@ -158,9 +169,8 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     return Contribution(
         nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
         stats=dict(sorted(stats.items())),
-        extra={"definition_sites": tuple(sorted(table.sites)), "op_registrations": tuple(ops),
-               "pybind_bindings": tuple(bindings), "aggregates": _aggregates(table),
-               "includes": {p: tuple(t) for p, t in resolved_includes.items()}})
+        shared=CppShared(tuple(sorted(table.sites)), tuple(ops), tuple(bindings), _aggregates(table),
+                         {p: tuple(t) for p, t in resolved_includes.items()}))
 
 
 def _file_diagnostics(path: str, facts: Mapping[str, Any], stats: collections.Counter[str]) -> list[Diagnostic]:

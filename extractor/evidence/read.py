@@ -12,7 +12,8 @@ naming the file and the field (``evidence.json: structs[3].members[0].offset: ex
 integer, got 'x'``): a wrong type, a missing or unknown key, a value outside its enum, an edge to
 a node that does not exist, a number JSON cannot carry exactly, nesting deeper than the JSON reader goes.
 
-Adding an evidence kind: its record type joins :data:`RECORD_TYPES` under its bundle key.
+The record lists the loader reads are the record kinds of the steps
+(:data:`extractor.evidence.schema.RECORD_KINDS`); a caller with steps of its own passes their kinds.
 """
 
 from __future__ import annotations
@@ -24,28 +25,16 @@ import json
 import math
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from extractor.evidence.write import RECORD_KEYS, SCHEMA_VERSION
-from extractor.concepts.records import Concept
 from extractor.errors import EvidenceFormatError
-from extractor.layers.records import Layer
-from extractor.model import (Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature,
+from extractor.evidence.schema import GRAPH_KEYS, RECORD_KINDS, SCHEMA_VERSION, TAIL_KEYS
+from extractor.model import (Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, RecordKind, Signature,
                              edge_json, node_json, to_jsonable)
-from extractor.structs.records import StructLayout
-from extractor.telemetry.records import MetricDefinition, Threshold
 
-# Bundle key -> the record type of the evidence kind that writes it (the step's ``bundle_key``).
-RECORD_TYPES: dict[str, type] = {
-    "layers": Layer,
-    "structs": StructLayout,
-    "metrics": MetricDefinition,
-    "thresholds": Threshold,
-    "concepts": Concept,
-}
-assert tuple(RECORD_TYPES) == RECORD_KEYS, "extractor.evidence.write.RECORD_KEYS and RECORD_TYPES name the same kinds"
+R = TypeVar("R")
 # Integers beyond 2**53 do not survive a round trip through most JSON readers; no count, line or
 # offset in real evidence comes near.
 MAX_INT = 2 ** 53
@@ -79,35 +68,46 @@ class Graph:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class Evidence:
-    """One system's evidence bundle as records."""
+    """One system's evidence bundle as records: the graph, one tuple of records per record kind
+    (``evidence.of(STRUCTS)``), the diagnostics and the stats."""
 
     system: SystemName
     sources: tuple[SourceRecord, ...]
     graph: Graph
-    layers: tuple[Layer, ...]
-    structs: tuple[StructLayout, ...]
-    metrics: tuple[MetricDefinition, ...]
-    thresholds: tuple[Threshold, ...]
-    concepts: tuple[Concept, ...]
+    records: Mapping[str, tuple[Any, ...]]  # bundle key -> its records, in the order of the kinds read
     diagnostics: tuple[Diagnostic, ...]
     # Counts per step and language, as each step chose them: free-form except ``files`` (language ->
     # files), which the loader checks because the report reads it.
     stats: Mapping[str, Any]
     schema_version: int = SCHEMA_VERSION
 
-    def records(self, key: str) -> tuple[Any, ...]:
-        return getattr(self, key)
+    def of(self, kind: RecordKind[R]) -> tuple[R, ...]:
+        """The records of ``kind`` (``evidence.of(STRUCTS)``: a tuple of ``StructLayout``)."""
+        try:
+            return self.records[kind.key]
+        except KeyError:
+            raise KeyError(f"this evidence was read without the record kind {kind.key!r}") from None
 
 
-TOP_KEYS = ("schema_version", "system", "sources", "graph", *RECORD_TYPES, "diagnostics", "stats")
+def top_keys(kinds: Sequence[RecordKind]) -> tuple[str, ...]:
+    return (*GRAPH_KEYS, *(kind.key for kind in kinds), *TAIL_KEYS)
 
 
 # ---------------------------------------------------------------------------------------- reading
 
 
-def load_evidence(path: Path | str) -> Evidence:
-    """Read and validate an evidence file; any problem is one :class:`EvidenceFormatError` line."""
-    return evidence_from_json(read_json(path), str(path))
+def load_evidence(path: Path | str, kinds: Sequence[RecordKind] = RECORD_KINDS) -> Evidence:
+    """Read and validate an evidence file; any problem is one :class:`EvidenceFormatError` line.
+    ``kinds``: the record lists it holds (the shipped steps' by default)."""
+    return evidence_from_json(read_json(path), str(path), kinds)
+
+
+def load_bundle(path: Path, kinds: Sequence[RecordKind] = RECORD_KINDS) -> dict[str, Any]:
+    """Read and validate an evidence file, and keep it as JSON values (for a caller that only
+    passes the bundle on, such as the graph export)."""
+    data = read_json(path)
+    evidence_from_json(data, str(path), kinds)
+    return data
 
 
 def read_json(path: Path | str) -> Any:
@@ -132,14 +132,14 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-def evidence_from_json(data: Any, where: str = "evidence") -> Evidence:
+def evidence_from_json(data: Any, where: str = "evidence", kinds: Sequence[RecordKind] = RECORD_KINDS) -> Evidence:
     """The records of an already parsed bundle (``where`` names it in errors)."""
     if not isinstance(data, dict) or "schema_version" not in data:
         raise EvidenceFormatError(f"{where}: not an archdiff evidence file (no schema_version)")
     if data["schema_version"] != SCHEMA_VERSION:
         raise EvidenceFormatError(f"{where}: evidence schema version {data['schema_version']!r:.40}; this archdiff "
                                   f"reads version {SCHEMA_VERSION}: re-run `archdiff extract`")
-    _keys(data, TOP_KEYS, (), where, "")
+    _keys(data, top_keys(kinds), (), where, "")
     graph = data["graph"]
     _keys(graph, ("directed", "multigraph", "graph", "nodes", "edges"), (), where, "graph")
     for key in ("directed", "multigraph"):
@@ -161,8 +161,9 @@ def evidence_from_json(data: Any, where: str = "evidence") -> Evidence:
                 raise EvidenceFormatError(f"{where}: graph.edges[{i}].{end}: {getattr(edge, end)!r:.80} is not a node "
                                           "of this graph")
         edges.append(edge)
-    records = {key: tuple(decode(cls, r, where, f"{key}[{i}]") for i, r in enumerate(_list(data[key], where, key)))
-               for key, cls in RECORD_TYPES.items()}
+    records = {kind.key: tuple(decode(kind.record, r, where, f"{kind.key}[{i}]")
+                               for i, r in enumerate(_list(data[kind.key], where, kind.key)))
+               for kind in kinds}
     stats = data["stats"]
     if not isinstance(stats, dict):
         _fail(where, "stats", "a mapping", stats)
@@ -177,8 +178,8 @@ def evidence_from_json(data: Any, where: str = "evidence") -> Evidence:
         graph=Graph(nodes, tuple(edges)),
         diagnostics=tuple(decode(Diagnostic, d, where, f"diagnostics[{i}]")
                           for i, d in enumerate(_list(data["diagnostics"], where, "diagnostics"))),
+        records=records,
         stats=stats,
-        **records,
     )
 
 
@@ -194,7 +195,7 @@ def evidence_json(evidence: Evidence) -> dict[str, Any]:
         "graph": {"directed": True, "multigraph": True, "graph": {},
                   "nodes": [node_json(n) for n in evidence.graph.nodes],
                   "edges": [edge_json(e) for e in evidence.graph.edges]},
-        **{key: [to_jsonable(r) for r in evidence.records(key)] for key in RECORD_TYPES},
+        **{key: [to_jsonable(r) for r in records] for key, records in evidence.records.items()},
         "diagnostics": [to_jsonable(d) for d in evidence.diagnostics],
         "stats": evidence.stats,
     }

@@ -9,18 +9,17 @@ from pathlib import Path
 from typing import Any
 
 from extractor.context import Context
-from extractor.support.storage import write_atomic
+from extractor.evidence.schema import SCHEMA_VERSION, record_kinds
 from extractor.model import Diagnostic, Step, edge_json, edge_key, node_json, node_key, to_jsonable
-
-SCHEMA_VERSION = 3  # extractor.evidence.read reads this version and checks it
-RECORD_KEYS = ("layers", "structs", "metrics", "thresholds", "concepts")  # extractor.evidence.read.RECORD_TYPES
+from extractor.support.storage import write_atomic
 
 
 def build_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:
-    """Assemble the bundle from every step's contribution. Everything is sorted by stable keys."""
+    """Assemble the bundle from every step's contribution: one list of records per kind the steps
+    declare (empty when the kind found nothing). Everything is sorted by stable keys."""
     nodes: dict[str, Any] = {}
     edges = set()
-    records: dict[str, list[Any]] = {key: [] for key in RECORD_KEYS}
+    records: dict[str, list[Any]] = {kind.key: [] for kind in record_kinds(steps)}
     all_diagnostics = set(diagnostics)
     stats: dict[str, Any] = {}
     for step in steps:
@@ -30,8 +29,8 @@ def build_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diag
             # for something another language defines) do not overwrite it.
             nodes.setdefault(node.id, node)
         edges.update(result.edges)
-        if step.bundle_key:
-            records.setdefault(step.bundle_key, []).extend(to_jsonable(r) for r in result.records)
+        if step.records is not None:
+            records[step.records.key].extend(to_jsonable(r) for r in result.records)
         all_diagnostics.update(result.diagnostics)
         if result.stats:
             stats[step.name] = to_jsonable(result.stats)
@@ -93,13 +92,3 @@ def write_bundle(bundle: dict[str, Any] | None, out_dir: Path, data: bytes | str
             raise ValueError("write_bundle needs the bundle or its serialised bytes")
         data = dumps_bundle(bundle)
     return write_atomic(out_dir / "evidence.json", data)
-
-
-def load_bundle(path: Path) -> dict[str, Any]:
-    """Read and validate an evidence file as JSON; any problem is one :class:`EvidenceFormatError`
-    line. Readers that want records use :func:`extractor.evidence.read.load_evidence`."""
-    from extractor.evidence.read import evidence_from_json, read_json  # the record types import the kinds
-
-    data = read_json(path)
-    evidence_from_json(data, str(path))
-    return data

@@ -135,7 +135,14 @@ def detect_generated(file: SourceFile, rules: GeneratorRules) -> GeneratedFile |
     return None
 
 
-def extract_generated(ctx: Context) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class GeneratedShared:
+    """What the generated-code step shares with later steps: which files a tool wrote."""
+
+    by_path: Mapping[str, GeneratedFile]
+
+
+def extract_generated(ctx: Context) -> Contribution[GeneratedShared]:
     rules = load_generator_rules()
     found = sorted(g for f in ctx.files if f.language in CODE_LANGUAGES
                    if (g := detect_generated(f, rules)) is not None)
@@ -145,13 +152,13 @@ def extract_generated(ctx: Context) -> Contribution:
         by_tool[g.name]["lines"] += g.lines
     stats = {"files": len(found), "lines": sum(g.lines for g in found),
              "by_generator": {name: dict(v) for name, v in sorted(by_tool.items())}}
-    return Contribution(stats=stats if found else {}, extra={"by_path": {g.path: g for g in found}})
+    return Contribution(stats=stats if found else {}, shared=GeneratedShared({g.path: g for g in found}))
 
 
 def generated_files(ctx: Context) -> Mapping[str, GeneratedFile]:
     """Generated files by path, as this step found them (empty when it did not run)."""
-    result = ctx.results.get(STEP.name)
-    return result.extra.get("by_path", {}) if result is not None else {}
+    result = ctx.result_if_run(STEP)
+    return result.shared.by_path if result is not None and result.shared is not None else {}
 
 
 STEP = Step(name="generated", extract=extract_generated, version="1", python_fallback=True,

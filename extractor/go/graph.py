@@ -74,12 +74,21 @@ def import_path(path: str, facts: Mapping[str, Any], manifests: Manifests) -> st
     return base
 
 
-def extract_go_graph(ctx: Any) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class GoShared:
+    """What the Go graph step shares with later steps (the FFI step binds cgo calls)."""
+
+    cgo_calls: tuple[CgoUse, ...]
+    exports: tuple[GoExport, ...]
+    definition_sites: tuple[Location, ...]
+
+
+def extract_go_graph(ctx: Any) -> Contribution[GoShared]:
     """The pipeline entry: ``ctx.facts("go")`` and the system's go.mod files in, graph parts out."""
     return extract_with_manifests(ctx, "go", Language.GO, build_go_graph, "go.mod")
 
 
-def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution:
+def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution[GoShared]:
     entries = sorted(files, key=lambda e: e[0])
     stats: collections.Counter[str] = collections.Counter()
     diagnostics: list[Diagnostic] = []
@@ -176,8 +185,7 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
     stats["packages"] = len(package_files)
     return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
                         stats=dict(sorted(stats.items())),
-                        extra={"cgo_calls": tuple(sorted(cgo)), "exports": tuple(sorted(exports)),
-                               "definition_sites": tuple(sorted(sites))})
+                        shared=GoShared(tuple(sorted(cgo)), tuple(sorted(exports)), tuple(sorted(sites))))
 
 
 def _representative(members: list[tuple[str, Mapping[str, Any]]]) -> tuple[str, Mapping[str, Any]]:

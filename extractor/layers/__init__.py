@@ -19,14 +19,16 @@ The package is split by concept: :mod:`.records` (what goes into the bundle), :m
 from __future__ import annotations
 
 import collections
+import dataclasses
+from collections.abc import Mapping
 
+from extractor import bindings, concepts, cpp, generated, python
 from extractor.context import Context
-from extractor.generated import generated_files
 from extractor.layers.facts import ModuleFacts, collect_module_facts, companion_headers, module_id, top_packages
-from extractor.layers.matrix import dependency_matrix
+from extractor.layers.matrix import UpwardDependency, dependency_matrix
 from extractor.layers.package import settle_by_package
-from extractor.layers.records import (UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept, LayerDependency,
-                                      ModuleRole, RoleEvidence)
+from extractor.layers.records import (LAYERS, UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept,
+                                      LayerDependency, ModuleRole, RoleEvidence)
 from extractor.layers.scoring import score_facade, score_module
 from extractor.layers.summary import KEY_SYMBOL_KINDS, build_layers, layer_stats, rank_symbols
 from extractor.layers.taxonomy import TAXONOMY_FILE, Taxonomy, load_taxonomy
@@ -38,10 +40,18 @@ __all__ = ["STEP", "TAXONOMY_FILE", "UNASSIGNED", "Confidence", "KeySymbol", "La
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 
 
-def extract_layers(ctx: Context) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class LayersShared:
+    """What the layers step shares with later steps: the upward dependencies it counted."""
+
+    upward: tuple[UpwardDependency, ...]
+
+
+def extract_layers(ctx: Context) -> Contribution[LayersShared]:
     taxonomy_path = ctx.options.extra.get("taxonomy") or TAXONOMY_FILE
     taxonomy = load_taxonomy(taxonomy_path)
-    concepts_by_file = ctx.results["concepts"].extra["by_file"]
+    shared = ctx.result(concepts.STEP).shared
+    concepts_by_file = shared.by_file if shared is not None else {}
 
     nodes, edges = graph_parts(ctx)
     symbols_by_path: dict[str, list[Node]] = collections.defaultdict(list)
@@ -59,7 +69,7 @@ def extract_layers(ctx: Context) -> Contribution:
         if n.kind in (NodeKind.MODULE, NodeKind.FILE) and n.path:
             module_ids.setdefault(n.path, n.id)
 
-    generated = generated_files(ctx)
+    written = generated.generated_files(ctx)
     tops = top_packages(ctx.files)
     headers = companion_headers(ctx.files)
     assignments: list[ModuleRole] = []
@@ -70,7 +80,7 @@ def extract_layers(ctx: Context) -> Contribution:
         facts = file.facts.get("concepts") or {}
         mf = collect_module_facts(file, facts, concepts_by_file.get(file.path, {}), symbols_by_path.get(file.path, ()),
                                   bases_by_path.get(file.path, ()), module_ids.get(file.path, module_id(file)),
-                                  generated.get(file.path),
+                                  written.get(file.path),
                                   frozenset({tops[file.path]}) if file.path in tops else frozenset(),
                                   headers.get(file.path))
         facts_of[file.path] = mf
@@ -84,7 +94,7 @@ def extract_layers(ctx: Context) -> Contribution:
     matrix = dependency_matrix(taxonomy, nodes, edges, role_of)
     layers = build_layers(taxonomy, assignments, ranked, concepts_by_file, matrix.depends_on)
     stats = layer_stats(taxonomy, assignments, matrix.upward)
-    return Contribution(records=tuple(layers), stats=stats, extra={"upward": matrix.upward})
+    return Contribution(records=tuple(layers), stats=stats, shared=LayersShared(matrix.upward))
 
 
 def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
@@ -103,5 +113,5 @@ def graph_parts(ctx: Context) -> tuple[dict[str, Node], list[Edge]]:
 
 # The graph steps' nodes and edges give key symbols and the matrix; the concepts step its hits; the
 # generated-code step which files a tool wrote.
-STEP = Step(name="layers", extract=extract_layers, bundle_key="layers", version="2",
-            requires=("python", "cpp", "bindings", "generated", "concepts"))
+STEP = Step(name="layers", extract=extract_layers, records=LAYERS, version="2",
+            requires=(python.STEP, cpp.STEP, bindings.PYTHON_CPP_STEP, generated.STEP, concepts.STEP))

@@ -6,6 +6,7 @@ import dataclasses
 import enum
 
 from extractor.concepts.records import ConceptEvidence
+from extractor.model import RecordKind
 
 UNASSIGNED = "unassigned"
 
@@ -112,3 +113,6 @@ def role_by_path(layers: tuple[Layer, ...] | list[Layer]) -> dict[str, str]:
 def apart_roles(layers: tuple[Layer, ...] | list[Layer]) -> set[str]:
     """Roles the taxonomy sets apart (tests, examples, benchmarks, build scripts)."""
     return {layer.role for layer in layers if layer.apart}
+
+
+LAYERS = RecordKind("layers", Layer)  # the bundle's "layers" list

@@ -5,25 +5,25 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from extractor.native.manifests import Manifests, system_manifests
 from extractor.model import Contribution, Diagnostic, Edge, Language, Node, Severity, edge_key, node_key
 
-Builder = Callable[[Iterable[tuple[str, Mapping[str, Any]]], Manifests], Contribution]
+X = TypeVar("X")
+Builder = Callable[[Iterable[tuple[str, Mapping[str, Any]]], Manifests], Contribution[X]]
 
 
-def extract_with_manifests(ctx: Any, step: str, language: Language, build: Builder, manifest: str) -> Contribution:
+def extract_with_manifests(ctx: Any, step: str, language: Language, build: Builder[X], manifest: str) -> Contribution[X]:
     """``build`` over the step's per-file facts and the manifests; the problems of the manifests
     named ``manifest`` (Cargo.toml/pyproject.toml, go.mod) are reported by this step."""
     files = [(f.path, facts) for f, facts in ctx.facts(step, language)]
     if not files:
         return Contribution()
-    manifests = system_manifests(ctx)
+    manifests = ctx.once(system_manifests)  # read once per system, whichever step asks first
     result = build(files, manifests)
     problems = tuple(d for d in manifests.diagnostics if (d.path.rsplit("/", 1)[-1] == "go.mod") == (manifest == "go.mod"))
-    return dataclasses.replace(result, diagnostics=tuple(sorted(result.diagnostics + problems)),
-                               extra={**result.extra, "manifests": manifests})
+    return dataclasses.replace(result, diagnostics=tuple(sorted(result.diagnostics + problems)))
 
 
 def parse_error_diagnostic(path: str, facts: Mapping[str, Any]) -> Diagnostic | None:

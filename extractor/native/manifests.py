@@ -168,10 +168,6 @@ def _extension(directory: str, doc: dict) -> PythonExtension | None:
 
 
 def system_manifests(ctx: Any) -> Manifests:
-    """The manifests of a pipeline context's sources: read by the first step that needs them,
-    which keeps them in its contribution's ``extra["manifests"]`` for the later ones."""
-    for result in ctx.results.values():
-        found = result.extra.get("manifests")
-        if isinstance(found, Manifests):
-            return found
+    """The manifests of a pipeline context's sources; steps read them through ``ctx.once`` so that
+    the first one to need them reads them for all."""
     return read_manifests((s.label, s.root) for s in ctx.sources)

@@ -44,6 +44,14 @@ class CallSite:
     line: int
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class PythonShared:
+    """What the Python graph step shares with later steps: the calls that resolved outside the
+    system (the binding steps match them with C++, Rust and Go)."""
+
+    call_sites: tuple[CallSite, ...]
+
+
 @functools.cache
 def _libraries() -> dict[str, dict[str, frozenset[str]]]:
     return pyconstructors.load_libraries()
@@ -54,7 +62,7 @@ def _api_rules() -> pyapi.ApiRules:
     return pyapi.load_rules()
 
 
-def extract_python_graph(ctx: Context) -> Contribution:
+def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     files = [f for f, _facts in ctx.facts("python", Language.PYTHON)]
     names, diagnostics = naming.module_names(files)
     g = PyGraph(diagnostics=diagnostics)
@@ -331,7 +339,7 @@ def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], ca
     return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
                         edges=tuple(sorted(first.values(), key=edge_key)),
                         diagnostics=tuple(sorted(g.diagnostics)), stats=dict(sorted(stats.items())),
-                        extra={"call_sites": tuple(sorted(call_sites))})
+                        shared=PythonShared(tuple(sorted(call_sites))))
 
 
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},

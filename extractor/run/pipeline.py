@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor import naming
-from extractor.buildsettings import resolve_build_settings
+from extractor.acquire.headers import resolve_build_settings
 from extractor.evidence.write import build_bundle, dumps_bundle
 from extractor.run.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree

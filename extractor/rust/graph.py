@@ -83,12 +83,20 @@ class _Def:
     owner: str = ""  # resolved id of the impl's type (methods)
 
 
-def extract_rust_graph(ctx: Any) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class RustShared:
+    """What the Rust graph step shares with later steps (the FFI step binds PyO3 and ``extern "C"``)."""
+
+    items: tuple[RustItem, ...]
+    definition_sites: tuple[Location, ...]
+
+
+def extract_rust_graph(ctx: Any) -> Contribution[RustShared]:
     """The pipeline entry: ``ctx.facts("rust")`` and the system's Cargo.toml files in, graph parts out."""
     return extract_with_manifests(ctx, "rust", Language.RUST, build_rust_graph, "Cargo.toml")
 
 
-def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution:
+def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution[RustShared]:
     entries = sorted(files, key=lambda e: e[0])
     paths = {p for p, _ in entries}
     stats: collections.Counter[str] = collections.Counter()
@@ -207,7 +215,7 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
     items = _items(defs, table)
     return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
                         stats=dict(sorted(stats.items())),
-                        extra={"items": items, "definition_sites": tuple(sorted(sites))})
+                        shared=RustShared(items, tuple(sorted(sites))))
 
 
 # -- names ---------------------------------------------------------------------------------------

@@ -19,8 +19,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from extractor.buildsettings import resolve_build_settings
+from extractor import cpp
+from extractor.acquire.headers import resolve_build_settings
 from extractor.context import Context
+from extractor.cpp.graph import AggregateDefinition
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.dwarf import DwarfReadError, read_layouts
@@ -28,7 +30,7 @@ from extractor.structs.plan import plan_probes
 from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
-from extractor.structs.records import Method, StructLayout, layout_from_raw
+from extractor.structs.records import STRUCTS, Method, StructLayout, layout_from_raw
 from extractor.structs.tags import tag_layout
 
 __all__ = ["STEP", "extract_structs", "read_binary_layouts", "StructLayout"]
@@ -65,7 +67,15 @@ def map_decl_file(decl_file: str, roots: tuple[tuple[Path, str], ...]) -> str:
     return decl_file
 
 
-def extract_structs(ctx: Context) -> Contribution:
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProbeTimings:
+    """How long the probes took: for the run log, never for the (deterministic) bundle."""
+
+    probe_seconds: float = 0.0
+    headers_cached: int = 0
+
+
+def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:
     roots = tuple((s.root, s.label) for s in ctx.sources)
     layouts: list[StructLayout] = []
     diagnostics: list[Diagnostic] = []
@@ -79,7 +89,7 @@ def extract_structs(ctx: Context) -> Contribution:
             continue
         layouts.extend(found)
         stats[f"binary:{Path(binary).name}"] = len(found)
-    timing: dict[str, Any] = {}
+    timing = ProbeTimings()
     if ctx.options.probe_structs:
         probed, probe_diagnostics, probe_stats, timing = _probe(ctx, roots)
         layouts.extend(probed)
@@ -91,11 +101,11 @@ def extract_structs(ctx: Context) -> Contribution:
     stats["unresolved"] = len(layouts) - stats["resolved"]
     stats.update(layout_counts(layouts))
     return Contribution(records=tuple(layouts), diagnostics=tuple(sorted(diagnostics)),
-                        stats=stats, extra={"timings": timing})
+                        stats=stats, shared=timing)
 
 
 def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
-           ) -> tuple[list[StructLayout], list[Diagnostic], dict[str, Any], dict[str, Any]]:
+           ) -> tuple[list[StructLayout], list[Diagnostic], dict[str, Any], ProbeTimings]:
     cache_dir = ctx.options.cache_dir
     settings = ctx.options.build
     if not settings.fingerprint and not settings.empty:
@@ -142,14 +152,15 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
     if not settings.empty:
         stats["build_context"] = settings.record()
     # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
-    timing = {"probe_seconds": stats.pop("probe_seconds", 0.0), "headers_cached": stats.pop("headers_cached", 0)}
+    timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0))
     return layouts, diagnostics, stats, timing
 
 
-def _graph_aggregates(ctx: Context) -> tuple[tuple[Any, ...], dict[str, tuple[str, ...]]]:
+def _graph_aggregates(ctx: Context) -> tuple[tuple[AggregateDefinition, ...], dict[str, tuple[str, ...]]]:
     """The aggregates and includes of the C/C++ graph: the cpp step's, or the same scan run now."""
-    cpp = ctx.results.get("cpp")
-    if cpp is None or "aggregates" not in cpp.extra:
+    result = ctx.result_if_run(cpp.STEP)
+    shared = result.shared if result is not None else None
+    if shared is None:
         from extractor.cpp.graph import build_cpp_graph
         from extractor.cpp.parse import parse_source
         from extractor.cpp.scan import scan_cpp
@@ -167,8 +178,9 @@ def _graph_aggregates(ctx: Context) -> tuple[tuple[Any, ...], dict[str, tuple[st
                     continue
                 facts = scan_cpp(ParsedFile(f.language, data, parse_source(data, f.language)))
             entries.append((f.path, f.language, facts, ctx.abs_path(f)))
-        cpp = build_cpp_graph(entries, {f.path: f.source for f in ctx.files})
-    return cpp.extra["aggregates"], dict(cpp.extra["includes"])
+        shared = build_cpp_graph(entries, {f.path: f.source for f in ctx.files}).shared
+        assert shared is not None  # build_cpp_graph always shares what it found
+    return shared.aggregates, dict(shared.includes)
 
 
 def _keep_objects(extra) -> Path | None:
@@ -260,4 +272,4 @@ def layout_counts(layouts: list[StructLayout]) -> dict[str, Any]:
 
 STEP_NAME = "structs"
 # version 2: no scanner of its own; the aggregates come from the cpp step
-STEP = Step(name=STEP_NAME, extract=extract_structs, bundle_key="structs", version="2")
+STEP = Step(name=STEP_NAME, extract=extract_structs, records=STRUCTS, version="2")

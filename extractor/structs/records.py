@@ -12,6 +12,8 @@ the byte where it starts.
 
 from __future__ import annotations
 
+from extractor.model import RecordKind
+
 import dataclasses
 import enum
 
@@ -230,3 +232,6 @@ def unresolved_layout(qualname: str, kind: str, path: str, line: int, error: str
     return StructLayout(qualname=qualname, kind=kind, path=path, line=line,
                         method=Method.UNRESOLVED, tags=tags, language=language, origin=origin,
                         error=error, missing=missing, supplied_by=supplied_by)
+
+
+STRUCTS = RecordKind("structs", StructLayout)  # the bundle's "structs" list

@@ -18,6 +18,7 @@ from extractor.telemetry.cpp_records import cpp_records
 from extractor.telemetry.cpp_scan import scan_cpp_metrics
 from extractor.telemetry.go_scan import scan_go_metrics
 from extractor.telemetry.libraries import conventions
+from extractor.telemetry.records import METRICS
 from extractor.telemetry.native_metrics import native_records
 from extractor.telemetry.python_records import python_records
 from extractor.telemetry.python_scan import scan_python_metrics
@@ -47,6 +48,6 @@ STEP = METRICS_STEP = Step(
     extract=extract_metrics,
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
-    bundle_key="metrics",
+    records=METRICS,
     version="2",
 )

@@ -24,6 +24,7 @@ import re
 from pathlib import Path
 
 from extractor.support.datafile import load_data_file
+from extractor.model import RecordKind
 
 
 class MetricType(str, enum.Enum):
@@ -227,3 +228,7 @@ def lint_name(name: str, metric_type: MetricType, library: str, unit: str = "") 
     if unit and unit.lower() in rules["non_base_units"]:
         findings.append(f"non-base-unit: unit '{unit}' should be {rules['non_base_units'][unit.lower()]}")
     return tuple(sorted(set(findings)))
+
+
+METRICS = RecordKind("metrics", MetricDefinition)  # the bundle's "metrics" list
+THRESHOLDS = RecordKind("thresholds", Threshold)  # the bundle's "thresholds" list

@@ -28,7 +28,8 @@ from extractor.telemetry.grafana import scan_json_thresholds
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.opsyaml import neutralise_templates, scalar_text, scan_yaml_thresholds
 from extractor.telemetry.promql import analyse
-from extractor.telemetry.records import SourceKind, Threshold
+from extractor.telemetry.metrics import METRICS_STEP
+from extractor.telemetry.records import THRESHOLDS, SourceKind, Threshold
 
 __all__ = ["THRESHOLDS_STEP", "extract_thresholds", "neutralise_templates", "parse_quantity",
            "scan_json_thresholds", "scan_yaml_thresholds"]
@@ -50,9 +51,9 @@ def parse_quantity(text: str) -> float | None:
 def _exposed_index(ctx: Context) -> dict[str, set[str]]:
     """Series name -> names of the metric definitions that expose it."""
     index: dict[str, set[str]] = {}
-    contribution = ctx.results.get("metrics")
+    contribution = ctx.result_if_run(METRICS_STEP)
     for record in contribution.records if contribution is not None else ():
-        for exposed in getattr(record, "exposed_names", ()):
+        for exposed in record.exposed_names:
             index.setdefault(exposed, set()).add(record.name)
     return index
 
@@ -323,7 +324,7 @@ STEP = THRESHOLDS_STEP = Step(
     name="thresholds",
     extract=extract_thresholds,
     scanners={Language.YAML: scan_yaml_thresholds, Language.JSON: scan_json_thresholds},
-    bundle_key="thresholds",
+    records=THRESHOLDS,
     version="2",
-    requires=("metrics",),  # thresholds link to the metrics they read
+    requires=(METRICS_STEP,),  # thresholds link to the metrics they read
 )

@@ -282,7 +282,7 @@ def _evidence_seeds(scratch: Path) -> list[bytes]:
 
 
 def _run_evidence(data: bytes) -> Any:
-    from extractor.evidence.write import load_bundle
+    from extractor.evidence.read import load_bundle
 
     with tempfile.TemporaryDirectory(prefix="fuzz-evidence-") as scratch:
         path = Path(scratch) / "evidence.json"

@@ -12,7 +12,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from extractor.acquire import archives
-from extractor.evidence.write import load_bundle
+from extractor.evidence.read import load_bundle
 from extractor.errors import EvidenceFormatError, UserInputError
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 

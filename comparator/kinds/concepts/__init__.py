@@ -9,6 +9,7 @@ from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, loc
 from comparator.kinds.concepts import render
 from extractor.concepts.records import Concept
 from extractor.evidence.read import Evidence
+from extractor.concepts.records import CONCEPTS
 
 EVIDENCE_SHOWN = 3
 
@@ -18,7 +19,7 @@ class ConceptsKind(EvidenceKind):
     title = "Concepts"
 
     def summarize(self, evidence: Evidence) -> dict[str, dict[str, Any]]:
-        return {c.id: _concept_side(c) for c in evidence.concepts if c.id}
+        return {c.id: _concept_side(c) for c in evidence.of(CONCEPTS) if c.id}
 
     def compare(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         return compare_concepts(a, b)

@@ -17,6 +17,7 @@ from comparator.kind import Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.graph import render
 from extractor.evidence.read import Evidence
 from extractor.model import EdgeKind, NodeKind
+from extractor.layers.records import LAYERS
 
 CENTRALITY_EDGES = frozenset({EdgeKind.CALLS, EdgeKind.INHERITS, EdgeKind.IMPORTS})
 TOP_CENTRAL = 10
@@ -107,14 +108,14 @@ def graph_statistics(evidence: Evidence) -> dict[str, Any]:
 def layer_matrix(evidence: Evidence) -> tuple[dict[str, dict[str, int]], dict[tuple[str, str], dict[str, Any]]]:
     """The layers step's dependency counts between layers, and each pair's example edge."""
     weight: collections.Counter[str] = collections.Counter()
-    for layer in evidence.layers:
+    for layer in evidence.of(LAYERS):
         for dep in layer.depends_on:
             weight[layer.role] += dep.count
             weight[dep.role] += dep.count
     shown = {role for role, _n in sorted(weight.items(), key=lambda kv: (-kv[1], kv[0]))[:MAX_MATRIX_ROLES]}
     matrix: dict[str, dict[str, int]] = {}
     examples: dict[tuple[str, str], dict[str, Any]] = {}
-    for layer in sorted(evidence.layers, key=lambda x: x.role):
+    for layer in sorted(evidence.of(LAYERS), key=lambda x: x.role):
         if layer.role not in shown:
             continue
         for dep in sorted(layer.depends_on, key=lambda d: d.role):

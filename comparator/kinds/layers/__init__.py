@@ -14,6 +14,7 @@ from comparator.kind import SIDES, Counts, EvidenceKind, Takeaway, loc, plural
 from comparator.kinds.layers import render
 from extractor.evidence.read import Evidence
 from extractor.layers.records import UNASSIGNED, Layer, apart_roles, role_by_path
+from extractor.layers.records import LAYERS
 
 KEY_SYMBOLS_SHOWN = 5
 CONCEPT_ROWS_SHOWN = 5
@@ -30,8 +31,8 @@ class LayersKind(EvidenceKind):
     release_rank = 3
 
     def summarize(self, evidence: Evidence) -> LayerSide:
-        return LayerSide({layer.role: layer for layer in evidence.layers if layer.role},
-                         role_by_path(evidence.layers))
+        return LayerSide({layer.role: layer for layer in evidence.of(LAYERS) if layer.role},
+                         role_by_path(evidence.of(LAYERS)))
 
     def compare(self, a: LayerSide, b: LayerSide) -> dict[str, Any]:
         return align_layers(a.by_role, b.by_role)

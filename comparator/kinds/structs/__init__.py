@@ -14,6 +14,7 @@ from comparator.kinds.structs import render
 from extractor.evidence.read import Evidence
 from extractor.structs.records import Member, Method, StructLayout
 from extractor.structs.render import byte_map
+from extractor.structs.records import STRUCTS
 
 STRUCTS_PER_FAMILY = 40
 SEGMENTS_PER_STRUCT = 160
@@ -25,7 +26,7 @@ class StructsKind(EvidenceKind):
     release_rank = 1
 
     def summarize(self, evidence: Evidence) -> tuple[StructLayout, ...]:
-        return evidence.structs
+        return evidence.of(STRUCTS)
 
     def compare(self, a: Sequence[StructLayout], b: Sequence[StructLayout]) -> dict[str, Any]:
         return compare_structs(a, b)

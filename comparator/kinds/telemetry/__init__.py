@@ -18,6 +18,7 @@ from comparator.kinds.telemetry.crosswalk import crosswalk_metrics, library_seri
 from comparator.kinds.telemetry.release import diff_metrics, diff_thresholds, orphaned_thresholds
 from comparator.kinds.telemetry.summary import summarize_telemetry
 from extractor.evidence.read import Evidence
+from extractor.telemetry.records import METRICS, THRESHOLDS
 
 RELEASE_METRIC_LISTS = ("added", "removed", "renamed", "retyped", "twins_changed")
 
@@ -28,7 +29,7 @@ class TelemetryKind(EvidenceKind):
     release_rank = 2
 
     def summarize(self, evidence: Evidence) -> dict[str, Any]:
-        return summarize_telemetry(evidence.metrics, evidence.thresholds, evidence.diagnostics)
+        return summarize_telemetry(evidence.of(METRICS), evidence.of(THRESHOLDS), evidence.diagnostics)
 
     def compare(self, a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
         return {"a": a, "b": b, "crosswalk": crosswalk_metrics(a, b), "libraries": library_series(a, b)}
