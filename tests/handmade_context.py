@@ -106,6 +106,7 @@ def build_real_context(root: str) -> Context:
     their key symbols from them): every file scanned by the pipeline's own scanners."""
     from extractor import cpp
     from extractor.python import graph as pysymbols
+    from extractor.run.facts import FileFacts, decode_result, fact_decoders
     from extractor.run.scan import _init_worker, scan_file
 
     steps = (pysymbols.STEP, cpp.STEP, CONCEPTS_STEP, GENERATED_STEP)
@@ -114,7 +115,9 @@ def build_real_context(root: str) -> Context:
     files = []
     for f in ctx.files:
         data = (Path(root) / f.rel).read_bytes()
-        files.append(dataclasses.replace(f, facts=scan_file(f.language.value, data)["facts"]))
+        result = decode_result(scan_file(f.language.value, data))
+        facts = FileFacts(result.facts, fact_decoders(steps).get(f.language, {}))
+        files.append(dataclasses.replace(f, facts=facts))
     ctx = Context(name=ctx.name, version=ctx.version, sources=ctx.sources, files=tuple(files), options=ctx.options)
     for step in (*steps[:2], GENERATED_STEP):
         ctx.results[step.name] = step.extract(ctx)

@@ -9,11 +9,13 @@ import os
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 import ray
 
 from extractor.context import ExtractOptions
 from extractor.run.executor import LOCAL, open_executor
+from extractor.run.facts import decode_result
 from extractor.run.pipeline import extract_system
 from extractor.run.raytasks import RayExecutor, scan_remote
 from tests.conftest import ROOT
@@ -67,12 +69,13 @@ def test_ray_gives_the_local_executors_bytes(ray_runtime, tmp_path):
 def test_a_file_that_kills_its_worker_is_a_diagnostic_of_that_file(ray_runtime):
     items = [("python", f"x = {i}\n".encode()) for i in range(9)]
     items.insert(4, ("python", b"# CRASH_HERE\n"))
-    results = list(scan_remote(items, (CRASHY,)))
+    results = [decode_result(r) for r in scan_remote(items, (CRASHY,))]
     assert len(results) == 10
     crashed = results[4]
-    assert crashed["facts"] == {} and crashed.get("transient") is True
-    assert [d[1] for d in crashed["diagnostics"]] == ["parser-crashed"]
-    assert all(r["facts"]["crashy"]["size"] == len(item[1]) for r, item in zip(results, items) if r is not crashed)
+    assert crashed.facts == {} and crashed.transient is True
+    assert [d[1] for d in crashed.diagnostics] == ["parser-crashed"]
+    assert all(msgspec.msgpack.decode(r.facts["crashy"])["size"] == len(item[1])
+               for r, item in zip(results, items) if r is not crashed)
 
 
 def test_asking_for_ray_with_a_bad_address_is_one_line():

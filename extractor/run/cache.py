@@ -96,10 +96,11 @@ class FactCache:
         self.problem = f"cache {self._path.parent} cannot be used ({reason}): working without it"
         log.warning(self.problem)
 
-    def get_many(self, keys: list[str]) -> dict[str, Any]:
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        """The stored bytes of each key that has them."""
         if self._db is None or not keys:
             return {}
-        found: dict[str, Any] = {}
+        found: dict[str, bytes] = {}
         try:
             for start in range(0, len(keys), 500):
                 chunk = keys[start:start + 500]
@@ -107,18 +108,18 @@ class FactCache:
                     f"SELECT key, value FROM facts WHERE key IN ({','.join('?' * len(chunk))})", chunk)
                 for key, value in rows:
                     try:
-                        found[key] = json.loads(zlib.decompress(value))
-                    except (zlib.error, ValueError):
+                        found[key] = zlib.decompress(value)
+                    except zlib.error:
                         continue  # unreadable entry: treated as a miss and rewritten
         except sqlite3.Error as err:
             self._turn_off(err)
             return {}
         return found
 
-    def put_many(self, items: Mapping[str, Any]) -> None:
+    def put_many(self, items: Mapping[str, bytes]) -> None:
         if self._db is None or not items:
             return
-        rows = [(k, zlib.compress(json.dumps(v, separators=(",", ":")).encode(), 1)) for k, v in items.items()]
+        rows = [(k, zlib.compress(v, 1)) for k, v in items.items()]
         try:
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", rows)
@@ -150,11 +151,15 @@ class FactCache:
             self._turn_off(err)
 
     def get_json(self, key: str) -> Any:
-        """One value stored with :meth:`put_json` (or :meth:`put_many`); None when absent or unreadable."""
-        return self.get_many([key]).get(key)
+        """One value stored with :meth:`put_json`; None when absent or unreadable."""
+        data = self.get_bytes(key)
+        try:
+            return json.loads(data) if data is not None else None
+        except ValueError:
+            return None
 
     def put_json(self, key: str, value: Any) -> None:
-        self.put_many({key: value})
+        self.put_bytes(key, json.dumps(value, separators=(",", ":")).encode())
 
     def close(self) -> None:
         if self._db is not None:

@@ -18,6 +18,7 @@ from extractor.run.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
 from extractor.run.executor import LOCAL, Executor, FactStore
+from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
 from extractor.acquire.inventory import evidence_path, file_limit, list_files, read_regular_file
 from extractor.native.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
@@ -225,18 +226,26 @@ def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, s
 def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore,
           progress: Progress, executor: Executor = LOCAL) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
     diagnostics: list[Diagnostic] = []
-    cached = cache.get_many([b[3] for b in blobs])
+    cached: dict[str, FileResult] = {}
+    for key, value in cache.get_many([b[3] for b in blobs]).items():
+        try:
+            cached[key] = decode_result(value)
+        except ValueError:
+            continue  # an entry of another shape: scanned again and rewritten
     missing = [(b[1].language.value, b[2]) for b in blobs if b[3] not in cached]
     progress.phase("scan", len(missing))
-    fresh = dict(zip((b[3] for b in blobs if b[3] not in cached),
-                     executor.scan_files(missing, steps, options.jobs, progress.advance)))
+    encoded = dict(zip((b[3] for b in blobs if b[3] not in cached),
+                       executor.scan_files(missing, steps, options.jobs, progress.advance)))
+    fresh = {key: decode_result(value) for key, value in encoded.items()}
     # A file whose worker crashed or timed out is tried again next run, never served from the cache.
-    cache.put_many({key: result for key, result in fresh.items() if not result.get("transient")})
+    cache.put_many({key: value for key, value in encoded.items() if not fresh[key].transient})
+    decoders = fact_decoders(steps)
     files = []
     for source, entry, data, key in blobs:
         result = cached.get(key) or fresh[key]
-        for line, code, message, severity in result["diagnostics"]:
+        for line, code, message, severity in result.diagnostics:
             diagnostics.append(Diagnostic(entry.path, line, code, message, Severity(severity)))
+        facts = FileFacts(result.facts, decoders.get(entry.language, {}))
         files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
-                                len(data), result["facts"], result["lines"]))
+                                len(data), facts, result.lines))
     return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics

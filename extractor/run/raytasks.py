@@ -89,7 +89,7 @@ class RayExecutor:
     # -- the pipeline's side: scanning on the cluster, facts in the driver's cache ---------------
 
     def scan_files(self, items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
-                   progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+                   progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
         return scan_remote(items, steps, progress)
 
     def open_store(self, cache_dir: Path) -> FactCache:
@@ -163,7 +163,7 @@ class _StoreActor:
         owner = self._claims.get(key)
         return owner is None or owner[0] == claimant or time.monotonic() - owner[1] > CLAIM_SECONDS
 
-    async def lookup(self, keys: list[str], claimant: str) -> tuple[dict[str, Any], list[str]]:
+    async def lookup(self, keys: list[str], claimant: str) -> tuple[dict[str, bytes], list[str]]:
         """(cached facts, keys another task is computing); the other missing keys are now the caller's."""
         found = self._cache.get_many(keys)
         pending = []
@@ -176,7 +176,7 @@ class _StoreActor:
                 pending.append(key)
         return found, pending
 
-    async def wait_for(self, keys: list[str], claimant: str) -> tuple[dict[str, Any], list[str]]:
+    async def wait_for(self, keys: list[str], claimant: str) -> tuple[dict[str, bytes], list[str]]:
         """(facts of ``keys`` once their claimants published them, keys to compute after all)."""
         if self._changed is None:
             self._changed = asyncio.Condition()
@@ -199,7 +199,7 @@ class _StoreActor:
                         await asyncio.wait_for(self._changed.wait(), timeout=_POLL_SECONDS)
         return found, mine
 
-    async def publish(self, items: dict[str, Any], claimant: str) -> None:
+    async def publish(self, items: dict[str, bytes], claimant: str) -> None:
         self._cache.put_many(items)
         await self.release(claimant)
 
@@ -255,12 +255,12 @@ class _TaskSide:
     def open_store(self, cache_dir: Path) -> _TaskSide:
         return self
 
-    def get_many(self, keys: list[str]) -> dict[str, Any]:
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
         found, pending = _get(_ray(), self._store.lookup.remote(keys, self._claimant))
         self._pending = set(pending)
         return found
 
-    def put_many(self, items: dict[str, Any]) -> None:
+    def put_many(self, items: dict[str, bytes]) -> None:
         _get(_ray(), self._store.publish.remote(dict(items), self._claimant))
 
     def get_bytes(self, key: str) -> bytes | None:
@@ -285,7 +285,7 @@ class _TaskSide:
 
         fingerprint = code_fingerprint((s.name, s.version) for s in steps)
         keys = [fact_key(data, language, fingerprint) for language, data in items]
-        results: dict[int, dict[str, Any]] = {}
+        results: dict[int, bytes] = {}
         mine = [i for i, key in enumerate(keys) if key not in self._pending]
         results.update(zip(mine, scan_remote([items[i] for i in mine], steps, progress)))
         self.scanned.update(keys[i] for i in mine)
@@ -314,14 +314,14 @@ def _extract_task(job: ExtractionJob, options: ExtractOptions,
     return result.data, result.summary, result.timings, cache
 
 
-def _scan_chunk(items: list[tuple[str, bytes]], steps: tuple[Step, ...]) -> list[dict[str, Any]]:
+def _scan_chunk(items: list[tuple[str, bytes]], steps: tuple[Step, ...]) -> list[bytes]:
     from extractor.run.scan import scan_files
 
     return list(scan_files(items, steps, 1))
 
 
 def scan_remote(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...],
-                progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+                progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
     """Scan ``(language, data)`` items as Ray tasks; results in input order."""
     if not items:
         return
@@ -343,16 +343,14 @@ def scan_remote(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...],
                 progress(1)
 
 
-def _scan_alone(ray, task, item: tuple[str, bytes], steps_ref) -> dict[str, Any]:
+def _scan_alone(ray, task, item: tuple[str, bytes], steps_ref) -> bytes:
     try:
         return _get(ray, task.remote([item], steps_ref))[0]
     except _WorkerDied as died:
-        from extractor.run.scan import count_lines
+        from extractor.run.scan import failed_result
 
-        reason = died.reason
-        return {"facts": {}, "lines": count_lines(item[1]), "transient": True,
-                "diagnostics": [[0, "parser-crashed", f"the parser process died ({reason}) on this file: not analysed",
-                                 Severity.ERROR.value]]}
+        return failed_result(item[1], "parser-crashed",
+                             f"the parser process died ({died.reason}) on this file: not analysed")
 
 
 class _WorkerDied(Exception):

@@ -1,8 +1,8 @@
 """Parse each file once and run every step's scanner on it, in worker processes.
 
-A worker gets ``(language, bytes)`` and returns plain data (facts per step plus the file's own
-diagnostics), so results are cacheable by content hash and identical whatever the number of
-workers: the caller receives them in input order.
+A worker gets ``(language, bytes)`` and returns bytes (:mod:`extractor.run.facts`: each step's facts
+plus the file's own diagnostics), so results are cacheable by content hash, cheap to send between
+processes, and identical whatever the number of workers: the caller receives them in input order.
 
 Untrusted files are parsed in a guarded way. Before a parser sees a file, its bracket nesting is
 measured on the raw bytes (cheap: one ``bytes.translate`` and a pass over the brackets alone);
@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from extractor.model import Language, ParsedFile, Severity, Step
+from extractor.run.facts import encode_result
 from extractor.run.workerpool import Failure, run_guarded
 
 MAX_PYTHON_NESTING = 200  # CPython's own limit (its tokenizer's MAXLEVEL): deeper code runs nowhere
@@ -95,8 +96,9 @@ def count_lines(data: bytes) -> int:
     return data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
 
 
-def scan_file(language: str, data: bytes) -> dict[str, Any]:
-    """Facts of every step for one file. Path-independent: the result is cached by content."""
+def scan_file(language: str, data: bytes) -> bytes:
+    """Facts of every step for one file, encoded (:func:`extractor.run.facts.decode_result` reads
+    them). Path-independent: the result is cached by content."""
     lang = Language(language)
     diagnostics: list[list[Any]] = []
     tree: Any = None
@@ -106,8 +108,8 @@ def scan_file(language: str, data: bytes) -> dict[str, Any]:
     elif lang in (Language.CPP, Language.CUDA, Language.RUST, Language.GO):
         depth = nesting_depth(data, b"{", b"}")
         if depth > MAX_BRACE_NESTING:
-            return {"facts": {}, "lines": count_lines(data),
-                    "diagnostics": [_too_deep(f"braces nest {depth} levels deep, the limit is {MAX_BRACE_NESTING}")]}
+            return encode_result(count_lines(data),
+                                 [_too_deep(f"braces nest {depth} levels deep, the limit is {MAX_BRACE_NESTING}")], {})
     if lang in (Language.CPP, Language.CUDA):
         from extractor.cpp.parse import parse_source
 
@@ -139,15 +141,15 @@ def scan_file(language: str, data: bytes) -> dict[str, Any]:
             continue
         if value is not None:
             facts[step.name] = value
-    return {"facts": facts, "lines": count_lines(data), "diagnostics": diagnostics}
+    return encode_result(count_lines(data), diagnostics, facts)
 
 
 def scan_files(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
-               progress: Callable[[int], None] | None = None) -> Iterator[dict[str, Any]]:
+               progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
     """Scan ``(language, data)`` items in ``jobs`` worker processes, yielding results in input order.
 
     A file whose worker crashed or overran :data:`FILE_TIMEOUT` yields a result with one error
-    diagnostic and ``"transient": True``: it is not cached, so a later run tries it again."""
+    diagnostic, marked ``transient``: it is not cached, so a later run tries it again."""
     results = run_guarded(items, _scan_item, jobs=max(1, jobs), timeout=FILE_TIMEOUT, memory_bytes=WORKER_MEMORY,
                           init=_init_worker, initargs=(steps,))
     for (_language, data), result in zip(items, results):
@@ -156,7 +158,7 @@ def scan_files(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs
             progress(1)
 
 
-def _scan_item(item: tuple[str, bytes]) -> dict[str, Any]:
+def _scan_item(item: tuple[str, bytes]) -> bytes:
     return scan_file(*item)
 
 
@@ -167,7 +169,11 @@ _FAILURES = {
 }
 
 
-def _failed(data: bytes, failure: Failure) -> dict[str, Any]:
+def _failed(data: bytes, failure: Failure) -> bytes:
     code, message = _FAILURES[failure.kind]
-    return {"facts": {}, "lines": count_lines(data), "transient": True,
-            "diagnostics": [[0, code, message.format(detail=failure.detail), Severity.ERROR.value]]}
+    return failed_result(data, code, message.format(detail=failure.detail))
+
+
+def failed_result(data: bytes, code: str, message: str) -> bytes:
+    """The result of a file no scanner could finish: one error, and never cached."""
+    return encode_result(count_lines(data), [[0, code, message, Severity.ERROR.value]], {}, transient=True)

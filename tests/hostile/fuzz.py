@@ -165,9 +165,10 @@ def _scan_thresholds(language: str, data: bytes) -> Any:
     from extractor.telemetry import THRESHOLDS_STEP
 
     scan._init_worker((THRESHOLDS_STEP,))
-    result = scan.scan_file(language, data)
-    json.dumps(result)  # scanner results are cached as JSON
-    bugs = [d for d in result["diagnostics"] if d[1] == "scanner-failed" and not d[2].endswith("nesting too deep")]
+    from extractor.run.facts import decode_result
+
+    result = decode_result(scan.scan_file(language, data))  # what is cached decodes again
+    bugs = [d for d in result.diagnostics if d[1] == "scanner-failed" and not d[2].endswith("nesting too deep")]
     assert not bugs, bugs
     return result
 

@@ -14,6 +14,7 @@ from extractor.run import pipeline
 from extractor.run import scan
 from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
+from extractor.run.facts import decode_result
 from extractor.steps import STEPS
 
 # Syntax this interpreter's parser rejects, so that the file goes on to libcst: the case where
@@ -115,11 +116,11 @@ def test_a_file_that_keeps_the_parser_busy_is_stopped_at_the_time_limit(monkeypa
     monkeypatch.setattr(scan, "FILE_TIMEOUT", 1.0)
     items = [("python", b"def a():\n    pass\n"), ("python", slow), ("python", b"def b():\n    pass\n")]
     started = time.monotonic()
-    results = list(scan.scan_files(items, STEPS, jobs=1))
+    results = [decode_result(r) for r in scan.scan_files(items, STEPS, jobs=1)]
     assert time.monotonic() - started < 30
-    assert [r["diagnostics"] for r in results] == [
-        [], [[0, "parse-timeout", "parsing and scanning took over 1 s: not analysed", "error"]], []]
-    assert results[1]["transient"] and "python" in results[2]["facts"]
+    assert [r.diagnostics for r in results] == [
+        (), ((0, "parse-timeout", "parsing and scanning took over 1 s: not analysed", "error"),), ()]
+    assert results[1].transient and "python" in results[2].facts
 
 
 def test_the_guard_lets_newer_syntax_with_ordinary_nesting_through(tmp_path):

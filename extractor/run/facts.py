@@ -1,0 +1,117 @@
+"""A file's scan result as bytes: what a worker sends back, what the fact cache keeps, and the
+typed facts the steps read, decoded only when a step asks for them.
+
+A worker encodes each step's facts on its own (msgpack, :mod:`msgspec`) and wraps them in one
+:class:`FileResult`; the driver reads the wrapper (lines, diagnostics, which steps found something)
+and leaves every step's facts as raw bytes until that step reads them. A scanner's facts are typed
+by its own return annotation (``def scan_rust(parsed) -> RustFacts | None``): a ``msgspec.Struct``
+comes back as that Struct, validated on the way in; plain JSON-like values (dicts, lists) come back
+as dicts and lists, as they did through JSON. Measured on vLLM's 2,466 scanned files, the bytes are
+about a third of the JSON they replace and decode several times faster than they unpickle.
+"""
+
+from __future__ import annotations
+
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
+
+import msgspec
+
+from extractor.model import Language, Step
+
+_ENCODER = msgspec.msgpack.Encoder()
+_PLAIN = msgspec.msgpack.Decoder()
+
+
+class FileResult(msgspec.Struct, array_like=True, frozen=True):
+    """One file's scan: its line count, its own diagnostics, and each step's encoded facts."""
+
+    lines: int
+    # (line, code, message, severity): see extractor.model.Diagnostic
+    diagnostics: tuple[tuple[int, str, str, str], ...] = ()
+    facts: dict[str, msgspec.Raw] = {}
+    # True when the worker crashed or timed out: never cached, so a later run tries the file again
+    transient: bool = False
+
+
+_RESULT = msgspec.msgpack.Decoder(FileResult)
+
+
+def encode_result(lines: int, diagnostics: Sequence[Sequence[Any]], facts: Mapping[str, Any],
+                  transient: bool = False) -> bytes:
+    """The bytes of one file's result; ``facts``: step name -> what its scanner returned."""
+    raw = {name: msgspec.Raw(_ENCODER.encode(value)) for name, value in facts.items()}
+    return _ENCODER.encode(FileResult(lines, tuple((d[0], d[1], d[2], d[3]) for d in diagnostics), raw, transient))
+
+
+def decode_result(data: bytes) -> FileResult:
+    """The wrapper of one file's result (the facts stay encoded); ValueError if ``data`` is not one."""
+    try:
+        return _RESULT.decode(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        raise ValueError(f"not a scan result: {err}") from None
+
+
+Decode = Callable[[msgspec.Raw], Any]
+
+
+def fact_decoders(steps: Sequence[Step[Any]]) -> dict[Language, dict[str, Decode]]:
+    """For each language, each step's decoder of its scanner's facts (typed by the scanner's
+    return annotation when it names a msgspec Struct, plain values otherwise)."""
+    out: dict[Language, dict[str, Decode]] = {}
+    for step in steps:
+        for language, scanner in step.scanners.items():
+            out.setdefault(language, {})[step.name] = _decoder_for(scanner)
+    return out
+
+
+def _decoder_for(scanner: Callable[..., Any]) -> Decode:
+    facts_type = _facts_type(scanner)
+    if facts_type is None:
+        return _PLAIN.decode
+    return msgspec.msgpack.Decoder(facts_type).decode
+
+
+def _facts_type(scanner: Callable[..., Any]) -> Any:
+    """The Struct type a scanner returns (``T`` of ``-> T`` or ``-> T | None``), or None."""
+    try:
+        returned = typing.get_type_hints(scanner).get("return")
+    except Exception:  # noqa: BLE001 (an annotation that does not resolve: decode plain values)
+        return None
+    options = [t for t in typing.get_args(returned) if t is not type(None)] if typing.get_args(returned) else [returned]
+    typed = [t for t in options if isinstance(t, type) and issubclass(t, msgspec.Struct)]
+    return typed[0] if len(typed) == 1 and len(options) == 1 else None
+
+
+class FileFacts(Mapping[str, Any]):
+    """Step name -> that step's facts for one file, decoded on first use and kept."""
+
+    __slots__ = ("_raw", "_decoders", "_decoded")
+
+    def __init__(self, raw: Mapping[str, msgspec.Raw], decoders: Mapping[str, Decode]) -> None:
+        self._raw = raw
+        self._decoders = decoders
+        self._decoded: dict[str, Any] = {}
+
+    def __getitem__(self, step: str) -> Any:
+        try:
+            return self._decoded[step]
+        except KeyError:
+            pass
+        raw = self._raw[step]
+        value = self._decoders.get(step, _PLAIN.decode)(raw)
+        self._decoded[step] = value
+        return value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._raw)
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    def __contains__(self, step: object) -> bool:
+        return step in self._raw
+
+    def __repr__(self) -> str:
+        return f"FileFacts({sorted(self._raw)})"
