@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from archdiff.commands.presets import presets as presets_command
 from extractor.buildsettings import BuildSettings
 from extractor.errors import UserInputError
-from extractor.presets import Preset, SystemSpec, default_label, list_presets, load_preset
+from extractor.acquire.sources import default_label
+from extractor.presets import Preset, SystemSpec, list_presets, load_preset
 
 
 def test_shipped_presets_are_listed_by_name():

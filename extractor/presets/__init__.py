@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from extractor.acquire.sources import default_label
 from extractor.buildsettings import BUILD_SCHEMA, BuildSettings, build_settings_from, merge
 from extractor.support.datafile import load_data_file
 from extractor.errors import UserInputError
@@ -117,11 +118,3 @@ def _system(entry: dict, file: str, where: str, base: Path) -> SystemSpec:
     return SystemSpec(entry["name"], entry["version"], tuple(specs), tuple(labels),
                       build_settings_from(entry.get("build"), base))
 
-
-def default_label(spec: str) -> str:
-    """A path prefix for one source of a multi-source system: the repository or package name."""
-    base = spec.split("@", 1)[0] if "://" in spec or spec.startswith("git@") else spec
-    if base.startswith("pypi:"):
-        return re.split(r"[=<>!~]", base[5:], maxsplit=1)[0]
-    tail = base.rstrip("/").rsplit("/", 1)[-1]
-    return tail.removesuffix(".git") or spec
