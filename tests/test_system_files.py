@@ -74,7 +74,7 @@ def test_compare_extracts_a_system_file_with_its_build_section(system, tmp_path)
 
 
 def test_a_compare_side_is_the_evidence_extract_makes(system):
-    from comparator.inputs import load_side
+    from archdiff.sides import load_side
 
     side = load_side(str(system["base"] / "db-1.0.yaml"), system["cache"], 1)
     assert side.stats["structs"]["build_context"] == BUILD_RECORD
