@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from archdiff.commands.presets import presets as presets_command
 from extractor.buildsettings import BuildSettings
 from extractor.errors import UserInputError
-from extractor.presets import Preset, SystemSpec, default_label, list_presets, load_preset
+from extractor.acquire.sources import default_label
+from extractor.presets import Preset, SystemSpec, list_presets, load_preset
 
 
 def test_shipped_presets_are_listed_by_name():
@@ -76,6 +77,46 @@ def test_default_labels_are_repository_or_package_names():
     assert default_label("https://github.com/triton-inference-server/core@r25.08") == "core"
     assert default_label("file:///srv/mirrors/core.git@r25.08") == "core"
     assert default_label("pypi:vllm==0.10.2") == "vllm"
+
+
+def test_a_system_file_labels_its_sources_as_the_command_line_does(tmp_path, monkeypatch):
+    from extractor.presets import load_system_file
+    from extractor.run.pipeline import acquire_sources
+
+    (tmp_path / "app").mkdir()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "app" / "sys.yaml").write_text("sources: [., ../lib]\n")
+    monkeypatch.chdir(tmp_path / "app")
+    system = load_system_file("sys.yaml")
+    trees = acquire_sources(system.sources, tmp_path / "cache")  # unlabelled: the pipeline labels them
+    assert system.labels == tuple(t.label for t in trees) == ("app", "lib")
+
+
+def test_a_system_file_takes_labels_in_both_forms_and_may_leave_name_and_version_to_its_sources(tmp_path):
+    from extractor.presets import load_system_file
+
+    path = tmp_path / "sys.yaml"
+    path.write_text("sources:\n  - core=https://h/core@v1\n  - {label: srv, spec: 'https://h/server@v1'}\n"
+                    "  - https://h/common.git@v1\n")
+    system = load_system_file(path)
+    assert (system.name, system.version, system.labels) == ("", "", ("core", "srv", "common"))
+    assert system.specs() == ["core=https://h/core@v1", "srv=https://h/server@v1", "common=https://h/common.git@v1"]
+
+
+@pytest.mark.parametrize("text, message", [
+    ("name: x\nversion: 1\nsources: [.]\n", "sys.yaml: version: expected a string, got 1"),
+    ("name: x\nsources: []\n", "sys.yaml: sources: at least one source spec is needed"),
+    ("name: x\nsources: [a, ./a]\n", "sys.yaml: sources: labels must differ between sources"),
+    ("name: x\ntitle: T\nsystems: []\n", "sys.yaml: this is a preset (it lists systems): run `archdiff battle"),
+])
+def test_a_malformed_system_file_is_one_line_naming_file_and_key(tmp_path, text, message):
+    from extractor.presets import load_system_file
+
+    path = tmp_path / "sys.yaml"
+    path.write_text(text)
+    with pytest.raises(UserInputError) as err:
+        load_system_file(path)
+    assert str(err.value).startswith(f"{path}: ") and message in str(err.value) and "\n" not in str(err.value)
 
 
 def test_presets_command_lists_name_and_title():

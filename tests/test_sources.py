@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from extractor.errors import UserInputError
-from extractor.acquire.sources import acquire, download_sdist, parse_spec
+from extractor.acquire.sources import acquire, default_label, download_sdist, parse_spec
 from tests.helpers import git, make_git_repo
 
 
@@ -29,6 +29,26 @@ from tests.helpers import git, make_git_repo
 def test_spec_forms(text, kind, location, ref, label):
     spec = parse_spec(text)
     assert (spec.kind, spec.location, spec.ref, spec.label) == (kind, location, ref, label)
+
+
+@pytest.mark.parametrize("text, label", [
+    ("https://github.com/triton-inference-server/core@r25.08", "core"),
+    ("file:///srv/mirrors/core.git@r25.08", "core"),
+    ("https://user@example.com/org/repo.git", "repo"),
+    ("git@github.com:org/repo.git@v1.2", "repo"),
+    ("pypi:vllm==0.10.2", "vllm"),
+    ("pypi:vllm", "vllm"),  # as `archdiff releases` takes it: no version yet
+    ("https://example.com/dl/x-1.0.tar.gz", "x-1.0"),
+])
+def test_default_labels_are_repository_package_or_archive_names(text, label):
+    assert default_label(text) == label
+
+
+def test_a_local_source_is_labelled_by_its_resolved_directory(tmp_path, monkeypatch):
+    (tmp_path / "checkouts" / "server").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / "checkouts")
+    assert [default_label(s) for s in ("./server", "server/", ".", "../vllm-0.10.2.tar.gz")] == \
+        ["server", "server", "checkouts", "vllm-0.10.2"]
 
 
 @pytest.mark.parametrize("text, fragment", [

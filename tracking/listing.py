@@ -5,7 +5,8 @@ the versions every repository of a system file is tagged with.
     URL (git, without @ref)    tags that are versions (``git ls-remote --tags``, archdiff's hardened git)
     system.yaml                name + sources (git URLs or pypi:NAME, no ref): a version is a release of
                                the system when every source has it (one version scheme; ``v`` prefixes
-                               may differ between repositories)
+                               may differ between repositories); read by the system-file reader every
+                               command uses (extractor.presets.system), ``build:`` included
 """
 
 from __future__ import annotations
@@ -15,9 +16,10 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from comparator.inputs import SYSTEM_FILE_SUFFIXES, read_system_file
+from extractor.acquire.sources import default_label, list_git_tags, list_sdist_versions, parse_spec, split_label
+from extractor.buildsettings import BuildSettings
 from extractor.errors import UserInputError
-from extractor.acquire.sources import list_git_tags, list_sdist_versions, parse_spec
+from extractor.presets.system import is_system_file, load_system_file
 from tracking.versions import Release, parse_version
 
 _PYPI_PROJECT = re.compile(r"^pypi:([A-Za-z0-9][A-Za-z0-9._-]*)$")
@@ -33,6 +35,7 @@ class Tracked:
     # A system file names its system, and its evidence carries that name; a single repository or
     # project keeps the name `archdiff extract` gives it, so its evidence is the same bytes.
     evidence_name: str = ""
+    build: BuildSettings = BuildSettings()  # a system file's build context, for every release
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -45,20 +48,22 @@ class _Source:
 def list_releases(spec: str) -> Tracked:
     """Every release of ``spec`` (pre-releases included; :func:`tracking.versions.select` filters)."""
     text = spec.strip()
-    path = Path(text)
-    if path.suffix in SYSTEM_FILE_SUFFIXES:
-        name, _version, specs = read_system_file(path)
-        sources = [_source(s, labelled=True) for s in specs]
-        if not name:
-            raise UserInputError(f"{path}: name: a system file for `archdiff releases` names its system")
-        return Tracked(text, name, tuple(_common_releases(sources)), evidence_name=name)
-    source = _source(text, labelled=False)
-    name = _PYPI_PROJECT.match(text).group(1) if text.startswith("pypi:") else _repository_name(text)
+    if is_system_file(text):
+        system = load_system_file(Path(text))
+        if not system.name:
+            raise UserInputError(f"{text}: name: a system file for `archdiff releases` names its system")
+        # the labels the reader gave (none for a system of one source), as `archdiff extract` on
+        # the same file at one release gives them: the release's evidence is the same bytes
+        sources = [_source(s, label) for s, label in zip(system.sources, system.labels)]
+        return Tracked(text, system.name, tuple(_common_releases(sources)), evidence_name=system.name,
+                       build=system.build)
+    label, rest = split_label(text)
+    source = _source(rest, label)
+    name = _PYPI_PROJECT.match(rest).group(1) if rest.startswith("pypi:") else default_label(rest)
     return Tracked(text, name, tuple(_common_releases([source])))
 
 
-def _source(text: str, *, labelled: bool) -> _Source:
-    label, _, rest = text.partition("=") if re.match(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*=", text) else ("", "", text)
+def _source(rest: str, label: str) -> _Source:
     if m := _PYPI_PROJECT.match(rest):
         project = m.group(1)
         return _Source(label, lambda: list_sdist_versions(project), lambda v: _labelled(label, f"pypi:{project}=={v}"))
@@ -70,18 +75,11 @@ def _source(text: str, *, labelled: bool) -> _Source:
     if parsed.ref:
         raise UserInputError(f"{rest!r}: give the repository without @{parsed.ref}; its tags are the releases")
     url = parsed.location
-    if labelled and not label:
-        label = _repository_name(url)
     return _Source(label, lambda: list_git_tags(url), lambda tag: _labelled(label, f"{url}@{tag}"))
 
 
 def _labelled(label: str, spec: str) -> str:
     return f"{label}={spec}" if label else spec
-
-
-def _repository_name(url: str) -> str:
-    base = url.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-    return base.removesuffix(".git") or "repository"
 
 
 def _common_releases(sources: list[_Source]) -> list[Release]:

@@ -27,6 +27,7 @@ from packaging.version import Version
 
 from comparator.reports import FORMATS, write_texts
 from extractor.evidence.write import write_bundle
+from extractor.buildsettings import merge
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
 from extractor.evidence.read import evidence_from_json
@@ -76,8 +77,11 @@ def track_releases(spec: str, out_dir: Path, selection: Selection = Selection(),
     Without ``new_only`` every selected release is extracted again (through the cache: unchanged
     releases cost a cache look-up) and its pairs compared again; with it, only releases that OUT_DIR
     lacks, and pairs that lack a report. Releases already in OUT_DIR stay in the history."""
-    options = options or ExtractOptions()
     tracked = list_releases(spec)
+    # a system file's build context, extended by the caller's, as `archdiff extract` merges them
+    options = options or ExtractOptions()
+    if not tracked.build.empty:
+        options = dataclasses.replace(options, build=merge(tracked.build, options.build))
     chosen = select(tracked.releases, since=selection.since, until=selection.until, last=selection.last,
                     pre=selection.pre)
     if not chosen:

@@ -55,10 +55,11 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
     """Compare A (left, older) with B (right, newer).
 
     Each side is an evidence.json, a directory holding one, a system YAML file (name, version,
-    sources), or a source spec (directory, git URL@ref, pypi:NAME==VERSION, archive) extracted now.
+    sources, and optionally build), or a source spec (directory, git URL@ref, pypi:NAME==VERSION,
+    archive) extracted now.
     """
+    from archdiff.sides import load_side
     from comparator.compare import compare_evidence
-    from comparator.inputs import load_side
 
     chosen = _formats(formats)
     side_a = load_side(a, cache_dir, jobs)
@@ -83,15 +84,10 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
 def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path | None) -> None:
     """Extract the systems of a curated preset (by name, or a preset YAML file) and compare them."""
     from comparator.compare import compare_evidence
-    from extractor.evidence.read import evidence_from_json
-
-    try:
-        from extractor.presets import load_preset  # optional: the presets package may be absent
-    except ImportError:
-        raise UserInputError("this archdiff has no presets package; compare two systems with "
-                             "`archdiff compare A B` instead") from None
-    from extractor.evidence.write import write_bundle
     from extractor.context import ExtractOptions
+    from extractor.evidence.read import evidence_from_json
+    from extractor.evidence.write import write_bundle
+    from extractor.presets import load_preset
     from extractor.run.pipeline import extract_system
 
     chosen = _formats(formats)

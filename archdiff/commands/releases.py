@@ -39,8 +39,8 @@ def releases(spec: str, since: str, until: str, last: int | None, pre: bool, out
     """Extract every release of SPEC, compare each with the one before, draw the timeline.
 
     SPEC is pypi:NAME (its sdists), a git URL without @ref (its tags that are versions), or a
-    system file (YAML: name and sources, each a git URL or pypi:NAME; a version is a release when
-    every source has it).
+    system file (YAML: name and sources, each a git URL or pypi:NAME, and optionally build; a
+    version is a release when every source has it).
     """
     from archdiff.commands.compare import _formats, exit_code
     from extractor.context import ExtractOptions

@@ -64,12 +64,47 @@ def default_cache_dir() -> Path:
     return Path(base) / "archdiff"
 
 
+def split_label(raw: str) -> tuple[str, str]:
+    """``(label, spec)`` of ``[label=]spec`` (label "" when none is given); the spec is not checked."""
+    text = raw.strip()
+    if (m := _LABEL.match(text)) and not text.startswith(("pypi:", "-")):
+        return m.group(1), m.group(2)
+    return "", text
+
+
+def default_label(spec: str) -> str:
+    """The label of a source the user gave none: its paths' prefix in a multi-source system, and
+    the name of a system of one source. The repository, package, directory or archive name:
+    ``https://github.com/triton-inference-server/core@r25.08`` -> ``core``, ``pypi:vllm==0.10.2``
+    -> ``vllm``, ``./checkouts/server`` -> ``server``, ``vllm-0.10.2.tar.gz`` -> ``vllm-0.10.2``.
+
+    ``spec`` is without its label. Only the text is read, so that a spec that names no release
+    yet (``pypi:vllm`` and a git URL without ``@ref``, as ``archdiff releases`` takes them) and a
+    system file's sources, read before anything is acquired, get the label the pipeline gives
+    the same spec; a local path is resolved against the working directory, as :func:`parse_spec`
+    resolves it."""
+    text = spec.strip()
+    if text.startswith("pypi:"):
+        return re.split(r"[=<>!~]", text[5:], maxsplit=1)[0] or "pypi"
+    if text.lower().startswith("git+") and "://" in text:
+        text = text[4:]
+    if "://" in text:
+        location, kind = _without_ref(text, text.index("://") + 3), "git"
+    elif _SCP_LIKE.match(text):
+        location, kind = _without_ref(text, text.index(":")), "git"
+    else:
+        location, kind = str(Path(text).expanduser().resolve()), "dir"
+    if location.lower().split("?", 1)[0].endswith(ARCHIVE_SUFFIXES):
+        kind = "archive"
+    base = location.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    for suffix in (".git", ".tar.gz", ".tgz", ".zip", ".tar"):
+        base = base.removesuffix(suffix)
+    return base or kind
+
+
 def parse_spec(raw: str) -> SourceSpec:
     """Parse ``[label=]spec``; raise :class:`UserInputError` for a spec of no known form."""
-    text = raw.strip()
-    label = ""
-    if (m := _LABEL.match(text)) and not text.startswith(("pypi:", "-")):
-        label, text = m.group(1), m.group(2)
+    label, text = split_label(raw)
     if not text:
         raise UserInputError(f"empty source spec {raw!r}")
     if text.startswith("-"):
@@ -112,11 +147,21 @@ def parse_spec(raw: str) -> SourceSpec:
         f"{text!r} is not a git URL, an existing directory, an archive or pypi:NAME==VERSION")
 
 
+def _ref_at(text: str, after: int) -> int:
+    """Where the ``@`` of ``url@ref`` is (-1 if none): after the host (``after`` is where the host
+    starts), so that ``ssh://git@host/repo`` has no ref."""
+    slash = text.find("/", after)
+    return text.rfind("@", slash if slash >= 0 else after)
+
+
+def _without_ref(text: str, after: int) -> str:
+    at = _ref_at(text, after)
+    return text if at < 0 else text[:at]
+
+
 def _split_ref(text: str, after: int) -> tuple[str, str]:
     """Split ``url@ref`` where the ``@`` comes after the host (``after`` is where the host starts)."""
-    slash = text.find("/", after)
-    tail_from = slash if slash >= 0 else after
-    at = text.rfind("@", tail_from)
+    at = _ref_at(text, after)
     if at < 0:
         return text, ""
     ref = text[at + 1:]

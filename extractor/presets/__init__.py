@@ -1,53 +1,36 @@
-"""Curated comparisons ("battles"): YAML presets shipped beside this module, or a user's own file;
-and system files (one system: what ``archdiff extract`` and ``compare`` take as a side).
+"""Curated comparisons ("battles"): YAML presets shipped beside this module, or a user's own file.
 
 A preset names two or more systems, each a name, a version and its source specs (git URL with
 ``@ref``, directory, ``pypi:name==version`` or archive, as the acquire step understands them), and
 optionally the build context its struct probes need (``build:``: ``headers_from``,
-``include_dirs``, ``defines``, ``compile_commands``; see extractor.buildsettings). A system file
-is one such entry on its own.
+``include_dirs``, ``defines``, ``compile_commands``; see extractor.buildsettings). Each entry is
+read by the same reader as a system file, which is one such entry on its own
+(:mod:`extractor.presets.system`).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Sequence
 from pathlib import Path
 
-from extractor.buildsettings import BUILD_SCHEMA, BuildSettings, build_settings_from, merge
-from extractor.support.datafile import load_data_file
 from extractor.errors import UserInputError
+from extractor.presets.system import (SYSTEM_FILE_SUFFIXES, SYSTEM_SCHEMA, SystemSpec, is_system_file,
+                                      load_system_file, read_system, system_or_sources)
+from extractor.support.datafile import load_data_file
+
+__all__ = ["PRESETS_DIR", "PRESET_SCHEMA", "SYSTEM_FILE_SUFFIXES", "Preset", "SystemSpec", "is_system_file",
+           "list_presets", "load_preset", "load_system_file", "system_or_sources"]
 
 PRESETS_DIR = Path(__file__).parent
 NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
-SYSTEM_SCHEMA = {
-    "name": str,
-    "version": str,
-    "sources": [(str, {"label": str, "spec": str})],
-    "build?": BUILD_SCHEMA,
-}
 PRESET_SCHEMA = {
     "name": str,
     "title": str,
     "description?": str,
     "systems": [SYSTEM_SCHEMA],
 }
-
-
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class SystemSpec:
-    name: str
-    version: str
-    sources: tuple[str, ...]  # source specs, in the order the preset lists them
-    labels: tuple[str, ...] = ()  # one per source: the path prefix of that source ("" when alone)
-    build: BuildSettings = BuildSettings()  # what struct probes compile the headers with
-
-    def specs(self) -> list[str]:
-        """The source specs with their labels, as ``extract_system`` takes them."""
-        labels = [*self.labels, *[""] * len(self.sources)]
-        return [f"{label}={spec}" if label else spec for spec, label in zip(self.sources, labels)]
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -80,48 +63,5 @@ def load_preset(name_or_path: str | Path) -> Preset:
         raise UserInputError(f"{file}: name: {data['name']!r} must be lower-case letters, digits, '.', '_' or '-'")
     if len(data["systems"]) < 2:
         raise UserInputError(f"{file}: systems: a preset compares at least two systems, found {len(data['systems'])}")
-    systems = [_system(entry, file, f"systems[{i}].", path.parent) for i, entry in enumerate(data["systems"])]
+    systems = [read_system(entry, file, f"systems[{i}].", path.parent) for i, entry in enumerate(data["systems"])]
     return Preset(data["name"], data["title"], data.get("description", "").strip(), tuple(systems), str(path))
-
-
-def load_system_file(path: Path | str) -> SystemSpec:
-    """One system from a YAML file with ``name``, ``version``, ``sources`` and optionally ``build``."""
-    path = Path(path)
-    return _system(load_data_file(path, SYSTEM_SCHEMA), path.name, "", path.parent)
-
-
-def system_or_sources(sources: Sequence[str], name: str, version: str, build: BuildSettings
-                      ) -> tuple[tuple[str, ...], str, str, BuildSettings]:
-    """What ``archdiff extract SOURCE...`` extracts: a single SOURCE that is a system file gives its
-    specs, its name and version (unless given) and its build settings extended by ``build``; any
-    other SOURCE list is taken as it is."""
-    if len(sources) == 1 and sources[0].endswith((".yaml", ".yml")) and Path(sources[0]).is_file():
-        system = load_system_file(sources[0])
-        return tuple(system.specs()), name or system.name, version or system.version, merge(system.build, build)
-    return tuple(sources), name, version, build
-
-
-def _system(entry: dict, file: str, where: str, base: Path) -> SystemSpec:
-    if not entry["sources"]:
-        raise UserInputError(f"{file}: {where}sources: at least one source spec is needed")
-    specs, labels = [], []
-    for j, source in enumerate(entry["sources"]):
-        spec, label = (source, "") if isinstance(source, str) else (source["spec"], source["label"])
-        if not spec.strip():
-            raise UserInputError(f"{file}: {where}sources[{j}]: empty source spec")
-        specs.append(spec)
-        labels.append(label or (default_label(spec) if len(entry["sources"]) > 1 else ""))
-    if len(set(labels)) != len(labels):
-        raise UserInputError(f"{file}: {where}sources: labels must differ between sources "
-                             f"(got {', '.join(labels)}); give each a label")
-    return SystemSpec(entry["name"], entry["version"], tuple(specs), tuple(labels),
-                      build_settings_from(entry.get("build"), base))
-
-
-def default_label(spec: str) -> str:
-    """A path prefix for one source of a multi-source system: the repository or package name."""
-    base = spec.split("@", 1)[0] if "://" in spec or spec.startswith("git@") else spec
-    if base.startswith("pypi:"):
-        return re.split(r"[=<>!~]", base[5:], maxsplit=1)[0]
-    tail = base.rstrip("/").rsplit("/", 1)[-1]
-    return tail.removesuffix(".git") or spec

@@ -23,7 +23,7 @@ from extractor.acquire.inventory import evidence_path, file_limit, list_files, r
 from extractor.native.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.steps import STEPS, check_order
-from extractor.acquire.sources import acquire, default_cache_dir, parse_spec
+from extractor.acquire.sources import acquire, default_cache_dir, default_label, parse_spec
 
 class Progress:
     """What the pipeline reports while it works; the CLI draws it, tests ignore it."""
@@ -67,18 +67,11 @@ def summarize_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
 def acquire_sources(specs: Sequence[str], cache_dir: Path) -> tuple[SourceTree, ...]:
     parsed = [parse_spec(s) for s in specs]
     if len(parsed) > 1:
-        labels = [p.label or _default_label(p) for p in parsed]
+        labels = [p.label or default_label(p.text) for p in parsed]
         if len(set(labels)) != len(labels):
             raise UserInputError(f"two sources share the label {_first_duplicate(labels)!r}: name them label=SPEC")
         parsed = [dataclasses.replace(p, label=lab) for p, lab in zip(parsed, labels)]
     return tuple(acquire(p, cache_dir) for p in parsed)
-
-
-def _default_label(spec) -> str:
-    base = spec.location.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1]
-    for suffix in (".git", ".tar.gz", ".tgz", ".zip", ".tar"):
-        base = base.removesuffix(suffix)
-    return base or spec.kind
 
 
 def _first_duplicate(items: list[str]) -> str:
@@ -92,8 +85,7 @@ def _first_duplicate(items: list[str]) -> str:
 
 def default_identity(sources: Sequence[SourceTree]) -> tuple[str, str]:
     first = sources[0]
-    spec = parse_spec(first.spec)
-    name = spec.location if spec.kind == "pypi" else _default_label(spec)
+    name = default_label(first.spec)
     version = first.ref or (first.commit[:12] if first.commit else "")
     return name, version
 
