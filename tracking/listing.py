@@ -59,7 +59,8 @@ def list_releases(spec: str) -> Tracked:
                        build=system.build)
     label, rest = split_label(text)
     source = _source(rest, label)
-    name = _PYPI_PROJECT.match(rest).group(1) if rest.startswith("pypi:") else default_label(rest)
+    project = _PYPI_PROJECT.match(rest) if rest.startswith("pypi:") else None
+    name = project.group(1) if project is not None else default_label(rest)
     return Tracked(text, name, tuple(_common_releases([source])))
 
 

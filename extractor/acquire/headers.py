@@ -71,7 +71,7 @@ def _from_installed(name: str) -> HeaderPackage:
     files = [str(f) for f in dist.files or ()]
     dirs = include_dirs_of(files)
     record = dist.read_text("RECORD") or "\n".join(sorted(files))
-    roots = tuple(Path(dist.locate_file(d)).resolve() for d in dirs)
+    roots = tuple(Path(str(dist.locate_file(d))).resolve() for d in dirs)
     return HeaderPackage(name, dist.metadata["Name"] or name, dist.version, "installed",
                          hashlib.sha256(record.encode()).hexdigest(), roots)
 

@@ -151,7 +151,12 @@ def evidence_from_json(data: Any, where: str = "evidence", kinds: Sequence[Recor
     ids = {n.id for n in nodes}
     if len(ids) != len(nodes):
         seen: set[str] = set()
-        twice = next(n.id for n in nodes if n.id in seen or seen.add(n.id))
+        twice = ""
+        for n in nodes:
+            if n.id in seen:
+                twice = n.id
+                break
+            seen.add(n.id)
         raise EvidenceFormatError(f"{where}: graph.nodes: node id {twice!r:.80} is listed twice")
     edges = []
     for i, e in enumerate(_list(graph["edges"], where, "graph.edges")):
@@ -230,7 +235,7 @@ def _decoder(tp: Any) -> Callable[[Any, str, str], Any]:
         return _node
     if tp is Edge:
         return _edge
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return _record_decoder(tp)
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         values = {m.value: m for m in tp}

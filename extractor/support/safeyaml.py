@@ -196,7 +196,7 @@ def build(node: yaml.Node, lines: bool = False, strict_tags: bool = False) -> An
                                                     f"{current.tag!r}", current.start_mark)
         if isinstance(current, yaml.MappingNode):
             out: dict = LineDict() if lines else {}
-            if lines:
+            if isinstance(out, LineDict):
                 out.line = current.start_mark.line + 1
             memo[key] = out
             for key_node, value_node in current.value:
@@ -213,7 +213,7 @@ def build(node: yaml.Node, lines: bool = False, strict_tags: bool = False) -> An
             return out
         if isinstance(current, yaml.SequenceNode):
             seq: list = LineList() if lines else []
-            if lines:
+            if isinstance(seq, LineList):
                 seq.line = current.start_mark.line + 1
             memo[key] = seq
             seq.extend(make(child, depth + 1) for child in current.value)
