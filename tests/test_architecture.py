@@ -52,3 +52,20 @@ def test_the_pipeline_refuses_a_step_before_what_it_requires():
         check_order(swapped)
     with pytest.raises(ValueError, match="requires"):
         extract_system([str(ROOT / "fixtures" / "pysample")], steps=swapped)
+
+
+def test_every_part_of_the_extractor_stands_on_a_floor():
+    """A package or root module of the extractor that the floors contract does not name would be
+    free to import anything: the contract must name every one of them."""
+    import configparser
+    import re
+
+    config = configparser.ConfigParser()
+    config.read(ROOT / ".importlinter")
+    floors = {name for line in config["importlinter:contract:extractor-floors"]["layers"].split("\n")
+              for name in re.split(r"\s*\|\s*", line.strip()) if name}
+    parts = {f"extractor.{p.stem if p.is_file() else p.name}" for p in (ROOT / "extractor").iterdir()
+             if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    assert parts == floors
+    # and the root stays a small floor of shared records, not a flat room of modules
+    assert len([p for p in (ROOT / "extractor").glob("*.py")]) <= 10
