@@ -91,9 +91,9 @@ class FactCache:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
-        reason = getattr(err, "strerror", None) or _file_system_reason(self._path.parent) or str(err) \
-            or type(err).__name__
-        self.problem = f"cache {self._path.parent} cannot be used ({reason}): working without it"
+        directory = self._path.parent if self._path is not None else Path(".")
+        reason = getattr(err, "strerror", None) or _file_system_reason(directory) or str(err) or type(err).__name__
+        self.problem = f"cache {directory} cannot be used ({reason}): working without it"
         log.warning(self.problem)
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:

@@ -127,11 +127,11 @@ def reconcile(definitions: Iterable[Mapping[str, Any]], families: Iterable[Scrap
     by_family: dict[str, list[tuple[Mapping[str, Any], str]]] = {}
     dynamic: list[tuple[re.Pattern[str], Mapping[str, Any], str]] = []
     for definition in definitions:
-        for family, scrape_type in _expected_families(definition).items():
+        for family_name, scrape_type in _expected_families(definition).items():
             if definition.get("dynamic"):
-                dynamic.append((_pattern(family), definition, scrape_type))
+                dynamic.append((_pattern(family_name), definition, scrape_type))
             else:
-                by_family.setdefault(family, []).append((definition, scrape_type))
+                by_family.setdefault(family_name, []).append((definition, scrape_type))
     seen_definitions: set[str] = set()
     matched, unknown = [], []
     library: list[LibraryFamily] = []
