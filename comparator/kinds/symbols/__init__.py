@@ -23,7 +23,6 @@ from extractor.model import EdgeKind, Node, NodeKind
 CLASS_RENAME_OVERLAP = 0.6  # share of member names a removed and an added class must have in common
 # Placeholders and containers whose coming and going says nothing an importer or linker sees.
 SYMBOL_SKIP_KINDS = frozenset({NodeKind.EXTERNAL, NodeKind.NAMESPACE, NodeKind.FILE})
-ROW_KINDS = ("added", "removed", "moved", "renamed")
 NAMES_PER_ROW = 50  # attribute names listed per class or module; the counts keep them all
 
 

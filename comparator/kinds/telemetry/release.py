@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from comparator.kinds.telemetry.records import (Metric, MetricChanges, MetricPresence, MetricRef, OrphanedThreshold,
                                                 Provenance, Reading, RenamedMetric, RetypedMetric, TelemetrySide,
