@@ -8,11 +8,14 @@ when a key of the findings changes meaning (docs/report-schema.md).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from comparator.kind import SIDES, Counts, EvidenceKind, release_order
+from comparator.codec import to_json
+from comparator.kind import SIDES, AnyKind, Counts, EvidenceKind, Labels, Takeaway, release_order
+from comparator.records import Capped, Mode, SystemDescription
 from comparator.registry import KINDS
 from extractor.evidence.read import Evidence
 
@@ -23,43 +26,73 @@ MODES = ("auto", "systems", "release")
 # hundreds of megabytes. Counts, takeaways and the differences are taken before the cut.
 LIST_CAP = 5_000
 
+S = TypeVar("S")
+C = TypeVar("C")
+R = TypeVar("R")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class KindFindings:
+    """What one kind found: its section and release part (records, None where it has none), its
+    sentences and its counts."""
+
+    section: object
+    release: object
+    release_takeaways: list[Takeaway]
+    takeaways: list[Takeaway]
+    counts: Counts
+
+
+def ask_kind(kind: EvidenceKind[S, C, R], a: Evidence, b: Evidence, mode: Mode, labels: Labels) -> KindFindings:
+    """One kind through the protocol's steps, in their order (:mod:`comparator.kind`)."""
+    sa, sb = kind.summarize(a), kind.summarize(b)
+    section = kind.compare(sa, sb)
+    release = kind.diff_release(sa, sb) if mode is Mode.RELEASE else None
+    if mode is Mode.SYSTEMS:
+        counts = kind.count(section, None)
+    else:  # only what changed between the releases counts
+        counts = kind.count(section, release) if release is not None else Counts()
+    return KindFindings(
+        section, release,
+        kind.release_takeaways(section, release, labels) if release is not None else [],
+        kind.takeaways(section, release, labels),
+        counts,
+    )
+
 
 def compare_evidence(a: Evidence, b: Evidence, mode: str = "auto",
-                     kinds: Sequence[EvidenceKind] = KINDS) -> dict[str, Any]:
-    """All findings for evidence ``a`` (left, older) against ``b`` (right, newer).
+                     kinds: Sequence[AnyKind] = KINDS) -> dict[str, Any]:
+    """All findings for evidence ``a`` (left, older) against ``b`` (right, newer), as the JSON of
+    ``report.json`` (each kind's records written by :func:`comparator.codec.to_json`).
 
     ``mode`` is ``systems`` (two different systems), ``release`` (two releases of one system) or
     ``auto``: ``release`` when both carry the same system name.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be auto, systems or release, not {mode!r}")
-    if mode == "auto":
-        mode = "release" if same_system(a, b) else "systems"
-    findings: dict[str, Any] = {"schema_version": REPORT_SCHEMA, "mode": mode, "systems": describe_systems(a, b)}
-    summaries = {kind.key: (kind.summarize(a), kind.summarize(b)) for kind in kinds}
+    chosen = Mode(mode) if mode != "auto" else (Mode.RELEASE if same_system(a, b) else Mode.SYSTEMS)
+    systems = describe_systems(a, b)
+    labels = (systems[0].label, systems[1].label)
+    found = {kind.key: ask_kind(kind, a, b, chosen, labels) for kind in kinds}
+    findings: dict[str, Any] = {"schema_version": REPORT_SCHEMA, "mode": chosen.value, "systems": to_json(systems)}
     for kind in kinds:
-        section = kind.compare(*summaries[kind.key])
-        if section is not None:
-            findings[kind.key] = section
-    release: dict[str, Any] | None = None
-    if mode == "release":
-        release = {}
+        if found[kind.key].section is not None:
+            findings[kind.key] = to_json(found[kind.key].section)
+    takeaways: list[Takeaway] = []
+    if chosen is Mode.RELEASE:
+        release: dict[str, Any] = {}
         for kind in release_order(kinds):
-            release.update(kind.diff_release(*summaries[kind.key]))
+            if found[kind.key].release is not None:
+                release.update(to_json(found[kind.key].release))
+            takeaways += found[kind.key].release_takeaways
         findings["release"] = release
-    labels = tuple(s["label"] for s in findings["systems"])
-    takeaways = []
-    if release is not None:
-        for kind in release_order(kinds):
-            takeaways += kind.release_takeaways(findings.get(kind.key), release, labels)
     for kind in kinds:
-        takeaways += kind.takeaways(findings.get(kind.key), release, labels)
-    findings["takeaways"] = [t.json() for t in takeaways]
-    total = sum((kind.count(findings.get(kind.key), release) for kind in kinds), Counts())
-    findings["differences"] = {"any": total.any, "breaking": total.breaking}
+        takeaways += found[kind.key].takeaways
+    findings["takeaways"] = to_json(takeaways)
+    findings["differences"] = to_json(sum((f.counts for f in found.values()), Counts()))
     capped = cap_lists(findings, LIST_CAP)
     if capped:
-        findings["capped"] = {"limit": LIST_CAP, "lists": capped}
+        findings["capped"] = to_json(Capped(LIST_CAP, capped))
     return findings
 
 
@@ -94,23 +127,23 @@ def same_system(a: Evidence, b: Evidence) -> bool:
     return bool(base(a)) and base(a) == base(b)
 
 
-def describe_systems(a: Evidence, b: Evidence) -> list[dict[str, Any]]:
+def describe_systems(a: Evidence, b: Evidence) -> tuple[SystemDescription, SystemDescription]:
     out = []
     for side, evidence in zip(SIDES, (a, b)):
         name, version = evidence.system.name or "?", evidence.system.version
-        out.append({
-            "side": side,
-            "name": name,
-            "version": version,
-            "label": f"{name} {version}".strip(),
-            "sources": sorted(s.spec for s in evidence.sources),
-            "files": sum(evidence.stats["files"].values()),
-            "nodes": len(evidence.graph.nodes),
-            "edges": len(evidence.graph.edges),
-            "diagnostics": len(evidence.diagnostics),
-        })
-    if out[0]["label"] == out[1]["label"]:
+        out.append(SystemDescription(
+            side=side,
+            name=name,
+            version=version,
+            label=f"{name} {version}".strip(),
+            sources=tuple(sorted(s.spec for s in evidence.sources)),
+            files=sum(evidence.stats["files"].values()),
+            nodes=len(evidence.graph.nodes),
+            edges=len(evidence.graph.edges),
+            diagnostics=len(evidence.diagnostics),
+        ))
+    sa, sb = out
+    if sa.label == sb.label:
         # Two bundles of the same name and version: keep the reader able to tell the columns apart.
-        for entry, tag in zip(out, ("A", "B")):
-            entry["label"] = f"{entry['label']} ({tag})"
-    return out
+        sa, sb = (dataclasses.replace(s, label=f"{s.label} ({tag})") for s, tag in ((sa, "A"), (sb, "B")))
+    return sa, sb

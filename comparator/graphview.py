@@ -14,12 +14,13 @@ that a page stays a few megabytes whatever the evidence holds.
 from __future__ import annotations
 
 import collections
+from collections.abc import Sequence
 from typing import Any
 
 from comparator.kind import SIDES
 from extractor.evidence.read import Evidence
 from extractor.layers.records import role_by_path
-from extractor.model import EdgeKind
+from extractor.model import Edge, EdgeKind, Node
 from extractor.layers.records import LAYERS
 
 
@@ -37,7 +38,8 @@ MAX_NODES = 40_000
 MAX_EDGES = 120_000
 
 
-def sample(evidence: Evidence, max_nodes: int | None = None, max_edges: int | None = None):
+def sample(evidence: Evidence, max_nodes: int | None = None,
+           max_edges: int | None = None) -> tuple[Sequence[Node], Sequence[Edge]]:
     """The nodes and edges the view shows: all of them, or the best connected ``max_nodes`` nodes
     (by edges, then id: deterministic) and the first ``max_edges`` edges among them."""
     max_nodes = MAX_NODES if max_nodes is None else max_nodes

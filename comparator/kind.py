@@ -1,100 +1,76 @@
 """What every evidence kind of the comparator implements, as the extractor's ``Step`` does for extraction.
 
-A kind reads one part of the evidence (layers, struct layouts, telemetry, the graph, ...). The
-comparator (:mod:`comparator.compare`) loops over a list of kinds (:mod:`comparator.registry`) and
-asks each, in this order:
+A kind reads one part of the evidence (layers, struct layouts, telemetry, the graph, ...) and states
+its three types once, as the class's parameters::
+
+    class LayersKind(EvidenceKind[LayerSide, LayersSection, LayersRelease]):
+
+``Summary`` is what it keeps of one side, ``Section`` its section of the findings, ``Release`` its
+part of ``findings["release"]`` (a record whose fields are the keys it adds there), each a frozen
+record of the kind's ``records`` module (``None`` for a part the kind does not have). The comparator
+(:mod:`comparator.compare`) loops over a list of kinds (:mod:`comparator.registry`) and asks each,
+in this order:
 
 1. ``summarize`` one side (an :class:`extractor.evidence.read.Evidence`), once per side;
-2. ``compare`` the two summaries: the kind's section of the findings (plain JSON), or None;
-3. ``diff_release`` them when both sides are releases of one system: keys of ``findings["release"]``;
-4. ``takeaways`` and ``release_takeaways``: sentences built only from those sections;
-5. ``count`` the differences, and how many of them break users.
+2. ``compare`` the two summaries: the kind's section of the findings (None: the kind has no section);
+3. ``diff_release`` them when both sides are releases of one system (None: it reports no release change);
+4. ``takeaways`` and ``release_takeaways``: sentences built only from those records;
+5. ``count`` the differences, and how many of them break users. In a release comparison only
+   what changed between the releases counts: a kind with no release part counts nothing there.
 
-and the renderers ask each for its ``markdown``/``html`` (and ``release_markdown``/``release_html``),
-which only format what the kind's sections hold: a kind's rendering lives in its own ``render``
-module. Findings are JSON as they stand, every list sorted by a stable key, so the same evidence
-gives byte-identical reports (schema: docs/report-schema.md).
+The records become the findings' JSON through :func:`comparator.codec.to_json`, every list sorted
+by a stable key, so the same evidence gives byte-identical reports (schema: docs/report-schema.md).
+The renderers read them back (:class:`comparator.view.KindView`, the half of this protocol they
+know) and ask each kind for its ``markdown``/``html`` (and ``release_markdown``/``release_html``),
+which only format: a kind's rendering lives in its own ``render`` module.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Mapping, Sequence
-from typing import Any
+import abc
+from typing import Any, Generic, TypeVar
 
-SIDES = ("a", "b")
+from comparator.records import SIDES, Counts, Labels, Located, Takeaway, Where, plural
+from comparator.view import KindView, Release, Section, release_order
+from extractor.evidence.read import Evidence
 
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Counts:
-    """Differences a kind found, and how many of them break users (for ``--fail-on``)."""
-
-    any: int = 0
-    breaking: int = 0
-
-    def __add__(self, other: Counts) -> Counts:
-        return Counts(self.any + other.any, self.breaking + other.breaking)
+Summary = TypeVar("Summary")
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Takeaway:
-    text: str
-    ref: str  # the report section (HTML anchor) whose numbers back the sentence
-
-    def json(self) -> dict[str, str]:
-        return {"text": self.text, "ref": self.ref}
-
-
-class EvidenceKind:
+class EvidenceKind(KindView[Section, Release], Generic[Summary, Section, Release], abc.ABC):
     """One evidence kind's comparison. Subclasses override what their evidence supports; the
     defaults contribute nothing, so a kind that only compares systems leaves the release alone."""
 
-    key: str = ""  # its section of the findings, and the anchor of its part of the HTML page
-    title: str = ""  # the section's name in the page's table of contents
-    # Where its release changes stand in the release section and takeaways: lower comes first.
-    release_rank: int = 100
+    @abc.abstractmethod
+    def summarize(self, evidence: Evidence) -> Summary:
+        """What the kind keeps of one side, computed once per side."""
 
-    def summarize(self, evidence: Any) -> Any:
-        return evidence
+    @abc.abstractmethod
+    def compare(self, a: Summary, b: Summary) -> Section:
+        """The kind's section of the findings (``None`` for a kind that only reports releases)."""
 
-    def compare(self, a: Any, b: Any) -> Mapping[str, Any] | None:
+    def diff_release(self, a: Summary, b: Summary) -> Release | None:
         return None
 
-    def diff_release(self, a: Any, b: Any) -> Mapping[str, Any]:
-        return {}
-
-    def count(self, section: Any, release: Mapping[str, Any] | None) -> Counts:
+    def count(self, section: Section, release: Release | None) -> Counts:
+        """Differences: across systems from the section (``release`` None), in a release
+        comparison from the kind's release part."""
         return Counts()
 
-    def takeaways(self, section: Any, release: Mapping[str, Any] | None, labels: Sequence[str]) -> list[Takeaway]:
+    def takeaways(self, section: Section, release: Release | None, labels: Labels) -> list[Takeaway]:
         return []
 
-    def release_takeaways(self, section: Any, release: Mapping[str, Any], labels: Sequence[str]) -> list[Takeaway]:
+    def release_takeaways(self, section: Section, release: Release, labels: Labels) -> list[Takeaway]:
         return []
 
-    # Rendering: labels arrive escaped for the format at hand.
-    def markdown(self, section: Any, la: str, lb: str) -> list[str]:
-        return []
 
-    def release_markdown(self, release: Mapping[str, Any], la: str, lb: str) -> list[str]:
-        return []
-
-    def html(self, section: Any, la: str, lb: str) -> str:
-        return ""
-
-    def release_html(self, release: Mapping[str, Any], la: str, lb: str) -> str:
-        return ""
+AnyKind = EvidenceKind[Any, Any, Any]
 
 
-def release_order(kinds: Sequence[EvidenceKind]) -> list[EvidenceKind]:
-    """The kinds in release-section order: what breaks importers first, then the ABI, dashboards, drift."""
-    return sorted(kinds, key=lambda k: k.release_rank)  # stable: equal ranks keep the registry's order
+def where(record: Located) -> Where:
+    """The ``path``/``line`` of a record that comes from code."""
+    return Where(record.path, record.line)
 
 
-def loc(record: Any) -> dict[str, Any]:
-    """The ``path``/``line`` pair of a record that comes from code."""
-    return {"path": record.path, "line": record.line}
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n:,} {word if n == 1 else (many or word + 's')}"
+__all__ = ["SIDES", "AnyKind", "Counts", "EvidenceKind", "Labels", "Takeaway", "Where", "plural", "release_order",
+           "where"]

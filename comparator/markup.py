@@ -6,8 +6,9 @@ from __future__ import annotations
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Sequence
+
+from comparator.records import Located
 
 LIST_LIMIT = 25  # names listed inline in Markdown
 MD_ROW_LIMIT = 40  # rows per Markdown table; the JSON report has them all
@@ -25,7 +26,7 @@ _ZWSP = "\u200b"
 _LIVE = re.compile(r"(?i)(?<=[a-z0-9+.-]:)(?=//)|(?<=\bwww)(?=\.)|(?<=@)")
 
 
-def cell(value: Any) -> str:
+def cell(value: object) -> str:
     """Repository or evidence text as inert Markdown for a table cell, a heading or a list item:
     no link, image, mention, HTML, emphasis or table pipe survives, and it stays on one line."""
     text = html.escape(" ".join(str(value).splitlines()), quote=False).replace("`", "'")
@@ -35,12 +36,12 @@ def cell(value: Any) -> str:
     return _LIVE.sub(_ZWSP, text)
 
 
-def at(row: Mapping[str, Any]) -> str:
-    path = row.get("path") or ""
-    return cell(f"{path}:{row.get('line', 0)}") if path else "—"
+def at(where: Located | None) -> str:
+    """``path:line`` of a row, or a dash when it has no place in code."""
+    return cell(f"{where.path}:{where.line}") if where is not None and where.path else "—"
 
 
-def md_table(head: Sequence[str], rows: Iterable[Sequence[Any]], limit: int = MD_ROW_LIMIT) -> list[str]:
+def md_table(head: Sequence[str], rows: Iterable[Sequence[object]], limit: int = MD_ROW_LIMIT) -> list[str]:
     rows = list(rows)
     out = ["| " + " | ".join(head) + " |", "|" + "|".join(" --- " for _ in head) + "|"]
     out += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows[:limit]]
@@ -52,21 +53,20 @@ def md_table(head: Sequence[str], rows: Iterable[Sequence[Any]], limit: int = MD
 # ---------------------------------------------------------------------------------------- HTML
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def embed_json(value: Any) -> str:
+def embed_json(value: object) -> str:
     """JSON for a ``<script type="application/json">`` element: no string can close the element."""
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
-def html_loc(row: Mapping[str, Any]) -> str:
-    path = row.get("path") or ""
-    if not path:
+def html_loc(where: Located | None) -> str:
+    if where is None or not where.path:
         return '<span class="loc">—</span>'
-    return f'<span class="loc">{esc(path)}:{int(row.get("line") or 0)}</span>'
+    return f'<span class="loc">{esc(where.path)}:{where.line}</span>'
 
 
 def html_table(head: Sequence[str], rows: Iterable[Sequence[str]], *, attrs: str = "", numeric: Sequence[int] = (),

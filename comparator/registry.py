@@ -3,10 +3,10 @@ comparison). A new kind is one package under ``comparator/kinds`` and one line h
 
 from __future__ import annotations
 
-from comparator.kind import EvidenceKind
+from comparator.kind import AnyKind
 from comparator.kinds import api, concepts, graph, layers, structs, symbols, telemetry
 
-KINDS: tuple[EvidenceKind, ...] = (
+KINDS: tuple[AnyKind, ...] = (
     layers.KIND,
     structs.KIND,
     telemetry.KIND,

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from comparator.kind import EvidenceKind, release_order
 from comparator.markup import embed_json, esc, html_table
+from comparator.records import Head
+from comparator.view import KindView, read_head, release_order
 
 ASSETS = Path(__file__).with_name("assets")
 
@@ -23,24 +24,26 @@ def _asset(name: str) -> str:
     return (ASSETS / name).read_text(encoding="utf-8")
 
 
-def render_html(findings: Mapping[str, Any], kinds: Sequence[EvidenceKind],
+def render_html(findings: Mapping[str, Any], kinds: Sequence[KindView[Any, Any]],
                 graph_view: Mapping[str, Any] | None = None) -> str:
     """The report page. ``graph_view`` (from :func:`comparator.graphview.build_graph_view`) feeds
     the interactive graph view; without it the view says that no graph was embedded."""
-    sa, sb = findings["systems"]
-    la, lb = esc(sa["label"]), esc(sb["label"])
-    release = findings.get("release")
-    title = f"archdiff: {sa['label']} → {sb['label']}"
+    head = read_head(findings)
+    sa, sb = head.systems
+    la, lb = esc(sa.label), esc(sb.label)
+    release = findings["release"] if "release" in findings else {}
+    title = f"archdiff: {sa.label} → {sb.label}"
     subtitle = ("Release comparison: what changed between two releases of one system."
                 if release else "Cross-system comparison: architectural layers, struct byte layouts, "
                                 "Prometheus telemetry with thresholds, and symbol graphs, side by side.")
-    shown = [kind for kind in kinds if kind.key in findings]
+    sections = [(kind, section) for kind in kinds if (section := kind.read_section(findings)) is not None]
     toc = [("summary", "Summary"), *([("release", "Release changes")] if release else []),
-           *((kind.key, kind.title) for kind in shown), ("graph-explorer", "Graph view")]
+           *((kind.key, kind.title) for kind, _section in sections), ("graph-explorer", "Graph view")]
     release_part = ""
     if release:
-        release_part = (f'<section id=release><h2>Release changes: {la} → {lb}</h2>'
-                        + "".join(kind.release_html(release, la, lb) for kind in release_order(kinds)) + "</section>")
+        parts = [kind.release_html(part, la, lb) for kind in release_order(kinds)
+                 if (part := kind.read_release(release)) is not None]
+        release_part = f'<section id=release><h2>Release changes: {la} → {lb}</h2>' + "".join(parts) + "</section>"
     parts = [
         "<!DOCTYPE html><html lang=en><head><meta charset=utf-8>",
         '<meta name=viewport content="width=device-width, initial-scale=1">',
@@ -53,9 +56,9 @@ def render_html(findings: Mapping[str, Any], kinds: Sequence[EvidenceKind],
         f"<style>{_asset('report.css')}</style></head><body>",
         f'<header class=top><h1>{esc(title)}</h1><p>{esc(subtitle)}</p></header>',
         "<nav class=toc>" + "".join(f'<a href="#{esc(k)}">{esc(v)}</a>' for k, v in toc) + "</nav><main>",
-        _summary(findings, la, lb),
+        _summary(head, la, lb),
         release_part,
-        *(kind.html(findings[kind.key], la, lb) for kind in shown),
+        *(kind.html(section, la, lb) for kind, section in sections),
         _graph_view(graph_view),
         "</main>",
         f"<script>{_asset('report.js')}</script>",
@@ -65,34 +68,36 @@ def render_html(findings: Mapping[str, Any], kinds: Sequence[EvidenceKind],
     return "\n".join(p for p in parts if p) + "\n"
 
 
-def _summary(f: Mapping[str, Any], la: str, lb: str) -> str:
-    sa, sb = f["systems"]
-    rows = [["Sources", esc(", ".join(sa["sources"]) or "—"), esc(", ".join(sb["sources"]) or "—")],
-            ["Files", f"{sa['files']:,}", f"{sb['files']:,}"],
-            ["Symbols", f"{sa['nodes']:,}", f"{sb['nodes']:,}"],
-            ["Edges", f"{sa['edges']:,}", f"{sb['edges']:,}"],
-            ["Diagnostics", f"{sa['diagnostics']:,}", f"{sb['diagnostics']:,}"]]
-    items = "".join(f'<li>{esc(t["text"])}<a href="#{esc(t["ref"])}">§ {esc(t["ref"])}</a></li>' for t in f["takeaways"])
-    d = f["differences"]
+def _summary(head: Head, la: str, lb: str) -> str:
+    sa, sb = head.systems
+    rows = [["Sources", esc(", ".join(sa.sources) or "—"), esc(", ".join(sb.sources) or "—")],
+            ["Files", f"{sa.files:,}", f"{sb.files:,}"],
+            ["Symbols", f"{sa.nodes:,}", f"{sb.nodes:,}"],
+            ["Edges", f"{sa.edges:,}", f"{sb.edges:,}"],
+            ["Diagnostics", f"{sa.diagnostics:,}", f"{sb.diagnostics:,}"]]
+    items = "".join(f'<li>{esc(t.text)}<a href="#{esc(t.ref)}">§ {esc(t.ref)}</a></li>' for t in head.takeaways)
+    d = head.differences
     cut = ""
-    if "capped" in f:
-        lists = f["capped"]["lists"]
-        cut = (f'<p class="muted warning">Cut to size: {len(lists):,} lists had more than {f["capped"]["limit"]:,} '
-               f'rows and show only the first {f["capped"]["limit"]:,} ({esc(", ".join(lists))}); the counts here and '
+    if head.capped is not None:
+        lists, limit = head.capped.lists, head.capped.limit
+        cut = (f'<p class="muted warning">Cut to size: {len(lists):,} lists had more than {limit:,} '
+               f'rows and show only the first {limit:,} ({esc(", ".join(lists))}); the counts here and '
                'the takeaways count them all.</p>')
     return ('<section id=summary><h2>Summary</h2>'
             + html_table(["", f'<span class=sys-a>{la}</span>', f'<span class=sys-b>{lb}</span>'], rows, numeric=(1, 2))
-            + f'<p><b>{d["any"]:,}</b> differences, <b>{d["breaking"]:,}</b> breaking.</p>{cut}'
+            + f'<p><b>{d.any:,}</b> differences, <b>{d.breaking:,}</b> breaking.</p>{cut}'
             + f'<h3>Takeaways</h3><ul class=takeaways>{items}</ul></section>')
 
 
 def _graph_view(graph_view: Mapping[str, Any] | None) -> str:
+    # The view is the page script's data (comparator.graphview), JSON by design: read as the script reads it.
     data = embed_json(graph_view if graph_view else {"systems": []})
+    systems = graph_view["systems"] if graph_view else ()
     sampled = "".join(
         f'<p class="muted warning">{esc(s["label"])}: the graph is too large to embed whole; this view shows the '
         f'{s["sampled"]["nodes"][0]:,} best connected of {s["sampled"]["nodes"][1]:,} symbols and '
         f'{s["sampled"]["edges"][0]:,} of {s["sampled"]["edges"][1]:,} edges (the evidence has them all).</p>'
-        for s in (graph_view or {}).get("systems", ()) if s.get("sampled"))
+        for s in systems if "sampled" in s)
     return ('<section id=graph-explorer><h2>Graph view</h2>' + sampled + '<div id=graph-view><div class=controls>'
             '<label>System <select id=graph-system></select></label>'
             '<label>Layer <select id=graph-role></select></label>'

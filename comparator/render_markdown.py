@@ -9,41 +9,46 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from comparator.kind import EvidenceKind, release_order
 from comparator.markup import cell, md_table
+from comparator.records import Mode
+from comparator.view import KindView, read_head, release_order
 
 # GitHub refuses comments longer than 65,536 characters; keep a margin for the note below.
 MAX_CHARS = 60_000
 
 
-def render_markdown(findings: Mapping[str, Any], kinds: Sequence[EvidenceKind]) -> str:
-    sa, sb = findings["systems"]
-    la, lb = cell(sa["label"]), cell(sb["label"])
-    title = "release comparison" if findings["mode"] == "release" else "cross-system comparison"
+def render_markdown(findings: Mapping[str, Any], kinds: Sequence[KindView[Any, Any]]) -> str:
+    head = read_head(findings)
+    sa, sb = head.systems
+    la, lb = cell(sa.label), cell(sb.label)
+    title = "release comparison" if head.mode is Mode.RELEASE else "cross-system comparison"
     out = [f"# archdiff {title}: {la} → {lb}", ""]
     out += md_table(["", la, lb], [
-        ["sources", ", ".join(cell(s) for s in sa["sources"]) or "—", ", ".join(cell(s) for s in sb["sources"]) or "—"],
-        ["files", f"{sa['files']:,}", f"{sb['files']:,}"],
-        ["symbols / edges", f"{sa['nodes']:,} / {sa['edges']:,}", f"{sb['nodes']:,} / {sb['edges']:,}"],
-        ["diagnostics", f"{sa['diagnostics']:,}", f"{sb['diagnostics']:,}"],
+        ["sources", ", ".join(cell(s) for s in sa.sources) or "—", ", ".join(cell(s) for s in sb.sources) or "—"],
+        ["files", f"{sa.files:,}", f"{sb.files:,}"],
+        ["symbols / edges", f"{sa.nodes:,} / {sa.edges:,}", f"{sb.nodes:,} / {sb.edges:,}"],
+        ["diagnostics", f"{sa.diagnostics:,}", f"{sb.diagnostics:,}"],
     ])
-    diff = findings["differences"]
-    out += [f"**{diff['any']:,} differences, {diff['breaking']:,} breaking.**", ""]
-    if "capped" in findings:
-        cut = findings["capped"]
-        out += [f"**Cut to size:** {len(cut['lists']):,} lists had more than {cut['limit']:,} rows and show the first "
-                f"{cut['limit']:,} here and in the JSON report ({cell(', '.join(cut['lists']))}); the counts above and "
+    diff = head.differences
+    out += [f"**{diff.any:,} differences, {diff.breaking:,} breaking.**", ""]
+    if head.capped is not None:
+        cut = head.capped
+        out += [f"**Cut to size:** {len(cut.lists):,} lists had more than {cut.limit:,} rows and show the first "
+                f"{cut.limit:,} here and in the JSON report ({cell(', '.join(cut.lists))}); the counts above and "
                 "the takeaways count them all.", ""]
     out += ["## Takeaways", ""]
-    out += [f"- {cell(t['text'])} _(§ {cell(t['ref'])})_" for t in findings["takeaways"]] + [""]
-    release = findings.get("release")
+    out += [f"- {cell(t.text)} _(§ {cell(t.ref)})_" for t in head.takeaways] + [""]
+    release = findings["release"] if "release" in findings else {}
     if release:
         out += ["## Release changes", ""]
         for kind in release_order(kinds):
-            out += kind.release_markdown(release, la, lb)
+            part = kind.read_release(release)
+            if part is not None:
+                out += kind.release_markdown(part, la, lb)
     for kind in kinds:
-        if kind.key in findings:
-            out += kind.markdown(findings[kind.key], la, lb)
+        section = kind.read_section(findings)
+        if section is not None:
+            out += kind.markdown(section, la, lb)
     return _fit("\n".join(out).rstrip() + "\n")
 
 

@@ -22,6 +22,7 @@ def render_reports(findings: dict[str, Any], formats: tuple[str, ...] = FORMATS,
     from comparator.registry import KINDS
     from comparator.render_json import render_json
     from comparator.render_markdown import render_markdown
+    from comparator.view import read_head
 
     texts = {}
     for fmt in formats:
@@ -29,8 +30,7 @@ def render_reports(findings: dict[str, Any], formats: tuple[str, ...] = FORMATS,
             from comparator.graphview import build_graph_view
             from comparator.render_html import render_html
 
-            labels = tuple(s["label"] for s in findings["systems"])
-            view = build_graph_view(sides[0], sides[1], labels) if sides else None
+            view = build_graph_view(sides[0], sides[1], read_head(findings).labels) if sides else None
             texts["report.html"] = render_html(findings, KINDS, view)
         elif fmt == "md":
             texts["report.md"] = render_markdown(findings, KINDS)

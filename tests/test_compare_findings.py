@@ -42,10 +42,10 @@ def test_crosswalk_pairs_queue_time_in_seconds_with_one_in_microseconds():
     b = tele(metrics=[metric("nv_inference_queue_duration_us", "counter", path="m.cc", line=9),
                                             metric("nv_inference_request_success", "counter", path="m.cc", line=4),
                                             metric("nv_gpu_power_usage", "gauge")])
-    rows = {(r["a"]["name"], r["b"]["name"]): r for r in crosswalk_metrics(a, b)}
+    rows = {(r.a.name, r.b.name): r for r in crosswalk_metrics(a, b)}
     queue = rows[("vllm:request_queue_time_seconds", "nv_inference_queue_duration_us")]
-    assert queue["dimension"] == "time" and queue["unit_note"] == "units differ: 1 seconds = 1e+06 us"
-    assert queue["b"]["path"] == "m.cc" and queue["b"]["line"] == 9
+    assert queue.dimension == "time" and queue.unit_note == "units differ: 1 seconds = 1e+06 us"
+    assert queue.b.path == "m.cc" and queue.b.line == 9
     assert ("vllm:request_success", "nv_inference_request_success") in rows
     # running requests and GPU power share no concept: never paired
     assert not any(k[0] == "vllm:num_requests_running" for k in rows)
@@ -55,16 +55,16 @@ def test_units_of_another_dimension_are_never_paired():
     assert metric_concept("x_cache_bytes", "", "")[1] == "bytes"
     a = tele(metrics=[metric("x_cache_usage_bytes", "gauge")])
     b = tele(metrics=[metric("y_cache_usage_seconds", "gauge")])
-    assert crosswalk_metrics(a, b) == []
+    assert crosswalk_metrics(a, b) == ()
 
 
 def test_thresholds_attach_to_the_metrics_they_read():
     t = tele(metrics=[metric("q_total", exposed=["q_total"]), metric("idle", "gauge")],
                                    thresholds=[threshold(["q_total"]), threshold(["unknown_metric"], name="x")])
-    by_name = {m["name"]: m for m in t["metrics"]}
-    assert [x["name"] for x in by_name["q_total"]["thresholds"]] == ["alert"]
-    assert t["without_threshold"] == ["idle"]
-    assert t["unlinked_thresholds"] == 1
+    by_name = {m.name: m for m in t.metrics}
+    assert [x.name for x in by_name["q_total"].thresholds] == ["alert"]
+    assert t.without_threshold == ("idle",)
+    assert t.unlinked_thresholds == 1
 
 
 def test_release_metric_rename_retype_removal_and_orphaned_threshold():
@@ -106,9 +106,9 @@ def test_struct_layout_changes_and_abi_breaks(new_members, new_size, breaking):
 def test_byte_map_segments_cover_the_struct_with_holes_and_padding():
     s = struct("S", 24, [("a", "char", 0, 1), ("b", "long", 8, 8), ("c", "short", 16, 2)])
     segs = struct_segments(s)
-    assert [(x["kind"], x["offset"], x["size"]) for x in segs] == [
+    assert [(x.kind, x.offset, x.size) for x in segs] == [
         ("member", 0, 1), ("hole", 1, 7), ("member", 8, 8), ("member", 16, 2), ("padding", 18, 6)]
-    assert sum(x["size"] for x in segs) == 24
+    assert sum(x.size for x in segs) == 24
 
 
 def test_struct_families_group_by_tag_with_total_bytes():
@@ -186,7 +186,7 @@ def test_removed_symbols_break_exactly_when_their_api_says_public():
 def test_one_generic_shared_word_is_not_a_crosswalk_pair():
     a = tele(metrics=[metric("vllm:lora_requests_info", "gauge")])
     b = tele(metrics=[metric("nv_inference_count", "counter"), metric("nv_other", "gauge")])
-    assert crosswalk_metrics(a, b) == []
+    assert crosswalk_metrics(a, b) == ()
 
 
 def test_family_takeaway_says_when_layouts_are_missing():
@@ -215,6 +215,7 @@ def test_takeaways_never_rest_on_weak_layers_and_concepts_open_to_their_rows():
     assert rows["scheduling"]["b"]["concept_rows"] == [
         {"id": "priority-queue", "modules": 1, "rows": [{"path": "s.cc", "line": 12, "matched": "std::priority_queue",
                                                          "via": "names"}]}]
-    page = KINDS[[k.key for k in KINDS].index("layers")].html(f["layers"], "a", "b")
+    kind = KINDS[[k.key for k in KINDS].index("layers")]
+    page = kind.html(kind.read_section(f), "a", "b")
     assert '<details class=concept><summary class=pill title="s.cc:12 std::priority_queue">priority-queue' in page
     assert "20% by evidence, weak: path words" in page

@@ -158,7 +158,7 @@ def test_vllm_ray_twins_and_second_engine_are_not_counted_twice(against_fixture)
     assert [(m["path"], m["line"], m["repeat"], m["twins"]) for m in running] == [
         ("vllm/engine/metrics.py", 59, False, ["ray"]), ("vllm/v1/metrics/loggers.py", 188, True, ["ray"])]
     # the systems count: own names on one side only (none shared with the fixture's 8)
-    assert TELEMETRY.count(against_fixture["telemetry"], None).any == 35 + 8
+    assert TELEMETRY.count(TELEMETRY.read_section(against_fixture), None).any == 35 + 8
 
 
 def test_grafana_panel_renamed_in_0_10_2_is_one_changed_threshold(release):

@@ -77,7 +77,7 @@ def test_a_ray_twin_counts_once_with_its_metric(systems):
     assert twin["via"] == "class-attr:RayStatLogger._counter_cls > factory:opsvc.ray_wrappers.RayCounter"
     # systems mode counts own metric names only: 6 opsvc against svc's 2 own
     assert systems["telemetry"]["b"]["own_names"] == 2
-    assert KIND.count(systems["telemetry"], None).any == 8
+    assert KIND.count(KIND.read_section(systems), None).any == 8
 
 
 def test_thresholds_say_what_they_read_through_which_rules_or_why_nothing(systems):
@@ -175,9 +175,9 @@ def _tele(metrics=(), thresholds=()):
 ])
 def test_threshold_diff_rules(old, new, expected):
     got = diff_thresholds(_tele(thresholds=old), _tele(thresholds=new))
-    rows = {"changed": [(t["name"], t["changes"]) for t in got["changed"]],
-            "removed": [(t["name"], None) for t in got["removed"]],
-            "added": [(t["name"], None) for t in got["added"]]}
+    rows = {"changed": [(t.name, list(t.changes)) for t in got.changed],
+            "removed": [(t.name, None) for t in got.removed],
+            "added": [(t.name, None) for t in got.added]}
     assert rows == {"changed": [], "removed": [], "added": [], **expected}
 
 

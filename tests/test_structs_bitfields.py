@@ -82,14 +82,14 @@ def test_the_byte_map_draws_exactly_the_records_holes(tmp_path, source):
     for name in SHAPES:
         layout = layouts[name]
         segments = struct_segments(layout)
-        drawn = sorted((s["offset"], s["size"]) for s in segments if s["kind"] == "hole")
+        drawn = sorted((s.offset, s.size) for s in segments if s.kind == "hole")
         stated = sorted((h.offset / 8, h.size / 8) if h.bits else (h.offset, h.size) for h in layout.holes)
         assert drawn == stated, name
         if layout.kind != "union":
             # members, holes and padding tile the struct: nothing drawn twice, nothing left out
-            assert sum(s["size"] for s in segments) == layout.size, name
-            ends = [s["offset"] + s["size"] for s in segments]
-            assert [s["offset"] for s in segments[1:]] == ends[:-1], name
+            assert sum(s.size for s in segments) == layout.size, name
+            ends = [s.offset + s.size for s in segments]
+            assert [s.offset for s in segments[1:]] == ends[:-1], name
 
 
 def test_the_report_row_counts_the_byte_holes_pahole_counts(tmp_path):

@@ -103,8 +103,8 @@ def _render(node: ast.expr) -> str:
         args = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         if _last(node.value) in ("Annotated", "Optional", "Union"):
             return " | ".join(sorted(set(_members(node))))
-        inner = [" | ".join(sorted(set(_members(a)))) for a in args]
-        return f"{_render(node.value)}[{', '.join(inner)}]"
+        parts = [" | ".join(sorted(set(_members(a)))) for a in args]
+        return f"{_render(node.value)}[{', '.join(parts)}]"
     if isinstance(node, (ast.List, ast.Tuple)):
         return "[" + ", ".join(_render(e) for e in node.elts) + "]"
     return ast.unparse(node)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from comparator.apidiff.normalize import narrower_or_same, same_annotation, same_default
-from comparator.apidiff.records import BreakageKind
+from comparator.apidiff.rules import BreakageKind
 from extractor.model import Parameter, ParamKind, Signature
 
 _POSITIONAL = frozenset({ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD})

@@ -18,10 +18,14 @@ Three sets, counted apart so that nothing is counted twice:
 from __future__ import annotations
 
 import collections
+import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
-from comparator.kind import loc
+from comparator.kinds.telemetry.records import (LinkedMetric, Metric, MetricThreshold, OwnMetric, Provenance,
+                                                Reading, TelemetrySide, ThresholdRow, TwinMetric, TwinOf,
+                                                UnresolvedName)
+from comparator.records import Where
 from extractor.model import Diagnostic
 from extractor.telemetry.records import MetricDefinition, MetricType, Threshold
 
@@ -29,7 +33,7 @@ from extractor.telemetry.records import MetricDefinition, MetricType, Threshold
 # last: its agent re-exports what the code measures under ray_-prefixed names, and the site's
 # other library is the one the code's own class names (vLLM's PrometheusStatLogger).
 PRIMARY_LIBRARIES = ("prometheus_client", "prometheus-cpp", "opentelemetry", "ray")
-OWN, TWIN, LIBRARY = "own", "twin", "library"
+OWN, TWIN, LIBRARY = Provenance.OWN, Provenance.TWIN, Provenance.LIBRARY
 # Diagnostics of the metrics step that stand for a metric the catalogue may lack: a name (or type)
 # the code does not give as text, a factory chain deeper than the extractor follows.
 UNRESOLVED_CODES = ("metric-name-unresolved", "metric-type-unresolved", "metric-factory-too-deep")
@@ -73,165 +77,160 @@ def split_metrics(metrics: Iterable[MetricDefinition]) -> tuple[list[MetricDefin
     return own, twins, library
 
 
-def _metric_row(metric: MetricDefinition, provenance: str) -> dict[str, Any]:
-    return {
-        "name": metric.name,
-        "type": metric.type.value,
-        "unit": metric.unit,
-        "help": metric.help[:300],
-        "labels": sorted(metric.labels),
-        "language": metric.language,
-        "dynamic": metric.dynamic,
-        "unresolved": metric.unresolved,
-        "exposed_names": sorted(metric.exposed_names),
-        "library": metric.library,
-        "via": metric.via,
-        "origin": metric.origin,
-        "provenance": provenance,
-        "quantiles": list(metric.quantiles),
-        "exemplars": metric.exemplars,
-        **loc(metric),
-    }
+M = TypeVar("M", bound=Metric)
 
 
-def _threshold_row(t: Threshold) -> dict[str, Any]:
-    return {
-        "name": t.name,
-        "expr": t.expr[:400],
-        "metrics": sorted(t.metrics),
-        "raw_metrics": sorted(t.raw_metrics),
-        "links": sorted(t.links),
-        "via": list(t.via),
-        "unlinked": t.unlinked,
-        "op": t.op,
-        "value": t.value,  # finite or None: the evidence loader refuses NaN and infinities
-        "for": t.for_,
-        "severity": t.severity,
-        "source_kind": t.source_kind.value,
-        "default": t.default,
-        **loc(t),
-    }
+def _metric_row(metric: MetricDefinition, provenance: Provenance, thresholds: tuple[MetricThreshold, ...]) -> Metric:
+    """The row every metric has, whatever its provenance."""
+    return Metric(name=metric.name, type=metric.type.value, unit=metric.unit, help=metric.help[:300],
+                  labels=tuple(sorted(metric.labels)), language=metric.language, dynamic=metric.dynamic,
+                  unresolved=metric.unresolved, exposed_names=tuple(sorted(metric.exposed_names)),
+                  library=metric.library, via=metric.via, origin=metric.origin, provenance=provenance,
+                  quantiles=tuple(metric.quantiles), exemplars=metric.exemplars, path=metric.path, line=metric.line,
+                  thresholds=thresholds)
 
 
-def loc_of(row: Mapping[str, Any]) -> dict[str, Any]:
-    return {"path": row["path"], "line": row["line"]}
+def _fields(row: Metric) -> dict[str, Any]:
+    """A metric row's fields, to extend it into an own metric's or a twin's row."""
+    return {f.name: getattr(row, f.name) for f in dataclasses.fields(row)}
 
 
-def _reading(metric: Mapping[str, Any], threshold: Mapping[str, Any]) -> str:
+def _reading(metric: MetricDefinition, provenance: Provenance, threshold: Threshold) -> Reading | None:
     """How ``threshold`` reads ``metric``: ``direct`` (a series of it in the expression),
     ``recorded`` (behind a recording rule), ``link`` (a definition the extractor linked by name,
-    e.g. through a prometheus-adapter rule), or '' when it does not. A twin is read only through
+    e.g. through a prometheus-adapter rule), or None when it does not. A twin is read only through
     its own series: its name is its metric's, and a link by name belongs to the metric."""
-    exposed = set(metric["exposed_names"])
-    if exposed & set(threshold["metrics"]):
-        return "direct"
-    if exposed & set(threshold["raw_metrics"]):
-        return "recorded"
-    if metric["provenance"] != TWIN and metric["name"] in threshold["links"]:
-        return "link"
-    return ""
+    exposed = set(metric.exposed_names)
+    if exposed & set(threshold.metrics):
+        return Reading.DIRECT
+    if exposed & set(threshold.raw_metrics):
+        return Reading.RECORDED
+    if provenance is not TWIN and metric.name in threshold.links:
+        return Reading.LINK
+    return None
 
 
-def _distinct(rows: Sequence[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:
+def _distinct(rows: Sequence[M]) -> dict[str, M]:
     """Rows by name, the first definition site of each name (rows are sorted by name, path, line)."""
-    out: dict[str, Mapping[str, Any]] = {}
+    out: dict[str, M] = {}
     for row in rows:
-        out.setdefault(row["name"], row)
+        out.setdefault(row.name, row)
     return out
 
 
-def unresolved_metrics(own_rows: Sequence[Mapping[str, Any]],
-                       diagnostics: Iterable[Diagnostic]) -> list[dict[str, Any]]:
+def unresolved_metrics(own_rows: Sequence[Metric], diagnostics: Iterable[Diagnostic]) -> tuple[UnresolvedName, ...]:
     """Metric names the extractor could not read, with why: own metrics whose name is a pattern
     (``dynamic``: an f-string over a run-time value) and the metrics step's diagnostics for a name
     it could not read at all. A twin's pattern is its metric's, listed once."""
-    rows = [{"name": m["name"], "reason": m["unresolved"] or "the name is built at run time",
-             "kind": "pattern", "via": m["via"], "path": m["path"], "line": m["line"]}
-            for m in own_rows if m["dynamic"]]
-    rows += [{"name": "", "reason": d.message, "kind": d.code.removeprefix("metric-"), "via": "",
-              "path": d.path, "line": d.line} for d in diagnostics if d.code in UNRESOLVED_CODES]
-    return sorted(rows, key=lambda r: (r["path"], r["line"], r["name"], r["reason"]))
+    rows = [UnresolvedName(m.name, m.unresolved or "the name is built at run time", "pattern", m.via, m.path, m.line)
+            for m in own_rows if m.dynamic]
+    rows += [UnresolvedName("", d.message, d.code.removeprefix("metric-"), "", d.path, d.line)
+             for d in diagnostics if d.code in UNRESOLVED_CODES]
+    return tuple(sorted(rows, key=lambda r: (r.path, r.line, r.name, r.reason)))
 
 
 def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequence[Threshold],
-                        diagnostics: Sequence[Diagnostic] = ()) -> dict[str, Any]:
+                        diagnostics: Sequence[Diagnostic] = ()) -> TelemetrySide:
     """One system's metrics (own, twins, library-provided), each with the thresholds that read it,
     the thresholds with what they read (or why nothing), and the metric names left unresolved."""
     own, twins, library = split_metrics(metrics)
+    own.sort(key=lambda m: (m.name, m.path, m.line))
+    library.sort(key=lambda m: (m.name, m.path, m.line))
+    twins.sort(key=lambda p: (p[0].name, p[0].path, p[0].line, p[0].library))
+    limits = sorted(thresholds, key=lambda t: (t.path, t.line, t.name, t.expr[:400], t.op, str(t.value)))
+    # Which thresholds read which metric, and (per threshold) the metrics it reads, by name: a
+    # family registered at two sites is one metric for the threshold.
+    read_by: list[dict[str, tuple[Provenance, str]]] = [{} for _ in limits]
 
-    def rows_of(records: Iterable[MetricDefinition], provenance: str) -> list[dict[str, Any]]:
-        return sorted((_metric_row(m, provenance) for m in records), key=lambda m: (m["name"], m["path"], m["line"]))
+    def read(metric: MetricDefinition, provenance: Provenance) -> tuple[MetricThreshold, ...]:
+        found = []
+        for i, t in enumerate(limits):
+            how = _reading(metric, provenance, t)
+            if how is not None:
+                name = metric.name if provenance is not TWIN else sorted(metric.exposed_names)[0]
+                read_by[i].setdefault(name, (provenance, metric.origin))
+                found.append(MetricThreshold(how, t.name, t.op, t.value, t.source_kind.value, t.severity,
+                                             t.default, t.path, t.line))
+        return tuple(found)
 
-    own_rows = rows_of(own, OWN)
-    library_rows = rows_of(library, LIBRARY)
-    twin_rows = []
-    for twin, primary in sorted(twins, key=lambda p: (p[0].name, p[0].path, p[0].line, p[0].library)):
-        row = _metric_row(twin, TWIN)
-        row["twin_of"] = {"name": primary.name, "library": primary.library, **loc(primary)}
-        twin_rows.append(row)
+    own_read = [read(m, OWN) for m in own]
+    twin_read = [read(m, TWIN) for m, _primary in twins]
+    library_rows = tuple(_metric_row(m, LIBRARY, read(m, LIBRARY)) for m in library)
+    twin_rows = tuple(TwinMetric(**_fields(_metric_row(twin, TWIN, reads)),
+                                 twin_of=TwinOf(primary.name, primary.library, primary.path, primary.line))
+                      for (twin, primary), reads in zip(twins, twin_read))
     twin_libraries: dict[tuple[str, str, int], set[str]] = collections.defaultdict(set)
     for row in twin_rows:
-        first = row["twin_of"]
-        twin_libraries[(first["name"], first["path"], first["line"])].add(row["library"])
-    first_site: dict[str, dict[str, Any]] = {}
-    for row in own_rows:
-        row["twins"] = sorted(twin_libraries.get((row["name"], row["path"], row["line"]), ()))
-        # one metric, several definition sites (vLLM's v0 and v1 engines register one family
-        # each): the first row carries the others, the rest say they repeat it
-        first = first_site.setdefault(row["name"], row)
-        row["repeat"] = first is not row
-        row["other_sites"] = []
-        if row["repeat"]:
-            first["other_sites"].append(loc_of(row))
-    limits = sorted((_threshold_row(t) for t in thresholds),
-                    key=lambda t: (t["path"], t["line"], t["name"], t["expr"], t["op"], str(t["value"])))
-    read_by: list[dict[str, tuple[str, str]]] = [{} for _ in limits]
-    for metric in (*own_rows, *twin_rows, *library_rows):
-        metric["thresholds"] = []
-        for i, t in enumerate(limits):
-            how = _reading(metric, t)
-            if how:
-                # by name: a family registered at two sites is one metric for the threshold
-                read_by[i].setdefault(metric["name"] if metric["provenance"] != TWIN else
-                                      metric["exposed_names"][0], (metric["provenance"], metric["origin"]))
-                metric["thresholds"].append({"reads": how, **{k: t[k] for k in (
-                    "name", "op", "value", "source_kind", "severity", "default", "path", "line")}})
-    for t, read in zip(limits, read_by):
-        t["reads_defined_metric"] = bool(read)
-        t["reads"] = sorted({provenance for provenance, _ in read.values()})  # own, twin, library
-        t["linked"] = [{"name": name, "provenance": provenance, "origin": origin}
-                       for name, (provenance, origin) in sorted(read.items())]
-        t["recorded_through"] = [v.split("@", 1)[0].removeprefix("record:") for v in t["via"]
-                                 if v.startswith("record:")]
-        if not read and not t["unlinked"]:
-            # evidence made before the extractor gave reasons (schema 1, upgraded) carries none:
-            # said rather than left blank
-            t["unlinked"] = "reads no series of a metric defined in this evidence"
+        twin_libraries[(row.twin_of.name, row.twin_of.path, row.twin_of.line)].add(row.library)
+    # one metric, several definition sites (vLLM's v0 and v1 engines register one family each):
+    # the first row carries the others, the rest say they repeat it
+    other_sites: dict[str, list[Where]] = collections.defaultdict(list)
+    first_of_name: dict[str, MetricDefinition] = {}
+    for m in own:
+        first = first_of_name.setdefault(m.name, m)
+        if first is not m:
+            other_sites[m.name].append(Where(m.path, m.line))
+    own_rows = tuple(OwnMetric(**_fields(_metric_row(m, OWN, reads)),
+                               twins=tuple(sorted(twin_libraries.get((m.name, m.path, m.line), ()))),
+                               repeat=first_of_name[m.name] is not m,
+                               other_sites=tuple(other_sites[m.name]) if first_of_name[m.name] is m else ())
+                     for m, reads in zip(own, own_read))
+    rows = tuple(_threshold_row(t, reads) for t, reads in zip(limits, read_by))
     names = _distinct(own_rows)
-    by_type = collections.Counter(m["type"] for m in names.values())
-    read_names = {m["name"] for m in own_rows if m["thresholds"]}
-    return {
-        "metrics": own_rows,
-        "twins": twin_rows,
-        "library_metrics": library_rows,
-        "thresholds": limits,
-        "unresolved": unresolved_metrics(own_rows, diagnostics),
-        "by_type": dict(sorted(by_type.items())),
-        "dominant_type": min(by_type, key=lambda t: (-by_type[t], t)) if by_type else "",
-        "definitions": len(own_rows),
-        "own_names": len(names),
-        "without_threshold": sorted(set(names) - read_names),
-        "with_threshold": len(read_names),
-        "library_by_origin": dict(sorted(collections.Counter(
-            m["origin"] for m in _distinct(library_rows).values()).items())),
-        "twins_by_library": dict(sorted(collections.Counter(
-            lib for lib, _ in {(m["library"], m["twin_of"]["name"]) for m in twin_rows}).items())),
-        "unlinked_thresholds": sum(1 for t in limits if not t["reads_defined_metric"]),
-        "empty_reason": "" if own_rows else _empty_reason(library_rows),
-    }
+    by_type = collections.Counter(m.type for m in names.values())
+    read_names = {m.name for m in own_rows if m.thresholds}
+    return TelemetrySide(
+        metrics=own_rows,
+        twins=twin_rows,
+        library_metrics=library_rows,
+        thresholds=rows,
+        unresolved=unresolved_metrics(own_rows, diagnostics),
+        by_type=dict(sorted(by_type.items())),
+        dominant_type=min(by_type, key=lambda t: (-by_type[t], t)) if by_type else "",
+        definitions=len(own_rows),
+        own_names=len(names),
+        without_threshold=tuple(sorted(set(names) - read_names)),
+        with_threshold=len(read_names),
+        library_by_origin=dict(sorted(collections.Counter(
+            m.origin for m in _distinct(library_rows).values()).items())),
+        twins_by_library=dict(sorted(collections.Counter(
+            lib for lib, _ in {(m.library, m.twin_of.name) for m in twin_rows}).items())),
+        unlinked_thresholds=sum(1 for t in rows if not t.reads_defined_metric),
+        empty_reason="" if own_rows else _empty_reason(library_rows),
+    )
 
 
-def _empty_reason(library_rows: Sequence[Mapping[str, Any]]) -> str:
+def _threshold_row(t: Threshold, read: Mapping[str, tuple[Provenance, str]]) -> ThresholdRow:
+    """A threshold with what it reads (``read``: metric name -> its provenance and origin), or why nothing."""
+    unlinked = t.unlinked
+    if not read and not unlinked:
+        # evidence made before the extractor gave reasons (schema 1, upgraded) carries none:
+        # said rather than left blank
+        unlinked = "reads no series of a metric defined in this evidence"
+    return ThresholdRow(
+        name=t.name,
+        expr=t.expr[:400],
+        metrics=tuple(sorted(t.metrics)),
+        raw_metrics=tuple(sorted(t.raw_metrics)),
+        links=tuple(sorted(t.links)),
+        via=tuple(t.via),
+        unlinked=unlinked,
+        op=t.op,
+        value=t.value,  # finite or None: the evidence loader refuses NaN and infinities
+        for_=t.for_,
+        severity=t.severity,
+        source_kind=t.source_kind.value,
+        default=t.default,
+        path=t.path,
+        line=t.line,
+        reads_defined_metric=bool(read),
+        reads=tuple(sorted({provenance for provenance, _ in read.values()})),  # own, twin, library
+        linked=tuple(LinkedMetric(name, provenance, origin) for name, (provenance, origin) in sorted(read.items())),
+        recorded_through=tuple(v.split("@", 1)[0].removeprefix("record:") for v in t.via if v.startswith("record:")),
+    )
+
+
+def _empty_reason(library_rows: Sequence[Metric]) -> str:
     if library_rows:
         return (f"no metric definitions of its own; {len(_distinct(library_rows)):,} series come from the "
                 f"libraries it uses")
