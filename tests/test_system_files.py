@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from archdiff.cli import cli
 from extractor.evidence.read import load_evidence
+from extractor.structs.records import STRUCTS
 from tests.conftest import FIXTURES
 from tests.helpers import git
 
@@ -79,7 +80,7 @@ def test_a_compare_side_is_the_evidence_extract_makes(system):
     side = load_side(str(system["base"] / "db-1.0.yaml"), system["cache"], 1)
     assert side.stats["structs"]["build_context"] == BUILD_RECORD
     extracted = load_evidence(system["evidence"])
-    assert (side.structs, side.stats["structs"]) == (extracted.structs, extracted.stats["structs"])
+    assert (side.of(STRUCTS), side.stats["structs"]) == (extracted.of(STRUCTS), extracted.stats["structs"])
 
 
 def test_releases_extract_each_release_as_extract_does(system, tmp_path):
