@@ -34,7 +34,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from comparator.apidiff import Breakage, BreakageKind, find_breakages  # noqa: E402
-from extractor import pysymbols  # noqa: E402
+from extractor.python import graph as pysymbols  # noqa: E402
 from extractor.context import ExtractOptions  # noqa: E402
 from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature  # noqa: E402
 from extractor.run.pipeline import extract_system  # noqa: E402
