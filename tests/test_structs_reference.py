@@ -164,14 +164,14 @@ def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
 
     from extractor.structs.dwarf.die import Unit
     from extractor.structs.dwarf.lines import file_table, read_file_table
-    from extractor.structs.dwarf.reader import Reader
     from extractor.structs.dwarf.reloc import relocated_dwarf_info
+    from extractor.structs.dwarf.sections import Sections
     from extractor.structs.dwarf.walk import prepare_unit
 
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", dwarf)
     with obj.open("rb") as stream:
         info = relocated_dwarf_info(ELFFile(stream))
-        reader = Reader(info, True)
+        reader = Sections(info, True)
         for cu in info.iter_CUs():
             unit = Unit(reader, cu)
             prepare_unit(unit)

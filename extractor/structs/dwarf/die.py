@@ -8,7 +8,7 @@ DIEs are decoded here from the raw ``.debug_info`` bytes, keeping only the attri
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from elftools.common.exceptions import DWARFError
 
@@ -16,16 +16,22 @@ from extractor.structs.dwarf.abbrev import Abbrev, compile_abbrevs
 from extractor.structs.dwarf.forms import (ADDR, BLOCK1, BLOCK2, BLOCK4, BLOCKU, CSTR, FIXED, IMPLICIT, OFFSET,
                                            PRESENT, REF_ADDR, SLEB, ULEB)
 from extractor.structs.dwarf.lines import file_table, read_file_table
+from extractor.structs.dwarf.sections import Sections
 
-if TYPE_CHECKING:
-    from extractor.structs.dwarf.reader import Reader
+
+class TypeUnitLookup(Protocol):
+    """Where a ``DW_FORM_ref_sig8`` leads: the walk (a floor above) opens and names type units."""
+
+    def die(self, signature: int) -> tuple[Unit, int] | None: ...
 
 
 class Unit:
     """One compile unit's raw bytes, abbreviations and decoded-DIE cache."""
 
-    def __init__(self, reader: Reader, cu) -> None:
+    def __init__(self, reader: Sections, cu, type_units: TypeUnitLookup | None = None,
+                 abbrev_cache: dict | None = None) -> None:
         self.reader = reader
+        self.type_units = type_units
         self.cu = cu
         header = cu.header
         self.offset = cu.cu_offset
@@ -34,10 +40,11 @@ class Unit:
         self.version = header["version"]
         self.offset_size = 8 if cu.dwarf_format() == 64 else 4
         key = header["debug_abbrev_offset"]
-        abbrevs = reader.abbrev_cache.get(key)
+        abbrevs = abbrev_cache.get(key) if abbrev_cache is not None else None
         if abbrevs is None:
             abbrevs = compile_abbrevs(reader.abbrev_data, key)
-            reader.abbrev_cache[key] = abbrevs
+            if abbrev_cache is not None:
+                abbrev_cache[key] = abbrevs
         self.abbrevs = abbrevs
         self.fixed_sizes, self.sibling_slots = self._skip_tables()
         self.str_offsets_base = 8 if self.offset_size == 4 else 16
@@ -173,9 +180,9 @@ class Unit:
             return value + self.offset if curef else value
         if strtab == "block":
             return value
-        if strtab == "sig8":
-            return self.reader.type_unit_die(value)  # (unit, offset) in a type unit, or None
-        return self.reader.string(strtab, value, self)
+        if strtab == "sig8":  # (unit, offset) in a type unit, or None
+            return self.type_units.die(value) if self.type_units is not None else None
+        return self.reader.string(strtab, value, self.offset_size, self.str_offsets_base)
 
     def skip_children(self, pos: int) -> int:
         """Offset after the null entry that ends the children list starting at ``pos``."""

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from elftools.common.exceptions import DWARFError
 
 from extractor.structs.dwarf.forms import FORM_NAMES, uleb
-
-if TYPE_CHECKING:
-    from extractor.structs.dwarf.reader import Reader
+from extractor.structs.dwarf.sections import Sections
 
 
-def read_file_table(reader: Reader, offset: int) -> list[str]:
+def read_file_table(reader: Sections, offset: int) -> list[str]:
     """The file names of the line-program header at ``offset`` in ``.debug_line`` (DWARF 2
     to 5), read directly: pyelftools' construct parser of these headers was a third of
     the time on libpython. Names are joined to their directory as pyelftools would."""
@@ -84,7 +81,7 @@ def read_file_table(reader: Reader, offset: int) -> list[str]:
         names.append(name if os.path.isabs(name) or not base else f"{base}/{name}")
     return names
 
-def _line_value(reader: Reader, data, pos, form, offset_size, address_size):
+def _line_value(reader: Sections, data, pos, form, offset_size, address_size):
     order = "little" if reader.little else "big"
     if form in ("DW_FORM_line_strp", "DW_FORM_strp"):
         at = int.from_bytes(data[pos:pos + offset_size], order)
@@ -105,7 +102,7 @@ def _line_value(reader: Reader, data, pos, form, offset_size, address_size):
         return None, pos + n
     raise DWARFError(f"unsupported line-table form {form or '?'}")
 
-def file_table(reader: Reader, cu) -> list[str]:
+def file_table(reader: Sections, cu) -> list[str]:
     program = reader.dwarf.line_program_for_CU(cu)
     if program is None:
         return []

@@ -7,17 +7,43 @@ abbreviation has only fixed-size forms, by that size, without building attribute
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from elftools.common.exceptions import DWARFError
 
+from extractor.structs.dwarf.abbrev import Abbrev
 from extractor.structs.dwarf.die import Unit
 from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, NAMED_TYPES, uleb
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
+from extractor.structs.dwarf.sections import Sections
 
-if TYPE_CHECKING:
-    from extractor.structs.dwarf.reader import Reader
+
+class TypeUnits:
+    """DWARF 5 type units (``-fdebug-types-section``) by signature, each opened and walked (for
+    the qualified names its namespaces give) the first time a ``DW_FORM_ref_sig8`` names it."""
+
+    def __init__(self, sections: Sections) -> None:
+        self.sections = sections
+        self.abbrev_cache: dict[int, dict[int, Abbrev]] = {}
+        self.by_signature: dict[int, tuple] = {}  # signature -> (CU, absolute DIE offset)
+        self.opened: dict[int, Unit] = {}  # CU offset -> its unit, kept for the whole read
+
+    def die(self, signature: int) -> tuple[Unit, int] | None:
+        """The type a DW_FORM_ref_sig8 names: (its type unit, the DIE's offset), or None."""
+        hit = self.by_signature.get(signature)
+        if hit is None:
+            return None
+        cu, offset = hit
+        unit = self.opened.get(cu.cu_offset)
+        if unit is None:
+            unit = self.unit(cu)
+            prepare_unit(unit)
+            # qualified names inside the type unit (namespaces wrap the type)
+            walk(unit, unit.first_child, (), [], set(), None)
+            self.opened[cu.cu_offset] = unit
+        return (unit, offset)
+
+    def unit(self, cu) -> Unit:
+        return Unit(self.sections, cu, self, self.abbrev_cache)
 
 
 def prepare_unit(unit: Unit) -> bool:
@@ -36,20 +62,22 @@ def prepare_unit(unit: Unit) -> bool:
     return True
 
 
-def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
+def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
+    """Every aggregate worth a layout in every unit, merged across units and sorted."""
+    type_units = TypeUnits(sections)
     seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
     seen_quick: set[tuple] = set()  # name, kind, size, line and the encoded subtree length
     out: list[RawLayout] = []
     units = []
-    for cu in reader.dwarf.iter_CUs():
+    for cu in sections.dwarf.iter_CUs():
         unit_type = cu.header.get("unit_type", "DW_UT_compile")
         if unit_type == "DW_UT_type":  # -fdebug-types-section: types live in type units
-            reader.type_units[cu.header["type_signature"]] = (
+            type_units.by_signature[cu.header["type_signature"]] = (
                 cu, cu.cu_offset + cu.header["type_offset"])
         if unit_type in ("DW_UT_compile", "DW_UT_partial", "DW_UT_type"):
             units.append(cu)
     for cu in units:
-        unit = reader.type_unit_objects.get(cu.cu_offset) or Unit(reader, cu)
+        unit = type_units.opened.get(cu.cu_offset) or type_units.unit(cu)
         if not prepare_unit(unit):
             continue
         candidates: list[tuple[int, str, str, list]] = []
@@ -76,7 +104,7 @@ def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
             layout = build_layout(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
-        if cu.cu_offset not in reader.type_unit_objects:
+        if cu.cu_offset not in type_units.opened:
             # release the unit's caches now: memory stays flat across thousands of CUs
             unit.cache.clear()
             unit.qualnames.clear()
