@@ -175,7 +175,7 @@ def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
         for cu in info.iter_CUs():
             unit = Unit(reader, cu)
             prepare_unit(unit)
-            stmt_list = unit.cache[cu.cu_die_offset][1]["stmt_list"][0]
+            stmt_list = unit.cache[cu.cu_die_offset][1]["stmt_list"]
             direct = read_file_table(reader, stmt_list)
             assert direct == file_table(reader, cu)
             assert any(name.endswith("src/engine.hpp") for name in direct)

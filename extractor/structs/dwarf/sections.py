@@ -19,7 +19,8 @@ class Sections:
         self.little = little
         self.data = dwarf.debug_info_sec.stream.getbuffer().tobytes()
         self.abbrev_data = dwarf.debug_abbrev_sec.stream.getbuffer().tobytes()
-        self._strings: dict[tuple[str, int], str] = {}
+        self.strings: dict[int, str] = {}  # .debug_str offset -> string, as read so far
+        self._line_strings: dict[int, str] = {}
         sec = dwarf.debug_str_sec
         self.str_data = sec.stream.getbuffer().tobytes() if sec else b""
         sec = dwarf.debug_line_str_sec
@@ -29,17 +30,24 @@ class Sections:
         sec = dwarf.debug_str_offsets_sec
         self._str_offsets = sec.stream.getbuffer().tobytes() if sec else b""
 
-    def string(self, table: str, value: int, offset_size: int, str_offsets_base: int) -> str:
-        """The string a ``DW_FORM_strp``/``line_strp``/``strx*`` value names."""
-        if table == "strx":
-            at = str_offsets_base + value * offset_size
-            value = int.from_bytes(self._str_offsets[at:at + offset_size], "little" if self.little else "big")
-            table = "str"
-        key = (table, value)
-        hit = self._strings.get(key)
+    def string(self, offset: int) -> str:
+        """The ``.debug_str`` string at ``offset`` (``DW_FORM_strp``)."""
+        hit = self.strings.get(offset)
         if hit is None:
-            blob = self.str_data if table == "str" else self.line_str_data
-            end = blob.index(b"\0", value)
-            hit = blob[value:end].decode("utf-8", "replace")
-            self._strings[key] = hit
+            hit = self.str_data[offset:self.str_data.index(0, offset)].decode("utf-8", "replace")
+            self.strings[offset] = hit
         return hit
+
+    def line_string(self, offset: int) -> str:
+        """The ``.debug_line_str`` string at ``offset`` (``DW_FORM_line_strp``)."""
+        hit = self._line_strings.get(offset)
+        if hit is None:
+            blob = self.line_str_data
+            hit = blob[offset:blob.index(0, offset)].decode("utf-8", "replace")
+            self._line_strings[offset] = hit
+        return hit
+
+    def string_offset(self, index: int, offset_size: int, base: int) -> int:
+        """The ``.debug_str`` offset of a unit's string number ``index`` (``DW_FORM_strx*``)."""
+        at = base + index * offset_size
+        return int.from_bytes(self._str_offsets[at:at + offset_size], "little" if self.little else "big")

@@ -7,14 +7,25 @@ abbreviation has only fixed-size forms, by that size, without building attribute
 
 from __future__ import annotations
 
+import dataclasses
+
 from elftools.common.exceptions import DWARFError
 
-from extractor.structs.dwarf.abbrev import Abbrev
+from extractor.structs.dwarf.abbrev import AbbrevTables
 from extractor.structs.dwarf.die import Unit
 from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, NAMED_TYPES, uleb
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
 from extractor.structs.dwarf.sections import Sections
+
+
+@dataclasses.dataclass
+class Seen:
+    """Aggregates already seen in earlier units, so that a library's headers, repeated in every
+    unit, are laid out once."""
+
+    quick: set[tuple] = dataclasses.field(default_factory=set)  # name, kind, size, line, subtree size
+    identity: set[tuple] = dataclasses.field(default_factory=set)  # C: abbreviation, bytes, subtree size
 
 
 class TypeUnits:
@@ -23,7 +34,7 @@ class TypeUnits:
 
     def __init__(self, sections: Sections) -> None:
         self.sections = sections
-        self.abbrev_cache: dict[int, dict[int, Abbrev]] = {}
+        self.abbrev_tables = AbbrevTables(sections.abbrev_data)
         self.by_signature: dict[int, tuple] = {}  # signature -> (CU, absolute DIE offset)
         self.opened: dict[int, Unit] = {}  # CU offset -> its unit, kept for the whole read
 
@@ -38,24 +49,25 @@ class TypeUnits:
             unit = self.unit(cu)
             prepare_unit(unit)
             # qualified names inside the type unit (namespaces wrap the type)
-            walk(unit, unit.first_child, (), [], set(), None)
+            walk(unit, unit.first_child, (), [], Seen(), None)
             self.opened[cu.cu_offset] = unit
         return (unit, offset)
 
     def unit(self, cu) -> Unit:
-        return Unit(self.sections, cu, self, self.abbrev_cache)
+        return Unit(self.sections, cu, self, self.abbrev_tables)
 
 
 def prepare_unit(unit: Unit) -> bool:
     """Decode the unit's root DIE; False when the unit is empty."""
     cu = unit.cu
-    abbrev, attrs, pos = unit.decode(cu.cu_die_offset)
+    abbrev, attrs, pos = unit.decode(cu.cu_die_offset, cook=False)
     if abbrev is None or not abbrev.children:
         unit.first_child = None
         return False
-    unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
     if "str_offsets_base" in attrs:
-        unit.str_offsets_base = attrs["str_offsets_base"][0]
+        unit.str_offsets_base = attrs["str_offsets_base"]
+    abbrev, attrs, pos = unit.decode(cu.cu_die_offset)  # its strings, now that their base is known
+    unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
     lang = unit.value(attrs, "language", 0)
     unit.language = "c" if lang in C_LANGS else "c++"
     unit.first_child = pos
@@ -66,7 +78,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
     """Every aggregate worth a layout in every unit, merged across units and sorted."""
     type_units = TypeUnits(sections)
     seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
-    seen_quick: set[tuple] = set()  # name, kind, size, line and the encoded subtree length
+    seen_before = Seen()
     out: list[RawLayout] = []
     units = []
     for cu in sections.dwarf.iter_CUs():
@@ -81,7 +93,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
         if not prepare_unit(unit):
             continue
         candidates: list[tuple[int, str, str, list]] = []
-        walk(unit, unit.first_child, (), candidates, seen_quick, None)
+        walk(unit, unit.first_child, (), candidates, seen_before, None)
         for offset, kind, qualname, members in candidates:
             if members is None:  # an anonymous aggregate: kept only when a typedef names it
                 qualname = unit.typedef_names.get(offset, "")
@@ -89,11 +101,11 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
                     continue
                 attrs = unit.die(offset)[1]
                 sibling = attrs.get("sibling")
-                quick = (qualname, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
-                         sibling[0] + unit.offset - offset if sibling else -1)
-                if sibling is not None and quick in seen_quick:
+                quick = (qualname, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
+                         sibling - offset if sibling is not None else -1)
+                if sibling is not None and quick in seen_before.quick:
                     continue
-                seen_quick.add(quick)
+                seen_before.quick.add(quick)
                 members = [(o, child.tag, a) for o, child, a in unit.children(offset)
                            if child.tag in MEMBER_TAGS]
             if decl_filter is not None:
@@ -114,7 +126,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
     return tuple(out)
 
 
-def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_quick: set,
+def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: Seen,
           members: list | None, in_aggregate: bool = False) -> int:
     """Collect aggregates under a children list starting at ``pos``; return the offset after it.
 
@@ -123,10 +135,9 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_qu
     through DW_AT_sibling, or by the abbreviation's fixed size -- without building attributes.
     """
     is_c = unit.language == "c"
+    seen_quick, seen_identity = seen.quick, seen.identity
     base = unit.offset
-    data = unit.reader.data
-    fixed = unit.fixed_sizes
-    siblings = unit.sibling_slots
+    data = unit.data
     abbrevs = unit.abbrevs
     end = unit.end
     start = pos - 1
@@ -144,11 +155,29 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_qu
         abbrev = abbrevs[code]
         tag = abbrev.tag
         if tag in NAMED_TYPES or tag == "DW_TAG_namespace":
+            identity = None
+            if is_c and abbrev.sibling_at is not None and tag in AGGREGATES:
+                # C scopes nothing inside an aggregate: what the walk needs of one already seen,
+                # or of one without a name, is in its abbreviation and a few fixed-size values
+                sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
+                keys = abbrev.keys
+                if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
+                    if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
+                        candidates.append((start, AGGREGATES[tag], "", None))
+                    pos = sibling
+                    continue
+                if abbrev.identity is not None:
+                    # the same name, size and line under the same abbreviation, with a subtree
+                    # of the same size: a type seen already
+                    identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
+                    if identity in seen_identity:
+                        pos = sibling
+                        continue
             abbrev, attrs, after = unit.decode(start)
             name = unit.value(attrs, "name", "")
             if tag == "DW_TAG_namespace":
                 inner = scope + (name or "(anonymous namespace)",)
-                pos = walk(unit, after, inner, candidates, seen_quick, None) \
+                pos = walk(unit, after, inner, candidates, seen, None) \
                     if abbrev.children else after
                 continue
             unit.cache[start] = (abbrev, attrs, after)
@@ -177,7 +206,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_qu
                 if kind is not None and name and "declaration" not in attrs and \
                         "byte_size" in attrs:
                     candidates.append((start, kind, unit.qualnames[start], []))
-                pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+                pos = (attrs["sibling"] if "sibling" in attrs else
                        unit.skip_children(after)) if abbrev.children else after
                 continue
             qual = unit.qualnames.get(start, "")
@@ -187,40 +216,35 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_qu
                 # (same name, size, line and encoded size of its whole subtree) is skipped
                 # before its members are decoded
                 sibling = attrs.get("sibling")
-                quick = (qual, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
-                         sibling[0] + base - start if sibling else -1)
+                quick = (qual, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
+                         sibling - start if sibling is not None else -1)
                 if sibling is None or quick not in seen_quick:
                     if sibling is not None:
                         seen_quick.add(quick)
                     collect = []
                     candidates.append((start, kind, qual, collect))
+                if identity is not None and sibling is not None:
+                    seen_identity.add(identity)  # its quick key is in seen_quick from now on
             if collect is None and is_c and "sibling" in attrs:
-                pos = attrs["sibling"][0] + base  # C scopes nothing inside an aggregate
+                pos = attrs["sibling"]  # C scopes nothing inside an aggregate
                 continue
             inner = scope if is_c else scope + (name or "(anonymous)",)
-            pos = walk(unit, after, inner, candidates, seen_quick, collect, True)
+            pos = walk(unit, after, inner, candidates, seen, collect, True)
             continue
         if members is not None and tag in MEMBER_TAGS:
             abbrev, attrs, after = unit.decode(start)
             members.append((start, tag, attrs))
-            pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+            pos = (attrs["sibling"] if "sibling" in attrs else
                    unit.skip_children(after)) if abbrev.children else after
             continue
-        # anything else: jump without decoding attributes when the abbreviation allows it
+        # anything else: jump over it without building its attributes
         if abbrev.children:
-            slot = siblings.get(code)
-            if slot is not None:
-                at = after_code + slot[0]
-                pos = int.from_bytes(data[at:at + slot[1]], "little" if unit.reader.little
-                                     else "big") + base
+            if abbrev.sibling_at is not None:
+                pos = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
                 continue
+            after, sibling = unit.skip(abbrev, after_code)
+            pos = sibling if sibling is not None else unit.skip_children(after)
+        elif abbrev.size is not None:
+            pos = after_code + abbrev.size
         else:
-            size = fixed.get(code)
-            if size is not None:
-                pos = after_code + size
-                continue
-        abbrev, attrs, after = unit.decode(start)
-        if abbrev.children:
-            pos = attrs["sibling"][0] + base if "sibling" in attrs else unit.skip_children(after)
-        else:
-            pos = after
+            pos = unit.skip(abbrev, after_code)[0]
