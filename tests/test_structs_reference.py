@@ -164,18 +164,76 @@ def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
 
     from extractor.structs.dwarf.die import Unit
     from extractor.structs.dwarf.lines import file_table, read_file_table
-    from extractor.structs.dwarf.reloc import relocated_dwarf_info
+    from extractor.structs.dwarf.reloc import dwarf_sections
     from extractor.structs.dwarf.sections import Sections
+    from extractor.structs.dwarf.units import read_unit_headers
     from extractor.structs.dwarf.walk import prepare_unit
 
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", dwarf)
     with obj.open("rb") as stream:
-        info = relocated_dwarf_info(ELFFile(stream))
-        reader = Sections(info, True)
-        for cu in info.iter_CUs():
-            unit = Unit(reader, cu)
+        elf = ELFFile(stream)
+        data, dwarf_info = dwarf_sections(elf)
+        reader = Sections(data, True, dwarf_info)
+        for header in read_unit_headers(reader.data, True):
+            unit = Unit(reader, header)
             prepare_unit(unit)
-            stmt_list = unit.cache[cu.cu_die_offset][1]["stmt_list"]
+            stmt_list = unit.cache[header.die_offset][1]["stmt_list"]
             direct = read_file_table(reader, stmt_list)
-            assert direct == file_table(reader, cu)
+            assert direct == file_table(reader, header.offset)
             assert any(name.endswith("src/engine.hpp") for name in direct)
+
+
+def _objects_of_every_shape(tmp_path: Path) -> list[Path]:
+    """Relocatable objects and shared libraries, DWARF 2 to 5, 64-bit DWARF, type units,
+    compressed sections, C and C++, and this interpreter's libpython."""
+    import sysconfig
+
+    out = []
+    for name, source, flags in (("d2.o", "engine.cpp", ["-gdwarf-2"]), ("d4.o", "engine.cpp", ["-gdwarf-4"]),
+                                ("d5.o", "ring.c", ["-gdwarf-5"]), ("d64.o", "bitfields.c", ["-gdwarf64"]),
+                                ("gz.o", "bitfields.cpp", ["-gz=zlib"]),
+                                ("libtu.so", "engine.cpp", ["-fdebug-types-section", "-shared", "-fPIC"]),
+                                ("lib4.so", "bitfields.cpp", ["-gdwarf-4", "-shared", "-fPIC"])):
+        compiler = "g++" if source.endswith(".cpp") else "gcc"
+        out.append(tmp_path / name)
+        subprocess.run([compiler, "-g", *flags, *([] if name.endswith(".so") else ["-c"]),
+                        str(FIXTURE / source), "-o", str(out[-1])], check=True)
+    libpython = Path(sysconfig.get_config_var("LIBDIR")) / (
+        sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY"))
+    return out + ([libpython] if libpython.is_file() else [])
+
+
+def test_sections_and_unit_headers_read_directly_equal_pyelftools(tmp_path):
+    """The reader takes the bytes of the sections it uses straight from the ELF (relocating x86-64
+    objects itself) and reads unit headers itself; pyelftools' DWARFInfo over the same file,
+    relocated by pyelftools, is the reference for both."""
+    from elftools.elf.elffile import ELFFile
+
+    from extractor.structs.dwarf.reloc import _DWARFINFO_NAMES, SECTIONS, dwarf_sections
+    from extractor.structs.dwarf.units import DW_UT_COMPILE, read_unit_headers
+
+    objects = _objects_of_every_shape(tmp_path)
+    for path in objects:
+        with path.open("rb") as stream:
+            elf = ELFFile(stream)
+            data, _dwarf = dwarf_sections(elf)
+            reference = elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+            for name in SECTIONS:
+                sec = getattr(reference, _DWARFINFO_NAMES[name])
+                assert data[name] == (sec.stream.getvalue() if sec is not None else b""), (path.name, name)
+            ours = read_unit_headers(data[".debug_info"], elf.little_endian)
+            theirs = list(reference.iter_CUs())
+            assert len(ours) == len(theirs) > 0, path.name
+            for mine, cu in zip(ours, theirs):
+                h = cu.header
+                assert (mine.offset, mine.end, mine.die_offset, mine.version, mine.address_size,
+                        mine.abbrev_offset, mine.offset_size) == \
+                    (cu.cu_offset, cu.cu_offset + cu.size, cu.cu_die_offset, h["version"], h["address_size"],
+                     h["debug_abbrev_offset"], 8 if cu.dwarf_format() == 64 else 4), path.name
+                if "unit_type" in h:
+                    assert mine.unit_type == {"DW_UT_compile": 1, "DW_UT_type": 2, "DW_UT_partial": 3}[h["unit_type"]]
+                    if h["unit_type"] == "DW_UT_type":
+                        assert (mine.type_signature, mine.type_offset) == (h["type_signature"], h["type_offset"])
+                else:
+                    assert mine.unit_type == DW_UT_COMPILE
+    assert {p.name for p in objects} >= {"d64.o", "libtu.so"}

@@ -19,6 +19,7 @@ from extractor.structs.dwarf.abbrev import (COOK_LINE_STR, COOK_REF, COOK_SIG8, 
 from extractor.structs.dwarf.forms import BLOCK1, BLOCK2, BLOCK4, BLOCKU, CSTR, SLEB, ULEB, uleb
 from extractor.structs.dwarf.lines import file_table, read_file_table
 from extractor.structs.dwarf.sections import Sections
+from extractor.structs.dwarf.units import UnitHeader
 
 
 class Signature(int):
@@ -36,22 +37,21 @@ class TypeUnitLookup(Protocol):
 class Unit:
     """One compile unit's raw bytes, abbreviations and decoded-DIE cache."""
 
-    def __init__(self, sections: Sections, cu, type_units: TypeUnitLookup | None = None,
+    def __init__(self, sections: Sections, header: UnitHeader, type_units: TypeUnitLookup | None = None,
                  abbrev_tables: AbbrevTables | None = None) -> None:
         self.sections = sections
         self.data = sections.data
-        self.cu = cu
+        self.header = header
         self.type_units = type_units
-        header = cu.header
-        self.offset = cu.cu_offset
-        self.end = cu.cu_offset + cu.size
-        self.address_size = header["address_size"]
-        self.version = header["version"]
-        self.offset_size = 8 if cu.dwarf_format() == 64 else 4
+        self.offset = header.offset
+        self.end = header.end
+        self.address_size = header.address_size
+        self.version = header.version
+        self.offset_size = header.offset_size
         shape = (sections.little, self.offset_size, self.address_size,
                  self.address_size if self.version == 2 else self.offset_size)
         tables = abbrev_tables if abbrev_tables is not None else AbbrevTables(sections.abbrev_data)
-        self.abbrevs: dict[int, Abbrev] = tables.table(header["debug_abbrev_offset"], shape)
+        self.abbrevs: dict[int, Abbrev] = tables.table(header.abbrev_offset, shape)
         self.str_offsets_base = 8 if self.offset_size == 4 else 16
         self.cache: dict[int, tuple] = {}
         self.qualnames: dict[int, str] = {}
@@ -253,12 +253,12 @@ class Unit:
 
     def file_name(self, index: int) -> str:
         if self._files is None:
-            root = self.cache.get(self.cu.cu_die_offset)
+            root = self.cache.get(self.header.die_offset)
             stmt_list = root[1].get("stmt_list") if root else None
             try:
                 self._files = read_file_table(self.sections, stmt_list) if stmt_list is not None else []
             except (IndexError, ValueError, KeyError, DWARFError):
-                self._files = file_table(self.sections, self.cu)  # pyelftools' general parser
+                self._files = file_table(self.sections, self.offset)  # pyelftools' general parser
         files = self._files
         if self.version < 5:
             index -= 1

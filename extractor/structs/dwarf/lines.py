@@ -102,8 +102,10 @@ def _line_value(reader: Sections, data, pos, form, offset_size, address_size):
         return None, pos + n
     raise DWARFError(f"unsupported line-table form {form or '?'}")
 
-def file_table(reader: Sections, cu) -> list[str]:
-    program = reader.dwarf.line_program_for_CU(cu)
+def file_table(reader: Sections, unit_offset: int) -> list[str]:
+    """The file names of a unit's line program as pyelftools' parser reads them (the fallback)."""
+    dwarf = reader.dwarf()
+    program = dwarf.line_program_for_CU(dwarf.get_CU_at(unit_offset))
     if program is None:
         return []
     header = program.header

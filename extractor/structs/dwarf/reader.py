@@ -18,7 +18,7 @@ from elftools.elf.elffile import ELFFile
 
 from extractor.structs.dwarf.bounds import check_sections
 from extractor.structs.dwarf.raw import DwarfReadError, RawLayout
-from extractor.structs.dwarf.reloc import relocated_dwarf_info
+from extractor.structs.dwarf.reloc import dwarf_sections
 from extractor.structs.dwarf.sections import Sections
 from extractor.structs.dwarf.walk import read_all
 
@@ -43,8 +43,8 @@ def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = N
                 if not elf.has_dwarf_info(strict=True):
                     raise DwarfReadError(label, "no-dwarf",
                                          "ELF has no DWARF debug info (.debug_info); rebuild with -g")
-                dwarf = relocated_dwarf_info(elf)
-                return read_all(Sections(dwarf, elf.little_endian), decl_filter)
+                data, dwarf = dwarf_sections(elf)
+                return read_all(Sections(data, elf.little_endian, dwarf), decl_filter)
             except DwarfReadError:
                 raise
             except (ELFError, ELFParseError, DWARFError, ValueError, LookupError, AssertionError,

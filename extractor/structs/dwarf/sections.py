@@ -6,29 +6,29 @@ The bottom floor of the reader: it knows section bytes and nothing of DIEs, so e
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 
 class Sections:
-    """``.debug_info``, ``.debug_abbrev``, the string tables and ``.debug_line`` as ``bytes``.
+    """``.debug_info``, ``.debug_abbrev``, the string tables and ``.debug_line`` as ``bytes``
+    (keyed by section name in ``data``; ``b""`` for one the file lacks).
 
-    ``dwarf`` is pyelftools' ``DWARFInfo``: it still parses the CU headers and, as a fallback,
-    line-program headers.
+    ``dwarf`` builds pyelftools' ``DWARFInfo`` over the same bytes, once, when first called: its
+    line-program parser is the fallback of :mod:`.lines`.
     """
 
-    def __init__(self, dwarf, little: bool) -> None:
+    def __init__(self, data: dict[str, bytes], little: bool, dwarf: Callable[[], Any]) -> None:
         self.dwarf = dwarf
         self.little = little
-        self.data = dwarf.debug_info_sec.stream.getbuffer().tobytes()
-        self.abbrev_data = dwarf.debug_abbrev_sec.stream.getbuffer().tobytes()
+        self.data = data[".debug_info"]
+        self.abbrev_data = data[".debug_abbrev"]
+        self.str_data = data[".debug_str"]
+        self.line_str_data = data[".debug_line_str"]
+        self.line_data = data[".debug_line"]
+        self._str_offsets = data[".debug_str_offsets"]
         self.strings: dict[int, str] = {}  # .debug_str offset -> string, as read so far
         self._line_strings: dict[int, str] = {}
-        sec = dwarf.debug_str_sec
-        self.str_data = sec.stream.getbuffer().tobytes() if sec else b""
-        sec = dwarf.debug_line_str_sec
-        self.line_str_data = sec.stream.getbuffer().tobytes() if sec else b""
-        sec = dwarf.debug_line_sec
-        self.line_data = sec.stream.getbuffer().tobytes() if sec else b""
-        sec = dwarf.debug_str_offsets_sec
-        self._str_offsets = sec.stream.getbuffer().tobytes() if sec else b""
 
     def string(self, offset: int) -> str:
         """The ``.debug_str`` string at ``offset`` (``DW_FORM_strp``)."""

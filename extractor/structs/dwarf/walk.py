@@ -17,6 +17,7 @@ from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, NAME
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
 from extractor.structs.dwarf.sections import Sections
+from extractor.structs.dwarf.units import DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TYPE, UnitHeader, read_unit_headers
 
 
 @dataclasses.dataclass
@@ -35,7 +36,7 @@ class TypeUnits:
     def __init__(self, sections: Sections) -> None:
         self.sections = sections
         self.abbrev_tables = AbbrevTables(sections.abbrev_data)
-        self.by_signature: dict[int, tuple] = {}  # signature -> (CU, absolute DIE offset)
+        self.by_signature: dict[int, tuple[UnitHeader, int]] = {}  # signature -> (unit, absolute DIE offset)
         self.opened: dict[int, Unit] = {}  # CU offset -> its unit, kept for the whole read
 
     def die(self, signature: int) -> tuple[Unit, int] | None:
@@ -43,31 +44,31 @@ class TypeUnits:
         hit = self.by_signature.get(signature)
         if hit is None:
             return None
-        cu, offset = hit
-        unit = self.opened.get(cu.cu_offset)
+        header, offset = hit
+        unit = self.opened.get(header.offset)
         if unit is None:
-            unit = self.unit(cu)
+            unit = self.unit(header)
             prepare_unit(unit)
             # qualified names inside the type unit (namespaces wrap the type)
             walk(unit, unit.first_child, (), [], Seen(), None)
-            self.opened[cu.cu_offset] = unit
+            self.opened[header.offset] = unit
         return (unit, offset)
 
-    def unit(self, cu) -> Unit:
-        return Unit(self.sections, cu, self, self.abbrev_tables)
+    def unit(self, header: UnitHeader) -> Unit:
+        return Unit(self.sections, header, self, self.abbrev_tables)
 
 
 def prepare_unit(unit: Unit) -> bool:
     """Decode the unit's root DIE; False when the unit is empty."""
-    cu = unit.cu
-    abbrev, attrs, pos = unit.decode(cu.cu_die_offset, cook=False)
+    root = unit.header.die_offset
+    abbrev, attrs, pos = unit.decode(root, cook=False)
     if abbrev is None or not abbrev.children:
         unit.first_child = None
         return False
     if "str_offsets_base" in attrs:
         unit.str_offsets_base = attrs["str_offsets_base"]
-    abbrev, attrs, pos = unit.decode(cu.cu_die_offset)  # its strings, now that their base is known
-    unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
+    abbrev, attrs, pos = unit.decode(root)  # its strings, now that their base is known
+    unit.cache[root] = (abbrev, attrs, pos)
     lang = unit.value(attrs, "language", 0)
     unit.language = "c" if lang in C_LANGS else "c++"
     unit.first_child = pos
@@ -81,15 +82,13 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
     seen_before = Seen()
     out: list[RawLayout] = []
     units = []
-    for cu in sections.dwarf.iter_CUs():
-        unit_type = cu.header.get("unit_type", "DW_UT_compile")
-        if unit_type == "DW_UT_type":  # -fdebug-types-section: types live in type units
-            type_units.by_signature[cu.header["type_signature"]] = (
-                cu, cu.cu_offset + cu.header["type_offset"])
-        if unit_type in ("DW_UT_compile", "DW_UT_partial", "DW_UT_type"):
-            units.append(cu)
-    for cu in units:
-        unit = type_units.opened.get(cu.cu_offset) or type_units.unit(cu)
+    for header in read_unit_headers(sections.data, sections.little):
+        if header.unit_type == DW_UT_TYPE:  # -fdebug-types-section: types live in type units
+            type_units.by_signature[header.type_signature] = (header, header.offset + header.type_offset)
+        if header.unit_type in (DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TYPE):
+            units.append(header)
+    for header in units:
+        unit = type_units.opened.get(header.offset) or type_units.unit(header)
         if not prepare_unit(unit):
             continue
         candidates: list[tuple[int, str, str, list]] = []
@@ -116,7 +115,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
             layout = build_layout(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
-        if cu.cu_offset not in type_units.opened:
+        if header.offset not in type_units.opened:
             # release the unit's caches now: memory stays flat across thousands of CUs
             unit.cache.clear()
             unit.qualnames.clear()
