@@ -40,7 +40,7 @@ class Abbrev:
     the decoder follows for the unit shape it was compiled for."""
 
     __slots__ = ("tag", "children", "size", "run", "names", "steps", "consts", "cooks",
-                 "sibling_at", "sibling", "identity", "keys")
+                 "sibling_at", "sibling", "identity", "keys", "name_at", "type_at")
 
     def __init__(self, tag: str, children: bool) -> None:
         self.tag = tag
@@ -59,6 +59,10 @@ class Abbrev:
         # subtree sizes are the same type.
         self.identity: struct.Struct | None = None
         self.keys: frozenset[str] = frozenset()  # the attributes every DIE using it has
+        # where ``run`` unpacks DW_AT_name as a .debug_str offset and DW_AT_type as a unit-relative
+        # reference, when it does: the walk reads a C typedef from these two values alone
+        self.name_at: int | None = None
+        self.type_at: int | None = None
 
 
 class AbbrevTables:
@@ -202,6 +206,13 @@ def compile_abbrev(tag: str, children: bool, specs: list[tuple], shape: tuple) -
         abbrev.names = tuple(names)
         if not any(how == COOK_STRX for _key, how in cooks):
             abbrev.identity = struct.Struct(order + "".join(identity))
+        how = {}
+        for key, cook in cooks:
+            how.setdefault(key, []).append(cook)
+        if how.get("name") == [COOK_STR] and names.count("name") == 1:
+            abbrev.name_at = names.index("name")
+        if how.get("type") == [COOK_REF] and names.count("type") == 1:
+            abbrev.type_at = names.index("type")
     else:
         close_run()
         abbrev.steps = tuple(steps)

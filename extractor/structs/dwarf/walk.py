@@ -138,6 +138,9 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
     base = unit.offset
     data = unit.data
     abbrevs = unit.abbrevs
+    sections = unit.sections
+    strings = sections.strings
+    typedef_names = unit.typedef_names
     end = unit.end
     start = pos - 1
     while True:
@@ -153,7 +156,20 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             code, after_code = uleb(data, pos)
         abbrev = abbrevs[code]
         tag = abbrev.tag
-        if tag in NAMED_TYPES or tag == "DW_TAG_namespace":
+        named = tag in NAMED_TYPES or tag == "DW_TAG_namespace"
+        if named and is_c and tag not in AGGREGATES:
+            # C spells a type by its own name and scopes nothing: of the other named types only
+            # what a typedef names is remembered (an anonymous aggregate takes that name)
+            named = tag == "DW_TAG_typedef"
+            if named and abbrev.name_at is not None and abbrev.type_at is not None and \
+                    not abbrev.children and "specification" not in abbrev.keys:
+                values = abbrev.run.unpack_from(data, after_code)
+                name = strings.get(values[abbrev.name_at]) or sections.string(values[abbrev.name_at])
+                if name:
+                    typedef_names.setdefault(values[abbrev.type_at] + base, name)
+                pos = after_code + abbrev.size
+                continue
+        if named:
             identity = None
             if is_c and abbrev.sibling_at is not None and tag in AGGREGATES:
                 # C scopes nothing inside an aggregate: what the walk needs of one already seen,
