@@ -22,8 +22,9 @@ import struct
 
 from elftools.common.exceptions import DWARFError
 
-from extractor.structs.dwarf.forms import (ADDR, AT_NAMES, CU_REFS, FIXED, FORM_NAMES, FORMS, IMPLICIT, KEEP,
-                                           OFFSET, PRESENT, REF_ADDR, SLEB, STR_FORMS, TAG_NAMES, ULEB, sleb, uleb)
+from extractor.structs.dwarf.forms import (ADDR, AGGREGATES, AT_NAMES, CU_REFS, FIXED, FORM_NAMES, FORMS, IMPLICIT,
+                                           KEEP, MEMBER_TAGS, NAMED_TYPES, OFFSET, PRESENT, REF_ADDR, SLEB, STR_FORMS,
+                                           TAG_NAMES, ULEB, sleb, uleb)
 
 # How a decoded value becomes what the reader uses (``Abbrev.cooks``)
 COOK_STR, COOK_LINE_STR, COOK_STRX, COOK_REF, COOK_SIG8, COOK_UINT = range(6)
@@ -31,7 +32,9 @@ _COOKS = {"str": COOK_STR, "line_str": COOK_LINE_STR, "strx": COOK_STRX, "sig8":
 # A step of a plan that is not one fixed run: (kind, key, struct or None, key names, size); a
 # run of fixed-size forms is (RUN, where a DW_AT_sibling sits in it or None, struct, names, size)
 RUN = -1
-IDENTITY = {"name", "byte_size", "decl_line"}  # the walk's quick key, but for the unit-relative parts
+IDENTITY = {"name", "byte_size", "decl_line"}
+# The tag's family, what the walk dispatches on (``Abbrev.family``)
+OTHER, AGGREGATE, TYPEDEF, NAMED, NAMESPACE, MEMBER = range(6)  # the walk's quick key, but for the unit-relative parts
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 
 
@@ -39,11 +42,14 @@ class Abbrev:
     """One compiled abbreviation: its tag, whether DIEs using it have children, and the plan
     the decoder follows for the unit shape it was compiled for."""
 
-    __slots__ = ("tag", "children", "size", "run", "names", "steps", "consts", "cooks",
+    __slots__ = ("tag", "family", "children", "size", "run", "names", "steps", "consts", "cooks",
                  "sibling_at", "sibling", "identity", "keys", "name_at", "type_at")
 
     def __init__(self, tag: str, children: bool) -> None:
         self.tag = tag
+        self.family = (AGGREGATE if tag in AGGREGATES else TYPEDEF if tag == "DW_TAG_typedef" else
+                       NAMED if tag in NAMED_TYPES else NAMESPACE if tag == "DW_TAG_namespace" else
+                       MEMBER if tag in MEMBER_TAGS else OTHER)
         self.children = children
         self.size: int | None = None  # encoded size when every form has a fixed size
         self.run: struct.Struct | None = None  # that whole encoding, when it is fixed

@@ -14,7 +14,7 @@ from typing import Protocol
 
 from elftools.common.exceptions import DWARFError
 
-from extractor.structs.dwarf.abbrev import (COOK_LINE_STR, COOK_REF, COOK_SIG8, COOK_STR, COOK_STRX, COOK_UINT, RUN,
+from extractor.structs.dwarf.abbrev import (COOK_LINE_STR, COOK_REF, COOK_SIG8, COOK_STR, COOK_STRX, RUN,
                                             Abbrev, AbbrevTables)
 from extractor.structs.dwarf.forms import BLOCK1, BLOCK2, BLOCK4, BLOCKU, CSTR, SLEB, ULEB, uleb
 from extractor.structs.dwarf.lines import file_table, read_file_table

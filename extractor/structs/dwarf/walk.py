@@ -11,9 +11,9 @@ import dataclasses
 
 from elftools.common.exceptions import DWARFError
 
-from extractor.structs.dwarf.abbrev import AbbrevTables
+from extractor.structs.dwarf.abbrev import AGGREGATE, MEMBER, NAMED, OTHER, TYPEDEF, AbbrevTables
 from extractor.structs.dwarf.die import Unit
-from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, NAMED_TYPES, uleb
+from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, uleb
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
 from extractor.structs.dwarf.sections import Sections
@@ -155,111 +155,111 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
         else:
             code, after_code = uleb(data, pos)
         abbrev = abbrevs[code]
-        tag = abbrev.tag
-        named = tag in NAMED_TYPES or tag == "DW_TAG_namespace"
-        if named and is_c and tag not in AGGREGATES:
-            # C spells a type by its own name and scopes nothing: of the other named types only
-            # what a typedef names is remembered (an anonymous aggregate takes that name)
-            named = tag == "DW_TAG_typedef"
-            if named and abbrev.name_at is not None and abbrev.type_at is not None and \
-                    not abbrev.children and "specification" not in abbrev.keys:
-                values = abbrev.run.unpack_from(data, after_code)
-                name = strings.get(values[abbrev.name_at]) or sections.string(values[abbrev.name_at])
-                if name:
-                    typedef_names.setdefault(values[abbrev.type_at] + base, name)
-                pos = after_code + abbrev.size
-                continue
-        if named:
-            identity = None
-            if is_c and abbrev.sibling_at is not None and tag in AGGREGATES:
-                # C scopes nothing inside an aggregate: what the walk needs of one already seen,
-                # or of one without a name, is in its abbreviation and a few fixed-size values
-                sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
-                keys = abbrev.keys
-                if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
-                    if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
-                        candidates.append((start, AGGREGATES[tag], "", None))
-                    pos = sibling
+        family = abbrev.family
+        if family == OTHER or (family == MEMBER and members is None) or (family == NAMED and is_c):
+            # nothing the walk reads (C spells base and enumeration types by their own name):
+            # jump over it without building its attributes
+            if abbrev.children:
+                if abbrev.sibling_at is not None:
+                    pos = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
                     continue
-                if abbrev.identity is not None:
-                    # the same name, size and line under the same abbreviation, with a subtree
-                    # of the same size: a type seen already
-                    identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
-                    if identity in seen_identity:
-                        pos = sibling
-                        continue
-            abbrev, attrs, after = unit.decode(start)
-            name = unit.value(attrs, "name", "")
-            if tag == "DW_TAG_namespace":
-                inner = scope + (name or "(anonymous namespace)",)
-                pos = walk(unit, after, inner, candidates, seen, None) \
-                    if abbrev.children else after
-                continue
-            unit.cache[start] = (abbrev, attrs, after)
-            if name and "specification" not in attrs:
-                unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
-            elif "specification" in attrs:
-                # a type unit defines the type at its top level and names it through a
-                # declaration inside the namespaces (DW_AT_specification)
-                spec = unit.value(attrs, "specification")
-                qual = unit.qualnames.get(spec, "") if isinstance(spec, int) else ""
-                if qual:
-                    unit.qualnames[start] = qual
-                    name = qual.rsplit("::", 1)[-1]
-                    spec_attrs = unit.die(spec)[1]
-                    for key in ("decl_file", "decl_line"):
-                        if key not in attrs and key in spec_attrs:
-                            attrs[key] = spec_attrs[key]
-            kind = AGGREGATES.get(tag)
-            if tag == "DW_TAG_typedef" and name and "type" in attrs:
-                # ``typedef struct {...} name;``: the anonymous struct takes the typedef's name
-                unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
-            if kind is not None and not name and not in_aggregate and \
-                    "declaration" not in attrs and "byte_size" in attrs:
-                candidates.append((start, kind, "", None))  # named (or dropped) after the walk
-            if kind is None or not abbrev.children:
-                if kind is not None and name and "declaration" not in attrs and \
-                        "byte_size" in attrs:
-                    candidates.append((start, kind, unit.qualnames[start], []))
-                pos = (attrs["sibling"] if "sibling" in attrs else
-                       unit.skip_children(after)) if abbrev.children else after
-                continue
-            qual = unit.qualnames.get(start, "")
-            collect = None
-            if name and "declaration" not in attrs and "byte_size" in attrs:
-                # a library's headers repeat the same types in every CU: a type already seen
-                # (same name, size, line and encoded size of its whole subtree) is skipped
-                # before its members are decoded
-                sibling = attrs.get("sibling")
-                quick = (qual, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
-                         sibling - start if sibling is not None else -1)
-                if sibling is None or quick not in seen_quick:
-                    if sibling is not None:
-                        seen_quick.add(quick)
-                    collect = []
-                    candidates.append((start, kind, qual, collect))
-                if identity is not None and sibling is not None:
-                    seen_identity.add(identity)  # its quick key is in seen_quick from now on
-            if collect is None and is_c and "sibling" in attrs:
-                pos = attrs["sibling"]  # C scopes nothing inside an aggregate
-                continue
-            inner = scope if is_c else scope + (name or "(anonymous)",)
-            pos = walk(unit, after, inner, candidates, seen, collect, True)
+                after, sibling = unit.skip(abbrev, after_code)
+                pos = sibling if sibling is not None else unit.skip_children(after)
+            elif abbrev.size is not None:
+                pos = after_code + abbrev.size
+            else:
+                pos = unit.skip(abbrev, after_code)[0]
             continue
-        if members is not None and tag in MEMBER_TAGS:
+        if family == MEMBER:
             abbrev, attrs, after = unit.decode(start)
-            members.append((start, tag, attrs))
+            members.append((start, abbrev.tag, attrs))
             pos = (attrs["sibling"] if "sibling" in attrs else
                    unit.skip_children(after)) if abbrev.children else after
             continue
-        # anything else: jump over it without building its attributes
-        if abbrev.children:
-            if abbrev.sibling_at is not None:
-                pos = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
-                continue
-            after, sibling = unit.skip(abbrev, after_code)
-            pos = sibling if sibling is not None else unit.skip_children(after)
-        elif abbrev.size is not None:
+        tag = abbrev.tag
+        if family == TYPEDEF and is_c and abbrev.name_at is not None and abbrev.type_at is not None and \
+                not abbrev.children and "specification" not in abbrev.keys:
+            # a C typedef: only what it names is remembered (an anonymous aggregate takes that
+            # name), read from its name and type values alone
+            values = abbrev.run.unpack_from(data, after_code)
+            name = strings.get(values[abbrev.name_at]) or sections.string(values[abbrev.name_at])
+            if name:
+                typedef_names.setdefault(values[abbrev.type_at] + base, name)
             pos = after_code + abbrev.size
-        else:
-            pos = unit.skip(abbrev, after_code)[0]
+            continue
+        # an aggregate, a typedef read in full, a namespace, or a named type in C++
+        identity = None
+        if is_c and abbrev.sibling_at is not None and family == AGGREGATE:
+            # C scopes nothing inside an aggregate: what the walk needs of one already seen,
+            # or of one without a name, is in its abbreviation and a few fixed-size values
+            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
+            keys = abbrev.keys
+            if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
+                if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
+                    candidates.append((start, AGGREGATES[tag], "", None))
+                pos = sibling
+                continue
+            if abbrev.identity is not None:
+                # the same name, size and line under the same abbreviation, with a subtree
+                # of the same size: a type seen already
+                identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
+                if identity in seen_identity:
+                    pos = sibling
+                    continue
+        abbrev, attrs, after = unit.decode(start)
+        name = unit.value(attrs, "name", "")
+        if tag == "DW_TAG_namespace":
+            inner = scope + (name or "(anonymous namespace)",)
+            pos = walk(unit, after, inner, candidates, seen, None) \
+                if abbrev.children else after
+            continue
+        unit.cache[start] = (abbrev, attrs, after)
+        if name and "specification" not in attrs:
+            unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
+        elif "specification" in attrs:
+            # a type unit defines the type at its top level and names it through a
+            # declaration inside the namespaces (DW_AT_specification)
+            spec = unit.value(attrs, "specification")
+            qual = unit.qualnames.get(spec, "") if isinstance(spec, int) else ""
+            if qual:
+                unit.qualnames[start] = qual
+                name = qual.rsplit("::", 1)[-1]
+                spec_attrs = unit.die(spec)[1]
+                for key in ("decl_file", "decl_line"):
+                    if key not in attrs and key in spec_attrs:
+                        attrs[key] = spec_attrs[key]
+        kind = AGGREGATES.get(tag)
+        if tag == "DW_TAG_typedef" and name and "type" in attrs:
+            # ``typedef struct {...} name;``: the anonymous struct takes the typedef's name
+            unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
+        if kind is not None and not name and not in_aggregate and \
+                "declaration" not in attrs and "byte_size" in attrs:
+            candidates.append((start, kind, "", None))  # named (or dropped) after the walk
+        if kind is None or not abbrev.children:
+            if kind is not None and name and "declaration" not in attrs and \
+                    "byte_size" in attrs:
+                candidates.append((start, kind, unit.qualnames[start], []))
+            pos = (attrs["sibling"] if "sibling" in attrs else
+                   unit.skip_children(after)) if abbrev.children else after
+            continue
+        qual = unit.qualnames.get(start, "")
+        collect = None
+        if name and "declaration" not in attrs and "byte_size" in attrs:
+            # a library's headers repeat the same types in every CU: a type already seen
+            # (same name, size, line and encoded size of its whole subtree) is skipped
+            # before its members are decoded
+            sibling = attrs.get("sibling")
+            quick = (qual, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
+                     sibling - start if sibling is not None else -1)
+            if sibling is None or quick not in seen_quick:
+                if sibling is not None:
+                    seen_quick.add(quick)
+                collect = []
+                candidates.append((start, kind, qual, collect))
+            if identity is not None and sibling is not None:
+                seen_identity.add(identity)  # its quick key is in seen_quick from now on
+        if collect is None and is_c and "sibling" in attrs:
+            pos = attrs["sibling"]  # C scopes nothing inside an aggregate
+            continue
+        inner = scope if is_c else scope + (name or "(anonymous)",)
+        pos = walk(unit, after, inner, candidates, seen, collect, True)
