@@ -18,13 +18,13 @@ import posixpath
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from extractor.model import Contribution, Diagnostic, Severity, Step
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.records import Method, StructLayout, layout_from_raw
 from extractor.structs.tags import tag_layout
 
 if TYPE_CHECKING:
     from extractor.context import Context
+    from extractor.model import Contribution, Step
 
 __all__ = ["STEP", "extract_structs", "read_binary_layouts", "StructLayout"]
 
@@ -60,6 +60,8 @@ def map_decl_file(decl_file: str, roots: tuple[tuple[Path, str], ...]) -> str:
 
 
 def extract_structs(ctx: Context) -> Contribution:
+    from extractor.model import Contribution, Diagnostic, Severity
+
     roots = tuple((s.root, s.label) for s in ctx.sources)
     layouts: list[StructLayout] = []
     diagnostics: list[Diagnostic] = []
@@ -113,5 +115,16 @@ def layout_counts(layouts: list[StructLayout]) -> dict[str, Any]:
 
 
 STEP_NAME = "structs"
-# version 2: no scanner of its own; the aggregates come from the cpp step
-STEP = Step(name=STEP_NAME, extract=extract_structs, bundle_key="structs", version="2")
+
+
+def __getattr__(name: str) -> Step:
+    """``STEP``, built on first use: reading an ELF (``archdiff structs``) needs neither the
+    pipeline's step nor ``extractor.model`` behind it, a tenth of that command's imports."""
+    if name != "STEP":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from extractor.model import Step
+
+    # version 2: no scanner of its own; the aggregates come from the cpp step
+    step = Step(name=STEP_NAME, extract=extract_structs, bundle_key="structs", version="2")
+    globals()["STEP"] = step
+    return step

@@ -87,6 +87,7 @@ def render_json(layouts: Iterable[StructLayout]) -> str:
 
 
 _STRING = json.encoder.encode_basestring_ascii  # json.dumps' own escaping (ensure_ascii)
+_INFINITY = float("inf")
 
 
 @functools.cache
@@ -119,8 +120,16 @@ def _json(value, level: int, extra: Mapping | None = None) -> str:
         for prefix, name, field in _json_fields(cls, tuple(extra) if extra else ()):
             item = getattr(value, name) if field else extra[name]
             kind = item.__class__
-            parts.append(prefix + (_STRING(item) if kind is str else int.__repr__(item) if kind is int
-                                   else _json(item, level + 1)))
+            if kind is str:  # the scalars of a record inline: most values of the output are these
+                parts.append(prefix + _STRING(item))
+            elif kind is int:
+                parts.append(prefix + int.__repr__(item))
+            elif kind is bool:
+                parts.append(prefix + ("true" if item else "false"))
+            elif kind is float and -_INFINITY < item < _INFINITY:
+                parts.append(prefix + float.__repr__(item))
+            else:
+                parts.append(prefix + _json(item, level + 1))
         return "{" + inner + ("," + inner).join(parts) + "\n" + " " * level + "}" if parts else "{}"
     if isinstance(value, Mapping):
         if not value:

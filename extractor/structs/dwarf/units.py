@@ -8,7 +8,6 @@ section, location lists included, and looks for relocations of each).
 
 from __future__ import annotations
 
-import dataclasses
 import struct
 
 from elftools.common.exceptions import DWARFError
@@ -16,18 +15,25 @@ from elftools.common.exceptions import DWARFError
 DW_UT_COMPILE, DW_UT_TYPE, DW_UT_PARTIAL, DW_UT_SKELETON, DW_UT_SPLIT_COMPILE, DW_UT_SPLIT_TYPE = range(1, 7)
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
 class UnitHeader:
-    offset: int  # of the header, in .debug_info
-    end: int  # offset just after the unit
-    version: int
-    unit_type: int  # DW_UT_*; DW_UT_COMPILE before DWARF 5
-    address_size: int
-    offset_size: int  # 4 in 32-bit DWARF, 8 in 64-bit DWARF
-    abbrev_offset: int
-    die_offset: int  # the unit's root DIE
-    type_signature: int = 0  # type units
-    type_offset: int = 0  # type units: the type's DIE, from the unit's start
+    """What the walk needs of one unit's header. (A plain class: each dataclass costs about a
+    millisecond of import, and archdiff structs imports this module to read one file.)"""
+
+    __slots__ = ("offset", "end", "version", "unit_type", "address_size", "offset_size", "abbrev_offset",
+                 "die_offset", "type_signature", "type_offset")
+
+    def __init__(self, offset: int, end: int, version: int, unit_type: int, address_size: int, offset_size: int,
+                 abbrev_offset: int, die_offset: int, type_signature: int = 0, type_offset: int = 0) -> None:
+        self.offset = offset  # of the header, in .debug_info
+        self.end = end  # offset just after the unit
+        self.version = version
+        self.unit_type = unit_type  # DW_UT_*; DW_UT_COMPILE before DWARF 5
+        self.address_size = address_size
+        self.offset_size = offset_size  # 4 in 32-bit DWARF, 8 in 64-bit DWARF
+        self.abbrev_offset = abbrev_offset
+        self.die_offset = die_offset  # the unit's root DIE
+        self.type_signature = type_signature  # type units
+        self.type_offset = type_offset  # type units: the type's DIE, from the unit's start
 
 
 def read_unit_headers(data: bytes, little: bool) -> list[UnitHeader]:

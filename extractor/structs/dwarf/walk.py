@@ -7,8 +7,6 @@ abbreviation has only fixed-size forms, by that size, without building attribute
 
 from __future__ import annotations
 
-import dataclasses
-
 from elftools.common.exceptions import DWARFError
 
 from extractor.structs.dwarf.abbrev import AGGREGATE, MEMBER, NAMED, OTHER, TYPEDEF, AbbrevTables
@@ -20,13 +18,13 @@ from extractor.structs.dwarf.sections import Sections
 from extractor.structs.dwarf.units import DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TYPE, UnitHeader, read_unit_headers
 
 
-@dataclasses.dataclass
 class Seen:
     """Aggregates already seen in earlier units, so that a library's headers, repeated in every
     unit, are laid out once."""
 
-    quick: set[tuple] = dataclasses.field(default_factory=set)  # name, kind, size, line, subtree size
-    identity: set[tuple] = dataclasses.field(default_factory=set)  # C: abbreviation, bytes, subtree size
+    def __init__(self) -> None:
+        self.quick: set[tuple] = set()  # name, kind, size, line, subtree size
+        self.identity: set[tuple] = set()  # C: abbreviation, name, size and line values, subtree size
 
 
 class TypeUnits:
