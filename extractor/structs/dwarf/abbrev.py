@@ -38,6 +38,12 @@ OTHER, AGGREGATE, TYPEDEF, NAMED, NAMESPACE, MEMBER = range(6)  # the walk's qui
 _STRUCT_CODES = {1: "B", 2: "H", 4: "I", 8: "Q"}
 
 
+# form code -> (kind, size, string table or None, is a CU-relative reference); attribute code -> key
+_FORM_SPECS = {code: (*FORMS[name], STR_FORMS.get(name), name in CU_REFS)
+               for code, name in FORM_NAMES.items() if name in FORMS}
+_KEPT = {code: KEEP[name] for code, name in AT_NAMES.items() if name in KEEP}
+
+
 class Abbrev:
     """One compiled abbreviation: its tag, whether DIEs using it have children, and the plan
     the decoder follows for the unit shape it was compiled for."""
@@ -59,14 +65,14 @@ class Abbrev:
         self.cooks: tuple[tuple[str, int], ...] = ()  # (key, COOK_*) applied after decoding
         self.sibling_at: int | None = None  # where a fixed-size DW_AT_sibling sits, when only
         self.sibling: struct.Struct | None = None  # fixed-size forms precede it, and its reader
-        # The values a type is recognised by in later units (:data:`IDENTITY`), as the DIE holds
+        # Aggregates: the values a type is recognised by in later units (:data:`IDENTITY`), as the DIE holds
         # them, when they mean the same in every unit (a name in .debug_str, not a string index
         # relative to the unit's base): DIEs of one abbreviation with equal identities and
         # subtree sizes are the same type.
         self.identity: struct.Struct | None = None
         self.keys: frozenset[str] = frozenset()  # the attributes every DIE using it has
-        # where ``run`` unpacks DW_AT_name as a .debug_str offset and DW_AT_type as a unit-relative
-        # reference, when it does: the walk reads a C typedef from these two values alone
+        # typedefs: where ``run`` unpacks DW_AT_name as a .debug_str offset and DW_AT_type as a
+        # unit-relative reference, when it does: the walk reads a C typedef from these alone
         self.name_at: int | None = None
         self.type_at: int | None = None
 
@@ -127,18 +133,25 @@ def _parse_entry(blob: bytes, pos: int, shape: tuple) -> tuple[Abbrev, int]:
     pos += 1
     specs = []
     while True:
-        name, pos = uleb(blob, pos)
-        form, pos = uleb(blob, pos)
+        name = blob[pos]  # attribute and form codes: almost always one byte each
+        if name < 0x80:
+            pos += 1
+        else:
+            name, pos = uleb(blob, pos)
+        form = blob[pos]
+        if form < 0x80:
+            pos += 1
+        else:
+            form, pos = uleb(blob, pos)
         if name == 0 and form == 0:
             break
-        form_name = FORM_NAMES.get(form, "")
-        kind, size = FORMS.get(form_name, (None, 0))
-        if kind is None:
+        spec = _FORM_SPECS.get(form)
+        if spec is None:
             raise DWARFError(f"unsupported DWARF form 0x{form:x}")
+        kind, size, strtab, curef = spec
         if kind == IMPLICIT:
             size, pos = sleb(blob, pos)
-        specs.append((KEEP.get(AT_NAMES.get(name, "")), kind, size, STR_FORMS.get(form_name),
-                      form_name in CU_REFS))
+        specs.append((_KEPT.get(name), kind, size, strtab, curef))
     return compile_abbrev(TAG_NAMES.get(tag, f"DW_TAG_0x{tag:x}"), children, specs, shape), pos
 
 
@@ -210,15 +223,16 @@ def compile_abbrev(tag: str, children: bool, specs: list[tuple], shape: tuple) -
         abbrev.size = at
         abbrev.run = struct.Struct(order + "".join(fmt))
         abbrev.names = tuple(names)
-        if not any(how == COOK_STRX for _key, how in cooks):
+        if abbrev.family == AGGREGATE and not any(how == COOK_STRX for _key, how in cooks):
             abbrev.identity = struct.Struct(order + "".join(identity))
-        how = {}
-        for key, cook in cooks:
-            how.setdefault(key, []).append(cook)
-        if how.get("name") == [COOK_STR] and names.count("name") == 1:
-            abbrev.name_at = names.index("name")
-        if how.get("type") == [COOK_REF] and names.count("type") == 1:
-            abbrev.type_at = names.index("type")
+        if abbrev.family == TYPEDEF:
+            how: dict[str, list[int]] = {}
+            for key, cook in cooks:
+                how.setdefault(key, []).append(cook)
+            if how.get("name") == [COOK_STR] and names.count("name") == 1:
+                abbrev.name_at = names.index("name")
+            if how.get("type") == [COOK_REF] and names.count("type") == 1:
+                abbrev.type_at = names.index("type")
     else:
         close_run()
         abbrev.steps = tuple(steps)
