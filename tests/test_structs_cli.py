@@ -140,3 +140,22 @@ def test_json_is_what_the_standard_library_writes_from_to_jsonable(tmp_path):
     assert render_json([]) == reference([])
     result = CliRunner().invoke(structs, [str(compiled(tmp_path)), "--json"])
     assert result.output == reference(read_binary_layouts(compiled(tmp_path))) + "\n"
+
+
+def test_archdiff_structs_imports_no_more_than_reading_an_elf_needs(tmp_path):
+    """The command's time on libpython is measured against pahole (scripts/bench_structs.py):
+    running it must not import the comparator, release tracking, the probe planner and the C/C++
+    graph behind it, or the evidence model."""
+    import sys
+
+    obj = compiled(tmp_path)
+    code = ("import sys\nfrom archdiff.cli import main\nsys.argv = ['archdiff', 'structs', '--json', sys.argv[1]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, str(obj)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert json.loads(proc.stdout)["structs"]
+    loaded = set(proc.stderr.split())
+    assert "extractor.structs.dwarf" in loaded
+    assert not loaded & {"comparator", "tracking", "extractor.model", "extractor.structs.plan", "extractor.cpp",
+                         "extractor.structs.probe", "tree_sitter", "networkx"}, loaded
