@@ -160,9 +160,8 @@ def test_type_units_read_like_ordinary_debug_info(tmp_path):
 def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
     """Declaring files come from a direct read of the line-program header; pyelftools' own
     parser of the same header is the reference."""
-    from elftools.elf.elffile import ELFFile
-
     from extractor.structs.dwarf.die import Unit
+    from extractor.structs.dwarf.elf import ElfFile
     from extractor.structs.dwarf.lines import file_table, read_file_table
     from extractor.structs.dwarf.reloc import dwarf_sections
     from extractor.structs.dwarf.sections import Sections
@@ -171,7 +170,7 @@ def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
 
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", dwarf)
     with obj.open("rb") as stream:
-        elf = ELFFile(stream)
+        elf = ElfFile(stream, obj.stat().st_size)
         data, dwarf_info = dwarf_sections(elf)
         reader = Sections(data, True, dwarf_info)
         for header in read_unit_headers(reader.data, True):
@@ -185,7 +184,8 @@ def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
 
 def _objects_of_every_shape(tmp_path: Path) -> list[Path]:
     """Relocatable objects and shared libraries, DWARF 2 to 5, 64-bit DWARF, type units,
-    compressed sections, C and C++, and this interpreter's libpython."""
+    compressed sections (SHF_COMPRESSED, and GNU .zdebug, which pyelftools reads), C and C++, and
+    this interpreter's libpython."""
     import sysconfig
 
     out = []
@@ -193,7 +193,8 @@ def _objects_of_every_shape(tmp_path: Path) -> list[Path]:
                                 ("d5.o", "ring.c", ["-gdwarf-5"]), ("d64.o", "bitfields.c", ["-gdwarf64"]),
                                 ("gz.o", "bitfields.cpp", ["-gz=zlib"]),
                                 ("libtu.so", "engine.cpp", ["-fdebug-types-section", "-shared", "-fPIC"]),
-                                ("lib4.so", "bitfields.cpp", ["-gdwarf-4", "-shared", "-fPIC"])):
+                                ("lib4.so", "bitfields.cpp", ["-gdwarf-4", "-shared", "-fPIC"]),
+                                ("libgnu.so", "ring.c", ["-shared", "-fPIC", "-Wl,--compress-debug-sections=zlib-gnu"])):
         compiler = "g++" if source.endswith(".cpp") else "gcc"
         out.append(tmp_path / name)
         subprocess.run([compiler, "-g", *flags, *([] if name.endswith(".so") else ["-c"]),
@@ -204,24 +205,39 @@ def _objects_of_every_shape(tmp_path: Path) -> list[Path]:
 
 
 def test_sections_and_unit_headers_read_directly_equal_pyelftools(tmp_path):
-    """The reader takes the bytes of the sections it uses straight from the ELF (relocating x86-64
-    objects itself) and reads unit headers itself; pyelftools' DWARFInfo over the same file,
-    relocated by pyelftools, is the reference for both."""
+    """The reader takes the section table and the bytes of the sections it uses straight from the
+    ELF (relocating x86-64 objects itself) and reads unit headers itself; pyelftools' ELFFile and
+    DWARFInfo over the same file, relocated by pyelftools, are the reference for all of it."""
     from elftools.elf.elffile import ELFFile
 
+    from extractor.structs.dwarf.elf import ElfFile
     from extractor.structs.dwarf.reloc import _DWARFINFO_NAMES, SECTIONS, dwarf_sections
     from extractor.structs.dwarf.units import DW_UT_COMPILE, read_unit_headers
 
     objects = _objects_of_every_shape(tmp_path)
     for path in objects:
         with path.open("rb") as stream:
-            elf = ELFFile(stream)
+            elf = ElfFile(stream, path.stat().st_size)
+            theirs_elf = ELFFile(stream)
+            assert (elf.little, elf.elfclass) == (theirs_elf.little_endian, theirs_elf.elfclass)
+            assert [(s.name, s.offset, s.size, s.link, s.info, s.entsize, s.flags) for s in elf.sections] == \
+                [(s.name, s["sh_offset"], s["sh_size"], s["sh_link"], s["sh_info"], s["sh_entsize"], s["sh_flags"])
+                 for s in theirs_elf.iter_sections()], path.name
+            for section in elf.sections:
+                if section.name.startswith(".debug") or section.name in (".symtab", ".strtab"):
+                    assert elf.data(section) == theirs_elf.get_section_by_name(section.name).data() \
+                        or elf.section(section.name) is not section, (path.name, section.name)
+            symtab = elf.section(".symtab")
+            if symtab is not None and elf.elfclass == 64:
+                theirs = theirs_elf.get_section_by_name(".symtab")
+                assert [elf.symbol_value(symtab, i) for i in range(theirs.num_symbols())] == \
+                    [sym["st_value"] for sym in theirs.iter_symbols()], path.name
             data, _dwarf = dwarf_sections(elf)
-            reference = elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+            reference = theirs_elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
             for name in SECTIONS:
                 sec = getattr(reference, _DWARFINFO_NAMES[name])
                 assert data[name] == (sec.stream.getvalue() if sec is not None else b""), (path.name, name)
-            ours = read_unit_headers(data[".debug_info"], elf.little_endian)
+            ours = read_unit_headers(data[".debug_info"], elf.little)
             theirs = list(reference.iter_CUs())
             assert len(ours) == len(theirs) > 0, path.name
             for mine, cu in zip(ours, theirs):
@@ -237,3 +253,22 @@ def test_sections_and_unit_headers_read_directly_equal_pyelftools(tmp_path):
                 else:
                     assert mine.unit_type == DW_UT_COMPILE
     assert {p.name for p in objects} >= {"d64.o", "libtu.so"}
+
+def test_the_dwarf_codes_written_out_are_pyelftools_own():
+    """forms.py names its tags, attributes and forms by code without importing pyelftools' enum
+    tables: every code must mean what those tables say, and the abbreviation compiler must give
+    every attribute and form code the meaning the tables gave it."""
+    from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
+
+    from extractor.structs.dwarf import abbrev, forms
+
+    for ours, theirs in ((forms.TAG_CODES, ENUM_DW_TAG), (forms.AT_CODES, ENUM_DW_AT), (forms.FORM_CODES, ENUM_DW_FORM)):
+        assert all(theirs[name] == code for name, code in ours.items())
+    at_names = {v: k for k, v in ENUM_DW_AT.items()}
+    form_names = {v: k for k, v in ENUM_DW_FORM.items()}
+    assert set(forms.FORM_CODES) == set(forms.FORMS)
+    for code in range(0x4000):  # as the compiler read them with pyelftools' tables
+        assert abbrev._KEPT.get(code) == forms.KEEP.get(at_names.get(code, "")), hex(code)
+        name = form_names.get(code, "")
+        expected = (*forms.FORMS[name], forms.STR_FORMS.get(name), name in forms.CU_REFS) if name in forms.FORMS else None
+        assert abbrev._FORM_SPECS.get(code) == expected, hex(code)

@@ -1,8 +1,8 @@
 """The reader's entry: open an ELF, check and relocate its DWARF, and walk it into layouts.
 
-pyelftools opens the ELF, finds and decompresses the sections, applies relocations (except the
-x86-64 ``ET_REL`` shortcut in :mod:`.reloc`) and parses CU headers; every failure of it or of
-the decoder below is translated into :class:`DwarfReadError` here, at one boundary.
+The section table is read by :mod:`.elf`; pyelftools relocates what :mod:`.reloc` does not and
+inflates GNU ``.zdebug`` sections. Every failure of either, or of the decoder above them, is
+translated into :class:`DwarfReadError` here, at one boundary.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from elftools.common.exceptions import DWARFError, ELFError, ELFParseError, ELFRelocationError
-from elftools.elf.elffile import ELFFile
 
 from extractor.structs.dwarf.bounds import check_sections
+from extractor.structs.dwarf.elf import ElfFile
 from extractor.structs.dwarf.raw import DwarfReadError, RawLayout
 from extractor.structs.dwarf.reloc import dwarf_sections
 from extractor.structs.dwarf.sections import Sections
@@ -38,13 +38,13 @@ def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = N
                 raise DwarfReadError(label, "not-elf", "not an ELF file")
             stream.seek(0)
             try:
-                elf = ELFFile(stream)
-                check_sections(elf, os.fstat(stream.fileno()).st_size, label)
-                if not elf.has_dwarf_info(strict=True):
+                elf = ElfFile(stream, os.fstat(stream.fileno()).st_size)
+                check_sections(elf, label)
+                if elf.section(".debug_info") is None and elf.section(".zdebug_info") is None:
                     raise DwarfReadError(label, "no-dwarf",
                                          "ELF has no DWARF debug info (.debug_info); rebuild with -g")
                 data, dwarf = dwarf_sections(elf)
-                return read_all(Sections(data, elf.little_endian, dwarf), decl_filter)
+                return read_all(Sections(data, elf.little, dwarf), decl_filter)
             except DwarfReadError:
                 raise
             except (ELFError, ELFParseError, DWARFError, ValueError, LookupError, AssertionError,
