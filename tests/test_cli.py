@@ -138,3 +138,15 @@ def test_user_taxonomy_is_used_and_a_malformed_one_is_one_line(tmp_path):
     proc = run("extract", spec, "--taxonomy", str(bad), *common)
     assert proc.returncode == 2 and "bad.yaml" in proc.stderr and "title" in proc.stderr
     assert proc.stderr.strip().count("\n") == 0 and "Traceback" not in proc.stderr
+
+
+def test_every_plugged_command_is_found_by_its_name():
+    """Sub-commands in their own modules are imported when asked for; each name finds its command."""
+    import click
+
+    from archdiff.cli import _PLUGGED, cli
+
+    ctx = click.Context(cli)
+    assert set(_PLUGGED) <= set(cli.list_commands(ctx))
+    for name in _PLUGGED:
+        assert cli.get_command(ctx, name).name == name

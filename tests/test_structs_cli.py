@@ -107,3 +107,59 @@ def test_holes_after_anonymous_members_stay_in_place(tmp_path):
     assert len(holes) == 2
     assert lines[holes[0] - 1].startswith("char") and lines[holes[0] - 1].split()[1] == "a;"
     assert lines[holes[1] - 1].split()[1] == "b;"
+
+
+def test_json_is_what_the_standard_library_writes_from_to_jsonable(tmp_path):
+    """--json is written straight from the records (render_json); the reference is the generic
+    path it replaced: to_jsonable, then json.dumps(indent=1, sort_keys=True). C and C++ objects
+    (bases, bit-fields, unions, holes of both accountings), a record with an empty tuple and
+    strings that json escapes."""
+    import dataclasses
+
+    from extractor.model import to_jsonable
+    from extractor.structs import read_binary_layouts
+    from extractor.structs.records import Method, unresolved_layout
+    from extractor.structs.render import render_json
+
+    layouts = list(read_binary_layouts(compiled(tmp_path)))
+    for name in ("engine.cpp", "bitfields.cpp"):
+        obj = tmp_path / f"{name}.o"
+        subprocess.run(["g++", "-std=c++17", "-g", "-c", str(FIXTURE / "src" / name), "-o", str(obj)], check=True)
+        layouts += read_binary_layouts(obj)
+    layouts.append(unresolved_layout("ns::Späť<\"q\">\\", "class", "a/b.h", 3, "x.h:1: error: \t‘y’",
+                                     tags=("ipc", "pinned")))
+    layouts.append(dataclasses.replace(layouts[0], method=Method.PROBE_GXX, members=(), holes=()))
+    assert len(layouts) > 30 and any(m.bit_size for x in layouts for m in x.members)
+    layouts.sort()
+
+    def reference(chosen):
+        payload = [{**to_jsonable(x), "byte_map": to_jsonable(byte_map(x))} for x in chosen]
+        return json.dumps({"structs": payload}, indent=1, sort_keys=True)
+
+    assert render_json(layouts) == reference(layouts)
+    assert render_json([]) == reference([])
+    result = CliRunner().invoke(structs, [str(compiled(tmp_path)), "--json"])
+    assert result.output == reference(read_binary_layouts(compiled(tmp_path))) + "\n"
+
+
+def test_archdiff_structs_imports_no_more_than_reading_an_elf_needs(tmp_path):
+    """The command's time on libpython is measured against pahole (scripts/bench_structs.py):
+    running it must not import the comparator, release tracking, the probe planner and the C/C++
+    graph behind it, the pipeline's steps and contexts, or pyelftools' ELF and DWARF parsers (an
+    x86-64 object with plain sections is read without them). The shared records module
+    (``extractor.model``, where the struct records' ``RecordKind`` is declared) is a dozen
+    dataclasses and may load."""
+    import sys
+
+    obj = compiled(tmp_path)
+    code = ("import sys\nfrom archdiff.cli import main\nsys.argv = ['archdiff', 'structs', '--json', sys.argv[1]]\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print(' '.join(sorted(sys.modules)), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", code, str(obj)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    assert json.loads(proc.stdout)["structs"]
+    loaded = set(proc.stderr.split())
+    assert "extractor.structs.dwarf" in loaded
+    assert not loaded & {"comparator", "tracking", "extractor.steps", "extractor.context", "extractor.structs.plan", "extractor.cpp",
+                         "extractor.structs.probe", "tree_sitter", "networkx", "elftools.elf.elffile",
+                         "elftools.dwarf.dwarfinfo", "elftools.dwarf.enums"}, loaded

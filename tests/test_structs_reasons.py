@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from extractor.errors import UserInputError
-from extractor.structs import Reasons, layout_counts
+from extractor.structs import layout_counts
+from extractor.structs.probing import Reasons
 from extractor.structs.reasons import load_suppliers, missing_from, pinned_versions, supplier_for
 from extractor.structs.records import unresolved_layout
 

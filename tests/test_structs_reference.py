@@ -160,22 +160,173 @@ def test_type_units_read_like_ordinary_debug_info(tmp_path):
 def test_direct_line_table_reader_equals_pyelftools(tmp_path, dwarf):
     """Declaring files come from a direct read of the line-program header; pyelftools' own
     parser of the same header is the reference."""
-    from elftools.elf.elffile import ELFFile
-
     from extractor.structs.dwarf.die import Unit
+    from extractor.structs.dwarf.elf import ElfFile
     from extractor.structs.dwarf.lines import file_table, read_file_table
-    from extractor.structs.dwarf.reader import Reader
-    from extractor.structs.dwarf.reloc import relocated_dwarf_info
+    from extractor.structs.dwarf.reloc import dwarf_sections
+    from extractor.structs.dwarf.sections import Sections
+    from extractor.structs.dwarf.units import read_unit_headers
     from extractor.structs.dwarf.walk import prepare_unit
 
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17", dwarf)
     with obj.open("rb") as stream:
-        info = relocated_dwarf_info(ELFFile(stream))
-        reader = Reader(info, True)
-        for cu in info.iter_CUs():
-            unit = Unit(reader, cu)
+        elf = ElfFile(stream, obj.stat().st_size)
+        data, dwarf_info = dwarf_sections(elf)
+        reader = Sections(data, True, dwarf_info)
+        for header in read_unit_headers(reader.data, True):
+            unit = Unit(reader, header)
             prepare_unit(unit)
-            stmt_list = unit.cache[cu.cu_die_offset][1]["stmt_list"][0]
+            stmt_list = unit.cache[header.die_offset][1]["stmt_list"]
             direct = read_file_table(reader, stmt_list)
-            assert direct == file_table(reader, cu)
+            assert direct == file_table(reader, header.offset)
             assert any(name.endswith("src/engine.hpp") for name in direct)
+
+
+def _objects_of_every_shape(tmp_path: Path) -> list[Path]:
+    """Relocatable objects and shared libraries, DWARF 2 to 5, 64-bit DWARF, type units,
+    compressed sections (SHF_COMPRESSED, and GNU .zdebug, which pyelftools reads), C and C++, and
+    this interpreter's libpython."""
+    import sysconfig
+
+    out = []
+    for name, source, flags in (("d2.o", "engine.cpp", ["-gdwarf-2"]), ("d4.o", "engine.cpp", ["-gdwarf-4"]),
+                                ("d5.o", "ring.c", ["-gdwarf-5"]), ("d64.o", "bitfields.c", ["-gdwarf64"]),
+                                ("gz.o", "bitfields.cpp", ["-gz=zlib"]),
+                                ("libtu.so", "engine.cpp", ["-fdebug-types-section", "-shared", "-fPIC"]),
+                                ("lib4.so", "bitfields.cpp", ["-gdwarf-4", "-shared", "-fPIC"]),
+                                ("libgnu.so", "ring.c", ["-shared", "-fPIC", "-Wl,--compress-debug-sections=zlib-gnu"])):
+        compiler = "g++" if source.endswith(".cpp") else "gcc"
+        out.append(tmp_path / name)
+        subprocess.run([compiler, "-g", *flags, *([] if name.endswith(".so") else ["-c"]),
+                        str(FIXTURE / source), "-o", str(out[-1])], check=True)
+    libpython = Path(sysconfig.get_config_var("LIBDIR")) / (
+        sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY"))
+    return out + ([libpython] if libpython.is_file() else [])
+
+
+def test_sections_and_unit_headers_read_directly_equal_pyelftools(tmp_path):
+    """The reader takes the section table and the bytes of the sections it uses straight from the
+    ELF (relocating x86-64 objects itself) and reads unit headers itself; pyelftools' ELFFile and
+    DWARFInfo over the same file, relocated by pyelftools, are the reference for all of it."""
+    from elftools.elf.elffile import ELFFile
+
+    from extractor.structs.dwarf.elf import ElfFile
+    from extractor.structs.dwarf.reloc import _DWARFINFO_NAMES, SECTIONS, dwarf_sections
+    from extractor.structs.dwarf.units import DW_UT_COMPILE, read_unit_headers
+
+    objects = _objects_of_every_shape(tmp_path)
+    for path in objects:
+        with path.open("rb") as stream:
+            elf = ElfFile(stream, path.stat().st_size)
+            theirs_elf = ELFFile(stream)
+            assert (elf.little, elf.elfclass) == (theirs_elf.little_endian, theirs_elf.elfclass)
+            assert [(s.name, s.offset, s.size, s.link, s.info, s.entsize, s.flags) for s in elf.sections] == \
+                [(s.name, s["sh_offset"], s["sh_size"], s["sh_link"], s["sh_info"], s["sh_entsize"], s["sh_flags"])
+                 for s in theirs_elf.iter_sections()], path.name
+            for section in elf.sections:
+                if section.name.startswith(".debug") or section.name in (".symtab", ".strtab"):
+                    assert elf.data(section) == theirs_elf.get_section_by_name(section.name).data() \
+                        or elf.section(section.name) is not section, (path.name, section.name)
+            symtab = elf.section(".symtab")
+            if symtab is not None and elf.elfclass == 64:
+                theirs = theirs_elf.get_section_by_name(".symtab")
+                assert [elf.symbol_value(symtab, i) for i in range(theirs.num_symbols())] == \
+                    [sym["st_value"] for sym in theirs.iter_symbols()], path.name
+            data, _dwarf = dwarf_sections(elf)
+            reference = theirs_elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+            for name in SECTIONS:
+                sec = getattr(reference, _DWARFINFO_NAMES[name])
+                assert data[name] == (sec.stream.getvalue() if sec is not None else b""), (path.name, name)
+            ours = read_unit_headers(data[".debug_info"], elf.little)
+            theirs = list(reference.iter_CUs())
+            assert len(ours) == len(theirs) > 0, path.name
+            for mine, cu in zip(ours, theirs):
+                h = cu.header
+                assert (mine.offset, mine.end, mine.die_offset, mine.version, mine.address_size,
+                        mine.abbrev_offset, mine.offset_size) == \
+                    (cu.cu_offset, cu.cu_offset + cu.size, cu.cu_die_offset, h["version"], h["address_size"],
+                     h["debug_abbrev_offset"], 8 if cu.dwarf_format() == 64 else 4), path.name
+                if "unit_type" in h:
+                    assert mine.unit_type == {"DW_UT_compile": 1, "DW_UT_type": 2, "DW_UT_partial": 3}[h["unit_type"]]
+                    if h["unit_type"] == "DW_UT_type":
+                        assert (mine.type_signature, mine.type_offset) == (h["type_signature"], h["type_offset"])
+                else:
+                    assert mine.unit_type == DW_UT_COMPILE
+    assert {p.name for p in objects} >= {"d64.o", "libtu.so"}
+
+def test_the_dwarf_codes_written_out_are_pyelftools_own():
+    """forms.py names its tags, attributes and forms by code without importing pyelftools' enum
+    tables: every code must mean what those tables say, and the abbreviation compiler must give
+    every attribute and form code the meaning the tables gave it."""
+    from elftools.dwarf.enums import ENUM_DW_AT, ENUM_DW_FORM, ENUM_DW_TAG
+
+    from extractor.structs.dwarf import abbrev, forms
+
+    for ours, theirs in ((forms.TAG_CODES, ENUM_DW_TAG), (forms.AT_CODES, ENUM_DW_AT), (forms.FORM_CODES, ENUM_DW_FORM)):
+        assert all(theirs[name] == code for name, code in ours.items())
+    at_names = {v: k for k, v in ENUM_DW_AT.items()}
+    form_names = {v: k for k, v in ENUM_DW_FORM.items()}
+    assert set(forms.FORM_CODES) == set(forms.FORMS)
+    for code in range(0x4000):  # as the compiler read them with pyelftools' tables
+        assert abbrev._KEPT.get(code) == forms.KEEP.get(at_names.get(code, "")), hex(code)
+        name = form_names.get(code, "")
+        expected = (*forms.FORMS[name], forms.STR_FORMS.get(name), name in forms.CU_REFS) if name in forms.FORMS else None
+        assert abbrev._FORM_SPECS.get(code) == expected, hex(code)
+
+
+def test_every_die_decodes_as_pyelftools_reads_it(tmp_path):
+    """The DIE decoder follows compiled abbreviation plans (one unpack per run of fixed-size
+    forms, strings and references cooked after); pyelftools' own DIE parser is the reference for
+    every DIE of objects of every shape: the same kept attributes, values and DIE size."""
+    from elftools.elf.elffile import ELFFile
+
+    from extractor.structs.dwarf.die import Signature, Unit
+    from extractor.structs.dwarf.elf import ElfFile
+    from extractor.structs.dwarf.forms import KEEP
+    from extractor.structs.dwarf.reloc import dwarf_sections
+    from extractor.structs.dwarf.sections import Sections
+    from extractor.structs.dwarf.units import read_unit_headers
+    from extractor.structs.dwarf.walk import prepare_unit
+
+    checked = 0
+    std = tmp_path / "std.cpp"  # libstdc++'s headers: templates, namespaces, most forms GCC emits
+    std.write_text("#include <map>\n#include <memory>\n#include <string>\n"
+                   "struct Holder { std::map<std::string, std::shared_ptr<int>> m; };\nHolder holder;\n")
+    subprocess.run(["g++", "-std=c++17", "-g", "-c", str(std), "-o", str(tmp_path / "std.o")], check=True)
+    for path in [*_objects_of_every_shape(tmp_path), tmp_path / "std.o"]:
+        if path.suffix not in (".o", ".so") or path.stat().st_size > 2_000_000:
+            continue  # libpython: 851k DIEs take pyelftools half a minute
+        with path.open("rb") as stream:
+            elf = ElfFile(stream, path.stat().st_size)
+            data, dwarf = dwarf_sections(elf)
+            sections = Sections(data, elf.little, dwarf)
+            reference = ELFFile(stream).get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+            for header, cu in zip(read_unit_headers(sections.data, elf.little), reference.iter_CUs()):
+                unit = Unit(sections, header)
+                prepare_unit(unit)
+                for die in cu.iter_DIEs():
+                    if die.is_null():
+                        continue
+                    abbrev, attrs, after = unit.decode(die.offset)
+                    assert (abbrev.tag if not abbrev.tag.startswith("DW_TAG_0x") else die.tag) == die.tag
+                    assert after - die.offset == die.size, (path.name, die.offset)
+                    want = {}
+                    for name, attr in die.attributes.items():
+                        key = KEEP.get(name)
+                        if key is None or attr.form == "DW_FORM_addr":
+                            continue
+                        value = attr.value
+                        if attr.form in ("DW_FORM_ref1", "DW_FORM_ref2", "DW_FORM_ref4", "DW_FORM_ref8",
+                                         "DW_FORM_ref_udata"):
+                            value += cu.cu_offset
+                        elif isinstance(value, bytes):
+                            value = value.decode("utf-8", "replace")
+                        elif isinstance(value, list):  # a block: pyelftools gives its bytes as ints
+                            value = bytes(value)
+                        elif value is True:
+                            value = 1
+                        want[key] = value
+                    got = {k: (int(v) if isinstance(v, Signature) else v) for k, v in attrs.items()}
+                    assert got == want, (path.name, die.offset, die.tag)
+                    checked += 1
+    assert checked > 4000

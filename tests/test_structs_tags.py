@@ -32,3 +32,32 @@ def test_rules_are_data(tmp_path):
     # and a path rule from the shipped file applies to unresolved structs too
     stub = unresolved_layout("vllm::Anything", "struct", "csrc/custom_all_reduce.cuh", 1, "x")
     assert "shared-memory" in tag_layout(stub)
+
+
+def test_one_search_per_rule_finds_what_each_pattern_finds(tmp_path):
+    """A rule's patterns are searched as one alternation; the reference is searching each. Every
+    string the shipped rules look at in libpython and the fixtures, plus patterns that must not
+    be joined (a back-reference, an inline global flag)."""
+    import re
+    import sysconfig
+
+    from extractor.structs.tags import PATTERN_KEYS, _any_of
+
+    obj = tmp_path / "ring.o"
+    subprocess.run(["gcc", "-g", "-c", str(SRC / "ring.c"), "-o", str(obj)], check=True)
+    layouts = list(read_binary_layouts(obj))
+    libpython = Path(sysconfig.get_config_var("LIBDIR")) / (
+        sysconfig.get_config_var("INSTSONAME") or sysconfig.get_config_var("LDLIBRARY"))
+    if libpython.is_file():
+        layouts += read_binary_layouts(libpython)
+    texts = {x.qualname for x in layouts} | {x.path for x in layouts} | \
+        {m.type for x in layouts for m in x.members} | {m.name for x in layouts for m in x.members}
+    texts |= {"shm_key", "cudaIpcMemHandle_t", "HALF", "abcabc", "x_shm", "Pinned", "std::atomic<int>"}
+    odd = (re.compile(r"(abc)\1", re.I), re.compile("shm", re.I)), (re.compile("(?i)half"), re.compile("x"))
+    groups = [getattr(rule, key) for rule in load_rules() for key in PATTERN_KEYS] + list(odd)
+    assert sum(len(g) > 1 for g in groups) >= 5
+    for patterns in groups:
+        search = _any_of(patterns)
+        for text in texts:
+            assert bool(search(text) if search else False) == any(p.search(text) for p in patterns), \
+                ([p.pattern for p in patterns], text)

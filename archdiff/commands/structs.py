@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
 from extractor.errors import UserInputError
-from extractor.model import to_jsonable
 from extractor.structs import read_binary_layouts
 from extractor.structs.dwarf import DwarfReadError
-from extractor.structs.render import byte_map, render_text
+from extractor.structs.render import render_json, render_text
 
 
 class _InputFailure(click.ClickException):
@@ -60,7 +58,6 @@ def structs(elf_files: tuple[Path, ...], output: str, names: tuple[str, ...]) ->
         raise _InputFailure(f"no struct named {', '.join(names)} in the given files "
                              "(use the qualified name, e.g. ns::Type, or its last component)")
     if output == "json":
-        payload = [{**to_jsonable(x), "byte_map": to_jsonable(byte_map(x))} for x in chosen]
-        click.echo(json.dumps({"structs": payload}, indent=1, sort_keys=True))
+        click.echo(render_json(chosen))
     else:
         click.echo(render_text(chosen), nl=False)

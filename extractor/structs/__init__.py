@@ -15,26 +15,18 @@ import collections
 import dataclasses
 import os
 import posixpath
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from extractor import cpp
-from extractor.acquire.headers import resolve_build_settings
-from extractor.context import Context
-from extractor.cpp.graph import AggregateDefinition
-from extractor.model import Contribution, Diagnostic, Language, Severity, Step
-from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.dwarf import DwarfReadError, read_layouts
-from extractor.structs.plan import plan_probes
-from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
-from extractor.structs.protogen import generate_protobuf_headers
-from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
 from extractor.structs.records import STRUCTS, Method, StructLayout, layout_from_raw
 from extractor.structs.tags import tag_layout
 
+if TYPE_CHECKING:
+    from extractor.context import Context
+    from extractor.model import Contribution, Step
+
 __all__ = ["STEP", "extract_structs", "read_binary_layouts", "StructLayout"]
-_CPP = (Language.CPP, Language.CUDA)
 
 
 def read_binary_layouts(path: Path, roots: tuple[tuple[Path, str], ...] = (),
@@ -76,6 +68,8 @@ class ProbeTimings:
 
 
 def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:
+    from extractor.model import Contribution, Diagnostic, Severity
+
     roots = tuple((s.root, s.label) for s in ctx.sources)
     layouts: list[StructLayout] = []
     diagnostics: list[Diagnostic] = []
@@ -91,7 +85,11 @@ def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:
         stats[f"binary:{Path(binary).name}"] = len(found)
     timing = ProbeTimings()
     if ctx.options.probe_structs:
-        probed, probe_diagnostics, probe_stats, timing = _probe(ctx, roots)
+        # imported here: the compilers, the planner and the C/C++ graph behind it are a third of
+        # a second of imports that reading the ELF files above never needs
+        from extractor.structs.probing import probe_layouts
+
+        probed, probe_diagnostics, probe_stats, timing = probe_layouts(ctx, roots)
         layouts.extend(probed)
         diagnostics.extend(probe_diagnostics)
         stats.update(probe_stats)
@@ -102,152 +100,6 @@ def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:
     stats.update(layout_counts(layouts))
     return Contribution(records=tuple(layouts), diagnostics=tuple(sorted(diagnostics)),
                         stats=stats, shared=timing)
-
-
-def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
-           ) -> tuple[list[StructLayout], list[Diagnostic], dict[str, Any], ProbeTimings]:
-    cache_dir = ctx.options.cache_dir
-    settings = ctx.options.build
-    if not settings.fingerprint and not settings.empty:
-        settings = resolve_build_settings(settings, cache_dir or Path(tempfile.gettempdir()))
-    aggregates, includes = _graph_aggregates(ctx)
-    files = {f.path: (ctx.abs_path(f), f.language) for f in ctx.files if f.language in _CPP}
-    plan = plan_probes(aggregates, includes, files, list(roots), settings)
-    extra = ctx.options.extra or {}
-    stats: dict[str, Any] = dict(plan.stats)
-    with tempfile.TemporaryDirectory(prefix="archdiff-protoc-") as generated_dir:
-        # a stable tail (`generated/protobuf`): it is what error lines that name these headers show
-        into = Path(generated_dir) / "generated" / "protobuf"
-        into.mkdir(parents=True)
-        generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
-        probes = plan.probes
-        include_dirs = find_include_dirs([s.root for s in ctx.sources])
-        if generated is not None and generated.directory is not None:
-            # searched after the tree's own directories; its identity is the .proto digest in the
-            # context key (its path is a new temporary directory every run)
-            include_dirs = (*include_dirs, generated.directory)
-            stats["protobuf_headers_generated"] = generated.generated
-        if generated is not None and generated.refused:
-            stats["protobuf_directories_refused"] = generated.refused
-        context_key = f"{settings.fingerprint}\n{generated.digest if generated else ''}"
-        results, probe_stats = probe_headers(
-            probes, include_dirs, [s.root for s in ctx.sources],
-            cache_dir=cache_dir, jobs=ctx.options.jobs,
-            max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
-            timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
-            context_key=context_key, keep_objects=_keep_objects(extra),
-            memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)))
-    reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]))
-    layouts = [reasons.explain(x) for r in results for x in r.layouts]
-    layouts.extend(reasons.explain(x) for x in plan.unprobed)
-    diagnostics = [d for r in results for d in r.diagnostics]
-    stats.update(probe_stats)
-    # The headline: the graph's own definitions (a probe also lays out template instantiations
-    # its header declares, which are records too but not definitions the graph has)
-    wanted = {(p.path, d.qualname) for p in probes for d in p.definitions} | \
-        {(x.path, x.qualname) for x in plan.unprobed}
-    resolved = {(x.path, x.qualname) for x in layouts if x.method is not Method.UNRESOLVED}
-    stats["definitions"] = len(wanted)
-    stats["definitions_resolved"] = len(wanted & resolved)
-    if not settings.empty:
-        stats["build_context"] = settings.record()
-    # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
-    timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0))
-    return layouts, diagnostics, stats, timing
-
-
-def _graph_aggregates(ctx: Context) -> tuple[tuple[AggregateDefinition, ...], dict[str, tuple[str, ...]]]:
-    """The aggregates and includes of the C/C++ graph: the cpp step's, or the same scan run now."""
-    result = ctx.result_if_run(cpp.STEP)
-    shared = result.shared if result is not None else None
-    if shared is None:
-        from extractor.cpp.graph import build_cpp_graph
-        from extractor.cpp.parse import parse_source
-        from extractor.cpp.scan import scan_cpp
-        from extractor.model import ParsedFile
-
-        entries = []
-        for f in ctx.files:
-            if f.language not in _CPP:
-                continue
-            facts = f.facts.get("cpp")
-            if facts is None:
-                try:
-                    data = ctx.abs_path(f).read_bytes()
-                except OSError:
-                    continue
-                facts = scan_cpp(ParsedFile(f.language, data, parse_source(data, f.language)))
-            entries.append((f.path, f.language, facts, ctx.abs_path(f)))
-        shared = build_cpp_graph(entries, {f.path: f.source for f in ctx.files}).shared
-        assert shared is not None  # build_cpp_graph always shares what it found
-    return shared.aggregates, dict(shared.includes)
-
-
-def _keep_objects(extra) -> Path | None:
-    """``extra["structs_keep_objects"]``: where a measurement (scripts/structs_vs_pahole.py) wants
-    the probe objects; never set by the CLI."""
-    where = extra.get("structs_keep_objects")
-    if not where:
-        return None
-    Path(where).mkdir(parents=True, exist_ok=True)
-    return Path(where)
-
-
-def _wants_generated(ctx: Context) -> bool:
-    """Protobuf headers are generated only for a system whose files include some (`x.pb.h`)."""
-    for f in ctx.files:
-        facts = f.facts.get("cpp") if f.language in _CPP else None
-        if facts and any(target.endswith(".pb.h") for target, _angle, _line in facts.get("includes", ())):
-            return True
-        if facts is None and f.language in _CPP:
-            try:
-                if b".pb.h" in ctx.abs_path(f).read_bytes():
-                    return True
-            except OSError:
-                continue
-    return False
-
-
-class Reasons:
-    """What an unresolved layout is missing, in terms a user can act on: the header or name the
-    compiler could not find and what supplies it, the memory cap it ran into, or, for a definition
-    the compile left out, the `#if` lines around it and the CMake option that names the macro
-    (the header's text and the project's CMake files read once per run, when first needed)."""
-
-    def __init__(self, roots: tuple[tuple[Path, str], ...], files: dict[str, Path], pins: dict[str, str]) -> None:
-        self._roots, self._files, self._pins = roots, files, pins
-        self._options: dict[str, CmakeOption] | None = None
-        self._texts: dict[str, str] = {}
-
-    def explain(self, layout: StructLayout) -> StructLayout:
-        if layout.method is not Method.UNRESOLVED or layout.missing:
-            return layout
-        if layout.error == NOT_EMITTED:
-            return self._left_out(layout)
-        if ran_out_of_memory(layout.error):
-            return dataclasses.replace(layout, missing="memory", supplied_by=(
-                "a larger probe memory cap (ExtractOptions.extra['structs_probe_memory'], bytes of address space "
-                f"per compiler; default {DEFAULT_MEMORY // 1024**3} GiB)"))
-        missing = missing_from(layout.error)
-        if not missing:
-            return layout
-        return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, self._pins))
-
-    def _left_out(self, layout: StructLayout) -> StructLayout:
-        if layout.path not in self._files:
-            return layout
-        if layout.path not in self._texts:
-            try:
-                self._texts[layout.path] = self._files[layout.path].read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                self._texts[layout.path] = ""
-        conditions = open_conditions(self._texts[layout.path], layout.line)
-        if not conditions:
-            return layout
-        if self._options is None:
-            self._options = cmake_options(self._roots)
-        error, missing, supplied = conditional_reason(conditions, self._options)
-        return dataclasses.replace(layout, error=error, missing=missing, supplied_by=supplied)
 
 
 def layout_counts(layouts: list[StructLayout]) -> dict[str, Any]:
@@ -271,5 +123,16 @@ def layout_counts(layouts: list[StructLayout]) -> dict[str, Any]:
 
 
 STEP_NAME = "structs"
-# version 2: no scanner of its own; the aggregates come from the cpp step
-STEP = Step(name=STEP_NAME, extract=extract_structs, records=STRUCTS, version="2")
+
+
+def __getattr__(name: str) -> Step[ProbeTimings]:
+    """``STEP``, built on first use: reading an ELF (``archdiff structs``) needs neither the
+    pipeline's step nor ``extractor.model`` behind it, a tenth of that command's imports."""
+    if name != "STEP":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from extractor.model import Step
+
+    # version 2: no scanner of its own; the aggregates come from the cpp step
+    step = Step(name=STEP_NAME, extract=extract_structs, records=STRUCTS, version="2")
+    globals()["STEP"] = step
+    return step

@@ -1,6 +1,6 @@
 """Which headers to probe, with which definitions and which build context.
 
-The aggregates are the C/C++ graph's (``Contribution.extra["aggregates"]`` of the ``cpp`` step,
+The aggregates are the C/C++ graph's (``CppShared.aggregates`` of the ``cpp`` step,
 or the same scan run here when that step did not run); every non-template one defined in a header
 ends up in a layout record: probed, or ``unresolved`` with the reason it was not.
 """

@@ -1,10 +1,13 @@
-"""Text (pahole-like) and byte-map renderings of struct layouts. Formatting only."""
+"""Text (pahole-like), JSON and byte-map renderings of struct layouts. Formatting only."""
 
 from __future__ import annotations
 
 import dataclasses
+import enum
+import functools
+import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from extractor.structs.records import CACHELINE, MemberKind, Method, StructLayout, bit_end, bit_start
 
@@ -67,6 +70,84 @@ def byte_map(layout: StructLayout) -> tuple[Segment, ...]:
         drawn.append((tail, layout.padding * 8, "padding", "padding", ""))
     drawn.sort(key=lambda d: (d[0], d[3] in ("hole", "padding")))
     return tuple(Segment(_bytes(start), _bytes(bits), label, kind, type_) for start, bits, label, kind, type_ in drawn)
+
+
+def render_json(layouts: Iterable[StructLayout]) -> str:
+    """``{"structs": [...]}``: each layout as ``extractor.model.to_jsonable`` gives it, with its
+    ``byte_map``, in the bytes of ``json.dumps(..., indent=1, sort_keys=True)``.
+
+    Written straight from the records: building the dicts and then running the standard library's
+    pure-Python indenting encoder over them (it has no C path when indenting) took longer than
+    reading libpython's DWARF. Equality with that path is a test (tests/test_structs_cli.py).
+    """
+    items = [_json(layout, 2, {"byte_map": byte_map(layout)}) for layout in layouts]
+    if not items:
+        return '{\n "structs": []\n}'
+    return '{\n "structs": [\n  ' + ",\n  ".join(items) + "\n ]\n}"
+
+
+_STRING = json.encoder.encode_basestring_ascii  # json.dumps' own escaping (ensure_ascii)
+_INFINITY = float("inf")
+
+
+@functools.cache
+def _json_fields(cls: type, extra: tuple[str, ...]) -> tuple[tuple[str, str, bool], ...]:
+    """A record class's fields and the ``extra`` keys in JSON key order, as to_jsonable names
+    them: ('"key": ', attribute or extra key, is an attribute)."""
+    keys = [(f.name.removesuffix("_"), f.name, True) for f in dataclasses.fields(cls)]
+    keys += [(key, key, False) for key in extra]
+    return tuple((_STRING(key) + ": ", name, field) for key, name, field in sorted(keys, key=lambda k: k[0]))
+
+
+def _json(value, level: int, extra: Mapping | None = None) -> str:
+    """``value`` as json.dumps(to_jsonable(value), indent=1, sort_keys=True) writes it at ``level``."""
+    cls = value.__class__
+    if cls is str:
+        return _STRING(value)
+    if cls is bool:
+        return "true" if value else "false"
+    if cls is int:
+        return int.__repr__(value)
+    if isinstance(value, enum.Enum):
+        return _json(value.value, level)
+    if cls is float:
+        return json.dumps(value)  # NaN and the infinities as json spells them
+    if value is None:
+        return "null"
+    inner = "\n" + " " * (level + 1)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        parts = []
+        for prefix, name, field in _json_fields(cls, tuple(extra) if extra else ()):
+            item = getattr(value, name) if field else extra[name]
+            kind = item.__class__
+            if kind is str:  # the scalars of a record inline: most values of the output are these
+                parts.append(prefix + _STRING(item))
+            elif kind is int:
+                parts.append(prefix + int.__repr__(item))
+            elif kind is bool:
+                parts.append(prefix + ("true" if item else "false"))
+            elif kind is float and -_INFINITY < item < _INFINITY:
+                parts.append(prefix + float.__repr__(item))
+            else:
+                parts.append(prefix + _json(item, level + 1))
+        return "{" + inner + ("," + inner).join(parts) + "\n" + " " * level + "}" if parts else "{}"
+    if isinstance(value, Mapping):
+        if not value:
+            return "{}"
+        items = sorted((str(k), v) for k, v in value.items())
+        return "{" + inner + ("," + inner).join([f"{_STRING(k)}: {_json(v, level + 1)}" for k, v in items]) + \
+            "\n" + " " * level + "}"
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        return "[" + inner + ("," + inner).join([_json(v, level + 1) for v in value]) + "\n" + " " * level + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, str):
+        return _STRING(value)
+    raise TypeError(f"{cls.__name__} is not a JSON value")
 
 
 def render_text(layouts: Iterable[StructLayout]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from extractor.support.datafile import Regex, load_data_file
@@ -53,15 +54,41 @@ def _matches(rule: TagRule, layout: StructLayout) -> bool:
         return False
     if rule.min_size is not None and layout.size < rule.min_size:
         return False
-    if any(p.search(layout.qualname) for p in rule.name):
+    name, member_type, member_name, path = _searches(rule)  # PATTERN_KEYS order
+    if name is not None and name(layout.qualname):
         return True
-    if any(p.search(layout.path) for p in rule.path):
+    if path is not None and path(layout.path):
         return True
-    for m in layout.members:
-        if any(p.search(m.type) for p in rule.member_type):
-            return True
-        if m.name and any(p.search(m.name) for p in rule.member_name):
-            return True
+    if member_type is not None or member_name is not None:
+        for m in layout.members:
+            if member_type is not None and member_type(m.type):
+                return True
+            if member_name is not None and m.name and member_name(m.name):
+                return True
     if rule.min_align is not None and layout.align >= rule.min_align:
         return True
     return rule.packed and layout.packed
+
+
+@functools.cache
+def _searches(rule: TagRule) -> tuple[Callable[[str], object] | None, ...]:
+    """For ``name``, ``path``, ``member_type`` and ``member_name``: one call that tells whether
+    any of the rule's patterns is found in a string (None when there is none)."""
+    return tuple(_any_of(getattr(rule, key)) for key in PATTERN_KEYS)
+
+
+def _any_of(patterns: tuple[re.Pattern[str], ...]) -> Callable[[str], object] | None:
+    """``any(p.search(text) for p in patterns)`` as one search of their alternation, which finds a
+    match exactly when one of them does -- unless a pattern numbers its groups (a back-reference
+    would then point elsewhere) or does not compile inside a group: then one search each."""
+    if not patterns:
+        return None
+    if len(patterns) == 1:
+        return patterns[0].search
+    flags = patterns[0].flags
+    if all(p.groups == 0 and p.flags == flags for p in patterns):
+        try:
+            return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), flags).search
+        except re.error:
+            pass
+    return lambda text: any(p.search(text) for p in patterns)

@@ -1,91 +1,51 @@
 """The one package that imports pyelftools: struct, class and union layouts out of an ELF's DWARF.
 
-pyelftools opens the ELF, finds and decompresses the sections, applies relocations (probe
-objects are ``ET_REL``; x86-64 ones are relocated here from the raw ``.rela`` tables, which is
-8x faster), parses CU headers and line-program headers, and names tags, attributes and forms.
-Its per-DIE object API is too slow for a whole library (libpython: 851k DIEs, 33 s), so the
-DIEs are read by a small decoder over the raw ``.debug_info`` and ``.debug_abbrev`` bytes that:
+``archdiff structs`` on this machine's libpython is meant to take at most 1.5x pahole's time on
+the same file (``scripts/bench_structs.py`` measures it: 1.1-1.25x of its CPU time; the layouts
+of every struct ``pahole -a`` lists agree). pyelftools' per-DIE object API is far too slow for a whole library (libpython: 851k
+DIEs, 33 s), and even its section and header parsing cost more than pahole's whole run, so the
+bytes are read here and pyelftools is kept for what only it does: GNU ``.zdebug`` sections,
+other CPUs' relocations, a fallback parser of line-program headers, and the reference that the
+tests compare every direct read with.
 
-* walks only the top level of each unit, namespaces and aggregates, and jumps over every other
-  subtree (functions, their parameters and locals) through ``DW_AT_sibling`` or, for DIEs
-  whose abbreviation has only fixed-size forms, by that size, without building attributes;
-* decodes a referenced type's DIE only when a member needs it, caching it per unit;
-* skips an aggregate already seen in an earlier unit (same name, kind, size, declaration line
-  and encoded subtree size) before decoding its members, since a library's headers repeat the
-  same types in every CU; a second key (every member's name and placement) merges the rest;
-* reads DWARF 5 type units (``-fdebug-types-section``): types named through
-  ``DW_AT_specification`` and referenced by ``DW_FORM_ref_sig8``.
+* :mod:`.elf` reads the section table and the bytes (zlib-inflated) of the six sections used;
+  :mod:`.reloc` relocates x86-64 ``ET_REL`` objects (probes) from their ``.rela`` tables;
+  :mod:`.units` reads unit headers; :mod:`.bounds` refuses a section that claims more than the
+  file holds or inflates to gigabytes, before it is read.
+* :mod:`.abbrev` compiles each abbreviation once per distinct encoding (libpython: 1,305 of
+  14,463 entries) into a plan: one ``struct.unpack_from`` per run of fixed-size forms, then
+  strings and references cooked; :mod:`.die` decodes a DIE by its plan.
+* :mod:`.walk` reads only the top level of each unit, namespaces and aggregates, and jumps over
+  every other subtree (functions, their parameters and locals) through ``DW_AT_sibling`` or the
+  abbreviation's fixed size, without building attributes. In C units (where a type is spelled
+  by its own name) it reads a typedef from its name and type values alone and jumps over an
+  anonymous aggregate, or one whose name, size, line and subtree size were seen in an earlier
+  unit, without decoding it: a library's headers repeat the same types in every unit. A second
+  key (every member's name and placement) merges the rest.
+* A referenced type's DIE is decoded only when a member needs it, cached per unit
+  (:mod:`.types`, :mod:`.layout`); DWARF 5 type units (``-fdebug-types-section``) are read too:
+  types named through ``DW_AT_specification`` and referenced by ``DW_FORM_ref_sig8``.
 
 Everything returned is a plain :class:`RawLayout`; ``extractor.structs.records`` turns it into
-records. Failures of pyelftools are translated into :class:`DwarfReadError` here.
+records. Every failure, of pyelftools or of this reader, is a :class:`DwarfReadError`.
 
-Section sizes are checked before pyelftools reads them (:mod:`.bounds`): a header that claims
-more than the file holds, or a compressed section that inflates to gigabytes, is refused.
+The modules stand in floors that import only downwards (``.importlinter`` checks it):
 
-One module per DWARF concept: :mod:`.forms` (forms, attributes, tags, LEB128), :mod:`.abbrev`
-(abbreviation tables), :mod:`.die` (a unit's DIE decoder), :mod:`.lines` (line-program file
-tables), :mod:`.reloc` (relocation of ``ET_REL`` objects), :mod:`.reader` (sections, string
-tables, type units), :mod:`.walk` (which DIEs become layouts), :mod:`.layout` (one aggregate's
-members and alignment) and :mod:`.types` (type spelling).
+* :mod:`.reader` -- the entry: opens the ELF, checks, relocates, walks; the one error boundary;
+* :mod:`.walk` -- which DIEs become layouts, in every unit, and the type units by signature;
+* :mod:`.layout` -- one aggregate's members and alignment;
+* :mod:`.types` -- type spelling, size and alignment;
+* :mod:`.die` -- one unit's DIE decoder;
+* :mod:`.lines` -- line-program file tables;
+* :mod:`.abbrev` (abbreviation plans), :mod:`.sections` (section bytes and string tables);
+* :mod:`.bounds` (section sizes checked), :mod:`.reloc` (section bytes, relocated);
+* :mod:`.elf` (section table), :mod:`.forms` (forms, attributes, tags, LEB128), :mod:`.raw`
+  (what is returned, the error), :mod:`.units` (unit headers).
 """
 
 from __future__ import annotations
 
-import os
-import struct as _struct
-import zlib
-from collections.abc import Callable
-from pathlib import Path
-
-from elftools.common.exceptions import DWARFError, ELFError, ELFParseError, ELFRelocationError
-from elftools.elf.elffile import ELFFile
-
-from extractor.structs.dwarf.bounds import check_sections
 from extractor.structs.dwarf.raw import DwarfReadError, RawLayout, RawMember
-from extractor.structs.dwarf.reader import Reader
-from extractor.structs.dwarf.reloc import relocated_dwarf_info
-from extractor.structs.dwarf.walk import read_all
+from extractor.structs.dwarf.reader import read_layouts
 
 __all__ = ["DwarfReadError", "RawLayout", "RawMember", "read_layouts"]
-
-
-def read_layouts(path: Path | str, decl_filter: Callable[[str], bool] | None = None
-                 ) -> tuple[RawLayout, ...]:
-    """Every complete struct/class/union in ``path``'s DWARF, merged across compile units.
-
-    ``decl_filter`` (the declaring file as DWARF spells it -> keep?) lets a probe skip the
-    thousands of system-header types before their members are spelled.
-    """
-    label = str(path)
-    try:
-        with open(path, "rb") as stream:
-            head = stream.read(4)
-            if head != b"\x7fELF":
-                raise DwarfReadError(label, "not-elf", "not an ELF file")
-            stream.seek(0)
-            try:
-                elf = ELFFile(stream)
-                check_sections(elf, os.fstat(stream.fileno()).st_size, label)
-                if not elf.has_dwarf_info(strict=True):
-                    raise DwarfReadError(label, "no-dwarf",
-                                         "ELF has no DWARF debug info (.debug_info); rebuild with -g")
-                dwarf = relocated_dwarf_info(elf)
-                reader = Reader(dwarf, elf.little_endian)
-                return read_all(reader, decl_filter)
-            except DwarfReadError:
-                raise
-            except (ELFError, ELFParseError, DWARFError, ValueError, LookupError, AssertionError,
-                    _struct.error, TypeError, AttributeError, EOFError, ArithmeticError,
-                    RecursionError, zlib.error) as err:
-                # a corrupt file can break pyelftools or this decoder almost anywhere; each
-                # of these means "this file's DWARF cannot be read", never a crash
-                message = str(err).splitlines()[0] if str(err) else type(err).__name__
-                why = ("it needs a relocation the DWARF reader does not apply" if isinstance(err, ELFRelocationError)
-                       else "the file is truncated or corrupt")
-                raise DwarfReadError(label, "corrupt-elf",
-                                     f"cannot read ELF/DWARF ({type(err).__name__}: {message[:160]}); {why}") from err
-            except MemoryError as err:  # sizes the checks above cannot see ahead of reading
-                raise DwarfReadError(label, "too-large", "reading its DWARF needs more memory than this "
-                                     "machine gives: not read") from err
-    except OSError as err:
-        raise DwarfReadError(label, "unreadable", f"cannot open: {err.strerror or err}") from err

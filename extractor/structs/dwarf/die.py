@@ -1,88 +1,72 @@
 """DIE decoding: one compile unit's raw bytes, its abbreviations, and a decoder over them.
 
 pyelftools' per-DIE object API is too slow for a whole library (libpython: 851k DIEs, 33 s), so
-DIEs are decoded here from the raw ``.debug_info`` bytes, keeping only the attributes listed in
-:data:`.forms.KEEP`.
+DIEs are decoded here from the raw ``.debug_info`` bytes by the plans :mod:`.abbrev` compiles,
+keeping only the attributes listed in :data:`.forms.KEEP`. A decoded DIE's attributes are a
+dict of plain values: strings as ``str``, references as absolute ``.debug_info`` offsets, a type
+signature as :class:`Signature` (:meth:`Unit.value` resolves it), expressions as ``bytes``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from elftools.common.exceptions import DWARFError
 
-from extractor.structs.dwarf.abbrev import Abbrev, compile_abbrevs
-from extractor.structs.dwarf.forms import (ADDR, BLOCK1, BLOCK2, BLOCK4, BLOCKU, CSTR, FIXED, IMPLICIT, OFFSET,
-                                           PRESENT, REF_ADDR, SLEB, ULEB)
+from extractor.structs.dwarf.abbrev import (COOK_LINE_STR, COOK_REF, COOK_SIG8, COOK_STR, COOK_STRX, RUN,
+                                            Abbrev, AbbrevTables)
+from extractor.structs.dwarf.forms import BLOCK1, BLOCK2, BLOCK4, BLOCKU, CSTR, SLEB, ULEB, uleb
 from extractor.structs.dwarf.lines import file_table, read_file_table
+from extractor.structs.dwarf.sections import Sections
+from extractor.structs.dwarf.units import UnitHeader
 
-if TYPE_CHECKING:
-    from extractor.structs.dwarf.reader import Reader
+
+class Signature(int):
+    """A ``DW_FORM_ref_sig8`` value: the signature of the type unit that holds the type."""
+
+    __slots__ = ()
+
+
+class TypeUnitLookup(Protocol):
+    """Where a ``DW_FORM_ref_sig8`` leads: the walk (a floor above) opens and names type units."""
+
+    def die(self, signature: int) -> tuple[Unit, int] | None: ...
 
 
 class Unit:
     """One compile unit's raw bytes, abbreviations and decoded-DIE cache."""
 
-    def __init__(self, reader: Reader, cu) -> None:
-        self.reader = reader
-        self.cu = cu
-        header = cu.header
-        self.offset = cu.cu_offset
-        self.end = cu.cu_offset + cu.size
-        self.address_size = header["address_size"]
-        self.version = header["version"]
-        self.offset_size = 8 if cu.dwarf_format() == 64 else 4
-        key = header["debug_abbrev_offset"]
-        abbrevs = reader.abbrev_cache.get(key)
-        if abbrevs is None:
-            abbrevs = compile_abbrevs(reader.abbrev_data, key)
-            reader.abbrev_cache[key] = abbrevs
-        self.abbrevs = abbrevs
-        self.fixed_sizes, self.sibling_slots = self._skip_tables()
+    def __init__(self, sections: Sections, header: UnitHeader, type_units: TypeUnitLookup | None = None,
+                 abbrev_tables: AbbrevTables | None = None) -> None:
+        self.sections = sections
+        self.data = sections.data
+        self.header = header
+        self.type_units = type_units
+        self.offset = header.offset
+        self.end = header.end
+        self.address_size = header.address_size
+        self.version = header.version
+        self.offset_size = header.offset_size
+        shape = (sections.little, self.offset_size, self.address_size,
+                 self.address_size if self.version == 2 else self.offset_size)
+        tables = abbrev_tables if abbrev_tables is not None else AbbrevTables(sections.abbrev_data)
+        self.abbrevs: dict[int, Abbrev] = tables.table(header.abbrev_offset, shape)
         self.str_offsets_base = 8 if self.offset_size == 4 else 16
         self.cache: dict[int, tuple] = {}
         self.qualnames: dict[int, str] = {}
         self.typedef_names: dict[int, str] = {}  # anonymous aggregate offset -> typedef name
         self.memos: dict[str, dict] = {}
         self.language = "c++"
+        self.first_child: int | None = None
         self._files: list[str] | None = None
 
-    def _skip_tables(self) -> tuple[dict[int, int], dict[int, tuple[int, int]]]:
-        """Per abbreviation: its encoded size when every form is fixed-size (for this unit's
-        offset and address sizes), and where DW_AT_sibling sits when only fixed-size forms
-        precede it. The walk uses them to jump over DIEs without decoding them."""
-        fixed: dict[int, int] = {}
-        slots: dict[int, tuple[int, int]] = {}
-        ref_addr = self.address_size if self.version == 2 else self.offset_size
-        for code, abbrev in self.abbrevs.items():
-            at = 0
-            for key, kind, size, _strtab, _curef in abbrev.ops:
-                if kind == FIXED:
-                    width = size
-                elif kind == OFFSET:
-                    width = self.offset_size
-                elif kind in (PRESENT, IMPLICIT):
-                    width = 0
-                elif kind == ADDR:
-                    width = self.address_size
-                elif kind == REF_ADDR:
-                    width = ref_addr
-                else:
-                    at = None
-                    break
-                if key == "sibling" and kind == FIXED and code not in slots:
-                    slots[code] = (at, width)
-                at += width
-            if at is not None:
-                fixed[code] = at
-        return fixed, slots
-
-    # The decoder: returns (abbrev, attrs, next_offset) or (None, None, next) for a null entry.
-    def decode(self, pos: int):
-        data = self.reader.data
-        # ULEB abbreviation code, inlined for speed (codes are almost always < 128)
-        b = data[pos]
+    def decode(self, pos: int, cook: bool = True):
+        """``(abbrev, attrs, next_offset)`` of the DIE at ``pos``; ``(None, None, next)`` for the
+        null entry that ends a children list. ``cook=False`` leaves strings, references and
+        signatures as the numbers the DIE holds (the unit's root, before its string base is known)."""
+        data = self.data
+        b = data[pos]  # the ULEB abbreviation code, almost always one byte
         pos += 1
         if b < 0x80:
             code = b
@@ -98,15 +82,32 @@ class Unit:
         if code == 0:
             return None, None, pos
         abbrev = self.abbrevs[code]
-        attrs = {}
-        little = self.reader.little
-        for key, kind, size, strtab, curef in abbrev.ops:
-            if kind == FIXED:
-                if key is not None:
-                    attrs[key] = (int.from_bytes(data[pos:pos + size], "little" if little else "big"),
-                                  strtab, curef)
+        run = abbrev.run
+        if run is not None:  # every form fixed-size: one unpack
+            attrs = dict(zip(abbrev.names, run.unpack_from(data, pos)))
+            pos += abbrev.size
+        else:
+            attrs = {}
+            pos = self._decode_steps(abbrev.steps, attrs, pos)
+        if abbrev.consts:
+            attrs.update(abbrev.consts)
+        if cook and abbrev.cooks:
+            self._cook(attrs, abbrev.cooks)
+        return abbrev, attrs, pos
+
+    def _decode_steps(self, steps: tuple, attrs: dict, pos: int) -> int:
+        data = self.data
+        for kind, key, run, names, size in steps:
+            if kind == RUN:
+                if names:
+                    attrs.update(zip(names, run.unpack_from(data, pos)))
                 pos += size
-            elif kind == ULEB or kind == SLEB:
+            elif kind == CSTR:
+                end = data.index(0, pos)
+                if key is not None:
+                    attrs[key] = data[pos:end].decode("utf-8", "replace")
+                pos = end + 1
+            elif kind == ULEB or kind == SLEB or kind == BLOCKU:
                 value, shift = 0, 0
                 while True:
                     b = data[pos]
@@ -115,78 +116,103 @@ class Unit:
                     shift += 7
                     if b < 0x80:
                         break
-                if kind == SLEB and b & 0x40:
-                    value -= 1 << shift
-                if key is not None:
-                    attrs[key] = (value, strtab, curef)
-            elif kind == OFFSET:
-                if key is not None:
-                    attrs[key] = (int.from_bytes(data[pos:pos + self.offset_size],
-                                                 "little" if little else "big"), strtab, False)
-                pos += self.offset_size
-            elif kind == PRESENT:
-                if key is not None:
-                    attrs[key] = (1, None, False)
-            elif kind == CSTR:
-                end = data.index(b"\0", pos)
-                if key is not None:
-                    attrs[key] = (data[pos:end].decode("utf-8", "replace"), None, False)
-                pos = end + 1
-            elif kind == IMPLICIT:
-                if key is not None:
-                    attrs[key] = (size, None, False)
-            elif kind == ADDR:
-                pos += self.address_size
-            elif kind == REF_ADDR:
-                n = self.address_size if self.version == 2 else self.offset_size
-                if key is not None:
-                    attrs[key] = (int.from_bytes(data[pos:pos + n], "little" if little else "big")
-                                  - self.offset, None, True)  # stored CU-relative like the rest
-                pos += n
-            elif kind in (BLOCK1, BLOCK2, BLOCK4, BLOCKU):
                 if kind == BLOCKU:
-                    n, shift = 0, 0
-                    while True:
-                        b = data[pos]
-                        pos += 1
-                        n |= (b & 0x7F) << shift
-                        shift += 7
-                        if b < 0x80:
-                            break
-                else:
-                    width = {BLOCK1: 1, BLOCK2: 2, BLOCK4: 4}[kind]
-                    n = int.from_bytes(data[pos:pos + width], "little" if little else "big")
-                    pos += width
+                    if key is not None:
+                        attrs[key] = data[pos:pos + value]
+                    pos += value
+                elif key is not None:
+                    attrs[key] = value - (1 << shift) if kind == SLEB and b & 0x40 else value
+            elif kind == BLOCK1 or kind == BLOCK2 or kind == BLOCK4:
+                width = 1 if kind == BLOCK1 else 2 if kind == BLOCK2 else 4
+                n = int.from_bytes(data[pos:pos + width], "little" if self.sections.little else "big")
+                pos += width
                 if key is not None:
-                    attrs[key] = (bytes(data[pos:pos + n]), "block", False)
+                    attrs[key] = data[pos:pos + n]
                 pos += n
             else:  # INDIRECT: rare enough to be unsupported rather than slow
                 raise DWARFError("DW_FORM_indirect is not supported")
-        return abbrev, attrs, pos
+        return pos
+
+    def _cook(self, attrs: dict, cooks: tuple) -> None:
+        sections = self.sections
+        for key, how in cooks:
+            value = attrs[key]
+            if how == COOK_STR:
+                attrs[key] = sections.strings.get(value) or sections.string(value)
+            elif how == COOK_REF:
+                attrs[key] = value + self.offset
+            elif how == COOK_STRX:
+                attrs[key] = sections.string(sections.string_offset(value, self.offset_size,
+                                                                    self.str_offsets_base))
+            elif how == COOK_LINE_STR:
+                attrs[key] = sections.line_string(value)
+            elif how == COOK_SIG8:
+                attrs[key] = Signature(value)
+            else:  # COOK_UINT: a 3- or 16-byte form read as bytes
+                attrs[key] = int.from_bytes(value, "little" if sections.little else "big")
 
     def value(self, attrs: dict, key: str, default=None):
-        item = attrs.get(key)
-        if item is None:
-            return default
-        value, strtab, curef = item
-        if strtab is None:
-            return value + self.offset if curef else value
-        if strtab == "block":
-            return value
-        if strtab == "sig8":
-            return self.reader.type_unit_die(value)  # (unit, offset) in a type unit, or None
-        return self.reader.string(strtab, value, self)
+        """``attrs[key]`` (or ``default``), a type signature resolved to ``(type unit, offset)``
+        (None when no type unit has it)."""
+        value = attrs.get(key, default)
+        if value.__class__ is Signature:
+            return self.type_units.die(value) if self.type_units is not None else None
+        return value
+
+    def skip(self, abbrev: Abbrev, pos: int) -> tuple[int, int | None]:
+        """(offset after the attributes starting at ``pos``, absolute DW_AT_sibling or None),
+        without building them: for a DIE nobody reads."""
+        if abbrev.size is not None:
+            after = pos + abbrev.size
+            at = abbrev.sibling_at
+            return after, None if at is None else abbrev.sibling.unpack_from(self.data, pos + at)[0] + self.offset
+        data = self.data
+        sibling = None
+        for kind, key, _run, _names, size in abbrev.steps:
+            if kind == RUN:
+                if key is not None:
+                    sibling = abbrev.sibling.unpack_from(data, pos + key)[0] + self.offset
+                pos += size
+            elif kind == CSTR:
+                pos = data.index(0, pos) + 1
+            elif kind == ULEB or kind == SLEB or kind == BLOCKU:
+                value, shift = 0, 0
+                while True:
+                    b = data[pos]
+                    pos += 1
+                    value |= (b & 0x7F) << shift
+                    shift += 7
+                    if b < 0x80:
+                        break
+                if kind == BLOCKU:
+                    pos += value
+            elif kind == BLOCK1 or kind == BLOCK2 or kind == BLOCK4:
+                width = 1 if kind == BLOCK1 else 2 if kind == BLOCK2 else 4
+                pos += width + int.from_bytes(data[pos:pos + width], "little" if self.sections.little else "big")
+            else:
+                raise DWARFError("DW_FORM_indirect is not supported")
+        return pos, sibling
 
     def skip_children(self, pos: int) -> int:
         """Offset after the null entry that ends the children list starting at ``pos``."""
+        data = self.data
+        abbrevs = self.abbrevs
         while True:
             if not self.offset < pos < self.end:
                 raise DWARFError(f"DIE walk left its unit at 0x{pos:x}")
-            abbrev, attrs, after = self.decode(pos)
-            if abbrev is None:
-                return after
+            b = data[pos]
+            if b == 0:
+                return pos + 1
+            code, after = (b, pos + 1) if b < 0x80 else uleb(data, pos)
+            abbrev = abbrevs[code]
+            after, sibling = self.skip(abbrev, after)
             if abbrev.children:
-                after = self._next_sibling(pos, attrs, after)
+                if sibling is None:
+                    after = self.skip_children(after)
+                elif sibling < after:
+                    raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{sibling:x}")
+                else:
+                    after = sibling
             pos = after
 
     def _next_sibling(self, pos: int, attrs: dict, after: int) -> int:
@@ -197,7 +223,7 @@ class Unit:
         sibling = attrs.get("sibling")
         if sibling is None:
             return self.skip_children(after)
-        target = sibling[0] + self.offset
+        target = sibling
         if target < after:
             raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{target:x}")
         return target
@@ -227,12 +253,12 @@ class Unit:
 
     def file_name(self, index: int) -> str:
         if self._files is None:
-            root = self.cache.get(self.cu.cu_die_offset)
+            root = self.cache.get(self.header.die_offset)
             stmt_list = root[1].get("stmt_list") if root else None
             try:
-                self._files = read_file_table(self.reader, stmt_list[0]) if stmt_list else []
+                self._files = read_file_table(self.sections, stmt_list) if stmt_list is not None else []
             except (IndexError, ValueError, KeyError, DWARFError):
-                self._files = file_table(self.reader, self.cu)  # pyelftools' general parser
+                self._files = file_table(self.sections, self.offset)  # pyelftools' general parser
         files = self._files
         if self.version < 5:
             index -= 1

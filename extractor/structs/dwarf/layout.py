@@ -77,7 +77,7 @@ def raw_member(unit: Unit, types: "Types", tag: str, attrs: dict) -> RawMember:
         # at data_member_location (little-endian targets)
         loc = member_location(unit, attrs)
         big = unit.value(attrs, "bit_offset", 0)
-        bitpos = loc * 8 + (storage * 8 - big - bit_size if unit.reader.little else big)
+        bitpos = loc * 8 + (storage * 8 - big - bit_size if unit.sections.little else big)
     # pahole reports the storage unit of the member's type size, aligned to that size
     unit_bits = storage * 8
     offset = (bitpos // unit_bits) * storage

@@ -1,8 +1,21 @@
-"""Relocation of the DWARF sections of relocatable objects (probe objects are ``ET_REL``)."""
+"""The bytes of the DWARF sections the reader uses, relocated where the file is ``ET_REL``.
+
+A shared library or executable needs no relocation: its sections are read as they are (by
+:mod:`.elf`), and pyelftools' ``DWARFInfo`` (which reads every debug section, location lists
+included, and looks up relocations for each: a tenth of the read on libpython) is built only if
+the line-table fallback asks for it. x86-64 relocatable objects (probe objects) are relocated here
+from the raw ``.rela`` tables; pyelftools applies relocations one construct-parsed entry at a
+time (5.8 of 6 s on an nvcc probe object). Anything else -- GNU ``.zdebug`` compression, another
+CPU's relocations, ``.rel`` tables, phantom bytes -- takes pyelftools' general path.
+"""
 
 from __future__ import annotations
 
 import struct as _struct
+from collections.abc import Callable
+from typing import Any, BinaryIO
+
+from extractor.structs.dwarf.elf import EM_DSPIC30F, EM_X86_64, ET_REL, ElfFile
 
 # x86-64 relocation types seen in the DWARF of relocatable objects (type: width in bytes):
 # R_X86_64_64, _32, _32S, and the offsets of thread-local variables in their TLS block, which a
@@ -11,50 +24,96 @@ import struct as _struct
 # pyelftools 0.33 applies neither). No layout depends on a variable's location.
 _X86_64_RELOCS = {1: 8, 10: 4, 11: 4, 17: 8, 21: 4}
 _RELOCATED = (".debug_info", ".debug_line", ".debug_str_offsets")
+SECTIONS = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line", ".debug_str_offsets")
+# pyelftools' DWARFInfo attribute for each
+_DWARFINFO_NAMES = {".debug_info": "debug_info_sec", ".debug_abbrev": "debug_abbrev_sec",
+                    ".debug_str": "debug_str_sec", ".debug_line_str": "debug_line_str_sec",
+                    ".debug_line": "debug_line_sec", ".debug_str_offsets": "debug_str_offsets_sec"}
 
 
-def relocated_dwarf_info(elf):
-    """DWARF of ``elf``, relocated.
+def dwarf_sections(elf: ElfFile) -> tuple[dict[str, bytes], Callable[[], Any]]:
+    """The bytes of :data:`SECTIONS` (``b""`` for one the file lacks), relocated, and a function
+    that builds pyelftools' ``DWARFInfo`` over the same bytes when first called."""
+    stream = elf.stream
+    plain = elf.section(".zdebug_info") is None and not (
+        elf.e_machine == EM_DSPIC30F and not elf.e_flags & 0x80000000)  # pyelftools' phantom bytes
+    if plain and elf.e_type != ET_REL and not any(
+            elf.section(prefix + name) is not None for name in SECTIONS for prefix in (".rel", ".rela")):
+        return _read(elf), _once(lambda: _pyelftools(stream).get_dwarf_info(relocate_dwarf_sections=False,
+                                                                         follow_links=False))
+    if plain and elf.e_type == ET_REL and elf.e_machine == EM_X86_64 and elf.little and elf.elfclass == 64:
+        data = _relocated_x86_64(elf, _read(elf))
+        if data is not None:
+            return data, _once(lambda: _dwarf_info_over(_pyelftools(stream), data))
+    dwarf = _pyelftools(stream).get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+    data = {}
+    for name in SECTIONS:
+        sec = getattr(dwarf, _DWARFINFO_NAMES[name])
+        data[name] = sec.stream.getvalue() if sec is not None else b""
+    return data, lambda: dwarf
 
-    pyelftools applies relocations one construct-parsed entry at a time: 5.8 of 6 s on an nvcc
-    probe object. For x86-64 ``ET_REL`` files the three sections this reader uses are relocated
-    here from the raw ``.rela`` tables instead; anything else takes pyelftools' general path.
-    """
-    if elf["e_type"] != "ET_REL":
-        return elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
-    if elf["e_machine"] != "EM_X86_64" or not elf.little_endian or elf.elfclass != 64 or \
-            elf.has_section(".zdebug_info"):
-        return elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+
+def _pyelftools(stream: BinaryIO):
+    from elftools.elf.elffile import ELFFile  # imported for the files and the fallback that need it
+
+    return ELFFile(stream)
+
+
+def _read(elf: ElfFile) -> dict[str, bytes]:
+    data = {}
+    for name in SECTIONS:
+        section = elf.section(name)
+        data[name] = elf.data(section) if section is not None else b""
+    return data
+
+
+def _once(build: Callable[[], Any]) -> Callable[[], Any]:
+    built: list = []
+
+    def get():
+        if not built:
+            built.append(build())
+        return built[0]
+    return get
+
+
+def _dwarf_info_over(elf, data: dict[str, bytes]):
+    """pyelftools' DWARFInfo of a relocatable object, its streams holding the bytes relocated here."""
     dwarf = elf.get_dwarf_info(relocate_dwarf_sections=False, follow_links=False)
-    targets = {".debug_info": dwarf.debug_info_sec, ".debug_line": dwarf.debug_line_sec,
-               ".debug_str_offsets": dwarf.debug_str_offsets_sec}
-    symbol_values: dict[tuple[int, int], int] = {}
     for name in _RELOCATED:
-        target = targets[name]
-        if target is None:
+        sec = getattr(dwarf, _DWARFINFO_NAMES[name])
+        if sec is not None:
+            sec.stream.seek(0)
+            sec.stream.write(data[name])
+            sec.stream.seek(0)
+    return dwarf
+
+
+def _relocated_x86_64(elf: ElfFile, data: dict[str, bytes]) -> dict[str, bytes] | None:
+    """``data`` with the ``.rela`` tables of :data:`_RELOCATED` applied; None when a table is
+    ``.rel`` or has a type this shortcut does not know (pyelftools' general path then)."""
+    symbol_values: dict[tuple[int, int], int] = {}
+    out = dict(data)
+    for name in _RELOCATED:
+        if not data[name]:
             continue
-        rel = elf.get_section_by_name(".rela" + name)
+        rel = elf.section(".rela" + name)
         if rel is None:
-            if elf.get_section_by_name(".rel" + name) is not None:
-                return elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+            if elf.section(".rel" + name) is not None:
+                return None
             continue
-        symtab_index = rel["sh_link"]
-        symtab = None
-        buffer = bytearray(target.stream.getvalue())
-        for r_offset, r_info, r_addend in _struct.iter_unpack("<QQq", rel.data()):
+        symtab_index = rel.link
+        buffer = bytearray(data[name])
+        for r_offset, r_info, r_addend in _struct.iter_unpack("<QQq", elf.data(rel)):
             width = _X86_64_RELOCS.get(r_info & 0xFFFFFFFF)
             if width is None:
-                return elf.get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
+                return None
             key = (symtab_index, r_info >> 32)
             value = symbol_values.get(key)
             if value is None:
-                if symtab is None:
-                    symtab = elf.get_section(symtab_index)
-                value = symtab.get_symbol(r_info >> 32)["st_value"]
+                value = elf.symbol_value(elf.sections[symtab_index], r_info >> 32)
                 symbol_values[key] = value
             result = (value + r_addend) & ((1 << (8 * width)) - 1)
             buffer[r_offset:r_offset + width] = result.to_bytes(width, "little")
-        target.stream.seek(0)
-        target.stream.write(buffer)
-        target.stream.seek(0)
-    return dwarf
+        out[name] = bytes(buffer)
+    return out

@@ -24,11 +24,13 @@ class Types:
 
     def _memoised(self, kind: str, off, seed, compute):
         """``compute(off)`` once per unit and type; ``seed`` answers while a recursive type is computed."""
+        memo = unit_memo(self.unit, kind)
+        if off in memo:  # only an offset that stands for itself is memoised (a signature is not)
+            return memo[off]
         if off is not None and not isinstance(off, tuple):
             off = self._through_signature(off)
         if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
             return getattr(Types(off[0]), kind)(off[1])
-        memo = unit_memo(self.unit, kind)
         if off in memo:
             return memo[off]
         memo[off] = seed

@@ -7,53 +7,90 @@ abbreviation has only fixed-size forms, by that size, without building attribute
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from elftools.common.exceptions import DWARFError
 
+from extractor.structs.dwarf.abbrev import AGGREGATE, MEMBER, NAMED, OTHER, TYPEDEF, AbbrevTables
 from extractor.structs.dwarf.die import Unit
-from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, NAMED_TYPES, uleb
+from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, uleb
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
+from extractor.structs.dwarf.sections import Sections
+from extractor.structs.dwarf.units import DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TYPE, UnitHeader, read_unit_headers
 
-if TYPE_CHECKING:
-    from extractor.structs.dwarf.reader import Reader
+
+class Seen:
+    """Aggregates already seen in earlier units, so that a library's headers, repeated in every
+    unit, are laid out once."""
+
+    def __init__(self) -> None:
+        self.quick: set[tuple] = set()  # name, kind, size, line, subtree size
+        self.identity: set[tuple] = set()  # C: abbreviation, name, size and line values, subtree size
+
+
+class TypeUnits:
+    """DWARF 5 type units (``-fdebug-types-section``) by signature, each opened and walked (for
+    the qualified names its namespaces give) the first time a ``DW_FORM_ref_sig8`` names it."""
+
+    def __init__(self, sections: Sections) -> None:
+        self.sections = sections
+        self.abbrev_tables = AbbrevTables(sections.abbrev_data)
+        self.by_signature: dict[int, tuple[UnitHeader, int]] = {}  # signature -> (unit, absolute DIE offset)
+        self.opened: dict[int, Unit] = {}  # CU offset -> its unit, kept for the whole read
+
+    def die(self, signature: int) -> tuple[Unit, int] | None:
+        """The type a DW_FORM_ref_sig8 names: (its type unit, the DIE's offset), or None."""
+        hit = self.by_signature.get(signature)
+        if hit is None:
+            return None
+        header, offset = hit
+        unit = self.opened.get(header.offset)
+        if unit is None:
+            unit = self.unit(header)
+            prepare_unit(unit)
+            # qualified names inside the type unit (namespaces wrap the type)
+            walk(unit, unit.first_child, (), [], Seen(), None)
+            self.opened[header.offset] = unit
+        return (unit, offset)
+
+    def unit(self, header: UnitHeader) -> Unit:
+        return Unit(self.sections, header, self, self.abbrev_tables)
 
 
 def prepare_unit(unit: Unit) -> bool:
     """Decode the unit's root DIE; False when the unit is empty."""
-    cu = unit.cu
-    abbrev, attrs, pos = unit.decode(cu.cu_die_offset)
+    root = unit.header.die_offset
+    abbrev, attrs, pos = unit.decode(root, cook=False)
     if abbrev is None or not abbrev.children:
         unit.first_child = None
         return False
-    unit.cache[cu.cu_die_offset] = (abbrev, attrs, pos)
     if "str_offsets_base" in attrs:
-        unit.str_offsets_base = attrs["str_offsets_base"][0]
+        unit.str_offsets_base = attrs["str_offsets_base"]
+    abbrev, attrs, pos = unit.decode(root)  # its strings, now that their base is known
+    unit.cache[root] = (abbrev, attrs, pos)
     lang = unit.value(attrs, "language", 0)
     unit.language = "c" if lang in C_LANGS else "c++"
     unit.first_child = pos
     return True
 
 
-def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
+def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
+    """Every aggregate worth a layout in every unit, merged across units and sorted."""
+    type_units = TypeUnits(sections)
     seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
-    seen_quick: set[tuple] = set()  # name, kind, size, line and the encoded subtree length
+    seen_before = Seen()
     out: list[RawLayout] = []
     units = []
-    for cu in reader.dwarf.iter_CUs():
-        unit_type = cu.header.get("unit_type", "DW_UT_compile")
-        if unit_type == "DW_UT_type":  # -fdebug-types-section: types live in type units
-            reader.type_units[cu.header["type_signature"]] = (
-                cu, cu.cu_offset + cu.header["type_offset"])
-        if unit_type in ("DW_UT_compile", "DW_UT_partial", "DW_UT_type"):
-            units.append(cu)
-    for cu in units:
-        unit = reader.type_unit_objects.get(cu.cu_offset) or Unit(reader, cu)
+    for header in read_unit_headers(sections.data, sections.little):
+        if header.unit_type == DW_UT_TYPE:  # -fdebug-types-section: types live in type units
+            type_units.by_signature[header.type_signature] = (header, header.offset + header.type_offset)
+        if header.unit_type in (DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TYPE):
+            units.append(header)
+    for header in units:
+        unit = type_units.opened.get(header.offset) or type_units.unit(header)
         if not prepare_unit(unit):
             continue
         candidates: list[tuple[int, str, str, list]] = []
-        walk(unit, unit.first_child, (), candidates, seen_quick, None)
+        walk(unit, unit.first_child, (), candidates, seen_before, None)
         for offset, kind, qualname, members in candidates:
             if members is None:  # an anonymous aggregate: kept only when a typedef names it
                 qualname = unit.typedef_names.get(offset, "")
@@ -61,11 +98,11 @@ def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
                     continue
                 attrs = unit.die(offset)[1]
                 sibling = attrs.get("sibling")
-                quick = (qualname, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
-                         sibling[0] + unit.offset - offset if sibling else -1)
-                if sibling is not None and quick in seen_quick:
+                quick = (qualname, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
+                         sibling - offset if sibling is not None else -1)
+                if sibling is not None and quick in seen_before.quick:
                     continue
-                seen_quick.add(quick)
+                seen_before.quick.add(quick)
                 members = [(o, child.tag, a) for o, child, a in unit.children(offset)
                            if child.tag in MEMBER_TAGS]
             if decl_filter is not None:
@@ -76,7 +113,7 @@ def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
             layout = build_layout(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
-        if cu.cu_offset not in reader.type_unit_objects:
+        if header.offset not in type_units.opened:
             # release the unit's caches now: memory stays flat across thousands of CUs
             unit.cache.clear()
             unit.qualnames.clear()
@@ -86,7 +123,7 @@ def read_all(reader: Reader, decl_filter) -> tuple[RawLayout, ...]:
     return tuple(out)
 
 
-def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_quick: set,
+def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: Seen,
           members: list | None, in_aggregate: bool = False) -> int:
     """Collect aggregates under a children list starting at ``pos``; return the offset after it.
 
@@ -95,11 +132,13 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_qu
     through DW_AT_sibling, or by the abbreviation's fixed size -- without building attributes.
     """
     is_c = unit.language == "c"
+    seen_quick, seen_identity = seen.quick, seen.identity
     base = unit.offset
-    data = unit.reader.data
-    fixed = unit.fixed_sizes
-    siblings = unit.sibling_slots
+    data = unit.data
     abbrevs = unit.abbrevs
+    sections = unit.sections
+    strings = sections.strings
+    typedef_names = unit.typedef_names
     end = unit.end
     start = pos - 1
     while True:
@@ -114,85 +153,111 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen_qu
         else:
             code, after_code = uleb(data, pos)
         abbrev = abbrevs[code]
-        tag = abbrev.tag
-        if tag in NAMED_TYPES or tag == "DW_TAG_namespace":
-            abbrev, attrs, after = unit.decode(start)
-            name = unit.value(attrs, "name", "")
-            if tag == "DW_TAG_namespace":
-                inner = scope + (name or "(anonymous namespace)",)
-                pos = walk(unit, after, inner, candidates, seen_quick, None) \
-                    if abbrev.children else after
-                continue
-            unit.cache[start] = (abbrev, attrs, after)
-            if name and "specification" not in attrs:
-                unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
-            elif "specification" in attrs:
-                # a type unit defines the type at its top level and names it through a
-                # declaration inside the namespaces (DW_AT_specification)
-                spec = unit.value(attrs, "specification")
-                qual = unit.qualnames.get(spec, "") if isinstance(spec, int) else ""
-                if qual:
-                    unit.qualnames[start] = qual
-                    name = qual.rsplit("::", 1)[-1]
-                    spec_attrs = unit.die(spec)[1]
-                    for key in ("decl_file", "decl_line"):
-                        if key not in attrs and key in spec_attrs:
-                            attrs[key] = spec_attrs[key]
-            kind = AGGREGATES.get(tag)
-            if tag == "DW_TAG_typedef" and name and "type" in attrs:
-                # ``typedef struct {...} name;``: the anonymous struct takes the typedef's name
-                unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
-            if kind is not None and not name and not in_aggregate and \
-                    "declaration" not in attrs and "byte_size" in attrs:
-                candidates.append((start, kind, "", None))  # named (or dropped) after the walk
-            if kind is None or not abbrev.children:
-                if kind is not None and name and "declaration" not in attrs and \
-                        "byte_size" in attrs:
-                    candidates.append((start, kind, unit.qualnames[start], []))
-                pos = (attrs["sibling"][0] + base if "sibling" in attrs else
-                       unit.skip_children(after)) if abbrev.children else after
-                continue
-            qual = unit.qualnames.get(start, "")
-            collect = None
-            if name and "declaration" not in attrs and "byte_size" in attrs:
-                # a library's headers repeat the same types in every CU: a type already seen
-                # (same name, size, line and encoded size of its whole subtree) is skipped
-                # before its members are decoded
-                sibling = attrs.get("sibling")
-                quick = (qual, kind, attrs["byte_size"][0], unit.value(attrs, "decl_line", 0),
-                         sibling[0] + base - start if sibling else -1)
-                if sibling is None or quick not in seen_quick:
-                    if sibling is not None:
-                        seen_quick.add(quick)
-                    collect = []
-                    candidates.append((start, kind, qual, collect))
-            if collect is None and is_c and "sibling" in attrs:
-                pos = attrs["sibling"][0] + base  # C scopes nothing inside an aggregate
-                continue
-            inner = scope if is_c else scope + (name or "(anonymous)",)
-            pos = walk(unit, after, inner, candidates, seen_quick, collect, True)
+        family = abbrev.family
+        if family == OTHER or (family == MEMBER and members is None) or (family == NAMED and is_c):
+            # nothing the walk reads (C spells base and enumeration types by their own name):
+            # jump over it without building its attributes
+            if abbrev.children:
+                if abbrev.sibling_at is not None:
+                    pos = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
+                    continue
+                after, sibling = unit.skip(abbrev, after_code)
+                pos = sibling if sibling is not None else unit.skip_children(after)
+            elif abbrev.size is not None:
+                pos = after_code + abbrev.size
+            else:
+                pos = unit.skip(abbrev, after_code)[0]
             continue
-        if members is not None and tag in MEMBER_TAGS:
+        if family == MEMBER:
             abbrev, attrs, after = unit.decode(start)
-            members.append((start, tag, attrs))
-            pos = (attrs["sibling"][0] + base if "sibling" in attrs else
+            members.append((start, abbrev.tag, attrs))
+            pos = (attrs["sibling"] if "sibling" in attrs else
                    unit.skip_children(after)) if abbrev.children else after
             continue
-        # anything else: jump without decoding attributes when the abbreviation allows it
-        if abbrev.children:
-            slot = siblings.get(code)
-            if slot is not None:
-                at = after_code + slot[0]
-                pos = int.from_bytes(data[at:at + slot[1]], "little" if unit.reader.little
-                                     else "big") + base
+        tag = abbrev.tag
+        if family == TYPEDEF and is_c and abbrev.name_at is not None and abbrev.type_at is not None and \
+                not abbrev.children and "specification" not in abbrev.keys:
+            # a C typedef: only what it names is remembered (an anonymous aggregate takes that
+            # name), read from its name and type values alone
+            values = abbrev.run.unpack_from(data, after_code)
+            name = strings.get(values[abbrev.name_at]) or sections.string(values[abbrev.name_at])
+            if name:
+                typedef_names.setdefault(values[abbrev.type_at] + base, name)
+            pos = after_code + abbrev.size
+            continue
+        # an aggregate, a typedef read in full, a namespace, or a named type in C++
+        identity = None
+        if is_c and abbrev.sibling_at is not None and family == AGGREGATE:
+            # C scopes nothing inside an aggregate: what the walk needs of one already seen,
+            # or of one without a name, is in its abbreviation and a few fixed-size values
+            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
+            keys = abbrev.keys
+            if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
+                if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
+                    candidates.append((start, AGGREGATES[tag], "", None))
+                pos = sibling
                 continue
-        else:
-            size = fixed.get(code)
-            if size is not None:
-                pos = after_code + size
-                continue
+            if abbrev.identity is not None:
+                # the same name, size and line under the same abbreviation, with a subtree
+                # of the same size: a type seen already
+                identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
+                if identity in seen_identity:
+                    pos = sibling
+                    continue
         abbrev, attrs, after = unit.decode(start)
-        if abbrev.children:
-            pos = attrs["sibling"][0] + base if "sibling" in attrs else unit.skip_children(after)
-        else:
-            pos = after
+        name = unit.value(attrs, "name", "")
+        if tag == "DW_TAG_namespace":
+            inner = scope + (name or "(anonymous namespace)",)
+            pos = walk(unit, after, inner, candidates, seen, None) \
+                if abbrev.children else after
+            continue
+        unit.cache[start] = (abbrev, attrs, after)
+        if name and "specification" not in attrs:
+            unit.qualnames[start] = name if is_c or not scope else "::".join(scope + (name,))
+        elif "specification" in attrs:
+            # a type unit defines the type at its top level and names it through a
+            # declaration inside the namespaces (DW_AT_specification)
+            spec = unit.value(attrs, "specification")
+            qual = unit.qualnames.get(spec, "") if isinstance(spec, int) else ""
+            if qual:
+                unit.qualnames[start] = qual
+                name = qual.rsplit("::", 1)[-1]
+                spec_attrs = unit.die(spec)[1]
+                for key in ("decl_file", "decl_line"):
+                    if key not in attrs and key in spec_attrs:
+                        attrs[key] = spec_attrs[key]
+        kind = AGGREGATES.get(tag)
+        if tag == "DW_TAG_typedef" and name and "type" in attrs:
+            # ``typedef struct {...} name;``: the anonymous struct takes the typedef's name
+            unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
+        if kind is not None and not name and not in_aggregate and \
+                "declaration" not in attrs and "byte_size" in attrs:
+            candidates.append((start, kind, "", None))  # named (or dropped) after the walk
+        if kind is None or not abbrev.children:
+            if kind is not None and name and "declaration" not in attrs and \
+                    "byte_size" in attrs:
+                candidates.append((start, kind, unit.qualnames[start], []))
+            pos = (attrs["sibling"] if "sibling" in attrs else
+                   unit.skip_children(after)) if abbrev.children else after
+            continue
+        qual = unit.qualnames.get(start, "")
+        collect = None
+        if name and "declaration" not in attrs and "byte_size" in attrs:
+            # a library's headers repeat the same types in every CU: a type already seen
+            # (same name, size, line and encoded size of its whole subtree) is skipped
+            # before its members are decoded
+            sibling = attrs.get("sibling")
+            quick = (qual, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
+                     sibling - start if sibling is not None else -1)
+            if sibling is None or quick not in seen_quick:
+                if sibling is not None:
+                    seen_quick.add(quick)
+                collect = []
+                candidates.append((start, kind, qual, collect))
+            if identity is not None and sibling is not None:
+                seen_identity.add(identity)  # its quick key is in seen_quick from now on
+        if collect is None and is_c and "sibling" in attrs:
+            pos = attrs["sibling"]  # C scopes nothing inside an aggregate
+            continue
+        inner = scope if is_c else scope + (name or "(anonymous)",)
+        pos = walk(unit, after, inner, candidates, seen, collect, True)
