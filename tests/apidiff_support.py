@@ -53,9 +53,9 @@ def diff_trees(tmp: Path, old: dict[str, str], new: dict[str, str]) -> tuple[Bre
 
 @functools.cache
 def api_comparison(package: str, old: str, new: str):
-    """griffe against archdiff on two real releases (``scripts/api_vs_griffe.compare``), once per test
+    """griffe against archdiff on two real releases (``bench.api_vs_griffe.compare``), once per test
     run: griffe's rows come from the test cache, archdiff's from cached Python-only extractions."""
-    from scripts.api_vs_griffe import cached_griffe_breakages, compare
+    from bench.api_vs_griffe import cached_griffe_breakages, compare
     from tests.conftest import cache_root, sdist_root
 
     old_tree, new_tree = sdist_root(package, old), sdist_root(package, new)

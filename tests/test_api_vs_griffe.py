@@ -4,7 +4,7 @@ griffe's rows are kept in the test cache per griffe version and pair of sdists (
 change); archdiff's extraction goes through its own cache. The review files under
 tests/api_review list each griffe breakage archdiff does not report breaking and each breaking row
 archdiff reports that griffe lacks, with the reason; this test fails when they fall out of date
-(rewrite them with ``scripts/api_vs_griffe.py ... --review FILE --write-review``, then check the
+(rewrite them with ``bench/api_vs_griffe.py ... --review FILE --write-review``, then check the
 reasons it could not give).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from scripts.api_vs_griffe import load_review, review_differences
+from bench.api_vs_griffe import load_review, review_differences
 from tests.apidiff_support import api_comparison
 from tests.conftest import ROOT
 

@@ -81,10 +81,10 @@ def test_generated_constructor_change_leads_the_report(release):
     assert not any("breaking" in r for r in release["release"]["symbols"]["removed"])
 
 
-def test_breaking_rows_are_the_api_scripts(release):
-    # scripts/api_vs_griffe.py's archdiff side (Python-only extractions, cached by test_api_vs_griffe)
+def test_breaking_rows_are_those_of_api_vs_griffe(release):
+    # bench/api_vs_griffe.py's archdiff side (Python-only extractions, cached by test_api_vs_griffe)
     # lists exactly the report's breaking rows inside the package
-    from scripts.api_vs_griffe import report_differences, report_rows
+    from bench.api_vs_griffe import report_differences, report_rows
 
     comparison = api_comparison("vllm", "0.10.1", "0.10.2")
     assert report_differences(comparison, release) == []

@@ -13,7 +13,7 @@ from extractor.bindings.python_cpp import CallSite, bind_call_sites
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, Step
-from scripts.cpp_recall import measure_recall
+from bench.cpp_vs_ctags import measure_recall
 
 pytestmark = pytest.mark.real
 
@@ -178,7 +178,7 @@ def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_impleme
 
 
 def test_every_struct_class_and_union_of_the_graph_in_a_header_has_a_layout_record(vllm_pipeline):
-    from scripts.struct_coverage import coverage
+    from bench.structs_vs_graph import coverage
 
     bundle = vllm_pipeline[0]
     result = coverage(bundle)
@@ -190,7 +190,7 @@ def test_every_struct_class_and_union_of_the_graph_in_a_header_has_a_layout_reco
     signal = [s for s in bundle["structs"] if s["qualname"] == "vllm::Signal"]
     assert [(s["path"], s["method"], s["size"]) for s in signal] == [("csrc/custom_all_reduce.cuh", "probe-nvcc", 2560)]
     # the evidence's own definition sites, against universal-ctags
-    from scripts.cpp_recall import evidence_recall
+    from bench.cpp_vs_ctags import evidence_recall
 
     recall = evidence_recall(bundle, vllm_pipeline[1].sources[0].root / "csrc", "csrc/")
     assert recall["ctags_definitions"] > 1800 and recall["recall"] >= 0.99, recall["missing"][:20]

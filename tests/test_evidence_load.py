@@ -69,7 +69,7 @@ _PROMETHEUS_CPP = {} if Path("/usr/include/prometheus/counter.h").is_file() else
 def test_every_header_aggregate_of_the_graph_has_a_layout_record(fixture_bundles, name, definitions, missing):
     """The layout invariant on the extractions above: every non-template struct/class/union node
     defined in a header has a record, and an unresolved one names what was missing and who supplies it."""
-    from scripts.struct_coverage import coverage
+    from bench.structs_vs_graph import coverage
 
     bundle = json.loads(fixture_bundles[name].read_text(encoding="utf-8"))
     result = coverage(bundle)

@@ -39,7 +39,7 @@ def test_pyo3_bindings_of_tokenizers_are_found_and_counted(tokenizers_bundle):
 
 
 def test_rust_definitions_agree_with_ctags(tokenizers_bundle):
-    from scripts.native_recall import recall_from_bundle
+    from bench.native_vs_ctags import recall_from_bundle
 
     root, bundle = tokenizers_bundle
     result = recall_from_bundle(bundle, [("", root)], "rust")

@@ -7,7 +7,7 @@ The sdists and the fact cache are the test cache's (``$ARCHDIFF_TEST_CACHE/archd
 other real vLLM tests extract 0.10.1 and 0.10.2 into: files are keyed by content, so a release
 parses only what no other test parsed before (0.10.1.1's handful on a warm cache). OUT is new at
 every run, so every release's evidence, every pair and every page are written again each time.
-(`scripts/bench_releases.py` runs the longer range 0.10.0 -> 0.10.2, local against Ray.)"""
+(`bench/releases_ray_vs_pool.py` runs the longer range 0.10.0 -> 0.10.2, local against Ray.)"""
 
 from __future__ import annotations
 

@@ -81,7 +81,7 @@ def ggml_tree() -> Path:
 def test_a_c_project_every_header_struct_has_a_record_and_ggml_impl_is_laid_out_as_c(ggml_tree, tmp_path):
     from extractor.context import ExtractOptions
     from extractor.run.pipeline import extract_system
-    from scripts.struct_coverage import coverage
+    from bench.structs_vs_graph import coverage
 
     bundle = extract_system([str(ggml_tree)], options=ExtractOptions(jobs=2, cache_dir=tmp_path)).bundle
     result = coverage(bundle)

@@ -1,4 +1,4 @@
-"""scripts/structs_vs_pahole.py on the struct fixtures: every layout the probes resolve, read back by
+"""bench/structs_vs_pahole.py on the struct fixtures: every layout the probes resolve, read back by
 pahole and gdb ptype /o from the very objects the probes compiled, agrees with them; what a
 reference cannot print is listed with its reason, never counted as agreement."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from extractor.buildsettings import BuildSettings
-from scripts.structs_vs_pahole import compare, extract_with_objects, short
+from bench.structs_vs_pahole import compare, extract_with_objects, short
 from tests.conftest import FIXTURES
 
 

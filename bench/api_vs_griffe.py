@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """archdiff's API diff against griffe's, on two releases of one package, side by side.
 
-    python scripts/api_vs_griffe.py OLD_TREE NEW_TREE --package vllm [--review FILE] [--write-review]
+    python3 -m bench.api_vs_griffe OLD_TREE NEW_TREE --package vllm [--review FILE] [--write-review]
 
 OLD_TREE and NEW_TREE are unpacked source trees (an sdist) holding the package directory. griffe
 2.x loads ``PACKAGE`` from each (static analysis only, inspection off) and runs
@@ -31,15 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from comparator.apidiff import Breakage, BreakageKind, find_breakages  # noqa: E402
-from extractor import pysymbols  # noqa: E402
-from extractor.context import ExtractOptions  # noqa: E402
-from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature  # noqa: E402
-from extractor.run.pipeline import extract_system  # noqa: E402
-from extractor.steps import STEPS  # noqa: E402
-from extractor.acquire.sources import default_cache_dir  # noqa: E402
+from comparator.apidiff import Breakage, BreakageKind, find_breakages
+from extractor.python import graph as pysymbols
+from extractor.context import ExtractOptions
+from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.run.pipeline import extract_system
+from extractor.steps import STEPS
+from extractor.acquire.sources import default_cache_dir
 
 # archdiff's kinds by the griffe kind that names the same change.
 GRIFFE_KIND = {
