@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections import Counter
@@ -200,7 +201,9 @@ def cached_griffe_breakages(old_tree: Path, new_tree: Path, package: str, cache_
         return set(rows), rows
     keys, rows = griffe_breakages(old_tree, new_tree, package)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(sorted([k[0], k[1], rows[k]] for k in keys)))
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")  # renamed whole: never half a file
+    partial.write_text(json.dumps(sorted([k[0], k[1], rows[k]] for k in keys)))
+    partial.replace(path)
     return keys, rows
 
 

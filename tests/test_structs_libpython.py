@@ -13,8 +13,12 @@ import shutil
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from extractor.structs import read_binary_layouts
 from structs_refs import run_pahole
+
+pytestmark = pytest.mark.compilers  # pahole
 
 
 def libpython() -> Path:

@@ -11,6 +11,7 @@ from bench.structs_vs_pahole import compare, extract_with_objects, short
 from tests.conftest import FIXTURES
 
 
+@pytest.mark.compilers
 def test_every_fixture_layout_equals_pahole_and_gdb_on_the_probe_objects(tmp_path):
     bundle = extract_with_objects([str(FIXTURES / "structs")], BuildSettings(), tmp_path / "objects", 2,
                                   tmp_path / "cache")
