@@ -109,13 +109,18 @@ def _archdiff_logging_as_found() -> Iterator[None]:
     log.handlers[:], log.propagate, log.level = handlers, propagate, level
 
 
+@pytest.hookimpl(trylast=True)  # after -m has deselected: rank what runs
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # The real-input files are the long ones (minutes each on a cold cache): handed out first, they
-    # run while the other workers go through the hundreds of short tests, instead of after them.
-    # A file moves whole, so its module fixtures are still built once; the sort is stable, so every
-    # worker collects the same order, as pytest-xdist requires.
-    with_real = {item.path for item in items if item.get_closest_marker("real")}
-    items.sort(key=lambda item: item.path not in with_real)
+    # The real-input files are the long ones (minutes each on a cold cache), then those that start
+    # Ray or a browser (a minute): handed out first, they run while the other workers go through
+    # the hundreds of short tests, instead of after them. A file moves whole, so its module
+    # fixtures are still built once; the sort is stable, so every worker collects the same order,
+    # as pytest-xdist requires.
+    rank: dict[Path, int] = {}
+    for item in items:
+        mine = 0 if item.get_closest_marker("real") else 1 if item.get_closest_marker("ray") else 2
+        rank[item.path] = min(rank.get(item.path, 2), mine)
+    items.sort(key=lambda item: rank[item.path])
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
