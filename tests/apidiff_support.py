@@ -53,12 +53,14 @@ def diff_trees(tmp: Path, old: dict[str, str], new: dict[str, str]) -> tuple[Bre
 
 @functools.cache
 def api_comparison(package: str, old: str, new: str):
-    """griffe against archdiff on two real releases (``scripts/api_vs_griffe.compare``), once per test
+    """griffe against archdiff on two real releases (``bench.api_vs_griffe.compare``), once per test
     run: griffe's rows come from the test cache, archdiff's from cached Python-only extractions."""
-    from scripts.api_vs_griffe import cached_griffe_breakages, compare
-    from tests.conftest import cache_root, sdist_root
+    from bench.api_vs_griffe import cached_griffe_breakages, compare
+    from tests.conftest import cache_lock, sdist_root
 
     old_tree, new_tree = sdist_root(package, old), sdist_root(package, new)
-    cache = cache_root()
-    rows = cached_griffe_breakages(old_tree, new_tree, package, cache / "griffe")
-    return compare(old_tree, new_tree, package, cache / "api-extractions", python_only=True, griffe_rows=rows)
+    # test_api_vs_griffe and test_compare_real ask for vLLM's on two workers: griffe's rows are
+    # computed and written once, and the other worker reads them whole
+    with cache_lock(f"api-{package}-{old}-{new}") as cache:
+        rows = cached_griffe_breakages(old_tree, new_tree, package, cache / "griffe")
+        return compare(old_tree, new_tree, package, cache / "api-extractions", python_only=True, griffe_rows=rows)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import shutil
 import subprocess
 
 _PAHOLE_POS = re.compile(r"/\*\s*(\d+)(?::\s*(\d+))?\s+(\d+)\s*\*/\s*$")
@@ -45,9 +46,16 @@ def member_name(decl: str) -> str:
     return ident[-1] if ident else ""
 
 
+def require_tool(name: str, package: str) -> None:
+    """A reference tool that is missing fails the test that needs it, naming what installs it
+    (tests/run.sh does); it never turns into a skip."""
+    assert shutil.which(name), f"{name} is required (Debian package {package}; bash tests/run.sh installs it)"
+
+
 def run_pahole(obj, *names, anonymous: bool = False) -> dict[str, RefStruct]:
     """pahole's layouts; ``anonymous`` adds typedef-named anonymous structs (``-a``).
     (pahole 1.24 prints only some of a long ``-C a,b,c`` list: keep name lists short.)"""
+    require_tool("pahole", "dwarves")
     argv = ["pahole"] + (["-a"] if anonymous else []) + \
         (["-C", ",".join(names)] if names else []) + [str(obj)]
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout
@@ -107,6 +115,7 @@ def parse_pahole(text: str) -> dict[str, RefStruct]:
 
 
 def run_gdb_ptype(obj, *names) -> dict[str, RefStruct]:
+    require_tool("gdb", "gdb")
     argv = ["gdb", "-batch", "-nx", "-ex", "set language c++", "-ex", "set width 0"]
     for n in names:
         argv += ["-ex", f"echo @@@{n}\\n", "-ex", f"ptype /o {n}"]
@@ -159,6 +168,7 @@ def parse_gdb_ptype(name: str, text: str) -> RefStruct:
 
 
 def gdb_base_offsets(obj, derived: str, bases: list[str]) -> dict[str, int]:
+    require_tool("gdb", "gdb")
     argv = ["gdb", "-batch", "-nx", "-ex", "set language c++"]
     for b in bases:
         argv += ["-ex", f"print (long)({b}*)({derived}*)4096 - 4096"]

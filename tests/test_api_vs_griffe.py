@@ -4,15 +4,18 @@ griffe's rows are kept in the test cache per griffe version and pair of sdists (
 change); archdiff's extraction goes through its own cache. The review files under
 tests/api_review list each griffe breakage archdiff does not report breaking and each breaking row
 archdiff reports that griffe lacks, with the reason; this test fails when they fall out of date
-(rewrite them with ``scripts/api_vs_griffe.py ... --review FILE --write-review``, then check the
+(rewrite them with ``bench/api_vs_griffe.py ... --review FILE --write-review``, then check the
 reasons it could not give).
 """
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from scripts.api_vs_griffe import load_review, review_differences
+from bench.api_vs_griffe import load_review, review_differences
+from bench.readme_vs_runs import FIGURES, griffe_figures
 from tests.apidiff_support import api_comparison
 from tests.conftest import ROOT
 
@@ -28,3 +31,5 @@ def test_agreement_with_griffe_and_the_review_file(package, old, new):
     assert c.recall >= 0.98, f"{len(c.agreed)}/{len(c.griffe)}"
     review = load_review(REVIEWS / f"{package}-{old}-{new}.json")
     assert review_differences(c, review) == []
+    # the README's figures of this agreement (docs/figures.json; `bench.readme_vs_runs --only griffe --write`)
+    assert griffe_figures(c) == json.loads(FIGURES.read_text(encoding="utf-8"))["griffe"][package]

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import pytest
 
 from comparator.compare import compare_evidence
 from comparator.graphview import build_graph_view
@@ -100,6 +101,7 @@ def _run_chromium(tmp_path: Path, url: str, *extra: str) -> subprocess.Completed
     return subprocess.run(args, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.browser
 def test_report_works_in_headless_chromium(tmp_path):
     page = tmp_path / "report.html"
     page.write_text(_report(tamper=_poison), encoding="utf-8")

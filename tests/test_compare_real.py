@@ -11,17 +11,16 @@ from comparator.registry import KINDS
 from comparator.render_markdown import render_markdown
 from extractor.context import ExtractOptions
 from extractor.evidence.read import evidence_from_json, load_evidence
-from extractor.run.pipeline import extract_system
 from tests.apidiff_support import api_comparison
 from tests.compare_support import INPUTS
-from tests.conftest import cache_root
+from tests.conftest import cache_root, extract_real
 
 pytestmark = pytest.mark.real
 
 
 def _extract(root, version):
-    return evidence_from_json(extract_system([str(root)], name="vllm", version=version,
-                                             options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle)
+    return evidence_from_json(extract_real(root, name="vllm", version=version,
+                                           options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle)
 
 
 @pytest.fixture(scope="module")
@@ -81,14 +80,25 @@ def test_generated_constructor_change_leads_the_report(release):
     assert not any("breaking" in r for r in release["release"]["symbols"]["removed"])
 
 
-def test_breaking_rows_are_the_api_scripts(release):
-    # scripts/api_vs_griffe.py's archdiff side (Python-only extractions, cached by test_api_vs_griffe)
+def test_breaking_rows_are_those_of_api_vs_griffe(release):
+    # bench/api_vs_griffe.py's archdiff side (Python-only extractions, cached by test_api_vs_griffe)
     # lists exactly the report's breaking rows inside the package
-    from scripts.api_vs_griffe import report_differences, report_rows
+    from bench.api_vs_griffe import report_differences, report_rows
 
     comparison = api_comparison("vllm", "0.10.1", "0.10.2")
     assert report_differences(comparison, release) == []
     assert len(report_rows(release, "vllm")) == len(comparison.breaking_rows) > 1_000
+
+
+def test_the_readme_figures_are_what_this_comparison_gives(release):
+    # the README's API excerpt and counts come from docs/figures.json (test_readme_figures holds the
+    # README to it); when the code's output changes, this fails until
+    # `python3 -m bench.readme_vs_runs --only api --write` records the new figures
+    import json
+
+    from bench.readme_vs_runs import FIGURES, api_figures
+
+    assert api_figures(release) == json.loads(FIGURES.read_text(encoding="utf-8"))["api"]
 
 
 def test_metric_added_in_0_10_2(release):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import re
 from collections.abc import Iterable
@@ -13,7 +14,8 @@ from extractor.bindings.python_cpp import CallSite, bind_call_sites
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, Step
-from scripts.cpp_recall import measure_recall
+from bench.cpp_vs_ctags import measure_recall
+from tests.conftest import cache_lock, extract_real
 
 pytestmark = pytest.mark.real
 
@@ -48,6 +50,7 @@ def vllm_cpp(vllm_src) -> Contribution:
     return extract_cpp_graph(scan_trees({"": vllm_src / "csrc"}))
 
 
+@pytest.mark.compilers
 def test_recall_of_ctags_definitions_in_vllm_csrc(vllm_src):
     result = measure_recall(vllm_src / "csrc")
     assert result["ctags_definitions"] > 2500
@@ -139,16 +142,24 @@ def library_matches(library: str, namespace: str, extensions: set[str]) -> bool:
 
 
 @pytest.fixture(scope="module")
-def vllm_pipeline(vllm_src, tmp_path_factory):
-    """The whole pipeline on the sdist, probes included: (bundle, context with every step's result)."""
+def vllm_pipeline(vllm_src):
+    """The whole pipeline on the sdist, probes included: (bundle, context with every step's result).
+
+    Every step must run for the context to be captured, so the whole-bundle memo of this cache is
+    dropped first; the per-file facts (and probe results) stay, as in a user's next run."""
+    import sqlite3
+
     from extractor.context import ExtractOptions
-    from extractor.run.pipeline import extract_system
     from extractor.steps import STEPS
 
     captured = []
     capture = Step(name="capture", extract=lambda ctx: captured.append(ctx) or Contribution())
-    result = extract_system([str(vllm_src)], options=ExtractOptions(jobs=2, cache_dir=tmp_path_factory.mktemp("vllm")),
-                            steps=(*STEPS, capture))
+    with cache_lock("pipeline-capture") as cache:
+        facts = cache / "pipeline-capture" / "facts.sqlite"
+        if facts.exists():
+            with contextlib.closing(sqlite3.connect(facts)) as db, db:
+                db.execute("DELETE FROM facts WHERE key LIKE 'bundle:%'")
+        result = extract_real(vllm_src, options=ExtractOptions(jobs=2, cache_dir=facts.parent), steps=(*STEPS, capture))
     return result.bundle, captured[0]
 
 
@@ -177,8 +188,9 @@ def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_impleme
     assert missing == []
 
 
+@pytest.mark.compilers
 def test_every_struct_class_and_union_of_the_graph_in_a_header_has_a_layout_record(vllm_pipeline):
-    from scripts.struct_coverage import coverage
+    from bench.structs_vs_graph import coverage
 
     bundle = vllm_pipeline[0]
     result = coverage(bundle)
@@ -190,7 +202,7 @@ def test_every_struct_class_and_union_of_the_graph_in_a_header_has_a_layout_reco
     signal = [s for s in bundle["structs"] if s["qualname"] == "vllm::Signal"]
     assert [(s["path"], s["method"], s["size"]) for s in signal] == [("csrc/custom_all_reduce.cuh", "probe-nvcc", 2560)]
     # the evidence's own definition sites, against universal-ctags
-    from scripts.cpp_recall import evidence_recall
+    from bench.cpp_vs_ctags import evidence_recall
 
     recall = evidence_recall(bundle, vllm_pipeline[1].sources[0].root / "csrc", "csrc/")
     assert recall["ctags_definitions"] > 1800 and recall["recall"] >= 0.99, recall["missing"][:20]

@@ -3,7 +3,7 @@ on the systems CI can reach (PyPI sdists) archdiff's roles agree with the labels
 as when the labels were measured, with no generated module in an architectural role.
 
 The figures for all seven systems (two are local mirrors CI cannot reach) come from
-``python -m scripts.layers_benchmark``; ``scripts/benchmark.py`` prints them too."""
+``python3 -m bench.layers_vs_labels``; ``bench/extract_vs_baselines.py`` prints them too."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import collections
 import pytest
 
 from extractor.layers import TAXONOMY_FILE, UNASSIGNED, load_taxonomy
-from scripts.layers_benchmark import Label, LabelledSystem, load_labels, measure, render, score_layers
+from bench.layers_vs_labels import Label, LabelledSystem, load_labels, measure, render, score_layers
 from tests.conftest import cache_root
 
 SYSTEMS = load_labels()

@@ -11,9 +11,8 @@ import pytest
 from extractor.context import ExtractOptions
 from extractor.evidence.read import evidence_from_json
 from extractor.layers import UNASSIGNED
-from extractor.run.pipeline import extract_system
+from tests.conftest import cache_root, extract_real
 from extractor.layers.records import LAYERS
-from tests.conftest import cache_root
 
 pytestmark = pytest.mark.real
 
@@ -22,8 +21,8 @@ pytestmark = pytest.mark.real
 def vllm_layers(vllm_src):
     """The layers the pipeline extracts (after the graph steps, whose symbols give key symbols), as
     records read back from the evidence."""
-    extraction = extract_system([str(vllm_src)], name="vllm", version="0.10.2",
-                                options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff"))
+    extraction = extract_real(vllm_src, name="vllm", version="0.10.2",
+                              options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff"))
     evidence = evidence_from_json(extraction.bundle)
     return vllm_src, SimpleNamespace(records=evidence.of(LAYERS), stats=evidence.stats["layers"])
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import pytest
 
 from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
 
-from tests.conftest import cache_root, sdist_root
+from tests.conftest import cache_root, extract_real, sdist_root
 
 pytestmark = pytest.mark.real
 VERSION = "0.22.0"
@@ -18,7 +17,7 @@ VERSION = "0.22.0"
 @pytest.fixture(scope="module")
 def tokenizers_bundle():
     root = sdist_root("tokenizers", VERSION)
-    bundle = extract_system([str(root)], options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff",
+    bundle = extract_real(root, options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff",
                                                                 probe_structs=False)).bundle
     return root, bundle
 
@@ -38,8 +37,9 @@ def test_pyo3_bindings_of_tokenizers_are_found_and_counted(tokenizers_bundle):
     assert crates == {"rs:tokenizers", "rs:tokenizers_python"}
 
 
+@pytest.mark.compilers
 def test_rust_definitions_agree_with_ctags(tokenizers_bundle):
-    from scripts.native_recall import recall_from_bundle
+    from bench.native_vs_ctags import recall_from_bundle
 
     root, bundle = tokenizers_bundle
     result = recall_from_bundle(bundle, [("", root)], "rust")

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
-from tests.conftest import cache_root
+from tests.conftest import cache_root, extract_real
 
 pytestmark = pytest.mark.real
 
@@ -35,7 +34,7 @@ def _ast_qualnames(tree: ast.Module) -> set[str]:
 
 @pytest.fixture(scope="module")
 def vllm_bundle(vllm_src):
-    return extract_system([str(vllm_src)], options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle
+    return extract_real(vllm_src, options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle
 
 
 def test_qualnames_equal_ast_none_missing_none_invented(vllm_src: Path, vllm_bundle):

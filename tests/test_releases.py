@@ -135,6 +135,7 @@ def test_a_history_of_another_spec_is_refused(history, tmp_path):
     assert "give each tracked system its own -o directory" in proc.stderr
 
 
+@pytest.mark.browser
 def test_the_timeline_works_in_headless_chromium(history, tmp_path):
     _repo, out, _cache, _proc = history
     page = out / "timeline.html"

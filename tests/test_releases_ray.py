@@ -22,6 +22,8 @@ from tests.conftest import ROOT
 from tests.release_support import CRASHY, build_release_repo
 from tracking.run import track_releases
 
+pytestmark = pytest.mark.ray
+
 
 @pytest.fixture(scope="module")
 def ray_runtime():

@@ -7,7 +7,7 @@ The sdists and the fact cache are the test cache's (``$ARCHDIFF_TEST_CACHE/archd
 other real vLLM tests extract 0.10.1 and 0.10.2 into: files are keyed by content, so a release
 parses only what no other test parsed before (0.10.1.1's handful on a warm cache). OUT is new at
 every run, so every release's evidence, every pair and every page are written again each time.
-(`scripts/bench_releases.py` runs the longer range 0.10.0 -> 0.10.2, local against Ray.)"""
+(`bench/releases_ray_vs_pool.py` runs the longer range 0.10.0 -> 0.10.2, local against Ray.)"""
 
 from __future__ import annotations
 
@@ -18,18 +18,22 @@ import time
 import pytest
 
 from extractor.evidence.read import load_evidence
-from tests.conftest import cache_root
+from tests.conftest import cache_lock, cache_root
 from tests.test_compare_html import _run_chromium, html_unescape
 from tests.test_releases import run_releases
 
 VERSIONS = ["0.10.1", "0.10.1.1", "0.10.2"]
 
+pytestmark = pytest.mark.real
+
 
 @pytest.fixture(scope="module")
 def vllm_history(tmp_path_factory):
     out, cache = tmp_path_factory.mktemp("vllm-history") / "out", cache_root() / "archdiff"
-    proc = run_releases("pypi:vllm", "--from", "0.10.1", "--to", "0.10.2", "-o", str(out), cache=cache,
-                        timeout=3600)  # on a cold cache, three releases of vLLM are parsed
+    # the trees other workers extract too (conftest.extract_real), locked in one order
+    with cache_lock("extract-vllm-0.10.1"), cache_lock("extract-vllm-0.10.2"):
+        proc = run_releases("pypi:vllm", "--from", "0.10.1", "--to", "0.10.2", "-o", str(out), cache=cache,
+                            timeout=3600)  # on a cold cache, three releases of vLLM are parsed
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out, cache, proc
 
@@ -86,6 +90,7 @@ def test_new_only_on_vllm_finds_nothing_in_seconds(vllm_history):
     assert elapsed < 30, elapsed  # one index request and one state file: seconds, not minutes
 
 
+@pytest.mark.browser
 def test_the_vllm_timeline_works_in_headless_chromium(vllm_history, tmp_path):
     out, _cache, _proc = vllm_history
     dom = _run_chromium(tmp_path, (out / "timeline.html").resolve().as_uri() + "#selftest", "--dump-dom")

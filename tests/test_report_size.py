@@ -2,7 +2,7 @@
 the graph view is sampled (and says so), the layer matrix keeps its most connected roles.
 
 The caps are lowered here so that a generated bundle of a few thousand symbols crosses them;
-scripts/bench_report_size.py measures the same on 100,000 symbols with the shipped caps.
+bench/report_size_vs_symbols.py measures the same on 100,000 symbols with the shipped caps.
 """
 
 from __future__ import annotations

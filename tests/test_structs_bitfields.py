@@ -41,6 +41,7 @@ def holes(layout) -> list[tuple[int, str]]:
 
 
 @pytest.mark.parametrize("dwarf", ["-gdwarf-4", "-gdwarf-5"])
+@pytest.mark.compilers
 def test_c_bitfields_equal_pahole(tmp_path, dwarf):
     assert shutil.which("pahole"), "pahole (Debian package dwarves) is required"
     obj = compile_fixture(tmp_path, "bitfields.c", dwarf)
@@ -59,6 +60,7 @@ def test_c_bitfields_equal_pahole(tmp_path, dwarf):
     assert holes(ours["mixed"]) == [(59, "bits")]  # not 4 bytes and 27 bits
 
 
+@pytest.mark.compilers
 def test_cxx_bitfields_equal_gdb(tmp_path):
     assert shutil.which("gdb"), "gdb is required"
     obj = compile_fixture(tmp_path, "bitfields.cpp", "-std=c++17")

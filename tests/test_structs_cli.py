@@ -143,7 +143,7 @@ def test_json_is_what_the_standard_library_writes_from_to_jsonable(tmp_path):
 
 
 def test_archdiff_structs_imports_no_more_than_reading_an_elf_needs(tmp_path):
-    """The command's time on libpython is measured against pahole (scripts/bench_structs.py):
+    """The command's time on libpython is measured against pahole (python3 -m bench.dwarf_vs_pahole):
     running it must not import the comparator, release tracking, the probe planner and the C/C++
     graph behind it, the pipeline's steps and contexts, or pyelftools' ELF and DWARF parsers (an
     x86-64 object with plain sections is read without them). The shared records module

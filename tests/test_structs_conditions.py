@@ -79,6 +79,7 @@ def test_a_macro_that_is_a_cmake_option_says_where_and_its_default(tmp_path):
     assert conditional_reason((), options) == ("", "", "")
 
 
+@pytest.mark.compilers
 def test_a_definition_behind_a_build_option_names_it_and_the_define_resolves_it(tmp_path):
     proj = tmp_path / "proj"
     (proj / "src").mkdir(parents=True)

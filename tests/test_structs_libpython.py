@@ -1,6 +1,6 @@
 """On this machine's own libpython (it carries DWARF 5), every struct pahole lists (``pahole -a``:
 named ones and typedef-named anonymous ones, 454 here) has the same size and member offsets in
-archdiff's reader, and archdiff lists no struct that pahole does not. ``scripts/bench_structs.py`` adds time and memory.
+archdiff's reader, and archdiff lists no struct that pahole does not. ``bench/dwarf_vs_pahole.py`` adds time and memory.
 
 Known reference gap, decided by DWARF: pahole 1.24 does not handle ``DW_TAG_atomic_type`` and
 prints size 0 for ``_Atomic`` members (``_Py_atomic_int._value``); archdiff gives the size of
@@ -13,8 +13,12 @@ import shutil
 import sysconfig
 from pathlib import Path
 
+import pytest
+
 from extractor.structs import read_binary_layouts
 from structs_refs import run_pahole
+
+pytestmark = pytest.mark.compilers  # pahole
 
 
 def libpython() -> Path:

@@ -68,6 +68,7 @@ def test_failed_probe_lists_structs_unresolved_with_first_error():
     assert diag.code == "probe-failed" and diag.path == "src/needs_torch.hpp"
 
 
+@pytest.mark.compilers
 def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
     assert probe_mod.find_nvcc(), "nvcc is required (CUDA toolkit)"
     obj = tmp_path / "probe.o"
@@ -140,7 +141,9 @@ def _context(jobs: int, binaries=(), cache_dir=None, extra=None) -> Context:
                                   extra=extra or {}))
 
 
+@pytest.mark.compilers
 def test_extract_structs_is_deterministic_and_reports_failures(tmp_path):
+    assert probe_mod.find_nvcc(), "nvcc is required (CUDA toolkit): the fixture's CUDA header is probed with it"
     obj = tmp_path / "ring.o"
     subprocess.run(["gcc", "-g", "-c", str(SRC / "ring.c"), "-o", str(obj)], check=True, cwd=REPO)
     bad = tmp_path / "broken.so"
@@ -212,6 +215,7 @@ def test_the_graph_step_drives_the_probes_like_a_direct_scan():
     assert a.records == b.records and a.diagnostics == b.diagnostics
 
 
+@pytest.mark.compilers
 def test_a_header_with_thread_local_variables_is_laid_out(tmp_path):
     # thread-local variables give the probe object TLS relocations in .debug_info
     # (R_X86_64_DTPOFF32), which pyelftools 0.33 refuses: the object was "unreadable" and every

@@ -6,9 +6,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
+
 from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
 from extractor.structs.protogen import generate_protobuf_headers
+
+pytestmark = pytest.mark.compilers  # protoc
 
 PROTO = 'syntax = "proto3";\npackage demo;\nmessage ModelConfig { string name = 1; int64 max_batch_size = 2; }\n'
 
@@ -49,6 +53,7 @@ def test_a_proto_that_imports_a_file_outside_the_tree_is_dropped(tmp_path):
     (root / "leaky.proto").write_text(f'syntax = "proto3";\nimport "{secret}";\nmessage Leaky {{ Secret s = 1; }}\n')
     into = tmp_path / "generated"
     into.mkdir()
+    assert shutil.which("protoc"), "protoc is required (apt: protobuf-compiler)"
     result = generate_protobuf_headers([tmp_path / "proj"], into)
     assert result.refused == 1 and result.generated == 0
     assert not list(into.rglob("*.pb.h"))

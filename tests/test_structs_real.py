@@ -16,6 +16,7 @@ from pathlib import Path
 
 from structs_refs import run_gdb_ptype, run_pahole
 
+pytestmark = pytest.mark.compilers  # nvcc and pahole
 
 
 @pytest.mark.real
@@ -64,16 +65,21 @@ def _ggml_member(name: str) -> bool:
 def ggml_tree() -> Path:
     import tarfile
 
-    from tests.conftest import cache_root
+    import shutil
+
+    from tests.conftest import cache_lock
     from extractor.acquire.sources import download_sdist
 
-    target = cache_root() / f"ggml-{LLAMA_CPP_PYTHON}"
-    if not (target / "src" / "ggml-impl.h").is_file():
-        archive = download_sdist("llama-cpp-python", LLAMA_CPP_PYTHON, cache_root() / "sdists")
-        staging = cache_root() / f".ggml-{LLAMA_CPP_PYTHON}"
-        with tarfile.open(archive) as tar:
-            tar.extractall(staging, members=[m for m in tar.getmembers() if _ggml_member(m.name)], filter="data")
-        (next(staging.glob("*")) / _GGML.rstrip("/")).rename(target)
+    with cache_lock(f"ggml-{LLAMA_CPP_PYTHON}") as cache:
+        target = cache / f"ggml-{LLAMA_CPP_PYTHON}"
+        if not (target / "src" / "ggml-impl.h").is_file():
+            archive = download_sdist("llama-cpp-python", LLAMA_CPP_PYTHON, cache / "sdists")
+            staging = cache / f".ggml-{LLAMA_CPP_PYTHON}"
+            shutil.rmtree(staging, ignore_errors=True)  # what a killed run left
+            with tarfile.open(archive) as tar:
+                tar.extractall(staging, members=[m for m in tar.getmembers() if _ggml_member(m.name)], filter="data")
+            (next(staging.glob("*")) / _GGML.rstrip("/")).rename(target)
+            shutil.rmtree(staging)
     return target
 
 
@@ -81,7 +87,7 @@ def ggml_tree() -> Path:
 def test_a_c_project_every_header_struct_has_a_record_and_ggml_impl_is_laid_out_as_c(ggml_tree, tmp_path):
     from extractor.context import ExtractOptions
     from extractor.run.pipeline import extract_system
-    from scripts.struct_coverage import coverage
+    from bench.structs_vs_graph import coverage
 
     bundle = extract_system([str(ggml_tree)], options=ExtractOptions(jobs=2, cache_dir=tmp_path)).bundle
     result = coverage(bundle)

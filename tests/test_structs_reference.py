@@ -47,6 +47,7 @@ def gdb_sizeof(obj: Path, type_name: str) -> int:
 
 
 @pytest.mark.parametrize("dwarf", ["-gdwarf-4", "-gdwarf-5"])
+@pytest.mark.compilers
 def test_c_layouts_equal_pahole(tmp_path, dwarf):
     assert shutil.which("pahole"), "pahole (Debian package dwarves) is required"
     obj = compile_fixture(tmp_path, "ring.c", dwarf)
@@ -85,6 +86,7 @@ def test_c_layout_details_that_pahole_states(tmp_path):
     assert ours["flags_word"].members[4].type == "long long unsigned int"
 
 
+@pytest.mark.compilers
 def test_cxx_layouts_equal_gdb(tmp_path):
     assert shutil.which("gdb"), "gdb is required"
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17")
@@ -107,6 +109,7 @@ def test_cxx_layouts_equal_gdb(tmp_path):
             assert holes == theirs.holes, name
 
 
+@pytest.mark.compilers
 def test_cxx_base_offsets_equal_gdb_casts(tmp_path):
     obj = compile_fixture(tmp_path, "engine.cpp", "-std=c++17")
     ours = by_name(read_binary_layouts(obj))

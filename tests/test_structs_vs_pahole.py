@@ -1,4 +1,4 @@
-"""scripts/structs_vs_pahole.py on the struct fixtures: every layout the probes resolve, read back by
+"""bench/structs_vs_pahole.py on the struct fixtures: every layout the probes resolve, read back by
 pahole and gdb ptype /o from the very objects the probes compiled, agrees with them; what a
 reference cannot print is listed with its reason, never counted as agreement."""
 
@@ -7,10 +7,11 @@ from __future__ import annotations
 import pytest
 
 from extractor.buildsettings import BuildSettings
-from scripts.structs_vs_pahole import compare, extract_with_objects, short
+from bench.structs_vs_pahole import compare, extract_with_objects, short
 from tests.conftest import FIXTURES
 
 
+@pytest.mark.compilers
 def test_every_fixture_layout_equals_pahole_and_gdb_on_the_probe_objects(tmp_path):
     bundle = extract_with_objects([str(FIXTURES / "structs")], BuildSettings(), tmp_path / "objects", 2,
                                   tmp_path / "cache")

@@ -109,7 +109,7 @@ def _graph_aggregates(ctx: Context) -> tuple[tuple[AggregateDefinition, ...], di
 
 
 def _keep_objects(extra) -> Path | None:
-    """``extra["structs_keep_objects"]``: where a measurement (scripts/structs_vs_pahole.py) wants
+    """``extra["structs_keep_objects"]``: where a measurement (bench/structs_vs_pahole.py) wants
     the probe objects; never set by the CLI."""
     where = extra.get("structs_keep_objects")
     if not where:

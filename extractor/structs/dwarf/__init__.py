@@ -1,7 +1,7 @@
 """The one package that imports pyelftools: struct, class and union layouts out of an ELF's DWARF.
 
 ``archdiff structs`` on this machine's libpython is meant to take at most 1.5x pahole's time on
-the same file (``scripts/bench_structs.py`` measures it: 1.1-1.25x of its CPU time; the layouts
+the same file (``python3 -m bench.dwarf_vs_pahole`` measures it: 1.1-1.25x of its CPU time; the layouts
 of every struct ``pahole -a`` lists agree). pyelftools' per-DIE object API is far too slow for a whole library (libpython: 851k
 DIEs, 33 s), and even its section and header parsing cost more than pahole's whole run, so the
 bytes are read here and pyelftools is kept for what only it does: GNU ``.zdebug`` sections,

@@ -7,7 +7,7 @@ alike, each with a fresh cache (cold: nothing parsed, nothing cached) and ``--no
 compiler probes are the same code in both and would only add noise). Prints each wall time, the
 median per pair and the ratio this/baseline per job count.
 
-    python scripts/bench_guarded_pool.py TREE [--baseline /work/main] [--rounds 3] [--jobs 1 2]
+    python3 -m bench.guarded_pool_vs_baseline TREE --baseline CHECKOUT [--rounds 3] [--jobs 1 2]
 
 TREE is a source directory, e.g. the extracted vLLM 0.10.2 sdist.
 """
@@ -48,7 +48,8 @@ def git_head(checkout: Path) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("tree", type=Path)
-    parser.add_argument("--baseline", type=Path, default=Path("/work/main"))
+    parser.add_argument("--baseline", type=Path, required=True,
+                        help="a checkout of archdiff to compare with (e.g. a git worktree of the commit before)")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--scratch", type=Path, default=None, help="where the fresh caches go (default: TMPDIR)")

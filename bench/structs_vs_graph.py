@@ -1,6 +1,6 @@
 """Struct layouts against the symbol graph, read from an evidence file alone.
 
-    python -m scripts.struct_coverage EVIDENCE.json [...]
+    python3 -m bench.structs_vs_graph EVIDENCE.json [...]
 
 For each evidence file: the invariant (every struct/class/union node of the graph that is not a
 template has a layout record, resolved or ``unresolved`` with a reason, for each header it is
@@ -10,6 +10,7 @@ header and by what would supply it.
 
 from __future__ import annotations
 
+import argparse
 import collections
 import json
 import posixpath
@@ -54,8 +55,10 @@ def coverage(bundle: dict[str, Any]) -> dict[str, Any]:
 
 
 def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("evidence", nargs="+", metavar="EVIDENCE.json")
     status = 0
-    for arg in argv:
+    for arg in parser.parse_args(argv).evidence:
         r = coverage(json.loads(Path(arg).read_text(encoding="utf-8")))
         print(f"{arg}: {r['definitions']} struct/class/union definitions in headers, {r['resolved']} resolved "
               f"({r['ratio']:.1%}); invariant: {len(r['without_record'])} without a layout record, "

@@ -1,7 +1,7 @@
 """Recall of the C/C++/CUDA graph against universal-ctags, and its cost against a raw parse.
 
-    python -m scripts.cpp_recall DIR [DIR ...]
-    python -m scripts.cpp_recall --evidence EVIDENCE.json --root DIR [--prefix PATH/] [--missing]
+    python3 -m bench.cpp_vs_ctags DIR [DIR ...]
+    python3 -m bench.cpp_vs_ctags --evidence EVIDENCE.json --root DIR [--prefix PATH/] [--missing]
 
 The second form measures the evidence itself: every definition the evidence carries (a node's
 own path and each of its ``sites``), by file and name, against ctags' definitions under DIR
@@ -19,6 +19,7 @@ graph build (target: within 3x).
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
@@ -132,11 +133,21 @@ def evidence_recall(bundle: dict[str, Any], root: Path, prefix: str = "") -> dic
 
 
 def main(argv: list[str]) -> int:
-    show_missing = "--missing" in argv
-    if "--evidence" in argv:
-        bundle = json.loads(Path(argv[argv.index("--evidence") + 1]).read_text(encoding="utf-8"))
-        root = Path(argv[argv.index("--root") + 1])
-        prefix = argv[argv.index("--prefix") + 1] if "--prefix" in argv else ""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("dirs", nargs="*", type=Path, help="C/C++ source trees to parse and compare with ctags")
+    parser.add_argument("--evidence", type=Path, help="read the definitions from this evidence.json instead")
+    parser.add_argument("--root", type=Path, help="with --evidence: the source tree the evidence was extracted from")
+    parser.add_argument("--prefix", default="", help="with --evidence: the label prefix of that tree's paths")
+    parser.add_argument("--missing", action="store_true", help="list each definition ctags has and archdiff lacks")
+    args = parser.parse_args(argv)
+    if args.evidence and not args.root:
+        parser.error("--evidence needs --root")
+    if not args.evidence and not args.dirs:
+        parser.error("give DIR... or --evidence EVIDENCE.json --root DIR")
+    show_missing = args.missing
+    if args.evidence:
+        bundle = json.loads(args.evidence.read_text(encoding="utf-8"))
+        root, prefix = args.root, args.prefix
         r = evidence_recall(bundle, root, prefix)
         print(f"{prefix or root}: evidence recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
               f"ctags definitions by file and name)")
@@ -144,8 +155,8 @@ def main(argv: list[str]) -> int:
             for path, name in r["missing"]:
                 print(f"  missing {path}: {name}")
         return 0
-    for arg in [a for a in argv if not a.startswith("--")]:
-        r = measure_recall(Path(arg))
+    for arg in args.dirs:
+        r = measure_recall(arg)
         print(f"{r['root']}: {r['files']} files, recall {r['recall']:.2%} "
               f"({r['found']}/{r['ctags_definitions']} ctags definitions, "
               f"{r['ctags_macro_named_dropped']} macro-named tags dropped); "

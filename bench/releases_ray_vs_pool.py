@@ -2,14 +2,14 @@
 """Release tracking measured on real releases: what the fact cache saves from one release to the
 next, and the local process pool against Ray on the same releases, with their outputs compared.
 
-    python3 -m scripts.bench_releases [SPEC] [--from V] [--to V] [--jobs 2] [--ray-cpus 1,2] [--runs 3]
+    python3 -m bench.releases_ray_vs_pool [SPEC] [--from V] [--to V] [--jobs 2] [--ray-cpus 1,2] [--runs 3]
 
 SPEC defaults to pypi:vllm, from 0.10.0 to 0.10.2 (four releases). Every timed run starts from a
 fact cache with no facts and no bundles, but with the sources already downloaded and unpacked, so
 network time is not measured. Prints times and ratios, never asserts: this machine is shared.
 
   next release   extract the second-newest release (untimed), then time the newest: only the files
-                 that changed are parsed (scripts/benchmark.py prints this row too)
+                 that changed are parsed (bench/extract_vs_baselines.py prints this row too)
   local          `archdiff releases` with the local process pool (-j JOBS)
   ray (N cpus)   the same with --executor ray on a local Ray runtime of N CPUs; its evidence and
                  reports are compared byte for byte with the local run's
@@ -20,17 +20,15 @@ from __future__ import annotations
 import argparse
 import shutil
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.context import ExtractOptions  # noqa: E402
-from extractor.run.executor import LOCAL  # noqa: E402
-from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.acquire.sources import default_cache_dir  # noqa: E402
+from extractor.context import ExtractOptions
+from extractor.run.executor import LOCAL
+from extractor.run.pipeline import acquire_sources, extract_system
+from extractor.acquire.sources import default_cache_dir
 
 
 def prime_sources(specs: list[list[str]], into: Path) -> None:

@@ -13,7 +13,7 @@ which would make every run compile every module again), into a temporary PYTHONP
 It then checks that every struct ``pahole -a`` lists has the same size and member offsets in
 archdiff's output (exit status 1 if one differs).
 
-    python scripts/bench_structs.py [ELF]      # default: this interpreter's libpython
+    python3 -m bench.dwarf_vs_pahole [ELF]      # default: this interpreter's libpython
 """
 
 from __future__ import annotations
@@ -53,8 +53,7 @@ def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, 
 
 def compare(pahole_text: str, archdiff_json: str) -> list[str]:
     """Structs pahole lists whose size or member offsets archdiff does not reproduce."""
-    sys.path.insert(0, str(ROOT / "tests"))
-    from structs_refs import parse_pahole  # the same parser the tests use
+    from tests.structs_refs import parse_pahole  # the same parser the tests use
 
     ours: dict[str, list[dict]] = {}
     for layout in json.loads(archdiff_json)["structs"]:
@@ -101,4 +100,9 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("elf", nargs="?", metavar="ELF", help="default: this interpreter's libpython")
+    parser.parse_args()  # --help; main() reads the ELF from sys.argv
     sys.exit(main())

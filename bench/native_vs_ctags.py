@@ -1,7 +1,7 @@
 """Recall of the Rust and Go graphs against universal-ctags, read from evidence.json, and the cost of
 parse+scan+graph against a raw tree-sitter parse of the same files.
 
-    python -m scripts.native_recall SPEC [SPEC ...] [--missing] [--evidence OUT/evidence.json]
+    python3 -m bench.native_vs_ctags SPEC [SPEC ...] [--missing] [--evidence OUT/evidence.json]
 
 SPEC is any source spec archdiff reads (``file:///work/.mirror/ollama+ollama/repo@v0.11.10``,
 ``pypi:tokenizers==0.22.0``, a directory); several make one system. The system is extracted
@@ -20,6 +20,7 @@ macros (Rust ``macro_rules!`` is not a graph node), Go package clauses and impor
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
 import subprocess
@@ -29,18 +30,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.context import ExtractOptions  # noqa: E402
-from extractor.go import build_go_graph, scan_go  # noqa: E402
-from extractor.go.parse import parse_source as parse_go  # noqa: E402
-from extractor.acquire.inventory import list_files  # noqa: E402
-from extractor.native.manifests import read_manifests  # noqa: E402
-from extractor.model import Language, ParsedFile  # noqa: E402
-from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.rust import build_rust_graph, scan_rust  # noqa: E402
-from extractor.rust.parse import parse_source as parse_rust  # noqa: E402
-from extractor.acquire.sources import default_cache_dir  # noqa: E402
+from extractor.context import ExtractOptions
+from extractor.go import build_go_graph, scan_go
+from extractor.go.parse import parse_source as parse_go
+from extractor.acquire.inventory import list_files
+from extractor.native.manifests import read_manifests
+from extractor.model import Language, ParsedFile
+from extractor.run.pipeline import acquire_sources, extract_system
+from extractor.rust import build_rust_graph, scan_rust
+from extractor.rust.parse import parse_source as parse_rust
+from extractor.acquire.sources import default_cache_dir
 
 CTAGS_KINDS = {
     "rust": ("Rust", {"module", "struct", "enum", "interface", "function", "method"}),
@@ -132,12 +132,12 @@ def measure_bundle(bundle: dict[str, Any], roots: Sequence[tuple[str, Path]], ru
 
 
 def main(argv: list[str]) -> int:
-    show_missing = "--missing" in argv
-    evidence = None
-    if "--evidence" in argv:
-        evidence = Path(argv[argv.index("--evidence") + 1])
-        argv = argv[:argv.index("--evidence")] + argv[argv.index("--evidence") + 2:]
-    specs = [a for a in argv if not a.startswith("--")]
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("specs", nargs="+", metavar="SPEC", help="source specs of one system (pypi:NAME==V, a directory, ...)")
+    parser.add_argument("--evidence", type=Path, help="read the definitions from this evidence.json of that system")
+    parser.add_argument("--missing", action="store_true", help="list each definition ctags has and archdiff lacks")
+    args = parser.parse_args(argv)
+    show_missing, evidence, specs = args.missing, args.evidence, args.specs
     for r in measure(specs, evidence):
         print(f"{' '.join(specs)} [{r['language']}]: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
               f"ctags definitions), {r['files']} files; raw parse {r['raw_parse_seconds']:.2f}s, "

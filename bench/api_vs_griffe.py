@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """archdiff's API diff against griffe's, on two releases of one package, side by side.
 
-    python scripts/api_vs_griffe.py OLD_TREE NEW_TREE --package vllm [--review FILE] [--write-review]
+    python3 -m bench.api_vs_griffe OLD_TREE NEW_TREE --package vllm [--review FILE] [--write-review]
 
 OLD_TREE and NEW_TREE are unpacked source trees (an sdist) holding the package directory. griffe
 2.x loads ``PACKAGE`` from each (static analysis only, inspection off) and runs
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from collections import Counter
@@ -31,15 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from comparator.apidiff import Breakage, BreakageKind, find_breakages  # noqa: E402
-from extractor.python import graph as pysymbols  # noqa: E402
-from extractor.context import ExtractOptions  # noqa: E402
-from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature  # noqa: E402
-from extractor.run.pipeline import extract_system  # noqa: E402
-from extractor.steps import STEPS  # noqa: E402
-from extractor.acquire.sources import default_cache_dir  # noqa: E402
+from comparator.apidiff import Breakage, BreakageKind, find_breakages
+from extractor.python import graph as pysymbols
+from extractor.context import ExtractOptions
+from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.run.pipeline import extract_system
+from extractor.steps import STEPS
+from extractor.acquire.sources import default_cache_dir
 
 # archdiff's kinds by the griffe kind that names the same change.
 GRIFFE_KIND = {
@@ -201,7 +201,9 @@ def cached_griffe_breakages(old_tree: Path, new_tree: Path, package: str, cache_
         return set(rows), rows
     keys, rows = griffe_breakages(old_tree, new_tree, package)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(sorted([k[0], k[1], rows[k]] for k in keys)))
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")  # renamed whole: never half a file
+    partial.write_text(json.dumps(sorted([k[0], k[1], rows[k]] for k in keys)))
+    partial.replace(path)
     return keys, rows
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Every layout archdiff's probes resolve, against pahole and gdb ``ptype /o`` on the same objects.
 
-    python3 -m scripts.structs_vs_pahole SOURCE...|SYSTEM.yaml [--headers-from SPEC] [--include-dir DIR]
+    python3 -m bench.structs_vs_pahole SOURCE...|SYSTEM.yaml [--headers-from SPEC] [--include-dir DIR]
                                          [--define NAME[=VALUE]] [--compile-commands FILE] [-j 2]
                                          [--cache-dir DIR] [--list N]
 
@@ -34,15 +34,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.buildsettings import BuildSettings  # noqa: E402
-from extractor.context import ExtractOptions  # noqa: E402
-from extractor.run.pipeline import extract_system  # noqa: E402
-from extractor.presets import system_or_sources  # noqa: E402
-from extractor.structs.dwarf import read_layouts  # noqa: E402
-from extractor.structs.probe import object_name  # noqa: E402
-from tests.structs_refs import RefStruct, parse_gdb_ptype, parse_pahole  # noqa: E402
+from extractor.buildsettings import BuildSettings
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
+from extractor.presets import system_or_sources
+from extractor.structs.dwarf import read_layouts
+from extractor.structs.probe import object_name
+from tests.structs_refs import RefStruct, parse_gdb_ptype, parse_pahole
 
 _BATCH = 8  # pahole 1.24 prints only some of a long -C list; gdb is started once per batch
 

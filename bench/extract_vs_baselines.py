@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark archdiff's extraction against baselines run on the same files in the same run.
 
-    python scripts/benchmark.py [SPEC] [--runs 3] [--jobs 2]
+    python3 -m bench.extract_vs_baselines [SPEC] [--runs 3] [--jobs 2]
 
 SPEC defaults to pypi:vllm==0.10.2. Prints medians and ratios, never asserts: this machine is
 shared and noisy, so only ratios measured side by side mean anything.
@@ -15,16 +15,16 @@ shared and noisy, so only ratios measured side by side mean anything.
   ast-N    the same in N processes
   ctags    universal-ctags over the same C/C++/CUDA and Python files
   --api-diff OLD_TREE   griffe's load-and-diff of OLD_TREE -> SPEC beside archdiff's release diff of
-           the two cached extractions (scripts/api_vs_griffe.py)
+           the two cached extractions (bench/api_vs_griffe.py)
 
 Then, for each source root with C/C++/CUDA files: the recall of universal-ctags'
 class/struct/union/function definitions (by file and name) among the definition sites that
 evidence.json itself carries (each node's location and its ``sites``); and, for those roots and
 each --cpp-tree DIR, archdiff's C++ parse+scan+graph time against a raw tree-sitter parse of the
-same files (scripts/cpp_recall.py). When the system has Rust or Go files: the same for them, read
-from the evidence.json the run produced (scripts/native_recall.py).
+same files (bench/cpp_vs_ctags.py). When the system has Rust or Go files: the same for them, read
+from the evidence.json the run produced (bench/native_vs_ctags.py).
 
-Last, layer roles against the hand-made labels of tests/layers_benchmark (scripts/layers_benchmark.py):
+Last, layer roles against the hand-made labels of tests/layers_benchmark (bench/layers_vs_labels.py):
 agreement per system and overall, the confusions, and whether generated code holds an architectural
 role (--no-layers skips it; systems whose mirrors are absent are skipped with a line saying so).
 """
@@ -38,20 +38,18 @@ import shutil
 import sqlite3
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.evidence.write import write_bundle  # noqa: E402
-from extractor.context import ExtractOptions  # noqa: E402
-from extractor.acquire.inventory import list_files  # noqa: E402
-from extractor.model import Language  # noqa: E402
-from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.acquire.sources import default_cache_dir  # noqa: E402
+from extractor.evidence.write import write_bundle
+from extractor.context import ExtractOptions
+from extractor.acquire.inventory import list_files
+from extractor.model import Language
+from extractor.run.pipeline import acquire_sources, extract_system
+from extractor.acquire.sources import default_cache_dir
 
 
 def _parse(path: str) -> None:
@@ -169,7 +167,7 @@ def main() -> None:
     after = args.after or ("pypi:vllm==0.10.1" if args.spec == ["pypi:vllm==0.10.2"] else "none")
     next_release = None
     if after != "none":
-        from scripts.bench_releases import next_release_row, prime_sources
+        from bench.releases_ray_vs_pool import next_release_row, prime_sources
 
         primed = Path(tempfile.mkdtemp(prefix="archdiff-bench-next-"))
         prime_sources([[after], args.spec], primed)
@@ -216,14 +214,14 @@ def main() -> None:
     print(f"targets (issue 2): cold < 30 s: {'yes' if t_cold < 30 else 'NO'}; warm < 3 s: {'yes' if t_warm < 3 else 'NO'}")
 
     if args.api_diff:
-        from scripts.api_vs_griffe import compare, report
+        from bench.api_vs_griffe import compare, report
 
         api_cache = Path(tempfile.mkdtemp(prefix="archdiff-bench-api-"))
         # Both releases extracted in full first, so the diff reads cached evidence, as a user's would.
         report(compare(Path(args.api_diff), Path(args.spec[0]), args.package, api_cache))
         shutil.rmtree(api_cache, ignore_errors=True)
 
-    from scripts.cpp_recall import evidence_recall, measure_recall
+    from bench.cpp_vs_ctags import evidence_recall, measure_recall
 
     with_cpp = [s for s in sources if native_files and any(f.startswith(str(s.root)) for f in native_files)]
     if with_cpp:
@@ -240,7 +238,7 @@ def main() -> None:
         print(f"  {tree.name}: {r['files']} files, archdiff {r['archdiff_seconds']:.2f} s vs raw parse "
               f"{r['raw_parse_seconds']:.2f} s = {r['time_ratio']:.2f}x")
 
-    from scripts.native_recall import measure_bundle
+    from bench.native_vs_ctags import measure_bundle
 
     for r in measure_bundle(last[0].bundle, [(s.label, s.root) for s in sources], args.runs):
         print(f"{r['language']} definitions against universal-ctags, from evidence.json (targets: >= 98%; time within "
@@ -249,7 +247,7 @@ def main() -> None:
               f"= {r['time_ratio']:.2f}x (medians of {args.runs})")
 
     if not args.no_layers:
-        from scripts.layers_benchmark import load_labels, measure, render
+        from bench.layers_vs_labels import load_labels, measure, render
 
         print(render(measure(load_labels(), cache_dir=default_cache_dir(), jobs=args.jobs)))
 

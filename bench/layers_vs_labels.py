@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Layer roles against hand-made labels: agreement per system and overall, and the confusions.
 
-    python -m scripts.layers_benchmark [--system NAME ...] [--pypi-only] [--jobs N] [--json]
+    python3 -m bench.layers_vs_labels [--system NAME ...] [--pypi-only] [--jobs N] [--json]
                                        [--source SYSTEM:LABEL=SPEC ...]
 
 The labels (``tests/layers_benchmark/*.yaml``: module path -> expected role, with a one-line reason
@@ -25,17 +25,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from extractor.context import ExtractOptions, SourceFile, SourceTree  # noqa: E402
-from extractor.support.datafile import load_data_file  # noqa: E402
-from extractor.errors import ArchdiffError  # noqa: E402
-from extractor.generated import CODE_LANGUAGES, detect_generated, load_generator_rules, scan_generated  # noqa: E402
-from extractor.acquire.inventory import file_limit, list_files, read_regular_file  # noqa: E402
-from extractor.layers import TAXONOMY_FILE, UNASSIGNED, load_taxonomy  # noqa: E402
-from extractor.model import ParsedFile  # noqa: E402
-from extractor.run.pipeline import acquire_sources, extract_system  # noqa: E402
-from extractor.acquire.sources import default_cache_dir, parse_spec  # noqa: E402
+from extractor.context import ExtractOptions, SourceFile, SourceTree
+from extractor.support.datafile import load_data_file
+from extractor.errors import ArchdiffError
+from extractor.generated import CODE_LANGUAGES, detect_generated, load_generator_rules, scan_generated
+from extractor.acquire.inventory import file_limit, list_files, read_regular_file
+from extractor.layers import TAXONOMY_FILE, UNASSIGNED, load_taxonomy
+from extractor.model import ParsedFile
+from extractor.run.pipeline import acquire_sources, extract_system
+from extractor.acquire.sources import default_cache_dir, parse_spec
 
 LABELS_DIR = Path(__file__).resolve().parent.parent / "tests" / "layers_benchmark"
 LABELS_SCHEMA = {

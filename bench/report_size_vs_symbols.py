@@ -6,11 +6,12 @@ N/20 metrics each way), runs the real CLI on them under /usr/bin/time -v, and pr
 time, peak RSS and the size of each report. The caps (comparator.compare.LIST_CAP, the graph view's
 MAX_NODES/MAX_EDGES, the crosswalk's and the rename search's bounds) keep the reports megabytes.
 
-    python scripts/bench_report_size.py [N]      # default 100000
+    python3 -m bench.report_size_vs_symbols [N]      # default 100000
 """
 
 from __future__ import annotations
 
+import argparse
 import re
 import subprocess
 import sys
@@ -18,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
 
 def bundle(n: int, prefix: str, version: str) -> str:
@@ -47,7 +47,9 @@ def bundle(n: int, prefix: str, version: str) -> str:
 
 
 def main() -> int:
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("n", nargs="?", type=int, default=100_000, help="symbols per side (default 100000)")
+    n = parser.parse_args().n
     with tempfile.TemporaryDirectory() as tmp:
         old, new, out = Path(tmp) / "old.json", Path(tmp) / "new.json", Path(tmp) / "out"
         old.write_text(bundle(n, "C", "1"), encoding="utf-8")
