@@ -30,15 +30,19 @@ C++/CUDA facts (from tree-sitter) use the same keys where they make sense (no ``
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any
 
+from extractor.concepts.facts import ConceptFacts, Definition, Import, Seen
 from extractor.model import ParsedFile
-from extractor.python.visit import FastNodeVisitor
+from extractor.python.index import ModuleIndex, module_index
 
 _MAX_STRING = 80
+_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace
+_DEF_TYPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def scan_python(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_python(parsed: ParsedFile) -> ConceptFacts | None:
     tree = parsed.tree
     if not isinstance(tree, ast.Module):
         # The pipeline hands the stdlib tree; anything else (no tree, a libcst module) is re-parsed
@@ -47,82 +51,60 @@ def scan_python(parsed: ParsedFile) -> dict[str, Any] | None:
             tree = ast.parse(parsed.data)
         except (SyntaxError, ValueError):
             return None
-    visitor = _PythonFacts()
-    visitor.visit(tree)
-    return visitor.finish()
+    return python_facts(module_index(tree))
 
 
-class _PythonFacts(FastNodeVisitor):
-    def __init__(self) -> None:
-        self.aliases: dict[str, str] = {}
-        self.imports: set[tuple[str, str, int, int]] = set()
-        self.typing_imports: set[tuple[str, str, int, int]] = set()
-        self.invokes: set[tuple[str, int]] = set()
-        self.names: set[tuple[str, int]] = set()
-        self.calls: set[tuple[str, int]] = set()
-        self.keywords: set[tuple[str, int]] = set()
-        self.attrs: dict[str, int] = {}
-        self.strings: set[tuple[str, int]] = set()
-        self.defs: list[tuple[str, str, int, list[str]]] = []
-        self.scope: list[str] = []
-        self.docstrings: set[int] = set()
+def python_facts(index: ModuleIndex) -> ConceptFacts:
+    """The concept facts of one module, read from its shared index (see :mod:`extractor.python.index`)."""
+    imports, typing_imports, aliases = _imports(index)
 
-    # Imports are collected in a first pass (``finish`` is called after a full visit, but names
-    # used before a function-level import still resolve: aliases are gathered eagerly below).
-    def visit_Module(self, node: ast.Module) -> None:
-        typing_only = {id(n) for sub in ast.walk(node) if isinstance(sub, ast.If) and _is_type_checking(sub.test)
-                       for inner in sub.body for n in ast.walk(inner) if isinstance(n, (ast.Import, ast.ImportFrom))}
-        for sub in ast.walk(node):
-            imports = self.typing_imports if id(sub) in typing_only else self.imports
-            if isinstance(sub, ast.Import):
-                for alias in sub.names:
-                    imports.add((alias.name, "", 0, sub.lineno))
-                    if alias.asname:
-                        self.aliases[alias.asname] = alias.name
-                    else:
-                        head = alias.name.split(".")[0]
-                        self.aliases.setdefault(head, head)
-            elif isinstance(sub, ast.ImportFrom):
-                module = sub.module or ""
-                prefix = "." * sub.level + module
-                for alias in sub.names:
-                    imports.add((module, alias.name, sub.level, sub.lineno))
-                    if alias.name == "*":
-                        continue
-                    target = f"{prefix}.{alias.name}" if module else prefix + alias.name
-                    self.aliases[alias.asname or alias.name] = target
-            elif isinstance(sub, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                body = sub.body
-                if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                    self.docstrings.add(id(body[0].value))
-        self.generic_visit(node)
+    def resolve(node: ast.expr) -> str | None:
+        """Dotted name of an attribute chain whose head is an imported name, else None."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in aliases:
+            return ".".join([aliases[node.id], *reversed(parts)])
+        return None
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        qualname = ".".join([*self.scope, node.name])
-        bases = [b for b in (self.resolve(base) for base in node.bases) if b]
-        self.defs.append((qualname, "class", node.lineno, bases))
-        self.scope.append(node.name)
-        self.generic_visit(node)
-        self.scope.pop()
+    names: set[Seen] = set()
+    attrs: dict[str, int] = {}
+    # A chain whose head is an imported name is recorded whole; its inner links and its head are
+    # not facts of their own (ids of those nodes).
+    inside: set[int] = set()
+    for node in index.of(ast.Attribute):
+        if id(node) in inside:
+            continue
+        chain = [node]
+        head = node.value
+        while isinstance(head, ast.Attribute):
+            chain.append(head)
+            head = head.value
+        if isinstance(head, ast.Name) and head.id in aliases:
+            names.add((".".join([aliases[head.id], *(a.attr for a in reversed(chain))]), node.lineno))
+            inside.update(map(id, chain))
+            inside.add(id(head))
+        else:  # no link resolves: each is an attribute access, met outermost first
+            for link in chain:
+                attrs.setdefault(link.attr, link.lineno)
+            inside.update(map(id, chain))
+    for node in index.of(ast.Name):
+        if node.id in aliases and isinstance(node.ctx, ast.Load) and id(node) not in inside:
+            names.add((aliases[node.id], node.lineno))
 
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        qualname = ".".join([*self.scope, node.name])
-        self.defs.append((qualname, "function", node.lineno, []))
-        self.scope.append(node.name)
-        self.generic_visit(node)
-        self.scope.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        invoked = self.resolve(func) if isinstance(func, ast.Attribute) else (
-            self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
+    invokes: set[Seen] = set()
+    calls: set[Seen] = set()
+    keywords: set[Seen] = set()
+    for call in index.of(ast.Call):
+        func = call.func
+        invoked = resolve(func) if isinstance(func, ast.Attribute) else (
+            aliases.get(func.id) if isinstance(func, ast.Name) else None)
         if invoked is not None:
-            self.invokes.add((invoked, node.lineno))
+            invokes.add((invoked, call.lineno))
         elif isinstance(func, ast.Attribute):
-            self.calls.add((func.attr, node.lineno))
-        for kw in node.keywords:
+            calls.add((func.attr, call.lineno))
+        for kw in call.keywords:
             if kw.arg is None:
                 continue
             value = kw.value
@@ -132,51 +114,65 @@ class _PythonFacts(FastNodeVisitor):
                     shown = "..."
             else:
                 shown = "..."
-            self.keywords.add((f"{kw.arg}={shown}", kw.value.lineno))
-        self.generic_visit(node)
+            keywords.add((f"{kw.arg}={shown}", value.lineno))
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        resolved = self.resolve(node)
-        if resolved is not None:
-            self.names.add((resolved, node.lineno))
-            return  # the maximal chain is recorded; its prefixes are not
-        self.attrs.setdefault(node.attr, node.lineno)
-        self.generic_visit(node)
-
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.aliases and isinstance(node.ctx, ast.Load):
-            self.names.add((self.aliases[node.id], node.lineno))
-
-    def visit_Constant(self, node: ast.Constant) -> None:
+    docstrings = {id(body[0].value) for scope in index.scopes if (body := getattr(scope, "body"))
+                  and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
+    strings: set[Seen] = set()
+    for node in index.of(ast.Constant):
         value = node.value
-        if (isinstance(value, str) and 3 <= len(value) <= _MAX_STRING and id(node) not in self.docstrings
-                and not any(c.isspace() for c in value)):
-            self.strings.add((value, node.lineno))
+        if isinstance(value, str) and 3 <= len(value) <= _MAX_STRING and id(node) not in docstrings \
+                and not _SPACE.search(value):
+            strings.add((value, node.lineno))
 
-    def resolve(self, node: ast.expr) -> str | None:
-        """Dotted name of an attribute chain whose head is an imported name, else None."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if isinstance(node, ast.Name) and node.id in self.aliases:
-            return ".".join([self.aliases[node.id], *reversed(parts)])
-        return None
+    defs: list[Definition] = []
+    for node in index.of_types(*_DEF_TYPES):
+        qualname = ".".join(index.scopes[node].names)
+        if isinstance(node, ast.ClassDef):
+            bases = tuple(b for b in (resolve(base) for base in node.bases) if b)
+            defs.append(Definition(qualname, "class", node.lineno, bases))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.append(Definition(qualname, "function", node.lineno))
+    defs.sort(key=lambda d: (d.line, d.qualname))
+    return ConceptFacts(
+        imports=tuple(Import(*t) for t in sorted(imports)),
+        typing_imports=tuple(Import(*t) for t in sorted(typing_imports)),
+        names=tuple(sorted(names)), calls=tuple(sorted(calls)), invokes=tuple(sorted(invokes)),
+        keywords=tuple(sorted(keywords)), attrs=tuple(sorted(attrs.items())), strings=tuple(sorted(strings)),
+        defs=tuple(defs))
 
-    def finish(self) -> dict[str, Any]:
-        facts = {
-            "imports": [list(t) for t in sorted(self.imports)],
-            "names": [list(t) for t in sorted(self.names)],
-            "calls": [list(t) for t in sorted(self.calls)],
-            "invokes": [list(t) for t in sorted(self.invokes)],
-            "keywords": [list(t) for t in sorted(self.keywords)],
-            "attrs": [[k, v] for k, v in sorted(self.attrs.items())],
-            "strings": [list(t) for t in sorted(self.strings)],
-            "defs": [[q, k, line, bases] for q, k, line, bases in sorted(self.defs, key=lambda d: (d[2], d[0]))],
-        }
-        if self.typing_imports:
-            facts["typing_imports"] = [list(t) for t in sorted(self.typing_imports)]
-        return facts
+
+def _imports(index: ModuleIndex) -> tuple[set[tuple[str, str, int, int]], set[tuple[str, str, int, int]],
+                                          dict[str, str]]:
+    """(imports, imports under ``if TYPE_CHECKING:``, local name -> what it imports). Every import
+    counts, however nested: a name imported in one function is still an imported name where the
+    code uses it. Where two imports bind one name, the one ``ast.walk`` meets last wins."""
+    typing_only = {id(n) for branch in index.of(ast.If) if _is_type_checking(branch.test)
+                   for inner in branch.body for n in ast.walk(inner)
+                   if isinstance(n, (ast.Import, ast.ImportFrom))}
+    imports: set[tuple[str, str, int, int]] = set()
+    typing_imports: set[tuple[str, str, int, int]] = set()
+    aliases: dict[str, str] = {}
+    for sub in index.breadth_first(ast.Import, ast.ImportFrom):
+        found = typing_imports if id(sub) in typing_only else imports
+        if isinstance(sub, ast.Import):
+            for alias in sub.names:
+                found.add((alias.name, "", 0, sub.lineno))
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    aliases.setdefault(head, head)
+        elif isinstance(sub, ast.ImportFrom):
+            module = sub.module or ""
+            prefix = "." * sub.level + module
+            for alias in sub.names:
+                found.add((module, alias.name, sub.level, sub.lineno))
+                if alias.name == "*":
+                    continue
+                target = f"{prefix}.{alias.name}" if module else prefix + alias.name
+                aliases[alias.asname or alias.name] = target
+    return imports, typing_imports, aliases
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -190,7 +186,7 @@ def _is_type_checking(test: ast.expr) -> bool:
 _CLASS_TYPES = {"class_specifier": "class", "struct_specifier": "struct"}
 
 
-def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     tree = parsed.tree
     root = getattr(tree, "root_node", None)
     if root is None:
@@ -265,16 +261,11 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
                 strings.add((text, line))
             continue
         stack.extend((child, child_scope) for child in reversed(node.children))
-    facts = {
-        "includes": [list(t) for t in sorted(includes)],
-        "names": [list(t) for t in sorted(names)],
-        "calls": [list(t) for t in sorted(calls)],
-        "strings": [list(t) for t in sorted(strings)],
-        "defs": [[q, k, line, bases] for q, k, line, bases in sorted(defs, key=lambda d: (d[2], d[0]))],
-    }
-    if c_api:
-        facts["c_api"] = [list(t) for t in sorted(c_api)]
-    return facts
+    return ConceptFacts(
+        includes=tuple(sorted(includes)), names=tuple(sorted(names)), calls=tuple(sorted(calls)),
+        strings=tuple(sorted(strings)),
+        defs=tuple(Definition(q, k, line, tuple(bases)) for q, k, line, bases in sorted(defs, key=lambda d: (d[2], d[0]))),
+        c_api=tuple(sorted(c_api)))
 
 
 def _text(node: Any) -> str:
