@@ -11,7 +11,7 @@ import pytest
 from handmade_context import build_context
 
 from extractor.concepts import extract_concepts
-from extractor.generated import extract_generated, scan_generated
+from extractor.generated import Banner, extract_generated, scan_generated
 from extractor.layers import UNASSIGNED, Confidence, extract_layers
 from extractor.model import Language, ParsedFile
 
@@ -150,8 +150,7 @@ def scan(text: str, language: Language = Language.PYTHON):
      "do-not-edit", "a code generator (unnamed; \"DO NOT EDIT\" banner)", 1),
 ])
 def test_generator_banners_name_the_tool(text, language, generator, name, line):
-    assert scan(text, language) == {"generator": generator, "name": name, "line": line,
-                                    "banner": text.splitlines()[line - 1].strip()}
+    assert scan(text, language) == Banner(generator, name, line, text.splitlines()[line - 1].strip())
 
 
 @pytest.mark.parametrize("text", [
