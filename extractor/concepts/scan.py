@@ -30,11 +30,13 @@ C++/CUDA facts (from tree-sitter) use the same keys where they make sense (no ``
 from __future__ import annotations
 
 import ast
+import bisect
 import re
 from typing import Any
 
 from extractor.concepts.facts import ConceptFacts, Definition, Import, Seen
 from extractor.model import ParsedFile
+from extractor.native.grammar import tree_captures
 from extractor.python.index import ModuleIndex, module_index
 
 _MAX_STRING = 80
@@ -184,88 +186,144 @@ def _is_type_checking(test: ast.expr) -> bool:
 # --- C++ / CUDA -----------------------------------------------------------------------------------
 
 _CLASS_TYPES = {"class_specifier": "class", "struct_specifier": "struct"}
+# Every node the C++ facts come from, found by one query: tree-sitter matches in C and hands
+# Python only these (a walk over every node built a Python object per node, twice the parse).
+_CPP_QUERY = """
+(preproc_include) @include
+(linkage_specification) @linkage
+(namespace_definition) @namespace
+(class_specifier) @class
+(struct_specifier) @struct
+(function_definition) @function
+(call_expression) @call
+(qualified_identifier) @qualified
+(type_identifier) @type
+(string_literal) @string
+"""
+# What lies inside these is part of them, not a fact of its own: an include's path string, the
+# parts and template arguments of a qualified name, a string's pieces.
+_WHOLE = ("include", "qualified", "string")
 
 
 def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     tree = parsed.tree
-    root = getattr(tree, "root_node", None)
-    if root is None:
+    if getattr(tree, "root_node", None) is None:
         return None
-    includes: set[tuple[str, int]] = set()
-    names: set[tuple[str, int]] = set()
-    calls: set[tuple[str, int]] = set()
-    strings: set[tuple[str, int]] = set()
-    defs: list[tuple[str, str, int, list[str]]] = []
+    captured = tree_captures(tree, _CPP_QUERY)
+    inside = _Inside([n for name in _WHOLE for n in captured.get(name, ())])
+
+    def nodes(name: str) -> list[Any]:
+        return [n for n in captured.get(name, ()) if not inside(n)]
+
+    includes: set[Seen] = set()
+    names: set[Seen] = set()
+    calls: set[Seen] = set()
+    strings: set[Seen] = set()
     c_api: list[tuple[int, int]] = []
-    # An explicit stack instead of recursion: generated sources nest deep enough to hit the limit.
-    stack = [(root, ())]
-    while stack:
-        node, scope = stack.pop()
-        kind = node.type
-        line = node.start_point[0] + 1
-        child_scope = scope
-        if kind == "preproc_include":
-            path = node.child_by_field_name("path")
-            if path is not None:
-                includes.add((_text(path).strip('"<>'), line))
-            continue
-        if kind == "linkage_specification":
-            value, body = node.child_by_field_name("value"), node.child_by_field_name("body")
-            if value is not None and _text(value) == '"C"' and body is not None:
-                declared = sum(1 for c in body.named_children
-                               if c.type == "declaration" and _function_declarator(c) is not None)
-                if declared:
-                    c_api.append((line, declared))
-        if kind == "namespace_definition":
-            name = node.child_by_field_name("name")
-            child_scope = (*scope, _text(name)) if name is not None else scope
-        elif kind in _CLASS_TYPES and node.child_by_field_name("body") is not None:
-            name = node.child_by_field_name("name")
-            if name is not None:
-                bases = []
-                for child in node.children:
-                    if child.type == "base_class_clause":
-                        bases = [_plain_name(c) for c in child.named_children if c.type != "access_specifier"]
-                qualname = "::".join([*scope, _plain_name(name)])
-                # the name's line, not the specifier's: "template <...>" may come first
-                defs.append((qualname, _CLASS_TYPES[kind], _name_line(name), [b for b in bases if b]))
-                child_scope = (*scope, _plain_name(name))
-        elif kind == "function_definition":
-            declarator = _function_declarator(node)
-            if declarator is not None:
-                name = declarator.child_by_field_name("declarator")
-                if name is not None:
-                    is_kernel = any(c.type == "__global__" or _text(c) == "__global__" for c in node.children
-                                    if c.type != "compound_statement")
-                    qualname = "::".join([*scope, _plain_name(name)])
-                    defs.append((qualname, "kernel" if is_kernel else "function", _name_line(name), []))
-        elif kind == "call_expression":
-            func = node.child_by_field_name("function")
-            if func is not None:
-                if func.type == "field_expression":
-                    field = func.child_by_field_name("field")
-                    if field is not None:
-                        calls.add((_text(field), line))
-                else:
-                    name = _plain_name(func)
-                    if name:
-                        names.add((name, line))
-        elif kind == "qualified_identifier":
-            names.add((_plain_name(node), line))
-            continue  # its parts are not separate names
-        elif kind == "type_identifier":
-            names.add((_text(node), line))
-        elif kind == "string_literal":
-            text = "".join(_text(c) for c in node.named_children if c.type == "string_content")
-            if 3 <= len(text) <= _MAX_STRING and not any(c.isspace() for c in text):
-                strings.add((text, line))
-            continue
-        stack.extend((child, child_scope) for child in reversed(node.children))
+    for node in nodes("include"):
+        path = node.child_by_field_name("path")
+        if path is not None:
+            includes.add((_text(path).strip('"<>'), node.start_point[0] + 1))
+    for node in nodes("linkage"):
+        value, body = node.child_by_field_name("value"), node.child_by_field_name("body")
+        if value is not None and _text(value) == '"C"' and body is not None:
+            declared = sum(1 for c in body.named_children
+                           if c.type == "declaration" and _function_declarator(c) is not None)
+            if declared:
+                c_api.append((node.start_point[0] + 1, declared))
+    for node in nodes("call"):
+        func = node.child_by_field_name("function")
+        if func is not None:
+            line = node.start_point[0] + 1
+            if func.type == "field_expression":
+                field = func.child_by_field_name("field")
+                if field is not None:
+                    calls.add((_text(field), line))
+            else:
+                name = _plain_name(func)
+                if name:
+                    names.add((name, line))
+    for node in nodes("qualified"):
+        names.add((_plain_name(node), node.start_point[0] + 1))
+    for node in nodes("type"):
+        names.add((_text(node), node.start_point[0] + 1))
+    for node in nodes("string"):
+        text = "".join(_text(c) for c in node.named_children if c.type == "string_content")
+        if 3 <= len(text) <= _MAX_STRING and not _SPACE.search(text):
+            strings.add((text, node.start_point[0] + 1))
+    defs = _cpp_definitions(nodes("namespace"), nodes("class") + nodes("struct"), nodes("function"))
     return ConceptFacts(
         includes=tuple(sorted(includes)), names=tuple(sorted(names)), calls=tuple(sorted(calls)),
         strings=tuple(sorted(strings)),
-        defs=tuple(Definition(q, k, line, tuple(bases)) for q, k, line, bases in sorted(defs, key=lambda d: (d[2], d[0]))),
-        c_api=tuple(sorted(c_api)))
+        defs=tuple(sorted(defs, key=lambda d: (d.line, d.qualname))), c_api=tuple(sorted(c_api)))
+
+
+class _Inside:
+    """Whether a node lies inside one of some nodes (by byte range: a tree's nodes nest)."""
+
+    def __init__(self, wholes: list[Any]) -> None:
+        outermost: list[Any] = []
+        for node in sorted(wholes, key=lambda n: (n.start_byte, -n.end_byte)):
+            if not outermost or node.start_byte >= outermost[-1].end_byte:
+                outermost.append(node)
+        self._nodes = outermost
+        self._starts = [n.start_byte for n in outermost]
+
+    def __call__(self, node: Any) -> bool:
+        i = bisect.bisect_right(self._starts, node.start_byte) - 1
+        if i < 0:
+            return False
+        whole = self._nodes[i]
+        return node.end_byte <= whole.end_byte and node != whole
+
+
+def _cpp_definitions(namespaces: list[Any], classes: list[Any], functions: list[Any]) -> list[Definition]:
+    """Classes, structs and functions, qualified by the namespaces and classes around them."""
+    # A scope is opened by a named namespace, and by a named class or struct with a body.
+    openers: list[tuple[Any, str]] = []
+    for node in namespaces:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            openers.append((node, _text(name)))
+    entries: list[tuple[int, int, int, Any]] = []  # (start, -end, order, node): outer before inner
+    for node in classes:
+        if node.child_by_field_name("body") is not None and node.child_by_field_name("name") is not None:
+            openers.append((node, ""))
+    opened = {id(node): name for node, name in openers}
+    for node, _name in openers:
+        entries.append((node.start_byte, -node.end_byte, 0, node))
+    for node in functions:
+        entries.append((node.start_byte, -node.end_byte, 1, node))
+    entries.sort(key=lambda e: e[:3])
+    defs: list[Definition] = []
+    stack: list[tuple[Any, str]] = []  # the open scopes around the current node: (node, name)
+    for _start, _end, _order, node in entries:
+        while stack and not (node.start_byte >= stack[-1][0].start_byte and node.end_byte <= stack[-1][0].end_byte):
+            stack.pop()
+        scope = [name for _node, name in stack]
+        kind = node.type
+        if kind in _CLASS_TYPES:
+            name_node = node.child_by_field_name("name")
+            bases: list[str] = []
+            for child in node.children:
+                if child.type == "base_class_clause":
+                    bases = [_plain_name(c) for c in child.named_children if c.type != "access_specifier"]
+            plain = _plain_name(name_node)
+            # the name's line, not the specifier's: "template <...>" may come first
+            defs.append(Definition("::".join([*scope, plain]), _CLASS_TYPES[kind], _name_line(name_node),
+                                   tuple(b for b in bases if b)))
+            stack.append((node, plain))
+        elif id(node) in opened:  # a namespace
+            stack.append((node, opened[id(node)]))
+        else:
+            declarator = _function_declarator(node)
+            name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if name_node is not None:
+                is_kernel = any(c.type == "__global__" or _text(c) == "__global__" for c in node.children
+                                if c.type != "compound_statement")
+                defs.append(Definition("::".join([*scope, _plain_name(name_node)]),
+                                       "kernel" if is_kernel else "function", _name_line(name_node)))
+    return defs
 
 
 def _text(node: Any) -> str:
