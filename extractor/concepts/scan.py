@@ -72,27 +72,30 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
 
     names: set[Seen] = set()
     attrs: dict[str, int] = {}
-    # A chain whose head is an imported name is recorded whole; its inner links and its head are
-    # not facts of their own (ids of those nodes).
-    inside: set[int] = set()
-    for node in index.of(ast.Attribute):
-        if id(node) in inside:
-            continue
-        chain = [node]
+    # A chain is met outermost link first, and its inner links are the attributes that follow
+    # (an attribute's one child in the index is its value). Whose head is an imported name, it is
+    # recorded whole, and neither its inner links nor its head are facts of their own.
+    heads: set[int] = set()  # ids of the names heading such chains
+    attributes = index.of(ast.Attribute)
+    i, count = 0, len(attributes)
+    while i < count:
+        node = attributes[i]
+        parts = [node.attr]
         head = node.value
         while isinstance(head, ast.Attribute):
-            chain.append(head)
+            parts.append(head.attr)
             head = head.value
+        links = len(parts)
         if isinstance(head, ast.Name) and head.id in aliases:
-            names.add((".".join([aliases[head.id], *(a.attr for a in reversed(chain))]), node.lineno))
-            inside.update(map(id, chain))
-            inside.add(id(head))
+            parts.append(aliases[head.id])
+            names.add((".".join(reversed(parts)), node.lineno))
+            heads.add(id(head))
         else:  # no link resolves: each is an attribute access, met outermost first
-            for link in chain:
+            for link in attributes[i:i + links]:
                 attrs.setdefault(link.attr, link.lineno)
-            inside.update(map(id, chain))
+        i += links
     for node in index.of(ast.Name):
-        if node.id in aliases and isinstance(node.ctx, ast.Load) and id(node) not in inside:
+        if node.id in aliases and isinstance(node.ctx, ast.Load) and id(node) not in heads:
             names.add((aliases[node.id], node.lineno))
 
     invokes: set[Seen] = set()

@@ -28,7 +28,7 @@ import ast
 import bisect
 import dataclasses
 import functools
-from typing import TypeVar
+from typing import Any, TypeVar
 
 # The part of a def's header a node is in (Site.part); BODY for everything else.
 BODY, DECORATOR, DEFAULT, KW_DEFAULT, PARAMETER, RETURNS, BASE, KEYWORD, TYPE_PARAM = range(9)
@@ -170,8 +170,12 @@ def module_index(tree: ast.Module) -> ModuleIndex:
 # Fields of a list that may hold something other than a node (None, a string).
 _MIXED = frozenset({(ast.Dict, "keys"), (ast.arguments, "kw_defaults"), (ast.MatchClass, "kwd_attrs")})
 # Per node class: its fields that hold nodes, last first, and whether each is a list that may
-# hold other things (the walk pushes children last first, so that they pop in field order).
-_PLANS: dict[type, tuple[tuple[str, bool], ...]] = {}
+# hold other things (the walk pushes children last first, so that they pop in field order); None
+# for the classes whose children run somewhere else than they do (defs, a def's parameters),
+# whose plans are in _SPECIAL_PLANS: the walk's common path then has no test for them.
+_Plan = tuple[tuple[str, bool], ...]
+_PLANS: dict[type, _Plan | None] = {}
+_SPECIAL_PLANS: dict[type, _Plan] = {}
 
 
 def _holds_nodes(cls: type, field: str) -> bool:
@@ -180,9 +184,14 @@ def _holds_nodes(cls: type, field: str) -> bool:
     return field not in _LEAF_FIELDS or (field == "name" and cls.__name__ == "TypeAlias")  # 3.12: a Name
 
 
-def _plan(cls: type) -> tuple[tuple[str, bool], ...]:
+def _plan(cls: type) -> _Plan | None:
     fields = [f for f in getattr(cls, "_fields", ()) if _holds_nodes(cls, f)]
-    plan = _PLANS[cls] = tuple((f, (cls, f) in _MIXED) for f in reversed(fields))
+    plan = tuple((f, (cls, f) in _MIXED) for f in reversed(fields))
+    if cls in _HEADER_PARTS or cls is ast.arguments:
+        _SPECIAL_PLANS[cls] = plan
+        _PLANS[cls] = None
+        return None
+    _PLANS[cls] = plan
     return plan
 
 
@@ -202,6 +211,12 @@ class _Stack:
         self.sites.append(site)
         self.depths.append(depth)
 
+    def push_all(self, nodes: list[Any], site: Site, depth: int) -> None:
+        """``nodes`` (a list of children), so that the first is popped first."""
+        self.nodes.extend(nodes[::-1])
+        self.sites.extend([site] * len(nodes))
+        self.depths.extend([depth] * len(nodes))
+
 
 def _walk(index: ModuleIndex) -> None:
     tree = index.tree
@@ -217,7 +232,8 @@ def _walk(index: ModuleIndex) -> None:
     plans, AST = _PLANS, ast.AST
     last: Site | None = None
     position = 0
-    while stack.nodes:
+    pending = stack.nodes
+    while pending:
         node = pop_node()
         site = pop_site()
         depth = pop_depth()
@@ -238,14 +254,10 @@ def _walk(index: ModuleIndex) -> None:
         except KeyError:
             plan = _plan(cls)
         if not plan:
+            if plan is None:
+                _push_special(index, node, position - 1, site, depth + 1, stack)
             continue
         depth += 1
-        if cls in _HEADER_PARTS:
-            _push_def(index, node, position - 1, site, depth, stack)
-            continue
-        if cls is ast.arguments and site.header is not None and getattr(site.header.node, "args", None) is node:
-            _push_arguments(node, site, depth, plan, stack)
-            continue
         for field, mixed in plan:
             value = getattr(node, field)
             if value is None:
@@ -268,6 +280,17 @@ def _walk(index: ModuleIndex) -> None:
                 push_depth(depth)
 
 
+def _push_special(index: ModuleIndex, node: ast.AST, position: int, site: Site, depth: int, stack: _Stack) -> None:
+    cls = node.__class__
+    plan = _SPECIAL_PLANS[cls]
+    if cls in _HEADER_PARTS:
+        _push_def(index, node, position, site, depth, stack)
+    elif site.header is not None and getattr(site.header.node, "args", None) is node:
+        _push_arguments(node, site, depth, plan, stack)
+    else:  # a lambda's parameters
+        _push_arguments(node, site, depth, plan, stack, site)
+
+
 def _push_def(index: ModuleIndex, node: ast.AST, position: int, site: Site, depth: int, stack: _Stack) -> None:
     outer = site.scope
     name: str = getattr(node, "name")
@@ -281,29 +304,29 @@ def _push_def(index: ModuleIndex, node: ast.AST, position: int, site: Site, dept
     scope = Scope(node, kind, qualname, (*outer.names, name), outer, position)
     index.scopes[node] = scope
     parts = _HEADER_PARTS[node.__class__]
-    for field, _mixed in _PLANS[node.__class__]:
+    for field, _mixed in _SPECIAL_PLANS[node.__class__]:
         value = getattr(node, field)
         if not value:
             continue
         inner = Site(scope) if field == "body" else Site(outer, scope, parts[field])
         if value.__class__ is list:
-            for child in reversed(value):
-                stack.push(child, inner, depth)
+            stack.push_all(value, inner, depth)
         else:
             stack.push(value, inner, depth)
 
 
-def _push_arguments(node: ast.AST, site: Site, depth: int, plan: tuple[tuple[str, bool], ...],
-                    stack: _Stack) -> None:
+def _push_arguments(node: ast.AST, site: Site, depth: int, plan: _Plan, stack: _Stack,
+                    defaults: Site | None = None) -> None:
+    """A def's parameters, their defaults in parts of their own (``defaults``: one site for all,
+    for a lambda's, which are no header)."""
     for field, _mixed in plan:
         value = getattr(node, field)
         if not value:
             continue
         part = _ARGUMENT_PARTS.get(field)
-        inner = site if part is None else Site(site.scope, site.header, part)
+        inner = site if part is None else (defaults or Site(site.scope, site.header, part))
         if value.__class__ is list:
-            for child in reversed(value):
-                if child is not None:  # kw_defaults holds None for a keyword-only parameter without one
-                    stack.push(child, inner, depth)
+            # kw_defaults holds None for a keyword-only parameter without one
+            stack.push_all([child for child in value if child is not None], inner, depth)
         else:
             stack.push(value, inner, depth)

@@ -320,21 +320,22 @@ def _calls(index: ModuleIndex) -> list[Call]:
     """Every call but those in annotations, with the scope it runs in, in the order a def runs its
     code: a def's decorators, then its defaults (or a class's bases and keywords), then its body."""
     positions = index.positions(ast.Call)
-    keyed: list[tuple[tuple[int, ...], Call]] = []
-    reordered = False
+    calls: list[Call] = []
+    kept: list[int] = []  # the position of each call kept
+    in_headers: dict[int, tuple[int, int, int]] = {}  # index in calls -> where the def runs it
     for position, node, site in zip(positions, index.of(ast.Call), index.sites(positions)):
-        if site.header is None:
-            key: tuple[int, ...] = (position,)
-        else:
+        if site.header is not None:
             order = _HEADER_ORDER.get(site.part)
             if order is None:
                 continue  # in an annotation
-            key = (site.header.position, order, position)
-            reordered = True
-        keyed.append((key, Call(site.scope.qualname, node.lineno, dotted(node.func) or "")))
-    if reordered:
-        keyed.sort(key=lambda item: item[0])
-    return [call for _key, call in keyed]
+            in_headers[len(calls)] = (site.header.position, order, position)
+        func = node.func
+        calls.append(Call(site.scope.qualname, node.lineno, func.id if isinstance(func, ast.Name) else (dotted(func) or "")))
+        kept.append(position)
+    if not in_headers:
+        return calls
+    keys = [in_headers.get(i) or (p,) for i, p in enumerate(kept)]
+    return [call for _key, call in sorted(zip(keys, calls), key=lambda item: item[0])]
 
 
 def scan_python(parsed: ParsedFile) -> PythonFacts:

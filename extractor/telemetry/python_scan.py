@@ -205,8 +205,10 @@ class _Collector:
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("observe", "inc", "set") \
                 and any(k.arg == "exemplar" for k in node.keywords):
             self._exemplar_use(node, self._around(site.owner))
+        if not (node.args or node.keywords):
+            return
         callee = _callee(node.func)
-        if callee is None or not (node.args or node.keywords) or not self._plausible(callee):
+        if callee is None or not self._plausible(callee):
             return
         where = self._around(site.owner)
         interest = self._interesting(node, callee, where)
