@@ -12,6 +12,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from extractor import cpp, generated, go, naming, python, rust
 from extractor.concepts.facts import ConceptFacts
@@ -184,12 +185,12 @@ def match_detectors(detectors: DetectorSet, ctx: Context,
                     pattern = detector.patterns.get(kind)
                     if pattern is not None and pattern.fullmatch(value):
                         yield detector, ConceptEvidence(path, line, value, kind)
-    screen = screens.get("symbols")
-    if screen is None:
+    symbol_screen = screens.get("symbols")
+    if symbol_screen is None:
         return
     facts_by_path = {path: facts for path, (_file, facts) in files.items()}
     for path, short, qualname, line in iter_symbols(ctx, facts_by_path):
-        if path not in files or not screen.fullmatch(short):
+        if path not in files or not symbol_screen.fullmatch(short):
             continue
         for detector in detectors.detectors:
             pattern = detector.patterns.get("symbols")
@@ -216,7 +217,7 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 
 # The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
 # The generated-code step says which files a tool wrote: their facts are no evidence.
-GRAPH_STEPS = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
+GRAPH_STEPS: tuple[Step[Any], ...] = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
 STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="5",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},

@@ -94,9 +94,9 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
             for link in attributes[i:i + links]:
                 attrs.setdefault(link.attr, link.lineno)
         i += links
-    for node in index.of(ast.Name):
-        if node.id in aliases and isinstance(node.ctx, ast.Load) and id(node) not in heads:
-            names.add((aliases[node.id], node.lineno))
+    for name in index.of(ast.Name):
+        if name.id in aliases and isinstance(name.ctx, ast.Load) and id(name) not in heads:
+            names.add((aliases[name.id], name.lineno))
 
     invokes: set[Seen] = set()
     calls: set[Seen] = set()
@@ -124,20 +124,20 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     docstrings = {id(body[0].value) for scope in index.scopes if (body := getattr(scope, "body"))
                   and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
     strings: set[Seen] = set()
-    for node in index.of(ast.Constant):
-        value = node.value
-        if isinstance(value, str) and 3 <= len(value) <= _MAX_STRING and id(node) not in docstrings \
-                and not _SPACE.search(value):
-            strings.add((value, node.lineno))
+    for constant in index.of(ast.Constant):
+        text = constant.value
+        if isinstance(text, str) and 3 <= len(text) <= _MAX_STRING and id(constant) not in docstrings \
+                and not _SPACE.search(text):
+            strings.add((text, constant.lineno))
 
     defs: list[Definition] = []
-    for node in index.of_types(*_DEF_TYPES):
-        qualname = ".".join(index.scopes[node].names)
-        if isinstance(node, ast.ClassDef):
-            bases = tuple(b for b in (resolve(base) for base in node.bases) if b)
-            defs.append(Definition(qualname, "class", node.lineno, bases))
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            defs.append(Definition(qualname, "function", node.lineno))
+    for definition in index.of_types(*_DEF_TYPES):
+        qualname = ".".join(index.scopes[definition].names)
+        if isinstance(definition, ast.ClassDef):
+            bases = tuple(b for b in (resolve(base) for base in definition.bases) if b)
+            defs.append(Definition(qualname, "class", definition.lineno, bases))
+        elif isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.append(Definition(qualname, "function", definition.lineno))
     defs.sort(key=lambda d: (d.line, d.qualname))
     return ConceptFacts(
         imports=tuple(Import(*t) for t in sorted(imports)),

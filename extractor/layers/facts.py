@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from extractor import naming
 from extractor.concepts import imported_modules, resolve_relative
@@ -21,7 +22,8 @@ class ModuleFacts:
 
     file: SourceFile
     module: str
-    items: Mapping[str, tuple[tuple[str, int], ...]]
+    # (an include seen in the companion header carries that header's path as a third item)
+    items: Mapping[str, tuple[tuple[Any, ...], ...]]
     # Indices into items["path"] of the segments that name the project rather than a part of it:
     # the top-level Python package ("mlserver/", "src/bentoml/"). "mlserver" says what the
     # project is, not that every module in it is a server.
@@ -113,7 +115,7 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
         "import": tuple(sorted(set(imports))),
         # (header's includes carry the header's path: an evidence row must open where it was seen)
         "include": tuple(sorted({(h, line) for h, line in facts.includes} | {
-            (h, line, header.path) for h, line in _includes(header)})),
+            (h, line, header.path) for h, line in _includes(header) if header is not None})),
         "name": tuple(sorted(set(names))),
         "call": tuple(sorted(set(calls))),
         "base": tuple(sorted(set(bases))),

@@ -43,7 +43,7 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
         if not wanted:
             continue
         mid = naming.py_id(name)
-        lines = {}
+        lines: dict[str, int] = {}
         for imp in module.facts.imports:
             if imp.scope == "":
                 lines.setdefault(imp.asname or imp.name or imp.module.split(".")[0], imp.line)

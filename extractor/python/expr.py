@@ -61,53 +61,64 @@ def unparse(expr: ast.AST) -> str:
 def _simple(expr: ast.AST) -> str | None:
     """The text ``ast.unparse`` gives ``expr`` when it is made of names, attribute chains, plain
     constants, subscripts, lists, ``|`` unions, negated numbers and calls of those; else None."""
-    cls = expr.__class__
-    if cls is ast.Name:
-        return expr.id  # type: ignore[attr-defined]
-    if cls is ast.Attribute:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
         return _name_chain(expr)
-    if cls is ast.Constant:
-        return _constant(expr)  # type: ignore[arg-type]
-    if cls is ast.Subscript:
-        value = _name_chain(expr.value)  # type: ignore[attr-defined]
-        index = expr.slice  # type: ignore[attr-defined]
+    if isinstance(expr, ast.Constant):
+        return _constant(expr)
+    if isinstance(expr, ast.Subscript):
+        value = _name_chain(expr.value)
+        index = expr.slice
         if value is None:
             return None
-        if index.__class__ is ast.Tuple and index.elts:
-            items = [_simple(e) for e in index.elts]
-            if None in items:
+        if isinstance(index, ast.Tuple) and index.elts:
+            items = _all_simple(index.elts)
+            if items is None:
                 return None
-            inner = f"{items[0]}," if len(items) == 1 else ", ".join(items)  # type: ignore[arg-type]
+            inner = f"{items[0]}," if len(items) == 1 else ", ".join(items)
         else:
-            inner = _simple(index)  # type: ignore[assignment]
-            if inner is None:
+            text = _simple(index)
+            if text is None:
                 return None
+            inner = text
         return f"{value}[{inner}]"
-    if cls is ast.List:
-        items = [_simple(e) for e in expr.elts]  # type: ignore[attr-defined]
-        return None if None in items else f"[{', '.join(items)}]"  # type: ignore[arg-type]
-    if cls is ast.BinOp and expr.op.__class__ is ast.BitOr:  # type: ignore[attr-defined]
+    if isinstance(expr, ast.List):
+        items = _all_simple(expr.elts)
+        return None if items is None else f"[{', '.join(items)}]"
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
         # left-associative: a | b | c needs no parentheses on the left; the right stays an atom
-        right = expr.right  # type: ignore[attr-defined]
-        if right.__class__ is ast.BinOp:
+        if isinstance(expr.right, ast.BinOp):
             return None
-        left, right_text = _simple(expr.left), _simple(right)  # type: ignore[attr-defined]
-        return None if left is None or right_text is None else f"{left} | {right_text}"
-    if cls is ast.UnaryOp and expr.op.__class__ is ast.USub and expr.operand.__class__ is ast.Constant:  # type: ignore[attr-defined]
-        value = expr.operand.value  # type: ignore[attr-defined]
-        if value.__class__ in (int, float) and value == value and value not in (_INF, -_INF):
-            return f"-{value!r}"
+        left, right = _simple(expr.left), _simple(expr.right)
+        return None if left is None or right is None else f"{left} | {right}"
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) and isinstance(expr.operand, ast.Constant):
+        number = expr.operand.value
+        if number.__class__ in (int, float) and number == number and number not in (_INF, -_INF):
+            return f"-{number!r}"
         return None
-    if cls is ast.Call:
-        func = _name_chain(expr.func)  # type: ignore[attr-defined]
-        if func is None:
+    if isinstance(expr, ast.Call):
+        func = _name_chain(expr.func)
+        args = _all_simple(expr.args)
+        if func is None or args is None:
             return None
-        parts = [_simple(a) for a in expr.args]  # type: ignore[attr-defined]
-        for keyword in expr.keywords:  # type: ignore[attr-defined]
+        for keyword in expr.keywords:
             value_text = _simple(keyword.value) if keyword.arg is not None else None
-            parts.append(None if value_text is None else f"{keyword.arg}={value_text}")
-        return None if None in parts else f"{func}({', '.join(parts)})"  # type: ignore[arg-type]
+            if value_text is None:
+                return None
+            args.append(f"{keyword.arg}={value_text}")
+        return f"{func}({', '.join(args)})"
     return None
+
+
+def _all_simple(exprs: list[ast.expr]) -> list[str] | None:
+    out = []
+    for expr in exprs:
+        text = _simple(expr)
+        if text is None:
+            return None
+        out.append(text)
+    return out
 
 
 _INF = float("inf")
@@ -131,13 +142,12 @@ def _constant(node: ast.Constant) -> str | None:
         return "..." if value is Ellipsis else repr(value)
     if node.kind is not None:
         return None  # u"..."
-    cls = value.__class__
-    if cls is int:
+    if value.__class__ is int:
         return repr(value)
-    if cls is float:
+    if isinstance(value, float) and value.__class__ is float:
         return repr(value) if value == value and value not in (_INF, -_INF) else None
-    if cls is str and value.isascii() and value.isprintable() and "'" not in value and '"' not in value \
-            and "\\" not in value:
+    if isinstance(value, str) and value.isascii() and value.isprintable() and "'" not in value \
+            and '"' not in value and "\\" not in value:
         return f"'{value}'"
     return None
 
@@ -174,9 +184,8 @@ def parameters(args: ast.arguments) -> tuple[Param, ...]:
                          default))
     if args.vararg is not None:
         out.append(Param(args.vararg.arg, VAR_POS, source_text(args.vararg.annotation), None))
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        out.append(Param(arg.arg, KW_ONLY, source_text(arg.annotation),
-                         None if default is None else source_text(default)))
+    for arg, given in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(arg.arg, KW_ONLY, source_text(arg.annotation), None if given is None else source_text(given)))
     if args.kwarg is not None:
         out.append(Param(args.kwarg.arg, VAR_KW, source_text(args.kwarg.annotation), None))
     return tuple(out)

@@ -230,11 +230,11 @@ def _constructors(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyMod
                 del g.nodes[f"{gen.class_id}.{name}"]
     enums = pyconstructors.enum_classes(specs, lineage.mro, libraries)
     for edge in [e for e in g.edges if e.kind is EdgeKind.CONTAINS and e.source in enums]:
-        node = g.nodes.get(edge.target)
+        member = g.nodes.get(edge.target)
         # An enum's members are its plain class-level names; annotated names and functions are not.
-        if node is not None and "class-attribute" in node.tags and not node.annotation \
-                and node.value_kind != "lambda" and not node.name.startswith("_"):
-            g.nodes[node.id] = dataclasses.replace(node, value_kind="enum-member")
+        if member is not None and "class-attribute" in member.tags and not member.annotation \
+                and member.value_kind != "lambda" and not member.name.startswith("_"):
+            g.nodes[member.id] = dataclasses.replace(member, value_kind="enum-member")
 
 
 def _imports(g: PyGraph, modules: dict[str, PyModule]) -> None:
@@ -317,7 +317,9 @@ assert _NODE_FIELDS[-1] == "api"
 
 def _with_api(node: Node, api: str) -> Node:
     # Positional, not dataclasses.replace: this runs once per node (~50,000 on vLLM) and is 2x faster.
-    return Node(*[getattr(node, f) for f in _NODE_FIELDS[:-1]], api)
+    values = [getattr(node, f) for f in _NODE_FIELDS[:-1]]
+    values.append(api)
+    return Node(*values)
 
 
 def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], call_sites: list[CallSite]) -> Contribution:

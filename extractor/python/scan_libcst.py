@@ -25,6 +25,10 @@ def scan_libcst(module: Any) -> PythonFacts:
     imports: list[Import] = []
     code = module.code_for_node
 
+    def as_name(alias: Any) -> str:
+        """``import a as b``: "b" ("" without ``as``)."""
+        return code(alias.asname.name).strip() if alias.asname else ""
+
     def name_of(expr: Any) -> str:
         return code(expr).strip() if isinstance(expr, (libcst.Name, libcst.Attribute)) else ""
 
@@ -73,14 +77,12 @@ def scan_libcst(module: Any) -> PythonFacts:
                     line = positions[stmt].start.line
                     if isinstance(small, libcst.Import):
                         for alias in small.names:
-                            asname = alias.asname.name.value if alias.asname else ""
-                            imports.append(Import(scope, line, code(alias.name), 0, "", asname))
+                            imports.append(Import(scope, line, code(alias.name), 0, "", as_name(alias)))
                     elif isinstance(small, libcst.ImportFrom):
                         module_name = code(small.module) if small.module else ""
-                        names = ["*"] if isinstance(small.names, libcst.ImportStar) else [
-                            (code(a.name), a.asname.name.value if a.asname else "") for a in small.names]
-                        for item in names:
-                            name, asname = (item, "") if item == "*" else item
+                        names = [("*", "")] if isinstance(small.names, libcst.ImportStar) else [
+                            (code(a.name), as_name(a)) for a in small.names]
+                        for name, asname in names:
                             imports.append(Import(scope, line, module_name, len(small.relative), name, asname))
             else:
                 for attr in ("body", "orelse", "handlers", "finalbody"):

@@ -211,12 +211,12 @@ class FactoryExpander:
             cls = signature.class_name
             names = [p for p, _ in signature.params]
             values = bind(fact, names, signature.defaults, None, signature.params)
-            inner = []
+            reached: list[tuple[Call, bool]] = []  # (call, whether it is in __init__)
             for call in self.by_class.get((module.name, cls), []):
                 in_init = call.fact.function == f"{cls}.__init__"
                 if in_init or any(tag == "attr" for tag, _ in _call_refs(call.fact)):
-                    inner.append((call, in_init))
-            for call, in_init in inner:
+                    reached.append((call, in_init))
+            for call, in_init in reached:
                 binding = {("attr", n): v for n, v in values.items()}
                 if in_init:
                     binding.update({("param", n): v for n, v in values.items()})

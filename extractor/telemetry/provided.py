@@ -138,14 +138,14 @@ def _builder_records(builder: dict[str, Any], chain: BuilderChain, module: Modul
         kwargs = arg.kwargs
         kind = MetricType(spec["type"])
         name = _option_value(kwargs.get("metric_name"), spec["name"])
-        labels = tuple(label for flag, label in builder["function_labels"].items()
-                       if _option_value(kwargs.get(flag), True))
+        flagged_labels = tuple(label for flag, label in builder["function_labels"].items()
+                               if _option_value(kwargs.get(flag), True))
         buckets = ()
         if kind is MetricType.HISTOGRAM:  # metrics.latency's default is prometheus_client's own
             buckets = _buckets(_option_value(kwargs.get("buckets"), None) or prometheus_default_buckets())
         full = build_python_name(kind, str(name), str(_option_value(kwargs.get("metric_namespace"), "")),
                                  str(_option_value(kwargs.get("metric_subsystem"), "")))
-        out.append(_record(library, naming, module.path, line, full, kind, "", labels, buckets,
+        out.append(_record(library, naming, module.path, line, full, kind, "", flagged_labels, buckets,
                            f"{via} > {target.rsplit('.', 1)[-1]}"))
     for metric in builder["optional_metrics"]:
         if not options.get(metric["when"]):

@@ -70,9 +70,9 @@ def _registry_uses(index: ModuleIndex) -> list[RegistryUse]:
     for node in index.breadth_first(ast.Name, ast.Attribute):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
                 and id(node) not in receivers:
-            text = dotted(node)
-            if text and text.rsplit(".", 1)[-1] == "REGISTRY":
-                uses.append(RegistryUse("value", text, text, node.lineno))
+            name = dotted(node)
+            if name and name.rsplit(".", 1)[-1] == "REGISTRY":
+                uses.append(RegistryUse("value", name, name, node.lineno))
     return sorted(uses, key=lambda u: (u.line, u.kind, u.callee))
 
 

@@ -195,6 +195,7 @@ def _buckets(kind: MetricType, sym: Any, constructor) -> tuple[tuple[float, ...]
         return tuple(b for b in values if b != float("inf")), True, ""
     elements = pysym.items(sym)
     numbers = [pysym.number(e) for e in elements] if elements is not None else None
-    if numbers is None or any(n is None for n in numbers):
+    known = [n for n in numbers if n is not None] if numbers is not None else []
+    if numbers is None or len(known) < len(numbers):
         return (), False, f"buckets: {pysym.describe(sym)}"
-    return tuple(n for n in numbers if n != float("inf")), True, ""
+    return tuple(n for n in known if n != float("inf")), True, ""

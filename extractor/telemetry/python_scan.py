@@ -96,11 +96,11 @@ class _Collector:
 
     def collect(self) -> None:
         index = self.index
-        for node in index.of(ast.ClassDef):
-            self._class(node)
-        for node in index.of(ast.Assign):
-            if isinstance(node.value, ast.Call) and len(node.targets) == 1:
-                self._assigned[id(node.value)] = node
+        for cls in index.of(ast.ClassDef):
+            self._class(cls)
+        for assign in index.of(ast.Assign):
+            if isinstance(assign.value, ast.Call) and len(assign.targets) == 1:
+                self._assigned[id(assign.value)] = assign
         # Imports (module level and nested alike: a late import still binds the name) count from
         # where they stand: a call sees those before it.
         imports = index.positions(ast.Import, ast.ImportFrom)
@@ -351,7 +351,7 @@ def _signature(node: Function, cls_name: str, is_method: bool, frame: Frame) -> 
     module_frame = Frame(frame.module)
     for name, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
         defaults[name] = compile_expr(default, module_frame)
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        if default is not None:
-            defaults[arg.arg] = compile_expr(default, module_frame)
+    for arg, given in zip(args.kwonlyargs, args.kw_defaults):
+        if given is not None:
+            defaults[arg.arg] = compile_expr(given, module_frame)
     return Signature(cls_name, node.lineno, tuple((name, kind) for name, kind in params), defaults)

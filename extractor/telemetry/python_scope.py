@@ -196,7 +196,7 @@ class Frame:
     any other method seen through ``self``.
     """
 
-    def __init__(self, module: ModuleScope, functions: tuple[ast.AST, ...] = (),
+    def __init__(self, module: ModuleScope, functions: tuple[ast.FunctionDef | ast.AsyncFunctionDef, ...] = (),
                  cls: ClassScope | None = None, param_tag: str | None = "param"):
         self.module = module
         self.functions = functions
