@@ -3,28 +3,30 @@
 Scanners run in worker processes and are cached by content hash, so they never look at the file's
 path: relative imports are recorded with their level and resolved later by the extractor, which knows
 the module name. Every fact carries the 1-based line it was seen on, so a concept or a role can
-point a reader at the exact place.
+point a reader at the exact place. Every language's scanner returns one type,
+:class:`extractor.concepts.facts.ConceptFacts`; its fields hold, for Python (read from the module's
+shared index, :mod:`extractor.python.index`):
 
-Python facts (from the stdlib ``ast``):
-  imports  [module, name, level, line]   ``from a.b import c`` -> ["a.b", "c", 0, n]; ``import a.b`` -> ["a.b", "", 0, n]
+  imports  Import(module, name, level, line)   ``from a.b import c`` -> ("a.b", "c", 0, n);
+                                               ``import a.b`` -> ("a.b", "", 0, n)
   typing_imports  the same, for imports under ``if TYPE_CHECKING:`` (annotations only: not a
-                  dependency at run time, so no evidence of a mechanism or a role); only when any
-  names    [dotted, line]   chains whose head is an imported name, resolved through the imports:
+                  dependency at run time, so no evidence of a mechanism or a role)
+  names    (dotted, line)   chains whose head is an imported name, resolved through the imports:
                             ``from heapq import heappush; heappush(h, x)`` -> "heapq.heappush"
                             (relative heads keep their dots: ".block_pool.BlockPool")
-  calls    [method, line]   ``x.pin_memory()`` where ``x`` is not an import -> "pin_memory"
-  invokes  [dotted, line]   imported names called: ``app = FastAPI()`` -> "fastapi.FastAPI" (a name
+  calls    (method, line)   ``x.pin_memory()`` where ``x`` is not an import -> "pin_memory"
+  invokes  (dotted, line)   imported names called: ``app = FastAPI()`` -> "fastapi.FastAPI" (a name
                             used only in an annotation is in ``names``, not here)
-  keywords [arg=value, line]  ``pin_memory=True``; non-constant values are shown as ``arg=...``
-  attrs    [attr, line]     first access of every attribute name (``self.max_num_batched_tokens``)
-  strings  [text, line]     short one-word string constants ("/dev/shm", "text/event-stream")
-  defs     [qualname, kind, line, [bases]]  classes ("class") and functions ("function")
-C++/CUDA facts (from tree-sitter) use the same keys where they make sense (no ``keywords``/``attrs``):
-  includes [header, line]; names = called and used qualified names without template arguments
-  ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/``obj->method()`` names;
-  defs kinds are "class", "struct", "function", "kernel" (a ``__global__`` function);
-  c_api    [line, n]  an ``extern "C"`` block that declares n function prototypes (a C API that
-                      other programs link against); only when any
+  keywords (arg=value, line)  ``pin_memory=True``; non-constant values are shown as ``arg=...``
+  attrs    (attr, line)     first access of every attribute name (``self.max_num_batched_tokens``)
+  strings  (text, line)     short one-word string constants ("/dev/shm", "text/event-stream")
+  defs     Definition(qualname, kind, line, bases)  classes ("class") and functions ("function")
+C++/CUDA facts (from one tree-sitter query) fill the same fields where they make sense (no
+``keywords``/``attrs``): includes (header, line); names = called and used qualified names without
+template arguments ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/
+``obj->method()`` names; defs kinds are "class", "struct", "function", "kernel" (a ``__global__``
+function); c_api (line, n) = an ``extern "C"`` block that declares n function prototypes (a C API
+that other programs link against).
 """
 
 from __future__ import annotations

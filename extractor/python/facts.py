@@ -64,7 +64,8 @@ class Attribute(msgspec.Struct, frozen=True, array_like=True):
 
 
 class Import(msgspec.Struct, frozen=True, array_like=True):
-    """``import a.b as c`` -> (scope, line, "a.b", 0, "", "c"); ``from ..m import x`` -> (scope, line, "m", 2, "x", "")."""
+    """``import a.b as c`` -> (scope, line, "a.b", 0, "", "c");
+    ``from ..m import x`` -> (scope, line, "m", 2, "x", "")."""
 
     scope: str
     line: int

@@ -5,9 +5,9 @@ The facts (:class:`extractor.python.facts.PythonFacts`) are path-free (cached by
 - ``defs``: classes, functions and methods with their ``__qualname__``, docstring line, tags,
   bases, decorators (dotted names as written), and for functions the parameters (kind: the index in
   :data:`PARAM_KINDS`; annotation and default as ``ast.unparse`` source text, never truncated;
-  default ``None`` when there is none) and the return annotation. Classes keep their keywords (``kw_only=True``, ``total=False``) and
-  each decorator's keyword arguments (``@dataclass(kw_only=True)``): the generated-constructor
-  rules need them.
+  default ``None`` when there is none) and the return annotation. Classes keep their keywords
+  (``kw_only=True``, ``total=False``) and each decorator's keyword arguments
+  (``@dataclass(kw_only=True)``): the generated-constructor rules need them.
 - ``attrs``: names bound by assignment at module level, in class bodies, and on ``self`` in
   ``__init__``/``__post_init__``/``__attrs_post_init__``, with annotation and value kind; class-body
   values keep their source text and, when they are calls, callee and arguments (``field(...)``).
@@ -330,7 +330,8 @@ def _calls(index: ModuleIndex) -> list[Call]:
                 continue  # in an annotation
             in_headers[len(calls)] = (site.header.position, order, position)
         func = node.func
-        calls.append(Call(site.scope.qualname, node.lineno, func.id if isinstance(func, ast.Name) else (dotted(func) or "")))
+        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or "")
+        calls.append(Call(site.scope.qualname, node.lineno, callee))
         kept.append(position)
     if not in_headers:
         return calls
