@@ -24,7 +24,7 @@ class ImportEntry(msgspec.Struct, frozen=True, array_like=True):
     name: str
 
 
-class ClassFacts(msgspec.Struct, frozen=True):
+class ClassFacts(msgspec.Struct, frozen=True, array_like=True):
     name: str  # dotted through the enclosing classes ("Outer.Inner")
     line: int
     bases: tuple[str, ...]  # dotted as written
@@ -32,7 +32,7 @@ class ClassFacts(msgspec.Struct, frozen=True):
     methods: tuple[str, ...]  # sorted
 
 
-class Signature(msgspec.Struct, frozen=True):
+class Signature(msgspec.Struct, frozen=True, array_like=True):
     """A factory's signature: a function or method whose parameters reach a recorded call."""
 
     class_name: str  # the class of a method; "" for a function
@@ -41,7 +41,7 @@ class Signature(msgspec.Struct, frozen=True):
     defaults: dict[str, Sym]
 
 
-class CallFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+class CallFacts(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     """A call that could make a metric, its arguments compiled into symbolic values."""
 
     callee: str  # dotted as written ("prometheus_client.Gauge", "self._gauge_cls", "super().__init__")
@@ -81,7 +81,7 @@ class BuilderArg(msgspec.Struct, frozen=True, omit_defaults=True):
     value: Sym = None
 
 
-class BuilderMethod(msgspec.Struct, frozen=True):
+class BuilderMethod(msgspec.Struct, frozen=True, array_like=True):
     name: str
     line: int
     args: tuple[BuilderArg, ...]
