@@ -15,6 +15,7 @@ from pathlib import Path
 from extractor.concepts import STEP as CONCEPTS_STEP
 from extractor import naming
 from extractor.concepts import imported_modules
+from extractor.layers.facts import NO_FACTS
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.cpp.parse import parse_source
 from extractor.generated import STEP as GENERATED_STEP
@@ -83,7 +84,7 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
             cpp_nodes.append(Node(f"file:{f.path}", NodeKind.FILE, f.rel.rsplit("/", 1)[-1], f.path, "cpp", f.path, 0))
     by_suffix = {f.rel: f.path for f in files if f.language is not Language.PYTHON}
     for f in files:
-        facts = f.facts.get("concepts") or {}
+        facts = f.facts.get("concepts") or NO_FACTS
         if f.language is Language.PYTHON:
             src = naming.py_id(f.module)
             for module, name, line in imported_modules(f, facts):
@@ -92,7 +93,7 @@ def module_graph(files: list[SourceFile]) -> dict[str, Contribution]:
                         py_edges.append(Edge(src, modules[target], EdgeKind.IMPORTS, f.path, line))
                         break
         else:
-            for header, line in facts.get("includes", ()):
+            for header, line in facts.includes:
                 hits = [p for rel, p in by_suffix.items() if rel == header or rel.endswith("/" + header)]
                 if len(hits) == 1:
                     cpp_edges.append(Edge(f"file:{f.path}", f"file:{hits[0]}", EdgeKind.INCLUDES, f.path, line))

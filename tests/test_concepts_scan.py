@@ -5,17 +5,18 @@ from __future__ import annotations
 import ast
 import textwrap
 
+from extractor.concepts.facts import ConceptFacts, Definition, Import
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.cpp.parse import parse_source
 from extractor.model import Language, ParsedFile
 
 
-def python_facts(source: str) -> dict:
+def python_facts(source: str) -> ConceptFacts | None:
     data = textwrap.dedent(source).encode()
     return scan_python(ParsedFile(Language.PYTHON, data, ast.parse(data)))
 
 
-def cpp_facts(source: str, language: Language = Language.CPP) -> dict:
+def cpp_facts(source: str, language: Language = Language.CPP) -> ConceptFacts | None:
     data = textwrap.dedent(source).encode()
     return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
 
@@ -31,11 +32,11 @@ def test_from_import_resolves_the_called_name():
             dist.all_reduce(t)
             return queue.PriorityQueue()
         """)
-    assert ["heapq.heappush", 6] in facts["names"]
-    assert ["torch.distributed.all_reduce", 7] in facts["names"]
-    assert ["queue.PriorityQueue", 8] in facts["names"]
+    assert ("heapq.heappush", 6) in facts.names
+    assert ("torch.distributed.all_reduce", 7) in facts.names
+    assert ("queue.PriorityQueue", 8) in facts.names
     # the maximal chain only: not "torch.distributed" on its own at line 7
-    assert ["torch.distributed", 7] not in facts["names"]
+    assert ("torch.distributed", 7) not in facts.names
 
 
 def test_relative_imports_keep_their_level_for_the_extractor():
@@ -46,9 +47,9 @@ def test_relative_imports_keep_their_level_for_the_extractor():
         class Pool(BlockPool):
             pass
         """)
-    assert ["core.block_pool", "BlockPool", 2, 1] in facts["imports"]
-    assert ["", "utils", 1, 2] in facts["imports"]
-    assert ["Pool", "class", 4, ["..core.block_pool.BlockPool"]] in facts["defs"]
+    assert Import("core.block_pool", "BlockPool", 2, 1) in facts.imports
+    assert Import("", "utils", 1, 2) in facts.imports
+    assert Definition("Pool", "class", 4, ("..core.block_pool.BlockPool",)) in facts.defs
 
 
 def test_keywords_method_calls_attrs_and_strings():
@@ -64,13 +65,12 @@ def test_keywords_method_calls_attrs_and_strings():
             path = "/dev/shm"
             return self.max_num_batched_tokens
         ''')
-    keywords = {tuple(k) for k in facts["keywords"]}
-    assert ("pin_memory=True", 5) in keywords
-    assert ("pin_memory=...", 6) in keywords
-    assert ("pin_memory=False", 7) in keywords
-    assert ["pin_memory", 8] in facts["calls"]
-    assert facts["strings"] == [["/dev/shm", 9]]
-    assert ["max_num_batched_tokens", 10] in facts["attrs"]
+    assert ("pin_memory=True", 5) in facts.keywords
+    assert ("pin_memory=...", 6) in facts.keywords
+    assert ("pin_memory=False", 7) in facts.keywords
+    assert ("pin_memory", 8) in facts.calls
+    assert facts.strings == (("/dev/shm", 9),)
+    assert ("max_num_batched_tokens", 10) in facts.attrs
 
 
 def test_methods_are_qualified_by_their_class():
@@ -82,8 +82,8 @@ def test_methods_are_qualified_by_their_class():
         async def serve():
             pass
         """)
-    assert facts["defs"] == [["Scheduler", "class", 1, []], ["Scheduler.schedule", "function", 2, []],
-                             ["serve", "function", 5, []]]
+    assert facts.defs == (Definition("Scheduler", "class", 1), Definition("Scheduler.schedule", "function", 2),
+                          Definition("serve", "function", 5))
 
 
 def test_cpp_names_drop_template_arguments_and_keep_scope():
@@ -101,13 +101,13 @@ def test_cpp_names_drop_template_arguments_and_keep_scope():
         }
         }
         """)
-    assert facts["includes"] == [["core/memory.h", 2], ["queue", 1]]
-    assert ["std::priority_queue", 5] in facts["names"]
-    assert ["cudaIpcGetMemHandle", 7] in facts["names"]
-    assert ["push", 8] in facts["calls"]
-    assert ["/dev/shm", 9] in facts["strings"]
-    assert ["mini::Slot", "struct", 4, ["Base", "Other"]] in facts["defs"]
-    assert ["mini::f", "function", 5, []] in facts["defs"]
+    assert facts.includes == (("core/memory.h", 2), ("queue", 1))
+    assert ("std::priority_queue", 5) in facts.names
+    assert ("cudaIpcGetMemHandle", 7) in facts.names
+    assert ("push", 8) in facts.calls
+    assert ("/dev/shm", 9) in facts.strings
+    assert Definition("mini::Slot", "struct", 4, ("Base", "Other")) in facts.defs
+    assert Definition("mini::f", "function", 5) in facts.defs
 
 
 def test_cuda_global_functions_are_kernels():
@@ -116,7 +116,7 @@ def test_cuda_global_functions_are_kernels():
         __global__ void scale_kernel(T* x) { x[threadIdx.x] *= 2; }
         void launch(float* x) { scale_kernel<<<1, 32>>>(x); }
         """, Language.CUDA)
-    kinds = {d[0]: d[1] for d in facts["defs"]}
+    kinds = {d.qualname: d.kind for d in facts.defs}
     assert kinds == {"scale_kernel": "kernel", "launch": "function"}
 
 

@@ -164,14 +164,13 @@ def native_call_sites(ctx: Any, extension_modules: set[str]) -> tuple[CallSite, 
     that module "lacks" there and gives no call site. Here the file's imports are read again and
     a call whose head was imported from (or below) an extension module becomes a call site.
     """
-    files = [f for f, _facts in ctx.facts("python", Language.PYTHON)]
     out: list[CallSite] = []
-    for f in files:
-        facts = f.facts["python"]
+    for f, facts in ctx.facts("python", Language.PYTHON):
         module = f.module  # one naming for every step (extractor.naming)
         package = module if f.rel.endswith("__init__.py") else module.rpartition(".")[0]
         bound: dict[str, str] = {}
-        for _scope, _line, target, level, name, asname in facts.get("imports", ()):
+        for imported in facts.imports:
+            target, level, name, asname = imported.module, imported.level, imported.name, imported.asname
             if level:
                 target = naming.resolve_relative(package, target, level) or target
             dotted = f"{target}.{name}" if name else target
@@ -179,7 +178,8 @@ def native_call_sites(ctx: Any, extension_modules: set[str]) -> tuple[CallSite, 
                 continue
             local = asname or (name if name else target.split(".")[0])
             bound[local] = dotted if (name or asname) else target.split(".")[0]
-        for scope, line, callee in facts.get("calls", ()):
+        for call in facts.calls:
+            scope, line, callee = call.scope, call.line, call.callee
             head, _, rest = callee.partition(".")
             if not callee or head not in bound:
                 continue

@@ -17,8 +17,9 @@ Two mechanisms are read, both from the C++ step's registrations:
 
 References. Python also reaches an operator without calling it on the spot: `self.op =
 torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
-own scanner (an attribute chain `torch.ops.<ns>.<op>` that is not the callee of a call) and bound
-like calls, from the function (or class body, or module) that holds them.
+own scanner (an attribute chain `torch.ops.<ns>.<op>` that is not the callee of a call, found in
+the module's shared index, :mod:`extractor.python.index`) and bound like calls, from the function
+(or class body, or module) that holds them.
 
 Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
 ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a
@@ -31,18 +32,20 @@ directory are set aside. Each edge's record says whether the namespace was read 
 
 from __future__ import annotations
 
+import ast
 import collections
 import dataclasses
 from collections.abc import Iterable
-import ast
 from typing import Any
+
+import msgspec
 
 from extractor import cpp, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
 from extractor.python.graph import CallSite
-from extractor.python.visit import FastNodeVisitor
+from extractor.python.index import module_index
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
@@ -217,48 +220,23 @@ def _reference_sites(ctx: Context, python: Contribution[Any] | None) -> list[Cal
     sites = []
     for f, facts in files:
         module = f"py:{f.module}"
-        for scope, line, dotted in facts:
-            caller = f"{module}.{scope}" if scope else module
+        for ref in facts.references:
+            caller = f"{module}.{ref.scope}" if ref.scope else module
             # a scope the Python step has no node for (a lambda, a comprehension): its module
-            sites.append(CallSite(caller if caller in known or not known else module, dotted, f.path, line))
+            sites.append(CallSite(caller if caller in known or not known else module, ref.dotted, f.path, ref.line))
     return sites
 
 
-class _OpReferences(FastNodeVisitor):
-    """Attribute chains `torch.ops.<ns>.<op>[...]` that are not called where they stand."""
+class OpReference(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """An operator named without being called where it stands (``self.op = torch.ops._C.gelu_fast``)."""
 
-    def __init__(self) -> None:
-        self.found: list[list[Any]] = []
-        self.scope, self.kind = "", "module"
-        self.callees: set[int] = set()
+    scope: str  # the qualname of the def it is written in (header included); "" at module level
+    line: int
+    dotted: str  # "torch.ops._C.gelu_fast"
 
-    def _enter(self, node: Any, name: str, kind: str) -> None:
-        qual = name if self.kind == "module" else f"{self.scope}.{name}" if self.kind == "class" \
-            else f"{self.scope}.<locals>.{name}"
-        saved = self.scope, self.kind
-        self.scope, self.kind = qual, kind
-        self.generic_visit(node)
-        self.scope, self.kind = saved
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._enter(node, node.name, "function")
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        self._enter(node, node.name, "class")
-
-    def visit_Call(self, node: ast.Call) -> None:
-        self.callees.add(id(node.func))  # the Python step already reports these as call sites
-        self.generic_visit(node)
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        dotted = _dotted(node)
-        if dotted is not None and dotted.startswith(_TORCH_OPS) and dotted.count(".") >= 3:
-            if id(node) not in self.callees:
-                self.found.append([self.scope, node.lineno, dotted])
-            return  # the chain's inner attributes are part of this one
-        self.generic_visit(node)
+class OpReferences(msgspec.Struct, frozen=True):
+    references: tuple[OpReference, ...]  # sorted
 
 
 def _dotted(node: Any) -> str | None:
@@ -272,15 +250,28 @@ def _dotted(node: Any) -> str | None:
     return ".".join(reversed(parts))
 
 
-def scan_op_references(parsed: ParsedFile) -> list[list[Any]] | None:
-    """Per-file scanner: ``[scope, line, "torch.ops.ns.op"]`` of operator references not called."""
-    if b"torch.ops." not in parsed.data or not isinstance(parsed.tree, ast.AST):
+def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
+    """Per-file scanner: attribute chains ``torch.ops.<ns>.<op>[...]`` that are not called where they stand."""
+    if b"torch.ops." not in parsed.data or not isinstance(parsed.tree, ast.Module):
         return None
-    visitor = _OpReferences()
-    visitor.visit(parsed.tree)
-    return sorted(visitor.found) or None
+    index = module_index(parsed.tree)
+    callees = {id(call.func) for call in index.of(ast.Call)}  # the Python step reports these as call sites
+    found: list[OpReference] = []
+    inside: set[int] = set()  # a chain's inner links: part of the chain, not chains of their own
+    for position, node in zip(index.positions(ast.Attribute), index.of(ast.Attribute)):
+        if id(node) in inside:
+            continue
+        dotted = _dotted(node)
+        if dotted is not None and dotted.startswith(_TORCH_OPS) and dotted.count(".") >= 3:
+            if id(node) not in callees:
+                found.append(OpReference(index.site(position).owner.qualname, node.lineno, dotted))
+            inner = node.value
+            while isinstance(inner, ast.Attribute):
+                inside.add(id(inner))
+                inner = inner.value
+    return OpReferences(tuple(sorted(found))) if found else None
 
 
-# version 2: a scanner of its own, for operator references that are not calls
+# version 3: typed facts (OpReferences)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="2", requires=(python.STEP, cpp.STEP))
+            version="3", requires=(python.STEP, cpp.STEP))

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from extractor import cpp, generated, go, naming, python, rust
+from extractor.concepts.facts import ConceptFacts
 from extractor.concepts.native_scan import scan_native
-from extractor.concepts.records import CONCEPTS, Concept, ConceptEvidence, ConceptHit, definitions
+from extractor.concepts.records import CONCEPTS, Concept, ConceptEvidence, ConceptHit
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.support.datafile import Regex, load_data_file
@@ -82,32 +83,30 @@ def resolve_relative(name: str, file: SourceFile) -> str:
     return naming.resolve_dotted(naming.package_of(file.module, naming.is_package_file(file.rel)), name)
 
 
-def imported_modules(file: SourceFile, facts: Mapping[str, Any]) -> Iterator[tuple[str, str, int]]:
+def imported_modules(file: SourceFile, facts: ConceptFacts) -> Iterator[tuple[str, str, int]]:
     """(module, imported name or "", line) with relative imports made absolute."""
-    for module, name, level, line in facts.get("imports", ()):
+    for imported in facts.imports:
+        module, level = imported.module, imported.level
         absolute = resolve_relative("." * level + module, file) if level else module
-        yield absolute, name, line
+        yield absolute, imported.name, imported.line
 
 
-def file_facts(file: SourceFile, facts: Mapping[str, Any], kind: str) -> Iterator[tuple[str, int]]:
+def file_facts(file: SourceFile, facts: ConceptFacts, kind: str) -> Iterator[tuple[str, int]]:
     """(fact text, line) of one match kind, with Python relative names resolved."""
     if kind == "imports":
         # "import a.b" is a use of module a.b; "from a import b" of a.b (b may be a module or a name)
         for module, name, line in imported_modules(file, facts):
             yield (f"{module}.{name}" if name and name != "*" else module), line
         return
-    if kind == "includes":
-        yield from ((h, line) for h, line in facts.get("includes", ()))
-        return
     if kind == "names" and file.language is Language.PYTHON:
-        yield from ((resolve_relative(n, file), line) for n, line in facts.get("names", ()))
+        yield from ((resolve_relative(n, file), line) for n, line in facts.names)
         return
     if kind == "symbols":
         return  # symbols come from the graph (or the defs fallback), see iter_symbols
-    yield from ((value, line) for value, line in facts.get(kind, ()))
+    yield from facts.seen(kind)
 
 
-def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -> Iterator[tuple[str, str, str, int]]:
+def iter_symbols(ctx: Context, facts_by_path: Mapping[str, ConceptFacts]) -> Iterator[tuple[str, str, str, int]]:
     """(path, short name, qualified name, line) of every class/function the system defines.
 
     The graph steps' nodes are used for every file they cover; files they do not cover (a step not in
@@ -124,7 +123,7 @@ def iter_symbols(ctx: Context, facts_by_path: Mapping[str, Mapping[str, Any]]) -
     for path, facts in facts_by_path.items():
         if path in covered:
             continue
-        for d in definitions(facts):
+        for d in facts.defs:
             yield path, re.split(r"\.|::", d.qualname)[-1], d.qualname, d.line
 
 
@@ -170,7 +169,7 @@ def extract_concepts(ctx: Context) -> Contribution[ConceptsShared]:
 
 
 def match_detectors(detectors: DetectorSet, ctx: Context,
-                    files: Mapping[str, tuple[SourceFile, Mapping[str, Any]]]) -> Iterator[tuple[Detector, ConceptEvidence]]:
+                    files: Mapping[str, tuple[SourceFile, ConceptFacts]]) -> Iterator[tuple[Detector, ConceptEvidence]]:
     # One alternation per kind over all detectors screens facts cheaply; most facts match nothing.
     screens = {kind: re.compile("|".join(f"(?:{d.patterns[kind].pattern})" for d in detectors.detectors
                                          if kind in d.patterns))
@@ -186,12 +185,12 @@ def match_detectors(detectors: DetectorSet, ctx: Context,
                     pattern = detector.patterns.get(kind)
                     if pattern is not None and pattern.fullmatch(value):
                         yield detector, ConceptEvidence(path, line, value, kind)
-    screen = screens.get("symbols")
-    if screen is None:
+    symbol_screen = screens.get("symbols")
+    if symbol_screen is None:
         return
     facts_by_path = {path: facts for path, (_file, facts) in files.items()}
     for path, short, qualname, line in iter_symbols(ctx, facts_by_path):
-        if path not in files or not screen.fullmatch(short):
+        if path not in files or not symbol_screen.fullmatch(short):
             continue
         for detector in detectors.detectors:
             pattern = detector.patterns.get("symbols")
@@ -218,8 +217,8 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 
 # The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
 # The generated-code step says which files a tool wrote: their facts are no evidence.
-GRAPH_STEPS = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="4",
+GRAPH_STEPS: tuple[Step[Any], ...] = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="5",
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP))

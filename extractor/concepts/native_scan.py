@@ -1,5 +1,5 @@
-"""Per-file facts for concept detection and layering from Rust and Go, in the keys the Python and
-C++ scanners use (see :mod:`extractor.concepts.scan`):
+"""Per-file facts for concept detection and layering from Rust and Go, in the fields the Python and
+C++ scanners fill (:class:`extractor.concepts.facts.ConceptFacts`, see :mod:`extractor.concepts.scan`):
 
   imports  [path, "", 0, line]   Rust ``use`` paths as written (``tokio::sync::mpsc``, groups
                                  expanded), Go import paths (``google.golang.org/grpc``)
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from extractor.concepts.facts import ConceptFacts, Definition, Import
 from extractor.model import Language, ParsedFile
 from extractor.rust.scan import use_paths
 
@@ -22,7 +23,7 @@ _MAX_STRING = 80
 _RUST_DEFS = {"struct_item": "struct", "enum_item": "enum", "trait_item": "trait", "function_item": "function"}
 
 
-def scan_native(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
     root = getattr(parsed.tree, "root_node", None)
     if root is None:
         return None
@@ -99,13 +100,10 @@ def scan_native(parsed: ParsedFile) -> dict[str, Any] | None:
             resolved.add((aliases[head] + (dot + rest if rest else ""), line))
         elif rust or not dot:  # a Go selector on a variable says nothing of what it calls
             resolved.add((name, line))
-    return {
-        "imports": [list(t) for t in sorted(imports)],
-        "names": [list(t) for t in sorted(resolved)],
-        "calls": [list(t) for t in sorted(calls)],
-        "strings": [list(t) for t in sorted(strings)],
-        "defs": [[q, k, ln, b] for q, k, ln, b in sorted(defs, key=lambda d: (d[2], d[0]))],
-    }
+    return ConceptFacts(
+        imports=tuple(Import(*t) for t in sorted(imports)), names=tuple(sorted(resolved)),
+        calls=tuple(sorted(calls)), strings=tuple(sorted(strings)),
+        defs=tuple(Definition(q, k, ln, tuple(b)) for q, k, ln, b in sorted(defs, key=lambda d: (d[2], d[0]))))
 
 
 def _text(node: Any) -> str:

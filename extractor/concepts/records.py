@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from extractor.model import RecordKind
-
 import dataclasses
-from collections.abc import Iterator, Mapping
-from typing import Any, NamedTuple
+from typing import NamedTuple
+
+from extractor.model import RecordKind
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -32,21 +31,6 @@ class ConceptHit(NamedTuple):
     line: int
     matched: str
     via: str = ""  # which kind of fact matched: one of MATCH_KINDS
-
-
-class Definition(NamedTuple):
-    """A class or function as the concepts scanner records it (``defs`` in its per-file facts)."""
-
-    qualname: str
-    kind: str  # "class", "struct", "function", "kernel"
-    line: int
-    bases: tuple[str, ...]
-
-
-def definitions(facts: Mapping[str, Any]) -> Iterator[Definition]:
-    """The ``defs`` of a file's cached scanner facts (stored as JSON lists), as named tuples."""
-    for qualname, kind, line, bases in facts.get("defs", ()):
-        yield Definition(qualname, kind, line, tuple(bases))
 
 
 CONCEPTS = RecordKind("concepts", Concept)  # the bundle's "concepts" list

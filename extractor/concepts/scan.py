@@ -3,42 +3,50 @@
 Scanners run in worker processes and are cached by content hash, so they never look at the file's
 path: relative imports are recorded with their level and resolved later by the extractor, which knows
 the module name. Every fact carries the 1-based line it was seen on, so a concept or a role can
-point a reader at the exact place.
+point a reader at the exact place. Every language's scanner returns one type,
+:class:`extractor.concepts.facts.ConceptFacts`; its fields hold, for Python (read from the module's
+shared index, :mod:`extractor.python.index`):
 
-Python facts (from the stdlib ``ast``):
-  imports  [module, name, level, line]   ``from a.b import c`` -> ["a.b", "c", 0, n]; ``import a.b`` -> ["a.b", "", 0, n]
+  imports  Import(module, name, level, line)   ``from a.b import c`` -> ("a.b", "c", 0, n);
+                                               ``import a.b`` -> ("a.b", "", 0, n)
   typing_imports  the same, for imports under ``if TYPE_CHECKING:`` (annotations only: not a
-                  dependency at run time, so no evidence of a mechanism or a role); only when any
-  names    [dotted, line]   chains whose head is an imported name, resolved through the imports:
+                  dependency at run time, so no evidence of a mechanism or a role)
+  names    (dotted, line)   chains whose head is an imported name, resolved through the imports:
                             ``from heapq import heappush; heappush(h, x)`` -> "heapq.heappush"
                             (relative heads keep their dots: ".block_pool.BlockPool")
-  calls    [method, line]   ``x.pin_memory()`` where ``x`` is not an import -> "pin_memory"
-  invokes  [dotted, line]   imported names called: ``app = FastAPI()`` -> "fastapi.FastAPI" (a name
+  calls    (method, line)   ``x.pin_memory()`` where ``x`` is not an import -> "pin_memory"
+  invokes  (dotted, line)   imported names called: ``app = FastAPI()`` -> "fastapi.FastAPI" (a name
                             used only in an annotation is in ``names``, not here)
-  keywords [arg=value, line]  ``pin_memory=True``; non-constant values are shown as ``arg=...``
-  attrs    [attr, line]     first access of every attribute name (``self.max_num_batched_tokens``)
-  strings  [text, line]     short one-word string constants ("/dev/shm", "text/event-stream")
-  defs     [qualname, kind, line, [bases]]  classes ("class") and functions ("function")
-C++/CUDA facts (from tree-sitter) use the same keys where they make sense (no ``keywords``/``attrs``):
-  includes [header, line]; names = called and used qualified names without template arguments
-  ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/``obj->method()`` names;
-  defs kinds are "class", "struct", "function", "kernel" (a ``__global__`` function);
-  c_api    [line, n]  an ``extern "C"`` block that declares n function prototypes (a C API that
-                      other programs link against); only when any
+  keywords (arg=value, line)  ``pin_memory=True``; non-constant values are shown as ``arg=...``
+  attrs    (attr, line)     first access of every attribute name (``self.max_num_batched_tokens``)
+  strings  (text, line)     short one-word string constants ("/dev/shm", "text/event-stream")
+  defs     Definition(qualname, kind, line, bases)  classes ("class") and functions ("function")
+C++/CUDA facts (from one tree-sitter query) fill the same fields where they make sense (no
+``keywords``/``attrs``): includes (header, line); names = called and used qualified names without
+template arguments ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/
+``obj->method()`` names; defs kinds are "class", "struct", "function", "kernel" (a ``__global__``
+function); c_api (line, n) = an ``extern "C"`` block that declares n function prototypes (a C API
+that other programs link against).
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
+import re
 from typing import Any
 
+from extractor.concepts.facts import ConceptFacts, Definition, Import, Seen
 from extractor.model import ParsedFile
-from extractor.python.visit import FastNodeVisitor
+from extractor.native.grammar import tree_captures
+from extractor.python.index import ModuleIndex, module_index
 
 _MAX_STRING = 80
+_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace
+_DEF_TYPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 
 
-def scan_python(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_python(parsed: ParsedFile) -> ConceptFacts | None:
     tree = parsed.tree
     if not isinstance(tree, ast.Module):
         # The pipeline hands the stdlib tree; anything else (no tree, a libcst module) is re-parsed
@@ -47,82 +55,63 @@ def scan_python(parsed: ParsedFile) -> dict[str, Any] | None:
             tree = ast.parse(parsed.data)
         except (SyntaxError, ValueError):
             return None
-    visitor = _PythonFacts()
-    visitor.visit(tree)
-    return visitor.finish()
+    return python_facts(module_index(tree))
 
 
-class _PythonFacts(FastNodeVisitor):
-    def __init__(self) -> None:
-        self.aliases: dict[str, str] = {}
-        self.imports: set[tuple[str, str, int, int]] = set()
-        self.typing_imports: set[tuple[str, str, int, int]] = set()
-        self.invokes: set[tuple[str, int]] = set()
-        self.names: set[tuple[str, int]] = set()
-        self.calls: set[tuple[str, int]] = set()
-        self.keywords: set[tuple[str, int]] = set()
-        self.attrs: dict[str, int] = {}
-        self.strings: set[tuple[str, int]] = set()
-        self.defs: list[tuple[str, str, int, list[str]]] = []
-        self.scope: list[str] = []
-        self.docstrings: set[int] = set()
+def python_facts(index: ModuleIndex) -> ConceptFacts:
+    """The concept facts of one module, read from its shared index (see :mod:`extractor.python.index`)."""
+    imports, typing_imports, aliases = _imports(index)
 
-    # Imports are collected in a first pass (``finish`` is called after a full visit, but names
-    # used before a function-level import still resolve: aliases are gathered eagerly below).
-    def visit_Module(self, node: ast.Module) -> None:
-        typing_only = {id(n) for sub in ast.walk(node) if isinstance(sub, ast.If) and _is_type_checking(sub.test)
-                       for inner in sub.body for n in ast.walk(inner) if isinstance(n, (ast.Import, ast.ImportFrom))}
-        for sub in ast.walk(node):
-            imports = self.typing_imports if id(sub) in typing_only else self.imports
-            if isinstance(sub, ast.Import):
-                for alias in sub.names:
-                    imports.add((alias.name, "", 0, sub.lineno))
-                    if alias.asname:
-                        self.aliases[alias.asname] = alias.name
-                    else:
-                        head = alias.name.split(".")[0]
-                        self.aliases.setdefault(head, head)
-            elif isinstance(sub, ast.ImportFrom):
-                module = sub.module or ""
-                prefix = "." * sub.level + module
-                for alias in sub.names:
-                    imports.add((module, alias.name, sub.level, sub.lineno))
-                    if alias.name == "*":
-                        continue
-                    target = f"{prefix}.{alias.name}" if module else prefix + alias.name
-                    self.aliases[alias.asname or alias.name] = target
-            elif isinstance(sub, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-                body = sub.body
-                if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
-                    self.docstrings.add(id(body[0].value))
-        self.generic_visit(node)
+    def resolve(node: ast.expr) -> str | None:
+        """Dotted name of an attribute chain whose head is an imported name, else None."""
+        parts: list[str] = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in aliases:
+            return ".".join([aliases[node.id], *reversed(parts)])
+        return None
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        qualname = ".".join([*self.scope, node.name])
-        bases = [b for b in (self.resolve(base) for base in node.bases) if b]
-        self.defs.append((qualname, "class", node.lineno, bases))
-        self.scope.append(node.name)
-        self.generic_visit(node)
-        self.scope.pop()
+    names: set[Seen] = set()
+    attrs: dict[str, int] = {}
+    # A chain is met outermost link first, and its inner links are the attributes that follow
+    # (an attribute's one child in the index is its value). Whose head is an imported name, it is
+    # recorded whole, and neither its inner links nor its head are facts of their own.
+    heads: set[int] = set()  # ids of the names heading such chains
+    attributes = index.of(ast.Attribute)
+    i, count = 0, len(attributes)
+    while i < count:
+        node = attributes[i]
+        parts = [node.attr]
+        head = node.value
+        while isinstance(head, ast.Attribute):
+            parts.append(head.attr)
+            head = head.value
+        links = len(parts)
+        if isinstance(head, ast.Name) and head.id in aliases:
+            parts.append(aliases[head.id])
+            names.add((".".join(reversed(parts)), node.lineno))
+            heads.add(id(head))
+        else:  # no link resolves: each is an attribute access, met outermost first
+            for link in attributes[i:i + links]:
+                attrs.setdefault(link.attr, link.lineno)
+        i += links
+    for name in index.of(ast.Name):
+        if name.id in aliases and isinstance(name.ctx, ast.Load) and id(name) not in heads:
+            names.add((aliases[name.id], name.lineno))
 
-    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        qualname = ".".join([*self.scope, node.name])
-        self.defs.append((qualname, "function", node.lineno, []))
-        self.scope.append(node.name)
-        self.generic_visit(node)
-        self.scope.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
-    def visit_Call(self, node: ast.Call) -> None:
-        func = node.func
-        invoked = self.resolve(func) if isinstance(func, ast.Attribute) else (
-            self.aliases.get(func.id) if isinstance(func, ast.Name) else None)
+    invokes: set[Seen] = set()
+    calls: set[Seen] = set()
+    keywords: set[Seen] = set()
+    for call in index.of(ast.Call):
+        func = call.func
+        invoked = resolve(func) if isinstance(func, ast.Attribute) else (
+            aliases.get(func.id) if isinstance(func, ast.Name) else None)
         if invoked is not None:
-            self.invokes.add((invoked, node.lineno))
+            invokes.add((invoked, call.lineno))
         elif isinstance(func, ast.Attribute):
-            self.calls.add((func.attr, node.lineno))
-        for kw in node.keywords:
+            calls.add((func.attr, call.lineno))
+        for kw in call.keywords:
             if kw.arg is None:
                 continue
             value = kw.value
@@ -132,51 +121,65 @@ class _PythonFacts(FastNodeVisitor):
                     shown = "..."
             else:
                 shown = "..."
-            self.keywords.add((f"{kw.arg}={shown}", kw.value.lineno))
-        self.generic_visit(node)
+            keywords.add((f"{kw.arg}={shown}", value.lineno))
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        resolved = self.resolve(node)
-        if resolved is not None:
-            self.names.add((resolved, node.lineno))
-            return  # the maximal chain is recorded; its prefixes are not
-        self.attrs.setdefault(node.attr, node.lineno)
-        self.generic_visit(node)
+    docstrings = {id(body[0].value) for scope in index.scopes if (body := getattr(scope, "body"))
+                  and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
+    strings: set[Seen] = set()
+    for constant in index.of(ast.Constant):
+        text = constant.value
+        if isinstance(text, str) and 3 <= len(text) <= _MAX_STRING and id(constant) not in docstrings \
+                and not _SPACE.search(text):
+            strings.add((text, constant.lineno))
 
-    def visit_Name(self, node: ast.Name) -> None:
-        if node.id in self.aliases and isinstance(node.ctx, ast.Load):
-            self.names.add((self.aliases[node.id], node.lineno))
+    defs: list[Definition] = []
+    for definition in index.of_types(*_DEF_TYPES):
+        qualname = ".".join(index.scopes[definition].names)
+        if isinstance(definition, ast.ClassDef):
+            bases = tuple(b for b in (resolve(base) for base in definition.bases) if b)
+            defs.append(Definition(qualname, "class", definition.lineno, bases))
+        elif isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            defs.append(Definition(qualname, "function", definition.lineno))
+    defs.sort(key=lambda d: (d.line, d.qualname))
+    return ConceptFacts(
+        imports=tuple(Import(*t) for t in sorted(imports)),
+        typing_imports=tuple(Import(*t) for t in sorted(typing_imports)),
+        names=tuple(sorted(names)), calls=tuple(sorted(calls)), invokes=tuple(sorted(invokes)),
+        keywords=tuple(sorted(keywords)), attrs=tuple(sorted(attrs.items())), strings=tuple(sorted(strings)),
+        defs=tuple(defs))
 
-    def visit_Constant(self, node: ast.Constant) -> None:
-        value = node.value
-        if (isinstance(value, str) and 3 <= len(value) <= _MAX_STRING and id(node) not in self.docstrings
-                and not any(c.isspace() for c in value)):
-            self.strings.add((value, node.lineno))
 
-    def resolve(self, node: ast.expr) -> str | None:
-        """Dotted name of an attribute chain whose head is an imported name, else None."""
-        parts: list[str] = []
-        while isinstance(node, ast.Attribute):
-            parts.append(node.attr)
-            node = node.value
-        if isinstance(node, ast.Name) and node.id in self.aliases:
-            return ".".join([self.aliases[node.id], *reversed(parts)])
-        return None
-
-    def finish(self) -> dict[str, Any]:
-        facts = {
-            "imports": [list(t) for t in sorted(self.imports)],
-            "names": [list(t) for t in sorted(self.names)],
-            "calls": [list(t) for t in sorted(self.calls)],
-            "invokes": [list(t) for t in sorted(self.invokes)],
-            "keywords": [list(t) for t in sorted(self.keywords)],
-            "attrs": [[k, v] for k, v in sorted(self.attrs.items())],
-            "strings": [list(t) for t in sorted(self.strings)],
-            "defs": [[q, k, line, bases] for q, k, line, bases in sorted(self.defs, key=lambda d: (d[2], d[0]))],
-        }
-        if self.typing_imports:
-            facts["typing_imports"] = [list(t) for t in sorted(self.typing_imports)]
-        return facts
+def _imports(index: ModuleIndex) -> tuple[set[tuple[str, str, int, int]], set[tuple[str, str, int, int]],
+                                          dict[str, str]]:
+    """(imports, imports under ``if TYPE_CHECKING:``, local name -> what it imports). Every import
+    counts, however nested: a name imported in one function is still an imported name where the
+    code uses it. Where two imports bind one name, the one ``ast.walk`` meets last wins."""
+    typing_only = {id(n) for branch in index.of(ast.If) if _is_type_checking(branch.test)
+                   for inner in branch.body for n in ast.walk(inner)
+                   if isinstance(n, (ast.Import, ast.ImportFrom))}
+    imports: set[tuple[str, str, int, int]] = set()
+    typing_imports: set[tuple[str, str, int, int]] = set()
+    aliases: dict[str, str] = {}
+    for sub in index.breadth_first(ast.Import, ast.ImportFrom):
+        found = typing_imports if id(sub) in typing_only else imports
+        if isinstance(sub, ast.Import):
+            for alias in sub.names:
+                found.add((alias.name, "", 0, sub.lineno))
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    head = alias.name.split(".")[0]
+                    aliases.setdefault(head, head)
+        elif isinstance(sub, ast.ImportFrom):
+            module = sub.module or ""
+            prefix = "." * sub.level + module
+            for alias in sub.names:
+                found.add((module, alias.name, sub.level, sub.lineno))
+                if alias.name == "*":
+                    continue
+                target = f"{prefix}.{alias.name}" if module else prefix + alias.name
+                aliases[alias.asname or alias.name] = target
+    return imports, typing_imports, aliases
 
 
 def _is_type_checking(test: ast.expr) -> bool:
@@ -188,93 +191,144 @@ def _is_type_checking(test: ast.expr) -> bool:
 # --- C++ / CUDA -----------------------------------------------------------------------------------
 
 _CLASS_TYPES = {"class_specifier": "class", "struct_specifier": "struct"}
+# Every node the C++ facts come from, found by one query: tree-sitter matches in C and hands
+# Python only these (a walk over every node built a Python object per node, twice the parse).
+_CPP_QUERY = """
+(preproc_include) @include
+(linkage_specification) @linkage
+(namespace_definition) @namespace
+(class_specifier) @class
+(struct_specifier) @struct
+(function_definition) @function
+(call_expression) @call
+(qualified_identifier) @qualified
+(type_identifier) @type
+(string_literal) @string
+"""
+# What lies inside these is part of them, not a fact of its own: an include's path string, the
+# parts and template arguments of a qualified name, a string's pieces.
+_WHOLE = ("include", "qualified", "string")
 
 
-def scan_cpp(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     tree = parsed.tree
-    root = getattr(tree, "root_node", None)
-    if root is None:
+    if getattr(tree, "root_node", None) is None:
         return None
-    includes: set[tuple[str, int]] = set()
-    names: set[tuple[str, int]] = set()
-    calls: set[tuple[str, int]] = set()
-    strings: set[tuple[str, int]] = set()
-    defs: list[tuple[str, str, int, list[str]]] = []
+    captured = tree_captures(tree, _CPP_QUERY)
+    inside = _Inside([n for name in _WHOLE for n in captured.get(name, ())])
+
+    def nodes(name: str) -> list[Any]:
+        return [n for n in captured.get(name, ()) if not inside(n)]
+
+    includes: set[Seen] = set()
+    names: set[Seen] = set()
+    calls: set[Seen] = set()
+    strings: set[Seen] = set()
     c_api: list[tuple[int, int]] = []
-    # An explicit stack instead of recursion: generated sources nest deep enough to hit the limit.
-    stack = [(root, ())]
-    while stack:
-        node, scope = stack.pop()
+    for node in nodes("include"):
+        path = node.child_by_field_name("path")
+        if path is not None:
+            includes.add((_text(path).strip('"<>'), node.start_point[0] + 1))
+    for node in nodes("linkage"):
+        value, body = node.child_by_field_name("value"), node.child_by_field_name("body")
+        if value is not None and _text(value) == '"C"' and body is not None:
+            declared = sum(1 for c in body.named_children
+                           if c.type == "declaration" and _function_declarator(c) is not None)
+            if declared:
+                c_api.append((node.start_point[0] + 1, declared))
+    for node in nodes("call"):
+        func = node.child_by_field_name("function")
+        if func is not None:
+            line = node.start_point[0] + 1
+            if func.type == "field_expression":
+                field = func.child_by_field_name("field")
+                if field is not None:
+                    calls.add((_text(field), line))
+            else:
+                name = _plain_name(func)
+                if name:
+                    names.add((name, line))
+    for node in nodes("qualified"):
+        names.add((_plain_name(node), node.start_point[0] + 1))
+    for node in nodes("type"):
+        names.add((_text(node), node.start_point[0] + 1))
+    for node in nodes("string"):
+        text = "".join(_text(c) for c in node.named_children if c.type == "string_content")
+        if 3 <= len(text) <= _MAX_STRING and not _SPACE.search(text):
+            strings.add((text, node.start_point[0] + 1))
+    defs = _cpp_definitions(nodes("namespace"), nodes("class") + nodes("struct"), nodes("function"))
+    return ConceptFacts(
+        includes=tuple(sorted(includes)), names=tuple(sorted(names)), calls=tuple(sorted(calls)),
+        strings=tuple(sorted(strings)),
+        defs=tuple(sorted(defs, key=lambda d: (d.line, d.qualname))), c_api=tuple(sorted(c_api)))
+
+
+class _Inside:
+    """Whether a node lies inside one of some nodes (by byte range: a tree's nodes nest)."""
+
+    def __init__(self, wholes: list[Any]) -> None:
+        outermost: list[Any] = []
+        for node in sorted(wholes, key=lambda n: (n.start_byte, -n.end_byte)):
+            if not outermost or node.start_byte >= outermost[-1].end_byte:
+                outermost.append(node)
+        self._nodes = outermost
+        self._starts = [n.start_byte for n in outermost]
+
+    def __call__(self, node: Any) -> bool:
+        i = bisect.bisect_right(self._starts, node.start_byte) - 1
+        if i < 0:
+            return False
+        whole = self._nodes[i]
+        return node.end_byte <= whole.end_byte and node != whole
+
+
+def _cpp_definitions(namespaces: list[Any], classes: list[Any], functions: list[Any]) -> list[Definition]:
+    """Classes, structs and functions, qualified by the namespaces and classes around them."""
+    # A scope is opened by a named namespace, and by a named class or struct with a body.
+    openers: list[tuple[Any, str]] = []
+    for node in namespaces:
+        name = node.child_by_field_name("name")
+        if name is not None:
+            openers.append((node, _text(name)))
+    entries: list[tuple[int, int, int, Any]] = []  # (start, -end, order, node): outer before inner
+    for node in classes:
+        if node.child_by_field_name("body") is not None and node.child_by_field_name("name") is not None:
+            openers.append((node, ""))
+    opened = {id(node): name for node, name in openers}
+    for node, _name in openers:
+        entries.append((node.start_byte, -node.end_byte, 0, node))
+    for node in functions:
+        entries.append((node.start_byte, -node.end_byte, 1, node))
+    entries.sort(key=lambda e: e[:3])
+    defs: list[Definition] = []
+    stack: list[tuple[Any, str]] = []  # the open scopes around the current node: (node, name)
+    for _start, _end, _order, node in entries:
+        while stack and not (node.start_byte >= stack[-1][0].start_byte and node.end_byte <= stack[-1][0].end_byte):
+            stack.pop()
+        scope = [name for _node, name in stack]
         kind = node.type
-        line = node.start_point[0] + 1
-        child_scope = scope
-        if kind == "preproc_include":
-            path = node.child_by_field_name("path")
-            if path is not None:
-                includes.add((_text(path).strip('"<>'), line))
-            continue
-        if kind == "linkage_specification":
-            value, body = node.child_by_field_name("value"), node.child_by_field_name("body")
-            if value is not None and _text(value) == '"C"' and body is not None:
-                declared = sum(1 for c in body.named_children
-                               if c.type == "declaration" and _function_declarator(c) is not None)
-                if declared:
-                    c_api.append((line, declared))
-        if kind == "namespace_definition":
-            name = node.child_by_field_name("name")
-            child_scope = (*scope, _text(name)) if name is not None else scope
-        elif kind in _CLASS_TYPES and node.child_by_field_name("body") is not None:
-            name = node.child_by_field_name("name")
-            if name is not None:
-                bases = []
-                for child in node.children:
-                    if child.type == "base_class_clause":
-                        bases = [_plain_name(c) for c in child.named_children if c.type != "access_specifier"]
-                qualname = "::".join([*scope, _plain_name(name)])
-                # the name's line, not the specifier's: "template <...>" may come first
-                defs.append((qualname, _CLASS_TYPES[kind], _name_line(name), [b for b in bases if b]))
-                child_scope = (*scope, _plain_name(name))
-        elif kind == "function_definition":
+        if kind in _CLASS_TYPES:
+            name_node = node.child_by_field_name("name")
+            bases: list[str] = []
+            for child in node.children:
+                if child.type == "base_class_clause":
+                    bases = [_plain_name(c) for c in child.named_children if c.type != "access_specifier"]
+            plain = _plain_name(name_node)
+            # the name's line, not the specifier's: "template <...>" may come first
+            defs.append(Definition("::".join([*scope, plain]), _CLASS_TYPES[kind], _name_line(name_node),
+                                   tuple(b for b in bases if b)))
+            stack.append((node, plain))
+        elif id(node) in opened:  # a namespace
+            stack.append((node, opened[id(node)]))
+        else:
             declarator = _function_declarator(node)
-            if declarator is not None:
-                name = declarator.child_by_field_name("declarator")
-                if name is not None:
-                    is_kernel = any(c.type == "__global__" or _text(c) == "__global__" for c in node.children
-                                    if c.type != "compound_statement")
-                    qualname = "::".join([*scope, _plain_name(name)])
-                    defs.append((qualname, "kernel" if is_kernel else "function", _name_line(name), []))
-        elif kind == "call_expression":
-            func = node.child_by_field_name("function")
-            if func is not None:
-                if func.type == "field_expression":
-                    field = func.child_by_field_name("field")
-                    if field is not None:
-                        calls.add((_text(field), line))
-                else:
-                    name = _plain_name(func)
-                    if name:
-                        names.add((name, line))
-        elif kind == "qualified_identifier":
-            names.add((_plain_name(node), line))
-            continue  # its parts are not separate names
-        elif kind == "type_identifier":
-            names.add((_text(node), line))
-        elif kind == "string_literal":
-            text = "".join(_text(c) for c in node.named_children if c.type == "string_content")
-            if 3 <= len(text) <= _MAX_STRING and not any(c.isspace() for c in text):
-                strings.add((text, line))
-            continue
-        stack.extend((child, child_scope) for child in reversed(node.children))
-    facts = {
-        "includes": [list(t) for t in sorted(includes)],
-        "names": [list(t) for t in sorted(names)],
-        "calls": [list(t) for t in sorted(calls)],
-        "strings": [list(t) for t in sorted(strings)],
-        "defs": [[q, k, line, bases] for q, k, line, bases in sorted(defs, key=lambda d: (d[2], d[0]))],
-    }
-    if c_api:
-        facts["c_api"] = [list(t) for t in sorted(c_api)]
-    return facts
+            name_node = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if name_node is not None:
+                is_kernel = any(c.type == "__global__" or _text(c) == "__global__" for c in node.children
+                                if c.type != "compound_statement")
+                defs.append(Definition("::".join([*scope, _plain_name(name_node)]),
+                                       "kernel" if is_kernel else "function", _name_line(name_node)))
+    return defs
 
 
 def _text(node: Any) -> str:

@@ -77,8 +77,8 @@ def extract_layers(ctx: Context) -> Contribution[LayersShared]:
     for file in ctx.files:
         if file.language not in CODE_LANGUAGES:
             continue
-        facts = file.facts.get("concepts") or {}
-        mf = collect_module_facts(file, facts, concepts_by_file.get(file.path, {}), symbols_by_path.get(file.path, ()),
+        mf = collect_module_facts(file, file.facts.get("concepts"), concepts_by_file.get(file.path, {}),
+                                  symbols_by_path.get(file.path, ()),
                                   bases_by_path.get(file.path, ()), module_ids.get(file.path, module_id(file)),
                                   written.get(file.path),
                                   frozenset({tops[file.path]}) if file.path in tops else frozenset(),

@@ -9,7 +9,8 @@ from typing import Any
 
 from extractor import naming
 from extractor.concepts import imported_modules, resolve_relative
-from extractor.concepts.records import ConceptHit, definitions
+from extractor.concepts.facts import ConceptFacts
+from extractor.concepts.records import ConceptHit
 from extractor.context import SourceFile
 from extractor.generated import GeneratedFile
 from extractor.model import Language, Node, NodeKind
@@ -21,7 +22,8 @@ class ModuleFacts:
 
     file: SourceFile
     module: str
-    items: Mapping[str, tuple[tuple[str, int], ...]]
+    # (an include seen in the companion header carries that header's path as a third item)
+    items: Mapping[str, tuple[tuple[Any, ...], ...]]
     # Indices into items["path"] of the segments that name the project rather than a part of it:
     # the top-level Python package ("mlserver/", "src/bentoml/"). "mlserver" says what the
     # project is, not that every module in it is a server.
@@ -69,12 +71,16 @@ def companion_headers(files: Iterable[SourceFile]) -> dict[str, SourceFile]:
             if (key := (f.source, f.rel.rsplit(".", 1)[0])) in headers}
 
 
-def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: Mapping[str, ConceptHit],
+NO_FACTS = ConceptFacts()  # a file the concepts scanner could not read
+
+
+def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts: Mapping[str, ConceptHit],
                          graph_symbols: Iterable[Node], graph_bases: Iterable[tuple[str, int]],
                          module: str, generated: GeneratedFile | None = None,
                          project_segments: frozenset[int] = frozenset(),
                          header: SourceFile | None = None) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
+    facts = facts if facts is not None else NO_FACTS
     imports: list[tuple[str, int]] = []
     imported_names: list[tuple[str, int]] = []
     if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
@@ -84,9 +90,9 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
                 imports.append((f"{mod}.{name}", line))
                 if not name.startswith("_"):
                     imported_names.append((name, line))
-    names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.get("names", ())]
-    calls = [(resolve_relative(n, file), line) for n, line in facts.get("invokes", ())]
-    defs = tuple(definitions(facts))
+    names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.names]
+    calls = [(resolve_relative(n, file), line) for n, line in facts.invokes]
+    defs = facts.defs
     # Symbol signals look at classes and top-level functions: a method called "schedule" does not
     # make its module a scheduler.
     symbols = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
@@ -97,7 +103,7 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
     bases += list(graph_bases)
     kinds = [(d.kind, d.line) for d in defs]
     # A header that declares a C API (extern "C" prototypes) for other programs to link against
-    c_api = [(line, n) for line, n in facts.get("c_api", ())]
+    c_api = facts.c_api
     if sum(n for _line, n in c_api) >= C_API_MIN_FUNCTIONS:
         kinds.append(("c-api", c_api[0][0]))
     # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
@@ -108,9 +114,8 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
         "path": path_segments(file.rel),
         "import": tuple(sorted(set(imports))),
         # (header's includes carry the header's path: an evidence row must open where it was seen)
-        "include": tuple(sorted({(h, line) for h, line in facts.get("includes", ())} | {
-            (h, line, header.path) for h, line in ((header.facts.get("concepts") or {}).get("includes", ())
-                                                    if header is not None else ())})),
+        "include": tuple(sorted({(h, line) for h, line in facts.includes} | {
+            (h, line, header.path) for h, line in _includes(header) if header is not None})),
         "name": tuple(sorted(set(names))),
         "call": tuple(sorted(set(calls))),
         "base": tuple(sorted(set(bases))),
@@ -125,6 +130,12 @@ def collect_module_facts(file: SourceFile, facts: Mapping[str, Any], concepts: M
         "reexport": tuple(sorted(set(imported_names), key=lambda s: (s[1], s[0]))) if is_python and not defs else (),
     }
     return ModuleFacts(file, module, items, project_segments)
+
+
+def _includes(header: SourceFile | None) -> tuple[tuple[str, int], ...]:
+    """The includes of a companion header, as its concepts scanner recorded them."""
+    facts: ConceptFacts | None = header.facts.get("concepts") if header is not None else None
+    return facts.includes if facts is not None else ()
 
 
 def _owner(qualname: str) -> str:

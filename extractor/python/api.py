@@ -95,7 +95,7 @@ def api_reasons(nodes: Mapping[str, Node], parents: Mapping[str, str], modules: 
     depth: dict[str, int] = {}
 
     def depth_of(nid: str) -> int:
-        chain = []
+        chain: list[str] = []
         cursor: str | None = nid
         while cursor is not None and cursor not in depth and len(chain) < 256:
             chain.append(cursor)
@@ -121,7 +121,11 @@ def api_reasons(nodes: Mapping[str, Node], parents: Mapping[str, str], modules: 
         promoted.update(fresh)
         # Only what lies under a newly public symbol changes; children follow their parents in ``order``.
         changed = set(fresh)
-        redo = [nid for nid in order if nid in changed or (parents.get(nid) in changed and not changed.add(nid))]
+        redo = []
+        for nid in order:
+            if nid in changed or parents.get(nid) in changed:
+                changed.add(nid)
+                redo.append(nid)
         _assign(redo, nodes, parents, modules, module_reasons, promoted, api)
     return api
 
@@ -131,7 +135,7 @@ def _assign(order: list[str], nodes: Mapping[str, Node], parents: Mapping[str, s
             promoted: Mapping[str, str], api: dict[str, str]) -> None:
     for nid in order:
         node = nodes[nid]
-        parent_id = parents.get(nid)
+        parent_id = parents.get(nid, "")
         parent = nodes.get(parent_id) if parent_id else None
         if nid in promoted:
             api[nid] = REEXPORTED + promoted[nid]

@@ -21,13 +21,12 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
-from typing import Any
 
 from extractor.context import SourceFile
 from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
 from extractor.naming import py_id
 from extractor.python.expr import PARAM_KINDS
-from extractor.python.scan import CLASS, INSTANCE, MODULE
+from extractor.python.facts import CLASS, INSTANCE, MODULE, Attribute, Param, PythonFacts
 from extractor.python.resolve import parent_qual
 
 SIGNATURE_MAX = 300
@@ -53,8 +52,8 @@ class PyGraph:
         return nid
 
 
-def to_params(raw: list[list[Any]]) -> tuple[Parameter, ...]:
-    return tuple(Parameter(name, PARAM_KINDS[kind], annotation, default) for name, kind, annotation, default in raw)
+def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
+    return tuple(Parameter(p.name, PARAM_KINDS[p.kind], p.annotation, p.default) for p in raw)
 
 
 def display_signature(params: tuple[Parameter, ...], returns: str) -> str:
@@ -81,9 +80,9 @@ class ClassFacts:
 
     id: str
     scope: str  # qualname of the scope the class statement runs in ("" at module level)
-    bases: list[str]  # as written
-    decorators: list[str]  # dotted names as written
-    decorator_keywords: list[dict[str, str]]
+    bases: tuple[str, ...]  # as written
+    decorators: tuple[str, ...]  # dotted names as written
+    decorator_keywords: tuple[dict[str, str], ...]
     keywords: dict[str, str]
     line: int
 
@@ -94,20 +93,21 @@ class ModuleDefs:
     edges: list[Edge] = dataclasses.field(default_factory=list)
     members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
     classes: dict[str, ClassFacts] = dataclasses.field(default_factory=dict)
-    bindings: dict[str, list[list[Any]]] = dataclasses.field(default_factory=lambda: defaultdict(list))
+    bindings: dict[str, list[Attribute]] = dataclasses.field(default_factory=lambda: defaultdict(list))
 
 
-def place_definitions(module: str, file: SourceFile, facts: dict[str, Any]) -> ModuleDefs:
+def place_definitions(module: str, file: SourceFile, facts: PythonFacts) -> ModuleDefs:
     """Nodes, ``contains`` edges and members of one module's classes, functions and methods."""
     out = ModuleDefs()
     mid = py_id(module)
     conditional: dict[str, bool] = {}
     overloads: dict[str, list[Signature]] = defaultdict(list)
     stubs: dict[str, Node] = {}
-    for kind, qual, line, doc, tags, bases, decorators, sig, more in facts["defs"]:
+    for d in facts.defs:
+        kind, qual, line, doc, tags, decorators = d.kind, d.qualname, d.line, d.doc, d.tags, d.decorators
         nid = py_id(f"{module}.{qual}")
         short = qual.rsplit(".", 1)[-1]
-        params, returns = (to_params(sig[0]), sig[1]) if sig is not None else ((), "")
+        params, returns = to_params(d.params), d.returns
         if "overload" in tags:
             overloads[nid].append(Signature(params, returns, file.path, line))
             stubs.setdefault(nid, _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, params,
@@ -116,7 +116,7 @@ def place_definitions(module: str, file: SourceFile, facts: dict[str, Any]) -> M
         if nid in out.nodes and any(d in (f"{short}.setter", f"{short}.deleter") for d in decorators):
             continue  # a property's accessor: part of the property
         node = _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, params, returns, decorators)
-        cond = bool(more.get("cond"))
+        cond = d.conditional
         if nid in out.nodes:
             old = out.nodes[nid]
             if cond or conditional[nid]:
@@ -139,8 +139,8 @@ def place_definitions(module: str, file: SourceFile, facts: dict[str, Any]) -> M
         out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, line))
         out.members[parent][short] = nid
         if kind == "class":
-            out.classes[nid] = ClassFacts(nid, parent_qual(qual), bases, decorators, more.get("dkw") or [{}] * len(decorators),
-                                          more.get("kw") or {}, line)
+            out.classes[nid] = ClassFacts(nid, parent_qual(qual), d.bases, decorators,
+                                          d.decorator_keywords or ({},) * len(decorators), d.keywords, line)
     for nid, variants in overloads.items():
         if nid not in out.nodes:  # only overloads (a stub): the first variant stands for the name
             out.nodes[nid] = stubs[nid]
@@ -152,8 +152,8 @@ def place_definitions(module: str, file: SourceFile, facts: dict[str, Any]) -> M
     return out
 
 
-def _node(nid: str, kind: str, short: str, qualname: str, file: SourceFile, line: int, doc: str, tags: list[str],
-          params: tuple[Parameter, ...], returns: str, decorators: list[str]) -> Node:
+def _node(nid: str, kind: str, short: str, qualname: str, file: SourceFile, line: int, doc: str,
+          tags: tuple[str, ...], params: tuple[Parameter, ...], returns: str, decorators: tuple[str, ...]) -> Node:
     if "property" in tags and kind == "method":
         return Node(nid, NodeKind.ATTRIBUTE, short, qualname, "python", file.path, line, doc, "", tuple(tags),
                     decorators=tuple(decorators), annotation=returns, value_kind="property")
@@ -162,7 +162,7 @@ def _node(nid: str, kind: str, short: str, qualname: str, file: SourceFile, line
                 params=params, returns=returns, decorators=tuple(decorators))
 
 
-def place_attributes(module: str, file: SourceFile, facts: dict[str, Any], defs: ModuleDefs,
+def place_attributes(module: str, file: SourceFile, facts: PythonFacts, defs: ModuleDefs,
                      exports: frozenset[str]) -> list[Node]:
     """Attribute nodes of one module (module level, class bodies, instances), after its definitions.
 
@@ -171,13 +171,15 @@ def place_attributes(module: str, file: SourceFile, facts: dict[str, Any], defs:
     """
     mid = py_id(module)
     added: list[Node] = []
-    for scope, name, line, where, annotation, kind, value, call, _cond in facts.get("attrs", ()):
+    for attr in facts.attrs:
+        scope, name, line, where, annotation, kind = (attr.scope, attr.name, attr.line, attr.where, attr.annotation,
+                                                      attr.value_kind)
         parent = mid if where == MODULE else py_id(f"{module}.{scope}")
         if where != MODULE:
             if parent not in defs.classes:
                 continue
             if where == CLASS:
-                defs.bindings[parent].append([name, line, annotation, value, kind, call])
+                defs.bindings[parent].append(attr)
         if not _kept(name, where, exports):
             continue
         nid = f"{parent}.{name}"

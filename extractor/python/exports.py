@@ -17,7 +17,7 @@ def module_exports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
 
     def of(name: str, seen: frozenset[str]) -> tuple[str, ...] | None:
         module = modules[name]
-        listed, refs = module.facts.get("all"), module.facts.get("all_refs", ())
+        listed, refs = module.facts.all_names, module.facts.all_refs
         if listed is None and not refs:
             return None
         found = list(listed or ())
@@ -43,10 +43,10 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
         if not wanted:
             continue
         mid = naming.py_id(name)
-        lines = {}
-        for scope, line, target, _level, imported, asname in module.facts["imports"]:
-            if scope == "":
-                lines.setdefault(asname or imported or target.split(".")[0], line)
+        lines: dict[str, int] = {}
+        for imp in module.facts.imports:
+            if imp.scope == "":
+                lines.setdefault(imp.asname or imp.name or imp.module.split(".")[0], imp.line)
         for export in sorted(wanted):
             nid = f"{mid}.{export}"
             if nid in g.nodes:
@@ -127,8 +127,9 @@ def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
     importable, which an API diff must know. (An edge, not a node: such names are not the module's API.)"""
     for name, module in sorted(modules.items()):
         mid = naming.py_id(name)
-        for scope, line, _target, _level, imported, asname in module.facts["imports"]:
-            if scope or not imported or imported == "*" or (asname and asname != imported):
+        for imp in module.facts.imports:
+            line, imported, asname = imp.line, imp.name, imp.asname
+            if imp.scope or not imported or imported == "*" or (asname and asname != imported):
                 continue
             binding = module.namespace.get(imported)
             if f"{mid}.{imported}" in g.nodes or binding is None or binding[0] != "ref":

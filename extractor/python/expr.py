@@ -5,9 +5,9 @@ as records, a call's callee and arguments, and the class an annotation names."""
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from extractor.model import ParamKind
+from extractor.python.facts import CallSummary, Param
 
 DOC_MAX = 160
 PARAM_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.VAR_POSITIONAL,
@@ -16,6 +16,8 @@ POS_ONLY, POS_KW, VAR_POS, KW_ONLY, VAR_KW = range(5)
 
 
 def dotted(expr: ast.AST) -> str | None:
+    if isinstance(expr, ast.Name):  # the most frequent case
+        return expr.id
     parts = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
@@ -42,9 +44,112 @@ def source_text(expr: ast.AST | None) -> str:
     if expr is None:
         return ""
     try:
-        return ast.unparse(expr)
+        return unparse(expr)
     except (ValueError, RecursionError):  # a pathological expression: say so rather than guess
         return "<unrepresentable>"
+
+
+def unparse(expr: ast.AST) -> str:
+    """``ast.unparse(expr)``, written directly for the small expressions that most annotations,
+    defaults and arguments are (``int``, ``Optional[str]``, ``x | None``, ``-1``, ``'auto'``,
+    ``field(default_factory=list)``): ``ast.unparse`` builds a visitor per call, and the Python
+    scanners call it about a hundred thousand times on vLLM. Anything else goes to ``ast.unparse``."""
+    text = _simple(expr)
+    return text if text is not None else ast.unparse(expr)
+
+
+def _simple(expr: ast.AST) -> str | None:
+    """The text ``ast.unparse`` gives ``expr`` when it is made of names, attribute chains, plain
+    constants, subscripts, lists, ``|`` unions, negated numbers and calls of those; else None."""
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return _name_chain(expr)
+    if isinstance(expr, ast.Constant):
+        return _constant(expr)
+    if isinstance(expr, ast.Subscript):
+        value = _name_chain(expr.value)
+        index = expr.slice
+        if value is None:
+            return None
+        if isinstance(index, ast.Tuple) and index.elts:
+            items = _all_simple(index.elts)
+            if items is None:
+                return None
+            inner = f"{items[0]}," if len(items) == 1 else ", ".join(items)
+        else:
+            text = _simple(index)
+            if text is None:
+                return None
+            inner = text
+        return f"{value}[{inner}]"
+    if isinstance(expr, ast.List):
+        items = _all_simple(expr.elts)
+        return None if items is None else f"[{', '.join(items)}]"
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.BitOr):
+        # left-associative: a | b | c needs no parentheses on the left; the right stays an atom
+        if isinstance(expr.right, ast.BinOp):
+            return None
+        left, right = _simple(expr.left), _simple(expr.right)
+        return None if left is None or right is None else f"{left} | {right}"
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, ast.USub) and isinstance(expr.operand, ast.Constant):
+        number = expr.operand.value
+        if number.__class__ in (int, float) and number == number and number not in (_INF, -_INF):
+            return f"-{number!r}"
+        return None
+    if isinstance(expr, ast.Call):
+        func = _name_chain(expr.func)
+        args = _all_simple(expr.args)
+        if func is None or args is None:
+            return None
+        for keyword in expr.keywords:
+            value_text = _simple(keyword.value) if keyword.arg is not None else None
+            if value_text is None:
+                return None
+            args.append(f"{keyword.arg}={value_text}")
+        return f"{func}({', '.join(args)})"
+    return None
+
+
+def _all_simple(exprs: list[ast.expr]) -> list[str] | None:
+    out = []
+    for expr in exprs:
+        text = _simple(expr)
+        if text is None:
+            return None
+        out.append(text)
+    return out
+
+
+_INF = float("inf")
+
+
+def _name_chain(expr: ast.AST) -> str | None:
+    """``a.b.c`` for a Name and the attributes on it, as written (no ``super()`` folding)."""
+    parts = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def _constant(node: ast.Constant) -> str | None:
+    value = node.value
+    if value is None or value is True or value is False or value is Ellipsis:
+        return "..." if value is Ellipsis else repr(value)
+    if node.kind is not None:
+        return None  # u"..."
+    if value.__class__ is int:
+        return repr(value)
+    if isinstance(value, float) and value.__class__ is float:
+        return repr(value) if value == value and value not in (_INF, -_INF) else None
+    if isinstance(value, str) and value.isascii() and value.isprintable() and "'" not in value \
+            and '"' not in value and "\\" not in value:
+        return f"'{value}'"
+    return None
 
 
 def value_kind(expr: ast.expr | None) -> str:
@@ -67,30 +172,31 @@ def value_kind(expr: ast.expr | None) -> str:
     return "expression"
 
 
-def parameters(args: ast.arguments) -> list[list[Any]]:
-    """``[name, kind, annotation, default]`` per parameter, in order (defaults right-aligned over
-    the positional parameters, one-to-one over the keyword-only ones, as Python stores them)."""
-    out: list[list[Any]] = []
+def parameters(args: ast.arguments) -> tuple[Param, ...]:
+    """Each parameter, in order (defaults right-aligned over the positional parameters, one-to-one
+    over the keyword-only ones, as Python stores them)."""
+    out: list[Param] = []
     positional = [*args.posonlyargs, *args.args]
     offset = len(positional) - len(args.defaults)
     for i, arg in enumerate(positional):
         default = source_text(args.defaults[i - offset]) if i >= offset else None
-        out.append([arg.arg, POS_ONLY if i < len(args.posonlyargs) else POS_KW, source_text(arg.annotation), default])
+        out.append(Param(arg.arg, POS_ONLY if i < len(args.posonlyargs) else POS_KW, source_text(arg.annotation),
+                         default))
     if args.vararg is not None:
-        out.append([args.vararg.arg, VAR_POS, source_text(args.vararg.annotation), None])
-    for arg, default in zip(args.kwonlyargs, args.kw_defaults):
-        out.append([arg.arg, KW_ONLY, source_text(arg.annotation), None if default is None else source_text(default)])
+        out.append(Param(args.vararg.arg, VAR_POS, source_text(args.vararg.annotation), None))
+    for arg, given in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(arg.arg, KW_ONLY, source_text(arg.annotation), None if given is None else source_text(given)))
     if args.kwarg is not None:
-        out.append([args.kwarg.arg, VAR_KW, source_text(args.kwarg.annotation), None])
-    return out
+        out.append(Param(args.kwarg.arg, VAR_KW, source_text(args.kwarg.annotation), None))
+    return tuple(out)
 
 
-def call_summary(expr: ast.expr | None) -> list[Any] | None:
-    """``[callee, {keyword: text}, [positional texts]]`` for a call, else None."""
+def call_summary(expr: ast.expr | None) -> CallSummary | None:
+    """A call's callee and arguments as source text, else None."""
     if not isinstance(expr, ast.Call):
         return None
     keywords = {k.arg: source_text(k.value) for k in expr.keywords if k.arg is not None}
-    return [dotted(expr.func) or "", keywords, [source_text(a) for a in expr.args]]
+    return CallSummary(dotted(expr.func) or "", keywords, tuple(source_text(a) for a in expr.args))
 
 
 def target_names(target: ast.expr) -> list[str]:

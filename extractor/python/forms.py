@@ -66,16 +66,22 @@ def _typed_pairs(expr: ast.expr) -> tuple[FormField, ...] | None:
         return None
     out = []
     for elt in expr.elts:
-        if not (isinstance(elt, (ast.Tuple, ast.List)) and len(elt.elts) == 2 and _string(elt.elts[0])):
+        if not (isinstance(elt, (ast.Tuple, ast.List)) and len(elt.elts) == 2):
             return None
-        out.append(FormField(elt.elts[0].value, elt.elts[1], None))
+        name = _string(elt.elts[0])
+        if name is None:
+            return None
+        out.append(FormField(name, elt.elts[1], None))
     return tuple(out)
 
 
 def _typed_keys(expr: ast.expr) -> tuple[FormField, ...] | None:
-    if not isinstance(expr, ast.Dict) or not all(k is not None and _string(k) for k in expr.keys):
+    if not isinstance(expr, ast.Dict):
         return None
-    return tuple(FormField(k.value, v, None) for k, v in zip(expr.keys, expr.values))
+    names = [_string(k) if k is not None else None for k in expr.keys]
+    if None in names:
+        return None
+    return tuple(FormField(name, v, None) for name, v in zip(names, expr.values) if name is not None)
 
 
 def _keyword_fields(keywords: dict[str, ast.expr], options: tuple[str, ...]) -> tuple[FormField, ...] | None:
@@ -87,10 +93,14 @@ def _namedtuple(callee: str, rest: list[ast.expr], keywords: dict[str, ast.expr]
     spec = rest[0] if rest else keywords.get("field_names")
     if spec is None or len(rest) > 1:
         return None
-    if _string(spec):
-        names = spec.value.replace(",", " ").split()
-    elif isinstance(spec, (ast.List, ast.Tuple)) and all(_string(e) for e in spec.elts):
-        names = [e.value for e in spec.elts]
+    text = _string(spec)
+    if text is not None:
+        names = text.replace(",", " ").split()
+    elif isinstance(spec, (ast.List, ast.Tuple)):
+        found = [_string(e) for e in spec.elts]
+        names = [n for n in found if n is not None]
+        if len(names) < len(found):
+            return None
     else:
         return None
     rename = keywords.get("rename")
@@ -118,5 +128,6 @@ def _renamed(names: list[str]) -> list[str]:
     return out
 
 
-def _string(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, str)
+def _string(expr: ast.expr) -> str | None:
+    """The value of a string literal, else None."""
+    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None

@@ -76,8 +76,8 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
         modules[name] = module
         mid = naming.py_id(name)
         g.nodes[mid] = Node(mid, NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path,
-                            1 if f.lines else 0, facts.get("doc", ""),
-                            tags=("libcst-fallback",) if facts.get("fallback") else ())
+                            1 if f.lines else 0, facts.doc,
+                            tags=("libcst-fallback",) if facts.fallback else ())
         defs = defs_of[name] = place_definitions(name, f, facts)
         g.nodes.update(defs.nodes)
         g.edges.update(defs.edges)
@@ -122,14 +122,14 @@ def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
     """What locals and ``self.X`` hold, and module-level aliases (``X = pkg.Y``) as references."""
     nodes = resolver.nodes
     for module in modules.values():
-        for scope, name, type_text, _line in module.facts.get("types", ()):
-            if name.startswith("self."):
-                cls = enclosing_class(module, scope, nodes)
-                if cls is not None and type_text:
-                    resolver.attribute_types.setdefault(cls, {}).setdefault(name[5:], []).append(
-                        (module, scope, type_text))
+        for typed in module.facts.types:
+            if typed.name.startswith("self."):
+                cls = enclosing_class(module, typed.scope, nodes)
+                if cls is not None and typed.type:
+                    resolver.attribute_types.setdefault(cls, {}).setdefault(typed.name[5:], []).append(
+                        (module, typed.scope, typed.type))
             else:
-                module.local_types.setdefault(scope, {}).setdefault(name, []).append(type_text)
+                module.local_types.setdefault(typed.scope, {}).setdefault(typed.name, []).append(typed.type)
     # Two passes let an alias lean on another.
     for _ in range(2):
         for module in modules.values():
@@ -198,9 +198,10 @@ def _constructors(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyMod
         decorators = tuple((_canonical(resolver, module, cf.scope, d), kw)
                            for d, kw in zip(cf.decorators, cf.decorator_keywords))
         bindings = []
-        for name, line, annotation, value, kind, call in defs_of[module.name].bindings.get(cid, ()):
-            callee, keywords, args = (call[0], call[1], tuple(call[2])) if call else ("", {}, ())
-            bindings.append(Binding(name, line, annotation, value if kind else None,
+        for attr in defs_of[module.name].bindings.get(cid, ()):
+            call = attr.call
+            callee, keywords, args = (call.callee, call.keywords, call.args) if call else ("", {}, ())
+            bindings.append(Binding(attr.name, attr.line, attr.annotation, attr.value if attr.value_kind else None,
                                     _canonical(resolver, module, cf.scope, callee), keywords, args))
         own = frozenset(k for k, v in g.members.get(cid, {}).items() if g.nodes[v].kind is NodeKind.METHOD)
         specs[cid] = ClassSpec(cid, decorators, cf.keywords, tuple(bindings), own)
@@ -229,18 +230,19 @@ def _constructors(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyMod
                 del g.nodes[f"{gen.class_id}.{name}"]
     enums = pyconstructors.enum_classes(specs, lineage.mro, libraries)
     for edge in [e for e in g.edges if e.kind is EdgeKind.CONTAINS and e.source in enums]:
-        node = g.nodes.get(edge.target)
+        member = g.nodes.get(edge.target)
         # An enum's members are its plain class-level names; annotated names and functions are not.
-        if node is not None and "class-attribute" in node.tags and not node.annotation \
-                and node.value_kind != "lambda" and not node.name.startswith("_"):
-            g.nodes[node.id] = dataclasses.replace(node, value_kind="enum-member")
+        if member is not None and "class-attribute" in member.tags and not member.annotation \
+                and member.value_kind != "lambda" and not member.name.startswith("_"):
+            g.nodes[member.id] = dataclasses.replace(member, value_kind="enum-member")
 
 
 def _imports(g: PyGraph, modules: dict[str, PyModule]) -> None:
     for module in modules.values():
         mid = naming.py_id(module.name)
         package = naming.package_of(module.name, module.is_package)
-        for _scope, line, target, level, name, _asname in module.facts["imports"]:
+        for imported in module.facts.imports:
+            line, target, level, name = imported.line, imported.module, imported.level, imported.name
             base = naming.resolve_relative(package, target, level)
             if base is None:
                 g.diagnostics.append(Diagnostic(module.file.path, line, "import-beyond-top",
@@ -270,7 +272,8 @@ def _calls(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> list
     call_sites: list[CallSite] = []
     for module in modules.values():
         mid = naming.py_id(module.name)
-        for scope, line, callee in module.facts["calls"]:
+        for call in module.facts.calls:
+            scope, line, callee = call.scope, call.line, call.callee
             g.stats["call_sites"] += 1
             caller = f"{mid}.{scope}" if scope else mid
             target = resolve_call(resolver, module, scope, callee, g.nodes) if callee else None
@@ -314,7 +317,9 @@ assert _NODE_FIELDS[-1] == "api"
 
 def _with_api(node: Node, api: str) -> Node:
     # Positional, not dataclasses.replace: this runs once per node (~50,000 on vLLM) and is 2x faster.
-    return Node(*[getattr(node, f) for f in _NODE_FIELDS[:-1]], api)
+    values = [getattr(node, f) for f in _NODE_FIELDS[:-1]]
+    values.append(api)
+    return Node(*values)
 
 
 def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], call_sites: list[CallSite]) -> Contribution:
@@ -331,9 +336,9 @@ def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], ca
     stats = g.stats
     stats.update({f"nodes_{k}": v for k, v in Counter(n.kind.value for n in g.nodes.values()).items()})
     stats["modules"] = len(modules)
-    stats["fallback_modules"] = sum(1 for m in modules.values() if m.facts.get("fallback"))
+    stats["fallback_modules"] = sum(1 for m in modules.values() if m.facts.fallback)
     for f in files:
-        if f.facts["python"].get("fallback"):
+        if f.facts["python"].fallback:
             g.diagnostics.append(Diagnostic(f.path, 0, "calls-skipped",
                                             "parsed with libcst: calls are not resolved in this file", Severity.INFO))
     return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
@@ -343,4 +348,4 @@ def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], ca
 
 
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="3", python_fallback=True)
+            version="4", python_fallback=True)  # 4: typed facts (PythonFacts)

@@ -12,11 +12,11 @@ from __future__ import annotations
 import builtins
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
 
 from extractor import naming
 from extractor.context import SourceFile
 from extractor.model import Node, NodeKind
+from extractor.python.facts import PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
 
@@ -25,7 +25,7 @@ _BUILTINS = frozenset(dir(builtins))
 class PyModule:
     name: str
     file: SourceFile
-    facts: dict[str, Any]
+    facts: PythonFacts
     is_package: bool
     # name bound at module level -> ("node", id) or ("ref", absolute dotted target)
     namespace: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)
@@ -167,7 +167,9 @@ class Resolver:
 def module_bindings(module: PyModule, modules: dict[str, PyModule]) -> None:
     """Fill the module's namespace and function-local bindings from its imports and aliases."""
     package = naming.package_of(module.name, module.is_package)
-    for scope, _line, target, level, name, asname in module.facts["imports"]:
+    for imported in module.facts.imports:
+        scope, target, level, name, asname = (imported.scope, imported.module, imported.level, imported.name,
+                                              imported.asname)
         bindings = module.namespace if scope == "" else module.local_bindings.setdefault(scope, {})
         base = naming.resolve_relative(package, target, level)
         if base is None:
@@ -184,9 +186,9 @@ def module_bindings(module: PyModule, modules: dict[str, PyModule]) -> None:
             bindings[asname or name] = ("ref", f"{base}.{name}" if base else name)
             if scope == "" and asname == name:  # ``from m import x as x``: an explicit re-export (PEP 484)
                 module.explicit_exports.add(name)
-    for scope, name, value, _line in module.facts.get("aliases", ()):
-        if scope == "" and name not in module.namespace:
-            module.namespace[name] = ("alias", value)
+    for alias in module.facts.aliases:
+        if alias.scope == "" and alias.name not in module.namespace:
+            module.namespace[alias.name] = ("alias", alias.value)
 
 
 def parent_qual(qual: str) -> str:

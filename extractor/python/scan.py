@@ -1,18 +1,17 @@
 """Per-file facts of a Python module, for the symbol graph and its API (run in workers, cached).
 
-One walk of the stdlib ``ast`` records, path-free (the facts are cached by content hash):
+The facts (:class:`extractor.python.facts.PythonFacts`) are path-free (cached by content hash):
 
 - ``defs``: classes, functions and methods with their ``__qualname__``, docstring line, tags,
-  bases, decorators (dotted names as written), and for functions the parameters as records
-  ``[name, kind, annotation, default]`` (kind: the index in :data:`PARAM_KINDS`; annotation and
-  default as ``ast.unparse`` source text, never truncated; default ``None`` when there is none)
-  and the return annotation. Classes keep their keywords (``kw_only=True``, ``total=False``) and
-  each decorator's keyword arguments (``@dataclass(kw_only=True)``): the generated-constructor
-  rules need them.
+  bases, decorators (dotted names as written), and for functions the parameters (kind: the index in
+  :data:`PARAM_KINDS`; annotation and default as ``ast.unparse`` source text, never truncated;
+  default ``None`` when there is none) and the return annotation. Classes keep their keywords
+  (``kw_only=True``, ``total=False``) and each decorator's keyword arguments
+  (``@dataclass(kw_only=True)``): the generated-constructor rules need them.
 - ``attrs``: names bound by assignment at module level, in class bodies, and on ``self`` in
   ``__init__``/``__post_init__``/``__attrs_post_init__``, with annotation and value kind; class-body
   values keep their source text and, when they are calls, callee and arguments (``field(...)``).
-- ``all``: the module's ``__all__`` when it is built from string literals (``=``, ``+=``,
+- ``all_names``: the module's ``__all__`` when it is built from string literals (``=``, ``+=``,
   ``.extend``, ``.append``), and the other modules' ``__all__`` it adds (``all_refs``).
 - ``imports``, ``aliases``, ``calls`` and ``types`` for name resolution (see ``extractor.python.graph``).
 - Classes made by a call (``X = NamedTuple("X", [...])``, ``namedtuple``, ``TypedDict``) as ``defs`` of
@@ -21,25 +20,42 @@ One walk of the stdlib ``ast`` records, path-free (the facts are cached by conte
 A definition inside ``if``/``try``/``for``/``with``/``match`` at module or class level is marked
 conditional: of two definitions of one name, a later unconditional one replaces the earlier (Python
 runs both); a conditional one never does (which branch runs is not known statically).
+
+Everything but the calls is read from statements, by a recursion over statement lists only (a
+sixth of the nodes); the calls come from the module's shared index (:mod:`extractor.python.index`),
+which the other kinds' scanners read too, so the whole tree is walked once for all of them.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
 from extractor.model import ParsedFile
 from extractor.python.expr import (call_summary, doc_line, dotted, parameters, source_text, target_names,
-                             type_name, value_kind)
+                                   type_name, value_kind)
+from extractor.python.facts import (CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
+                                    PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
-from extractor.python.visit import FastNodeVisitor
+from extractor.python.index import BASE, DECORATOR, DEFAULT, KEYWORD, KW_DEFAULT, ModuleIndex, module_index
 
 METHOD_TAGS = {"property": "property", "cached_property": "property", "staticmethod": "staticmethod",
                 "classmethod": "classmethod", "abstractmethod": "abstract", "overload": "overload"}
 # Methods whose ``self.x = ...`` assignments define the instance's attributes.
 INIT_METHODS = frozenset({"__init__", "__post_init__", "__attrs_post_init__"})
-# Where an attribute is bound: module level, class body, or on the instance.
-MODULE, CLASS, INSTANCE = "m", "c", "i"
+
+# Statements whose blocks run conditionally, and the fields holding those blocks, in field order.
+_COMPOUND: dict[type, tuple[str, ...]] = {
+    ast.If: ("body", "orelse"), ast.For: ("body", "orelse"), ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"), ast.With: ("body",), ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"), ast.Match: ("cases",),
+}
+if hasattr(ast, "TryStar"):
+    _COMPOUND[ast.TryStar] = ("body", "handlers", "orelse", "finalbody")
+# A def's header parts whose calls the graph keeps, in the order the def runs them (annotations
+# are left out: they name types, they call nothing at run time worth an edge).
+_HEADER_ORDER = {DECORATOR: 0, DEFAULT: 1, KW_DEFAULT: 2, BASE: 1, KEYWORD: 2}
 
 
 def _string_list(expr: ast.expr | None) -> tuple[list[str], list[str]] | None:
@@ -66,19 +82,16 @@ def _string_list(expr: ast.expr | None) -> tuple[list[str], list[str]] | None:
     return None
 
 
-class _Scanner(FastNodeVisitor):
-    """Collects definitions, attributes, imports, aliases and call sites of one module."""
+class _Statements:
+    """Collects definitions, attributes, imports, aliases, local types and ``__all__`` of one
+    module, from its statements in source order."""
 
     def __init__(self) -> None:
-        self.defs: list[list[Any]] = []
-        self.attrs: list[list[Any]] = []
-        self.imports: list[list[Any]] = []
-        self.aliases: list[list[Any]] = []
-        self.calls: list[list[Any]] = []
-        # [scope, name, type, line]: what a local name or ``self.X`` holds, where the code says so
-        # (an annotation, or a class instantiated into it); type "" for an untyped parameter, which
-        # still shadows any module-level name of the same spelling.
-        self.types: list[list[Any]] = []
+        self.defs: list[Definition] = []
+        self.attrs: list[Attribute] = []
+        self.imports: list[Import] = []
+        self.aliases: list[Alias] = []
+        self.types: list[LocalType] = []
         self.all_names: list[str] | None = None
         self.all_refs: list[str] = []
         self.scope = ""  # qualname of the innermost def; "" at module level
@@ -86,6 +99,31 @@ class _Scanner(FastNodeVisitor):
         self.conditional = 0  # depth of if/try/for/with/match around the current statement, in this scope
         self.init_class = ""  # the class whose __init__-like method is being walked
         self._param_types: dict[str, str] = {}
+
+    def block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            handler = _HANDLERS.get(stmt.__class__)
+            if handler is not None:
+                handler(self, stmt)
+
+    def _compound(self, node: ast.stmt) -> None:
+        self.conditional += 1
+        for field in _COMPOUND[node.__class__]:
+            if field in ("handlers", "cases"):  # an except handler or a match case holds a block of its own
+                for clause in getattr(node, field):
+                    self.block(clause.body)
+            else:
+                self.block(getattr(node, field))
+        self.conditional -= 1
+
+    def _import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self.imports.append(Import(self.scope, node.lineno, alias.name, 0, "", alias.asname or ""))
+
+    def _import_from(self, node: ast.ImportFrom) -> None:
+        for alias in node.names:
+            self.imports.append(Import(self.scope, node.lineno, node.module or "", node.level, alias.name,
+                                       alias.asname or ""))
 
     # definitions ---------------------------------------------------------------------------------
     def _child_qual(self, name: str) -> str:
@@ -95,13 +133,7 @@ class _Scanner(FastNodeVisitor):
             return f"{self.scope}.{name}"
         return f"{self.scope}.<locals>.{name}"
 
-    def _more(self) -> dict[str, Any]:
-        return {"cond": 1} if self.conditional else {}
-
-    def _visit_function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        for expr in (*node.decorator_list, *node.args.defaults, *node.args.kw_defaults):
-            if expr is not None:
-                self.visit(expr)
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         qual = self._child_qual(node.name)
         kind = "method" if self.scope_kind == "class" else "function"
         tags = ["async"] if isinstance(node, ast.AsyncFunctionDef) else []
@@ -118,28 +150,23 @@ class _Scanner(FastNodeVisitor):
             tags.append("decorated")
         if self.scope_kind == "function":
             tags.append("nested")
-        sig = [parameters(node.args), source_text(node.returns)]
-        self.defs.append([kind, qual, node.lineno, doc_line(node.body), sorted(set(tags)), [], decorators, sig,
-                          self._more()])
+        self.defs.append(Definition(kind, qual, node.lineno, doc_line(node.body), tuple(sorted(set(tags))), (),
+                                    tuple(decorators), parameters(node.args), source_text(node.returns),
+                                    bool(self.conditional)))
         args = node.args
         params: dict[str, str] = {}
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)):
             typed = type_name(arg.annotation) if arg.annotation is not None and arg not in (args.vararg,
                                                                                             args.kwarg) else ""
             params[arg.arg] = typed or ""
-            self.types.append([qual, arg.arg, params[arg.arg], node.lineno])
+            self.types.append(LocalType(qual, arg.arg, params[arg.arg], node.lineno))
         saved = self._param_types, self.init_class
         self._param_types = params
         self.init_class = self.scope if self.scope_kind == "class" and node.name in INIT_METHODS else ""
         self._enter(qual, "function", node.body)
         self._param_types, self.init_class = saved
 
-    visit_FunctionDef = _visit_function
-    visit_AsyncFunctionDef = _visit_function
-
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for expr in (*node.decorator_list, *node.bases, *(k.value for k in node.keywords)):
-            self.visit(expr)
+    def _class(self, node: ast.ClassDef) -> None:
         qual = self._child_qual(node.name)
         bases = []
         for base in node.bases:
@@ -151,21 +178,19 @@ class _Scanner(FastNodeVisitor):
         for deco in node.decorator_list:
             name = dotted(deco.func if isinstance(deco, ast.Call) else deco) or ""
             decorators.append(name)
-            decorator_keywords.append(call_summary(deco)[1] if isinstance(deco, ast.Call) else {})
+            summary = call_summary(deco) if isinstance(deco, ast.Call) else None
+            decorator_keywords.append(summary.keywords if summary is not None else {})
             if name.rsplit(".", 1)[-1] == "dataclass":
                 tags.append("dataclass")
         if node.decorator_list:
             tags.append("decorated")
         if self.scope_kind == "function":
             tags.append("nested")
-        more = self._more()
         keywords = {k.arg: source_text(k.value) for k in node.keywords if k.arg is not None}
-        if keywords:
-            more["kw"] = keywords
-        if any(decorator_keywords):
-            more["dkw"] = decorator_keywords
-        self.defs.append(["class", qual, node.lineno, doc_line(node.body), sorted(set(tags)), bases, decorators,
-                          None, more])
+        self.defs.append(Definition("class", qual, node.lineno, doc_line(node.body), tuple(sorted(set(tags))),
+                                    tuple(bases), tuple(decorators), conditional=bool(self.conditional),
+                                    keywords=keywords,
+                                    decorator_keywords=tuple(decorator_keywords) if any(decorator_keywords) else ()))
         saved = self.init_class
         self.init_class = ""
         self._enter(qual, "class", node.body)
@@ -174,42 +199,20 @@ class _Scanner(FastNodeVisitor):
     def _enter(self, qual: str, kind: str, body: list[ast.stmt]) -> None:
         saved = self.scope, self.scope_kind, self.conditional
         self.scope, self.scope_kind, self.conditional = qual, kind, 0
-        for stmt in body:
-            self.visit(stmt)
+        self.block(body)
         self.scope, self.scope_kind, self.conditional = saved
 
-    def _visit_compound(self, node: ast.stmt) -> None:
-        self.conditional += 1
-        self.generic_visit(node)
-        self.conditional -= 1
-
-    visit_If = visit_Try = visit_For = visit_AsyncFor = visit_While = _visit_compound
-    visit_With = visit_AsyncWith = visit_Match = _visit_compound
-    if hasattr(ast, "TryStar"):
-        visit_TryStar = _visit_compound
-
-    # imports and aliases ---------------------------------------------------------------------------
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            self.imports.append([self.scope, node.lineno, alias.name, 0, "", alias.asname or ""])
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        for alias in node.names:
-            self.imports.append([self.scope, node.lineno, node.module or "", node.level, alias.name,
-                                 alias.asname or ""])
-
     # attributes ------------------------------------------------------------------------------------
-    def visit_Assign(self, node: ast.Assign) -> None:
+    def _assign(self, node: ast.Assign) -> None:
         if self.scope_kind != "function" and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
                 and isinstance(node.value, ast.Call) \
                 and (made := functional_class(dotted(node.value.func) or "", node.value)) is not None:
             self._functional_class(node.targets[0].id, made, node.lineno)
-            self.generic_visit(node)
             return
         if self.scope_kind != "function" and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             value = dotted(node.value)
             if value and "super()" not in value:
-                self.aliases.append([self.scope, node.targets[0].id, value, node.lineno])
+                self.aliases.append(Alias(self.scope, node.targets[0].id, value, node.lineno))
         if self.scope_kind == "function":
             if len(node.targets) == 1:
                 self._record_type(node.targets[0], None, node.value, node.lineno)
@@ -222,9 +225,8 @@ class _Scanner(FastNodeVisitor):
                     self._attr(name, None, node.value, node.lineno)
                 if isinstance(target, ast.Name) and target.id == "__all__" and self.scope_kind == "module":
                     self._set_all(node.value, replace=True)
-        self.generic_visit(node)
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+    def _ann_assign(self, node: ast.AnnAssign) -> None:
         if self.scope_kind == "function":
             self._record_type(node.target, node.annotation, node.value, node.lineno)
             if self.init_class:
@@ -233,15 +235,13 @@ class _Scanner(FastNodeVisitor):
             self._attr(node.target.id, node.annotation, node.value, node.lineno)
             if node.target.id == "__all__" and self.scope_kind == "module":
                 self._set_all(node.value, replace=True)
-        self.generic_visit(node)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+    def _aug_assign(self, node: ast.AugAssign) -> None:
         if self.scope_kind == "module" and isinstance(node.target, ast.Name) and node.target.id == "__all__" \
                 and isinstance(node.op, ast.Add):
             self._set_all(node.value, replace=False)
-        self.generic_visit(node)
 
-    def visit_Expr(self, node: ast.Expr) -> None:
+    def _expr(self, node: ast.Expr) -> None:
         call = node.value
         if self.scope_kind == "module" and isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
                 and dotted(call.func.value) == "__all__" and len(call.args) == 1:
@@ -250,19 +250,17 @@ class _Scanner(FastNodeVisitor):
             elif call.func.attr == "append" and isinstance(call.args[0], ast.Constant) \
                     and isinstance(call.args[0].value, str):
                 self.all_names = [*(self.all_names or []), call.args[0].value]
-        self.generic_visit(node)
 
     def _functional_class(self, name: str, made: FunctionalClass, line: int) -> None:
         """``X = NamedTuple("X", [...])``: a class as the class syntax would give, fields as its bindings."""
         qual = self._child_qual(name)
-        more = self._more()
-        if made.keywords:
-            more["kw"] = {k: source_text(v) for k, v in made.keywords.items()}
-        self.defs.append(["class", qual, line, "", ["functional"], [made.base], [], None, more])
+        keywords = {k: source_text(v) for k, v in made.keywords.items()}
+        self.defs.append(Definition("class", qual, line, "", ("functional",), (made.base,), (),
+                                    conditional=bool(self.conditional), keywords=keywords))
         for field in made.fields:
             default = source_text(field.default) if field.default is not None else ""
-            self.attrs.append([qual, field.name, line, CLASS, source_text(field.annotation), value_kind(field.default),
-                               default, None, 0])
+            self.attrs.append(Attribute(qual, field.name, line, CLASS, source_text(field.annotation),
+                                        value_kind(field.default), default, None, False))
 
     def _set_all(self, value: ast.expr | None, *, replace: bool) -> None:
         found = _string_list(value)
@@ -279,14 +277,14 @@ class _Scanner(FastNodeVisitor):
             call = call_summary(value)
             if value is not None and (annotation is not None or call is not None):
                 text = source_text(value)
-        self.attrs.append([self.scope, name, line, where, source_text(annotation), value_kind(value), text, call,
-                           1 if self.conditional else 0])
+        self.attrs.append(Attribute(self.scope, name, line, where, source_text(annotation), value_kind(value), text,
+                                    call, bool(self.conditional)))
 
     def _instance_attr(self, target: ast.expr, annotation: ast.expr | None, value: ast.expr | None,
                        line: int) -> None:
         if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and target.value.id == "self":
-            self.attrs.append([self.init_class, target.attr, line, INSTANCE, source_text(annotation), value_kind(value),
-                               "", None, 1])
+            self.attrs.append(Attribute(self.init_class, target.attr, line, INSTANCE, source_text(annotation),
+                                        value_kind(value), "", None, True))
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._instance_attr(elt, None, None, line)
@@ -305,26 +303,52 @@ class _Scanner(FastNodeVisitor):
         elif not typed and isinstance(value, ast.Name) and name.startswith("self."):
             typed = self._param_types.get(value.id, "")  # self.x = x, x an annotated parameter
         if typed and "super()" not in typed:
-            self.types.append([self.scope, name, typed, line])
-
-    # calls -----------------------------------------------------------------------------------------
-    def visit_Call(self, node: ast.Call) -> None:
-        self.calls.append([self.scope, node.lineno, dotted(node.func) or ""])
-        self.generic_visit(node)
+            self.types.append(LocalType(self.scope, name, typed, line))
 
 
-def scan_python(parsed: ParsedFile) -> dict[str, Any]:
+# What each statement gives (the others only hold calls, which come from the index).
+_HANDLERS: dict[type, Callable[[_Statements, Any], None]] = {
+    ast.Assign: _Statements._assign, ast.AnnAssign: _Statements._ann_assign,
+    ast.AugAssign: _Statements._aug_assign, ast.Expr: _Statements._expr,
+    ast.FunctionDef: _Statements._function, ast.AsyncFunctionDef: _Statements._function,
+    ast.ClassDef: _Statements._class, ast.Import: _Statements._import, ast.ImportFrom: _Statements._import_from,
+    **{compound: _Statements._compound for compound in _COMPOUND},
+}
+
+
+def _calls(index: ModuleIndex) -> list[Call]:
+    """Every call but those in annotations, with the scope it runs in, in the order a def runs its
+    code: a def's decorators, then its defaults (or a class's bases and keywords), then its body."""
+    positions = index.positions(ast.Call)
+    calls: list[Call] = []
+    kept: list[int] = []  # the position of each call kept
+    in_headers: dict[int, tuple[int, int, int]] = {}  # index in calls -> where the def runs it
+    for position, node, site in zip(positions, index.of(ast.Call), index.sites(positions)):
+        if site.header is not None:
+            order = _HEADER_ORDER.get(site.part)
+            if order is None:
+                continue  # in an annotation
+            in_headers[len(calls)] = (site.header.position, order, position)
+        func = node.func
+        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or "")
+        calls.append(Call(site.scope.qualname, node.lineno, callee))
+        kept.append(position)
+    if not in_headers:
+        return calls
+    keys = [in_headers.get(i) or (p,) for i, p in enumerate(kept)]
+    return [call for _key, call in sorted(zip(keys, calls), key=lambda item: item[0])]
+
+
+def scan_python(parsed: ParsedFile) -> PythonFacts:
     if not isinstance(parsed.tree, ast.Module):
         from extractor.python.scan_libcst import scan_libcst  # only for syntax newer than the running ast
 
         return scan_libcst(parsed.tree)
-    scanner = _Scanner()
-    for stmt in parsed.tree.body:
-        scanner.visit(stmt)
-    facts = {"doc": doc_line(parsed.tree.body), "defs": scanner.defs, "attrs": scanner.attrs,
-             "imports": scanner.imports, "aliases": scanner.aliases, "calls": scanner.calls, "types": scanner.types}
-    if scanner.all_names is not None:
-        facts["all"] = scanner.all_names
-    if scanner.all_refs:
-        facts["all_refs"] = scanner.all_refs
-    return facts
+    statements = _Statements()
+    statements.block(parsed.tree.body)
+    return PythonFacts(
+        doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
+        imports=tuple(statements.imports), aliases=tuple(statements.aliases),
+        calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
+        all_names=tuple(statements.all_names) if statements.all_names is not None else None,
+        all_refs=tuple(statements.all_refs))

@@ -17,8 +17,11 @@ import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import Constructor, Conventions
+from extractor.telemetry.python_facts import CallFacts
 from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.python_symbols import Sym
 
@@ -28,11 +31,11 @@ MAX_DEPTH = 4  # factories calling factories: deeper chains are not followed
 @dataclasses.dataclass(frozen=True, slots=True)
 class Call:
     module: Module
-    fact: dict[str, Any]  # the scanner's record: callee, line, class, function, args, kwargs, dstar
+    fact: CallFacts  # the scanner's record, or it with a factory's parameters substituted
 
     @property
     def line(self) -> int:
-        return self.fact["line"]
+        return self.fact.line
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -56,32 +59,32 @@ class FactoryExpander:
         self.by_function: dict[tuple[str, str], list[Call]] = {}
         self.by_class: dict[tuple[str, str], list[Call]] = {}
         for call in calls:
-            key = (call.module.name, call.fact["function"])
+            key = (call.module.name, call.fact.function)
             self.by_function.setdefault(key, []).append(call)
-            if call.fact["class"]:
-                self.by_class.setdefault((call.module.name, call.fact["class"]), []).append(call)
+            if call.fact.class_name:
+                self.by_class.setdefault((call.module.name, call.fact.class_name), []).append(call)
 
     # -- what a callee names -------------------------------------------------------------------
     def targets(self, call: Call) -> list[tuple[str, Any, str]]:
         """``[("terminal", Constructor, via) | ("factory", key, via)]`` for the call's callee.
 
         The same callee in the same class of a module names the same things: asked once."""
-        key = (call.module.name, call.fact["class"], call.fact["callee"])
+        key = (call.module.name, call.fact.class_name, call.fact.callee)
         found = self._targets.get(key)
         if found is None:
             found = self._targets[key] = self._resolve_targets(call)
         return found
 
     def _resolve_targets(self, call: Call) -> list[tuple[str, Any, str]]:
-        callee: str = call.fact["callee"]
+        callee = call.fact.callee
         module = call.module
         last = callee.rsplit(".", 1)[-1]
         if self.otel and last in self.conventions.instruments and "." in callee:
             return [("terminal", self.conventions.instruments[last], "instrument")]
         if callee.startswith("super()."):
-            if callee != "super().__init__" or not call.fact["class"]:
+            if callee != "super().__init__" or not call.fact.class_name:
                 return []
-            base = self.resolver.first_base(f"{module.name}.{call.fact['class']}")
+            base = self.resolver.first_base(f"{module.name}.{call.fact.class_name}")
             return self._class_targets(base, f"super:{base}") if base else []
         head, _, attr = callee.partition(".")
         if head in ("self", "cls") and attr and "." not in attr:
@@ -92,9 +95,9 @@ class FactoryExpander:
         return self._class_targets(target, "attribute" if "." in callee else "import")
 
     def _self_targets(self, call: Call, attr: str) -> list[tuple[str, Any, str]]:
-        if not call.fact["class"]:
+        if not call.fact.class_name:
             return []
-        owner = f"{call.module.name}.{call.fact['class']}"
+        owner = f"{call.module.name}.{call.fact.class_name}"
         method = self.resolver.lookup_method(owner, attr)
         if method and method in self.resolver.signatures:
             return [("factory", method, f"factory:{method}")]
@@ -142,7 +145,7 @@ class FactoryExpander:
             return self.by_function.get((module.name, key[len(module.name) + 1:]), [])
         init = resolver.lookup_method(key, "__init__")
         module, signature = resolver.signatures[init]
-        return self.by_class.get((module.name, signature["class"]), [])
+        return self.by_class.get((module.name, signature.class_name), [])
 
     def makes_metrics(self, key: str) -> bool:
         """Whether some call inside factory ``key`` reaches a constructor, through any number of
@@ -165,7 +168,7 @@ class FactoryExpander:
     def expand(self, root: Call) -> Iterator[Outcome]:
         yield from self._expand(root, root.fact, root.module, (), (), 0)
 
-    def _expand(self, root: Call, fact: dict[str, Any], module: Module, via: tuple[str, ...],
+    def _expand(self, root: Call, fact: CallFacts, module: Module, via: tuple[str, ...],
                 entered: tuple[str, ...], depth: int) -> Iterator[Outcome]:
         call = Call(module, fact)
         for kind, value, step in self.targets(call):
@@ -181,14 +184,14 @@ class FactoryExpander:
             if value in entered or not self.makes_metrics(value):
                 continue  # recursion, or a function that forwards parameters to no metric at all
             if depth and not any(pysym.given_by_caller(v) for v in
-                                 [*fact["args"], *fact["kwargs"].values(), *fact.get("dstar", [])]):
+                                 [*fact.args, *fact.kwargs.values(), *fact.dstar]):
                 continue  # nothing the outermost caller gave flows on: no metric it could name
             if depth >= MAX_DEPTH:
                 self.cut.add((root.module.path, root.line, value))
                 continue
             yield from self._expand_factory(root, fact, value, steps, entered + (value,), depth)
 
-    def _expand_factory(self, root: Call, fact: dict[str, Any], key: str, via: tuple[str, ...],
+    def _expand_factory(self, root: Call, fact: CallFacts, key: str, via: tuple[str, ...],
                         entered: tuple[str, ...], depth: int) -> Iterator[Outcome]:
         resolver = self.resolver
         if depth == 0:
@@ -196,24 +199,24 @@ class FactoryExpander:
         if key in resolver.signatures and key not in resolver.classes:  # function or method
             module, signature = resolver.signatures[key]
             function = key[len(module.name) + 1:]
-            names = [p for p, _ in signature["params"]]
-            values = bind(fact, names, signature["defaults"], None, signature["params"])
+            names = [p for p, _ in signature.params]
+            values = bind(fact, names, signature.defaults, None, signature.params)
             binding = {("param", n): v for n, v in values.items()}
-            if signature["class"] and function == f"{signature['class']}.__init__":
+            if signature.class_name and function == f"{signature.class_name}.__init__":
                 binding.update({("attr", n): v for n, v in values.items()})
             inner = self.by_function.get((module.name, function), [])
         else:  # a class: its __init__ binds, for calls in __init__ and through self elsewhere
             init = resolver.lookup_method(key, "__init__")
             module, signature = resolver.signatures[init]
-            cls = signature["class"]
-            names = [p for p, _ in signature["params"]]
-            values = bind(fact, names, signature["defaults"], None, signature["params"])
-            inner = []
+            cls = signature.class_name
+            names = [p for p, _ in signature.params]
+            values = bind(fact, names, signature.defaults, None, signature.params)
+            reached: list[tuple[Call, bool]] = []  # (call, whether it is in __init__)
             for call in self.by_class.get((module.name, cls), []):
-                in_init = call.fact["function"] == f"{cls}.__init__"
+                in_init = call.fact.function == f"{cls}.__init__"
                 if in_init or any(tag == "attr" for tag, _ in _call_refs(call.fact)):
-                    inner.append((call, in_init))
-            for call, in_init in inner:
+                    reached.append((call, in_init))
+            for call, in_init in reached:
                 binding = {("attr", n): v for n, v in values.items()}
                 if in_init:
                     binding.update({("param", n): v for n, v in values.items()})
@@ -223,13 +226,11 @@ class FactoryExpander:
             yield from self._expand(root, substituted(call.fact, binding), module, via, entered, depth + 1)
 
 
-def _marked(fact: dict[str, Any]) -> dict[str, Any]:
+def _marked(fact: CallFacts) -> CallFacts:
     """The root call's arguments marked as given by the caller (see :func:`pysym.given_by_caller`)."""
-    out = dict(fact)
-    out["args"] = [["star", ["from", a[1]]] if a[:1] == ["star"] else ["from", a] for a in fact["args"]]
-    out["kwargs"] = {k: ["from", v] for k, v in fact["kwargs"].items()}
-    out["dstar"] = [_mark_dict(v) for v in fact.get("dstar", [])]
-    return out
+    return msgspec.structs.replace(
+        fact, args=tuple(["star", ["from", a[1]]] if a[:1] == ["star"] else ["from", a] for a in fact.args),
+        kwargs={k: ["from", v] for k, v in fact.kwargs.items()}, dstar=tuple(_mark_dict(v) for v in fact.dstar))
 
 
 def _mark_dict(value: Sym) -> Sym:
@@ -242,34 +243,31 @@ def _join(via: str, step: str) -> str:
     return step if via in ("import", "attribute", "") else f"{via} > {step}"
 
 
-def _call_refs(fact: dict[str, Any]) -> set[tuple[str, str]]:
+def _call_refs(fact: CallFacts) -> set[tuple[str, str]]:
     found: set[tuple[str, str]] = set()
-    for value in [*fact["args"], *fact["kwargs"].values(), *fact.get("dstar", [])]:
+    for value in [*fact.args, *fact.kwargs.values(), *fact.dstar]:
         found |= pysym.refs(value)
     return found
 
 
-def substituted(fact: dict[str, Any], binding: dict[tuple[str, str], Sym]) -> dict[str, Any]:
+def substituted(fact: CallFacts, binding: dict[tuple[str, str], Sym]) -> CallFacts:
     """The call with the factory's parameters replaced by the values its call site gives."""
-    out = dict(fact)
-    out["args"] = [pysym.substitute(a, binding) for a in fact["args"]]
-    kwargs = {k: pysym.substitute(v, binding) for k, v in fact["kwargs"].items()}
+    kwargs = {k: pysym.substitute(v, binding) for k, v in fact.kwargs.items()}
     rest = []
-    for value in fact.get("dstar", []):
+    for value in fact.dstar:
         value = pysym.substitute(value, binding)
         if isinstance(value, list) and value and value[0] == "dict":
             for k, v in value[1].items():
                 kwargs.setdefault(k, v)  # **kwargs forwarded: the caller's keywords
         else:
             rest.append(value)
-    out["kwargs"] = kwargs
-    out["dstar"] = rest
-    return out
+    return msgspec.structs.replace(fact, args=tuple(pysym.substitute(a, binding) for a in fact.args),
+                                   kwargs=kwargs, dstar=tuple(rest))
 
 
-def bind(fact: dict[str, Any], names: list[str] | tuple[str, ...], defaults: dict[str, Sym],
+def bind(fact: CallFacts, names: list[str] | tuple[str, ...], defaults: dict[str, Sym],
          positional_only: tuple[str, ...] | None = None,
-         kinds: list[list[str]] | None = None) -> dict[str, Sym]:
+         kinds: tuple[tuple[str, str], ...] | None = None) -> dict[str, Sym]:
     """Parameter name -> value, as Python binds a call's arguments (``*x`` expanded when ``x``
     is known, surplus positionals to ``*args``, surplus keywords to ``**kwargs``)."""
     kind_of = dict((n, k) for n, k in kinds) if kinds else {n: "pos" for n in names}
@@ -279,7 +277,7 @@ def bind(fact: dict[str, Any], names: list[str] | tuple[str, ...], defaults: dic
     values: dict[str, Sym] = {}
     positionals: list[Sym] = []
     open_star: Sym | None = None
-    for arg in fact["args"]:
+    for arg in fact.args:
         if isinstance(arg, list) and arg and arg[0] == "star":
             known = pysym.items(arg[1])
             if known is None:
@@ -293,7 +291,7 @@ def bind(fact: dict[str, Any], names: list[str] | tuple[str, ...], defaults: dic
     if var is not None:
         values[var] = ["seq", positionals[len(positional_names):]]
     extra: dict[str, Sym] = {}
-    for key, value in fact["kwargs"].items():
+    for key, value in fact.kwargs.items():
         if key in kind_of and kind_of[key] in ("pos", "kwonly"):
             values.setdefault(key, value)
         else:

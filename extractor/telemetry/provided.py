@@ -17,6 +17,7 @@ from typing import Any
 from extractor.model import Language
 from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import Conventions
+from extractor.telemetry.python_facts import BuilderChain, MetricFacts
 from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_python_name, expose_names, lint_name,
                                          prometheus_default_buckets)
@@ -25,7 +26,7 @@ _DEFAULT_REGISTRY = frozenset({"prometheus_client.REGISTRY", "prometheus_client.
                                "prometheus_client.core.REGISTRY"})
 
 
-def provided_records(modules: dict[str, Module], facts: dict[str, dict[str, Any]], resolver: PythonResolver,
+def provided_records(modules: dict[str, Module], facts: dict[str, MetricFacts], resolver: PythonResolver,
                      conventions: Conventions) -> tuple[list[MetricDefinition], Tally]:
     """``facts`` is each module's scanner facts by module name."""
     records: list[MetricDefinition] = []
@@ -39,16 +40,16 @@ def provided_records(modules: dict[str, Module], facts: dict[str, dict[str, Any]
             records.extend(_fixed(entry, path, line, "default-registry"))
             stats["default_registry_sites"] = len(sites)
     for name, module in sorted(modules.items()):
-        for reader in facts[name].get("readers", []):
-            target = resolver.resolve(reader["callee"], module)
+        for reader in facts[name].readers:
+            target = resolver.resolve(reader.callee, module)
             for entry in conventions.provided:
                 if entry["trigger"] != target:
                     continue
-                if entry.get("unless") and pysym.truth(reader["kwargs"].get(entry["unless"])):
+                if entry.get("unless") and pysym.truth(reader.kwargs.get(entry["unless"])):
                     continue
-                records.extend(_fixed(entry, module.path, reader["line"], f"reader:{target.rsplit('.', 1)[-1]}"))
-        for chain in facts[name].get("builders", []):
-            builder = conventions.builder_for(resolver.resolve(chain["callee"], module))
+                records.extend(_fixed(entry, module.path, reader.line, f"reader:{target.rsplit('.', 1)[-1]}"))
+        for chain in facts[name].builders:
+            builder = conventions.builder_for(resolver.resolve(chain.callee, module))
             if builder is not None:
                 made = _builder_records(builder, chain, module, resolver)
                 records.extend(made)
@@ -56,37 +57,37 @@ def provided_records(modules: dict[str, Module], facts: dict[str, dict[str, Any]
     return records, stats
 
 
-def _default_registry_sites(modules: dict[str, Module], facts: dict[str, dict[str, Any]],
+def _default_registry_sites(modules: dict[str, Module], facts: dict[str, MetricFacts],
                             resolver: PythonResolver) -> list[tuple[str, int]]:
     sites: list[tuple[str, int]] = []
     for name, module in sorted(modules.items()):
-        for use in facts[name].get("registry_uses", []):
-            if use["kind"] == "expose":
-                target = resolver.resolve(use["callee"], module)
+        for use in facts[name].registry_uses:
+            if use.kind == "expose":
+                target = resolver.resolve(use.callee, module)
                 if not target.startswith("prometheus_client."):
                     continue
-                if use["registry"] and resolver.resolve(use["registry"], module) not in _DEFAULT_REGISTRY:
+                if use.registry and resolver.resolve(use.registry, module) not in _DEFAULT_REGISTRY:
                     continue
-            elif resolver.resolve(use["registry"], module) not in _DEFAULT_REGISTRY:
+            elif resolver.resolve(use.registry, module) not in _DEFAULT_REGISTRY:
                 continue
-            sites.append((module.path, use["line"]))
+            sites.append((module.path, use.line))
     return sorted(sites)
 
 
-def _builder_registry_sites(modules: dict[str, Module], facts: dict[str, dict[str, Any]],
+def _builder_registry_sites(modules: dict[str, Module], facts: dict[str, MetricFacts],
                             resolver: PythonResolver, conventions: Conventions) -> list[tuple[str, int]]:
     """Builders that serve their registry (``.expose(app)``) without being given one."""
     sites: list[tuple[str, int]] = []
     for name, module in sorted(modules.items()):
-        for chain in facts[name].get("builders", []):
-            builder = conventions.builder_for(resolver.resolve(chain["callee"], module))
+        for chain in facts[name].builders:
+            builder = conventions.builder_for(resolver.resolve(chain.callee, module))
             if builder is None:
                 continue
-            exposes = [m for m in chain["methods"] if m["name"] == builder["expose"]]
-            registry = chain["kwargs"].get(builder["registry_option"])
+            exposes = [m for m in chain.methods if m.name == builder["expose"]]
+            registry = chain.kwargs.get(builder["registry_option"])
             given = pysym.unwrap(registry) if registry is not None else None
             if exposes and (given is None or given[:2] == ["lit", None]):
-                sites.append((module.path, exposes[0]["line"]))
+                sites.append((module.path, exposes[0].line))
     return sites
 
 
@@ -105,23 +106,23 @@ def _fixed(entry: dict[str, Any], path: str, line: int, via: str) -> list[Metric
             for m in entry["metrics"]]
 
 
-def _builder_records(builder: dict[str, Any], chain: dict[str, Any], module: Module,
+def _builder_records(builder: dict[str, Any], chain: BuilderChain, module: Module,
                      resolver: PythonResolver) -> list[MetricDefinition]:
-    methods = chain["methods"]
-    activations = [m for m in methods if m["name"] == builder["activate"]]
+    methods = chain.methods
+    activations = [m for m in methods if m.name == builder["activate"]]
     if not activations:
         return []  # never instrumented: the middleware that makes the metrics is not added
-    line = activations[0]["line"]
+    line = activations[0].line
     options: dict[str, Any] = {}
     for option, spec in builder["options"].items():
-        given = chain["kwargs"] if not spec["call"] else next(
-            (m["kwargs"] for m in methods if m["name"] == spec["call"]), {})
+        given = chain.kwargs if not spec["call"] else next(
+            (m.kwargs for m in methods if m.name == spec["call"]), {})
         options[option] = _option_value(given.get(option), spec["default"])
-    via = f"builder:{chain['callee'].rsplit('.', 1)[-1]}.{builder['activate']}"
+    via = f"builder:{chain.callee.rsplit('.', 1)[-1]}.{builder['activate']}"
     library, naming = builder["library"], builder["naming"]
-    added = [arg for m in methods if m["name"] == builder["add"] for arg in m["args"] if "callee" in arg]
+    added = [arg for m in methods if m.name == builder["add"] for arg in m.args if arg.callee is not None]
     out: list[MetricDefinition] = []
-    functions = {resolver.resolve(arg["callee"], module): arg for arg in added}
+    functions = {resolver.resolve(arg.callee, module): arg for arg in added if arg.callee is not None}
     explicit = [(target, arg) for target, arg in functions.items() if target in builder["functions"]]
     use_default = not explicit or any(t.endswith(".default") for t in functions)
     namespace, subsystem = str(options["metric_namespace"]), str(options["metric_subsystem"])
@@ -134,17 +135,17 @@ def _builder_records(builder: dict[str, Any], chain: dict[str, Any], module: Mod
                                kind, metric.get("help", ""), tuple(metric.get("labels", ())), buckets, via))
     for target, arg in sorted(explicit):
         spec = builder["functions"][target]
-        kwargs = arg["kwargs"]
+        kwargs = arg.kwargs
         kind = MetricType(spec["type"])
         name = _option_value(kwargs.get("metric_name"), spec["name"])
-        labels = tuple(label for flag, label in builder["function_labels"].items()
-                       if _option_value(kwargs.get(flag), True))
+        flagged_labels = tuple(label for flag, label in builder["function_labels"].items()
+                               if _option_value(kwargs.get(flag), True))
         buckets = ()
         if kind is MetricType.HISTOGRAM:  # metrics.latency's default is prometheus_client's own
             buckets = _buckets(_option_value(kwargs.get("buckets"), None) or prometheus_default_buckets())
         full = build_python_name(kind, str(name), str(_option_value(kwargs.get("metric_namespace"), "")),
                                  str(_option_value(kwargs.get("metric_subsystem"), "")))
-        out.append(_record(library, naming, module.path, line, full, kind, "", labels, buckets,
+        out.append(_record(library, naming, module.path, line, full, kind, "", flagged_labels, buckets,
                            f"{via} > {target.rsplit('.', 1)[-1]}"))
     for metric in builder["optional_metrics"]:
         if not options.get(metric["when"]):

@@ -4,7 +4,8 @@ scrape), builder objects such as prometheus-fastapi-instrumentator's ``Instrumen
 the methods called on them, and OpenTelemetry Prometheus readers.
 
 Each search first looks for its marker in the raw bytes, so files that do not name the library
-cost nothing beyond that test.
+cost nothing beyond that test; the nodes come from the module's shared index, in the order
+``ast.walk`` meets them (:meth:`extractor.python.index.ModuleIndex.breadth_first`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from extractor.python.index import ModuleIndex
+from extractor.telemetry.python_facts import BuilderArg, BuilderChain, BuilderMethod, ReaderUse, RegistryUse, Sym
 from extractor.telemetry.python_scope import Frame, ModuleScope, compile_expr, dotted
 
 # prometheus_client's exposition entry points and the position of their ``registry`` argument
@@ -22,62 +25,65 @@ BUILDER_NAMES = frozenset({"Instrumentator", "PrometheusFastApiInstrumentator"})
 READER_NAMES = frozenset({"PrometheusMetricReader"})
 
 
-def scan_library_uses(tree: ast.Module, data: bytes, module: ModuleScope) -> dict[str, Any]:
+def scan_library_uses(index: ModuleIndex, data: bytes, module: ModuleScope) -> dict[str, Any]:
+    """``registry_uses``, ``builders`` and ``readers`` (see :class:`.python_facts.MetricFacts`), when any."""
     facts: dict[str, Any] = {}
     frame = Frame(module)
     # REGISTRY and the exposition functions come from prometheus_client (MODEL_REGISTRY does not)
     if b"prometheus" in data and (b"REGISTRY" in data or any(name.encode() in data for name in EXPOSITION)):
-        uses = _registry_uses(tree)
+        uses = _registry_uses(index)
         if uses:
-            facts["registry_uses"] = uses
+            facts["registry_uses"] = tuple(uses)
     if any(name.encode() in data for name in BUILDER_NAMES):
-        builders = _builders(tree, frame)
+        builders = _builders(index, frame)
         if builders:
-            facts["builders"] = builders
+            facts["builders"] = tuple(builders)
     if any(name.encode() in data for name in READER_NAMES):
-        readers = [{"callee": dotted(node.func), "line": node.lineno,
-                    "kwargs": {k.arg: compile_expr(k.value, frame) for k in node.keywords if k.arg}}
-                   for node in ast.walk(tree) if isinstance(node, ast.Call)
+        readers = [ReaderUse(dotted(node.func) or "", node.lineno, _keywords(node, frame))
+                   for node in index.breadth_first(ast.Call) if isinstance(node, ast.Call)
                    and (dotted(node.func) or "").rsplit(".", 1)[-1] in READER_NAMES]
         if readers:
-            facts["readers"] = readers
+            facts["readers"] = tuple(readers)
     return facts
 
 
-def _registry_uses(tree: ast.Module) -> list[dict[str, Any]]:
+def _keywords(node: ast.Call, frame: Frame) -> dict[str, Sym]:
+    return {k.arg: compile_expr(k.value, frame) for k in node.keywords if k.arg}
+
+
+def _registry_uses(index: ModuleIndex) -> list[RegistryUse]:
     """Exposition calls (with the registry they serve, "" for the default) and ``REGISTRY`` used
     as a value (returned, passed, assigned), not as the receiver of a method call."""
-    uses: list[dict[str, Any]] = []
-    receivers: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            receivers.add(id(node.value))
-        if isinstance(node, ast.Call):
-            callee = dotted(node.func) or ""
-            position = EXPOSITION.get(callee.rsplit(".", 1)[-1])
-            if position is None:
-                continue
-            registry = next((k.value for k in node.keywords if k.arg == "registry"), None)
-            if registry is None and len(node.args) > position:
-                registry = node.args[position]
-            text = "" if registry is None else (dotted(registry) or ast.unparse(registry)[:80])
-            uses.append({"kind": "expose", "callee": callee, "registry": text, "line": node.lineno})
-    for node in ast.walk(tree):
+    uses: list[RegistryUse] = []
+    receivers = {id(node.value) for node in index.of(ast.Attribute)}
+    for node in index.breadth_first(ast.Call):
+        assert isinstance(node, ast.Call)
+        callee = dotted(node.func) or ""
+        position = EXPOSITION.get(callee.rsplit(".", 1)[-1])
+        if position is None:
+            continue
+        registry = next((k.value for k in node.keywords if k.arg == "registry"), None)
+        if registry is None and len(node.args) > position:
+            registry = node.args[position]
+        text = "" if registry is None else (dotted(registry) or ast.unparse(registry)[:80])
+        uses.append(RegistryUse("expose", callee, text, node.lineno))
+    for node in index.breadth_first(ast.Name, ast.Attribute):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
                 and id(node) not in receivers:
-            text = dotted(node)
-            if text and text.rsplit(".", 1)[-1] == "REGISTRY":
-                uses.append({"kind": "value", "callee": text, "registry": text, "line": node.lineno})
-    return sorted(uses, key=lambda u: (u["line"], u["kind"], u["callee"]))
+            name = dotted(node)
+            if name and name.rsplit(".", 1)[-1] == "REGISTRY":
+                uses.append(RegistryUse("value", name, name, node.lineno))
+    return sorted(uses, key=lambda u: (u.line, u.kind, u.callee))
 
 
-def _builders(tree: ast.Module, frame: Frame) -> list[dict[str, Any]]:
+def _builders(index: ModuleIndex, frame: Frame) -> list[BuilderChain]:
     """``Builder(...).m1(...).m2(...)`` chains, and ``x = Builder(...)`` followed by ``x.m(...)``."""
-    chains: dict[int, dict[str, Any]] = {}
-    variables: dict[str, dict[str, Any]] = {}
-    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    # chain: (callee, line, kwargs, methods), methods added to while reading
+    chains: dict[int, tuple[str, int, dict[str, Sym], list[BuilderMethod]]] = {}
+    variables: dict[str, list[BuilderMethod]] = {}
+    calls = [node for node in index.breadth_first(ast.Call) if isinstance(node, ast.Call)]
     for node in calls:
-        methods: list[dict[str, Any]] = []
+        methods: list[BuilderMethod] = []
         current: ast.expr = node
         while isinstance(current, ast.Call) and isinstance(current.func, ast.Attribute) \
                 and isinstance(current.func.value, ast.Call):
@@ -89,37 +95,31 @@ def _builders(tree: ast.Module, frame: Frame) -> list[dict[str, Any]]:
         if callee.rsplit(".", 1)[-1] not in BUILDER_NAMES:
             continue
         chain = chains.get(id(current))
-        if chain is None or len(methods) > len(chain["methods"]):
-            chains[id(current)] = {
-                "callee": callee, "line": current.lineno,
-                "kwargs": {k.arg: compile_expr(k.value, frame) for k in current.keywords if k.arg},
-                "methods": list(reversed(methods))}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and id(node.value) in chains:
-            for target in node.targets:
+        if chain is None or len(methods) > len(chain[3]):
+            chains[id(current)] = (callee, current.lineno, _keywords(current, frame), list(reversed(methods)))
+    for assign in index.breadth_first(ast.Assign):
+        if isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call) and id(assign.value) in chains:
+            for target in assign.targets:
                 text = dotted(target)
                 if text:
-                    variables[text] = chains[id(node.value)]
+                    variables[text] = chains[id(assign.value)][3]
     if variables:
         for node in calls:
             if isinstance(node.func, ast.Attribute):
                 receiver = dotted(node.func.value)
                 if receiver in variables:
-                    variables[receiver]["methods"].append(_method(node, frame))
-    out = list(chains.values())
-    for chain in out:
-        chain["methods"].sort(key=lambda m: (m["line"], m["name"]))
-    return sorted(out, key=lambda c: c["line"])
+                    variables[receiver].append(_method(node, frame))
+    out = [BuilderChain(callee, line, kwargs, tuple(sorted(methods, key=lambda m: (m.line, m.name))))
+           for callee, line, kwargs, methods in chains.values()]
+    return sorted(out, key=lambda c: c.line)
 
 
-def _method(node: ast.Call, frame: Frame) -> dict[str, Any]:
+def _method(node: ast.Call, frame: Frame) -> BuilderMethod:
     assert isinstance(node.func, ast.Attribute)
     args = []
     for arg in node.args:
         if isinstance(arg, ast.Call):  # .add(metrics.latency(buckets=...)): a library function
-            args.append({"callee": dotted(arg.func) or "",
-                         "kwargs": {k.arg: compile_expr(k.value, frame) for k in arg.keywords if k.arg}})
+            args.append(BuilderArg(callee=dotted(arg.func) or "", kwargs=_keywords(arg, frame)))
         else:
-            args.append({"value": compile_expr(arg, frame)})
-    return {"name": node.func.attr, "line": node.lineno, "args": args,
-            "kwargs": {k.arg: compile_expr(k.value, frame) for k in node.keywords if k.arg}}
+            args.append(BuilderArg(value=compile_expr(arg, frame)))
+    return BuilderMethod(node.func.attr, node.lineno, tuple(args), _keywords(node, frame))

@@ -15,29 +15,30 @@ from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
 from extractor.telemetry.libraries import Conventions, conventions
 from extractor.telemetry.provided import provided_records
+from extractor.telemetry.python_facts import MetricFacts
 from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
                                          expose_names, lint_name, prometheus_default_buckets)
 
 
-def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str, dict[str, Any]]]:
+def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str, MetricFacts]]:
     modules: dict[str, Module] = {}
     calls: list[Call] = []
-    by_module: dict[str, dict[str, Any]] = {}
+    by_module: dict[str, MetricFacts] = {}
     for file, facts in ctx.facts("metrics", Language.PYTHON):
         name = file.module  # one naming for every step (extractor.naming)
         by_module[name] = facts
-        module = Module(name, file.path, file.rel.endswith("__init__.py"), facts.get("imports", {}),
-                        {c["name"]: c for c in facts.get("classes", [])}, facts.get("functions", {}))
+        module = Module(name, file.path, file.rel.endswith("__init__.py"), facts.imports,
+                        {c.name: c for c in facts.classes}, facts.functions)
         modules[name] = module
-        calls.extend(Call(module, fact) for fact in facts.get("calls", []))
+        calls.extend(Call(module, fact) for fact in facts.calls)
     return modules, calls, by_module
 
 
 def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricDefinition], list[Diagnostic], Tally]:
     modules, calls, facts = load_modules(ctx)
     resolver = PythonResolver(modules)
-    otel = any(entry["module"].startswith("opentelemetry") for m in modules.values() for entry in m.imports.values())
+    otel = any(entry.module.startswith("opentelemetry") for m in modules.values() for entry in m.imports.values())
     expander = FactoryExpander(resolver, conventions, calls, otel)
     outcomes = [outcome for call in calls for outcome in expander.expand(call)]
     entered = {key for outcome in outcomes for key in outcome.entered}
@@ -52,7 +53,7 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         # even when the labels or buckets come from the caller.
         opened = pysym.refs(roles["name"]) if roles.get("name") is not None else set()
         fact = outcome.root.fact
-        for value in [a[1] for a in fact["args"] if a[:1] == ["star"]] + list(fact.get("dstar", [])):
+        for value in [a[1] for a in fact.args if a[:1] == ["star"]] + list(fact.dstar):
             opened |= pysym.refs(value)  # *args / **kwargs forwarded: the callers give the name
         if opened and _reached(outcome.root, opened, entered):
             continue
@@ -74,15 +75,15 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
     return records, diagnostics, stats
 
 
-def _exemplar_objects(modules: dict[str, Module], facts: dict[str, dict[str, Any]],
+def _exemplar_objects(modules: dict[str, Module], facts: dict[str, MetricFacts],
                       resolver: PythonResolver) -> set[str]:
     """Qualified names of the metric objects the code observes with exemplars."""
     found: set[str] = set()
     for name, module in modules.items():
-        for use in facts[name].get("exemplars", []):
-            text = use["object"]
-            if text.startswith("self.") and use["class"]:
-                found.add(f"{name}.{use['class']}.{text[5:]}")
+        for use in facts[name].exemplars:
+            text = use.object
+            if text.startswith("self.") and use.class_name:
+                found.add(f"{name}.{use.class_name}.{text[5:]}")
             else:
                 found.add(resolver.resolve(text, module) or f"{name}.{text}")
     return found
@@ -90,18 +91,18 @@ def _exemplar_objects(modules: dict[str, Module], facts: dict[str, dict[str, Any
 
 def _kept_in(root: Call) -> str:
     """Where the call's result is kept: ``module.NAME`` or ``module.Class.attr``."""
-    target = root.fact.get("target", "")
+    target = root.fact.target
     if not target:
         return ""
     if target.startswith("self."):
-        return f"{root.module.name}.{root.fact['class']}.{target[5:]}"
+        return f"{root.module.name}.{root.fact.class_name}.{target[5:]}"
     return f"{root.module.name}.{target}"
 
 
 def _reached(root: Call, opened: set[tuple[str, str]], entered: set[str]) -> bool:
     """Whether the factory ``root`` sits in (its function, or its class for ``self`` values and
     ``__init__``) is reached from some call site."""
-    module, cls, function = root.module.name, root.fact["class"], root.fact["function"]
+    module, cls, function = root.module.name, root.fact.class_name, root.fact.function
     keys = set()
     if any(tag == "param" for tag, _ in opened) and function:
         keys.add(f"{module}.{function}")
@@ -194,6 +195,7 @@ def _buckets(kind: MetricType, sym: Any, constructor) -> tuple[tuple[float, ...]
         return tuple(b for b in values if b != float("inf")), True, ""
     elements = pysym.items(sym)
     numbers = [pysym.number(e) for e in elements] if elements is not None else None
-    if numbers is None or any(n is None for n in numbers):
+    known = [n for n in numbers if n is not None] if numbers is not None else []
+    if numbers is None or len(known) < len(numbers):
         return (), False, f"buckets: {pysym.describe(sym)}"
-    return tuple(n for n in numbers if n != float("inf")), True, ""
+    return tuple(n for n in known if n != float("inf")), True, ""

@@ -8,9 +8,9 @@ attributes and methods, factory signatures).
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from extractor import naming
+from extractor.telemetry.python_facts import ClassFacts, ImportEntry, Signature
 
 
 @dataclasses.dataclass
@@ -18,9 +18,9 @@ class Module:
     name: str
     path: str  # evidence path of the file
     is_package: bool
-    imports: dict[str, dict[str, Any]]
-    classes: dict[str, dict[str, Any]]
-    functions: dict[str, dict[str, Any]]  # factory signatures by qualname within the module
+    imports: dict[str, ImportEntry]
+    classes: dict[str, ClassFacts]
+    functions: dict[str, Signature]  # factory signatures by qualname within the module
 
 
 class PythonResolver:
@@ -28,11 +28,11 @@ class PythonResolver:
 
     def __init__(self, modules: dict[str, Module]):
         self.modules = modules
-        self.classes: dict[str, tuple[Module, dict[str, Any]]] = {}
-        self.signatures: dict[str, tuple[Module, dict[str, Any]]] = {}
+        self.classes: dict[str, tuple[Module, ClassFacts]] = {}
+        self.signatures: dict[str, tuple[Module, Signature]] = {}
         for module in modules.values():
             for cls in module.classes.values():
-                self.classes[f"{module.name}.{cls['name']}"] = (module, cls)
+                self.classes[f"{module.name}.{cls.name}"] = (module, cls)
             for qual, signature in module.functions.items():
                 self.signatures[f"{module.name}.{qual}"] = (module, signature)
         # "pkg.mod.Class" also under "mod.Class"-style tails, for trees whose import root is not
@@ -44,15 +44,15 @@ class PythonResolver:
                 self._tails.setdefault(".".join(parts[i:]), set()).add(qual)
         self.subclasses: dict[str, set[str]] = {}
         for qual, (module, cls) in self.classes.items():
-            for base in cls["bases"]:
+            for base in cls.bases:
                 target = self.resolve(base, module)
                 if target:
                     self.subclasses.setdefault(target, set()).add(qual)
 
-    def _import_target(self, entry: dict[str, Any], module: Module) -> str:
+    def _import_target(self, entry: ImportEntry, module: Module) -> str:
         package = naming.package_of(module.name, module.is_package)
-        base = naming.resolve_relative(package, entry["module"], entry["level"]) or entry["module"]
-        return f"{base}.{entry['name']}" if entry["name"] else base
+        base = naming.resolve_relative(package, entry.module, entry.level) or entry.module
+        return f"{base}.{entry.name}" if entry.name else base
 
     def resolve(self, text: str, module: Module, depth: int = 0) -> str:
         """Canonical dotted target of ``text`` as written in ``module``; '' when unknown."""
@@ -88,9 +88,9 @@ class PythonResolver:
         if class_qual in seen or class_qual not in self.classes:
             return ""
         module, cls = self.classes[class_qual]
-        if attr in cls["attrs"]:
-            return self.resolve(cls["attrs"][attr], module)
-        for base in cls["bases"]:
+        if attr in cls.attrs:
+            return self.resolve(cls.attrs[attr], module)
+        for base in cls.bases:
             found = self.lookup_attr(self.resolve(base, module), attr, seen | {class_qual})
             if found:
                 return found
@@ -101,9 +101,9 @@ class PythonResolver:
         if class_qual in seen or class_qual not in self.classes:
             return ""
         module, cls = self.classes[class_qual]
-        if name in cls.get("methods", ()):
+        if name in cls.methods:
             return f"{class_qual}.{name}"
-        for base in cls["bases"]:
+        for base in cls.bases:
             found = self.lookup_method(self.resolve(base, module), name, seen | {class_qual})
             if found:
                 return found
@@ -113,13 +113,13 @@ class PythonResolver:
         if class_qual not in self.classes:
             return ""
         module, cls = self.classes[class_qual]
-        return self.resolve(cls["bases"][0], module) if cls["bases"] else ""
+        return self.resolve(cls.bases[0], module) if cls.bases else ""
 
     def bases(self, class_qual: str) -> list[str]:
         if class_qual not in self.classes:
             return []
         module, cls = self.classes[class_qual]
-        return [t for t in (self.resolve(b, module) for b in cls["bases"]) if t]
+        return [t for t in (self.resolve(b, module) for b in cls.bases) if t]
 
     def descendants(self, class_qual: str) -> list[str]:
         out: list[str] = []

@@ -1,0 +1,116 @@
+"""The per-file facts of the Python metrics scanner (:mod:`.python_scan`, :mod:`.python_libscan`),
+typed: the extract step (:mod:`.python_records`, :mod:`.factories`, :mod:`.provided`) reads them as
+these Structs, decoded from msgpack by the scanner's return annotation.
+
+Argument values are symbolic values (:mod:`.python_symbols`: nested lists such as ``["lit", "x"]``,
+``["param", "name"]``), kept as plain lists: the factory expansion substitutes inside them.
+Path-free (cached by content hash): relative imports keep their level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+Sym = Any  # a symbolic value (extractor.telemetry.python_symbols): a JSON-like list
+
+
+class ImportEntry(msgspec.Struct, frozen=True, array_like=True):
+    """What a local name imports: ``from ..m import x as y`` -> y: ("m", 2, "x"); ``import a.b`` -> a: ("a", 0, "")."""
+
+    module: str
+    level: int
+    name: str
+
+
+class ClassFacts(msgspec.Struct, frozen=True, array_like=True):
+    name: str  # dotted through the enclosing classes ("Outer.Inner")
+    line: int
+    bases: tuple[str, ...]  # dotted as written
+    attrs: dict[str, str]  # class attribute -> the dotted name it holds (``_gauge_cls = Gauge``)
+    methods: tuple[str, ...]  # sorted
+
+
+class Signature(msgspec.Struct, frozen=True, array_like=True):
+    """A factory's signature: a function or method whose parameters reach a recorded call."""
+
+    class_name: str  # the class of a method; "" for a function
+    line: int
+    params: tuple[tuple[str, str], ...]  # (name, "pos" | "var" | "kwonly" | "kw"); a method's self left out
+    defaults: dict[str, Sym]
+
+
+class CallFacts(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """A call that could make a metric, its arguments compiled into symbolic values."""
+
+    callee: str  # dotted as written ("prometheus_client.Gauge", "self._gauge_cls", "super().__init__")
+    line: int
+    class_name: str  # the enclosing class ("" outside any)
+    function: str  # the enclosing function's qualname ("Cls.method", "f.inner"); "" outside any
+    args: tuple[Sym, ...]  # positional; ``*x`` as ["star", value]
+    kwargs: dict[str, Sym]
+    dstar: tuple[Sym, ...] = ()  # ``**x`` values
+    target: str = ""  # where the result is kept: a module-level name or ``self.x``
+
+
+class ExemplarUse(msgspec.Struct, frozen=True, array_like=True):
+    """``m.observe(v, exemplar=...)``: the metric object observed with exemplars."""
+
+    object: str  # dotted as written ("self.histogram")
+    class_name: str
+    line: int
+
+
+class RegistryUse(msgspec.Struct, frozen=True, array_like=True):
+    """An exposition call (kind "expose", with the registry it serves, "" for the default) or
+    ``REGISTRY`` used as a value (kind "value")."""
+
+    kind: str
+    callee: str
+    registry: str
+    line: int
+
+
+class BuilderArg(msgspec.Struct, frozen=True, omit_defaults=True):
+    """An argument of a builder method: a library function called there (``metrics.latency(...)``:
+    its callee and keywords), or any other value."""
+
+    callee: str | None = None
+    kwargs: dict[str, Sym] = {}
+    value: Sym = None
+
+
+class BuilderMethod(msgspec.Struct, frozen=True, array_like=True):
+    name: str
+    line: int
+    args: tuple[BuilderArg, ...]
+    kwargs: dict[str, Sym]
+
+
+class BuilderChain(msgspec.Struct, frozen=True):
+    """``Builder(...)`` with the methods called on it (chained, or on the variable holding it)."""
+
+    callee: str
+    line: int
+    kwargs: dict[str, Sym]
+    methods: tuple[BuilderMethod, ...]  # by line
+
+
+class ReaderUse(msgspec.Struct, frozen=True):
+    """An OpenTelemetry Prometheus reader construction."""
+
+    callee: str
+    line: int
+    kwargs: dict[str, Sym]
+
+
+class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+    imports: dict[str, ImportEntry] = {}  # local name -> what it imports, at any depth (last binding wins)
+    classes: tuple[ClassFacts, ...] = ()
+    functions: dict[str, Signature] = {}  # factory signatures by qualname within the module
+    calls: tuple[CallFacts, ...] = ()
+    exemplars: tuple[ExemplarUse, ...] = ()
+    registry_uses: tuple[RegistryUse, ...] = ()
+    builders: tuple[BuilderChain, ...] = ()
+    readers: tuple[ReaderUse, ...] = ()
