@@ -43,7 +43,9 @@ def clean_name(raw: str) -> str:
 
 def split_top_level(text: str) -> list[str]:
     """``text`` split on the commas outside brackets (`int[2] size=[1, 1]` stays one piece)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for c in text:
         if c in "(<[{":
             depth += 1
