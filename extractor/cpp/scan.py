@@ -21,7 +21,7 @@ import msgspec
 from extractor.cpp.facts import CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config, parse_source
+from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
 from extractor.model import Language, ParsedFile
@@ -36,10 +36,6 @@ _DECLARATOR_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "attributed_declarator",
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
 _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
-_FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
-               "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type")
-# the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child
-_CUDA_FILE_QUERY = _FILE_QUERY + " (call_expression function: (_) @kernel (kernel_call_syntax))"
 _MAX_ERROR_LINES = 20
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
@@ -386,8 +382,7 @@ class _Scanner:
 
     def finish(self) -> CppFacts:
         # one query pass over the whole file for everything below declaration level
-        found = capture_nodes(self.tree.root_node, self.language,
-                              _CUDA_FILE_QUERY if self.language is Language.CUDA else _FILE_QUERY)
+        found = file_nodes(self.tree, self.language)
         self.visit_local_types(found.get("type", []))
         calls: list[tuple[str, str, int]] = []
         launches: list[tuple[str, str, int]] = []

@@ -21,6 +21,7 @@ from typing import Any
 
 import msgspec
 
+from extractor.cpp.parse import file_nodes
 from extractor.model import ParsedFile
 
 BUILDERS = {
@@ -95,48 +96,52 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
 
 # -- scanning ------------------------------------------------------------------------------------
 
+
 def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     data = parsed.data
-    if b"Build" not in data and b"prometheus" not in data and b"metric" not in data.lower():
+    builds = b"Build" in data  # no builder chain without it: `BuildCounter`, `prometheus::BuildGauge`
+    names_prometheus = b"prometheus" in data
+    names_metric = b"metric" in data.lower()
+    if not (builds or names_prometheus or names_metric):
         return None
     tree = parsed.tree
     if tree is None:
         from extractor.cpp.parse import parse_source
 
         tree = parse_source(data, parsed.language)
-    root = tree.root_node
-    constants = _read_constants(root)
+    # The nodes come from the query every C/C++ scanner shares (extractor.cpp.parse.file_nodes):
+    # six walks in Python over every node of the tree, one per kind read here, cost twice the
+    # parse on Triton's core.
+    found = file_nodes(tree, parsed.language)
+    inits = _in_tree_order(found.get("init", ()))
+    constants = _read_constants(_in_tree_order(found.get("define", ())), inits)
+    maps = _read_label_maps(inits)
     metrics: list[BuilderChain] = []
-    chains = []
-    names_prometheus = b"prometheus" in data
-    for call in _walk(root, "call_expression"):
-        builder = _builder_kind(call, names_prometheus)
-        if builder:
-            chains.append((call, builder))
-    adds = _read_adds(root)
-    maps = _read_label_maps(root)
     helpers: list[MetricHelper] = []
-    for call, builder in chains:
-        chain = _read_chain(call, builder, constants, adds, maps)
-        helper = _helper(call, chain)
-        if helper is not None:
-            helpers.append(helper)
-        else:
-            metrics.append(chain)
-    calls = _literal_calls(root, maps)
-    kept = constants if constants and (names_prometheus or b"metric" in data.lower()) else {}
+    # every call, for builder chains and their `.Add` calls: only files that name a builder
+    all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds else []
+    chains = [(call, builder) for call in all_calls if (builder := _builder_kind(call, names_prometheus))]
+    if chains:
+        adds = _read_adds(all_calls)
+        for call, builder in chains:
+            chain = _read_chain(call, builder, constants, adds, maps)
+            helper = _helper(call, chain)
+            if helper is not None:
+                helpers.append(helper)
+            else:
+                metrics.append(chain)
+    calls = _literal_calls(_in_tree_order(found.get("literal_call", ())), maps)
+    kept = constants if constants and (names_prometheus or names_metric) else {}
     if not (metrics or helpers or calls or kept):
         return None
     return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept)
 
 
-def _walk(node, node_type: str):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type == node_type:
-            yield current
-        stack.extend(reversed(current.children))
+def _in_tree_order(nodes: Any) -> list[Any]:
+    """Captured nodes once each, in the order of a depth-first walk (an enclosing node before the
+    nodes inside it): later definitions of a constant win, as they did when the tree was walked."""
+    unique = {(n.start_byte, -n.end_byte): n for n in nodes}
+    return [unique[key] for key in sorted(unique)]
 
 
 def _text(node) -> str:
@@ -178,16 +183,16 @@ def _literal(node) -> str | None:
     return None
 
 
-def _read_constants(root) -> dict[str, str]:
+def _read_constants(defines: list[Any], inits: list[Any]) -> dict[str, str]:
     """File-level (and namespace-level) string constants by their unqualified name."""
     constants: dict[str, str] = {}
-    for define in _walk(root, "preproc_def"):
+    for define in defines:
         name, value = define.child_by_field_name("name"), define.child_by_field_name("value")
         if name is not None and value is not None:
             match = re.fullmatch(r'\s*"((?:[^"\\]|\\.)*)"\s*', _text(value))
             if match:
                 constants[_text(name)] = match.group(1)
-    for declarator in _walk(root, "init_declarator"):
+    for declarator in inits:
         target = declarator.child_by_field_name("declarator")
         value = declarator.child_by_field_name("value")
         if target is None or value is None or _inside_function(declarator):
@@ -266,10 +271,10 @@ class _Add(msgspec.Struct):
     buckets: list[float] | None = None
 
 
-def _read_adds(root) -> dict[str, list[_Add]]:
+def _read_adds(calls: list[Any]) -> dict[str, list[_Add]]:
     """``family.Add({labels}, BucketBoundaries{...})`` calls by the family's variable name."""
     adds: dict[str, list[_Add]] = {}
-    for call in _walk(root, "call_expression"):
+    for call in calls:
         function = call.child_by_field_name("function")
         if function is None or function.type != "field_expression":
             continue
@@ -324,10 +329,10 @@ def _numbers(node) -> list[float] | None:
     return values
 
 
-def _read_label_maps(root) -> dict[str, list[str]]:
+def _read_label_maps(inits: list[Any]) -> dict[str, list[str]]:
     """Label keys of map variables initialised with ``{{"key", "value"}, ...}`` in the file."""
     maps: dict[str, list[str]] = {}
-    for declarator in _walk(root, "init_declarator"):
+    for declarator in inits:
         target = declarator.child_by_field_name("declarator")
         value = declarator.child_by_field_name("value")
         if target is None or value is None or target.type != "identifier":
@@ -394,10 +399,10 @@ def _helper(call, chain: BuilderChain) -> MetricHelper | None:
 _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 
 
-def _literal_calls(root, maps: dict[str, list[str]]) -> list[LiteralCall]:
+def _literal_calls(candidates: list[Any], maps: dict[str, list[str]]) -> list[LiteralCall]:
     """Calls passing a name-like string literal: the call sites a helper may have."""
     calls: list[LiteralCall] = []
-    for call in _walk(root, "call_expression"):
+    for call in candidates:
         function = call.child_by_field_name("function")
         arguments = call.child_by_field_name("arguments")
         if function is None or arguments is None or function.type not in (
