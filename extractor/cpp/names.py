@@ -3,6 +3,7 @@ readers: node text, lines, a written name reduced to the name C++ lookup uses, c
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -20,6 +21,7 @@ def line(node: Any) -> int:
     return node.start_point[0] + 1
 
 
+@functools.lru_cache(maxsize=8192)  # the same names come back all the time (`std::move`, `TORCH_CHECK`)
 def clean_name(raw: str) -> str:
     """`Foo<T>::bar`, `operator ()`, `~ Foo` -> `Foo::bar`, `operator()`, `~Foo`."""
     if _SIMPLE_NAME.fullmatch(raw):

@@ -78,8 +78,13 @@ def attribute_macros(data: bytes) -> list[str]:
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
     """
+    return list(_attribute_macros(data))
+
+
+@functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
+def _attribute_macros(data: bytes) -> tuple[str, ...]:
     if b"define" not in data:
-        return []
+        return ()
     bodies: dict[bytes, list[bytes]] = {}
     for m in _DEFINE.finditer(data):
         bodies.setdefault(m.group(1), []).append(m.group(2))
@@ -90,7 +95,7 @@ def attribute_macros(data: bytes) -> list[str]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    return sorted(n.decode() for n in good)
+    return tuple(sorted(n.decode() for n in good))
 
 
 def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
@@ -219,13 +224,14 @@ def capture_nodes(node: Any, language: Language, pattern: str) -> dict[str, list
 # A query runs over every node of the tree in C; even one that captures nothing costs about a
 # sixth of the parse. So the per-file scanners of C/C++/CUDA share one query, run once per tree,
 # with a capture name per use:
-#   extractor.cpp.scan: ``callee`` (the function of every call), ``kernel`` (CUDA launches),
+#   extractor.cpp.scan: ``callee`` (the function of every call that names one: an identifier,
+#     qualified or templated, or a field expression), ``kernel`` (CUDA launches),
 #     ``error`` (ERROR nodes), ``type`` (class/struct/union definitions, for those in functions);
 #   extractor.telemetry.cpp_scan: ``define`` (#define), ``init`` (declarators initialised with a
 #     string or braces: constants, label maps), ``literal_call`` (calls with a string argument).
 _STRING = "[(string_literal) (concatenated_string) (raw_string_literal)]"
 _FILE_PATTERNS = (
-    "(call_expression function: (_) @callee)",
+    "(call_expression function: [(identifier) (qualified_identifier) (template_function) (field_expression)] @callee)",
     "(ERROR) @error",
     "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type",
     "(preproc_def) @define",

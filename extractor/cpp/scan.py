@@ -239,7 +239,7 @@ class _Scanner:
             return
         quals = self.cuda_qualifiers(node, fdecl)
         kind = "kernel" if "global" in quals else "function"
-        tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node)
+        tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
         inner = scope + tuple((p, "") for p in written.split("::"))
         qual = _join(inner)
         self.add_def(kind, inner, node, name_node, template=template, tags=tags,
@@ -298,7 +298,7 @@ class _Scanner:
             quals = self.cuda_qualifiers(node, fdecl)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
-            tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node)
+            tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
             self.add_def(kind, inner, node, name_node, template=template, tags=tags,
                          signature=_signature(fdecl), is_def=body is not None, in_class=in_class,
                          error_region=body is not None, params=parameters(fdecl),
@@ -431,7 +431,7 @@ class _Scanner:
 # -- helpers -----------------------------------------------------------------------------------
 
 def _join(scope: tuple[tuple[str, str], ...]) -> str:
-    return "::".join(n for n, _ in scope)
+    return "::".join([n for n, _ in scope])
 
 
 def _in_class(scope: tuple[tuple[str, str], ...]) -> bool:
@@ -455,7 +455,10 @@ def _function_declarator(node: Any) -> Any:
 
 def _signature(fdecl: Any) -> str:
     params = fdecl.child_by_field_name("parameters")
-    sig = SPACES.sub(" ", _COMMENT.sub(" ", text(params))) if params is not None else ""
+    if params is None:
+        return ""
+    written = text(params)
+    sig = SPACES.sub(" ", _COMMENT.sub(" ", written) if "/" in written else written)
     return sig if len(sig) <= 200 else sig[:197] + "..."
 
 
@@ -467,7 +470,9 @@ def _access_tags(access: str) -> list[str]:
     return [access] if access in ("private", "protected") else []
 
 
-def _storage_tags(node: Any) -> list[str]:
+def _storage_tags(node: Any, data: bytes) -> list[str]:
     """`static` when the definition says so (internal linkage for a free function)."""
+    if data.find(b"static", node.start_byte, node.end_byte) < 0:
+        return []  # most definitions: no need to make a node of each child to look
     return ["static"] if any(c.type == "storage_class_specifier" and c.text == b"static"
                              for c in node.children) else []

@@ -10,6 +10,7 @@ compare equal when only formatting changed. Attribute macros were blanked before
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -36,6 +37,7 @@ _PUNCT_BEFORE_WORD = re.compile(r"([*&>\])])(?=[A-Za-z_])")
 _PUNCT = frozenset("*&<>,()[]")
 
 
+@functools.lru_cache(maxsize=8192)  # parameter types repeat (`torch::Tensor&`, `int64_t`)
 def normalise_type(text: str) -> str:
     """`const  torch::Tensor &` -> `const torch::Tensor&`; `std::map< int , T >` -> `std::map<int,T>`."""
     if "/" in text:

@@ -118,7 +118,8 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     maps = _read_label_maps(inits)
     metrics: list[BuilderChain] = []
     helpers: list[MetricHelper] = []
-    # every call, for builder chains and their `.Add` calls: only files that name a builder
+    # the calls that name a function (all a builder or an `.Add` can be), for builder chains and
+    # their `.Add` calls: only in files that name a builder
     all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds else []
     chains = [(call, builder) for call in all_calls if (builder := _builder_kind(call, names_prometheus))]
     if chains:
