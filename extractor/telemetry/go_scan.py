@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from extractor.go.parse import capture_nodes
 from extractor.model import ParsedFile
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
@@ -50,7 +51,9 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     if not aliases:
         return NativeMetricFacts(constants=constants) if constants else None
     metrics = []
-    for call in _descendants(root, "call_expression", into_matches=True):
+    # the calls of a method or a package's function, in source order (a query, not a walk in Python)
+    found = capture_nodes(root, "(call_expression function: (selector_expression)) @call").get("call", ())
+    for call in sorted(found, key=lambda n: (n.start_byte, -n.end_byte)):
         fn = call.child_by_field_name("function")
         if fn is None or fn.type != "selector_expression":
             continue
@@ -165,13 +168,12 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
-def _descendants(node: Any, kind: str, into_matches: bool = False) -> list[Any]:
+def _descendants(node: Any, kind: str) -> list[Any]:
     out, stack = [], [node]
     while stack:
         current = stack.pop()
         if current.type == kind:
             out.append(current)
-            if not into_matches:
-                continue
+            continue
         stack.extend(reversed(current.named_children))
     return out

@@ -23,6 +23,7 @@ import re
 from typing import Any
 
 from extractor.model import ParsedFile
+from extractor.rust.parse import capture_nodes
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 _REGISTER = re.compile(rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
@@ -126,14 +127,13 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
 
 
 def _blank_comments(parsed: ParsedFile) -> bytes:
+    """The file's bytes with its comments turned into spaces (newlines kept); the comments found
+    by a query (a walk in Python over every node of the tree cost more than the parse)."""
+    if parsed.tree is None:
+        return parsed.data
     data = bytearray(parsed.data)
-    stack = [parsed.tree.root_node] if parsed.tree is not None else []
-    while stack:
-        node = stack.pop()
-        if node.type in ("line_comment", "block_comment"):
-            data[node.start_byte:node.end_byte] = re.sub(rb"[^\n]", b" ", parsed.data[node.start_byte:node.end_byte])
-            continue
-        stack.extend(node.children)
+    for node in capture_nodes(parsed.tree.root_node, "[(line_comment) (block_comment)] @comment").get("comment", ()):
+        data[node.start_byte:node.end_byte] = re.sub(rb"[^\n]", b" ", parsed.data[node.start_byte:node.end_byte])
     return bytes(data)
 
 
