@@ -9,13 +9,16 @@ is annotated to return :class:`CppFacts` (see :mod:`extractor.run.facts`). So th
 Records that a file has many of (definitions, parameters) are ``array_like``: encoded as arrays,
 without their field names; measured on vLLM's csrc, that makes the cpp facts about half the size
 of the same records as maps, and decoding faster. Small positional records that every consumer
-unpacks in a ``for`` header (calls, includes) stay tuples. Nothing here depends on the file's path:
-facts are cached by content hash.
+unpacks in a ``for`` header (includes) stay tuples; call sites are grouped by caller
+(:mod:`extractor.native.calls`). Nothing here depends on the file's path: facts are cached by
+content hash.
 """
 
 from __future__ import annotations
 
 import msgspec
+
+from extractor.native.calls import CallSites
 
 Scope = tuple[tuple[str, str], ...]  # (name, kind) of each enclosing scope; kind "" for a written qualifier
 
@@ -103,8 +106,8 @@ class CppFacts(msgspec.Struct, frozen=True):
 
     defs: tuple[Definition, ...] = ()
     includes: tuple[tuple[str, bool, int], ...] = ()  # (target as written, angle brackets?, line)
-    calls: tuple[tuple[str, str, int], ...] = ()  # (caller's qual, callee as written, line), sorted
-    launches: tuple[tuple[str, str, int], ...] = ()  # (caller's qual, kernel as written, line), sorted
+    calls: CallSites = ()  # by caller's qual: (callee as written, line)
+    launches: CallSites = ()  # by caller's qual: (kernel as written, line)
     torch_ops: tuple[TorchOpFact, ...] = ()
     pybind: tuple[PybindFact, ...] = ()
     defines: tuple[str, ...] = ()  # attribute-like macros the file defines (blanked in its includers)

@@ -32,6 +32,7 @@ from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
+from extractor.native.calls import each_call
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, edge_key
 from extractor.naming import cpp_id, file_id, id_name
 
@@ -124,7 +125,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                                          name, "cpp")
     for path in sorted(facts):
         f = facts[path]
-        for caller, callee, line in f.calls:
+        for caller, callee, line in each_call(f.calls):
             source = table.id_of(path, caller)
             target = table.resolve_callee(source, callee, path=path)
             if source and target:
@@ -132,7 +133,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                 edges.append(Edge(source, target, EdgeKind.CALLS, path, line))
             else:
                 stats["calls_unresolved"] += 1
-        for caller, kernel, line in f.launches:
+        for caller, kernel, line in each_call(f.launches):
             source = table.id_of(path, caller)
             target = table.resolve_callee(source, kernel, kernel_only=True, path=path)
             if source and target:

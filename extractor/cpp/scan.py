@@ -19,6 +19,7 @@ from typing import Any
 import msgspec
 
 from extractor.cpp.facts import CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
+from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source
@@ -85,8 +86,8 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     recovered = [msgspec.structs.replace(d, tags=tuple(sorted(set(d.tags) | {"recovered"})))
                  for d in alt.defs if (d.qual, d.line) not in known]
     return msgspec.structs.replace(facts, defs=facts.defs + tuple(recovered),
-                                   calls=tuple(sorted(set(facts.calls) | set(alt.calls))),
-                                   launches=tuple(sorted(set(facts.launches) | set(alt.launches))))
+                                   calls=group_calls(set(each_call(facts.calls)) | set(each_call(alt.calls))),
+                                   launches=group_calls(set(each_call(facts.launches)) | set(each_call(alt.launches))))
 
 
 class _Scanner:
@@ -417,12 +418,10 @@ class _Scanner:
                 if m:
                     at = self.data.count(b"\n", 0, m.start()) + 1
                     launches.extend((qual, k, at) for k in kernels)
-        calls.sort()
-        launches.sort()
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
-        return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=tuple(calls),
-                        launches=tuple(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
+        return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
+                        launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
                         defines=tuple(attribute_macros(self.data)), macro_blocks=tuple(self.macro_blocks),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))

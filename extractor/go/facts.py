@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import msgspec
 
+from extractor.native.calls import CallSites
+
 
 class GoDefinition(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     """A function, a method, or a type declaration (struct, interface, defined type, alias)."""
@@ -49,7 +51,7 @@ class GoFacts(msgspec.Struct, frozen=True):
     imports: tuple[tuple[str, str, int], ...] = ()  # (import path, alias, line)
     defs: tuple[GoDefinition, ...] = ()
     checks: tuple[tuple[str, str, int], ...] = ()  # (interface, concrete type, line) of `var _ I = T{}`
-    calls: tuple[tuple[str, str, int], ...] = ()  # (caller's qual, callee as written, line), sorted
+    calls: CallSites = ()  # by caller's qual: (callee as written, line)
     cgo: GoCgo | None = None
     exports: tuple[tuple[str, int], ...] = ()  # `//export Name` lines
     errors: int = 0

@@ -26,6 +26,7 @@ from typing import Any
 
 from extractor.go.facts import GoDefinition, GoFacts
 from extractor.native.manifests import Manifests
+from extractor.native.calls import each_call
 from extractor.native.graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind)
@@ -168,7 +169,7 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
                     edges.append(Edge(f"{pkg_id}.{record.qual}", dst, EdgeKind.INHERITS, path, record.line))
             preamble = {name for name, _ in facts.cgo.functions} if facts.cgo is not None else set()
             receivers = {r.qual: r.qual.split(".")[0] for r in facts.defs if r.kind == "method"}
-            for caller_qual, callee, line in facts.calls:
+            for caller_qual, callee, line in each_call(facts.calls):
                 caller = f"{pkg_id}.{caller_qual}"
                 if callee.startswith("C.") and facts.cgo is not None:
                     stats["cgo_calls"] += 1

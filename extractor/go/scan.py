@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 from extractor.go.facts import GoCgo, GoDefinition, GoFacts
+from extractor.native.calls import CallSites, group_calls
 from extractor.native.comments import leading_comment
 from extractor.go.parse import capture_nodes
 from extractor.model import ParsedFile
@@ -218,7 +219,7 @@ def _checked_type(expr: Any) -> str:
     return next(g for g in m.groups() if g)
 
 
-def _calls(root: Any, bodies: list[tuple[int, int, str, str]]) -> tuple[tuple[tuple[str, str, int], ...], list[Any]]:
+def _calls(root: Any, bodies: list[tuple[int, int, str, str]]) -> tuple[CallSites, list[Any]]:
     found = capture_nodes(root, _CALL_QUERY)
     bodies.sort()
     starts = [b[0] for b in bodies]
@@ -230,7 +231,7 @@ def _calls(root: Any, bodies: list[tuple[int, int, str, str]]) -> tuple[tuple[tu
         callee = _callee(fn, bodies[i][3])
         if callee:
             calls.add((bodies[i][2], callee, fn.start_point[0] + 1))
-    return tuple(sorted(calls)), found.get("error", [])
+    return group_calls(calls), found.get("error", [])
 
 
 def _callee(fn: Any, receiver: str) -> str:

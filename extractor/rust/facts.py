@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import msgspec
 
+from extractor.native.calls import CallSites
+
 
 class RustOwner(msgspec.Struct, frozen=True, omit_defaults=True):
     """The `impl` (or `trait`) block a method is written in."""
@@ -68,7 +70,7 @@ class RustFacts(msgspec.Struct, frozen=True):
     defs: tuple[RustDefinition, ...] = ()
     uses: tuple[RustUse, ...] = ()
     impls: tuple[tuple[str, str, int, str], ...] = ()  # (type, trait, line, scope) of `impl Trait for Type`
-    calls: tuple[tuple[str, str, int], ...] = ()  # (caller's qual, callee as written, line), sorted
+    calls: CallSites = ()  # by caller's qual: (callee as written, line)
     errors: int = 0
     error_lines: tuple[int, ...] = ()
     truncated: bool = False

@@ -27,6 +27,7 @@ from typing import Any
 
 from extractor.rust.facts import RustDefinition, RustFacts, RustUse
 from extractor.native.manifests import Crate, Manifests
+from extractor.native.calls import each_call
 from extractor.native.graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind)
@@ -201,7 +202,7 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
                               EdgeKind.INHERITS, d.path, d.record.line))
     by_file_qual = {(d.path, d.record.qual): d for d in defs}
     for path, facts in entries:
-        for caller_qual, callee, line in facts.calls:
+        for caller_qual, callee, line in each_call(facts.calls):
             caller = by_file_qual.get((path, caller_qual))
             if caller is None:
                 continue

@@ -21,6 +21,7 @@ import re
 from typing import Any
 
 from extractor.model import ParsedFile
+from extractor.native.calls import group_calls
 from extractor.rust.facts import RustAdd, RustDefinition, RustFacts, RustOwner, RustUse
 from extractor.rust.parse import capture_nodes
 
@@ -238,7 +239,7 @@ class _Scanner:
             if callee:
                 calls.add((self.bodies[i][2], callee, fn.start_point[0] + 1))
         errors = found.get("error", ())
-        return RustFacts(tuple(self.defs), tuple(self.uses), tuple(self.impls), tuple(sorted(calls)), len(errors),
+        return RustFacts(tuple(self.defs), tuple(self.uses), tuple(self.impls), group_calls(calls), len(errors),
                          tuple(sorted({e.start_point[0] + 1 for e in errors})[:_MAX_ERROR_LINES]), self.truncated)
 
 
