@@ -7,11 +7,11 @@ is annotated to return :class:`CppFacts` (see :mod:`extractor.run.facts`). So th
 ``facts.get("includes", ())``.
 
 Records that a file has many of (definitions, parameters) are ``array_like``: encoded as arrays,
-without their field names; measured on vLLM's csrc, that makes the cpp facts about half the size
-of the same records as maps, and decoding faster. Small positional records that every consumer
-unpacks in a ``for`` header (includes) stay tuples; call sites are grouped by caller
-(:mod:`extractor.native.calls`). Nothing here depends on the file's path: facts are cached by
-content hash.
+without their field names. Measured on the 8,697 definitions of vLLM's csrc and Triton
+core+server: 1.99 MB as arrays, 2.42 MB as maps even with their defaults left out. Small
+positional records that every consumer unpacks in a ``for`` header (includes) stay tuples; call
+sites are grouped by caller (:mod:`extractor.native.calls`). Nothing here depends on the file's
+path: facts are cached by content hash.
 """
 
 from __future__ import annotations
