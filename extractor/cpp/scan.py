@@ -1,13 +1,13 @@
 """Per-file facts of a C/C++/CUDA file: definitions, includes, calls, launches, registrations.
 
 The scanner walks only the declaration levels of the tree (translation unit, namespaces, class
-bodies, linkage blocks, preprocessor branches, ERROR regions) in Python and finds call sites with a
-tree-sitter query, so it stays within a small factor of the parse itself. Code under both branches
-of an ``#if`` is visited: tree-sitter keeps both in the tree, and each branch's definition is a
-record of its own. Output is JSON data that does not depend on the file's path (it is cached by
-content hash); names are as written in the file, and the graph step resolves them across files.
-The facts are a :class:`extractor.cpp.facts.CppFacts`; its :class:`~extractor.cpp.facts.Definition`
-records say what each field holds.
+bodies, linkage blocks, preprocessor branches, ERROR regions) in Python and finds call sites in the
+one tree-sitter query the file's scanners share (:func:`extractor.cpp.parse.file_nodes`), so it
+stays within a small factor of the parse itself. Code under both branches of an ``#if`` is
+visited: tree-sitter keeps both in the tree, and each branch's definition is a record of its own.
+The facts (:class:`extractor.cpp.facts.CppFacts`, whose records say what each field holds) do not
+depend on the file's path (they are cached by content hash); names are as written in the file,
+and the graph step resolves them across files.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, l
 from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
-from extractor.model import Language, ParsedFile
+from extractor.model import ParsedFile
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 _CONTAINERS = frozenset({
