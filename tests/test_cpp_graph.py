@@ -73,7 +73,7 @@ def test_export_macro_defined_in_an_included_header_needs_the_second_pass(graph)
     # the control: the header alone, without the macro from the other repository, shows no class
     data = (TRITON_LIKE / "core/src/log_sink.h").read_bytes()
     alone = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
-    assert "triton::core::LogSink" not in {d["qual"] for d in alone["defs"]}
+    assert "triton::core::LogSink" not in {d.qual for d in alone.defs}
 
 
 def test_out_of_line_methods_are_attached_to_their_class(graph):

@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
+from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import attribute_macros, blank_macros, parse_source
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
+from extractor.native.calls import each_call
 
 
-def scan(code: str, language: Language = Language.CPP) -> dict:
+def scan(code: str, language: Language = Language.CPP) -> CppFacts:
     data = code.encode()
     return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
 
 
-def defs_by_qual(facts: dict) -> dict[str, dict]:
-    return {d["qual"]: d for d in facts["defs"]}
+def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
+    return {d.qual: d for d in facts.defs}
 
 
 @pytest.mark.parametrize(("code", "expected"), [
@@ -56,11 +59,11 @@ def test_function_behind_an_export_macro_defined_in_the_same_file_is_found():
         'MY_API Error* MY_ServerStop(int* server) { return nullptr; }\n'
         '}\n')
     defs = defs_by_qual(facts)
-    assert defs["MY_ServerNew"]["kind"] == "function"
-    assert "declaration" in defs["MY_ServerNew"]["tags"]
-    assert defs["MY_ServerStop"]["line"] == 5
-    assert "declaration" not in defs["MY_ServerStop"].get("tags", ())
-    assert facts["errors"] == 0
+    assert defs["MY_ServerNew"].kind == "function"
+    assert "declaration" in defs["MY_ServerNew"].tags
+    assert defs["MY_ServerStop"].line == 5
+    assert "declaration" not in defs["MY_ServerStop"].tags
+    assert facts.errors == 0
 
 
 def test_without_blanking_an_exported_class_is_invisible():
@@ -68,9 +71,9 @@ def test_without_blanking_an_exported_class_is_invisible():
     # else, without so much as an ERROR node
     data = b"class MY_API2 Logger {\n public:\n  void Log();\n};\n"
     facts = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
-    assert "Logger" not in defs_by_qual(facts) and facts["errors"] == 0
+    assert "Logger" not in defs_by_qual(facts) and facts.errors == 0
     blanked = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP, blank=["MY_API2"])))
-    assert defs_by_qual(blanked)["Logger"]["kind"] == "class"
+    assert defs_by_qual(blanked)["Logger"].kind == "class"
     assert "Logger::Log" in defs_by_qual(blanked)
 
 
@@ -93,25 +96,25 @@ def test_kernels_device_functions_templates_and_launches():
         "}\n"
         "}\n", Language.CUDA)
     defs = defs_by_qual(facts)
-    assert defs["k::Scale"]["kind"] == "function" and "device" in defs["k::Scale"]["tags"]
-    assert defs["k::Fill"]["kind"] == "kernel" and "template" in defs["k::Fill"]["tags"]
-    assert defs["k::Copy"]["kind"] == "kernel"
-    assert sorted(facts["launches"]) == [["k::Launch", "Copy", 8], ["k::Launch", "Fill", 7]]
-    assert ["k::Fill", "Scale", 4] in facts["calls"]
+    assert defs["k::Scale"].kind == "function" and "device" in defs["k::Scale"].tags
+    assert defs["k::Fill"].kind == "kernel" and "template" in defs["k::Fill"].tags
+    assert defs["k::Copy"].kind == "kernel"
+    assert facts.launches == (("k::Launch", (("Copy", 8), ("Fill", 7))),)
+    assert ("k::Fill", "Scale", 4) in each_call(facts.calls)
 
 
 def test_device_qualifiers_in_a_cpp_header_are_read_before_blanking():
     facts = scan("__host__ __device__ inline int Twice(int x) { return 2 * x; }\n")
-    assert defs_by_qual(facts)["Twice"]["tags"] == ["device", "host"]
-    assert facts["errors"] == 0
+    assert defs_by_qual(facts)["Twice"].tags == ("device", "host")
+    assert facts.errors == 0
 
 
 def test_out_of_line_definitions_keep_their_written_qualifier_and_scope():
     facts = scan("namespace a { namespace b {\nvoid C::D::f(int) {}\n} }\n"
                  "void a::b::C::g() {}\n")
     defs = defs_by_qual(facts)
-    assert defs["a::b::C::D::f"]["scope"] == [["a", "namespace"], ["b", "namespace"], ["C", ""], ["D", ""]]
-    assert defs["a::b::C::g"]["scope"] == [["a", ""], ["b", ""], ["C", ""]]
+    assert defs["a::b::C::D::f"].scope == (("a", "namespace"), ("b", "namespace"), ("C", ""), ("D", ""))
+    assert defs["a::b::C::g"].scope == (("a", ""), ("b", ""), ("C", ""))
 
 
 def test_local_types_errors_and_doc_comments():
@@ -122,10 +125,10 @@ def test_local_types_errors_and_doc_comments():
         "int Broken( {\n"
         "int After() { return 1; }\n")
     defs = defs_by_qual(facts)
-    assert defs["Add"]["doc"] == "Adds things."
-    assert defs["Add::Op"]["kind"] == "struct"
+    assert defs["Add"].doc == "Adds things."
+    assert defs["Add::Op"].kind == "struct"
     assert "Add::Op::operator()" in defs
-    assert facts["errors"] >= 1
+    assert facts.errors >= 1
     assert "After" in defs
 
 
@@ -141,17 +144,16 @@ def test_torch_registrations_are_read_with_their_namespace():
         "TORCH_LIBRARY_IMPL(myns, CPU, m) {\n"
         '  m.impl("twice", TORCH_FN(twice_cpu));\n'
         "}\n")
-    ops = [(o["kind"], o["op"], o["ns"], o["ns_macro"], o["ns_suffix"], o["fn"], o["dispatch"], o["line"])
-           for o in facts["torch_ops"]]
+    ops = [(o.kind, o.op, o.ns, o.ns_macro, o.ns_suffix, o.fn, o.dispatch, o.line) for o in facts.torch_ops]
     assert ops == [
         ("def", "swap", "", "TORCH_EXTENSION_NAME", "_cache_ops", "", "", 2),
         ("impl", "swap", "", "TORCH_EXTENSION_NAME", "_cache_ops", "swap_blocks", "torch::kCUDA", 3),
         ("def", "twice", "myns", "", "", "ns::twice", "", 6),
         ("impl", "twice", "myns", "", "", "twice_cpu", "CPU", 9),
     ]
-    assert facts["torch_ops"][2]["overload"] == "out"
+    assert facts.torch_ops[2].overload == "out"
     # registration blocks are not definitions of functions named TORCH_LIBRARY...
-    assert not [d for d in facts["defs"] if d["qual"].startswith("TORCH_LIBRARY")]
+    assert not [d for d in facts.defs if d.qual.startswith("TORCH_LIBRARY")]
 
 
 @pytest.mark.parametrize(("data", "truncated"), [
@@ -160,13 +162,12 @@ def test_torch_registrations_are_read_with_their_namespace():
     (b"namespace a {" * 3000 + b"void f() {}" + b"}" * 3000, True),
     (b"#if A\n" * 2000 + b"void g() {}\n" + b"#endif\n" * 2000, True),
 ])
-def test_odd_input_never_raises_and_stays_json(data, truncated):
-    import json
-
+def test_odd_input_never_raises_and_stays_encodable(data, truncated):
     for language in (Language.CPP, Language.CUDA):
         facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
-        json.dumps(facts)
-        assert facts["truncated"] is truncated  # said, not silently dropped
+        # what a worker sends back decodes to the same typed facts
+        assert msgspec.msgpack.decode(msgspec.msgpack.encode(facts), type=CppFacts) == facts
+        assert facts.truncated is truncated  # said, not silently dropped
 
 
 def test_pybind_module_registrations():
@@ -178,7 +179,7 @@ def test_pybind_module_registrations():
         '      .def("infer", py::overload_cast<int, bool>(&ns::Tensor::Infer, py::const_))\n'
         '      .def("size", [](ns::Tensor& t) { return t.Size(); });\n'
         "}\n")
-    got = [(b["kind"], b.get("class", ""), b["name"], b["target"], b["line"]) for b in facts["pybind"]]
+    got = [(b.kind, b.owner, b.name, b.target, b.line) for b in facts.pybind]
     assert got == [
         ("def", "", "serialize", "ns::Serialize", 2),
         ("class", "", "Tensor", "ns::Tensor", 3),
@@ -186,4 +187,4 @@ def test_pybind_module_registrations():
         ("method", "Tensor", "infer", "ns::Tensor::Infer", 5),
         ("method", "Tensor", "size", "<lambda>", 6),
     ]
-    assert facts["pybind"][-1]["lambda_calls"] == ["t.Size"]
+    assert facts.pybind[-1].lambda_calls == ("t.Size",)

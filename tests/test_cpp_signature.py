@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import pytest
 
+from extractor.cpp.facts import Definition, Param
 from extractor.cpp.parse import parse_source
 from extractor.cpp.scan import scan_cpp
 from extractor.cpp.signature import parse_schema
 from extractor.model import Language, ParsedFile
 
 
-def first_def(code: str, language: Language = Language.CPP) -> dict:
+def first_def(code: str, language: Language = Language.CPP) -> Definition:
     data = code.encode()
     facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
-    return [d for d in facts["defs"] if d["kind"] in ("function", "kernel")][0]
+    return [d for d in facts.defs if d.kind in ("function", "kernel")][0]
 
 
 @pytest.mark.parametrize(("code", "params", "returns"), [
@@ -34,16 +35,16 @@ def first_def(code: str, language: Language = Language.CPP) -> dict:
 def test_parameters_and_return_types(code, params, returns):
     language = Language.CUDA if "__global__" in code else Language.CPP
     d = first_def(code, language)
-    assert d.get("params", []) == params
-    assert d.get("returns", "") == returns
+    assert [[p.name, p.type, p.default] for p in d.params] == params
+    assert d.returns == returns
 
 
 def test_constructors_have_no_return_type_and_members_keep_access():
     data = b"class C {\n public:\n  C(int x);\n private:\n  void hidden();\n protected:\n  int guarded() const;\n};\n"
-    defs = {d["qual"]: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))["defs"]}
-    assert "returns" not in defs["C::C"] and defs["C::C"]["params"] == [["x", "int", None]]
-    assert "private" in defs["C::hidden"]["tags"] and "protected" in defs["C::guarded"]["tags"]
-    assert not {"private", "protected"} & set(defs["C::C"]["tags"])
+    defs = {d.qual: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP))).defs}
+    assert defs["C::C"].returns == "" and defs["C::C"].params == (Param("x", "int", None),)
+    assert "private" in defs["C::hidden"].tags and "protected" in defs["C::guarded"].tags
+    assert not {"private", "protected"} & set(defs["C::C"].tags)
 
 
 @pytest.mark.parametrize(("schema", "expected"), [

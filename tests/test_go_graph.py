@@ -26,7 +26,7 @@ def bundle() -> dict:
 ])
 def test_import_paths_come_from_go_mod(path, package, expected):
     manifests = Manifests(go_modules=(GoModule("repo", "example.com/m"),))
-    assert import_path(path, {"package": package}, manifests) == expected
+    assert import_path(path, package, manifests) == expected
 
 
 def test_packages_types_and_methods_have_go_ids(bundle):

@@ -82,5 +82,5 @@ def test_trait_impls_uses_and_calls_resolve_inside_the_crate(bundle):
 def test_scanner_facts_do_not_depend_on_the_path_and_survive_broken_code():
     data = b"pub struct Ok1;\nfn broken( {\nimpl X for { }\npub fn after() -> u8 { 1 }\n"
     facts = scan_rust(ParsedFile(Language.RUST, data, parse_source(data)))
-    assert {d["qual"] for d in facts["defs"]} >= {"Ok1", "after"}
-    assert facts["errors"] >= 1
+    assert {d.qual for d in facts.defs} >= {"Ok1", "after"}
+    assert facts.errors >= 1

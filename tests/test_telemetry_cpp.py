@@ -72,13 +72,13 @@ def test_runtime_name_is_a_diagnostic_not_a_record(result):
 def test_scanner_skips_files_without_builders():
     data = b'struct Config { Config& Name(const char*); };\nvoid f(Config c) { c.Name("count"); }\n'
     facts = scan_cpp_metrics(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
-    assert facts is None or "metrics" not in facts
+    assert facts is None or not facts.metrics
 
 
 def test_builder_of_another_namespace_is_not_prometheus():
     data = b'void f() { auto& x = other::BuildCounter().Name("nope").Register(r); }\n'
     facts = scan_cpp_metrics(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
-    assert facts is None or not facts.get("metrics")
+    assert facts is None or not facts.metrics
 
 
 def test_ordinary_identifiers_are_not_resolved_from_other_files(tmp_path):

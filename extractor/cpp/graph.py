@@ -28,9 +28,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor.cpp.api import classify_api, public_headers
+from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
+from extractor.native.calls import each_call
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, edge_key
 from extractor.naming import cpp_id, file_id, id_name
 
@@ -71,12 +73,12 @@ def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     return build_cpp_graph(files, sources)
 
 
-def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]],
+def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                     sources: Mapping[str, str] | None = None) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include)."""
     entries = sorted(files, key=lambda e: e[0])
-    facts = {path: dict(f) for path, _, f, _ in entries}
+    facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
     disk = {path: where for path, _, _, where in entries}
     stats: collections.Counter[str] = collections.Counter()
@@ -87,7 +89,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     resolved_includes: dict[str, list[str]] = {}
     for path in sorted(facts):
         targets = []
-        for target, angle, line in facts[path].get("includes", ()):
+        for target, angle, line in facts[path].includes:
             hit = resolver.resolve(path, target)
             if hit:
                 stats["includes_resolved"] += 1
@@ -101,7 +103,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
 
     defs: list[Def] = []
     for path in sorted(facts):
-        for record in facts[path].get("defs", ()):
+        for record in facts[path].defs:
             defs.append(Def(path, languages[path], localise(record, path)))
         diagnostics.extend(_file_diagnostics(path, facts[path], stats))
 
@@ -112,9 +114,9 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
     for path in sorted(facts):
         edges.extend(_contains_edges(table, path))
     for d in table.defs:
-        for base in d.record.get("bases", ()):
+        for base in d.record.bases:
             edges.append(Edge(d.id, table.resolve_type(d.parent, base, d.path), EdgeKind.INHERITS,
-                              d.path, d.record["line"]))
+                              d.path, d.record.line))
     external: dict[str, Node] = {}
     for edge in list(edges):
         if edge.kind is EdgeKind.INHERITS and edge.target not in node_kinds:
@@ -123,7 +125,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
                                          name, "cpp")
     for path in sorted(facts):
         f = facts[path]
-        for caller, callee, line in f.get("calls", ()):
+        for caller, callee, line in each_call(f.calls):
             source = table.id_of(path, caller)
             target = table.resolve_callee(source, callee, path=path)
             if source and target:
@@ -131,7 +133,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
                 edges.append(Edge(source, target, EdgeKind.CALLS, path, line))
             else:
                 stats["calls_unresolved"] += 1
-        for caller, kernel, line in f.get("launches", ()):
+        for caller, kernel, line in each_call(f.launches):
             source = table.id_of(path, caller)
             target = table.resolve_callee(source, kernel, kernel_only=True, path=path)
             if source and target:
@@ -173,23 +175,23 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, Mapping[str, Any], Any]
                          {p: tuple(t) for p, t in resolved_includes.items()}))
 
 
-def _file_diagnostics(path: str, facts: Mapping[str, Any], stats: collections.Counter[str]) -> list[Diagnostic]:
+def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str]) -> list[Diagnostic]:
     out = []
-    errors = facts.get("errors", 0)
+    errors = facts.errors
     if errors:
         stats["files_with_parse_errors"] += 1
         stats["error_nodes"] += errors
-        lines = facts.get("error_lines", [])
+        lines = facts.error_lines
         out.append(Diagnostic(
             path, lines[0] if lines else 0, "parse-errors",
             f"{errors} ERROR node(s) in the syntax tree (lines {', '.join(map(str, lines[:8]))}"
             f"{' ...' if len(lines) > 8 else ''}); definitions there may be missing",
             Severity.INFO if errors <= 3 else Severity.WARNING))
-    if facts.get("truncated"):
+    if facts.truncated:
         out.append(Diagnostic(path, 0, "scan-truncated",
                               "declarations nested too deeply to walk; the rest of the file is not indexed",
                               Severity.WARNING))
-    for name, line in facts.get("macro_blocks", ()):
+    for name, line in facts.macro_blocks:
         out.append(Diagnostic(path, line, "macro-definitions",
                               f"macro {name} expands to definitions that are not indexed (no preprocessor is run)",
                               Severity.INFO))
@@ -206,7 +208,7 @@ def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:
         # a file contains what it defines at namespace level (a file-local namespace has no node)
         at_namespace_level = not d.parent or table.node_by_id.get(parent_id, node).kind is NodeKind.NAMESPACE \
             or d.parent.endswith(")") and "(anonymous namespace@" in d.parent.rsplit("::", 1)[-1]
-        if node.path == path and node.line == d.record["line"] and at_namespace_level:
+        if node.path == path and node.line == d.record.line and at_namespace_level:
             edges.append(Edge(file_id(path), d.id, EdgeKind.CONTAINS, path, node.line))
     return edges
 
@@ -216,9 +218,9 @@ def _aggregates(table: SymbolTable) -> tuple[AggregateDefinition, ...]:
     for d in table.defs:
         if d.kind not in AGGREGATES:
             continue
-        tags = d.record.get("tags", ())
-        local = any(k == "function" for _, k in d.record.get("scope", ()))
-        out.add(AggregateDefinition(d.path, d.record["line"], display_qual(d.record["qual"]),
-                                    d.record["kind"], d.id, "template" in tags or "specialization" in tags,
+        tags = d.record.tags
+        local = any(k == "function" for _, k in d.record.scope)
+        out.add(AggregateDefinition(d.path, d.record.line, display_qual(d.record.qual),
+                                    d.record.kind, d.id, "template" in tags or "specialization" in tags,
                                     local))
     return tuple(sorted(out))

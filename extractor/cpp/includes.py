@@ -8,6 +8,7 @@ import posixpath
 from collections.abc import Mapping
 from typing import Any
 
+from extractor.cpp.facts import CppFacts
 from extractor.cpp.parse import macro_config, parse_source, used_outside_directives
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
@@ -42,14 +43,14 @@ class IncludeResolver:
                                               len(c), c))
 
 
-def rescan_with_included_macros(facts: dict[str, dict[str, Any]], languages: Mapping[str, Language],
+def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[str, Language],
                                 disk: Mapping[str, Any], includes: Mapping[str, list[str]],
                                 stats: collections.Counter[str]) -> None:
     """Scan again, with those macros blanked, each file that uses an attribute-like macro one of
     its (transitive) includes defines; ``facts`` is updated in place."""
     cfg = macro_config()
     builtin = set(cfg["blank"]) | set(cfg["blank_cpp_only"])
-    defined = {p: set(f.get("defines", ())) - builtin for p, f in facts.items()}
+    defined = {p: set(f.defines) - builtin for p, f in facts.items()}
     if not any(defined.values()):
         return
     for path in sorted(facts):

@@ -3,6 +3,7 @@ readers: node text, lines, a written name reduced to the name C++ lookup uses, c
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -20,6 +21,7 @@ def line(node: Any) -> int:
     return node.start_point[0] + 1
 
 
+@functools.lru_cache(maxsize=8192)  # the same names come back all the time (`std::move`, `TORCH_CHECK`)
 def clean_name(raw: str) -> str:
     """`Foo<T>::bar`, `operator ()`, `~ Foo` -> `Foo::bar`, `operator()`, `~Foo`."""
     if _SIMPLE_NAME.fullmatch(raw):
@@ -43,7 +45,9 @@ def clean_name(raw: str) -> str:
 
 def split_top_level(text: str) -> list[str]:
     """``text`` split on the commas outside brackets (`int[2] size=[1, 1]` stays one piece)."""
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    current: list[str] = []
+    depth = 0
     for c in text:
         if c in "(<[{":
             depth += 1

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
 
+from extractor.cpp.facts import CppFacts, SchemaParam, TorchOpFact
 from extractor.cpp.symbols import SymbolTable
 from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import file_id, id_name
@@ -62,61 +62,61 @@ class PyBinding:
         return ".".join(p for p in (self.module, self.owner, self.name) if p)
 
 
-def resolve_registrations(facts: Mapping[str, Mapping[str, Any]], table: SymbolTable
+def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                           ) -> tuple[list[OpRegistration], list[PyBinding]]:
     ops, bindings = [], []
     for path in sorted(facts):
-        for e in facts[path].get("torch_ops", ()):
-            fn = e["fn"]
-            if fn == "<lambda>":
-                fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
+        for op in facts[path].torch_ops:
+            if op.fn == "<lambda>":
+                fn, target = table.resolve_lambda(path, op.scope, op.lambda_calls)
             else:
-                target = table.resolve_reference(e.get("scope", ""), fn, path)
-            ops.append(OpRegistration(path, e["line"], e["kind"], e["op"], e["ns"], e["ns_macro"],
-                                      e["ns_suffix"], e["overload"], e["dispatch"], fn, target))
-        for e in facts[path].get("pybind", ()):
-            fn = e.get("target", "")
-            if e["kind"] == "class":
-                target = table.resolve_type(e.get("scope", ""), fn, path)
+                fn, target = op.fn, table.resolve_reference(op.scope, op.fn, path)
+            ops.append(OpRegistration(path, op.line, op.kind, op.op, op.ns, op.ns_macro,
+                                      op.ns_suffix, op.overload, op.dispatch, fn, target))
+        for b in facts[path].pybind:
+            fn = b.target
+            if b.kind == "class":
+                target = table.resolve_type(b.scope, fn, path)
                 target = target if id_name(target) in table.types else ""
             elif fn == "<lambda>":
-                fn, target = table.resolve_lambda(path, e.get("scope", ""), e.get("lambda_calls", ()))
+                fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
             else:
-                target = table.resolve_reference(e.get("scope", ""), fn, path)
-            bindings.append(PyBinding(path, e["line"], e["kind"], e["module"], e["name"],
-                                      e.get("class", ""), fn, target))
+                target = table.resolve_reference(b.scope, fn, path)
+            bindings.append(PyBinding(path, b.line, b.kind, b.module, b.name, b.owner, fn, target))
     return sorted(ops), sorted(bindings)
 
 
-def op_nodes(facts: Mapping[str, Mapping[str, Any]], ops: list[OpRegistration]
-             ) -> tuple[list[Node], list[Edge]]:
+def op_nodes(facts: Mapping[str, CppFacts], ops: list[OpRegistration]) -> tuple[list[Node], list[Edge]]:
     """One node per operator schema defined in C++, and the edges: its file contains it, each
     registered implementation implements it."""
-    schemas: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    schemas: dict[str, list[tuple[str, TorchOpFact]]] = {}
     for path in sorted(facts):
-        for e in facts[path].get("torch_ops", ()):
-            if e["kind"] == "def" and "params" in e:
-                library = e["ns"] or f"<{e['ns_macro']}>{e['ns_suffix']}"
-                qual = f"{library}::{e['op']}" + (f".{e['overload']}" if e["overload"] else "")
+        for e in facts[path].torch_ops:
+            if e.kind == "def" and e.schema is not None:
+                library = e.ns or f"<{e.ns_macro}>{e.ns_suffix}"
+                qual = f"{library}::{e.op}" + (f".{e.overload}" if e.overload else "")
                 schemas.setdefault(OP_PREFIX + qual, []).append((path, e))
     nodes, edges = [], []
     for node_id, defs in sorted(schemas.items()):
         path, first = defs[0]
+        assert first.schema is not None  # only defined operators with a schema are collected above
         qual = node_id[len(OP_PREFIX):]
-        shapes = {}
+        shapes: dict[tuple[Parameter | str, ...], tuple[str, TorchOpFact]] = {}
         for p, e in defs:
-            shapes.setdefault(_params(e["params"]) + (e["returns"],), (p, e))
-        overloads = ()
+            if e.schema is not None:
+                shapes.setdefault(_params(e.schema.params) + (e.schema.returns,), (p, e))
+        overloads: tuple[Signature, ...] = ()
         if len(shapes) > 1:
-            overloads = tuple(sorted((Signature(_params(e["params"]), e["returns"], p, e["line"])
-                                      for p, e in shapes.values()), key=lambda s: (s.path, s.line)))
-        sites = tuple(sorted({Location(p, e["line"]) for p, e in defs[1:]} - {Location(path, first["line"])}))
+            overloads = tuple(sorted((Signature(_params(e.schema.params), e.schema.returns, p, e.line)
+                                      for p, e in shapes.values() if e.schema is not None),
+                                     key=lambda s: (s.path, s.line)))
+        sites = tuple(sorted({Location(p, e.line) for p, e in defs[1:]} - {Location(path, first.line)}))
         nodes.append(Node(node_id, NodeKind.FUNCTION, qual.rsplit("::", 1)[-1], qual, "cpp", path,
-                          first["line"], "", first["schema"][:200], ("torch-op",),
-                          params=_params(first["params"]), returns=first["returns"],
+                          first.line, "", first.schema.text[:200], ("torch-op",),
+                          params=_params(first.schema.params), returns=first.schema.returns,
                           overloads=overloads, sites=sites, api=f"public: torch op {qual}"))
         for p, e in defs:
-            edges.append(Edge(file_id(p), node_id, EdgeKind.CONTAINS, p, e["line"]))
+            edges.append(Edge(file_id(p), node_id, EdgeKind.CONTAINS, p, e.line))
     known = {n.id for n in nodes}
     for r in ops:
         if r.target and (r.kind == "impl" or r.function):
@@ -126,6 +126,6 @@ def op_nodes(facts: Mapping[str, Mapping[str, Any]], ops: list[OpRegistration]
     return nodes, edges
 
 
-def _params(raw: list[list[Any]]) -> tuple[Parameter, ...]:
-    return tuple(Parameter(name, ParamKind.KEYWORD_ONLY if kw_only else ParamKind.POSITIONAL_OR_KEYWORD,
-                           type_text, default) for name, type_text, default, kw_only in raw)
+def _params(raw: tuple[SchemaParam, ...]) -> tuple[Parameter, ...]:
+    return tuple(Parameter(p.name, ParamKind.KEYWORD_ONLY if p.keyword_only else ParamKind.POSITIONAL_OR_KEYWORD,
+                           p.type, p.default) for p in raw)

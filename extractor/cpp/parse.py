@@ -78,8 +78,13 @@ def attribute_macros(data: bytes) -> list[str]:
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
     """
+    return list(_attribute_macros(data))
+
+
+@functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
+def _attribute_macros(data: bytes) -> tuple[str, ...]:
     if b"define" not in data:
-        return []
+        return ()
     bodies: dict[bytes, list[bytes]] = {}
     for m in _DEFINE.finditer(data):
         bodies.setdefault(m.group(1), []).append(m.group(2))
@@ -90,7 +95,7 @@ def attribute_macros(data: bytes) -> list[str]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    return sorted(n.decode() for n in good)
+    return tuple(sorted(n.decode() for n in good))
 
 
 def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
@@ -213,6 +218,43 @@ def _query(language: Language, pattern: str) -> tree_sitter.Query:
 def capture_nodes(node: Any, language: Language, pattern: str) -> dict[str, list[Any]]:
     """Nodes captured by a tree-sitter query ``pattern`` under ``node``, by capture name."""
     return tree_sitter.QueryCursor(_query(language, pattern)).captures(node)
+
+
+# -- one query per file -------------------------------------------------------------------------
+# A query runs over every node of the tree in C; even one that captures nothing costs about a
+# sixth of the parse. So the per-file scanners of C/C++/CUDA share one query, run once per tree,
+# with a capture name per use:
+#   extractor.cpp.scan: ``callee`` (the function of every call that names one: an identifier,
+#     qualified or templated, or a field expression), ``kernel`` (CUDA launches),
+#     ``error`` (ERROR nodes), ``type`` (class/struct/union definitions, for those in functions);
+#   extractor.telemetry.cpp_scan: ``define`` (#define), ``init`` (declarators initialised with a
+#     string or braces: constants, label maps), ``literal_call`` (calls with a string argument).
+_STRING = "[(string_literal) (concatenated_string) (raw_string_literal)]"
+_FILE_PATTERNS = (
+    "(call_expression function: [(identifier) (qualified_identifier) (template_function) (field_expression)] @callee)",
+    "(ERROR) @error",
+    "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type",
+    "(preproc_def) @define",
+    f"(init_declarator value: [{_STRING[1:-1]} (argument_list) (initializer_list)]) @init",
+    f"(call_expression arguments: (argument_list {_STRING})) @literal_call",
+)
+# the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child
+_CUDA_PATTERNS = ("(call_expression function: (_) @kernel (kernel_call_syntax))",)
+_last_file: tuple[tree_sitter.Tree, dict[str, list[tree_sitter.Node]]] | None = None
+
+
+def file_nodes(tree: tree_sitter.Tree, language: Language) -> dict[str, list[tree_sitter.Node]]:
+    """The nodes of ``tree`` the per-file scanners read, by capture name (see above); computed
+    once per tree (the last tree's are kept: the scanners of one file run one after the other).
+    A node captured by several matches (a call with two string arguments) is listed once per match."""
+    global _last_file
+    last = _last_file
+    if last is not None and last[0] is tree:
+        return last[1]
+    patterns = _FILE_PATTERNS + (_CUDA_PATTERNS if language is Language.CUDA else ())
+    found = capture_nodes(tree.root_node, language, " ".join(patterns))
+    _last_file = (tree, found)
+    return found
 
 
 def parse_raw(data: bytes, language: Language) -> tree_sitter.Tree:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from extractor.cpp.facts import OpSchema, PybindFact, SchemaParam, TorchOpFact
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import capture_nodes
 from extractor.cpp.signature import parse_schema
@@ -18,19 +19,19 @@ _WRAPPERS = re.compile(r"(?:\w+::)*(?:TORCH_FN|dispatch|make_boxed_from_unboxed_
 
 
 def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scope: str,
-                        language: Language) -> list[dict[str, Any]]:
+                        language: Language) -> list[TorchOpFact]:
     """`m.def(...)`/`m.impl(...)` calls on the block's variable, one fact each."""
     ns_arg = macro_args[0]
-    ns = {"ns": "", "ns_macro": "", "ns_suffix": ""}
+    ns, ns_macro, ns_suffix = "", "", ""
     m = re.fullmatch(r"CONCAT\((\w+),(\w+)\)", ns_arg)
     if m:
-        ns.update(ns_macro=m.group(1), ns_suffix=m.group(2))
+        ns_macro, ns_suffix = m.group(1), m.group(2)
     elif re.fullmatch(r"[A-Z][A-Z0-9_]*", ns_arg):
-        ns.update(ns_macro=ns_arg)
+        ns_macro = ns_arg
     else:
-        ns.update(ns=ns_arg)
+        ns = ns_arg
     var = macro_args[-1]
-    dispatch = macro_args[1] if impl_block and len(macro_args) >= 3 else ""
+    block_dispatch = macro_args[1] if impl_block and len(macro_args) >= 3 else ""
     found = []
     for call in capture_nodes(body, language, _CALLS).get("c", ()):
         fn = call.child_by_field_name("function")
@@ -49,26 +50,28 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
             continue
         op = first.split("(", 1)[0].strip()
         name, _, overload = op.partition(".")
-        # the line that names the operator (`ops.def(` often stands alone on the line before)
-        entry: dict[str, Any] = {"kind": kind, "op": name, "overload": overload, "line": line(call_args[0]),
-                                 "dispatch": dispatch, "fn": "", "scope": scope, **ns}
+        schema = None
         if kind == "def" and "(" in first:
-            schema = parse_schema(first)
-            if schema is not None:
-                entry.update(schema=SPACES.sub(" ", first).strip(), params=schema["params"],
-                             returns=schema["returns"])
+            parsed = parse_schema(first)
+            if parsed is not None:
+                schema = OpSchema(SPACES.sub(" ", first).strip(), tuple(SchemaParam(*p) for p in parsed["params"]),
+                                  parsed["returns"])
+        fn, dispatch = "", block_dispatch
+        lambda_calls: tuple[str, ...] = ()
         if len(call_args) >= 2:
-            entry["fn"] = function_ref(call_args[-1])
-            if entry["fn"] == "<lambda>":
-                entry["lambda_calls"] = lambda_callees(call_args[-1], language)
+            fn = function_ref(call_args[-1])
+            if fn == "<lambda>":
+                lambda_calls = tuple(lambda_callees(call_args[-1], language))
             if kind == "impl" and len(call_args) >= 3:
-                entry["dispatch"] = SPACES.sub("", text(call_args[1]))
-        found.append(entry)
+                dispatch = SPACES.sub("", text(call_args[1]))
+        # the line that names the operator (`ops.def(` often stands alone on the line before)
+        found.append(TorchOpFact(kind, name, overload, line(call_args[0]), dispatch, fn, scope, ns, ns_macro,
+                                 ns_suffix, schema, lambda_calls))
     return found
 
 
 def pybind_registrations(module: str, var: str, body: Any, scope: str, language: Language
-                         ) -> list[dict[str, Any]]:
+                         ) -> list[PybindFact]:
     """`m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its `.def("meth", &T::meth)` calls."""
     found = []
     calls = capture_nodes(body, language, _CALLS).get("c", ())
@@ -80,29 +83,26 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         if field is None or text(field) not in ("def", "def_static"):
             continue
         call_args = call_arguments(call)
-        if len(call_args) < 2 or string_value(call_args[0]) is None:
+        name = string_value(call_args[0]) if len(call_args) >= 2 else None
+        if name is None:
             continue
         owner = fn.child_by_field_name("argument")
-        name = string_value(call_args[0])
         target = function_ref(call_args[1])
         # a lambda wraps the real function: keep what it calls, the graph step picks one
-        wrapped = lambda_callees(call_args[1], language) if target == "<lambda>" else []
+        wrapped = tuple(lambda_callees(call_args[1], language)) if target == "<lambda>" else ()
         if owner is not None and text(owner) == var:
-            found.append({"kind": "def", "module": module, "name": name, "target": target,
-                          "line": line(call), "scope": scope, "lambda_calls": wrapped})
+            found.append(PybindFact("def", module, name, target, line(call), scope, lambda_calls=wrapped))
             continue
         cls = _pybind_class(owner)
         if cls is not None:
-            found.append({"kind": "method", "module": module, "class": cls[1], "name": name,
-                          "target": target, "line": line(field), "scope": scope,
-                          "lambda_calls": wrapped})
+            found.append(PybindFact("method", module, name, target, line(field), scope, owner=cls[1],
+                                    lambda_calls=wrapped))
     for call in calls:
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type != "field_expression":
             cls = _pybind_class(call)  # the `py::class_<T>(m, "Name")` call itself
             if cls is not None:
-                found.append({"kind": "class", "module": module, "name": cls[1], "target": cls[0],
-                              "line": line(call), "scope": scope})
+                found.append(PybindFact("class", module, cls[1], cls[0], line(call), scope))
     return found
 
 
@@ -159,7 +159,8 @@ def _pybind_class(node: Any) -> tuple[str, str] | None:
         written = SPACES.sub("", text(fn))
         m = re.match(r"(?:py|pybind11)::(?:class_|enum_)<(.*)>$", written)
         args = call_arguments(node)
-        if not m or len(args) < 2 or string_value(args[1]) is None:
+        name = string_value(args[1]) if m and len(args) >= 2 else None
+        if m is None or name is None:
             return None
-        return split_args(m.group(1))[0], string_value(args[1])
+        return split_args(m.group(1))[0], name
     return None

@@ -1,18 +1,13 @@
 """Per-file facts of a C/C++/CUDA file: definitions, includes, calls, launches, registrations.
 
 The scanner walks only the declaration levels of the tree (translation unit, namespaces, class
-bodies, linkage blocks, preprocessor branches, ERROR regions) in Python and finds call sites with a
-tree-sitter query, so it stays within a small factor of the parse itself. Code under both branches
-of an ``#if`` is visited: tree-sitter keeps both in the tree, and each branch's definition is a
-record of its own. Output is JSON data that does not depend on the file's path (it is cached by
-content hash); names are as written in the file, and the graph step resolves them across files.
-
-A definition record: ``kind``, ``qual`` (scope names joined with ``::``; an anonymous namespace is
-the component ``(anonymous namespace)``, as GCC names it), ``scope``, ``line`` (of the name),
-``start``/``end``, optional ``tags`` (``template``, ``specialization``, ``declaration``, ``member``,
-``private``/``protected``, ``static``, ``recovered``, CUDA ``device``/``host``), ``signature``
-(display text), ``params`` (``[name, type, default]``) and ``returns`` for callables, ``bases``,
-``doc``.
+bodies, linkage blocks, preprocessor branches, ERROR regions) in Python and finds call sites in the
+one tree-sitter query the file's scanners share (:func:`extractor.cpp.parse.file_nodes`), so it
+stays within a small factor of the parse itself. Code under both branches of an ``#if`` is
+visited: tree-sitter keeps both in the tree, and each branch's definition is a record of its own.
+The facts (:class:`extractor.cpp.facts.CppFacts`, whose records say what each field holds) do not
+depend on the file's path (they are cached by content hash); names are as written in the file,
+and the graph step resolves them across files.
 """
 
 from __future__ import annotations
@@ -21,12 +16,16 @@ import bisect
 import re
 from typing import Any
 
+import msgspec
+
+from extractor.cpp.facts import CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
+from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import attribute_macros, capture_nodes, macro_config, parse_source
+from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
-from extractor.model import Language, ParsedFile
+from extractor.model import ParsedFile
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 _CONTAINERS = frozenset({
@@ -38,10 +37,6 @@ _DECLARATOR_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "attributed_declarator",
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
 _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
-_FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
-               "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type")
-# the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child
-_CUDA_FILE_QUERY = _FILE_QUERY + " (call_expression function: (_) @kernel (kernel_call_syntax))"
 _MAX_ERROR_LINES = 20
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
@@ -54,8 +49,8 @@ _MACRO_DEFINITION = re.compile(
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 
-Scope = tuple[tuple[str, str], ...]
-def scan_cpp(parsed: ParsedFile) -> dict[str, Any]:
+
+def scan_cpp(parsed: ParsedFile) -> CppFacts:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input."""
     scanner = _Scanner(parsed)
     try:
@@ -65,12 +60,11 @@ def scan_cpp(parsed: ParsedFile) -> dict[str, Any]:
         scanner.truncated = True
     facts = scanner.finish()
     if scanner.conditional_error_spans and not scanner.truncated:
-        _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts)
+        return _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts)
     return facts
 
 
-def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]],
-                                 facts: dict[str, Any]) -> None:
+def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]], facts: CppFacts) -> CppFacts:
     """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
     initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
     conditional directives inside those regions are blanked (both branches kept, as for the rest
@@ -84,18 +78,16 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     try:
         other.visit_items(other.tree.root_node, ())
     except RecursionError:
-        return
+        return facts
     alt = other.finish()
-    if alt["errors"] >= facts["errors"]:
-        return
-    known = {(d["qual"], d["line"]) for d in facts["defs"]}
-    for d in alt["defs"]:
-        if (d["qual"], d["line"]) not in known:
-            d["tags"] = sorted(set(d.get("tags", ())) | {"recovered"})
-            facts["defs"].append(d)
-    for key in ("calls", "launches"):
-        facts[key] = sorted({tuple(c) for c in facts[key]} | {tuple(c) for c in alt[key]})
-        facts[key] = [list(c) for c in facts[key]]
+    if alt.errors >= facts.errors:
+        return facts
+    known = {(d.qual, d.line) for d in facts.defs}
+    recovered = [msgspec.structs.replace(d, tags=tuple(sorted(set(d.tags) | {"recovered"})))
+                 for d in alt.defs if (d.qual, d.line) not in known]
+    return msgspec.structs.replace(facts, defs=facts.defs + tuple(recovered),
+                                   calls=group_calls(set(each_call(facts.calls)) | set(each_call(alt.calls))),
+                                   launches=group_calls(set(each_call(facts.launches)) | set(each_call(alt.launches))))
 
 
 class _Scanner:
@@ -107,12 +99,12 @@ class _Scanner:
         self.library_macros = frozenset(cfg["torch_library"])
         self.impl_macros = frozenset(cfg["torch_library_impl"])
         self.pybind_macros = frozenset(cfg["pybind_module"])
-        self.defs: list[dict[str, Any]] = []
-        self.includes: list[list[Any]] = []
+        self.defs: list[Definition] = []
+        self.includes: list[tuple[str, bool, int]] = []
         self.bodies: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified caller)
-        self.torch_ops: list[dict[str, Any]] = []
-        self.pybind: list[dict[str, Any]] = []
-        self.macro_blocks: list[list[Any]] = []
+        self.torch_ops: list[TorchOpFact] = []
+        self.pybind: list[PybindFact] = []
+        self.macro_blocks: list[tuple[str, int]] = []
         self.macro_launches: dict[str, list[str]] = {}
         self.seen_types: set[int] = set()
         self.truncated = False
@@ -195,7 +187,7 @@ class _Scanner:
                 if part and part != "inline":
                     inner = inner + ((part, "namespace"),)
             if inner != scope:
-                self.add_def("namespace", inner, node, name, doc_node=node)
+                self.add_def("namespace", inner, node, name)
         body = node.child_by_field_name("body")
         if body is not None:
             self.visit_items(body, inner)
@@ -219,15 +211,15 @@ class _Scanner:
         else:
             return  # anonymous aggregate: its members are fields of the enclosing one
         inner = scope + tuple((p, kind) for p in written.split("::"))
-        bases = []
+        bases: tuple[str, ...] = ()
         for child in spec.named_children:
             if child.type == "base_class_clause":
-                bases = [SPACES.sub(" ", text(b)) for b in child.named_children
-                         if b.type not in ("access_specifier", "virtual")]
-        self.add_def(kind, inner, spec, name_node or spec, template=template, tags=tags, bases=bases)
-        if typedef_name and name_node is not None and typedef_name != written:
-            # `typedef enum X_enum {...} X;`: code (and bindings) name it X
-            self.defs[-1]["aliases"] = [typedef_name]
+                bases = tuple(SPACES.sub(" ", text(b)) for b in child.named_children
+                              if b.type not in ("access_specifier", "virtual"))
+        # `typedef enum X_enum {...} X;`: code (and bindings) name it X
+        aliases = (typedef_name,) if typedef_name and name_node is not None and typedef_name != written else ()
+        self.add_def(kind, inner, spec, name_node or spec, template=template, tags=tags, bases=bases,
+                     aliases=aliases)
         if kind != "enum":
             # members of a class template are templated too: no layout, no code until instantiated
             self.visit_items(body, inner, template, _DEFAULT_ACCESS[kind])
@@ -248,7 +240,7 @@ class _Scanner:
             return
         quals = self.cuda_qualifiers(node, fdecl)
         kind = "kernel" if "global" in quals else "function"
-        tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node)
+        tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
         inner = scope + tuple((p, "") for p in written.split("::"))
         qual = _join(inner)
         self.add_def(kind, inner, node, name_node, template=template, tags=tags,
@@ -307,7 +299,7 @@ class _Scanner:
             quals = self.cuda_qualifiers(node, fdecl)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
-            tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node)
+            tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
             self.add_def(kind, inner, node, name_node, template=template, tags=tags,
                          signature=_signature(fdecl), is_def=body is not None, in_class=in_class,
                          error_region=body is not None, params=parameters(fdecl),
@@ -321,9 +313,9 @@ class _Scanner:
             return
         written = text(path).strip()
         if written.startswith("<") and written.endswith(">"):
-            self.includes.append([written[1:-1].strip(), True, line(node)])
+            self.includes.append((written[1:-1].strip(), True, line(node)))
         elif written.startswith('"'):
-            self.includes.append([written.strip('"').strip(), False, line(node)])
+            self.includes.append((written.strip('"').strip(), False, line(node)))
 
     def visit_macro(self, node: Any) -> None:
         """Function-like macros are not expanded, so record what their bodies would hide: kernel
@@ -338,7 +330,7 @@ class _Scanner:
             if kernels:
                 self.macro_launches[text(name)] = kernels
         if _MACRO_DEFINITION.search(body):
-            self.macro_blocks.append([text(name), line(node)])
+            self.macro_blocks.append((text(name), line(node)))
 
     def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
         params = fdecl.child_by_field_name("parameters")
@@ -355,17 +347,9 @@ class _Scanner:
 
     def add_def(self, kind: str, scope: Scope, node: Any, name_node: Any, *,
                 template: bool = False, tags: list[str] | None = None, signature: str = "",
-                is_def: bool = True, in_class: bool = False, doc_node: Any = None,
-                bases: list[str] | None = None, error_region: bool = False,
-                params: list[list[Any]] | None = None, returns: str = "") -> None:
-        record: dict[str, Any] = {
-            "kind": kind,
-            "qual": _join(scope),
-            "scope": [[n, k] for n, k in scope[:-1]],
-            "line": name_node.start_point[0] + 1,
-            "start": node.start_point[0] + 1,
-            "end": node.end_point[0] + 1,
-        }
+                is_def: bool = True, in_class: bool = False, bases: tuple[str, ...] = (),
+                aliases: tuple[str, ...] = (), error_region: bool = False,
+                params: tuple[Param, ...] = (), returns: str = "") -> None:
         all_tags = list(tags or ())
         if template:
             all_tags.append("template")
@@ -375,21 +359,11 @@ class _Scanner:
             all_tags.append("member")
         if error_region:
             all_tags.append("recovered")
-        if all_tags:
-            record["tags"] = sorted(set(all_tags))
-        if signature:
-            record["signature"] = signature
-        if params:
-            record["params"] = params
-        if returns:
-            record["returns"] = returns
-        if bases:
-            record["bases"] = bases
         doc = _leading_comment(node if not template or node.parent is None or
                                node.parent.type != "template_declaration" else node.parent)
-        if doc:
-            record["doc"] = doc
-        self.defs.append(record)
+        self.defs.append(Definition(kind, _join(scope), scope[:-1], name_node.start_point[0] + 1,
+                                    node.start_point[0] + 1, node.end_point[0] + 1, tuple(sorted(set(all_tags))),
+                                    signature, params, returns, bases, aliases, doc))
 
     def visit_local_types(self, found: list[Any]) -> None:
         """Classes and structs defined inside function bodies (functors, configs): ctags lists
@@ -407,16 +381,15 @@ class _Scanner:
             scope = tuple((p, "function") for p in ordered[i][2].split("::"))
             self.visit_type(spec, scope, False, None)
 
-    def finish(self) -> dict[str, Any]:
+    def finish(self) -> CppFacts:
         # one query pass over the whole file for everything below declaration level
-        found = capture_nodes(self.tree.root_node, self.language,
-                              _CUDA_FILE_QUERY if self.language is Language.CUDA else _FILE_QUERY)
+        found = file_nodes(self.tree, self.language)
         self.visit_local_types(found.get("type", []))
-        calls: list[list[Any]] = []
-        launches: list[list[Any]] = []
+        calls: list[tuple[str, str, int]] = []
+        launches: list[tuple[str, str, int]] = []
         self.bodies.sort()
         starts = [b[0] for b in self.bodies]
-        kernels = {n.start_byte for n in found.get("kernel", ())}
+        kernel_starts = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
         for fn in found.get("callee", ()):
             if fn.type not in CALLEE_TYPES:
@@ -428,8 +401,8 @@ class _Scanner:
             callee = callee_text(fn)
             if not callee:
                 continue
-            entry = [bodies[i][2], callee, fn.start_point[0] + 1]
-            (launches if start in kernels else calls).append(entry)
+            entry = (bodies[i][2], callee, fn.start_point[0] + 1)
+            (launches if start in kernel_starts else calls).append(entry)
         errors = found.get("error", ())
         for e in errors:
             if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
@@ -444,30 +417,20 @@ class _Scanner:
                 m = word.search(self.data, start, end)
                 if m:
                     at = self.data.count(b"\n", 0, m.start()) + 1
-                    launches.extend([qual, k, at] for k in kernels)
-        calls.sort()
-        launches.sort()
-        self.torch_ops.sort(key=lambda e: (e["line"], e["kind"], e["op"]))
-        self.pybind.sort(key=lambda e: (e["line"], e["kind"], e["name"]))
-        return {
-            "defs": self.defs,
-            "includes": self.includes,
-            "calls": calls,
-            "launches": launches,
-            "torch_ops": self.torch_ops,
-            "pybind": self.pybind,
-            "defines": attribute_macros(self.data),
-            "macro_blocks": self.macro_blocks,
-            "truncated": self.truncated,
-            "errors": len(errors),
-            "error_lines": error_lines[:_MAX_ERROR_LINES],
-        }
+                    launches.extend((qual, k, at) for k in kernels)
+        self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
+        self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
+        return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
+                        launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
+                        defines=tuple(attribute_macros(self.data)), macro_blocks=tuple(self.macro_blocks),
+                        truncated=self.truncated, errors=len(errors),
+                        error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 
 
 # -- helpers -----------------------------------------------------------------------------------
 
 def _join(scope: tuple[tuple[str, str], ...]) -> str:
-    return "::".join(n for n, _ in scope)
+    return "::".join([n for n, _ in scope])
 
 
 def _in_class(scope: tuple[tuple[str, str], ...]) -> bool:
@@ -491,7 +454,10 @@ def _function_declarator(node: Any) -> Any:
 
 def _signature(fdecl: Any) -> str:
     params = fdecl.child_by_field_name("parameters")
-    sig = SPACES.sub(" ", _COMMENT.sub(" ", text(params))) if params is not None else ""
+    if params is None:
+        return ""
+    written = text(params)
+    sig = SPACES.sub(" ", _COMMENT.sub(" ", written) if "/" in written else written)
     return sig if len(sig) <= 200 else sig[:197] + "..."
 
 
@@ -503,7 +469,9 @@ def _access_tags(access: str) -> list[str]:
     return [access] if access in ("private", "protected") else []
 
 
-def _storage_tags(node: Any) -> list[str]:
+def _storage_tags(node: Any, data: bytes) -> list[str]:
     """`static` when the definition says so (internal linkage for a free function)."""
+    if data.find(b"static", node.start_byte, node.end_byte) < 0:
+        return []  # most definitions: no need to make a node of each child to look
     return ["static"] if any(c.type == "storage_class_specifier" and c.text == b"static"
                              for c in node.children) else []

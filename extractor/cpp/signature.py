@@ -1,7 +1,7 @@
 """C/C++ signatures as data: parameters and return types read from the syntax tree, and the
 schema strings of torch operators (`ops.def("rms_norm(Tensor! out, float eps=1e-6) -> ()")`).
 
-Parameters are ``[name, type, default]`` lists (JSON facts; the graph step turns them into
+Parameters are :class:`extractor.cpp.facts.Param` facts (the graph step turns them into
 :class:`extractor.model.Parameter`): the type is the declaration's own text with the name cut out
 (`const torch::Tensor& input` -> `const torch::Tensor&`), whitespace normalised, so two releases
 compare equal when only formatting changed. Attribute macros were blanked before parsing
@@ -10,9 +10,11 @@ compare equal when only formatting changed. Attribute macros were blanked before
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
+from extractor.cpp.facts import Param
 from extractor.cpp.names import split_top_level
 
 _NAME_WRAPPERS = frozenset({
@@ -35,6 +37,7 @@ _PUNCT_BEFORE_WORD = re.compile(r"([*&>\])])(?=[A-Za-z_])")
 _PUNCT = frozenset("*&<>,()[]")
 
 
+@functools.lru_cache(maxsize=8192)  # parameter types repeat (`torch::Tensor&`, `int64_t`)
 def normalise_type(text: str) -> str:
     """`const  torch::Tensor &` -> `const torch::Tensor&`; `std::map< int , T >` -> `std::map<int,T>`."""
     if "/" in text:
@@ -63,16 +66,16 @@ def _name_node(declarator: Any) -> Any:
     return None
 
 
-def parameters(fdecl: Any) -> list[list[Any]]:
-    """``[name, type, default]`` of each parameter of a ``function_declarator`` (default None
-    when there is none); `(void)` is no parameters, a C-style `...` is ``["...", "...", None]``."""
+def parameters(fdecl: Any) -> tuple[Param, ...]:
+    """Each parameter of a ``function_declarator`` (default None when there is none); `(void)`
+    is no parameters, a C-style `...` is ``Param("...", "...")``."""
     plist = fdecl.child_by_field_name("parameters")
     if plist is None:
-        return []
-    out: list[list[Any]] = []
+        return ()
+    out: list[Param] = []
     for child in plist.children:
         if child.type == "...":
-            out.append(["...", "...", None])
+            out.append(Param("...", "..."))
             continue
         if child.type not in _PARAMETERS:
             continue
@@ -93,8 +96,8 @@ def parameters(fdecl: Any) -> list[list[Any]]:
         if type_text == "void" and not name:
             continue
         default = normalise_default(default_node.text.decode("utf-8", "replace")) if default_node is not None else None
-        out.append([name, type_text, default])
-    return out
+        out.append(Param(name, type_text, default))
+    return tuple(out)
 
 
 def normalise_default(text: str) -> str:

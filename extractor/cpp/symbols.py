@@ -18,8 +18,10 @@ import collections
 import dataclasses
 import re
 from collections.abc import Iterable
-from typing import Any
 
+import msgspec
+
+from extractor.cpp.facts import Definition
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import cpp_id, id_name
@@ -58,47 +60,48 @@ class DefinitionSite:
 
 @dataclasses.dataclass
 class Def:
+    """A definition record of a file as the table places it: its node id, parent and kind."""
+
     path: str
     language: Language
-    record: dict[str, Any]
+    record: Definition
     id: str = ""
     parent: str = ""
     kind: NodeKind = NodeKind.FUNCTION
 
     @property
     def is_definition(self) -> bool:
-        return "declaration" not in self.record.get("tags", ())
+        return self.record.is_definition
 
 
-def localise(record: dict[str, Any], path: str) -> dict[str, Any]:
+def localise(record: Definition, path: str) -> Definition:
     """``record`` with its anonymous-namespace components made unique to ``path``."""
-    if ANONYMOUS_NAMESPACE not in record["qual"]:
+    if ANONYMOUS_NAMESPACE not in record.qual:
         return record
     mine = local_namespace(path)
-    out = dict(record)
-    out["qual"] = "::".join(mine if p == ANONYMOUS_NAMESPACE else p for p in record["qual"].split("::"))
-    out["scope"] = [[mine if n == ANONYMOUS_NAMESPACE else n, k] for n, k in record.get("scope", ())]
-    return out
+    return msgspec.structs.replace(
+        record, qual="::".join(mine if p == ANONYMOUS_NAMESPACE else p for p in record.qual.split("::")),
+        scope=tuple((mine if n == ANONYMOUS_NAMESPACE else n, k) for n, k in record.scope))
 
 
 class SymbolTable:
     def __init__(self, defs: list[Def]) -> None:
         self.defs = defs
-        aggregates = {d.record["qual"] for d in defs if d.record["kind"] in ("class", "struct", "union")}
-        namespaces = {d.record["qual"] for d in defs if d.record["kind"] == "namespace"}
+        aggregates = {d.record.qual for d in defs if d.record.kind in ("class", "struct", "union")}
+        namespaces = {d.record.qual for d in defs if d.record.kind == "namespace"}
         self.scopes = aggregates | namespaces
         self.aggregates = aggregates
-        self.types = aggregates | {d.record["qual"] for d in defs if d.record["kind"] == "enum"}
+        self.types = aggregates | {d.record.qual for d in defs if d.record.kind == "enum"}
         # typedef names of named types (`typedef enum X_enum {...} X;`), in their scope
         self.aliases: dict[str, str] = {}
         for d in defs:
-            for alias in d.record.get("aliases", ()):
-                scope = d.record["qual"].rsplit("::", 1)[0] if "::" in d.record["qual"] else ""
-                self.aliases.setdefault(f"{scope}::{alias}" if scope else alias, d.record["qual"])
+            for alias in d.record.aliases:
+                scope = d.record.qual.rsplit("::", 1)[0] if "::" in d.record.qual else ""
+                self.aliases.setdefault(f"{scope}::{alias}" if scope else alias, d.record.qual)
         self.by_file_qual: dict[tuple[str, str], str] = {}
         for d in defs:
             self._resolve(d)
-            self.by_file_qual.setdefault((d.path, d.record["qual"]), d.id)
+            self.by_file_qual.setdefault((d.path, d.record.qual), d.id)
         self.defs_by_path: dict[str, list[Def]] = collections.defaultdict(list)
         for d in defs:
             self.defs_by_path[d.path].append(d)
@@ -117,14 +120,13 @@ class SymbolTable:
 
     def _resolve(self, d: Def) -> None:
         r = d.record
-        kind = r["kind"]
-        scope = [(n, k) for n, k in r.get("scope", ())]
-        name = r["qual"].rsplit("::", 1)[-1] if "::" in r["qual"] else r["qual"]
-        enclosing = [n for n, k in scope if k]
-        written = [n for n, k in scope if not k]
+        kind = r.kind
+        name = r.qual.rsplit("::", 1)[-1] if "::" in r.qual else r.qual
+        enclosing = [n for n, k in r.scope if k]
+        written = [n for n, k in r.scope if not k]
         if kind in TYPE_KINDS:
             d.kind = TYPE_KINDS[kind]
-            d.id = cpp_id(r["qual"])
+            d.id = cpp_id(r.qual)
             d.parent = "::".join(enclosing)
             return
         parent = "::".join(enclosing)
@@ -147,7 +149,7 @@ class SymbolTable:
         d.id = cpp_id(f"{parent}::{name}" if parent else name)
         if kind == "kernel":
             d.kind = NodeKind.KERNEL
-        elif parent in self.aggregates or "member" in r.get("tags", ()):
+        elif parent in self.aggregates or "member" in r.tags:
             d.kind = NodeKind.METHOD
         else:
             d.kind = NodeKind.FUNCTION
@@ -158,36 +160,38 @@ class SymbolTable:
         same = [d for d in group if d.kind is kind]
         # the definition's location wins over a declaration's, a primary template over its
         # specialisations; then a stable order
-        rep = min(same, key=lambda d: (not d.is_definition, "specialization" in d.record.get("tags", ()),
-                                       d.path, d.record["line"]))
+        rep = min(same, key=lambda d: (not d.is_definition, "specialization" in d.record.tags,
+                                       d.path, d.record.line))
         tags: set[str] = set()
         is_defined = any(d.is_definition for d in same)
         for d in group:
-            tags.update(d.record.get("tags", ()))
-            self.sites.append(DefinitionSite(node_id, d.path, d.record["line"], d.record["start"],
-                                             d.record["end"], d.is_definition))
+            tags.update(d.record.tags)
+            self.sites.append(DefinitionSite(node_id, d.path, d.record.line, d.record.start,
+                                             d.record.end, d.is_definition))
         if is_defined:
             tags.discard("declaration")
         tags.discard("member")
         # a node is a template only when every definition of it is one (an explicit
         # specialisation beside a primary template is still the template's node)
-        if any("template" not in d.record.get("tags", ()) for d in same if d.is_definition):
+        if any("template" not in d.record.tags for d in same if d.is_definition):
             tags.discard("template")
-        signatures = {d.record.get("signature", "") for d in same if d.is_definition}
+        signatures = {d.record.signature for d in same if d.is_definition}
         if len(signatures) > 1:
             tags.add("overloaded")
         if kind is NodeKind.KERNEL:
             tags.add("kernel")
         qual = display_qual(id_name(node_id))
-        doc = rep.record.get("doc", "") or next((d.record["doc"] for d in same if d.record.get("doc")), "")
-        here = (rep.path, rep.record["line"])
-        sites = sorted({Location(d.path, d.record["line"]) for d in group
-                        if d.is_definition and (d.path, d.record["line"]) != here})
-        params, returns, overloads = (), "", ()
+        doc = rep.record.doc or next((d.record.doc for d in same if d.record.doc), "")
+        here = (rep.path, rep.record.line)
+        sites = sorted({Location(d.path, d.record.line) for d in group
+                        if d.is_definition and (d.path, d.record.line) != here})
+        params: tuple[Parameter, ...] = ()
+        returns = ""
+        overloads: tuple[Signature, ...] = ()
         if kind in CALLABLE:
             params, returns, overloads = _callable_shape(rep, same)
         return Node(node_id, kind, qual.rsplit("::", 1)[-1], qual, rep.language.value, rep.path,
-                    rep.record["line"], doc, rep.record.get("signature", ""), tuple(sorted(tags)),
+                    rep.record.line, doc, rep.record.signature, tuple(sorted(tags)),
                     params=params, returns=returns, overloads=overloads, sites=tuple(sites))
 
     def nodes(self) -> list[Node]:
@@ -276,29 +280,29 @@ def _candidates(prefix: str, name: str, path: str) -> list[str]:
 def _callable_shape(rep: Def, same: list[Def]) -> tuple[tuple[Parameter, ...], str, tuple[Signature, ...]]:
     """The node's parameters and return type (its own definition's, with defaults and names that
     only a declaration states), and every distinct parameter list when there are several."""
-    by_types: dict[tuple[Any, ...], list[Def]] = {}
-    for d in sorted(same, key=lambda d: (not d.is_definition, d.path, d.record["line"])):
-        key = (tuple(p[1] for p in d.record.get("params", ())), d.record.get("returns", ""))
+    by_types: dict[tuple[tuple[str, ...], str], list[Def]] = {}
+    for d in sorted(same, key=lambda d: (not d.is_definition, d.path, d.record.line)):
+        key = (tuple(p.type for p in d.record.params), d.record.returns)
         by_types.setdefault(key, []).append(d)
     shapes = {key: _merged_params(group) for key, group in by_types.items()}
-    rep_key = (tuple(p[1] for p in rep.record.get("params", ())), rep.record.get("returns", ""))
+    rep_key = (tuple(p.type for p in rep.record.params), rep.record.returns)
     overloads: tuple[Signature, ...] = ()
     if len(shapes) > 1:
         # by place: parameters with and without defaults (None) do not order
-        overloads = tuple(sorted((Signature(shapes[key], key[1], group[0].path, group[0].record["line"])
+        overloads = tuple(sorted((Signature(shapes[key], key[1], group[0].path, group[0].record.line)
                                   for key, group in by_types.items()), key=lambda s: (s.path, s.line)))
-    return shapes[rep_key], rep.record.get("returns", ""), overloads
+    return shapes[rep_key], rep.record.returns, overloads
 
 
 def _merged_params(group: list[Def]) -> tuple[Parameter, ...]:
-    first = group[0].record.get("params", ())
     out = []
-    for i, (name, type_text, default) in enumerate(first):
+    for i, param in enumerate(group[0].record.params):
+        name, type_text, default = param.name, param.type, param.default
         for d in group[1:]:
-            other = d.record.get("params", ())
+            other = d.record.params
             if i < len(other):
-                name = name or other[i][0]
-                default = default if default is not None else other[i][2]
+                name = name or other[i].name
+                default = default if default is not None else other[i].default
         kind = ParamKind.VAR_POSITIONAL if name == "..." or type_text.endswith("...") else ParamKind.POSITIONAL_ONLY
         out.append(Parameter(name, kind, type_text, default))
     return tuple(out)

@@ -24,7 +24,9 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from extractor.go.facts import GoDefinition, GoFacts
 from extractor.native.manifests import Manifests
+from extractor.native.calls import each_call
 from extractor.native.graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind)
@@ -57,8 +59,8 @@ class GoExport:
     name: str
 
 
-def import_path(path: str, facts: Mapping[str, Any], manifests: Manifests) -> str:
-    """The import path of the package the file at ``path`` (label-prefixed) belongs to."""
+def import_path(path: str, package: str, manifests: Manifests) -> str:
+    """The import path of the package the file at ``path`` (label-prefixed) declares (``package``)."""
     directory = posixpath.dirname(path)
     module = manifests.go_module_of(path)
     if module is None:
@@ -68,7 +70,6 @@ def import_path(path: str, facts: Mapping[str, Any], manifests: Manifests) -> st
         if module.dir and directory == module.dir:
             rel = ""
         base = f"{module.path}/{rel}" if rel else module.path
-    package = facts.get("package", "")
     if package.endswith("_test") and path.endswith("_test.go"):
         return base + "_test"  # an external test package
     return base
@@ -88,41 +89,41 @@ def extract_go_graph(ctx: Any) -> Contribution[GoShared]:
     return extract_with_manifests(ctx, "go", Language.GO, build_go_graph, "go.mod")
 
 
-def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution[GoShared]:
+def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -> Contribution[GoShared]:
     entries = sorted(files, key=lambda e: e[0])
     stats: collections.Counter[str] = collections.Counter()
     diagnostics: list[Diagnostic] = []
-    package_of = {path: import_path(path, facts, manifests) for path, facts in entries}
-    package_files: dict[str, list[tuple[str, Mapping[str, Any]]]] = collections.defaultdict(list)
+    package_of = {path: import_path(path, facts.package, manifests) for path, facts in entries}
+    package_files: dict[str, list[tuple[str, GoFacts]]] = collections.defaultdict(list)
     for path, facts in entries:
-        if not facts.get("package"):
+        if not facts.package:
             stats["files_without_package"] += 1
             continue
         package_files[package_of[path]].append((path, facts))
     nodes: dict[str, Node] = {}
-    groups: dict[str, list[tuple[str, dict[str, Any]]]] = collections.defaultdict(list)
+    groups: dict[str, list[tuple[str, GoDefinition]]] = collections.defaultdict(list)
     names: dict[str, str] = {}  # import path -> package name
     for pkg, members in sorted(package_files.items()):
-        names[pkg] = members[0][1]["package"]
-        rep = _representative(members)
-        nodes["go:" + pkg] = Node("go:" + pkg, NodeKind.MODULE, names[pkg], pkg, "go", rep[0],
-                                  rep[1].get("package_line", 0), rep[1].get("doc", ""))
+        names[pkg] = members[0][1].package
+        rep_path, rep_facts = _representative(members)
+        nodes["go:" + pkg] = Node("go:" + pkg, NodeKind.MODULE, names[pkg], pkg, "go", rep_path,
+                                  rep_facts.package_line, rep_facts.doc)
         for path, facts in members:
-            for record in facts.get("defs", ()):
-                groups[f"go:{pkg}.{record['qual']}"].append((path, record))
-                for method, line in record.get("methods", ()):
-                    spec = {"kind": "method", "qual": f"{record['qual']}.{method}", "line": line, "start": line,
-                            "end": line, "tags": ["declaration"]}
-                    groups[f"go:{pkg}.{spec['qual']}"].append((path, spec))
-            problem = parse_error_diagnostic(path, facts)
+            for record in facts.defs:
+                groups[f"go:{pkg}.{record.qual}"].append((path, record))
+                for method, line in record.methods:
+                    # an interface's method: declared there, defined by the types that satisfy it
+                    spec = GoDefinition("method", f"{record.qual}.{method}", line, line, line, tags=("declaration",))
+                    groups[f"go:{pkg}.{spec.qual}"].append((path, spec))
+            problem = parse_error_diagnostic(path, facts.errors, facts.error_lines)
             if problem is not None:
                 stats["files_with_parse_errors"] += 1
                 diagnostics.append(problem)
     sites: list[Location] = []
     for nid, group in sorted(groups.items()):
-        group.sort(key=lambda g: ("declaration" in g[1].get("tags", ()), g[0], g[1]["line"]))
+        group.sort(key=lambda g: ("declaration" in g[1].tags, g[0], g[1].line))
         nodes[nid] = _node(nid, group)
-        sites.extend(Location(p, r["line"]) for p, r in group)
+        sites.extend(Location(p, r.line) for p, r in group)
     edges: list[Edge] = []
     external: dict[str, Node] = {}
 
@@ -135,18 +136,18 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
     for nid, group in sorted(groups.items()):
         pkg_id = "go:" + _package_part(nid, package_files)
         path, record = group[0]
-        qual = record["qual"]
+        qual = record.qual
         parent = f"{pkg_id}.{qual.rsplit('.', 1)[0]}" if "." in qual else pkg_id
         if parent not in nodes:
             parent = pkg_id  # a method on a type declared nowhere in the tree (generated code)
-        edges.append(Edge(parent, nid, EdgeKind.CONTAINS, path, record["line"]))
+        edges.append(Edge(parent, nid, EdgeKind.CONTAINS, path, record.line))
     cgo: list[CgoUse] = []
     exports: list[GoExport] = []
     for pkg, members in sorted(package_files.items()):
         pkg_id = "go:" + pkg
         for path, facts in members:
             aliases = _aliases(facts, names, package_files)
-            for target, alias, line in facts.get("imports", ()):
+            for target, alias, line in facts.imports:
                 if target == "C":
                     continue
                 if target in package_files:
@@ -156,21 +157,21 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
                 else:
                     stats["imports_external"] += 1
                     edges.append(Edge(pkg_id, ext(target), EdgeKind.IMPORTS, path, line))
-            for iface, concrete, line in facts.get("checks", ()):
+            for iface, concrete, line in facts.checks:
                 src = _resolve_type(pkg, concrete, aliases, nodes)
                 dst = _resolve_type(pkg, iface, aliases, nodes) or ext(_external_type(iface, aliases))
                 if src:
                     stats["interface_checks"] += 1
                     edges.append(Edge(src, dst, EdgeKind.IMPLEMENTS, path, line))
-            for record in facts.get("defs", ()):
-                for embedded in record.get("embeds", ()):
+            for record in facts.defs:
+                for embedded in record.embeds:
                     dst = _resolve_type(pkg, embedded, aliases, nodes) or ext(_external_type(embedded, aliases))
-                    edges.append(Edge(f"{pkg_id}.{record['qual']}", dst, EdgeKind.INHERITS, path, record["line"]))
-            preamble = {name for name, _ in (facts.get("cgo") or {}).get("functions", ())}
-            receivers = {r["qual"]: r["qual"].split(".")[0] for r in facts.get("defs", ()) if r["kind"] == "method"}
-            for caller_qual, callee, line in facts.get("calls", ()):
+                    edges.append(Edge(f"{pkg_id}.{record.qual}", dst, EdgeKind.INHERITS, path, record.line))
+            preamble = {name for name, _ in facts.cgo.functions} if facts.cgo is not None else set()
+            receivers = {r.qual: r.qual.split(".")[0] for r in facts.defs if r.kind == "method"}
+            for caller_qual, callee, line in each_call(facts.calls):
                 caller = f"{pkg_id}.{caller_qual}"
-                if callee.startswith("C.") and "cgo" in facts:
+                if callee.startswith("C.") and facts.cgo is not None:
                     stats["cgo_calls"] += 1
                     cgo.append(CgoUse(path, line, caller, callee[2:], callee[2:] in preamble))
                     continue
@@ -178,7 +179,7 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
                 stats[f"calls_{how}"] += 1
                 if target:
                     edges.append(Edge(caller, target, EdgeKind.CALLS, path, line))
-            for name, line in facts.get("exports", ()):
+            for name, line in facts.exports:
                 if f"{pkg_id}.{name}" in nodes:
                     exports.append(GoExport(path, line, f"{pkg_id}.{name}", name))
     all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
@@ -188,13 +189,13 @@ def build_go_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Ma
                         shared=GoShared(tuple(sorted(cgo)), tuple(sorted(exports)), tuple(sorted(sites))))
 
 
-def _representative(members: list[tuple[str, Mapping[str, Any]]]) -> tuple[str, Mapping[str, Any]]:
+def _representative(members: list[tuple[str, GoFacts]]) -> tuple[str, GoFacts]:
     ordered = sorted(members, key=lambda m: (m[0].endswith("_test.go"), m[0]))
     for path, facts in ordered:
-        if facts.get("doc", "").startswith("Package "):
+        if facts.doc.startswith("Package "):
             return path, facts
     for path, facts in ordered:
-        if posixpath.basename(path) == facts.get("package", "") + ".go":
+        if posixpath.basename(path) == facts.package + ".go":
             return path, facts
     return ordered[0]
 
@@ -212,38 +213,37 @@ def _package_part(nid: str, packages: Mapping[str, Any]) -> str:
     return head + parts[0]
 
 
-def _node(nid: str, group: list[tuple[str, dict[str, Any]]]) -> Node:
+def _node(nid: str, group: list[tuple[str, GoDefinition]]) -> Node:
     path, r = group[0]
-    kind = _KINDS[r["kind"]]
-    tags = set(r.get("tags", ()))
-    if len(group) > 1 and any("declaration" not in g[1].get("tags", ()) for g in group):
+    kind = _KINDS[r.kind]
+    tags = set(r.tags)
+    if len(group) > 1 and any("declaration" not in g[1].tags for g in group):
         tags.discard("declaration")
-    if r["kind"] == "type":
+    if r.kind == "type":
         tags.add("defined-type")
-        if r.get("underlying"):
-            tags.add(f"underlying:{r['underlying']}")
-    if r.get("receiver", "").startswith("*"):
+        if r.underlying:
+            tags.add(f"underlying:{r.underlying}")
+    if r.receiver.startswith("*"):
         tags.add("pointer-receiver")
-    params = tuple(Parameter(n or f"_{i}", ParamKind.POSITIONAL_ONLY, t) for i, (n, t) in enumerate(r.get("params", ())))
-    returns = r.get("returns", "")
+    params = tuple(Parameter(n or f"_{i}", ParamKind.POSITIONAL_ONLY, t) for i, (n, t) in enumerate(r.params or ()))
     signature = ""
-    if kind in _CALLABLE and "params" in r:
-        signature = "(" + ", ".join(f"{n} {t}".strip() for n, t in r.get("params", ())) + ")"
-        signature += f" {returns}" if returns else ""
+    if kind in _CALLABLE and r.params is not None:
+        signature = "(" + ", ".join(f"{n} {t}".strip() for n, t in r.params) + ")"
+        signature += f" {r.returns}" if r.returns else ""
     qual = nid[len("go:"):]
-    name = r["qual"].rsplit(".", 1)[-1]
+    name = r.qual.rsplit(".", 1)[-1]
     first = name[:1]
     api = "public: exported" if first.isupper() else "private: unexported"
-    return Node(nid, kind, name, qual, "go", path, r["line"], r.get("doc", ""), signature[:300], tuple(sorted(tags)),
-                params=params, returns=returns, api=api,
-                value_kind="alias" if r["kind"] == "alias" else "", annotation=r.get("target", ""),
-                sites=tuple(sorted({Location(p, g["line"]) for p, g in group[1:]})))
+    return Node(nid, kind, name, qual, "go", path, r.line, r.doc, signature[:300], tuple(sorted(tags)),
+                params=params, returns=r.returns, api=api,
+                value_kind="alias" if r.kind == "alias" else "", annotation=r.target,
+                sites=tuple(sorted({Location(p, g.line) for p, g in group[1:]})))
 
 
-def _aliases(facts: Mapping[str, Any], names: Mapping[str, str], packages: Mapping[str, Any]) -> dict[str, str]:
+def _aliases(facts: GoFacts, names: Mapping[str, str], packages: Mapping[str, Any]) -> dict[str, str]:
     """Local name -> import path for the file's imports (the package's own name when internal)."""
     out = {}
-    for target, alias, _line in facts.get("imports", ()):
+    for target, alias, _line in facts.imports:
         if alias in ("_", "."):
             continue
         local = alias or names.get(target) or _default_name(target)

@@ -1,7 +1,7 @@
 """Per-file facts of a Go file: package clause, imports, declarations, interface checks, calls, cgo.
 
-Output is JSON data that does not depend on the file's path (it is cached by content hash): names
-are as written, qualified within the package (``Server``, ``Server.Handle``); the graph step knows
+Output is a :class:`extractor.go.facts.GoFacts` that does not depend on the file's path (it is
+cached by content hash): names are as written, qualified within the package (``Server``, ``Server.Handle``); the graph step knows
 the file's import path (from go.mod) and resolves imports and calls across the system.
 
 Calls are recorded as written with one normalisation: inside a method, a call on the receiver
@@ -17,6 +17,8 @@ import bisect
 import re
 from typing import Any
 
+from extractor.go.facts import GoCgo, GoDefinition, GoFacts
+from extractor.native.calls import CallSites, group_calls
 from extractor.native.comments import leading_comment
 from extractor.go.parse import capture_nodes
 from extractor.model import ParsedFile
@@ -32,43 +34,50 @@ _MAX_ERROR_LINES = 20
 _MAX_TEXT = 300
 
 
-def scan_go(parsed: ParsedFile) -> dict[str, Any]:
+class _File:
+    """What the walk over a file's top-level declarations collects."""
+
+    def __init__(self) -> None:
+        self.imports: list[tuple[str, str, int]] = []
+        self.defs: list[GoDefinition] = []
+        self.checks: list[tuple[str, str, int]] = []
+        self.cgo: GoCgo | None = None
+        self.bodies: list[tuple[int, int, str, str]] = []  # start, end, caller qual, receiver name
+
+
+def scan_go(parsed: ParsedFile) -> GoFacts:
     """Facts of one Go file (see module docstring); never raises on odd input."""
     root = parsed.tree.root_node
-    facts: dict[str, Any] = {"package": "", "package_line": 0, "imports": [], "defs": [], "checks": []}
-    bodies: list[tuple[int, int, str, str]] = []  # start, end, caller qual, receiver name
+    found = _File()
+    package, package_line, doc = "", 0, ""
     previous = None
     for child in root.named_children:
         t = child.type
         if t == "package_clause":
             name = _child_of_type(child, "package_identifier")
             if name is not None:
-                facts["package"] = _text(name)
-                facts["package_line"] = child.start_point[0] + 1
-                facts["doc"] = _doc_comment(child)
+                package, package_line, doc = _text(name), child.start_point[0] + 1, _doc_comment(child)
         elif t == "import_declaration":
-            _visit_import(child, previous, facts)
+            _visit_import(child, previous, found)
         elif t == "function_declaration":
-            _visit_function(child, facts, bodies, None)
+            _visit_function(child, found, None)
         elif t == "method_declaration":
-            _visit_function(child, facts, bodies, child.child_by_field_name("receiver"))
+            _visit_function(child, found, child.child_by_field_name("receiver"))
         elif t == "type_declaration":
             for spec in child.named_children:
-                _visit_type(spec, facts)
+                _visit_type(spec, found)
         elif t == "var_declaration":
-            _visit_checks(child, facts)
+            _visit_checks(child, found)
         previous = child
-    facts["calls"], errors = _calls(root, bodies)
-    exports = [[m.group(1).decode(), parsed.data.count(b"\n", 0, m.start()) + 1]
-               for m in _EXPORT.finditer(parsed.data)]
-    if exports:
-        facts["exports"] = exports
-    facts["errors"] = len(errors)
-    facts["error_lines"] = sorted({e.start_point[0] + 1 for e in errors})[:_MAX_ERROR_LINES]
-    return facts
+    calls, errors = _calls(root, found.bodies)
+    exports = tuple((m.group(1).decode(), parsed.data.count(b"\n", 0, m.start()) + 1)
+                    for m in _EXPORT.finditer(parsed.data))
+    return GoFacts(package, package_line, doc, tuple(found.imports), tuple(found.defs), tuple(found.checks), calls,
+                   found.cgo, exports, len(errors),
+                   tuple(sorted({e.start_point[0] + 1 for e in errors})[:_MAX_ERROR_LINES]))
 
 
-def _visit_import(node: Any, previous: Any, facts: dict[str, Any]) -> None:
+def _visit_import(node: Any, previous: Any, found: _File) -> None:
     for spec in _descendants(node, "import_spec"):
         path = spec.child_by_field_name("path")
         if path is None:
@@ -77,20 +86,21 @@ def _visit_import(node: Any, previous: Any, facts: dict[str, Any]) -> None:
         alias_node = spec.child_by_field_name("name")
         alias = _text(alias_node) if alias_node is not None else ""
         line = spec.start_point[0] + 1
-        facts["imports"].append([target, alias, line])
+        found.imports.append((target, alias, line))
         if target == "C":
-            facts["cgo"] = _cgo_preamble(previous, node)
+            found.cgo = _cgo_preamble(previous, node)
 
 
-def _cgo_preamble(comment: Any, import_node: Any) -> dict[str, Any]:
+def _cgo_preamble(comment: Any, import_node: Any) -> GoCgo:
     """The C code in the comment immediately before `import "C"` (no blank line between)."""
-    info: dict[str, Any] = {"line": import_node.start_point[0] + 1, "includes": [], "functions": []}
+    line = import_node.start_point[0] + 1
     if comment is None or comment.type != "comment" or comment.end_point[0] < import_node.start_point[0] - 1:
-        return info
+        return GoCgo(line)
     text = _text(comment)
     if text.startswith("//"):
         # a run of line comments is several nodes: take them all, walking back
-        lines, node = [], comment
+        lines: list[tuple[int, str]] = []
+        node = comment
         while node is not None and node.type == "comment" and _text(node).startswith("//"):
             lines.insert(0, (node.start_point[0] + 1, _text(node)[2:]))
             prev = node.prev_named_sibling
@@ -102,41 +112,31 @@ def _cgo_preamble(comment: Any, import_node: Any) -> dict[str, Any]:
     else:
         first = comment.start_point[0] + 1
         body = text[2:-2] if text.endswith("*/") else text[2:]
-    for m in _INCLUDE.finditer(body):
-        info["includes"].append([m.group(1), first + body.count("\n", 0, m.start())])
-    for m in _C_FUNCTION.finditer(body):
-        info["functions"].append([m.group(1), first + body.count("\n", 0, m.start(1))])
-    return info
+    includes = tuple((m.group(1), first + body.count("\n", 0, m.start())) for m in _INCLUDE.finditer(body))
+    functions = tuple((m.group(1), first + body.count("\n", 0, m.start(1))) for m in _C_FUNCTION.finditer(body))
+    return GoCgo(line, includes, functions)
 
 
-def _visit_function(node: Any, facts: dict[str, Any], bodies: list, receiver: Any) -> None:
+def _visit_function(node: Any, found: _File, receiver: Any) -> None:
     name = node.child_by_field_name("name")
     if name is None:
         return
-    short = _text(name)
-    record: dict[str, Any] = {"kind": "function", "qual": short}
-    recv_name = ""
+    kind, qual, recv_name, recv_written = "function", _text(name), "", ""
     if receiver is not None:
         recv_type, recv_name, pointer = _receiver(receiver)
         if not recv_type:
             return
-        record.update(kind="method", qual=f"{recv_type}.{short}", receiver=("*" if pointer else "") + recv_type)
-    record.update(line=name.start_point[0] + 1, start=node.start_point[0] + 1, end=node.end_point[0] + 1)
+        kind, qual, recv_written = "method", f"{recv_type}.{qual}", ("*" if pointer else "") + recv_type
     params = node.child_by_field_name("parameters")
-    if params is not None:
-        record["params"] = _params(params)
     result = node.child_by_field_name("result")
-    if result is not None:
-        record["returns"] = _clip(_SPACES.sub(" ", _text(result)))
-    if node.child_by_field_name("type_parameters") is not None:
-        record["tags"] = ["generic"]
-    doc = _doc_comment(node)
-    if doc:
-        record["doc"] = doc
-    facts["defs"].append(record)
+    found.defs.append(GoDefinition(
+        kind, qual, name.start_point[0] + 1, node.start_point[0] + 1, node.end_point[0] + 1,
+        tags=("generic",) if node.child_by_field_name("type_parameters") is not None else (),
+        doc=_doc_comment(node), receiver=recv_written, params=_params(params) if params is not None else None,
+        returns=_clip(_SPACES.sub(" ", _text(result))) if result is not None else ""))
     body = node.child_by_field_name("body")
     if body is not None:
-        bodies.append((body.start_byte, body.end_byte, record["qual"], recv_name))
+        found.bodies.append((body.start_byte, body.end_byte, qual, recv_name))
 
 
 def _receiver(params: Any) -> tuple[str, str, bool]:
@@ -158,52 +158,44 @@ def _receiver(params: Any) -> tuple[str, str, bool]:
     return "", "", False
 
 
-def _visit_type(spec: Any, facts: dict[str, Any]) -> None:
+def _visit_type(spec: Any, found: _File) -> None:
     name = spec.child_by_field_name("name")
     if name is None:
         return
     type_node = spec.child_by_field_name("type")
-    record: dict[str, Any] = {"qual": _text(name), "line": name.start_point[0] + 1,
-                              "start": spec.start_point[0] + 1, "end": spec.end_point[0] + 1}
+    embeds: list[str] = []
+    methods: list[tuple[str, int]] = []
+    target = underlying = ""
     if spec.type == "type_alias":
-        record["kind"] = "alias"
-        record["target"] = _clip(_text(type_node)) if type_node is not None else ""
+        kind = "alias"
+        target = _clip(_text(type_node)) if type_node is not None else ""
     elif type_node is not None and type_node.type == "struct_type":
-        record["kind"] = "struct"
-        embeds = []
+        kind = "struct"
         for field in _descendants(type_node, "field_declaration"):
             if field.child_by_field_name("name") is None:  # an embedded type
                 ftype = field.child_by_field_name("type")
                 if ftype is not None:
                     embeds.append(_type_text(ftype))
-        if embeds:
-            record["embeds"] = embeds
     elif type_node is not None and type_node.type == "interface_type":
-        record["kind"] = "interface"
-        embeds, methods = [], []
+        kind = "interface"
         for elem in type_node.named_children:
             if elem.type == "type_elem":
-                embeds.extend(_type_text(c) for c in elem.named_children)
+                embeds.extend(e for e in (_type_text(c) for c in elem.named_children) if e)
             elif elem.type == "method_elem":
                 mname = elem.child_by_field_name("name")
                 if mname is not None:
-                    methods.append([_text(mname), mname.start_point[0] + 1])
-        if embeds:
-            record["embeds"] = [e for e in embeds if e]
-        if methods:
-            record["methods"] = methods
+                    methods.append((_text(mname), mname.start_point[0] + 1))
     else:
-        record["kind"] = "type"
-        record["underlying"] = type_node.type.removesuffix("_type") if type_node is not None else ""
-    if spec.child_by_field_name("type_parameters") is not None:
-        record["tags"] = ["generic"]
-    doc = _doc_comment(spec if spec.prev_named_sibling is not None else spec.parent)
-    if doc:
-        record["doc"] = doc
-    facts["defs"].append(record)
+        kind = "type"
+        underlying = type_node.type.removesuffix("_type") if type_node is not None else ""
+    found.defs.append(GoDefinition(
+        kind, _text(name), name.start_point[0] + 1, spec.start_point[0] + 1, spec.end_point[0] + 1,
+        tags=("generic",) if spec.child_by_field_name("type_parameters") is not None else (),
+        doc=_doc_comment(spec if spec.prev_named_sibling is not None else spec.parent),
+        embeds=tuple(embeds), methods=tuple(methods), underlying=underlying, target=target))
 
 
-def _visit_checks(node: Any, facts: dict[str, Any]) -> None:
+def _visit_checks(node: Any, found: _File) -> None:
     """`var _ I = (*T)(nil)`, `var _ I = T{}`, `var _ I = &T{}`: T is checked to satisfy I."""
     for spec in _descendants(node, "var_spec"):
         names = spec.children_by_field_name("name")
@@ -216,7 +208,7 @@ def _visit_checks(node: Any, facts: dict[str, Any]) -> None:
             continue
         concrete = _checked_type(values[0])
         if concrete:
-            facts["checks"].append([_type_text(iface), concrete, spec.start_point[0] + 1])
+            found.checks.append((_type_text(iface), concrete, spec.start_point[0] + 1))
 
 
 def _checked_type(expr: Any) -> str:
@@ -227,7 +219,7 @@ def _checked_type(expr: Any) -> str:
     return next(g for g in m.groups() if g)
 
 
-def _calls(root: Any, bodies: list[tuple[int, int, str, str]]) -> tuple[list[list[Any]], list[Any]]:
+def _calls(root: Any, bodies: list[tuple[int, int, str, str]]) -> tuple[CallSites, list[Any]]:
     found = capture_nodes(root, _CALL_QUERY)
     bodies.sort()
     starts = [b[0] for b in bodies]
@@ -239,7 +231,7 @@ def _calls(root: Any, bodies: list[tuple[int, int, str, str]]) -> tuple[list[lis
         callee = _callee(fn, bodies[i][3])
         if callee:
             calls.add((bodies[i][2], callee, fn.start_point[0] + 1))
-    return [list(c) for c in sorted(calls)], found.get("error", [])
+    return group_calls(calls), found.get("error", [])
 
 
 def _callee(fn: Any, receiver: str) -> str:
@@ -295,8 +287,8 @@ def _type_text(node: Any) -> str:
     return re.sub(r"\[.*\]$", "", text)
 
 
-def _params(node: Any) -> list[list[str]]:
-    """[name, type] per parameter: `a, b int` gives two; an unnamed parameter has name ""."""
+def _params(node: Any) -> tuple[tuple[str, str], ...]:
+    """(name, type) per parameter: `a, b int` gives two; an unnamed parameter has name ""."""
     out = []
     for decl in node.named_children:
         if decl.type not in ("parameter_declaration", "variadic_parameter_declaration"):
@@ -307,8 +299,8 @@ def _params(node: Any) -> list[list[str]]:
             shown = "..." + shown
         names = decl.children_by_field_name("name")
         for name in names or [None]:
-            out.append([_text(name) if name is not None else "", shown])
-    return out
+            out.append((_text(name) if name is not None else "", shown))
+    return tuple(out)
 
 
 def _doc_comment(node: Any) -> str:

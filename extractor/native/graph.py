@@ -4,17 +4,19 @@ turning a file's parse errors into a diagnostic."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from extractor.native.manifests import Manifests, system_manifests
 from extractor.model import Contribution, Diagnostic, Edge, Language, Node, Severity, edge_key, node_key
 
 X = TypeVar("X")
-Builder = Callable[[Iterable[tuple[str, Mapping[str, Any]]], Manifests], Contribution[X]]
+F = TypeVar("F")  # a scanner's facts (RustFacts, GoFacts)
 
 
-def extract_with_manifests(ctx: Any, step: str, language: Language, build: Builder[X], manifest: str) -> Contribution[X]:
+def extract_with_manifests(ctx: Any, step: str, language: Language,
+                           build: Callable[[Iterable[tuple[str, F]], Manifests], Contribution[X]],
+                           manifest: str) -> Contribution[X]:
     """``build`` over the step's per-file facts and the manifests; the problems of the manifests
     named ``manifest`` (Cargo.toml/pyproject.toml, go.mod) are reported by this step."""
     files = [(f.path, facts) for f, facts in ctx.facts(step, language)]
@@ -26,11 +28,10 @@ def extract_with_manifests(ctx: Any, step: str, language: Language, build: Build
     return dataclasses.replace(result, diagnostics=tuple(sorted(result.diagnostics + problems)))
 
 
-def parse_error_diagnostic(path: str, facts: Mapping[str, Any]) -> Diagnostic | None:
-    errors = facts.get("errors", 0)
+def parse_error_diagnostic(path: str, errors: int, lines: Sequence[int]) -> Diagnostic | None:
+    """The diagnostic of a file whose tree has ``errors`` ERROR nodes (the first at ``lines[0]``)."""
     if not errors:
         return None
-    lines = facts.get("error_lines", [])
     return Diagnostic(path, lines[0] if lines else 0, "parse-errors",
                       f"{errors} ERROR node(s) in the syntax tree; definitions there may be missing",
                       Severity.INFO if errors <= 3 else Severity.WARNING)

@@ -145,23 +145,25 @@ def _crate(directory: str, doc: dict) -> Crate | None:
     if not isinstance(package, dict) or not isinstance(package.get("name"), str):
         return None  # a workspace root only
     name = package["name"].replace("-", "_")
-    lib = doc.get("lib") if isinstance(doc.get("lib"), dict) else {}
-    lib_name = lib.get("name") if isinstance(lib.get("name"), str) else name
-    lib_path = lib.get("path") if isinstance(lib.get("path"), str) else "src/lib.rs"
-    return Crate(directory, name, lib_name.replace("-", "_"), posixpath.normpath(lib_path))
+    lib = doc.get("lib")
+    lib_name = lib.get("name") if isinstance(lib, dict) else None
+    lib_path = lib.get("path") if isinstance(lib, dict) else None
+    return Crate(directory, name, (lib_name if isinstance(lib_name, str) else name).replace("-", "_"),
+                 posixpath.normpath(lib_path if isinstance(lib_path, str) else "src/lib.rs"))
 
 
 def _extension(directory: str, doc: dict) -> PythonExtension | None:
     """`[tool.maturin] module-name` (and the Cargo.toml it builds: `manifest-path`)."""
-    maturin = (doc.get("tool") or {}).get("maturin") if isinstance(doc.get("tool"), dict) else None
+    tool = doc.get("tool")
+    maturin = tool.get("maturin") if isinstance(tool, dict) else None
     if not isinstance(maturin, dict):
         return None
     module = maturin.get("module-name")
     manifest = maturin.get("manifest-path") if isinstance(maturin.get("manifest-path"), str) else ""
     if not isinstance(module, str):
-        project = doc.get("project") if isinstance(doc.get("project"), dict) else {}
-        module = project.get("name") if isinstance(project.get("name"), str) else ""
-        module = module.replace("-", "_")
+        project = doc.get("project")
+        name = project.get("name") if isinstance(project, dict) else None
+        module = name.replace("-", "_") if isinstance(name, str) else ""
     if not module:
         return None
     return PythonExtension(directory, module, posixpath.normpath(manifest) if manifest else "")

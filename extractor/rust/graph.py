@@ -25,7 +25,9 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from extractor.rust.facts import RustDefinition, RustFacts, RustUse
 from extractor.native.manifests import Crate, Manifests
+from extractor.native.calls import each_call
 from extractor.native.graph import extract_with_manifests, finish_graph, parse_error_diagnostic
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind)
@@ -77,7 +79,7 @@ def module_path(path: str, crate: Crate | None, siblings: set[str]) -> tuple[str
 class _Def:
     path: str
     module: tuple[str, ...]
-    record: dict[str, Any]
+    record: RustDefinition
     id: str = ""
     parent: str = ""
     owner: str = ""  # resolved id of the impl's type (methods)
@@ -96,7 +98,7 @@ def extract_rust_graph(ctx: Any) -> Contribution[RustShared]:
     return extract_with_manifests(ctx, "rust", Language.RUST, build_rust_graph, "Cargo.toml")
 
 
-def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: Manifests) -> Contribution[RustShared]:
+def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifests) -> Contribution[RustShared]:
     entries = sorted(files, key=lambda e: e[0])
     paths = {p for p, _ in entries}
     stats: collections.Counter[str] = collections.Counter()
@@ -114,23 +116,23 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
     for path, facts in entries:
         mod = modules[path]
         table.add_module(mod, path, 1, file_module=True)
-        for use in facts.get("uses", ()):
+        for use in facts.uses:
             table.add_use(mod, use)
-        for record in facts.get("defs", ()):
+        for record in facts.defs:
             d = _Def(path, mod, record)
             defs.append(d)
-            if record["kind"] == "module":
-                table.add_module((*mod, *record["qual"].split("::")), path, record["line"],
-                                 file_module=False, declared="declaration" in record.get("tags", ()))
-            elif record["kind"] != "method":
-                table.items[_join((*mod, *record["qual"].split("::")))] = _KINDS[record["kind"]]
-        problem = parse_error_diagnostic(path, facts)
+            if record.kind == "module":
+                table.add_module((*mod, *record.qual.split("::")), path, record.line,
+                                 file_module=False, declared="declaration" in record.tags)
+            elif record.kind != "method":
+                table.items[_join((*mod, *record.qual.split("::")))] = _KINDS[record.kind]
+        problem = parse_error_diagnostic(path, facts.errors, facts.error_lines)
         if problem is not None:
             stats["files_with_parse_errors"] += 1
             diagnostics.append(problem)
     for d in defs:
         _place(d, table)
-        if d.record["kind"] == "method":
+        if d.record.kind == "method":
             table.items.setdefault(d.id[len("rs:"):], NodeKind.METHOD)
     nodes, sites = _merge(defs, table)
     edges: list[Edge] = []
@@ -147,16 +149,16 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
         if parent and "rs:" + parent in nodes:
             edges.append(Edge("rs:" + parent, "rs:" + mid, EdgeKind.CONTAINS, path, line))
     for d in defs:
-        if d.record["kind"] == "module":
+        if d.record.kind == "module":
             continue
         if d.parent and d.parent in nodes:
-            edges.append(Edge(d.parent, d.id, EdgeKind.CONTAINS, d.path, d.record["line"]))
+            edges.append(Edge(d.parent, d.id, EdgeKind.CONTAINS, d.path, d.record.line))
     for path, facts in entries:
         mod = modules[path]
         mid = "rs:" + _join(mod)
-        for use in facts.get("uses", ()):
-            written, line = use[0], use[2]
-            scope = (*mod, *use[3].split("::")) if use[3] else mod
+        for use in facts.uses:
+            written, line = use.path, use.line
+            scope = (*mod, *use.scope.split("::")) if use.scope else mod
             parts = written.removesuffix("::*").split("::")
             target = table.resolve(scope, parts)
             for k in range(len(parts) - 1, 0, -1):
@@ -183,7 +185,7 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
                     continue
                 stats["uses_external"] += 1
                 edges.append(Edge(mid, ext(head), EdgeKind.IMPORTS, path, line))
-        for type_written, trait_written, line, scope_text in facts.get("impls", ()):
+        for type_written, trait_written, line, scope_text in facts.impls:
             scope = (*mod, *scope_text.split("::")) if scope_text else mod
             src = table.resolve(scope, type_written.split("::"))
             dst = table.resolve(scope, trait_written.split("::"))
@@ -194,13 +196,13 @@ def build_rust_graph(files: Iterable[tuple[str, Mapping[str, Any]]], manifests: 
             edges.append(Edge("rs:" + src, "rs:" + dst if dst else ext(_external_name(table, scope, trait_written)),
                               EdgeKind.IMPLEMENTS, path, line))
     for d in defs:
-        for base in d.record.get("bases", ()):
+        for base in d.record.bases:
             dst = table.resolve(d.module, base.split("::"))
             edges.append(Edge(d.id, "rs:" + dst if dst else ext(_external_name(table, d.module, base)),
-                              EdgeKind.INHERITS, d.path, d.record["line"]))
-    by_file_qual = {(d.path, d.record["qual"]): d for d in defs}
+                              EdgeKind.INHERITS, d.path, d.record.line))
+    by_file_qual = {(d.path, d.record.qual): d for d in defs}
     for path, facts in entries:
-        for caller_qual, callee, line in facts.get("calls", ()):
+        for caller_qual, callee, line in each_call(facts.calls):
             caller = by_file_qual.get((path, caller_qual))
             if caller is None:
                 continue
@@ -248,8 +250,8 @@ class _Table:
         elif file_module or key not in self.module_sites:
             self.module_sites[key] = (path, line)
 
-    def add_use(self, mod: tuple[str, ...], use: list[Any]) -> None:
-        written, alias, _line, scope = use[0], use[1], use[2], use[3]
+    def add_use(self, mod: tuple[str, ...], use: RustUse) -> None:
+        written, alias, scope = use.path, use.alias, use.scope
         where = _join((*mod, *scope.split("::")) if scope else mod)
         parts = written.split("::")
         if parts[-1] == "*":
@@ -374,14 +376,14 @@ def _external_name(table: _Table, scope: tuple[str, ...], written: str) -> str:
 
 def _place(d: _Def, table: _Table) -> None:
     r = d.record
-    qual = r["qual"].split("::")
-    if r["kind"] == "method":
-        owner = r.get("owner") or {}
-        written = owner.get("type", "")
+    qual = r.qual.split("::")
+    if r.kind == "method":
+        written = r.owner.type if r.owner is not None else ""
         owner_parts = written.split("::")
         scope_parts = qual[:len(qual) - len(owner_parts) - 1]
         scope = (*d.module, *scope_parts)
-        resolved = table.resolve(scope, owner_parts) if not owner.get("in_trait") else _join((*d.module, *qual[:-1]))
+        in_trait = r.owner is not None and r.owner.in_trait
+        resolved = table.resolve(scope, owner_parts) if not in_trait else _join((*d.module, *qual[:-1]))
         if resolved:
             d.owner = resolved
             d.id = "rs:" + _join((resolved, qual[-1]))
@@ -399,7 +401,7 @@ def _place(d: _Def, table: _Table) -> None:
 def _merge(defs: list[_Def], table: _Table) -> tuple[dict[str, Node], list[Location]]:
     groups: dict[str, list[_Def]] = collections.defaultdict(list)
     for d in defs:
-        if d.record["kind"] != "module" or "declaration" in d.record.get("tags", ()):
+        if d.record.kind != "module" or "declaration" in d.record.tags:
             groups[d.id].append(d)
     nodes: dict[str, Node] = {}
     sites: list[Location] = []
@@ -414,32 +416,30 @@ def _merge(defs: list[_Def], table: _Table) -> tuple[dict[str, Node], list[Locat
     for nid, group in sorted(groups.items()):
         if nid in nodes and nodes[nid].kind is NodeKind.MODULE:
             continue
-        group.sort(key=lambda d: ("declaration" in d.record.get("tags", ()), d.path, d.record["line"]))
+        group.sort(key=lambda d: ("declaration" in d.record.tags, d.path, d.record.line))
         rep = group[0]
         r = rep.record
-        kind = _KINDS[r["kind"]]
-        tags = set(r.get("tags", ()))
-        if len(group) > 1 and any("declaration" not in d.record.get("tags", ()) for d in group):
+        kind = _KINDS[r.kind]
+        tags = set(r.tags)
+        if len(group) > 1 and any("declaration" not in d.record.tags for d in group):
             tags.discard("declaration")
-        owner = r.get("owner") or {}
-        if owner.get("trait"):
+        if r.owner is not None and r.owner.trait:
             tags.add("trait-impl")
-        if r.get("abi") and "foreign" not in tags:
-            tags.add(f"extern-{r['abi']}")
-        params = tuple(Parameter(n, ParamKind.POSITIONAL_ONLY, t) for n, t in r.get("params", ()))
-        returns = r.get("returns", "")
+        if r.abi and "foreign" not in tags:
+            tags.add(f"extern-{r.abi}")
+        params = tuple(Parameter(n, ParamKind.POSITIONAL_ONLY, t) for n, t in r.params)
         signature = ""
         if kind in _CALLABLE:
-            signature = "(" + ", ".join(f"{n}: {t}" if n != "self" else t for n, t in r.get("params", ())) + ")"
-            signature += f" -> {returns}" if returns else ""
+            signature = "(" + ", ".join(f"{n}: {t}" if n != "self" else t for n, t in r.params) + ")"
+            signature += f" -> {r.returns}" if r.returns else ""
         qual = nid[len("rs:"):]
-        decorators = tuple(sorted({a.split("(", 1)[0] for a in r.get("attrs", ())}))
-        nodes[nid] = Node(nid, kind, qual.rsplit("::", 1)[-1], qual, "rust", rep.path, r["line"], r.get("doc", ""),
-                          signature[:300], tuple(sorted(tags)), params=params, returns=returns,
-                          decorators=decorators, api="public: pub" if r.get("pub") else "",
-                          sites=tuple(sorted({Location(d.path, d.record["line"]) for d in group[1:]})))
+        decorators = tuple(sorted({a.split("(", 1)[0] for a in r.attrs}))
+        nodes[nid] = Node(nid, kind, qual.rsplit("::", 1)[-1], qual, "rust", rep.path, r.line, r.doc,
+                          signature[:300], tuple(sorted(tags)), params=params, returns=r.returns,
+                          decorators=decorators, api="public: pub" if r.public else "",
+                          sites=tuple(sorted({Location(d.path, d.record.line) for d in group[1:]})))
     for d in defs:
-        sites.append(Location(d.path, d.record["line"]))
+        sites.append(Location(d.path, d.record.line))
     return nodes, sites
 
 
@@ -463,8 +463,8 @@ def _resolve_call(table: _Table, nodes: Mapping[str, Node], caller: _Def, callee
     if nested in nodes and nodes[nested].kind in _CALLABLE:
         return nested
     scope = caller.module
-    qual = caller.record["qual"].split("::")
-    if caller.record["kind"] != "method":
+    qual = caller.record.qual.split("::")
+    if caller.record.kind != "method":
         scope = (*caller.module, *qual[:-1])
     found = table.resolve(scope, parts)
     if not found:
@@ -479,14 +479,12 @@ def _items(defs: list[_Def], table: _Table) -> tuple[RustItem, ...]:
     out = []
     for d in defs:
         r = d.record
-        attrs = tuple(r.get("attrs", ()))
-        owner_attrs = tuple((r.get("owner") or {}).get("attrs", ()))
-        if not attrs and not owner_attrs and not r.get("abi"):
+        owner_attrs = r.owner.attrs if r.owner is not None else ()
+        if not r.attrs and not owner_attrs and not r.abi:
             continue
         adds = []
-        for kind, written, _line in r.get("adds", ()):
-            resolved = table.resolve((*d.module, *r["qual"].split("::")[:-1]), written.split("::"))
-            adds.append((kind, "rs:" + resolved if resolved else "", written))
-        out.append(RustItem(d.id, d.path, r["line"], r["kind"], attrs, owner_attrs, r.get("abi", ""),
-                            tuple(adds), d.module[0]))
+        for add in r.adds:
+            resolved = table.resolve((*d.module, *r.qual.split("::")[:-1]), add.name.split("::"))
+            adds.append((add.kind, "rs:" + resolved if resolved else "", add.name))
+        out.append(RustItem(d.id, d.path, r.line, r.kind, r.attrs, owner_attrs, r.abi, tuple(adds), d.module[0]))
     return tuple(sorted(out))

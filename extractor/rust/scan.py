@@ -2,9 +2,10 @@
 
 The scanner walks the item levels of the tree (the file, inline `mod` blocks, `impl` and `trait`
 bodies, `extern` blocks, function bodies for nested items) and finds call sites with one query
-over the file. Output is JSON data that does not depend on the file's path (it is cached by
-content hash): names are as written in the file, qualified within the file's own module
-(``inner::Foo::new``); the graph step knows which crate and module the file is and resolves them.
+over the file. Output is a :class:`extractor.rust.facts.RustFacts` that does not depend on the
+file's path (it is cached by content hash): names are as written in the file, qualified within the
+file's own module (``inner::Foo::new``); the graph step knows which crate and module the file is
+and resolves them.
 
 Attributes are kept only where later steps read them: PyO3's (``pyclass``, ``pyfunction``,
 ``pymethods``, ``pymodule``, ``pyo3``, ``new``, ``getter``/``setter``, ...) and the FFI ones
@@ -20,6 +21,8 @@ import re
 from typing import Any
 
 from extractor.model import ParsedFile
+from extractor.native.calls import group_calls
+from extractor.rust.facts import RustAdd, RustDefinition, RustFacts, RustOwner, RustUse
 from extractor.rust.parse import capture_nodes
 
 # One query pass for everything below the item levels: calls, parse errors, and items anywhere
@@ -38,7 +41,7 @@ _MAX_ERROR_LINES = 20
 _MAX_TEXT = 300
 
 
-def scan_rust(parsed: ParsedFile) -> dict[str, Any]:
+def scan_rust(parsed: ParsedFile) -> RustFacts:
     """Facts of one Rust file (see module docstring); never raises on odd input."""
     scanner = _Scanner(parsed.data)
     try:
@@ -51,17 +54,16 @@ def scan_rust(parsed: ParsedFile) -> dict[str, Any]:
 class _Scanner:
     def __init__(self, data: bytes) -> None:
         self.data = data
-        self.defs: list[dict[str, Any]] = []
-        self.uses: list[list[Any]] = []
-        self.impls: list[list[Any]] = []
+        self.defs: list[RustDefinition] = []
+        self.uses: list[RustUse] = []
+        self.impls: list[tuple[str, str, int, str]] = []
         self.bodies: list[tuple[int, int, str]] = []
         self.visited: set[int] = set()
         self.truncated = False
 
     # -- items -----------------------------------------------------------------------------------
 
-    def visit_items(self, node: Any, scope: tuple[str, ...], owner: dict[str, Any] | None,
-                    abi: str = "") -> None:
+    def visit_items(self, node: Any, scope: tuple[str, ...], owner: RustOwner | None, abi: str = "") -> None:
         """Items directly under ``node``; ``scope`` is the path inside the file's module, ``owner``
         the enclosing impl/trait (its type and trait as written), ``abi`` an extern block's."""
         attrs: list[str] = []
@@ -77,7 +79,7 @@ class _Scanner:
             kept, attrs = attrs, []
             self.visit_item(child, scope, owner, kept, abi)
 
-    def visit_item(self, child: Any, scope: tuple[str, ...], owner: dict[str, Any] | None, attrs: list[str],
+    def visit_item(self, child: Any, scope: tuple[str, ...], owner: RustOwner | None, attrs: list[str],
                    abi: str) -> None:
         self.visited.add(child.start_byte)
         t = child.type
@@ -96,7 +98,7 @@ class _Scanner:
             if body is not None:
                 self.visit_items(body, scope, None, abi=_abi(child))
 
-    def visit_function(self, node: Any, scope: tuple[str, ...], owner: dict[str, Any] | None,
+    def visit_function(self, node: Any, scope: tuple[str, ...], owner: RustOwner | None,
                        attrs: list[str], abi: str) -> None:
         name = node.child_by_field_name("name")
         if name is None:
@@ -116,34 +118,28 @@ class _Scanner:
             extern = abi
         if node.type == "function_signature_item" and not abi:
             tags.append("declaration")  # a trait method without a default body
-        record = self.add_def("method" if owner is not None else "function", qual, node, name, attrs, tags)
-        if extern:
-            record["abi"] = extern
         params = node.child_by_field_name("parameters")
-        if params is not None:
-            record["params"] = _params(params)
         ret = node.child_by_field_name("return_type")
-        if ret is not None:
-            record["returns"] = _clip(_SPACES.sub(" ", _text(ret)))
-        if owner is not None:
-            record["owner"] = owner
-        if _visibility(node):
-            record["pub"] = True
         body = node.child_by_field_name("body")
+        adds: tuple[RustAdd, ...] = ()
+        if body is not None and any(a.startswith(("pymodule", "pyo3::pymodule")) for a in attrs):
+            adds = self.module_adds(body)
+        self.add_def("method" if owner is not None else "function", qual, node, name, attrs, tags,
+                     abi=extern, params=_params(params) if params is not None else (),
+                     returns=_clip(_SPACES.sub(" ", _text(ret))) if ret is not None else "",
+                     owner=owner, public=_visibility(node), adds=adds)
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, "::".join(qual)))
-            if any(a.startswith(("pymodule", "pyo3::pymodule")) for a in attrs):
-                record["adds"] = self.module_adds(body)
             # nested items (fn/struct/impl inside a function) are definitions too
             self.visit_items(body, qual, None)
 
-    def module_adds(self, body: Any) -> list[list[Any]]:
+    def module_adds(self, body: Any) -> tuple[RustAdd, ...]:
         adds = []
         for m in _ADDS.finditer(self.data, body.start_byte, body.end_byte):
             kind = m.lastgroup or ""
             line = self.data.count(b"\n", 0, m.start()) + 1
-            adds.append([kind, m.group(kind).decode("utf-8", "replace"), line])
-        return adds
+            adds.append(RustAdd(kind, m.group(kind).decode("utf-8", "replace"), line))
+        return tuple(adds)
 
     def visit_type(self, node: Any, scope: tuple[str, ...], attrs: list[str]) -> None:
         name = node.child_by_field_name("name")
@@ -151,16 +147,13 @@ class _Scanner:
             return
         kind = _TYPE_ITEMS[node.type]
         qual = (*scope, _ident(name))
-        record = self.add_def(kind, qual, node, name, attrs, [])
-        if _visibility(node):
-            record["pub"] = True
+        bounds = node.child_by_field_name("bounds") if kind == "trait" else None
+        bases = tuple(_type_name(b) for b in bounds.named_children if _type_name(b)) if bounds is not None else ()
+        self.add_def(kind, qual, node, name, attrs, [], public=_visibility(node), bases=bases)
         if kind == "trait":
-            bounds = node.child_by_field_name("bounds")
-            if bounds is not None:
-                record["bases"] = [_type_name(b) for b in bounds.named_children if _type_name(b)]
             body = node.child_by_field_name("body")
             if body is not None:
-                self.visit_items(body, qual, {"type": "::".join(qual), "trait": "", "in_trait": True})
+                self.visit_items(body, qual, RustOwner("::".join(qual), in_trait=True))
 
     def visit_mod(self, node: Any, scope: tuple[str, ...], attrs: list[str]) -> None:
         name = node.child_by_field_name("name")
@@ -168,9 +161,8 @@ class _Scanner:
             return
         qual = (*scope, _ident(name))
         body = node.child_by_field_name("body")
-        record = self.add_def("module", qual, node, name, attrs, [] if body is not None else ["declaration"])
-        if _visibility(node):
-            record["pub"] = True
+        self.add_def("module", qual, node, name, attrs, [] if body is not None else ["declaration"],
+                     public=_visibility(node))
         if body is not None:
             self.visit_items(body, qual, None)
 
@@ -183,13 +175,11 @@ class _Scanner:
         trait = _type_name(trait_node) if trait_node is not None else ""
         line = type_node.start_point[0] + 1
         if trait:
-            self.impls.append([written, trait, line, "::".join(scope)])
+            self.impls.append((written, trait, line, "::".join(scope)))
         body = node.child_by_field_name("body")
         if body is None or not written:
             return
-        owner = {"type": written, "trait": trait, "line": line}
-        if attrs:
-            owner["attrs"] = attrs
+        owner = RustOwner(written, trait, line, tuple(attrs))
         # methods are named after the type as written (`Foo` for `impl<T> Foo<T>`); the graph
         # step resolves that name to the type's node
         self.visit_items(body, (*scope, *written.split("::")), owner)
@@ -201,26 +191,17 @@ class _Scanner:
         line = node.start_point[0] + 1
         public = _visibility(node)
         for path, alias in use_paths(arg, ""):
-            entry = [path, alias, line, "::".join(scope)]
-            if public or attrs:
-                entry.append({"pub": public, **({"attrs": attrs} if attrs else {})})
-            self.uses.append(entry)
+            self.uses.append(RustUse(path, alias, line, "::".join(scope), public, tuple(attrs)))
 
     # -- records ---------------------------------------------------------------------------------
 
     def add_def(self, kind: str, qual: tuple[str, ...], node: Any, name: Any, attrs: list[str],
-                tags: list[str]) -> dict[str, Any]:
-        record: dict[str, Any] = {"kind": kind, "qual": "::".join(qual), "line": name.start_point[0] + 1,
-                                  "start": node.start_point[0] + 1, "end": node.end_point[0] + 1}
-        if tags:
-            record["tags"] = sorted(set(tags))
-        if attrs:
-            record["attrs"] = attrs
-        doc = _doc_comment(node)
-        if doc:
-            record["doc"] = doc
-        self.defs.append(record)
-        return record
+                tags: list[str], *, abi: str = "", params: tuple[tuple[str, str], ...] = (), returns: str = "",
+                owner: RustOwner | None = None, public: bool = False, adds: tuple[RustAdd, ...] = (),
+                bases: tuple[str, ...] = ()) -> None:
+        self.defs.append(RustDefinition(kind, "::".join(qual), name.start_point[0] + 1, node.start_point[0] + 1,
+                                        node.end_point[0] + 1, tuple(sorted(set(tags))), tuple(attrs),
+                                        _doc_comment(node), abi, params, returns, owner, public, adds, bases))
 
     def visit_nested_items(self, items: list[Any]) -> None:
         """Items in nested blocks of function bodies, scoped under the innermost function."""
@@ -231,7 +212,7 @@ class _Scanner:
             if not holders:
                 continue
             scope = tuple(max(holders, key=lambda b: b[0])[2].split("::"))
-            attrs = []
+            attrs: list[str] = []
             prev = item.prev_named_sibling
             while prev is not None and prev.type == "attribute_item":
                 text = _attribute(prev)
@@ -240,7 +221,7 @@ class _Scanner:
                 prev = prev.prev_named_sibling
             self.visit_item(item, scope, None, attrs, "")
 
-    def finish(self, root: Any) -> dict[str, Any]:
+    def finish(self, root: Any) -> RustFacts:
         found = capture_nodes(root, _FILE_QUERY)
         if not self.truncated:
             self.visit_nested_items(found.get("item", []))
@@ -258,15 +239,8 @@ class _Scanner:
             if callee:
                 calls.add((self.bodies[i][2], callee, fn.start_point[0] + 1))
         errors = found.get("error", ())
-        return {
-            "defs": self.defs,
-            "uses": self.uses,
-            "impls": self.impls,
-            "calls": [list(c) for c in sorted(calls)],
-            "errors": len(errors),
-            "error_lines": sorted({e.start_point[0] + 1 for e in errors})[:_MAX_ERROR_LINES],
-            "truncated": self.truncated,
-        }
+        return RustFacts(tuple(self.defs), tuple(self.uses), tuple(self.impls), group_calls(calls), len(errors),
+                         tuple(sorted({e.start_point[0] + 1 for e in errors})[:_MAX_ERROR_LINES]), self.truncated)
 
 
 # -- helpers -------------------------------------------------------------------------------------
@@ -352,20 +326,20 @@ def _type_name(node: Any) -> str:
     return ""
 
 
-def _params(node: Any) -> list[list[str]]:
-    """[name, type] per parameter; `self` keeps its form (`&mut self`) as the type."""
+def _params(node: Any) -> tuple[tuple[str, str], ...]:
+    """(name, type) per parameter; `self` keeps its form (`&mut self`) as the type."""
     out = []
     for child in node.named_children:
         if child.type == "self_parameter":
-            out.append(["self", _SPACES.sub(" ", _text(child))])
+            out.append(("self", _SPACES.sub(" ", _text(child))))
         elif child.type == "parameter":
             pattern = child.child_by_field_name("pattern")
             ptype = child.child_by_field_name("type")
-            out.append([_SPACES.sub(" ", _text(pattern)) if pattern is not None else "_",
-                        _clip(_SPACES.sub(" ", _text(ptype))) if ptype is not None else ""])
+            out.append((_SPACES.sub(" ", _text(pattern)) if pattern is not None else "_",
+                        _clip(_SPACES.sub(" ", _text(ptype))) if ptype is not None else ""))
         elif child.type == "variadic_parameter":
-            out.append(["...", "..."])
-    return out
+            out.append(("...", "..."))
+    return tuple(out)
 
 
 def use_paths(node: Any, prefix: str = "") -> list[tuple[str, str]]:

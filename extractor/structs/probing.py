@@ -122,7 +122,7 @@ def _wants_generated(ctx: Context) -> bool:
     """Protobuf headers are generated only for a system whose files include some (`x.pb.h`)."""
     for f in ctx.files:
         facts = f.facts.get("cpp") if f.language in _CPP else None
-        if facts and any(target.endswith(".pb.h") for target, _angle, _line in facts.get("includes", ())):
+        if facts and any(target.endswith(".pb.h") for target, _angle, _line in facts.includes):
             return True
         if facts is None and f.language in _CPP:
             try:

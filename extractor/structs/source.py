@@ -30,9 +30,9 @@ def find_struct_definitions(data: bytes, language: Language) -> tuple[StructDefi
     that have no graph at hand (a single header)."""
     facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
     found = set()
-    for d in facts["defs"]:
-        tags = d.get("tags", ())
-        if d["kind"] in _AGGREGATE_KINDS and "template" not in tags and "specialization" not in tags \
-                and not any(k == "function" for _, k in d.get("scope", ())):
-            found.add(StructDefinition(d["line"], d["qual"], d["kind"]))
+    for d in facts.defs:
+        tags = d.tags
+        if d.kind in _AGGREGATE_KINDS and "template" not in tags and "specialization" not in tags \
+                and not any(k == "function" for _, k in d.scope):
+            found.add(StructDefinition(d.line, d.qual, d.kind))
     return tuple(sorted(found))

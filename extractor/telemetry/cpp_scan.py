@@ -19,6 +19,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import msgspec
+
+from extractor.cpp.parse import file_nodes
 from extractor.model import ParsedFile
 
 BUILDERS = {
@@ -31,54 +34,115 @@ BUILDERS = {
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "0": "\0", "r": "\r"}
 
 
-def scan_cpp_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
+# -- facts ---------------------------------------------------------------------------------------
+
+class ArgumentValue(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The first argument of a chain's `.Name(...)` or `.Help(...)`."""
+
+    value: str | None = None  # a literal, or a constant of this file; None when neither
+    text: str = ""  # as written
+    constant: str | None = None  # the identifier, when the argument is one (a constant or a parameter)
+
+
+class BuilderChain(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One `BuildX()...Register(...)` chain."""
+
+    type: str  # "counter", "gauge", "histogram", "summary"
+    line: int
+    name: ArgumentValue | None = None  # None when the chain has no `.Name`
+    help: ArgumentValue | None = None
+    labels: tuple[str, ...] = ()  # `.Labels({{"k", "v"}})` keys, or those of a map variable of the file
+    labels_variable: str = ""  # `.Labels(x)` with x no map of this file (a parameter, a member)
+    registered: bool = False
+    holder: str = ""  # the variable or member the family is stored in
+    add_labels: tuple[str, ...] = ()  # label keys of `holder.Add({...})` calls
+    buckets: tuple[float, ...] | None = None  # numbers of the first `holder.Add(labels, buckets)`
+
+
+class HelperPositions(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Which parameters of a helper carry the metric's name, help and labels."""
+
+    name: int
+    help: int | None = None
+    labels: int | None = None
+
+
+class MetricHelper(msgspec.Struct, frozen=True):
+    """A function whose chain takes the metric's name from one of its parameters."""
+
+    function: str  # unqualified name
+    params: int  # how many parameters it has
+    positions: HelperPositions
+    chain: BuilderChain
+
+
+class LiteralCall(msgspec.Struct, frozen=True, array_like=True):
+    """A call passing a name-like string literal: a possible call site of some file's helper."""
+
+    callee: str  # unqualified
+    line: int
+    args: tuple[str | None, ...]  # each argument's literal value, None when it is no literal
+    labels: tuple[tuple[str, ...] | None, ...]  # each argument's label keys, when it has some
+
+
+class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What one C/C++/CUDA file says about prometheus-cpp metrics."""
+
+    metrics: tuple[BuilderChain, ...] = ()
+    helpers: tuple[MetricHelper, ...] = ()
+    calls: tuple[LiteralCall, ...] = ()
+    constants: dict[str, str] = {}  # string constants of the file by unqualified name, sorted
+
+
+# -- scanning ------------------------------------------------------------------------------------
+
+
+def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     data = parsed.data
-    if b"Build" not in data and b"prometheus" not in data and b"metric" not in data.lower():
+    builds = b"Build" in data  # no builder chain without it: `BuildCounter`, `prometheus::BuildGauge`
+    names_prometheus = b"prometheus" in data
+    names_metric = b"metric" in data.lower()
+    if not (builds or names_prometheus or names_metric):
         return None
     tree = parsed.tree
     if tree is None:
         from extractor.cpp.parse import parse_source
 
         tree = parse_source(data, parsed.language)
-    root = tree.root_node
-    constants = _read_constants(root)
-    metrics: list[dict[str, Any]] = []
-    chains = []
-    names_prometheus = b"prometheus" in data
-    for call in _walk(root, "call_expression"):
-        builder = _builder_kind(call, names_prometheus)
-        if builder:
-            chains.append((call, builder))
-    adds = _read_adds(root)
-    maps = _read_label_maps(root)
-    helpers: list[dict[str, Any]] = []
-    for call, builder in chains:
-        chain = _read_chain(call, builder, constants, adds, maps)
-        helper = _helper(call, chain)
-        if helper is not None:
-            helpers.append(helper)
-        else:
-            metrics.append(chain)
-    facts: dict[str, Any] = {}
-    if metrics:
-        facts["metrics"] = metrics
-    if helpers:
-        facts["helpers"] = helpers
-    calls = _literal_calls(root, maps)
-    if calls:
-        facts["calls"] = calls
-    if constants and (names_prometheus or b"metric" in data.lower()):
-        facts["constants"] = constants
-    return facts or None
+    # The nodes come from the query every C/C++ scanner shares (extractor.cpp.parse.file_nodes):
+    # six walks in Python over every node of the tree, one per kind read here, cost twice the
+    # parse on Triton's core.
+    found = file_nodes(tree, parsed.language)
+    inits = _in_tree_order(found.get("init", ()))
+    constants = _read_constants(_in_tree_order(found.get("define", ())), inits)
+    maps = _read_label_maps(inits)
+    metrics: list[BuilderChain] = []
+    helpers: list[MetricHelper] = []
+    # the calls that name a function (all a builder or an `.Add` can be), for builder chains and
+    # their `.Add` calls: only in files that name a builder
+    all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds else []
+    chains = [(call, builder) for call in all_calls if (builder := _builder_kind(call, names_prometheus))]
+    if chains:
+        adds = _read_adds(all_calls)
+        for call, builder in chains:
+            chain = _read_chain(call, builder, constants, adds, maps)
+            helper = _helper(call, chain)
+            if helper is not None:
+                helpers.append(helper)
+            else:
+                metrics.append(chain)
+    calls = _literal_calls(_in_tree_order(found.get("literal_call", ())), maps)
+    kept = constants if constants and (names_prometheus or names_metric) else {}
+    if not (metrics or helpers or calls or kept):
+        return None
+    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept)
 
 
-def _walk(node, node_type: str):
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if current.type == node_type:
-            yield current
-        stack.extend(reversed(current.children))
+def _in_tree_order(nodes: Any) -> list[Any]:
+    """Captured nodes once each, in the order of a depth-first walk (an enclosing node before the
+    nodes inside it): later definitions of a constant win, as they did when the tree was walked."""
+    unique = {(n.start_byte, -n.end_byte): n for n in nodes}
+    return [unique[key] for key in sorted(unique)]
 
 
 def _text(node) -> str:
@@ -116,20 +180,20 @@ def _literal(node) -> str | None:
         return match.group(2) if match else None
     if node.type == "concatenated_string":
         parts = [_literal(c) for c in node.named_children]
-        return None if any(p is None for p in parts) else "".join(parts)
+        return "".join(p for p in parts if p is not None) if all(p is not None for p in parts) else None
     return None
 
 
-def _read_constants(root) -> dict[str, str]:
+def _read_constants(defines: list[Any], inits: list[Any]) -> dict[str, str]:
     """File-level (and namespace-level) string constants by their unqualified name."""
     constants: dict[str, str] = {}
-    for define in _walk(root, "preproc_def"):
+    for define in defines:
         name, value = define.child_by_field_name("name"), define.child_by_field_name("value")
         if name is not None and value is not None:
             match = re.fullmatch(r'\s*"((?:[^"\\]|\\.)*)"\s*', _text(value))
             if match:
                 constants[_text(name)] = match.group(1)
-    for declarator in _walk(root, "init_declarator"):
+    for declarator in inits:
         target = declarator.child_by_field_name("declarator")
         value = declarator.child_by_field_name("value")
         if target is None or value is None or _inside_function(declarator):
@@ -200,10 +264,18 @@ def _holder(outer) -> str:
     return ""
 
 
-def _read_adds(root) -> dict[str, list[dict[str, Any]]]:
+class _Add(msgspec.Struct):
+    """A ``family.Add({labels}, buckets)`` call (read here, folded into its chain's facts)."""
+
+    labels: list[str]
+    labels_var: str = ""  # the labels argument, when it is a variable
+    buckets: list[float] | None = None
+
+
+def _read_adds(calls: list[Any]) -> dict[str, list[_Add]]:
     """``family.Add({labels}, BucketBoundaries{...})`` calls by the family's variable name."""
-    adds: dict[str, list[dict[str, Any]]] = {}
-    for call in _walk(root, "call_expression"):
+    adds: dict[str, list[_Add]] = {}
+    for call in calls:
         function = call.child_by_field_name("function")
         if function is None or function.type != "field_expression":
             continue
@@ -216,13 +288,9 @@ def _read_adds(root) -> dict[str, list[dict[str, Any]]]:
         name = _text(target).split("->")[-1].split(".")[-1]
         arguments = call.child_by_field_name("arguments")
         args = arguments.named_children if arguments is not None else []
-        entry: dict[str, Any] = {"line": call.start_point[0] + 1, "labels": [], "buckets": None}
-        if args:
-            entry["labels"] = _label_keys(args[0])
-            if args[0].type == "identifier":
-                entry["labels_var"] = _text(args[0])
-        if len(args) > 1:
-            entry["buckets"] = _numbers(args[1])
+        entry = _Add(_label_keys(args[0]) if args else [],
+                     _text(args[0]) if args and args[0].type == "identifier" else "",
+                     _numbers(args[1]) if len(args) > 1 else None)
         adds.setdefault(name, []).append(entry)
     return adds
 
@@ -262,10 +330,10 @@ def _numbers(node) -> list[float] | None:
     return values
 
 
-def _read_label_maps(root) -> dict[str, list[str]]:
+def _read_label_maps(inits: list[Any]) -> dict[str, list[str]]:
     """Label keys of map variables initialised with ``{{"key", "value"}, ...}`` in the file."""
     maps: dict[str, list[str]] = {}
-    for declarator in _walk(root, "init_declarator"):
+    for declarator in inits:
         target = declarator.child_by_field_name("declarator")
         value = declarator.child_by_field_name("value")
         if target is None or value is None or target.type != "identifier":
@@ -308,94 +376,97 @@ def _function_signature(function) -> tuple[str, list[str]] | None:
     return _text(name_node).split("::")[-1].strip(), names
 
 
-def _helper(call, chain: dict[str, Any]) -> dict[str, Any] | None:
+def _helper(call, chain: BuilderChain) -> MetricHelper | None:
     """The chain as a helper's template when its name is one of the function's parameters."""
-    name_fact = chain.get("name") or {}
+    name_fact = chain.name
+    if name_fact is None or name_fact.value is not None or not name_fact.constant:
+        return None
     function = _enclosing_function(call)
-    if function is None or name_fact.get("value") is not None or not name_fact.get("constant"):
+    if function is None:
         return None
     signature = _function_signature(function)
-    if signature is None or name_fact["constant"] not in signature[1]:
+    if signature is None or name_fact.constant not in signature[1]:
         return None
     helper_name, params = signature
-    positions = {"name": params.index(name_fact["constant"])}
-    help_fact = chain.get("help") or {}
-    if help_fact.get("value") is None and help_fact.get("constant") in params:
-        positions["help"] = params.index(help_fact["constant"])
-    if chain.get("labels_param") in params:
-        positions["labels"] = params.index(chain["labels_param"])
-    return {"function": helper_name, "params": len(params), "positions": positions, "chain": chain}
+    help_fact = chain.help
+    help_at = params.index(help_fact.constant) if help_fact is not None and help_fact.value is None and \
+        help_fact.constant is not None and help_fact.constant in params else None
+    labels_at = params.index(chain.labels_variable) if chain.labels_variable and chain.labels_variable in params \
+        else None
+    return MetricHelper(helper_name, len(params), HelperPositions(params.index(name_fact.constant), help_at, labels_at),
+                        chain)
 
 
 _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 
 
-def _literal_calls(root, maps: dict[str, list[str]]) -> list[dict[str, Any]]:
+def _literal_calls(candidates: list[Any], maps: dict[str, list[str]]) -> list[LiteralCall]:
     """Calls passing a name-like string literal: the call sites a helper may have."""
-    calls: list[dict[str, Any]] = []
-    for call in _walk(root, "call_expression"):
+    calls: list[LiteralCall] = []
+    for call in candidates:
         function = call.child_by_field_name("function")
         arguments = call.child_by_field_name("arguments")
         if function is None or arguments is None or function.type not in (
                 "identifier", "qualified_identifier", "field_expression", "template_function"):
             continue
-        args = [_literal(a) for a in arguments.named_children]
+        args = tuple(_literal(a) for a in arguments.named_children)
         if not any(a is not None and _NAME_LIKE.match(a) for a in args):
             continue
         name = _text(function).replace("->", ".").split(".")[-1].split("::")[-1].split("<")[0].strip()
-        labels = [_label_keys(a) if a.type == "initializer_list" else maps.get(_text(a)) if a.type == "identifier"
-                  else None for a in arguments.named_children]
-        calls.append({"callee": name, "line": call.start_point[0] + 1, "args": args,
-                      "labels": labels})
+        labels = tuple(_optional_tuple(_label_keys(a) if a.type == "initializer_list" else maps.get(_text(a))
+                                       if a.type == "identifier" else None) for a in arguments.named_children)
+        calls.append(LiteralCall(name, call.start_point[0] + 1, args, labels))
     return calls
 
 
-def _argument_value(arguments, constants: dict[str, str]) -> dict[str, Any]:
+def _optional_tuple(items: list[str] | None) -> tuple[str, ...] | None:
+    return tuple(items) if items is not None else None
+
+
+def _argument_value(arguments, constants: dict[str, str]) -> ArgumentValue:
     args = arguments.named_children if arguments is not None else []
     if not args:
-        return {"value": None, "text": ""}
+        return ArgumentValue()
     node = args[0]
     literal = _literal(node)
     if literal is not None:
-        return {"value": literal, "text": _text(node)}
+        return ArgumentValue(literal, _text(node))
     text = _text(node)
     identifier = text.split("::")[-1].strip()
-    if node.type in ("identifier", "qualified_identifier") and identifier in constants:
-        return {"value": constants[identifier], "text": text, "constant": identifier}
     if node.type in ("identifier", "qualified_identifier"):
-        return {"value": None, "text": text, "constant": identifier}
-    return {"value": None, "text": text}
+        return ArgumentValue(constants.get(identifier), text, identifier)
+    return ArgumentValue(None, text)
 
 
 def _read_chain(call, builder: str, constants: dict[str, str],
-                adds: dict[str, list[dict[str, Any]]], maps: dict[str, list[str]]) -> dict[str, Any]:
+                adds: dict[str, list[_Add]], maps: dict[str, list[str]]) -> BuilderChain:
     methods, outer = _chain_methods(call)
-    fact: dict[str, Any] = {"type": builder, "line": call.start_point[0] + 1, "labels": [],
-                            "registered": False}
+    name = help_value = None
+    labels: list[str] = []
+    labels_variable = ""
+    registered = False
     for method, arguments in methods:
         if method == "Name":
-            fact["name"] = _argument_value(arguments, constants)
+            name = _argument_value(arguments, constants)
         elif method == "Help":
-            fact["help"] = _argument_value(arguments, constants)
+            help_value = _argument_value(arguments, constants)
         elif method == "Labels" and arguments is not None and arguments.named_children:
             argument = arguments.named_children[0]
             if argument.type == "identifier" and _text(argument) in maps:
-                fact["labels"] = maps[_text(argument)]  # a map variable of this file
+                labels = maps[_text(argument)]  # a map variable of this file
             elif argument.type == "identifier":
-                fact["labels_param"] = _text(argument)
-                fact["labels_unresolved"] = _text(argument)
+                labels_variable = _text(argument)
             else:
-                fact["labels"] = _label_keys(argument)
+                labels = _label_keys(argument)
         elif method == "Register":
-            fact["registered"] = True
+            registered = True
     holder = _holder(outer)
-    fact["holder"] = holder
     extra_labels: list[str] = []
     buckets: list[float] | None = None
     for add in adds.get(holder, []) if holder else []:
-        extra_labels.extend(add["labels"] or maps.get(add.get("labels_var") or "", []))
-        if add["buckets"] is not None and buckets is None:
-            buckets = add["buckets"]
-    fact["add_labels"] = sorted(set(extra_labels))
-    fact["buckets"] = buckets
-    return fact
+        extra_labels.extend(add.labels or maps.get(add.labels_var, []))
+        if add.buckets is not None and buckets is None:
+            buckets = add.buckets
+    return BuilderChain(builder, call.start_point[0] + 1, name, help_value, tuple(labels), labels_variable,
+                        registered, holder, tuple(sorted(set(extra_labels))),
+                        tuple(buckets) if buckets is not None else None)

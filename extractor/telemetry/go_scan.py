@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from extractor.go.parse import capture_nodes
 from extractor.model import ParsedFile
+from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
@@ -23,7 +25,7 @@ _CONSTRUCTOR = re.compile(r"New(Counter|Gauge|Histogram|Summary)(Vec|Func)?")
 _MAX_TEXT = 120
 
 
-def scan_go_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     if b"client_golang" not in data and b"const" not in data:
         return None
@@ -46,13 +48,12 @@ def scan_go_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
                 for n, v in zip(names, values):
                     if v.type in ("interpreted_string_literal", "raw_string_literal"):
                         constants[_text(n)] = _string(v)
-    facts: dict[str, Any] = {}
-    if constants:
-        facts["constants"] = constants
     if not aliases:
-        return facts or None
+        return NativeMetricFacts(constants=constants) if constants else None
     metrics = []
-    for call in _descendants(root, "call_expression", into_matches=True):
+    # the calls of a method or a package's function, in source order (a query, not a walk in Python)
+    found = capture_nodes(root, "(call_expression function: (selector_expression)) @call").get("call", ())
+    for call in sorted(found, key=lambda n: (n.start_byte, -n.end_byte)):
         fn = call.child_by_field_name("function")
         if fn is None or fn.type != "selector_expression":
             continue
@@ -64,18 +65,18 @@ def scan_go_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
         arg_nodes = [a for a in args.named_children if a.type != "comment"] if args is not None else []
         if not arg_nodes:
             continue
-        entry: dict[str, Any] = {"library": "client_golang", "type": m.group(1).lower(), "line": call.start_point[0] + 1}
-        if m.group(2) == "Func":
-            entry["func"] = True
+        # keyword arguments of the NativeMetric: the options literal's fields, then the label list
+        entry: dict[str, Any] = {"library": "client_golang", "type": m.group(1).lower(),
+                                 "line": call.start_point[0] + 1, "func": m.group(2) == "Func"}
         entry.update(_opts(arg_nodes[0], constants))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
             labels = arg_nodes[1]
-            entry["labels"] = [_string(s) for s in _descendants(labels, "interpreted_string_literal")] \
+            entry["labels"] = tuple(_string(s) for s in _descendants(labels, "interpreted_string_literal")) \
                 if labels.type == "composite_literal" else None
-        metrics.append(entry)
-    if metrics:
-        facts["metrics"] = metrics
-    return facts or None
+        metrics.append(NativeMetric(**entry))
+    if not (metrics or constants):
+        return None
+    return NativeMetricFacts(tuple(metrics), constants)
 
 
 def _is_prometheus(operand: Any, aliases: dict[str, str], call: Any) -> bool:
@@ -120,40 +121,40 @@ def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
             out["buckets"] = _buckets(value)
         elif key == "ConstLabels":
             # `prometheus.Labels{"k": "v", ...}`: keys and values alternate in source order
-            out["const_labels"] = sorted([_string(s) for s in _descendants(value, "interpreted_string_literal")][::2])
+            out["const_labels"] = tuple(sorted([_string(s) for s in _descendants(value, "interpreted_string_literal")][::2]))
     return out
 
 
-def _value(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+def _value(node: Any, constants: dict[str, str]) -> MetricText:
     if node.type in ("interpreted_string_literal", "raw_string_literal"):
-        return {"value": _string(node)}
+        return MetricText(_string(node))
     text = _text(node)
     if node.type == "identifier" and text in constants:
-        return {"value": constants[text]}
+        return MetricText(constants[text])
     if node.type == "binary_expression":  # "prefix_" + name
-        parts = [_value(c, constants) for c in node.named_children]
-        if all("value" in p for p in parts):
-            return {"value": "".join(p["value"] for p in parts)}
-    return {"text": text[:_MAX_TEXT], "constant": text.rsplit(".", 1)[-1] if re.fullmatch(r"[\w.]+", text) else ""}
+        parts = [_value(c, constants).value for c in node.named_children]
+        if all(p is not None for p in parts):
+            return MetricText("".join(p for p in parts if p is not None))
+    return MetricText(text=text[:_MAX_TEXT], constant=text.rsplit(".", 1)[-1] if re.fullmatch(r"[\w.]+", text) else "")
 
 
-def _buckets(node: Any) -> dict[str, Any]:
+def _buckets(node: Any) -> MetricBuckets:
     text = re.sub(r"\s+", "", _text(node))
     if text.endswith("DefBuckets"):
-        return {"default": True}
+        return MetricBuckets(default=True)
     m = re.fullmatch(r"(?:\w+\.)?(Linear|Exponential)Buckets\(([-\d.e]+),([-\d.e]+),(\d+)\)", text)
     if m:
         start, factor, count = float(m.group(2)), float(m.group(3)), int(m.group(4))
         if m.group(1) == "Linear":
-            return {"values": [start + i * factor for i in range(count)]}
-        return {"values": [start * factor ** i for i in range(count)]}
+            return MetricBuckets(values=tuple(start + i * factor for i in range(count)))
+        return MetricBuckets(values=tuple(start * factor ** i for i in range(count)))
     m = re.fullmatch(r"\[\]float64\{([^{}]*)\}", text)
     if m:
         try:
-            return {"values": [float(x) for x in m.group(1).split(",") if x]}
+            return MetricBuckets(values=tuple(float(x) for x in m.group(1).split(",") if x))
         except ValueError:
             pass
-    return {"text": text[:_MAX_TEXT]}
+    return MetricBuckets(text=text[:_MAX_TEXT])
 
 
 def _string(node: Any) -> str:
@@ -167,13 +168,12 @@ def _text(node: Any) -> str:
     return node.text.decode("utf-8", errors="replace")
 
 
-def _descendants(node: Any, kind: str, into_matches: bool = False) -> list[Any]:
+def _descendants(node: Any, kind: str) -> list[Any]:
     out, stack = [], [node]
     while stack:
         current = stack.pop()
         if current.type == kind:
             out.append(current)
-            if not into_matches:
-                continue
+            continue
         stack.extend(reversed(current.named_children))
     return out

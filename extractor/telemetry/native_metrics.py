@@ -26,10 +26,10 @@ import dataclasses
 import re
 from collections import Counter as Tally
 from collections.abc import Iterable
-from typing import Any
 
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
+from extractor.telemetry.native_facts import MetricText, NativeMetric, NativeMetricFacts
 from extractor.telemetry.records import MetricDefinition, MetricType, lint_name
 
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
@@ -63,14 +63,14 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
     for language in (Language.RUST, Language.GO):
-        files = list(ctx.facts("metrics", language))
+        files: list[tuple[SourceFile, NativeMetricFacts]] = list(ctx.facts("metrics", language))
         constants = _shared_constants(files)
         described = _descriptions(files, constants)
-        bucketed = [b for _f, facts in files for b in facts.get("exporter_buckets", ())]
+        bucketed = [b for _f, facts in files for b in facts.exporter_buckets]
         for file, facts in files:
-            local = {**constants.get(_package(file), {}), **facts.get("constants", {})}
-            for m in facts.get("metrics", ()):
-                if m.get("describe"):
+            local = {**constants.get(_package(file), {}), **facts.constants}
+            for m in facts.metrics:
+                if m.describe:
                     continue
                 stats[f"{language.value}_definitions"] += 1
                 record, problem = _record(file, m, local, described, bucketed)
@@ -105,81 +105,78 @@ def _package(file: SourceFile) -> str:
     return file.path.rsplit("/", 1)[0] if "/" in file.path else ""
 
 
-def _shared_constants(files: Iterable[tuple[SourceFile, dict[str, Any]]]) -> dict[str, dict[str, str]]:
+def _shared_constants(files: Iterable[tuple[SourceFile, NativeMetricFacts]]) -> dict[str, dict[str, str]]:
     """String constants per directory (a Go package; for Rust, the module's directory): a name
     defined in another file of the same package resolves, one defined twice differently does not."""
     seen: dict[str, dict[str, set[str]]] = {}
     for file, facts in files:
-        for key, value in facts.get("constants", {}).items():
+        for key, value in facts.constants.items():
             seen.setdefault(_package(file), {}).setdefault(key, set()).add(value)
     return {pkg: {k: next(iter(v)) for k, v in names.items() if len(v) == 1} for pkg, names in seen.items()}
 
 
-def _descriptions(files, constants) -> dict[str, dict[str, Any]]:
-    """`describe_counter!("name", Unit::Seconds, "help")` of the metrics crate, by name."""
-    out: dict[str, dict[str, Any]] = {}
+def _descriptions(files: Iterable[tuple[SourceFile, NativeMetricFacts]],
+                  constants: dict[str, dict[str, str]]) -> dict[str, tuple[str, str]]:
+    """`describe_counter!("name", Unit::Seconds, "help")` of the metrics crate: (help, unit) by name."""
+    out: dict[str, tuple[str, str]] = {}
     for file, facts in files:
-        local = {**constants.get(_package(file), {}), **facts.get("constants", {})}
-        for m in facts.get("metrics", ()):
-            if m.get("describe"):
-                name = _resolve(m.get("name"), local)
+        local = {**constants.get(_package(file), {}), **facts.constants}
+        for m in facts.metrics:
+            if m.describe:
+                name = _resolve(m.name, local)
                 if name is not None:
-                    out.setdefault(name, {"help": _resolve(m.get("help"), local) or "", "unit": m.get("unit", "")})
+                    out.setdefault(name, (_resolve(m.help, local) or "", m.unit))
     return out
 
 
-def _resolve(fact: dict[str, Any] | None, constants: dict[str, str]) -> str | None:
-    if not fact:
+def _resolve(fact: MetricText | None, constants: dict[str, str]) -> str | None:
+    if fact is None:
         return None
-    if "value" in fact:
-        return fact["value"]
-    return constants.get(fact.get("constant", ""))
+    if fact.value is not None:
+        return fact.value
+    return constants.get(fact.constant)
 
 
-def _record(file: SourceFile, m: dict[str, Any], constants: dict[str, str], described: dict[str, dict[str, Any]],
-            bucketed: list[list[Any]]) -> tuple[MetricDefinition | None, Diagnostic | None]:
-    library = m["library"]
-    kind_text = m.get("type", "")
-    if not kind_text:
-        return None, Diagnostic(file.path, m["line"], "metric-type-unresolved",
+def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], described: dict[str, tuple[str, str]],
+            bucketed: list[tuple[str, str | None]]) -> tuple[MetricDefinition | None, Diagnostic | None]:
+    library = m.library
+    if not m.type:
+        return None, Diagnostic(file.path, m.line, "metric-type-unresolved",
                                 f"{library} Opts::new here is not handed to a constructor or register macro in the "
                                 "same statement: its metric type is unknown", Severity.INFO)
-    kind = MetricType(kind_text)
-    raw = _resolve(m.get("name"), constants)
+    kind = MetricType(m.type)
+    raw = _resolve(m.name, constants)
     if raw is None:
-        written = (m.get("name") or {}).get("text", "(no name)")
-        return None, Diagnostic(file.path, m["line"], "metric-name-unresolved",
+        written = m.name.text if m.name is not None else "(no name)"
+        return None, Diagnostic(file.path, m.line, "metric-name-unresolved",
                                 f"{library} {kind.value} name {written!r} is not a literal or a constant of the "
                                 "analysed files", Severity.INFO)
-    namespace = _resolve(m.get("namespace"), constants) or ""
-    subsystem = _resolve(m.get("subsystem"), constants) or ""
-    dynamic = bool((m.get("name") or {}).get("dynamic")) or any(
-        (m.get(k) or {}).get("text") and _resolve(m.get(k), constants) is None for k in ("namespace", "subsystem"))
-    help_text = _resolve(m.get("help"), constants) or ""
+    namespace = _resolve(m.namespace, constants) or ""
+    subsystem = _resolve(m.subsystem, constants) or ""
+    dynamic = (m.name is not None and m.name.dynamic) or any(
+        part is not None and part.text and _resolve(part, constants) is None for part in (m.namespace, m.subsystem))
+    help_text = _resolve(m.help, constants) or ""
     unit = ""
     rendered = None
     if library == "metrics":
         name = sanitize(raw)
-        info = described.get(raw, {})
-        help_text = help_text or info.get("help", "")
-        unit = info.get("unit", "")
+        described_help, unit = described.get(raw, ("", ""))
+        help_text = help_text or described_help
         if kind is MetricType.HISTOGRAM and not _exporter_buckets(raw, bucketed):
             rendered = MetricType.SUMMARY
     else:
         name = fq_name(namespace, subsystem, raw)
-    labels = tuple(sorted(set(m.get("labels") or ()) | set(m.get("const_labels") or ())))
+    labels = tuple(sorted(set(m.labels or ()) | set(m.const_labels)))
     buckets: tuple[float, ...] = ()
     buckets_resolved = True
     if kind is MetricType.HISTOGRAM and rendered is None:
-        fact = m.get("buckets")
+        fact = m.buckets
         if library == "metrics":
             buckets_resolved = False  # the exporter's configuration decides them
-        elif fact is None or (isinstance(fact, dict) and fact.get("default")):
+        elif fact is None or fact.default:
             buckets = DEFAULT_BUCKETS
-        elif isinstance(fact, list):
-            buckets = tuple(fact)
-        elif isinstance(fact, dict) and "values" in fact:
-            buckets = tuple(fact["values"])
+        elif fact.values is not None:
+            buckets = fact.values
         else:
             buckets_resolved = False
     lib = _LIBRARY[library]
@@ -189,13 +186,13 @@ def _record(file: SourceFile, m: dict[str, Any], constants: dict[str, str], desc
                                          "summary unless buckets are configured"}))
     language = file.language.value
     return MetricDefinition(
-        path=file.path, line=m["line"], name=name, type=kind, help=help_text, labels=labels, buckets=buckets,
+        path=file.path, line=m.line, name=name, type=kind, help=help_text, labels=labels, buckets=buckets,
         unit=unit.lower(), language=language, dynamic=dynamic, exposed_names=exposed(kind, name, rendered),
-        lint=lint, labels_resolved=m.get("labels", []) is not None, buckets_resolved=buckets_resolved,
+        lint=lint, labels_resolved=m.labels is not None, buckets_resolved=buckets_resolved,
         library=lib, via=_via(m)), None
 
 
-def _exporter_buckets(name: str, bucketed: list[list[Any]]) -> bool:
+def _exporter_buckets(name: str, bucketed: list[tuple[str, str | None]]) -> bool:
     for how, value in bucketed:
         if how == "all" or value is None:
             return True
@@ -205,9 +202,9 @@ def _exporter_buckets(name: str, bucketed: list[list[Any]]) -> bool:
     return False
 
 
-def _via(m: dict[str, Any]) -> str:
-    if m["library"] == "metrics":
+def _via(m: NativeMetric) -> str:
+    if m.library == "metrics":
         return "macro"
-    if m["library"] == "prometheus":
-        return "register-macro" if "vec" in m else "opts"
+    if m.library == "prometheus":
+        return "register-macro" if m.register_macro else "opts"
     return "constructor"

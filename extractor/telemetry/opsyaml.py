@@ -10,15 +10,15 @@ rules file is a diagnostic, not gigabytes.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+import msgspec
 import yaml
 
 from extractor.support import safeyaml
 from extractor.model import ParsedFile
-from extractor.telemetry.grafana import looks_like_dashboard, read_dashboard
+from extractor.telemetry.grafana import FileProblem, Panel, looks_like_dashboard, read_dashboard
 
 _YAML_MARKERS = (b"groups:", b"HorizontalPodAutoscaler", b"seriesQuery", b"metricsQuery",
                  b"averageValue", b"averageUtilization", b"expr:", b"ScaledObject", b"inhibit_rules",
@@ -26,6 +26,87 @@ _YAML_MARKERS = (b"groups:", b"HorizontalPodAutoscaler", b"seriesQuery", b"metri
 _HPA_SOURCES = {"Pods": "pods", "Object": "object", "External": "external", "Resource": "resource",
                 "ContainerResource": "containerResource"}
 _TEMPLATE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+
+
+# -- facts ---------------------------------------------------------------------------------------
+# Text fields hold the YAML scalar as text ("" when absent); Helm placeholders (``__tpl0__``) stay
+# in the text for the extract step to resolve against the chart's values.yaml.
+
+class RuleFact(msgspec.Struct, frozen=True):
+    """A Prometheus alerting or recording rule."""
+
+    group: str
+    alert: str
+    record: str
+    expr: str
+    for_: str = msgspec.field(name="for")
+    severity: str  # the `severity` label
+    line: int
+
+
+class HpaFact(msgspec.Struct, frozen=True):
+    """One metric of a HorizontalPodAutoscaler and its target."""
+
+    type: str  # "Pods", "Object", "External", "Resource", "ContainerResource"
+    metric: str
+    target_type: str  # autoscaling/v2 target.type ("AverageValue", "Utilization", ...)
+    value_key: str  # the key that held the value ("averageValue", "targetAverageValue", ...)
+    value: str
+    line: int
+
+
+class AdapterFact(msgspec.Struct, frozen=True):
+    """A prometheus-adapter rule: the series it discovers, the name it exposes, its query."""
+
+    series_query: str
+    matches: str
+    as_: str = msgspec.field(name="as")
+    metrics_query: str
+    line: int
+
+
+class KedaFact(msgspec.Struct, frozen=True):
+    """A KEDA ScaledObject trigger of type prometheus."""
+
+    name: str
+    query: str
+    threshold: str  # the per-replica target
+    activation: str  # activationThreshold
+    line: int
+
+
+class InhibitFact(msgspec.Struct, frozen=True):
+    """An Alertmanager inhibit rule and the alert names its matchers name (`~regex` for a regex)."""
+
+    source: tuple[str, ...]
+    target: tuple[str, ...]
+    equal: tuple[str, ...]
+    line: int
+
+
+class OpsFacts(msgspec.Struct, frozen=True):
+    """What one operations YAML file holds that production attaches to metrics."""
+
+    rules: tuple[RuleFact, ...] = ()
+    hpa: tuple[HpaFact, ...] = ()
+    adapter: tuple[AdapterFact, ...] = ()
+    keda: tuple[KedaFact, ...] = ()
+    inhibit: tuple[InhibitFact, ...] = ()
+    panels: tuple[Panel, ...] = ()  # of dashboards embedded as JSON strings
+    diagnostics: tuple[FileProblem, ...] = ()
+    placeholders: dict[str, str] = {}  # the Helm directives the facts above hold, by placeholder
+
+
+class _Found:
+    """The facts of one file while its documents are read."""
+
+    def __init__(self) -> None:
+        self.rules: list[RuleFact] = []
+        self.hpa: list[HpaFact] = []
+        self.adapter: list[AdapterFact] = []
+        self.keda: list[KedaFact] = []
+        self.inhibit: list[InhibitFact] = []
+        self.panels: list[Panel] = []
 
 
 def neutralise_templates(text: str) -> tuple[str, dict[str, str]]:
@@ -53,10 +134,10 @@ def neutralise_templates(text: str) -> tuple[str, dict[str, str]]:
     return "\n".join(out_lines), placeholders
 
 
-def _documents(text: str) -> tuple[list[yaml.Node], list[dict[str, Any]]]:
+def _documents(text: str) -> tuple[list[yaml.Node], list[FileProblem]]:
     """Each ``---`` document composed alone, so one malformed document leaves the others readable."""
     nodes: list[yaml.Node] = []
-    problems: list[dict[str, Any]] = []
+    problems: list[FileProblem] = []
     lines = text.split("\n")
     starts = sorted({0, *(i for i, line in enumerate(lines) if re.match(r"^---(\s|$)", line))})
     for index, start in enumerate(starts):
@@ -66,12 +147,12 @@ def _documents(text: str) -> tuple[list[yaml.Node], list[dict[str, Any]]]:
             nodes.extend(safeyaml.compose_all(chunk))
         except safeyaml.YamlLimitError as err:
             mark = err.problem_mark
-            problems.append({"line": (mark.line + 1) if mark else start + 1, "code": "yaml-limit",
-                             "message": f"YAML document not read: {err.problem}"})
+            problems.append(FileProblem((mark.line + 1) if mark else start + 1, "yaml-limit",
+                                        f"YAML document not read: {err.problem}"))
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
-            problems.append({"line": (mark.line + 1) if mark else start + 1, "code": "yaml-error",
-                             "message": f"YAML does not parse: {getattr(err, 'problem', None) or err}"})
+            problems.append(FileProblem((mark.line + 1) if mark else start + 1, "yaml-error",
+                                        f"YAML does not parse: {getattr(err, 'problem', None) or err}"))
     return nodes, problems
 
 
@@ -90,6 +171,11 @@ def _line(value: Any, fallback: int = 0) -> int:
     return getattr(value, "line", 0) or fallback
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    """``value`` when the YAML holds a mapping there, else an empty one."""
+    return value if isinstance(value, dict) else {}
+
+
 def scalar_text(value: Any) -> str:
     if value is None:
         return ""
@@ -98,14 +184,13 @@ def scalar_text(value: Any) -> str:
     return str(value)
 
 
-def scan_yaml_thresholds(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_yaml_thresholds(parsed: ParsedFile) -> OpsFacts | None:
     data = parsed.data
     if not any(marker in data for marker in _YAML_MARKERS):
         return None
     text, placeholders = neutralise_templates(parsed.text)
     nodes, problems = _documents(text)
-    facts: dict[str, list[dict[str, Any]]] = {"rules": [], "hpa": [], "adapter": [], "keda": [], "inhibit": [],
-                                              "panels": []}
+    facts = _Found()
     for node in nodes:
         try:
             doc = safeyaml.build(node, lines=True)
@@ -114,33 +199,36 @@ def scan_yaml_thresholds(parsed: ParsedFile) -> dict[str, Any] | None:
             # (an integer of 5,000 digits): that document is a diagnostic, the others are read.
             mark = getattr(err, "problem_mark", None) or node.start_mark
             problem = getattr(err, "problem", None) or str(err).split(":")[0]
-            problems.append({"line": mark.line + 1, "code": "yaml-error", "message": f"YAML value not read: {problem}"})
+            problems.append(FileProblem(mark.line + 1, "yaml-error", f"YAML value not read: {problem}"))
             continue
         for item in _walk(doc):
             if isinstance(item, dict):
                 _read_mapping(item, facts)
         _embedded_dashboards(node, facts, problems)
-    if not any(facts.values()) and not problems:
+    if not (facts.rules or facts.hpa or facts.adapter or facts.keda or facts.inhibit or facts.panels or problems):
         return None
-    found = [item for key in ("rules", "hpa", "adapter", "keda") for item in facts[key]]
-    used = {k: v for k, v in placeholders.items() if any(k in json.dumps(item) for item in found)}
-    return {**facts, "diagnostics": problems, "placeholders": dict(sorted(used.items()))}
+    # the placeholders that the rules, HPA targets, adapter rules and KEDA triggers hold
+    texts = [msgspec.json.encode(item) for items in (facts.rules, facts.hpa, facts.adapter, facts.keda)
+             for item in items]
+    used = {k: v for k, v in placeholders.items() if any(k.encode() in t for t in texts)}
+    return OpsFacts(tuple(facts.rules), tuple(facts.hpa), tuple(facts.adapter), tuple(facts.keda),
+                    tuple(facts.inhibit), tuple(facts.panels), tuple(problems), dict(sorted(used.items())))
 
 
-def _read_mapping(node: dict[str, Any], facts: dict[str, list[dict[str, Any]]]) -> None:
+def _read_mapping(node: dict[str, Any], facts: _Found) -> None:
     if isinstance(node.get("groups"), list):
-        facts["rules"].extend(_rule_facts(node["groups"]))
+        facts.rules.extend(_rule_facts(node["groups"]))
     if node.get("type") in _HPA_SOURCES and isinstance(node.get(_HPA_SOURCES[node["type"]]), dict):
-        facts["hpa"].append(_hpa_fact(node))
+        facts.hpa.append(_hpa_fact(node))
     if "seriesQuery" in node or "metricsQuery" in node:
-        facts["adapter"].append(_adapter_fact(node))
+        facts.adapter.append(_adapter_fact(node))
     if node.get("kind") == "ScaledObject" and isinstance(node.get("spec"), dict):
-        facts["keda"].extend(_keda_facts(node))
+        facts.keda.extend(_keda_facts(node))
     if isinstance(node.get("inhibit_rules"), list):
-        facts["inhibit"].extend(_inhibit_facts(node["inhibit_rules"]))
+        facts.inhibit.extend(_inhibit_facts(node["inhibit_rules"]))
 
 
-def _rule_facts(groups: list[Any]) -> list[dict[str, Any]]:
+def _rule_facts(groups: list[Any]) -> list[RuleFact]:
     out = []
     for group in groups:
         if not isinstance(group, dict) or not isinstance(group.get("rules"), list):
@@ -148,26 +236,20 @@ def _rule_facts(groups: list[Any]) -> list[dict[str, Any]]:
         for rule in group["rules"]:
             if not isinstance(rule, dict) or "expr" not in rule:
                 continue
-            labels = rule.get("labels") if isinstance(rule.get("labels"), dict) else {}
-            out.append({
-                "group": scalar_text(group.get("name")),
-                "alert": scalar_text(rule.get("alert")),
-                "record": scalar_text(rule.get("record")),
-                "expr": scalar_text(rule.get("expr")).strip(),
-                "for": scalar_text(rule.get("for")),
-                "severity": scalar_text(labels.get("severity")),
-                "line": _line(rule),
-            })
+            labels = _mapping(rule.get("labels"))
+            out.append(RuleFact(scalar_text(group.get("name")), scalar_text(rule.get("alert")),
+                                scalar_text(rule.get("record")), scalar_text(rule.get("expr")).strip(),
+                                scalar_text(rule.get("for")), scalar_text(labels.get("severity")), _line(rule)))
     return out
 
 
-def _hpa_fact(node: dict[str, Any]) -> dict[str, Any]:
+def _hpa_fact(node: dict[str, Any]) -> HpaFact:
     kind = node["type"]
     source = node[_HPA_SOURCES[kind]]
-    metric = source.get("metric") if isinstance(source.get("metric"), dict) else {}
+    metric = _mapping(source.get("metric"))
     # autoscaling/v2 nests metric.name; v2beta1 used metricName beside the target; Resource uses name
     name = metric.get("name") if metric else (source.get("metricName") or source.get("name"))
-    target = source.get("target") if isinstance(source.get("target"), dict) else {}
+    target = _mapping(source.get("target"))
     # autoscaling/v2beta1 kept the target beside the name (targetAverageValue, targetValue, ...)
     value_key, value = "", None
     for key in ("averageValue", "value", "averageUtilization", "targetAverageValue", "targetValue",
@@ -176,36 +258,33 @@ def _hpa_fact(node: dict[str, Any]) -> dict[str, Any]:
         if key in holder:
             value_key, value = key, holder[key]
             break
-    return {"type": kind, "metric": scalar_text(name), "target_type": scalar_text(target.get("type")),
-            "value_key": value_key, "value": scalar_text(value), "line": _line(node)}
+    return HpaFact(kind, scalar_text(name), scalar_text(target.get("type")), value_key, scalar_text(value),
+                   _line(node))
 
 
-def _adapter_fact(node: dict[str, Any]) -> dict[str, Any]:
-    name = node.get("name") if isinstance(node.get("name"), dict) else {}
-    return {"seriesQuery": scalar_text(node.get("seriesQuery")),
-            "matches": scalar_text(name.get("matches")), "as": scalar_text(name.get("as")),
-            "metricsQuery": scalar_text(node.get("metricsQuery")), "line": _line(node)}
+def _adapter_fact(node: dict[str, Any]) -> AdapterFact:
+    name = _mapping(node.get("name"))
+    return AdapterFact(scalar_text(node.get("seriesQuery")), scalar_text(name.get("matches")),
+                       scalar_text(name.get("as")), scalar_text(node.get("metricsQuery")), _line(node))
 
 
-def _keda_facts(node: dict[str, Any]) -> list[dict[str, Any]]:
+def _keda_facts(node: dict[str, Any]) -> list[KedaFact]:
     """KEDA ScaledObject triggers of type prometheus: the query, its threshold (the per-replica
     target) and activationThreshold (the value above which it scales from zero)."""
-    metadata = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+    metadata = _mapping(node.get("metadata"))
     out = []
     for index, trigger in enumerate(node["spec"].get("triggers") or []):
         if not isinstance(trigger, dict) or trigger.get("type") != "prometheus":
             continue
-        meta = trigger.get("metadata") if isinstance(trigger.get("metadata"), dict) else {}
+        meta = _mapping(trigger.get("metadata"))
         name = scalar_text(trigger.get("name") or meta.get("metricName")) or \
             f"{scalar_text(metadata.get('name'))}[{index}]"
-        out.append({"name": name, "query": scalar_text(meta.get("query")).strip(),
-                    "threshold": scalar_text(meta.get("threshold")),
-                    "activation": scalar_text(meta.get("activationThreshold")),
-                    "line": _line(trigger)})
+        out.append(KedaFact(name, scalar_text(meta.get("query")).strip(), scalar_text(meta.get("threshold")),
+                            scalar_text(meta.get("activationThreshold")), _line(trigger)))
     return out
 
 
-def _inhibit_facts(rules: list[Any]) -> list[dict[str, Any]]:
+def _inhibit_facts(rules: list[Any]) -> list[InhibitFact]:
     """Alertmanager inhibit rules, with the alert names their matchers name."""
     out = []
     for rule in rules:
@@ -227,13 +306,11 @@ def _inhibit_facts(rules: list[Any]) -> list[dict[str, Any]]:
             sides[side] = names
         equal = [scalar_text(e) for e in rule.get("equal") or []]
         if sides["source"] or sides["target"]:
-            out.append({"source": sides["source"], "target": sides["target"], "equal": equal,
-                        "line": _line(rule)})
+            out.append(InhibitFact(tuple(sides["source"]), tuple(sides["target"]), tuple(equal), _line(rule)))
     return out
 
 
-def _embedded_dashboards(root: yaml.Node, facts: dict[str, list[dict[str, Any]]],
-                         problems: list[dict[str, Any]]) -> None:
+def _embedded_dashboards(root: yaml.Node, facts: _Found, problems: list[FileProblem]) -> None:
     """Dashboards held as JSON strings in YAML (ConfigMap ``data``, Helm values)."""
     stack = [root]
     seen: set[int] = set()
@@ -252,8 +329,8 @@ def _embedded_dashboards(root: yaml.Node, facts: dict[str, list[dict[str, Any]]]
             dashboard = read_dashboard(node.value, offset)
             if dashboard is None:
                 continue
-            for panel in dashboard["panels"]:
-                if not panel["line"] or node.style not in ("|", ">"):
-                    panel["line"] = node.start_mark.line + 1
-                facts["panels"].append(panel)
-            problems.extend(dashboard["diagnostics"])
+            for panel in dashboard.panels:
+                if not panel.line or node.style not in ("|", ">"):
+                    panel = msgspec.structs.replace(panel, line=node.start_mark.line + 1)
+                facts.panels.append(panel)
+            problems.extend(dashboard.diagnostics)

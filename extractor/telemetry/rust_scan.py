@@ -23,6 +23,8 @@ import re
 from typing import Any
 
 from extractor.model import ParsedFile
+from extractor.rust.parse import capture_nodes
+from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 _REGISTER = re.compile(rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
 _OPTS = re.compile(rb"\b(Opts|HistogramOpts)::new\s*\(")
@@ -40,20 +42,21 @@ _UNIT = re.compile(r"Unit::(\w+)")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
-def scan_rust_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
+def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     uses_metrics_crate = b"metrics::" in data or re.search(rb"\buse\s+metrics\b", data) is not None
     if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate:
         return None
     text = _blank_comments(parsed)
     constants = {m.group(1).decode(): _unescape(m.group(2).decode("utf-8", "replace")) for m in _CONST.finditer(text)}
-    metrics: list[dict[str, Any]] = []
+    metrics: list[NativeMetric] = []
     opts_in_macros: set[int] = set()
     for m in _REGISTER.finditer(text):
         args, end = _arguments(text, m.end() - 1)
         kind = m.group(2).decode()
-        entry = {"library": "prometheus", "type": kind, "line": _line(text, m.start()),
-                 "int": bool(m.group(1)), "vec": bool(m.group(3))}
+        # keyword arguments of the NativeMetric, gathered from the macro and its Opts chain
+        entry: dict[str, Any] = {"library": "prometheus", "type": kind, "line": _line(text, m.start()),
+                                 "integer": bool(m.group(1)), "vec": bool(m.group(3)), "register_macro": True}
         first = args[0] if args else ""
         if first.startswith(("Opts::new", "HistogramOpts::new", "prometheus::Opts::new", "prometheus::HistogramOpts::new")):
             inner = _OPTS.search(text, m.end(), end)
@@ -73,10 +76,10 @@ def scan_rust_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
                 entry["labels"] = _strings(rest[0], constants)
                 rest = rest[1:]
             if kind == "histogram" and rest:
-                entry["buckets"] = _numbers(rest[0])
+                entry["buckets"] = _buckets(rest[0])
         else:
             continue  # `register_int_counter!(opts)`: recorded at its `Opts::new`
-        metrics.append(entry)
+        metrics.append(NativeMetric(**entry))
     for m in _OPTS.finditer(text):
         if m.start() in opts_in_macros:
             continue
@@ -87,57 +90,50 @@ def scan_rust_metrics(parsed: ParsedFile) -> dict[str, Any] | None:
             entry["type"] = "histogram"
         elif follow is not None:
             entry["type"] = (follow.group(2) or follow.group(5) or b"").decode().lower()
-            entry["int"] = bool(follow.group(1) or follow.group(4))
+            entry["integer"] = bool(follow.group(1) or follow.group(4))
         else:
             entry["type"] = ""  # the extract step reports it: no constructor names the type
-        metrics.append(entry)
+        metrics.append(NativeMetric(**entry))
     if uses_metrics_crate:
         for m in _METRICS_MACRO.finditer(text):
             args, _end = _arguments(text, m.end() - 1)
             if not args:
                 continue
             macro = m.group(1).decode()
-            entry = {"library": "metrics", "line": _line(text, m.start())}
             if macro.startswith("describe_"):
-                entry.update(type=macro[len("describe_"):], describe=True)
                 rest = args[1:]
-                if rest and _UNIT.search(rest[0]):
-                    entry["unit"] = _UNIT.search(rest[0]).group(1)
+                unit = _UNIT.search(rest[0]) if rest else None
+                if unit is not None:
                     rest = rest[1:]
-                if rest:
-                    entry["help"] = _value(rest[-1], constants)
+                metrics.append(NativeMetric("metrics", _line(text, m.start()), macro[len("describe_"):],
+                                            _value(args[0], constants),
+                                            _value(rest[-1], constants) if rest else None, describe=True,
+                                            unit=unit.group(1) if unit is not None else ""))
             else:
-                entry["type"] = macro
-                entry["labels"] = sorted({_value(a.split("=>", 1)[0].strip(), constants).get("value", "")
-                                          for a in args[1:] if "=>" in a} - {""})
-            entry["name"] = _value(args[0], constants)
-            metrics.append(entry)
-    buckets = []
+                labels = {_value(a.split("=>", 1)[0].strip(), constants).value or ""
+                          for a in args[1:] if "=>" in a} - {""}
+                metrics.append(NativeMetric("metrics", _line(text, m.start()), macro, _value(args[0], constants),
+                                            labels=tuple(sorted(labels))))
+    buckets: list[tuple[str, str | None]] = []
     if b"set_buckets_for_metric" in text:
         for m in _MATCHER.finditer(text):
             name = m.group(2).decode() if m.group(2) is not None else constants.get(m.group(3).decode().rsplit("::", 1)[-1])
-            buckets.append([m.group(1).decode().lower(), name])
+            buckets.append((m.group(1).decode().lower(), name))
     if _SET_BUCKETS.search(text):
-        buckets.append(["all", ""])
-    facts: dict[str, Any] = {}
-    if metrics:
-        facts["metrics"] = metrics
-    if constants:
-        facts["constants"] = constants
-    if buckets:
-        facts["exporter_buckets"] = buckets
-    return facts or None
+        buckets.append(("all", ""))
+    if not (metrics or constants or buckets):
+        return None
+    return NativeMetricFacts(tuple(metrics), constants, tuple(buckets))
 
 
 def _blank_comments(parsed: ParsedFile) -> bytes:
+    """The file's bytes with its comments turned into spaces (newlines kept); the comments found
+    by a query (a walk in Python over every node of the tree cost more than the parse)."""
+    if parsed.tree is None:
+        return parsed.data
     data = bytearray(parsed.data)
-    stack = [parsed.tree.root_node] if parsed.tree is not None else []
-    while stack:
-        node = stack.pop()
-        if node.type in ("line_comment", "block_comment"):
-            data[node.start_byte:node.end_byte] = re.sub(rb"[^\n]", b" ", parsed.data[node.start_byte:node.end_byte])
-            continue
-        stack.extend(node.children)
+    for node in capture_nodes(parsed.tree.root_node, "[(line_comment) (block_comment)] @comment").get("comment", ()):
+        data[node.start_byte:node.end_byte] = re.sub(rb"[^\n]", b" ", parsed.data[node.start_byte:node.end_byte])
     return bytes(data)
 
 
@@ -182,19 +178,25 @@ def _literal(arg: str, constants: dict[str, str]) -> str | None:
     return constants.get(name)
 
 
-def _value(arg: str, constants: dict[str, str]) -> dict[str, Any]:
-    """{"value": text} for a literal or file constant, {"text": as written} otherwise."""
+def _value(arg: str, constants: dict[str, str]) -> MetricText:
+    """The value of a literal or file constant, the text as written otherwise."""
     value = _literal(arg, constants)
     if value is not None:
-        return {"value": value}
+        return MetricText(value)
     fmt = re.fullmatch(r'format!\s*\(\s*"((?:[^"\\]|\\.)*)"', arg.strip())
     if fmt:  # format!("{}_total", prefix): a pattern
-        return {"value": re.sub(r"\{[^}]*\}", "{}", fmt.group(1)), "dynamic": True}
-    return {"text": arg.strip()[:120], "constant": arg.strip().rsplit("::", 1)[-1]}
+        return MetricText(re.sub(r"\{[^}]*\}", "{}", fmt.group(1)), dynamic=True)
+    return MetricText(text=arg.strip()[:120], constant=arg.strip().rsplit("::", 1)[-1])
 
 
-def _strings(arg: str, constants: dict[str, str]) -> list[str]:
-    return [_unescape(s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', arg)]
+def _strings(arg: str, constants: dict[str, str]) -> tuple[str, ...]:
+    return tuple(_unescape(s) for s in re.findall(r'"((?:[^"\\]|\\.)*)"', arg))
+
+
+def _buckets(arg: str) -> MetricBuckets | None:
+    """The numbers of a bucket vector; None when they are computed (``exponential_buckets(...)``)."""
+    values = _numbers(arg)
+    return MetricBuckets(values=tuple(values)) if values is not None else None
 
 
 def _numbers(arg: str) -> list[float] | None:
@@ -226,7 +228,7 @@ def _opts_chain(text: bytes, m: re.Match[bytes], constants: dict[str, str]) -> d
         if method in ("namespace", "subsystem") and call_args:
             out[method] = _value(call_args[0], constants)
         elif method == "buckets" and call_args:
-            out["buckets"] = _numbers(call_args[0])
+            out["buckets"] = _buckets(call_args[0])
         elif method == "variable_labels" and call_args:
             out["labels"] = _strings(call_args[0], constants)
         i = close + 1

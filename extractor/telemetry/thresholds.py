@@ -24,9 +24,10 @@ import yaml
 from extractor.support import safeyaml
 from extractor.context import Context
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
-from extractor.telemetry.grafana import scan_json_thresholds
+from extractor.telemetry.grafana import DashboardFacts, Panel, scan_json_thresholds
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.opsyaml import neutralise_templates, scalar_text, scan_yaml_thresholds
+from extractor.telemetry.opsyaml import (AdapterFact, HpaFact, InhibitFact, KedaFact, OpsFacts, RuleFact,
+                                         neutralise_templates, scalar_text, scan_yaml_thresholds)
 from extractor.telemetry.promql import analyse
 from extractor.telemetry.metrics import METRICS_STEP
 from extractor.telemetry.records import THRESHOLDS, SourceKind, Threshold
@@ -88,18 +89,18 @@ def _values_lookup(ctx: Context, path: str, expression: str) -> str | None:
     return None
 
 
-def _adapter_queries(rule: dict[str, Any]) -> tuple[str, str]:
+def _adapter_queries(rule: AdapterFact) -> tuple[str, str]:
     """The adapter rule's exposed name and its metricsQuery with the templates filled in."""
-    series = analyse(rule["seriesQuery"]).metrics if rule["seriesQuery"] else ()
+    series = analyse(rule.series_query).metrics if rule.series_query else ()
     series_name = series[0] if len(series) == 1 else ""
-    exposed = rule["as"] or rule["matches"] or series_name
-    if rule["matches"] and rule["as"] and series_name:
+    exposed = rule.as_ or rule.matches or series_name
+    if rule.matches and rule.as_ and series_name:
         try:
-            exposed = re.sub(rule["matches"], rule["as"].replace("${", "\\g<").replace("}", ">")
+            exposed = re.sub(rule.matches, rule.as_.replace("${", "\\g<").replace("}", ">")
                              .replace("$", "\\"), series_name)
         except re.error:
-            exposed = rule["as"]
-    query = rule["metricsQuery"].replace("<<.Series>>", series_name or "__series__")
+            exposed = rule.as_
+    query = rule.metrics_query.replace("<<.Series>>", series_name or "__series__")
     query = re.sub(r"\{?<<\.LabelMatchers>>\}?", "", query)
     query = query.replace("<<.GroupBy>>", "pod")
     return exposed, query
@@ -132,29 +133,29 @@ class _Collector:
                 text = text.replace(key, resolved if resolved is not None else "{{ %s }}" % expression)
         return text
 
-    def adapter(self, path: str, rule: dict[str, Any]) -> None:
+    def adapter(self, path: str, rule: AdapterFact) -> None:
         exposed, query = _adapter_queries(rule)
-        result = self.analysed(query, path, rule["line"])
-        self.adapters[exposed] = (result.metrics, path, rule["line"])
-        self.records.append(Threshold(path=path, line=rule["line"], source_kind=SourceKind.ADAPTER, name=exposed,
-                                      expr=rule["metricsQuery"], metrics=result.metrics, op="", value=None))
+        result = self.analysed(query, path, rule.line)
+        self.adapters[exposed] = (result.metrics, path, rule.line)
+        self.records.append(Threshold(path=path, line=rule.line, source_kind=SourceKind.ADAPTER, name=exposed,
+                                      expr=rule.metrics_query, metrics=result.metrics, op="", value=None))
 
-    def rule(self, path: str, rule: dict[str, Any], placeholders: dict[str, str]) -> None:
-        expr = self.resolve_templates(rule["expr"], path, placeholders, True)  # `> {{ .Values.x }}`
-        result = self.analysed(expr, path, rule["line"])
-        if rule["record"] and not rule["alert"]:
-            self.recording.add((path, rule["line"]))
+    def rule(self, path: str, rule: RuleFact, placeholders: dict[str, str]) -> None:
+        expr = self.resolve_templates(rule.expr, path, placeholders, True)  # `> {{ .Values.x }}`
+        result = self.analysed(expr, path, rule.line)
+        if rule.record and not rule.alert:
+            self.recording.add((path, rule.line))
         self.records.append(Threshold(
-            path=path, line=rule["line"], source_kind=SourceKind.PROMETHEUS_RULE,
-            name=rule["alert"] or rule["record"], expr=expr, metrics=result.metrics,
-            op=result.op, value=result.value, for_=rule["for"], severity=rule["severity"]))
+            path=path, line=rule.line, source_kind=SourceKind.PROMETHEUS_RULE,
+            name=rule.alert or rule.record, expr=expr, metrics=result.metrics,
+            op=result.op, value=result.value, for_=rule.for_, severity=rule.severity))
 
-    def hpa(self, path: str, hpa: dict[str, Any], placeholders: dict[str, str]) -> None:
-        value_text = self.resolve_templates(hpa["value"], path, placeholders, True)
-        metric = self.resolve_templates(hpa["metric"], path, placeholders, False)
+    def hpa(self, path: str, hpa: HpaFact, placeholders: dict[str, str]) -> None:
+        value_text = self.resolve_templates(hpa.value, path, placeholders, True)
+        metric = self.resolve_templates(hpa.metric, path, placeholders, False)
         via: tuple[str, ...] = ()
         # cpu/memory targets are Kubernetes resource metrics, not Prometheus series
-        is_resource = hpa["type"] in ("Resource", "ContainerResource")
+        is_resource = hpa.type in ("Resource", "ContainerResource")
         metrics: tuple[str, ...] = (metric,) if metric and not is_resource else ()
         if metric in self.adapters:
             read, adapter_path, adapter_line = self.adapters[metric]
@@ -162,66 +163,70 @@ class _Collector:
             metrics = read
         value = parse_quantity(value_text)
         self.records.append(Threshold(
-            path=path, line=hpa["line"], source_kind=SourceKind.HPA, name=metric,
-            expr=f"{hpa['type']} {hpa['target_type'] or hpa['value_key']}".strip(),
+            path=path, line=hpa.line, source_kind=SourceKind.HPA, name=metric,
+            expr=f"{hpa.type} {hpa.target_type or hpa.value_key}".strip(),
             metrics=metrics, op="target", value=value, via=via,
             unlinked="a Kubernetes resource metric, not a Prometheus series" if is_resource else ""))
         if value is None:
-            self.diagnostics.append(Diagnostic(path, hpa["line"], "hpa-target-unresolved",
-                                               f"HPA target {hpa['value_key']}={value_text!r} is not a number",
+            self.diagnostics.append(Diagnostic(path, hpa.line, "hpa-target-unresolved",
+                                               f"HPA target {hpa.value_key}={value_text!r} is not a number",
                                                Severity.INFO))
 
-    def keda(self, path: str, trigger: dict[str, Any], placeholders: dict[str, str]) -> None:
-        query = self.resolve_templates(trigger["query"], path, placeholders, True)
-        result = self.analysed(query, path, trigger["line"])
-        for op, key in (("target", "threshold"), ("activation", "activation")):
-            text = self.resolve_templates(trigger[key], path, placeholders, True)
+    def keda(self, path: str, trigger: KedaFact, placeholders: dict[str, str]) -> None:
+        query = self.resolve_templates(trigger.query, path, placeholders, True)
+        result = self.analysed(query, path, trigger.line)
+        for op, key, written in (("target", "threshold", trigger.threshold),
+                                 ("activation", "activation", trigger.activation)):
+            text = self.resolve_templates(written, path, placeholders, True)
             if not text:
                 continue
             value = parse_quantity(text)
-            self.records.append(Threshold(path=path, line=trigger["line"], source_kind=SourceKind.KEDA,
-                                          name=trigger["name"], expr=query, metrics=result.metrics, op=op,
+            self.records.append(Threshold(path=path, line=trigger.line, source_kind=SourceKind.KEDA,
+                                          name=trigger.name, expr=query, metrics=result.metrics, op=op,
                                           value=value))
             if value is None:
-                self.diagnostics.append(Diagnostic(path, trigger["line"], "keda-threshold-unresolved",
+                self.diagnostics.append(Diagnostic(path, trigger.line, "keda-threshold-unresolved",
                                                    f"KEDA {key}={text!r} is not a number", Severity.INFO))
 
-    def panels(self, path: str, panels: list[dict[str, Any]]) -> None:
+    def panels(self, path: str, panels: tuple[Panel, ...]) -> None:
         for panel in panels:
             metrics: set[str] = set()
-            for expr in panel["exprs"]:
-                metrics.update(self.analysed(expr, path, panel["line"]).metrics)
-            common = dict(path=path, line=panel["line"], source_kind=SourceKind.GRAFANA, name=panel["title"],
-                          expr="\n".join(panel["exprs"]), metrics=tuple(sorted(metrics)))
-            if not panel["thresholds"]:
+            for expr in panel.exprs:
+                metrics.update(self.analysed(expr, path, panel.line).metrics)
+            common: dict[str, Any] = dict(path=path, line=panel.line, source_kind=SourceKind.GRAFANA,
+                                          name=panel.title, expr="\n".join(panel.exprs),
+                                          metrics=tuple(sorted(metrics)))
+            if not panel.thresholds:
                 self.records.append(Threshold(op="", value=None, **common))  # what the panel reads
-            for step in panel["thresholds"]:
-                self.records.append(Threshold(op=step["op"], value=float(step["value"]), severity=step["color"],
-                                              default=step["default"], for_=step.get("for", ""), **common))
+            for step in panel.thresholds:
+                self.records.append(Threshold(op=step.op, value=step.value, severity=step.color,
+                                              default=step.default, for_=step.for_, **common))
 
 
 def extract_thresholds(ctx: Context) -> Contribution:
     collector = _Collector(ctx)
-    yaml_files = list(ctx.facts("thresholds", Language.YAML))
+    yaml_files: list[tuple[Any, OpsFacts]] = list(ctx.facts("thresholds", Language.YAML))
+    json_files: list[tuple[Any, DashboardFacts]] = list(ctx.facts("thresholds", Language.JSON))
     for file, facts in yaml_files:  # adapters first: HPA targets anywhere may name their metrics
-        for rule in facts.get("adapter", []):
-            collector.adapter(file.path, rule)
-    inhibits: list[tuple[str, dict[str, Any]]] = []
+        for adapter in facts.adapter:
+            collector.adapter(file.path, adapter)
+    inhibits: list[tuple[str, InhibitFact]] = []
     for file, facts in yaml_files:
-        placeholders = facts.get("placeholders", {})
-        for rule in facts.get("rules", []):
-            collector.rule(file.path, rule, placeholders)
-        for hpa in facts.get("hpa", []):
-            collector.hpa(file.path, hpa, placeholders)
-        for trigger in facts.get("keda", []):
-            collector.keda(file.path, trigger, placeholders)
-        collector.panels(file.path, facts.get("panels", []))
-        inhibits.extend((file.path, rule) for rule in facts.get("inhibit", []))
-    for file, facts in ctx.facts("thresholds", Language.JSON):
-        collector.panels(file.path, facts.get("panels", []))
-    for file, facts in list(yaml_files) + list(ctx.facts("thresholds", Language.JSON)):
-        for problem in facts.get("diagnostics", []):
-            collector.diagnostics.append(Diagnostic(file.path, problem["line"], problem["code"], problem["message"]))
+        for rule in facts.rules:
+            collector.rule(file.path, rule, facts.placeholders)
+        for hpa in facts.hpa:
+            collector.hpa(file.path, hpa, facts.placeholders)
+        for trigger in facts.keda:
+            collector.keda(file.path, trigger, facts.placeholders)
+        collector.panels(file.path, facts.panels)
+        inhibits.extend((file.path, inhibit) for inhibit in facts.inhibit)
+    for file, dashboard in json_files:
+        collector.panels(file.path, dashboard.panels)
+    problems = [(file, facts.diagnostics) for file, facts in yaml_files] + \
+        [(file, dashboard.diagnostics) for file, dashboard in json_files]
+    for file, found in problems:
+        for problem in found:
+            collector.diagnostics.append(Diagnostic(file.path, problem.line, problem.code, problem.message))
     index = _exposed_index(ctx)
     recorded = _recorded(collector.records, collector.recording)
     records = [_linked(r, recorded, index) for r in collector.records]
@@ -279,7 +284,7 @@ def _linked(record: Threshold, recorded: dict[str, list[Threshold]], index: dict
                                raw_metrics=raw_metrics, unlinked="" if links else reason)
 
 
-def _inhibit_records(inhibits: list[tuple[str, dict[str, Any]]], records: list[Threshold],
+def _inhibit_records(inhibits: list[tuple[str, InhibitFact]], records: list[Threshold],
                      recording: set[tuple[str, int]]) -> list[Threshold]:
     """An inhibit rule reads what the alerts it names read."""
     alerts: dict[str, list[Threshold]] = {}
@@ -288,7 +293,7 @@ def _inhibit_records(inhibits: list[tuple[str, dict[str, Any]]], records: list[T
             alerts.setdefault(record.name, []).append(record)
     out = []
     for path, rule in inhibits:
-        named = rule["source"] + rule["target"]
+        named = rule.source + rule.target
         found = [a for name in named for a in alerts.get(name, ())]
         missing = [n for n in named if n not in alerts]
         metrics = tuple(sorted({m for a in found for m in (a.raw_metrics or a.metrics)}))
@@ -298,9 +303,9 @@ def _inhibit_records(inhibits: list[tuple[str, dict[str, Any]]], records: list[T
             reason = ("names alerts no rule of this system defines: " + ", ".join(missing)) if missing \
                 else "the alerts it names link no metric definition"
         out.append(Threshold(
-            path=path, line=rule["line"], source_kind=SourceKind.INHIBIT,
-            name=f"{' | '.join(rule['source']) or '*'} inhibits {' | '.join(rule['target']) or '*'}",
-            expr=f"equal: {', '.join(rule['equal'])}" if rule["equal"] else "", metrics=metrics,
+            path=path, line=rule.line, source_kind=SourceKind.INHIBIT,
+            name=f"{' | '.join(rule.source) or '*'} inhibits {' | '.join(rule.target) or '*'}",
+            expr=f"equal: {', '.join(rule.equal)}" if rule.equal else "", metrics=metrics,
             op="inhibits", value=None, links=links,
             via=tuple(f"alert:{a.name}@{a.path}:{a.line}" for a in found), unlinked=reason))
     return out
