@@ -17,6 +17,7 @@ from pathlib import Path
 import click
 
 from extractor.errors import ArchdiffError
+from extractor.run.pipeline import Progress
 
 
 class _Group(click.Group):
@@ -76,7 +77,7 @@ def _warnings_to_stderr() -> None:
     log.propagate = False
 
 
-class _RichProgress:
+class _RichProgress(Progress):
     """Progress on stderr for long runs; silent when stderr is not a terminal."""
 
     def __init__(self) -> None:
@@ -161,7 +162,7 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     path = write_bundle(None, out_dir, result.data)
     for fmt in graph_formats:
         export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
-    log = {"timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
+    log = {**result.log, "timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
     write_atomic(out_dir / "run-log.json", json.dumps(log, indent=2, sort_keys=True) + "\n")
     # Counts from the summary: a warm run never parses its 48 MB bundle only to count it.
     summary = result.summary
