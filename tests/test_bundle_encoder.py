@@ -169,3 +169,29 @@ def test_real_evidence_reencodes_to_the_same_bytes(vllm_src, tmp_path):
     edges = [_GRAPH_ENCODER.encode(e) for e in evidence.graph.edges]
     assert edges == [_COMPACT.encode(e).encode("utf-8") for e in json.loads(result.data)["graph"]["edges"]]
     assert len(nodes) > 40_000 and len(edges) > 100_000
+
+
+# -- the merged graph: one string key per edge sorts and dedups as the Edge tuples do ---------
+
+_edge_texts = st.sampled_from(["", "a", "a\x00", "a\x00b", "ab", "\x00", "é", "b", "a\x01"]) | _text
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.lists(st.builds(Edge, _edge_texts, _edge_texts, st.sampled_from(list(EdgeKind)), _edge_texts,
+                                   st.integers(min_value=0, max_value=2**80) | st.sampled_from([0, 1, 9, 10])),
+                         max_size=8), max_size=3))
+def test_edges_merge_and_sort_as_edge_key_says(groups):
+    from extractor.evidence.graphparts import unique_sorted_edges
+    from extractor.model import edge_key
+
+    expected = sorted({e for group in groups for e in group}, key=edge_key)
+    assert unique_sorted_edges(groups) == expected
+
+
+def test_edges_with_odd_lines_fall_back_to_the_plain_merge():
+    from extractor.evidence.graphparts import unique_sorted_edges
+    from extractor.model import edge_key
+
+    odd = [Edge("a", "b", EdgeKind.CALLS, "p", 10**25), Edge("a", "b", EdgeKind.CALLS, "p", 3),
+           Edge("a", "b", EdgeKind.CALLS, "p", 3), Edge("a\x00", "b", EdgeKind.CALLS, "p", 1)]
+    assert unique_sorted_edges([odd]) == sorted(set(odd), key=edge_key)
