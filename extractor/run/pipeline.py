@@ -20,25 +20,16 @@ from extractor.run.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
 from extractor.run.executor import LOCAL, Executor, FactStore
+from extractor.run.diagnosis import group_diagnostics
 from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
+from extractor.run.progress import Progress
 from extractor.run.runlog import RunLog
 from extractor.acquire.inventory import evidence_path, file_limit, list_files, read_regular_file
 from extractor.native.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.steps import STEPS, check_order
+from extractor.structs.reasons import pinned_versions
 from extractor.acquire.sources import acquire, default_cache_dir, default_label, parse_spec
-
-
-class Progress:
-    """What the pipeline reports while it works; the CLI draws it, tests ignore it."""
-
-    def plan(self, phases: Sequence[str]) -> None:
-        """The phases this run will go through, in order (a display may number them)."""
-
-    def phase(self, name: str, total: int | None = None) -> None:
-        """A phase begins; ``total``: the items it will :meth:`advance` through, if it counts any."""
-
-    def advance(self, n: int = 1) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -94,7 +85,8 @@ def _without_cyclic_gc() -> Iterator[None]:
 
 
 def summarize_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
-    """What a run reports without the bundle: node, edge and file counts, and the diagnostics."""
+    """What a run reports without the bundle: node, edge and file counts, and the diagnostics
+    (and, added by each run, ``groups``: the warnings and errors grouped, extractor.run.diagnosis)."""
     return {"nodes": len(bundle["graph"]["nodes"]), "edges": len(bundle["graph"]["edges"]),
             "files": sum(bundle["stats"]["files"].values()), "diagnostics": bundle["diagnostics"]}
 
@@ -189,6 +181,7 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
             extraction = Extraction(data, summary or {}, {}, {"hits": len(blobs), "misses": 0, "memo": 1})
             if summary is None:  # a memo stored without its summary: count once from the bundle
                 extraction.summary.update(summarize_bundle(extraction.bundle))
+            extraction.summary["groups"] = _groups(extraction.summary["diagnostics"], sources)
             return extraction
         with log.phase("scan"):
             files, cache_counts, scan_diagnostics = _scan(blobs, steps, options, store, progress, executor, log)
@@ -208,7 +201,15 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
             store.put_json(memo_key + ":summary", encoded.summary)
     finally:
         store.close()
-    return Extraction(encoded.data, encoded.summary, {}, {**cache_counts, "memo": 0})
+    summary = {**encoded.summary, "groups": _groups(encoded.summary["diagnostics"], sources)}
+    return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0})
+
+
+def _groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree]) -> list[dict[str, Any]]:
+    """The diagnostics grouped for the reader (extractor.run.diagnosis), with the versions the
+    sources pin for the fixes; not part of the memo: computed for each run."""
+    pins = pinned_versions(s.root for s in sources)
+    return [dataclasses.asdict(g) for g in group_diagnostics(diagnostics, pins)]
 
 
 def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, diagnostics: list[Diagnostic],
