@@ -75,13 +75,19 @@ def _without_cyclic_gc() -> Iterator[None]:
     everything that is not a cycle). The driver builds millions of small acyclic objects (facts,
     nodes, edges, records) and keeps them to the end of the run: every full collection walks all
     of them, and on vLLM those collections cost about a third of the driver's CPU (5 s of 16).
-    Worker processes turn it on again (extractor.run.workerpool)."""
+
+    Turned back on, the collector would walk every object the block made at its first collection
+    (all of them are still in the youngest generation): a second and a half after the run. So what
+    survives the block is frozen first (``gc.freeze``: left to reference counting, never walked);
+    cycles among those objects, if any, are not reclaimed. Worker processes turn the collector on
+    again (extractor.run.workerpool)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
         if was_enabled:
+            gc.freeze()
             gc.enable()
 
 
