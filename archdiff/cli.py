@@ -12,11 +12,15 @@ import json
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 
 import click
 
+from archdiff.progress import echo_above, open_progress
 from extractor.errors import ArchdiffError
+
+_STARTED = time.perf_counter()  # the command's clock starts when the CLI is imported
 
 
 class _Group(click.Group):
@@ -73,7 +77,9 @@ class _EachWarningOnce(logging.Handler):
         message = record.getMessage()
         if message not in self.seen:
             self.seen.add(message)
-            click.echo(f"archdiff: warning: {message}", err=True)
+            line = f"archdiff: warning: {message}"
+            if not echo_above(line):
+                click.echo(line, err=True)
 
 
 def _warnings_to_stderr() -> None:
@@ -84,34 +90,6 @@ def _warnings_to_stderr() -> None:
             return
     log.addHandler(_EachWarningOnce())
     log.propagate = False
-
-
-class _RichProgress:
-    """Progress on stderr for long runs; silent when stderr is not a terminal."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), transient=True, console=Console(stderr=True))
-        self._task = None
-
-    def __enter__(self):
-        self._progress.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        return self._progress.__exit__(*exc)
-
-    def phase(self, name: str, total: int | None = None) -> None:
-        if self._task is not None:
-            self._progress.remove_task(self._task)
-        self._task = self._progress.add_task(name, total=total)
-
-    def advance(self, n: int = 1) -> None:
-        if self._task is not None:
-            self._progress.advance(self._task, n)
 
 
 @cli.command()
@@ -152,6 +130,7 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     SOURCE may instead be a system file (YAML: name, version, sources, and optionally build, whose
     settings the command-line options extend).
     """
+    startup_cpu = time.process_time()  # what starting Python, importing the CLI and parsing arguments cost
     from extractor.buildsettings import BuildSettings
     from extractor.evidence.write import write_bundle
     from extractor.context import ExtractOptions
@@ -166,23 +145,44 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     extra = {key: str(path) for key, path in (("taxonomy", taxonomy), ("detectors", detectors)) if path}
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes,
                              extra=extra, build=build)
-    with _RichProgress() as progress:
+    with open_progress() as progress:
         result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
-    path = write_bundle(None, out_dir, result.data)
-    for fmt in graph_formats:
-        export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
-    log = {"timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
+        progress.section("")
+        progress.phase("writing evidence.json")
+        written = time.perf_counter()
+        path = write_bundle(None, out_dir, result.data)
+        for fmt in graph_formats:
+            export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
+        written = time.perf_counter() - written
+    command = {"name": "extract", "wall_s": round(time.perf_counter() - _STARTED, 3),
+               "write_s": round(written, 3), "startup_cpu_s": round(startup_cpu, 3)}
+    log = {**result.log, "command": command,
+           "timings_s": {k: round(v, 3) for k, v in result.timings.items()}, "cache": result.cache}
     write_atomic(out_dir / "run-log.json", json.dumps(log, indent=2, sort_keys=True) + "\n")
-    # Counts from the summary: a warm run never parses its 48 MB bundle only to count it.
-    summary = result.summary
-    problems = [d for d in summary["diagnostics"] if d["severity"] != "info"]
-    for d in problems[:20]:
-        click.echo(f"{d['path']}:{d['line']}: {d['severity']}: {d['message']} [{d['code']}]", err=True)
-    if len(problems) > 20:
-        click.echo(f"... {len(problems) - 20} more diagnostics in {path}", err=True)
+    report_extraction(path, result.summary, result.cache)
+
+
+def report_extraction(path: Path, summary: dict, cache: dict) -> None:
+    """The result on stdout (counts, then one line per kind of problem, with what fixes it);
+    errors of single files on stderr. Counts come from the summary: a warm run never parses its
+    48 MB bundle only to count it."""
+    errors = [d for d in summary["diagnostics"] if d["severity"] == "error"]
+    for d in errors[:ERRORS_SHOWN]:
+        click.echo(f"{d['path']}:{d['line']}: error: {d['message']} [{d['code']}]", err=True)
+    if len(errors) > ERRORS_SHOWN:
+        click.echo(f"... {len(errors) - ERRORS_SHOWN} more errors in {path} (\"diagnostics\")", err=True)
     click.echo(f"{path}: {summary['nodes']} nodes, {summary['edges']} edges from {summary['files']} files; "
                f"{len(summary['diagnostics'])} diagnostics "
-               f"({result.cache['hits']} cached, {result.cache['misses']} parsed)")
+               f"({cache['hits']} cached, {cache['misses']} parsed)")
+    groups = [g for g in summary.get("groups", ()) if g["severity"] != "error"]
+    for g in groups:
+        fix = f"; fix: {g['fix']}" if g["fix"] else ""
+        click.echo(f"  {g['severity']}: {g['what']}{fix} [{g['code']}]")
+    if groups:
+        click.echo(f"  each with its file and line: {path}, \"diagnostics\"")
+
+
+ERRORS_SHOWN = 10  # errors of single files printed one by one, the rest counted
 
 
 @cli.group()

@@ -13,9 +13,10 @@ from pathlib import Path
 from comparator.inputs import evidence_path
 from extractor.errors import UserInputError
 from extractor.evidence.read import Evidence, evidence_from_json, load_evidence
+from extractor.run.progress import Progress
 
 
-def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> Evidence:
+def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progress: Progress | None = None) -> Evidence:
     """The evidence that ``arg`` names, as records.
 
     ``arg`` is, in the order tried: an ``evidence.json`` file (any ``.json``); a directory that
@@ -27,11 +28,13 @@ def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> Evidenc
     if not text:
         raise UserInputError("empty comparison side: give an evidence.json, a directory or a source spec")
     if (path := evidence_path(text)) is not None:
+        if progress is not None:
+            progress.phase("reading evidence")
         return load_evidence(path)
-    return extract_side(text, cache_dir, jobs)
+    return extract_side(text, cache_dir, jobs, progress)
 
 
-def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> Evidence:
+def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progress: Progress | None = None) -> Evidence:
     """A system file or a source spec, extracted as ``archdiff extract ARG`` extracts it."""
     # Imported here: reading an evidence file must not pay for the whole pipeline's imports.
     from extractor.buildsettings import BuildSettings
@@ -41,5 +44,7 @@ def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1) -> Evid
 
     specs, name, version, build = system_or_sources((arg,), "", "", BuildSettings())
     options = ExtractOptions(jobs=max(1, jobs), cache_dir=cache_dir, build=build)
-    result = extract_system(specs, name=name, version=version, options=options)
+    result = extract_system(specs, name=name, version=version, options=options, progress=progress)
+    if progress is not None:
+        progress.phase("reading evidence")
     return evidence_from_json(result.bundle, "extracted evidence")

@@ -16,6 +16,14 @@ shared and noisy, so only ratios measured side by side mean anything.
   ctags    universal-ctags over the same C/C++/CUDA and Python files
   --api-diff OLD_TREE   griffe's load-and-diff of OLD_TREE -> SPEC beside archdiff's release diff of
            the two cached extractions (bench/api_vs_griffe.py)
+  --profile  where a cold run's time goes, and nothing else (docs/performance.md): per phase the
+           wall seconds, the driver's CPU and the workers' CPU, medians of --runs cold runs with
+           -j1 and -j{--jobs} and --no-probes (sources downloaded but not unpacked, no facts); bytes
+           to and from workers; the serial part (outside the pool) and Amdahl's projection for 16
+           cores; the warm run and ast.parse over the sdist's package against the targets; then
+           one -j1 run under cProfile (the driver), its top functions, the stats saved
+           (--profile-out). Works on any archdiff since the per-file facts became msgpack bytes:
+           ``--code DIR`` measures the code in DIR (for a before/after table).
 
 Then, for each source root with C/C++/CUDA files: the recall of universal-ctags'
 class/struct/union/function definitions (by file and name) among the definition sites that
@@ -42,7 +50,11 @@ import tempfile
 import time
 import warnings
 from pathlib import Path
+import sys
 
+if "--code" in sys.argv:  # measure another checkout's code (the benchmark itself stays this one)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--code") + 1]).resolve()))
+sys.path.insert(1 if "--code" in sys.argv else 0, str(Path(__file__).resolve().parent.parent))
 
 from extractor.evidence.write import write_bundle
 from extractor.context import ExtractOptions
@@ -86,7 +98,14 @@ def main() -> None:
     parser.add_argument("--warm-only", action="store_true",
                         help="time the warm run only (the cache primed once), phase by phase")
     parser.add_argument("--no-layers", action="store_true", help="skip the labelled layer benchmark")
+    parser.add_argument("--profile", action="store_true", help="where a cold run's time goes (see above)")
+    parser.add_argument("--profile-out", type=Path, default=Path("archdiff-profile.prof"),
+                        help="where --profile saves the cProfile stats of its -j1 run")
+    parser.add_argument("--code", type=Path, default=None, help="with --profile: the archdiff checkout to measure")
     args = parser.parse_args()
+    if args.profile:
+        profile(args)
+        return
 
     sources = acquire_sources(args.spec, default_cache_dir())
     py_files, native_files = [], []
@@ -250,6 +269,198 @@ def main() -> None:
         from bench.layers_vs_labels import load_labels, measure, render
 
         print(render(measure(load_labels(), cache_dir=default_cache_dir(), jobs=args.jobs)))
+
+
+# -- --profile ----------------------------------------------------------------------------------
+
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+class _PhaseClock:
+    """A progress display that draws nothing and clocks each phase: wall, this process's CPU and
+    its children's (workers end inside the scan phase, so their CPU lands there). It reads only the
+    pipeline's progress calls, so it measures an archdiff that has no run log too."""
+
+    def __init__(self) -> None:
+        self.rows: dict[str, list[float]] = {}
+        self._open: tuple[str, float, float, float] | None = None
+
+    def section(self, label: str) -> None:
+        pass
+
+    def plan(self, phases) -> None:
+        pass
+
+    def phase(self, name: str, total: int | None = None) -> None:
+        self.close()
+        self._open = (name, time.perf_counter(), time.process_time(), _children_cpu())
+
+    def advance(self, n: int = 1) -> None:
+        pass
+
+    def close(self) -> None:
+        if self._open is None:
+            return
+        name, wall, cpu, children = self._open
+        row = self.rows.setdefault(name, [0.0, 0.0, 0.0])
+        row[0] += time.perf_counter() - wall
+        row[1] += time.process_time() - cpu
+        row[2] += _children_cpu() - children
+        self._open = None
+
+
+class _PoolMeter:
+    """Wraps the local executor's scan: the pool's working window, the driver's CPU inside it and
+    the bytes that cross the process boundary."""
+
+    def __init__(self) -> None:
+        self.window = self.driver_cpu = 0.0
+        self.sent = self.received = 0
+
+    def install(self):
+        from extractor.run import executor
+
+        original = executor.LocalExecutor.scan_files
+        meter = self
+
+        def scan_files(self, items, steps, jobs, progress=None):
+            meter.sent += sum(len(data) for _language, data in items)
+            wall, cpu = time.perf_counter(), time.process_time()
+            window, driver_cpu = meter.window, meter.driver_cpu
+            for result in original(self, items, steps, jobs, progress):
+                meter.received += len(result)
+                # the caller stops at the last item without exhausting this generator: measure here
+                meter.window = window + time.perf_counter() - wall
+                meter.driver_cpu = driver_cpu + time.process_time() - cpu
+                yield result
+
+        executor.LocalExecutor.scan_files = scan_files
+        return original
+
+
+def _cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
+    """One cold extraction (no facts, sources not unpacked) in a fresh copy of ``primed``."""
+    from extractor.run import executor, pipeline
+
+    cache = Path(tempfile.mkdtemp(prefix="archdiff-profile-"))
+    try:
+        shutil.copytree(primed, cache, dirs_exist_ok=True, ignore=shutil.ignore_patterns("facts.sqlite*", "trees"))
+        clock, meter = _PhaseClock(), _PoolMeter()
+        original = meter.install()
+        old_build = getattr(pipeline, "build_bundle", None)
+        if old_build is not None:  # before encode_bundle the bundle phase told no progress
+            def build_bundle(*a, **k):
+                clock.phase("bundle")
+                return old_build(*a, **k)
+            pipeline.build_bundle = build_bundle
+        wall, cpu, children = time.perf_counter(), time.process_time(), _children_cpu()
+        try:
+            if profiler is not None:
+                profiler.enable()
+            result = pipeline.extract_system(specs, progress=clock, options=ExtractOptions(
+                jobs=jobs, cache_dir=cache, probe_structs=False))
+            if profiler is not None:
+                profiler.disable()
+            clock.close()
+        finally:
+            executor.LocalExecutor.scan_files = original
+            if old_build is not None:
+                pipeline.build_bundle = old_build
+        total = time.perf_counter() - wall
+        driver_cpu = time.process_time() - cpu
+        return {"wall": total, "driver_cpu": driver_cpu, "workers_cpu": _children_cpu() - children,
+                "phases": clock.rows, "window": meter.window, "window_driver_cpu": meter.driver_cpu,
+                "serial_wall": total - meter.window, "serial_cpu": driver_cpu - meter.driver_cpu,
+                "sent": meter.sent, "received": meter.received, "bytes": len(result.data),
+                "log": getattr(result, "log", {})}
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def _median_runs(runs: list[dict]) -> dict:
+    med = statistics.median
+    phases: dict[str, list[float]] = {}
+    for name in runs[0]["phases"]:
+        phases[name] = [med(r["phases"].get(name, [0.0, 0.0, 0.0])[i] for r in runs) for i in range(3)]
+    out = {key: med(r[key] for r in runs) for key in runs[0] if key not in ("phases", "log")}
+    out["phases"] = phases
+    return out
+
+
+_WHERE = {"scan": "workers (driver: hand out, receive, decode, cache)", "structs": "driver (+ compilers)"}
+
+
+def profile(args) -> None:
+    """See ``--profile`` in the module's docstring."""
+    import cProfile
+    import pstats
+
+    primed = Path(tempfile.mkdtemp(prefix="archdiff-profile-primed-"))
+    sources = acquire_sources(args.spec, primed)
+    print(f"input: {' '.join(args.spec)}; code: {args.code or Path(__file__).resolve().parent.parent}")
+    results = {}
+    for jobs in sorted({1, args.jobs}):
+        results[jobs] = _median_runs([_cold_run(args.spec, primed, jobs) for _ in range(args.runs)])
+    many = results[args.jobs]
+    print(f"\ncold, --no-probes, medians of {args.runs} runs (seconds; CPU is what the phase costs on an idle "
+          "machine, wall is what it took on this one):")
+    print(f"  {'phase':<12} {'runs in':<52} {'wall -j1':>9} {'driver CPU':>10} {'workers CPU':>11}"
+          f" {f'wall -j{args.jobs}':>9}")
+    one = results[1]
+    for name, (wall, cpu, children) in one["phases"].items():
+        where = _WHERE.get(name, "driver")
+        print(f"  {name:<12} {where:<52} {wall:9.2f} {cpu:10.2f} {children:11.2f} "
+              f"{many['phases'].get(name, [0.0])[0]:9.2f}")
+    print(f"  {'total':<12} {'':<52} {one['wall']:9.2f} {one['driver_cpu']:10.2f} {one['workers_cpu']:11.2f} "
+          f"{many['wall']:9.2f}")
+    print(f"  pool window (-j1): {one['window']:.2f} s wall, driver CPU in it {one['window_driver_cpu']:.2f} s")
+    print(f"  bytes to workers {one['sent']:,}, from workers {one['received']:,}; evidence.json {one['bytes']:,}")
+    serial_cpu = one["serial_cpu"]
+    print(f"serial part (driver, outside the pool): {one['serial_wall']:.2f} s wall, {serial_cpu:.2f} s CPU "
+          f"(target: <= 3 s)")
+    t1, tn = one["wall"], many["wall"]
+    fit = ""
+    if args.jobs > 1 and t1 > tn:
+        parallel = (t1 - tn) * args.jobs / (args.jobs - 1)
+        serial = max(t1 - parallel, 0.0)
+        fit = f"{t1 / (serial + parallel / 16):.1f}x from the -j1/-j{args.jobs} walls (S={serial:.1f} s, P={parallel:.1f} s); "
+    by_cpu = (serial_cpu + one["workers_cpu"]) / (serial_cpu + one["workers_cpu"] / 16)
+    print(f"Amdahl, 16 cores over -j1: {fit}{by_cpu:.1f}x from CPU seconds (serial {serial_cpu:.1f} s, "
+          f"workers {one['workers_cpu']:.1f} s) (target: >= 6x)")
+
+    package = next((s.root / s.root.name.rsplit("-", 1)[0] for s in sources
+                    if (s.root / s.root.name.rsplit("-", 1)[0]).is_dir()), sources[0].root)
+    py_files = [str(p) for p in sorted(package.rglob("*.py"))]
+
+    def ast_n() -> None:
+        with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
+            list(pool.map(_parse, py_files, chunksize=32))
+
+    t_ast = _time(ast_n, args.runs)
+    warm_cache = Path(tempfile.mkdtemp(prefix="archdiff-profile-warm-"))
+    shutil.copytree(primed, warm_cache, dirs_exist_ok=True)
+    options = ExtractOptions(jobs=args.jobs, cache_dir=warm_cache, probe_structs=False)
+    extract_system(args.spec, options=options)
+    t_warm = _time(lambda: extract_system(args.spec, options=options), args.runs)
+    print(f"ast.parse of {package.name}/ ({len(py_files)} files), {args.jobs} processes: {t_ast:.2f} s")
+    print(f"  cold -j{args.jobs} / ast  {tn / t_ast:6.1f}x (target: <= 4x)")
+    print(f"  warm -j{args.jobs} / ast  {t_warm / t_ast:6.2f}x (target: <= 0.3x; warm {t_warm:.2f} s)")
+
+    profiler = cProfile.Profile()
+    _cold_run(args.spec, primed, 1, profiler)
+    profiler.dump_stats(str(args.profile_out))
+    print(f"\ncProfile of one cold -j1 run's driver (saved: {args.profile_out}; cProfile slows Python code "
+          "2-3x, so read it for proportions):")
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(25)
+    print("the graph steps (extractor/python/graph.py, extractor/cpp/graph.py), by cumulative time:")
+    stats.sort_stats("cumulative").print_stats(r"extractor/(python|cpp)/graph\.py", 15)
+    shutil.rmtree(primed, ignore_errors=True)
+    shutil.rmtree(warm_cache, ignore_errors=True)
 
 
 if __name__ == "__main__":

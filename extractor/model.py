@@ -225,27 +225,41 @@ def edge_key(edge: Edge) -> tuple[str, str, str, str, int]:
     return (edge.source, edge.target, edge.kind.value, edge.path, edge.line)
 
 
-def node_json(n: Node) -> dict[str, Any]:
+def node_fields(n: Node) -> dict[str, Any]:
+    """The fields of a node that its JSON carries, as they are: nested records (``params``,
+    ``overloads``, ``sites``) stay dataclasses and tuples stay tuples, for an encoder that walks
+    them itself (:mod:`extractor.evidence.write`); :func:`node_json` turns them into plain values."""
     # Written out by hand: graphs have tens of thousands of nodes and the generic walk is 5x slower.
-    out = {"id": n.id, "kind": n.kind.value, "name": n.name, "qualname": n.qualname, "language": n.language,
-           "path": n.path, "line": n.line, "doc": n.doc, "signature": n.signature, "tags": list(n.tags)}
+    out = {"id": n.id, "kind": n.kind, "name": n.name, "qualname": n.qualname, "language": n.language,
+           "path": n.path, "line": n.line, "doc": n.doc, "signature": n.signature, "tags": n.tags}
     # Optional fields only when set: most nodes have none, and the bundle stays small.
     if n.params:
-        out["params"] = [to_jsonable(p) for p in n.params]
+        out["params"] = n.params
     if n.returns:
         out["returns"] = n.returns
     if n.decorators:
-        out["decorators"] = list(n.decorators)
+        out["decorators"] = n.decorators
     if n.overloads:
-        out["overloads"] = [to_jsonable(o) for o in n.overloads]
+        out["overloads"] = n.overloads
     if n.sites:
-        out["sites"] = [to_jsonable(s) for s in n.sites]
+        out["sites"] = n.sites
     if n.annotation:
         out["annotation"] = n.annotation
     if n.value_kind:
         out["value_kind"] = n.value_kind
     if n.api:
         out["api"] = n.api
+    return out
+
+
+def node_json(n: Node) -> dict[str, Any]:
+    """A node as plain JSON values."""
+    out = node_fields(n)
+    out["kind"] = n.kind.value
+    out["tags"] = list(n.tags)
+    for key in ("params", "decorators", "overloads", "sites"):
+        if key in out:
+            out[key] = [to_jsonable(v) for v in out[key]]
     return out
 
 

@@ -91,7 +91,7 @@ def test_new_only_does_the_new_tag_alone_and_then_nothing(history):
     proc = run_releases(repo.as_uri(), "-o", str(out), "--new-only", "--fail-on", "breaking", cache=cache)
     assert proc.returncode == 1, proc.stderr  # the new pair removes a public class
     assert "new releases: v0.4.0\n" in proc.stdout
-    assert "extracted v0.4.0" in proc.stderr and proc.stderr.count("extracted ") == 1
+    assert "extracted v0.4.0" in proc.stdout and proc.stdout.count("extracted ") == 1
     assert re.search(r"^0\.3\.0 -> 0\.4\.0: \d+ differences, [1-9]\d* breaking", proc.stdout, re.M)
     assert {p: p.stat().st_mtime_ns for p in before} == before  # the old evidence was not rewritten
     assert {p: p.read_bytes() for p in reports_before} == reports_before

@@ -85,7 +85,7 @@ def test_new_only_on_vllm_finds_nothing_in_seconds(vllm_history):
     elapsed = time.perf_counter() - start
     assert again.returncode == 0, again.stderr
     assert again.stdout.strip() == "vllm: no new releases"
-    assert "extracted" not in again.stderr
+    assert "extracted" not in again.stdout and not again.stderr
     assert (out / "state.json").read_bytes() == state
     assert elapsed < 30, elapsed  # one index request and one state file: seconds, not minutes
 

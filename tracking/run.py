@@ -32,6 +32,7 @@ from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
 from extractor.evidence.read import evidence_from_json
 from extractor.run.executor import LOCAL, ExtractionJob, Executor
+from extractor.run.progress import Progress
 from extractor.support.locks import locked
 from extractor.support.storage import write_atomic
 from tracking.listing import list_releases
@@ -71,12 +72,16 @@ class TrackResult:
 def track_releases(spec: str, out_dir: Path, selection: Selection = Selection(), *, new_only: bool = False,
                    options: ExtractOptions | None = None, executor: Executor = LOCAL,
                    formats: tuple[str, ...] = FORMATS,
-                   on_release: Callable[[str, Any], None] | None = None) -> TrackResult:
+                   on_release: Callable[[str, Any], None] | None = None,
+                   progress: Progress | None = None) -> TrackResult:
     """Bring OUT_DIR up to date for the releases of ``spec`` that ``selection`` takes.
 
     Without ``new_only`` every selected release is extracted again (through the cache: unchanged
     releases cost a cache look-up) and its pairs compared again; with it, only releases that OUT_DIR
-    lacks, and pairs that lack a report. Releases already in OUT_DIR stay in the history."""
+    lacks, and pairs that lack a report. Releases already in OUT_DIR stay in the history.
+    ``progress`` is told which release is extracted and which pair compared (a display draws it;
+    the executor draws the extraction's own phases when it runs them here)."""
+    progress = progress or Progress()
     tracked = list_releases(spec)
     # a system file's build context, extended by the caller's, as `archdiff extract` merges them
     options = options or ExtractOptions()
@@ -97,7 +102,7 @@ def track_releases(spec: str, out_dir: Path, selection: Selection = Selection(),
         if new_only and not todo and not pairs_todo:
             return TrackResult(tracked.name, (), (), None, None)
         outcomes = _process(tracked.evidence_name, todo, pairs_todo, state, out_dir, options, executor, formats,
-                            on_release)
+                            on_release, progress)
         for stale in set(state.pairs) - set(wanted_pairs):  # no longer consecutive: a release came between
             shutil.rmtree(out_dir / state.pairs.pop(stale)["report"], ignore_errors=True)
         save_state(out_dir, state)
@@ -106,13 +111,26 @@ def track_releases(spec: str, out_dir: Path, selection: Selection = Selection(),
 
 
 def _process(evidence_name: str, todo: Sequence[Release], pairs_todo: Sequence[tuple[str, str]], state: State, out_dir: Path,
-             options: ExtractOptions, executor: Executor, formats, on_release) -> list[PairOutcome]:
+             options: ExtractOptions, executor: Executor, formats, on_release, progress: Progress) -> list[PairOutcome]:
     """Extract ``todo`` (the executor returns them in order), then compare the pairs."""
     jobs = [ExtractionJob(r.specs, name=evidence_name) for r in todo]
     with contextlib.closing(executor.extract_many(jobs, options)) as extracted:
-        for release, extraction in zip(todo, extracted):
+        for release, extraction in _announced(todo, extracted, progress):
             _keep_release(release, extraction, state, out_dir, on_release)
-    return _compare_pairs(pairs_todo, state, out_dir, executor, formats)
+    return _compare_pairs(pairs_todo, state, out_dir, executor, formats, progress)
+
+
+def _announced(todo: Sequence[Release], extracted: Iterable[Any], progress: Progress) -> Iterator[tuple[Release, Any]]:
+    """``zip(todo, extracted)``, telling ``progress`` of each release before its extraction is
+    taken (a local executor runs it then)."""
+    results = iter(extracted)
+    for i, release in enumerate(todo, 1):
+        progress.section(f"release {i}/{len(todo)} {release.name}")
+        try:
+            extraction = next(results)
+        except StopIteration:
+            return
+        yield release, extraction
 
 
 def _keep_release(release: Release, extraction, state: State, out_dir: Path, on_release) -> None:
@@ -127,11 +145,15 @@ def _keep_release(release: Release, extraction, state: State, out_dir: Path, on_
 
 
 def _compare_pairs(pairs: Sequence[tuple[str, str]], state: State, out_dir: Path, executor: Executor,
-                   formats: tuple[str, ...]) -> list[PairOutcome]:
+                   formats: tuple[str, ...], progress: Progress | None = None) -> list[PairOutcome]:
     """Each pair compared by the executor (in version order, the evidence read as the pair's turn
     comes), its reports written and the state saved as each one arrives."""
+    progress = progress or Progress()
+
     def jobs() -> Iterator[PairJob]:
-        for old, new in pairs:
+        for i, (old, new) in enumerate(pairs, 1):
+            progress.section(f"pair {i}/{len(pairs)} {old} -> {new}")
+            progress.phase("comparing")
             texts = [(out_dir / state.releases[v]["evidence"]).read_text(encoding="utf-8") for v in (old, new)]
             yield PairJob(old, new, texts[0], texts[1], formats)
 

@@ -1,5 +1,8 @@
 """``archdiff compare`` and ``archdiff battle``: parse arguments, write reports, set the exit code.
 
+Progress (the side or system being extracted, its phase, files scanned) is drawn on stderr when it
+is a terminal; the results (report paths, the count of differences) go to stdout.
+
 Exit codes: 0 no differences of the kinds ``--fail-on`` asks about; 1 differences found; 2 bad input.
 """
 
@@ -12,6 +15,7 @@ from typing import Any
 
 import click
 
+from archdiff.progress import open_progress
 from comparator.reports import FORMATS, write_reports
 from extractor.errors import UserInputError
 
@@ -62,14 +66,21 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
     from comparator.compare import compare_evidence
 
     chosen = _formats(formats)
-    side_a = load_side(a, cache_dir, jobs)
-    side_b = load_side(b, cache_dir, jobs)
-    findings = compare_evidence(side_a, side_b, mode)
-    for path in write_reports(findings, out_dir, chosen, (side_a, side_b)):
+    with open_progress() as progress:
+        progress.section(f"A {a}")
+        side_a = load_side(a, cache_dir, jobs, progress)
+        progress.section(f"B {b}")
+        side_b = load_side(b, cache_dir, jobs, progress)
+        progress.section(f"A {a} / B {b}")
+        progress.phase("comparing")
+        findings = compare_evidence(side_a, side_b, mode)
+        progress.phase("writing reports")
+        paths = write_reports(findings, out_dir, chosen, (side_a, side_b))
+    for path in paths:
         click.echo(str(path))
     d = findings["differences"]
     click.echo(f"{findings['systems'][0]['label']} -> {findings['systems'][1]['label']} ({findings['mode']}): "
-               f"{d['any']:,} differences, {d['breaking']:,} breaking", err=True)
+               f"{d['any']:,} differences, {d['breaking']:,} breaking")
     sys.exit(exit_code(findings, fail_on))
 
 
@@ -95,11 +106,19 @@ def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path 
     if len(loaded.systems) != 2:
         raise UserInputError(f"preset {loaded.name!r} names {len(loaded.systems)} systems; battle compares exactly two")
     bundles = []
-    for i, system in enumerate(loaded.systems):
-        result = extract_system(system.specs(), name=system.name, version=system.version,
-                                options=ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=system.build))
-        write_bundle(None, out_dir / f"system-{i + 1}", result.data)
-        bundles.append(evidence_from_json(result.bundle, f"system-{i + 1}/evidence.json"))
-    findings = compare_evidence(bundles[0], bundles[1], "auto")
-    for path in write_reports(findings, out_dir, chosen, (bundles[0], bundles[1])):
+    with open_progress() as progress:
+        for i, system in enumerate(loaded.systems):
+            progress.section(f"system {i + 1}/{len(loaded.systems)} {system.name}")
+            result = extract_system(system.specs(), name=system.name, version=system.version, progress=progress,
+                                    options=ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=system.build))
+            progress.phase("writing evidence.json")
+            write_bundle(None, out_dir / f"system-{i + 1}", result.data)
+            progress.phase("reading evidence")
+            bundles.append(evidence_from_json(result.bundle, f"system-{i + 1}/evidence.json"))
+        progress.section(loaded.name)
+        progress.phase("comparing")
+        findings = compare_evidence(bundles[0], bundles[1], "auto")
+        progress.phase("writing reports")
+        paths = write_reports(findings, out_dir, chosen, (bundles[0], bundles[1]))
+    for path in paths:
         click.echo(str(path))

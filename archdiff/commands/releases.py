@@ -2,6 +2,9 @@
 
 Exit codes: 0 done (also when ``--new-only`` found nothing new); 1 a pair compared in this run has
 differences of the kind ``--fail-on`` names; 2 bad input.
+
+On a terminal, stderr shows the release being extracted (or the pair compared) with its phase;
+stdout gets each release as it is done and the summary.
 """
 
 from __future__ import annotations
@@ -43,25 +46,28 @@ def releases(spec: str, since: str, until: str, last: int | None, pre: bool, out
     version is a release when every source has it).
     """
     from archdiff.commands.compare import _formats, exit_code
+    from archdiff.progress import open_progress
     from extractor.context import ExtractOptions
     from extractor.run.executor import open_executor
     from tracking.run import Selection, track_releases
 
     chosen = _formats(formats)
-    engine = open_executor(executor, num_cpus=jobs)
-    try:
-        def done(name: str, extraction) -> None:
-            c = extraction.cache
-            how = "from the cache" if c.get("memo") else f"{c.get('misses', 0):,} files parsed, {c.get('hits', 0):,} cached"
-            if c.get("shared"):
-                how += f", {c['shared']:,} parsed for it by a release extracted beside it"
-            click.echo(f"extracted {name} ({how})", err=True)
+    with open_progress() as progress:
+        engine = open_executor(executor, num_cpus=jobs, progress=progress)
+        try:
+            def done(name: str, extraction) -> None:
+                c = extraction.cache
+                how = ("from the cache" if c.get("memo") else
+                       f"{c.get('misses', 0):,} files parsed, {c.get('hits', 0):,} cached")
+                if c.get("shared"):
+                    how += f", {c['shared']:,} parsed for it by a release extracted beside it"
+                progress.echo(f"extracted {name} ({how})")
 
-        result = track_releases(spec, out_dir, Selection(since, until, last or 0, pre), new_only=new_only,
-                                options=ExtractOptions(jobs=jobs, cache_dir=cache_dir), executor=engine,
-                                formats=chosen, on_release=done)
-    finally:
-        engine.close()
+            result = track_releases(spec, out_dir, Selection(since, until, last or 0, pre), new_only=new_only,
+                                    options=ExtractOptions(jobs=jobs, cache_dir=cache_dir), executor=engine,
+                                    formats=chosen, on_release=done, progress=progress)
+        finally:
+            engine.close()
     if result.index is None:
         click.echo(f"{result.system}: no new releases")
         sys.exit(0)

@@ -11,6 +11,7 @@ unassigned says why.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 from extractor.layers.facts import ModuleFacts
 from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence
@@ -64,11 +65,17 @@ def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
 
 
 def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
+    index = signal_index(taxonomy)
+    matches = index.match(mf)
     candidates: list[Candidate] = []
     ruled_out: list[RoleEvidence] = []
-    for order, role in enumerate(taxonomy.roles):
-        fired = [(signal, row) for signal in role.signals if (row := fire(mf, role, signal)) is not None]
-        exclusion = next((row for signal in role.ruled_out_by if (row := fire(mf, role, signal)) is not None), None)
+    for order, (role, signals, exclusions) in enumerate(index.roles):
+        if matches.keys().isdisjoint(index.numbers[order]):
+            continue  # none of the role's signals matched anything: not in the running, nor ruled out
+        fired = [(signal, row) for signal, number in signals
+                 if (row := _fire(mf, role, signal, matches.get(number))) is not None]
+        exclusion = next((row for signal, number in exclusions
+                          if (row := _fire(mf, role, signal, matches.get(number))) is not None), None)
         if exclusion is not None:
             if any(row.weight > 0 for _signal, row in fired):  # say so where the role was in the running
                 ruled_out.append(exclusion)
@@ -104,25 +111,106 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
                       confidence, why, tuple(ruled_out))
 
 
-def fire(mf: ModuleFacts, role: Role, signal: Signal) -> RoleEvidence | None:
-    """The row a signal gives this module: the first fact that matches, or None."""
+class SignalIndex:
+    """The taxonomy's signals by kind, and which of them each item text matches, remembered.
+
+    Scoring asks, for every module and every signal of every role, which of the module's items
+    the signal's pattern matches: on vLLM two million ``fullmatch`` calls over the same few
+    thousand texts (``torch``, ``typing``, ``forward``, ...). Here each distinct (kind, text) is
+    matched against the patterns of its kind once per taxonomy, and a module's items are read
+    once: :meth:`match` gives, per signal, the positions of the items it matches, in item order."""
+
+    def __init__(self, taxonomy: Taxonomy) -> None:
+        self._ids: dict[int, int] = {}  # id(signal) -> its number
+        self._by_kind: dict[str, list[tuple[int, re.Pattern[str]]]] = {}
+        # per role, in the taxonomy's order: the role, its (signal, number) pairs, its exclusions'
+        self.roles: list[tuple[Role, tuple[tuple[Signal, int], ...], tuple[tuple[Signal, int], ...]]] = []
+        self.numbers: list[frozenset[int]] = []  # per role: the numbers of all its signals
+        for role in taxonomy.roles:
+            signals = tuple((s, self._number(s)) for s in role.signals)
+            exclusions = tuple((s, self._number(s)) for s in role.ruled_out_by)
+            self.roles.append((role, signals, exclusions))
+            self.numbers.append(frozenset(n for _s, n in signals + exclusions))
+        self._matched: dict[str, dict[str, tuple[int, ...]]] = {kind: {} for kind in self._by_kind}
+        self.taxonomy = taxonomy  # kept alive: the numbers are keyed by its signals' ids
+        # Most texts match no signal at all: one pattern of all a kind's patterns says so in one call.
+        self._any = {kind: _any_of([pattern for _n, pattern in patterns]) for kind, patterns in self._by_kind.items()}
+
+    def _number(self, signal: Signal) -> int:
+        number = self._ids.get(id(signal))
+        if number is None:
+            number = self._ids[id(signal)] = len(self._ids)
+            self._by_kind.setdefault(signal.kind, []).append((number, signal.pattern))
+        return number
+
+    def matching(self, kind: str, text: str) -> tuple[int, ...]:
+        """The numbers of the signals of ``kind`` whose pattern matches all of ``text``."""
+        memo = self._matched[kind]
+        found = memo.get(text)
+        if found is None:
+            any_of = self._any[kind]
+            found = () if any_of is not None and any_of.fullmatch(text) is None else tuple(
+                n for n, pattern in self._by_kind[kind] if pattern.fullmatch(text))
+            memo[text] = found
+        return found
+
+    def match(self, mf: ModuleFacts) -> dict[int, list[int]]:
+        """Signal number -> positions (in ``mf.items[signal.kind]``) of the items it matches, in order."""
+        hits: dict[int, list[int]] = {}
+        for kind, memo in self._matched.items():
+            for position, item in enumerate(mf.items[kind]):
+                found = memo.get(item[0])
+                if found is None:
+                    found = self.matching(kind, item[0])
+                for number in found:
+                    hits.setdefault(number, []).append(position)
+        return hits
+
+
+def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One pattern that matches all of a text exactly when one of ``patterns`` does (None when they
+    cannot be joined: flags that differ, or a global inline flag that must open its pattern)."""
+    if len({p.flags for p in patterns}) != 1:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
+    except re.error:
+        return None
+
+
+_INDEXES: dict[int, SignalIndex] = {}
+
+
+def signal_index(taxonomy: Taxonomy) -> SignalIndex:
+    """The index of ``taxonomy``, built once per taxonomy object (a run loads its taxonomy once)."""
+    index = _INDEXES.get(id(taxonomy))
+    if index is None or index.taxonomy is not taxonomy:
+        if len(_INDEXES) >= 8:
+            _INDEXES.clear()
+        index = _INDEXES[id(taxonomy)] = SignalIndex(taxonomy)
+    return index
+
+
+def _fire(mf: ModuleFacts, role: Role, signal: Signal, positions: list[int] | None) -> RoleEvidence | None:
+    """The row a signal gives this module: the first fact that matches (``positions``: where the
+    signal's pattern matched ``mf.items[signal.kind]``), or None."""
+    if not positions:
+        return None
     items = mf.items[signal.kind]
     if signal.kind == "path":
         # The file's own name and its directory speak for it; a word further up the tree
         # (vllm/model_executor/layers/linear.py: "model_executor") counts for less. The project's
         # own top-level package name speaks only for the roles set apart (a top-level tests/).
-        hits = [i for i, item in enumerate(items) if signal.pattern.fullmatch(item[0])
-                and (role.apart or i not in mf.project_segments) and (not signal.top or 0 == i < len(items) - 1)]
+        hits = [i for i in positions if (role.apart or i not in mf.project_segments)
+                and (not signal.top or 0 == i < len(items) - 1)]
         if not hits:
             return None
         near = hits[-1] >= len(items) - 2
         return RoleEvidence(mf.file.path, 0, role.id, "path", items[hits[-1]][0],
                             signal.weight if near else signal.weight * FAR_PATH_FACTOR)
-    if signal.min > 1 and len({item[0] for item in items if signal.pattern.fullmatch(item[0])}) < signal.min:
+    if signal.min > 1 and len({items[i][0] for i in positions}) < signal.min:
         return None
-    hit = next((item for item in items if signal.pattern.fullmatch(item[0])), None)
-    if hit is None:
-        return None
+    hit = items[positions[0]]
     where = hit[2] if len(hit) > 2 else mf.file.path  # a companion header's include is shown in the header
     return RoleEvidence(where, hit[1], role.id, signal.kind, hit[0], signal.weight)
 

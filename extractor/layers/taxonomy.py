@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
 import re
 from pathlib import Path
 
@@ -79,7 +81,23 @@ class Taxonomy:
 
 
 def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
+    """The taxonomy in ``path``; the same object again for the same content (a process that
+    extracts several systems or releases parses roles.yaml once, and scoring's index of the
+    taxonomy's patterns, keyed by the object, keeps what it matched)."""
     path = Path(path)
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return _parse_taxonomy(path)  # the loader says what is wrong with the path, in one line
+    return _cached_taxonomy(str(path), digest)
+
+
+@functools.lru_cache(maxsize=8)
+def _cached_taxonomy(path: str, _digest: str) -> Taxonomy:
+    return _parse_taxonomy(Path(path))
+
+
+def _parse_taxonomy(path: Path) -> Taxonomy:
     data = load_data_file(path, TAXONOMY_SCHEMA)
     roles, seen = [], set()
     for i, entry in enumerate(data["roles"]):

@@ -24,6 +24,7 @@ from extractor.run.cache import FactCache
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
 from extractor.model import Step
+from extractor.run.progress import Progress
 
 if TYPE_CHECKING:
     from extractor.run.pipeline import Extraction
@@ -71,9 +72,13 @@ class Executor(Protocol):
 
 class LocalExecutor:
     """This machine: files scanned in a process pool of ``options.jobs`` workers, one extraction
-    after another, facts in ``CACHE/facts.sqlite``."""
+    after another, facts in ``CACHE/facts.sqlite``. ``progress`` (a display's) is told about
+    each extraction of :meth:`extract_many`."""
 
     name = "local"
+
+    def __init__(self, progress: Progress | None = None) -> None:
+        self.progress = progress
 
     def scan_files(self, items, steps, jobs, progress=None):
         from extractor.run.scan import scan_files
@@ -87,7 +92,8 @@ class LocalExecutor:
         from extractor.run.pipeline import extract_system
 
         for job in jobs:
-            yield extract_system(job.specs, name=job.name, version=job.version, options=options, executor=self)
+            yield extract_system(job.specs, name=job.name, version=job.version, options=options, executor=self,
+                                 progress=self.progress)
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]:
         """``fn`` over ``items``, here, one after another (items are taken as they are needed)."""
@@ -101,12 +107,13 @@ LOCAL = LocalExecutor()
 _RAY_ADDRESS = re.compile(r"^ray://[A-Za-z0-9_.\[\]:-]+(:\d+)?/?$")
 
 
-def open_executor(text: str, *, num_cpus: int | None = None) -> Executor:
+def open_executor(text: str, *, num_cpus: int | None = None, progress: Progress | None = None) -> Executor:
     """``local``, ``ray`` (a local Ray runtime, or the cluster that ``RAY_ADDRESS`` names) or
-    ``ray://HOST:PORT`` (a Ray cluster through Ray Client)."""
+    ``ray://HOST:PORT`` (a Ray cluster through Ray Client). ``progress`` is drawn for local
+    extractions only (Ray's run elsewhere)."""
     value = text.strip()
     if value == "local":
-        return LOCAL
+        return LOCAL if progress is None else LocalExecutor(progress)
     if value == "ray" or _RAY_ADDRESS.match(value):
         from extractor.run.raytasks import RayExecutor
 

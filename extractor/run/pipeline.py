@@ -2,35 +2,35 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import gc
 import hashlib
+import itertools
 import json
 import shutil
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from extractor import naming
 from extractor.acquire.headers import resolve_build_settings
-from extractor.evidence.write import build_bundle, dumps_bundle
+from extractor.evidence.write import encode_bundle
 from extractor.run.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
 from extractor.run.executor import LOCAL, Executor, FactStore
+from extractor.run.diagnosis import group_diagnostics
 from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
+from extractor.run.progress import Progress
+from extractor.run.runlog import RunLog
 from extractor.acquire.inventory import evidence_path, file_limit, list_files, read_regular_file
 from extractor.native.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.steps import STEPS, check_order
+from extractor.structs.reasons import pinned_versions
 from extractor.acquire.sources import acquire, default_cache_dir, default_label, parse_spec
-
-class Progress:
-    """What the pipeline reports while it works; the CLI draws it, tests ignore it."""
-
-    def phase(self, name: str, total: int | None = None) -> None: ...
-
-    def advance(self, n: int = 1) -> None: ...
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -45,12 +45,15 @@ class Extraction:
     timings: dict[str, float]  # seconds per phase: for the run log, never for the bundle
     cache: dict[str, int]  # hits and misses; "memo" is 1 when the whole bundle came from the cache
     _parsed: list[dict[str, Any]] = dataclasses.field(default_factory=list, repr=False, compare=False)
+    # the run log (extractor.run.runlog: wall and CPU seconds per phase, serial seconds, bytes
+    # from workers); empty for an extraction that did not run here
+    log: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     @property
     def bundle(self) -> dict[str, Any]:
         """The bundle as JSON values, parsed on first use."""
         if not self._parsed:
-            self._parsed.append(json.loads(self.data))
+            self._parsed.append(parse_bundle(self.data))
         return self._parsed[0]
 
     @property
@@ -58,8 +61,39 @@ class Extraction:
         return self.data.decode("utf-8")
 
 
+def parse_bundle(data: bytes) -> dict[str, Any]:
+    """``json.loads(data)``, faster: the cyclic garbage collector has nothing to find among the
+    million fresh dicts and lists of a large bundle, and walking them every few thousand
+    allocations doubles the time."""
+    with _without_cyclic_gc():
+        return json.loads(data)
+
+
+@contextlib.contextmanager
+def _without_cyclic_gc() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (reference counting still frees
+    everything that is not a cycle). The driver builds millions of small acyclic objects (facts,
+    nodes, edges, records) and keeps them to the end of the run: every full collection walks all
+    of them, and on vLLM those collections cost about a third of the driver's CPU (5 s of 16).
+
+    Turned back on, the collector would walk every object the block made at its first collection
+    (all of them are still in the youngest generation): a second and a half after the run. So what
+    survives the block is frozen first (``gc.freeze``: left to reference counting, never walked);
+    cycles among those objects, if any, are not reclaimed. Worker processes turn the collector on
+    again (extractor.run.workerpool)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.freeze()
+            gc.enable()
+
+
 def summarize_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
-    """What a run reports without the bundle: node, edge and file counts, and the diagnostics."""
+    """What a run reports without the bundle: node, edge and file counts, and the diagnostics
+    (and, added by each run, ``groups``: the warnings and errors grouped, extractor.run.diagnosis)."""
     return {"nodes": len(bundle["graph"]["nodes"]), "edges": len(bundle["graph"]["edges"]),
             "files": sum(bundle["stats"]["files"].values()), "diagnostics": bundle["diagnostics"]}
 
@@ -101,70 +135,88 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
     options = options or ExtractOptions()
     executor = executor or LOCAL
     progress = progress or Progress()
+    log = RunLog(options.jobs, executor.name)
+    with _without_cyclic_gc():
+        extraction = _extract(specs, name, version, options, progress, tuple(steps), executor, log)
+    log.finish()
+    return dataclasses.replace(extraction, timings=log.timings(), log=log.as_json())
+
+
+def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOptions, progress: Progress,
+             steps: tuple[Step, ...], executor: Executor, log: RunLog) -> Extraction:
     cache_dir = options.cache_dir or default_cache_dir()
-    timings: dict[str, float] = {}
-    clock = time.perf_counter()
-
+    progress.plan(["acquire", "inventory", "read", "scan", *(s.name for s in steps), "bundle"])
     progress.phase("acquire")
-    sources = acquire_sources(specs, cache_dir)
-    if options.probe_structs and not options.build.empty:
-        # the build context's own downloads (--headers-from wheels) and fingerprint, once per run
-        options = dataclasses.replace(options, build=resolve_build_settings(options.build, cache_dir))
-    default_name, default_version = default_identity(sources)
-    timings["acquire"] = time.perf_counter() - clock
+    with log.phase("acquire"):
+        sources = acquire_sources(specs, cache_dir)
+        if options.probe_structs and not options.build.empty:
+            # the build context's own downloads (--headers-from wheels) and fingerprint, once per run
+            options = dataclasses.replace(options, build=resolve_build_settings(options.build, cache_dir))
+        default_name, default_version = default_identity(sources)
 
-    clock = time.perf_counter()
-    entries = []
-    diagnostics: list[Diagnostic] = []
-    for source in sources:
-        found, problems = list_files(source)
-        entries.extend((source, e) for e in found)
-        diagnostics.extend(problems)
-        diagnostics.extend(Diagnostic(evidence_path(source.label, member.removeprefix("./")), 0, "symlink-outside",
-                                      "symbolic link leaves the source tree: not extracted", Severity.WARNING)
-                           for member in source.skipped_links)
-    entries.sort(key=lambda pair: pair[1].path)
-    timings["inventory"] = time.perf_counter() - clock
+    progress.phase("inventory")
+    with log.phase("inventory"):
+        entries = []
+        diagnostics: list[Diagnostic] = []
+        for source in sources:
+            found, problems = list_files(source)
+            entries.extend((source, e) for e in found)
+            diagnostics.extend(problems)
+            diagnostics.extend(Diagnostic(evidence_path(source.label, member.removeprefix("./")), 0, "symlink-outside",
+                                          "symbolic link leaves the source tree: not extracted", Severity.WARNING)
+                               for member in source.skipped_links)
+        entries.sort(key=lambda pair: pair[1].path)
 
-    clock = time.perf_counter()
     name, version = name or default_name, version or default_version
-    blobs, read_diagnostics = _read(entries, steps)
-    timings["read"] = time.perf_counter() - clock
-    clock = time.perf_counter()
-    memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
-    diagnostics.extend(read_diagnostics)
+    progress.phase("read", len(entries))
+    with log.phase("read"):
+        blobs, read_diagnostics = _read(entries, steps, progress)
+    log.scan.files = len(blobs)
     store = executor.open_store(cache_dir)
     try:
-        data = store.get_bytes(memo_key)
-        summary = store.get_json(memo_key + ":summary") if data is not None else None
+        with log.phase("memo"):
+            memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
+            diagnostics.extend(read_diagnostics)
+            data = store.get_bytes(memo_key)
+            summary = store.get_json(memo_key + ":summary") if data is not None else None
         if data is not None:
             # Every input is unchanged (files, names, options, scanners, compilers): the evidence
             # is the one already computed for them, byte for byte.
-            timings["memo"] = time.perf_counter() - clock
-            extraction = Extraction(data, summary or {}, timings, {"hits": len(blobs), "misses": 0, "memo": 1})
+            log.memo = True
+            log.scan.cached = len(blobs)
+            log.bundle_bytes = len(data)
+            extraction = Extraction(data, summary or {}, {}, {"hits": len(blobs), "misses": 0, "memo": 1})
             if summary is None:  # a memo stored without its summary: count once from the bundle
                 extraction.summary.update(summarize_bundle(extraction.bundle))
+            extraction.summary["groups"] = _groups(extraction.summary["diagnostics"], sources)
             return extraction
-        files, cache_counts, scan_diagnostics = _scan(blobs, tuple(steps), options, store, progress, executor)
-        diagnostics.extend(scan_diagnostics)
-        timings["scan"] = time.perf_counter() - clock
+        with log.phase("scan"):
+            files, cache_counts, scan_diagnostics = _scan(blobs, steps, options, store, progress, executor, log)
+            diagnostics.extend(scan_diagnostics)
 
         ctx = Context(name, version, sources, files, options)
         for step in steps:
-            clock = time.perf_counter()
             progress.phase(step.name)
-            ctx.results[step.name] = step.extract(ctx)
-            timings[step.name] = time.perf_counter() - clock
-        clock = time.perf_counter()
-        bundle = build_bundle(ctx, tuple(steps), diagnostics)
-        data = dumps_bundle(bundle).encode("utf-8")
-        summary = summarize_bundle(bundle)
-        store.put_bytes(memo_key, data)
-        store.put_json(memo_key + ":summary", summary)
-        timings["bundle"] = time.perf_counter() - clock
+            with log.phase(step.name):
+                ctx.results[step.name] = step.extract(ctx)
+        progress.phase("bundle")
+        with log.phase("bundle"):
+            encoded = encode_bundle(ctx, steps, diagnostics)
+            log.bundle_bytes = len(encoded.data)
+        with log.phase("memo"):
+            store.put_bytes(memo_key, encoded.data)
+            store.put_json(memo_key + ":summary", encoded.summary)
     finally:
         store.close()
-    return Extraction(data, summary, timings, {**cache_counts, "memo": 0}, [bundle])
+    summary = {**encoded.summary, "groups": _groups(encoded.summary["diagnostics"], sources)}
+    return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0})
+
+
+def _groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree]) -> list[dict[str, Any]]:
+    """The diagnostics grouped for the reader (extractor.run.diagnosis), with the versions the
+    sources pin for the fixes; not part of the memo: computed for each run."""
+    pins = pinned_versions(s.root for s in sources)
+    return [dataclasses.asdict(g) for g in group_diagnostics(diagnostics, pins)]
 
 
 def _memo_key(name: str, version: str, sources: Sequence[SourceTree], blobs, diagnostics: list[Diagnostic],
@@ -197,12 +249,15 @@ def fact_key(data: bytes, language: str, fingerprint: str) -> str:
     return f"{hashlib.sha256(data).hexdigest()}:{language}:{fingerprint}"
 
 
-def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
+def _read(entries, steps: Sequence[Step], progress: Progress | None = None
+          ) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
     """Read every file and compute its cache key (content hash, language, scanner fingerprint)."""
     fingerprint = code_fingerprint((s.name, s.version) for s in steps)
     diagnostics: list[Diagnostic] = []
     blobs: list[tuple[Any, Any, bytes, str]] = []
-    for source, entry in entries:
+    for i, (source, entry) in enumerate(entries, 1):
+        if progress is not None and i % _READ_TICK == 0:
+            progress.advance(_READ_TICK)
         try:
             data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
         except OSError as err:
@@ -215,8 +270,23 @@ def _read(entries, steps: Sequence[Step]) -> tuple[list[tuple[Any, Any, bytes, s
     return blobs, diagnostics
 
 
-def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore,
-          progress: Progress, executor: Executor = LOCAL) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+_READ_TICK = 100  # files read between two progress ticks
+# Results put into the fact cache this many at a time while the pool is still working, so that
+# compressing and storing them overlaps the parse instead of following it.
+_CACHE_BATCH = 256
+
+
+def _decoded(result: FileResult, decoders: dict[str, Any]) -> FileFacts:
+    facts = FileFacts(result.facts, decoders)
+    for step in facts:
+        facts[step]
+    return facts
+
+
+def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore, progress: Progress,
+          executor: Executor = LOCAL, log: RunLog | None = None
+          ) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+    log = log or RunLog(options.jobs, executor.name)
     diagnostics: list[Diagnostic] = []
     cached: dict[str, FileResult] = {}
     for key, value in cache.get_many([b[3] for b in blobs]).items():
@@ -224,20 +294,46 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
             cached[key] = decode_result(value)
         except ValueError:
             continue  # an entry of another shape: scanned again and rewritten
-    missing = [(b[1].language.value, b[2]) for b in blobs if b[3] not in cached]
-    progress.phase("scan", len(missing))
-    encoded = dict(zip((b[3] for b in blobs if b[3] not in cached),
-                       executor.scan_files(missing, steps, options.jobs, progress.advance)))
-    fresh = {key: decode_result(value) for key, value in encoded.items()}
-    # A file whose worker crashed or timed out is tried again next run, never served from the cache.
-    cache.put_many({key: value for key, value in encoded.items() if not fresh[key].transient})
+    missing = [b for b in blobs if b[3] not in cached]
+    items = [(b[1].language.value, b[2]) for b in missing]
     decoders = fact_decoders(steps)
+    # Each step's facts decoded ahead, while the pool still parses: the driver waits for results
+    # anyway, and decoding vLLM's facts is half a second of serial time after the pool otherwise.
+    # Cached files' facts are decoded between results too, a share per result.
+    ready: dict[str, FileFacts] = {}
+    language_of = {b[3]: b[1].language for b in blobs}
+    ahead = iter(list(cached.items()))
+    share = -(-len(cached) // len(items)) if items else 0
+    fresh: dict[str, FileResult] = {}
+    if items:
+        progress.phase("scan", len(items))
+        log.scan.bytes_sent = sum(len(data) for _language, data in items)
+        received = 0
+        pending: dict[str, bytes] = {}
+        started = time.perf_counter()
+        for blob, value in zip(missing, executor.scan_files(items, steps, options.jobs, progress.advance)):
+            received += len(value)
+            result = fresh[blob[3]] = decode_result(value)
+            # A file whose worker crashed or timed out is tried again next run, never served from the cache.
+            if not result.transient:
+                pending[blob[3]] = value
+            if len(pending) >= _CACHE_BATCH:
+                cache.put_many(pending)
+                pending = {}
+            ready[blob[3]] = _decoded(result, decoders.get(blob[1].language, {}))
+            for key, done in itertools.islice(ahead, share):
+                ready[key] = _decoded(done, decoders.get(language_of[key], {}))
+        log.scan.pool_wall_s = time.perf_counter() - started
+        log.scan.bytes_received = received
+        cache.put_many(pending)
+    log.scan.parsed, log.scan.cached = len(fresh), len(cached)
     files = []
     for source, entry, data, key in blobs:
         result = cached.get(key) or fresh[key]
         for line, code, message, severity in result.diagnostics:
             diagnostics.append(Diagnostic(entry.path, line, code, message, Severity(severity)))
-        facts = FileFacts(result.facts, decoders.get(entry.language, {}))
+        # one FileFacts per file: two files of the same content do not share decoded values
+        facts = ready.pop(key, None) or FileFacts(result.facts, decoders.get(entry.language, {}))
         files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
                                 len(data), facts, result.lines))
     return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics

@@ -21,6 +21,7 @@ import contextlib
 import ctypes
 import dataclasses
 import faulthandler
+import gc
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -171,6 +172,9 @@ def _serve(conn, work, init, initargs, memory_bytes, parent_ends) -> None:
         with contextlib.suppress(OSError):
             other.close()
     _die_with_parent()
+    # forked from a driver that turns the cyclic collector off for a run (extractor.run.pipeline):
+    # a worker parses thousands of files, so it collects its cycles as any process would
+    gc.enable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     faulthandler.disable()  # its dump of a crashing parser would reach the user's terminal
     devnull = os.open(os.devnull, os.O_WRONLY)

@@ -1,0 +1,84 @@
+"""The run log says where a run's time went, and the pipeline's speed-ups change no byte.
+
+The keys are documented in docs/performance.md; this checks they are there and add up, that a run
+with some files cached and some parsed (facts decoded ahead, between the pool's results) writes the
+bytes a cold run writes, and that the cyclic garbage collector is back on after a run and on in
+the workers."""
+
+from __future__ import annotations
+
+import gc
+import json
+import shutil
+
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
+from tests.conftest import FIXTURES
+
+STEP_KEYS = {"wall_s", "cpu_s", "workers_cpu_s"}
+
+
+def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
+    result = extract_system([str(FIXTURES / "pysample")], options=ExtractOptions(jobs=2, cache_dir=tmp_path / "c",
+                                                                                   probe_structs=False))
+    log = result.log
+    assert log["run_log_version"] == 1 and log["jobs"] == 2 and log["executor"] == "local"
+    assert log["order"][:5] == ["acquire", "inventory", "read", "memo", "scan"] and log["order"][-1] == "bundle"
+    assert set(log["steps"]) == set(log["order"]) and all(set(v) == STEP_KEYS for v in log["steps"].values())
+    assert log["files"] == {"total": 6, "parsed": 6, "cached": 0, "bundle_from_cache": False}
+    assert log["workers"]["bytes_sent"] == sum(p.stat().st_size for p in (FIXTURES / "pysample").rglob("*.py"))
+    assert log["workers"]["bytes_received"] > 0 and log["bundle_bytes"] == len(result.data)
+    assert 0 < log["pool_s"] <= log["steps"]["scan"]["wall_s"] + 0.01
+    assert abs(log["serial_s"] - (log["wall_s"] - log["pool_s"])) < 0.01
+    assert log["workers_cpu_s"] > 0  # the workers' CPU reaches the driver once they have ended
+    assert result.timings == {name: step["wall_s"] for name, step in log["steps"].items()} or all(
+        abs(result.timings[name] - step["wall_s"]) < 0.001 for name, step in log["steps"].items())
+    json.dumps(log)  # what the CLI writes as run-log.json
+
+    again = extract_system([str(FIXTURES / "pysample")], options=ExtractOptions(jobs=2, cache_dir=tmp_path / "c",
+                                                                                  probe_structs=False))
+    assert again.log["files"] == {"total": 6, "parsed": 0, "cached": 6, "bundle_from_cache": True}
+    assert again.log["pool_s"] == 0 and "scan" not in again.log["steps"]
+
+
+def test_some_files_cached_some_parsed_gives_the_cold_bytes(tmp_path):
+    tree = tmp_path / "tree"
+    shutil.copytree(FIXTURES / "mini_vllm", tree)
+    options = ExtractOptions(jobs=2, cache_dir=tmp_path / "warm", probe_structs=False)
+    extract_system([str(tree)], name="s", version="1", options=options)
+    changed = sorted(tree.rglob("*.py"), key=lambda p: -p.stat().st_size)[:2]  # two different contents
+    for path in changed:
+        path.write_text(path.read_text() + "\n\ndef added_later():\n    return 1\n")
+    partial = extract_system([str(tree)], name="s", version="1", options=options)
+    assert partial.log["files"]["parsed"] == 2 and partial.log["files"]["cached"] > 2
+    cold = extract_system([str(tree)], name="s", version="1",
+                          options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cold", probe_structs=False))
+    assert partial.data == cold.data
+
+
+def test_the_collector_is_off_only_during_a_run(tmp_path):
+    assert gc.isenabled()
+    extract_system([str(FIXTURES / "pysample")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c",
+                                                                          probe_structs=False))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        extract_system([str(FIXTURES / "pysample")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "d",
+                                                                              probe_structs=False))
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
+
+
+def test_workers_collect_cycles_as_any_process_does():
+    from extractor.run.workerpool import run_guarded
+
+    gc.disable()
+    try:
+        assert list(run_guarded([1, 2], _collector_state, jobs=1, timeout=60)) == [True, True]
+    finally:
+        gc.enable()
+
+
+def _collector_state(_item) -> bool:
+    return gc.isenabled()
