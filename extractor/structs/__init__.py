@@ -24,10 +24,12 @@ from extractor.acquire.headers import resolve_build_settings
 from extractor.context import Context
 from extractor.cpp.graph import AggregateDefinition
 from extractor.model import Contribution, Diagnostic, Language, Severity, Step
+from extractor.structs.batch import BATCH_SIZE
 from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.dwarf import DwarfReadError, read_layouts
 from extractor.structs.plan import plan_probes
-from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
+from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED
+from extractor.structs.probe import find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
 from extractor.structs.records import STRUCTS, Method, StructLayout, layout_from_raw
@@ -73,6 +75,8 @@ class ProbeTimings:
 
     probe_seconds: float = 0.0
     headers_cached: int = 0
+    probe_batches: int = 0  # batch compiles (extractor.structs.batch), failed ones included
+    headers_batched: int = 0  # headers laid out by a batch rather than by their own probe
 
 
 def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:
@@ -136,7 +140,8 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
             max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
             context_key=context_key, keep_objects=_keep_objects(extra),
-            memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)))
+            memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)),
+            batch_size=int(extra.get("structs_batch_size", BATCH_SIZE)))
     reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]))
     layouts = [reasons.explain(x) for r in results for x in r.layouts]
     layouts.extend(reasons.explain(x) for x in plan.unprobed)
@@ -152,7 +157,8 @@ def _probe(ctx: Context, roots: tuple[tuple[Path, str], ...]
     if not settings.empty:
         stats["build_context"] = settings.record()
     # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
-    timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0))
+    timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0),
+                          stats.pop("probe_batches", 0), stats.pop("headers_batched", 0))
     return layouts, diagnostics, stats, timing
 
 
