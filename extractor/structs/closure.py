@@ -25,7 +25,10 @@ _MAX_FILE = 4 << 20
 # from it without including it (over-approximated: a name seen in a declaring position)
 _DECLARES = (
     re.compile(rb"\b(?:class|struct|union|enum(?:\s+class|\s+struct)?|namespace)\s+(?:\[\[[^\]]*\]\]\s*)?"
-               rb"(?:__attribute__\s*\(\([^)]*\)\)\s*)?(?:alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)"),
+               rb"(?:__attribute__\s*\(\([^)]*\)\)\s*)?(?:alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)"
+               # a definition, not a forward declaration (`struct Request;` leaves the type incomplete:
+               # a header that needs it complete must not count it as its own)
+               rb"(?=\s*(?:final\b\s*)?[:{])"),
     re.compile(rb"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*;"),
     re.compile(rb"\btypedef\b[^;{}]*\(\s*[*&]\s*([A-Za-z_]\w*)\s*\)"),
     re.compile(rb"}\s*([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*[;,=]"),  # `} Name;` after a typedef'd or variable struct
