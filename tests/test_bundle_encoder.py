@@ -181,7 +181,7 @@ _edge_texts = st.sampled_from(["", "a", "a\x00", "a\x00b", "ab", "\x00", "é", "
                                    st.integers(min_value=0, max_value=2**80) | st.sampled_from([0, 1, 9, 10])),
                          max_size=8), max_size=3))
 def test_edges_merge_and_sort_as_edge_key_says(groups):
-    from extractor.evidence.graphparts import unique_sorted_edges
+    from extractor.graphparts import unique_sorted_edges
     from extractor.model import edge_key
 
     expected = sorted({e for group in groups for e in group}, key=edge_key)
@@ -189,7 +189,7 @@ def test_edges_merge_and_sort_as_edge_key_says(groups):
 
 
 def test_edges_with_odd_lines_fall_back_to_the_plain_merge():
-    from extractor.evidence.graphparts import unique_sorted_edges
+    from extractor.graphparts import unique_sorted_edges
     from extractor.model import edge_key
 
     odd = [Edge("a", "b", EdgeKind.CALLS, "p", 10**25), Edge("a", "b", EdgeKind.CALLS, "p", 3),

@@ -28,7 +28,7 @@ from typing import Any
 import msgspec
 
 from extractor.context import Context
-from extractor.evidence.graphparts import graph_parts
+from extractor.graphparts import graph_parts
 from extractor.evidence.schema import SCHEMA_VERSION, record_kinds
 from extractor.model import Diagnostic, Edge, Node, Step, edge_json, node_fields, node_json, to_jsonable
 from extractor.support.storage import write_atomic

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from extractor import bindings, concepts, cpp, generated, python
 from extractor.context import Context
 from extractor.layers.facts import ModuleFacts, collect_module_facts, companion_headers, module_id, top_packages
-from extractor.evidence.graphparts import graph_parts as merged_graph
+from extractor.graphparts import graph_parts as merged_graph
 from extractor.layers.matrix import DEPENDENCY_EDGES, UpwardDependency, dependency_matrix
 from extractor.layers.package import settle_by_package
 from extractor.layers.records import (LAYERS, UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept,

@@ -65,6 +65,8 @@ class ProbeTimings:
 
     probe_seconds: float = 0.0
     headers_cached: int = 0
+    probe_batches: int = 0  # batch compiles (extractor.structs.batch), failed ones included
+    headers_batched: int = 0  # headers laid out by a batch rather than by their own probe
 
 
 def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:

@@ -7,16 +7,13 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from extractor.support.safeproc import run_bounded
 from extractor.structs.compilers import PRELUDE, Command, allowed_for
+from extractor.structs.header import HeaderProbe, Preamble
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure
 from extractor.structs.records import Method
-
-if TYPE_CHECKING:
-    from extractor.structs.probe import HeaderProbe, Preamble
 
 
 def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> str:

@@ -109,6 +109,34 @@ def target_for(missing_header: str, header_text: bytes = b"") -> Target | None:
     return None
 
 
+def toolchain_fingerprint() -> str:
+    """Which compilers a probe could use here, each with the first line of its ``--version``
+    (the last for nvcc, whose first line is its name): g++, gcc, nvcc and every cross compiler of
+    ``targets.yaml``, "not installed" for those missing. Part of every probe's cache key, so a
+    header that failed for want of a compiler (``nvcc not installed``) or whose layout came from a
+    fallback (g++ before nvcc, the host before a cross compiler) is probed again once the
+    compiler is installed or upgraded. Not cached here: the caller computes it once per run."""
+    names = ["g++", "gcc"] + [exe for t in load_targets() for exe in (t.cxx, t.cc)]
+    lines = []
+    for name in dict.fromkeys(names):
+        found = shutil.which(name)
+        lines.append(f"{name}: {_version_line(found) if found else 'not installed'}")
+    nvcc = find_nvcc()
+    lines.append(f"nvcc: {_version_line(nvcc, last=True) if nvcc else 'not installed'}")
+    return "\n".join(lines)
+
+
+def _version_line(exe: str, last: bool = False) -> str:
+    try:
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return f"{exe} (no version)"
+    lines = [line.strip() for line in out.splitlines() if line.strip()]
+    if not lines:
+        return f"{exe} (no version)"
+    return lines[-1] if last else lines[0]
+
+
 @functools.cache
 def compiler_identity(compiler: str) -> str:
     try:

@@ -22,7 +22,7 @@ from extractor.structs.buildcontext import (C, CompileEntry, CXX, base_flags, co
                                             header_language, is_translation_unit, mostly_c,
                                             nearest_translation_unit, nearest_units, read_compile_commands,
                                             reverse_includes)
-from extractor.structs.probe import HEADER_SUFFIXES, HeaderProbe, Preamble
+from extractor.structs.header import HEADER_SUFFIXES, HeaderProbe, Preamble
 from extractor.structs.records import StructLayout, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout

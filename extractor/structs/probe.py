@@ -43,21 +43,22 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from extractor.model import Diagnostic, Language, Severity, to_jsonable
-from extractor.structs.dwarf import DwarfReadError, read_layouts
-from extractor.structs.buildcontext import CUDA, CXX, ProbeFlags
+from extractor.model import to_jsonable
 from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
-from extractor.structs.compilers import (compile_commands, compiler_identity, find_nvcc, host_include_dirs,
-                                         system_headers_digest, target_for, targets_digest)
+from extractor.structs.batch import BATCH_SIZE, BatchOutcome, compile_batch, plan_batches
+from extractor.structs.compilers import (Command, compile_commands, compiler_identity, find_nvcc, host_include_dirs,
+                                         system_headers_digest, target_for, targets_digest, toolchain_fingerprint)
+from extractor.structs.header import (DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, HEADER_SUFFIXES,
+                                      HeaderProbe, Preamble, probe_language)
 from extractor.structs.probeguard import find_precompiled_headers
 from extractor.structs.probecache import ProbeResult
 from extractor.structs.probecache import cache_load as _cache_load
 from extractor.structs.probecache import cache_store as _cache_store
 from extractor.structs.probecache import layout_from_dict
+from extractor.structs.objects import failed_result, read_probe, unresolved_count
 from extractor.structs.reasons import missing_from as missing_from_error
-from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
-from extractor.structs.source import StructDefinition
+from extractor.structs.records import unresolved_layout
 from extractor.structs.tags import tag_layout
 
 # find_nvcc and layout_from_dict live beside the compilers and the cache; callers find them here too
@@ -65,42 +66,11 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
            "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
            "probe_headers", "probe_language", "rank_probes"]
 
-PROBE_VERSION = "7"
-# a definition the compile left out; extractor.structs.conditions names the `#if` around it
-NOT_EMITTED = ("compiled, but no complete type was emitted (conditionally compiled out, or a name the probe "
-               "could not see)")
-HEADER_SUFFIXES = {".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"}
-DEFAULT_MAX_HEADERS = 160
-DEFAULT_TIMEOUT = 300.0
-# Address-space cap per compiler process. nvcc's front ends need about 1 GB on most of vLLM's
-# headers, but with the CUDA math libraries' headers (cuBLAS, cuSPARSE, cuSOLVER wheels beside torch)
-# its CUTLASS dispatch headers (scaled_mm_c2x_sm89_fp8_dispatch.cuh, the machete launchers) ran out
-# of 3 GB ("catastrophic error: out of memory") and compile in 6; a template-instantiation bomb
-# took 4.1 GB before a cap stopped it.
-DEFAULT_MEMORY = 6 * 1024**3
+PROBE_VERSION = "8"  # 8: the toolchain found (every compiler's version) is part of the key
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "build", "dist", "third_party", "tests",
               "test", "docs", "examples", "benchmarks"}
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class HeaderProbe:
-    path: str  # label-prefixed repository path: what records carry
-    file: Path  # on disk
-    language: Language
-    definitions: tuple[StructDefinition, ...]
-    flags: ProbeFlags = ProbeFlags()  # the build context: include dirs, defines, language, standard
-    # What its nearest includers have before including it (#include and #define lines): another
-    # attempt for a header that relies on its includer for what it uses or selects.
-    preambles: tuple[Preamble, ...] = ()
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class Preamble:
-    lines: tuple[str, ...]
-    includer: str  # evidence path of the includer
-    directory: Path  # its directory, searched first for its quoted includes
 
 
 def find_include_dirs(roots: Sequence[Path], max_dirs: int = 64) -> tuple[Path, ...]:
@@ -167,25 +137,20 @@ def _is_under(path: Path, root: Path) -> bool:
         return False
 
 
-def probe_language(probe: HeaderProbe) -> str:
-    """C, C++ or CUDA: the build context's decision, else by the file's suffix and language."""
-    if probe.flags.language:
-        return probe.flags.language
-    return CUDA if probe.file.suffix == ".cuh" or probe.language is Language.CUDA else CXX
-
-
 def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], *,
                  cache_dir: Path | None = None, timeout: float = DEFAULT_TIMEOUT,
                  root_labels: Sequence[tuple[Path, str]] = (),
                  keep_object: Path | None = None,
                  pch_headers: frozenset[Path] | None = None,
-                 memory_bytes: int = DEFAULT_MEMORY, context_key: str = "") -> ProbeResult:
+                 memory_bytes: int = DEFAULT_MEMORY, context_key: str = "", toolchain: str | None = None
+                 ) -> ProbeResult:
     """Compile one header's probe and read its layouts; never raises for a failed compile.
 
     ``keep_object``: copy the probe object there (to compare it with pahole, for instance).
     ``pch_headers``: headers with a precompiled header beside them (found in ``roots`` if None).
     ``context_key``: the identity of what ``probe.flags`` names outside the tree (the build
-    settings' fingerprint, generated headers): part of the cache key.
+    settings' fingerprint, generated headers): part of the cache key. ``toolchain``: the
+    compilers found (``toolchain_fingerprint()``, computed here when None): part of it too.
     """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
@@ -193,16 +158,11 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         language = probe_language(probe)
         commands = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs)
         if isinstance(commands, str):
-            return _failed(probe, commands, Method.UNRESOLVED, "probe-no-compiler")
+            return failed_result(probe, commands, "probe-no-compiler")
         key = None
         if cache_dir is not None:
-            ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
-            digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
-            for preamble in probe.preambles:
-                digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], roots)
-            key = hashlib.sha256(f"{PROBE_VERSION}\n{ident}\n{digest}\n{probe.path}\n"
-                                 f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
-                                 f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}\n{system_headers_digest()}".encode()).hexdigest()
+            key = probe_key(probe, commands, include_dirs, roots, context_key,
+                            toolchain_fingerprint() if toolchain is None else toolchain)
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
@@ -226,25 +186,25 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             cross = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs, target)
             outcome = run.first_success(cross, own=True) if not isinstance(cross, str) else None
         if outcome is None:
-            result = _failed(probe, run.error, Method.UNRESOLVED, "probe-failed")
+            result = failed_result(probe, run.error, "probe-failed")
         else:
             command, used = outcome
             target_name = target.name if target is not None else ""
             if target is not None and target.remove_sections:
                 _drop_sections(target, obj, timeout)
-            result = _read_probe(probe, obj, command.method, used.includer if used else "", target_name)
+            result = read_probe(probe, obj, command.method, used.includer if used else "", target_name)
             best = tmpdir / "best.o"
             shutil.copyfile(obj, best)
             for preamble in probe.preambles if used is None else ():
-                if not _unresolved(result) or run.timed_out:
+                if not unresolved_count(result) or run.timed_out:
                     break
                 # compiled, but some definitions were left out: an includer may define what selects
                 # them (`#define GGML_COMMON_DECL_C` before `#include "ggml-common.h"`)
                 if run.attempt(command, preamble):
                     if target is not None and target.remove_sections:
                         _drop_sections(target, obj, timeout)
-                    alternative = _read_probe(probe, obj, command.method, preamble.includer, target_name)
-                    if _unresolved(alternative) < _unresolved(result):
+                    alternative = read_probe(probe, obj, command.method, preamble.includer, target_name)
+                    if unresolved_count(alternative) < unresolved_count(result):
                         result = alternative
                         shutil.copyfile(obj, best)
             shutil.copyfile(best, obj)
@@ -253,6 +213,21 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         if key is not None:
             _cache_store(cache_dir, key, result)
         return result
+
+
+def probe_key(probe: HeaderProbe, commands: Sequence[Command], include_dirs: Sequence[Path], roots: Sequence[Path],
+              context_key: str, toolchain: str) -> str:
+    """The cache key of ``probe``'s result: everything it depends on (the compilers found and their
+    versions, the commands, the header's include closure and its includers' preambles, the build
+    context, the targets and the system headers)."""
+    ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
+    digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
+    for preamble in probe.preambles:
+        digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], roots)
+    return hashlib.sha256(f"{PROBE_VERSION}\n{toolchain}\n{ident}\n{digest}\n{probe.path}\n"
+                          f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
+                          f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}\n"
+                          f"{system_headers_digest()}".encode()).hexdigest()
 
 
 def _drop_sections(target, obj: Path, timeout: float) -> None:
@@ -267,50 +242,11 @@ def _drop_sections(target, obj: Path, timeout: float) -> None:
         pass  # the object is read as it is, and says so if it cannot be
 
 
-def _unresolved(result: ProbeResult) -> int:
-    return sum(1 for x in result.layouts if x.method is Method.UNRESOLVED)
-
-
 def _text_of(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError:
         return b""
-
-
-def _read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "", target: str = "") -> ProbeResult:
-    """The layouts of ``probe``'s definitions in ``obj``; ``includer``: the file whose earlier
-    includes the probe needed (said in each layout's ``origin``)."""
-    origin = f"{probe.path} as included by {includer}" if includer else probe.path
-    header = os.path.realpath(probe.file)
-    try:
-        raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) == header)
-    except DwarfReadError as err:
-        return _failed(probe, f"probe object unreadable: {err.message}", Method.UNRESOLVED,
-                       "probe-failed")
-    layouts: dict[str, StructLayout] = {}
-    for raw in raws:
-        layout = layout_from_raw(raw, path=probe.path, method=method, origin=origin)
-        layout = dataclasses.replace(layout, tags=tag_layout(layout), target=target)
-        layouts.setdefault(layout.qualname, layout)
-    out = list(layouts.values())
-    by_name: dict[str, list[StructDefinition]] = {}
-    for d in probe.definitions:
-        by_name.setdefault(d.qualname, []).append(d)
-    for name, defs in sorted(by_name.items()):
-        found = layouts.get(name)
-        for d in defs:
-            if found is not None and (len(defs) == 1 or found.line == d.line):
-                continue
-            if found is not None:
-                # several definitions of one name (`#if` branches): the compiled one is laid out
-                error = (f"another definition of {name} (line {found.line}) is the one compiled with this "
-                         "build context; this one is in a branch the preprocessor left out")
-            else:
-                error = NOT_EMITTED
-            stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line, error, origin=origin)
-            out.append(dataclasses.replace(stub, tags=tag_layout(stub), target=target))
-    return ProbeResult(probe.path, tuple(sorted(out)), compiled=True)
 
 
 def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
@@ -324,15 +260,6 @@ def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], roots: Se
         found = _resolve_include(name, preamble.directory, [preamble.directory, *include_dirs])
         parts.append(closure_digest(found, include_dirs, roots) if found is not None else name)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
-
-
-def _failed(probe: HeaderProbe, error: str, method: Method, code: str) -> ProbeResult:
-    layouts = []
-    for d in probe.definitions:
-        stub = unresolved_layout(d.qualname, d.kind, probe.path, d.line, error, origin=probe.path)
-        layouts.append(dataclasses.replace(stub, tags=tag_layout(stub)))
-    diag = Diagnostic(probe.path, 0, code, f"struct probe failed: {error}", Severity.WARNING)
-    return ProbeResult(probe.path, tuple(sorted(layouts)), (diag,))
 
 
 def object_name(header: str) -> str:
@@ -353,28 +280,77 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                   roots: Sequence[Path], *, cache_dir: Path | None = None, jobs: int = 1,
                   max_headers: int = DEFAULT_MAX_HEADERS, timeout: float = DEFAULT_TIMEOUT,
                   root_labels: Sequence[tuple[Path, str]] = (), context_key: str = "",
-                  keep_objects: Path | None = None, memory_bytes: int = DEFAULT_MEMORY
-                  ) -> tuple[list[ProbeResult], dict]:
-    """Probe the best ``max_headers`` headers (in parallel); list the rest as not probed.
+                  keep_objects: Path | None = None, memory_bytes: int = DEFAULT_MEMORY,
+                  batch_size: int = BATCH_SIZE) -> tuple[list[ProbeResult], dict]:
+    """Probe the best ``max_headers`` headers (in parallel, in batches); list the rest as not probed.
 
+    Headers that share a build context compile in batches (extractor.structs.batch), each header's
+    result the one its own probe gives; ``batch_size`` 1 probes every header alone.
     ``keep_objects``: a directory that receives each compiled probe object as
     ``object_name(header path)``, for a reference tool to read the same object (every header is
-    then compiled: a cached result has no object)."""
+    then compiled: a cached result has no object; a batched header's object is its batch's)."""
     started = time.monotonic()
     ranked = rank_probes(probes)
     chosen, skipped = ranked[:max_headers], ranked[max_headers:]
-    results: list[ProbeResult] = []
+    toolchain = toolchain_fingerprint()  # once per run: every probe's cache key names it
+    pch_headers = find_precompiled_headers(roots)
+    cache = cache_dir if keep_objects is None else None
+    done: dict[str, ProbeResult] = {}
+    keys: dict[str, str] = {}
+    if cache is not None:
+        for p in chosen:
+            commands = compile_commands(p.file, probe_language(p), p.flags, Path("/probe"), Path("/probe.o"),
+                                        include_dirs)
+            if isinstance(commands, str):
+                continue
+            keys[p.path] = probe_key(p, commands, include_dirs, roots, context_key, toolchain)
+            hit = _cache_load(cache, keys[p.path])
+            if hit is not None:
+                done[p.path] = dataclasses.replace(hit, cached=True)
+    todo = [p for p in chosen if p.path not in done]
+    # a precompiled header beside a header refuses its probe before any compile: alone, as before
+    batches, alone = plan_batches(todo, include_dirs, roots, batch_size) if batch_size > 1 and not pch_headers \
+        else ([], todo)
+    counts = {"batches": 0, "headers_batched": 0}
+
+    def single(p: HeaderProbe) -> ProbeResult:
+        return probe_header(p, include_dirs, roots, cache_dir=cache, timeout=timeout, root_labels=root_labels,
+                            pch_headers=pch_headers, context_key=context_key, memory_bytes=memory_bytes,
+                            toolchain=toolchain,
+                            keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
+
+    def batch(members: tuple[HeaderProbe, ...]) -> BatchOutcome:
+        # a batch does the work of several probes: it gets twice one probe's time
+        return compile_batch(members, include_dirs, roots, timeout=2 * timeout, memory_bytes=memory_bytes,
+                             keep_objects=keep_objects, object_name=object_name)
+
     # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
-        pch_headers = find_precompiled_headers(roots)
-        futures = [pool.submit(probe_header, p, include_dirs, roots,
-                               cache_dir=cache_dir if keep_objects is None else None,
-                               timeout=timeout, root_labels=root_labels, pch_headers=pch_headers,
-                               context_key=context_key, memory_bytes=memory_bytes,
-                               keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
-                   for p in chosen]
-        for future in futures:
-            results.append(future.result())
+        running: dict[concurrent.futures.Future, tuple[HeaderProbe, ...] | HeaderProbe] = {}
+        # the largest batches first: the longest compiles start while the rest fill the other workers
+        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
+            running[pool.submit(batch, members)] = members
+        for p in alone:
+            running[pool.submit(single, p)] = p
+        while running:
+            finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in finished:
+                what = running.pop(future)
+                if isinstance(what, HeaderProbe):
+                    done[what.path] = future.result()
+                    continue
+                outcome = future.result()
+                counts["batches"] += 1
+                counts["headers_batched"] += len(outcome.results)
+                for path, result in outcome.results.items():
+                    done[path] = result
+                    if cache is not None and path in keys:
+                        _cache_store(cache, keys[path], result)
+                for members in outcome.again:
+                    running[pool.submit(batch, members)] = members
+                for p in outcome.alone:
+                    running[pool.submit(single, p)] = p
+    results = [done[p.path] for p in chosen]
     for p in skipped:
         error = f"not probed: over the budget of {max_headers} headers per system"
         layouts = tuple(sorted(
@@ -386,5 +362,6 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     stats = {"headers_with_structs": len(probes), "headers_probed": len(chosen),
              "headers_compiled": sum(1 for r in results if r.compiled),
              "headers_cached": sum(1 for r in results if r.cached),
-             "probe_seconds": round(time.monotonic() - started, 2)}
+             "probe_seconds": round(time.monotonic() - started, 2),
+             "probe_batches": counts["batches"], "headers_batched": counts["headers_batched"]}
     return results, stats

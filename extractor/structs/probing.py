@@ -20,7 +20,9 @@ from extractor.cpp.graph import AggregateDefinition
 from extractor.model import Diagnostic, Language
 from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.plan import plan_probes
-from extractor.structs.probe import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, find_include_dirs, probe_headers
+from extractor.structs.batch import BATCH_SIZE
+from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED
+from extractor.structs.probe import find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
 from extractor.structs import ProbeTimings
@@ -61,7 +63,8 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
             max_headers=int(extra.get("structs_max_headers", DEFAULT_MAX_HEADERS)),
             timeout=float(extra.get("structs_probe_timeout", DEFAULT_TIMEOUT)), root_labels=roots,
             context_key=context_key, keep_objects=_keep_objects(extra),
-            memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)))
+            memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)),
+            batch_size=int(extra.get("structs_batch_size", BATCH_SIZE)))
     reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]))
     layouts = [reasons.explain(x) for r in results for x in r.layouts]
     layouts.extend(reasons.explain(x) for x in plan.unprobed)
@@ -77,7 +80,8 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
     if not settings.empty:
         stats["build_context"] = settings.record()
     # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
-    timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0))
+    timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0),
+                          stats.pop("probe_batches", 0), stats.pop("headers_batched", 0))
     return layouts, diagnostics, stats, timing
 
 

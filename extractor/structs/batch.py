@@ -1,0 +1,350 @@
+"""Probes in batches: headers that share a build context compile in one translation unit.
+
+A header's probe parses everything it includes; for vLLM that is torch's and CUTLASS's headers,
+the same tens of thousands of lines for every header. A batch includes several headers after one
+prelude, so those are parsed once, and the object is read back once: each header's layouts are
+the aggregates DWARF declares in its own file (``DW_AT_decl_file``, extractor.structs.objects).
+
+**The same result as alone.** A batch stands for each member's *first* single-header attempt (its
+first compiler, no preamble). It is used for a member only when that attempt would give the same
+layouts, so:
+
+- members share the command of that attempt (compiler, flags, defines, standard; the include
+  directories differ only by the members' own directories, and no include any member's closure
+  makes finds another file through another member's directory);
+- a member is placed only after headers that cannot change what it means (``_may_follow``): every
+  file outside the tree an earlier member includes, the later one includes too (so a header that
+  leans on its includer for torch or ``<vector>`` cannot lean on an earlier member instead), the
+  names an earlier member's own files declare are not used by the later one unless it declares
+  them itself, no earlier member includes it (its text would be read in that member's context),
+  and none changes what follows it (``#pragma pack``, ``using namespace``, ``#undef``, a
+  ``#define`` before an ``#include``);
+- a header whose closure misses an unconditional include here, or that defines a name another
+  member defines, is not batched (it would stop or break the batch);
+- a member that the batch leaves with any definition unresolved is probed alone, by the same
+  code as before (``probe.probe_header``), which then tries preambles, nvcc, cross compilers and
+  keeps the error of the compiler the header was written for: every unresolved record keeps the
+  reason its own probe gives.
+
+**Failures are bisected.** A batch that does not compile is split at the member its first error
+names (the ``probe.cpp:N`` of GCC's include chain, else the file of the error line): that member is
+probed alone, the members before and after it form two batches again. When the error names none
+(a timeout, a memory cap, an error deep in a shared header), the batch is halved. Nothing a
+failed batch printed reaches the evidence; a batch that read a file outside the allowed places
+(``-MD``) is treated as failed, and its members' own probes then say so.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from extractor.support.safeproc import run_bounded
+from extractor.structs.closure import Closure, Includes
+from extractor.structs.compilers import (PRELUDE, allowed_for, compile_commands, cuda_include_dir,
+                                         host_include_dirs)
+from extractor.structs.header import HeaderProbe, probe_language
+from extractor.structs.objects import read_batch, unresolved_count
+from extractor.structs.probecache import ProbeResult
+from extractor.structs.probeguard import outside, parse_depfile, system_include_dirs
+
+BATCH_SIZE = 24  # bounded so that a batch's compiler stays well inside the probe memory cap
+_MAX_OUTSIDE = 600  # files from outside the tree one placement question reads at most
+_LOCATION = re.compile(r"^(.*?)(?::\d+(?::\d+)?:|\(\d+\):)")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Member:
+    probe: HeaderProbe
+    file: str  # resolved
+    own_dir: str  # the directory its own probe searches first (-I)
+    context: tuple  # what must be equal to share a translation unit
+    closure: Closure
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class BatchOutcome:
+    results: dict[str, ProbeResult]  # members the batch laid out exactly as their own probe would
+    alone: tuple[HeaderProbe, ...]  # members to probe alone
+    again: tuple[tuple[HeaderProbe, ...], ...]  # parts of a failed batch to compile again
+
+
+def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path],
+                 size: int = BATCH_SIZE) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
+    """(batches of two or more headers, headers to probe alone), deterministic for given inputs."""
+    includes = Includes(roots)
+    members: list[_Member] = []
+    alone: list[HeaderProbe] = []
+    for p in probes:
+        m = _member(p, include_dirs, includes)
+        (members.append(m) if m is not None else alone.append(p))
+    groups: dict[tuple, list[_Member]] = {}
+    for m in members:
+        groups.setdefault(m.context, []).append(m)
+    batches: list[tuple[HeaderProbe, ...]] = []
+    planner = _Planner(includes)
+    for context in sorted(groups, key=repr):
+        group = groups[context]
+        prelude = planner.prelude(group[0])
+        formed: list[list[_Member]] = []
+        for m in _ordered(group):
+            for batch in formed:
+                at = planner.place(batch, m, prelude) if len(batch) < size else None
+                if at is not None:
+                    batch.insert(at, m)
+                    break
+            else:
+                formed.append([m])
+        for batch in formed:
+            if len(batch) == 1:
+                alone.append(batch[0].probe)
+            else:
+                batches.append(tuple(x.probe for x in batch))
+    return batches, sorted(alone, key=lambda p: p.path)
+
+
+def _member(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) -> _Member | None:
+    language = probe_language(p)
+    commands = compile_commands(p.file, language, p.flags, Path("/probe"), Path("/probe.o"), include_dirs)
+    if isinstance(commands, str):
+        return None
+    command = commands[0]
+    search = tuple(Path(a[2:]) for a in command.argv if a.startswith("-I"))
+    closure = includes.closure(p.file, (*search, *_system_dirs(command.exe, command.suffix)))
+    if closure.missing:
+        return None  # it stops at a missing include: its own probe says which, and fails as fast
+    context = (command.exe, command.suffix, tuple(a for a in command.argv[1:-3] if not a.startswith("-I")),
+               tuple(str(d) for d in p.flags.include_dirs), tuple(str(d) for d in include_dirs))
+    return _Member(p, os.path.realpath(p.file), str(p.file.parent), context, closure)
+
+
+def _system_dirs(exe: str, suffix: str) -> tuple[Path, ...]:
+    """Where a command searches after its -I directories (nvcc: the toolkit's, then its host compiler's)."""
+    if suffix == ".cu":
+        cuda = cuda_include_dir()
+        gxx = shutil.which("g++")
+        return (*([cuda] if cuda else []), *(system_include_dirs(gxx, "c++") if gxx else ()))
+    return (*system_include_dirs(exe, "c" if suffix == ".c" else "c++"), *host_include_dirs())
+
+
+def _ordered(group: list[_Member]) -> list[_Member]:
+    """A header after the members it includes, then fewer outside files first, then by path."""
+    files = {m.file: m for m in group}
+    level: dict[str, int] = {}
+
+    def depth(m: _Member, stack: frozenset[str] = frozenset()) -> int:
+        if m.file not in level:
+            inner = [files[f] for f in m.closure.project if f in files and f != m.file and f not in stack]
+            level[m.file] = 1 + max((depth(x, stack | {m.file}) for x in inner), default=-1)
+        return level[m.file]
+
+    return sorted(group, key=lambda m: (depth(m), len(m.closure.external), m.probe.path))
+
+
+class _Planner:
+    def __init__(self, includes: Includes) -> None:
+        self._includes = includes
+        self._pairs: dict[tuple[str, str], bool] = {}
+        self._preludes: dict[tuple, frozenset[str]] = {}
+
+    def prelude(self, m: _Member) -> frozenset[str]:
+        """The files outside the tree that every probe of this context includes first."""
+        if m.context not in self._preludes:
+            with tempfile.TemporaryDirectory(prefix="archdiff-prelude-") as tmp:
+                suffix = m.context[1]
+                source = Path(tmp) / f"prelude{suffix}"
+                source.write_text(PRELUDE.get(suffix, PRELUDE[".cpp"]), encoding="utf-8")
+                closure = Includes([]).closure(source, ("", *_system_dirs(m.context[0], suffix)))
+                self._preludes[m.context] = frozenset(f for f in closure.external if f != os.path.realpath(source))
+        return self._preludes[m.context]
+
+    def place(self, batch: list[_Member], m: _Member, prelude: frozenset[str]) -> int | None:
+        """Where ``m`` can join ``batch`` (the last place that keeps every member as it is alone),
+        or None."""
+        if not self.dirs_agree(batch, m):
+            return None
+        for at in range(len(batch), -1, -1):
+            if all(self.may_follow(x, m, prelude) for x in batch[:at]) and \
+                    all(self.may_follow(m, x, prelude) for x in batch[at:]):
+                return at
+        return None
+
+    def may_follow(self, a: _Member, b: _Member, prelude: frozenset[str]) -> bool:
+        """Whether ``b`` compiles after ``a`` exactly as it does alone (see the module docstring)."""
+        key = (a.file, b.file)
+        if key not in self._pairs:
+            self._pairs[key] = self._may_follow(a, b, prelude)
+        return self._pairs[key]
+
+    def _may_follow(self, a: _Member, b: _Member, prelude: frozenset[str]) -> bool:
+        ca, cb = a.closure, b.closure
+        if b.file in ca.project:
+            return False  # b would be read inside a, after a's earlier lines
+        if {d.qualname for d in a.probe.definitions} & {d.qualname for d in b.probe.definitions}:
+            return False  # alternative definitions of one name (a header per CPU): a redefinition
+        extra = ca.external - cb.certain_external - prelude
+        if extra and not self._harmless_outside(extra, a, b):
+            return False
+        only_a = ca.project - cb.project
+        if only_a:
+            includes = self._includes
+            for f in only_a:
+                scan = includes.scan(f)
+                if scan is not None and (scan.changes_context or scan.defines_before_include):
+                    return False
+            declared_a, _ = includes.names_of(only_a)
+            declared_b, mentioned_b = includes.names_of(cb.project)
+            if (declared_a & mentioned_b) - declared_b:
+                return False  # b uses a name that only a's own files declare
+        if a.file in cb.project:
+            # b includes a: a is read before b's lines that precede that #include; none may matter to it
+            includes = self._includes
+            macros: set[str] = set()
+            for f in (cb.project | cb.external) - (ca.project | ca.external):
+                scan = includes.scan(f)
+                if scan is not None:
+                    macros |= scan.defines
+            _, mentioned_a = includes.names_of(ca.project)
+            if macros & mentioned_a:
+                return False
+        return True
+
+    def _harmless_outside(self, extra: frozenset[str], a: _Member, b: _Member) -> bool:
+        """Whether the files from outside the tree that ``a`` brings in and ``b`` does not
+        (torch's CUDA guards before a header that includes only torch/all.h) leave ``b`` as it is
+        alone: ``b``'s own files use no name they declare unless they declare it themselves (a
+        header that leans on its includer for what those files declare would compile only in the
+        batch), the files ``b`` reads after them from outside the tree mention none of their macros
+        and none of their ``#undef``'s, and they leave no ``#pragma pack`` behind."""
+        later = b.closure.external - a.closure.external
+        if len(extra) > _MAX_OUTSIDE or len(later) > _MAX_OUTSIDE:
+            return False  # too many files to read for the question: kept apart, at the cost of a parse
+        includes = self._includes
+        undefines: set[str] = set()
+        for f in extra:
+            scan = includes.scan(f)
+            if scan is not None:
+                if not scan.pack_balanced:
+                    return False
+                undefines |= scan.undefines
+        declared_x, _ = includes.names_of(extra)
+        declared_b, mentioned_b = includes.names_of(b.closure.project)
+        if (declared_x & mentioned_b) - declared_b or undefines & mentioned_b:
+            return False
+        if later:
+            macros: set[str] = set()
+            for f in extra:
+                scan = includes.scan(f)
+                if scan is not None:
+                    macros |= scan.defines
+            _, mentioned_later = includes.names_of(later)
+            if (macros | undefines) & mentioned_later:
+                return False
+        return True
+
+    def dirs_agree(self, batch: list[_Member], new: _Member) -> bool:
+        """Whether every member still finds each file its own probe finds when the batch's
+        command searches every member's directory."""
+        dirs = {m.own_dir for m in batch}
+        for d in dirs - {new.own_dir}:
+            if not self._finds_same(d, new):
+                return False
+        if new.own_dir not in dirs:
+            for m in batch:
+                if not self._finds_same(new.own_dir, m):
+                    return False
+        return True
+
+    def _finds_same(self, directory: str, m: _Member) -> bool:
+        if directory == m.own_dir:
+            return True
+        for name, target in m.closure.searched:
+            found = self._includes.beside(directory, name)
+            if found and found != target:
+                return False
+        return True
+
+
+def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path], *,
+                  timeout: float, memory_bytes: int, keep_objects: Path | None = None,
+                  object_name=None) -> BatchOutcome:
+    """Compile ``members`` in one translation unit with their first command; never raises."""
+    with tempfile.TemporaryDirectory(prefix="archdiff-batch-") as tmp:
+        tmpdir = Path(tmp)
+        obj = tmpdir / "probe.o"
+        first = members[0]
+        others = [m.file.parent for m in members[1:]]
+        commands = compile_commands(first.file, probe_language(first), first.flags, tmpdir / "probe", obj,
+                                    [*others, *include_dirs])
+        if isinstance(commands, str):
+            return BatchOutcome({}, tuple(members), ())
+        command = commands[0]
+        source = tmpdir / f"probe{command.suffix}"
+        prelude = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
+        source.write_text(prelude + "".join(f'#include "{m.file}"\n' for m in members), encoding="utf-8")
+        allowed = allowed_for(command, roots, [*include_dirs, *first.flags.include_dirs, *(m.file.parent for m in members)],
+                              tmpdir)
+        depfile = tmpdir / "probe.d"
+        argv = command.argv
+        try:
+            done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=tmpdir,
+                               timeout=timeout, memory_bytes=memory_bytes)
+        except OSError:
+            return BatchOutcome({}, tuple(members), ())
+        try:
+            deps = parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), tmpdir)
+        except OSError:
+            deps = None
+        if done.timed_out or done.returncode != 0 or not obj.exists():
+            culprit = None if done.timed_out else _culprit(done.stderr.decode("utf-8", "replace"), source.name,
+                                                           prelude.count("\n"), members)
+            return _split(members, culprit)
+        if deps is None or outside(deps, allowed):
+            return _split(members, None)  # each member's own probe refuses what must be refused
+        results = read_batch(members, obj, command.method)
+        accepted = {path: r for path, r in results.items() if not unresolved_count(r) and not r.diagnostics}
+        if keep_objects is not None and object_name is not None:
+            for path in accepted:
+                shutil.copyfile(obj, keep_objects / object_name(path))
+        return BatchOutcome(accepted, tuple(m for m in members if m.path not in accepted), ())
+
+
+def _culprit(stderr: str, source_name: str, prelude_lines: int, members: Sequence[HeaderProbe]) -> int | None:
+    """The member the first error of a failed batch belongs to, or None when it does not say."""
+    lines = stderr.splitlines()
+    first = next((i for i, line in enumerate(lines) if re.search(r"\berror\b", line)), None)
+    if first is None:
+        return None
+    chain = re.compile(re.escape(source_name) + r":(\d+)")
+    for line in reversed(lines[:first + 1]):
+        if (m := chain.search(line)) is not None:
+            index = int(m.group(1)) - prelude_lines - 1
+            return index if 0 <= index < len(members) else None
+    if (m := _LOCATION.match(lines[first].strip())) is not None:
+        named = os.path.realpath(m.group(1))
+        for index, member in enumerate(members):
+            if os.path.realpath(member.file) == named:
+                return index
+    return None
+
+
+def _split(members: Sequence[HeaderProbe], culprit: int | None) -> BatchOutcome:
+    if culprit is None:
+        half = len(members) // 2
+        parts = [tuple(members[:half]), tuple(members[half:])]
+        alone: list[HeaderProbe] = []
+    else:
+        parts = [tuple(members[:culprit]), tuple(members[culprit + 1:])]
+        alone = [members[culprit]]
+    again = []
+    for part in parts:
+        if len(part) == 1:
+            alone.append(part[0])
+        elif part:
+            again.append(part)
+    return BatchOutcome({}, tuple(alone), tuple(again))

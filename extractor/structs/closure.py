@@ -1,0 +1,257 @@
+"""What a header brings into a translation unit, read from the text alone: the files it includes
+(transitively, the build context's and the system's headers too), the names its own project files
+declare and mention, and whether an include it cannot do without is missing here.
+
+The probe batches (extractor.structs.batch) use it to decide, before compiling, which headers may
+share a translation unit without one changing what another means: nothing here is evaluated, an
+``#include`` inside an ``#if`` counts as maybe included, and every question is answered on the
+side that keeps a header out of a batch when in doubt (a header kept out is probed alone, as it
+would have been anyway: doubt costs time, never a different result).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+_DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*(include|if|ifdef|ifndef|elif|else|endif|define|pragma)\b(.*)$', re.M)
+_INCLUDE_ARG = re.compile(rb'^\s*([<"])([^>"\n]+)[>"]')
+_IDENT = re.compile(rb"[A-Za-z_]\w*")
+_MAX_FILE = 4 << 20
+# names a project file declares, beyond the macros: what a later header of a batch could pick up
+# from it without including it (over-approximated: a name seen in a declaring position)
+_DECLARES = (
+    re.compile(rb"\b(?:class|struct|union|enum(?:\s+class|\s+struct)?|namespace)\s+(?:\[\[[^\]]*\]\]\s*)?"
+               rb"(?:__attribute__\s*\(\([^)]*\)\)\s*)?(?:alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)"
+               # a definition, not a forward declaration (`struct Request;` leaves the type incomplete:
+               # a header that needs it complete must not count it as its own)
+               rb"(?=\s*(?:final\b\s*)?[:{])"),
+    re.compile(rb"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*;"),
+    re.compile(rb"\btypedef\b[^;{}]*\(\s*[*&]\s*([A-Za-z_]\w*)\s*\)"),
+    re.compile(rb"}\s*([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*[;,=]"),  # `} Name;` after a typedef'd or variable struct
+    re.compile(rb"\busing\s+([A-Za-z_]\w*)\s*="),
+    re.compile(rb"\busing\s+(?:typename\s+)?[\w:]*::([A-Za-z_]\w*)\s*;"),
+    re.compile(rb"\b(?:constexpr|extern|static|inline|thread_local|__device__|__constant__|__shared__)\b[^;(){}=]*?"
+               rb"\b([A-Za-z_]\w*)\s*(?:=|;|\[|\{)"),
+    # a function declared or defined: a type, then a name followed by its parameter list and then
+    # `;`, `{`, a qualifier or a trailing return type (a call statement has no type before it)
+    re.compile(rb"\b(?!(?:return|else|new|delete|throw|case|goto|co_return|co_yield|sizeof|do)\b)[A-Za-z_][\w:<>,]*"
+               rb"[\s*&]+([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*"
+               rb"(?:const\b\s*|noexcept\b\s*|override\b\s*|final\b\s*|->[^;{]*)*[;{]"),
+)
+# not names: what the patterns above also catch
+_KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char char8_t char16_t char32_t class
+const consteval constexpr constinit const_cast continue decltype default delete do double dynamic_cast else enum
+explicit export extern false float for friend goto if inline int long mutable namespace new noexcept not nullptr
+operator or private protected public register reinterpret_cast requires return short signed sizeof static
+static_assert static_cast struct switch template this thread_local throw true try typedef typeid typename union
+unsigned using virtual void volatile wchar_t while final override __device__ __host__ __global__ __forceinline__
+__inline__ __shared__ __constant__ __restrict__ __attribute__ __declspec""".split())
+_UNDEF = re.compile(rb"^[ \t]*#[ \t]*undef[ \t]+([A-Za-z_]\w*)", re.M)
+_PACK = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack\b", re.M)
+_PACK_PUSH = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*push", re.M)
+_PACK_POP = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*pop", re.M)
+_ENUM_BODY = re.compile(rb"\benum\b[^;{]*\{([^}]*)\}")
+_ENUMERATOR = re.compile(rb"([A-Za-z_]\w*)\s*(?:=[^,}]*)?(?:,|$)")
+# what changes the meaning of every line after it in the translation unit
+_CONTEXT_CHANGERS = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+(?:pack|GCC\s+(?:push_options|optimize|target|"
+                               rb"visibility|diagnostic\s+push))|^[ \t]*using\s+namespace\b|"
+                               rb"^[ \t]*#[ \t]*pragma[ \t]+omp\s+declare|^[ \t]*#[ \t]*undef\b", re.M)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FileScan:
+    """One file's directives, as written."""
+
+    includes: tuple[tuple[str, str, bool], ...]  # (quote `"` or `<`, name, unconditional)
+    defines: frozenset[str]  # non-guard #define names
+    defines_before_include: bool  # a #define precedes an #include (it may select what that header declares)
+    changes_context: bool  # #pragma pack, a file-scope using-directive, #undef, ...
+    undefines: frozenset[str] = frozenset()  # names it #undef's
+    pack_balanced: bool = True  # its #pragma pack pushes are popped
+
+
+def scan_text(data: bytes) -> FileScan:
+    includes: list[tuple[str, str, bool]] = []
+    defines: set[str] = set()
+    depth = 0
+    guard = b""
+    first_conditional = True
+    seen_define = False
+    before_include = False
+    directives = list(_DIRECTIVE.finditer(data))
+    for index, m in enumerate(directives):
+        kind, rest = m.group(1), m.group(2)
+        if kind in (b"if", b"ifdef", b"ifndef"):
+            name = rest.strip().split()[0] if rest.strip() else b""
+            nxt = directives[index + 1] if index + 1 < len(directives) else None
+            if first_conditional and kind == b"ifndef" and nxt is not None and nxt.group(1) == b"define" and \
+                    nxt.group(2).strip().split()[:1] == [name]:
+                guard = name  # the include guard: its #ifndef does not make anything conditional
+            else:
+                depth += 1
+            first_conditional = False
+        elif kind == b"endif":
+            depth = max(0, depth - 1)
+        elif kind in (b"elif", b"else"):
+            pass
+        elif kind == b"define":
+            name = rest.strip().split(b"(")[0].split()[0] if rest.strip() else b""
+            if name and name != guard:
+                defines.add(name.decode("ascii", "replace"))
+                seen_define = True
+        elif kind == b"include":
+            arg = _INCLUDE_ARG.match(rest)
+            if arg is not None:
+                includes.append((arg.group(1).decode(), arg.group(2).decode("utf-8", "replace").strip(), depth == 0))
+                before_include = before_include or seen_define
+    undefines = frozenset(n.decode("ascii", "replace") for n in _UNDEF.findall(data))
+    pushes, pops = len(_PACK_PUSH.findall(data)), len(_PACK_POP.findall(data))
+    plain = len(_PACK.findall(data)) - pushes - pops  # `#pragma pack(1)`: until the next one
+    return FileScan(tuple(includes), frozenset(defines), before_include, bool(_CONTEXT_CHANGERS.search(data)),
+                    undefines, pushes == pops and plain == 0)
+
+
+def declared_names(data: bytes) -> frozenset[str]:
+    """Names a file may declare (macros included), over-approximated."""
+    names: set[bytes] = set()
+    for pattern in _DECLARES:
+        names.update(pattern.findall(data))
+    for body in _ENUM_BODY.findall(data):
+        names.update(_ENUMERATOR.findall(body))
+    for m in _DIRECTIVE.finditer(data):
+        if m.group(1) == b"define" and m.group(2).strip():
+            names.add(m.group(2).strip().split(b"(")[0].split()[0])
+    return frozenset(n.decode("ascii", "replace") for n in names) - _KEYWORDS
+
+
+def identifiers(data: bytes) -> frozenset[str]:
+    return frozenset(n.decode("ascii", "replace") for n in _IDENT.findall(data)) - _KEYWORDS
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Closure:
+    """What including one header brings in, statically (files as resolved path strings)."""
+
+    project: frozenset[str]  # files inside the source roots (every include, `#if` or not)
+    external: frozenset[str]  # files outside them (build context, CUDA, system headers)
+    certain_external: frozenset[str]  # external files included unconditionally from project files, and theirs
+    searched: frozenset[tuple[str, str]]  # (name, file found or "") through the -I search, not beside the includer
+    missing: tuple[str, ...]  # unconditional includes of project files that no directory has
+
+
+class Includes:
+    """Static include closures, each file read and scanned once per run."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        self._roots = [os.path.realpath(r) for r in roots]
+        self._scans: dict[str, FileScan | None] = {}
+        self._texts: dict[str, bytes] = {}
+        # per file: (name, beside the file or "", unconditional) of each include
+        self._edges: dict[str, tuple[tuple[str, str, bool], ...]] = {}
+        self._found: dict[tuple[str, str], str] = {}
+        self._tails: dict[tuple[str, ...], dict[str, str]] = {}
+        self._closures: dict[tuple[str, tuple[str, ...]], Closure] = {}
+        self._names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def in_project(self, path: str) -> bool:
+        return any(path == r or path.startswith(r + os.sep) for r in self._roots)
+
+    def text(self, path: str) -> bytes:
+        if path not in self._texts:
+            try:
+                self._texts[path] = Path(path).read_bytes() if os.path.getsize(path) <= _MAX_FILE else b""
+            except OSError:
+                self._texts[path] = b""
+        return self._texts[path]
+
+    def scan(self, path: str) -> FileScan | None:
+        if path not in self._scans:
+            data = self.text(path)
+            self._scans[path] = scan_text(data) if data else None
+            if not self.in_project(path):
+                self._texts.pop(path, None)  # only project files' text is asked for again
+        return self._scans[path]
+
+    def beside(self, directory: str, name: str) -> str:
+        """``directory/name`` resolved when it is a file, else ""; each asked once per run."""
+        key = (directory, name)
+        hit = self._found.get(key)
+        if hit is None:
+            candidate = os.path.join(directory, name)
+            hit = self._found[key] = os.path.realpath(candidate) if os.path.isfile(candidate) else ""
+        return hit
+
+    def _edges_of(self, path: str) -> tuple[tuple[str, str, bool], ...]:
+        edges = self._edges.get(path)
+        if edges is None:
+            scan = self.scan(path)
+            here = os.path.dirname(path)
+            edges = self._edges[path] = tuple(
+                (name, self.beside(here, name) if quote == '"' else "", unconditional)
+                for quote, name, unconditional in (scan.includes if scan is not None else ()))
+        return edges
+
+    def closure(self, header: Path, search: Sequence[Path]) -> Closure:
+        """The files ``header`` includes, transitively: a quoted name beside its includer first,
+        then ``search`` in order (the header's own directory first, as its probe's first -I)."""
+        start = os.path.realpath(header)
+        dirs = tuple(str(d) for d in search)
+        key = (start, dirs)
+        if key in self._closures:
+            return self._closures[key]
+        # looked up in two steps, the own directory and then what every probe of its context
+        # searches, so that the second is shared by all headers of the context
+        own, tail = (dirs[0] if dirs else ""), dirs[1:]
+        found = self._tails.setdefault(tail, {})
+        project: set[str] = set()
+        external: set[str] = set()
+        certain: set[str] = set()
+        searched: set[tuple[str, str]] = set()
+        missing: list[str] = []
+        # (file, reached unconditionally from the header through project files, then anything)
+        queue: list[tuple[str, bool]] = [(start, True)]
+        seen: dict[str, bool] = {}
+        while queue:
+            current, sure = queue.pop()
+            if current in seen and (seen[current] or not sure):
+                continue
+            seen[current] = sure
+            inside = self.in_project(current)
+            (project if inside else external).add(current)
+            if sure and not inside:
+                certain.add(current)
+            for name, target, unconditional in self._edges_of(current):
+                if not target:
+                    target = self.beside(own, name) if own else ""
+                    if not target:
+                        target = found.get(name, None)
+                        if target is None:
+                            target = found[name] = next((t for d in tail if (t := self.beside(d, name))), "")
+                    searched.add((name, target))
+                if not target:
+                    if inside and unconditional and sure:
+                        missing.append(name)
+                    continue
+                # outside the tree, every include counts as certain once a certain file makes it:
+                # the closure of torch/all.h is the same for every header that includes it
+                queue.append((target, sure and (unconditional or not inside)))
+        result = Closure(frozenset(project), frozenset(external), frozenset(certain), frozenset(searched),
+                         tuple(dict.fromkeys(missing)))
+        self._closures[key] = result
+        return result
+
+    def names_of(self, files: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+        """(declared names, identifiers) of project files."""
+        declared: set[str] = set()
+        mentioned: set[str] = set()
+        for f in files:
+            if f not in self._names:
+                data = self.text(f)
+                self._names[f] = (declared_names(data), identifiers(data))
+            declared |= self._names[f][0]
+            mentioned |= self._names[f][1]
+        return frozenset(declared), frozenset(mentioned)

@@ -1,0 +1,76 @@
+"""Probes in batches give every header the result its own probe gives (extractor.structs.batch)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from extractor.model import Language
+from extractor.structs.batch import _culprit, plan_batches
+from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_headers
+from extractor.structs.source import find_struct_definitions
+
+pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
+
+# (file, text): a header that leans on an earlier member for <vector>, a redefinition, one that
+# does not compile, one that changes what follows it, and headers that batch
+HEADERS = {
+    "inc/a.h": "#pragma once\n#include <vector>\nstruct A { std::vector<int> v; int x; };\n",
+    "inc/b.h": "#pragma once\nstruct B { std::vector<int> w; char c; };\n",
+    "inc/c.h": "#pragma once\n#include <cstdint>\nstruct C { int32_t a; char b; };\n",
+    "inc/d.h": "#pragma once\nstruct A { long y; };\n",
+    "inc/e.h": "#pragma once\n#include <cstdint>\nstruct E { char c; int64_t d; };\nstatic_assert(sizeof(E) == 1, \"no\");\n",
+    "inc/f.h": "#pragma once\n#pragma pack(1)\nstruct F { char c; int d; };\n",
+    "other/g.h": "#pragma once\n#include <vector>\n#include \"a.h\"\nstruct G { A a; std::vector<char> z; };\n",
+    "other/a.h": "#pragma once\nstruct OtherA { short s; };\n",
+    "inc/h.h": "#pragma once\n#include <vector>\n#include <cstdint>\nstruct H { std::vector<int> v; uint8_t u; };\n",
+}
+
+
+def _tree(tmp_path: Path) -> tuple[Path, list[HeaderProbe]]:
+    for rel, text in HEADERS.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    probes = [HeaderProbe(rel, tmp_path / rel, Language.CPP,
+                          find_struct_definitions((tmp_path / rel).read_bytes(), Language.CPP))
+              for rel in sorted(HEADERS)]
+    return tmp_path, probes
+
+
+def test_batches_give_each_header_its_own_probes_result(tmp_path):
+    root, probes = _tree(tmp_path)
+    dirs = find_include_dirs([root])
+    batched, stats = probe_headers(probes, dirs, [root], jobs=2)
+    alone, alone_stats = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
+    assert [r.layouts for r in batched] == [r.layouts for r in alone]
+    assert [r.diagnostics for r in batched] == [r.diagnostics for r in alone]
+    assert stats["headers_batched"] >= 2 and alone_stats["headers_batched"] == 0
+    by_path = {r.path: r for r in batched}
+    # b.h uses std::vector without including <vector>: alone it fails, and so it does here
+    assert all(x.method.value == "unresolved" for x in by_path["inc/b.h"].layouts)
+    assert {x.qualname for x in by_path["inc/d.h"].layouts} == {"A"} and by_path["inc/d.h"].layouts[0].size == 8
+
+
+def test_plan_keeps_apart_what_an_earlier_member_could_change(tmp_path):
+    root, probes = _tree(tmp_path)
+    batches, alone = plan_batches(probes, find_include_dirs([root]), [root])
+    together = {p.path for batch in batches for p in batch}
+    # after a.h or h.h (which include <vector>), b.h would compile: it never follows them
+    for batch in batches:
+        paths = [p.path for p in batch]
+        if "inc/b.h" in paths:
+            assert not {"inc/a.h", "inc/h.h", "other/g.h"} & set(paths[:paths.index("inc/b.h")])
+        assert not {"inc/a.h", "inc/d.h"} <= set(paths)  # two definitions of A
+        assert "inc/f.h" not in paths[:-1]  # #pragma pack(1) would pack what follows
+    assert together  # the rest does batch
+
+
+def test_culprit_is_the_member_the_first_error_names():
+    members = [HeaderProbe(f"h{i}.h", Path(f"/t/h{i}.h"), Language.CPP, ()) for i in range(3)]
+    stderr = ("In file included from /tmp/x/probe.cpp:5:\n"
+              "/t/h1.h:2:10: fatal error: torch/all.h: No such file or directory\n")
+    assert _culprit(stderr, "probe.cpp", 3, members) == 1
+    assert _culprit("/t/h2.h(7): error: identifier \"at\" is undefined\n", "probe.cu", 5, members) == 2
+    assert _culprit("cc1plus: out of memory allocating 65536 bytes\n", "probe.cpp", 3, members) is None
