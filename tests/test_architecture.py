@@ -71,3 +71,17 @@ def test_every_part_of_the_extractor_stands_on_a_floor():
     assert parts == floors
     # and the root stays a small floor of shared records, not a flat room of modules
     assert len([p for p in (ROOT / "extractor").glob("*.py")]) <= 10
+
+
+def test_no_module_of_the_product_imports_one_that_imports_it_back():
+    """No import circle anywhere in the product code, at module level: the import graph of
+    extractor, comparator, tracking and archdiff (imports inside functions and under
+    TYPE_CHECKING included, as grimp reads them) has no cycle."""
+    import grimp
+    import networkx as nx
+
+    graph = grimp.build_graph("extractor", "comparator", "tracking", "archdiff")
+    imports = nx.DiGraph((module, imported) for module in graph.modules
+                         for imported in graph.find_modules_directly_imported_by(module) if imported in graph.modules)
+    cycles = sorted(sorted(c) for c in nx.simple_cycles(imports))
+    assert cycles == []

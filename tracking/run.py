@@ -31,7 +31,8 @@ from extractor.buildsettings import merge
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
 from extractor.evidence.read import evidence_from_json
-from extractor.run.executor import LOCAL, ExtractionJob, Executor
+from extractor.run.executor import LOCAL, Executor
+from extractor.run.pipeline import ExtractionJob
 from extractor.run.progress import Progress
 from extractor.support.locks import locked
 from extractor.support.storage import write_atomic

@@ -14,6 +14,11 @@ import msgspec
 # Where an attribute is bound (Attribute.where): module level, class body, or on the instance.
 MODULE, CLASS, INSTANCE = "m", "c", "i"
 
+# Decorators that tag a method (``@property`` -> "property"), by their last dotted part; both the
+# ast scanner and the libcst one write these tags.
+METHOD_TAGS = {"property": "property", "cached_property": "property", "staticmethod": "staticmethod",
+               "classmethod": "classmethod", "abstractmethod": "abstract", "overload": "overload"}
+
 
 class Param(msgspec.Struct, frozen=True, array_like=True):
     name: str

@@ -35,13 +35,11 @@ from typing import Any
 from extractor.model import ParsedFile
 from extractor.python.expr import (call_summary, doc_line, dotted, parameters, source_text, target_names,
                                    type_name, value_kind)
-from extractor.python.facts import (CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
+from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
                                     PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
 from extractor.python.index import BASE, DECORATOR, DEFAULT, KEYWORD, KW_DEFAULT, ModuleIndex, module_index
 
-METHOD_TAGS = {"property": "property", "cached_property": "property", "staticmethod": "staticmethod",
-                "classmethod": "classmethod", "abstractmethod": "abstract", "overload": "overload"}
 # Methods whose ``self.x = ...`` assignments define the instance's attributes.
 INIT_METHODS = frozenset({"__init__", "__post_init__", "__attrs_post_init__"})
 

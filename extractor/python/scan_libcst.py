@@ -10,8 +10,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from extractor.python.expr import KW_ONLY, POS_KW, POS_ONLY, VAR_KW, VAR_POS
-from extractor.python.facts import Definition, Import, Param, PythonFacts
-from extractor.python.scan import METHOD_TAGS
+from extractor.python.facts import METHOD_TAGS, Definition, Import, Param, PythonFacts
 
 
 def scan_libcst(module: Any) -> PythonFacts:

@@ -14,54 +14,19 @@ executor (:mod:`extractor.run.raytasks`) only when asked for it.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
-from extractor.run.cache import FactCache
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
-from extractor.model import Step
+from extractor.run.pipeline import Extraction, ExtractionJob, extract_system
 from extractor.run.progress import Progress
-
-if TYPE_CHECKING:
-    from extractor.run.pipeline import Extraction
+from extractor.run.workplace import LocalWorkplace, Workplace
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExtractionJob:
-    """One system to extract: what :func:`extractor.run.pipeline.extract_system` takes."""
-
-    specs: tuple[str, ...]
-    name: str = ""
-    version: str = ""
-
-
-class FactStore(Protocol):
-    def get_many(self, keys: list[str]) -> dict[str, bytes]: ...
-
-    def put_many(self, items: dict[str, bytes]) -> None: ...
-
-    def get_bytes(self, key: str) -> bytes | None: ...
-
-    def put_bytes(self, key: str, data: bytes) -> None: ...
-
-    def get_json(self, key: str) -> Any: ...
-
-    def put_json(self, key: str, value: Any) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class Executor(Protocol):
-    name: str
-
-    def scan_files(self, items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
-                   progress: Callable[[int], None] | None = None) -> Iterator[bytes]: ...
-
-    def open_store(self, cache_dir: Path) -> FactStore: ...
+class Executor(Workplace, Protocol):
+    """A workplace that also runs whole extractions and any pure function over many items."""
 
     def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Extraction]: ...
 
@@ -70,27 +35,15 @@ class Executor(Protocol):
     def close(self) -> None: ...
 
 
-class LocalExecutor:
+class LocalExecutor(LocalWorkplace):
     """This machine: files scanned in a process pool of ``options.jobs`` workers, one extraction
     after another, facts in ``CACHE/facts.sqlite``. ``progress`` (a display's) is told about
     each extraction of :meth:`extract_many`."""
 
-    name = "local"
-
     def __init__(self, progress: Progress | None = None) -> None:
         self.progress = progress
 
-    def scan_files(self, items, steps, jobs, progress=None):
-        from extractor.run.scan import scan_files
-
-        return scan_files(items, steps, jobs, progress)
-
-    def open_store(self, cache_dir: Path) -> FactCache:
-        return FactCache(cache_dir / "facts.sqlite")
-
     def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Extraction]:
-        from extractor.run.pipeline import extract_system
-
         for job in jobs:
             yield extract_system(job.specs, name=job.name, version=job.version, options=options, executor=self,
                                  progress=self.progress)

@@ -20,17 +20,26 @@ from extractor.evidence.write import encode_bundle
 from extractor.run.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
-from extractor.run.executor import LOCAL, Executor, FactStore
+from extractor.run.workplace import HERE, FactStore, Workplace
 from extractor.run.diagnosis import group_diagnostics
 from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
 from extractor.run.progress import Progress
 from extractor.run.runlog import RunLog
-from extractor.acquire.inventory import evidence_path, file_limit, list_files, read_regular_file
+from extractor.acquire.inventory import InventoryEntry, evidence_path, file_limit, list_files, read_regular_file
 from extractor.native.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.steps import STEPS, check_order
 from extractor.structs.reasons import pinned_versions
 from extractor.acquire.sources import acquire, default_cache_dir, default_label, parse_spec
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExtractionJob:
+    """One system to extract: what :func:`extract_system` takes (for executors that run many)."""
+
+    specs: tuple[str, ...]
+    name: str = ""
+    version: str = ""
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -126,14 +135,14 @@ def default_identity(sources: Sequence[SourceTree]) -> tuple[str, str]:
 
 def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
                    options: ExtractOptions | None = None, progress: Progress | None = None,
-                   steps: Sequence[Step] = STEPS, executor: Executor | None = None) -> Extraction:
+                   steps: Sequence[Step] = STEPS, executor: Workplace | None = None) -> Extraction:
     """Acquire ``specs`` as one system and extract every evidence kind from it.
 
     ``executor`` says where files are scanned and where their facts are cached (default: this
     machine's process pool and ``CACHE/facts.sqlite``); the evidence is the same either way."""
     check_order(steps)
     options = options or ExtractOptions()
-    executor = executor or LOCAL
+    executor = executor or HERE
     progress = progress or Progress()
     log = RunLog(options.jobs, executor.name)
     with _without_cyclic_gc():
@@ -143,7 +152,7 @@ def extract_system(specs: Sequence[str], *, name: str = "", version: str = "",
 
 
 def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOptions, progress: Progress,
-             steps: tuple[Step, ...], executor: Executor, log: RunLog) -> Extraction:
+             steps: tuple[Step, ...], executor: Workplace, log: RunLog) -> Extraction:
     cache_dir = options.cache_dir or default_cache_dir()
     progress.plan(["acquire", "inventory", "read", "scan", *(s.name for s in steps), "bundle"])
     progress.phase("acquire")
@@ -156,7 +165,7 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
 
     progress.phase("inventory")
     with log.phase("inventory"):
-        entries = []
+        entries: list[tuple[SourceTree, InventoryEntry]] = []
         diagnostics: list[Diagnostic] = []
         for source in sources:
             found, problems = list_files(source)
@@ -284,7 +293,7 @@ def _decoded(result: FileResult, decoders: dict[str, Any]) -> FileFacts:
 
 
 def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore, progress: Progress,
-          executor: Executor = LOCAL, log: RunLog | None = None
+          executor: Workplace = HERE, log: RunLog | None = None
           ) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
     log = log or RunLog(options.jobs, executor.name)
     diagnostics: list[Diagnostic] = []

@@ -43,8 +43,8 @@ from typing import Any
 from extractor.run.cache import FactCache
 from extractor.context import ExtractOptions
 from extractor.errors import ArchdiffError, UserInputError
-from extractor.run.executor import ExtractionJob
-from extractor.model import Severity, Step
+from extractor.run.pipeline import ExtractionJob
+from extractor.model import Step
 
 CHUNK_FILES = 64  # files per scanning task at most: big enough to amortise a task (~1 ms), small enough to balance
 _TASKS_PER_CPU = 4  # chunks per CPU of the cluster, so that one slow chunk does not hold the run up

@@ -25,6 +25,7 @@ from extractor.structs.tags import tag_layout
 if TYPE_CHECKING:
     from extractor.context import Context
     from extractor.model import Contribution, Step
+    from extractor.structs.header import ProbeTimings
 
 __all__ = ["STEP", "extract_structs", "read_binary_layouts", "StructLayout"]
 
@@ -59,18 +60,9 @@ def map_decl_file(decl_file: str, roots: tuple[tuple[Path, str], ...]) -> str:
     return decl_file
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ProbeTimings:
-    """How long the probes took: for the run log, never for the (deterministic) bundle."""
-
-    probe_seconds: float = 0.0
-    headers_cached: int = 0
-    probe_batches: int = 0  # batch compiles (extractor.structs.batch), failed ones included
-    headers_batched: int = 0  # headers laid out by a batch rather than by their own probe
-
-
 def extract_structs(ctx: Context) -> Contribution[ProbeTimings]:
     from extractor.model import Contribution, Diagnostic, Severity
+    from extractor.structs.header import ProbeTimings
 
     roots = tuple((s.root, s.label) for s in ctx.sources)
     layouts: list[StructLayout] = []

@@ -52,3 +52,13 @@ def probe_language(probe: HeaderProbe) -> str:
     if probe.flags.language:
         return probe.flags.language
     return CUDA if probe.file.suffix == ".cuh" or probe.language is Language.CUDA else CXX
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ProbeTimings:
+    """How long the probes took: for the run log, never for the (deterministic) bundle."""
+
+    probe_seconds: float = 0.0
+    headers_cached: int = 0
+    probe_batches: int = 0  # batch compiles (extractor.structs.batch), failed ones included
+    headers_batched: int = 0  # headers laid out by a batch rather than by their own probe

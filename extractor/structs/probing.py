@@ -21,11 +21,10 @@ from extractor.model import Diagnostic, Language
 from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.plan import plan_probes
 from extractor.structs.batch import BATCH_SIZE
-from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED
+from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, ProbeTimings
 from extractor.structs.probe import find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
-from extractor.structs import ProbeTimings
 from extractor.structs.records import Method, StructLayout
 
 _CPP = (Language.CPP, Language.CUDA)

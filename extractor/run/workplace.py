@@ -1,0 +1,61 @@
+"""Where the pipeline's per-file work runs and where its facts are kept: the two things
+:func:`extractor.run.pipeline.extract_system` asks of a place to work (:class:`Workplace`), and
+this machine's (:class:`LocalWorkplace`: a guarded process pool and ``CACHE/facts.sqlite``).
+
+Whole extractions over many systems, and Ray, sit a floor above (:mod:`extractor.run.executor`):
+the pipeline knows only this protocol, so it never imports what runs it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from extractor.model import Step
+from extractor.run.cache import FactCache
+
+
+class FactStore(Protocol):
+    def get_many(self, keys: list[str]) -> dict[str, bytes]: ...
+
+    def put_many(self, items: dict[str, bytes]) -> None: ...
+
+    def get_bytes(self, key: str) -> bytes | None: ...
+
+    def put_bytes(self, key: str, data: bytes) -> None: ...
+
+    def get_json(self, key: str) -> Any: ...
+
+    def put_json(self, key: str, value: Any) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Workplace(Protocol):
+    """What the pipeline needs of where it runs: files scanned (results in input order) and a fact store."""
+
+    name: str
+
+    def scan_files(self, items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
+                   progress: Callable[[int], None] | None = None) -> Iterator[bytes]: ...
+
+    def open_store(self, cache_dir: Path) -> FactStore: ...
+
+
+class LocalWorkplace:
+    """This machine: files scanned in a process pool of ``jobs`` workers, facts in ``CACHE/facts.sqlite``."""
+
+    name = "local"
+
+    def scan_files(self, items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
+                   progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
+        from extractor.run.scan import scan_files
+
+        return scan_files(items, steps, jobs, progress)
+
+    def open_store(self, cache_dir: Path) -> FactCache:
+        return FactCache(cache_dir / "facts.sqlite")
+
+
+HERE = LocalWorkplace()
