@@ -8,7 +8,7 @@ import hashlib
 import re
 from pathlib import Path
 
-from extractor.support.datafile import Regex, load_data_file
+from extractor.support.datafile import MAX_DATA_FILE_BYTES, Regex, load_data_file
 from extractor.errors import UserInputError
 from extractor.layers.records import UNASSIGNED
 
@@ -86,10 +86,13 @@ def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
     taxonomy's patterns, keyed by the object, keeps what it matched)."""
     path = Path(path)
     try:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        with path.open("rb") as fh:  # at most what the loader accepts: /dev/zero is not read forever
+            data = fh.read(MAX_DATA_FILE_BYTES + 1)
     except OSError:
+        data = b""
+    if not data or len(data) > MAX_DATA_FILE_BYTES:
         return _parse_taxonomy(path)  # the loader says what is wrong with the path, in one line
-    return _cached_taxonomy(str(path), digest)
+    return _cached_taxonomy(str(path), hashlib.sha256(data).hexdigest())
 
 
 @functools.lru_cache(maxsize=8)
