@@ -21,6 +21,17 @@ def test_import_contracts_hold():
     assert "0 broken" in proc.stdout
 
 
+def test_the_product_type_checks():
+    """mypy over the packages pyproject.toml names (extractor, comparator, tracking, archdiff),
+    its cache in the test cache so that a second run rechecks only what changed."""
+    from tests.conftest import cache_root
+
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--cache-dir", str(cache_root() / "mypy")],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Success: no issues found" in proc.stdout
+
+
 def test_every_registered_kind_is_under_the_contracts():
     """The kind contracts name the kinds by wildcard (``comparator.kinds.*``, ``comparator.kinds.*.render``),
     so a new kind needs no line in .importlinter: but only if it lives in its own package under

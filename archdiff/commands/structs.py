@@ -9,6 +9,7 @@ import click
 from extractor.errors import UserInputError
 from extractor.structs import read_binary_layouts
 from extractor.structs.dwarf import DwarfReadError
+from extractor.structs.records import StructLayout
 from extractor.structs.render import render_json, render_text
 
 
@@ -37,7 +38,7 @@ def select_layouts(layouts, names):
               help="Only this struct/class/union (qualified, or its last component); repeatable.")
 def structs(elf_files: tuple[Path, ...], output: str, names: tuple[str, ...]) -> None:
     """Struct, class and union layouts (sizes, offsets, holes, padding) from ELF DWARF."""
-    layouts = []
+    layouts: list[StructLayout] = []
     usable = 0
     for path in elf_files:
         if not path.is_file():

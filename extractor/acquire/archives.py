@@ -30,6 +30,7 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable
+from typing import Any
 from pathlib import Path
 
 from extractor.errors import UserInputError
@@ -137,8 +138,8 @@ def data_filter_without_links(member: tarfile.TarInfo, dest_path: str) -> tarfil
     treatment of modes, file types and owners, done here as it does it (tests compare the two)."""
     if member.issym() or member.islnk() or member.name.startswith(("/", os.sep)) or os.path.isabs(member.name):
         return tarfile.data_filter(member, dest_path)  # not what this fast path is for: the real filter
-    attrs: dict[str, object] = {}
-    mode = member.mode
+    attrs: dict[str, Any] = {}
+    mode: int | None = member.mode
     if mode is not None:
         mode = mode & 0o755  # no high bits, no group/other write
         if member.isreg():

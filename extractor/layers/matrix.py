@@ -21,7 +21,7 @@ class UpwardDependency(NamedTuple):
 
     from_role: str
     to_role: str
-    count: int
+    edges: int  # how many (``count`` would hide tuple.count)
     examples: tuple[str, ...]  # "path:line" of the first few
 
 

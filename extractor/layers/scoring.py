@@ -33,7 +33,7 @@ class Candidate:
     backed: bool  # ... and one of them weighs something: evidence, not only a check
 
     @property
-    def rank(self) -> tuple[float, int, int, int]:
+    def rank(self) -> tuple[float, int, int, int, int]:
         # On equal scores: a helper role that only the file's directory names goes last (an NVTX
         # include says more than a "common/" directory; "utils.py" still names itself), then the
         # module's own name (a path word next to the file), then the role more than path words

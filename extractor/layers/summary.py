@@ -123,7 +123,7 @@ def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], upward: Itera
     total = sum(a.lines for a in counted)
     assigned = sum(a.lines for a in counted if a.role != UNASSIGNED)
     corroborated = sum(a.lines for a in counted if a.confidence is Confidence.CORROBORATED)
-    by_role = collections.Counter()
+    by_role: collections.Counter[str] = collections.Counter()
     for a in assignments:
         by_role[a.role] += a.lines
     return {
@@ -138,5 +138,5 @@ def layer_stats(taxonomy: Taxonomy, assignments: list[ModuleRole], upward: Itera
         # of the assigned lines, the share whose role more than path words decided
         "corroborated_share": round(corroborated / assigned, 4) if assigned else 0.0,
         "lines_by_role": dict(sorted(by_role.items())),
-        "upward_edges": sum(u.count for u in upward),
+        "upward_edges": sum(u.edges for u in upward),
     }

@@ -15,7 +15,7 @@ executor (:mod:`extractor.run.raytasks`) only when asked for it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from extractor.context import ExtractOptions
@@ -28,7 +28,7 @@ from extractor.run.workplace import LocalWorkplace, Workplace
 class Executor(Workplace, Protocol):
     """A workplace that also runs whole extractions and any pure function over many items."""
 
-    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Extraction]: ...
+    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Generator[Extraction, None, None]: ...
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> Iterator[Any]: ...
 
@@ -43,7 +43,7 @@ class LocalExecutor(LocalWorkplace):
     def __init__(self, progress: Progress | None = None) -> None:
         self.progress = progress
 
-    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Extraction]:
+    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Generator[Extraction, None, None]:
         for job in jobs:
             yield extract_system(job.specs, name=job.name, version=job.version, options=options, executor=self,
                                  progress=self.progress)

@@ -36,7 +36,7 @@ import logging
 import os
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ class RayExecutor:
 
     # -- many extractions at once ----------------------------------------------------------------
 
-    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Iterator[Any]:
+    def extract_many(self, jobs: Sequence[ExtractionJob], options: ExtractOptions) -> Generator[Any, None, None]:
         """Each job's :class:`extractor.run.pipeline.Extraction`, in the order of ``jobs``, the jobs
         running as Ray tasks side by side."""
         from extractor.run.pipeline import Extraction

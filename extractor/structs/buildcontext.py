@@ -119,9 +119,9 @@ def read_compile_commands(path: Path, files: Mapping[str, Path], roots: Sequence
             candidates = sorted(by_suffix.get("/".join(parts[i:]), ()))
             if candidates:
                 hit = candidates[0]
-                disk = Path(files[hit]).as_posix()
+                on_disk = Path(files[hit]).as_posix()
                 common = "/".join(parts[i:])
-                prefixes.setdefault(file[: len(file) - len(common)], disk[: len(disk) - len(common)])
+                prefixes.setdefault(file[: len(file) - len(common)], on_disk[: len(on_disk) - len(common)])
                 break
         if hit:
             raw.append((hit, directory, argv, file))
@@ -203,7 +203,7 @@ def nearest_translation_unit(header: str, entries: Mapping[str, CompileEntry],
         hits = sorted(p for p in level if p in entries)
         if hits:
             return entries[hits[0]]
-        nxt = set()
+        nxt: set[str] = set()
         for p in level:
             nxt.update(q for q in includers.get(p, ()) if q not in seen)
         seen |= nxt
@@ -277,7 +277,7 @@ def nearest_units(header: str, includers: Mapping[str, Iterable[str]], translati
     """Translation units that include ``header``, those the fewest #include steps away."""
     seen, level = {header}, [header]
     for _ in range(limit):
-        nxt = set()
+        nxt: set[str] = set()
         for p in level:
             nxt.update(q for q in includers.get(p, ()) if q not in seen)
         hits = sorted(p for p in nxt if p in translation_units)

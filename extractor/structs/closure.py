@@ -195,7 +195,7 @@ class Includes:
                 for quote, name, unconditional in (scan.includes if scan is not None else ()))
         return edges
 
-    def closure(self, header: Path, search: Sequence[Path]) -> Closure:
+    def closure(self, header: Path, search: Sequence[Path | str]) -> Closure:
         """The files ``header`` includes, transitively: a quoted name beside its includer first,
         then ``search`` in order (the header's own directory first, as its probe's first -I)."""
         start = os.path.realpath(header)
@@ -228,9 +228,10 @@ class Includes:
                 if not target:
                     target = self.beside(own, name) if own else ""
                     if not target:
-                        target = found.get(name, None)
-                        if target is None:
-                            target = found[name] = next((t for d in tail if (t := self.beside(d, name))), "")
+                        cached = found.get(name)
+                        if cached is None:
+                            cached = found[name] = next((t for d in tail if (t := self.beside(d, name))), "")
+                        target = cached
                     searched.add((name, target))
                 if not target:
                     if inside and unconditional and sure:

@@ -71,7 +71,7 @@ def system_headers_digest() -> str:
     or upgrading a -dev package changes it, so probes that failed for want of its headers are
     tried again instead of being served from the cache."""
     h = hashlib.sha256()
-    dirs = set()
+    dirs: set[Path] = set()
     for exe, language in (("g++", "c++"), ("gcc", "c")):
         if shutil.which(exe):
             dirs.update(system_include_dirs(shutil.which(exe), language))

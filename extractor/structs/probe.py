@@ -210,7 +210,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             shutil.copyfile(best, obj)
             if keep_object is not None:
                 shutil.copyfile(obj, keep_object)
-        if key is not None:
+        if cache_dir is not None and key is not None:
             _cache_store(cache_dir, key, result)
         return result
 

@@ -38,7 +38,7 @@ class Generated:
 
 
 def find_protos(roots: Sequence[Path]) -> list[Path]:
-    found = []
+    found: list[Path] = []
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
             dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS and not d.startswith("."))
@@ -88,13 +88,13 @@ def generate_protobuf_headers(roots: Sequence[Path], into: Path) -> Generated:
     for directory, files in sorted(by_dir.items()):
         # one file per run: protoc writes a dependency list for one input only
         staged = [_generate(protoc, plugin, directory, system, f, into, allowed) for f in files]
-        if not all(staged):
+        ready = [staging for staging in staged if staging is not None]
+        if len(ready) < len(staged):
             refused += 1
-            for staging in staged:
-                if staging is not None:
-                    shutil.rmtree(staging, ignore_errors=True)
+            for staging in ready:
+                shutil.rmtree(staging, ignore_errors=True)
             continue
-        for staging in staged:
+        for staging in ready:
             for produced in sorted(staging.rglob("*")):
                 if produced.is_file() and produced.name != "deps.d":
                     target = into / produced.relative_to(staging)

@@ -88,6 +88,7 @@ def render_json(layouts: Iterable[StructLayout]) -> str:
 
 _STRING = json.encoder.encode_basestring_ascii  # json.dumps' own escaping (ensure_ascii)
 _INFINITY = float("inf")
+_NO_EXTRA: Mapping = {}  # a record written with no values besides its fields
 
 
 @functools.cache
@@ -99,7 +100,7 @@ def _json_fields(cls: type, extra: tuple[str, ...]) -> tuple[tuple[str, str, boo
     return tuple((_STRING(key) + ": ", name, field) for key, name, field in sorted(keys, key=lambda k: k[0]))
 
 
-def _json(value, level: int, extra: Mapping | None = None) -> str:
+def _json(value, level: int, extra: Mapping = _NO_EXTRA) -> str:
     """``value`` as json.dumps(to_jsonable(value), indent=1, sort_keys=True) writes it at ``level``."""
     cls = value.__class__
     if cls is str:
@@ -117,7 +118,7 @@ def _json(value, level: int, extra: Mapping | None = None) -> str:
     inner = "\n" + " " * (level + 1)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         parts = []
-        for prefix, name, field in _json_fields(cls, tuple(extra) if extra else ()):
+        for prefix, name, field in _json_fields(cls, tuple(extra)):
             item = getattr(value, name) if field else extra[name]
             kind = item.__class__
             if kind is str:  # the scalars of a record inline: most values of the output are these

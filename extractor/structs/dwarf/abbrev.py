@@ -57,6 +57,8 @@ class Abbrev:
                        NAMED if tag in NAMED_TYPES else NAMESPACE if tag == "DW_TAG_namespace" else
                        MEMBER if tag in MEMBER_TAGS else OTHER)
         self.children = children
+        # ``size``, ``run`` and ``names`` are set together, and ``sibling`` whenever ``sibling_at`` is:
+        # the decoder's hot paths rely on it where mypy cannot follow (their ``type: ignore``s)
         self.size: int | None = None  # encoded size when every form has a fixed size
         self.run: struct.Struct | None = None  # that whole encoding, when it is fixed
         self.names: tuple[str, ...] = ()  # the keys ``run`` unpacks, in order

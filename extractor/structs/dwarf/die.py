@@ -85,7 +85,7 @@ class Unit:
         run = abbrev.run
         if run is not None:  # every form fixed-size: one unpack
             attrs = dict(zip(abbrev.names, run.unpack_from(data, pos)))
-            pos += abbrev.size
+            pos += abbrev.size  # type: ignore[operator]
         else:
             attrs = {}
             pos = self._decode_steps(abbrev.steps, attrs, pos)
@@ -165,13 +165,13 @@ class Unit:
         if abbrev.size is not None:
             after = pos + abbrev.size
             at = abbrev.sibling_at
-            return after, None if at is None else abbrev.sibling.unpack_from(self.data, pos + at)[0] + self.offset
+            return after, None if at is None else abbrev.sibling.unpack_from(self.data, pos + at)[0] + self.offset  # type: ignore[union-attr]
         data = self.data
         sibling = None
         for kind, key, _run, _names, size in abbrev.steps:
             if kind == RUN:
                 if key is not None:
-                    sibling = abbrev.sibling.unpack_from(data, pos + key)[0] + self.offset
+                    sibling = abbrev.sibling.unpack_from(data, pos + key)[0] + self.offset  # type: ignore[union-attr]
                 pos += size
             elif kind == CSTR:
                 pos = data.index(0, pos) + 1

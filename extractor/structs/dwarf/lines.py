@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from elftools.common.exceptions import DWARFError
 
@@ -15,7 +16,7 @@ def read_file_table(reader: Sections, offset: int) -> list[str]:
     to 5), read directly: pyelftools' construct parser of these headers was a third of
     the time on libpython. Names are joined to their directory as pyelftools would."""
     data = reader.line_data
-    order = "little" if reader.little else "big"
+    order: Literal["little", "big"] = "little" if reader.little else "big"
     pos = offset
     length = int.from_bytes(data[pos:pos + 4], order)
     pos += 4
@@ -63,18 +64,18 @@ def read_file_table(reader: Sections, offset: int) -> list[str]:
         n, pos = uleb(data, pos)
         rows = []
         for _ in range(n):
-            row = {}
-            for content, form in formats:
+            row: dict[int, object] = {}
+            for content, form_name in formats:
                 # GCC's two forms inline (a path in .debug_line_str, a directory index), the rest
                 # through _line_value: libpython's 91 tables hold 13,526 of these values
-                if form == "DW_FORM_line_strp":
+                if form_name == "DW_FORM_line_strp":
                     value = reader.line_string(int.from_bytes(data[pos:pos + offset_size], order))
                     pos += offset_size
-                elif form == "DW_FORM_udata" and data[pos] < 0x80:
+                elif form_name == "DW_FORM_udata" and data[pos] < 0x80:
                     value = data[pos]
                     pos += 1
                 else:
-                    value, pos = _line_value(reader, data, pos, form, offset_size, address_size)
+                    value, pos = _line_value(reader, data, pos, form_name, offset_size, address_size)
                 row[content] = value
             rows.append(row)
         return rows, pos
@@ -91,7 +92,7 @@ def read_file_table(reader: Sections, offset: int) -> list[str]:
     return names
 
 def _line_value(reader: Sections, data, pos, form, offset_size, address_size):
-    order = "little" if reader.little else "big"
+    order: Literal["little", "big"] = "little" if reader.little else "big"
     if form in ("DW_FORM_line_strp", "DW_FORM_strp"):
         at = int.from_bytes(data[pos:pos + offset_size], order)
         blob = reader.line_str_data if form == "DW_FORM_line_strp" else reader.str_data

@@ -42,11 +42,11 @@ def dwarf_sections(elf: ElfFile) -> tuple[dict[str, bytes], Callable[[], Any]]:
         return _read(elf), _once(lambda: _pyelftools(stream).get_dwarf_info(relocate_dwarf_sections=False,
                                                                          follow_links=False))
     if plain and elf.e_type == ET_REL and elf.e_machine == EM_X86_64 and elf.little and elf.elfclass == 64:
-        data = _relocated_x86_64(elf, _read(elf))
-        if data is not None:
-            return data, _once(lambda: _dwarf_info_over(_pyelftools(stream), data))
+        relocated = _relocated_x86_64(elf, _read(elf))
+        if relocated is not None:
+            return relocated, _once(lambda: _dwarf_info_over(_pyelftools(stream), relocated))
     dwarf = _pyelftools(stream).get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
-    data = {}
+    data: dict[str, bytes] = {}
     for name in SECTIONS:
         sec = getattr(dwarf, _DWARFINFO_NAMES[name])
         data[name] = sec.stream.getvalue() if sec is not None else b""

@@ -46,9 +46,9 @@ class TypeUnits:
         unit = self.opened.get(header.offset)
         if unit is None:
             unit = self.unit(header)
-            prepare_unit(unit)
-            # qualified names inside the type unit (namespaces wrap the type)
-            walk(unit, unit.first_child, (), [], Seen(), None)
+            first = prepare_unit(unit)
+            if first is not None:  # qualified names inside the type unit (namespaces wrap the type)
+                walk(unit, first, (), [], Seen(), None)
             self.opened[header.offset] = unit
         return (unit, offset)
 
@@ -56,13 +56,13 @@ class TypeUnits:
         return Unit(self.sections, header, self, self.abbrev_tables)
 
 
-def prepare_unit(unit: Unit) -> bool:
-    """Decode the unit's root DIE; False when the unit is empty."""
+def prepare_unit(unit: Unit) -> int | None:
+    """Decode the unit's root DIE; the offset of its first child, None when the unit is empty."""
     root = unit.header.die_offset
     abbrev, attrs, pos = unit.decode(root, cook=False)
     if abbrev is None or not abbrev.children:
         unit.first_child = None
-        return False
+        return None
     if "str_offsets_base" in attrs:
         unit.str_offsets_base = attrs["str_offsets_base"]
     abbrev, attrs, pos = unit.decode(root)  # its strings, now that their base is known
@@ -70,7 +70,7 @@ def prepare_unit(unit: Unit) -> bool:
     lang = unit.value(attrs, "language", 0)
     unit.language = "c" if lang in C_LANGS else "c++"
     unit.first_child = pos
-    return True
+    return pos
 
 
 def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
@@ -87,10 +87,11 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
             units.append(header)
     for header in units:
         unit = type_units.opened.get(header.offset) or type_units.unit(header)
-        if not prepare_unit(unit):
+        first = prepare_unit(unit)
+        if first is None:
             continue
         candidates: list[tuple[int, str, str, list]] = []
-        walk(unit, unit.first_child, (), candidates, seen_before, None)
+        walk(unit, first, (), candidates, seen_before, None)
         for offset, kind, qualname, members in candidates:
             if members is None:  # an anonymous aggregate: kept only when a typedef names it
                 qualname = unit.typedef_names.get(offset, "")
@@ -159,7 +160,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             # jump over it without building its attributes
             if abbrev.children:
                 if abbrev.sibling_at is not None:
-                    pos = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
+                    pos = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base  # type: ignore[union-attr]
                     continue
                 after, sibling = unit.skip(abbrev, after_code)
                 pos = sibling if sibling is not None else unit.skip_children(after)
@@ -170,7 +171,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             continue
         if family == MEMBER:
             abbrev, attrs, after = unit.decode(start)
-            members.append((start, abbrev.tag, attrs))
+            members.append((start, abbrev.tag, attrs))  # type: ignore[union-attr]
             pos = (attrs["sibling"] if "sibling" in attrs else
                    unit.skip_children(after)) if abbrev.children else after
             continue
@@ -179,18 +180,18 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
                 not abbrev.children and "specification" not in abbrev.keys:
             # a C typedef: only what it names is remembered (an anonymous aggregate takes that
             # name), read from its name and type values alone
-            values = abbrev.run.unpack_from(data, after_code)
+            values = abbrev.run.unpack_from(data, after_code)  # type: ignore[union-attr]
             name = strings.get(values[abbrev.name_at]) or sections.string(values[abbrev.name_at])
             if name:
                 typedef_names.setdefault(values[abbrev.type_at] + base, name)
-            pos = after_code + abbrev.size
+            pos = after_code + abbrev.size  # type: ignore[operator]
             continue
         # an aggregate, a typedef read in full, a namespace, or a named type in C++
         identity = None
         if is_c and abbrev.sibling_at is not None and family == AGGREGATE:
             # C scopes nothing inside an aggregate: what the walk needs of one already seen,
             # or of one without a name, is in its abbreviation and a few fixed-size values
-            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base
+            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base  # type: ignore[union-attr]
             keys = abbrev.keys
             if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
                 if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
@@ -241,7 +242,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
                    unit.skip_children(after)) if abbrev.children else after
             continue
         qual = unit.qualnames.get(start, "")
-        collect = None
+        collect: list | None = None
         if name and "declaration" not in attrs and "byte_size" in attrs:
             # a library's headers repeat the same types in every CU: a type already seen
             # (same name, size, line and encoded size of its whole subtree) is skipped
