@@ -30,8 +30,8 @@ import time
 import zipfile
 import zlib
 from collections.abc import Callable
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 from extractor.errors import UserInputError
 from extractor.support.storage import is_storage_error, write_atomic

@@ -44,6 +44,7 @@ from extractor import cpp, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.python.expr import name_chain
 from extractor.python.graph import CallSite
 from extractor.python.index import module_index
 
@@ -239,17 +240,6 @@ class OpReferences(msgspec.Struct, frozen=True):
     references: tuple[OpReference, ...]  # sorted
 
 
-def _dotted(node: Any) -> str | None:
-    parts = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if not isinstance(node, ast.Name):
-        return None
-    parts.append(node.id)
-    return ".".join(reversed(parts))
-
-
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     """Per-file scanner: attribute chains ``torch.ops.<ns>.<op>[...]`` that are not called where they stand."""
     if b"torch.ops." not in parsed.data or not isinstance(parsed.tree, ast.Module):
@@ -261,7 +251,7 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     for position, node in zip(index.positions(ast.Attribute), index.of(ast.Attribute)):
         if id(node) in inside:
             continue
-        dotted = _dotted(node)
+        dotted = name_chain(node)
         if dotted is not None and dotted.startswith(_TORCH_OPS) and dotted.count(".") >= 3:
             if id(node) not in callees:
                 found.append(OpReference(index.site(position).owner.qualname, node.lineno, dotted))

@@ -64,11 +64,11 @@ def _simple(expr: ast.AST) -> str | None:
     if isinstance(expr, ast.Name):
         return expr.id
     if isinstance(expr, ast.Attribute):
-        return _name_chain(expr)
+        return name_chain(expr)
     if isinstance(expr, ast.Constant):
         return _constant(expr)
     if isinstance(expr, ast.Subscript):
-        value = _name_chain(expr.value)
+        value = name_chain(expr.value)
         index = expr.slice
         if value is None:
             return None
@@ -98,7 +98,7 @@ def _simple(expr: ast.AST) -> str | None:
             return f"-{number!r}"
         return None
     if isinstance(expr, ast.Call):
-        func = _name_chain(expr.func)
+        func = name_chain(expr.func)
         args = _all_simple(expr.args)
         if func is None or args is None:
             return None
@@ -124,9 +124,12 @@ def _all_simple(exprs: list[ast.expr]) -> list[str] | None:
 _INF = float("inf")
 
 
-def _name_chain(expr: ast.AST) -> str | None:
-    """``a.b.c`` for a Name and the attributes on it, as written (no ``super()`` folding)."""
-    parts = []
+def name_chain(expr: ast.AST) -> str | None:
+    """``a.b.c`` for a Name and the attributes on it, as written (no ``super()`` folding); None
+    for any other expression."""
+    if isinstance(expr, ast.Name):  # the most frequent case
+        return expr.id
+    parts: list[str] = []
     while isinstance(expr, ast.Attribute):
         parts.append(expr.attr)
         expr = expr.value

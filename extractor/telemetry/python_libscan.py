@@ -13,9 +13,10 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from extractor.python.expr import name_chain
 from extractor.python.index import ModuleIndex
 from extractor.telemetry.python_facts import BuilderArg, BuilderChain, BuilderMethod, ReaderUse, RegistryUse, Sym
-from extractor.telemetry.python_scope import Frame, ModuleScope, compile_expr, dotted
+from extractor.telemetry.python_scope import Frame, ModuleScope, compile_expr
 
 # prometheus_client's exposition entry points and the position of their ``registry`` argument
 # (prometheus_client 0.26.0 exposition.py / asgi.py); a call without one serves REGISTRY.
@@ -39,9 +40,9 @@ def scan_library_uses(index: ModuleIndex, data: bytes, module: ModuleScope) -> d
         if builders:
             facts["builders"] = tuple(builders)
     if any(name.encode() in data for name in READER_NAMES):
-        readers = [ReaderUse(dotted(node.func) or "", node.lineno, _keywords(node, frame))
+        readers = [ReaderUse(name_chain(node.func) or "", node.lineno, _keywords(node, frame))
                    for node in index.breadth_first(ast.Call) if isinstance(node, ast.Call)
-                   and (dotted(node.func) or "").rsplit(".", 1)[-1] in READER_NAMES]
+                   and (name_chain(node.func) or "").rsplit(".", 1)[-1] in READER_NAMES]
         if readers:
             facts["readers"] = tuple(readers)
     return facts
@@ -58,19 +59,19 @@ def _registry_uses(index: ModuleIndex) -> list[RegistryUse]:
     receivers = {id(node.value) for node in index.of(ast.Attribute)}
     for node in index.breadth_first(ast.Call):
         assert isinstance(node, ast.Call)
-        callee = dotted(node.func) or ""
+        callee = name_chain(node.func) or ""
         position = EXPOSITION.get(callee.rsplit(".", 1)[-1])
         if position is None:
             continue
         registry = next((k.value for k in node.keywords if k.arg == "registry"), None)
         if registry is None and len(node.args) > position:
             registry = node.args[position]
-        text = "" if registry is None else (dotted(registry) or ast.unparse(registry)[:80])
+        text = "" if registry is None else (name_chain(registry) or ast.unparse(registry)[:80])
         uses.append(RegistryUse("expose", callee, text, node.lineno))
     for node in index.breadth_first(ast.Name, ast.Attribute):
         if isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) \
                 and id(node) not in receivers:
-            name = dotted(node)
+            name = name_chain(node)
             if name and name.rsplit(".", 1)[-1] == "REGISTRY":
                 uses.append(RegistryUse("value", name, name, node.lineno))
     return sorted(uses, key=lambda u: (u.line, u.kind, u.callee))
@@ -91,7 +92,7 @@ def _builders(index: ModuleIndex, frame: Frame) -> list[BuilderChain]:
             current = current.func.value
         if not isinstance(current, ast.Call):
             continue
-        callee = dotted(current.func) or ""
+        callee = name_chain(current.func) or ""
         if callee.rsplit(".", 1)[-1] not in BUILDER_NAMES:
             continue
         chain = chains.get(id(current))
@@ -100,13 +101,13 @@ def _builders(index: ModuleIndex, frame: Frame) -> list[BuilderChain]:
     for assign in index.breadth_first(ast.Assign):
         if isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call) and id(assign.value) in chains:
             for target in assign.targets:
-                text = dotted(target)
+                text = name_chain(target)
                 if text:
                     variables[text] = chains[id(assign.value)][3]
     if variables:
         for node in calls:
             if isinstance(node.func, ast.Attribute):
-                receiver = dotted(node.func.value)
+                receiver = name_chain(node.func.value)
                 if receiver in variables:
                     variables[receiver].append(_method(node, frame))
     out = [BuilderChain(callee, line, kwargs, tuple(sorted(methods, key=lambda m: (m.line, m.name))))
@@ -119,7 +120,7 @@ def _method(node: ast.Call, frame: Frame) -> BuilderMethod:
     args = []
     for arg in node.args:
         if isinstance(arg, ast.Call):  # .add(metrics.latency(buckets=...)): a library function
-            args.append(BuilderArg(callee=dotted(arg.func) or "", kwargs=_keywords(arg, frame)))
+            args.append(BuilderArg(callee=name_chain(arg.func) or "", kwargs=_keywords(arg, frame)))
         else:
             args.append(BuilderArg(value=compile_expr(arg, frame)))
     return BuilderMethod(node.func.attr, node.lineno, tuple(args), _keywords(node, frame))

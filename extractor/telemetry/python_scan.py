@@ -28,13 +28,13 @@ import re
 import sys
 
 from extractor.model import ParsedFile
+from extractor.python.expr import name_chain
 from extractor.python.index import ModuleIndex, Scope, Site, module_index
 from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ExemplarUse, ImportEntry, MetricFacts, Signature,
                                               Sym)
 from extractor.telemetry.python_libscan import scan_library_uses
-from extractor.telemetry.python_scope import (ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, dotted,
-                                              parameters)
+from extractor.telemetry.python_scope import ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, parameters
 
 # OpenTelemetry instruments are made by methods of a meter object, not by importable classes.
 OTEL_CREATE_METHODS = frozenset({
@@ -144,16 +144,16 @@ class _Collector:
                 targets, value = item.targets, item.value
             elif isinstance(item, ast.AnnAssign) and item.value is not None:
                 targets, value = [item.target], item.value
-            if isinstance(value, ast.Call) and dotted(value.func) in ("cast", "typing.cast") \
+            if isinstance(value, ast.Call) and name_chain(value.func) in ("cast", "typing.cast") \
                     and len(value.args) == 2:
                 value = value.args[1]  # _gauge_cls: Type[Gauge] = cast(Type[Gauge], _RayGaugeWrapper)
             for target in targets:
                 if isinstance(target, ast.Name) and value is not None:
-                    text = dotted(value)
+                    text = name_chain(value)
                     if text:
                         attrs[target.id] = text
         cls = self._class_scopes[node] = ClassScope(node, self.module)
-        self.classes.append(ClassFacts(qual, node.lineno, tuple(b for b in (dotted(base) for base in node.bases) if b),
+        self.classes.append(ClassFacts(qual, node.lineno, tuple(b for b in (name_chain(base) for base in node.bases) if b),
                                        attrs, tuple(sorted(cls.methods))))
 
     def _around(self, owner: Scope) -> _Where:
@@ -196,7 +196,7 @@ class _Collector:
         receiver = node.func.value if isinstance(node.func, ast.Attribute) else None
         if isinstance(receiver, ast.Call) and isinstance(receiver.func, ast.Attribute) and receiver.func.attr == "labels":
             receiver = receiver.func.value
-        text = dotted(receiver) if receiver is not None else None
+        text = name_chain(receiver) if receiver is not None else None
         if text:
             self.exemplars.append(ExemplarUse(text, where.class_name, node.lineno))
 
@@ -232,7 +232,7 @@ class _Collector:
     def _target(self, node: ast.Call) -> str:
         """Where the call's result is kept: ``NAME = call`` or ``self.x = call``; "" otherwise."""
         assign = self._assigned.get(id(node))
-        target = dotted(assign.targets[0]) if assign is not None else None
+        target = name_chain(assign.targets[0]) if assign is not None else None
         if target and (target.count(".") == 0 or target.startswith("self.") and target.count(".") == 1):
             return target
         return ""
@@ -299,7 +299,7 @@ class _Collector:
         for value in values:
             if isinstance(value, ast.Name) and value.id in frame.params:
                 return "forwards"
-            text = dotted(value)
+            text = name_chain(value)
             if text and text.startswith("self.") and text.count(".") == 1 and frame.self_attr_from_init_param(text[5:]):
                 return "forwards"
         return ""
@@ -324,7 +324,7 @@ def _callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
             and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
         return "super()." + func.attr
-    return dotted(func)
+    return name_chain(func)
 
 
 def _name_like(value: ast.expr) -> bool:

@@ -13,27 +13,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator
 
-from extractor.python.expr import unparse
+from extractor.python.expr import name_chain, unparse
 from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.python_symbols import Sym
 
 MAX_DEPTH = 8
 _INFINITY_TEXTS = frozenset({"float('inf')", 'float("inf")', "math.inf", "INF", "prometheus_client.utils.INF"})
 _PASS_THROUGH_CALLS = frozenset({"list", "tuple", "str"})
-
-
-def dotted(expr: ast.expr) -> str | None:
-    """``a.b.c`` for Name/Attribute chains, else None."""
-    if isinstance(expr, ast.Name):  # the most frequent case, on every call the scanner meets
-        return expr.id
-    parts: list[str] = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-        return ".".join(reversed(parts))
-    return None
 
 
 def assignments(owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]]:
@@ -101,7 +87,7 @@ def parameters(function: ast.FunctionDef | ast.AsyncFunctionDef, in_class: bool)
     """``[[name, kind], ...]`` with kind pos/kwonly/var/kw; a method's ``self``/``cls`` left out."""
     args = function.args
     positional = [a.arg for a in args.posonlyargs + args.args]
-    static = any(dotted(d) == "staticmethod" for d in function.decorator_list)
+    static = any(name_chain(d) == "staticmethod" for d in function.decorator_list)
     if in_class and not static and positional:
         positional = positional[1:]
     out = [[name, "pos"] for name in positional]
@@ -262,13 +248,13 @@ def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
     if isinstance(expr, ast.Call):
         if _is_float_inf(expr):
             return pysym.lit("+Inf")
-        if dotted(expr.func) in _PASS_THROUGH_CALLS and len(expr.args) == 1 and not expr.keywords:
+        if name_chain(expr.func) in _PASS_THROUGH_CALLS and len(expr.args) == 1 and not expr.keywords:
             return compile_expr(expr.args[0], frame, depth + 1)
         return pysym.unk(_text(expr))
     if isinstance(expr, ast.Name):
         return _name(expr, frame, depth)
     if isinstance(expr, ast.Attribute):
-        text = dotted(expr)
+        text = name_chain(expr)
         if text in _INFINITY_TEXTS:
             return pysym.lit("+Inf")
         if text and text.startswith(("self.", "cls.")) and text.count(".") == 1:
@@ -320,14 +306,14 @@ def _is_float_inf(call: ast.Call) -> bool:
 def _text(expr: ast.expr) -> str:
     """A short text for an unknown value, for reasons in the evidence. ``ast.unparse`` only for
     small expressions: it was a third of the scanner's time when used on every unknown."""
-    name = dotted(expr)
+    name = name_chain(expr)
     if name:
         return name
     if isinstance(expr, ast.Call):
-        return f"{dotted(expr.func) or type(expr.func).__name__}(...)" if len(expr.args) + len(expr.keywords) > 2 \
+        return f"{name_chain(expr.func) or type(expr.func).__name__}(...)" if len(expr.args) + len(expr.keywords) > 2 \
             else _unparse(expr)
     if isinstance(expr, ast.Subscript):
-        return f"{dotted(expr.value) or '...'}[...]"
+        return f"{name_chain(expr.value) or '...'}[...]"
     if isinstance(expr, ast.Constant):
         return repr(expr.value)[:pysym.MAX_UNKNOWN_TEXT]
     return _unparse(expr) if isinstance(expr, (ast.UnaryOp, ast.BinOp)) else type(expr).__name__
@@ -359,7 +345,7 @@ def compile_shallow(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
     if depth < 3 and isinstance(expr, (ast.List, ast.Tuple)):
         return ["seq", [["star", compile_shallow(e.value, frame, depth + 1)] if isinstance(e, ast.Starred)
                         else compile_shallow(e, frame, depth + 1) for e in expr.elts]]
-    text = dotted(expr)
+    text = name_chain(expr)
     if text and text.startswith("self.") and text.count(".") == 1 and frame.self_attr_from_init_param(text[5:]):
         return compile_expr(expr, frame)
     return ["unk", ""]
