@@ -10,7 +10,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -80,7 +80,18 @@ def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
 
 def resolve_relative(name: str, file: SourceFile) -> str:
     """Make a ``.x.y`` name recorded by the scanner absolute for the module ``file`` is."""
-    return naming.resolve_dotted(naming.package_of(file.module, naming.is_package_file(file.rel)), name)
+    return absolute_in(file)(name)
+
+
+def absolute_in(file: SourceFile) -> Callable[[str], str]:
+    """:func:`resolve_relative` for the many names of one file: its package found once, and a
+    name that is already absolute (most are) returned as it is."""
+    package = naming.package_of(file.module, naming.is_package_file(file.rel))
+    resolve = naming.resolve_dotted
+
+    def absolute(name: str) -> str:
+        return resolve(package, name) if name[:1] == "." else name
+    return absolute
 
 
 def imported_modules(file: SourceFile, facts: ConceptFacts) -> Iterator[tuple[str, str, int]]:
@@ -99,7 +110,8 @@ def file_facts(file: SourceFile, facts: ConceptFacts, kind: str) -> Iterator[tup
             yield (f"{module}.{name}" if name and name != "*" else module), line
         return
     if kind == "names" and file.language is Language.PYTHON:
-        yield from ((resolve_relative(n, file), line) for n, line in facts.names)
+        absolute = absolute_in(file)
+        yield from ((absolute(n), line) for n, line in facts.names)
         return
     if kind == "symbols":
         return  # symbols come from the graph (or the defs fallback), see iter_symbols

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor import naming
-from extractor.concepts import imported_modules, resolve_relative
+from extractor.concepts import absolute_in, imported_modules
 from extractor.concepts.facts import ConceptFacts
 from extractor.concepts.records import ConceptHit
 from extractor.context import SourceFile
@@ -90,8 +90,9 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
                 imports.append((f"{mod}.{name}", line))
                 if not name.startswith("_"):
                     imported_names.append((name, line))
-    names = [((resolve_relative(n, file) if is_python else n), line) for n, line in facts.names]
-    calls = [(resolve_relative(n, file), line) for n, line in facts.invokes]
+    absolute = absolute_in(file)
+    names = [((absolute(n) if is_python else n), line) for n, line in facts.names]
+    calls = [(absolute(n), line) for n, line in facts.invokes]
     defs = facts.defs
     # Symbol signals look at classes and top-level functions: a method called "schedule" does not
     # make its module a scheduler.
@@ -99,7 +100,7 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
                if not is_python or "." not in d.qualname or d.kind == "class"]
     symbols += [(n.name, n.line) for n in graph_symbols
                 if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
-    bases = [((resolve_relative(b, file) if is_python else b), d.line) for d in defs for b in d.bases]
+    bases = [((absolute(b) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
     kinds = [(d.kind, d.line) for d in defs]
     # A header that declares a C API (extern "C" prototypes) for other programs to link against
