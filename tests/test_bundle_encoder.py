@@ -22,6 +22,7 @@ from extractor.context import Context, ExtractOptions, SourceFile
 from extractor.evidence.write import _COMPACT, _GRAPH_ENCODER, build_bundle, dumps_bundle, encode_bundle
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind, Severity, Signature, Step, node_fields, node_json)
+from tests.conftest import cache_root, extract_real
 
 # Every character class that JSON escaping treats differently: controls (short and \u00XX forms),
 # quote, backslash, slash, DEL, C1 controls, line/paragraph separators (json does not escape them,
@@ -156,10 +157,10 @@ def test_real_evidence_reencodes_to_the_same_bytes(vllm_src, tmp_path):
     """vLLM's evidence (48,000 nodes, 110,000 edges), read back into records and written again by
     both writers: the same bytes as the extraction wrote."""
     from extractor.evidence.read import evidence_json, load_evidence
-    from extractor.run.pipeline import extract_system
 
-    result = extract_system([str(vllm_src)], options=ExtractOptions(jobs=2, cache_dir=tmp_path / "cache",
-                                                                    probe_structs=False))
+    # The facts the other real tests cached: this test is about the writer, not about a cold parse.
+    result = extract_real(vllm_src, options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff",
+                                                           probe_structs=False))
     path = tmp_path / "evidence.json"
     path.write_bytes(result.data)
     evidence = load_evidence(path)
