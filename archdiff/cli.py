@@ -17,6 +17,7 @@ from pathlib import Path
 
 import click
 
+from archdiff.outputs import writable_dir, writable_file
 from archdiff.progress import echo_above, open_progress
 from extractor.errors import ArchdiffError
 
@@ -97,6 +98,7 @@ def _warnings_to_stderr() -> None:
 @click.option("--name", default="", help="System name (default: from the first source).")
 @click.option("--version", "version_", default="", help="System version (default: the ref or package version).")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("out"),
+              callback=writable_dir,
               show_default=True, help="Directory for evidence.json and the run log.")
 @click.option("-j", "--jobs", type=click.IntRange(1, 256), default=os.cpu_count() or 1, show_default=True,
               help="Worker processes for parsing.")
@@ -193,7 +195,8 @@ def graph() -> None:
 @graph.command("export")
 @click.argument("evidence", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["graphml", "gexf", "json"]), default="graphml", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              callback=writable_file)
 def graph_export(evidence: Path, fmt: str, output: Path) -> None:
     """Write EVIDENCE's symbol graph as GraphML, GEXF or node-link JSON (readable by networkx and Gephi)."""
     from extractor.evidence.read import load_bundle

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from archdiff.outputs import writable_dir
 from archdiff.progress import open_progress
 from comparator.reports import FORMATS, write_reports
 from extractor.errors import UserInputError
@@ -42,6 +43,7 @@ def exit_code(findings: dict[str, Any], fail_on: str) -> int:
 @click.argument("a", metavar="A")
 @click.argument("b", metavar="B")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
+              callback=writable_dir,
               show_default=True, help="Directory for report.html, report.md and report.json.")
 @click.option("--format", "formats", default="html,md,json", show_default=True,
               help="Comma-separated report formats: html, md, json.")
@@ -87,6 +89,7 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
 @click.command("battle")
 @click.argument("preset", metavar="PRESET_OR_FILE")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("report"),
+              callback=writable_dir,
               show_default=True, help="Directory for the reports and each system's evidence.")
 @click.option("--format", "formats", default="html,md,json", show_default=True,
               help="Comma-separated report formats: html, md, json.")

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import click
 
+from archdiff.outputs import writable_dir
+
 
 @click.command("releases")
 @click.argument("spec", metavar="SPEC")
@@ -24,6 +26,7 @@ import click
               help="Only the N newest releases (after --from/--to).")
 @click.option("--pre", is_flag=True, help="Take pre-releases and development releases too.")
 @click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("releases"),
+              callback=writable_dir,
               show_default=True, help="Directory holding the history: evidence, reports, index and timeline.")
 @click.option("--executor", default="local", show_default=True, metavar="local|ray|ray://HOST:PORT",
               help="Where extractions run: this machine's process pool, a local Ray runtime (or the cluster "

@@ -52,7 +52,16 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
     real_root = Path(os.path.realpath(root))
     # Plain strings and one lstat per file: pathlib objects per file cost more than the walk itself.
     top = os.fspath(root)
-    for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+
+    def unlisted(err: OSError) -> None:
+        # A directory that cannot be listed hides every file under it: said, like a file that
+        # cannot be read (strerror only: the error's text carries the machine's absolute path).
+        rel = os.fspath(err.filename or top)[len(top):].lstrip(os.sep).replace(os.sep, "/")
+        diagnostics.append(Diagnostic(evidence_path(tree.label, f"{rel}/" if rel else "."), 0, "unreadable",
+                                      f"directory not listed: {err.strerror or type(err).__name__}",
+                                      Severity.ERROR))
+
+    for dirpath, dirnames, filenames in os.walk(top, onerror=unlisted, followlinks=False):
         rel_dir = dirpath[len(top):].lstrip(os.sep).replace(os.sep, "/")
         prefix = f"{rel_dir}/" if rel_dir else ""
         kept = []

@@ -37,7 +37,7 @@ _MEANING = {
     "parse-errors": ("file has parts tree-sitter could not parse (ERROR nodes); definitions there may be missing",
                      "files have parts tree-sitter could not parse (ERROR nodes); definitions there may be missing"),
     "syntax-error": ("Python file is not valid Python: not analysed", "Python files are not valid Python: not analysed"),
-    "unreadable": ("file could not be read", "files could not be read"),
+    "unreadable": ("file or directory could not be read", "files or directories could not be read"),
     "too-large": ("file is too large to analyse", "files are too large to analyse"),
     "too-deep": ("file nests too deeply to analyse", "files nest too deeply to analyse"),
     "parser-crashed": ("file crashed the parser", "files crashed the parser"),

@@ -212,3 +212,47 @@ def test_a_cache_another_run_holds_too_long_is_given_up_for_this_run(tmp_path, m
     after = FactCache(path)
     assert (after.get_bytes("kept"), after.get_bytes("new")) == (b"a fact another run needs", None)
     assert [r.getMessage() for r in caplog.records] == [blocked.problem]
+
+
+# -- an output directory that cannot be written: refused before any work ----------------------
+
+def _writers(sandbox, out):
+    """Every command that writes, with input it would otherwise take minutes over or fetch from
+    the network: the output check must come first, so none of that happens."""
+    tree = str(_tree(sandbox, files=3))
+    evidence = sandbox.base / "evidence.json"
+    evidence.write_text("{}")
+    return {
+        "extract": ["extract", tree, "-o", str(out), "--no-probes"],
+        "compare": ["compare", tree, tree, "-o", str(out)],
+        "battle": ["battle", "vllm-vs-triton", "-o", str(out)],
+        "releases": ["releases", "pypi:vllm", "--last", "2", "-o", str(out)],
+        "graph export": ["graph", "export", str(evidence), "-o", str(out / "graph.graphml")],
+    }
+
+
+@pytest.mark.parametrize("command", ["extract", "compare", "battle", "releases", "graph export"])
+def test_every_command_that_writes_refuses_a_read_only_output_directory_first(sandbox, command):
+    out = sandbox.base / "read-only"
+    fault = read_only(out)
+    argv = _writers(sandbox, out)[command]
+    proc = sandbox.run(*argv, *_cache(sandbox, command), fault=fault, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert one_line_error(proc).startswith(f"archdiff: error: cannot write to {out} ({fault.reason}): choose ")
+    assert list(out.iterdir()) == [] and list(sandbox.cache.iterdir()) == [], "worked before checking the output"
+
+
+@pytest.mark.parametrize("command", ["extract", "compare", "battle", "releases", "graph export"])
+def test_every_command_that_writes_refuses_an_output_directory_under_a_file(sandbox, command):
+    """A path through a regular file: no one can write there, root included (no fault to set up)."""
+    blocker = sandbox.base / "a-file"
+    blocker.write_text("not a directory\n")
+    argv = _writers(sandbox, blocker / "out")[command]
+    proc = sandbox.run(*argv, *_cache(sandbox, command), timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert one_line_error(proc).startswith(f"archdiff: error: cannot write to {blocker}/out (Not a directory): ")
+    assert list(sandbox.cache.iterdir()) == [], "worked before checking the output"
+
+
+def _cache(sandbox, command: str) -> list[str]:
+    return [] if command == "graph export" else ["--cache-dir", str(sandbox.cache)]

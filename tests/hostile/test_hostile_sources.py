@@ -160,3 +160,30 @@ def test_a_corrupt_archive_is_one_line_and_exit_2(sandbox, name, data):
     sandbox.assert_contained()
     trees = sandbox.cache / "trees"
     assert not trees.exists() or list(trees.iterdir()) == []  # nothing half-extracted left to reuse
+
+
+def test_an_unreadable_directory_is_a_diagnostic_like_an_unreadable_file(tmp_path, monkeypatch):
+    """A directory that cannot be listed hides every file under it: the run goes on and says so.
+    Permission bits do not stop root (tests run as root here), so the refusal is made where the
+    walk meets it, in the listing of that one directory."""
+    tree = tmp_path / "tree"
+    (tree / "pkg" / "secret" / "deeper").mkdir(parents=True)
+    (tree / "pkg" / "__init__.py").write_text("")
+    (tree / "pkg" / "a.py").write_text("A = 1\n")
+    (tree / "pkg" / "secret" / "b.py").write_text("B = 1\n")
+    (tree / "pkg" / "secret" / "deeper" / "c.py").write_text("C = 1\n")
+    real = os.scandir
+
+    def refuse_secret(path="."):
+        if not isinstance(path, int) and os.path.basename(os.fspath(path)) == "secret":
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", refuse_secret)
+    bundle = extract_system([str(tree)], options=ExtractOptions(cache_dir=tmp_path / "cache")).bundle
+    (diag,) = [d for d in bundle["diagnostics"] if d["code"] == "unreadable"]
+    assert diag == {**diag, "path": "pkg/secret/", "message": "directory not listed: Permission denied",
+                    "severity": "error"}
+    paths = {n["path"] for n in bundle["graph"]["nodes"]}
+    assert "pkg/a.py" in paths and not any(p.startswith("pkg/secret") for p in paths)
+    assert str(tmp_path) not in json.dumps(bundle["diagnostics"])
