@@ -222,7 +222,21 @@ _PLUGGED = {
 
 
 def main() -> None:
-    cli(prog_name="archdiff")
+    try:
+        code = cli.main(prog_name="archdiff", standalone_mode=False)
+    except click.UsageError as err:
+        # One line like every other error, naming where the help is: click's own block is three
+        # (usage, a hint, the message) with a blank line in between.
+        where = err.ctx.command_path if err.ctx else "archdiff"
+        click.echo(f"archdiff: error: {err.format_message().rstrip('.')} (see {where} --help)", err=True)
+        sys.exit(err.exit_code)
+    except click.ClickException as err:
+        click.echo(f"archdiff: error: {err.format_message()}", err=True)
+        sys.exit(err.exit_code)
+    except click.Abort:
+        click.echo("archdiff: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(code if isinstance(code, int) else 0)  # --help and the like return click's exit code
 
 
 if __name__ == "__main__":

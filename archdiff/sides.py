@@ -34,6 +34,24 @@ def load_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progress: 
     return extract_side(text, cache_dir, jobs, progress)
 
 
+def check_side(arg: str) -> None:
+    """Refuse ``arg`` now if it cannot be a side: a spec of no known form, a path that is not there,
+    a package version the index does not have. ``compare A B`` checks both sides before it spends
+    minutes extracting A only to find that B does not exist."""
+    from extractor.acquire.sources import check_available, parse_spec
+    from extractor.buildsettings import BuildSettings
+    from extractor.presets import system_or_sources
+
+    text = arg.strip()
+    if not text:
+        raise UserInputError("empty comparison side: give an evidence.json, a directory or a source spec")
+    if evidence_path(text) is not None:
+        return
+    specs, _name, _version, _build = system_or_sources((text,), "", "", BuildSettings())
+    for raw in specs:
+        check_available(parse_spec(raw))
+
+
 def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progress: Progress | None = None) -> Evidence:
     """A system file or a source spec, extracted as ``archdiff extract ARG`` extracts it."""
     # Imported here: reading an evidence file must not pay for the whole pipeline's imports.

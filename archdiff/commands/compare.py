@@ -64,10 +64,12 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
     sources, and optionally build), or a source spec (directory, git URL@ref, pypi:NAME==VERSION,
     archive) extracted now.
     """
-    from archdiff.sides import load_side
+    from archdiff.sides import check_side, load_side
     from comparator.compare import compare_evidence
 
     chosen = _formats(formats)
+    for side in (a, b):
+        check_side(side)
     with open_progress() as progress:
         progress.section(f"A {a}")
         side_a = load_side(a, cache_dir, jobs, progress)

@@ -12,6 +12,7 @@ index's hash and unpacked, nothing more.
 from __future__ import annotations
 
 import configparser
+import contextlib
 import dataclasses
 import functools
 import hashlib
@@ -26,8 +27,10 @@ import uuid
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+
+from packaging.version import InvalidVersion, Version
 
 from extractor.acquire.archives import extract_tar, extract_zip, skipped_links
 from extractor.context import SourceTree
@@ -469,7 +472,9 @@ def _sdist_name_version(filename: str) -> tuple[str | None, str]:
 def download_sdist(name: str, version: str, dest: Path) -> Path:
     """Download the sdist of ``name==version`` from the configured indexes into ``dest`` (once)."""
     dest.mkdir(parents=True, exist_ok=True)
+    listed: set[str] = set()
     for index, filename, found, url, sha in _sdists_on_indexes(name):
+        listed.add(found)
         if found != version:
             continue
         target = dest / filename
@@ -479,7 +484,47 @@ def download_sdist(name: str, version: str, dest: Path) -> Path:
         if sha and hashlib.sha256(data).hexdigest() != sha:
             raise UserInputError(f"{filename} from {index} does not match the index's sha256: refused")
         return write_atomic(target, data)
-    raise UserInputError(f"no sdist of {name}=={version} on {', '.join(pip_index_urls())}")
+    raise _no_sdist(name, version, listed)
+
+
+def check_available(spec: SourceSpec) -> None:
+    """What can be known of ``spec`` before fetching it: that the index has its package version
+    (a command with two sides checks both before extracting either)."""
+    if spec.kind == "pypi":
+        versions = list_sdist_versions(spec.location)
+        if spec.ref not in versions:
+            raise _no_sdist(spec.location, spec.ref, versions)
+
+
+def _no_sdist(name: str, version: str, listed: Iterable[str]) -> UserInputError:
+    near = nearest_versions(version, listed)
+    label = "nearest" if _parses(version) else "newest"
+    hint = f" ({label}: {', '.join(near)})" if near else " (no version of it has an sdist there)"
+    return UserInputError(f"no sdist of {name}=={version} on {', '.join(pip_index_urls())}{hint}")
+
+
+def nearest_versions(wanted: str, versions: Iterable[str], around: int = 2) -> list[str]:
+    """The versions next to ``wanted`` in PEP 440 order (``around`` below it, ``around`` above), for
+    an error to suggest; versions that do not parse are left out."""
+    parsed = {}
+    for v in versions:
+        with contextlib.suppress(InvalidVersion):
+            parsed[v] = Version(v)
+    ordered = sorted(parsed, key=parsed.__getitem__)
+    if not _parses(wanted):
+        return ordered[-around:]  # nothing to place it by: the newest
+    key = Version(wanted)
+    below = [v for v in ordered if parsed[v] < key][-around:]
+    above = [v for v in ordered if parsed[v] > key][:around]
+    return below + above
+
+
+def _parses(version: str) -> bool:
+    try:
+        Version(version)
+    except InvalidVersion:
+        return False
+    return True
 
 
 def _download(url: str, dest: Path) -> Path:

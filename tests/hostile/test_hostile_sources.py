@@ -187,3 +187,30 @@ def test_an_unreadable_directory_is_a_diagnostic_like_an_unreadable_file(tmp_pat
     paths = {n["path"] for n in bundle["graph"]["nodes"]}
     assert "pkg/a.py" in paths and not any(p.startswith("pkg/secret") for p in paths)
     assert str(tmp_path) not in json.dumps(bundle["diagnostics"])
+
+
+def test_compare_checks_both_sides_before_extracting_either(sandbox, index_server):
+    """B's version does not exist: said at once, with the versions that do, and A is not fetched."""
+    www, url = index_server
+    page = www / "simple" / "pkg"
+    page.mkdir(parents=True)
+    for version in ("0.9", "1.0", "1.2", "2.0"):
+        _sdist(page / f"pkg-{version}.tar.gz", version=version)
+    (page / "index.html").write_text("".join(f'<a href="pkg-{v}.tar.gz">pkg-{v}.tar.gz</a>\n'
+                                             for v in ("0.9", "1.0", "1.2", "2.0")))
+    proc = sandbox.run("compare", "pypi:pkg==1.0", "pypi:pkg==1.1", "-o", str(sandbox.out),
+                       "--cache-dir", str(sandbox.cache), PIP_INDEX_URL=url, PIP_CONFIG_FILE=os.devnull)
+    assert proc.returncode == 2
+    assert one_line_error(proc) == (f"archdiff: error: no sdist of pkg==1.1 on {url} "
+                                    "(nearest: 0.9, 1.0, 1.2, 2.0)")
+    assert not (sandbox.cache / "sdists").exists() and not (sandbox.cache / "trees").exists()
+
+
+def test_usage_errors_are_one_line_naming_the_help(sandbox):
+    proc = sandbox.run("graph", "export", "evidence.json", "--format", "svg", "-o", str(sandbox.out / "g"))
+    assert proc.returncode == 2
+    assert one_line_error(proc) == ("archdiff: error: Invalid value for '--format': 'svg' is not one of "
+                                    "'graphml', 'gexf', 'json' (see archdiff graph export --help)")
+    proc = sandbox.run("nosuch")
+    assert (proc.returncode, one_line_error(proc)) == (2, "archdiff: error: No such command 'nosuch' "
+                                                          "(see archdiff --help)")
