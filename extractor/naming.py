@@ -77,16 +77,19 @@ def module_names(files: Iterable[PythonFile]) -> tuple[dict[str, str], list[Diag
     files = sorted(files, key=lambda f: f.path)
     init_dirs: set[tuple[str, str]] = set()
     dirs_with_modules: set[tuple[str, str]] = set()
+    projects: set[tuple[str, str]] = set()
     for f in files:
-        directory = f.rel.rpartition("/")[0]
+        directory, _, base = f.rel.rpartition("/")
         dirs_with_modules.add((f.source, directory))
-        if f.rel == "__init__.py" or f.rel.endswith("/__init__.py"):
+        if base == "__init__.py":
             init_dirs.add((f.source, directory))
+        elif base == "setup.py":
+            projects.add((f.source, directory))
     names: dict[str, str] = {}
     owner: dict[str, str] = {}
     diagnostics = []
     for f in files:
-        name = _module_name(f.source, f.rel, init_dirs, dirs_with_modules)
+        name = _module_name(f.source, f.rel, init_dirs, dirs_with_modules, projects)
         if name in owner:
             fallback = ".".join(p for p in (f.source, *f.rel[:-3].split("/")) if p)
             n = 2
@@ -109,16 +112,22 @@ def with_module_names(files: Sequence[_F]) -> tuple[_F, ...]:
 
 
 def _module_name(source: str, rel: str, init_dirs: set[tuple[str, str]],
-                 dirs_with_modules: set[tuple[str, str]]) -> str:
+                 dirs_with_modules: set[tuple[str, str]], projects: set[tuple[str, str]]) -> str:
     parts = rel.removesuffix(".py").split("/")
     dirs = parts[:-1]
-    i = len(dirs) - 1
-    # Up through packages and namespace continuations inside them ...
-    while i >= 0 and ((source, "/".join(dirs[: i + 1])) in init_dirs
-                      or (i > 0 and (source, "/".join(dirs[:i])) in init_dirs)):
-        i -= 1
+    # Up to the topmost package the file is in, through any directories import can name between
+    # (a directory inside a package continues it, PEP 420, however deep and whether or not the
+    # directories between have an __init__.py), never above a project of its own (a directory with
+    # a setup.py: a plugin or an example shipped inside the tree is imported as installed) ...
+    top = len(dirs)
+    for k in range(len(dirs) - 1, -1, -1):
+        if not _importable(dirs[k]) or (source, "/".join(dirs[: k + 1])) in projects:
+            break
+        if (source, "/".join(dirs[: k + 1])) in init_dirs:
+            top = k
+    i = top - 1
     # ... then through namespace portions above the topmost package (never from a lone script).
-    if i < len(dirs) - 1:
+    if top < len(dirs):
         while i >= 0 and _namespace_portion(source, dirs, i, dirs_with_modules):
             i -= 1
     dotted = parts[i + 1:]
@@ -129,8 +138,13 @@ def _module_name(source: str, rel: str, init_dirs: set[tuple[str, str]],
 
 def _namespace_portion(source: str, dirs: list[str], i: int, dirs_with_modules: set[tuple[str, str]]) -> bool:
     name = dirs[i]
-    return (name.isidentifier() and not keyword.iskeyword(name) and name not in SOURCE_CONTAINERS
+    return (_importable(name) and name not in SOURCE_CONTAINERS
             and (source, "/".join(dirs[: i + 1])) not in dirs_with_modules)
+
+
+def _importable(name: str) -> bool:
+    """A directory name an import statement can spell."""
+    return name.isidentifier() and not keyword.iskeyword(name)
 
 
 def package_of(module: str, is_package: bool) -> str:

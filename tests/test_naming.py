@@ -93,3 +93,58 @@ def test_an_order_python_rejects_falls_back_and_is_flagged():
 def test_ids():
     assert naming.py_id("a.b") == "py:a.b" and naming.cpp_id("ns::T") == "cpp:ns::T"
     assert naming.file_id("core/x.cc") == "file:core/x.cc" and naming.id_name("cpp:ns::T") == "ns::T"
+
+
+# Every shape of directory without __init__.py, written out as files: inside a package at any depth,
+# a regular package below such directories, a src/ layout, namespace portions above the topmost
+# package, a script directory, and a directory import cannot spell.
+_IMPORT_TREE = ("pkg/__init__.py", "pkg/core.py", "pkg/types/__init__.py", "pkg/types/providers/x.py",
+                "pkg/types/providers/deeper/still/y.py", "pkg/ns/sub/__init__.py", "pkg/ns/sub/m.py",
+                "pkg/ns/plain.py", "src/lib2/__init__.py", "src/lib2/deep/er/z.py",
+                "google/cloud/x/__init__.py", "google/cloud/x/api.py", "tools/run.py",
+                "pkg/my-data/gen.py", "pkg2/__init__.py", "pkg2/a/b/c/__init__.py", "pkg2/a/b/c/d.py")
+
+
+def test_every_module_is_named_what_import_finds_for_it(tmp_path):
+    """The names against Python's own import system: with the tree's import roots on sys.path (the
+    tree and its src/), ``importlib.util.find_spec(name)`` must find exactly the file named so.
+    Files import cannot reach from there (a script in tools/, a directory named my-data) are named
+    as scripts, never as a module of the package around them."""
+    import json
+    import subprocess
+    import sys
+
+    for rel in _IMPORT_TREE:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("")
+    got = names(*_IMPORT_TREE)
+    probe = ("import importlib.util, json, sys\n"
+             "def origin(name):\n"
+             "    try:\n"
+             "        spec = importlib.util.find_spec(name)\n"
+             "    except (ImportError, ValueError):\n"
+             "        return None\n"
+             "    return spec.origin if spec else None\n"
+             "print(json.dumps({n: origin(n) for n in json.loads(sys.argv[1])}))")
+    done = subprocess.run([sys.executable, "-c", probe, json.dumps(sorted(set(got.values())))], cwd=tmp_path,
+                          env={"PYTHONPATH": f"{tmp_path}:{tmp_path / 'src'}", "PATH": "/usr/bin:/bin"},
+                          capture_output=True, text=True, check=True)
+    found = {name: origin for name, origin in json.loads(done.stdout).items()}
+    scripts = {"tools/run.py", "pkg/my-data/gen.py"}
+    for rel, name in got.items():
+        if rel in scripts:
+            assert "." not in name, (rel, name)
+        else:
+            assert found[name] == str(tmp_path / rel), (rel, name, found[name])
+    assert got["pkg/types/providers/deeper/still/y.py"] == "pkg.types.providers.deeper.still.y"
+    assert got["src/lib2/deep/er/z.py"] == "lib2.deep.er.z"
+
+
+def test_a_project_inside_the_tree_is_named_as_installed():
+    """vLLM ships plugins under tests/plugins/<plugin>/ with their own setup.py: their packages are
+    imported as installed (``vllm_add_dummy_model.my_opt``), not through the tests package around them."""
+    got = names("tests/__init__.py", "tests/plugins/dummy/setup.py", "tests/plugins/dummy/dummy_model/__init__.py",
+                "tests/plugins/dummy/dummy_model/my_opt.py", "tests/plugins/test_plugins.py")
+    assert got["tests/plugins/dummy/dummy_model/my_opt.py"] == "dummy_model.my_opt"
+    assert got["tests/plugins/test_plugins.py"] == "tests.plugins.test_plugins"
+    assert got["tests/plugins/dummy/setup.py"] == "setup"
