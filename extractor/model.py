@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import operator
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, TypeVar
 
@@ -217,8 +218,8 @@ class Step(Generic[X]):
         return self.records.key if self.records is not None else ""
 
 
-def node_key(node: Node) -> str:
-    return node.id
+# attrgetter, not a def: graphs are sorted by it (50,000 nodes on vLLM), and it runs in C.
+node_key: Callable[[Node], str] = operator.attrgetter("id")
 
 
 def edge_key(edge: Edge) -> tuple[str, str, str, str, int]:

@@ -201,10 +201,13 @@ class PyBindIndex:
                 continue
             key = (b.module, b.owner, b.name) if b.kind == "method" else (b.module, b.name)
             self.by_key[key].append(b)
+        self.modules = frozenset(key[0] for key in self.by_key)
 
     def lookup(self, callee: str) -> list[PyBinding]:
         parts = callee.split(".")
         for i, part in enumerate(parts):
+            if part not in self.modules:  # every key starts with a module name: most parts are none
+                continue
             for n in (2, 1):
                 key = (part, *parts[i + 1:i + 1 + n])
                 if len(key) == n + 1 and key in self.by_key:
