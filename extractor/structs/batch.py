@@ -151,6 +151,14 @@ class _Planner:
         self._includes = includes
         self._pairs: dict[tuple[str, str], bool] = {}
         self._preludes: dict[tuple, frozenset[str]] = {}
+        self._member_names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def names(self, m: _Member) -> tuple[frozenset[str], frozenset[str]]:
+        """(declared names, identifiers) of ``m``'s own files, once per member: every pair it is in
+        asks, and a closure of torch's has hundreds of files whose names were joined again per pair."""
+        if m.file not in self._member_names:
+            self._member_names[m.file] = self._includes.names_of(m.closure.project)
+        return self._member_names[m.file]
 
     def prelude(self, m: _Member) -> frozenset[str]:
         """The files outside the tree that every probe of this context includes first."""
@@ -198,7 +206,7 @@ class _Planner:
                 if scan is not None and (scan.changes_context or scan.defines_before_include):
                     return False
             declared_a, _ = includes.names_of(only_a)
-            declared_b, mentioned_b = includes.names_of(cb.project)
+            declared_b, mentioned_b = self.names(b)
             if (declared_a & mentioned_b) - declared_b:
                 return False  # b uses a name that only a's own files declare
         if a.file in cb.project:
@@ -209,7 +217,7 @@ class _Planner:
                 scan = includes.scan(f)
                 if scan is not None:
                     macros |= scan.defines
-            _, mentioned_a = includes.names_of(ca.project)
+            _, mentioned_a = self.names(a)
             if macros & mentioned_a:
                 return False
         return True
@@ -233,7 +241,7 @@ class _Planner:
                     return False
                 undefines |= scan.undefines
         declared_x, _ = includes.names_of(extra)
-        declared_b, mentioned_b = includes.names_of(b.closure.project)
+        declared_b, mentioned_b = self.names(b)
         if (declared_x & mentioned_b) - declared_b or undefines & mentioned_b:
             return False
         if later:

@@ -100,25 +100,68 @@ def find_include_dirs(roots: Sequence[Path], max_dirs: int = 64) -> tuple[Path, 
 
 def closure_digest(header: Path, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
     """Hash of the header and the files it includes, transitively, from inside ``roots``."""
-    roots_resolved = [r.resolve() for r in roots]
-    seen: dict[Path, str] = {}
-    queue = [header.resolve()]
-    while queue:
-        current = queue.pop()
-        if current in seen:
-            continue
-        try:
-            data = current.read_bytes()
-        except OSError:
-            continue
-        seen[current] = hashlib.sha256(data).hexdigest()
-        for quote, name in _INCLUDE_RE.findall(data):
-            target = _resolve_include(name.decode("utf-8", "replace"), current.parent if quote == b'"'
-                                      else None, include_dirs)
-            if target is not None and any(_is_under(target, r) for r in roots_resolved):
-                queue.append(target)
-    # content only (no absolute paths), so the cache survives moving the tree
-    return hashlib.sha256("\n".join(sorted(seen.values())).encode()).hexdigest()
+    return IncludeClosures(roots).digest(header, include_dirs)
+
+
+class IncludeClosures:
+    """Closure digests of one run's probes: each file read, hashed and its includes found once.
+
+    A run's headers share most of what they include (every header of torch's 9,000 reaches c10's
+    hundreds), and each probe's cache key needs its whole closure: walked from the disk per probe,
+    torch's tree spent minutes of the driver reading the same files again."""
+
+    def __init__(self, roots: Sequence[Path]) -> None:
+        self._roots = [r.resolve() for r in roots]
+        self._files: dict[Path, tuple[str, list[tuple[bytes, str]]] | None] = {}
+        self._found: dict[tuple[str, Path | None, tuple[Path, ...]], Path | None] = {}
+        self._inside: dict[Path, bool] = {}
+        self._digests: dict[tuple[Path, tuple[Path, ...]], str] = {}
+
+    def digest(self, header: Path, include_dirs: Sequence[Path]) -> str:
+        start, dirs = header.resolve(), tuple(include_dirs)
+        if (start, dirs) not in self._digests:
+            self._digests[start, dirs] = self._walk(start, dirs)
+        return self._digests[start, dirs]
+
+    def _walk(self, start: Path, dirs: tuple[Path, ...]) -> str:
+        seen: dict[Path, str] = {}
+        queue = [start]
+        while queue:
+            current = queue.pop()
+            if current in seen:
+                continue
+            entry = self._file(current)
+            if entry is None:
+                continue
+            seen[current], includes = entry
+            for quote, name in includes:
+                target = self._find(name, current.parent if quote == b'"' else None, dirs)
+                if target is not None and self._is_inside(target):
+                    queue.append(target)
+        # content only (no absolute paths), so the cache survives moving the tree
+        return hashlib.sha256("\n".join(sorted(seen.values())).encode()).hexdigest()
+
+    def _file(self, path: Path) -> tuple[str, list[tuple[bytes, str]]] | None:
+        if path not in self._files:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                self._files[path] = None
+            else:
+                self._files[path] = (hashlib.sha256(data).hexdigest(),
+                                     [(quote, name.decode("utf-8", "replace")) for quote, name in _INCLUDE_RE.findall(data)])
+        return self._files[path]
+
+    def _find(self, name: str, here: Path | None, dirs: tuple[Path, ...]) -> Path | None:
+        key = (name, here, dirs)
+        if key not in self._found:
+            self._found[key] = _resolve_include(name, here, dirs)
+        return self._found[key]
+
+    def _is_inside(self, path: Path) -> bool:
+        if path not in self._inside:
+            self._inside[path] = any(_is_under(path, r) for r in self._roots)
+        return self._inside[path]
 
 
 def _resolve_include(name: str, here: Path | None, include_dirs: Sequence[Path]) -> Path | None:
@@ -142,8 +185,8 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                  root_labels: Sequence[tuple[Path, str]] = (),
                  keep_object: Path | None = None,
                  pch_headers: frozenset[Path] | None = None,
-                 memory_bytes: int = DEFAULT_MEMORY, context_key: str = "", toolchain: str | None = None
-                 ) -> ProbeResult:
+                 memory_bytes: int = DEFAULT_MEMORY, context_key: str = "", toolchain: str | None = None,
+                 closures: IncludeClosures | None = None) -> ProbeResult:
     """Compile one header's probe and read its layouts; never raises for a failed compile.
 
     ``keep_object``: copy the probe object there (to compare it with pahole, for instance).
@@ -151,6 +194,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
     ``context_key``: the identity of what ``probe.flags`` names outside the tree (the build
     settings' fingerprint, generated headers): part of the cache key. ``toolchain``: the
     compilers found (``toolchain_fingerprint()``, computed here when None): part of it too.
+    ``closures``: the run's include closures, when several probes share them.
     """
     with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
         tmpdir = Path(tmp)
@@ -162,7 +206,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
         key = None
         if cache_dir is not None:
             key = probe_key(probe, commands, include_dirs, roots, context_key,
-                            toolchain_fingerprint() if toolchain is None else toolchain)
+                            toolchain_fingerprint() if toolchain is None else toolchain, closures)
             hit = _cache_load(cache_dir, key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
@@ -216,14 +260,15 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
 
 
 def probe_key(probe: HeaderProbe, commands: Sequence[Command], include_dirs: Sequence[Path], roots: Sequence[Path],
-              context_key: str, toolchain: str) -> str:
+              context_key: str, toolchain: str, closures: IncludeClosures | None = None) -> str:
     """The cache key of ``probe``'s result: everything it depends on (the compilers found and their
     versions, the commands, the header's include closure and its includers' preambles, the build
-    context, the targets and the system headers)."""
+    context, the targets and the system headers). ``closures``: the run's, shared by its probes."""
+    closures = closures if closures is not None else IncludeClosures(roots)
     ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
-    digest = closure_digest(probe.file, [*include_dirs, *probe.flags.include_dirs], roots)
+    digest = closures.digest(probe.file, [*include_dirs, *probe.flags.include_dirs])
     for preamble in probe.preambles:
-        digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], roots)
+        digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], closures)
     return hashlib.sha256(f"{PROBE_VERSION}\n{toolchain}\n{ident}\n{digest}\n{probe.path}\n"
                           f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
                           f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}\n"
@@ -249,7 +294,7 @@ def _text_of(path: Path) -> bytes:
         return b""
 
 
-def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:
+def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], closures: IncludeClosures) -> str:
     """The closure digest of each file a preamble includes (it is compiled too), and its lines."""
     parts = list(preamble.lines)
     for line in preamble.lines:
@@ -258,7 +303,7 @@ def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], roots: Se
             continue
         name = m.group(2).decode("utf-8", "replace")
         found = _resolve_include(name, preamble.directory, [preamble.directory, *include_dirs])
-        parts.append(closure_digest(found, include_dirs, roots) if found is not None else name)
+        parts.append(closures.digest(found, include_dirs) if found is not None else name)
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
@@ -293,6 +338,7 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     ranked = rank_probes(probes)
     chosen, skipped = ranked[:max_headers], ranked[max_headers:]
     toolchain = toolchain_fingerprint()  # once per run: every probe's cache key names it
+    closures = IncludeClosures(roots)
     pch_headers = find_precompiled_headers(roots)
     cache = cache_dir if keep_objects is None else None
     done: dict[str, ProbeResult] = {}
@@ -303,7 +349,7 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                                         include_dirs)
             if isinstance(commands, str):
                 continue
-            keys[p.path] = probe_key(p, commands, include_dirs, roots, context_key, toolchain)
+            keys[p.path] = probe_key(p, commands, include_dirs, roots, context_key, toolchain, closures)
             hit = _cache_load(cache, keys[p.path])
             if hit is not None:
                 done[p.path] = dataclasses.replace(hit, cached=True)
@@ -316,7 +362,7 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     def single(p: HeaderProbe) -> ProbeResult:
         return probe_header(p, include_dirs, roots, cache_dir=cache, timeout=timeout, root_labels=root_labels,
                             pch_headers=pch_headers, context_key=context_key, memory_bytes=memory_bytes,
-                            toolchain=toolchain,
+                            toolchain=toolchain, closures=closures,
                             keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
 
     def batch(members: tuple[HeaderProbe, ...]) -> BatchOutcome:
