@@ -32,8 +32,12 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy,
         return assignments
     apart = {r.id for r in taxonomy.roles if r.apart}
     by_dir: dict[str, list[ModuleRole]] = collections.defaultdict(list)
+    # lines of a directory's modules of one language family, those set apart left out
+    dir_lines: collections.Counter[tuple[str, str]] = collections.Counter()
     for a in assignments:
         by_dir[_directory(a.path)].append(a)
+        if a.role not in apart:
+            dir_lines[_directory(a.path), family.get(a.path, "")] += a.lines
     settled = []
     yielding = {r.id for r in taxonomy.roles if r.yields_to_package}
     for a in assignments:
@@ -53,10 +57,8 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy,
         # most lines first; equal lines: the role id, so the result never depends on file order
         role, held = min(lines.items(), key=lambda kv: (-kv[1], kv[0]), default=("", 0))
         count = sum(1 for s in siblings if s.role == role)
-        everything = sum(s.lines for s in by_dir[_directory(a.path)] if s.role not in apart
-                         and family.get(s.path) == family.get(a.path))
         if not role or role == a.role or count < rule.min_modules or held <= rule.min_share * total \
-                or held < rule.min_directory_share * everything:
+                or held < rule.min_directory_share * dir_lines[_directory(a.path), family.get(a.path, "")]:
             settled.append(a)
             continue
         directory = _directory(a.path)

@@ -261,8 +261,8 @@ def _one_word_why(weak: Candidate | None, word: tuple[RoleEvidence, ...], instea
     rests = f"{weak.role.id} ({weak.score:g}) rests on {describe_one_word(word)}"
     if instead is None:
         return rests
-    strong = ", ".join(f"{r.signal} {r.matched}" for r in instead.rows if r.weight > 0)
-    return f"{rests} and gives way to {instead.role.id}, which strong evidence backs ({strong})"
+    rows = ", ".join(f"{r.signal} {r.matched}" for r in instead.rows if r.weight > 0)
+    return f"{rests} and gives way to {instead.role.id}, which strong evidence backs ({rows})"
 
 
 def _ruled_out_why(ruled_out: list[RoleEvidence]) -> str:
