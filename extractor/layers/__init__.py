@@ -39,6 +39,8 @@ __all__ = ["STEP", "TAXONOMY_FILE", "UNASSIGNED", "Confidence", "KeySymbol", "La
            "LayerDependency", "ModuleRole", "RoleEvidence", "Taxonomy", "extract_layers", "load_taxonomy"]
 
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
+# C++ and CUDA files include each other and make one engine: one family for package context
+LANGUAGE_FAMILIES = {Language.CPP: "c", Language.CUDA: "c"}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -87,7 +89,8 @@ def extract_layers(ctx: Context) -> Contribution[LayersShared]:
                                   headers.get(file.path))
         facts_of[file.path] = mf
         assignments.append(score_module(mf, taxonomy))
-    assignments = sorted(settle_by_package(assignments, taxonomy))
+    families = {file.path: LANGUAGE_FAMILIES.get(file.language, file.language.value) for file in ctx.files}
+    assignments = sorted(settle_by_package(assignments, taxonomy, families))
     assignments = [(score_facade(facts_of[a.path], taxonomy) or a) if a.role == UNASSIGNED else a
                    for a in assignments]
 

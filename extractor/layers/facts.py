@@ -81,6 +81,7 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
                          header: SourceFile | None = None) -> ModuleFacts:
     is_python = file.language is Language.PYTHON
     facts = facts if facts is not None else NO_FACTS
+    graph_symbols = tuple(graph_symbols)
     imports: list[tuple[str, int]] = []
     imported_names: list[tuple[str, int]] = []
     if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
@@ -103,6 +104,9 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
     bases = [((absolute(b) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += list(graph_bases)
     kinds = [(d.kind, d.line) for d in defs]
+    # A kernel the graph step found where the scanner saw a function ("template <...> __global__"
+    # in a header parsed as C++)
+    kinds += [("kernel", n.line) for n in graph_symbols if n.kind is NodeKind.KERNEL]
     # A header that declares a C API (extern "C" prototypes) for other programs to link against
     c_api = facts.c_api
     if sum(n for _line, n in c_api) >= C_API_MIN_FUNCTIONS:

@@ -5,28 +5,39 @@ the word "utils". A module that nothing assigns, or a helper file that its own n
 marked ``yields_to_package``, such as utilities: ``utils.py``, not ``utils/x.py``), takes the role
 that the corroborated modules beside it (same directory) hold by a clear majority of their lines;
 the row that says so names the directory, and the module's confidence says "package", never
-"corroborated".
+"corroborated". Only modules of the same language family speak for a package (a C++ file does
+not take the role of the Python modules beside it), and the role must hold a good share of all
+the directory's lines, not only of its corroborated modules' (four processor files do not make
+a directory of thirty model-weight files tokenization).
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence
 from extractor.layers.taxonomy import Taxonomy
 
 
-def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> list[ModuleRole]:
+def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy,
+                      families: Mapping[str, str] | None = None) -> list[ModuleRole]:
+    """``families``: path -> language family ("python", "c" for C/C++/CUDA, ...); a module takes a
+    role only from siblings of its own family (all are one family when not given)."""
     assignments = list(assignments)
+    family = families or {}
     rule = taxonomy.package
     if rule is None:
         return assignments
     apart = {r.id for r in taxonomy.roles if r.apart}
     by_dir: dict[str, list[ModuleRole]] = collections.defaultdict(list)
+    # lines of a directory's modules of one language family, those set apart left out
+    dir_lines: collections.Counter[tuple[str, str]] = collections.Counter()
     for a in assignments:
         by_dir[_directory(a.path)].append(a)
+        if a.role not in apart:
+            dir_lines[_directory(a.path), family.get(a.path, "")] += a.lines
     settled = []
     yielding = {r.id for r in taxonomy.roles if r.yields_to_package}
     for a in assignments:
@@ -38,7 +49,7 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> 
             settled.append(a)
             continue
         siblings = [s for s in by_dir[_directory(a.path)] if s is not a and s.confidence is Confidence.CORROBORATED
-                    and s.role not in apart]
+                    and s.role not in apart and family.get(s.path) == family.get(a.path)]
         lines: collections.Counter[str] = collections.Counter()
         for s in siblings:
             lines[s.role] += s.lines
@@ -46,7 +57,8 @@ def settle_by_package(assignments: Iterable[ModuleRole], taxonomy: Taxonomy) -> 
         # most lines first; equal lines: the role id, so the result never depends on file order
         role, held = min(lines.items(), key=lambda kv: (-kv[1], kv[0]), default=("", 0))
         count = sum(1 for s in siblings if s.role == role)
-        if not role or role == a.role or count < rule.min_modules or held <= rule.min_share * total:
+        if not role or role == a.role or count < rule.min_modules or held <= rule.min_share * total \
+                or held < rule.min_directory_share * dir_lines[_directory(a.path), family.get(a.path, "")]:
             settled.append(a)
             continue
         directory = _directory(a.path)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import re
+from collections.abc import Iterable
 
 from extractor.concepts.records import ConceptEvidence
 from extractor.model import RecordKind
@@ -103,6 +105,33 @@ class Layer:
     corroborated_share: float = 0.0
     weak: bool = False
     concept_evidence: tuple[LayerConcept, ...] = ()  # `concepts`, each with the rows that found it
+
+
+ONE_WORD_SIGNALS = ("path", "symbol")
+
+
+def one_word(rows: Iterable[RoleEvidence]) -> tuple[RoleEvidence, ...]:
+    """The rows a role rests on when they say one word: one path word, one symbol, or a symbol that
+    repeats the file's name (stats.h defining ``Stats``, scheduler_sm70.cuh ``SchedulerSm70``);
+    () when the role rests on more. Such a role is weak: one word names many things."""
+    weighing = tuple(r for r in rows if r.weight > 0)
+    if not weighing or any(r.signal not in ONE_WORD_SIGNALS for r in weighing):
+        return ()
+    return weighing if len({_word(r.matched) for r in weighing}) == 1 else ()
+
+
+def describe_one_word(rows: tuple[RoleEvidence, ...]) -> str:
+    """``one path word (stats)``, ``one symbol (ScheduleMetrics, line 698)``, ``one word (path stats,
+    symbol Stats)``."""
+    if len(rows) == 1:
+        row = rows[0]
+        kind = "path word" if row.signal == "path" else "symbol"
+        return f"one {kind} ({row.matched}" + (f", line {row.line})" if row.line else ")")
+    return "one word (" + ", ".join(f"{r.signal} {r.matched}" for r in rows) + ")"
+
+
+def _word(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.lower())
 
 
 def role_by_path(layers: tuple[Layer, ...] | list[Layer]) -> dict[str, str]:

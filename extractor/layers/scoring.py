@@ -6,6 +6,11 @@ it (``corroborated_by`` in the taxonomy) is never given on path words alone, so 
 the next role; on equal scores a corroborated role goes before one resting on path words alone; a
 role that evidence rules out (``ruled_out_by``) is not in the running at all. What is left
 unassigned says why.
+
+One word is weak too: a role that rests on one path word or one symbol says so in ``why``, and
+gives way to a role that a strong match backs (a ``__global__`` kernel, a kernel tree such as
+"gemm/", an architecture tag such as "sm80"): in a kernel tree, a GEMM tuner's stats.h is kernel
+code, not telemetry, and a per-architecture config header is not configuration.
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import dataclasses
 import re
 
 from extractor.layers.facts import ModuleFacts
-from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence
+from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence, describe_one_word, one_word
 from extractor.layers.taxonomy import Role, Signal, Taxonomy
 
 FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
@@ -31,6 +36,14 @@ class Candidate:
     rows: tuple[RoleEvidence, ...]
     corroborated: bool  # a signal the role counts as agreement fired (weight-0 ones too)
     backed: bool  # ... and one of them weighs something: evidence, not only a check
+    strong: bool  # a match its signal counts as strong fired (a __global__ kernel, an "sm90" tag)
+    several: bool  # a signal that needs several distinct matches (``min``) fired: never one word
+
+    @property
+    def one_word(self) -> tuple[RoleEvidence, ...]:
+        """The rows, when the role rests on one word (one path word, one symbol, or both saying one
+        name); () when it rests on more."""
+        return () if self.several else one_word(self.rows)
 
     @property
     def rank(self) -> tuple[float, int, int, int, int]:
@@ -88,22 +101,34 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
             stem = words[-1] if words else ""
             self_named = any(signal.kind == "path" and row.matched == stem for signal, row in fired)
             agreeing = [row for signal, row in fired if signal.corroborates or role.corroborates(signal.kind)]
+            strong = any(row.weight > 0 and signal.is_strong(row.matched) for signal, row in fired)
             candidates.append(Candidate(role, sum(r.weight for r in rows), named, self_named, order,
                                         tuple(sorted(rows, key=lambda r: (-r.weight, r.signal, r.line, r.matched))),
-                                        bool(agreeing), any(r.weight > 0 for r in agreeing)))
+                                        bool(agreeing), any(r.weight > 0 for r in agreeing), strong,
+                                        any(signal.min > 1 and row.weight > 0 for signal, row in fired)))
     candidates.sort(key=lambda c: c.rank)
     ruled_out.sort()
     if not candidates:
         return ModuleRole(mf.file.path, 0, mf.module, UNASSIGNED, 0.0, mf.file.lines, "", 0.0, (),
                           why=_ruled_out_why(ruled_out) or "no signal of any role fired", ruled_out=tuple(ruled_out))
     # A role that names what corroborates it is never given on path words alone.
-    chosen = next((c for c in candidates if c.score >= taxonomy.threshold
-                   and (c.corroborated or c.role.corroborated_by is None)), None)
+    eligible = [c for c in candidates if c.score >= taxonomy.threshold
+                and (c.corroborated or c.role.corroborated_by is None)]
+    chosen = eligible[0] if eligible else None
+    # ... and one resting on one word gives way to a role a strong match backs (not a role set
+    # apart: a test's evidence is its path, and a test of a CUDA kernel is a test).
+    word = chosen.one_word if chosen is not None and not chosen.role.apart else ()
+    backed = next((c for c in eligible if c.strong), None) if word else None
+    yielded = chosen if backed is not None and backed is not chosen else None
+    chosen = backed if yielded is not None else chosen
     heaviest = candidates[0]
     shown = chosen or heaviest  # for "unassigned": the rows behind the best guess
     runner = next((c for c in candidates if c is not shown), None)
-    why = "; ".join(part for part in ("" if chosen is heaviest else _passed_over_why(heaviest, chosen, taxonomy.threshold),
-                                      _ruled_out_why(ruled_out)) if part)
+    first = yielded or chosen
+    why = "; ".join(part for part in (
+        "" if first is heaviest else _passed_over_why(heaviest, first, taxonomy.threshold),
+        _one_word_why(first, word, chosen if yielded is not None else None) if word else "",
+        _ruled_out_why(ruled_out)) if part)
     confidence = (Confidence.NONE if chosen is None else
                   Confidence.CORROBORATED if chosen.corroborated else Confidence.PATH_ONLY)
     return ModuleRole(mf.file.path, 0, mf.module, chosen.role.id if chosen else UNASSIGNED, shown.score,
@@ -227,6 +252,17 @@ def _passed_over_why(heaviest: Candidate, chosen: Candidate | None, threshold: f
     # e.g. telemetry on an import of prometheus_client alone: instrumented code, not telemetry itself
     shown = ", ".join(f"{r.signal} {r.matched}" for r in heaviest.rows)
     return f"{heaviest.role.id} ({heaviest.score:g}) rests on {shown} and needs {needs}{instead}"
+
+
+def _one_word_why(weak: Candidate | None, word: tuple[RoleEvidence, ...], instead: Candidate | None) -> str:
+    """Why a role resting on one word stands, or what it gave way to."""
+    if weak is None:
+        return ""
+    rests = f"{weak.role.id} ({weak.score:g}) rests on {describe_one_word(word)}"
+    if instead is None:
+        return rests
+    rows = ", ".join(f"{r.signal} {r.matched}" for r in instead.rows if r.weight > 0)
+    return f"{rests} and gives way to {instead.role.id}, which strong evidence backs ({rows})"
 
 
 def _ruled_out_why(ruled_out: list[RoleEvidence]) -> str:

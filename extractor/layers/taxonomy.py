@@ -20,7 +20,7 @@ TAXONOMY_SCHEMA = {
     "version": int,
     "threshold": float,
     "stack": [(str, [str])],
-    "package?": {"min_modules": int, "min_share": float},
+    "package?": {"min_modules": int, "min_share": float, "min_directory_share?": float},
     "roles": [{
         "id": str,
         "title": str,
@@ -28,7 +28,8 @@ TAXONOMY_SCHEMA = {
         "yields_to_package?": bool,
         "description?": str,
         "corroborated_by?": [str],
-        "signals": [{"kind": str, "weight": float, "any": [Regex], "min?": int, "top?": bool, "corroborates?": bool}],
+        "signals": [{"kind": str, "weight": float, "any": [Regex], "min?": int, "top?": bool, "corroborates?": bool,
+                     "strong?": [Regex]}],
         "ruled_out_by?": [{"kind": str, "any": [Regex], "min?": int}],
     }],
 }
@@ -42,6 +43,13 @@ class Signal:
     min: int = 1  # distinct matching items needed: one incidental torch.ops call is not a kernel module
     top: bool = False  # path only: the word must name a directory at the top of the source ("tools/")
     corroborates: bool = False  # counts as agreement whatever the role's corroborated_by says ("lora/")
+    # The matches that are strong evidence for the role ("__global__" kernels, "sm90" tags): a role
+    # resting on one path word or one symbol never beats one that a strong match backs. None: no
+    # match is.
+    strong: re.Pattern[str] | None = None
+
+    def is_strong(self, matched: str) -> bool:
+        return self.strong is not None and self.strong.fullmatch(matched) is not None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -67,6 +75,7 @@ class PackageRule:
 
     min_modules: int  # corroborated modules beside it that hold the role
     min_share: float  # the role must hold more than this share of the lines of all corroborated modules beside it
+    min_directory_share: float = 0.0  # ... and at least this share of all the lines in the directory
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -125,14 +134,17 @@ def _parse_taxonomy(path: Path) -> Taxonomy:
         levels.append(level)
     package = data.get("package")
     return Taxonomy(tuple(roles), float(data["threshold"]), tuple(levels),
-                    PackageRule(package["min_modules"], float(package["min_share"])) if package else None)
+                    PackageRule(package["min_modules"], float(package["min_share"]),
+                                float(package.get("min_directory_share", 0.0))) if package else None)
 
 
 def _signal(path: Path, where: str, entry: dict) -> Signal:
     _check_kind(path, f"{where}.kind", entry["kind"])
+    strong = entry.get("strong")
     return Signal(entry["kind"], float(entry.get("weight", 0.0)),
                   re.compile("|".join(f"(?:{p})" for p in entry["any"])), entry.get("min", 1),
-                  bool(entry.get("top", False)), bool(entry.get("corroborates", False)))
+                  bool(entry.get("top", False)), bool(entry.get("corroborates", False)),
+                  re.compile("|".join(f"(?:{p})" for p in strong)) if strong else None)
 
 
 def _check_kind(path: Path, where: str, kind: str) -> None:
