@@ -120,18 +120,20 @@ def load_index(evidence_file: Path | str, cache_dir: Path | None = None) -> Grap
     """The index of ``evidence_file``: read from the cache when this very file (by content) was
     indexed before, else built from the validated evidence and stored."""
     path = Path(evidence_file)
+    if path.is_file():
+        stored = index_path(path, cache_dir)
+        try:
+            index = _DECODER.decode(stored.read_bytes())
+            if index.version == INDEX_VERSION:
+                return index
+        except (OSError, msgspec.DecodeError):
+            pass  # no index yet, or one damaged on disk: build it again
+    # Imported only here: reading the bundle pulls in every step's records (0.8 s of imports).
     from extractor.evidence.read import load_evidence
 
-    if not path.is_file():
-        load_evidence(path)  # the loader's one-line error for a missing or unreadable file
+    evidence = load_evidence(path)  # a missing or unreadable file is the loader's one-line error
+    index = build_index(evidence)
     stored = index_path(path, cache_dir)
-    try:
-        index = _DECODER.decode(stored.read_bytes())
-        if index.version == INDEX_VERSION:
-            return index
-    except (OSError, msgspec.DecodeError):
-        pass  # no index yet, or one damaged on disk: build it again
-    index = build_index(load_evidence(path))
     try:
         write_atomic(stored, msgspec.msgpack.encode(index))
     except (OSError, StorageError):
