@@ -88,6 +88,21 @@ def test_reach_lists_only_the_kernels_the_node_reaches_each_with_its_chain(extra
         "node"]["id"] == "cpp:minikern::rms_norm_kernel"
 
 
+def test_a_launcher_called_only_through_nested_macros_is_reached(extracted):
+    """paged_attention names CALL_LAUNCHER_BLOCK_SIZE, which invokes CALL_LAUNCHER_SPARSITY, which
+    invokes CALL_LAUNCHER, whose body calls the launcher: the call is the function's, at the line
+    that names the outer macro. ``dim3 grid(...)`` in a macro declares a variable: no call of the
+    function ``grid``."""
+    evidence = extracted["graph_ops"]
+    answer = query(evidence, "reach", "minikern._custom_ops.paged_attention", "--to-kind", "kernel")
+    (hit,) = answer["hits"]
+    assert chain_of(hit["chain"]) == [
+        (None, "py:minikern._custom_ops.paged_attention"), ("binds", "cpp:paged_attention"),
+        ("calls", "cpp:paged_attention_launcher"), ("launches", "cpp:minikern::paged_attention_kernel")]
+    assert hit["chain"][2]["edge"] == {"kind": "calls", "path": "csrc/attention/paged_attention.cu", "line": 45}
+    assert query(evidence, "callers", "cpp:grid")["hits"] == []
+
+
 def test_pybind11_binding_leads_on_to_what_the_cpp_function_calls(extracted):
     answer = query(extracted["graph_ops"], "path", "Engine.generate", "minikern::select_largest")
     assert chain_of(answer["paths"][0]) == [
@@ -125,7 +140,7 @@ def test_find_by_glob_regex_kind_and_api(extracted):
         "cpp:silu_and_mul", "py:minikern._custom_ops.silu_and_mul", "py:minikern.layers.activation.silu_and_mul",
         "torchop:<TORCH_EXTENSION_NAME>::silu_and_mul"]
     assert ids(query(evidence, "find", "_kernel$", "--regex", "--kind", "kernel")) == [
-        "cpp:minikern::act_and_mul_kernel", "cpp:minikern::rms_norm_kernel"]
+        "cpp:minikern::act_and_mul_kernel", "cpp:minikern::paged_attention_kernel", "cpp:minikern::rms_norm_kernel"]
     public = ids(query(evidence, "find", "minikern.engine.*", "--api", "public"))
     private = ids(query(evidence, "find", "minikern.engine.*", "--api", "private"))
     assert "py:minikern.engine.Engine.generate" in public and "py:minikern.engine.Engine._warm_up" in private
