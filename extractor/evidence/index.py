@@ -34,7 +34,7 @@ class GraphIndex(msgspec.Struct, frozen=True):
     ``out_start[i]`` to ``out_start[i + 1]`` are the positions in ``out_edges`` of node ``i``'s
     outgoing edges (``in_start``/``in_edges`` its incoming ones). Repeated strings (kinds,
     languages, paths, api reasons, layers) are stored once in ``texts`` and named by position:
-    vLLM's index is 6 MB instead of 18 and reads in a third of the time."""
+    vLLM's index is 9.5 MB instead of 18 and reads in half the time."""
 
     version: int
     system: str
