@@ -64,6 +64,15 @@ def test_path_from_the_public_api_to_the_cuda_kernel_goes_through_the_torch_op(e
     assert answer["paths"][0][-1]["node"]["kind"] == "kernel"
 
 
+def test_a_method_calling_the_operator_held_in_an_attribute_binds_at_its_call(extracted):
+    """``self.op = torch.ops._C.silu_and_mul`` in ``__init__``, ``self.op(out, x)`` in forward_cuda."""
+    answer = query(extracted["graph_ops"], "path", "SiluAndMul.forward_cuda", "act_and_mul_kernel")
+    assert [chain_of(p) for p in answer["paths"]] == [[
+        (None, "py:minikern.layers.activation.SiluAndMul.forward_cuda"), ("binds", "cpp:silu_and_mul"),
+        ("calls", "cpp:launch_act_and_mul"), ("launches", "cpp:minikern::act_and_mul_kernel")]]
+    assert answer["paths"][0][1]["edge"] == {"kind": "binds", "path": "minikern/layers/activation.py", "line": 20}
+
+
 def test_path_text_prints_one_chain_line_per_step(extracted):
     evidence = extracted["graph_ops"]
     proc = run("graph", "path", str(evidence), "SiluAndMul.__init__", "minikern::act_and_mul_kernel",
@@ -114,13 +123,15 @@ def test_callers_of_a_cpp_implementation_are_its_python_callers_by_depth(extract
     evidence = extracted["graph_ops"]
     near = query(evidence, "callers", "cpp:silu_and_mul")
     assert [(h["depth"], h["node"]["id"]) for h in near["hits"]] == [
-        (1, "py:minikern._custom_ops.silu_and_mul"), (1, "py:minikern.layers.activation.SiluAndMul.__init__")]
+        (1, "py:minikern._custom_ops.silu_and_mul"), (1, "py:minikern.layers.activation.SiluAndMul.__init__"),
+        (1, "py:minikern.layers.activation.SiluAndMul.forward_cuda")]
     far = query(evidence, "callers", "cpp:silu_and_mul", "--depth", "3", "--language", "python", "--kind", "method")
     assert [(h["depth"], h["node"]["id"]) for h in far["hits"]] == [
         (1, "py:minikern.layers.activation.SiluAndMul.__init__"),
+        (1, "py:minikern.layers.activation.SiluAndMul.forward_cuda"),
         (3, "py:minikern.engine.Engine._warm_up"), (3, "py:minikern.engine.Engine.generate")]
     # a caller's chain runs from the caller to the node asked about, in the edges' direction
-    assert chain_of(far["hits"][2]["chain"]) == [
+    assert chain_of(far["hits"][3]["chain"]) == [
         (None, "py:minikern.engine.Engine.generate"), ("calls", "py:minikern.layers.activation.silu_and_mul"),
         ("calls", "py:minikern._custom_ops.silu_and_mul"), ("binds", "cpp:silu_and_mul")]
 
