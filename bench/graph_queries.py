@@ -12,6 +12,7 @@ default queries are the vLLM 0.10.2 ones of docs/graph-queries.md.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shlex
 import statistics
@@ -23,7 +24,7 @@ from pathlib import Path
 
 VLLM_QUERIES = (
     "reach py:vllm._custom_ops.paged_attention_v1 --to-kind kernel",
-    "path SiluAndMul.__init__ vllm::act_and_mul_kernel",
+    "path SiluAndMul.forward_cuda vllm::act_and_mul_kernel",
     "callers cpp:paged_attention_v1 --depth 3 --language python",
     "callees py:vllm.entrypoints.llm.LLM.generate --depth 2",
     "find *.LLM.* --kind method --api public",
@@ -56,15 +57,16 @@ def main() -> int:
     queries = args.query or list(VLLM_QUERIES)
     with tempfile.TemporaryDirectory(prefix="archdiff-graphq-") as tmp:
         cache = Path(tmp)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         load_index(args.evidence, cache)
-        cold = time.perf_counter() - started
+        cold, cold_cpu = time.perf_counter() - started, time.process_time() - cpu
         index_bytes = sum(p.stat().st_size for p in (cache / "graph-index").iterdir())
         started = time.perf_counter()
         index = load_index(args.evidence, cache)
         warm_read = time.perf_counter() - started
         print(f"{args.evidence}: {len(index.ids)} nodes, {len(index.edge_source)} edges; index {index_bytes / 1e6:.1f} MB")
-        print(f"cold index build (read + validate + build + store): {cold:.2f} s; warm index read: {warm_read:.3f} s")
+        print(f"cold index build (read + validate + build + store): {cold:.2f} s wall, {cold_cpu:.2f} s CPU; "
+              f"warm index read: {warm_read:.3f} s; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print(f"{'query':<70} {'answers':>7} {'in-process s':>12} {'CLI wall s':>10} {'CLI cpu s':>9}")
         for text in queries:
             words = shlex.split(text)

@@ -51,11 +51,14 @@ def test_paged_attention_reaches_its_cuda_kernel_through_the_binding(vllm_eviden
 
 
 def test_a_layer_reaches_its_kernel_through_the_torch_operator(vllm_evidence):
-    answer = query(vllm_evidence, "path", "vllm.model_executor.layers.activation.SiluAndMul.__init__",
+    # forward_cuda calls self.op, which __init__ set to torch.ops._C.silu_and_mul
+    answer = query(vllm_evidence, "path", "vllm.model_executor.layers.activation.SiluAndMul.forward_cuda",
                    "cpp:vllm::act_and_mul_kernel")
     assert [steps(p) for p in answer["paths"]] == [[
-        (None, "py:vllm.model_executor.layers.activation.SiluAndMul.__init__"), ("binds", "cpp:silu_and_mul"),
+        (None, "py:vllm.model_executor.layers.activation.SiluAndMul.forward_cuda"), ("binds", "cpp:silu_and_mul"),
         ("launches", "cpp:vllm::act_and_mul_kernel")]]
+    assert answer["paths"][0][1]["edge"] == {"kind": "binds", "path": "vllm/model_executor/layers/activation.py",
+                                             "line": 88}
 
 
 def test_callers_of_a_cpp_implementation_are_its_python_callers(vllm_evidence):
