@@ -156,6 +156,22 @@ def test_find_by_glob_regex_kind_and_api(extracted):
     private = ids(query(evidence, "find", "minikern.engine.*", "--api", "private"))
     assert "py:minikern.engine.Engine.generate" in public and "py:minikern.engine.Engine._warm_up" in private
     assert not set(public) & set(private)
+    # C++ kernels outside a public header are internal: not public, so "private"
+    kernels = {"cpp:minikern::act_and_mul_kernel", "cpp:minikern::paged_attention_kernel",
+               "cpp:minikern::rms_norm_kernel"}
+    assert set(ids(query(evidence, "find", "*", "--kind", "kernel", "--api", "private"))) == kernels
+    assert ids(query(evidence, "find", "*", "--kind", "kernel", "--api", "public")) == []
+    assert ids(query(evidence, "find", "minikern.*", "--layer", "kernels", "--language", "python")) == [
+        "py:minikern._custom_ops", "py:minikern._custom_ops.paged_attention", "py:minikern._custom_ops.rms_norm",
+        "py:minikern._custom_ops.silu_and_mul", "py:minikern._ops", "py:minikern._ops.topk"]  # not engine, layers
+
+
+def test_evidence_may_be_a_source_directory_extracted_through_the_cache(tmp_path):
+    proc = run("graph", "find", str(FIXTURES / "graph_ops"), "*", "--kind", "kernel", "--format", "json",
+               cache=tmp_path / "cache")
+    assert proc.returncode == 0, proc.stderr
+    assert [n["id"] for n in json.loads(proc.stdout)["nodes"]] == [
+        "cpp:minikern::act_and_mul_kernel", "cpp:minikern::paged_attention_kernel", "cpp:minikern::rms_norm_kernel"]
 
 
 # ------------------------------------------------------------------------- python -> rust, go -> c

@@ -296,8 +296,9 @@ def reach(index: GraphIndex, node: str, to_kind: str, *, edges: Iterable[str] = 
 def find(index: GraphIndex, pattern: str, *, regex: bool = False, kinds: Iterable[str] = (),
          languages: Iterable[str] = (), layers: Iterable[str] = (), api: str = "") -> FindAnswer:
     """Nodes whose qualname or id matches ``pattern`` (a glob, or with ``regex`` a regular
-    expression searched anywhere), of the kinds, languages and layers given (empty: any), public
-    or private by their ``api`` reason when ``api`` says so."""
+    expression searched anywhere), of the kinds, languages and layers given (empty: any); with
+    ``api`` "public" those whose ``api`` reason says public, with "private" those whose reason
+    says anything else (``private: ...``, ``internal: ...``); a node without a reason is neither."""
     if api not in ("", "public", "private"):
         raise UserInputError(f"unknown api filter {api!r}: use public or private")
     try:
@@ -307,7 +308,9 @@ def find(index: GraphIndex, pattern: str, *, regex: bool = False, kinds: Iterabl
     test = matcher.search if regex else matcher.match
     kinds, languages, layers = tuple(kinds), tuple(languages), tuple(layers)
     kind_filter, language_filter, layer_filter = _codes(index, kinds), _codes(index, languages), _codes(index, layers)
-    api_filter = frozenset(i for i, text in enumerate(index.texts) if text.startswith(api + ":"))
+    # "private" is everything the evidence says is not public: private Python, internal C++
+    api_filter = frozenset(i for i, text in enumerate(index.texts)
+                           if text and text.startswith("public:") == (api == "public"))
     found = []
     for i, nid in enumerate(index.ids):
         if kinds and index.node_kind[i] not in kind_filter:
