@@ -17,7 +17,7 @@ from pathlib import Path
 
 import click
 
-from archdiff.outputs import writable_dir, writable_file
+from archdiff.outputs import writable_dir
 from archdiff.progress import echo_above, open_progress
 from extractor.errors import ArchdiffError
 
@@ -187,26 +187,6 @@ def report_extraction(path: Path, summary: dict, cache: dict) -> None:
 ERRORS_SHOWN = 10  # errors of single files printed one by one, the rest counted
 
 
-@cli.group()
-def graph() -> None:
-    """Work with the symbol graph of an evidence bundle."""
-
-
-@graph.command("export")
-@click.argument("evidence", type=click.Path(dir_okay=False, path_type=Path))
-@click.option("--format", "fmt", type=click.Choice(["graphml", "gexf", "json"]), default="graphml", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              callback=writable_file)
-def graph_export(evidence: Path, fmt: str, output: Path) -> None:
-    """Write EVIDENCE's symbol graph as GraphML, GEXF or node-link JSON (readable by networkx and Gephi)."""
-    from extractor.evidence.read import load_bundle
-    from extractor.evidence.graph import export_graph
-
-    bundle = load_bundle(evidence)
-    export_graph(bundle, fmt, output)
-    click.echo(f"{output}: {len(bundle['graph']['nodes'])} nodes, {len(bundle['graph']['edges'])} edges")
-
-
 # Sub-commands that live in their own modules, by command name: a module is imported when its
 # command runs (or help lists it), so ``archdiff structs`` does not pay for the comparator's and
 # release tracking's imports (0.15 s of CPU, half of pahole's whole run on libpython), and a
@@ -218,6 +198,7 @@ _PLUGGED = {
     "compare": ("archdiff.commands.compare", "compare"),
     "battle": ("archdiff.commands.compare", "battle"),
     "releases": ("archdiff.commands.releases", "releases"),
+    "graph": ("archdiff.commands.graph", "graph"),
 }
 
 

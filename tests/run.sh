@@ -18,8 +18,10 @@ cd "$(dirname "$0")/.."
 #   g++-aarch64-linux-gnu, g++-powerpc64le-linux-gnu, g++-s390x-linux-gnu: lay out headers written
 #     for ARM, POWER and IBM Z (vLLM's cpu_types_{arm,vsx,vxe}.hpp) ("compilers")
 #   chromium: opens the HTML report and the release timeline headless ("browser")
+#   graphviz: dot renders what `archdiff graph ... --format dot` writes ("compilers")
 PACKAGES=(dwarves gdb universal-ctags protobuf-compiler protobuf-compiler-grpc libprotobuf-dev
-          g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu g++-s390x-linux-gnu chromium)
+          g++-aarch64-linux-gnu g++-powerpc64le-linux-gnu g++-s390x-linux-gnu chromium
+          graphviz)
 
 missing=()
 for package in "${PACKAGES[@]}"; do

@@ -16,7 +16,7 @@ from tests.conftest import ROOT
 
 SCRIPT = ROOT / "tests" / "run.sh"
 INSTALLED = {"dwarves", "gdb", "universal-ctags", "protobuf-compiler", "protobuf-compiler-grpc", "libprotobuf-dev",
-             "g++-aarch64-linux-gnu", "g++-powerpc64le-linux-gnu", "g++-s390x-linux-gnu", "chromium"}
+             "g++-aarch64-linux-gnu", "g++-powerpc64le-linux-gnu", "g++-s390x-linux-gnu", "chromium", "graphviz"}
 
 # Each stand-in appends "name args..." to $CALLS; dpkg-query says installed for $INSTALLED_PACKAGES.
 STANDINS = {

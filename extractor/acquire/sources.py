@@ -38,7 +38,7 @@ from extractor.errors import UserInputError
 from extractor.acquire.gitdir import work_tree_commit
 from extractor.support.locks import locked
 from extractor.support.safeproc import run_bounded
-from extractor.support.storage import cannot_write, is_storage_error, write_atomic
+from extractor.support.storage import cannot_write, default_cache_dir, is_storage_error, write_atomic
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz", ".tar", ".zip")
 GIT_SCHEMES = ("https", "http", "ssh", "git", "file")
@@ -59,13 +59,6 @@ class SourceSpec:
     location: str  # URL, path or package name
     ref: str = ""  # git ref, or the package version
     label: str = ""
-
-
-def default_cache_dir() -> Path:
-    if env := os.environ.get("ARCHDIFF_CACHE"):
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "archdiff"
 
 
 def split_label(raw: str) -> tuple[str, str]:

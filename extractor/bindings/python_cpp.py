@@ -19,7 +19,8 @@ References. Python also reaches an operator without calling it on the spot: `sel
 torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
 own scanner (an attribute chain `torch.ops.<ns>.<op>` that is not the callee of a call, found in
 the module's shared index, :mod:`extractor.python.index`) and bound like calls, from the function
-(or class body, or module) that holds them.
+(or class body, or module) that holds them; a call `self.op(...)` in a method of the same class
+is bound too, from that method.
 
 Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
 ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a
@@ -262,9 +263,48 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
             while isinstance(inner, ast.Attribute):
                 inside.add(id(inner))
                 inner = inner.value
+    found.extend(_calls_through_attributes(index))
     return OpReferences(tuple(sorted(found))) if found else None
 
 
-# version 3: typed facts (OpReferences)
+def _calls_through_attributes(index: Any) -> list[OpReference]:
+    """``self.op(...)`` in a method of a class whose methods set ``self.op = torch.ops.<ns>.<op>``:
+    the call runs the operator, so it is a reference of the calling method too, at the call's
+    line (vLLM's activation layers name the operator in ``__init__`` and call it in
+    ``forward_cuda``). Only the class's own methods are followed, not subclasses'."""
+    held: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (class, attribute) -> operators
+    for position, assign in zip(index.positions(ast.Assign), index.of(ast.Assign)):
+        dotted = name_chain(assign.value) if isinstance(assign.value, ast.Attribute) else None
+        if dotted is None or not dotted.startswith(_TORCH_OPS) or dotted.count(".") < 3:
+            continue
+        owner = _class_of_method(index.site(position).owner)
+        for target in assign.targets:
+            if owner and (attribute := _self_attribute(target)):
+                held[(owner, attribute)].add(dotted)
+    if not held:
+        return []
+    found = []
+    for position, call in zip(index.positions(ast.Call), index.of(ast.Call)):
+        attribute = _self_attribute(call.func)
+        scope = index.site(position).owner
+        for dotted in sorted(held.get((_class_of_method(scope), attribute), ())) if attribute else ():
+            found.append(OpReference(scope.qualname, call.lineno, dotted))
+    return found
+
+
+def _self_attribute(node: ast.AST) -> str:
+    """``attr`` of ``self.attr``, else ""."""
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+        return node.attr
+    return ""
+
+
+def _class_of_method(scope: Any) -> str:
+    """The qualname of the class a function scope is a method of, else ""."""
+    parent = scope.parent
+    return parent.qualname if scope.kind == "function" and parent is not None and parent.kind == "class" else ""
+
+
+# version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="3", requires=(python.STEP, cpp.STEP))
+            version="4", requires=(python.STEP, cpp.STEP))

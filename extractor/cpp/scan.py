@@ -47,6 +47,15 @@ _MACRO_DEFINITION = re.compile(
     rb"|(?:(?:static|inline|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
     + rb"[\w#]+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# a call written in a macro body: `f(`, `ns::f(`, `f<T, 8>(`; not `x.f(` or `p->f(` (a member of
+# something the macro cannot type)
+_MACRO_CALL = re.compile(rb"(?<![\w.>])((?:\w+::)*\w+)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(")
+_NOT_CALLED = frozenset({
+    "if", "for", "while", "switch", "return", "sizeof", "case", "do", "else", "decltype", "alignof", "defined",
+    "static_cast", "reinterpret_cast", "const_cast", "dynamic_cast", "static_assert", "typeid", "noexcept",
+    "throw", "new", "delete", "catch", "__VA_ARGS__", "__VA_OPT__"})
+# words that may stand before a call: anything else followed by `name(` declares a variable (`dim3 grid(n)`)
+_BEFORE_A_CALL = frozenset({b"return", b"else", b"do", b"case", b"co_return", b"throw"})
 _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 
 
@@ -106,6 +115,7 @@ class _Scanner:
         self.pybind: list[PybindFact] = []
         self.macro_blocks: list[tuple[str, int]] = []
         self.macro_launches: dict[str, list[str]] = {}
+        self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
@@ -329,8 +339,40 @@ class _Scanner:
             kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)})
             if kernels:
                 self.macro_launches[text(name)] = kernels
+        params = node.child_by_field_name("parameters")
+        own = {text(name), *(p.strip() for p in (text(params).strip("()").split(",") if params is not None else ()))}
+        called = sorted({clean_name(m.group(1).decode()) for m in _MACRO_CALL.finditer(body)
+                         if _is_call(body, m.start())} - _NOT_CALLED - own)
+        if called:
+            self.macro_calls[text(name)] = called
         if _MACRO_DEFINITION.search(body):
             self.macro_blocks.append((text(name), line(node)))
+
+    def expand_macros(self) -> dict[str, tuple[list[str], list[str]]]:
+        """Macro -> (the functions it calls, the kernels it launches), through the macros of this
+        file that it invokes in turn (vLLM's ``CALL_V1_LAUNCHER_BLOCK_SIZE`` -> ``..._SPARSITY`` ->
+        ``CALL_V1_LAUNCHER`` -> ``paged_attention_v1_launcher<...>(...)``). Macros of other files are
+        not seen: a name the file does not define is kept as a call, which resolution drops when no
+        function has it."""
+        known = set(self.macro_calls) | set(self.macro_launches)
+
+        def expand(macro: str, seen: frozenset[str]) -> tuple[set[str], set[str]]:
+            calls, kernels = set(), set(self.macro_launches.get(macro, ()))
+            for name in self.macro_calls.get(macro, ()):
+                if name not in known:
+                    calls.add(name)
+                elif name not in seen:
+                    inner_calls, inner_kernels = expand(name, seen | {name})
+                    calls |= inner_calls
+                    kernels |= inner_kernels
+            return calls, kernels
+
+        out = {}
+        for macro in known:
+            calls, kernels = expand(macro, frozenset({macro}))
+            if calls or kernels:
+                out[macro] = (sorted(calls), sorted(kernels))
+        return out
 
     def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
         params = fdecl.child_by_field_name("parameters")
@@ -409,15 +451,16 @@ class _Scanner:
                     self.data, e.start_byte, e.end_byte):
                 self.conditional_error_spans.append((e.start_byte, e.end_byte))
         error_lines = sorted({e.start_point[0] + 1 for e in errors})
-        for macro, kernels in sorted(self.macro_launches.items()):
-            # a launch inside a macro counts for each function whose body names the macro, called
-            # or handed to a dispatch macro as an argument
+        for macro, (macro_calls, kernels) in sorted(self.expand_macros().items()):
+            # a launch or call inside a macro counts for each function whose body names the macro,
+            # called or handed to a dispatch macro as an argument, at the line that names it
             word = re.compile(rb"\b" + re.escape(macro.encode()) + rb"\b")
             for start, end, qual in self.bodies:
                 m = word.search(self.data, start, end)
                 if m:
                     at = self.data.count(b"\n", 0, m.start()) + 1
                     launches.extend((qual, k, at) for k in kernels)
+                    calls.extend((qual, c, at) for c in macro_calls)
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
@@ -428,6 +471,16 @@ class _Scanner:
 
 
 # -- helpers -----------------------------------------------------------------------------------
+
+
+def _is_call(body: bytes, start: int) -> bool:
+    """Whether the name at ``start`` is called rather than declared: ``dim3 grid(n)`` declares
+    ``grid``; ``return f(x)`` and ``; f(x)`` call ``f``."""
+    before = body[:start].rstrip()
+    if not before or not (before[-1:].isalnum() or before[-1:] == b"_"):
+        return True
+    word = re.search(rb"\w+$", before)
+    return word is not None and word.group(0) in _BEFORE_A_CALL
 
 def _join(scope: tuple[tuple[str, str], ...]) -> str:
     return "::".join([n for n, _ in scope])

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
 import networkx as nx
 
 from extractor.errors import UserInputError
+from extractor.model import Edge, Node, node_json
 from extractor.support.storage import atomic_path, write_atomic
 
 
@@ -36,6 +38,17 @@ def to_networkx(bundle: dict[str, Any], scalars_only: bool = False) -> nx.MultiD
     for i, edge in enumerate(bundle["graph"]["edges"]):
         graph.add_edge(edge["source"], edge["target"], key=i,
                        **{k: value(v) for k, v in edge.items() if k not in ("source", "target")})
+    return graph
+
+
+def graph_of(nodes: Iterable[Node], edges: Iterable[Edge], name: str = "") -> nx.MultiDiGraph:
+    """Typed nodes and edges as a ``MultiDiGraph``: node attributes as ``evidence.json`` writes
+    them (enums as their values, tuples as lists), each edge keyed by its position."""
+    graph = nx.MultiDiGraph(name=name)
+    for node in nodes:
+        graph.add_node(node.id, **{k: v for k, v in node_json(node).items() if k != "id"})
+    for i, edge in enumerate(edges):
+        graph.add_edge(edge.source, edge.target, key=i, kind=edge.kind.value, path=edge.path, line=edge.line)
     return graph
 
 

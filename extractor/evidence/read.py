@@ -309,7 +309,8 @@ _NODE_OPTIONAL = ("params", "returns", "decorators", "overloads", "sites", "anno
 def _node(v: Any, w: str, f: str) -> Node:
     # Graphs have tens of thousands of nodes: a node of the usual shape is checked in one pass,
     # anything else goes through the field-by-field check that names what is wrong.
-    if type(v) is dict and len(v) == len(_NODE_REQUIRED):
+    # Most nodes carry optional keys too (``api``, ``params``): those go through their decoders.
+    if type(v) is dict and len(v) >= len(_NODE_REQUIRED):
         try:
             nid, kind, name, qual, lang, path, line, doc, sig, tags = (v[k] for k in _NODE_REQUIRED)
         except KeyError:
@@ -318,26 +319,34 @@ def _node(v: Any, w: str, f: str) -> Node:
         if (kind is not None and type(nid) is str and type(name) is str and type(qual) is str and type(lang) is str
                 and type(path) is str and type(line) is int and -MAX_INT < line < MAX_INT and type(doc) is str
                 and type(sig) is str and type(tags) is list and all(type(x) is str for x in tags)):
-            return Node(nid, kind, name, qual, lang, path, line, doc, sig, tuple(tags))
+            if len(v) == len(_NODE_REQUIRED):
+                return Node(nid, kind, name, qual, lang, path, line, doc, sig, tuple(tags))
+            if all(key in _NODE_KEYS for key in v):
+                return Node(nid, kind, name, qual, lang, path, line, doc, sig, tuple(tags), **_node_extra(v, w, f))
     return _node_checked(v, w, f)
 
 
 def _node_checked(v: Any, w: str, f: str) -> Node:
     _keys(v, _NODE_REQUIRED, _NODE_OPTIONAL, w, f)
-    extra = {}
-    if len(v) > len(_NODE_REQUIRED):
-        for key in _NODE_OPTIONAL:
-            if key in v:
-                value = _decoder(_NODE_TYPES[key])(v[key], w, _join(f, key))
-                # node_json writes these only when set: a default written out would not round-trip
-                if value == _NODE_DEFAULTS[key]:
-                    _fail(w, _join(f, key), "a value other than the default (omit the key instead)", v[key])
-                extra[key] = value
+    extra = _node_extra(v, w, f) if len(v) > len(_NODE_REQUIRED) else {}
     return Node(_str(v["id"], w, _join(f, "id")), _NODE_KIND(v["kind"], w, _join(f, "kind")),
                 _str(v["name"], w, _join(f, "name")), _str(v["qualname"], w, _join(f, "qualname")),
                 _str(v["language"], w, _join(f, "language")), _str(v["path"], w, _join(f, "path")),
                 _int(v["line"], w, _join(f, "line")), _str(v["doc"], w, _join(f, "doc")),
                 _str(v["signature"], w, _join(f, "signature")), _STRINGS(v["tags"], w, _join(f, "tags")), **extra)
+
+
+def _node_extra(v: dict[str, Any], w: str, f: str) -> dict[str, Any]:
+    """The optional fields of a node whose keys are all known."""
+    extra = {}
+    for key in _NODE_OPTIONAL:
+        if key in v:
+            value = _NODE_DECODERS[key](v[key], w, _join(f, key))
+            # node_json writes these only when set: a default written out would not round-trip
+            if value == _NODE_DEFAULTS[key]:
+                _fail(w, _join(f, key), "a value other than the default (omit the key instead)", v[key])
+            extra[key] = value
+    return extra
 
 
 def _edge(v: Any, w: str, f: str) -> Edge:
@@ -364,6 +373,8 @@ _NODE_TYPES = {"params": tuple[Parameter, ...], "returns": str, "decorators": tu
                "overloads": tuple[Signature, ...], "sites": tuple[Location, ...], "annotation": str,
                "value_kind": str, "api": str}
 _NODE_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Node) if f.name in _NODE_TYPES}
+_NODE_DECODERS = {key: _decoder(tp) for key, tp in _NODE_TYPES.items()}
+_NODE_KEYS = frozenset((*_NODE_REQUIRED, *_NODE_OPTIONAL))
 _NODE_KIND = _decoder(NodeKind)
 _EDGE_KIND = _decoder(EdgeKind)
 _NODE_KINDS = {k.value: k for k in NodeKind}

@@ -29,6 +29,14 @@ _STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBI
 _NO_SPACE = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
 
+def default_cache_dir() -> Path:
+    """$ARCHDIFF_CACHE, else archdiff's directory under the XDG cache (``~/.cache/archdiff``)."""
+    if env := os.environ.get("ARCHDIFF_CACHE"):
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "archdiff"
+
+
 def is_storage_error(err: BaseException) -> bool:
     return isinstance(err, OSError) and err.errno in _STORAGE_ERRNOS
 
