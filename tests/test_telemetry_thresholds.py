@@ -237,3 +237,22 @@ def test_a_document_with_a_value_no_safe_constructor_reads_is_a_diagnostic(tmp_p
                                               "conversion"),
     ]
     assert [r.name for r in result.records] == ["Ok"]
+
+
+def test_a_yaml_whose_type_key_holds_a_mapping_is_read_not_a_scanner_failure():
+    # A data schema (torch's export schema has this shape) where ``type:`` is a mapping, beside an
+    # HPA metric source in the same file: the scanner must read on past the first and find the second.
+    data = textwrap.dedent("""\
+        Argument:
+          kind: union
+          fields:
+            as_tensor:
+              type: {name: Tensor, optional: false}
+        ---
+        type: Pods
+        pods:
+          metric: {name: queue_depth}
+          target: {type: AverageValue, averageValue: "10"}
+        """).encode()
+    facts = scan_yaml_thresholds(ParsedFile(Language.YAML, data, None))
+    assert facts is not None and [h.metric for h in facts.hpa] == ["queue_depth"]

@@ -218,7 +218,8 @@ def scan_yaml_thresholds(parsed: ParsedFile) -> OpsFacts | None:
 def _read_mapping(node: dict[str, Any], facts: _Found) -> None:
     if isinstance(node.get("groups"), list):
         facts.rules.extend(_rule_facts(node["groups"]))
-    if node.get("type") in _HPA_SOURCES and isinstance(node.get(_HPA_SOURCES[node["type"]]), dict):
+    kind = node.get("type")  # any value: a schema file's ``type:`` holds a mapping, which no dict key can be
+    if isinstance(kind, str) and kind in _HPA_SOURCES and isinstance(node.get(_HPA_SOURCES[kind]), dict):
         facts.hpa.append(_hpa_fact(node))
     if "seriesQuery" in node or "metricsQuery" in node:
         facts.adapter.append(_adapter_fact(node))
