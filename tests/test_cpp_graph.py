@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 
+import hypothesis
 import pytest
 
 from extractor.cpp import build_cpp_graph, extract_cpp_graph, scan_cpp
+from extractor.cpp.includes import defined_through_includes
 from extractor.cpp.parse import parse_source
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind, Language, NodeKind, ParsedFile, Severity, to_jsonable
@@ -177,3 +179,28 @@ def test_graph_is_deterministic_whatever_the_file_order(graph):
     dump = lambda c: json.dumps(to_jsonable(c), sort_keys=True)  # noqa: E731
     assert dump(again) == dump(graph)
     assert list(graph.nodes) == sorted(graph.nodes) and list(graph.edges) == sorted(graph.edges)
+
+
+def _walked(defined, includes, path):
+    """The macros ``path``'s includes define, by walking them from ``path`` (the plain way)."""
+    seen, stack, found = {path}, list(includes.get(path, ())), set()
+    while stack:
+        inc = stack.pop()
+        if inc not in seen:
+            seen.add(inc)
+            found |= defined.get(inc, set())
+            stack.extend(includes.get(inc, ()))
+    return found - defined.get(path, set())
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(hypothesis.strategies.dictionaries(
+    hypothesis.strategies.sampled_from("abcdefgh"),
+    hypothesis.strategies.tuples(hypothesis.strategies.sets(hypothesis.strategies.sampled_from("MNOPQ")),
+                                 hypothesis.strategies.lists(hypothesis.strategies.sampled_from("abcdefghij")))))
+def test_macros_through_includes_equal_a_walk_from_each_file_cycles_included(graph):
+    defined = {path: set(macros) for path, (macros, _) in graph.items()}
+    includes = {path: targets for path, (_, targets) in graph.items()}
+    reachable = defined_through_includes(defined, includes)
+    for path in graph:
+        assert reachable[path] - defined[path] == _walked(defined, includes, path)
