@@ -89,6 +89,15 @@ class Alias(msgspec.Struct, frozen=True, array_like=True):
     line: int
 
 
+class NameBinding(msgspec.Struct, frozen=True, array_like=True):
+    """A module-level name bound by a statement that records no attribute: a ``for`` or ``with``
+    target at module level (form "for", "with"), a ``global x`` in a function or class ("global")."""
+
+    name: str
+    line: int
+    form: str
+
+
 class Call(msgspec.Struct, frozen=True, array_like=True):
     scope: str  # where the call runs (a def's decorators and defaults run in the enclosing scope)
     line: int
@@ -112,6 +121,7 @@ class PythonFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     attrs: tuple[Attribute, ...] = ()
     imports: tuple[Import, ...] = ()
     aliases: tuple[Alias, ...] = ()
+    bindings: tuple[NameBinding, ...] = ()
     calls: tuple[Call, ...] = ()
     types: tuple[LocalType, ...] = ()
     # ``__all__`` when built from string literals (``=``, ``+=``, ``.extend``, ``.append``); None

@@ -36,7 +36,7 @@ from extractor.model import ParsedFile
 from extractor.python.expr import (call_summary, doc_line, dotted, parameters, source_text, target_names,
                                    type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
-                                    PythonFacts)
+                                    NameBinding, PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
 from extractor.python.index import BASE, DECORATOR, DEFAULT, KEYWORD, KW_DEFAULT, ModuleIndex, module_index
 
@@ -89,6 +89,7 @@ class _Statements:
         self.attrs: list[Attribute] = []
         self.imports: list[Import] = []
         self.aliases: list[Alias] = []
+        self.bindings: list[NameBinding] = []
         self.types: list[LocalType] = []
         self.all_names: list[str] | None = None
         self.all_refs: list[str] = []
@@ -113,6 +114,22 @@ class _Statements:
             else:
                 self.block(getattr(node, field))
         self.conditional -= 1
+
+    def _loop_or_with(self, node: ast.For | ast.AsyncFor | ast.With | ast.AsyncWith) -> None:
+        """A ``for``/``with`` target at module level binds a module-level name, then its blocks run."""
+        if self.scope_kind == "module":
+            form = "with" if isinstance(node, (ast.With, ast.AsyncWith)) else "for"
+            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else \
+                [item.optional_vars for item in node.items if item.optional_vars is not None]
+            for target in targets:
+                for name in target_names(target):
+                    self.bindings.append(NameBinding(name, node.lineno, form))
+        self._compound(node)
+
+    def _global(self, node: ast.Global) -> None:
+        if self.scope_kind != "module":  # at module level the statement binds nothing
+            for name in node.names:
+                self.bindings.append(NameBinding(name, node.lineno, "global"))
 
     def _import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -311,6 +328,8 @@ _HANDLERS: dict[type, Callable[[_Statements, Any], None]] = {
     ast.FunctionDef: _Statements._function, ast.AsyncFunctionDef: _Statements._function,
     ast.ClassDef: _Statements._class, ast.Import: _Statements._import, ast.ImportFrom: _Statements._import_from,
     **{compound: _Statements._compound for compound in _COMPOUND},
+    ast.For: _Statements._loop_or_with, ast.AsyncFor: _Statements._loop_or_with,
+    ast.With: _Statements._loop_or_with, ast.AsyncWith: _Statements._loop_or_with, ast.Global: _Statements._global,
 }
 
 
@@ -346,7 +365,7 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
     statements.block(parsed.tree.body)
     return PythonFacts(
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
-        imports=tuple(statements.imports), aliases=tuple(statements.aliases),
+        imports=tuple(statements.imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
