@@ -88,7 +88,7 @@ def graph_records(bundle: Mapping[str, Any]) -> tuple[list[Node], list[Edge]]:
                   for o in n.get("overloads", ())),
             tuple(Location(s["path"], s["line"]) for s in n.get("sites", ())), n.get("annotation", ""),
             n.get("value_kind", ""), n.get("api", ""),
-            tuple(Binding(b["name"], b["line"], b["form"]) for b in n.get("bound", ()))))
+            tuple(Binding(b["name"], b["line"], b["form"], b["target"]) for b in n.get("bound", ()))))
     kinds = _EDGE_KINDS
     edges = [Edge(e["source"], e["target"], kinds[e["kind"]], e["path"], e["line"]) for e in bundle["graph"]["edges"]]
     return nodes, edges

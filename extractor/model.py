@@ -116,11 +116,13 @@ class Signature:
 class Binding:
     """A name a module binds at module level without a node of its own, and the statement that binds
     it: ``import x``/``from m import y as x`` ("import"), ``from m import *`` ("star import"), a
-    ``for``/``with`` target ("for", "with") or a ``global x`` in a function ("global")."""
+    ``for``/``with`` target ("for", "with") or a ``global x`` in a function ("global"); ``target``,
+    the node an import binds it to when that is a symbol or module of the system ("" otherwise)."""
 
     name: str
     line: int
     form: str
+    target: str = ""
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)

@@ -56,6 +56,10 @@ class _Diff:
                 if container is None or old.group(old.nodes[parent]) != new.group(new.nodes[container]):
                     continue  # reported once, through its container (removed, or now another kind)
                 binding = new.bound.get(container, {}).get(before.name)
+                if binding is not None and binding.target in new.nodes:
+                    # imported from elsewhere in the system: compared as what it names (griffe's alias rule)
+                    yield from self.compare(before, new.nodes[binding.target], before.qualname)
+                    continue
                 if binding is not None:
                     yield self.rebound(before, new.nodes[container], binding)
                     continue
@@ -110,7 +114,7 @@ class _Diff:
     def rebound(self, before: Node, module: Node, binding: Binding) -> Breakage:
         """A name with no symbol of its own in the new release that its module still binds (``try:
         import x / except ImportError: x = None`` now plain ``import x``): what binds it changed,
-        reading it works. What an import or loop binds is not known, so no kind is compared."""
+        reading it works. What an outside import or a loop binds is not known: no kind is compared."""
         record = self.record(before, None, (BreakageKind.BINDING_CHANGED, "", before.kind.value,
                                             f"{binding.form} (line {binding.line})", False), before.qualname)
         return dataclasses.replace(record, new_location=Location(module.path, binding.line), symbol=before.id)

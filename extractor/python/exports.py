@@ -142,12 +142,14 @@ def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
                 g.stats["imported_names"] += 1
 
 
-def further_bindings(g: PyGraph, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
+def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
+                     exports: dict[str, tuple[str, ...]]) -> None:
     """Each module node's ``bound``: the names the module binds at module level that have no node of
     their own, with the statement binding each (the first one): an import (``import a.b`` binds
     ``a``), a star import of a module of the system (its ``__all__``, else its public names; what a
     star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
-    ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it is bound."""
+    An import binding a symbol or module of the system names it (``target``), so that a diff can
+    compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
     children: dict[str, set[str]] = defaultdict(set)
     for edge in g.edges:
         if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes:
@@ -174,7 +176,8 @@ def further_bindings(g: PyGraph, modules: dict[str, PyModule], exports: dict[str
                 if source in modules:
                     found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))]
             else:
-                found.append(Binding(imp.asname or imp.name or imp.module.split(".")[0], imp.line, "import"))
+                bound = imp.asname or imp.name or imp.module.split(".")[0]
+                found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
         found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings]
         first: dict[str, Binding] = {}
         for binding in sorted(found, key=lambda b: b.line):
@@ -182,3 +185,12 @@ def further_bindings(g: PyGraph, modules: dict[str, PyModule], exports: dict[str
                 first.setdefault(binding.name, binding)
         if first:
             g.nodes[mid] = dataclasses.replace(g.nodes[mid], bound=tuple(sorted(first.values())))
+
+
+def _import_target(resolver: Resolver, module: PyModule, name: str) -> str:
+    """The node of the system a module-level import binds ``name`` to, else ""."""
+    binding = module.namespace.get(name)
+    if binding is None or binding[0] != "ref":
+        return ""  # a later statement binds it (a node of the module's own), or nothing resolvable
+    found = resolver.absolute(binding[1])
+    return found[1] if found[0] == "node" else ""

@@ -111,7 +111,7 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     pyexports.reexports(g, resolver, modules, exports)
     pyexports.star_reexports(g, resolver, modules, exports)
     pyexports.imported_names(g, resolver, modules)
-    pyexports.further_bindings(g, modules, exports)
+    pyexports.further_bindings(g, resolver, modules, exports)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
     _imports(g, modules)
     call_sites = _calls(g, resolver, modules)
