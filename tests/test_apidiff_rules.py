@@ -205,6 +205,8 @@ BOUND = [
     ("assignment became a with target", "fh = None\n", "with open('x') as (fh, gh):\n    pass\n", "fh",
      K.BINDING_CHANGED),
     ("assignment moved into if/else branches", "a = 1\n", "if True:\n    a = 1\nelse:\n    a = 2\n", "a", None),
+    ("assignment became an import in the else of if TYPE_CHECKING", "json = None\n",
+     "if TYPE_CHECKING:\n    pass\nelse:\n    import json\n", "json", K.BINDING_CHANGED),
     ("assignment moved into try/except", "a = 1\n", "try:\n    a = 1\nexcept Exception:\n    a = 2\n", "a", None),
     ("star import of a module without __all__", "x = 1\n", "from pkg.other import *\n", "x", None),
 ]
@@ -235,12 +237,15 @@ def test_star_import_through_all_binds_the_listed_names(tmp_path):
 
 
 def test_a_name_no_statement_binds_any_more_is_still_removed(tmp_path):
-    old = "try:\n    import ipaddress\nexcept ImportError:\n    ipaddress = None\nLIMIT = 3\n"
-    new = "import socket\nfor i in range(2):\n    pass\n\ndef init():\n    global other\n"
+    old = "try:\n    import ipaddress\nexcept ImportError:\n    ipaddress = None\nLIMIT = 3\nPath = None\n"
+    # only type checkers bind Path now: reading pkg.mod.Path fails when the module runs
+    new = "import socket\nfor i in range(2):\n    pass\n\ndef init():\n    global other\n\n" \
+          "if TYPE_CHECKING:\n    from pathlib import Path\nelse:\n    import json\n"
     found = diff_trees(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old}, {"pkg/__init__.py": "", "pkg/mod.py": new})
     rows = {(b.path, b.kind, b.breaking) for b in found}
     assert ("pkg.mod.ipaddress", K.ATTRIBUTE_REMOVED, True) in rows
     assert ("pkg.mod.LIMIT", K.ATTRIBUTE_REMOVED, True) in rows
+    assert ("pkg.mod.Path", K.ATTRIBUTE_REMOVED, True) in rows
 
 
 def test_binding_row_says_where_the_name_is_bound_now(tmp_path):

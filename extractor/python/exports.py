@@ -146,7 +146,7 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
                      exports: dict[str, tuple[str, ...]]) -> None:
     """Each module node's ``bound``: the names the module binds at module level that have no node of
     their own, with the statement binding each (the first one): an import (``import a.b`` binds
-    ``a``), a star import of a module of the system (its ``__all__``, else its public names; what a
+    ``a``; not under ``if TYPE_CHECKING:``), a star import of a module of the system (its ``__all__``, else its public names; what a
     star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
     An import binding a symbol or module of the system names it (``target``), so that a diff can
     compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
@@ -169,8 +169,8 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
         package = naming.package_of(name, module.is_package)
         found: list[Binding] = []
         for imp in module.facts.imports:
-            if imp.scope:
-                continue
+            if imp.scope or imp.typing_only:
+                continue  # a function's own name, or one only type checkers bind
             if imp.name == "*":
                 source = naming.resolve_relative(package, imp.module, imp.level)
                 if source in modules:

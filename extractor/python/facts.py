@@ -70,7 +70,8 @@ class Attribute(msgspec.Struct, frozen=True, array_like=True):
 
 class Import(msgspec.Struct, frozen=True, array_like=True):
     """``import a.b as c`` -> (scope, line, "a.b", 0, "", "c");
-    ``from ..m import x`` -> (scope, line, "m", 2, "x", "")."""
+    ``from ..m import x`` -> (scope, line, "m", 2, "x", ""); ``typing_only`` under ``if TYPE_CHECKING:``
+    (binds nothing when the module runs)."""
 
     scope: str
     line: int
@@ -78,6 +79,7 @@ class Import(msgspec.Struct, frozen=True, array_like=True):
     level: int
     name: str
     asname: str
+    typing_only: bool = False
 
 
 class Alias(msgspec.Struct, frozen=True, array_like=True):

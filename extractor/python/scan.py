@@ -96,6 +96,7 @@ class _Statements:
         self.scope = ""  # qualname of the innermost def; "" at module level
         self.scope_kind = "module"
         self.conditional = 0  # depth of if/try/for/with/match around the current statement, in this scope
+        self.typing_only = 0  # depth of ``if TYPE_CHECKING:`` bodies around the current statement
         self.init_class = ""  # the class whose __init__-like method is being walked
         self._param_types: dict[str, str] = {}
 
@@ -111,6 +112,10 @@ class _Statements:
             if field in ("handlers", "cases"):  # an except handler or a match case holds a block of its own
                 for clause in getattr(node, field):
                     self.block(clause.body)
+            elif field == "body" and isinstance(node, ast.If) and _type_checking(node.test):
+                self.typing_only += 1
+                self.block(node.body)
+                self.typing_only -= 1
             else:
                 self.block(getattr(node, field))
         self.conditional -= 1
@@ -133,12 +138,13 @@ class _Statements:
 
     def _import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.imports.append(Import(self.scope, node.lineno, alias.name, 0, "", alias.asname or ""))
+            self.imports.append(Import(self.scope, node.lineno, alias.name, 0, "", alias.asname or "",
+                                       bool(self.typing_only)))
 
     def _import_from(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             self.imports.append(Import(self.scope, node.lineno, node.module or "", node.level, alias.name,
-                                       alias.asname or ""))
+                                       alias.asname or "", bool(self.typing_only)))
 
     # definitions ---------------------------------------------------------------------------------
     def _child_qual(self, name: str) -> str:
@@ -331,6 +337,12 @@ _HANDLERS: dict[type, Callable[[_Statements, Any], None]] = {
     ast.For: _Statements._loop_or_with, ast.AsyncFor: _Statements._loop_or_with,
     ast.With: _Statements._loop_or_with, ast.AsyncWith: _Statements._loop_or_with, ast.Global: _Statements._global,
 }
+
+
+def _type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``: a block only type checkers run."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _calls(index: ModuleIndex) -> list[Call]:
