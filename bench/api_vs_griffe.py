@@ -36,7 +36,7 @@ from typing import Any
 from comparator.apidiff import Breakage, BreakageKind, find_breakages
 from extractor.python import graph as pysymbols
 from extractor.context import ExtractOptions
-from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.model import Binding, Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.run.pipeline import extract_system
 from extractor.steps import STEPS
 from extractor.acquire.sources import default_cache_dir
@@ -56,6 +56,7 @@ GRIFFE_KIND = {
     BreakageKind.ATTRIBUTE_REMOVED: "OBJECT_REMOVED",
     BreakageKind.ATTRIBUTE_RETYPED: "ATTRIBUTE_CHANGED_TYPE",
     BreakageKind.OVERLOAD_REMOVED: "OVERLOAD_REMOVED",  # griffe has no such kind
+    BreakageKind.BINDING_CHANGED: "BINDING_CHANGED",  # griffe has no such kind (never breaking)
 }
 
 
@@ -86,7 +87,8 @@ def graph_records(bundle: Mapping[str, Any]) -> tuple[list[Node], list[Edge]]:
             tuple(Signature(tuple(param(p) for p in o["params"]), o["returns"], o["path"], o["line"])
                   for o in n.get("overloads", ())),
             tuple(Location(s["path"], s["line"]) for s in n.get("sites", ())), n.get("annotation", ""),
-            n.get("value_kind", ""), n.get("api", "")))
+            n.get("value_kind", ""), n.get("api", ""),
+            tuple(Binding(b["name"], b["line"], b["form"], b["target"]) for b in n.get("bound", ()))))
     kinds = _EDGE_KINDS
     edges = [Edge(e["source"], e["target"], kinds[e["kind"]], e["path"], e["line"]) for e in bundle["graph"]["edges"]]
     return nodes, edges

@@ -114,6 +114,19 @@ class Signature:
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
+class Binding:
+    """A name a module binds at module level without a node of its own, and the statement that binds
+    it: ``import x``/``from m import y as x`` ("import"), ``from m import *`` ("star import"), a
+    ``for``/``with`` target ("for", "with") or a ``global x`` in a function ("global"); ``target``,
+    the node an import binds it to when that is a symbol or module of the system ("" otherwise)."""
+
+    name: str
+    line: int
+    form: str
+    target: str = ""
+
+
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Node:
     id: str  # stable: "py:pkg.mod.Class.method", "cpp:ns::Class", "file:core/src/x.cc"
     kind: NodeKind
@@ -134,6 +147,7 @@ class Node:
     annotation: str = ""  # an attribute's annotation (source text)
     value_kind: str = ""  # an attribute's value: "constant", "call", "alias", "class", "lambda", ...
     api: str = ""  # why the symbol is or is not public ("public: vllm.__all__", "private: underscore", ...)
+    bound: tuple[Binding, ...] = ()  # a module's further names (imports, loop targets ...), by name
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
@@ -250,6 +264,8 @@ def node_fields(n: Node) -> dict[str, Any]:
         out["value_kind"] = n.value_kind
     if n.api:
         out["api"] = n.api
+    if n.bound:
+        out["bound"] = n.bound
     return out
 
 
@@ -258,7 +274,7 @@ def node_json(n: Node) -> dict[str, Any]:
     out = node_fields(n)
     out["kind"] = n.kind.value
     out["tags"] = list(n.tags)
-    for key in ("params", "decorators", "overloads", "sites"):
+    for key in ("params", "decorators", "overloads", "sites", "bound"):
         if key in out:
             out[key] = [to_jsonable(v) for v in out[key]]
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from comparator.apidiff import BreakageKind as K
+from comparator.apidiff.rules import INFORMATIONAL
 from tests.apidiff_support import diff_trees
 
 CASES = [
@@ -92,7 +93,7 @@ def test_rule(tmp_path, old, new, expected):
 
 
 def test_every_kind_has_a_positive_case():
-    assert {e[1] for c in CASES for e in c[3] if e[2]} == set(K)
+    assert {e[1] for c in CASES for e in c[3] if e[2]} == set(K) - INFORMATIONAL
 
 
 def test_rows_carry_locations_uses_and_explain(tmp_path):
@@ -168,3 +169,90 @@ def test_language_agnostic_cpp_nodes_by_api(tmp_path):
     assert (row.kind, row.subject, row.breaking, row.language) == (K.PARAMETER_ADDED_REQUIRED, "eps", True, "cpp")
     internal = find_breakages([fn("private: device helper", [("x", "int")])], [], [fn("private: device helper", [])], [])
     assert [(b.kind, b.breaking) for b in internal] == [(K.PARAMETER_REMOVED, False)]
+
+
+# Bound is bound: a module-level name the new release still binds, by whatever statement, is not
+# removed; what binds it changed, which no rule calls breaking (a row "binding-changed" when the name
+# has no symbol of its own in the new release, no row when it has one and its kind is the same). An
+# import of a symbol of the system is compared as what it names, like griffe compares an alias.
+OTHER = "def g(): ...\ndef h(a): ...\nx = 3\nclass C: ...\n"
+BOUND = [
+    ("try/except ImportError fallback dropped", "try:\n    import ipaddress\nexcept ImportError:\n"
+     "    ipaddress = None\n", "import ipaddress\n", "ipaddress", K.BINDING_CHANGED),
+    ("as-import fallback dropped", "try:\n    import numpy as np\nexcept ImportError:\n    np = None\n",
+     "import numpy as np\n", "np", K.BINDING_CHANGED),
+    ("dotted import binds its head", "os = None\n", "import os.path\n", "os", K.BINDING_CHANGED),
+    ("assignment became an outside from-import", "ipaddress = None\n", "from os import path as ipaddress\n",
+     "ipaddress", K.BINDING_CHANGED),
+    ("assignment became an import of a module of the system", "ipaddress = None\n",
+     "from pkg import other as ipaddress\n", "ipaddress", K.OBJECT_KIND_CHANGED),
+    ("import became an assignment", "import ipaddress\nipaddress = ipaddress\n", "ipaddress = 1\n", "ipaddress", None),
+    ("assignment became a tuple assignment", "a = 1\n", "a, (b, *c) = 1, (2, 3)\n", "a", None),
+    ("assignment became annotated", "a = 1\n", "a: int\n", "a", None),
+    ("assignment became augmented", "a = 1\n", "a = 0\na += 1\n", "a", None),
+    ("assignment became a def", "f = len\n", "def f(x): ...\n", "f", K.OBJECT_KIND_CHANGED),
+    ("def became a class", "def f(): ...\n", "class f: ...\n", "f", K.OBJECT_KIND_CHANGED),
+    ("def became an alias to a function elsewhere", "def g(): ...\n", "from pkg.other import g\n", "g", None),
+    ("def became an alias under another name", "def f(): ...\n", "from pkg.other import g as f\n", "f", None),
+    ("def became an alias to another signature", "def f(): ...\n", "from pkg.other import h as f\n", "f",
+     K.PARAMETER_ADDED_REQUIRED),
+    ("def became an alias to a class", "def f(): ...\n", "from pkg.other import C as f\n", "f",
+     K.OBJECT_KIND_CHANGED),
+    ("class became an import of it", "class C: ...\n", "from pkg.other import C\n", "C", None),
+    ("assignment became a global in a function", "a = 1\n", "def init():\n    global a\n    a = 1\n", "a",
+     K.BINDING_CHANGED),
+    ("assignment became a for target", "i = 0\n", "for i in range(3):\n    pass\n", "i", K.BINDING_CHANGED),
+    ("assignment became a with target", "fh = None\n", "with open('x') as (fh, gh):\n    pass\n", "fh",
+     K.BINDING_CHANGED),
+    ("assignment moved into if/else branches", "a = 1\n", "if True:\n    a = 1\nelse:\n    a = 2\n", "a", None),
+    ("assignment became an import in the else of if TYPE_CHECKING", "json = None\n",
+     "if TYPE_CHECKING:\n    pass\nelse:\n    import json\n", "json", K.BINDING_CHANGED),
+    ("assignment moved into try/except", "a = 1\n", "try:\n    a = 1\nexcept Exception:\n    a = 2\n", "a", None),
+    ("star import of a module without __all__", "x = 1\n", "from pkg.other import *\n", "x", None),
+]
+
+
+@pytest.mark.parametrize("old, new, name, kind", [c[1:] for c in BOUND], ids=[c[0] for c in BOUND])
+def test_a_name_still_bound_is_not_removed(tmp_path, old, new, name, kind):
+    found = diff_trees(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old, "pkg/other.py": OTHER},
+                       {"pkg/__init__.py": "", "pkg/mod.py": new, "pkg/other.py": OTHER})
+    rows = [b for b in found if b.path == f"pkg.mod.{name}"]
+    assert not [b for b in rows if b.kind in (K.ATTRIBUTE_REMOVED, K.OBJECT_REMOVED)]
+    assert {b.kind for b in rows} == ({kind} if kind else set())
+    assert all(b.breaking == (b.kind not in INFORMATIONAL) for b in rows)
+
+
+def test_star_import_through_all_binds_the_listed_names(tmp_path):
+    # The importing module has its own __all__, so the star-imported name is no re-export of it;
+    # still bound: reading pkg.mod.x works. A name the star source does not export stays removed.
+    other = "x = 1\ny = 2\n__all__ = ['x']\n"
+    old = "x = 1\ny = 2\n__all__ = ['x', 'y']\n"
+    new = "from pkg.other import *\n__all__ = []\n"
+    found = diff_trees(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old, "pkg/other.py": other},
+                       {"pkg/__init__.py": "", "pkg/mod.py": new, "pkg/other.py": other})
+    rows = {b.path: b for b in found if b.path.startswith("pkg.mod.")}
+    assert (rows["pkg.mod.x"].kind, rows["pkg.mod.x"].breaking) == (K.BINDING_CHANGED, False)
+    assert rows["pkg.mod.x"].new_location.line == 1
+    assert (rows["pkg.mod.y"].kind, rows["pkg.mod.y"].breaking) == (K.ATTRIBUTE_REMOVED, True)
+
+
+def test_a_name_no_statement_binds_any_more_is_still_removed(tmp_path):
+    old = "try:\n    import ipaddress\nexcept ImportError:\n    ipaddress = None\nLIMIT = 3\nPath = None\n"
+    # only type checkers bind Path now: reading pkg.mod.Path fails when the module runs
+    new = "import socket\nfor i in range(2):\n    pass\n\ndef init():\n    global other\n\n" \
+          "if TYPE_CHECKING:\n    from pathlib import Path\nelse:\n    import json\n"
+    found = diff_trees(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old}, {"pkg/__init__.py": "", "pkg/mod.py": new})
+    rows = {(b.path, b.kind, b.breaking) for b in found}
+    assert ("pkg.mod.ipaddress", K.ATTRIBUTE_REMOVED, True) in rows
+    assert ("pkg.mod.LIMIT", K.ATTRIBUTE_REMOVED, True) in rows
+    assert ("pkg.mod.Path", K.ATTRIBUTE_REMOVED, True) in rows
+
+
+def test_binding_row_says_where_the_name_is_bound_now(tmp_path):
+    old = "try:\n    import ipaddress\nexcept ImportError:\n    ipaddress = None\n"
+    new = "'''Doc.'''\n\nimport ipaddress\n"
+    (row,) = [b for b in diff_trees(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": old},
+                                    {"pkg/__init__.py": "", "pkg/mod.py": new}) if b.path == "pkg.mod.ipaddress"]
+    assert (row.old_location.line, row.new_location.line, row.new) == (4, 3, "import (line 3)")
+    assert row.explain().startswith("pkg/mod.py:3: pkg.mod.ipaddress: now bound by another statement")
+    assert "not breaking: the module still binds the name" in row.explain()

@@ -96,16 +96,16 @@ def test_optional_node_fields_round_trip(tmp_path):
     import json
 
     from extractor.evidence.read import evidence_from_json
-    from extractor.model import Location, NodeKind, Parameter, ParamKind, Signature, node_json
+    from extractor.model import Binding, Location, NodeKind, Parameter, ParamKind, Signature, node_json
 
     data = json.loads((INPUTS / "pysample.evidence.json").read_text(encoding="utf-8"))
     full = Node("py:m.f", NodeKind.FUNCTION, "f", "m.f", "python", "m.py", 3, params=(
         Parameter("a", ParamKind.POSITIONAL_ONLY, "int", None), Parameter("b", ParamKind.KEYWORD_ONLY, "", "1")),
         returns="str", decorators=("functools.cache",), sites=(Location("m.py", 9),), annotation="X",
-        value_kind="call", api="public: m.__all__",
+        value_kind="call", api="public: m.__all__", bound=(Binding("np", 2, "import"),),
         overloads=(Signature((Parameter("a", ParamKind.VAR_POSITIONAL),), "int", "m.py", 2),))
     assert all(getattr(full, f.name) != f.default for f in dataclasses.fields(Node) if f.name in
-               ("params", "returns", "decorators", "overloads", "sites", "annotation", "value_kind", "api"))
+               ("params", "returns", "decorators", "overloads", "sites", "annotation", "value_kind", "api", "bound"))
     data["graph"]["nodes"].append(node_json(full))
     evidence = evidence_from_json(data)
     assert evidence.graph.by_id()["py:m.f"] == full

@@ -9,7 +9,7 @@ from comparator.apidiff.normalize import same_annotation
 from comparator.apidiff.records import RULES, Breakage, BreakageKind
 from comparator.apidiff.signatures import Change, parameter_changes, removed_overloads, render_params, return_change
 from comparator.apidiff.surface import CLASS_KINDS, Surface, is_public, is_reexport
-from extractor.model import Edge, Location, Node, NodeKind
+from extractor.model import Binding, Edge, Location, Node, NodeKind
 from extractor.python.api import REEXPORTED
 
 _CONSTRUCTORS = {"__new__": "__init__", "__init__": "__new__"}
@@ -20,6 +20,7 @@ _HARMLESS = {
     BreakageKind.RETURN_CHANGED: "the new type is narrower, or the function returned None",
     BreakageKind.OVERLOAD_REMOVED: "the new signature still accepts calls shaped like it",
     BreakageKind.ATTRIBUTE_RETYPED: "the annotation was dropped, not changed",
+    BreakageKind.BINDING_CHANGED: RULES[BreakageKind.BINDING_CHANGED],
 }
 
 
@@ -54,6 +55,14 @@ class _Diff:
                 container = self.counterpart(parent)
                 if container is None or old.group(old.nodes[parent]) != new.group(new.nodes[container]):
                     continue  # reported once, through its container (removed, or now another kind)
+                binding = new.bound.get(container, {}).get(before.name)
+                if binding is not None and binding.target in new.nodes:
+                    # imported from elsewhere in the system: compared as what it names (griffe's alias rule)
+                    yield from self.compare(before, new.nodes[binding.target], before.qualname)
+                    continue
+                if binding is not None:
+                    yield self.rebound(before, new.nodes[container], binding)
+                    continue
             yield self.removed(before, before.qualname, nid)
 
     def counterpart(self, nid: str) -> str | None:
@@ -101,6 +110,14 @@ class _Diff:
         kind = BreakageKind.ATTRIBUTE_REMOVED if before.kind is NodeKind.ATTRIBUTE and not is_reexport(before) \
             else BreakageKind.OBJECT_REMOVED
         return dataclasses.replace(self.record(before, None, (kind, "", before.kind.value, "", True), path), symbol=nid)
+
+    def rebound(self, before: Node, module: Node, binding: Binding) -> Breakage:
+        """A name with no symbol of its own in the new release that its module still binds (``try:
+        import x / except ImportError: x = None`` now plain ``import x``): what binds it changed,
+        reading it works. What an outside import or a loop binds is not known: no kind is compared."""
+        record = self.record(before, None, (BreakageKind.BINDING_CHANGED, "", before.kind.value,
+                                            f"{binding.form} (line {binding.line})", False), before.qualname)
+        return dataclasses.replace(record, new_location=Location(module.path, binding.line), symbol=before.id)
 
     def reached_as(self, before: Node, after: Node) -> str:
         """The path callers use for what ``before`` became: a subclass's member now inherited is still

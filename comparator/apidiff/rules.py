@@ -20,6 +20,11 @@ class BreakageKind(str, enum.Enum):
     ATTRIBUTE_REMOVED = "attribute-removed"
     ATTRIBUTE_RETYPED = "attribute-retyped"
     OVERLOAD_REMOVED = "overload-removed"
+    BINDING_CHANGED = "binding-changed"
+
+
+# Kinds no rule calls breaking: the change is listed, reading and calling work as before.
+INFORMATIONAL = frozenset({BreakageKind.BINDING_CHANGED})
 
 
 # How each kind reads, and the rule that makes it breaking (for a public symbol).
@@ -37,6 +42,7 @@ TITLES = {
     BreakageKind.ATTRIBUTE_REMOVED: "attribute removed",
     BreakageKind.ATTRIBUTE_RETYPED: "attribute retyped",
     BreakageKind.OVERLOAD_REMOVED: "overload removed",
+    BreakageKind.BINDING_CHANGED: "now bound by another statement",
 }
 RULES = {
     BreakageKind.PARAMETER_REMOVED: "a call passing it fails (unless *args/**kwargs of the right kind take it)",
@@ -54,4 +60,6 @@ RULES = {
     BreakageKind.ATTRIBUTE_REMOVED: "reading it fails",
     BreakageKind.ATTRIBUTE_RETYPED: "readers and writers of it see another type",
     BreakageKind.OVERLOAD_REMOVED: "calls shaped like that overload no longer match any signature",
+    BreakageKind.BINDING_CHANGED: "the module still binds the name (an import, a loop or with target, a global): "
+                                  "reading it works",
 }

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 
-from extractor.model import Edge, EdgeKind, Node, NodeKind
+from extractor.model import Binding, Edge, EdgeKind, Node, NodeKind
 from extractor.naming import Lineage
 
 # Placeholders and containers whose coming and going is not an API change of their own.
@@ -32,6 +32,9 @@ def is_reexport(node: Node) -> bool:
 class Surface:
     def __init__(self, nodes: Iterable[Node], edges: Iterable[Edge]) -> None:
         self.nodes: dict[str, Node] = {n.id: n for n in nodes if n.kind not in SKIPPED_KINDS}
+        # module -> name -> the statement binding it, for names with no node of their own (imports ...)
+        self.bound: dict[str, dict[str, Binding]] = {nid: {b.name: b for b in n.bound}
+                                                     for nid, n in self.nodes.items() if n.bound}
         self.everything: set[str] = set(self.nodes)
         self.parent: dict[str, str] = {}
         self.children: dict[str, dict[str, str]] = defaultdict(dict)

@@ -31,8 +31,8 @@ from typing import Any, TypeVar
 
 from extractor.errors import EvidenceFormatError
 from extractor.evidence.schema import GRAPH_KEYS, RECORD_KINDS, SCHEMA_VERSION, TAIL_KEYS
-from extractor.model import (Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, RecordKind, Signature,
-                             edge_json, node_json, to_jsonable)
+from extractor.model import (Binding, Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, RecordKind,
+                             Signature, edge_json, node_json, to_jsonable)
 
 R = TypeVar("R")
 # Integers beyond 2**53 do not survive a round trip through most JSON readers; no count, line or
@@ -303,7 +303,7 @@ def _list(v: Any, w: str, f: str) -> list[Any]:
 
 
 _NODE_REQUIRED = ("id", "kind", "name", "qualname", "language", "path", "line", "doc", "signature", "tags")
-_NODE_OPTIONAL = ("params", "returns", "decorators", "overloads", "sites", "annotation", "value_kind", "api")
+_NODE_OPTIONAL = ("params", "returns", "decorators", "overloads", "sites", "annotation", "value_kind", "api", "bound")
 
 
 def _node(v: Any, w: str, f: str) -> Node:
@@ -371,7 +371,7 @@ def _edge_checked(v: Any, w: str, f: str) -> Edge:
 
 _NODE_TYPES = {"params": tuple[Parameter, ...], "returns": str, "decorators": tuple[str, ...],
                "overloads": tuple[Signature, ...], "sites": tuple[Location, ...], "annotation": str,
-               "value_kind": str, "api": str}
+               "value_kind": str, "api": str, "bound": tuple[Binding, ...]}
 _NODE_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Node) if f.name in _NODE_TYPES}
 _NODE_DECODERS = {key: _decoder(tp) for key, tp in _NODE_TYPES.items()}
 _NODE_KEYS = frozenset((*_NODE_REQUIRED, *_NODE_OPTIONAL))

@@ -3,10 +3,11 @@ and the symbols it imports under their own names (rules: extractor.python.api, d
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 
 from extractor import naming
-from extractor.model import Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
+from extractor.model import Binding, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
 from extractor.python.defs import PyGraph
 from extractor.python.resolve import PyModule, Resolver, resolve_text
 
@@ -139,3 +140,57 @@ def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
                     and g.nodes[found[1]].name == imported:
                 g.edges.add(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
                 g.stats["imported_names"] += 1
+
+
+def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
+                     exports: dict[str, tuple[str, ...]]) -> None:
+    """Each module node's ``bound``: the names the module binds at module level that have no node of
+    their own, with the statement binding each (the first one): an import (``import a.b`` binds
+    ``a``; not under ``if TYPE_CHECKING:``), a star import of a module of the system (its ``__all__``, else its public names; what a
+    star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
+    An import binding a symbol or module of the system names it (``target``), so that a diff can
+    compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
+    children: dict[str, set[str]] = defaultdict(set)
+    for edge in g.edges:
+        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes:
+            children[edge.source].add(g.nodes[edge.target].name)
+
+    def star_names(name: str, seen: frozenset[str]) -> set[str]:
+        if name in exports:
+            return set(exports[name])
+        found = {k for k in children[naming.py_id(name)] if not k.startswith("_")}
+        for star in modules[name].star_imports:
+            if star in modules and star not in seen:
+                found |= star_names(star, seen | {star})
+        return found
+
+    for name, module in sorted(modules.items()):
+        mid = naming.py_id(name)
+        package = naming.package_of(name, module.is_package)
+        found: list[Binding] = []
+        for imp in module.facts.imports:
+            if imp.scope or imp.typing_only:
+                continue  # a function's own name, or one only type checkers bind
+            if imp.name == "*":
+                source = naming.resolve_relative(package, imp.module, imp.level)
+                if source in modules:
+                    found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))]
+            else:
+                bound = imp.asname or imp.name or imp.module.split(".")[0]
+                found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
+        found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings]
+        first: dict[str, Binding] = {}
+        for binding in sorted(found, key=lambda b: b.line):
+            if binding.name not in children[mid]:
+                first.setdefault(binding.name, binding)
+        if first:
+            g.nodes[mid] = dataclasses.replace(g.nodes[mid], bound=tuple(sorted(first.values())))
+
+
+def _import_target(resolver: Resolver, module: PyModule, name: str) -> str:
+    """The node of the system a module-level import binds ``name`` to, else ""."""
+    binding = module.namespace.get(name)
+    if binding is None or binding[0] != "ref":
+        return ""  # a later statement binds it (a node of the module's own), or nothing resolvable
+    found = resolver.absolute(binding[1])
+    return found[1] if found[0] == "node" else ""

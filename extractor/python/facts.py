@@ -70,7 +70,8 @@ class Attribute(msgspec.Struct, frozen=True, array_like=True):
 
 class Import(msgspec.Struct, frozen=True, array_like=True):
     """``import a.b as c`` -> (scope, line, "a.b", 0, "", "c");
-    ``from ..m import x`` -> (scope, line, "m", 2, "x", "")."""
+    ``from ..m import x`` -> (scope, line, "m", 2, "x", ""); ``typing_only`` under ``if TYPE_CHECKING:``
+    (binds nothing when the module runs)."""
 
     scope: str
     line: int
@@ -78,6 +79,7 @@ class Import(msgspec.Struct, frozen=True, array_like=True):
     level: int
     name: str
     asname: str
+    typing_only: bool = False
 
 
 class Alias(msgspec.Struct, frozen=True, array_like=True):
@@ -87,6 +89,15 @@ class Alias(msgspec.Struct, frozen=True, array_like=True):
     name: str
     value: str
     line: int
+
+
+class NameBinding(msgspec.Struct, frozen=True, array_like=True):
+    """A module-level name bound by a statement that records no attribute: a ``for`` or ``with``
+    target at module level (form "for", "with"), a ``global x`` in a function or class ("global")."""
+
+    name: str
+    line: int
+    form: str
 
 
 class Call(msgspec.Struct, frozen=True, array_like=True):
@@ -112,6 +123,7 @@ class PythonFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     attrs: tuple[Attribute, ...] = ()
     imports: tuple[Import, ...] = ()
     aliases: tuple[Alias, ...] = ()
+    bindings: tuple[NameBinding, ...] = ()
     calls: tuple[Call, ...] = ()
     types: tuple[LocalType, ...] = ()
     # ``__all__`` when built from string literals (``=``, ``+=``, ``.extend``, ``.append``); None

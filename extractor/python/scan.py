@@ -36,7 +36,7 @@ from extractor.model import ParsedFile
 from extractor.python.expr import (call_summary, doc_line, dotted, parameters, source_text, target_names,
                                    type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
-                                    PythonFacts)
+                                    NameBinding, PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
 from extractor.python.index import BASE, DECORATOR, DEFAULT, KEYWORD, KW_DEFAULT, ModuleIndex, module_index
 
@@ -89,12 +89,14 @@ class _Statements:
         self.attrs: list[Attribute] = []
         self.imports: list[Import] = []
         self.aliases: list[Alias] = []
+        self.bindings: list[NameBinding] = []
         self.types: list[LocalType] = []
         self.all_names: list[str] | None = None
         self.all_refs: list[str] = []
         self.scope = ""  # qualname of the innermost def; "" at module level
         self.scope_kind = "module"
         self.conditional = 0  # depth of if/try/for/with/match around the current statement, in this scope
+        self.typing_only = 0  # depth of ``if TYPE_CHECKING:`` bodies around the current statement
         self.init_class = ""  # the class whose __init__-like method is being walked
         self._param_types: dict[str, str] = {}
 
@@ -110,18 +112,39 @@ class _Statements:
             if field in ("handlers", "cases"):  # an except handler or a match case holds a block of its own
                 for clause in getattr(node, field):
                     self.block(clause.body)
+            elif field == "body" and isinstance(node, ast.If) and _type_checking(node.test):
+                self.typing_only += 1
+                self.block(node.body)
+                self.typing_only -= 1
             else:
                 self.block(getattr(node, field))
         self.conditional -= 1
 
+    def _loop_or_with(self, node: ast.For | ast.AsyncFor | ast.With | ast.AsyncWith) -> None:
+        """A ``for``/``with`` target at module level binds a module-level name, then its blocks run."""
+        if self.scope_kind == "module":
+            form = "with" if isinstance(node, (ast.With, ast.AsyncWith)) else "for"
+            targets = [node.target] if isinstance(node, (ast.For, ast.AsyncFor)) else \
+                [item.optional_vars for item in node.items if item.optional_vars is not None]
+            for target in targets:
+                for name in target_names(target):
+                    self.bindings.append(NameBinding(name, node.lineno, form))
+        self._compound(node)
+
+    def _global(self, node: ast.Global) -> None:
+        if self.scope_kind != "module":  # at module level the statement binds nothing
+            for name in node.names:
+                self.bindings.append(NameBinding(name, node.lineno, "global"))
+
     def _import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self.imports.append(Import(self.scope, node.lineno, alias.name, 0, "", alias.asname or ""))
+            self.imports.append(Import(self.scope, node.lineno, alias.name, 0, "", alias.asname or "",
+                                       bool(self.typing_only)))
 
     def _import_from(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             self.imports.append(Import(self.scope, node.lineno, node.module or "", node.level, alias.name,
-                                       alias.asname or ""))
+                                       alias.asname or "", bool(self.typing_only)))
 
     # definitions ---------------------------------------------------------------------------------
     def _child_qual(self, name: str) -> str:
@@ -311,7 +334,15 @@ _HANDLERS: dict[type, Callable[[_Statements, Any], None]] = {
     ast.FunctionDef: _Statements._function, ast.AsyncFunctionDef: _Statements._function,
     ast.ClassDef: _Statements._class, ast.Import: _Statements._import, ast.ImportFrom: _Statements._import_from,
     **{compound: _Statements._compound for compound in _COMPOUND},
+    ast.For: _Statements._loop_or_with, ast.AsyncFor: _Statements._loop_or_with,
+    ast.With: _Statements._loop_or_with, ast.AsyncWith: _Statements._loop_or_with, ast.Global: _Statements._global,
 }
+
+
+def _type_checking(test: ast.expr) -> bool:
+    """``if TYPE_CHECKING:`` / ``if typing.TYPE_CHECKING:``: a block only type checkers run."""
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
 def _calls(index: ModuleIndex) -> list[Call]:
@@ -346,7 +377,7 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
     statements.block(parsed.tree.body)
     return PythonFacts(
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
-        imports=tuple(statements.imports), aliases=tuple(statements.aliases),
+        imports=tuple(statements.imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
