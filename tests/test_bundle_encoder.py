@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from extractor.context import Context, ExtractOptions, SourceFile
 from extractor.evidence.write import _COMPACT, _GRAPH_ENCODER, build_bundle, dumps_bundle, encode_bundle
-from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
+from extractor.model import (Binding, Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind, Severity, Signature, Step, node_fields, node_json)
 from tests.conftest import cache_root, extract_real
 
@@ -84,8 +84,8 @@ def _annotation_types(tp) -> set:
 def test_the_graph_record_types_hold_no_float():
     """The fast path is exact only for what these types hold: a float (or anything msgspec would
     write otherwise) added to them must go through json instead."""
-    allowed = {str, int, bool, type(None), NodeKind, EdgeKind, ParamKind, Parameter, Signature, Location}
-    for record in (Node, Edge, Parameter, Signature, Location):
+    allowed = {str, int, bool, type(None), NodeKind, EdgeKind, ParamKind, Parameter, Signature, Location, Binding}
+    for record in (Node, Edge, Parameter, Signature, Location, Binding):
         hints = typing.get_type_hints(record)
         for field in dataclasses.fields(record):
             found = _annotation_types(hints[field.name])
@@ -106,6 +106,7 @@ _nodes = st.builds(
     overloads=st.lists(st.builds(Signature, st.lists(_params, max_size=2).map(tuple), _text, _text, _ints),
                        max_size=2).map(tuple),
     sites=st.lists(st.builds(Location, _text, _ints), max_size=2).map(tuple),
+    bound=st.lists(st.builds(Binding, _text, _ints, _text, _text), max_size=2).map(tuple),
     annotation=_text, value_kind=_text, api=_text)
 _edges = st.builds(Edge, _text, _text, st.sampled_from(list(EdgeKind)), _text, _ints)
 
