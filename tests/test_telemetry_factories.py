@@ -146,3 +146,70 @@ def test_cpp_helper_without_literal_call_sites(tmp_path):
     (diagnostic,) = result.diagnostics
     assert (diagnostic.line, diagnostic.code) == (4, "metric-name-unresolved")
     assert "parameter 2 of Make()" in diagnostic.message
+
+
+# -- factories made by a function given the metric class (issue 25) ------------------------------
+# The gateway shape: a method given Counter/Gauge/Histogram returns a closure calling it, kept on
+# self and called with the names; likewise a lambda, a functools.partial, a module name, a dict entry.
+GATEWAY = {
+    "gw/__init__.py": "",
+    "gw/metrics.py": """
+        import functools
+        from prometheus_client import Counter, Gauge, Histogram
+
+        class NoOp:
+            pass
+
+        class Logger:
+            def __init__(self, enabled):
+                self.enabled = enabled
+                self._counter = self._make_factory(Counter)
+                self._gauge = self._make_factory(Gauge)
+                self.requests = self._counter(name="gw_requests_total", documentation="Requests.",
+                                              labelnames=["route"])
+                self.inflight = self._gauge("gw_inflight", "Requests in flight.")
+                self._kinds = {}
+                self._kinds["histogram"] = self._make_factory(Histogram)
+                self.latency = self._kinds["histogram"]("gw_latency_seconds", "Latency.", buckets=[0.1, 1.0])
+
+            def _make_factory(self, cls, fallback=True):
+                def factory(*args, **kwargs):
+                    name = args[0] if args else kwargs.get("name", "")
+                    if not self.enabled:
+                        return NoOp()
+                    return cls(*args, **kwargs)
+                return factory
+
+        def lambda_of(cls):
+            return lambda name, doc: cls(name, doc, ["model"])
+
+        def partial_of(cls, namespace):
+            return functools.partial(cls, namespace=namespace)
+
+        _tokens = lambda_of(Counter)
+        TOKENS = _tokens("gw_tokens", "Tokens.")
+        QUEUE = partial_of(Gauge, "gw")
+        WAITING = QUEUE("waiting", "Waiting requests.", labelnames=("model",))
+    """,
+    "gw/server.py": """
+        from gw.metrics import QUEUE
+        RUNNING = QUEUE("running", "Running requests.")
+    """,
+}
+
+
+def test_made_factories_of_every_shape(tmp_path):
+    result = write(tmp_path, GATEWAY)
+    made = "factory:gw.metrics."
+    found = {r.name: (r.path, r.line, r.type.value, r.labels, r.buckets, r.via) for r in result.records}
+    assert found == {
+        "gw_requests": ("gw/metrics.py", 13, "counter", ("route",), (), made + "Logger._make_factory > closure"),
+        "gw_inflight": ("gw/metrics.py", 15, "gauge", (), (), made + "Logger._make_factory > closure"),
+        "gw_latency_seconds": ("gw/metrics.py", 18, "histogram", (), (0.1, 1.0), made + "Logger._make_factory > closure"),
+        "gw_tokens": ("gw/metrics.py", 35, "counter", ("model",), (), made + "lambda_of > lambda"),
+        # the namespace the partial binds, from the maker's own parameter
+        "gw_waiting": ("gw/metrics.py", 37, "gauge", ("model",), (), made + "partial_of > partial"),
+        "gw_running": ("gw/server.py", 3, "gauge", (), (), made + "partial_of > partial"),
+    }
+    assert result.records and all(r.help.endswith(".") for r in result.records)
+    assert not result.diagnostics
