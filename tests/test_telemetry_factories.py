@@ -213,3 +213,59 @@ def test_made_factories_of_every_shape(tmp_path):
     }
     assert result.records and all(r.help.endswith(".") for r in result.records)
     assert not result.diagnostics
+
+
+def test_metric_classes_without_records_are_said(tmp_path):
+    result = write(tmp_path, {
+        "svc/__init__.py": "from prometheus_client import Counter, Gauge  # re-exported: no use",
+        # the classes are handed to a helper whose callable the code keeps in a shape not followed
+        # (called straight away): the file is said, with what it used
+        "svc/missed.py": """
+            from prometheus_client import Counter, Gauge
+            from svc.helpers import wrap
+
+            def build(cls):
+                return cls
+
+            REQUESTS = build(Counter)("svc_requests", "Requests.")
+            INFLIGHT = wrap(Gauge, "svc_inflight")
+        """,
+        "svc/helpers.py": """
+            def wrap(cls, name):
+                return None
+        """,
+        # the library for its server and registry only, a class in an annotation and isinstance
+        "svc/serve.py": """
+            from collections import Counter as Tally
+            from prometheus_client import REGISTRY, Counter, start_http_server
+
+            def serve(port: int, seen: Counter | None = None) -> None:
+                start_http_server(port, registry=REGISTRY)
+                if isinstance(seen, Counter):
+                    pass
+                Tally("abc")
+        """,
+        # a file whose metrics come out says nothing more
+        "svc/ok.py": """
+            from prometheus_client import Counter
+            DONE = Counter("svc_done", "Done.")
+        """,
+    })
+    assert [r.name for r in result.records if not r.origin] == ["svc_done"]  # besides the default collectors
+    (diagnostic,) = result.diagnostics
+    assert (diagnostic.path, diagnostic.line, diagnostic.code) == ("svc/missed.py", 8, "metric-classes-without-records")
+    assert "prometheus_client.Counter (line 8), prometheus_client.Gauge (line 9)" in diagnostic.message
+    assert result.stats["python_files_metric_classes_without_records"] == 1
+
+
+def test_files_of_reached_factories_are_not_silent(tmp_path):
+    result = write(tmp_path, GATEWAY | {"gw/helpers.py": """
+        from prometheus_client import Counter
+        def counter(name):
+            return Counter(name, "Made for a caller.")
+    """, "gw/use.py": """
+        from gw.helpers import counter
+        HITS = counter("gw_hits")
+    """})
+    assert record(result, "gw_hits").path == "gw/use.py"
+    assert not result.diagnostics and "python_files_metric_classes_without_records" not in result.stats  # zero: left out, as every count

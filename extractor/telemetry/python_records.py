@@ -64,6 +64,10 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         records.extend(built)
         diagnostics.extend(problems)
     stats["python_factories_used"] = len(entered)
+    silent = _silent_files(modules, facts, resolver, conventions, entered,
+                           {r.path for r in records} | {d.path for d in diagnostics})
+    stats["python_files_metric_classes_without_records"] = len(silent)
+    diagnostics.extend(silent)
     for path, line, key in sorted(expander.cut):
         diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
                                       f"not followed past {key}: factories more than {MAX_DEPTH} deep",
@@ -73,6 +77,33 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
     stats.update(library_stats)
     stats["library_metrics"] = len(library_records)
     return records, diagnostics, stats
+
+
+def _silent_files(modules: dict[str, Module], facts: dict[str, MetricFacts], resolver: PythonResolver,
+                  conventions: Conventions, entered: set[str], said: set[str]) -> list[Diagnostic]:
+    """No silent zero: a file that calls a metric class or passes one on, yet has no metric
+    record, no diagnostic, and no factory a call site reached, is said, with what it used.
+
+    Only calls and arguments count (``Counter(...)``, ``make(Gauge)``): a file that imports
+    ``prometheus_client`` for ``start_http_server`` or ``REGISTRY``, re-exports a class, or names
+    one in an annotation defines no metric and is not reported."""
+    out: list[Diagnostic] = []
+    # a factory reached from call sites: its file's constructors are recorded at those call sites
+    reached = {owner[0].name for key in entered
+               for owner in (resolver.signatures[key] if key in resolver.signatures else resolver.classes[key],)}
+    for name, module in sorted(modules.items(), key=lambda item: item[1].path):
+        if module.path in said or name in reached:
+            continue
+        used = [(use, target) for use in facts[name].class_uses
+                if (target := resolver.resolve(use.name, module)) in conventions.constructors]
+        if not used:
+            continue
+        what = ", ".join(f"{target} (line {use.line})" for use, target in used[:5])
+        more = f" and {len(used) - 5} more" if len(used) > 5 else ""
+        out.append(Diagnostic(module.path, used[0][0].line, "metric-classes-without-records",
+                              f"uses {what}{more}, but no metric definition came out of this file: no call "
+                              "gives them a name through a shape archdiff follows", Severity.WARNING))
+    return out
 
 
 def _exemplar_objects(modules: dict[str, Module], facts: dict[str, MetricFacts],

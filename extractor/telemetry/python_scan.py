@@ -49,6 +49,7 @@ _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:.]*$")
 _NAME_PART = re.compile(r"^[A-Za-z0-9_:.]*$")
 _DOC_KEYWORDS = frozenset({"documentation", "description"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TYPING = frozenset({"cast", "typing.cast"})
 _PARTIAL = frozenset({"partial", "functools.partial"})
 # What a callable returned by ``functools.partial(cls, ...)`` takes: named so that no parameter of
 # the function returning it can be mistaken for them.
@@ -300,7 +301,7 @@ class _Collector:
                 and any(k.arg == "exemplar" for k in node.keywords):
             self._exemplar_use(node, self._around(site.owner))
         callee = _callee(node.func)
-        if not (callee and callee in _BUILTINS):  # isinstance(x, Counter) is no use of the class
+        if not (callee and (callee in _BUILTINS or callee in _TYPING)):  # isinstance(x, Counter) makes no metric
             self._class_use(callee, node)
         if not (node.args or node.keywords):
             return
