@@ -269,3 +269,25 @@ def test_files_of_reached_factories_are_not_silent(tmp_path):
     """})
     assert record(result, "gw_hits").path == "gw/use.py"
     assert not result.diagnostics and "python_files_metric_classes_without_records" not in result.stats  # zero: left out, as every count
+
+
+def test_closures_over_other_callables_are_not_followed(tmp_path):
+    # vLLM's lazy-import wrapper: a closure calling its fallback parameter, kept in module names
+    result = write(tmp_path, {"lazy.py": """
+        from prometheus_client import Gauge
+
+        def _missing(*args, **kwargs):
+            raise RuntimeError("not installed")
+
+        def lazy(module_name, attr_name, fallback_fn=_missing):
+            def wrapper(*args, **kwargs):
+                return fallback_fn(*args, **kwargs)
+            return wrapper
+
+        quantize = lazy("flashinfer", "fp4_quantize")
+        gauge_maker = lazy("x", "y", Gauge)
+        OUT = quantize("lazy_not_a_metric", "Not a metric.")
+        DEPTH = gauge_maker("lazy_depth", "A metric: the class given is Gauge.")
+    """})
+    assert [(r.name, r.via) for r in result.records if not r.origin] == [("lazy_depth", "factory:lazy.lazy > closure")]
+    assert not result.diagnostics

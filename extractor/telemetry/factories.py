@@ -66,6 +66,7 @@ class FactoryExpander:
         self._targets: dict[tuple[str, str, str], list[tuple[str, Any, str]]] = {}
         self.by_function: dict[tuple[str, str], list[Call]] = {}
         self.by_class: dict[tuple[str, str], list[Call]] = {}
+        self._asking: set[tuple[str, int, str]] = set()  # keeping calls whose class is being resolved
         self.kept: dict[str, list[Call]] = {}  # "mod.Class.attr" / "mod.NAME" -> the calls whose result it keeps
         for call in calls:
             if call.fact.target:
@@ -114,7 +115,7 @@ class FactoryExpander:
         for key in self._kept_keys(call):
             for store in self.kept.get(key, ()):
                 maker = self._maker_of(store)
-                if maker:
+                if maker and self._given_class_makes_metrics(store, maker):
                     found.append(("made", (store, maker), f"factory:{maker}"))
             if found:
                 break
@@ -152,6 +153,27 @@ class FactoryExpander:
         else:
             key = self.resolver.resolve(callee, module)
         return key if key in self.resolver.makers else ""
+
+    def _given(self, store: Call, maker: str) -> dict[str, Sym]:
+        """The maker's parameters as the keeping call site gives them."""
+        _, signature = self.resolver.signatures[maker]
+        return bind(store.fact, [p for p, _ in signature.params], signature.defaults, None, signature.params)
+
+    def _given_class_makes_metrics(self, store: Call, maker: str) -> bool:
+        """Most functions returning a closure over a callable parameter wrap something else (a lazy
+        import, a retry): followed only when the class given is a constructor or a factory."""
+        if (store.module.name, store.line, maker) in self._asking:
+            return False
+        self._asking.add((store.module.name, store.line, maker))
+        try:
+            for name in _class_names(self._given(store, maker).get(self.resolver.makers[maker][1].param)):
+                call = Call(store.module, msgspec.structs.replace(store.fact, callee=name))
+                for kind, value, _ in self.targets(call):
+                    if kind == "terminal" or (kind == "factory" and self.makes_metrics(value)):
+                        return True
+            return False
+        finally:
+            self._asking.discard((store.module.name, store.line, maker))
 
     def _self_targets(self, call: Call, attr: str) -> list[tuple[str, Any, str]]:
         if not call.fact.class_name:
@@ -265,8 +287,7 @@ class FactoryExpander:
         if depth == 0:
             fact = _marked(fact)
         _, made = self.resolver.makers[maker]
-        _, signature = self.resolver.signatures[maker]
-        given = bind(store.fact, [p for p, _ in signature.params], signature.defaults, None, signature.params)
+        given = self._given(store, maker)
         classes = _class_names(given.get(made.param))
         own = bind(fact, [p for p, _ in made.params], {}, None, made.params)
         binding = {("param", n): v for n, v in own.items()}
