@@ -155,7 +155,7 @@ GATEWAY = {
     "gw/__init__.py": "",
     "gw/metrics.py": """
         import functools
-        from prometheus_client import Counter, Gauge, Histogram
+        from prometheus_client import Counter, Gauge, Histogram, Summary
 
         class NoOp:
             pass
@@ -189,6 +189,8 @@ GATEWAY = {
         _tokens = lambda_of(Counter)
         TOKENS = _tokens("gw_tokens", "Tokens.")
         QUEUE = partial_of(Gauge, "gw")
+        KINDS = {"summary": lambda_of(Summary)}
+        SIZES = KINDS["summary"]("gw_sizes", "Sizes.")
         WAITING = QUEUE("waiting", "Waiting requests.", labelnames=("model",))
     """,
     "gw/server.py": """
@@ -208,8 +210,9 @@ def test_made_factories_of_every_shape(tmp_path):
         "gw_latency_seconds": ("gw/metrics.py", 18, "histogram", (), (0.1, 1.0), made + "Logger._make_factory > closure"),
         "gw_tokens": ("gw/metrics.py", 35, "counter", ("model",), (), made + "lambda_of > lambda"),
         # the namespace the partial binds, from the maker's own parameter
-        "gw_waiting": ("gw/metrics.py", 37, "gauge", ("model",), (), made + "partial_of > partial"),
+        "gw_waiting": ("gw/metrics.py", 39, "gauge", ("model",), (), made + "partial_of > partial"),
         "gw_running": ("gw/server.py", 3, "gauge", (), (), made + "partial_of > partial"),
+        "gw_sizes": ("gw/metrics.py", 38, "summary", ("model",), (), made + "lambda_of > lambda"),  # a dict display
     }
     assert result.records and all(r.help.endswith(".") for r in result.records)
     assert not result.diagnostics

@@ -108,15 +108,23 @@ class _Collector:
         self._class_scopes: dict[ast.AST, ClassScope] = {}
         self._where: dict[Scope, _Where] = {}
         self._frames: dict[int, Frame] = {}
-        self._assigned: dict[int, ast.Assign] = {}  # id(call) -> the assignment it is the whole value of
+        self._assigned: dict[int, str] = {}  # id(call) -> what keeps its result (see _target)
 
     def collect(self) -> None:
         index = self.index
         for cls in index.of(ast.ClassDef):
             self._class(cls)
         for assign in index.of(ast.Assign):
-            if isinstance(assign.value, ast.Call) and len(assign.targets) == 1:
-                self._assigned[id(assign.value)] = assign
+            if len(assign.targets) != 1:
+                continue
+            target = _entry(assign.targets[0])
+            if target and isinstance(assign.value, ast.Call):
+                self._assigned[id(assign.value)] = target
+            elif target and isinstance(assign.value, ast.Dict) and "[" not in target:
+                for key, value in zip(assign.value.keys, assign.value.values):  # FACTORIES = {"counter": make(Counter)}
+                    if isinstance(value, ast.Call) and isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                            and _DICT_KEY.match(key.value):
+                        self._assigned[id(value)] = f"{target}[{key.value!r}]"
         # Imports (module level and nested alike: a late import still binds the name) count from
         # where they stand: a call sees those before it.
         imports = index.positions(ast.Import, ast.ImportFrom)
@@ -327,9 +335,9 @@ class _Collector:
             self._record_signatures(opened, cls_name, function, is_method, where)
 
     def _target(self, node: ast.Call) -> str:
-        """Where the call's result is kept: ``NAME = call`` or ``self.x = call``; "" otherwise."""
-        assign = self._assigned.get(id(node))
-        target = _entry(assign.targets[0]) if assign is not None else None
+        """Where the call's result is kept: ``NAME = call``, ``self.x = call``, or an entry of a dict
+        held there (``d["k"] = call``, ``d = {"k": call}``); "" otherwise."""
+        target = self._assigned.get(id(node))
         if target and (target.count(".") == 0 or target.startswith("self.") and target.count(".") == 1):
             return target
         return ""
