@@ -248,6 +248,13 @@ def test_metric_classes_without_records_are_said(tmp_path):
                     pass
                 Tally("abc")
         """,
+        # a metrics client injected: constructor-shaped calls on it are said; a look-alike is not
+        "svc/injected.py": """
+            class Instruments:
+                def __init__(self, metrics_client, tally):
+                    self.latency = metrics_client.Histogram(name="svc_latency", documentation="Latency.")
+                    self.words = tally.Counter("abc")
+        """,
         # a file whose metrics come out says nothing more
         "svc/ok.py": """
             from prometheus_client import Counter
@@ -255,10 +262,13 @@ def test_metric_classes_without_records_are_said(tmp_path):
         """,
     })
     assert [r.name for r in result.records if not r.origin] == ["svc_done"]  # besides the default collectors
-    (diagnostic,) = result.diagnostics
-    assert (diagnostic.path, diagnostic.line, diagnostic.code) == ("svc/missed.py", 8, "metric-classes-without-records")
-    assert "prometheus_client.Counter (line 8), prometheus_client.Gauge (line 9)" in diagnostic.message
-    assert result.stats["python_files_metric_classes_without_records"] == 1
+    injected, missed = result.diagnostics
+    assert (missed.path, missed.line, missed.code) == ("svc/missed.py", 8, "metric-classes-without-records")
+    assert "uses prometheus_client.Counter (line 8), prometheus_client.Gauge (line 9), but" in missed.message
+    assert (injected.path, injected.line) == ("svc/injected.py", 4)
+    assert "uses metrics_client.Histogram (line 4, a constructor call on an object not resolved" in injected.message
+    assert "tally" not in injected.message
+    assert result.stats["python_files_metric_classes_without_records"] == 2
 
 
 def test_files_of_reached_factories_are_not_silent(tmp_path):

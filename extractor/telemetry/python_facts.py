@@ -70,7 +70,8 @@ class ClassUse(msgspec.Struct, frozen=True, array_like=True):
     callee or as a call's argument: which library it is decides the extract step."""
 
     name: str  # dotted as written
-    line: int  # its first use
+    line: int  # its first use (the first constructor-shaped one, when there is one)
+    shaped: bool = False  # called with a metric's documentation: a constructor, whatever the object
 
 
 class ExemplarUse(msgspec.Struct, frozen=True, array_like=True):

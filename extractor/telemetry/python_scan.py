@@ -301,8 +301,12 @@ class _Collector:
         for value in [node.func, *node.args, *(k.value for k in node.keywords)]:
             text = callee if value is node.func else (
                 name_chain(value) if isinstance(value, (ast.Name, ast.Attribute)) else None)
-            if text and text.rsplit(".", 1)[-1] in self._class_names and text not in self.class_uses:
-                self.class_uses[text] = ClassUse(text, node.lineno)
+            if not text or text.rsplit(".", 1)[-1] not in self._class_names:
+                continue
+            shaped = value is node.func and any(k.arg in _DOC_KEYWORDS for k in node.keywords)
+            known = self.class_uses.get(text)
+            if known is None or (shaped and not known.shaped):
+                self.class_uses[text] = ClassUse(text, node.lineno, shaped)
 
     def _call(self, node: ast.Call, site: Site) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("observe", "inc", "set") \
