@@ -304,3 +304,33 @@ def test_closures_over_other_callables_are_not_followed(tmp_path):
     """})
     assert [(r.name, r.via) for r in result.records if not r.origin] == [("lazy_depth", "factory:lazy.lazy > closure")]
     assert not result.diagnostics
+
+
+def test_made_factory_behind_a_wrapper_and_a_wrapper_class(tmp_path):
+    # order two both ways: a function forwarding to a kept callable, and a maker given a wrapper class
+    result = write(tmp_path, {"two.py": """
+        from prometheus_client import Counter
+
+        class Prefixed:
+            def __init__(self, name, documentation):
+                self.metric = Counter("two_" + name, documentation)
+
+        def make(cls):
+            def factory(*args, **kwargs):
+                return cls(*args, **kwargs)
+            return factory
+
+        counter = make(Counter)
+        prefixed = make(Prefixed)
+
+        def tokens(kind):
+            return counter(f"two_{kind}_tokens", "Tokens.")
+
+        PROMPT = tokens("prompt")
+        EVENTS = prefixed("events", "Events.")
+    """})
+    found = {r.name: (r.line, r.via) for r in result.records if not r.origin}
+    assert found == {
+        "two_prompt_tokens": (19, "factory:two.tokens > factory:two.make > closure"),
+        "two_events": (20, "factory:two.make > closure > factory:two.Prefixed"),
+    }

@@ -392,10 +392,12 @@ class _Collector:
         for keyword in keywords:
             if keyword.arg is None:
                 return "reads" if where.functions else ""  # forwarding **kwargs
+        kept = id(node) in self._assigned
         for value in [*args, *(k.value for k in keywords)]:
-            if isinstance(value, (ast.Name, ast.Attribute)) and \
-                    (name_chain(value) or "").rsplit(".", 1)[-1] in self._class_names:
-                return "reads"  # passes a metric class on: a maker of factories (self._make_factory(Counter))
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                given = (name_chain(value) or "").rsplit(".", 1)[-1]
+                if given in self._class_names or (kept and given[:1].isupper()):
+                    return "reads"  # passes a (metric) class on and keeps what comes back: self._make_factory(Counter)
         if (last[:1].isupper() or callee.startswith(("self.", "cls."))) and (
                 len(args) >= 2 or any(k.arg in _DOC_KEYWORDS for k in keywords)):
             return "reads"  # constructor-shaped (name and documentation; self._gauge_cls(...)), whatever the name
