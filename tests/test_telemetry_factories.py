@@ -264,9 +264,9 @@ def test_metric_classes_without_records_are_said(tmp_path):
     assert [r.name for r in result.records if not r.origin] == ["svc_done"]  # besides the default collectors
     injected, missed = result.diagnostics
     assert (missed.path, missed.line, missed.code) == ("svc/missed.py", 8, "metric-classes-without-records")
-    assert "uses prometheus_client.Counter (line 8), prometheus_client.Gauge (line 9), but" in missed.message
+    assert missed.message.startswith("uses prometheus_client.Counter (line 8), prometheus_client.Gauge (line 9); but")
     assert (injected.path, injected.line) == ("svc/injected.py", 4)
-    assert "uses metrics_client.Histogram (line 4, a constructor call on an object not resolved" in injected.message
+    assert injected.message.startswith("calls metrics_client.Histogram (line 4) like constructors, on an object not")
     assert "tally" not in injected.message
     assert result.stats["python_files_metric_classes_without_records"] == 2
 

@@ -15,7 +15,7 @@ from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
 from extractor.telemetry.libraries import Conventions, conventions
 from extractor.telemetry.provided import provided_records
-from extractor.telemetry.python_facts import ClassUse, MetricFacts
+from extractor.telemetry.python_facts import MetricFacts
 from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
                                          expose_names, lint_name, prometheus_default_buckets)
@@ -94,30 +94,31 @@ def _silent_files(modules: dict[str, Module], facts: dict[str, MetricFacts], res
     for name, module in sorted(modules.items(), key=lambda item: item[1].path):
         if module.path in said or name in reached:
             continue
-        used = [(use, _class_use_text(use, module, resolver, conventions)) for use in facts[name].class_uses]
-        used = [(use, text) for use, text in used if text[0]]
-        if not used:
+        library: list[tuple[str, int]] = []  # (constructor, line)
+        unresolved: list[tuple[str, int]] = []  # constructor-shaped calls on an unknown object
+        for use in facts[name].class_uses:
+            target = resolver.resolve(use.name, module)
+            if target in conventions.constructors:
+                library.append((target, use.line))
+            elif use.shaped and target not in resolver.classes and target not in resolver.signatures:
+                unresolved.append((use.name, use.line))
+        if not (library or unresolved):
             continue
-        what = ", ".join(f"{text} (line {use.line}{note})" for use, (text, note) in used[:5])
-        more = f" and {len(used) - 5} more" if len(used) > 5 else ""
-        out.append(Diagnostic(module.path, used[0][0].line, "metric-classes-without-records",
-                              f"uses {what}{more}, but no metric definition came out of this file: no call "
+        parts = []
+        if library:
+            parts.append(f"uses {_listed(library)}")
+        if unresolved:
+            parts.append(f"calls {_listed(unresolved)} like constructors, on an object not resolved to a metric library")
+        line = min(line for _, line in library + unresolved)
+        out.append(Diagnostic(module.path, line, "metric-classes-without-records",
+                              f"{'; '.join(parts)}; but no metric definition came out of this file: no call "
                               "gives them a name through a shape archdiff follows", Severity.WARNING))
     return out
 
 
-def _class_use_text(use: ClassUse, module: Module, resolver: PythonResolver,
-                    conventions: Conventions) -> tuple[str, str]:
-    """How a use of a metric-class name reads in the diagnostic; '' when it is not one: a library
-    constructor, or a call shaped like one (``documentation=``) on an object archdiff cannot
-    resolve (``metrics_client.Histogram(name=..., documentation=...)``, the client injected).
-    (name, note); ("", "") when it is no use."""
-    target = resolver.resolve(use.name, module)
-    if target in conventions.constructors:
-        return target, ""
-    if use.shaped and target not in resolver.classes and target not in resolver.signatures:
-        return use.name, ", a constructor call on an object not resolved to a metric library"
-    return "", ""
+def _listed(uses: list[tuple[str, int]]) -> str:
+    shown = ", ".join(f"{name} (line {line})" for name, line in uses[:5])
+    return shown + (f" and {len(uses) - 5} more" if len(uses) > 5 else "")
 
 
 def _exemplar_objects(modules: dict[str, Module], facts: dict[str, MetricFacts],
