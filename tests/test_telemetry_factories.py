@@ -146,3 +146,191 @@ def test_cpp_helper_without_literal_call_sites(tmp_path):
     (diagnostic,) = result.diagnostics
     assert (diagnostic.line, diagnostic.code) == (4, "metric-name-unresolved")
     assert "parameter 2 of Make()" in diagnostic.message
+
+
+# -- factories made by a function given the metric class (issue 25) ------------------------------
+# The gateway shape: a method given Counter/Gauge/Histogram returns a closure calling it, kept on
+# self and called with the names; likewise a lambda, a functools.partial, a module name, a dict entry.
+GATEWAY = {
+    "gw/__init__.py": "",
+    "gw/metrics.py": """
+        import functools
+        from prometheus_client import Counter, Gauge, Histogram, Summary
+
+        class NoOp:
+            pass
+
+        class Logger:
+            def __init__(self, enabled):
+                self.enabled = enabled
+                self._counter = self._make_factory(Counter)
+                self._gauge = self._make_factory(Gauge)
+                self.requests = self._counter(name="gw_requests_total", documentation="Requests.",
+                                              labelnames=["route"])
+                self.inflight = self._gauge("gw_inflight", "Requests in flight.")
+                self._kinds = {}
+                self._kinds["histogram"] = self._make_factory(Histogram)
+                self.latency = self._kinds["histogram"]("gw_latency_seconds", "Latency.", buckets=[0.1, 1.0])
+
+            def _make_factory(self, cls, fallback=True):
+                def factory(*args, **kwargs):
+                    name = args[0] if args else kwargs.get("name", "")
+                    if not self.enabled:
+                        return NoOp()
+                    return cls(*args, **kwargs)
+                return factory
+
+        def lambda_of(cls):
+            return lambda name, doc: cls(name, doc, ["model"])
+
+        def partial_of(cls, namespace):
+            return functools.partial(cls, namespace=namespace)
+
+        _tokens = lambda_of(Counter)
+        TOKENS = _tokens("gw_tokens", "Tokens.")
+        QUEUE = partial_of(Gauge, "gw")
+        KINDS = {"summary": lambda_of(Summary)}
+        SIZES = KINDS["summary"]("gw_sizes", "Sizes.")
+        WAITING = QUEUE("waiting", "Waiting requests.", labelnames=("model",))
+    """,
+    "gw/server.py": """
+        from gw.metrics import QUEUE
+        RUNNING = QUEUE("running", "Running requests.")
+    """,
+}
+
+
+def test_made_factories_of_every_shape(tmp_path):
+    result = write(tmp_path, GATEWAY)
+    made = "factory:gw.metrics."
+    found = {r.name: (r.path, r.line, r.type.value, r.labels, r.buckets, r.via) for r in result.records}
+    assert found == {
+        "gw_requests": ("gw/metrics.py", 13, "counter", ("route",), (), made + "Logger._make_factory > closure"),
+        "gw_inflight": ("gw/metrics.py", 15, "gauge", (), (), made + "Logger._make_factory > closure"),
+        "gw_latency_seconds": ("gw/metrics.py", 18, "histogram", (), (0.1, 1.0), made + "Logger._make_factory > closure"),
+        "gw_tokens": ("gw/metrics.py", 35, "counter", ("model",), (), made + "lambda_of > lambda"),
+        # the namespace the partial binds, from the maker's own parameter
+        "gw_waiting": ("gw/metrics.py", 39, "gauge", ("model",), (), made + "partial_of > partial"),
+        "gw_running": ("gw/server.py", 3, "gauge", (), (), made + "partial_of > partial"),
+        "gw_sizes": ("gw/metrics.py", 38, "summary", ("model",), (), made + "lambda_of > lambda"),  # a dict display
+    }
+    assert result.records and all(r.help.endswith(".") for r in result.records)
+    assert not result.diagnostics
+
+
+def test_metric_classes_without_records_are_said(tmp_path):
+    result = write(tmp_path, {
+        "svc/__init__.py": "from prometheus_client import Counter, Gauge  # re-exported: no use",
+        # the classes are handed to a helper whose callable the code keeps in a shape not followed
+        # (called straight away): the file is said, with what it used
+        "svc/missed.py": """
+            from prometheus_client import Counter, Gauge
+            from svc.helpers import wrap
+
+            def build(cls):
+                return cls
+
+            REQUESTS = build(Counter)("svc_requests", "Requests.")
+            INFLIGHT = wrap(Gauge, "svc_inflight")
+        """,
+        "svc/helpers.py": """
+            def wrap(cls, name):
+                return None
+        """,
+        # the library for its server and registry only, a class in an annotation and isinstance
+        "svc/serve.py": """
+            from collections import Counter as Tally
+            from prometheus_client import REGISTRY, Counter, start_http_server
+
+            def serve(port: int, seen: Counter | None = None) -> None:
+                start_http_server(port, registry=REGISTRY)
+                if isinstance(seen, Counter):
+                    pass
+                Tally("abc")
+        """,
+        # a metrics client injected: constructor-shaped calls on it are said; a look-alike is not
+        "svc/injected.py": """
+            class Instruments:
+                def __init__(self, metrics_client, tally):
+                    self.latency = metrics_client.Histogram(name="svc_latency", documentation="Latency.")
+                    self.words = tally.Counter("abc")
+        """,
+        # a file whose metrics come out says nothing more
+        "svc/ok.py": """
+            from prometheus_client import Counter
+            DONE = Counter("svc_done", "Done.")
+        """,
+    })
+    assert [r.name for r in result.records if not r.origin] == ["svc_done"]  # besides the default collectors
+    injected, missed = result.diagnostics
+    assert (missed.path, missed.line, missed.code) == ("svc/missed.py", 8, "metric-classes-without-records")
+    assert missed.message.startswith("uses prometheus_client.Counter (line 8), prometheus_client.Gauge (line 9); but")
+    assert (injected.path, injected.line) == ("svc/injected.py", 4)
+    assert injected.message.startswith("calls metrics_client.Histogram (line 4) like constructors, on an object not")
+    assert "tally" not in injected.message
+    assert result.stats["python_files_metric_classes_without_records"] == 2
+
+
+def test_files_of_reached_factories_are_not_silent(tmp_path):
+    result = write(tmp_path, GATEWAY | {"gw/helpers.py": """
+        from prometheus_client import Counter
+        def counter(name):
+            return Counter(name, "Made for a caller.")
+    """, "gw/use.py": """
+        from gw.helpers import counter
+        HITS = counter("gw_hits")
+    """})
+    assert record(result, "gw_hits").path == "gw/use.py"
+    assert not result.diagnostics and "python_files_metric_classes_without_records" not in result.stats  # zero: left out, as every count
+
+
+def test_closures_over_other_callables_are_not_followed(tmp_path):
+    # vLLM's lazy-import wrapper: a closure calling its fallback parameter, kept in module names
+    result = write(tmp_path, {"lazy.py": """
+        from prometheus_client import Gauge
+
+        def _missing(*args, **kwargs):
+            raise RuntimeError("not installed")
+
+        def lazy(module_name, attr_name, fallback_fn=_missing):
+            def wrapper(*args, **kwargs):
+                return fallback_fn(*args, **kwargs)
+            return wrapper
+
+        quantize = lazy("flashinfer", "fp4_quantize")
+        gauge_maker = lazy("x", "y", Gauge)
+        OUT = quantize("lazy_not_a_metric", "Not a metric.")
+        DEPTH = gauge_maker("lazy_depth", "A metric: the class given is Gauge.")
+    """})
+    assert [(r.name, r.via) for r in result.records if not r.origin] == [("lazy_depth", "factory:lazy.lazy > closure")]
+    assert not result.diagnostics
+
+
+def test_made_factory_behind_a_wrapper_and_a_wrapper_class(tmp_path):
+    # order two both ways: a function forwarding to a kept callable, and a maker given a wrapper class
+    result = write(tmp_path, {"two.py": """
+        from prometheus_client import Counter
+
+        class Prefixed:
+            def __init__(self, name, documentation):
+                self.metric = Counter("two_" + name, documentation)
+
+        def make(cls):
+            def factory(*args, **kwargs):
+                return cls(*args, **kwargs)
+            return factory
+
+        counter = make(Counter)
+        prefixed = make(Prefixed)
+
+        def tokens(kind):
+            return counter(f"two_{kind}_tokens", "Tokens.")
+
+        PROMPT = tokens("prompt")
+        EVENTS = prefixed("events", "Events.")
+    """})
+    found = {r.name: (r.line, r.via) for r in result.records if not r.origin}
+    assert found == {
+        "two_prompt_tokens": (19, "factory:two.tokens > factory:two.make > closure"),
+        "two_events": (20, "factory:two.make > closure > factory:two.Prefixed"),
+    }

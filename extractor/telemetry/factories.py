@@ -9,11 +9,18 @@ expanded with those values, up to :data:`MAX_DEPTH` factories deep. What comes o
 constructor, the values of its parameters as the *outermost* call site gives them, and the chain
 of factories (``via``). A constructor call whose values still read a parameter of the function it
 sits in is inside a factory: it is reported only when no call site reaches that factory.
+
+A factory may also be *made*: a function given the metric class returns a closure, a lambda or a
+``functools.partial`` that calls it (``self._counter = self._make_factory(Counter)``), and the
+code calls what it kept (``self._counter("x_total", "...")``), under ``self``, a module name or a
+dict entry. Such a call is expanded through the returned callable's own call of the class, with
+the class the keeping call site gave (``via``: ``factory:<maker> > closure``).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -26,6 +33,7 @@ from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.python_symbols import Sym
 
 MAX_DEPTH = 4  # factories calling factories: deeper chains are not followed
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -58,7 +66,11 @@ class FactoryExpander:
         self._targets: dict[tuple[str, str, str], list[tuple[str, Any, str]]] = {}
         self.by_function: dict[tuple[str, str], list[Call]] = {}
         self.by_class: dict[tuple[str, str], list[Call]] = {}
+        self._asking: set[tuple[str, int, str]] = set()  # keeping calls whose class is being resolved
+        self.kept: dict[str, list[Call]] = {}  # "mod.Class.attr" / "mod.NAME" -> the calls whose result it keeps
         for call in calls:
+            if call.fact.target:
+                self.kept.setdefault(_kept_key(call.module.name, call.fact.class_name, call.fact.target), []).append(call)
             key = (call.module.name, call.fact.function)
             self.by_function.setdefault(key, []).append(call)
             if call.fact.class_name:
@@ -78,6 +90,9 @@ class FactoryExpander:
     def _resolve_targets(self, call: Call) -> list[tuple[str, Any, str]]:
         callee = call.fact.callee
         module = call.module
+        made = self._made_targets(call)
+        if made:
+            return made
         last = callee.rsplit(".", 1)[-1]
         if self.otel and last in self.conventions.instruments and "." in callee:
             return [("terminal", self.conventions.instruments[last], "instrument")]
@@ -93,6 +108,72 @@ class FactoryExpander:
         if not target:
             return []
         return self._class_targets(target, "attribute" if "." in callee else "import")
+
+    def _made_targets(self, call: Call) -> list[tuple[str, Any, str]]:
+        """``("made", (keeping call, maker), via)`` when the callee is a callable a maker returned."""
+        found: list[tuple[str, Any, str]] = []
+        for key in self._kept_keys(call):
+            for store in self.kept.get(key, ()):
+                maker = self._maker_of(store)
+                if maker and self._given_class_makes_metrics(store, maker):
+                    found.append(("made", (store, maker), f"factory:{maker}"))
+            if found:
+                break
+        return found
+
+    def _kept_keys(self, call: Call) -> list[str]:
+        """Where the callee could be kept: ``self.x`` in the class or any base, a module name."""
+        callee, module = call.fact.callee, call.module
+        head, _, attr = callee.partition(".")
+        if head in ("self", "cls"):
+            if not call.fact.class_name or not attr:
+                return []
+            owner = f"{module.name}.{call.fact.class_name}"
+            return [f"{klass}.{attr}" for klass in [owner, *self._ancestors(owner)]]
+        name, bracket, entry = callee.partition("[")
+        target = self.resolver.resolve(name, module) or ("" if "." in name else f"{module.name}.{name}")
+        return [target + bracket + entry] if target else []
+
+    def _ancestors(self, owner: str) -> list[str]:
+        out: list[str] = []
+        stack = self.resolver.bases(owner)
+        while stack:
+            base = stack.pop()
+            if base not in out and base != owner:
+                out.append(base)
+                stack.extend(self.resolver.bases(base))
+        return out
+
+    def _maker_of(self, store: Call) -> str:
+        """The maker whose returned callable ``store`` keeps; '' when its callee is none."""
+        callee, module = store.fact.callee, store.module
+        head, _, attr = callee.partition(".")
+        if head in ("self", "cls") and attr and "." not in attr and store.fact.class_name:
+            key = self.resolver.lookup_method(f"{module.name}.{store.fact.class_name}", attr)
+        else:
+            key = self.resolver.resolve(callee, module)
+        return key if key in self.resolver.makers else ""
+
+    def _given(self, store: Call, maker: str) -> dict[str, Sym]:
+        """The maker's parameters as the keeping call site gives them."""
+        _, signature = self.resolver.signatures[maker]
+        return bind(store.fact, [p for p, _ in signature.params], signature.defaults, None, signature.params)
+
+    def _given_class_makes_metrics(self, store: Call, maker: str) -> bool:
+        """Most functions returning a closure over a callable parameter wrap something else (a lazy
+        import, a retry): followed only when the class given is a constructor or a factory."""
+        if (store.module.name, store.line, maker) in self._asking:
+            return False
+        self._asking.add((store.module.name, store.line, maker))
+        try:
+            for name in _class_names(self._given(store, maker).get(self.resolver.makers[maker][1].param)):
+                call = Call(store.module, msgspec.structs.replace(store.fact, callee=name))
+                for kind, value, _ in self.targets(call):
+                    if kind == "terminal" or (kind == "factory" and self.makes_metrics(value)):
+                        return True
+            return False
+        finally:
+            self._asking.discard((store.module.name, store.line, maker))
 
     def _self_targets(self, call: Call, attr: str) -> list[tuple[str, Any, str]]:
         if not call.fact.class_name:
@@ -156,7 +237,7 @@ class FactoryExpander:
         found = False
         for call in self._inner_calls(key):
             for kind, value, _ in self.targets(call):
-                if kind == "terminal" or self.makes_metrics(value):
+                if kind in ("terminal", "made") or self.makes_metrics(value):
                     found = True
                     break
             if found:
@@ -181,15 +262,42 @@ class FactoryExpander:
                     continue
                 yield Outcome(root, value, values, steps, entered)
                 continue
+            if kind == "made":
+                store, maker = value
+                if maker in entered or (depth and not _gives(fact)):
+                    continue
+                if depth >= MAX_DEPTH:
+                    self.cut.add((root.module.path, root.line, maker))
+                    continue
+                yield from self._expand_made(root, fact, store, maker, steps, entered + (maker,), depth)
+                continue
             if value in entered or not self.makes_metrics(value):
                 continue  # recursion, or a function that forwards parameters to no metric at all
-            if depth and not any(pysym.given_by_caller(v) for v in
-                                 [*fact.args, *fact.kwargs.values(), *fact.dstar]):
+            if depth and not _gives(fact):
                 continue  # nothing the outermost caller gave flows on: no metric it could name
             if depth >= MAX_DEPTH:
                 self.cut.add((root.module.path, root.line, value))
                 continue
             yield from self._expand_factory(root, fact, value, steps, entered + (value,), depth)
+
+    def _expand_made(self, root: Call, fact: CallFacts, store: Call, maker: str, via: tuple[str, ...],
+                     entered: tuple[str, ...], depth: int) -> Iterator[Outcome]:
+        """A call of the callable ``store`` kept: the call the callable makes, with its parameters
+        bound to this call's arguments, made with each class the keeping call site gave."""
+        if depth == 0:
+            fact = _marked(fact)
+        _, made = self.resolver.makers[maker]
+        given = self._given(store, maker)
+        classes = _class_names(given.get(made.param))
+        own = bind(fact, [p for p, _ in made.params], {}, None, made.params)
+        binding = {("param", n): v for n, v in own.items()}
+        if made.shape == "partial":  # its bound arguments were read where the maker's parameters are open
+            binding.update({("param", n): v for n, v in given.items() if ("param", n) not in binding})
+        inner = substituted(made.call, binding)
+        for name in classes:
+            call = msgspec.structs.replace(inner, callee=name, class_name=store.fact.class_name,
+                                           function=store.fact.function)
+            yield from self._expand(root, call, store.module, via + (made.shape,), entered, depth + 1)
 
     def _expand_factory(self, root: Call, fact: CallFacts, key: str, via: tuple[str, ...],
                         entered: tuple[str, ...], depth: int) -> Iterator[Outcome]:
@@ -224,6 +332,30 @@ class FactoryExpander:
             return
         for call in inner:
             yield from self._expand(root, substituted(call.fact, binding), module, via, entered, depth + 1)
+
+
+def _gives(fact: CallFacts) -> bool:
+    """Whether something the outermost caller gave flows on in ``fact``."""
+    return any(pysym.given_by_caller(v) for v in [*fact.args, *fact.kwargs.values(), *fact.dstar])
+
+
+def _kept_key(module: str, class_name: str, target: str) -> str:
+    if target.startswith("self."):
+        return f"{module}.{class_name}.{target[5:]}"
+    return f"{module}.{target}"
+
+
+def _class_names(value: Sym | None) -> list[str]:
+    """The dotted names a value given for a class parameter spells (``Counter``,
+    ``prometheus_client.Gauge``; alternatives each): an unknown value's text is the name itself."""
+    value = pysym.unwrap(value)
+    if not isinstance(value, list) or not value:
+        return []
+    if value[0] == "alt":
+        return [name for option in value[1] for name in _class_names(option)]
+    if value[0] == "unk" and _DOTTED.match(value[1]):
+        return [value[1]]
+    return []
 
 
 def _marked(fact: CallFacts) -> CallFacts:

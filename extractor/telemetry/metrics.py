@@ -49,5 +49,5 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="2",
+    version="3",  # 3: makers of factories, metric class uses
 )

@@ -54,6 +54,26 @@ class CallFacts(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True
     target: str = ""  # where the result is kept: a module-level name or ``self.x``
 
 
+class MadeCallable(msgspec.Struct, frozen=True, array_like=True):
+    """A function that returns a callable calling one of its parameters: a closure
+    (``def factory(*a, **k): return cls(*a, **k)``; ``return factory``), a lambda, or
+    ``functools.partial(cls, ...)``. Whoever calls what the function returned calls ``param``."""
+
+    shape: str  # "closure", "lambda" or "partial"
+    param: str  # the function's parameter the returned callable calls
+    params: tuple[tuple[str, str], ...]  # the returned callable's own parameters, as Signature.params
+    call: CallFacts  # its call of ``param``, values read with its own parameters open
+
+
+class ClassUse(msgspec.Struct, frozen=True, array_like=True):
+    """A name spelled like a metric class (``Counter``, ``prometheus_client.Gauge``) used as a
+    callee or as a call's argument: which library it is decides the extract step."""
+
+    name: str  # dotted as written
+    line: int  # its first use (the first constructor-shaped one, when there is one)
+    shaped: bool = False  # called with a metric's documentation: a constructor, whatever the object
+
+
 class ExemplarUse(msgspec.Struct, frozen=True, array_like=True):
     """``m.observe(v, exemplar=...)``: the metric object observed with exemplars."""
 
@@ -109,6 +129,8 @@ class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     imports: dict[str, ImportEntry] = {}  # local name -> what it imports, at any depth (last binding wins)
     classes: tuple[ClassFacts, ...] = ()
     functions: dict[str, Signature] = {}  # factory signatures by qualname within the module
+    makers: dict[str, MadeCallable] = {}  # by the qualname of the function that returns the callable
+    class_uses: tuple[ClassUse, ...] = ()
     calls: tuple[CallFacts, ...] = ()
     exemplars: tuple[ExemplarUse, ...] = ()
     registry_uses: tuple[RegistryUse, ...] = ()

@@ -29,7 +29,7 @@ def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str,
         name = file.module  # one naming for every step (extractor.naming)
         by_module[name] = facts
         module = Module(name, file.path, file.rel.endswith("__init__.py"), facts.imports,
-                        {c.name: c for c in facts.classes}, facts.functions)
+                        {c.name: c for c in facts.classes}, facts.functions, facts.makers)
         modules[name] = module
         calls.extend(Call(module, fact) for fact in facts.calls)
     return modules, calls, by_module
@@ -64,6 +64,10 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         records.extend(built)
         diagnostics.extend(problems)
     stats["python_factories_used"] = len(entered)
+    silent = _silent_files(modules, facts, resolver, conventions, entered,
+                           {r.path for r in records} | {d.path for d in diagnostics})
+    stats["python_files_metric_classes_without_records"] = len(silent)
+    diagnostics.extend(silent)
     for path, line, key in sorted(expander.cut):
         diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
                                       f"not followed past {key}: factories more than {MAX_DEPTH} deep",
@@ -73,6 +77,48 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
     stats.update(library_stats)
     stats["library_metrics"] = len(library_records)
     return records, diagnostics, stats
+
+
+def _silent_files(modules: dict[str, Module], facts: dict[str, MetricFacts], resolver: PythonResolver,
+                  conventions: Conventions, entered: set[str], said: set[str]) -> list[Diagnostic]:
+    """No silent zero: a file that calls a metric class or passes one on, yet has no metric
+    record, no diagnostic, and no factory a call site reached, is said, with what it used.
+
+    Only calls and arguments count (``Counter(...)``, ``make(Gauge)``): a file that imports
+    ``prometheus_client`` for ``start_http_server`` or ``REGISTRY``, re-exports a class, or names
+    one in an annotation defines no metric and is not reported."""
+    out: list[Diagnostic] = []
+    # a factory reached from call sites: its file's constructors are recorded at those call sites
+    reached = {owner[0].name for key in entered
+               for owner in (resolver.signatures[key] if key in resolver.signatures else resolver.classes[key],)}
+    for name, module in sorted(modules.items(), key=lambda item: item[1].path):
+        if module.path in said or name in reached:
+            continue
+        library: list[tuple[str, int]] = []  # (constructor, line)
+        unresolved: list[tuple[str, int]] = []  # constructor-shaped calls on an unknown object
+        for use in facts[name].class_uses:
+            target = resolver.resolve(use.name, module)
+            if target in conventions.constructors:
+                library.append((target, use.line))
+            elif use.shaped and target not in resolver.classes and target not in resolver.signatures:
+                unresolved.append((use.name, use.line))
+        if not (library or unresolved):
+            continue
+        parts = []
+        if library:
+            parts.append(f"uses {_listed(library)}")
+        if unresolved:
+            parts.append(f"calls {_listed(unresolved)} like constructors, on an object not resolved to a metric library")
+        line = min(line for _, line in library + unresolved)
+        out.append(Diagnostic(module.path, line, "metric-classes-without-records",
+                              f"{'; '.join(parts)}; but no metric definition came out of this file: no call "
+                              "gives them a name through a shape archdiff follows", Severity.WARNING))
+    return out
+
+
+def _listed(uses: list[tuple[str, int]]) -> str:
+    shown = ", ".join(f"{name} (line {line})" for name, line in uses[:5])
+    return shown + (f" and {len(uses) - 5} more" if len(uses) > 5 else "")
 
 
 def _exemplar_objects(modules: dict[str, Module], facts: dict[str, MetricFacts],

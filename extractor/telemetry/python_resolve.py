@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 
 from extractor import naming
-from extractor.telemetry.python_facts import ClassFacts, ImportEntry, Signature
+from extractor.telemetry.python_facts import ClassFacts, ImportEntry, MadeCallable, Signature
 
 
 @dataclasses.dataclass
@@ -21,6 +21,7 @@ class Module:
     imports: dict[str, ImportEntry]
     classes: dict[str, ClassFacts]
     functions: dict[str, Signature]  # factory signatures by qualname within the module
+    makers: dict[str, MadeCallable] = dataclasses.field(default_factory=dict)  # functions returning a callable
 
 
 class PythonResolver:
@@ -30,7 +31,10 @@ class PythonResolver:
         self.modules = modules
         self.classes: dict[str, tuple[Module, ClassFacts]] = {}
         self.signatures: dict[str, tuple[Module, Signature]] = {}
+        self.makers: dict[str, tuple[Module, MadeCallable]] = {}
         for module in modules.values():
+            for qual, made in module.makers.items():
+                self.makers[f"{module.name}.{qual}"] = (module, made)
             for cls in module.classes.values():
                 self.classes[f"{module.name}.{cls.name}"] = (module, cls)
             for qual, signature in module.functions.items():

@@ -31,8 +31,9 @@ from extractor.model import ParsedFile
 from extractor.python.expr import name_chain
 from extractor.python.index import ModuleIndex, Scope, Site, module_index
 from extractor.telemetry import python_symbols as pysym
-from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ExemplarUse, ImportEntry, MetricFacts, Signature,
-                                              Sym)
+from extractor.telemetry.libraries import conventions
+from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ClassUse, ExemplarUse, ImportEntry, MadeCallable,
+                                              MetricFacts, Signature, Sym)
 from extractor.telemetry.python_libscan import scan_library_uses
 from extractor.telemetry.python_scope import ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, parameters
 
@@ -48,6 +49,12 @@ _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:.]*$")
 _NAME_PART = re.compile(r"^[A-Za-z0-9_:.]*$")
 _DOC_KEYWORDS = frozenset({"documentation", "description"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+_TYPING = frozenset({"cast", "typing.cast"})
+_PARTIAL = frozenset({"partial", "functools.partial"})
+# What a callable returned by ``functools.partial(cls, ...)`` takes: named so that no parameter of
+# the function returning it can be mistaken for them.
+_PARTIAL_PARAMS = (("*args", "var"), ("**kwargs", "kw"))
+_DICT_KEY = re.compile(r"^[A-Za-z0-9_:]+$")  # a dict entry a callable is kept in: ``d["counter"]``
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -65,7 +72,13 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
     if not (collector.calls or collector.classes or collector.imports or libraries):
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
     return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
+                       makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars), **libraries)
+
+
+def _metric_class_names() -> frozenset[str]:
+    """The last part of every constructor class the libraries define (``Counter``, ``Gauge``...)."""
+    return frozenset(key.rsplit(".", 1)[-1] for key in conventions().constructors)
 
 
 class _Where:
@@ -88,19 +101,30 @@ class _Collector:
         self.functions: dict[str, Signature] = {}
         self.calls: list[CallFacts] = []
         self.exemplars: list[ExemplarUse] = []
+        self.makers: dict[str, MadeCallable] = {}
+        self.class_uses: dict[str, ClassUse] = {}
+        self._class_names = _metric_class_names()
         self.module = ModuleScope(index.tree)
         self._class_scopes: dict[ast.AST, ClassScope] = {}
         self._where: dict[Scope, _Where] = {}
         self._frames: dict[int, Frame] = {}
-        self._assigned: dict[int, ast.Assign] = {}  # id(call) -> the assignment it is the whole value of
+        self._assigned: dict[int, str] = {}  # id(call) -> what keeps its result (see _target)
 
     def collect(self) -> None:
         index = self.index
         for cls in index.of(ast.ClassDef):
             self._class(cls)
         for assign in index.of(ast.Assign):
-            if isinstance(assign.value, ast.Call) and len(assign.targets) == 1:
-                self._assigned[id(assign.value)] = assign
+            if len(assign.targets) != 1:
+                continue
+            target = _entry(assign.targets[0])
+            if target and isinstance(assign.value, ast.Call):
+                self._assigned[id(assign.value)] = target
+            elif target and isinstance(assign.value, ast.Dict) and "[" not in target:
+                for key, value in zip(assign.value.keys, assign.value.values):  # FACTORIES = {"counter": make(Counter)}
+                    if isinstance(value, ast.Call) and isinstance(key, ast.Constant) and isinstance(key.value, str) \
+                            and _DICT_KEY.match(key.value):
+                        self._assigned[id(value)] = f"{target}[{key.value!r}]"
         # Imports (module level and nested alike: a late import still binds the name) count from
         # where they stand: a call sees those before it.
         imports = index.positions(ast.Import, ast.ImportFrom)
@@ -116,6 +140,7 @@ class _Collector:
             self._call(call, sites[position])
         for position in imports[done:]:
             self._import(nodes[position])
+        self._returned_callables()
 
     # -- imports ---------------------------------------------------------------------------------
     def _import(self, node: ast.AST) -> None:
@@ -200,14 +225,98 @@ class _Collector:
         if text:
             self.exemplars.append(ExemplarUse(text, where.class_name, node.lineno))
 
+    # -- callables made over a parameter ---------------------------------------------------------
+    def _returned_callables(self) -> None:
+        """Functions returning a closure, a lambda or a ``functools.partial`` that calls one of
+        their parameters: the makers of metric factories of any order (``self._counter =
+        self._make_factory(Counter)``, then ``self._counter("x_total", "...")``)."""
+        index = self.index
+        nested: dict[tuple[int, str], ast.AST] = {}  # (id of the enclosing def, name) -> nested def
+        for definition in index.of_types(*_FUNCTIONS):
+            assert isinstance(definition, _FUNCTIONS)
+            parent = index.scopes[definition].parent
+            if parent is not None and isinstance(parent.node, _FUNCTIONS):
+                nested.setdefault((id(parent.node), definition.name), definition)
+        returns = index.positions(ast.Return)
+        for position, site in zip(returns, index.sites(returns)):
+            node = index.nodes[position]
+            assert isinstance(node, ast.Return)
+            owner = site.owner.node
+            if node.value is None or not isinstance(owner, _FUNCTIONS):
+                continue
+            where = self._around(site.owner)
+            cls_name, function, is_method = self._owner(where)
+            if function in self.makers:
+                continue
+            own = {name for name, _ in parameters(owner, is_method)}
+            made = self._made(node.value, owner, own, where, nested)
+            if made is not None:
+                self.makers[function] = made
+                self.functions.setdefault(function, _signature(owner, cls_name if is_method else "", is_method,
+                                                               self._frame(where)))
+
+    def _made(self, value: ast.expr, owner: Function, own: set[str], where: _Where,
+              nested: dict[tuple[int, str], ast.AST]) -> MadeCallable | None:
+        if isinstance(value, ast.Name):
+            inner = nested.get((id(owner), value.id))
+            if not isinstance(inner, _FUNCTIONS):
+                return None
+            mine = {name for name, _ in parameters(inner, False)}
+            call = _calling(inner, own - mine)
+            if call is None:
+                return None
+            frame = Frame(self.module, (*where.functions, inner), where.cls)
+            params = tuple((name, kind) for name, kind in parameters(inner, False))
+            return MadeCallable("closure", call.func.id, params, self._call_facts(call, frame, where))  # type: ignore[attr-defined]
+        if isinstance(value, ast.Lambda):
+            params = _lambda_params(value.args)
+            call = _calling(value, own - {name for name, _ in params})
+            if call is None:
+                return None
+            frame = Frame(self.module, where.functions, where.cls)
+            frame.params = {name for name, _ in params}  # the lambda's own parameters stay open
+            return MadeCallable("lambda", call.func.id, params, self._call_facts(call, frame, where))  # type: ignore[attr-defined]
+        if isinstance(value, ast.Call) and name_chain(value.func) in _PARTIAL and value.args \
+                and isinstance(value.args[0], ast.Name) and value.args[0].id in own:
+            frame = self._frame(where)
+            args: list[Sym] = [["star", compile_expr(a.value, frame)] if isinstance(a, ast.Starred)
+                               else compile_expr(a, frame) for a in value.args[1:]]
+            args.append(["star", ["param", "*args"]])
+            kwargs = {k.arg: compile_expr(k.value, frame) for k in value.keywords if k.arg}
+            dstar = [compile_expr(k.value, frame) for k in value.keywords if not k.arg] + [["param", "**kwargs"]]
+            fact = CallFacts(value.args[0].id, value.lineno, where.class_name, "", tuple(args), kwargs, tuple(dstar))
+            return MadeCallable("partial", value.args[0].id, _PARTIAL_PARAMS, fact)
+        return None
+
+    def _call_facts(self, call: ast.Call, frame: Frame, where: _Where) -> CallFacts:
+        args: list[Sym] = [["star", compile_expr(a.value, frame)] if isinstance(a, ast.Starred)
+                           else compile_expr(a, frame) for a in call.args]
+        kwargs = {k.arg: compile_expr(k.value, frame) for k in call.keywords if k.arg}
+        dstar = [compile_expr(k.value, frame) for k in call.keywords if not k.arg]
+        return CallFacts(_callee(call.func) or "", call.lineno, where.class_name, "", tuple(args), kwargs, tuple(dstar))
+
     # -- calls --------------------------------------------------------------------------------
+    def _class_use(self, callee: str | None, node: ast.Call) -> None:
+        """Names spelled like a metric class, called or passed: what the "no silent zero" check reads."""
+        for value in [node.func, *node.args, *(k.value for k in node.keywords)]:
+            text = callee if value is node.func else (
+                name_chain(value) if isinstance(value, (ast.Name, ast.Attribute)) else None)
+            if not text or text.rsplit(".", 1)[-1] not in self._class_names:
+                continue
+            shaped = value is node.func and any(k.arg in _DOC_KEYWORDS for k in node.keywords)
+            known = self.class_uses.get(text)
+            if known is None or (shaped and not known.shaped):
+                self.class_uses[text] = ClassUse(text, node.lineno, shaped)
+
     def _call(self, node: ast.Call, site: Site) -> None:
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("observe", "inc", "set") \
                 and any(k.arg == "exemplar" for k in node.keywords):
             self._exemplar_use(node, self._around(site.owner))
+        callee = _callee(node.func)
+        if not (callee and (callee in _BUILTINS or callee in _TYPING)):  # isinstance(x, Counter) makes no metric
+            self._class_use(callee, node)
         if not (node.args or node.keywords):
             return
-        callee = _callee(node.func)
         if callee is None or not self._plausible(callee):
             return
         where = self._around(site.owner)
@@ -230,9 +339,9 @@ class _Collector:
             self._record_signatures(opened, cls_name, function, is_method, where)
 
     def _target(self, node: ast.Call) -> str:
-        """Where the call's result is kept: ``NAME = call`` or ``self.x = call``; "" otherwise."""
-        assign = self._assigned.get(id(node))
-        target = name_chain(assign.targets[0]) if assign is not None else None
+        """Where the call's result is kept: ``NAME = call``, ``self.x = call``, or an entry of a dict
+        held there (``d["k"] = call``, ``d = {"k": call}``); "" otherwise."""
+        target = self._assigned.get(id(node))
         if target and (target.count(".") == 0 or target.startswith("self.") and target.count(".") == 1):
             return target
         return ""
@@ -283,6 +392,12 @@ class _Collector:
         for keyword in keywords:
             if keyword.arg is None:
                 return "reads" if where.functions else ""  # forwarding **kwargs
+        kept = id(node) in self._assigned
+        for value in [*args, *(k.value for k in keywords)]:
+            if isinstance(value, (ast.Name, ast.Attribute)):
+                given = (name_chain(value) or "").rsplit(".", 1)[-1]
+                if given in self._class_names or (kept and given[:1].isupper()):
+                    return "reads"  # passes a (metric) class on and keeps what comes back: self._make_factory(Counter)
         if (last[:1].isupper() or callee.startswith(("self.", "cls."))) and (
                 len(args) >= 2 or any(k.arg in _DOC_KEYWORDS for k in keywords)):
             return "reads"  # constructor-shaped (name and documentation; self._gauge_cls(...)), whatever the name
@@ -324,7 +439,33 @@ def _callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
             and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
         return "super()." + func.attr
-    return name_chain(func)
+    return _entry(func)
+
+
+def _entry(expr: ast.expr) -> str | None:
+    """A dotted name, or a dict entry of one under a constant key (``self._factories["counter"]``)."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.slice, ast.Constant) \
+            and isinstance(expr.slice.value, str) and _DICT_KEY.match(expr.slice.value):
+        held = name_chain(expr.value)
+        return f"{held}[{expr.slice.value!r}]" if held else None
+    return name_chain(expr)
+
+
+def _calling(owner: ast.AST, names: set[str]) -> ast.Call | None:
+    """The first call (by line) inside ``owner`` whose callee is one of ``names``."""
+    calls = [n for n in ast.walk(owner) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id in names]
+    return min(calls, key=lambda c: (c.lineno, c.col_offset)) if calls else None
+
+
+def _lambda_params(args: ast.arguments) -> tuple[tuple[str, str], ...]:
+    out = [(a.arg, "pos") for a in args.posonlyargs + args.args]
+    if args.vararg:
+        out.append((args.vararg.arg, "var"))
+    out.extend((a.arg, "kwonly") for a in args.kwonlyargs)
+    if args.kwarg:
+        out.append((args.kwarg.arg, "kw"))
+    return tuple(out)
 
 
 def _name_like(value: ast.expr) -> bool:
