@@ -7,8 +7,9 @@ name counts and the gate is red on every release. Keys::
 
     [tool.archdiff]
     accepted = "archdiff-accepted.yaml"   # the accepted-changes file, relative to the root
-    ignore = ["default-changed"]          # rules that never count
-    warn = ["return-changed"]             # rules reported as warnings, never failures
+    ignore = ["default-changed"]          # rules that never count (RULE, or RULE:GLOB for the
+                                          # rule on the symbols the glob matches)
+    warn = ["return-changed"]             # rules reported as warnings, never failures (same forms)
 
     [tool.archdiff.api]
     packages = ["servekit"]               # top-level packages whose API is promised (default: all)
@@ -42,7 +43,7 @@ from typing import Any, TypeVar
 from comparator.gate.findings import Family, Finding, Status
 from extractor.errors import UserInputError
 from extractor.evidence.read import Evidence
-from extractor.model import EdgeKind, NodeKind
+from extractor.model import EdgeKind, Node, NodeKind
 from extractor.support.datafile import check_data
 
 E = TypeVar("E", bound=enum.Enum)
@@ -165,15 +166,22 @@ def promised_names(evidence: Evidence, policy: Policy) -> frozenset[str] | None:
         if node.language != "python" or not node.api.startswith("public"):
             continue
         parent = nodes.get(node.id.rsplit(".", 1)[0])
-        if parent is None or parent.kind is not NodeKind.MODULE:
-            continue  # members are promised through their module-level owner
+        if parent is None or parent.kind is not NodeKind.MODULE or node.kind is NodeKind.MODULE:
+            continue  # members are promised through their module-level owner; a submodule by its names
         if policy.public is PublicMode.ALL and "__all__" not in node.api:
             continue
-        if policy.public is PublicMode.INIT and not node.path.endswith("__init__.py"):
+        if policy.public is PublicMode.INIT and not _binds_in_package_init(node.path, parent, policy):
             continue
         promised.add(_dotted(node.id))
         promised.update(_dotted(target) for target in aliases.get(node.id, ()))
     return frozenset(promised)
+
+
+def _binds_in_package_init(path: str, module: Node, policy: Policy) -> bool:
+    """The name is bound in the ``__init__`` of a top-level package (one of ``api.packages`` when given)."""
+    package = _dotted(module.id)
+    top = package in policy.packages if policy.packages else "." not in package
+    return top and module.path.endswith("__init__.py") and path == module.path
 
 
 def _dotted(node_id: str) -> str:
@@ -194,14 +202,24 @@ def _judge(finding: Finding, policy: Policy, promised: frozenset[str] | None) ->
     outside = _outside(finding, policy, promised)
     if outside:
         return dataclasses.replace(finding, status=Status.IGNORED, reason=outside)
-    if finding.rule in policy.ignore:
-        return dataclasses.replace(finding, status=Status.IGNORED, reason=f"rule {finding.rule} is ignored")
+    if listed := _listed(finding, policy.ignore):
+        return dataclasses.replace(finding, status=Status.IGNORED, reason=f"ignore lists {listed}")
     if finding.family is Family.METRICS and policy.metric_removal is MetricRemoval.READ:
         return dataclasses.replace(finding, status=Status.WARNING,
                                    reason="metrics.removal = read: it fails through a threshold that reads it")
-    if finding.rule in policy.warn:
-        return dataclasses.replace(finding, status=Status.WARNING, reason=f"rule {finding.rule} warns")
+    if listed := _listed(finding, policy.warn):
+        return dataclasses.replace(finding, status=Status.WARNING, reason=f"warn lists {listed}")
     return finding
+
+
+def _listed(finding: Finding, entries: frozenset[str]) -> str:
+    """The first (sorted) entry of ``ignore`` or ``warn`` naming the finding: ``RULE``, or
+    ``RULE:GLOB`` for the rule on symbols the glob matches; "" when none does."""
+    for entry in sorted(entries):
+        rule, _, glob = entry.partition(":")
+        if rule == finding.rule and (not glob or fnmatch.fnmatchcase(finding.symbol, glob)):
+            return entry
+    return ""
 
 
 def _outside(finding: Finding, policy: Policy, promised: frozenset[str] | None) -> str:
