@@ -176,3 +176,38 @@ def test_an_accepted_entry_lapses_at_its_until_version():
     assert kept.findings[0].status is Status.ACCEPTED and not kept.lapsed
     lapsed = apply_accepted([finding], [entry], Version("2.0.0"))
     assert lapsed.findings[0].status is Status.FAILING and lapsed.lapsed == (entry,)
+
+
+def test_the_documented_workflow_and_pre_commit_hook_run_on_a_fixture_repository(tmp_path: Path, cache: Path):
+    """docs/workflows/archdiff-check.yml's archdiff steps and .pre-commit-hooks.yaml's entry, run as
+    GitHub Actions and pre-commit run them (bash -e; entry plus no file names), in a repository that
+    breaks four promises."""
+    import shlex
+
+    import yaml
+
+    from tests.conftest import ROOT
+
+    repo = make_repo(tmp_path / "repo")
+    summary = tmp_path / "summary.md"
+    env = {**os.environ, "ARCHDIFF_CACHE": str(cache), "GITHUB_STEP_SUMMARY": str(summary)}
+    flow = yaml.safe_load((ROOT / "docs" / "workflows" / "archdiff-check.yml").read_text())
+    steps = flow["jobs"]["check"]["steps"]
+    assert steps[0]["with"]["fetch-depth"] == 0  # the tags must be there
+    runs = {s["name"]: s["run"] for s in steps if s.get("name", "").startswith("archdiff")}
+    assert set(runs) == {"archdiff check", "archdiff summary", "archdiff sarif"}
+    results = {name: subprocess.run(["bash", "-e", "-c", run], cwd=repo, env=env, capture_output=True, text=True)
+               for name, run in runs.items()}
+    gate = results["archdiff check"]
+    assert gate.returncode == 1  # the job fails
+    assert gate.stdout.startswith(f"archdiff {metadata.version('archdiff')}\n")
+    assert sum(line.startswith("::error file=") for line in gate.stdout.splitlines()) == 6
+    assert results["archdiff summary"].returncode == 0 and summary.read_text().startswith("## ❌ archdiff check")
+    sarif = json.loads((repo / "archdiff.sarif").read_text())
+    assert len(sarif["runs"][0]["results"]) == 7  # six failing, one warning
+
+    (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["pass_filenames"] is False
+    proc = subprocess.run([*shlex.split(hook["entry"]), *hook.get("args", [])], cwd=repo, env=env,
+                          capture_output=True, text=True)
+    assert proc.returncode == 1 and "failing: servekit/core.py:7: parameter-kind-changed" in proc.stdout
