@@ -211,3 +211,15 @@ def test_the_documented_workflow_and_pre_commit_hook_run_on_a_fixture_repository
     proc = subprocess.run([*shlex.split(hook["entry"]), *hook.get("args", [])], cwd=repo, env=env,
                           capture_output=True, text=True)
     assert proc.returncode == 1 and "failing: servekit/core.py:7: parameter-kind-changed" in proc.stdout
+
+
+def test_the_gate_rows_are_the_comparisons_breaking_rows():
+    """Read from a release report (tests/golden/release.json), the gate has one row for each
+    difference the comparator counts as breaking, each at a place in the tree."""
+    from comparator.gate.findings import release_findings
+    from tests.conftest import ROOT
+
+    report = json.loads((ROOT / "tests" / "golden" / "release.json").read_text())
+    found = release_findings(report)
+    assert len(found) == report["differences"]["breaking"] > 0
+    assert all(f.path and f.line > 0 for f in found)
