@@ -223,3 +223,19 @@ def test_the_gate_rows_are_the_comparisons_breaking_rows():
     found = release_findings(report)
     assert len(found) == report["differences"]["breaking"] > 0
     assert all(f.path and f.line > 0 for f in found)
+
+
+def test_against_names_another_release_and_a_repository_without_release_tags_is_one_error(tmp_path: Path,
+                                                                                            cache: Path):
+    repo = make_repo(tmp_path / "repo")
+    older = check(repo, cache, "--against", "v0.9.0")
+    assert older.stdout.splitlines()[0].startswith(f"archdiff {metadata.version('archdiff')} check: "
+                                                   "servekit v0.9.0 -> servekit 1.0.1")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    subprocess.run(["git", "-C", str(plain), "init", "-q"], check=True)
+    (plain / "m.py").write_text("def f():\n    pass\n")
+    proc = check(plain, cache)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == f"archdiff: error: {plain.resolve().as_uri()} has no release tag " \
+                                  "(a version such as v1.2.3): give --against REF"
