@@ -34,7 +34,7 @@ REEXPORT = ("object-removed", "servekit.helper")  # the package's re-export of t
 
 def check(repo: Path, cache: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "archdiff.cli", "check", *args, "--cache-dir", str(cache), "-j", "1"],
-                          cwd=repo, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
+                          cwd=repo, check=False, capture_output=True, text=True, env={**os.environ, "NO_COLOR": "1"})
 
 
 def rows(stdout: str, status: str) -> set[tuple[str, str]]:
@@ -150,7 +150,7 @@ def test_markdown_summary_names_the_version_and_each_failure(tmp_path: Path, cac
 
 
 def test_version_flag_prints_the_installed_version():
-    proc = subprocess.run([sys.executable, "-m", "archdiff.cli", "--version"], capture_output=True, text=True)
+    proc = subprocess.run([sys.executable, "-m", "archdiff.cli", "--version"], check=False, capture_output=True, text=True)
     assert proc.stdout.strip() == f"archdiff {metadata.version('archdiff')}"
 
 
@@ -196,7 +196,7 @@ def test_the_documented_workflow_and_pre_commit_hook_run_on_a_fixture_repository
     assert steps[0]["with"]["fetch-depth"] == 0  # the tags must be there
     runs = {s["name"]: s["run"] for s in steps if s.get("name", "").startswith("archdiff")}
     assert set(runs) == {"archdiff check", "archdiff summary", "archdiff sarif"}
-    results = {name: subprocess.run(["bash", "-e", "-c", run], cwd=repo, env=env, capture_output=True, text=True)
+    results = {name: subprocess.run(["bash", "-e", "-c", run], cwd=repo, env=env, check=False, capture_output=True, text=True)
                for name, run in runs.items()}
     gate = results["archdiff check"]
     assert gate.returncode == 1  # the job fails
@@ -209,7 +209,7 @@ def test_the_documented_workflow_and_pre_commit_hook_run_on_a_fixture_repository
     (hook,) = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["pass_filenames"] is False
     proc = subprocess.run([*shlex.split(hook["entry"]), *hook.get("args", [])], cwd=repo, env=env,
-                          capture_output=True, text=True)
+                          check=False, capture_output=True, text=True)
     assert proc.returncode == 1 and "failing: servekit/core.py:7: parameter-kind-changed" in proc.stdout
 
 

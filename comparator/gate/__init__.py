@@ -11,7 +11,12 @@ from typing import Any
 from packaging.version import Version
 
 from comparator.gate.accepted import AcceptedChange, apply_accepted
-from comparator.gate.findings import Finding, Status, release_additions, release_findings
+from comparator.gate.findings import (
+    Finding,
+    Status,
+    release_additions,
+    release_findings,
+)
 from comparator.gate.policy import Policy, api_outside, apply_policy, promised_names
 from comparator.gate.verdict import Verdict, version_verdict
 from extractor.evidence.read import Evidence

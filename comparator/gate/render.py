@@ -10,14 +10,14 @@ import json
 from comparator.apidiff.rules import RULES, TITLES, BreakageKind
 from comparator.gate import Gate
 from comparator.gate.findings import Finding, Status
+from comparator.records import plural
 from extractor.support.toolversion import archdiff_version
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/archdiff/archdiff"
 # Help for the rules of the other kinds (the API rules' help is the API diff's own, RULES).
 _OTHER_RULES = {
-    "struct-layout-changed": ("struct layout changed", "code compiled against the old layout reads the wrong bytes "
-                              "(size, alignment, a member's offset, size or type changed)"),
+    "struct-layout-changed": ("struct layout changed", ("code compiled against the old layout reads the wrong bytes "
+                                                        "(size, alignment, a member's offset, size or type changed)")),
     "struct-removed": ("struct removed", "code compiled against the type no longer builds or links"),
     "metric-removed": ("metric removed", "dashboards and alerts reading it go blank"),
     "metric-renamed": ("metric renamed", "readers of the old name go blank"),
@@ -38,9 +38,9 @@ def rule_help(rule: str) -> tuple[str, str]:
 
 
 def _counts(gate: Gate) -> str:
-    return (f"{len(gate.of(Status.FAILING))} failing, {len(gate.of(Status.WARNING))} warnings, "
-            f"{len(gate.of(Status.ACCEPTED))} accepted, {len(gate.of(Status.IGNORED))} outside the policy "
-            f"(of {gate.unscoped} breaking rows)")
+    return (f"{len(gate.of(Status.FAILING)):,} failing, {plural(len(gate.of(Status.WARNING)), 'warning')}, "
+            f"{len(gate.of(Status.ACCEPTED)):,} accepted, {len(gate.of(Status.IGNORED)):,} outside the policy "
+            f"(of {plural(gate.unscoped, 'breaking row')})")
 
 
 def _where(f: Finding) -> str:
@@ -132,7 +132,7 @@ def render_sarif(gate: Gate) -> str:
             result["suppressions"] = [{"kind": "external", "justification": f.reason}]
         results.append(result)
     run = {"tool": {"driver": {"name": "archdiff", "version": archdiff_version(), "semanticVersion": archdiff_version(),
-                               "informationUri": INFORMATION_URI, "rules": rules}},
+                               "rules": rules}},
            "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "the repository root"}}},
            "results": results,
            "properties": {"against": gate.old_label, "tree": gate.new_label,
