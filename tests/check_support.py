@@ -97,7 +97,8 @@ def write_tree(root: Path, *, v2: bool, version: str, policy: str = "") -> None:
 
 def make_repo(root: Path, *, tree_version: str = "1.0.1", policy: str = "") -> Path:
     """Tags v0.9.0 and v1.0.0 (tagged before 0.9.0, so that only version order picks 1.0.0), a
-    v1.1.0rc1 pre-release, and the working tree of the next release, uncommitted."""
+    v1.1.0rc1 pre-release, v1.5.0 on a branch HEAD does not contain, and the working tree of the
+    next release, uncommitted."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
     write_tree(root, v2=False, version="1.0.0")
@@ -108,6 +109,11 @@ def make_repo(root: Path, *, tree_version: str = "1.0.1", policy: str = "") -> P
     git(root, "commit", "-q", "-am", "an older line, tagged after")
     git(root, "tag", "v0.9.0")
     git(root, "tag", "v1.1.0rc1")
+    git(root, "checkout", "-q", "-b", "side")
+    (root / "servekit" / "tools.py").write_text(TOOLS_V1 + "\n\ndef side():\n    pass\n")
+    git(root, "commit", "-q", "-am", "a release made on another branch")
+    git(root, "tag", "v1.5.0")
+    git(root, "checkout", "-q", "main")
     (root / "servekit" / "core.py").write_text(CORE_V1)
     git(root, "commit", "-q", "-am", "back to 1.0.0's code")
     write_tree(root, v2=True, version=tree_version, policy=policy)

@@ -19,7 +19,7 @@ from packaging.version import Version
 from comparator.gate.accepted import PLACEHOLDER, AcceptedChange, apply_accepted
 from comparator.gate.findings import Family, Finding, Status
 from comparator.gate.verdict import Bump, version_verdict
-from tests.check_support import make_repo
+from tests.check_support import git, make_repo
 from tests.sarif_schema import SARIF_2_1_0_SUBSET
 
 FOUR = {  # the four promises the tree breaks, each (rule, symbol)
@@ -58,7 +58,8 @@ def test_check_picks_the_newest_release_tag_and_lists_the_breaks(tmp_path: Path,
     proc = check(repo, cache)
     assert proc.returncode == 1, proc.stderr
     first = proc.stdout.splitlines()[0]
-    assert "servekit v1.0.0 -> servekit 1.0.1" in first  # not v0.9.0 (tagged later), not v1.1.0rc1
+    # not v0.9.0 (tagged later), not v1.1.0rc1 (a pre-release), not v1.5.0 (not reachable from HEAD)
+    assert "servekit v1.0.0 -> servekit 1.0.1" in first
     assert rows(proc.stdout, "failing") == FOUR | {NOT_EXPORTED, REEXPORT}
     # the renamed metric is a warning: with metrics.removal = read it fails through the alert reading it
     assert rows(proc.stdout, "warning") == {("metric-renamed", "servekit_requests")}
@@ -233,9 +234,11 @@ def test_against_names_another_release_and_a_repository_without_release_tags_is_
                                                    "servekit v0.9.0 -> servekit 1.0.1")
     plain = tmp_path / "plain"
     plain.mkdir()
-    subprocess.run(["git", "-C", str(plain), "init", "-q"], check=True)
+    git(plain, "init", "-q")
     (plain / "m.py").write_text("def f():\n    pass\n")
+    git(plain, "add", "-A")
+    git(plain, "commit", "-q", "-m", "no release yet")
     proc = check(plain, cache)
     assert proc.returncode == 2
     assert proc.stderr.strip() == f"archdiff: error: {plain.resolve().as_uri()} has no release tag " \
-                                  "(a version such as v1.2.3): give --against REF"
+                                  "reachable from HEAD (a version such as v1.2.3): give --against REF"

@@ -1,6 +1,6 @@
 """``archdiff check``: the working tree against the project's last release, as a CI gate.
 
-The release is a git ref of the same repository (by default the newest release tag, by version
+The release is a git ref of the same repository (by default the newest release tag reachable from HEAD, by version
 order) or a ``pypi:NAME==VERSION``. Both sides are extracted through the cache; the ref is fetched
 from the repository's objects into the cache (as ``archdiff compare file://REPO@REF`` does), never
 checked out into the tree. The decision (:mod:`comparator.gate`) follows the project's policy
@@ -28,15 +28,18 @@ from comparator.gate.findings import Status
 from extractor.errors import UserInputError
 
 
-def newest_release_tag(url: str) -> str:
-    """The newest tag of ``url`` that is a final release (PEP 440, one leading ``v`` allowed)."""
-    from extractor.acquire.sources import list_git_tags
+def newest_release_tag(url: str, cache_dir: Path | None) -> str:
+    """The newest tag reachable from ``url``'s HEAD that is a final release (PEP 440 order, one
+    leading ``v`` allowed)."""
+    from extractor.acquire.sources import default_cache_dir, tags_reachable_from_head
     from tracking.versions import parse_version
 
-    releases = [(v, tag) for tag in list_git_tags(url)
+    tags = tags_reachable_from_head(url, cache_dir or default_cache_dir())
+    releases = [(v, tag) for tag in tags
                 if (v := parse_version(tag)) is not None and not (v.is_prerelease or v.is_devrelease)]
     if not releases:
-        raise UserInputError(f"{url} has no release tag (a version such as v1.2.3): give --against REF")
+        raise UserInputError(f"{url} has no release tag reachable from HEAD (a version such as v1.2.3): "
+                             "give --against REF")
     return max(releases)[1]
 
 
@@ -102,7 +105,7 @@ def check(path: Path, against: str, policy_file: Path | None, accepted_file: Pat
         old_spec, old_version = against, against.partition("==")[2]
     else:
         url = root.as_uri()
-        ref = against or newest_release_tag(url)
+        ref = against or newest_release_tag(url, cache_dir)
         old_spec, old_version = f"{url}@{ref}", ref
     check_side(old_spec)
     with open_progress() as progress:
