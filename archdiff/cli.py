@@ -20,6 +20,7 @@ import click
 from archdiff.outputs import writable_dir
 from archdiff.progress import echo_above, open_progress
 from extractor.errors import ArchdiffError
+from extractor.support.toolversion import archdiff_version
 
 _STARTED = time.perf_counter()  # the command's clock starts when the CLI is imported
 
@@ -60,6 +61,8 @@ class _Group(click.Group):
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
+@click.version_option(archdiff_version(), "--version", prog_name="archdiff", message="%(prog)s %(version)s",
+                      help="Print archdiff's version (a CI job pins and logs it) and exit.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """archdiff: architecture evidence from source repositories, and side-by-side comparisons."""
@@ -199,6 +202,7 @@ _PLUGGED = {
     "battle": ("archdiff.commands.compare", "battle"),
     "releases": ("archdiff.commands.releases", "releases"),
     "graph": ("archdiff.commands.graph", "graph"),
+    "check": ("archdiff.commands.check", "check"),
 }
 
 

@@ -52,15 +52,17 @@ def check_side(arg: str) -> None:
         check_available(parse_spec(raw))
 
 
-def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progress: Progress | None = None) -> Evidence:
-    """A system file or a source spec, extracted as ``archdiff extract ARG`` extracts it."""
+def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progress: Progress | None = None,
+                 name: str = "", version: str = "") -> Evidence:
+    """A system file or a source spec, extracted as ``archdiff extract ARG [--name NAME] [--version
+    VERSION]`` extracts it."""
     # Imported here: reading an evidence file must not pay for the whole pipeline's imports.
     from extractor.buildsettings import BuildSettings
     from extractor.context import ExtractOptions
     from extractor.presets import system_or_sources
     from extractor.run.pipeline import extract_system
 
-    specs, name, version, build = system_or_sources((arg,), "", "", BuildSettings())
+    specs, name, version, build = system_or_sources((arg,), name, version, BuildSettings())
     options = ExtractOptions(jobs=max(1, jobs), cache_dir=cache_dir, build=build)
     result = extract_system(specs, name=name, version=version, options=options, progress=progress)
     if progress is not None:

@@ -220,13 +220,13 @@ _GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "true", "SSH_ASKPASS": "t
 _GIT_ISOLATED_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_ATTR_NOSYSTEM": "1"}
 
 
-def _git(args: list[str], *, isolated: bool = False, output: Path | None = None) -> str:
+def _git(args: list[str], *, isolated: bool = False, output: Path | None = None, stdin: bytes | None = None) -> str:
     """Run git with prompts disabled and the safety options above; ``_GitFailure`` on failure.
 
     ``output``: write stdout to that file (large outputs such as ``git archive``)."""
     env = {**os.environ, **_GIT_ENV, **(_GIT_ISOLATED_ENV if isolated else {})}
     try:
-        done = run_bounded(["git", *_GIT_SAFETY, *args], env=env, timeout=GIT_TIMEOUT, stdout_to=output)
+        done = run_bounded(["git", *_GIT_SAFETY, *args], env=env, timeout=GIT_TIMEOUT, stdout_to=output, stdin=stdin)
     except OSError as err:
         raise _GitFailure(f"cannot run git: {err.strerror or err}") from err
     if done.timed_out:
@@ -259,13 +259,7 @@ def _acquire_git(url: str, ref: str, cache: Path) -> tuple[Path, str, tuple[str,
     home = cache / key
     repo = home / "repo.git"
     with locked(home / ".lock"):
-        if not (repo / "HEAD").exists():
-            fresh = Path(tempfile.mkdtemp(prefix=".init-", dir=_ensure_parent(repo)))
-            try:
-                _git(["init", "--bare", "-q", str(fresh)], isolated=True)
-                fresh.rename(repo)
-            finally:
-                shutil.rmtree(fresh, ignore_errors=True)
+        _ensure_bare_repo(repo)
         commit = ref if re.fullmatch(r"[0-9a-f]{40}", ref or "") else ""
         if not commit or not (home / "trees" / commit).is_dir():
             commit = _fetch_ref(repo, url, ref)
@@ -285,6 +279,18 @@ def _acquire_git(url: str, ref: str, cache: Path) -> tuple[Path, str, tuple[str,
                 with tar_path.open("rb") as fh:
                     extract_tar(fh, tree, name=f"{url}@{commit}", outside_links="skip")
     return tree, commit, skipped_links(tree)
+
+
+def _ensure_bare_repo(repo: Path) -> None:
+    """Make ``repo`` an empty bare repository unless it is one (made aside and renamed in whole)."""
+    if (repo / "HEAD").exists():
+        return
+    fresh = Path(tempfile.mkdtemp(prefix=".init-", dir=_ensure_parent(repo)))
+    try:
+        _git(["init", "--bare", "-q", str(fresh)], isolated=True)
+        fresh.rename(repo)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
 
 
 def _fetch_ref(repo: Path, url: str, ref: str) -> str:
@@ -336,6 +342,33 @@ def list_git_tags(url: str) -> list[str]:
         if ref.startswith("refs/tags/"):
             tags.add(ref.removeprefix("refs/tags/"))
     return sorted(tags)
+
+
+def tags_reachable_from_head(url: str, cache_dir: Path) -> list[str]:
+    """The tags of ``url`` whose commit its ``HEAD`` contains (a tag made on another branch is left
+    out), sorted: ``HEAD`` and the tags are fetched with their history into a bare repository of
+    archdiff's cache (one per URL, beside the one ``_acquire_git`` fills shallowly), never by
+    running git in the repository's own tree beyond what a fetch from it runs."""
+    _check_git_url(url)
+    home = cache_dir / "git" / hashlib.sha256(url.encode()).hexdigest()[:16]
+    repo = home / "history.git"
+    run_ref = f"refs/archdiff/reach-{os.getpid()}-{uuid.uuid4().hex}"
+    with locked(home / ".lock"):
+        _ensure_bare_repo(repo)
+        try:
+            _git(["--git-dir", str(repo), "fetch", "-q", "--no-tags", "--no-write-fetch-head", "--", url,
+                  f"+HEAD:{run_ref}/HEAD", f"+refs/tags/*:{run_ref}/tags/*"])
+            listing = _git(["--git-dir", str(repo), "for-each-ref", "--format=%(refname)",
+                            f"--merged={run_ref}/HEAD", f"{run_ref}/tags/"], isolated=True)
+            made = _git(["--git-dir", str(repo), "for-each-ref", "--format=delete %(refname)", f"{run_ref}/"],
+                        isolated=True)
+        except _GitFailure as err:
+            raise UserInputError(f"cannot read the history of {url}: {_first_line(str(err))}") from None
+        try:
+            _git(["--git-dir", str(repo), "update-ref", "--stdin"], isolated=True, stdin=made.encode())
+        except _GitFailure:
+            pass  # a leftover ref only keeps commits alive in the cache
+    return sorted(line.removeprefix(f"{run_ref}/tags/") for line in listing.splitlines() if line)
 
 
 # --- package index --------------------------------------------------------------------------------

@@ -1,0 +1,15 @@
+"""archdiff's own version, as the installed distribution states it (pyproject.toml's ``version``):
+what ``archdiff --version`` prints and every gate output names, so a CI job can pin and log it."""
+
+from __future__ import annotations
+
+import functools
+from importlib import metadata
+
+
+@functools.cache
+def archdiff_version() -> str:
+    try:
+        return metadata.version("archdiff")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "0+unknown"
