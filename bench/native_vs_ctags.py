@@ -14,7 +14,8 @@ path or as one of its ``sites``. File + name, because the two tools qualify name
 Definitions compared, per language (ctags kinds): Rust ``module`` (inline and `mod x;`),
 ``struct``, ``enum``, ``interface`` (trait), ``function``, ``method`` (in impl and trait
 blocks), ``field`` (named fields of structs), ``enumerator`` (enum variants); Go ``func``
-(functions and methods), ``struct``, ``interface``, ``type`` (defined types). Left out on both
+(functions and methods), ``struct``, ``interface``, ``type`` (defined types), ``member`` and
+``anonMember`` (struct fields, embedded ones), ``methodSpec`` (interface methods). Left out on both
 sides: constants, variables, type aliases, macros (Rust ``macro_rules!`` is not a graph node),
 Go package clauses and imports. Recall is printed per ctags kind too.
 """
@@ -45,7 +46,7 @@ from extractor.acquire.sources import default_cache_dir
 
 CTAGS_KINDS = {
     "rust": ("Rust", {"module", "struct", "enum", "interface", "function", "method", "field", "enumerator"}),
-    "go": ("Go", {"func", "struct", "interface", "type"}),
+    "go": ("Go", {"func", "struct", "interface", "type", "member", "anonMember", "methodSpec"}),
 }
 _PARSE = {Language.RUST: parse_rust, Language.GO: parse_go}
 _SCAN = {Language.RUST: scan_rust, Language.GO: scan_go}

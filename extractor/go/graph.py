@@ -119,10 +119,10 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
                     # an interface's method: declared there, defined by the types that satisfy it
                     spec = GoDefinition("method", f"{record.qual}.{method}", line, line, line, tags=("declaration",))
                     groups[f"go:{pkg}.{spec.qual}"].append((path, spec))
-                for field, line, written, embedded in record.fields:
+                for field, line, written, is_embedded in record.fields:
                     # a struct's field: an attribute contained in the struct, its type as annotation
                     member = GoDefinition("field", f"{record.qual}.{field}", line, line, line,
-                                          tags=("embedded", "field") if embedded else ("field",), target=written)
+                                          tags=("embedded", "field") if is_embedded else ("field",), target=written)
                     groups[f"go:{pkg}.{member.qual}"].append((path, member))
             problem = parse_error_diagnostic(path, facts.errors, facts.error_lines)
             if problem is not None:
