@@ -28,6 +28,7 @@ enum Hidden { A }
 pub union Bits { i: u32, pub f: f32 }
 impl Point {
     pub fn norm(&self) -> f64 { 0.0 }
+    pub fn x(&self) -> f64 { self.x }
 }
 """
 MORE = b"""use crate::shapes::{Point, Shape};
@@ -56,14 +57,14 @@ def graph():
 
 def test_named_fields_are_members_with_their_type_visibility_and_line(graph):
     found, edges = graph
-    x, y, tag = (found[f"rs:geo::shapes::Point::{f}"] for f in ("x", "y", "tag"))
+    x, y, tag = (found[f"rs:geo::shapes::Point::{f}"] for f in ("x#field", "y", "tag"))
     assert [(n.kind, n.line, n.annotation, n.api) for n in (x, y, tag)] == [
         (NodeKind.ATTRIBUTE, 2, "f64", "public: pub"),
         (NodeKind.ATTRIBUTE, 3, "f64", ""),  # pub(crate) is not `pub`, as for items
         (NodeKind.ATTRIBUTE, 4, "Option<String>", "")]
     assert all("field" in n.tags and n.path == "src/shapes.rs" for n in (x, y, tag))
     contains = {(e.source, e.target) for e in edges if e.kind is EdgeKind.CONTAINS}
-    assert ("rs:geo::shapes::Point", "rs:geo::shapes::Point::x") in contains
+    assert ("rs:geo::shapes::Point", "rs:geo::shapes::Point::y") in contains
     # union fields too; tuple fields have no name (ctags lists none) and are not members
     assert found["rs:geo::shapes::Bits::f"].api == "public: pub"
     assert found["rs:geo::shapes::Bits::i"].api == ""
@@ -88,3 +89,12 @@ def test_impl_blocks_in_another_file_are_sites_of_the_type(graph):
     assert found["rs:geo::shapes::Shape::area"].path == "src/more.rs"
     # an impl for a type the system does not define adds no site anywhere
     assert not any(s.line == 11 and s.path == "src/more.rs" for n in found.values() for s in n.sites)
+
+
+def test_a_getter_named_like_its_field_keeps_the_path_and_the_field_is_apart(graph):
+    found, edges = graph
+    getter, field = found["rs:geo::shapes::Point::x"], found["rs:geo::shapes::Point::x#field"]
+    assert (getter.kind, getter.line, getter.sites) == (NodeKind.METHOD, 16, ())
+    assert (field.kind, field.name, field.qualname, field.line) == (NodeKind.ATTRIBUTE, "x", "geo::shapes::Point::x", 2)
+    contains = {(e.source, e.target) for e in edges if e.kind is EdgeKind.CONTAINS}
+    assert ("rs:geo::shapes::Point", field.id) in contains

@@ -12,7 +12,8 @@ its directories. Methods hang under the type their ``impl`` names, resolved thro
 every ``impl`` block (inherent or of a trait) written for it, in whatever file. A struct's or
 union's named fields and an enum's variants are attribute nodes contained in their type
 (``rs:<crate>::<module>::<Type>::<field>``, tagged ``field`` or ``variant``, the field's type as
-``annotation``; a variant is as public as its enum).
+``annotation``; a variant is as public as its enum). Members have a namespace of their own: when a
+method has the same path (a getter named like its field), the member's id ends ``#field``.
 
 Paths are resolved the way rustc reads them, as far as declarations tell: ``crate::``, ``self::``,
 ``super::``, ``Self::``, ``use`` aliases (``pub use`` re-exports followed), glob imports, and other
@@ -140,6 +141,7 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
         _place(d, table)
         if d.record.kind == "method":
             table.items.setdefault(d.id[len("rs:"):], NodeKind.METHOD)
+    _separate_member_names(defs)
     nodes, sites = _merge(defs, table, _impl_sites(entries, modules, table))
     edges: list[Edge] = []
     external: dict[str, Node] = {}
@@ -420,6 +422,15 @@ def _impl_sites(entries: list[tuple[str, RustFacts]], modules: Mapping[str, tupl
     return found
 
 
+def _separate_member_names(defs: list[_Def]) -> None:
+    """Fields and variants live in a namespace of their own: a getter `fn len(&self)` beside the field
+    `len` keeps the path as its id, and the member's id is the path with ``#field`` (``#variant``)."""
+    items = {d.id for d in defs if d.record.kind not in _MEMBERS}
+    for d in defs:
+        if d.record.kind in _MEMBERS and d.id in items:
+            d.id += "#" + d.record.kind
+
+
 def _merge(defs: list[_Def], table: _Table,
            impl_sites: Mapping[str, set[Location]]) -> tuple[dict[str, Node], list[Location]]:
     groups: dict[str, list[_Def]] = collections.defaultdict(list)
@@ -455,7 +466,7 @@ def _merge(defs: list[_Def], table: _Table,
         if kind in _CALLABLE:
             signature = "(" + ", ".join(f"{n}: {t}" if n != "self" else t for n, t in r.params) + ")"
             signature += f" -> {r.returns}" if r.returns else ""
-        qual = nid[len("rs:"):]
+        qual = nid[len("rs:"):].split("#", 1)[0]
         decorators = tuple(sorted({a.split("(", 1)[0] for a in r.attrs}))
         member = r.kind in _MEMBERS
         if member:
