@@ -26,11 +26,22 @@ type Handler interface {
 	io.Closer
 }
 """
+RUNNER = b"""package server
+
+type Runner struct {
+	onStop func()
+}
+
+func (r *Runner) Stop() { r.onStop() }
+
+func (r *Runner) Halt() { r.Stop() }
+"""
 
 
 @pytest.fixture(scope="module")
 def graph():
-    facts = [("server/server.go", scan_go(ParsedFile(Language.GO, SERVER, parse_source(SERVER))))]
+    facts = [(path, scan_go(ParsedFile(Language.GO, data, parse_source(data))))
+             for path, data in (("server/server.go", SERVER), ("server/runner.go", RUNNER))]
     contribution = build_go_graph(facts, Manifests(go_modules=(GoModule("", "example.com/app"),)))
     return {n.id: n for n in contribution.nodes}, contribution.edges
 
@@ -64,3 +75,12 @@ def test_interface_methods_are_declarations_inside_the_interface(graph):
     assert "go:example.com/app/server.Handler.Closer" not in found
     contains = {(e.source, e.target) for e in edges if e.kind is EdgeKind.CONTAINS}
     assert ("go:example.com/app/server.Handler", serve.id) in contains
+
+
+def test_a_call_through_a_func_typed_field_stays_unresolved(graph):
+    _found, edges = graph
+    calls = {(e.source, e.target) for e in edges if e.kind is EdgeKind.CALLS}
+    runner = "go:example.com/app/server.Runner"
+    assert (f"{runner}.Halt", f"{runner}.Stop") in calls
+    # what the field holds is not known: no call edge to the field's node
+    assert not [c for c in calls if c[1] == f"{runner}.onStop"]

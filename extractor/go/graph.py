@@ -292,7 +292,8 @@ def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, st
     head, _, name = callee.partition(".")
     if head == "self":
         target = f"go:{pkg}.{receiver}.{name}"
-        return (target, "resolved") if target in nodes else ("", "unresolved")
+        # a call through a func-typed field (`s.fn()`) calls whatever the field holds: not known
+        return (target, "resolved") if target in nodes and nodes[target].kind in _CALLABLE else ("", "unresolved")
     if head in aliases:
         target = f"go:{aliases[head]}.{name}"
         node = nodes.get(target)
