@@ -13,9 +13,11 @@ path or as one of its ``sites``. File + name, because the two tools qualify name
 
 Definitions compared, per language (ctags kinds): Rust ``module`` (inline and `mod x;`),
 ``struct``, ``enum``, ``interface`` (trait), ``function``, ``method`` (in impl and trait
-blocks); Go ``func`` (functions and methods), ``struct``, ``interface``, ``type`` (defined
-types). Left out on both sides: fields, enum variants, constants, variables, type aliases,
-macros (Rust ``macro_rules!`` is not a graph node), Go package clauses and imports.
+blocks), ``field`` (named fields of structs), ``enumerator`` (enum variants); Go ``func``
+(functions and methods), ``struct``, ``interface``, ``type`` (defined types), ``member`` and
+``anonMember`` (struct fields, embedded ones), ``methodSpec`` (interface methods). Left out on both
+sides: constants, variables, type aliases, macros (Rust ``macro_rules!`` is not a graph node),
+Go package clauses and imports. Recall is printed per ctags kind too.
 """
 
 from __future__ import annotations
@@ -43,8 +45,8 @@ from extractor.rust.parse import parse_source as parse_rust
 from extractor.acquire.sources import default_cache_dir
 
 CTAGS_KINDS = {
-    "rust": ("Rust", {"module", "struct", "enum", "interface", "function", "method"}),
-    "go": ("Go", {"func", "struct", "interface", "type"}),
+    "rust": ("Rust", {"module", "struct", "enum", "interface", "function", "method", "field", "enumerator"}),
+    "go": ("Go", {"func", "struct", "interface", "type", "member", "anonMember", "methodSpec"}),
 }
 _PARSE = {Language.RUST: parse_rust, Language.GO: parse_go}
 _SCAN = {Language.RUST: scan_rust, Language.GO: scan_go}
@@ -80,8 +82,12 @@ def recall_from_bundle(bundle: dict[str, Any], roots: Sequence[tuple[str, Path]]
         for path, name, line, kind in ctags_definitions(root, language):
             tags.append((f"{label}/{path}" if label else path, name, line, kind))
     missing = [t for t in tags if (t[0], t[1]) not in have]
+    lacking = set(missing)
+    per_kind = {kind: (sum(1 for t in tags if t[3] == kind and t not in lacking), sum(1 for t in tags if t[3] == kind))
+                for kind in sorted({t[3] for t in tags})}
     return {"language": language, "ctags_definitions": len(tags), "found": len(tags) - len(missing),
-            "recall": (len(tags) - len(missing)) / len(tags) if tags else 1.0, "missing": missing}
+            "recall": (len(tags) - len(missing)) / len(tags) if tags else 1.0, "missing": missing,
+            "per_kind": per_kind}
 
 
 def time_against_raw_parse(roots: Sequence[tuple[str, Path]], language: Language, runs: int = 3) -> dict[str, Any]:
@@ -142,6 +148,7 @@ def main(argv: list[str]) -> int:
         print(f"{' '.join(specs)} [{r['language']}]: recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
               f"ctags definitions), {r['files']} files; raw parse {r['raw_parse_seconds']:.2f}s, "
               f"archdiff parse+scan+graph {r['archdiff_seconds']:.2f}s, ratio {r['time_ratio']:.2f}x (medians of 5)")
+        print("  per kind: " + ", ".join(f"{kind} {found}/{total}" for kind, (found, total) in r["per_kind"].items()))
         if show_missing:
             for path, name, line, kind in r["missing"]:
                 print(f"  missing {path}:{line}: {kind} {name}")

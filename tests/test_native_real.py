@@ -45,3 +45,7 @@ def test_rust_definitions_agree_with_ctags(tokenizers_bundle):
     result = recall_from_bundle(bundle, [("", root)], "rust")
     assert result["ctags_definitions"] > 1500
     assert result["recall"] >= 0.98, result["missing"][:20]
+    # members are nodes too: named fields and enum variants, each kind on its own
+    for kind in ("field", "enumerator"):
+        found, total = result["per_kind"][kind]
+        assert total > 300 and found >= 0.98 * total, [m for m in result["missing"] if m[3] == kind][:20]

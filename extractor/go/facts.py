@@ -32,6 +32,9 @@ class GoDefinition(msgspec.Struct, frozen=True, array_like=True, omit_defaults=T
     methods: tuple[tuple[str, int], ...] = ()  # an interface's method names and lines
     underlying: str = ""  # a defined type's underlying kind (`int`, `map`, `func`, ...)
     target: str = ""  # an alias's target type, as written
+    # a struct's own fields: (name, line, type as written, embedded); an embedded field is named after
+    # its type (`*pkg.T[X]` is `T`), as Go and ctags name it
+    fields: tuple[tuple[str, int, str, bool], ...] = ()
 
 
 class GoCgo(msgspec.Struct, frozen=True):

@@ -3,7 +3,10 @@
 Ids follow Go's own naming: a package is ``go:<import path>`` (the module path of the nearest
 go.mod above its directory, joined with the directory below it; an external test package
 ``foo_test`` is ``<import path>_test``, as ``go list`` names it), its members
-``go:<import path>.<Name>`` and methods ``go:<import path>.<Type>.<Method>``. A Go file outside
+``go:<import path>.<Name>`` and methods ``go:<import path>.<Type>.<Method>`` (an interface's
+methods are declarations under it); a struct's fields are attribute nodes
+``go:<import path>.<Type>.<field>`` tagged ``field`` (``embedded`` for an embedded type, named
+after it), exported when capitalised, their type as ``annotation``. A Go file outside
 any module is named after its directory. Several files declaring one id (``init``, build-tagged
 variants) make one node with the other places in ``sites``. A package node stands at the file
 with the package's doc comment (else the file named like the package, else the first file).
@@ -32,7 +35,8 @@ from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language,
                              Parameter, ParamKind)
 
 _KINDS = {"function": NodeKind.FUNCTION, "method": NodeKind.METHOD, "struct": NodeKind.STRUCT,
-          "interface": NodeKind.INTERFACE, "type": NodeKind.CLASS, "alias": NodeKind.ATTRIBUTE}
+          "interface": NodeKind.INTERFACE, "type": NodeKind.CLASS, "alias": NodeKind.ATTRIBUTE,
+          "field": NodeKind.ATTRIBUTE}
 _CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
 _BUILTINS = frozenset({"append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max",
                        "min", "new", "panic", "print", "println", "real", "recover"})
@@ -115,6 +119,11 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
                     # an interface's method: declared there, defined by the types that satisfy it
                     spec = GoDefinition("method", f"{record.qual}.{method}", line, line, line, tags=("declaration",))
                     groups[f"go:{pkg}.{spec.qual}"].append((path, spec))
+                for field, line, written, is_embedded in record.fields:
+                    # a struct's field: an attribute contained in the struct, its type as annotation
+                    member = GoDefinition("field", f"{record.qual}.{field}", line, line, line,
+                                          tags=("embedded", "field") if is_embedded else ("field",), target=written)
+                    groups[f"go:{pkg}.{member.qual}"].append((path, member))
             problem = parse_error_diagnostic(path, facts.errors, facts.error_lines)
             if problem is not None:
                 stats["files_with_parse_errors"] += 1
@@ -283,7 +292,8 @@ def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, st
     head, _, name = callee.partition(".")
     if head == "self":
         target = f"go:{pkg}.{receiver}.{name}"
-        return (target, "resolved") if target in nodes else ("", "unresolved")
+        # a call through a func-typed field (`s.fn()`) calls whatever the field holds: not known
+        return (target, "resolved") if target in nodes and nodes[target].kind in _CALLABLE else ("", "unresolved")
     if head in aliases:
         target = f"go:{aliases[head]}.{name}"
         node = nodes.get(target)

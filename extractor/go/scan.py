@@ -165,6 +165,7 @@ def _visit_type(spec: Any, found: _File) -> None:
     type_node = spec.child_by_field_name("type")
     embeds: list[str] = []
     methods: list[tuple[str, int]] = []
+    fields: list[tuple[str, int, str, bool]] = []
     target = underlying = ""
     if spec.type == "type_alias":
         kind = "alias"
@@ -176,6 +177,7 @@ def _visit_type(spec: Any, found: _File) -> None:
                 ftype = field.child_by_field_name("type")
                 if ftype is not None:
                     embeds.append(_type_text(ftype))
+        fields = _struct_fields(type_node)
     elif type_node is not None and type_node.type == "interface_type":
         kind = "interface"
         for elem in type_node.named_children:
@@ -192,7 +194,26 @@ def _visit_type(spec: Any, found: _File) -> None:
         kind, _text(name), name.start_point[0] + 1, spec.start_point[0] + 1, spec.end_point[0] + 1,
         tags=("generic",) if spec.child_by_field_name("type_parameters") is not None else (),
         doc=_doc_comment(spec if spec.prev_named_sibling is not None else spec.parent),
-        embeds=tuple(embeds), methods=tuple(methods), underlying=underlying, target=target))
+        embeds=tuple(embeds), methods=tuple(methods), underlying=underlying, target=target, fields=tuple(fields)))
+
+
+def _struct_fields(struct: Any) -> list[tuple[str, int, str, bool]]:
+    """The struct's own fields (not those of a struct type nested in one), each name of `A, B int`."""
+    body = _child_of_type(struct, "field_declaration_list")
+    out: list[tuple[str, int, str, bool]] = []
+    for field in body.named_children if body is not None else ():
+        if field.type != "field_declaration":
+            continue
+        ftype = field.child_by_field_name("type")
+        shown = _clip(_SPACES.sub(" ", _text(ftype))) if ftype is not None else ""
+        names = field.children_by_field_name("name")
+        for name in names:
+            out.append((_text(name), name.start_point[0] + 1, shown, False))
+        if not names and ftype is not None:
+            if any(c.type == "*" for c in field.children):  # `*T` embeds: the star is the field's token
+                shown = "*" + shown
+            out.append((_type_text(ftype).rsplit(".", 1)[-1], ftype.start_point[0] + 1, shown, True))
+    return out
 
 
 def _visit_checks(node: Any, found: _File) -> None:

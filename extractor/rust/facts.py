@@ -34,7 +34,8 @@ class RustAdd(msgspec.Struct, frozen=True, array_like=True):
 
 
 class RustDefinition(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
-    """One item: module, struct, enum, union, trait, function or method."""
+    """One item: module, struct, enum, union, trait, function or method; or a member: a struct's or
+    union's named field, an enum's variant."""
 
     kind: str
     qual: str  # the path inside the file's module (`inner::Foo::new`)
@@ -46,7 +47,7 @@ class RustDefinition(msgspec.Struct, frozen=True, array_like=True, omit_defaults
     doc: str = ""
     abi: str = ""  # `extern "C"` functions and those declared in an `extern "C" { }` block
     params: tuple[tuple[str, str], ...] = ()  # (pattern, type); `self` keeps its form as the type
-    returns: str = ""
+    returns: str = ""  # a function's return type, a field's type
     owner: RustOwner | None = None  # methods
     public: bool = False  # `pub` exactly
     adds: tuple[RustAdd, ...] = ()  # a `#[pymodule]` function's registrations
@@ -69,7 +70,8 @@ class RustFacts(msgspec.Struct, frozen=True):
 
     defs: tuple[RustDefinition, ...] = ()
     uses: tuple[RustUse, ...] = ()
-    impls: tuple[tuple[str, str, int, str], ...] = ()  # (type, trait, line, scope) of `impl Trait for Type`
+    # (type, trait, line, scope) of every `impl` block: trait "" for an inherent `impl Type`
+    impls: tuple[tuple[str, str, int, str], ...] = ()
     calls: CallSites = ()  # by caller's qual: (callee as written, line)
     errors: int = 0
     error_lines: tuple[int, ...] = ()

@@ -8,7 +8,12 @@ and ``main.rs``, the binary root is module ``main``). A Rust file outside any cr
 its directories. Methods hang under the type their ``impl`` names, resolved through the module's
 ``use`` declarations, so ``impl crate::a::Foo`` in module ``b`` puts its methods under
 ``rs:<crate>::a::Foo``. One id defined several times (``#[cfg]`` alternatives, ``From<A>`` and
-``From<B>`` impls) is one node with the other places in ``sites``.
+``From<B>`` impls) is one node with the other places in ``sites``; a type's ``sites`` also hold
+every ``impl`` block (inherent or of a trait) written for it, in whatever file. A struct's or
+union's named fields and an enum's variants are attribute nodes contained in their type
+(``rs:<crate>::<module>::<Type>::<field>``, tagged ``field`` or ``variant``, the field's type as
+``annotation``; a variant is as public as its enum). Members have a namespace of their own: when a
+method has the same path (a getter named like its field), the member's id ends ``#field``.
 
 Paths are resolved the way rustc reads them, as far as declarations tell: ``crate::``, ``self::``,
 ``super::``, ``Self::``, ``use`` aliases (``pub use`` re-exports followed), glob imports, and other
@@ -33,7 +38,9 @@ from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language,
                              Parameter, ParamKind)
 
 _KINDS = {"module": NodeKind.MODULE, "struct": NodeKind.STRUCT, "enum": NodeKind.ENUM, "union": NodeKind.UNION,
-          "trait": NodeKind.TRAIT, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
+          "trait": NodeKind.TRAIT, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD,
+          "field": NodeKind.ATTRIBUTE, "variant": NodeKind.ATTRIBUTE}
+_MEMBERS = frozenset({"field", "variant"})  # attribute nodes contained in their type, tagged with the kind
 _TYPES = frozenset({NodeKind.STRUCT, NodeKind.ENUM, NodeKind.UNION, NodeKind.TRAIT})
 _CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
 _EXTERN_ROOTS = frozenset({"std", "core", "alloc"})
@@ -124,7 +131,7 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
             if record.kind == "module":
                 table.add_module((*mod, *record.qual.split("::")), path, record.line,
                                  file_module=False, declared="declaration" in record.tags)
-            elif record.kind != "method":
+            elif record.kind != "method" and record.kind not in _MEMBERS:
                 table.items[_join((*mod, *record.qual.split("::")))] = _KINDS[record.kind]
         problem = parse_error_diagnostic(path, facts.errors, facts.error_lines)
         if problem is not None:
@@ -134,7 +141,8 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
         _place(d, table)
         if d.record.kind == "method":
             table.items.setdefault(d.id[len("rs:"):], NodeKind.METHOD)
-    nodes, sites = _merge(defs, table)
+    _separate_member_names(defs)
+    nodes, sites = _merge(defs, table, _impl_sites(entries, modules, table))
     edges: list[Edge] = []
     external: dict[str, Node] = {}
 
@@ -186,6 +194,8 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
                 stats["uses_external"] += 1
                 edges.append(Edge(mid, ext(head), EdgeKind.IMPORTS, path, line))
         for type_written, trait_written, line, scope_text in facts.impls:
+            if not trait_written:
+                continue
             scope = (*mod, *scope_text.split("::")) if scope_text else mod
             src = table.resolve(scope, type_written.split("::"))
             dst = table.resolve(scope, trait_written.split("::"))
@@ -398,7 +408,31 @@ def _place(d: _Def, table: _Table) -> None:
     d.parent = "rs:" + _join(full[:-1])
 
 
-def _merge(defs: list[_Def], table: _Table) -> tuple[dict[str, Node], list[Location]]:
+def _impl_sites(entries: list[tuple[str, RustFacts]], modules: Mapping[str, tuple[str, ...]],
+                table: _Table) -> dict[str, set[Location]]:
+    """Every `impl` block (inherent or of a trait) of a system type, as a site of that type."""
+    found: dict[str, set[Location]] = collections.defaultdict(set)
+    for path, facts in entries:
+        mod = modules[path]
+        for type_written, _trait, line, scope_text in facts.impls:
+            scope = (*mod, *scope_text.split("::")) if scope_text else mod
+            target = table.resolve(scope, type_written.split("::"))
+            if target and table.items.get(target) in _TYPES:
+                found["rs:" + target].add(Location(path, line))
+    return found
+
+
+def _separate_member_names(defs: list[_Def]) -> None:
+    """Fields and variants live in a namespace of their own: a getter `fn len(&self)` beside the field
+    `len` keeps the path as its id, and the member's id is the path with ``#field`` (``#variant``)."""
+    items = {d.id for d in defs if d.record.kind not in _MEMBERS}
+    for d in defs:
+        if d.record.kind in _MEMBERS and d.id in items:
+            d.id += "#" + d.record.kind
+
+
+def _merge(defs: list[_Def], table: _Table,
+           impl_sites: Mapping[str, set[Location]]) -> tuple[dict[str, Node], list[Location]]:
     groups: dict[str, list[_Def]] = collections.defaultdict(list)
     for d in defs:
         if d.record.kind != "module" or "declaration" in d.record.tags:
@@ -432,14 +466,20 @@ def _merge(defs: list[_Def], table: _Table) -> tuple[dict[str, Node], list[Locat
         if kind in _CALLABLE:
             signature = "(" + ", ".join(f"{n}: {t}" if n != "self" else t for n, t in r.params) + ")"
             signature += f" -> {r.returns}" if r.returns else ""
-        qual = nid[len("rs:"):]
+        qual = nid[len("rs:"):].split("#", 1)[0]
         decorators = tuple(sorted({a.split("(", 1)[0] for a in r.attrs}))
+        member = r.kind in _MEMBERS
+        if member:
+            tags.add(r.kind)
+        others = {Location(d.path, d.record.line) for d in group[1:]}
+        others |= impl_sites.get(nid, set()) - {Location(rep.path, r.line)}
         nodes[nid] = Node(nid, kind, qual.rsplit("::", 1)[-1], qual, "rust", rep.path, r.line, r.doc,
-                          signature[:300], tuple(sorted(tags)), params=params, returns=r.returns,
-                          decorators=decorators, api="public: pub" if r.public else "",
-                          sites=tuple(sorted({Location(d.path, d.record.line) for d in group[1:]})))
+                          signature[:300], tuple(sorted(tags)), params=params,
+                          returns="" if member else r.returns, annotation=r.returns if member else "",
+                          decorators=decorators, api="public: pub" if r.public else "", sites=tuple(sorted(others)))
     for d in defs:
-        sites.append(Location(d.path, d.record.line))
+        if d.record.kind not in _MEMBERS:
+            sites.append(Location(d.path, d.record.line))
     return nodes, sites
 
 

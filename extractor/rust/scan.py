@@ -150,10 +150,29 @@ class _Scanner:
         bounds = node.child_by_field_name("bounds") if kind == "trait" else None
         bases = tuple(_type_name(b) for b in bounds.named_children if _type_name(b)) if bounds is not None else ()
         self.add_def(kind, qual, node, name, attrs, [], public=_visibility(node), bases=bases)
+        if kind in ("struct", "union", "enum"):
+            self.visit_members(node, qual, _visibility(node))
         if kind == "trait":
             body = node.child_by_field_name("body")
             if body is not None:
                 self.visit_items(body, qual, RustOwner("::".join(qual), in_trait=True))
+
+    def visit_members(self, node: Any, qual: tuple[str, ...], enum_public: bool) -> None:
+        """Named fields of a struct or union, variants of an enum (a variant is as visible as its
+        enum). Tuple fields and a struct variant's own fields have no names ctags gives: not kept."""
+        body = node.child_by_field_name("body")
+        if body is None or body.type not in ("field_declaration_list", "enum_variant_list"):
+            return
+        for child in body.named_children:
+            name = child.child_by_field_name("name")
+            if name is None or child.type not in ("field_declaration", "enum_variant"):
+                continue
+            if child.type == "enum_variant":
+                self.add_def("variant", (*qual, _ident(name)), child, name, [], [], public=enum_public)
+                continue
+            ftype = child.child_by_field_name("type")
+            self.add_def("field", (*qual, _ident(name)), child, name, [], [], public=_visibility(child),
+                         returns=_clip(_SPACES.sub(" ", _text(ftype))) if ftype is not None else "")
 
     def visit_mod(self, node: Any, scope: tuple[str, ...], attrs: list[str]) -> None:
         name = node.child_by_field_name("name")
@@ -174,7 +193,7 @@ class _Scanner:
         trait_node = node.child_by_field_name("trait")
         trait = _type_name(trait_node) if trait_node is not None else ""
         line = type_node.start_point[0] + 1
-        if trait:
+        if written:
             self.impls.append((written, trait, line, "::".join(scope)))
         body = node.child_by_field_name("body")
         if body is None or not written:
