@@ -74,15 +74,22 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
             g.stats["reexports"] += 1
 
 
+def _contained(g: PyGraph, *, submodules: bool) -> defaultdict[str, dict[str, str]]:
+    """Each node's contained nodes by name, from the ``contains`` edges (submodules too or not)."""
+    children: defaultdict[str, dict[str, str]] = defaultdict(dict)
+    for edge in g.edges:
+        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes \
+                and (submodules or g.nodes[edge.target].kind is not NodeKind.MODULE):
+            children[edge.source][g.nodes[edge.target].name] = edge.target
+    return children
+
+
 def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                     exports: dict[str, tuple[str, ...]]) -> None:
     """``from .tasks import *`` in a module without ``__all__`` makes the public names of ``tasks``
     (its ``__all__``, else its own public definitions, attributes and re-exports) names of the module:
     re-exports too, tagged ``star`` (griffe counts them public as well)."""
-    children: dict[str, dict[str, str]] = defaultdict(dict)
-    for edge in g.edges:
-        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes and g.nodes[edge.target].kind is not NodeKind.MODULE:
-            children[edge.source][g.nodes[edge.target].name] = edge.target
+    children = _contained(g, submodules=False)
 
     def star_names(name: str, seen: frozenset[str]) -> dict[str, str]:
         module = modules[name]
@@ -150,10 +157,7 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
     star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
     An import binding a symbol or module of the system names it (``target``), so that a diff can
     compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
-    children: dict[str, set[str]] = defaultdict(set)
-    for edge in g.edges:
-        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes:
-            children[edge.source].add(g.nodes[edge.target].name)
+    children = _contained(g, submodules=True)
 
     def star_names(name: str, seen: frozenset[str]) -> set[str]:
         if name in exports:

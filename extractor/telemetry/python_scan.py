@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import re
 import sys
 
@@ -76,6 +77,7 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars), **libraries)
 
 
+@functools.cache  # per process, not per file: the scanner runs on every Python file
 def _metric_class_names() -> frozenset[str]:
     """The last part of every constructor class the libraries define (``Counter``, ``Gauge``...)."""
     return frozenset(key.rsplit(".", 1)[-1] for key in conventions().constructors)
