@@ -55,6 +55,7 @@ class EdgeKind(str, enum.Enum):
     LAUNCHES = "launches"  # kernel<<<...>>> site -> kernel
     IMPLEMENTS = "implements"  # Rust `impl Trait for T`, Go type -> interface it is checked against
     ALIASES = "aliases"  # a re-exported name, or a module importing a symbol under its name -> that symbol
+    USES = "uses"  # a C/C++ function, method or kernel -> a struct/class/union its signature names
 
 
 class Severity(str, enum.Enum):

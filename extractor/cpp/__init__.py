@@ -10,9 +10,10 @@ from extractor.cpp.scan import scan_cpp
 from extractor.cpp.symbols import DefinitionSite
 from extractor.model import Language, Step
 
-# version 2: definition records carry params/returns, access and linkage tags, anonymous namespaces
+# version 2: definition records carry params/returns, access and linkage tags, anonymous namespaces;
+# version 3: `uses` edges from callables to the structs their signatures name
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="2")
+            extract=extract_cpp_graph, version="3")
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

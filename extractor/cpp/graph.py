@@ -17,6 +17,10 @@ What later steps read (:class:`CppShared`): ``definition_sites`` (every definiti
 declaration of every node, with its line span), ``aggregates`` (each struct/class/union definition
 record by file, the struct step's list of what to lay out), ``op_registrations``,
 ``pybind_bindings`` and ``includes`` (file -> files it includes).
+
+Edges: ``contains``, ``includes``, ``inherits``, ``calls``, ``launches``, ``implements`` (a C++
+function -> the torch operator it implements) and ``uses`` (a callable -> the structs its
+signature names, :mod:`extractor.cpp.uses`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
+from extractor.cpp.uses import uses_edges
 from extractor.native.calls import each_call
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, edge_key
 from extractor.naming import cpp_id, file_id, id_name
@@ -141,6 +146,10 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                 edges.append(Edge(source, target, EdgeKind.LAUNCHES, path, line))
             else:
                 stats["launches_unresolved"] += 1
+
+    uses, uses_stats = uses_edges(table)
+    edges.extend(uses)
+    stats.update(uses_stats)
 
     ops, bindings = resolve_registrations(facts, table)
     schema_nodes, schema_edges = op_nodes(facts, ops)

@@ -217,6 +217,12 @@ class SymbolTable:
                     return cpp_id(self.aliases[candidate])
         return cpp_id(name)
 
+    def known_type(self, scope: str, written: str, path: str = "") -> str:
+        """The node of the type ``written`` names as seen from ``scope`` in ``path``, "" when the
+        system defines no such type (``resolve_type`` would name it anyway)."""
+        target = self.resolve_type(scope, written, path)
+        return target if target in self.node_by_id else ""
+
     def resolve_reference(self, scope: str, name: str, path: str = "") -> str:
         """A function named in code (`&fn`, `&ns::Class::method`) as seen from ``scope`` in ``path``."""
         if not name or name == "<lambda>":
