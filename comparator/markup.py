@@ -8,7 +8,7 @@ import json
 import re
 from collections.abc import Iterable, Sequence
 
-from comparator.records import Located
+from comparator.records import ApiReach, Located
 
 LIST_LIMIT = 25  # names listed inline in Markdown
 MD_ROW_LIMIT = 40  # rows per Markdown table; the JSON report has them all
@@ -87,3 +87,48 @@ def none_found(reason: str) -> str:
 
 
 BREAKING = '<span class="pill bad">breaking</span>'
+
+
+# ------------------------------------------------------------------------- reached from Python
+
+
+def reach_summary(reach: ApiReach) -> str:
+    """"`a.b.f`, `a.c.g` (+3 more public APIs)", "no public Python API reaches it", or why not
+    known: plain text (a renderer escapes it)."""
+    if reach.unresolved:
+        return f"unresolved: {reach.unresolved}"
+    if not reach.apis and reach.private:
+        first = reach.private[0]
+        return (f"no public Python API reaches it over the graph's edges; its chains stop at the Python caller "
+                f"{first.qualname} ({first.api})")
+    if not reach.apis:
+        return "no public Python API reaches it"
+    names = ", ".join(a.qualname for a in reach.apis)
+    more = reach.total - len(reach.apis)
+    return names + (f" (+{more:,} more public APIs)" if more else "")
+
+
+def reach_chain(reach: ApiReach) -> str:
+    """The witness chain as ``a -[binds x.py:60]-> b -[uses y.cu:12]-> c``, plain text."""
+    parts = []
+    for link in reach.witness:
+        if link.edge:
+            parts.append(f" -[{link.edge} {link.path}:{link.line}]-> ")
+        parts.append(link.qualname)
+    return "".join(parts)
+
+
+def reach_markdown(subject: str, reach: ApiReach) -> str:
+    """One list item: the entity, the public APIs that reach it and the witness chain."""
+    chain = f"; witness: {cell(reach_chain(reach))}" if reach.witness else ""
+    return f"- {cell(subject)}: {cell(reach_summary(reach))}{chain}"
+
+
+def reach_html(reach: ApiReach) -> str:
+    """The public APIs and the witness chain, for a table cell or under a byte map."""
+    if not reach.witness:
+        return f'<span class=muted>{esc(reach_summary(reach))}</span>'
+    chain = "".join((f' <span class=muted>-[{esc(link.edge)} {esc(link.path)}:{link.line}]-&gt;</span> '
+                     if link.edge else "") + f'<span class=sym>{esc(link.qualname)}</span>' for link in reach.witness)
+    return (f'<span class=reach>{esc(reach_summary(reach))}</span>'
+            f'<div class="muted chain">witness: {chain}</div>')

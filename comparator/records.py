@@ -127,5 +127,47 @@ class Head:
         return (self.systems[0].label, self.systems[1].label)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class ChainLink:
+    """One node of a witness chain, and the edge that led to it (``edge`` "" for the first node)."""
+
+    node: str  # the graph node id
+    qualname: str
+    edge: str  # the edge kind: binds, calls, launches, uses
+    path: str  # where the edge's evidence is (the node's own place for the first link)
+    line: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ReachingApi:
+    """A public Python API that reaches a changed C++ entity, ``depth`` edges away."""
+
+    id: str
+    qualname: str
+    depth: int
+    api: str  # the extractor's reason ("public: class member", "private: underscore name")
+    path: str
+    line: int
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ApiReach:
+    """The public Python API that reaches one changed struct layout or binding, through ``binds``,
+    ``calls``, ``launches`` and ``uses`` edges of the release's graph: the nearest ones (by depth,
+    then id, capped), how many reach it at any depth, and one witness chain from the first of
+    them to the entity (or to one of its methods, or to the C++ function implementing it). When no
+    public API reaches it, ``private`` names the private Python callers farthest up the chains (the
+    first one's chain is the witness): the graph's chains stop there (a call through ``self`` to a
+    subclass's method is not resolved, say).
+    ``unresolved`` says why nothing could be followed (the graph has no node for the entity)."""
+
+    node: str  # the entity's graph node, "" when unresolved
+    apis: tuple[ReachingApi, ...]
+    total: int
+    witness: tuple[ChainLink, ...]
+    private: tuple[ReachingApi, ...] = ()
+    unresolved: str = ""
+
+
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n:,} {word if n == 1 else (many or word + 's')}"

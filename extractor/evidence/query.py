@@ -18,7 +18,7 @@ import dataclasses
 import difflib
 import fnmatch
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 from extractor.errors import UserInputError
 from extractor.evidence.index import GraphIndex
@@ -324,3 +324,119 @@ def find(index: GraphIndex, pattern: str, *, regex: bool = False, kinds: Iterabl
         if test(index.qualnames[i]) or test(nid):
             found.append(node_ref(index, i))
     return FindAnswer("find", index.system, pattern, tuple(found))
+
+
+# -------------------------------------------------------------------------------- reached from
+
+
+# What a change in C++ reaches Python through, read backwards: calls, bindings across languages,
+# kernel launches and the struct types a signature names.
+IMPACT_EDGES: tuple[str, ...] = ("binds", "calls", "launches", "uses")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reached:
+    """The nodes that reach one target: the nearest ones (or the farthest; up to the limit asked,
+    by depth, then id), each with one shortest chain from it to one of the target's seeds, and
+    how many reach it at any depth."""
+
+    target: NodeRef
+    hits: tuple[Hit, ...]
+    total: int
+
+
+def python_nodes(index: GraphIndex, public: bool) -> frozenset[int]:
+    """The Python nodes whose ``api`` reason says public (``public``), or all the others."""
+    python = _codes(index, ("python",))
+    said_public = frozenset(i for i, text in enumerate(index.texts) if text.startswith("public:"))
+    return frozenset(i for i in range(len(index.ids))
+                     if index.node_language[i] in python and (index.node_api[i] in said_public) == public)
+
+
+def public_python(index: GraphIndex) -> frozenset[int]:
+    """The nodes of the public Python API."""
+    return python_nodes(index, public=True)
+
+
+def reached_by(index: GraphIndex, targets: Sequence[tuple[int, Sequence[int]]], keep: frozenset[int], *,
+               edges: Iterable[str] = IMPACT_EDGES, limit: int = 5, farthest: bool = False) -> tuple[Reached, ...]:
+    """For each target (its node and the seed nodes a walk starts from: the node itself, a
+    struct's methods ...), the nodes of ``keep`` that reach a seed along ``edges``: the nearest
+    ``limit`` of them, or with ``farthest`` those farthest up (where the graph's chains stop).
+
+    One breadth-first walk backwards for all targets at once: a node carries the set of targets
+    whose walks reached it (a bit each), and a level passes on only the bits a node gains, so
+    every (node, target) pair is visited once and at its shortest depth; the witness chains are
+    those of one walk per target, without walking the shared part of the graph once per target."""
+    allowed = _codes(index, edge_kinds(edges))
+    seen: dict[int, int] = {}  # node -> the targets (bits) whose walk has reached it
+    via: dict[tuple[int, int], int] = {}  # (node, target) -> the edge that walk first reached it by
+    frontier: dict[int, int] = {}
+    for k, (_, seeds) in enumerate(targets):
+        for seed in seeds:
+            frontier[seed] = frontier.get(seed, 0) | 1 << k
+    seen.update(frontier)
+    found: list[list[tuple[int, int]]] = [[] for _ in targets]  # per target: (depth, node)
+    level = 0
+    while frontier:
+        level += 1
+        following: dict[int, int] = {}
+        for u in sorted(frontier):
+            bits = frontier[u]
+            for e in index.incoming(u):
+                if index.edge_kind[e] not in allowed:
+                    continue
+                v = index.edge_source[e]
+                new = bits & ~(seen.get(v, 0) | following.get(v, 0))
+                if new:
+                    following[v] = following.get(v, 0) | new
+                    for k in _bits(new):
+                        via[v, k] = e
+        for v, new in following.items():
+            seen[v] = seen.get(v, 0) | new
+            if v in keep:
+                for k in _bits(new):
+                    found[k].append((level, v))
+        frontier = following
+    out = []
+    for k, (target, _) in enumerate(targets):
+        nearest = sorted(found[k], key=lambda hit: (-hit[0] if farthest else hit[0], index.ids[hit[1]]))[:limit]
+        hits = tuple(Hit(node_ref(index, v), depth, _chain_to(index, v, k, via)) for depth, v in nearest)
+        out.append(Reached(node_ref(index, target), hits, len(found[k])))
+    return tuple(out)
+
+
+def _bits(mask: int) -> Iterator[int]:
+    k = 0
+    while mask:
+        if mask & 1:
+            yield k
+        mask >>= 1
+        k += 1
+
+
+def _chain_to(index: GraphIndex, node: int, target: int, via: dict[tuple[int, int], int]) -> tuple[Step, ...]:
+    """The chain from ``node`` along the edges target's walk reached it by, to a seed."""
+    steps = [Step(node_ref(index, node), None)]
+    cursor = node
+    while (cursor, target) in via:
+        e = via[cursor, target]
+        cursor = index.edge_target[e]
+        steps.append(Step(node_ref(index, cursor), edge_ref(index, e)))
+    return tuple(steps)
+
+
+def impact_seeds(index: GraphIndex, node: int) -> tuple[int, ...]:
+    """Where a walk back from a changed entity starts: the node itself, the callables it contains
+    (a struct's methods: calling one depends on the layout) and the functions that implement it
+    (the C++ function registered for a torch operator, which Python's ``binds`` edges reach)."""
+    contains, implements = _codes(index, ("contains",)), _codes(index, ("implements",))
+    callables = _codes(index, ("function", "method", "kernel"))
+    seeds = {node}
+    for e in index.outgoing(node):
+        if index.edge_kind[e] in contains and index.node_kind[index.edge_target[e]] in callables:
+            seeds.add(index.edge_target[e])
+    for e in index.incoming(node):
+        if index.edge_kind[e] in implements:
+            seeds.add(index.edge_source[e])
+    return tuple(sorted(seeds))

@@ -7,22 +7,27 @@ kind is the only one that decides "breaking" for symbols; the symbols kind lists
 
 Across two systems it summarises each side's public API: public symbols by language and kind, and
 how the extractor's ``api`` reasons split (``__all__``, module-level names, re-exports, ...).
+
+A row whose symbol is a binding (a torch operator, or what a ``binds`` edge ends at: a C++
+function bound with pybind11, a PyO3 or cgo target) names the public Python API that reaches it
+(:mod:`comparator.impact`): in the new release, or in the old one for a binding that is gone.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from comparator.apidiff import TITLES, Breakage, BreakageKind, find_breakages
 from comparator.apidiff.surface import SKIPPED_KINDS, is_public
+from comparator.impact import reaching_apis
 from comparator.kind import Counts, EvidenceKind, Labels, Takeaway, plural
 from comparator.kinds.api import render
 from comparator.kinds.api.records import ApiChange, ApiChanges, ApiRelease, ApiSummary, RuleCount
-from comparator.records import Sides, Where
+from comparator.records import ApiReach, Sides, Where
 from extractor.evidence.read import Evidence
-from extractor.model import Edge, Location, Node
+from extractor.model import Edge, EdgeKind, Location, Node
 
 # Reasons whose tail names a symbol or a package, grouped in the summary: (head, group).
 REASON_GROUPS = (("public: re-exported as ", "public: re-exported as …"),
@@ -37,6 +42,7 @@ class ApiSide:
     nodes: tuple[Node, ...]
     edges: tuple[Edge, ...]
     summary: ApiSummary  # the side's public API in numbers (``compare``'s half)
+    evidence: Evidence  # its graph: what reaches a changed binding
 
 
 class ApiKind(EvidenceKind[ApiSide, Sides[ApiSummary], ApiRelease]):
@@ -45,13 +51,13 @@ class ApiKind(EvidenceKind[ApiSide, Sides[ApiSummary], ApiRelease]):
     release_rank = 0  # what breaks importers leads the release section
 
     def summarize(self, evidence: Evidence) -> ApiSide:
-        return ApiSide(evidence.graph.nodes, evidence.graph.edges, summarize_api(evidence.graph.nodes))
+        return ApiSide(evidence.graph.nodes, evidence.graph.edges, summarize_api(evidence.graph.nodes), evidence)
 
     def compare(self, a: ApiSide, b: ApiSide) -> Sides[ApiSummary]:
         return Sides(a.summary, b.summary)
 
     def diff_release(self, a: ApiSide, b: ApiSide) -> ApiRelease:
-        return ApiRelease(diff_api(find_breakages(a.nodes, a.edges, b.nodes, b.edges)))
+        return ApiRelease(reach_bindings(diff_api(find_breakages(a.nodes, a.edges, b.nodes, b.edges)), a, b))
 
     def count(self, section: Sides[ApiSummary], release: ApiRelease | None) -> Counts:
         if release is None:
@@ -173,6 +179,33 @@ def diff_api(breakages: Iterable[Breakage]) -> ApiChanges:
         by_rule=tuple(by_rule),
         changes=rows,
     )
+
+
+def binding_nodes(side: ApiSide) -> frozenset[str]:
+    """The side's bindings: torch operators and whatever a ``binds`` edge ends at."""
+    return frozenset({e.target for e in side.edges if e.kind is EdgeKind.BINDS}
+                     | {n.id for n in side.nodes if "torch-op" in n.tags})
+
+
+def reach_bindings(api: ApiChanges, a: ApiSide, b: ApiSide) -> ApiChanges:
+    """``api`` with each row of a changed binding naming the public Python API that reaches it:
+    over the new graph while the binding is there, over the old one for a binding removed. One
+    walk per side for all rows (none when no binding changed)."""
+    new_bindings, old_bindings = binding_nodes(b), binding_nodes(a)
+    in_new = {r.id for r in api.changes if r.new_location is not None and r.id in new_bindings}
+    in_old = {r.old_id for r in api.changes if r.new_location is None and r.old_id in old_bindings}
+    if not (in_new or in_old):
+        return api
+    reached_new: Mapping[str, ApiReach] = reaching_apis(b.evidence, in_new)
+    reached_old: Mapping[str, ApiReach] = reaching_apis(a.evidence, in_old)
+
+    def reached(row: ApiChange) -> ApiReach | None:
+        if row.new_location is not None:
+            return reached_new.get(row.id)
+        return reached_old.get(row.old_id)
+
+    return dataclasses.replace(api, changes=tuple(dataclasses.replace(r, reached_by=reached(r))
+                                                  for r in api.changes))
 
 
 def most_used_broken(rows: Iterable[ApiChange], top: int = TOP_BROKEN) -> list[tuple[str, int]]:

@@ -8,7 +8,8 @@ import dataclasses
 from collections.abc import Mapping
 
 from comparator.apidiff.rules import BreakageKind
-from comparator.records import Where
+from comparator.codec import omitted_when_none
+from comparator.records import ApiReach, Where
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -41,6 +42,8 @@ class ApiChange:
     new_location: Where | None
     path: str  # the new location, else the old one
     line: int
+    # for a changed binding (a torch operator, a binds target): the public Python API that reaches it
+    reached_by: ApiReach | None = omitted_when_none()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 
 from comparator.kinds.api.records import ApiChange, ApiChanges, ApiRelease, ApiSummary
-from comparator.markup import BREAKING, HTML_ROW_LIMIT, at, cell, esc, html_loc, html_table, md_table
-from comparator.records import Sides
+from comparator.markup import (BREAKING, HTML_ROW_LIMIT, at, cell, esc, html_loc, html_table, md_table, reach_html,
+                               reach_markdown)
+from comparator.records import ApiReach, Sides
 
 RULES_DOC = "docs/python-api.md"
 
@@ -83,7 +84,13 @@ def release_markdown(release: ApiRelease, la: str, lb: str) -> list[str]:
         rows.append([cell(first.symbol), cell(title), cell(changes) or "—",
                      ("**breaking**: " if first.breaking else "not breaking: ") + cell(why), f"{first.uses:,}",
                      at(first) + (f" (was {cell(_moved(first))})" if _moved(first) else "")])
-    return out + md_table(["Symbol", "Change", "What changed", "Verdict", "Uses", "Where"], rows)
+    out += md_table(["Symbol", "Change", "What changed", "Verdict", "Uses", "Where"], rows)
+    bindings = _bindings(api.changes)
+    if bindings:
+        out += ["Public Python API that reaches each changed binding (nearest first, through binds, calls, "
+                "launches and uses edges; a removed one in the old release):", "",
+                *(reach_markdown(row.symbol, reach) for row, reach in bindings), ""]
+    return out
 
 
 def release_html(release: ApiRelease, la: str, lb: str) -> str:
@@ -105,7 +112,24 @@ def release_html(release: ApiRelease, la: str, lb: str) -> str:
                                         if _moved(first) else "")])
     parts.append(html_table(["Symbol", "Change", "What changed", "Verdict", "Uses", "Where"], rows, numeric=(4,),
                             limit=HTML_ROW_LIMIT))
+    bindings = _bindings(api.changes)
+    if bindings:
+        parts.append('<h4 id=release-bindings>Changed bindings reached from Python</h4>')
+        parts.append(html_table(["Binding", "Public Python API that reaches it", "Where"],
+                                [[f'<span class=sym>{esc(row.symbol)}</span>', reach_html(reach), html_loc(row)]
+                                 for row, reach in bindings], limit=HTML_ROW_LIMIT))
     return "".join(parts) + "</section>"
+
+
+def _bindings(rows: Sequence[ApiChange]) -> list[tuple[ApiChange, ApiReach]]:
+    """The first row of each changed binding that names what reaches it, in the rows' order."""
+    seen: set[str] = set()
+    out = []
+    for row in rows:
+        if row.reached_by is not None and row.symbol not in seen:
+            seen.add(row.symbol)
+            out.append((row, row.reached_by))
+    return out
 
 
 def _summary_rows(section: Sides[ApiSummary], text: Callable[[str], str]) -> list[list[str]]:

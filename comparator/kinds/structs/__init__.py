@@ -1,40 +1,60 @@
 """Struct layouts: families (by tag) side by side with byte maps, and a release's layout changes (ABI).
 
 Holes and padding are the extractor's (``StructLayout.holes``, ``padding``), never computed again:
-the byte map draws exactly the holes the evidence states.
+the byte map draws exactly the holes the evidence states. Each changed layout of a release names
+the public Python API that reaches its struct in the new release (:mod:`comparator.impact`): the
+struct's graph node is the aggregate of that qualified name at the layout's header (a template
+instance, ``Vec<float, 1>``, is its template's node); a layout with no node says so.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Sequence
 
+from comparator.impact import reaching_apis
 from comparator.kind import SIDES, Counts, EvidenceKind, Labels, Takeaway, plural
 from comparator.kinds.structs import render
 from comparator.kinds.structs.records import (Family, FamilySide, LayoutChange, LayoutSize, Segment, StructChanges,
                                               StructPresence, StructRow, StructsRelease, StructsSection,
                                               StructTotals)
-from comparator.records import Sides
+from comparator.records import ApiReach, Sides
 from extractor.evidence.read import Evidence
+from extractor.model import NodeKind
 from extractor.structs.records import STRUCTS, Member, Method, StructLayout
 from extractor.structs.render import byte_map
 
 STRUCTS_PER_FAMILY = 40
 SEGMENTS_PER_STRUCT = 160
+AGGREGATE_KINDS = frozenset({NodeKind.STRUCT, NodeKind.CLASS, NodeKind.UNION})
+_TEMPLATE_ARGUMENTS = re.compile(r"<.*>")
 
 
-class StructsKind(EvidenceKind[tuple[StructLayout, ...], StructsSection, StructsRelease]):
+@dataclasses.dataclass(frozen=True, slots=True)
+class StructsSide:
+    layouts: tuple[StructLayout, ...]
+    evidence: Evidence  # its graph: what reaches a changed struct
+
+
+class StructsKind(EvidenceKind[StructsSide, StructsSection, StructsRelease]):
     key = "structs"
     title = "Structs"
     release_rank = 1
 
-    def summarize(self, evidence: Evidence) -> tuple[StructLayout, ...]:
-        return evidence.of(STRUCTS)
+    def summarize(self, evidence: Evidence) -> StructsSide:
+        return StructsSide(evidence.of(STRUCTS), evidence)
 
-    def compare(self, a: tuple[StructLayout, ...], b: tuple[StructLayout, ...]) -> StructsSection:
-        return compare_structs(a, b)
+    def compare(self, a: StructsSide, b: StructsSide) -> StructsSection:
+        return compare_structs(a.layouts, b.layouts)
 
-    def diff_release(self, a: tuple[StructLayout, ...], b: tuple[StructLayout, ...]) -> StructsRelease:
-        return StructsRelease(diff_structs(a, b))
+    def diff_release(self, a: StructsSide, b: StructsSide) -> StructsRelease:
+        changes = diff_structs(a.layouts, b.layouts)
+        if not changes.changed:
+            return StructsRelease(changes)
+        reached = reached_structs(b.evidence, changes.changed)
+        return StructsRelease(dataclasses.replace(changes, changed=tuple(
+            dataclasses.replace(x, reached_by=reached[x.qualname]) for x in changes.changed)))
 
     def count(self, section: StructsSection, release: StructsRelease | None) -> Counts:
         if release is not None:
@@ -51,7 +71,7 @@ class StructsKind(EvidenceKind[tuple[StructLayout, ...], StructsSection, Structs
         nb = sum(1 for r in st.changed if r.breaking) + len(st.removed)
         return [Takeaway(f"Structs: {plural(len(st.changed), 'layout')} changed, {len(st.removed):,} removed, "
                          f"{len(st.added):,} added; {nb:,} of these break the ABI (size, alignment, member offsets "
-                         f"or a removed type).", "release-structs")]
+                         f"or a removed type).{_reached_sentence(st.changed)}", "release-structs")]
 
     def takeaways(self, section: StructsSection, release: StructsRelease | None, labels: Labels) -> list[Takeaway]:
         if release is not None:
@@ -84,6 +104,19 @@ class StructsKind(EvidenceKind[tuple[StructLayout, ...], StructsSection, Structs
 
     def release_html(self, release: StructsRelease, la: str, lb: str) -> str:
         return render.release_html(release, la, lb)
+
+
+def _reached_sentence(changed: Sequence[LayoutChange]) -> str:
+    """" 2 of the changed layouts are reached from the public Python API (BlockTable from
+    Engine.step, ...).": the first three by name, the nearest API of each."""
+    reached = [x for x in changed if x.reached_by is not None and x.reached_by.apis]
+    if not reached:
+        return ""
+    named = ", ".join(f"{x.qualname} from {x.reached_by.apis[0].qualname}" for x in reached[:3]
+                      if x.reached_by is not None)
+    more = ", ..." if len(reached) > 3 else ""
+    return (f" {len(reached):,} of the changed layouts {'is' if len(reached) == 1 else 'are'} reached from the "
+            f"public Python API ({named}{more}).")
 
 
 def _family(side: FamilySide, noun: bool = True) -> str:
@@ -155,6 +188,21 @@ def compare_structs(a: Sequence[StructLayout], b: Sequence[StructLayout]) -> Str
     return StructsSection(tuple(families), Sides(totals[0], totals[1]))
 
 
+def reached_structs(evidence: Evidence, changed: Sequence[LayoutChange]) -> dict[str, ApiReach]:
+    """The public Python API of ``evidence`` that reaches each changed struct, by qualified name."""
+    nodes = struct_nodes(evidence)
+    node_of = {x.qualname: nodes.get((_TEMPLATE_ARGUMENTS.sub("", x.qualname), x.path), "") for x in changed}
+    reach = reaching_apis(evidence, [node for node in node_of.values() if node])
+    return {x.qualname: reach[node_of[x.qualname]] if node_of[x.qualname] else
+            ApiReach("", (), 0, (), unresolved=f"the graph has no struct, class or union {x.qualname} at {x.path}")
+            for x in changed}
+
+
+def struct_nodes(evidence: Evidence) -> dict[tuple[str, str], str]:
+    """The graph node of each struct, class or union, by (qualified name, path)."""
+    return {(n.qualname, n.path): n.id for n in evidence.graph.nodes if n.kind in AGGREGATE_KINDS}
+
+
 def _first_by_name(layouts: Sequence[StructLayout]) -> dict[str, StructLayout]:
     """One layout per qualified name: a resolved one if there is, then the first by path."""
     out: dict[str, StructLayout] = {}
@@ -216,4 +264,4 @@ def _layout_changes(old: StructLayout, new: StructLayout) -> tuple[list[str], bo
 
 
 KIND = StructsKind()
-__all__ = ["KIND", "StructsKind", "compare_structs", "diff_structs", "struct_segments"]
+__all__ = ["KIND", "StructsKind", "StructsSide", "compare_structs", "diff_structs", "reached_structs", "struct_segments"]

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from comparator.records import Sides
+from comparator.codec import omitted_when_none
+from comparator.records import ApiReach, Sides
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -92,6 +93,8 @@ class LayoutChange:
     segments_new: tuple[Segment, ...]
     path: str
     line: int
+    # the public Python API that reaches the struct in the new release (a release comparison)
+    reached_by: ApiReach | None = omitted_when_none()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from comparator.kinds.structs.records import Segment, StructRow, StructsRelease, StructsSection
-from comparator.markup import at, cell, esc, html_loc, html_table, md_table, none_found
+from comparator.markup import at, cell, esc, html_loc, html_table, md_table, none_found, reach_html, reach_markdown
+from comparator.records import ApiReach
 
 MIN_BAR = 30.0  # per cent of the family's widest struct
 
@@ -41,9 +42,17 @@ def release_markdown(release: StructsRelease, la: str, lb: str) -> list[str]:
         rows += [[cell(x.qualname), "removed", f"{x.size:,} B", "yes", at(x)] for x in st.removed]
         rows += [[cell(x.qualname), "added", f"{x.size:,} B", "", at(x)] for x in st.added]
         out += md_table(["Struct", "Change", "Detail", "ABI-breaking", "Where"], rows)
+        reached = [reach_markdown(x.qualname, x.reached_by) for x in st.changed if x.reached_by is not None]
+        if reached:
+            out += ["Public Python API that reaches each changed struct (nearest first, through binds, calls, "
+                    "launches and uses edges):", "", *reached, ""]
     else:
         out += ["No struct layout changed between the releases (among the structs both bundles resolve).", ""]
     return out
+
+
+def _reached(reach: ApiReach | None) -> str:
+    return f'<div class=reached-by>reached from Python by: {reach_html(reach)}</div>' if reach is not None else ""
 
 
 def _bytemap(size: int, segments: Sequence[Segment], scale_bytes: int, error: str = "") -> str:
@@ -128,7 +137,8 @@ def release_html(release: StructsRelease, la: str, lb: str) -> str:
                          f'<div class=muted>before ({x.old.size:,} B)</div>'
                          f'{_bytemap(x.old.size, x.segments_old, scale)}'
                          f'<div class=muted>after ({x.new.size:,} B)</div>'
-                         f'{_bytemap(x.new.size, x.segments_new, scale)}</div>')
+                         f'{_bytemap(x.new.size, x.segments_new, scale)}'
+                         f'{_reached(x.reached_by)}</div>')
         parts.append(html_table(["Struct", "Change", "Size", "Where"],
                                 [[f'<span class=sym>{esc(x.qualname)}</span>', "removed", f'{x.size:,}',
                                   html_loc(x)] for x in st.removed]
