@@ -9,6 +9,12 @@ repeated. The page rebuilds ids and draws only search results and one node's nei
 A graph beyond :data:`MAX_NODES` nodes or :data:`MAX_EDGES` edges (several times vLLM's) is
 sampled: the most connected nodes are kept, and the view says how many of how many it shows, so
 that a page stays a few megabytes whatever the evidence holds.
+
+A path can be highlighted (``archdiff compare A B --highlight FROM TO``): on each side where both
+ends resolve (:func:`extractor.evidence.query.resolve`: id, qualname or unique suffix), one
+shortest chain along :data:`HIGHLIGHT_EDGES`, computed here, goes into the view as its nodes'
+positions (-1 for a node the sample left out) with each edge's kind and evidence; the page lists
+it and draws it marked. A side where an end does not resolve says why instead.
 """
 
 from __future__ import annotations
@@ -18,20 +24,52 @@ from collections.abc import Sequence
 from typing import Any
 
 from comparator.kind import SIDES
+from extractor.errors import UserInputError
+from extractor.evidence.index import build_index
+from extractor.evidence.query import shortest_paths
 from extractor.evidence.read import Evidence
 from extractor.layers.records import role_by_path
 from extractor.model import Edge, EdgeKind, Node
 from extractor.layers.records import LAYERS
 
 
-def build_graph_view(a: Evidence, b: Evidence | None = None,
-                     labels: tuple[str, str] = ("A", "B")) -> dict[str, Any]:
-    """Compact graph tables for one or two bundles (``b`` None: one system only)."""
+# What a highlighted path follows: calls, bindings across languages, kernel launches and the
+# structs a C++ signature names (so a path can end at a struct).
+HIGHLIGHT_EDGES = ("binds", "calls", "launches", "uses")
+
+
+def build_graph_view(a: Evidence, b: Evidence | None = None, labels: tuple[str, str] = ("A", "B"),
+                     highlight: tuple[str, str] | None = None) -> dict[str, Any]:
+    """Compact graph tables for one or two bundles (``b`` None: one system only), with the
+    ``highlight`` path (FROM, TO) on each side. UserInputError when no side has both ends."""
     systems = []
     for side, evidence, label in zip(SIDES, (a, b), labels):
         if evidence is not None:
-            systems.append(dict(compact_graph(evidence), side=side, label=label))
+            systems.append(dict(compact_graph(evidence, highlight), side=side, label=label))
+    if highlight is not None and all("missing" in s["highlight"] and not s["highlight"]["resolved"]
+                                     for s in systems):
+        raise UserInputError(f"--highlight {highlight[0]} {highlight[1]}: "
+                             + "; ".join(f'{s["label"]}: {s["highlight"]["missing"]}' for s in systems))
     return {"version": 1, "systems": systems}
+
+
+def highlight_path(evidence: Evidence, start: str, end: str, position: dict[str, int]) -> dict[str, Any]:
+    """One shortest chain from ``start`` to ``end`` over :data:`HIGHLIGHT_EDGES`: ``chain`` rows
+    [view position or -1, node id, edge kind ("" first), evidence path, line]; ``missing`` says why
+    there is none (``resolved``: both ends are nodes of this graph)."""
+    index = build_index(evidence)
+    try:
+        answer = shortest_paths(index, start, end, HIGHLIGHT_EDGES, max_paths=1)
+    except UserInputError as err:
+        return {"from": start, "to": end, "resolved": False, "chain": [], "missing": str(err)}
+    found = {"from": answer.source.id, "to": answer.target.id, "resolved": True, "edges": list(answer.edges)}
+    if not answer.paths:
+        return dict(found, chain=[], missing=f"no path from {answer.source.id} to {answer.target.id} over "
+                                             f"{', '.join(answer.edges)} edges")
+    chain = [[position.get(step.node.id, -1), step.node.id, step.edge.kind if step.edge else "",
+              step.edge.path if step.edge else step.node.path, step.edge.line if step.edge else step.node.line]
+             for step in answer.paths[0]]
+    return dict(found, chain=chain)
 
 
 MAX_NODES = 40_000
@@ -56,7 +94,7 @@ def sample(evidence: Evidence, max_nodes: int | None = None,
     return kept, [e for e in edges if e.source in ids and e.target in ids][:max_edges]
 
 
-def compact_graph(evidence: Evidence) -> dict[str, Any]:
+def compact_graph(evidence: Evidence, highlight: tuple[str, str] | None = None) -> dict[str, Any]:
     shown, edges = sample(evidence)
     nodes = sorted(shown, key=lambda n: n.id)
     index = {n.id: i for i, n in enumerate(nodes)}
@@ -111,6 +149,8 @@ def compact_graph(evidence: Evidence) -> dict[str, Any]:
         flat.extend((s, t, k))
     code("ekinds", "contains")
     out = {**tables, "nodes": rows, "edges": flat}
+    if highlight is not None:
+        out["highlight"] = highlight_path(evidence, highlight[0], highlight[1], index)
     if len(nodes) < len(evidence.graph.nodes) or len(edges) < len(evidence.graph.edges):
         out["sampled"] = {"nodes": [len(nodes), len(evidence.graph.nodes)],
                           "edges": [len(edges), len(evidence.graph.edges)]}

@@ -106,5 +106,26 @@ def _graph_view(graph_view: Mapping[str, Any] | None) -> str:
             '<span id=graph-status class=status></span></div>'
             '<div class=panes><ul id=search-results></ul><div><svg id=graph-canvas></svg><div id=node-info>'
             '<span class=muted>Search a symbol, then pick it to see what depends on it and what it depends on.'
-            '</span></div></div></div></div>'
+            '</span></div></div></div></div>' + _highlights(systems) +
             f'<script type="application/json" id=graph-data>{data}</script></section>')
+
+
+def _highlights(systems: Sequence[Mapping[str, Any]]) -> str:
+    """The highlighted path of each side as a list (the page also draws it, marked): each node with
+    the edge that led to it and that edge's evidence."""
+    blocks = []
+    for k, s in enumerate(systems):
+        if "highlight" not in s:
+            continue
+        h = s["highlight"]
+        head = f'<h3>Highlighted path in {esc(s["label"])}: {esc(h["from"])} → {esc(h["to"])}</h3>'
+        if not h["chain"]:
+            blocks.append(head + f'<p class=muted>{esc(h["missing"])}</p>')
+            continue
+        items = "".join(
+            f'<li class=hl data-system={k} data-node={position}>'
+            + (f'<span class=muted>-[{esc(edge)} {esc(path)}:{line}]-&gt;</span> ' if edge else "")
+            + f'<span class=sym>{esc(node)}</span></li>'
+            for position, node, edge, path, line in h["chain"])
+        blocks.append(head + f'<ol class=highlight-path data-system={k}>{items}</ol>')
+    return f'<div id=graph-highlight>{"".join(blocks)}</div>' if blocks else ""

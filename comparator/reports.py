@@ -16,9 +16,10 @@ FORMATS = ("html", "md", "json")
 
 
 def render_reports(findings: dict[str, Any], formats: tuple[str, ...] = FORMATS,
-                   sides: tuple[Evidence, Evidence] | None = None) -> dict[str, str]:
+                   sides: tuple[Evidence, Evidence] | None = None,
+                   highlight: tuple[str, str] | None = None) -> dict[str, str]:
     """The report files' names and texts, in the order of ``formats``. ``sides`` (the two evidence
-    bundles) feed the HTML page's graph view."""
+    bundles) feed the HTML page's graph view, which marks the ``highlight`` path (FROM, TO)."""
     from comparator.registry import KINDS
     from comparator.render_json import render_json
     from comparator.render_markdown import render_markdown
@@ -30,7 +31,7 @@ def render_reports(findings: dict[str, Any], formats: tuple[str, ...] = FORMATS,
             from comparator.graphview import build_graph_view
             from comparator.render_html import render_html
 
-            view = build_graph_view(sides[0], sides[1], read_head(findings).labels) if sides else None
+            view = build_graph_view(sides[0], sides[1], read_head(findings).labels, highlight) if sides else None
             texts["report.html"] = render_html(findings, KINDS, view)
         elif fmt == "md":
             texts["report.md"] = render_markdown(findings, KINDS)
@@ -40,9 +41,10 @@ def render_reports(findings: dict[str, Any], formats: tuple[str, ...] = FORMATS,
 
 
 def write_reports(findings: dict[str, Any], out_dir: Path, formats: tuple[str, ...] = FORMATS,
-                  sides: tuple[Evidence, Evidence] | None = None) -> list[Path]:
+                  sides: tuple[Evidence, Evidence] | None = None,
+                  highlight: tuple[str, str] | None = None) -> list[Path]:
     """Render ``findings`` in each format into ``out_dir``; returns the files written."""
-    return write_texts(render_reports(findings, formats, sides), out_dir)
+    return write_texts(render_reports(findings, formats, sides, highlight), out_dir)
 
 
 def write_texts(texts: dict[str, str], out_dir: Path) -> list[Path]:

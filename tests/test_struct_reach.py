@@ -4,7 +4,7 @@ private wrapper -[binds]-> C++ torch-op implementation -[calls]-> launcher -[use
 kernel launched from there takes the second struct; an unbound helper takes the third.
 
 The ``uses`` edges and the walk are checked without a compiler; the report needs struct layouts,
-so it probes the header with g++ (marker ``compilers``)."""
+so it probes the header with g++."""
 
 from __future__ import annotations
 
@@ -113,7 +113,6 @@ def release(tmp_path_factory):
     return compare_evidence(_extract(FIXTURE, tmp, "1"), _extract(_next_release(tmp), tmp, "2"))
 
 
-@pytest.mark.compilers
 def test_each_changed_layout_names_the_api_that_reaches_it(release):
     changed = {row["qualname"]: row for row in release["release"]["structs"]["changed"]}
     assert set(changed) == {"blockcopy::BlockTable", "blockcopy::CopyStats", "blockcopy::Scratch",
@@ -137,7 +136,6 @@ def test_each_changed_layout_names_the_api_that_reaches_it(release):
     assert [link["edge"] for link in workspace["witness"]] == ["", "calls", "binds", "calls", "uses"]
 
 
-@pytest.mark.compilers
 def test_markdown_and_html_state_the_api_and_the_chain(release):
     md = render_markdown(release, KINDS)
     assert ("- blockcopy::BlockTable: blockcopy.engine.Engine.step; witness: blockcopy.engine.Engine.step "
@@ -150,7 +148,6 @@ def test_markdown_and_html_state_the_api_and_the_chain(release):
     assert "-[uses csrc/copy_blocks.cu:13]-&gt;" in page
 
 
-@pytest.mark.compilers
 def test_a_changed_binding_names_the_api_that_reaches_it(release):
     rows = [r for r in release["release"]["api"]["changes"] if r["id"] == "torchop:_C::copy_blocks"]
     assert [(r["rule"], r["subject"]) for r in rows] == [("parameter-added-required", "n")]

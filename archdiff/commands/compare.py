@@ -56,8 +56,11 @@ def exit_code(findings: dict[str, Any], fail_on: str) -> int:
               help="Worker processes when a side has to be extracted.")
 @click.option("--cache-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Extraction cache (default: $ARCHDIFF_CACHE or ~/.cache/archdiff).")
+@click.option("--highlight", nargs=2, default=None, metavar="FROM TO",
+              help="Mark a shortest path from FROM to TO (node id, qualname or unique suffix) over binds, calls, "
+                   "launches and uses edges in the HTML report's graph view, on each side that has both.")
 def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str, jobs: int,
-            cache_dir: Path | None) -> None:
+            cache_dir: Path | None, highlight: tuple[str, str] | None) -> None:
     """Compare A (left, older) with B (right, newer).
 
     Each side is an evidence.json, a directory holding one, a system YAML file (name, version,
@@ -79,7 +82,7 @@ def compare(a: str, b: str, out_dir: Path, formats: str, mode: str, fail_on: str
         progress.phase("comparing")
         findings = compare_evidence(side_a, side_b, mode)
         progress.phase("writing reports")
-        paths = write_reports(findings, out_dir, chosen, (side_a, side_b))
+        paths = write_reports(findings, out_dir, chosen, (side_a, side_b), highlight)
     for path in paths:
         click.echo(str(path))
     d = findings["differences"]

@@ -192,9 +192,40 @@
     svg("text", { x: width - 10, y: 16, "text-anchor": "end" }, canvas).textContent = "it depends on / contains → (" + outs.length + " drawn)";
   }
 
+  // The highlighted path (archdiff compare --highlight FROM TO): its nodes left to right, each edge
+  // and node marked with the class "hl"; nodes the embedded sample left out are skipped.
+  function drawPath(s) {
+    var chain = (s.highlight && s.highlight.chain) || [];
+    var shown = chain.filter(function (row) { return row[0] >= 0; });
+    if (!shown.length) { return 0; }
+    while (canvas.firstChild) { canvas.removeChild(canvas.firstChild); }
+    var width = canvas.clientWidth || 900, height = canvas.clientHeight || 520;
+    var step = width / (shown.length + 1), y = height / 2;
+    var edgesLayer = svg("g", {}, canvas), nodesLayer = svg("g", {}, canvas);
+    shown.forEach(function (row, k) {
+      var x = step * (k + 1), up = k % 2 ? -1 : 1;
+      if (k > 0) {
+        var line = svg("line", { x1: step * k + 8, y1: y, x2: x - 8, y2: y, stroke: EDGE_COLORS[row[2]] || "#6b7280",
+          "class": "hl" }, edgesLayer);
+        svg("title", {}, line).textContent = row[2] + " " + row[3] + ":" + row[4];
+        svg("text", { x: step * k + step / 2, y: y - 8, "text-anchor": "middle" }, edgesLayer).textContent = row[2];
+      }
+      var g = svg("g", { "class": "gnode hl", "data-node": String(row[0]) }, nodesLayer);
+      svg("circle", { cx: x, cy: y, r: 8, fill: "#fde68a", stroke: "#b45309" }, g);
+      var text = shortName(row[1]);
+      svg("text", { x: x, y: y + 24 * up + (up > 0 ? 0 : 4), "text-anchor": "middle" }, g).textContent =
+        text.length > 28 ? text.slice(0, 27) + "…" : text;
+      svg("title", {}, g).textContent = row[1];
+      g.addEventListener("click", function () { select(row[0]); });
+    });
+    svg("text", { x: 10, y: 16 }, canvas).textContent = "highlighted path: " + s.highlight.from + " → " + s.highlight.to;
+    return shown.length;
+  }
+
   function switchSystem() {
     state.sys = Number(sysSelect.value || 0);
     fillFilters(); runSearch();
+    drawPath(prepare(systems[state.sys]));
   }
 
   if (!systems.length) {
@@ -203,6 +234,18 @@
   }
   systems.forEach(function (s, i) { option(sysSelect, String(i), s.label); });
   sysSelect.value = String(systems.length - 1);  // the right-hand (newer) system first
+  if (!(systems[systems.length - 1].highlight || {}).chain || !systems[systems.length - 1].highlight.chain.length) {
+    systems.forEach(function (s, i) {  // else the side that has the highlighted path
+      if (s.highlight && s.highlight.chain.length) { sysSelect.value = String(i); }
+    });
+  }
+  Array.prototype.forEach.call(document.querySelectorAll("#graph-highlight li.hl"), function (li) {
+    li.addEventListener("click", function () {
+      var k = li.getAttribute("data-system"), n = Number(li.getAttribute("data-node"));
+      if (sysSelect.value !== k) { sysSelect.value = k; switchSystem(); }
+      if (n >= 0) { select(n); }
+    });
+  });
   sysSelect.addEventListener("change", switchSystem);
   roleSelect.addEventListener("change", runSearch);
   kindSelect.addEventListener("change", runSearch);
@@ -214,6 +257,7 @@
     search: function (q) { search.value = q; return runSearch(); },
     select: select,
     firstResult: function () { var li = results.querySelector("li"); return li ? Number(li.getAttribute("data-node")) : -1; },
-    idOf: function (i) { return prepare(systems[state.sys]).ids[i]; }
+    idOf: function (i) { return prepare(systems[state.sys]).ids[i]; },
+    drawPath: function () { return drawPath(prepare(systems[state.sys])); }
   };
 })();

@@ -9,6 +9,9 @@
     graphView: !!document.getElementById("graph-view"), matches: -1, selected: "", neighbours: -1, drawn: 0 };
   try {
     var api = window.archdiffReport;
+    // a report made with --highlight draws the path at load: count what is marked before searching
+    out.highlighted = { nodes: document.querySelectorAll("#graph-canvas .gnode.hl").length,
+      edges: document.querySelectorAll("#graph-canvas line.hl").length };
     out.matches = api.search(out.query);
     var first = api.firstResult();
     if (first >= 0) {
