@@ -124,6 +124,14 @@ def reach_markdown(subject: str, reach: ApiReach) -> str:
     return f"- {cell(subject)}: {cell(reach_summary(reach))}{chain}"
 
 
+def reach_list(intro: str, rows: Sequence[tuple[str, ApiReach]], limit: int = MD_ROW_LIMIT) -> list[str]:
+    """Markdown: the intro line and one item per entity (``reach_markdown``), capped like a table."""
+    if not rows:
+        return []
+    more = [f"… {len(rows) - limit:,} more in the JSON report.", ""] if len(rows) > limit else []
+    return [intro, "", *(reach_markdown(subject, reach) for subject, reach in rows[:limit]), "", *more]
+
+
 def reach_html(reach: ApiReach) -> str:
     """The public APIs and the witness chain, for a table cell or under a byte map."""
     if not reach.witness:

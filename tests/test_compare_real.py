@@ -181,3 +181,71 @@ def test_grafana_panel_renamed_in_0_10_2_is_one_changed_threshold(release):
     assert th["added"] == [] and th["removed"] == []
     # 0.10.2 still defines the deprecated time_per_output_token metric: no threshold lost its series
     assert release["release"]["orphaned_thresholds"] == []
+
+
+# -- the public Python API that reaches each changed struct layout and binding ----------------------
+
+
+@pytest.fixture(scope="module")
+def old_bundle(vllm_prev_src):
+    return _extract(vllm_prev_src, "0.10.1")
+
+
+def _impact_graph(evidence):
+    """The graph as networkx, only the edges the report's walk follows: an independent check."""
+    import networkx as nx
+
+    graph = nx.DiGraph()
+    graph.add_edges_from((e.source, e.target) for e in evidence.graph.edges
+                         if e.kind.value in ("binds", "calls", "launches", "uses"))
+    return graph
+
+
+def _public_reaching(evidence, graph, node):
+    """The public Python nodes with a path to ``node``, its methods or its implementations."""
+    import networkx as nx
+
+    seeds = {node} | {e.target for e in evidence.graph.edges if e.kind.value == "contains" and e.source == node} \
+        | {e.source for e in evidence.graph.edges if e.kind.value == "implements" and e.target == node}
+    public = {n.id for n in evidence.graph.nodes if n.language == "python" and n.api.startswith("public:")}
+    reaching = set().union(*(nx.ancestors(graph, s) for s in seeds if s in graph))
+    return reaching & public
+
+
+def _reached_rows(release):
+    layouts = [(row["qualname"], row["reached_by"], "new") for row in release["release"]["structs"]["changed"]]
+    bindings = [(row["symbol"], row["reached_by"], "new" if row["new_location"] else "old")
+                for row in release["release"]["api"]["changes"] if "reached_by" in row]
+    return layouts + bindings
+
+
+def test_a_removed_torch_op_names_the_public_api_that_called_it(release, old_bundle):
+    # csrc/cache_kernels.cu's gather_cache (torch op _C_cache_ops::gather_cache) is gone in 0.10.2;
+    # in 0.10.1 vllm/attention/backends/mla/common.py's MLACommonImpl.forward reaches it
+    row = _api_rows(release)[("<TORCH_EXTENSION_NAME>_cache_ops::gather_cache", "object-removed", "")]
+    reach = row["reached_by"]
+    apis = [a["id"] for a in reach["apis"]]
+    assert "py:vllm.attention.backends.mla.common.MLACommonImpl.forward" in apis
+    assert reach["total"] >= len(apis) >= 1
+    # the witness chain's edges are edges of the old evidence, in order, ending at the implementation
+    edges = {(e.source, e.target, e.kind.value, e.path, e.line) for e in old_bundle.graph.edges}
+    links = reach["witness"]
+    assert links[0]["node"] == apis[0] and links[-1]["node"] == "cpp:gather_cache"
+    for before, link in zip(links, links[1:]):
+        assert (before["node"], link["node"], link["edge"], link["path"], link["line"]) in edges
+    assert "binds" in [link["edge"] for link in links]
+
+
+def test_every_changed_layout_and_binding_python_reaches_names_an_api(release, old_bundle, new_bundle):
+    graphs = {"old": (old_bundle, _impact_graph(old_bundle)), "new": (new_bundle, _impact_graph(new_bundle))}
+    rows = _reached_rows(release)
+    assert len(rows) >= 10  # 0.10.2 changed or removed a dozen torch operators
+    unnamed = []
+    for name, reach, side in rows:
+        evidence, graph = graphs[side]
+        independent = _public_reaching(evidence, graph, reach["node"]) if reach["node"] else set()
+        assert reach["total"] == len(independent), name
+        assert {a["id"] for a in reach["apis"]} <= independent, name
+        if independent and not reach["apis"]:
+            unnamed.append(name)
+    assert unnamed == []

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from comparator.kinds.api.records import ApiChange, ApiChanges, ApiRelease, ApiSummary
 from comparator.markup import (BREAKING, HTML_ROW_LIMIT, at, cell, esc, html_loc, html_table, md_table, reach_html,
-                               reach_markdown)
+                               reach_list)
 from comparator.records import ApiReach, Sides
 
 RULES_DOC = "docs/python-api.md"
@@ -85,12 +85,9 @@ def release_markdown(release: ApiRelease, la: str, lb: str) -> list[str]:
                      ("**breaking**: " if first.breaking else "not breaking: ") + cell(why), f"{first.uses:,}",
                      at(first) + (f" (was {cell(_moved(first))})" if _moved(first) else "")])
     out += md_table(["Symbol", "Change", "What changed", "Verdict", "Uses", "Where"], rows)
-    bindings = _bindings(api.changes)
-    if bindings:
-        out += ["Public Python API that reaches each changed binding (nearest first, through binds, calls, "
-                "launches and uses edges; a removed one in the old release):", "",
-                *(reach_markdown(row.symbol, reach) for row, reach in bindings), ""]
-    return out
+    return out + reach_list("Public Python API that reaches each changed binding (nearest first, through binds, "
+                            "calls, launches and uses edges; a removed one in the old release):",
+                            [(row.symbol, reach) for row, reach in _bindings(api.changes)])
 
 
 def release_html(release: ApiRelease, la: str, lb: str) -> str:

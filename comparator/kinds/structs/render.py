@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from comparator.kinds.structs.records import Segment, StructRow, StructsRelease, StructsSection
-from comparator.markup import at, cell, esc, html_loc, html_table, md_table, none_found, reach_html, reach_markdown
+from comparator.markup import at, cell, esc, html_loc, html_table, md_table, none_found, reach_html, reach_list
 from comparator.records import ApiReach
 
 MIN_BAR = 30.0  # per cent of the family's widest struct
@@ -42,10 +42,9 @@ def release_markdown(release: StructsRelease, la: str, lb: str) -> list[str]:
         rows += [[cell(x.qualname), "removed", f"{x.size:,} B", "yes", at(x)] for x in st.removed]
         rows += [[cell(x.qualname), "added", f"{x.size:,} B", "", at(x)] for x in st.added]
         out += md_table(["Struct", "Change", "Detail", "ABI-breaking", "Where"], rows)
-        reached = [reach_markdown(x.qualname, x.reached_by) for x in st.changed if x.reached_by is not None]
-        if reached:
-            out += ["Public Python API that reaches each changed struct (nearest first, through binds, calls, "
-                    "launches and uses edges):", "", *reached, ""]
+        out += reach_list("Public Python API that reaches each changed struct (nearest first, through binds, calls, "
+                          "launches and uses edges):",
+                          [(x.qualname, x.reached_by) for x in st.changed if x.reached_by is not None])
     else:
         out += ["No struct layout changed between the releases (among the structs both bundles resolve).", ""]
     return out
