@@ -102,7 +102,7 @@ def reach_summary(reach: ApiReach) -> str:
         return (f"no public Python API reaches it over the graph's edges; its chains stop at the Python caller "
                 f"{first.qualname} ({first.api})")
     if not reach.apis:
-        return "no public Python API reaches it"
+        return "no Python reaches it over the graph's edges"
     names = ", ".join(a.qualname for a in reach.apis)
     more = reach.total - len(reach.apis)
     return names + (f" (+{more:,} more public APIs)" if more else "")

@@ -249,3 +249,27 @@ def test_every_changed_layout_and_binding_python_reaches_names_an_api(release, o
         if independent and not reach["apis"]:
             unnamed.append(name)
     assert unnamed == []
+
+
+def test_resolved_layouts_kernels_take_are_reached_from_the_public_api(new_bundle):
+    # No layout both releases resolve changed from 0.10.1 to 0.10.2; what a change would name is
+    # the same walk: csrc/attention/dtype_bfloat16.cuh's bf16_4_t is taken by fp8 conversions the
+    # cache kernels call, which MLACommonImpl.forward reaches through the concat_and_cache_mla op
+    from comparator.kinds.structs import reached_structs
+    from comparator.kinds.structs.records import LayoutChange, LayoutSize
+    from extractor.structs.records import STRUCTS, Method
+
+    resolved = [s for s in new_bundle.of(STRUCTS) if s.method is not Method.UNRESOLVED]
+    as_changed = [LayoutChange(s.qualname, (), False, LayoutSize(s.size, s.align, s.path, s.line),
+                               LayoutSize(s.size, s.align, s.path, s.line), (), (), s.path, s.line) for s in resolved]
+    reached = reached_structs(new_bundle, as_changed)
+    named = sorted(name for name, reach in reached.items() if reach.apis)
+    assert {"vllm::bf16_4_t", "vllm::Float4_"} <= set(named) and len(named) >= 10
+    reach = reached["vllm::bf16_4_t"]
+    assert "py:vllm.attention.backends.mla.common.MLACommonImpl.forward" in [a.id for a in reach.apis]
+    edges = {(e.source, e.target, e.kind.value, e.path, e.line) for e in new_bundle.graph.edges}
+    links = reach.witness
+    assert links[0].node == reach.apis[0].id and links[-1].node == "cpp:vllm::bf16_4_t"
+    assert [link.edge for link in links][-1] == "uses" and "binds" in [link.edge for link in links]
+    for before, link in zip(links, links[1:]):
+        assert (before.node, link.node, link.edge, link.path, link.line) in edges

@@ -140,7 +140,7 @@ def test_markdown_and_html_state_the_api_and_the_chain(release):
     md = render_markdown(release, KINDS)
     assert ("- blockcopy::BlockTable: blockcopy.engine.Engine.step; witness: blockcopy.engine.Engine.step "
             "-\\[calls blockcopy/engine.py:10\\]-&gt; blockcopy.\\_custom\\_ops.copy\\_blocks") in md
-    assert "- blockcopy::Scratch: no public Python API reaches it\n" in md
+    assert "- blockcopy::Scratch: no Python reaches it over the graph's edges\n" in md
     assert ("- blockcopy::Workspace: no public Python API reaches it over the graph's edges; its chains stop at "
             "the Python caller blockcopy.engine.Engine.\\_reserve (private: underscore name); witness:") in md
     page = render_html(release, KINDS)

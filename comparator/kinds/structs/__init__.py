@@ -3,8 +3,9 @@
 Holes and padding are the extractor's (``StructLayout.holes``, ``padding``), never computed again:
 the byte map draws exactly the holes the evidence states. Each changed layout of a release names
 the public Python API that reaches its struct in the new release (:mod:`comparator.impact`): the
-struct's graph node is the aggregate of that qualified name at the layout's header (a template
-instance, ``Vec<float, 1>``, is its template's node); a layout with no node says so.
+struct's graph node is the aggregate of that qualified name at the layout's header, else the only
+one of that name (a template instance, ``Vec<float, 1>``, is its template's node); a layout with no
+node says so.
 """
 
 from __future__ import annotations
@@ -190,17 +191,29 @@ def compare_structs(a: Sequence[StructLayout], b: Sequence[StructLayout]) -> Str
 
 def reached_structs(evidence: Evidence, changed: Sequence[LayoutChange]) -> dict[str, ApiReach]:
     """The public Python API of ``evidence`` that reaches each changed struct, by qualified name."""
-    nodes = struct_nodes(evidence)
-    node_of = {x.qualname: nodes.get((_TEMPLATE_ARGUMENTS.sub("", x.qualname), x.path), "") for x in changed}
+    node_of = struct_nodes(evidence, changed)
     reach = reaching_apis(evidence, [node for node in node_of.values() if node])
     return {x.qualname: reach[node_of[x.qualname]] if node_of[x.qualname] else
             ApiReach("", (), 0, (), unresolved=f"the graph has no struct, class or union {x.qualname} at {x.path}")
             for x in changed}
 
 
-def struct_nodes(evidence: Evidence) -> dict[tuple[str, str], str]:
-    """The graph node of each struct, class or union, by (qualified name, path)."""
-    return {(n.qualname, n.path): n.id for n in evidence.graph.nodes if n.kind in AGGREGATE_KINDS}
+def struct_nodes(evidence: Evidence, changed: Sequence[LayoutChange]) -> dict[str, str]:
+    """The graph node of each changed struct ("" when none): the aggregate of its qualified name
+    (a template instance's template) at its path, else the only aggregate of that name (a
+    specialisation laid out in another header than its primary template's)."""
+    at_path: dict[tuple[str, str], str] = {}
+    by_name: dict[str, list[str]] = {}
+    for n in evidence.graph.nodes:
+        if n.kind in AGGREGATE_KINDS:
+            at_path[n.qualname, n.path] = n.id
+            by_name.setdefault(n.qualname, []).append(n.id)
+    out = {}
+    for x in changed:
+        name = _TEMPLATE_ARGUMENTS.sub("", x.qualname)
+        alone = by_name[name] if name in by_name and len(by_name[name]) == 1 else [""]
+        out[x.qualname] = at_path[name, x.path] if (name, x.path) in at_path else alone[0]
+    return out
 
 
 def _first_by_name(layouts: Sequence[StructLayout]) -> dict[str, StructLayout]:
