@@ -4,7 +4,9 @@
 Builds the index of EVIDENCE into a fresh cache (timed in-process: read and validate the bundle,
 build, store), then runs each query through the real CLI (a new Python process each time, as a user
 runs it; the median of --repeat runs) and in-process (index read from the cache + the query). The
-default queries are the vLLM 0.10.2 ones of docs/graph-queries.md.
+default queries are the vLLM 0.10.2 ones of docs/graph-queries.md. Last, the release report's walk
+(:func:`extractor.evidence.query.reached_by`): the public Python API that reaches every struct a C++
+signature names (``uses`` targets) and every ``binds`` target, in one walk and in one walk per target.
 
     python3 -m bench.graph_queries EVIDENCE [--repeat 5] [--query 'reach NODE --to-kind kernel' ...]
 """
@@ -89,7 +91,32 @@ def main() -> int:
                     return 1
             print(f"{text:<70} {count:>7} {inside:>12.3f} {statistics.median(walls):>10.3f} "
                   f"{statistics.median(cpus):>9.3f}")
+        print_reach(load_index(args.evidence, cache), args.repeat)
     return 0
+
+
+def print_reach(index, repeat: int) -> None:
+    """CPU seconds (median of ``repeat``) of the report's walk to the public Python API, all targets
+    of a kind at once and one target at a time."""
+    from extractor.evidence.query import impact_seeds, public_python, reached_by
+
+    public = public_python(index)
+    for kind in ("uses", "binds"):
+        code = index.texts.index(kind) if kind in index.texts else -1
+        nodes = sorted({index.edge_target[e] for e in range(len(index.edge_kind)) if index.edge_kind[e] == code})
+        targets = [(n, impact_seeds(index, n)) for n in nodes]
+        times = {}
+        for how, run in (("one walk", lambda: [reached_by(index, targets, public)]),
+                         ("a walk per target", lambda: [reached_by(index, [t], public) for t in targets])):
+            cpus = []
+            for _ in range(repeat):
+                started = time.process_time()
+                answers = [r for batch in run() for r in batch]
+                cpus.append(time.process_time() - started)
+            times[how] = statistics.median(cpus)
+        named = sum(1 for r in answers if r.hits)
+        print(f"reached_by: {len(nodes)} {kind} targets, {named} reached from the public Python API: "
+              f"{times['one walk']:.3f} s CPU in one walk, {times['a walk per target']:.3f} s in one per target")
 
 
 if __name__ == "__main__":
