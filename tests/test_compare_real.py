@@ -213,7 +213,9 @@ def _public_reaching(evidence, graph, node):
 
 
 def _reached_rows(release):
-    layouts = [(row["qualname"], row["reached_by"], "new") for row in release["release"]["structs"]["changed"]]
+    structs = release["release"]["structs"]
+    layouts = [(row["qualname"], row["reached_by"], "new") for row in structs["changed"]] \
+        + [(row["qualname"], row["reached_by"], "old") for row in structs["removed"]]
     bindings = [(row["symbol"], row["reached_by"], "new" if row["new_location"] else "old")
                 for row in release["release"]["api"]["changes"] if "reached_by" in row]
     return layouts + bindings

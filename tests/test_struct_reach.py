@@ -35,15 +35,16 @@ def _extract(root, tmp, version, probes=True):
 
 def _next_release(tmp):
     """The fixture with BlockTable::block_size widened, Scratch::size widened, a member added to
-    CopyStats and Workspace, and a parameter added to the copy_blocks operator's schema."""
+    Workspace, CopyStats removed, and a parameter added to the copy_blocks operator's schema."""
     target = tmp / "struct_reach_v2"
     shutil.copytree(FIXTURE, target)
     header = target / "csrc" / "block_table.h"
     text = header.read_text()
     for old, new in (("  int32_t block_size;\n", "  int64_t block_size;\n"),
-                     ("  uint32_t blocks;\n", "  uint32_t blocks;\n  uint32_t retries;\n"),
                      ("  uint32_t size;\n", "  uint64_t size;\n"),
-                     ("  uint32_t align;\n", "  uint32_t align;\n  uint32_t flags;\n")):
+                     ("  uint32_t align;\n", "  uint32_t align;\n  uint32_t flags;\n"),
+                     # CopyStats goes from the header (the old release's kernel and launcher took it)
+                     ("struct CopyStats {\n  uint64_t bytes;\n  uint32_t blocks;\n};\n", "")):
         assert old in text
         text = text.replace(old, new)
     header.write_text(text)
@@ -115,8 +116,7 @@ def release(tmp_path_factory):
 
 def test_each_changed_layout_names_the_api_that_reaches_it(release):
     changed = {row["qualname"]: row for row in release["release"]["structs"]["changed"]}
-    assert set(changed) == {"blockcopy::BlockTable", "blockcopy::CopyStats", "blockcopy::Scratch",
-                            "blockcopy::Workspace"}
+    assert set(changed) == {"blockcopy::BlockTable", "blockcopy::Scratch", "blockcopy::Workspace"}
     table = changed["blockcopy::BlockTable"]["reached_by"]
     assert [a["id"] for a in table["apis"]] == ["py:blockcopy.engine.Engine.step"] and table["total"] == 1
     assert [(link["node"], link["edge"], link["path"], link["line"]) for link in table["witness"]] == [
@@ -125,7 +125,11 @@ def test_each_changed_layout_names_the_api_that_reaches_it(release):
         ("cpp:copy_blocks", "binds", "blockcopy/_custom_ops.py", 7),
         (LAUNCHER, "calls", "csrc/copy_blocks.cu", 25),
         ("cpp:blockcopy::BlockTable", "uses", "csrc/copy_blocks.cu", 13)]
-    assert changed["blockcopy::CopyStats"]["reached_by"]["apis"][0]["qualname"] == "blockcopy.engine.Engine.step"
+    # a removed struct: what reached it in the old release
+    (removed,) = release["release"]["structs"]["removed"]
+    assert removed["qualname"] == "blockcopy::CopyStats"
+    assert [a["qualname"] for a in removed["reached_by"]["apis"]] == ["blockcopy.engine.Engine.step"]
+    assert removed["reached_by"]["witness"][-1]["edge"] == "uses"
     scratch = changed["blockcopy::Scratch"]["reached_by"]
     assert (scratch["apis"], scratch["total"], scratch["private"], scratch["unresolved"]) == ([], 0, [], "")
     # only a private method calls the operator that returns a Workspace: named (the farthest up), with its chain

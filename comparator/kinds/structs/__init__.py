@@ -1,8 +1,9 @@
 """Struct layouts: families (by tag) side by side with byte maps, and a release's layout changes (ABI).
 
 Holes and padding are the extractor's (``StructLayout.holes``, ``padding``), never computed again:
-the byte map draws exactly the holes the evidence states. Each changed layout of a release names
-the public Python API that reaches its struct in the new release (:mod:`comparator.impact`): the
+the byte map draws exactly the holes the evidence states. Each changed layout of a release (and
+each removed struct) names the public Python API that reaches its struct in the new release (the
+old one) (:mod:`comparator.impact`): the
 struct's graph node is the aggregate of that qualified name at the layout's header, else the only
 one of that name (a template instance, ``Vec<float, 1>``, is its template's node); a layout with no
 node says so.
@@ -51,11 +52,11 @@ class StructsKind(EvidenceKind[StructsSide, StructsSection, StructsRelease]):
 
     def diff_release(self, a: StructsSide, b: StructsSide) -> StructsRelease:
         changes = diff_structs(a.layouts, b.layouts)
-        if not changes.changed:
-            return StructsRelease(changes)
-        reached = reached_structs(b.evidence, changes.changed)
-        return StructsRelease(dataclasses.replace(changes, changed=tuple(
-            dataclasses.replace(x, reached_by=reached[x.qualname]) for x in changes.changed)))
+        # a changed struct in the new release's graph, a removed one in the old release's
+        now, before = reached_structs(b.evidence, changes.changed), reached_structs(a.evidence, changes.removed)
+        return StructsRelease(dataclasses.replace(
+            changes, changed=tuple(dataclasses.replace(x, reached_by=now[x.qualname]) for x in changes.changed),
+            removed=tuple(dataclasses.replace(x, reached_by=before[x.qualname]) for x in changes.removed)))
 
     def count(self, section: StructsSection, release: StructsRelease | None) -> Counts:
         if release is not None:
@@ -189,8 +190,9 @@ def compare_structs(a: Sequence[StructLayout], b: Sequence[StructLayout]) -> Str
     return StructsSection(tuple(families), Sides(totals[0], totals[1]))
 
 
-def reached_structs(evidence: Evidence, changed: Sequence[LayoutChange]) -> dict[str, ApiReach]:
-    """The public Python API of ``evidence`` that reaches each changed struct, by qualified name."""
+def reached_structs(evidence: Evidence, changed: Sequence[LayoutChange | StructPresence]) -> dict[str, ApiReach]:
+    """The public Python API of ``evidence`` that reaches each struct, by qualified name (nothing
+    is indexed for none)."""
     node_of = struct_nodes(evidence, changed)
     reach = reaching_apis(evidence, [node for node in node_of.values() if node])
     return {x.qualname: reach[node_of[x.qualname]] if node_of[x.qualname] else
@@ -198,7 +200,7 @@ def reached_structs(evidence: Evidence, changed: Sequence[LayoutChange]) -> dict
             for x in changed}
 
 
-def struct_nodes(evidence: Evidence, changed: Sequence[LayoutChange]) -> dict[str, str]:
+def struct_nodes(evidence: Evidence, changed: Sequence[LayoutChange | StructPresence]) -> dict[str, str]:
     """The graph node of each changed struct ("" when none): the aggregate of its qualified name
     (a template instance's template) at its path, else the only aggregate of that name (a
     specialisation laid out in another header than its primary template's)."""

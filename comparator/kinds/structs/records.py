@@ -107,6 +107,8 @@ class StructPresence:
     breaking: bool  # a removed type breaks the ABI; an added one does not
     path: str
     line: int
+    # a removed struct: the public Python API that reached it in the old release
+    reached_by: ApiReach | None = omitted_when_none()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -42,9 +42,10 @@ def release_markdown(release: StructsRelease, la: str, lb: str) -> list[str]:
         rows += [[cell(x.qualname), "removed", f"{x.size:,} B", "yes", at(x)] for x in st.removed]
         rows += [[cell(x.qualname), "added", f"{x.size:,} B", "", at(x)] for x in st.added]
         out += md_table(["Struct", "Change", "Detail", "ABI-breaking", "Where"], rows)
-        out += reach_list("Public Python API that reaches each changed struct (nearest first, through binds, calls, "
-                          "launches and uses edges):",
-                          [(x.qualname, x.reached_by) for x in st.changed if x.reached_by is not None])
+        out += reach_list("Public Python API that reaches each changed or removed struct (nearest first, through "
+                          "binds, calls, launches and uses edges; a removed one in the old release):",
+                          [(x.qualname, x.reached_by) for x in st.changed if x.reached_by is not None]
+                          + [(x.qualname, x.reached_by) for x in st.removed if x.reached_by is not None])
     else:
         out += ["No struct layout changed between the releases (among the structs both bundles resolve).", ""]
     return out
@@ -138,11 +139,12 @@ def release_html(release: StructsRelease, la: str, lb: str) -> str:
                          f'<div class=muted>after ({x.new.size:,} B)</div>'
                          f'{_bytemap(x.new.size, x.segments_new, scale)}'
                          f'{_reached(x.reached_by)}</div>')
-        parts.append(html_table(["Struct", "Change", "Size", "Where"],
+        parts.append(html_table(["Struct", "Change", "Size", "Where", "Reached from Python by"],
                                 [[f'<span class=sym>{esc(x.qualname)}</span>', "removed", f'{x.size:,}',
-                                  html_loc(x)] for x in st.removed]
+                                  html_loc(x), reach_html(x.reached_by) if x.reached_by is not None else ""]
+                                 for x in st.removed]
                                 + [[f'<span class=sym>{esc(x.qualname)}</span>', "added", f'{x.size:,}',
-                                    html_loc(x)] for x in st.added]))
+                                    html_loc(x), ""] for x in st.added]))
     else:
         parts.append('<p class=muted>No struct layout changed among the structs both releases resolve.</p>')
     return "".join(parts) + "</section>"
