@@ -97,7 +97,7 @@ class FactCache:
         log.warning(self.problem)
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
-        """The stored bytes of each key that has them."""
+        """The stored bytes of each key that has them, as :meth:`put_many` was given them."""
         if self._db is None or not keys:
             return {}
         found: dict[str, bytes] = {}
@@ -106,20 +106,19 @@ class FactCache:
                 chunk = keys[start:start + 500]
                 rows = self._db.execute(
                     f"SELECT key, value FROM facts WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-                for key, value in rows:
-                    try:
-                        found[key] = zlib.decompress(value)
-                    except zlib.error:
-                        continue  # unreadable entry: treated as a miss and rewritten
+                found.update(rows)
         except sqlite3.Error as err:
             self._turn_off(err)
             return {}
         return found
 
     def put_many(self, items: Mapping[str, bytes]) -> None:
+        """Store values as they are: scan results come packed from the workers
+        (extractor.run.facts.pack_result), so the driver does not compress them again. An entry
+        that does not unpack is the reader's miss, scanned again and rewritten."""
         if self._db is None or not items:
             return
-        rows = [(k, zlib.compress(v, 1)) for k, v in items.items()]
+        rows = list(items.items())
         try:
             with self._db:
                 self._db.executemany("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", rows)
