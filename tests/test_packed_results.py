@@ -59,3 +59,16 @@ def test_a_cache_entry_that_does_not_unpack_is_scanned_again(tmp_path):
     rows = [decode_result(value) for (value,) in db.execute("SELECT value FROM facts WHERE key NOT LIKE 'bundle:%'")]
     db.close()
     assert len(rows) == broken  # rewritten, each one readable again
+
+
+def test_a_cache_that_does_not_exist_is_created_by_a_write_not_by_a_look_up(tmp_path):
+    from extractor.run.cache import FactCache
+
+    path = tmp_path / "cache" / "facts.sqlite"
+    cache = FactCache(path)
+    assert cache.get_many(["k"]) == {} and cache.get_bytes("k") is None
+    assert not path.exists()
+    cache.put_many({"k": b"\x78packed"})
+    assert path.exists() and cache.get_many(["k", "other"]) == {"k": b"\x78packed"}
+    cache.close()
+    assert FactCache(path).get_many(["k"]) == {"k": b"\x78packed"}
