@@ -96,7 +96,7 @@ def test_a_write_that_fails_is_raised_by_wait_as_acquire_would_raise_it(tmp_path
     from extractor.acquire.sources import wait_unpacked
     from extractor.errors import StorageError
 
-    def disk_full(tmp, target):
+    def disk_full(tmp, target, skipped):
         raise OSError(errno.ENOSPC, "No space left on device")
 
     monkeypatch.setattr(archives, "_move_into_place", disk_full)

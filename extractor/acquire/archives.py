@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import bz2
 import contextlib
-import dataclasses
 import gzip
 import io
 import json
@@ -126,32 +125,32 @@ def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refus
                 members, skipped = _checked_members(tar, name, outside_links, deadline)
                 files = _plain_files(members) if background and in_memory and not skipped else None
                 if files is None:
-                    _write_tree(tar, members, skipped, target, name, scratch)
-                    return None
-            plain.seek(0)
-            data = plain.read()
+                    tree = _unpack_into(tar, members, scratch)
+        if files is None:
+            _move_into_place(tree, target, skipped)
+            return None
+        plain.seek(0)
+        data = plain.read()
     root = _single_top_folder(members)
     under_root = {path[len(root) + 1:] if root else path: place for path, place in files.items()}
     return Unpacking(data, under_root, root, lambda: _write_in_background(data, members, target, name, parent))
 
 
 def _write_in_background(data: bytes, members: list[tarfile.TarInfo], target: Path, name: str, parent: Path) -> None:
-    with tempfile.TemporaryDirectory(prefix=".extract-", dir=parent) as scratch, _refusals(name), \
-            tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-        _write_tree(tar, members, [], target, name, scratch)
+    with tempfile.TemporaryDirectory(prefix=".extract-", dir=parent) as scratch:
+        with _refusals(name), tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
+            tree = _unpack_into(tar, members, scratch)
+        _move_into_place(tree, target, [])
 
 
-def _write_tree(tar: tarfile.TarFile, members: list[tarfile.TarInfo], skipped: list[str], target: Path, name: str,
-                scratch: str) -> None:
+def _unpack_into(tar: tarfile.TarFile, members: list[tarfile.TarInfo], scratch: str) -> Path:
     tmp = Path(scratch) / "tree"
     tmp.mkdir()
     # The "data" filter also drops device files, setuid bits and anything else a source tree has
     # no business containing.
     linked = any(m.issym() or m.islnk() for m in members)
     tar.extractall(tmp, members=members, filter="data" if linked else data_filter_without_links)
-    if skipped:
-        write_atomic(skipped_links_file(target), json.dumps(sorted(skipped)))
-    _move_into_place(tmp, target)
+    return tmp
 
 
 @contextlib.contextmanager
@@ -244,7 +243,7 @@ def extract_zip(archive: Path, target: Path, keep: Callable[[str], bool] | None 
             if is_storage_error(err):
                 raise
             raise UserInputError(f"{archive.name} is not a readable zip archive: {_reason(err)}") from None
-        _move_into_place(tmp, target)
+        _move_into_place(tmp, target, [])
 
 
 def data_filter_without_links(member: tarfile.TarInfo, dest_path: str) -> tarfile.TarInfo:
@@ -331,7 +330,9 @@ def _check_member(name: str, archive: str) -> None:
         raise UserInputError(f"archive {archive} has member {name!r} that leaves the tree: refused")
 
 
-def _move_into_place(tmp: Path, target: Path) -> None:
+def _move_into_place(tmp: Path, target: Path, skipped: list[str]) -> None:
+    if skipped:
+        write_atomic(skipped_links_file(target), json.dumps(sorted(skipped)))
     try:
         tmp.rename(target)
     except OSError:
