@@ -130,3 +130,21 @@ def test_an_archive_unpacked_while_scanning_gives_the_evidence_of_one_unpacked_b
     db = sqlite3.connect(tmp_path / "fresh" / "facts.sqlite")
     assert db.execute("SELECT count(*) FROM facts WHERE key LIKE 'bundle:%:summary'").fetchone()[0] == 1
     db.close()
+
+
+@pytest.mark.real
+def test_the_vllm_sdist_is_served_from_memory_as_tarfile_unpacks_it(vllm_src, tmp_path):
+    """vLLM's sdist (3,433 members) takes the background path, and what memory serves is what
+    tarfile's own "data" filter unpacked for the test cache: the same inventory, the same bytes."""
+    from tests.conftest import cache_root
+
+    with open(cache_root() / "sdists" / "vllm-0.10.2.tar.gz", "rb") as fh:
+        unpacking = extract_tar(fh, tmp_path / "t", name="vllm-0.10.2.tar.gz", background=True)
+    assert unpacking is not None and unpacking.root == "vllm-0.10.2"
+    reference = SourceTree("", "pypi:vllm==0.10.2", "pypi", vllm_src)
+    entries, diagnostics = list_files(reference)
+    assert list_unpacked(reference, unpacking.sizes()) == (entries, diagnostics) and len(entries) > 2_500
+    assert all(unpacking.read(e.rel) == (vllm_src / e.rel).read_bytes() for e in entries)
+    unpacking.wait()
+    written = SourceTree("", "pypi:vllm==0.10.2", "pypi", tmp_path / "t" / "vllm-0.10.2")
+    assert list_files(written) == (entries, diagnostics)
