@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 
 from extractor.context import SourceTree
@@ -103,6 +104,28 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                                               Severity.WARNING))
                 continue
             entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
+    entries.sort()
+    diagnostics.sort()
+    return entries, diagnostics
+
+
+def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[InventoryEntry], list[Diagnostic]]:
+    """What :func:`list_files` will list in ``tree`` once it is written, from the sizes of the
+    regular files it is being written with (extractor.acquire.archives.Unpacking: a tree of
+    regular files and folders only, so no link, special file or unreadable folder to report)."""
+    entries: list[InventoryEntry] = []
+    diagnostics: list[Diagnostic] = []
+    for rel, size in sizes.items():
+        folder, _, name = rel.rpartition("/")
+        language = SUFFIXES.get(_suffix(name))
+        if language is None or (folder and not SKIP_DIRS.isdisjoint(folder.split("/"))):
+            continue
+        if size > file_limit(language):
+            diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
+                                          f"{size} bytes is over the {language.value} cap; not parsed",
+                                          Severity.WARNING))
+            continue
+        entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics

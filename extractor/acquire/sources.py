@@ -32,7 +32,7 @@ from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
-from extractor.acquire.archives import extract_tar, extract_zip, skipped_links
+from extractor.acquire.archives import Unpacking, extract_tar, extract_zip, skipped_links
 from extractor.context import SourceTree
 from extractor.errors import UserInputError
 from extractor.acquire.gitdir import work_tree_commit
@@ -177,30 +177,54 @@ def acquire(spec: SourceSpec, cache_dir: Path) -> SourceTree:
 
     A cache that cannot take what must be written (full, read-only) is a :class:`StorageError`
     naming it; a tree already in a read-only cache is still used."""
-    if spec.kind == "dir":
-        # Read from the .git files, never by running git inside a tree the user does not trust.
-        return SourceTree(spec.label, spec.text, "dir", Path(spec.location), "", work_tree_commit(Path(spec.location)))
+    tree, _unpacking = _acquire(spec, cache_dir, background=False)
+    return tree
+
+
+def acquire_unpacking(spec: SourceSpec, cache_dir: Path) -> tuple[SourceTree, Unpacking | None]:
+    """:func:`acquire`, except that an archive unpacked for the first time may still be being
+    written when this returns: then its :class:`Unpacking` serves the files from memory, and
+    nothing may read ``tree.root`` before :func:`wait_unpacked` returned."""
+    return _acquire(spec, cache_dir, background=True)
+
+
+def wait_unpacked(unpacking: Unpacking, cache_dir: Path) -> None:
+    """Wait for a tree being written; the errors :func:`acquire` would have raised."""
     try:
-        return _acquire_cached(spec, cache_dir)
+        unpacking.wait()
     except OSError as err:
         if is_storage_error(err):
             raise cannot_write(cache_dir, err) from None
         raise
 
 
-def _acquire_cached(spec: SourceSpec, cache_dir: Path) -> SourceTree:
+def _acquire(spec: SourceSpec, cache_dir: Path, background: bool) -> tuple[SourceTree, Unpacking | None]:
+    if spec.kind == "dir":
+        # Read from the .git files, never by running git inside a tree the user does not trust.
+        return SourceTree(spec.label, spec.text, "dir", Path(spec.location), "",
+                          work_tree_commit(Path(spec.location))), None
+    try:
+        return _acquire_cached(spec, cache_dir, background)
+    except OSError as err:
+        if is_storage_error(err):
+            raise cannot_write(cache_dir, err) from None
+        raise
+
+
+def _acquire_cached(spec: SourceSpec, cache_dir: Path, background: bool) -> tuple[SourceTree, Unpacking | None]:
     if spec.kind == "pypi":
         archive = download_sdist(spec.location, spec.ref, cache_dir / "sdists")
-        root = _extract_cached(archive, cache_dir / "trees")
-        return SourceTree(spec.label, spec.text, "pypi", root, spec.ref, "")
+        root, unpacking = _extract_cached(archive, cache_dir / "trees", background)
+        return SourceTree(spec.label, spec.text, "pypi", root, spec.ref, ""), unpacking
     if spec.kind == "archive":
         archive = Path(spec.location)
         if spec.location.startswith(("http://", "https://")):
             archive = _download(spec.location, cache_dir / "archives")
-        return SourceTree(spec.label, spec.text, "archive", _extract_cached(archive, cache_dir / "trees"), "", "")
+        root, unpacking = _extract_cached(archive, cache_dir / "trees", background)
+        return SourceTree(spec.label, spec.text, "archive", root, "", ""), unpacking
     if spec.kind == "git":
         root, commit, skipped = _acquire_git(spec.location, spec.ref, cache_dir / "git")
-        return SourceTree(spec.label, spec.text, "git", root, spec.ref, commit, skipped_links=skipped)
+        return SourceTree(spec.label, spec.text, "git", root, spec.ref, commit, skipped_links=skipped), None
     raise AssertionError(spec.kind)
 
 
@@ -587,8 +611,9 @@ def _sha256_of(path: str, _ino: int, _size: int, _mtime_ns: int) -> str:
 
 # --- archives -------------------------------------------------------------------------------------
 
-def _extract_cached(archive: Path, trees: Path) -> Path:
-    """Extract ``archive`` once (keyed by its hash); return the tree root (its single top folder)."""
+def _extract_cached(archive: Path, trees: Path, background: bool = False) -> tuple[Path, Unpacking | None]:
+    """Extract ``archive`` once (keyed by its hash); the tree root (its single top folder), and the
+    :class:`Unpacking` still writing it (``background``, a tar that allows it: see extract_tar)."""
     target = trees / _sha256(archive)[:20]
     if not target.is_dir():
         if archive.name.lower().endswith(".zip"):
@@ -599,9 +624,11 @@ def _extract_cached(archive: Path, trees: Path) -> Path:
             except OSError as err:
                 raise UserInputError(f"{archive.name} is not a readable archive: {err.strerror or err}") from None
             with fh:
-                extract_tar(fh, target, name=archive.name)
+                unpacking = extract_tar(fh, target, name=archive.name, background=background)
+            if unpacking is not None:
+                return target / unpacking.root if unpacking.root else target, unpacking
     entries = [p for p in target.iterdir()]
-    return entries[0] if len(entries) == 1 and entries[0].is_dir() else target
+    return (entries[0] if len(entries) == 1 and entries[0].is_dir() else target), None
 
 
 def _ensure_parent(target: Path) -> Path:

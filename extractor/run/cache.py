@@ -60,8 +60,15 @@ class FactCache:
         self._db: sqlite3.Connection | None = None
         self._path = path
         self.problem = ""  # why the cache was turned off ("" while it works)
-        if path is None:
+        # A cache that does not exist yet has nothing to read: it is created by the first write,
+        # so a run that fails before it has anything to store (a disk too full for the sources
+        # themselves) reports that alone, not first a cache that gave itself up.
+        self._created_by_write = path is not None and not path.exists()
+        if path is None or self._created_by_write:
             return
+        self._connect(path)
+
+    def _connect(self, path: Path) -> None:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
@@ -97,7 +104,7 @@ class FactCache:
         log.warning(self.problem)
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
-        """The stored bytes of each key that has them."""
+        """The stored bytes of each key that has them, as :meth:`put_many` was given them."""
         if self._db is None or not keys:
             return {}
         found: dict[str, bytes] = {}
@@ -106,23 +113,29 @@ class FactCache:
                 chunk = keys[start:start + 500]
                 rows = self._db.execute(
                     f"SELECT key, value FROM facts WHERE key IN ({','.join('?' * len(chunk))})", chunk)
-                for key, value in rows:
-                    try:
-                        found[key] = zlib.decompress(value)
-                    except zlib.error:
-                        continue  # unreadable entry: treated as a miss and rewritten
+                found.update(rows)
         except sqlite3.Error as err:
             self._turn_off(err)
             return {}
         return found
 
+    def _writable(self) -> sqlite3.Connection | None:
+        if self._created_by_write and self._path is not None:
+            self._created_by_write = False
+            self._connect(self._path)
+        return self._db
+
     def put_many(self, items: Mapping[str, bytes]) -> None:
-        if self._db is None or not items:
+        """Store values as they are: scan results come packed from the workers
+        (extractor.run.facts.pack_result), so the driver does not compress them again. An entry
+        that does not unpack is the reader's miss, scanned again and rewritten."""
+        db = self._writable() if items else None
+        if db is None:
             return
-        rows = [(k, zlib.compress(v, 1)) for k, v in items.items()]
+        rows = list(items.items())
         try:
-            with self._db:
-                self._db.executemany("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", rows)
+            with db:
+                db.executemany("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", rows)
         except sqlite3.Error as err:
             self._turn_off(err)
 
@@ -142,11 +155,12 @@ class FactCache:
             return None
 
     def put_bytes(self, key: str, data: bytes) -> None:
-        if self._db is None:
+        db = self._writable()
+        if db is None:
             return
         try:
-            with self._db:
-                self._db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", (key, zlib.compress(data, 1)))
+            with db:
+                db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", (key, zlib.compress(data, 1)))
         except sqlite3.Error as err:
             self._turn_off(err)
 

@@ -8,11 +8,19 @@ by its own return annotation (``def scan_rust(parsed) -> RustFacts | None``): a 
 comes back as that Struct, validated on the way in; plain JSON-like values (dicts, lists) come back
 as dicts and lists, as they did through JSON. Measured on vLLM's 2,466 scanned files, the bytes are
 about a third of the JSON they replace and decode several times faster than they unpickle.
+
+A result crosses the process boundary and sits in the fact cache *packed* (:func:`pack_result`:
+zlib, level 1). The facts repeat themselves (scopes, qualified names, imported modules): vLLM's
+33.6 MB of results pack into 7.6 MB, compressed by the workers in parallel rather than by the
+driver on its way into the cache (0.27 s of zlib in the driver, where unpacking them is 0.1 s; the
+scan's driver CPU went from 1.51 to 1.35 s, medians of 3 cold -j2 runs), and the cache stores the
+packed bytes as they came.
 """
 
 from __future__ import annotations
 
 import typing
+import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -36,6 +44,8 @@ class FileResult(msgspec.Struct, array_like=True, frozen=True):
 
 
 _RESULT = msgspec.msgpack.Decoder(FileResult)
+# zlib's first byte at every level; a plain result begins with a msgpack array header (0x9N), never this
+_PACKED = 0x78
 
 
 def encode_result(lines: int, diagnostics: Sequence[Sequence[Any]], facts: Mapping[str, Any],
@@ -45,11 +55,17 @@ def encode_result(lines: int, diagnostics: Sequence[Sequence[Any]], facts: Mappi
     return _ENCODER.encode(FileResult(lines, tuple((d[0], d[1], d[2], d[3]) for d in diagnostics), raw, transient))
 
 
+def pack_result(data: bytes) -> bytes:
+    """A result as workers send it and the fact cache keeps it (:func:`decode_result` reads both)."""
+    return zlib.compress(data, 1)
+
+
 def decode_result(data: bytes) -> FileResult:
-    """The wrapper of one file's result (the facts stay encoded); ValueError if ``data`` is not one."""
+    """The wrapper of one file's result, packed or not (the facts stay encoded); ValueError if
+    ``data`` is not one."""
     try:
-        return _RESULT.decode(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as err:
+        return _RESULT.decode(zlib.decompress(data) if data[:1] == bytes((_PACKED,)) else data)
+    except (msgspec.DecodeError, msgspec.ValidationError, zlib.error) as err:
         raise ValueError(f"not a scan result: {err}") from None
 
 

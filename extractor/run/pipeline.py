@@ -20,17 +20,20 @@ from extractor.evidence.write import encode_bundle
 from extractor.run.cache import code_fingerprint
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.errors import UserInputError
-from extractor.run.workplace import HERE, FactStore, Workplace
+from extractor.run.workplace import HERE, FactStore, HeldWrites, Workplace
 from extractor.run.diagnosis import group_diagnostics
 from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
 from extractor.run.progress import Progress
 from extractor.run.runlog import RunLog
-from extractor.acquire.inventory import InventoryEntry, evidence_path, file_limit, list_files, read_regular_file
+from extractor.acquire.archives import Unpacking
+from extractor.acquire.inventory import (InventoryEntry, evidence_path, file_limit, list_files, list_unpacked,
+                                         read_regular_file)
 from extractor.native.manifests import manifests_digest
 from extractor.model import Diagnostic, Severity, Step
 from extractor.steps import STEPS, check_order
 from extractor.structs.reasons import pinned_versions
-from extractor.acquire.sources import acquire, default_cache_dir, default_label, parse_spec
+from extractor.acquire.sources import (SourceSpec, acquire, acquire_unpacking, default_cache_dir, default_label,
+                                       parse_spec, wait_unpacked)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -108,13 +111,26 @@ def summarize_bundle(bundle: dict[str, Any]) -> dict[str, Any]:
 
 
 def acquire_sources(specs: Sequence[str], cache_dir: Path) -> tuple[SourceTree, ...]:
+    return tuple(acquire(p, cache_dir) for p in _labelled(specs))
+
+
+def _labelled(specs: Sequence[str]) -> list[SourceSpec]:
     parsed = [parse_spec(s) for s in specs]
     if len(parsed) > 1:
         labels = [p.label or default_label(p.text) for p in parsed]
         if len(set(labels)) != len(labels):
             raise UserInputError(f"two sources share the label {_first_duplicate(labels)!r}: name them label=SPEC")
         parsed = [dataclasses.replace(p, label=lab) for p, lab in zip(parsed, labels)]
-    return tuple(acquire(p, cache_dir) for p in parsed)
+    return parsed
+
+
+def _acquire_unpacking(specs: Sequence[str], cache_dir: Path) -> tuple[tuple[SourceTree, ...], dict[str, Unpacking]]:
+    """The sources, and by label those whose tree a thread is still writing (first unpacked by
+    this run: extractor.acquire.archives): their files are read from memory until the run waits
+    for the writers, before anything reads a tree from disk. The writer is not a daemon: a run
+    that fails before waiting still leaves the tree whole (or its temporary folder removed)."""
+    acquired = [acquire_unpacking(p, cache_dir) for p in _labelled(specs)]
+    return tuple(tree for tree, _u in acquired), {tree.label: u for tree, u in acquired if u is not None}
 
 
 def _first_duplicate(items: list[str]) -> str:
@@ -157,7 +173,7 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
     progress.plan(["acquire", "inventory", "read", "scan", *(s.name for s in steps), "bundle"])
     progress.phase("acquire")
     with log.phase("acquire"):
-        sources = acquire_sources(specs, cache_dir)
+        sources, unpacking = _acquire_unpacking(specs, cache_dir)
         if options.probe_structs and not options.build.empty:
             # the build context's own downloads (--headers-from wheels) and fingerprint, once per run
             options = dataclasses.replace(options, build=resolve_build_settings(options.build, cache_dir))
@@ -168,7 +184,8 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
         entries: list[tuple[SourceTree, InventoryEntry]] = []
         diagnostics: list[Diagnostic] = []
         for source in sources:
-            found, problems = list_files(source)
+            being_written = unpacking.get(source.label)
+            found, problems = list_unpacked(source, being_written.sizes()) if being_written else list_files(source)
             entries.extend((source, e) for e in found)
             diagnostics.extend(problems)
             diagnostics.extend(Diagnostic(evidence_path(source.label, member.removeprefix("./")), 0, "symlink-outside",
@@ -179,14 +196,17 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
     name, version = name or default_name, version or default_version
     progress.phase("read", len(entries))
     with log.phase("read"):
-        blobs, read_diagnostics = _read(entries, steps, progress)
+        blobs, read_diagnostics = _read(entries, steps, progress, unpacking)
     log.scan.files = len(blobs)
     store = executor.open_store(cache_dir)
     try:
         with log.phase("memo"):
-            memo_key = _memo_key(name, version, sources, blobs, diagnostics + read_diagnostics, options)
+            memo_diagnostics = diagnostics + read_diagnostics
             diagnostics.extend(read_diagnostics)
-            data = store.get_bytes(memo_key)
+            # A tree still being written has no memo worth looking for (the tree was not there
+            # before this run): its key, which reads the manifests on disk, waits for the writer.
+            memo_key = "" if unpacking else _memo_key(name, version, sources, blobs, memo_diagnostics, options)
+            data = store.get_bytes(memo_key) if memo_key else None
             summary = store.get_json(memo_key + ":summary") if data is not None else None
         if data is not None:
             # Every input is unchanged (files, names, options, scanners, compilers): the evidence
@@ -199,9 +219,16 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
                 extraction.summary.update(summarize_bundle(extraction.bundle))
             extraction.summary["groups"] = _groups(extraction.summary["diagnostics"], sources)
             return extraction
+        scan_store = HeldWrites(store) if unpacking else store
         with log.phase("scan"):
-            files, cache_counts, scan_diagnostics = _scan(blobs, steps, options, store, progress, executor, log)
+            files, cache_counts, scan_diagnostics = _scan(blobs, steps, options, scan_store, progress, executor, log)
             diagnostics.extend(scan_diagnostics)
+        if isinstance(scan_store, HeldWrites):
+            with log.phase("unpack"):  # the steps read the trees (manifests, headers): written by now
+                for being_written in unpacking.values():
+                    wait_unpacked(being_written, cache_dir)
+                scan_store.release()
+                memo_key = _memo_key(name, version, sources, blobs, memo_diagnostics, options)
 
         ctx = Context(name, version, sources, files, options)
         for step in steps:
@@ -258,15 +285,21 @@ def fact_key(data: bytes, language: str, fingerprint: str) -> str:
     return f"{hashlib.sha256(data).hexdigest()}:{language}:{fingerprint}"
 
 
-def _read(entries, steps: Sequence[Step], progress: Progress | None = None
+def _read(entries, steps: Sequence[Step], progress: Progress | None = None, unpacking: dict[str, Unpacking] | None = None
           ) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
-    """Read every file and compute its cache key (content hash, language, scanner fingerprint)."""
+    """Read every file and compute its cache key (content hash, language, scanner fingerprint);
+    the files of a tree still being written, from memory."""
     fingerprint = code_fingerprint((s.name, s.version) for s in steps)
     diagnostics: list[Diagnostic] = []
     blobs: list[tuple[Any, Any, bytes, str]] = []
     for i, (source, entry) in enumerate(entries, 1):
         if progress is not None and i % _READ_TICK == 0:
             progress.advance(_READ_TICK)
+        being_written = unpacking.get(source.label) if unpacking else None
+        if being_written is not None:
+            blobs.append((source, entry, data := being_written.read(entry.rel),
+                          fact_key(data, entry.language.value, fingerprint)))
+            continue
         try:
             data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
         except OSError as err:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from extractor.model import Language, ParsedFile, Severity, Step
-from extractor.run.facts import encode_result
+from extractor.run.facts import encode_result, pack_result
 from extractor.run.workerpool import Failure, run_guarded
 
 MAX_PYTHON_NESTING = 200  # CPython's own limit (its tokenizer's MAXLEVEL): deeper code runs nowhere
@@ -146,7 +146,8 @@ def scan_file(language: str, data: bytes) -> bytes:
 
 def scan_files(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
                progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
-    """Scan ``(language, data)`` items in ``jobs`` worker processes, yielding results in input order.
+    """Scan ``(language, data)`` items in ``jobs`` worker processes, yielding results in input order,
+    packed (:func:`extractor.run.facts.pack_result`: compressed in the workers, stored as they are).
 
     A file whose worker crashed or overran :data:`FILE_TIMEOUT` yields a result with one error
     diagnostic, marked ``transient``: it is not cached, so a later run tries it again."""
@@ -159,7 +160,7 @@ def scan_files(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs
 
 
 def _scan_item(item: tuple[str, bytes]) -> bytes:
-    return scan_file(*item)
+    return pack_result(scan_file(*item))
 
 
 _FAILURES = {
@@ -175,5 +176,7 @@ def _failed(data: bytes, failure: Failure) -> bytes:
 
 
 def failed_result(data: bytes, code: str, message: str) -> bytes:
-    """The result of a file no scanner could finish: one error, and never cached."""
-    return encode_result(count_lines(data), [[0, code, message, Severity.ERROR.value]], {}, transient=True)
+    """The result of a file no scanner could finish (packed, as workers send theirs): one error,
+    and never cached."""
+    return pack_result(encode_result(count_lines(data), [[0, code, message, Severity.ERROR.value]], {},
+                                     transient=True))

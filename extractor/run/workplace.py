@@ -32,6 +32,42 @@ class FactStore(Protocol):
     def close(self) -> None: ...
 
 
+class HeldWrites:
+    """A fact store whose writes wait for :meth:`release`; look-ups go through. The scan stores
+    through it while a source's tree is still being written (extractor.acquire.archives): a disk
+    too full for the tree is then reported as that, alone, and not after a cache that gave itself
+    up on the same disk, as when the tree was written before the scan."""
+
+    def __init__(self, store: FactStore) -> None:
+        self._store = store
+        self._held: dict[str, bytes] = {}
+
+    def release(self) -> None:
+        held, self._held = self._held, {}
+        self._store.put_many(held)
+
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        return self._store.get_many(keys)
+
+    def put_many(self, items: dict[str, bytes]) -> None:
+        self._held.update(items)
+
+    def get_bytes(self, key: str) -> bytes | None:
+        return self._store.get_bytes(key)
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        raise AssertionError("only the scan's facts are held")
+
+    def get_json(self, key: str) -> Any:
+        return self._store.get_json(key)
+
+    def put_json(self, key: str, value: Any) -> None:
+        raise AssertionError("only the scan's facts are held")
+
+    def close(self) -> None:
+        self._store.close()
+
+
 class Workplace(Protocol):
     """What the pipeline needs of where it runs: files scanned (results in input order) and a fact store."""
 

@@ -1,0 +1,74 @@
+"""Scan results cross the process boundary and sit in the fact cache packed (zlib): smaller than
+the facts they carry, read back to the same facts, and a cache entry that does not unpack is a
+miss that is scanned again, never a failed run."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from extractor.context import ExtractOptions
+from extractor.run.facts import decode_result
+from extractor.run.pipeline import extract_system
+from extractor.run.scan import failed_result, scan_file, scan_files
+from extractor.steps import STEPS
+from tests.conftest import FIXTURES
+
+
+def _module(classes: int) -> bytes:
+    """A module whose facts repeat themselves the way real ones do (scopes, callees, imports)."""
+    body = ["import collections.abc", "from typing import Any", ""]
+    for i in range(classes):
+        body += [f"class Scheduler{i}(collections.abc.Mapping):",
+                 "    def schedule(self, requests: list[Any]) -> None:",
+                 "        self.waiting.append(requests)",
+                 "        self.running.extend(self.waiting.popleft() for _ in requests)", ""]
+    return "\n".join(body).encode()
+
+
+def test_workers_send_packed_results_that_decode_to_the_plain_ones():
+    data = _module(40)
+    packed = list(scan_files([("python", data)], STEPS, jobs=1))
+    plain = scan_file("python", data)  # this process has not run the worker's init: no step ran
+    assert len(packed) == 1 and packed[0][:1] == b"\x78" and plain[:1] != b"\x78"
+    result = decode_result(packed[0])
+    assert result.lines == data.count(b"\n") == 5 * 40 + 2
+    assert "python" in result.facts and "concepts" in result.facts
+    assert len(packed[0]) * 3 < sum(len(raw) for raw in result.facts.values())  # the facts repeat: packing pays
+
+
+def test_a_crashed_file_is_packed_too():
+    result = decode_result(failed_result(b"x = 1\n", "parser-crashed", "died"))
+    assert result.transient and [d[1] for d in result.diagnostics] == ["parser-crashed"]
+
+
+def test_a_cache_entry_that_does_not_unpack_is_scanned_again(tmp_path):
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
+    spec = str(FIXTURES / "pysample")
+    clean = extract_system([spec], options=options)
+    db = sqlite3.connect(tmp_path / "cache" / "facts.sqlite")
+    with db:
+        db.execute("DELETE FROM facts WHERE key LIKE 'bundle:%'")
+        # zlib's header, then nothing it can inflate; and bytes that are neither packed nor a result
+        broken = db.execute("UPDATE facts SET value = CASE WHEN rowid % 2 THEN x'78010000' ELSE x'c1' END "
+                            "WHERE key NOT LIKE 'bundle:%'").rowcount
+    db.close()
+    again = extract_system([spec], options=options)
+    assert broken > 1 and again.cache["misses"] == broken and again.cache["hits"] == 0
+    assert again.data == clean.data
+    db = sqlite3.connect(tmp_path / "cache" / "facts.sqlite")
+    rows = [decode_result(value) for (value,) in db.execute("SELECT value FROM facts WHERE key NOT LIKE 'bundle:%'")]
+    db.close()
+    assert len(rows) == broken  # rewritten, each one readable again
+
+
+def test_a_cache_that_does_not_exist_is_created_by_a_write_not_by_a_look_up(tmp_path):
+    from extractor.run.cache import FactCache
+
+    path = tmp_path / "cache" / "facts.sqlite"
+    cache = FactCache(path)
+    assert cache.get_many(["k"]) == {} and cache.get_bytes("k") is None
+    assert not path.exists()
+    cache.put_many({"k": b"\x78packed"})
+    assert path.exists() and cache.get_many(["k", "other"]) == {"k": b"\x78packed"}
+    cache.close()
+    assert FactCache(path).get_many(["k"]) == {"k": b"\x78packed"}
