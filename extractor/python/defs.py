@@ -39,7 +39,9 @@ class PyGraph:
     """The Python graph while it is built: nodes, edges, outside names, members, diagnostics, stats."""
 
     nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
-    edges: set[Edge] = dataclasses.field(default_factory=set)
+    # ``contains`` edges apart from the others: four passes read only them (containers, members by name)
+    contains: set[Edge] = dataclasses.field(default_factory=set)
+    edges: set[Edge] = dataclasses.field(default_factory=set)  # every other kind
     external: dict[str, Node] = dataclasses.field(default_factory=dict)
     members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
     diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)

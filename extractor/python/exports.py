@@ -69,7 +69,7 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
             line = lines.get(export, 0)
             g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, line,
                                 tags=("re-export",), value_kind="re-export")
-            g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
+            g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
             g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
             g.stats["reexports"] += 1
 
@@ -77,10 +77,11 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
 def _contained(g: PyGraph, *, submodules: bool) -> defaultdict[str, dict[str, str]]:
     """Each node's contained nodes by name, from the ``contains`` edges (submodules too or not)."""
     children: defaultdict[str, dict[str, str]] = defaultdict(dict)
-    for edge in g.edges:
-        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes \
-                and (submodules or g.nodes[edge.target].kind is not NodeKind.MODULE):
-            children[edge.source][g.nodes[edge.target].name] = edge.target
+    nodes = g.nodes
+    for edge in g.contains:
+        child = nodes.get(edge.target)
+        if child is not None and (submodules or child.kind is not NodeKind.MODULE):
+            children[edge.source][child.name] = edge.target
     return children
 
 
@@ -123,7 +124,7 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                     continue
                 g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
                                     tags=("re-export", "star"), value_kind="re-export")
-                g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
+                g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
                 g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
                 children[mid][export] = nid
                 g.stats["reexports"] += 1
