@@ -32,7 +32,8 @@ from extractor.graphparts import unique_sorted_edges
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Severity, Step, node_key)
 from extractor.python.fields import Binding, ClassSpec
-from extractor.python.defs import ClassFacts, ModuleDefs, PyGraph, display_signature, place_attributes, place_definitions
+from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, display_signature, place_attributes,
+                                   place_definitions)
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
@@ -73,6 +74,7 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     modules: dict[str, PyModule] = {}
     classes: dict[str, tuple[PyModule, ClassFacts]] = {}
     defs_of: dict[str, ModuleDefs] = {}
+    signatures = Signatures()
     for f in files:
         facts = f.facts["python"]
         name = names[f.path]
@@ -82,7 +84,7 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
         g.nodes[mid] = Node(mid, NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path,
                             1 if f.lines else 0, facts.doc,
                             tags=("libcst-fallback",) if facts.fallback else ())
-        defs = defs_of[name] = place_definitions(name, f, facts)
+        defs = defs_of[name] = place_definitions(name, f, facts, signatures)
         g.nodes.update(defs.nodes)
         g.contains.update(defs.edges)
         for parent, found in defs.members.items():
