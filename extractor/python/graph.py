@@ -21,16 +21,16 @@ import functools
 import itertools
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
 
 from extractor import naming
 from extractor.python import api as pyapi
 from extractor.python import constructors as pyconstructors
 from extractor.python import exports as pyexports
-from extractor.context import Context
+from extractor.context import Context, SourceFile
 from extractor.graphparts import unique_sorted_edges
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Severity, Step, node_key)
+from extractor.python.facts import PythonFacts
 from extractor.python.fields import Binding, ClassSpec
 from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, display_signature, place_attributes,
                                    place_definitions)
@@ -68,15 +68,14 @@ def _api_rules() -> pyapi.ApiRules:
 
 
 def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
-    files = [f for f, _facts in ctx.facts("python", Language.PYTHON)]
-    names, diagnostics = naming.module_names(files)
+    scanned: list[tuple[SourceFile, PythonFacts]] = list(ctx.facts("python", Language.PYTHON))
+    names, diagnostics = naming.module_names(f for f, _facts in scanned)
     g = PyGraph(diagnostics=diagnostics)
     modules: dict[str, PyModule] = {}
     classes: dict[str, tuple[PyModule, ClassFacts]] = {}
     defs_of: dict[str, ModuleDefs] = {}
     signatures = Signatures()
-    for f in files:
-        facts = f.facts["python"]
+    for f, facts in scanned:
         name = names[f.path]
         module = PyModule(name, f, facts, naming.is_package_file(f.rel))
         modules[name] = module
@@ -125,7 +124,7 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     _imports(g, modules)
     call_sites = _calls(g, resolver, modules)
     _assign_api(g, modules, exports)
-    return _contribution(g, files, modules, call_sites)
+    return _contribution(g, scanned, modules, call_sites)
 
 
 def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
@@ -346,14 +345,15 @@ def _set_api(node: Node, api: str) -> None:
     object.__setattr__(node, "api", api)
 
 
-def _contribution(g: PyGraph, files: list[Any], modules: dict[str, PyModule], call_sites: list[CallSite]) -> Contribution:
+def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], modules: dict[str, PyModule],
+                  call_sites: list[CallSite]) -> Contribution:
     every = {**g.external, **g.nodes}
     stats = g.stats
     stats.update({f"nodes_{k}": v for k, v in Counter(n.kind.value for n in g.nodes.values()).items()})
     stats["modules"] = len(modules)
     stats["fallback_modules"] = sum(1 for m in modules.values() if m.facts.fallback)
-    for f in files:
-        if f.facts["python"].fallback:
+    for f, facts in scanned:
+        if facts.fallback:
             g.diagnostics.append(Diagnostic(f.path, 0, "calls-skipped",
                                             "parsed with libcst: calls are not resolved in this file", Severity.INFO))
     return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
