@@ -296,16 +296,17 @@ def _calls(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> list
                 target = resolved[key]
             else:
                 target = resolved[key] = resolve_call(resolver, scopes, scope, callee) if callee else None
-            kind = target[0] if target is not None else "unresolved"
+            if target is None:
+                counts["unresolved"] += 1
+                continue
+            kind, value = target
             counts[kind] += 1
             if kind == "node":
-                assert target is not None
-                edge = (f"{mid}.{scope}" if scope else mid, target[1])
+                edge = (f"{mid}.{scope}" if scope else mid, value)
                 if line < first_line.get(edge, line + 1):
                     first_line[edge] = line
             elif kind == "ext":
-                assert target is not None
-                call_sites.append(CallSite(f"{mid}.{scope}" if scope else mid, target[1], path, line))
+                call_sites.append(CallSite(f"{mid}.{scope}" if scope else mid, value, path, line))
         g.edges.update(Edge(caller, callee, EdgeKind.CALLS, path, line) for (caller, callee), line in first_line.items())
     unresolved = counts.total() - counts["node"] - counts["builtin"] - counts["ext"]
     for stat, count in (("call_sites", counts.total()), ("calls_resolved", counts["node"]),
