@@ -139,24 +139,29 @@ def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
                         (module, typed.scope, typed.type))
             else:
                 module.local_types.setdefault(typed.scope, {}).setdefault(typed.name, []).append(typed.type)
+    # Each module's aliases in namespace order, found once: the passes below visit only them.
+    aliases = {name: [key for key, (kind, _value) in module.namespace.items() if kind == "alias"]
+               for name, module in modules.items()}
     # Two passes let an alias lean on another.
     for _ in range(2):
-        for module in modules.values():
-            for key, (kind, value) in list(module.namespace.items()):
-                if kind == "alias":
-                    head, _, rest = value.partition(".")
-                    base = lookup(resolver, module, "", head)
-                    if base is None:
-                        del module.namespace[key]
-                        continue
-                    resolved = resolver.walk(base, rest.split(".") if rest else [], 0)
-                    if resolved[0] == "alias":
-                        continue
-                    module.namespace[key] = ("ref", resolved[1]) if resolved[0] in ("ext", "missing") else resolved
-    for module in modules.values():
-        for key, (kind, _value) in list(module.namespace.items()):
-            if kind == "alias":  # still circular after two passes: not a name we can follow
-                del module.namespace[key]
+        for name, module in modules.items():
+            for key in aliases[name]:
+                binding = module.namespace.get(key)
+                if binding is None or binding[0] != "alias":
+                    continue  # followed in the first pass, or dropped
+                head, _, rest = binding[1].partition(".")
+                base = lookup(resolver, module, "", head)
+                if base is None:
+                    del module.namespace[key]
+                    continue
+                resolved = resolver.walk(base, rest.split(".") if rest else [], 0)
+                if resolved[0] == "alias":
+                    continue
+                module.namespace[key] = ("ref", resolved[1]) if resolved[0] in ("ext", "missing") else resolved
+    for name, module in modules.items():
+        for key in aliases[name]:
+            if key in module.namespace and module.namespace[key][0] == "alias":
+                del module.namespace[key]  # still circular after two passes: not a name we can follow
     resolver.forget()
 
 
