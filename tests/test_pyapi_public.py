@@ -100,3 +100,17 @@ def test_reexports_and_imports_are_aliases_edges(built):
     assert nodes[P + "Runner"].value_kind == "re-export" and nodes[P + "Runner"].line == 6
     # a module importing a symbol under its own name: an edge from the module, no node
     assert (P + "engine", P + "util.DEFAULT") in aliases and P + "engine.DEFAULT" not in nodes
+
+
+def test_reasons_follow_containers_whose_ids_do_not_prefix_their_members():
+    # Sorted ids put ``py:a.member`` before its container ``py:z._p``: the reasons still read the
+    # container's first (a member of a private module is private).
+    from extractor.model import Node
+    from extractor.python.api import ModuleInfo, api_reasons, load_rules
+
+    nodes = {nid: Node(nid, kind, nid.rsplit(".", 1)[-1], nid[3:], "python") for nid, kind in (
+        ("py:z._p", NodeKind.MODULE), ("py:a.member", NodeKind.CLASS), ("py:a.member.go", NodeKind.METHOD))}
+    parents = {"py:a.member": "py:z._p", "py:a.member.go": "py:a.member"}
+    reasons = api_reasons(nodes, parents, {"z._p": ModuleInfo("z._p", "z/_p.py", False, None)}, {}, load_rules())
+    assert reasons == {"py:z._p": "private: underscore name (_p)", "py:a.member": "private: in a non-public module",
+                       "py:a.member.go": "private: member of a non-public class"}

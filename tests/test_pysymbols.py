@@ -121,6 +121,31 @@ def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_pa
     ]
 
 
+def test_a_name_resolves_per_scope_though_module_level_names_are_looked_up_once(tmp_path):
+    # The same spelling ``run`` bound four ways: a module-level import, an import inside one
+    # function, a parameter of another, and a method seen from its class body. Each call goes to
+    # what its own scope binds, whatever scope asked first.
+    pkg = tmp_path / "src" / "twice"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "b.py").write_text("def run():\n    pass\n\n\nclass Other:\n    pass\n")
+    (pkg / "a.py").write_text(
+        "from twice.b import run\n\n\n"
+        "def module_level():\n    run()\n\n\n"
+        "def local_import():\n    from twice.b import Other as run\n    run()\n\n\n"
+        "def parameter(run):\n    run()\n\n\n"
+        "class K:\n    def run(self):\n        pass\n    x = run(None)\n\n\n"
+        "def after():\n    run()\n")
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    calls = {(s, t) for s, t in edge_set(bundle, "calls") if s.startswith("py:twice.a")}
+    assert calls == {
+        ("py:twice.a.module_level", "py:twice.b.run"),
+        ("py:twice.a.local_import", "py:twice.b.Other"),
+        ("py:twice.a.K", "py:twice.a.K.run"),
+        ("py:twice.a.after", "py:twice.b.run"),
+    }
+
+
 def test_contains_edges_form_a_tree_rooted_at_modules(bundle):
     contains = edge_set(bundle, "contains")
     parents: dict[str, str] = {}

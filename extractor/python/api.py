@@ -92,20 +92,7 @@ def api_reasons(nodes: Mapping[str, Node], parents: Mapping[str, str], modules: 
     """``api`` of every node in ``nodes`` (Python, not external): ``parents`` maps a node to what
     contains it, ``modules`` a module's dotted name to its facts, ``aliases`` a re-export node to
     the node it names."""
-    depth: dict[str, int] = {}
-
-    def depth_of(nid: str) -> int:
-        chain: list[str] = []
-        cursor: str | None = nid
-        while cursor is not None and cursor not in depth and len(chain) < 256:
-            chain.append(cursor)
-            cursor = parents.get(cursor)
-        base = depth.get(cursor, -1) if cursor is not None else -1
-        for i, item in enumerate(reversed(chain)):
-            depth[item] = base + 1 + i
-        return depth[nid]
-
-    order = sorted(nodes, key=lambda nid: (depth_of(nid), nid))
+    order = _parents_first(nodes, parents)
     module_reasons = {name: module_reason(info, rules) for name, info in modules.items()}
     promoted: dict[str, str] = {}
     api: dict[str, str] = {}
@@ -128,6 +115,30 @@ def api_reasons(nodes: Mapping[str, Node], parents: Mapping[str, str], modules: 
                 redo.append(nid)
         _assign(redo, nodes, parents, modules, module_reasons, promoted, api)
     return api
+
+
+def _parents_first(nodes: Mapping[str, Node], parents: Mapping[str, str]) -> list[str]:
+    """The node ids with each node's container before it (a reason reads its parent's). Sorted ids
+    are that order when every container's id is a prefix of its members' (as naming makes them);
+    otherwise, by depth in the containment tree."""
+    order = sorted(nodes)
+    position = {nid: i for i, nid in enumerate(order)}
+    if all(position.get(parents.get(nid, ""), -1) < i for i, nid in enumerate(order)):
+        return order
+    depth: dict[str, int] = {}
+
+    def depth_of(nid: str) -> int:
+        chain: list[str] = []
+        cursor: str | None = nid
+        while cursor is not None and cursor not in depth and len(chain) < 256:
+            chain.append(cursor)
+            cursor = parents.get(cursor)
+        base = depth.get(cursor, -1) if cursor is not None else -1
+        for i, item in enumerate(reversed(chain)):
+            depth[item] = base + 1 + i
+        return depth[nid]
+
+    return sorted(nodes, key=lambda nid: (depth_of(nid), nid))
 
 
 def _assign(order: list[str], nodes: Mapping[str, Node], parents: Mapping[str, str],

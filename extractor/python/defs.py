@@ -39,7 +39,9 @@ class PyGraph:
     """The Python graph while it is built: nodes, edges, outside names, members, diagnostics, stats."""
 
     nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
-    edges: set[Edge] = dataclasses.field(default_factory=set)
+    # ``contains`` edges apart from the others: four passes read only them (containers, members by name)
+    contains: set[Edge] = dataclasses.field(default_factory=set)
+    edges: set[Edge] = dataclasses.field(default_factory=set)  # every other kind
     external: dict[str, Node] = dataclasses.field(default_factory=dict)
     members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
     diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
@@ -96,9 +98,32 @@ class ModuleDefs:
     bindings: dict[str, list[Attribute]] = dataclasses.field(default_factory=lambda: defaultdict(list))
 
 
-def place_definitions(module: str, file: SourceFile, facts: PythonFacts) -> ModuleDefs:
-    """Nodes, ``contains`` edges and members of one module's classes, functions and methods."""
+class Signatures:
+    """Parameters and display signatures by the facts they come from, each computed once per system
+    (vLLM 0.10.2's 22,618 definitions have 8,729 distinct parameter lists and return annotations)."""
+
+    def __init__(self) -> None:
+        self._params: dict[tuple[Param, ...], tuple[Parameter, ...]] = {}
+        self._display: dict[tuple[tuple[Param, ...], str], str] = {}
+
+    def params(self, raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
+        if raw not in self._params:
+            self._params[raw] = to_params(raw)
+        return self._params[raw]
+
+    def display(self, raw: tuple[Param, ...], returns: str) -> str:
+        key = (raw, returns)
+        if key not in self._display:
+            self._display[key] = display_signature(self.params(raw), returns)
+        return self._display[key]
+
+
+def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
+                      signatures: Signatures | None = None) -> ModuleDefs:
+    """Nodes, ``contains`` edges and members of one module's classes, functions and methods
+    (``signatures``: shared by the modules of a system)."""
     out = ModuleDefs()
+    signatures = signatures or Signatures()
     mid = py_id(module)
     conditional: dict[str, bool] = {}
     overloads: dict[str, list[Signature]] = defaultdict(list)
@@ -107,15 +132,17 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts) -> Modu
         kind, qual, line, doc, tags, decorators = d.kind, d.qualname, d.line, d.doc, d.tags, d.decorators
         nid = py_id(f"{module}.{qual}")
         short = qual.rsplit(".", 1)[-1]
-        params, returns = to_params(d.params), d.returns
+        params, returns = signatures.params(d.params), d.returns
+        signature = signatures.display(d.params, returns) if kind != "class" else ""
         if "overload" in tags:
             overloads[nid].append(Signature(params, returns, file.path, line))
-            stubs.setdefault(nid, _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, params,
+            stubs.setdefault(nid, _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, signature, params,
                                         returns, decorators))
             continue
         if nid in out.nodes and any(d in (f"{short}.setter", f"{short}.deleter") for d in decorators):
             continue  # a property's accessor: part of the property
-        node = _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, params, returns, decorators)
+        node = _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, signature, params, returns,
+                     decorators)
         cond = d.conditional
         if nid in out.nodes:
             old = out.nodes[nid]
@@ -153,11 +180,11 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts) -> Modu
 
 
 def _node(nid: str, kind: str, short: str, qualname: str, file: SourceFile, line: int, doc: str,
-          tags: tuple[str, ...], params: tuple[Parameter, ...], returns: str, decorators: tuple[str, ...]) -> Node:
+          tags: tuple[str, ...], signature: str, params: tuple[Parameter, ...], returns: str,
+          decorators: tuple[str, ...]) -> Node:
     if "property" in tags and kind == "method":
         return Node(nid, NodeKind.ATTRIBUTE, short, qualname, "python", file.path, line, doc, "", tuple(tags),
                     decorators=tuple(decorators), annotation=returns, value_kind="property")
-    signature = display_signature(params, returns) if kind != "class" else ""
     return Node(nid, _KINDS[kind], short, qualname, "python", file.path, line, doc, signature, tuple(tags),
                 params=params, returns=returns, decorators=tuple(decorators))
 

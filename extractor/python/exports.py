@@ -69,27 +69,29 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
             line = lines.get(export, 0)
             g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, line,
                                 tags=("re-export",), value_kind="re-export")
-            g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
+            g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
             g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
             g.stats["reexports"] += 1
 
 
-def _contained(g: PyGraph, *, submodules: bool) -> defaultdict[str, dict[str, str]]:
-    """Each node's contained nodes by name, from the ``contains`` edges (submodules too or not)."""
+def contained(g: PyGraph) -> defaultdict[str, dict[str, str]]:
+    """Each node's contained nodes by name (submodules too), from the ``contains`` edges: built once
+    for :func:`star_reexports`, which adds to it, and :func:`further_bindings`, which reads it after."""
     children: defaultdict[str, dict[str, str]] = defaultdict(dict)
-    for edge in g.edges:
-        if edge.kind is EdgeKind.CONTAINS and edge.target in g.nodes \
-                and (submodules or g.nodes[edge.target].kind is not NodeKind.MODULE):
-            children[edge.source][g.nodes[edge.target].name] = edge.target
+    nodes = g.nodes
+    for edge in g.contains:
+        child = nodes.get(edge.target)
+        if child is not None:
+            children[edge.source][child.name] = edge.target
     return children
 
 
 def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
-                    exports: dict[str, tuple[str, ...]]) -> None:
+                   exports: dict[str, tuple[str, ...]], children: defaultdict[str, dict[str, str]]) -> None:
     """``from .tasks import *`` in a module without ``__all__`` makes the public names of ``tasks``
     (its ``__all__``, else its own public definitions, attributes and re-exports) names of the module:
     re-exports too, tagged ``star`` (griffe counts them public as well)."""
-    children = _contained(g, submodules=False)
+    nodes = g.nodes
 
     def star_names(name: str, seen: frozenset[str]) -> dict[str, str]:
         module = modules[name]
@@ -97,13 +99,16 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
             found = {}
             for export in exports[name]:
                 target = children[naming.py_id(name)].get(export)
+                if target is not None and nodes[target].kind is NodeKind.MODULE:
+                    target = None  # a submodule: what the package binds under that name decides
                 if target is None and export in module.namespace and module.namespace[export][0] == "ref":
                     resolved = resolver.absolute(module.namespace[export][1])
                     target = resolved[1] if resolved[0] == "node" else None
                 if target is not None:
                     found[export] = target
             return found
-        found = {k: v for k, v in children[naming.py_id(name)].items() if not k.startswith("_")}
+        found = {k: v for k, v in children[naming.py_id(name)].items()
+                 if not k.startswith("_") and nodes[v].kind is not NodeKind.MODULE}
         for star in module.star_imports:
             if star in modules and star not in seen:
                 for k, v in star_names(star, seen | {star}).items():
@@ -123,7 +128,7 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                     continue
                 g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
                                     tags=("re-export", "star"), value_kind="re-export")
-                g.edges.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
+                g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
                 g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
                 children[mid][export] = nid
                 g.stats["reexports"] += 1
@@ -150,14 +155,13 @@ def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
 
 
 def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
-                     exports: dict[str, tuple[str, ...]]) -> None:
+                     exports: dict[str, tuple[str, ...]], children: defaultdict[str, dict[str, str]]) -> None:
     """Each module node's ``bound``: the names the module binds at module level that have no node of
     their own, with the statement binding each (the first one): an import (``import a.b`` binds
     ``a``; not under ``if TYPE_CHECKING:``), a star import of a module of the system (its ``__all__``, else its public names; what a
     star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
     An import binding a symbol or module of the system names it (``target``), so that a diff can
     compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
-    children = _contained(g, submodules=True)
 
     def star_names(name: str, seen: frozenset[str]) -> set[str]:
         if name in exports:

@@ -236,12 +236,54 @@ def lookup(resolver: Resolver, module: PyModule, scope: str, head: str) -> tuple
     return None
 
 
-def resolve_call(resolver: Resolver, module: PyModule, scope: str, callee: str,
-                  nodes: dict[str, Node]) -> tuple[str, str] | None:
+class ModuleLookup:
+    """:func:`lookup` and :func:`enclosing_class` for one module whose bindings are final (the call
+    resolution), answered from a small index built once instead of a walk up the scopes per name.
+
+    A name that no function of the module binds locally (a nested definition, an import inside a
+    function, a parameter or typed local) and that is not looked up from a class body resolves the
+    same from every scope: at module level, so once per module. ``vllm.model_executor`` calls
+    ``torch`` from hundreds of functions; each is one look-up now."""
+
+    def __init__(self, resolver: Resolver, module: PyModule) -> None:
+        self.resolver = resolver
+        self.module = module
+        # every name some scope of the module may bind locally (a superset: it only sends a name
+        # to the full walk)
+        self.local_names = frozenset(
+            {d.qualname.rpartition(".")[2] for d in module.facts.defs if "<locals>" in d.qualname}
+            | {name for bound in module.local_bindings.values() for name in bound}
+            | {name for typed in module.local_types.values() for name in typed})
+        self._module_level: dict[str, tuple[str, str] | None] = {}
+        self._class_body: dict[str, bool] = {}
+        self._classes: dict[str, str | None] = {}
+
+    def lookup(self, scope: str, head: str) -> tuple[str, str] | None:
+        if head in self.local_names or (scope and self._is_class_body(scope)):
+            return lookup(self.resolver, self.module, scope, head)
+        if head in self._module_level:
+            return self._module_level[head]
+        found = self._module_level[head] = lookup(self.resolver, self.module, "", head)
+        return found
+
+    def enclosing_class(self, scope: str) -> str | None:
+        if scope not in self._classes:
+            self._classes[scope] = enclosing_class(self.module, scope, self.resolver.nodes)
+        return self._classes[scope]
+
+    def _is_class_body(self, scope: str) -> bool:
+        if scope not in self._class_body:
+            node = self.resolver.nodes.get(f"py:{self.module.name}.{scope}")
+            self._class_body[scope] = node is not None and node.kind is NodeKind.CLASS
+        return self._class_body[scope]
+
+
+def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
+    """What a call of ``callee`` (dotted as written) in ``scope`` runs."""
     head, _, rest = callee.partition(".")
     parts = rest.split(".") if rest else []
     if head in ("self", "cls", "super()"):
-        cls = enclosing_class(module, scope, nodes)
+        cls = module.enclosing_class(scope)
         if cls is not None and not parts and head == "cls":
             return ("node", cls)  # cls(...) in a classmethod builds the class
         if cls is None or not parts:
@@ -254,7 +296,7 @@ def resolve_call(resolver: Resolver, module: PyModule, scope: str, callee: str,
             held = resolver.attribute_type(cls, parts[0]) if head == "self" and len(parts) > 1 else None
             return called(resolver, resolver.walk(held, parts[1:], 0)) if held else None
         return called(resolver, resolver.walk(("node", found), parts[1:], 0))
-    start = lookup(resolver, module, scope, head)
+    start = module.lookup(scope, head)
     if start is None or start[0] == "local":
         return None
     if start[0] == "builtin":
