@@ -12,8 +12,11 @@ the tree is a position in the original file.
 
 from __future__ import annotations
 
+import array
 import functools
 import re
+import sys
+import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -175,6 +178,38 @@ def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
             if len(used) == len(candidates):
                 break
     return sorted(used)
+
+
+# A preprocessor line and the lines its trailing backslashes continue: the places
+# :func:`_in_directive` says yes to, found for a whole file at once.
+_DIRECTIVE_LINES = re.compile(rb"^[ \t\r\x0b\x0c]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_WORD_RUN = re.compile(rb"\w+")
+
+
+def word_hashes(data: bytes) -> bytes:
+    """The crc32 of every word ``data`` uses outside preprocessor lines, sorted, as little-endian
+    uint32s: what :func:`used_outside_directives` would look for, small enough to keep in the
+    per-file facts (torch's 9,351 headers: 848k distinct words per file summed, 3.4 MB), so the
+    graph step re-reads only the files that may use a macro their includes define. A hash only
+    rules words out; a file it does not rule out is read and checked exactly."""
+    code = _DIRECTIVE_LINES.sub(b" ", data) if b"#" in data else data
+    hashes = array.array("I", sorted({zlib.crc32(word) for word in _WORD_RUN.findall(code)}))
+    if sys.byteorder == "big":
+        hashes.byteswap()
+    return hashes.tobytes()
+
+
+def hashed_words(words: bytes) -> frozenset[int]:
+    """The hashes :func:`word_hashes` stored."""
+    hashes = array.array("I", words)  # "I" is 4 bytes wherever CPython runs
+    if sys.byteorder == "big":
+        hashes.byteswap()
+    return frozenset(hashes)
+
+
+def word_hash(name: str) -> int:
+    """The hash :func:`word_hashes` stores for the word ``name``."""
+    return zlib.crc32(name.encode())
 
 
 def _in_directive(data: bytes, pos: int) -> bool:

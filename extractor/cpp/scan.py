@@ -22,7 +22,7 @@ from extractor.cpp.facts import CppFacts, Definition, Param, PybindFact, Scope, 
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source
+from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source, word_hashes
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
 from extractor.model import ParsedFile
@@ -466,6 +466,7 @@ class _Scanner:
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
                         defines=tuple(attribute_macros(self.data)), macro_blocks=tuple(self.macro_blocks),
+                        words=word_hashes(self.data),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 
