@@ -74,7 +74,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
         if not used:
             continue
         lang = languages[path]
-        facts[path] = scan_cpp(ParsedFile(lang, data, parse_source(data, lang, blank=used)))
+        facts[path] = scan_cpp(ParsedFile(lang, data, parse_source(data, lang, blank=used)),
+                               words=facts[path].words or None)
         stats["files_rescanned_for_macros"] += 1
 
 
