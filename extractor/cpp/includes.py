@@ -19,6 +19,10 @@ class IncludeResolver:
 
     def __init__(self, paths: list[str]) -> None:
         self.paths = set(paths)
+        # by (the includer's directory, target): the files of a directory that are not candidates
+        # themselves resolve a target alike (the nearest candidate is the nearest to the directory)
+        self._resolved: dict[tuple[str, str], str] = {}
+        self._suffixes: dict[str, str] = {}
         self.by_suffix: dict[str, list[str]] = collections.defaultdict(list)
         for p in paths:
             parts = p.split("/")
@@ -26,14 +30,24 @@ class IncludeResolver:
                 self.by_suffix["/".join(parts[i:])].append(p)
 
     def resolve(self, includer: str, target: str) -> str:
+        suffix = self._suffixes.get(target)
+        if suffix is None:
+            suffix = self._suffixes[target] = _suffix(target)
+        if includer == suffix or includer.endswith("/" + suffix):
+            # the includer is a candidate of its own include (`b/x.h` in `a/b/x.h`): nearest of all
+            return self._resolve(includer, target)
+        key = (posixpath.dirname(includer) or includer, target)
+        hit = self._resolved.get(key)
+        if hit is None:
+            hit = self._resolved[key] = self._resolve(includer, target)
+        return hit
+
+    def _resolve(self, includer: str, target: str) -> str:
         target = target.replace("\\", "/")
         local = posixpath.normpath(posixpath.join(posixpath.dirname(includer), target))
         if local in self.paths:
             return local
-        norm = posixpath.normpath(target)
-        while norm.startswith("../"):
-            norm = norm[3:]
-        candidates = self.by_suffix.get(norm, [])
+        candidates = self.by_suffix.get(_suffix(target), [])
         if not candidates:
             return ""
         # Prefer the includer's own repository (label prefix), then the nearest, then the shortest.
@@ -41,6 +55,14 @@ class IncludeResolver:
         return min(candidates, key=lambda c: (c.split("/", 1)[0] != source,
                                               -len(posixpath.commonpath([c, includer]) or ""),
                                               len(c), c))
+
+
+def _suffix(target: str) -> str:
+    """The path an include names, for the suffix index: `../` steps out of the tree dropped."""
+    norm = posixpath.normpath(target.replace("\\", "/"))
+    while norm.startswith("../"):
+        norm = norm[3:]
+    return norm
 
 
 def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[str, Language],
