@@ -160,16 +160,16 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     stats["op_schemas"] = len(schema_nodes)
     stats["pybind_bindings"] = len(bindings)
     stats["public_headers"] = len(public)
-    for kind, count in collections.Counter(n.kind for n in all_nodes).items():
-        stats[f"nodes_{kind.value}"] += count
+    for node_kind, count in collections.Counter(n.kind for n in all_nodes).items():
+        stats[f"nodes_{node_kind.value}"] += count
     for n in all_nodes:
         if n.sites:
             stats["nodes_with_sites"] += 1
             stats["definition_sites_extra"] += len(n.sites)
         if n.api:
             stats["api_" + n.api.split(":", 1)[0]] += 1
-    for kind, count in collections.Counter(e.kind for e in all_edges).items():
-        stats[f"edges_{kind.value}"] += count
+    for edge_kind, count in collections.Counter(e.kind for e in all_edges).items():
+        stats[f"edges_{edge_kind.value}"] += count
     return Contribution(
         nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
         stats=dict(sorted(stats.items())),
