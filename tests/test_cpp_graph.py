@@ -8,7 +8,7 @@ import hypothesis
 import pytest
 
 from extractor.cpp import build_cpp_graph, extract_cpp_graph, scan_cpp
-from extractor.cpp.includes import defined_through_includes
+from extractor.cpp.includes import IncludeResolver, defined_through_includes
 from extractor.cpp.parse import parse_source
 from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind, Language, NodeKind, ParsedFile, Severity, to_jsonable
@@ -204,3 +204,21 @@ def test_macros_through_includes_equal_a_walk_from_each_file_cycles_included(gra
     reachable = defined_through_includes(defined, includes)
     for path in graph:
         assert reachable[path] - defined[path] == _walked(defined, includes, path)
+
+
+_PATH = hypothesis.strategies.lists(hypothesis.strategies.sampled_from(["a", "b", "x.h", "y.h"]), min_size=1,
+                                    max_size=4).map("/".join)
+
+
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(hypothesis.strategies.sets(_PATH, min_size=1, max_size=12),
+                  hypothesis.strategies.lists(hypothesis.strategies.tuples(hypothesis.strategies.integers(0, 11),
+                                                                           _PATH), max_size=30))
+def test_include_resolution_shared_by_a_directory_equals_resolving_each_include_alone(paths, includes):
+    # the resolver remembers a target per includer's directory; a file that is a candidate of
+    # its own include (`b/x.h` written in `a/b/x.h`) must still find itself
+    ordered = sorted(paths)
+    shared = IncludeResolver(ordered)
+    for index, target in includes:
+        includer = ordered[index % len(ordered)]
+        assert shared.resolve(includer, target) == IncludeResolver(ordered)._resolve(includer, target)

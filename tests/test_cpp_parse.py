@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import hypothesis
 import msgspec
 import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
-from extractor.cpp.parse import attribute_macros, blank_macros, parse_source
+from extractor.cpp.parse import (attribute_macros, blank_macros, hashed_words, parse_source,
+                                 used_outside_directives, word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -188,3 +190,24 @@ def test_pybind_module_registrations():
         ("method", "Tensor", "size", "<lambda>", 6),
     ]
     assert facts.pybind[-1].lambda_calls == ("t.Size",)
+
+
+_PIECES = ("API", "API_X", "x", "#", "  # ", "define", " ", "\t", "\n", "\r\n", "\\\n", "\\\r\n", "(", "é", "1API")
+
+
+@hypothesis.settings(max_examples=400, deadline=None)
+@hypothesis.given(hypothesis.strategies.lists(hypothesis.strategies.sampled_from(_PIECES), max_size=30))
+def test_word_hashes_rule_out_exactly_the_words_used_only_in_directives(pieces):
+    # the graph step skips a file whose word hashes lack a macro, so the hashes must keep every
+    # word used_outside_directives finds (continued directive lines and CRLF ends included)
+    data = "".join(pieces).encode()
+    stored = hashed_words(word_hashes(data))
+    for word in ("API", "API_X", "x", "define"):
+        assert (word_hash(word) in stored) == bool(used_outside_directives(data, [word])), word
+
+
+def test_word_hashes_skip_preprocessor_lines_and_their_continuations():
+    data = b"#define EXPORT \\\n  __attribute__((used))\nEXPORT void f();\n# if USED_IN_IF\n#endif\n"
+    stored = hashed_words(word_hashes(data))
+    assert word_hash("EXPORT") in stored and word_hash("f") in stored
+    assert word_hash("USED_IN_IF") not in stored and word_hash("__attribute__") not in stored

@@ -115,3 +115,7 @@ class CppFacts(msgspec.Struct, frozen=True):
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree
     error_lines: tuple[int, ...] = ()  # the first few of their lines
+    # crc32 of each word the file uses outside preprocessor lines, little-endian uint32s, sorted
+    # (:func:`extractor.cpp.parse.word_hashes`): the graph step reads it to find, without reading the file
+    # again, whether the file uses a macro one of its includes defines
+    words: bytes = b""

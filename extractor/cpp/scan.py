@@ -22,7 +22,7 @@ from extractor.cpp.facts import CppFacts, Definition, Param, PybindFact, Scope, 
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source
+from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source, word_hashes
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
 from extractor.model import ParsedFile
@@ -59,15 +59,16 @@ _BEFORE_A_CALL = frozenset({b"return", b"else", b"do", b"case", b"co_return", b"
 _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 
 
-def scan_cpp(parsed: ParsedFile) -> CppFacts:
-    """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input."""
+def scan_cpp(parsed: ParsedFile, words: bytes | None = None) -> CppFacts:
+    """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input.
+    ``words``: the file's word hashes when a scan of the same bytes already has them."""
     scanner = _Scanner(parsed)
     try:
         scanner.visit_items(parsed.tree.root_node, ())
     except RecursionError:
         # absurd nesting (thousands of namespaces or #if levels): keep what was read, say so
         scanner.truncated = True
-    facts = scanner.finish()
+    facts = scanner.finish(word_hashes(parsed.data) if words is None else words)
     if scanner.conditional_error_spans and not scanner.truncated:
         return _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts)
     return facts
@@ -88,7 +89,7 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
         other.visit_items(other.tree.root_node, ())
     except RecursionError:
         return facts
-    alt = other.finish()
+    alt = other.finish(facts.words)
     if alt.errors >= facts.errors:
         return facts
     known = {(d.qual, d.line) for d in facts.defs}
@@ -423,7 +424,7 @@ class _Scanner:
             scope = tuple((p, "function") for p in ordered[i][2].split("::"))
             self.visit_type(spec, scope, False, None)
 
-    def finish(self) -> CppFacts:
+    def finish(self, words: bytes) -> CppFacts:
         # one query pass over the whole file for everything below declaration level
         found = file_nodes(self.tree, self.language)
         self.visit_local_types(found.get("type", []))
@@ -466,6 +467,7 @@ class _Scanner:
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
                         defines=tuple(attribute_macros(self.data)), macro_blocks=tuple(self.macro_blocks),
+                        words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 
