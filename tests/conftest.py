@@ -79,6 +79,80 @@ def extract_real(root: Path, **kwargs):
         return extract_system([str(root)], **kwargs)
 
 
+class _FactsWithoutMemo:
+    """A fact store that hands per-file facts through and keeps no whole-bundle memo."""
+
+    def __init__(self, store) -> None:
+        self._store = store
+
+    def get_many(self, keys: list[str]) -> dict[str, bytes]:
+        return self._store.get_many(keys)
+
+    def put_many(self, items: dict[str, bytes]) -> None:
+        self._store.put_many(items)
+
+    def get_bytes(self, key: str) -> bytes | None:
+        return None
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        pass
+
+    def get_json(self, key: str):
+        return None
+
+    def put_json(self, key: str, value) -> None:
+        pass
+
+    def close(self) -> None:
+        self._store.close()
+
+
+class EveryStepWorkplace:
+    """This machine's workplace (process pool, ``CACHE/facts.sqlite``), except that the whole-bundle
+    memo is neither served nor stored: every step runs, from the per-file facts and probe results
+    the cache holds. A test that needs a step's result, or a recomputed bundle, from the cache the
+    other real tests share uses it instead of a cache of its own (a cold extraction more) or of
+    deleting the shared memo (which the other tests would then recompute)."""
+
+    name = "local"
+
+    def scan_files(self, items, steps, jobs, progress=None):
+        from extractor.run.workplace import HERE
+
+        return HERE.scan_files(items, steps, jobs, progress)
+
+    def open_store(self, cache_dir: Path) -> _FactsWithoutMemo:
+        from extractor.run.workplace import HERE
+
+        return _FactsWithoutMemo(HERE.open_store(cache_dir))
+
+
+EVERY_STEP = EveryStepWorkplace()
+
+
+def extract_real_with_context(root: Path, **kwargs):
+    """``extract_real(root, **kwargs)`` with every step run (:data:`EVERY_STEP`), and the pipeline's
+    Context once the last step has run: (extraction, context). The last step is wrapped to hand the
+    context out under its own name and version, so the steps' fingerprint, hence the keys of the
+    cached facts, are those of a plain extraction: a warm test cache serves every file."""
+    import dataclasses
+
+    from extractor.steps import STEPS
+
+    captured = []
+    last = STEPS[-1]
+
+    def extract_and_capture(ctx):
+        contribution = last.extract(ctx)
+        captured.append(ctx)
+        return contribution
+
+    steps = (*STEPS[:-1], dataclasses.replace(last, extract=extract_and_capture))
+    extraction = extract_real(root, steps=steps, executor=EVERY_STEP, **kwargs)
+    (context,) = captured
+    return extraction, context
+
+
 def vllm_sdist_root(version: str) -> Path:
     """The extracted sdist of ``vllm==version`` from the package index, cached between runs."""
     return sdist_root("vllm", version)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from handmade_context import build_real_context
 
 from extractor.concepts import extract_concepts
+from extractor.context import ExtractOptions
+from tests.conftest import cache_root, extract_real_with_context
 
 pytestmark = pytest.mark.real
 
 
 @pytest.fixture(scope="module")
 def vllm_concepts(vllm_src):
-    ctx = build_real_context(str(vllm_src))
+    """The pipeline's context of vLLM 0.10.2, its files' facts from the cache the other real tests
+    share (struct probes play no part in concepts), and the concepts found in it."""
+    _extraction, ctx = extract_real_with_context(
+        vllm_src, options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff", probe_structs=False))
     return ctx, {c.id: c for c in extract_concepts(ctx).records}
 
 

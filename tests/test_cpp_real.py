@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import fnmatch
 import re
 from collections.abc import Iterable
@@ -13,9 +12,9 @@ import pytest
 from extractor.bindings.python_cpp import CallSite, bind_call_sites
 from extractor.cpp import extract_cpp_graph
 from extractor.cpp.standalone import scan_trees
-from extractor.model import Contribution, Step
+from extractor.model import Contribution
 from bench.cpp_vs_ctags import measure_recall
-from tests.conftest import cache_lock, extract_real
+from tests.conftest import cache_root, extract_real_with_context
 
 pytestmark = pytest.mark.real
 
@@ -145,22 +144,13 @@ def library_matches(library: str, namespace: str, extensions: set[str]) -> bool:
 def vllm_pipeline(vllm_src):
     """The whole pipeline on the sdist, probes included: (bundle, context with every step's result).
 
-    Every step must run for the context to be captured, so the whole-bundle memo of this cache is
-    dropped first; the per-file facts (and probe results) stay, as in a user's next run."""
-    import sqlite3
-
+    In the test cache the other real vLLM tests share: the per-file facts and probe results come
+    from it as in a user's next run (computed here when this test is the first to ask), and every
+    step runs (no whole-bundle memo) for the context to be captured."""
     from extractor.context import ExtractOptions
-    from extractor.steps import STEPS
 
-    captured = []
-    capture = Step(name="capture", extract=lambda ctx: captured.append(ctx) or Contribution())
-    with cache_lock("pipeline-capture") as cache:
-        facts = cache / "pipeline-capture" / "facts.sqlite"
-        if facts.exists():
-            with contextlib.closing(sqlite3.connect(facts)) as db, db:
-                db.execute("DELETE FROM facts WHERE key LIKE 'bundle:%'")
-        result = extract_real(vllm_src, options=ExtractOptions(jobs=2, cache_dir=facts.parent), steps=(*STEPS, capture))
-    return result.bundle, captured[0]
+    result, ctx = extract_real_with_context(vllm_src, options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff"))
+    return result.bundle, ctx
 
 
 def test_every_operator_registered_in_csrc_that_python_uses_binds_to_its_implementation(vllm_src, vllm_pipeline):

@@ -34,7 +34,8 @@ def _ast_qualnames(tree: ast.Module) -> set[str]:
 
 @pytest.fixture(scope="module")
 def vllm_bundle(vllm_src):
-    return extract_real(vllm_src, options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle
+    return extract_real(vllm_src, name="vllm", version="0.10.2",
+                        options=ExtractOptions(jobs=2, cache_dir=cache_root() / "archdiff")).bundle
 
 
 def test_qualnames_equal_ast_none_missing_none_invented(vllm_src: Path, vllm_bundle):

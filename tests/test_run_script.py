@@ -22,14 +22,15 @@ INSTALLED = {"dwarves", "gdb", "universal-ctags", "protobuf-compiler", "protobuf
 STANDINS = {
     "dpkg-query": 'for p in $INSTALLED_PACKAGES; do [ "$p" = "${@: -1}" ] && { printf "install ok installed"; exit 0; }; done\n'
                   'exit 1\n',
-    "apt-get": 'echo "apt-get $*" >> "$CALLS"\n',
+    # install takes a moment, fails when $APT_FAILS is set: pytest must wait for it either way
+    "apt-get": '[ "$1" = install ] && sleep 1 && [ -n "$APT_FAILS" ] && exit 100\necho "apt-get $*" >> "$CALLS"\n',
     "sudo": 'echo "sudo $1" >> "$CALLS"\nexec "$@"\n',
     "id": 'echo "$FAKE_UID"\n',
     "python3": 'echo "python3 $*" >> "$CALLS"\n',
 }
 
 
-def _run(tmp_path: Path, installed: set[str], uid: int, with_sudo: bool = True, *args: str):
+def _run(tmp_path: Path, installed: set[str], uid: int, with_sudo: bool = True, *args: str, apt_fails: bool = False):
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(exist_ok=True)
     for name, body in STANDINS.items():
@@ -38,13 +39,13 @@ def _run(tmp_path: Path, installed: set[str], uid: int, with_sudo: bool = True, 
         path = bin_dir / name
         path.write_text("#!/bin/bash\n" + body)
         path.chmod(0o755)
-    for tool in ("bash", "grep", "env", "dirname"):  # the real ones the script needs beside them
+    for tool in ("bash", "grep", "env", "dirname", "sleep"):  # the real ones the script (and apt-get's stand-in) need
         (bin_dir / tool).unlink(missing_ok=True)
         (bin_dir / tool).symlink_to(shutil.which(tool))
     calls = tmp_path / "calls"
     calls.write_text("")
     env = {"PATH": str(bin_dir), "CALLS": str(calls), "INSTALLED_PACKAGES": " ".join(sorted(installed)),
-           "FAKE_UID": str(uid), "HOME": str(tmp_path)}
+           "FAKE_UID": str(uid), "HOME": str(tmp_path), "APT_FAILS": "1" if apt_fails else ""}
     proc = subprocess.run([str(bin_dir / "bash"), str(SCRIPT), *args], env=env, capture_output=True, text=True,
                           timeout=60)
     return proc, calls.read_text().splitlines()
@@ -63,7 +64,16 @@ def test_missing_packages_are_installed_as_root_or_through_sudo(tmp_path, uid, t
     apt = [c for c in calls if c.startswith("apt-get")]
     assert [c for c in calls if c.startswith("sudo")] == through * 2  # update, then install
     assert apt == ["apt-get update -qq", "apt-get install -y -qq --no-install-recommends gdb chromium"]
-    assert calls[-2:] == ["python3 -m pip install -q -e .[test]", "python3 -m pytest"]
+    # apt-get runs beside pip (a fresh machine's half minute each), and pytest only after both
+    assert [c for c in calls if c.startswith("python3")] == ["python3 -m pip install -q -e .[test]", "python3 -m pytest"]
+    assert calls[-1] == "python3 -m pytest"
+
+
+def test_a_failed_apt_get_stops_before_pytest(tmp_path):
+    proc, calls = _run(tmp_path, INSTALLED - {"gdb"}, 0, apt_fails=True)
+    assert proc.returncode == 2
+    assert "apt-get could not install gdb" in proc.stderr
+    assert "python3 -m pytest" not in calls
 
 
 def test_without_root_or_sudo_it_stops_naming_the_packages(tmp_path):

@@ -53,6 +53,22 @@ def test_batches_give_each_header_its_own_probes_result(tmp_path):
     assert {x.qualname for x in by_path["inc/d.h"].layouts} == {"A"} and by_path["inc/d.h"].layouts[0].size == 8
 
 
+def test_one_thread_and_four_give_the_same_results(tmp_path):
+    """The number of jobs only sets how many compiles run at once (threads), hence the order they
+    finish in; every result, the failures and the bisected batches included, is the same
+    (test_determinism serves vLLM's -j1 run the probe results its -j2 run computed, on this)."""
+    root, probes = _tree(tmp_path)
+    dirs = find_include_dirs([root])
+    one, one_stats = probe_headers(probes, dirs, [root], jobs=1)
+    four, four_stats = probe_headers(probes, dirs, [root], jobs=4)
+    assert [(r.path, r.layouts, r.diagnostics) for r in one] == [(r.path, r.layouts, r.diagnostics) for r in four]
+    assert any(r.diagnostics for r in one) and any(x.method.value != "unresolved" for r in one for x in r.layouts)
+    # the same batches, and the same ones split again after a failure
+    assert (one_stats["probe_batches"], one_stats["headers_batched"]) == \
+        (four_stats["probe_batches"], four_stats["headers_batched"])
+    assert one_stats["probe_batches"] > len(plan_batches(probes, dirs, [root])[0])
+
+
 def test_plan_keeps_apart_what_an_earlier_member_could_change(tmp_path):
     root, probes = _tree(tmp_path)
     batches, alone = plan_batches(probes, find_include_dirs([root]), [root])
