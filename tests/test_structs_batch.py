@@ -12,7 +12,12 @@ from extractor.structs.batch import _culprit, plan_batches
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_headers
 from extractor.structs.source import find_struct_definitions
 
-pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ is required")
+
+@pytest.fixture(autouse=True)
+def _gxx() -> None:
+    """Every test here compiles: without g++ they fail with its name, never skip."""
+    assert shutil.which("g++"), "g++ is required (Debian package g++)"
+
 
 # (file, text): a header that leans on an earlier member for <vector>, a redefinition, one that
 # does not compile, one that changes what follows it, and headers that batch
