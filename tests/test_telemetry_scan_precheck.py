@@ -38,3 +38,8 @@ def test_a_utf7_source_is_read_as_its_declared_text():
 def test_names_in_longer_words_or_strings_are_no_use():
     source = b"class GaugeLike:\n    pass\nx = GaugeLike('Counter', 'doc')\n"
     assert class_uses(source) == []
+
+
+def test_an_encoding_declared_after_a_long_first_line_counts():
+    source = b"#!/usr/bin/env python3 " + b"x" * 600 + b"\n# coding: utf-7\nimport prometheus_client as pc\ng = pc.+AEc-auge('q', 'doc')\n"
+    assert class_uses(source) == [("pc.Gauge", 4, False)]

@@ -98,7 +98,9 @@ def _named_in(data: bytes, names: frozenset[str]) -> frozenset[str]:
     arguments for one. Sound where the text is the bytes: an ASCII file in an ASCII-transparent
     encoding (a non-ASCII identifier is NFKC-normalised by the parser, and a codec such as
     utf-7 spells ``Counter`` otherwise): any other file keeps every name."""
-    if not data.isascii() or (b"coding" in data[:400] and _declared_encoding(data) not in _ASCII_TRANSPARENT):
+    second = data.find(b"\n", data.find(b"\n") + 1)  # an encoding is declared in the first two lines
+    if not data.isascii() or (b"coding" in data[:second if second >= 0 else None]
+                              and _declared_encoding(data) not in _ASCII_TRANSPARENT):
         return names
     return frozenset(name for name in names if name.encode() in data)
 
