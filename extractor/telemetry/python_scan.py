@@ -118,12 +118,13 @@ class _Where:
     """The classes and functions around a node, as the collector sees them: a class starts a new
     run of functions (its methods' frames do not see the functions it is nested in)."""
 
-    __slots__ = ("class_name", "cls", "functions")
+    __slots__ = ("class_name", "cls", "functions", "owner")
 
     def __init__(self, class_name: str, cls: ClassScope | None, functions: tuple[Function, ...]) -> None:
         self.class_name = class_name
         self.cls = cls
         self.functions = functions
+        self.owner: tuple[str, str, bool] | None = None  # what _Collector._owner says, once asked
 
 
 class _Collector:
@@ -244,6 +245,11 @@ class _Collector:
 
     def _owner(self, where: _Where) -> tuple[str, str, bool]:
         """(class qual, function qual, whether the function is a method of that class)."""
+        if where.owner is None:
+            where.owner = self._find_owner(where)
+        return where.owner
+
+    def _find_owner(self, where: _Where) -> tuple[str, str, bool]:
         if not where.functions:
             return where.class_name, "", False
         names = [f.name for f in where.functions]
