@@ -44,6 +44,7 @@ from extractor.python.index import ModuleIndex, module_index
 _MAX_STRING = 80
 _SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace
 _DEF_TYPES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+_SHOWN_CONSTANTS = frozenset({bool, int, float, str, type(None)})  # a keyword's value shown as written
 
 
 def scan_python(parsed: ParsedFile) -> ConceptFacts | None:
@@ -59,64 +60,75 @@ def scan_python(parsed: ParsedFile) -> ConceptFacts | None:
 
 
 def python_facts(index: ModuleIndex) -> ConceptFacts:
-    """The concept facts of one module, read from its shared index (see :mod:`extractor.python.index`)."""
+    """The concept facts of one module, read from its shared index (see :mod:`extractor.python.index`).
+
+    Every loop below runs over all nodes of one type (a sixth of the tree's nodes are names):
+    each tests the node's class (``ast`` nodes are never subclassed) and keeps the dotted text
+    for the few nodes that need one."""
     imports, typing_imports, aliases = _imports(index)
+    Attribute, Name = ast.Attribute, ast.Name
 
     def resolve(node: ast.expr) -> str | None:
         """Dotted name of an attribute chain whose head is an imported name, else None."""
         parts: list[str] = []
-        while isinstance(node, ast.Attribute):
+        while node.__class__ is Attribute:
             parts.append(node.attr)
             node = node.value
-        if isinstance(node, ast.Name) and node.id in aliases:
-            return ".".join([aliases[node.id], *reversed(parts)])
+        if node.__class__ is Name and node.id in aliases:
+            parts.append(aliases[node.id])
+            return ".".join(reversed(parts))
         return None
 
     names: set[Seen] = set()
-    attrs: dict[str, int] = {}
-    # A chain is met outermost link first, and its inner links are the attributes that follow
-    # (an attribute's one child in the index is its value). Whose head is an imported name, it is
-    # recorded whole, and neither its inner links nor its head are facts of their own.
-    heads: set[int] = set()  # ids of the names heading such chains
-    attributes = index.of(ast.Attribute)
-    i, count = 0, len(attributes)
-    while i < count:
-        node = attributes[i]
-        parts = [node.attr]
-        head = node.value
-        while isinstance(head, ast.Attribute):
-            parts.append(head.attr)
-            head = head.value
-        links = len(parts)
-        if isinstance(head, ast.Name) and head.id in aliases:
-            parts.append(aliases[head.id])
-            names.add((".".join(reversed(parts)), node.lineno))
-            heads.add(id(head))
-        else:  # no link resolves: each is an attribute access, met outermost first
-            for link in attributes[i:i + links]:
-                attrs.setdefault(link.attr, link.lineno)
-        i += links
-    for name in index.of(ast.Name):
-        if name.id in aliases and isinstance(name.ctx, ast.Load) and id(name) not in heads:
-            names.add((aliases[name.id], name.lineno))
+    # A chain (``torch.cuda.Stream``) whose head is an imported name is recorded whole, and neither
+    # its links nor its head are facts of their own. Such chains are found from their heads, the
+    # few names that are imported ones: in pre-order a chain's links come outermost first, each
+    # followed by its value, so the links of a head at position p are the attributes at p-1, p-2...
+    # whose value is the node after them.
+    nodes = index.nodes
+    linked: set[int] = set()  # ids of the links and heads of such chains
+    for position in [p for p in index.positions(Name) if nodes[p].id in aliases]:  # type: ignore[attr-defined]
+        head = nodes[position]
+        parts: list[str] = []
+        inner, outer = head, position - 1
+        while outer >= 0 and nodes[outer].__class__ is Attribute and nodes[outer].value is inner:  # type: ignore[attr-defined]
+            inner = nodes[outer]
+            parts.append(inner.attr)  # type: ignore[attr-defined]
+            linked.add(id(inner))
+            outer -= 1
+        if parts:  # innermost link first: the order the chain is written in
+            names.add((".".join([aliases[head.id], *parts]), inner.lineno))  # type: ignore[attr-defined]
+            linked.add(id(head))
+        elif head.ctx.__class__ is ast.Load:  # type: ignore[attr-defined]
+            names.add((aliases[head.id], head.lineno))  # type: ignore[attr-defined]
+    # Every other attribute is an access; its first one (in pre-order) gives the line.
+    attributes = index.of(Attribute)
+    if linked:
+        attributes = [link for link in attributes if id(link) not in linked]
+    attrs = {link.attr: link.lineno for link in reversed(attributes)}
 
     invokes: set[Seen] = set()
     calls: set[Seen] = set()
     keywords: set[Seen] = set()
     for call in index.of(ast.Call):
         func = call.func
-        invoked = resolve(func) if isinstance(func, ast.Attribute) else (
-            aliases.get(func.id) if isinstance(func, ast.Name) else None)
-        if invoked is not None:
-            invokes.add((invoked, call.lineno))
-        elif isinstance(func, ast.Attribute):
-            calls.add((func.attr, call.lineno))
+        if func.__class__ is Name:
+            invoked = aliases.get(func.id)
+            if invoked is not None:
+                invokes.add((invoked, call.lineno))
+        elif func.__class__ is Attribute:
+            invoked = resolve(func)
+            if invoked is not None:
+                invokes.add((invoked, call.lineno))
+            else:
+                calls.add((func.attr, call.lineno))
         for kw in call.keywords:
             if kw.arg is None:
                 continue
             value = kw.value
-            if isinstance(value, ast.Constant) and isinstance(value.value, (bool, int, float, str, type(None))):
-                shown = repr(value.value) if isinstance(value.value, str) else str(value.value)
+            kind = value.value.__class__ if value.__class__ is ast.Constant else None
+            if kind in _SHOWN_CONSTANTS:
+                shown = repr(value.value) if kind is str else str(value.value)  # type: ignore[attr-defined]
                 if len(shown) > _MAX_STRING:
                     shown = "..."
             else:
@@ -126,10 +138,9 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     docstrings = {id(body[0].value) for scope in index.scopes if (body := getattr(scope, "body"))
                   and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
     strings: set[Seen] = set()
-    for constant in index.of(ast.Constant):
-        text = constant.value
-        if isinstance(text, str) and 3 <= len(text) <= _MAX_STRING and id(constant) not in docstrings \
-                and not _SPACE.search(text):
+    for constant in [c for c in index.of(ast.Constant) if c.value.__class__ is str and 3 <= len(c.value) <= _MAX_STRING]:
+        text: str = constant.value  # type: ignore[assignment]  # a str, as the list's test says
+        if id(constant) not in docstrings and not _SPACE.search(text):
             strings.add((text, constant.lineno))
 
     defs: list[Definition] = []

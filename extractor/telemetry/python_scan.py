@@ -24,9 +24,12 @@ from __future__ import annotations
 
 import ast
 import builtins
+import codecs
 import functools
+import io
 import re
 import sys
+import tokenize
 
 from extractor.model import ParsedFile
 from extractor.python.expr import name_chain
@@ -56,6 +59,11 @@ _PARTIAL = frozenset({"partial", "functools.partial"})
 # the function returning it can be mistaken for them.
 _PARTIAL_PARAMS = (("*args", "var"), ("**kwargs", "kw"))
 _DICT_KEY = re.compile(r"^[A-Za-z0-9_:]+$")  # a dict entry a callable is kept in: ``d["counter"]``
+_NAMED = (ast.Name, ast.Attribute)
+_KEPT_VALUES = (ast.Call, ast.Dict)  # what an assignment keeps that a call may have made
+_OBSERVERS = frozenset({"observe", "inc", "set"})
+# Source encodings under which an ASCII file's text is its bytes (the parser's default is utf-8).
+_ASCII_TRANSPARENT = frozenset({"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252"})
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -67,7 +75,7 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
         except (SyntaxError, ValueError):
             return None
     index = module_index(tree)
-    collector = _Collector(index)
+    collector = _Collector(index, _named_in(parsed.data, _metric_class_names()))
     collector.collect()
     libraries = scan_library_uses(index, parsed.data, collector.module)
     if not (collector.calls or collector.classes or collector.imports or libraries):
@@ -83,20 +91,44 @@ def _metric_class_names() -> frozenset[str]:
     return frozenset(key.rsplit(".", 1)[-1] for key in conventions().constructors)
 
 
+def _named_in(data: bytes, names: frozenset[str]) -> frozenset[str]:
+    """Those of ``names`` that the file's bytes spell: no other can be an identifier of its tree.
+
+    Two thirds of vLLM's files spell no metric class, and for them the scanner looks at no call's
+    arguments for one. Sound where the text is the bytes: an ASCII file in an ASCII-transparent
+    encoding (a non-ASCII identifier is NFKC-normalised by the parser, and a codec such as
+    utf-7 spells ``Counter`` otherwise): any other file keeps every name."""
+    second = data.find(b"\n", data.find(b"\n") + 1)  # an encoding is declared in the first two lines
+    if not data.isascii() or (b"coding" in data[:second if second >= 0 else None]
+                              and _declared_encoding(data) not in _ASCII_TRANSPARENT):
+        return names
+    return frozenset(name for name in names if name.encode() in data)
+
+
+def _declared_encoding(data: bytes) -> str:
+    """The encoding the file's first two lines declare (PEP 263), normalised; "" when unknown."""
+    try:
+        declared, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        return codecs.lookup(declared).name
+    except (SyntaxError, LookupError):
+        return ""
+
+
 class _Where:
     """The classes and functions around a node, as the collector sees them: a class starts a new
     run of functions (its methods' frames do not see the functions it is nested in)."""
 
-    __slots__ = ("class_name", "cls", "functions")
+    __slots__ = ("class_name", "cls", "functions", "owner")
 
     def __init__(self, class_name: str, cls: ClassScope | None, functions: tuple[Function, ...]) -> None:
         self.class_name = class_name
         self.cls = cls
         self.functions = functions
+        self.owner: tuple[str, str, bool] | None = None  # what _Collector._owner says, once asked
 
 
 class _Collector:
-    def __init__(self, index: ModuleIndex):
+    def __init__(self, index: ModuleIndex, class_names: frozenset[str]):
         self.index = index
         self.imports: dict[str, ImportEntry] = {}
         self.classes: list[ClassFacts] = []
@@ -105,7 +137,8 @@ class _Collector:
         self.exemplars: list[ExemplarUse] = []
         self.makers: dict[str, MadeCallable] = {}
         self.class_uses: dict[str, ClassUse] = {}
-        self._class_names = _metric_class_names()
+        self._class_names = class_names  # the metric class names the file spells
+        self._plausible_callees: dict[str, bool] = {}  # per callee, for the imports seen so far
         self.module = ModuleScope(index.tree)
         self._class_scopes: dict[ast.AST, ClassScope] = {}
         self._where: dict[Scope, _Where] = {}
@@ -117,7 +150,7 @@ class _Collector:
         for cls in index.of(ast.ClassDef):
             self._class(cls)
         for assign in index.of(ast.Assign):
-            if len(assign.targets) != 1:
+            if len(assign.targets) != 1 or assign.value.__class__ not in _KEPT_VALUES:
                 continue
             target = _entry(assign.targets[0])
             if target and isinstance(assign.value, ast.Call):
@@ -146,6 +179,7 @@ class _Collector:
 
     # -- imports ---------------------------------------------------------------------------------
     def _import(self, node: ast.AST) -> None:
+        self._plausible_callees.clear()  # an import may make a callee plausible from here on
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -211,6 +245,11 @@ class _Collector:
 
     def _owner(self, where: _Where) -> tuple[str, str, bool]:
         """(class qual, function qual, whether the function is a method of that class)."""
+        if where.owner is None:
+            where.owner = self._find_owner(where)
+        return where.owner
+
+    def _find_owner(self, where: _Where) -> tuple[str, str, bool]:
         if not where.functions:
             return where.class_name, "", False
         names = [f.name for f in where.functions]
@@ -244,7 +283,7 @@ class _Collector:
             node = index.nodes[position]
             assert isinstance(node, ast.Return)
             owner = site.owner.node
-            if node.value is None or not isinstance(owner, _FUNCTIONS):
+            if node.value is None or not isinstance(owner, _FUNCTIONS) or not _may_make(node.value, owner, nested):
                 continue
             where = self._around(site.owner)
             cls_name, function, is_method = self._owner(where)
@@ -299,27 +338,40 @@ class _Collector:
 
     # -- calls --------------------------------------------------------------------------------
     def _class_use(self, callee: str | None, node: ast.Call) -> None:
-        """Names spelled like a metric class, called or passed: what the "no silent zero" check reads."""
-        for value in [node.func, *node.args, *(k.value for k in node.keywords)]:
-            text = callee if value is node.func else (
-                name_chain(value) if isinstance(value, (ast.Name, ast.Attribute)) else None)
-            if not text or text.rsplit(".", 1)[-1] not in self._class_names:
-                continue
-            shaped = value is node.func and any(k.arg in _DOC_KEYWORDS for k in node.keywords)
-            known = self.class_uses.get(text)
-            if known is None or (shaped and not known.shaped):
-                self.class_uses[text] = ClassUse(text, node.lineno, shaped)
+        """Names spelled like a metric class, called or passed: what the "no silent zero" check reads.
+
+        A name's last part is its node's own ``id`` or ``attr``: tested against the class names
+        before the dotted text is built (most arguments are no class)."""
+        names = self._class_names
+        func = node.func
+        if callee and func.__class__ in _NAMED and _last_part(func) in names:
+            self._use(callee, node, any(k.arg in _DOC_KEYWORDS for k in node.keywords))
+        for value in [*node.args, *(k.value for k in node.keywords)]:
+            if value.__class__ in _NAMED and _last_part(value) in names:
+                text = name_chain(value)
+                if text:
+                    self._use(text, node, False)
+
+    def _use(self, text: str, node: ast.Call, shaped: bool) -> None:
+        known = self.class_uses.get(text)
+        if known is None or (shaped and not known.shaped):
+            self.class_uses[text] = ClassUse(text, node.lineno, shaped)
 
     def _call(self, node: ast.Call, site: Site) -> None:
-        if isinstance(node.func, ast.Attribute) and node.func.attr in ("observe", "inc", "set") \
-                and any(k.arg == "exemplar" for k in node.keywords):
+        func = node.func
+        keywords = node.keywords
+        if keywords and func.__class__ is ast.Attribute and func.attr in _OBSERVERS \
+                and any(k.arg == "exemplar" for k in keywords):
             self._exemplar_use(node, self._around(site.owner))
-        callee = _callee(node.func)
-        if not (callee and (callee in _BUILTINS or callee in _TYPING)):  # isinstance(x, Counter) makes no metric
-            self._class_use(callee, node)
-        if not (node.args or node.keywords):
+        callee = func.id if func.__class__ is ast.Name else _callee(func)
+        if self._class_names and not (callee and (callee in _BUILTINS or callee in _TYPING)):
+            self._class_use(callee, node)  # isinstance(x, Counter) makes no metric
+        if not (node.args or keywords) or callee is None:
             return
-        if callee is None or not self._plausible(callee):
+        plausible = self._plausible_callees.get(callee)
+        if plausible is None:
+            plausible = self._plausible_callees[callee] = self._plausible(callee)
+        if not plausible:
             return
         where = self._around(site.owner)
         interest = self._interesting(node, callee, where)
@@ -329,14 +381,12 @@ class _Collector:
         read = compile_shallow if interest == "forwards" else compile_expr
         args: list[Sym] = [["star", read(a.value, frame)] if isinstance(a, ast.Starred) else read(a, frame)
                            for a in node.args]
-        kwargs = {k.arg: read(k.value, frame) for k in node.keywords if k.arg}
-        dstar = [read(k.value, frame) for k in node.keywords if not k.arg]
+        kwargs = {k.arg: read(k.value, frame) for k in keywords if k.arg}
+        dstar = [read(k.value, frame) for k in keywords if not k.arg]
         cls_name, function, is_method = self._owner(where)
         self.calls.append(CallFacts(callee, node.lineno, cls_name, function, tuple(args), kwargs, tuple(dstar),
                                     self._target(node)))
-        opened: set[tuple[str, str]] = set()
-        for value in [*args, *kwargs.values(), *dstar]:
-            opened |= pysym.refs(value)
+        opened = pysym.open_tags([*args, *kwargs.values(), *dstar])
         if opened:
             self._record_signatures(opened, cls_name, function, is_method, where)
 
@@ -348,14 +398,14 @@ class _Collector:
             return target
         return ""
 
-    def _record_signatures(self, opened: set[tuple[str, str]], cls_name: str, function: str,
+    def _record_signatures(self, opened: set[str], cls_name: str, function: str,
                            is_method: bool, where: _Where) -> None:
         """Signatures of the factories this call forwards for: its function, and the class's
         ``__init__`` when it reads one of that constructor's parameters through ``self``."""
-        if any(tag == "param" for tag, _ in opened) and function and function not in self.functions:
+        if "param" in opened and function and function not in self.functions:
             node = where.functions[-1]
             self.functions[function] = _signature(node, cls_name if is_method else "", is_method, self._frame(where))
-        if any(tag == "attr" for tag, _ in opened) and cls_name and where.cls is not None:
+        if "attr" in opened and cls_name and where.cls is not None:
             key = cls_name + ".__init__"
             init = where.cls.methods.get("__init__")
             if key not in self.functions and init is not None:
@@ -383,7 +433,7 @@ class _Collector:
         """Why the call is recorded ("" when it is not): "reads" when its values are read in full
         (constructor-shaped, a name-like string, ``*args``/``**kwargs``), "forwards" when it only
         passes a parameter on (two thirds of the recorded calls on vLLM: read shallowly)."""
-        last = callee.rsplit(".", 1)[-1]
+        last = callee.rpartition(".")[2]
         if last in OTEL_CREATE_METHODS:
             return "reads"
         args, keywords = node.args, node.keywords
@@ -394,30 +444,35 @@ class _Collector:
         for keyword in keywords:
             if keyword.arg is None:
                 return "reads" if where.functions else ""  # forwarding **kwargs
+        values = [*args, *(k.value for k in keywords)] if keywords else args
         kept = id(node) in self._assigned
-        for value in [*args, *(k.value for k in keywords)]:
-            if isinstance(value, (ast.Name, ast.Attribute)):
-                given = (name_chain(value) or "").rsplit(".", 1)[-1]
-                if given in self._class_names or (kept and given[:1].isupper()):
+        names = self._class_names
+        for value in values:
+            if value.__class__ in _NAMED:
+                given = _last_part(value)
+                if (given in names or (kept and given[:1].isupper())) and name_chain(value):
                     return "reads"  # passes a (metric) class on and keeps what comes back: self._make_factory(Counter)
         if (last[:1].isupper() or callee.startswith(("self.", "cls."))) and (
                 len(args) >= 2 or any(k.arg in _DOC_KEYWORDS for k in keywords)):
             return "reads"  # constructor-shaped (name and documentation; self._gauge_cls(...)), whatever the name
-        values = [*args, *(k.value for k in keywords)]
         for value in values:
             if _name_like(value):
                 return "reads"
-        for value in values:
-            if isinstance(value, ast.Name) and _module_string(value.id, self.module):
-                return "reads"
-        frame = self._frame(where) if where.functions else None
-        if frame is None:
+        strings = self.module.string_names()
+        if strings:
+            for value in values:
+                if value.__class__ is ast.Name and value.id in strings:
+                    return "reads"
+        if not where.functions:
             return ""
+        frame = self._frame(where)
+        params = frame.params
         for value in values:
-            if isinstance(value, ast.Name) and value.id in frame.params:
-                return "forwards"
-            text = name_chain(value)
-            if text and text.startswith("self.") and text.count(".") == 1 and frame.self_attr_from_init_param(text[5:]):
+            if value.__class__ is ast.Name:
+                if value.id in params:
+                    return "forwards"
+            elif value.__class__ is ast.Attribute and value.value.__class__ is ast.Name and value.value.id == "self" \
+                    and frame.self_attr_from_init_param(value.attr):
                 return "forwards"
         return ""
 
@@ -437,6 +492,11 @@ def _class_qual(scope: Scope) -> str:
     return ".".join(reversed([s.names[-1] for s in _chain(scope) if s.kind == "class"]))
 
 
+def _last_part(named: ast.expr) -> str:
+    """The last part of a Name's or an Attribute's dotted text."""
+    return named.id if named.__class__ is ast.Name else named.attr  # type: ignore[attr-defined]
+
+
 def _callee(func: ast.expr) -> str | None:
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
             and isinstance(func.value.func, ast.Name) and func.value.func.id == "super":
@@ -451,6 +511,17 @@ def _entry(expr: ast.expr) -> str | None:
         held = name_chain(expr.value)
         return f"{held}[{expr.slice.value!r}]" if held else None
     return name_chain(expr)
+
+
+def _may_make(value: ast.expr, owner: Function, nested: dict[tuple[int, str], ast.AST]) -> bool:
+    """Whether a returned value has a shape :meth:`_Collector._made` reads (a nested def's name, a
+    lambda, a ``functools.partial`` of a name): the others are passed over before the function's
+    parameters are read."""
+    if value.__class__ is ast.Name:
+        return (id(owner), value.id) in nested
+    if value.__class__ is ast.Call:
+        return bool(value.args) and name_chain(value.func) in _PARTIAL
+    return value.__class__ is ast.Lambda
 
 
 def _calling(owner: ast.AST, names: set[str]) -> ast.Call | None:
@@ -480,10 +551,6 @@ def _name_like(value: ast.expr) -> bool:
     if isinstance(value, ast.BinOp) and isinstance(value.op, ast.Add):
         return _name_like(value.left) or _name_like(value.right)
     return False
-
-
-def _module_string(name: str, module: ModuleScope) -> bool:
-    return name in module.string_names()
 
 
 def _signature(node: Function, cls_name: str, is_method: bool, frame: Frame) -> Signature:

@@ -140,8 +140,7 @@ class ClassScope:
             if init is not None:
                 params = self.init_params()
                 for node in statements(init):
-                    if isinstance(node, ast.Assign) and any(
-                            isinstance(n, ast.Name) and n.id in params for n in ast.walk(node.value)):
+                    if isinstance(node, ast.Assign) and _reads_any(node.value, params):
                         found.update(t.attr for t in node.targets if isinstance(t, ast.Attribute)
                                      and isinstance(t.value, ast.Name) and t.value.id == "self")
             self._forwarded = frozenset(found)
@@ -150,6 +149,14 @@ class ClassScope:
     def init_params(self) -> set[str]:
         init = self.methods.get("__init__")
         return {name for name, _ in parameters(init, True)} if init is not None else set()
+
+
+def _reads_any(value: ast.expr, names: set[str]) -> bool:
+    """Whether ``value`` reads one of ``names`` (a plain name, the most frequent value, is told
+    without a walk)."""
+    if value.__class__ is ast.Name:
+        return value.id in names
+    return any(isinstance(n, ast.Name) and n.id in names for n in ast.walk(value))
 
 
 class ModuleScope:
@@ -220,6 +227,8 @@ def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
     """The symbolic value of ``expr`` read in ``frame``."""
     if depth > MAX_DEPTH:
         return pysym.unk(_text(expr))
+    if expr.__class__ is ast.Name:  # the most frequent argument, tested first
+        return _name(expr, frame, depth)
     if isinstance(expr, ast.Constant):
         value = expr.value
         if isinstance(value, (str, int, float, bool)) or value is None:

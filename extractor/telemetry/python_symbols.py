@@ -74,6 +74,29 @@ def refs(sym: Any) -> set[tuple[str, str]]:
     return {(part[0], part[1]) for part in parts(sym) if part[0] in ("param", "attr")}
 
 
+def open_tags(syms: list[Any]) -> set[str]:
+    """Which kinds of reference (``"param"``, ``"attr"``) stay open anywhere in ``syms``: what
+    :func:`refs` says without naming them (read for every recorded call)."""
+    found: set[str] = set()
+    stack = list(syms)
+    while stack:
+        current = stack.pop()
+        if not isinstance(current, list) or not current:
+            continue
+        tag = current[0]
+        if tag == "param" or tag == "attr":
+            found.add(tag)
+        elif tag in ("fmt", "seq", "alt"):
+            stack.extend(current[1])
+        elif tag == "add":
+            stack.extend(current[1:])
+        elif tag in ("star", "from"):
+            stack.append(current[1])
+        elif tag == "dict":
+            stack.extend(current[1].values())
+    return found
+
+
 def substitute(sym: Any, binding: dict[tuple[str, str], Sym], depth: int = 0) -> Any:
     """``sym`` with every bound reference replaced by the caller's value; unbound ones stay."""
     if depth > 32 or not isinstance(sym, list) or not sym:
