@@ -72,3 +72,22 @@ def test_a_cache_that_does_not_exist_is_created_by_a_write_not_by_a_look_up(tmp_
     assert path.exists() and cache.get_many(["k", "other"]) == {"k": b"\x78packed"}
     cache.close()
     assert FactCache(path).get_many(["k"]) == {"k": b"\x78packed"}
+
+
+def test_a_string_with_lone_surrogates_keeps_its_file_and_says_how_it_was_written(tmp_path):
+    """Python reads "\\ud800" in a literal as a lone surrogate, which UTF-8 cannot carry (litellm's
+    base_utils.py holds such a regex): the file's facts are kept with the surrogate escaped, and an
+    info diagnostic says so, instead of the whole file failing as unparsable."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text('import re\nPAT = re.compile("[\\ud800-\\udfff]")\n\n\n'
+                                    'def strip(text):\n    return PAT.sub("", text)\n')
+    result = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache",
+                                                                     probe_structs=False))
+    bundle = result.bundle
+    ids = {node["id"] for node in bundle["graph"]["nodes"]}
+    assert {"py:pkg.mod.PAT", "py:pkg.mod.strip"} <= ids
+    (diagnostic,) = [d for d in bundle["diagnostics"] if d["path"] == "pkg/mod.py"]
+    assert (diagnostic["code"], diagnostic["severity"]) == ("surrogates-escaped", "info")
+    assert "concepts" in diagnostic["message"]

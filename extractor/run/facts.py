@@ -51,8 +51,33 @@ _PACKED = 0x78
 def encode_result(lines: int, diagnostics: Sequence[Sequence[Any]], facts: Mapping[str, Any],
                   transient: bool = False) -> bytes:
     """The bytes of one file's result; ``facts``: step name -> what its scanner returned."""
-    raw = {name: msgspec.Raw(_ENCODER.encode(value)) for name, value in facts.items()}
-    return _ENCODER.encode(FileResult(lines, tuple((d[0], d[1], d[2], d[3]) for d in diagnostics), raw, transient))
+    raw: dict[str, msgspec.Raw] = {}
+    escaped: list[str] = []
+    for name, value in facts.items():
+        try:
+            raw[name] = msgspec.Raw(_ENCODER.encode(value))
+        except UnicodeEncodeError:
+            raw[name] = msgspec.Raw(_ENCODER.encode(_without_surrogates(
+                msgspec.to_builtins(value, builtin_types=(bytes, bytearray, memoryview)))))
+            escaped.append(name)
+    notes = [(d[0], d[1], d[2], d[3]) for d in diagnostics]
+    if escaped:
+        notes.append((0, "surrogates-escaped", "a string holds lone surrogates (UTF-8 cannot encode them): "
+                      f"written as \\uXXXX escapes in the facts of {', '.join(escaped)}", "info"))
+    return _ENCODER.encode(FileResult(lines, tuple(notes), raw, transient))
+
+
+def _without_surrogates(value: Any) -> Any:
+    """``value`` (plain data) with every lone surrogate of its strings written as a ``\\uXXXX``
+    escape: Python reads ``"\\ud800"`` in a string literal as one, and UTF-8 (msgpack's strings,
+    evidence.json) has no way to carry it."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, (list, tuple)):  # to_builtins keeps tuples
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
 
 
 def pack_result(data: bytes) -> bytes:
