@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 
-from extractor.layers.facts import ModuleFacts
+from extractor.layers.facts import Item, ModuleFacts, first_item
 from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence, describe_one_word, one_word
 from extractor.layers.taxonomy import Role, Signal, Taxonomy
+from extractor.support.regex_literals import literal_screen, opens_with_repeat
 
 FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
 FACADE_SHARE = 3  # a facade's role must speak for at least one in this many of the names it re-exports
@@ -62,7 +64,9 @@ def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
     if not mf.items.get("reexport"):
         return None
     names = mf.items["reexport"]
-    facade = dataclasses.replace(mf, items={**mf.items, "symbol": mf.items["symbol"] + names})
+    # its own symbols first (a facade may have some the graph found), then the names it re-exports
+    symbols = [*_in_order(mf.items["symbol"]), *_in_order(names)]
+    facade = dataclasses.replace(mf, items={**mf.items, "symbol": symbols}, ordered=mf.ordered | {"symbol"})
     assigned = score_module(facade, taxonomy)
     role = taxonomy.role(assigned.role)
     if role is None:
@@ -158,8 +162,10 @@ class SignalIndex:
             self.numbers.append(frozenset(n for _s, n in signals + exclusions))
         self._matched: dict[str, dict[str, tuple[int, ...]]] = {kind: {} for kind in self._by_kind}
         self.taxonomy = taxonomy  # kept alive: the numbers are keyed by its signals' ids
-        # Most texts match no signal at all: one pattern of all a kind's patterns says so in one call.
-        self._any = {kind: _any_of([pattern for _n, pattern in patterns]) for kind, patterns in self._by_kind.items()}
+        # Most texts match no signal at all: one alternation of a kind's patterns says so in one call,
+        # but patterns that open with a repeat ("\\w*Scheduler\\w*": symbols, path words) are slow to
+        # reject that way: those are screened by the literals their matches must hold.
+        self._sieves = {kind: _sieve(patterns) for kind, patterns in self._by_kind.items()}
 
     def _number(self, signal: Signal) -> int:
         number = self._ids.get(id(signal))
@@ -173,10 +179,7 @@ class SignalIndex:
         memo = self._matched[kind]
         found = memo.get(text)
         if found is None:
-            any_of = self._any[kind]
-            found = () if any_of is not None and any_of.fullmatch(text) is None else tuple(
-                n for n, pattern in self._by_kind[kind] if pattern.fullmatch(text))
-            memo[text] = found
+            found = memo[text] = self._sieves[kind].matching(text)
         return found
 
     def match(self, mf: ModuleFacts) -> dict[int, list[int]]:
@@ -190,6 +193,39 @@ class SignalIndex:
                 for number in found:
                     hits.setdefault(number, []).append(position)
         return hits
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Sieve:
+    """The signals of one kind, split by how a text is fastest rejected: ``anchored`` ones by one
+    alternation of their patterns (``any_anchored``; None when they cannot be joined), ``floating``
+    ones (opening with a repeat) by a search for their literals, the kind's and then each one's."""
+
+    anchored: tuple[tuple[int, re.Pattern[str]], ...]
+    any_anchored: re.Pattern[str] | None
+    floating: tuple[tuple[int, re.Pattern[str], re.Pattern[str]], ...]  # (number, pattern, its literals)
+    any_floating: re.Pattern[str] | None
+
+    def matching(self, text: str) -> tuple[int, ...]:
+        found: tuple[int, ...] = ()
+        if self.anchored and (self.any_anchored is None or self.any_anchored.fullmatch(text) is not None):
+            found = tuple(n for n, pattern in self.anchored if pattern.fullmatch(text))
+        if self.any_floating is not None and self.any_floating.search(text) is not None:
+            found += tuple(n for n, pattern, needs in self.floating if needs.search(text) and pattern.fullmatch(text))
+        return found
+
+
+def _sieve(patterns: list[tuple[int, re.Pattern[str]]]) -> _Sieve:
+    floating = []
+    anchored = []
+    for number, pattern in patterns:
+        needs = literal_screen([pattern]) if opens_with_repeat(pattern) else None
+        if needs is None:
+            anchored.append((number, pattern))
+        else:
+            floating.append((number, pattern, needs))
+    return _Sieve(tuple(anchored), _any_of([p for _n, p in anchored]) if anchored else None, tuple(floating),
+                  literal_screen(p for _n, p, _needs in floating) if floating else None)
 
 
 def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
@@ -235,9 +271,14 @@ def _fire(mf: ModuleFacts, role: Role, signal: Signal, positions: list[int] | No
                             signal.weight if near else signal.weight * FAR_PATH_FACTOR)
     if signal.min > 1 and len({items[i][0] for i in positions}) < signal.min:
         return None
-    hit = items[positions[0]]
+    hit = first_item(mf, signal.kind, positions)
     where = hit[2] if len(hit) > 2 else mf.file.path  # a companion header's include is shown in the header
     return RoleEvidence(where, hit[1], role.id, signal.kind, hit[0], signal.weight)
+
+
+def _in_order(items: Sequence[Item]) -> list[Item]:
+    """Distinct (name, line) items by line, then name."""
+    return sorted(set(items), key=lambda item: (item[1], item[0]))
 
 
 def _passed_over_why(heaviest: Candidate, chosen: Candidate | None, threshold: float) -> str:
