@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from extractor.layers.facts import Item, ModuleFacts, first_item
 from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence, describe_one_word, one_word
 from extractor.layers.taxonomy import Role, Signal, Taxonomy
-from extractor.support.regex_literals import literal_screen, opens_with_repeat
+from extractor.support.regex_literals import Sieve
 
 FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
 FACADE_SHARE = 3  # a facade's role must speak for at least one in this many of the names it re-exports
@@ -165,7 +165,7 @@ class SignalIndex:
         # Most texts match no signal at all: one alternation of a kind's patterns says so in one call,
         # but patterns that open with a repeat ("\\w*Scheduler\\w*": symbols, path words) are slow to
         # reject that way: those are screened by the literals their matches must hold.
-        self._sieves = {kind: _sieve(patterns) for kind, patterns in self._by_kind.items()}
+        self._sieves = {kind: Sieve.of(patterns) for kind, patterns in self._by_kind.items()}
 
     def _number(self, signal: Signal) -> int:
         number = self._ids.get(id(signal))
@@ -193,50 +193,6 @@ class SignalIndex:
                 for number in found:
                     hits.setdefault(number, []).append(position)
         return hits
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Sieve:
-    """The signals of one kind, split by how a text is fastest rejected: ``anchored`` ones by one
-    alternation of their patterns (``any_anchored``; None when they cannot be joined), ``floating``
-    ones (opening with a repeat) by a search for their literals, the kind's and then each one's."""
-
-    anchored: tuple[tuple[int, re.Pattern[str]], ...]
-    any_anchored: re.Pattern[str] | None
-    floating: tuple[tuple[int, re.Pattern[str], re.Pattern[str]], ...]  # (number, pattern, its literals)
-    any_floating: re.Pattern[str] | None
-
-    def matching(self, text: str) -> tuple[int, ...]:
-        found: tuple[int, ...] = ()
-        if self.anchored and (self.any_anchored is None or self.any_anchored.fullmatch(text) is not None):
-            found = tuple(n for n, pattern in self.anchored if pattern.fullmatch(text))
-        if self.any_floating is not None and self.any_floating.search(text) is not None:
-            found += tuple(n for n, pattern, needs in self.floating if needs.search(text) and pattern.fullmatch(text))
-        return found
-
-
-def _sieve(patterns: list[tuple[int, re.Pattern[str]]]) -> _Sieve:
-    floating = []
-    anchored = []
-    for number, pattern in patterns:
-        needs = literal_screen([pattern]) if opens_with_repeat(pattern) else None
-        if needs is None:
-            anchored.append((number, pattern))
-        else:
-            floating.append((number, pattern, needs))
-    return _Sieve(tuple(anchored), _any_of([p for _n, p in anchored]) if anchored else None, tuple(floating),
-                  literal_screen(p for _n, p, _needs in floating) if floating else None)
-
-
-def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
-    """One pattern that matches all of a text exactly when one of ``patterns`` does (None when they
-    cannot be joined: flags that differ, or a global inline flag that must open its pattern)."""
-    if len({p.flags for p in patterns}) != 1:
-        return None
-    try:
-        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
-    except re.error:
-        return None
 
 
 _INDEXES: dict[int, SignalIndex] = {}

@@ -11,9 +11,10 @@ without any fixed text, such as ``\\w+``, or one that ignores case) there is no 
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 _sre: Any
@@ -62,6 +63,55 @@ def opens_with_repeat(pattern: re.Pattern[str]) -> bool:
         return _opens_with_repeat(_sre_parse.parse(pattern.pattern, pattern.flags))
     except (re.error, TypeError, ValueError, AttributeError, RecursionError):
         return False
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Sieve:
+    """Which of several keyed patterns match all of a text, each text rejected the fastest way.
+
+    ``anchored`` patterns are rejected together by one alternation of them (``any_anchored``; None
+    when they cannot be joined); ``floating`` ones (opening with a repeat) by a search for their
+    literals, all of theirs and then each one's."""
+
+    anchored: tuple[tuple[int, re.Pattern[str]], ...]
+    any_anchored: re.Pattern[str] | None
+    floating: tuple[tuple[int, re.Pattern[str], re.Pattern[str]], ...]  # (key, pattern, its literals)
+    any_floating: re.Pattern[str] | None
+
+    @classmethod
+    def of(cls, patterns: Sequence[tuple[int, re.Pattern[str]]]) -> Sieve:
+        floating = []
+        anchored = []
+        for key, pattern in patterns:
+            needs = literal_screen([pattern]) if opens_with_repeat(pattern) else None
+            if needs is None:
+                anchored.append((key, pattern))
+            else:
+                floating.append((key, pattern, needs))
+        return cls(tuple(anchored), any_of([p for _k, p in anchored]) if anchored else None, tuple(floating),
+                   literal_screen(p for _k, p, _needs in floating) if floating else None)
+
+    def matching(self, text: str) -> tuple[int, ...]:
+        """The keys of the patterns that match all of ``text``, in increasing order."""
+        found: tuple[int, ...] = ()
+        if self.anchored and (self.any_anchored is None or self.any_anchored.fullmatch(text) is not None):
+            found = tuple(key for key, pattern in self.anchored if pattern.fullmatch(text))
+        if self.any_floating is not None and self.any_floating.search(text) is not None:
+            more = tuple(key for key, pattern, needs in self.floating if needs.search(text) and pattern.fullmatch(text))
+            if more:
+                found = tuple(sorted(found + more))
+        return found
+
+
+def any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
+    """One pattern that matches all of a text exactly when one of ``patterns`` does (None when they
+    cannot be joined: flags that differ, or a global inline flag that must open its pattern)."""
+    if len({p.flags for p in patterns}) != 1:
+        return None
+    try:
+        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
+    except re.error:
+        return None
 
 
 def _required(items: Iterable[tuple[Any, Any]]) -> set[str] | None:
