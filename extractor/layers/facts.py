@@ -120,14 +120,23 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
                     imported_names.append((name, line))
     absolute = absolute_in(file)
     defs = facts.defs
-    # Symbol signals look at classes and top-level functions: a method called "schedule" does not
-    # make its module a scheduler.
-    symbols = [(_short_name(d.qualname), d.line) for d in defs
-               if not is_python or "." not in d.qualname or d.kind == "class"]
+    symbols: list[Item] = []
+    bases: list[Item] = []
+    kinds: list[Item] = []
+    classes: set[str] = set()
+    for d in defs:  # one pass: C++ headers define thousands
+        qualname, line = d.qualname, d.line
+        # Symbol signals look at classes and top-level functions: a method called "schedule" does
+        # not make its module a scheduler.
+        if not is_python or "." not in qualname or d.kind == "class":
+            symbols.append((_short_name(qualname), line))
+        if d.bases:
+            bases += [((absolute(b) if is_python else b), line) for b in d.bases]
+        kinds.append((d.kind, line))
+        if d.kind == "class" or d.kind == "struct":
+            classes.add(qualname)
     symbols += [(n.name, n.line) for n in graph_symbols if n.kind in GRAPH_SYMBOL_KINDS]
-    bases = [((absolute(b) if is_python else b), d.line) for d in defs for b in d.bases]
     bases += graph_bases
-    kinds: list[Item] = [(d.kind, d.line) for d in defs]
     # A kernel the graph step found where the scanner saw a function ("template <...> __global__"
     # in a header parsed as C++)
     kinds += [("kernel", n.line) for n in graph_symbols if n.kind is NodeKind.KERNEL]
@@ -136,9 +145,8 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
     if sum(n for _line, n in c_api) >= C_API_MIN_FUNCTIONS:
         kinds.append(("c-api", c_api[0][0]))
     # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
-    classes = {d.qualname for d in defs if d.kind in ("class", "struct")}
     methods = [(_short_name(d.qualname), d.line) for d in defs
-               if classes and d.kind == "function" and _owner(d.qualname) in classes]
+               if d.kind == "function" and _owner(d.qualname) in classes] if classes else []
     items: dict[str, Sequence[Item]] = {
         "path": path_segments(file.rel),
         "import": imports,

@@ -86,13 +86,16 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
     matches = index.match(mf)
     candidates: list[Candidate] = []
     ruled_out: list[RoleEvidence] = []
+    # a package's __init__ is named by its directory
+    words = [w for w, _line in mf.items["path"] if w != "__init__"]
+    stem = words[-1] if words else ""
     for order, (role, signals, exclusions) in enumerate(index.roles):
         if matches.keys().isdisjoint(index.numbers[order]):
             continue  # none of the role's signals matched anything: not in the running, nor ruled out
-        fired = [(signal, row) for signal, number in signals
-                 if (row := _fire(mf, role, signal, matches.get(number))) is not None]
-        exclusion = next((row for signal, number in exclusions
-                          if (row := _fire(mf, role, signal, matches.get(number))) is not None), None)
+        fired = [(signal, row) for signal, number in signals if number in matches
+                 and (row := _fire(mf, role, signal, matches[number])) is not None]
+        exclusion = next((row for signal, number in exclusions if number in matches
+                          and (row := _fire(mf, role, signal, matches[number])) is not None), None)
         if exclusion is not None:
             if any(row.weight > 0 for _signal, row in fired):  # say so where the role was in the running
                 ruled_out.append(exclusion)
@@ -100,9 +103,6 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
         if fired:
             rows = [row for _signal, row in fired]
             named = any(signal.kind == "path" and row.weight == signal.weight for signal, row in fired)
-            # a package's __init__ is named by its directory
-            words = [w for w, _line in mf.items["path"] if w != "__init__"]
-            stem = words[-1] if words else ""
             self_named = any(signal.kind == "path" and row.matched == stem for signal, row in fired)
             agreeing = [row for signal, row in fired if signal.corroborates or role.corroborates(signal.kind)]
             strong = any(row.weight > 0 and signal.is_strong(row.matched) for signal, row in fired)
