@@ -190,7 +190,7 @@ def test_edges_merge_and_sort_as_edge_key_says(groups):
     assert unique_sorted_edges(groups) == expected
 
 
-def test_edges_with_odd_lines_fall_back_to_the_plain_merge():
+def test_edges_with_huge_lines_and_nul_merge_as_edge_key_says():
     from extractor.graphparts import unique_sorted_edges
     from extractor.model import edge_key
 

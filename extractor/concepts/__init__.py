@@ -21,6 +21,7 @@ from extractor.concepts.records import CONCEPTS, Concept, ConceptEvidence, Conce
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, SourceFile
 from extractor.support.datafile import Regex, load_data_file
+from extractor.support.regex_literals import Sieve
 from extractor.errors import UserInputError
 from extractor.model import Contribution, Language, NodeKind, Step
 
@@ -102,20 +103,22 @@ def imported_modules(file: SourceFile, facts: ConceptFacts) -> Iterator[tuple[st
         yield absolute, imported.name, imported.line
 
 
-def file_facts(file: SourceFile, facts: ConceptFacts, kind: str) -> Iterator[tuple[str, int]]:
-    """(fact text, line) of one match kind, with Python relative names resolved."""
+def file_facts(file: SourceFile, facts: ConceptFacts, kind: str) -> Iterable[tuple[str, int]]:
+    """(fact text, line) of one match kind, with Python relative names resolved (the facts as
+    they are when there is nothing to resolve: a loop over every fact of every file reads them)."""
     if kind == "imports":
         # "import a.b" is a use of module a.b; "from a import b" of a.b (b may be a module or a name)
-        for module, name, line in imported_modules(file, facts):
-            yield (f"{module}.{name}" if name and name != "*" else module), line
-        return
+        return [((f"{module}.{name}" if name and name != "*" else module), line)
+                for module, name, line in imported_modules(file, facts)]
     if kind == "names" and file.language is Language.PYTHON:
+        names = facts.names
+        if not any(name[:1] == "." for name, _line in names):
+            return names
         absolute = absolute_in(file)
-        yield from ((absolute(n), line) for n, line in facts.names)
-        return
+        return [(absolute(n), line) for n, line in names]
     if kind == "symbols":
-        return  # symbols come from the graph (or the defs fallback), see iter_symbols
-    yield from facts.seen(kind)
+        return ()  # symbols come from the graph (or the defs fallback), see iter_symbols
+    return facts.seen(kind)
 
 
 def iter_symbols(ctx: Context, facts_by_path: Mapping[str, ConceptFacts]) -> Iterator[tuple[str, str, str, int]]:
@@ -182,32 +185,38 @@ def extract_concepts(ctx: Context) -> Contribution[ConceptsShared]:
 
 def match_detectors(detectors: DetectorSet, ctx: Context,
                     files: Mapping[str, tuple[SourceFile, ConceptFacts]]) -> Iterator[tuple[Detector, ConceptEvidence]]:
-    # One alternation per kind over all detectors screens facts cheaply; most facts match nothing.
-    screens = {kind: re.compile("|".join(f"(?:{d.patterns[kind].pattern})" for d in detectors.detectors
-                                         if kind in d.patterns))
-               for kind in MATCH_KINDS if any(kind in d.patterns for d in detectors.detectors)}
+    # Per kind, the detectors' patterns sieved together (most facts match nothing), and each text
+    # matched once: the same texts recur in file after file ("torch.Tensor", "forward").
+    sieves = {kind: Sieve.of([(i, d.patterns[kind]) for i, d in enumerate(detectors.detectors) if kind in d.patterns])
+              for kind in MATCH_KINDS if any(kind in d.patterns for d in detectors.detectors)}
+    matched: dict[str, dict[str, tuple[Detector, ...]]] = {kind: {} for kind in sieves}
+
+    def matching(kind: str, value: str) -> tuple[Detector, ...]:
+        found = matched[kind][value] = tuple(detectors.detectors[i] for i in sieves[kind].matching(value))
+        return found
+
+    kinds = [kind for kind in sieves if kind != "symbols"]
     for path, (file, facts) in files.items():
-        for kind, screen in screens.items():
-            if kind == "symbols":
-                continue
+        for kind in kinds:
+            memo = matched[kind]
             for value, line in file_facts(file, facts, kind):
-                if not screen.fullmatch(value):
-                    continue
-                for detector in detectors.detectors:
-                    pattern = detector.patterns.get(kind)
-                    if pattern is not None and pattern.fullmatch(value):
-                        yield detector, ConceptEvidence(path, line, value, kind)
-    symbol_screen = screens.get("symbols")
-    if symbol_screen is None:
+                found = memo.get(value)
+                if found is None:
+                    found = matching(kind, value)
+                for detector in found:
+                    yield detector, ConceptEvidence(path, line, value, kind)
+    if "symbols" not in sieves:
         return
     facts_by_path = {path: facts for path, (_file, facts) in files.items()}
+    memo = matched["symbols"]
     for path, short, qualname, line in iter_symbols(ctx, facts_by_path):
-        if path not in files or not symbol_screen.fullmatch(short):
+        if path not in files:
             continue
-        for detector in detectors.detectors:
-            pattern = detector.patterns.get("symbols")
-            if pattern is not None and pattern.fullmatch(short):
-                yield detector, ConceptEvidence(path, line, qualname, "symbols")
+        found = memo.get(short)
+        if found is None:
+            found = matching("symbols", short)
+        for detector in found:
+            yield detector, ConceptEvidence(path, line, qualname, "symbols")
 
 
 def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[tuple[str, int, str, str]]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import operator
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -70,9 +71,10 @@ def _assemble(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diagnos
         lines[f.language.value] += f.lines
     stats["files"] = dict(sorted(by_language.items()))
     stats["lines"] = dict(sorted(lines.items()))
-    stats["nodes_by_kind"] = dict(sorted(Counter(n.kind.value for n in nodes).items()))
-    stats["nodes_by_language"] = dict(sorted(Counter(n.language for n in nodes).items()))
-    stats["edges_by_kind"] = dict(sorted(Counter(e.kind.value for e in graph.edges).items()))
+    # counted in C: an enum's .value is a Python property, its _value_ a plain attribute
+    stats["nodes_by_kind"] = dict(sorted(Counter(map(_KIND_VALUE, nodes)).items()))
+    stats["nodes_by_language"] = dict(sorted(Counter(map(_LANGUAGE, nodes)).items()))
+    stats["edges_by_kind"] = dict(sorted(Counter(map(_KIND_VALUE, graph.edges)).items()))
     stats["diagnostics_by_code"] = dict(sorted(Counter(d.code for d in all_diagnostics).items()))
     head = {
         "schema_version": SCHEMA_VERSION,
@@ -86,8 +88,9 @@ def _assemble(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diagnos
     return _Parts(nodes, graph.edges, head)
 
 
-def _node_id(node: Node) -> str:
-    return node.id
+_node_id = operator.attrgetter("id")
+_KIND_VALUE = operator.attrgetter("kind._value_")
+_LANGUAGE = operator.attrgetter("language")
 
 
 def build_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Diagnostic]) -> dict[str, Any]:

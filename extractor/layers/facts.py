@@ -4,30 +4,57 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from extractor import naming
 from extractor.concepts import absolute_in, imported_modules
-from extractor.concepts.facts import ConceptFacts
+from extractor.concepts.facts import ConceptFacts, Seen
 from extractor.concepts.records import ConceptHit
 from extractor.context import SourceFile
 from extractor.generated import GeneratedFile
 from extractor.model import Language, Node, NodeKind
 
 
+Item = tuple[Any, ...]  # (text, line), or (text, line, header path) for a companion header's include
+
+# Kinds whose items are ordered by line first (what a module defines, in reading order); the other
+# kinds by text first. A signal's row shows the first item it matches in that order.
+BY_LINE = frozenset({"symbol", "method", "defines", "reexport"})
+
+
 @dataclasses.dataclass(frozen=True, slots=True)
 class ModuleFacts:
-    """Per signal kind, the (item, line) pairs a module offers to the role signals."""
+    """Per signal kind, the (item, line) pairs a module offers to the role signals.
+
+    The items are kept as found (unordered, an item may repeat): a signal reads only the few items
+    it matches, and :func:`first_item` orders those; sorting every module's hundreds of names that
+    no signal matches was a third of the layers step. The path's words are in path order, and the
+    kinds in ``ordered`` are already in their order (first matching item first)."""
 
     file: SourceFile
     module: str
-    # (an include seen in the companion header carries that header's path as a third item)
-    items: Mapping[str, tuple[tuple[Any, ...], ...]]
+    items: Mapping[str, Sequence[Item]]
     # Indices into items["path"] of the segments that name the project rather than a part of it:
     # the top-level Python package ("mlserver/", "src/bentoml/"). "mlserver" says what the
     # project is, not that every module in it is a server.
     project_segments: frozenset[int] = frozenset()
+    ordered: frozenset[str] = frozenset({"path"})
+
+
+def first_item(mf: ModuleFacts, kind: str, positions: Sequence[int]) -> Item:
+    """Of the items of ``kind`` at ``positions``, the first in the kind's order: by line for what
+    the module defines, by text for the rest; for a kind in ``mf.ordered``, the first position."""
+    items = mf.items[kind]
+    if kind in mf.ordered:
+        return items[positions[0]]
+    if kind in BY_LINE:
+        return min((items[i] for i in positions), key=_line_first)
+    return min(items[i] for i in positions)
+
+
+def _line_first(item: Item) -> tuple[Any, Any]:
+    return item[1], item[0]
 
 
 def module_id(file: SourceFile) -> str:
@@ -82,8 +109,8 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
     is_python = file.language is Language.PYTHON
     facts = facts if facts is not None else NO_FACTS
     graph_symbols = tuple(graph_symbols)
-    imports: list[tuple[str, int]] = []
-    imported_names: list[tuple[str, int]] = []
+    imports: list[Item] = []
+    imported_names: list[Item] = []
     if file.language is not Language.CPP and file.language is not Language.CUDA:  # C++ has includes
         for mod, name, line in imported_modules(file, facts):
             imports.append((mod, line))
@@ -92,18 +119,24 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
                 if not name.startswith("_"):
                     imported_names.append((name, line))
     absolute = absolute_in(file)
-    names = [((absolute(n) if is_python else n), line) for n, line in facts.names]
-    calls = [(absolute(n), line) for n, line in facts.invokes]
     defs = facts.defs
-    # Symbol signals look at classes and top-level functions: a method called "schedule" does not
-    # make its module a scheduler.
-    symbols = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
-               if not is_python or "." not in d.qualname or d.kind == "class"]
-    symbols += [(n.name, n.line) for n in graph_symbols
-                if n.kind in (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)]
-    bases = [((absolute(b) if is_python else b), d.line) for d in defs for b in d.bases]
-    bases += list(graph_bases)
-    kinds = [(d.kind, d.line) for d in defs]
+    symbols: list[Item] = []
+    bases: list[Item] = []
+    kinds: list[Item] = []
+    classes: set[str] = set()
+    for d in defs:  # one pass: C++ headers define thousands
+        qualname, line = d.qualname, d.line
+        # Symbol signals look at classes and top-level functions: a method called "schedule" does
+        # not make its module a scheduler.
+        if not is_python or "." not in qualname or d.kind == "class":
+            symbols.append((_short_name(qualname), line))
+        if d.bases:
+            bases += [((absolute(b) if is_python else b), line) for b in d.bases]
+        kinds.append((d.kind, line))
+        if d.kind == "class" or d.kind == "struct":
+            classes.add(qualname)
+    symbols += [(n.name, n.line) for n in graph_symbols if n.kind in GRAPH_SYMBOL_KINDS]
+    bases += graph_bases
     # A kernel the graph step found where the scanner saw a function ("template <...> __global__"
     # in a header parsed as C++)
     kinds += [("kernel", n.line) for n in graph_symbols if n.kind is NodeKind.KERNEL]
@@ -112,29 +145,46 @@ def collect_module_facts(file: SourceFile, facts: ConceptFacts | None, concepts:
     if sum(n for _line, n in c_api) >= C_API_MIN_FUNCTIONS:
         kinds.append(("c-api", c_api[0][0]))
     # Methods: functions defined inside a class the module defines ("forward" of an nn.Module).
-    classes = {d.qualname for d in defs if d.kind in ("class", "struct")}
-    methods = [(re.split(r"\.|::", d.qualname)[-1], d.line) for d in defs
-               if d.kind == "function" and _owner(d.qualname) in classes]
-    items = {
+    methods = [(_short_name(d.qualname), d.line) for d in defs
+               if d.kind == "function" and _owner(d.qualname) in classes] if classes else []
+    items: dict[str, Sequence[Item]] = {
         "path": path_segments(file.rel),
-        "import": tuple(sorted(set(imports))),
+        "import": imports,
         # (header's includes carry the header's path: an evidence row must open where it was seen)
-        "include": tuple(sorted({(h, line) for h, line in facts.includes} | {
-            (h, line, header.path) for h, line in _includes(header) if header is not None})),
-        "name": tuple(sorted(set(names))),
-        "call": tuple(sorted(set(calls))),
-        "base": tuple(sorted(set(bases))),
-        "symbol": tuple(sorted(set(symbols), key=lambda s: (s[1], s[0]))),
-        "method": tuple(sorted(set(methods), key=lambda s: (s[1], s[0]))),
-        "defines": tuple(sorted(set(kinds), key=lambda s: (s[1], s[0]))),
-        "concept": tuple(sorted((cid, hit.line) for cid, hit in concepts.items())),
+        "include": facts.includes + tuple((h, line, header.path) for h, line in _includes(header))
+        if header is not None else facts.includes,
+        "name": _absolute_names(facts.names, absolute) if is_python else facts.names,
+        "call": _absolute_names(facts.invokes, absolute),
+        "base": bases,
+        "symbol": symbols,
+        "method": methods,
+        "defines": kinds,
+        "concept": [(cid, hit.line) for cid, hit in concepts.items()],
         "language": ((file.language.value, 0),),
         "generator": ((generated.name, generated.line),) if generated is not None else (),
         # A facade ("types/__init__.py", "io.py") defines nothing and imports public names: what it
         # re-exports is its interface. Scoring reads these only for a module no role reaches.
-        "reexport": tuple(sorted(set(imported_names), key=lambda s: (s[1], s[0]))) if is_python and not defs else (),
+        "reexport": imported_names if is_python and not defs else (),
     }
     return ModuleFacts(file, module, items, project_segments)
+
+
+# a tuple: an enum's hash is a Python call, a tuple's `in` asks identity first
+GRAPH_SYMBOL_KINDS = (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.KERNEL)
+_SEPARATOR = re.compile(r"\.|::")
+
+
+def _short_name(qualname: str) -> str:
+    """``A.forward`` -> ``forward``; ``ns::C::m`` -> ``m``."""
+    return _SEPARATOR.split(qualname)[-1] if "." in qualname or ":" in qualname else qualname
+
+
+def _absolute_names(names: tuple[Seen, ...], absolute: Callable[[str], str]) -> Sequence[Seen]:
+    """Python names with the relative ones (".x.y", rare) made absolute; the facts themselves
+    when there are none."""
+    if not any(name[:1] == "." for name, _line in names):
+        return names
+    return [(absolute(name), line) for name, line in names]
 
 
 def _includes(header: SourceFile | None) -> tuple[tuple[str, int], ...]:

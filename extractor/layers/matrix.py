@@ -13,6 +13,9 @@ from extractor.model import Edge, EdgeKind, Node
 # Edges that say "this module depends on that one"; `contains` only says where a symbol lives.
 DEPENDENCY_EDGES = frozenset({EdgeKind.IMPORTS, EdgeKind.INCLUDES, EdgeKind.CALLS, EdgeKind.INHERITS,
                               EdgeKind.BINDS, EdgeKind.LAUNCHES})
+# The same kinds for `in` in a loop over every edge: a tuple compares enum members by identity, a
+# frozenset hashes each one through Enum.__hash__, a Python call.
+DEPENDENCY_KINDS = tuple(sorted(DEPENDENCY_EDGES, key=lambda kind: kind.value))
 UPWARD_EXAMPLES = 5
 
 
@@ -42,7 +45,7 @@ def dependency_matrix(taxonomy: Taxonomy, nodes: Mapping[str, Node], edges: Iter
     first: dict[tuple[str, str], tuple[str, int, str, str, str]] = {}
     seen: set[tuple[str, str, str, int]] = set()
     for edge in edges:
-        if edge.kind not in DEPENDENCY_EDGES:
+        if edge.kind not in DEPENDENCY_KINDS:
             continue
         src, dst = nodes.get(edge.source), nodes.get(edge.target)
         if src is None or dst is None or not src.path or not dst.path:

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 
-from extractor.layers.facts import ModuleFacts
+from extractor.layers.facts import Item, ModuleFacts, first_item
 from extractor.layers.records import UNASSIGNED, Confidence, ModuleRole, RoleEvidence, describe_one_word, one_word
 from extractor.layers.taxonomy import Role, Signal, Taxonomy
+from extractor.support.regex_literals import Sieve
 
 FAR_PATH_FACTOR = 0.75  # weight of a path word above the file's own directory
 FACADE_SHARE = 3  # a facade's role must speak for at least one in this many of the names it re-exports
@@ -62,7 +64,9 @@ def score_facade(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole | None:
     if not mf.items.get("reexport"):
         return None
     names = mf.items["reexport"]
-    facade = dataclasses.replace(mf, items={**mf.items, "symbol": mf.items["symbol"] + names})
+    # its own symbols first (a facade may have some the graph found), then the names it re-exports
+    symbols = [*_in_order(mf.items["symbol"]), *_in_order(names)]
+    facade = dataclasses.replace(mf, items={**mf.items, "symbol": symbols}, ordered=mf.ordered | {"symbol"})
     assigned = score_module(facade, taxonomy)
     role = taxonomy.role(assigned.role)
     if role is None:
@@ -82,13 +86,16 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
     matches = index.match(mf)
     candidates: list[Candidate] = []
     ruled_out: list[RoleEvidence] = []
+    # a package's __init__ is named by its directory
+    words = [w for w, _line in mf.items["path"] if w != "__init__"]
+    stem = words[-1] if words else ""
     for order, (role, signals, exclusions) in enumerate(index.roles):
         if matches.keys().isdisjoint(index.numbers[order]):
             continue  # none of the role's signals matched anything: not in the running, nor ruled out
-        fired = [(signal, row) for signal, number in signals
-                 if (row := _fire(mf, role, signal, matches.get(number))) is not None]
-        exclusion = next((row for signal, number in exclusions
-                          if (row := _fire(mf, role, signal, matches.get(number))) is not None), None)
+        fired = [(signal, row) for signal, number in signals if number in matches
+                 and (row := _fire(mf, role, signal, matches[number])) is not None]
+        exclusion = next((row for signal, number in exclusions if number in matches
+                          and (row := _fire(mf, role, signal, matches[number])) is not None), None)
         if exclusion is not None:
             if any(row.weight > 0 for _signal, row in fired):  # say so where the role was in the running
                 ruled_out.append(exclusion)
@@ -96,9 +103,6 @@ def score_module(mf: ModuleFacts, taxonomy: Taxonomy) -> ModuleRole:
         if fired:
             rows = [row for _signal, row in fired]
             named = any(signal.kind == "path" and row.weight == signal.weight for signal, row in fired)
-            # a package's __init__ is named by its directory
-            words = [w for w, _line in mf.items["path"] if w != "__init__"]
-            stem = words[-1] if words else ""
             self_named = any(signal.kind == "path" and row.matched == stem for signal, row in fired)
             agreeing = [row for signal, row in fired if signal.corroborates or role.corroborates(signal.kind)]
             strong = any(row.weight > 0 and signal.is_strong(row.matched) for signal, row in fired)
@@ -158,8 +162,10 @@ class SignalIndex:
             self.numbers.append(frozenset(n for _s, n in signals + exclusions))
         self._matched: dict[str, dict[str, tuple[int, ...]]] = {kind: {} for kind in self._by_kind}
         self.taxonomy = taxonomy  # kept alive: the numbers are keyed by its signals' ids
-        # Most texts match no signal at all: one pattern of all a kind's patterns says so in one call.
-        self._any = {kind: _any_of([pattern for _n, pattern in patterns]) for kind, patterns in self._by_kind.items()}
+        # Most texts match no signal at all: one alternation of a kind's patterns says so in one call,
+        # but patterns that open with a repeat ("\\w*Scheduler\\w*": symbols, path words) are slow to
+        # reject that way: those are screened by the literals their matches must hold.
+        self._sieves = {kind: Sieve.of(patterns) for kind, patterns in self._by_kind.items()}
 
     def _number(self, signal: Signal) -> int:
         number = self._ids.get(id(signal))
@@ -173,10 +179,7 @@ class SignalIndex:
         memo = self._matched[kind]
         found = memo.get(text)
         if found is None:
-            any_of = self._any[kind]
-            found = () if any_of is not None and any_of.fullmatch(text) is None else tuple(
-                n for n, pattern in self._by_kind[kind] if pattern.fullmatch(text))
-            memo[text] = found
+            found = memo[text] = self._sieves[kind].matching(text)
         return found
 
     def match(self, mf: ModuleFacts) -> dict[int, list[int]]:
@@ -190,17 +193,6 @@ class SignalIndex:
                 for number in found:
                     hits.setdefault(number, []).append(position)
         return hits
-
-
-def _any_of(patterns: list[re.Pattern[str]]) -> re.Pattern[str] | None:
-    """One pattern that matches all of a text exactly when one of ``patterns`` does (None when they
-    cannot be joined: flags that differ, or a global inline flag that must open its pattern)."""
-    if len({p.flags for p in patterns}) != 1:
-        return None
-    try:
-        return re.compile("|".join(f"(?:{p.pattern})" for p in patterns), patterns[0].flags)
-    except re.error:
-        return None
 
 
 _INDEXES: dict[int, SignalIndex] = {}
@@ -235,9 +227,14 @@ def _fire(mf: ModuleFacts, role: Role, signal: Signal, positions: list[int] | No
                             signal.weight if near else signal.weight * FAR_PATH_FACTOR)
     if signal.min > 1 and len({items[i][0] for i in positions}) < signal.min:
         return None
-    hit = items[positions[0]]
+    hit = first_item(mf, signal.kind, positions)
     where = hit[2] if len(hit) > 2 else mf.file.path  # a companion header's include is shown in the header
     return RoleEvidence(where, hit[1], role.id, signal.kind, hit[0], signal.weight)
+
+
+def _in_order(items: Sequence[Item]) -> list[Item]:
+    """Distinct (name, line) items by line, then name."""
+    return sorted(set(items), key=lambda item: (item[1], item[0]))
 
 
 def _passed_over_why(heaviest: Candidate, chosen: Candidate | None, threshold: float) -> str:

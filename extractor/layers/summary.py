@@ -7,14 +7,17 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from extractor.concepts.records import ConceptEvidence
-from extractor.layers.matrix import DEPENDENCY_EDGES, UpwardDependency
+from extractor.layers.matrix import UpwardDependency
 from extractor.layers.records import (UNASSIGNED, Confidence, KeySymbol, Layer, LayerConcept, LayerDependency,
                                       ModuleRole, RoleEvidence)
 from extractor.layers.taxonomy import Role, Taxonomy
-from extractor.model import Edge, EdgeKind, Node, NodeKind
+from extractor.model import Edge, Node, NodeKind
 
 KEY_SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.METHOD,
                               NodeKind.KERNEL, NodeKind.ENUM})
+# as tuples for `in` over every node: identity, not Enum.__hash__
+KEY_SYMBOL_KIND_TUPLE = tuple(sorted(KEY_SYMBOL_KINDS, key=lambda kind: kind.value))
+CLASS_KINDS = (NodeKind.CLASS, NodeKind.STRUCT)
 KEY_SYMBOLS_PER_LAYER = 8
 EVIDENCE_PER_LAYER = 30
 CONCEPT_ROWS_PER_LAYER = 8  # evidence rows kept per concept of a layer (one per module, by path)
@@ -23,7 +26,8 @@ CONCEPT_ROWS_PER_LAYER = 8  # evidence rows kept per concept of a layer (one per
 WEAK_SHARE = 0.5
 
 
-def rank_symbols(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> dict[str, list[KeySymbol]]:
+def rank_symbols(nodes: Mapping[str, Node], dependencies: Iterable[Edge], contains: Iterable[Edge]
+                 ) -> dict[str, list[KeySymbol]]:
     """Key symbols per file path, ranked by in-degree over the dependency edges.
 
     A method's dependents count for the class that contains it, and methods themselves are not
@@ -31,19 +35,21 @@ def rank_symbols(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> dict[str, 
     class rather than its ``Size()`` accessor), and a class used through many methods ranks by
     all of that use.
     """
-    edges = list(edges)
-    degree: collections.Counter[str] = collections.Counter(
-        e.target for e in edges if e.kind in DEPENDENCY_EDGES and e.source != e.target)
-    owner = {e.target: e.source for e in edges if e.kind is EdgeKind.CONTAINS
-             and nodes.get(e.target) is not None and nodes[e.target].kind is NodeKind.METHOD
-             and nodes.get(e.source) is not None and nodes[e.source].kind in (NodeKind.CLASS, NodeKind.STRUCT)}
-    for method, cls in owner.items():
-        degree[cls] += degree.get(method, 0)
+    degree: collections.Counter[str] = collections.Counter(e.target for e in dependencies if e.source != e.target)
+    owner = {}
+    for e in contains:
+        method, cls = nodes.get(e.target), nodes.get(e.source)
+        if method is not None and method.kind is NodeKind.METHOD and cls is not None and cls.kind in CLASS_KINDS:
+            owner[e.target] = e.source
+    for method_id, cls_id in owner.items():
+        degree[cls_id] += degree.get(method_id, 0)
     by_path: dict[str, list[KeySymbol]] = collections.defaultdict(list)
-    for node_id, node in sorted(nodes.items()):
-        if node.kind not in KEY_SYMBOL_KINDS or node.kind is NodeKind.METHOD and node_id in owner:
+    # only what something depends on can rank, in id order as the rows are listed
+    for node_id in sorted(node_id for node_id, n in degree.items() if n > 0 and node_id in nodes):
+        node = nodes[node_id]
+        if node.kind not in KEY_SYMBOL_KIND_TUPLE or node.kind is NodeKind.METHOD and node_id in owner:
             continue
-        if not node.path or node.name.startswith("_") or degree.get(node_id, 0) <= 0:
+        if not node.path or node.name.startswith("_"):
             continue
         by_path[node.path].append(KeySymbol(node.path, node.line, node_id, node.name, node.kind.value,
                                             degree[node_id]))

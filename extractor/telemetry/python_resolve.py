@@ -46,6 +46,9 @@ class PythonResolver:
             parts = qual.split(".")
             for i in range(1, len(parts) - 1):
                 self._tails.setdefault(".".join(parts[i:]), set()).add(qual)
+        # resolve(text, module) of a depth-0 question, by (id(module), text): the same callee is
+        # asked about from call after call (vLLM: 55,000 questions, a few thousand distinct)
+        self._resolved: dict[tuple[int, str], str] = {}
         self.subclasses: dict[str, set[str]] = {}
         for qual, (module, cls) in self.classes.items():
             for base in cls.bases:
@@ -60,6 +63,15 @@ class PythonResolver:
 
     def resolve(self, text: str, module: Module, depth: int = 0) -> str:
         """Canonical dotted target of ``text`` as written in ``module``; '' when unknown."""
+        if depth == 0:
+            key = (id(module), text)
+            found = self._resolved.get(key)
+            if found is None:
+                found = self._resolved[key] = self._resolve(text, module, 0)
+            return found
+        return self._resolve(text, module, depth)
+
+    def _resolve(self, text: str, module: Module, depth: int) -> str:
         if depth > 10:
             return ""
         head, _, rest = text.partition(".")
