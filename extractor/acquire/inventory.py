@@ -97,13 +97,7 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                                               f"{_file_type(info.st_mode)}, not a regular file: not read",
                                               Severity.WARNING))
                 continue
-            size = info.st_size
-            if size > file_limit(language):
-                diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
-                                              f"{size} bytes is over the {language.value} cap; not parsed",
-                                              Severity.WARNING))
-                continue
-            entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
+            _add(entries, diagnostics, tree, rel, language, info.st_size)
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
@@ -120,15 +114,21 @@ def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[Inve
         language = SUFFIXES.get(_suffix(name))
         if language is None or (folder and not SKIP_DIRS.isdisjoint(folder.split("/"))):
             continue
-        if size > file_limit(language):
-            diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
-                                          f"{size} bytes is over the {language.value} cap; not parsed",
-                                          Severity.WARNING))
-            continue
-        entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
+        _add(entries, diagnostics, tree, rel, language, size)
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
+
+
+def _add(entries: list[InventoryEntry], diagnostics: list[Diagnostic], tree: SourceTree, rel: str,
+         language: Language, size: int) -> None:
+    """A regular file of a known language: listed, or said to be over its language's cap."""
+    if size > file_limit(language):
+        diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
+                                      f"{size} bytes is over the {language.value} cap; not parsed",
+                                      Severity.WARNING))
+    else:
+        entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
 
 
 class NotARegularFile(OSError):

@@ -58,15 +58,20 @@ def parts(sym: Any):
         if not isinstance(current, list) or not current:
             continue
         yield current
-        tag = current[0]
-        if tag in ("fmt", "seq", "alt"):
-            stack.extend(current[1])
-        elif tag == "add":
-            stack.extend(current[1:])
-        elif tag in ("star", "from"):
-            stack.append(current[1])
-        elif tag == "dict":
-            stack.extend(current[1].values())
+        _push_inner(stack, current)
+
+
+def _push_inner(stack: list[Any], current: list[Any]) -> None:
+    """The symbolic values directly inside ``current``, pushed on ``stack``."""
+    tag = current[0]
+    if tag in ("fmt", "seq", "alt"):
+        stack.extend(current[1])
+    elif tag == "add":
+        stack.extend(current[1:])
+    elif tag in ("star", "from"):
+        stack.append(current[1])
+    elif tag == "dict":
+        stack.extend(current[1].values())
 
 
 def refs(sym: Any) -> set[tuple[str, str]]:
@@ -86,14 +91,8 @@ def open_tags(syms: list[Any]) -> set[str]:
         tag = current[0]
         if tag == "param" or tag == "attr":
             found.add(tag)
-        elif tag in ("fmt", "seq", "alt"):
-            stack.extend(current[1])
-        elif tag == "add":
-            stack.extend(current[1:])
-        elif tag in ("star", "from"):
-            stack.append(current[1])
-        elif tag == "dict":
-            stack.extend(current[1].values())
+        else:
+            _push_inner(stack, current)
     return found
 
 
