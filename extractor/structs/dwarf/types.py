@@ -181,12 +181,10 @@ class Types:
             align = 1
             size = unit.value(attrs, "byte_size", 0)
             packed = False
-            for _o, child, cattrs in unit.children(off):
-                if child.tag not in ("DW_TAG_member", "DW_TAG_inheritance"):
+            for _o, child_tag, cattrs in unit.members(off):
+                if "declaration" in cattrs or ("external" in cattrs and child_tag == "DW_TAG_member"):
                     continue
-                if "declaration" in cattrs or ("external" in cattrs and child.tag == "DW_TAG_member"):
-                    continue
-                if child.tag == "DW_TAG_inheritance" and unit.value(cattrs, "virtuality", 0):
+                if child_tag == "DW_TAG_inheritance" and unit.value(cattrs, "virtuality", 0):
                     continue
                 a = unit.value(cattrs, "alignment", 0) or self.align(unit.value(cattrs, "type"))
                 align = max(align, a)

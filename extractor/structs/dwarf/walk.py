@@ -7,11 +7,13 @@ abbreviation has only fixed-size forms, by that size, without building attribute
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from elftools.common.exceptions import DWARFError
 
 from extractor.structs.dwarf.abbrev import AGGREGATE, MEMBER, NAMED, OTHER, TYPEDEF, AbbrevTables
 from extractor.structs.dwarf.die import Unit
-from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, uleb
+from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, uleb
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
 from extractor.structs.dwarf.sections import Sections
@@ -20,11 +22,29 @@ from extractor.structs.dwarf.units import DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TY
 
 class Seen:
     """Aggregates already seen in earlier units, so that a library's headers, repeated in every
-    unit, are laid out once."""
+    unit, are laid out once; and which declaring files the caller wants laid out."""
 
-    def __init__(self) -> None:
+    def __init__(self, decl_filter: Callable[[str], bool] | None = None) -> None:
         self.quick: set[tuple] = set()  # name, kind, size, line, subtree size
         self.identity: set[tuple] = set()  # C: abbreviation, name, size and line values, subtree size
+        self.decl_filter = decl_filter
+        # the caller's answer per declaring file: a probe object declares tens of thousands of
+        # aggregates in a few hundred files, and a probe's filter resolves each path on disk
+        self._wanted_files: dict[str, bool] = {}
+
+    def wanted(self, unit: Unit, attrs: dict) -> bool:
+        """Whether the aggregate with these attributes is declared in a file the caller wants
+        (always, without a ``decl_filter``)."""
+        if self.decl_filter is None:
+            return True
+        index = unit.value(attrs, "decl_file", None)
+        if index is None:
+            return False
+        name = unit.file_name(index)
+        answer = self._wanted_files.get(name)
+        if answer is None:
+            answer = self._wanted_files[name] = bool(self.decl_filter(name))
+        return answer
 
 
 class TypeUnits:
@@ -77,7 +97,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
     """Every aggregate worth a layout in every unit, merged across units and sorted."""
     type_units = TypeUnits(sections)
     seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
-    seen_before = Seen()
+    seen_before = Seen(decl_filter)
     out: list[RawLayout] = []
     units = []
     for header in read_unit_headers(sections.data, sections.little):
@@ -104,13 +124,9 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
                 if sibling is not None and quick in seen_before.quick:
                     continue
                 seen_before.quick.add(quick)
-                members = [(o, child.tag, a) for o, child, a in unit.children(offset)
-                           if child.tag in MEMBER_TAGS]
-            if decl_filter is not None:
-                attrs = unit.die(offset)[1]
-                index = unit.value(attrs, "decl_file", None)
-                if index is None or not decl_filter(unit.file_name(index)):
-                    continue
+                members = unit.members(offset)
+            if not seen_before.wanted(unit, unit.die(offset)[1]):
+                continue
             layout = build_layout(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
@@ -120,6 +136,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
             unit.qualnames.clear()
             unit.typedef_names.clear()
             unit.memos.clear()
+            unit.member_lists.clear()
     out.sort(key=lambda r: (r.qualname, r.size, r.decl_file, r.decl_line))
     return tuple(out)
 
@@ -253,8 +270,10 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             if sibling is None or quick not in seen_quick:
                 if sibling is not None:
                     seen_quick.add(quick)
-                collect = []
-                candidates.append((start, kind, qual, collect))
+                if seen.wanted(unit, attrs):  # else its members are jumped over
+                    collect = []
+                    unit.member_lists[start] = collect
+                    candidates.append((start, kind, qual, collect))
             if identity is not None and sibling is not None:
                 seen_identity.add(identity)  # its quick key is in seen_quick from now on
         if collect is None and is_c and "sibling" in attrs:
