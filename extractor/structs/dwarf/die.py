@@ -9,7 +9,7 @@ signature as :class:`Signature` (:meth:`Unit.value` resolves it), expressions as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from elftools.common.exceptions import DWARFError
@@ -62,7 +62,7 @@ class Unit:
         self.member_lists: dict[int, list[tuple[int, str, dict]]] = {}
         self.language = "c++"
         self.first_child: int | None = None
-        self._files: list[str] | None = None
+        self._files: Sequence[str] | None = None
 
     def decode(self, pos: int, cook: bool = True):
         """``(abbrev, attrs, next_offset)`` of the DIE at ``pos``; ``(None, None, next)`` for the
@@ -306,7 +306,13 @@ class Unit:
         files = self._files
         if self.version < 5:
             index -= 1
-        return files[index] if 0 <= index < len(files) else ""
+        if not 0 <= index < len(files):
+            return ""
+        try:
+            return files[index]  # a DWARF 5 table reads its names when first asked for
+        except (IndexError, ValueError, KeyError, DWARFError):
+            self._files = file_table(self.sections, self.offset)
+            return self._files[index] if index < len(self._files) else ""
 
 
 def member_location(unit: Unit, attrs: dict) -> int:
