@@ -60,6 +60,7 @@ class Unit:
         # aggregate offset -> (offset, tag, attributes) of its member and inheritance DIEs: the
         # walk's lists of the aggregates it collects, read here for the others a type needs
         self.member_lists: dict[int, list[tuple[int, str, dict]]] = {}
+        self.anonymous: dict[int, str] = {}  # offset -> kind of the anonymous aggregates a typedef may name
         self.language = "c++"
         self.first_child: int | None = None
         self._files: Sequence[str] | None = None

@@ -27,6 +27,8 @@ class Seen:
     def __init__(self, decl_filter: Callable[[str], bool] | None = None) -> None:
         self.quick: set[tuple] = set()  # name, kind, size, line, subtree size
         self.identity: set[tuple] = set()  # C: abbreviation, name, size and line values, subtree size
+        # anonymous aggregates named by a typedef: the same, and the typedef's name
+        self.anonymous: set[tuple] = set()
         self.decl_filter = decl_filter
         # the caller's answer per declaring file: a probe object declares tens of thousands of
         # aggregates in a few hundred files, and a probe's filter resolves each path on disk
@@ -110,17 +112,25 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
         first = prepare_unit(unit)
         if first is None:
             continue
-        candidates: list[tuple[int, str, str, list]] = []
+        candidates: list[tuple[int, str, str, list | None]] = []
         walk(unit, first, (), candidates, seen_before, None)
+        anonymous = unit.anonymous
+        named = [(offset, anonymous[offset], "", None) for offset in unit.typedef_names if offset in anonymous]
+        if named:  # in the order of the DIEs, as the walk met them: the first of equal layouts is kept
+            candidates += named
+            candidates.sort(key=_offset)
         for offset, kind, qualname, members in candidates:
             if members is None:  # an anonymous aggregate: kept only when a typedef names it
-                qualname = unit.typedef_names.get(offset, "")
-                if not qualname:
-                    continue
+                qualname = unit.typedef_names[offset]
+                identity = anonymous_identity(unit, offset, qualname)
+                if identity is not None and identity in seen_before.anonymous:
+                    continue  # its quick key (below) is in seen_before.quick: it was laid out
                 attrs = unit.die(offset)[1]
                 sibling = attrs.get("sibling")
                 quick = (qualname, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
                          sibling - offset if sibling is not None else -1)
+                if identity is not None:
+                    seen_before.anonymous.add(identity)
                 if sibling is not None and quick in seen_before.quick:
                     continue
                 seen_before.quick.add(quick)
@@ -137,8 +147,28 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
             unit.typedef_names.clear()
             unit.memos.clear()
             unit.member_lists.clear()
+            unit.anonymous.clear()
     out.sort(key=lambda r: (r.qualname, r.size, r.decl_file, r.decl_line))
     return tuple(out)
+
+
+def _offset(candidate: tuple) -> int:
+    return candidate[0]
+
+
+def anonymous_identity(unit: Unit, offset: int, name: str) -> tuple | None:
+    """What an anonymous aggregate is recognised by in later units, read without decoding it:
+    its abbreviation, the values it holds of :data:`.abbrev.IDENTITY` (size and line), the size
+    of its subtree and the typedef's name; None when its abbreviation does not give them.
+    Equal identities have equal quick keys (name, kind, size, line, subtree size)."""
+    data = unit.data
+    b = data[offset]
+    code, after = (b, offset + 1) if b < 0x80 else uleb(data, offset)
+    abbrev = unit.abbrevs[code]
+    if abbrev.identity is None or abbrev.sibling_at is None:
+        return None
+    sibling = abbrev.sibling.unpack_from(data, after + abbrev.sibling_at)[0] + unit.offset  # type: ignore[union-attr]
+    return (abbrev, abbrev.identity.unpack_from(data, after), sibling - offset, name)
 
 
 def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: Seen,
@@ -157,6 +187,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
     sections = unit.sections
     strings = sections.strings
     typedef_names = unit.typedef_names
+    anonymous = unit.anonymous
     end = unit.end
     start = pos - 1
     while True:
@@ -212,7 +243,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             keys = abbrev.keys
             if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
                 if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
-                    candidates.append((start, AGGREGATES[tag], "", None))
+                    anonymous[start] = AGGREGATES[tag]
                 pos = sibling
                 continue
             if abbrev.identity is not None:
@@ -250,7 +281,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
         if kind is not None and not name and not in_aggregate and \
                 "declaration" not in attrs and "byte_size" in attrs:
-            candidates.append((start, kind, "", None))  # named (or dropped) after the walk
+            anonymous[start] = kind  # a candidate if a typedef names it (after the walk)
         if kind is None or not abbrev.children:
             if kind is not None and name and "declaration" not in attrs and \
                     "byte_size" in attrs:
