@@ -203,7 +203,26 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             code, after_code = uleb(data, pos)
         abbrev = abbrevs[code]
         family = abbrev.family
-        if family == OTHER or (family == MEMBER and members is None) or (family == NAMED and is_c):
+        identity = None
+        if family == AGGREGATE and is_c and abbrev.sibling_at is not None:
+            # tested first: most DIEs a C unit repeats are aggregates seen already. C scopes
+            # nothing inside an aggregate: what the walk needs of one already seen, or of one
+            # without a name, is in its abbreviation and a few fixed-size values
+            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base  # type: ignore[union-attr]
+            keys = abbrev.keys
+            if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
+                if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
+                    anonymous[start] = AGGREGATES[abbrev.tag]
+                pos = sibling
+                continue
+            if abbrev.identity is not None:
+                # the same name, size and line under the same abbreviation, with a subtree
+                # of the same size: a type seen already
+                identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
+                if identity in seen_identity:
+                    pos = sibling
+                    continue
+        elif family == OTHER or (family == MEMBER and members is None) or (family == NAMED and is_c):
             # nothing the walk reads (C spells base and enumeration types by their own name):
             # jump over it without building its attributes
             if abbrev.children:
@@ -217,14 +236,13 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             else:
                 pos = unit.skip(abbrev, after_code)[0]
             continue
-        if family == MEMBER:
+        elif family == MEMBER:
             abbrev, attrs, after = unit.decode(start)
             members.append((start, abbrev.tag, attrs))  # type: ignore[union-attr]
             pos = (attrs["sibling"] if "sibling" in attrs else
                    unit.skip_children(after)) if abbrev.children else after
             continue
-        tag = abbrev.tag
-        if family == TYPEDEF and is_c and abbrev.name_at is not None and abbrev.type_at is not None and \
+        elif family == TYPEDEF and is_c and abbrev.name_at is not None and abbrev.type_at is not None and \
                 not abbrev.children and "specification" not in abbrev.keys:
             # a C typedef: only what it names is remembered (an anonymous aggregate takes that
             # name), read from its name and type values alone
@@ -235,24 +253,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             pos = after_code + abbrev.size  # type: ignore[operator]
             continue
         # an aggregate, a typedef read in full, a namespace, or a named type in C++
-        identity = None
-        if is_c and abbrev.sibling_at is not None and family == AGGREGATE:
-            # C scopes nothing inside an aggregate: what the walk needs of one already seen,
-            # or of one without a name, is in its abbreviation and a few fixed-size values
-            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base  # type: ignore[union-attr]
-            keys = abbrev.keys
-            if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
-                if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
-                    anonymous[start] = AGGREGATES[tag]
-                pos = sibling
-                continue
-            if abbrev.identity is not None:
-                # the same name, size and line under the same abbreviation, with a subtree
-                # of the same size: a type seen already
-                identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
-                if identity in seen_identity:
-                    pos = sibling
-                    continue
+        tag = abbrev.tag
         abbrev, attrs, after = unit.decode(start)
         name = unit.value(attrs, "name", "")
         if tag == "DW_TAG_namespace":
