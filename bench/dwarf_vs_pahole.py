@@ -11,9 +11,13 @@ bytecode is compiled once, before the timed runs (this environment sets PYTHONDO
 which would make every run compile every module again), into a temporary PYTHONPYCACHEPREFIX.
 
 It then checks that every struct ``pahole -a`` lists has the same size and member offsets in
-archdiff's output (exit status 1 if one differs).
+archdiff's output (exit status 1 if one differs). The load average is printed with the figures.
 
-    python3 -m bench.dwarf_vs_pahole [ELF]      # default: this interpreter's libpython
+``--before DIR`` runs a second archdiff source tree (another checkout: ``git worktree add DIR REF``)
+in the same rounds, so that a change's before and after ratios come from one run, under the same
+load; both outputs are checked against pahole.
+
+    python3 -m bench.dwarf_vs_pahole [ELF] [--before DIR]   # default ELF: this interpreter's libpython
 """
 
 from __future__ import annotations
@@ -39,10 +43,12 @@ def default_elf() -> Path:
     return libdir / name
 
 
-def measure(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float, str]:
-    """(wall seconds, CPU seconds, peak RSS MB, stdout) of one run under /usr/bin/time -v."""
+def measure(argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+            ) -> tuple[float, float, float, str]:
+    """(wall seconds, CPU seconds, peak RSS MB, stdout) of one run under /usr/bin/time -v, in
+    ``cwd`` (``python -m`` imports from there first)."""
     done = subprocess.run(["/usr/bin/time", "-v", *argv], capture_output=True, text=True,
-                          cwd=ROOT, env=env)
+                          cwd=cwd, env=env)
     wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
     hours, minutes, seconds = (float(g) if g else 0.0 for g in wall.groups())
     cpu = sum(float(re.search(rf"{kind} time \(seconds\): ([\d.]+)", done.stderr).group(1))
@@ -73,36 +79,55 @@ def compare(pahole_text: str, archdiff_json: str) -> list[str]:
     return problems
 
 
-def main() -> int:
-    elf = Path(sys.argv[1]) if len(sys.argv) > 1 else default_elf()
+def tree_env(pycache: str, tree: Path) -> dict[str, str]:
+    """The environment that runs ``tree``'s archdiff, its bytecode kept under ``pycache``."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = f"{pycache}/{tree.name}"
+    env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def main(elf: Path, before: Path | None = None) -> int:
     ours_cmd = [sys.executable, "-m", "archdiff.cli", "structs", "--json", str(elf)]
+    trees = {"archdiff": ROOT, **({"before": before.resolve()} if before is not None else {})}
+    load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="bench-structs-pyc-") as pycache:
-        env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-        env["PYTHONPYCACHEPREFIX"] = pycache
-        measure(ours_cmd, env)  # compiles the bytecode, as installing the package would
-        pahole_runs, ours_runs = [], []
+        envs = {label: tree_env(pycache, tree) for label, tree in trees.items()}
+        for label, env in envs.items():
+            measure(ours_cmd, env, trees[label])  # compiles the bytecode, as installing the package would
+        runs: dict[str, list[tuple[float, float, float, str]]] = {"pahole": [], **{label: [] for label in trees}}
         for _ in range(RUNS):
-            pahole_runs.append(measure(["pahole", str(elf)]))
-            ours_runs.append(measure(ours_cmd, env))
-    p_wall, p_cpu, p_mem = (statistics.median(r[i] for r in pahole_runs) for i in range(3))
-    o_wall, o_cpu, o_mem = (statistics.median(r[i] for r in ours_runs) for i in range(3))
-    print(f"ELF: {elf} ({elf.stat().st_size / 1e6:.1f} MB)")
+            runs["pahole"].append(measure(["pahole", str(elf)]))
+            for label, env in envs.items():
+                runs[label].append(measure(ours_cmd, env, trees[label]))
+    load = tuple(max(a, b) for a, b in zip(load, os.getloadavg()))
+    p_wall, p_cpu, p_mem = (statistics.median(r[i] for r in runs["pahole"]) for i in range(3))
+    print(f"ELF: {elf} ({elf.stat().st_size / 1e6:.1f} MB); load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} "
+          "(the higher of before and after the runs)")
     print(f"pahole   : {p_wall:6.2f} s wall  {p_cpu:6.2f} s CPU  {p_mem:7.1f} MB peak RSS   (medians of {RUNS})")
-    print(f"archdiff : {o_wall:6.2f} s wall  {o_cpu:6.2f} s CPU  {o_mem:7.1f} MB peak RSS   (medians of {RUNS})")
-    print(f"ratio    : {o_wall / p_wall:6.2f}x wall   {o_cpu / p_cpu:.2f}x CPU   {o_mem / p_mem:.2f}x memory   "
-          f"archdiff/pahole, same run (target: <= {TARGET}x wall)")
+    for label, tree in trees.items():
+        o_wall, o_cpu, o_mem = (statistics.median(r[i] for r in runs[label]) for i in range(3))
+        where = "" if tree == ROOT else f" ({tree})"
+        print(f"{label:9s}: {o_wall:6.2f} s wall  {o_cpu:6.2f} s CPU  {o_mem:7.1f} MB peak RSS   (medians of {RUNS}){where}")
+        print(f"  ratio  : {o_wall / p_wall:6.2f}x wall   {o_cpu / p_cpu:.2f}x CPU   {o_mem / p_mem:.2f}x memory   "
+              f"{label}/pahole, same run (target: <= {TARGET}x wall)")
     # agreement over everything pahole can list: -a adds typedef-named anonymous structs
     listed = subprocess.run(["pahole", "-a", str(elf)], capture_output=True, text=True).stdout
-    head, *mismatched = compare(listed, ours_runs[0][3])
-    print(f"agreement: {head}; {len(mismatched)} differ in size or member offsets"
-          + (f": {', '.join(mismatched)}" if mismatched else ""))
-    return 1 if mismatched else 0
+    failed = False
+    for label in trees:
+        head, *mismatched = compare(listed, runs[label][0][3])
+        print(f"agreement ({label}): {head}; {len(mismatched)} differ in size or member offsets"
+              + (f": {', '.join(mismatched)}" if mismatched else ""))
+        failed = failed or bool(mismatched)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
     import argparse
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("elf", nargs="?", metavar="ELF", help="default: this interpreter's libpython")
-    parser.parse_args()  # --help; main() reads the ELF from sys.argv
-    sys.exit(main())
+    parser.add_argument("elf", nargs="?", metavar="ELF", type=Path, help="default: this interpreter's libpython")
+    parser.add_argument("--before", type=Path, metavar="DIR",
+                        help="another archdiff source tree, timed in the same rounds")
+    args = parser.parse_args()
+    sys.exit(main(args.elf or default_elf(), args.before))

@@ -1,8 +1,10 @@
 """The one package that imports pyelftools: struct, class and union layouts out of an ELF's DWARF.
 
 ``archdiff structs`` on this machine's libpython is meant to take at most 1.5x pahole's time on
-the same file (``python3 -m bench.dwarf_vs_pahole`` measures it: 1.1-1.25x of its CPU time; the layouts
-of every struct ``pahole -a`` lists agree). pyelftools' per-DIE object API is far too slow for a whole library (libpython: 851k
+the same file (``python3 -m bench.dwarf_vs_pahole`` measures it: 1.39x of its CPU time at load
+average 11 on 2 cores, 1.45x before the reader's last round of work in the same run; the read
+itself is under half of that, the interpreter, imports, records and JSON the rest; the layouts of
+every struct ``pahole -a`` lists agree). pyelftools' per-DIE object API is far too slow for a whole library (libpython: 851k
 DIEs, 33 s), and even its section and header parsing cost more than pahole's whole run, so the
 bytes are read here and pyelftools is kept for what only it does: GNU ``.zdebug`` sections,
 other CPUs' relocations, a fallback parser of line-program headers, and the reference that the
@@ -20,8 +22,9 @@ tests compare every direct read with.
   abbreviation's fixed size, without building attributes. In C units (where a type is spelled
   by its own name) it reads a typedef from its name and type values alone and jumps over an
   anonymous aggregate, or one whose name, size, line and subtree size were seen in an earlier
-  unit, without decoding it: a library's headers repeat the same types in every unit. A second
-  key (every member's name and placement) merges the rest.
+  unit, without decoding it: a library's headers repeat the same types in every unit. An anonymous
+  aggregate waits until a typedef names it. A second key (every member's name and placement)
+  merges the rest. A probe's ``decl_filter`` is asked once per file, before members are decoded.
 * A referenced type's DIE is decoded only when a member needs it, cached per unit
   (:mod:`.types`, :mod:`.layout`); DWARF 5 type units (``-fdebug-types-section``) are read too:
   types named through ``DW_AT_specification`` and referenced by ``DW_FORM_ref_sig8``.

@@ -9,12 +9,12 @@ signature as :class:`Signature` (:meth:`Unit.value` resolves it), expressions as
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Protocol
 
 from elftools.common.exceptions import DWARFError
 
-from extractor.structs.dwarf.abbrev import (COOK_LINE_STR, COOK_REF, COOK_SIG8, COOK_STR, COOK_STRX, RUN,
+from extractor.structs.dwarf.abbrev import (COOK_LINE_STR, COOK_REF, COOK_SIG8, COOK_STR, COOK_STRX, MEMBER, RUN,
                                             Abbrev, AbbrevTables)
 from extractor.structs.dwarf.forms import BLOCK1, BLOCK2, BLOCK4, BLOCKU, CSTR, SLEB, ULEB, uleb
 from extractor.structs.dwarf.lines import file_table, read_file_table
@@ -57,9 +57,13 @@ class Unit:
         self.qualnames: dict[int, str] = {}
         self.typedef_names: dict[int, str] = {}  # anonymous aggregate offset -> typedef name
         self.memos: dict[str, dict] = {}
+        # aggregate offset -> (offset, tag, attributes) of its member and inheritance DIEs: the
+        # walk's lists of the aggregates it collects, read here for the others a type needs
+        self.member_lists: dict[int, list[tuple[int, str, dict]]] = {}
+        self.anonymous: dict[int, str] = {}  # offset -> kind of the anonymous aggregates a typedef may name
         self.language = "c++"
         self.first_child: int | None = None
-        self._files: list[str] | None = None
+        self._files: Sequence[str] | None = None
 
     def decode(self, pos: int, cook: bool = True):
         """``(abbrev, attrs, next_offset)`` of the DIE at ``pos``; ``(None, None, next)`` for the
@@ -251,6 +255,47 @@ class Unit:
                 after = self._next_sibling(pos, attrs, after)
             pos = after
 
+    def members(self, offset: int) -> list[tuple[int, str, dict]]:
+        """``(offset, tag, attributes)`` of the member and inheritance DIEs directly under the
+        aggregate at ``offset``, in order: only these are decoded (a class's methods, nested
+        types and their parameters are jumped over), once per unit."""
+        hit = self.member_lists.get(offset)
+        if hit is None:
+            hit = self._read_members(offset)
+            self.member_lists[offset] = hit
+        return hit
+
+    def _read_members(self, offset: int) -> list[tuple[int, str, dict]]:
+        abbrev, _attrs, pos = self.die(offset)
+        out: list[tuple[int, str, dict]] = []
+        if not abbrev.children:
+            return out
+        data = self.data
+        abbrevs = self.abbrevs
+        while True:
+            if not self.offset < pos < self.end:
+                raise DWARFError(f"DIE walk left its unit at 0x{pos:x}")
+            b = data[pos]
+            if b == 0:
+                return out
+            code, after = (b, pos + 1) if b < 0x80 else uleb(data, pos)
+            child = abbrevs[code]
+            if child.family == MEMBER:
+                child, attrs, after = self.decode(pos)
+                out.append((pos, child.tag, attrs))
+                if child.children:
+                    after = self._next_sibling(pos, attrs, after)
+            else:
+                after, sibling = self.skip(child, after)
+                if child.children:
+                    if sibling is None:
+                        after = self.skip_children(after)
+                    elif sibling < after:
+                        raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{sibling:x}")
+                    else:
+                        after = sibling
+            pos = after
+
     def file_name(self, index: int) -> str:
         if self._files is None:
             root = self.cache.get(self.header.die_offset)
@@ -262,7 +307,13 @@ class Unit:
         files = self._files
         if self.version < 5:
             index -= 1
-        return files[index] if 0 <= index < len(files) else ""
+        if not 0 <= index < len(files):
+            return ""
+        try:
+            return files[index]  # a DWARF 5 table reads its names when first asked for
+        except (IndexError, ValueError, KeyError, DWARFError):
+            self._files = file_table(self.sections, self.offset)
+            return self._files[index] if index < len(self._files) else ""
 
 
 def member_location(unit: Unit, attrs: dict) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import Literal
 
 from elftools.common.exceptions import DWARFError
@@ -11,7 +12,37 @@ from extractor.structs.dwarf.forms import FORM_NAMES, uleb
 from extractor.structs.dwarf.sections import Sections
 
 
-def read_file_table(reader: Sections, offset: int) -> list[str]:
+# DWARF 5 file entries as GCC writes them: DW_LNCT_path as DW_FORM_line_strp, DW_LNCT_directory_index as DW_FORM_udata
+GCC_FILE_FORMATS = [(1, "DW_FORM_line_strp"), (2, "DW_FORM_udata")]
+
+
+class FileNames(Sequence[str]):
+    """A DWARF 5 file table in GCC's forms, each name read and joined to its directory when
+    first asked for: a unit's layouts name a few of its files (libpython: 91 tables of 6,700
+    files, a few hundred names asked for)."""
+
+    def __init__(self, reader: Sections, dirs: list[str], rows: list[tuple[int, int]]) -> None:
+        self._reader = reader
+        self._dirs = dirs
+        self._rows = rows  # (.debug_line_str offset, directory index) per file
+        self._names: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __getitem__(self, index):  # an int index, as DW_AT_decl_file gives (no slices)
+        name = self._names.get(index)
+        if name is None:
+            offset, dir_index = self._rows[index]
+            name = self._reader.line_string(offset)
+            dirs = self._dirs
+            base = dirs[dir_index] if dir_index < len(dirs) else ""
+            name = name if os.path.isabs(name) or not base else f"{base}/{name}"
+            self._names[index] = name
+        return name
+
+
+def read_file_table(reader: Sections, offset: int) -> Sequence[str]:
     """The file names of the line-program header at ``offset`` in ``.debug_line`` (DWARF 2
     to 5), read directly: pyelftools' construct parser of these headers was a third of
     the time on libpython. Names are joined to their directory as pyelftools would."""
@@ -53,7 +84,7 @@ def read_file_table(reader: Sections, offset: int) -> list[str]:
             names.append(name if os.path.isabs(name) or not base else f"{base}/{name}")
         return names
 
-    def entries(pos):
+    def formats_at(pos):
         count = data[pos]
         pos += 1
         formats = []
@@ -61,6 +92,11 @@ def read_file_table(reader: Sections, offset: int) -> list[str]:
             content, pos = uleb(data, pos)
             form, pos = uleb(data, pos)
             formats.append((content, FORM_NAMES.get(form, "")))
+        return formats, pos
+
+    def entries(pos, formats=None):
+        if formats is None:
+            formats, pos = formats_at(pos)
         n, pos = uleb(data, pos)
         rows = []
         for _ in range(n):
@@ -81,8 +117,22 @@ def read_file_table(reader: Sections, offset: int) -> list[str]:
         return rows, pos
 
     dir_rows, pos = entries(pos)
-    file_rows, pos = entries(pos)
     dirs = [str(r.get(1, "")) for r in dir_rows]  # DW_LNCT_path
+    formats, pos = formats_at(pos)
+    if formats == GCC_FILE_FORMATS:
+        n, pos = uleb(data, pos)
+        paths: list[tuple[int, int]] = []
+        for _ in range(n):
+            path = int.from_bytes(data[pos:pos + offset_size], order)
+            pos += offset_size
+            if data[pos] < 0x80:
+                paths.append((path, data[pos]))
+                pos += 1
+            else:
+                index, pos = uleb(data, pos)
+                paths.append((path, index))
+        return FileNames(reader, dirs, paths)
+    file_rows, pos = entries(pos, formats)
     names = []
     for row in file_rows:
         name = str(row.get(1, ""))

@@ -23,6 +23,7 @@ from extractor.structs.dwarf.elf import EM_DSPIC30F, EM_X86_64, ET_REL, ElfFile
 # and _DTPOFF32 (S + A, as the linker computes them within the object's own TLS sections;
 # pyelftools 0.33 applies neither). No layout depends on a variable's location.
 _X86_64_RELOCS = {1: 8, 10: 4, 11: 4, 17: 8, 21: 4}
+_WRITERS = {4: _struct.Struct("<I"), 8: _struct.Struct("<Q")}  # by width, little-endian
 _RELOCATED = (".debug_info", ".debug_line", ".debug_str_offsets")
 SECTIONS = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line", ".debug_str_offsets")
 # pyelftools' DWARFInfo attribute for each
@@ -104,16 +105,27 @@ def _relocated_x86_64(elf: ElfFile, data: dict[str, bytes]) -> dict[str, bytes] 
             continue
         symtab_index = rel.link
         buffer = bytearray(data[name])
+        size = len(buffer)
+        # a probe object's .debug_info holds hundreds of thousands of relocations against a few
+        # symbols (the debug sections'): each (type, symbol) is looked up once
+        plans: dict[int, tuple[_struct.Struct, int, int, int]] = {}  # r_info -> writer, width, value, mask
         for r_offset, r_info, r_addend in _struct.iter_unpack("<QQq", elf.data(rel)):
-            width = _X86_64_RELOCS.get(r_info & 0xFFFFFFFF)
-            if width is None:
-                return None
-            key = (symtab_index, r_info >> 32)
-            value = symbol_values.get(key)
-            if value is None:
-                value = elf.symbol_value(elf.sections[symtab_index], r_info >> 32)
-                symbol_values[key] = value
-            result = (value + r_addend) & ((1 << (8 * width)) - 1)
-            buffer[r_offset:r_offset + width] = result.to_bytes(width, "little")
+            plan = plans.get(r_info)
+            if plan is None:
+                width = _X86_64_RELOCS.get(r_info & 0xFFFFFFFF)
+                if width is None:
+                    return None
+                key = (symtab_index, r_info >> 32)
+                value = symbol_values.get(key)
+                if value is None:
+                    value = elf.symbol_value(elf.sections[symtab_index], r_info >> 32)
+                    symbol_values[key] = value
+                plan = plans[r_info] = (_WRITERS[width], width, value, (1 << (8 * width)) - 1)
+            writer, width, value, mask = plan
+            if r_offset + width <= size:
+                writer.pack_into(buffer, r_offset, (value + r_addend) & mask)
+            else:  # past the section's end: written as before (the bytes are appended)
+                buffer[r_offset:r_offset + width] = ((value + r_addend) & mask).to_bytes(width, "little")
+                size = len(buffer)
         out[name] = bytes(buffer)
     return out

@@ -18,15 +18,19 @@ class Types:
 
     def __init__(self, unit: Unit) -> None:
         self.unit = unit
+        # the memos live and die with the unit; a member's type is mostly one seen already, so
+        # spell, size and align look their memo up before anything else
+        self._spells: dict = unit_memo(unit, "spell")
+        self._sizes: dict = unit_memo(unit, "size")
+        self._aligns: dict = unit_memo(unit, "align")
 
     def _die(self, off):
         return self.unit.die(off)
 
-    def _memoised(self, kind: str, off, seed, compute):
-        """``compute(off)`` once per unit and type; ``seed`` answers while a recursive type is computed."""
-        memo = unit_memo(self.unit, kind)
-        if off in memo:  # only an offset that stands for itself is memoised (a signature is not)
-            return memo[off]
+    def _memoised(self, kind: str, memo: dict, off, seed, compute):
+        """``compute(off)`` once per unit and type; ``seed`` answers while a recursive type is computed.
+        Only an offset that stands for itself is memoised (a signature is not): the callers have
+        looked ``off`` up in ``memo`` already."""
         if off is not None and not isinstance(off, tuple):
             off = self._through_signature(off)
         if isinstance(off, tuple):  # a DW_FORM_ref_sig8 type: it lives in a type unit
@@ -39,7 +43,8 @@ class Types:
         return result
 
     def spell(self, off: int | None) -> str:
-        return self._memoised("spell", off, "?", self._spell)
+        hit = self._spells.get(off)
+        return hit if hit is not None else self._memoised("spell", self._spells, off, "?", self._spell)
 
     def _spell(self, off: int | None) -> str:
         if off is None:
@@ -130,7 +135,8 @@ class Types:
         return dims
 
     def size(self, off: int | None) -> int:
-        return self._memoised("size", off, 0, self._size)
+        hit = self._sizes.get(off)
+        return hit if hit is not None else self._memoised("size", self._sizes, off, 0, self._size)
 
     def _size(self, off: int | None) -> int:
         if off is None:
@@ -153,7 +159,8 @@ class Types:
         return 0
 
     def align(self, off: int | None) -> int:
-        return self._memoised("align", off, 1, self._align)
+        hit = self._aligns.get(off)
+        return hit if hit is not None else self._memoised("align", self._aligns, off, 1, self._align)
 
     def _align(self, off: int | None) -> int:
         if off is None:
@@ -181,12 +188,10 @@ class Types:
             align = 1
             size = unit.value(attrs, "byte_size", 0)
             packed = False
-            for _o, child, cattrs in unit.children(off):
-                if child.tag not in ("DW_TAG_member", "DW_TAG_inheritance"):
+            for _o, child_tag, cattrs in unit.members(off):
+                if "declaration" in cattrs or ("external" in cattrs and child_tag == "DW_TAG_member"):
                     continue
-                if "declaration" in cattrs or ("external" in cattrs and child.tag == "DW_TAG_member"):
-                    continue
-                if child.tag == "DW_TAG_inheritance" and unit.value(cattrs, "virtuality", 0):
+                if child_tag == "DW_TAG_inheritance" and unit.value(cattrs, "virtuality", 0):
                     continue
                 a = unit.value(cattrs, "alignment", 0) or self.align(unit.value(cattrs, "type"))
                 align = max(align, a)

@@ -7,11 +7,13 @@ abbreviation has only fixed-size forms, by that size, without building attribute
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from elftools.common.exceptions import DWARFError
 
 from extractor.structs.dwarf.abbrev import AGGREGATE, MEMBER, NAMED, OTHER, TYPEDEF, AbbrevTables
 from extractor.structs.dwarf.die import Unit
-from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, MEMBER_TAGS, uleb
+from extractor.structs.dwarf.forms import AGGREGATES, C_LANGS, uleb
 from extractor.structs.dwarf.layout import build_layout
 from extractor.structs.dwarf.raw import RawLayout
 from extractor.structs.dwarf.sections import Sections
@@ -20,11 +22,31 @@ from extractor.structs.dwarf.units import DW_UT_COMPILE, DW_UT_PARTIAL, DW_UT_TY
 
 class Seen:
     """Aggregates already seen in earlier units, so that a library's headers, repeated in every
-    unit, are laid out once."""
+    unit, are laid out once; and which declaring files the caller wants laid out."""
 
-    def __init__(self) -> None:
+    def __init__(self, decl_filter: Callable[[str], bool] | None = None) -> None:
         self.quick: set[tuple] = set()  # name, kind, size, line, subtree size
         self.identity: set[tuple] = set()  # C: abbreviation, name, size and line values, subtree size
+        # anonymous aggregates named by a typedef: the same, and the typedef's name
+        self.anonymous: set[tuple] = set()
+        self.decl_filter = decl_filter
+        # the caller's answer per declaring file: a probe object declares tens of thousands of
+        # aggregates in a few hundred files, and a probe's filter resolves each path on disk
+        self._wanted_files: dict[str, bool] = {}
+
+    def wanted(self, unit: Unit, attrs: dict) -> bool:
+        """Whether the aggregate with these attributes is declared in a file the caller wants
+        (always, without a ``decl_filter``)."""
+        if self.decl_filter is None:
+            return True
+        index = unit.value(attrs, "decl_file", None)
+        if index is None:
+            return False
+        name = unit.file_name(index)
+        answer = self._wanted_files.get(name)
+        if answer is None:
+            answer = self._wanted_files[name] = bool(self.decl_filter(name))
+        return answer
 
 
 class TypeUnits:
@@ -77,7 +99,7 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
     """Every aggregate worth a layout in every unit, merged across units and sorted."""
     type_units = TypeUnits(sections)
     seen: set[tuple] = set()  # full keys: name, size, line and every member's placement
-    seen_before = Seen()
+    seen_before = Seen(decl_filter)
     out: list[RawLayout] = []
     units = []
     for header in read_unit_headers(sections.data, sections.little):
@@ -90,27 +112,31 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
         first = prepare_unit(unit)
         if first is None:
             continue
-        candidates: list[tuple[int, str, str, list]] = []
+        candidates: list[tuple[int, str, str, list | None]] = []
         walk(unit, first, (), candidates, seen_before, None)
+        anonymous = unit.anonymous
+        named = [(offset, anonymous[offset], "", None) for offset in unit.typedef_names if offset in anonymous]
+        if named:  # in the order of the DIEs, as the walk met them: the first of equal layouts is kept
+            candidates += named
+            candidates.sort(key=_offset)
         for offset, kind, qualname, members in candidates:
             if members is None:  # an anonymous aggregate: kept only when a typedef names it
-                qualname = unit.typedef_names.get(offset, "")
-                if not qualname:
-                    continue
+                qualname = unit.typedef_names[offset]
+                identity = anonymous_identity(unit, offset, qualname)
+                if identity is not None and identity in seen_before.anonymous:
+                    continue  # its quick key (below) is in seen_before.quick: it was laid out
                 attrs = unit.die(offset)[1]
                 sibling = attrs.get("sibling")
                 quick = (qualname, kind, attrs["byte_size"], unit.value(attrs, "decl_line", 0),
                          sibling - offset if sibling is not None else -1)
+                if identity is not None:
+                    seen_before.anonymous.add(identity)
                 if sibling is not None and quick in seen_before.quick:
                     continue
                 seen_before.quick.add(quick)
-                members = [(o, child.tag, a) for o, child, a in unit.children(offset)
-                           if child.tag in MEMBER_TAGS]
-            if decl_filter is not None:
-                attrs = unit.die(offset)[1]
-                index = unit.value(attrs, "decl_file", None)
-                if index is None or not decl_filter(unit.file_name(index)):
-                    continue
+                members = unit.members(offset)
+            if not seen_before.wanted(unit, unit.die(offset)[1]):
+                continue
             layout = build_layout(unit, offset, kind, qualname, members, seen)
             if layout is not None:
                 out.append(layout)
@@ -120,8 +146,29 @@ def read_all(sections: Sections, decl_filter) -> tuple[RawLayout, ...]:
             unit.qualnames.clear()
             unit.typedef_names.clear()
             unit.memos.clear()
+            unit.member_lists.clear()
+            unit.anonymous.clear()
     out.sort(key=lambda r: (r.qualname, r.size, r.decl_file, r.decl_line))
     return tuple(out)
+
+
+def _offset(candidate: tuple) -> int:
+    return candidate[0]
+
+
+def anonymous_identity(unit: Unit, offset: int, name: str) -> tuple | None:
+    """What an anonymous aggregate is recognised by in later units, read without decoding it:
+    its abbreviation, the values it holds of :data:`.abbrev.IDENTITY` (size and line), the size
+    of its subtree and the typedef's name; None when its abbreviation does not give them.
+    Equal identities have equal quick keys (name, kind, size, line, subtree size)."""
+    data = unit.data
+    b = data[offset]
+    code, after = (b, offset + 1) if b < 0x80 else uleb(data, offset)
+    abbrev = unit.abbrevs[code]
+    if abbrev.identity is None or abbrev.sibling_at is None:
+        return None
+    sibling = abbrev.sibling.unpack_from(data, after + abbrev.sibling_at)[0] + unit.offset  # type: ignore[union-attr]
+    return (abbrev, abbrev.identity.unpack_from(data, after), sibling - offset, name)
 
 
 def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: Seen,
@@ -140,6 +187,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
     sections = unit.sections
     strings = sections.strings
     typedef_names = unit.typedef_names
+    anonymous = unit.anonymous
     end = unit.end
     start = pos - 1
     while True:
@@ -155,7 +203,26 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             code, after_code = uleb(data, pos)
         abbrev = abbrevs[code]
         family = abbrev.family
-        if family == OTHER or (family == MEMBER and members is None) or (family == NAMED and is_c):
+        identity = None
+        if family == AGGREGATE and is_c and abbrev.sibling_at is not None:
+            # tested first: most DIEs a C unit repeats are aggregates seen already. C scopes
+            # nothing inside an aggregate: what the walk needs of one already seen, or of one
+            # without a name, is in its abbreviation and a few fixed-size values
+            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base  # type: ignore[union-attr]
+            keys = abbrev.keys
+            if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
+                if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
+                    anonymous[start] = AGGREGATES[abbrev.tag]
+                pos = sibling
+                continue
+            if abbrev.identity is not None:
+                # the same name, size and line under the same abbreviation, with a subtree
+                # of the same size: a type seen already
+                identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
+                if identity in seen_identity:
+                    pos = sibling
+                    continue
+        elif family == OTHER or (family == MEMBER and members is None) or (family == NAMED and is_c):
             # nothing the walk reads (C spells base and enumeration types by their own name):
             # jump over it without building its attributes
             if abbrev.children:
@@ -169,14 +236,13 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             else:
                 pos = unit.skip(abbrev, after_code)[0]
             continue
-        if family == MEMBER:
+        elif family == MEMBER:
             abbrev, attrs, after = unit.decode(start)
             members.append((start, abbrev.tag, attrs))  # type: ignore[union-attr]
             pos = (attrs["sibling"] if "sibling" in attrs else
                    unit.skip_children(after)) if abbrev.children else after
             continue
-        tag = abbrev.tag
-        if family == TYPEDEF and is_c and abbrev.name_at is not None and abbrev.type_at is not None and \
+        elif family == TYPEDEF and is_c and abbrev.name_at is not None and abbrev.type_at is not None and \
                 not abbrev.children and "specification" not in abbrev.keys:
             # a C typedef: only what it names is remembered (an anonymous aggregate takes that
             # name), read from its name and type values alone
@@ -187,24 +253,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             pos = after_code + abbrev.size  # type: ignore[operator]
             continue
         # an aggregate, a typedef read in full, a namespace, or a named type in C++
-        identity = None
-        if is_c and abbrev.sibling_at is not None and family == AGGREGATE:
-            # C scopes nothing inside an aggregate: what the walk needs of one already seen,
-            # or of one without a name, is in its abbreviation and a few fixed-size values
-            sibling = abbrev.sibling.unpack_from(data, after_code + abbrev.sibling_at)[0] + base  # type: ignore[union-attr]
-            keys = abbrev.keys
-            if "name" not in keys:  # anonymous: kept after the walk if a typedef names it
-                if not in_aggregate and "declaration" not in keys and "byte_size" in keys:
-                    candidates.append((start, AGGREGATES[tag], "", None))
-                pos = sibling
-                continue
-            if abbrev.identity is not None:
-                # the same name, size and line under the same abbreviation, with a subtree
-                # of the same size: a type seen already
-                identity = (abbrev, abbrev.identity.unpack_from(data, after_code), sibling - start)
-                if identity in seen_identity:
-                    pos = sibling
-                    continue
+        tag = abbrev.tag
         abbrev, attrs, after = unit.decode(start)
         name = unit.value(attrs, "name", "")
         if tag == "DW_TAG_namespace":
@@ -233,7 +282,7 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             unit.typedef_names.setdefault(unit.value(attrs, "type"), unit.qualnames[start])
         if kind is not None and not name and not in_aggregate and \
                 "declaration" not in attrs and "byte_size" in attrs:
-            candidates.append((start, kind, "", None))  # named (or dropped) after the walk
+            anonymous[start] = kind  # a candidate if a typedef names it (after the walk)
         if kind is None or not abbrev.children:
             if kind is not None and name and "declaration" not in attrs and \
                     "byte_size" in attrs:
@@ -253,8 +302,10 @@ def walk(unit: Unit, pos: int, scope: tuple[str, ...], candidates: list, seen: S
             if sibling is None or quick not in seen_quick:
                 if sibling is not None:
                     seen_quick.add(quick)
-                collect = []
-                candidates.append((start, kind, qual, collect))
+                if seen.wanted(unit, attrs):  # else its members are jumped over
+                    collect = []
+                    unit.member_lists[start] = collect
+                    candidates.append((start, kind, qual, collect))
             if identity is not None and sibling is not None:
                 seen_identity.add(identity)  # its quick key is in seen_quick from now on
         if collect is None and is_c and "sibling" in attrs:
