@@ -59,10 +59,18 @@ class _Group(click.Group):
             sys.exit(1)
 
 
+def _version(ctx: click.Context, _param: click.Parameter, asked: bool) -> None:
+    """``--version``: the installed distribution's version, looked up only when asked (every other
+    command starts without importlib.metadata)."""
+    if asked and not ctx.resilient_parsing:
+        click.echo(f"archdiff {archdiff_version()}")
+        ctx.exit()
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--debug", is_flag=True, help="Show tracebacks instead of one-line errors.")
-@click.version_option(archdiff_version(), "--version", prog_name="archdiff", message="%(prog)s %(version)s",
-                      help="Print archdiff's version (a CI job pins and logs it) and exit.")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_version,
+              help="Print archdiff's version (a CI job pins and logs it) and exit.")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """archdiff: architecture evidence from source repositories, and side-by-side comparisons."""
