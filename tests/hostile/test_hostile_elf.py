@@ -27,6 +27,10 @@ struct Outer {
 };
 struct User { Outer outer; short s; };
 User user_;
+// functions with children (parameters, locals): the walk steps over them through their sibling
+// links; g++ emits them last and in reverse order, so the first of them has a sibling
+int twice(int x) { int y = x * 2; return y; }
+int thrice(int x) { return x * 3; }
 """
 
 
@@ -37,25 +41,27 @@ def _compile(tmp: Path, *flags: str) -> Path:
     return obj
 
 
-def _sibling_attribute_of(obj: Path, die_name: str) -> tuple[int, int]:
-    """(file offset of the DW_AT_sibling value of the DIE named ``die_name``, that DIE's CU-relative offset)."""
+def _sibling_attribute_of(obj: Path, *die_names: str) -> tuple[int, int]:
+    """(file offset of the DW_AT_sibling value of the first DIE named one of ``die_names``, that
+    DIE's CU-relative offset)."""
     with obj.open("rb") as fh:
         elf = ELFFile(fh)
         info = elf.get_section_by_name(".debug_info")
         for cu in elf.get_dwarf_info().iter_CUs():
             for die in cu.iter_DIEs():
                 name = die.attributes.get("DW_AT_name")
-                if name is not None and name.value == die_name.encode() and "DW_AT_sibling" in die.attributes:
+                if name is not None and name.value.decode() in die_names and "DW_AT_sibling" in die.attributes:
                     attr = die.attributes["DW_AT_sibling"]
                     assert attr.form == "DW_FORM_ref4"
                     return info["sh_offset"] + attr.offset, die.offset - cu.cu_offset
-    raise AssertionError(f"no DIE {die_name} with a sibling link")
+    raise AssertionError(f"no DIE named one of {die_names} with a sibling link")
 
 
 def looping_elf(tmp: Path) -> Path:
-    """Inner's sibling link points back at Inner itself: following it never ends."""
+    """The sibling link of a function (the reader steps over its parameters and locals through that
+    link) points back at the function itself: following it never ends."""
     obj = _compile(tmp)
-    at, own = _sibling_attribute_of(obj, "Inner")
+    at, own = _sibling_attribute_of(obj, "twice", "thrice")
     data = bytearray(obj.read_bytes())
     data[at:at + 4] = struct.pack("<I", own)
     obj.write_bytes(bytes(data))
