@@ -322,9 +322,13 @@ class _PoolMeter:
         self.sent = self.received = 0
 
     def install(self):
-        from extractor.run import executor
+        try:  # the pool the pipeline uses by default (extractor.run.workplace.HERE)
+            from extractor.run.workplace import LocalWorkplace as pool
+        except ImportError:  # --code of a tree from before the workplace
+            from extractor.run.executor import LocalExecutor as pool
 
-        original = executor.LocalExecutor.scan_files
+        self.pool = pool
+        original = pool.scan_files
         meter = self
 
         def scan_files(self, items, steps, jobs, progress=None):
@@ -338,13 +342,13 @@ class _PoolMeter:
                 meter.driver_cpu = driver_cpu + time.process_time() - cpu
                 yield result
 
-        executor.LocalExecutor.scan_files = scan_files
+        pool.scan_files = scan_files
         return original
 
 
 def _cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
     """One cold extraction (no facts, sources not unpacked) in a fresh copy of ``primed``."""
-    from extractor.run import executor, pipeline
+    from extractor.run import pipeline
 
     cache = Path(tempfile.mkdtemp(prefix="archdiff-profile-"))
     try:
@@ -367,7 +371,7 @@ def _cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
                 profiler.disable()
             clock.close()
         finally:
-            executor.LocalExecutor.scan_files = original
+            meter.pool.scan_files = original
             if old_build is not None:
                 pipeline.build_bundle = old_build
         total = time.perf_counter() - wall
