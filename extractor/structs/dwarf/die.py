@@ -209,15 +209,20 @@ class Unit:
                 return pos + 1
             code, after = (b, pos + 1) if b < 0x80 else uleb(data, pos)
             abbrev = abbrevs[code]
-            after, sibling = self.skip(abbrev, after)
-            if abbrev.children:
-                if sibling is None:
-                    after = self.skip_children(after)
-                elif sibling < after:
-                    raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{sibling:x}")
-                else:
-                    after = sibling
-            pos = after
+            pos = self._skipped(pos, abbrev, after)
+
+    def _skipped(self, pos: int, abbrev: Abbrev, after: int) -> int:
+        """Where the DIE at ``pos`` (of ``abbrev``, its attributes starting at ``after``) ends, read
+        without decoding: through its sibling link when it has one (never backwards), else over
+        its children."""
+        after, sibling = self.skip(abbrev, after)
+        if not abbrev.children:
+            return after
+        if sibling is None:
+            return self.skip_children(after)
+        if sibling < after:
+            raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{sibling:x}")
+        return sibling
 
     def _next_sibling(self, pos: int, attrs: dict, after: int) -> int:
         """Where the DIE at ``pos`` (with children, attributes ending at ``after``) ends.
@@ -286,14 +291,7 @@ class Unit:
                 if child.children:
                     after = self._next_sibling(pos, attrs, after)
             else:
-                after, sibling = self.skip(child, after)
-                if child.children:
-                    if sibling is None:
-                        after = self.skip_children(after)
-                    elif sibling < after:
-                        raise DWARFError(f"DW_AT_sibling of the DIE at 0x{pos:x} points back to 0x{sibling:x}")
-                    else:
-                        after = sibling
+                after = self._skipped(pos, child, after)
             pos = after
 
     def file_name(self, index: int) -> str:
