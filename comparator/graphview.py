@@ -25,7 +25,7 @@ from typing import Any
 
 from comparator.kind import SIDES
 from extractor.errors import UserInputError
-from extractor.evidence.index import build_index
+from extractor.evidence.index import index_of
 from extractor.evidence.query import shortest_paths
 from extractor.evidence.read import Evidence
 from extractor.layers.records import role_by_path
@@ -57,7 +57,7 @@ def highlight_path(evidence: Evidence, start: str, end: str, position: dict[str,
     """One shortest chain from ``start`` to ``end`` over :data:`HIGHLIGHT_EDGES`: ``chain`` rows
     [view position or -1, node id, edge kind ("" first), evidence path, line]; ``missing`` says why
     there is none (``resolved``: both ends are nodes of this graph)."""
-    index = build_index(evidence)
+    index = index_of(evidence)
     try:
         answer = shortest_paths(index, start, end, HIGHLIGHT_EDGES, max_paths=1)
     except UserInputError as err:

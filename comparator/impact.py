@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from comparator.records import ApiReach, ChainLink, ReachingApi
-from extractor.evidence.index import build_index
+from extractor.evidence.index import index_of
 from extractor.evidence.query import Reached, impact_seeds, public_python, python_nodes, reached_by
 from extractor.evidence.read import Evidence
 
@@ -27,7 +27,7 @@ def reaching_apis(evidence: Evidence, nodes: Iterable[str]) -> dict[str, ApiReac
     wanted = sorted(set(nodes))
     if not wanted:
         return {}
-    index = build_index(evidence)
+    index = index_of(evidence)
     position = {nid: i for i, nid in enumerate(index.ids)}
     out = {nid: ApiReach("", (), 0, (), unresolved=f"no node {nid} in the graph of {evidence.system.name}")
            for nid in wanted if nid not in position}

@@ -65,6 +65,21 @@ class GraphIndex(msgspec.Struct, frozen=True):
         return self.in_edges[self.in_start[node]:self.in_start[node + 1]]
 
 
+_RECENT: list[tuple[Evidence, GraphIndex]] = []  # the last two evidences indexed by index_of
+
+
+def index_of(evidence: Evidence) -> GraphIndex:
+    """:func:`build_index`, once per evidence for the last two asked about: a release diff asks for
+    both sides from each kind that names the API reaching a change (api, structs), and ``releases``
+    asks for each release as the new side, then as the old one."""
+    for seen, index in _RECENT:
+        if seen is evidence:
+            return index
+    index = build_index(evidence)
+    _RECENT[:] = [*_RECENT[-1:], (evidence, index)]
+    return index
+
+
 def build_index(evidence: Evidence) -> GraphIndex:
     from extractor.layers.records import LAYERS, role_by_path
 
