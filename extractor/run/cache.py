@@ -12,11 +12,15 @@ import hashlib
 import json
 import logging
 import sqlite3
+import sys
 import tempfile
 import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from extractor.model import Step
 
 log = logging.getLogger("archdiff")
 BUSY_TIMEOUT = 30.0  # seconds to wait for another run's write before giving the cache up
@@ -24,17 +28,37 @@ BUSY_TIMEOUT = 30.0  # seconds to wait for another run's write before giving the
 _SCHEMA = "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
 
 
-def code_fingerprint(step_versions: Iterable[tuple[str, str]]) -> str:
-    """Hash of the scanners' declared versions and of the extractor package's own source files."""
+def code_fingerprint(steps: Iterable[Step[Any]]) -> str:
+    """Hash of the scanners' declared versions, of the extractor package's own source files, and of
+    the source of any module outside the package that defines a step's ``extract`` or scanners (a
+    library caller's own kind: changing its code must not serve facts or a bundle it computed before)."""
+    steps = list(steps)
     h = hashlib.sha256()
-    for name, version in sorted(step_versions):
+    for name, version in sorted((s.name, s.version) for s in steps):
         h.update(f"{name}={version};".encode())
     package = Path(__file__).resolve().parent.parent  # the whole extractor package, not this folder
     for path in sorted(package.rglob("*")):
         if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:
             h.update(path.relative_to(package).as_posix().encode())
             h.update(path.read_bytes())
+    for path in sorted(_outside_sources(steps, package)):
+        h.update(path.as_posix().encode())
+        h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def _outside_sources(steps: list[Step[Any]], package: Path) -> set[Path]:
+    """The source files, outside ``package``, of the modules that define the steps' functions."""
+    found: set[Path] = set()
+    for step in steps:
+        for function in (step.extract, *step.scanners.values()):
+            module = sys.modules.get(getattr(function, "__module__", "") or "")
+            source = getattr(module, "__file__", None)
+            if source and source.endswith(".py"):
+                path = Path(source).resolve()
+                if not path.is_relative_to(package):
+                    found.add(path)
+    return found
 
 
 def _file_system_reason(directory: Path) -> str:

@@ -292,7 +292,7 @@ def _read(entries, steps: Sequence[Step], progress: Progress | None = None, unpa
           ) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
     """Read every file and compute its cache key (content hash, language, scanner fingerprint);
     the files of a tree still being written, from memory."""
-    fingerprint = code_fingerprint((s.name, s.version) for s in steps)
+    fingerprint = code_fingerprint(steps)
     diagnostics: list[Diagnostic] = []
     blobs: list[tuple[Any, Any, bytes, str]] = []
     for i, (source, entry) in enumerate(entries, 1):

@@ -283,7 +283,7 @@ class _TaskSide:
         from extractor.run.cache import code_fingerprint
         from extractor.run.pipeline import fact_key
 
-        fingerprint = code_fingerprint((s.name, s.version) for s in steps)
+        fingerprint = code_fingerprint(steps)
         keys = [fact_key(data, language, fingerprint) for language, data in items]
         results: dict[int, bytes] = {}
         mine = [i for i, key in enumerate(keys) if key not in self._pending]
