@@ -1,7 +1,7 @@
 """fork_map: results in input order whoever computed them; the driver computes what a child could
 not (no fork, fork refused, a child that dies, raises or sends what does not unpickle), a task's
-exception included; no child outlives the call. And its users: the bundle's bytes are the same
-computed in children as in one process."""
+exception included; no child outlives the call. And its users: the bundle's bytes and the layers'
+roles are the same computed in children as in one process."""
 
 from __future__ import annotations
 
@@ -10,12 +10,16 @@ import os
 import signal
 
 import pytest
+from handmade_context import build_context
 
+from extractor.concepts import extract_concepts
 from extractor.evidence.write import encode_bundle
+from extractor.layers import extract_layers
 from extractor.model import Edge, EdgeKind, Node, NodeKind, Parameter, ParamKind
 from extractor.support import forkmap
 from extractor.support.forkmap import fork_map, spans
 from tests.test_bundle_encoder import _context
+from tests.test_layers_fixture import FIXTURE
 
 DRIVER = os.getpid()
 
@@ -166,3 +170,17 @@ def test_bundle_bytes_from_children_are_the_one_process_bytes(forks):
     ctx.options = dataclasses.replace(ctx.options, jobs=3)
     assert encode_bundle(ctx, steps, []).data == one
     assert len(forks) == 3
+
+
+def test_layer_roles_from_children_are_the_one_process_roles(forks):
+    def layers(jobs: int):
+        ctx = build_context({"": FIXTURE})
+        ctx.options = dataclasses.replace(ctx.options, jobs=jobs)
+        ctx.results["concepts"] = extract_concepts(ctx)
+        return extract_layers(ctx).records
+
+    one = layers(1)
+    assert forks == []
+    assert layers(2) == one
+    assert len(forks) == 2
+    assert sum(len(layer.modules) for layer in one) >= 10  # every module of the fixture, in some layer
