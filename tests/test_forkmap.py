@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+import sys
 
 import pytest
 from handmade_context import build_context
@@ -140,6 +141,17 @@ def test_a_task_that_raises_raises_in_the_driver(forks):
     with pytest.raises(ValueError, match="task 4 is bad"):
         fork_map(work, list(range(6)), 2)
     assert _reaped(forks)
+
+
+def test_what_a_child_prints_goes_to_streams_of_its_own(capfd, forks):
+    def noisy(task: int) -> int:
+        print(f"noise from {os.getpid()}", file=sys.stderr, flush=True)
+        print(f"noise from {os.getpid()}", flush=True)
+        return task
+
+    assert fork_map(noisy, list(range(4)), 2) == list(range(4))
+    out, err = capfd.readouterr()
+    assert len(forks) == 2 and "noise" not in out + err
 
 
 def test_an_interrupted_driver_kills_and_reaps_its_children(monkeypatch, forks):

@@ -19,14 +19,17 @@ platform has no ``fork``, and for the share of any child that fails (fork refuse
 raised, wrote something that does not unpickle): a task that raises therefore raises in the
 driver as it would with ``jobs=1``, with its own traceback.
 
-Threads alive at fork time (the progress line's redraw thread on a terminal; the struct probes'
-compiler threads are joined before their step returns) are not copied into the child, and the locks
-they held stay held there. A child therefore only computes: it never draws, logs, prints or writes
-a file, it leaves with ``os._exit`` (no atexit handler, no flush of buffers it shares with the
-parent, no finaliser of the driver's sqlite connection), and ``work`` must be plain computation on
-what the driver holds (no locks, no I/O). A child ignores Ctrl-C (the driver kills its children
-and raises) and dies with the driver (``PR_SET_PDEATHSIG``). Its cyclic garbage collector is off:
-a collection writes to every tracked object and would copy the driver's whole heap.
+Threads alive at fork time (the progress line's redraw thread on a terminal; a Ray worker's own
+threads when Ray runs the extraction; the struct probes' compiler threads are joined before their
+step returns) are not copied into the child, and the locks they held stay held there. A child
+therefore only computes: it never draws, logs or writes a file; its ``sys.stdout`` and
+``sys.stderr`` are its own (``/dev/null``: a warning cannot wait on the lock of a stream the
+progress thread was writing to); it leaves with ``os._exit`` (no atexit handler, no flush of
+buffers it shares with the driver, no finaliser of the driver's sqlite connection); and ``work``
+must be plain computation on what the driver holds (no locks, no I/O). A child ignores Ctrl-C
+(the driver kills its children and raises) and dies with the driver (``PR_SET_PDEATHSIG``). Its
+cyclic garbage collector is off: a collection writes to every tracked object and would copy the
+driver's whole heap.
 
 Accounting: a child's CPU is the driver's children's CPU (``RUSAGE_CHILDREN``, once reaped before
 :func:`fork_map` returns), so the run log counts it as workers' time of the phase; the driver's
@@ -41,6 +44,7 @@ import mmap
 import os
 import pickle
 import signal
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -128,6 +132,9 @@ def _serve(work: Callable[[T], R], tasks: Sequence[T], fd: int) -> None:
         gc.disable()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         die_with_parent()
+        # The progress thread may have held the lock of the driver's stderr at the fork, held in
+        # this copy forever: a warning the work raises goes to streams of the child's own.
+        sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (left to os._exit)
         with open(fd, "wb", closefd=False) as out:
             pickle.dump(run_here(work, tasks), out, protocol=pickle.HIGHEST_PROTOCOL)
         code = 0
