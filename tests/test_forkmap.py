@@ -67,11 +67,10 @@ def forks(monkeypatch) -> list[int]:
     return started
 
 
-@pytest.mark.parametrize("jobs, tasks", [(2, 2), (3, 10), (4, 3), (2, 7)])
-def test_results_come_in_input_order_from_min_jobs_tasks_children(jobs, tasks, forks):
+@pytest.mark.parametrize("jobs, tasks, children", [(2, 2, 2), (3, 10, 3), (4, 3, 3), (2, 7, 2), (16, 10, 4)])
+def test_results_come_in_input_order_from_at_most_four_children(jobs, tasks, children, forks):
     results = fork_map(_where, list(range(tasks)), jobs)
     assert [value for value, _pid in results] == [t * t for t in range(tasks)]
-    children = min(jobs, tasks)
     assert sorted({pid for _value, pid in results}) == sorted(forks) and len(forks) == children
     # child k took tasks k, k + n, ...
     assert all(results[t][1] == forks[t % children] for t in range(tasks))
