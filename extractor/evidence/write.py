@@ -32,6 +32,7 @@ from extractor.context import Context
 from extractor.graphparts import graph_parts
 from extractor.evidence.schema import SCHEMA_VERSION, record_kinds
 from extractor.model import Diagnostic, Edge, Node, Step, edge_json, node_fields, node_json, to_jsonable
+from extractor.support.forkmap import fork_map, spans
 from extractor.support.storage import write_atomic
 
 
@@ -107,14 +108,30 @@ def encode_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Dia
     summary, without the bundle as a dict."""
     parts = _assemble(ctx, steps, diagnostics)
     head = parts.head
-    head["graph"]["nodes"] = _Lines(_encode_items(map(node_fields, parts.nodes)), bool(parts.nodes))
-    head["graph"]["edges"] = _Lines(_encode_items(parts.edges), bool(parts.edges))
+    head["graph"]["nodes"], head["graph"]["edges"] = _encode_graph(parts, ctx.options.jobs)
     chunks: list[bytes | bytearray] = []
     _write(head, 0, chunks)
     chunks.append(b"\n")
     summary = {"nodes": len(parts.nodes), "edges": len(parts.edges), "files": sum(head["stats"]["files"].values()),
                "diagnostics": head["diagnostics"]}
     return EncodedBundle(b"".join(chunks), summary)
+
+
+def _encode_graph(parts: _Parts, jobs: int) -> tuple[_Lines, _Lines]:
+    """The nodes' lines and the edges' lines, encoded by spans in ``jobs`` forked children
+    (extractor.support.forkmap) that inherit the sorted graph: the items of a span are encoded as
+    in one process and the spans written in order, joined as ``_encode_items`` joins items, so the
+    bytes are the same for any ``jobs``. Only bytes come back (49 MB on vLLM: a copy, no decode)."""
+    node_spans, edge_spans = spans(len(parts.nodes), jobs), spans(len(parts.edges), jobs)
+
+    def encode(task: tuple[bool, range]) -> bytearray:
+        is_node, span = task
+        if is_node:
+            return _encode_items(map(node_fields, parts.nodes[span.start:span.stop]))
+        return _encode_items(parts.edges[span.start:span.stop])
+
+    encoded = fork_map(encode, [(True, span) for span in node_spans] + [(False, span) for span in edge_spans], jobs)
+    return _Lines(encoded[:len(node_spans)]), _Lines(encoded[len(node_spans):])
 
 
 def _record_key(record: Any) -> tuple:
@@ -149,10 +166,10 @@ def _dump(value: Any, depth: int) -> str:
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Lines:
-    """A list whose items are encoded already: their bytes, joined by ",\\n"."""
+    """A list whose items are encoded already: in parts, each its items' bytes joined by
+    ",\\n" (none for an empty list)."""
 
-    body: bytearray
-    any: bool
+    parts: list[bytearray]
 
 
 def _encode_items(items: Iterable[Any]) -> bytearray:
@@ -168,8 +185,11 @@ def _encode_items(items: Iterable[Any]) -> bytearray:
 def _write(value: Any, depth: int, out: list[bytes | bytearray]) -> None:
     """:func:`_dump`, into ``out`` as UTF-8 chunks, with lists of :class:`_Lines` taken as they are."""
     if isinstance(value, _Lines):
-        if value.any:  # at depth 2 a list is one item per line, an empty one "[]": as _dump writes them
-            out += (b"[\n", value.body, b"\n]")
+        if value.parts:  # at depth 2 a list is one item per line, an empty one "[]": as _dump writes them
+            out.append(b"[\n")
+            for i, part in enumerate(value.parts):
+                out += (b",\n", part) if i else (part,)
+            out.append(b"\n]")
         else:
             out.append(b"[]")
         return

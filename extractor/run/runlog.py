@@ -7,7 +7,8 @@ serial part caps a 40 s run at 2.5x on sixteen cores, whatever the pool.
 
 Per phase, three clocks: ``wall_s`` (the phase's elapsed time), ``cpu_s`` (this process's CPU,
 all its threads) and ``workers_cpu_s`` (CPU of child processes that ended during the phase: the
-scan's workers once the pool is closed, the struct probes' compilers). The keys are documented in
+scan's workers once the pool is closed, the struct probes' compilers, the children that
+extractor.support.forkmap forks for the layers and the bundle). The keys are documented in
 ``docs/performance.md``; timings never enter ``evidence.json``.
 """
 

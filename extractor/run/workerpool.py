@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import ctypes
 import dataclasses
 import faulthandler
 import gc
@@ -32,6 +31,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from extractor.errors import ArchdiffError
+from extractor.support.forkmap import die_with_parent
 
 _POLL_SECONDS = 0.5
 _MAX_IDLE_DEATHS = 3  # workers dying before taking any item: the pool itself is broken
@@ -171,7 +171,7 @@ def _serve(conn, work, init, initargs, memory_bytes, parent_ends) -> None:
     for other in parent_ends:
         with contextlib.suppress(OSError):
             other.close()
-    _die_with_parent()
+    die_with_parent()
     # forked from a driver that turns the cyclic collector off for a run (extractor.run.pipeline):
     # a worker parses thousands of files, so it collects its cycles as any process would
     gc.enable()
@@ -203,16 +203,6 @@ def _serve(conn, work, init, initargs, memory_bytes, parent_ends) -> None:
             return
         except Exception as err:  # noqa: BLE001 (a result that does not pickle)
             conn.send((index, False, f"{type(err).__name__}: {err}"))
-
-
-def _die_with_parent() -> None:
-    """Linux: SIGKILL this worker when the parent dies, even in the middle of a parse that would
-    never end (the end-of-file above only reaches a worker that reads)."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
 
 
 def _cap_address_space(extra: int) -> None:
