@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
+from typing import Any
 
 from extractor.context import SourceFile
 from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
@@ -39,10 +40,14 @@ class PyGraph:
     """The Python graph while it is built: nodes, edges, outside names, members, diagnostics, stats."""
 
     nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
-    # ``contains`` edges apart from the others: four passes read only them (containers, members by name)
-    contains: set[Edge] = dataclasses.field(default_factory=set)
-    edges: set[Edge] = dataclasses.field(default_factory=set)  # every other kind
+    # ``contains`` edges apart from the others: four passes read only them (containers, members by name).
+    # Lists, repeats and all: the output keeps one edge per key (graph._first_sites), and an Edge in
+    # a set is hashed through its dataclass and its enum's Python ``__hash__`` (110,000 on vLLM).
+    contains: list[Edge] = dataclasses.field(default_factory=list)
+    edges: list[Edge] = dataclasses.field(default_factory=list)  # every other kind
     external: dict[str, Node] = dataclasses.field(default_factory=dict)
+    # a re-export node -> what it names (its ``aliases`` edge), for the API rules without a pass over the edges
+    reexported: dict[str, str] = dataclasses.field(default_factory=dict)
     members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
     diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
     stats: Counter[str] = dataclasses.field(default_factory=Counter)
@@ -52,6 +57,14 @@ class PyGraph:
         if nid not in self.nodes and nid not in self.external:
             self.external[nid] = Node(nid, NodeKind.EXTERNAL, dotted.rsplit(".", 1)[-1], dotted, "python")
         return nid
+
+
+def amend(node: Node, field: str, value: Any) -> None:
+    """Change a field of a node this step built and has not handed out yet (nothing holds it in a
+    set or as a key, where its hash would change): one slot set in place, where
+    ``dataclasses.replace`` builds all twenty again through the frozen ``__init__`` (45,000 nodes
+    on vLLM: the copies were a tenth of the step)."""
+    object.__setattr__(node, field, value)
 
 
 def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
@@ -136,8 +149,9 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
         signature = signatures.display(d.params, returns) if kind != "class" else ""
         if "overload" in tags:
             overloads[nid].append(Signature(params, returns, file.path, line))
-            stubs.setdefault(nid, _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, signature, params,
-                                        returns, decorators))
+            if nid not in stubs:
+                stubs[nid] = _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, signature, params,
+                                   returns, decorators)
             continue
         if nid in out.nodes and any(d in (f"{short}.setter", f"{short}.deleter") for d in decorators):
             continue  # a property's accessor: part of the property
@@ -147,7 +161,7 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
         if nid in out.nodes:
             old = out.nodes[nid]
             if cond or conditional[nid]:
-                out.nodes[nid] = dataclasses.replace(old, sites=(*old.sites, Location(file.path, line)))
+                amend(old, "sites", (*old.sites, Location(file.path, line)))
                 continue
             # A later unconditional definition rebinds the name: the earlier one's members go with it.
             prefix = nid + "."
@@ -159,7 +173,7 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
             for names in out.members.values():
                 for key in [key for key, value in names.items() if value in gone]:
                     del names[key]
-            node = dataclasses.replace(node, sites=(*old.sites, Location(old.path, old.line)))
+            amend(node, "sites", (*old.sites, Location(old.path, old.line)))
         conditional[nid] = cond
         out.nodes[nid] = node
         parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
@@ -175,7 +189,7 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
             parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
             out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, stubs[nid].line))
             out.members[parent][stubs[nid].name] = nid
-        out.nodes[nid] = dataclasses.replace(out.nodes[nid], overloads=tuple(variants))
+        amend(out.nodes[nid], "overloads", tuple(variants))
     return out
 
 
@@ -214,7 +228,7 @@ def place_attributes(module: str, file: SourceFile, facts: PythonFacts, defs: Mo
         if existing is not None:
             if existing.kind is NodeKind.ATTRIBUTE and annotation and not existing.annotation \
                     and existing.value_kind != "property":
-                defs.nodes[nid] = dataclasses.replace(existing, annotation=annotation)
+                amend(existing, "annotation", annotation)
             continue
         qualname = f"{module}.{scope}.{name}" if scope else f"{module}.{name}"
         node = Node(nid, NodeKind.ATTRIBUTE, name, qualname, "python", file.path, line,

@@ -3,12 +3,11 @@ and the symbols it imports under their own names (rules: extractor.python.api, d
 
 from __future__ import annotations
 
-import dataclasses
 from collections import defaultdict
 
 from extractor import naming
 from extractor.model import Binding, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
-from extractor.python.defs import PyGraph
+from extractor.python.defs import PyGraph, amend
 from extractor.python.resolve import PyModule, Resolver, resolve_text
 
 
@@ -69,8 +68,9 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
             line = lines.get(export, 0)
             g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, line,
                                 tags=("re-export",), value_kind="re-export")
-            g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
-            g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
+            g.contains.append(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
+            g.edges.append(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
+            g.reexported[nid] = target
             g.stats["reexports"] += 1
 
 
@@ -128,8 +128,9 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                     continue
                 g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
                                     tags=("re-export", "star"), value_kind="re-export")
-                g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
-                g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
+                g.contains.append(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
+                g.edges.append(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
+                g.reexported[nid] = target
                 children[mid][export] = nid
                 g.stats["reexports"] += 1
 
@@ -150,7 +151,7 @@ def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
             found = resolver.absolute(binding[1])
             if found[0] == "node" and g.nodes[found[1]].kind is not NodeKind.MODULE \
                     and g.nodes[found[1]].name == imported:
-                g.edges.add(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
+                g.edges.append(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
                 g.stats["imported_names"] += 1
 
 
@@ -192,7 +193,7 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
             if binding.name not in children[mid]:
                 first.setdefault(binding.name, binding)
         if first:
-            g.nodes[mid] = dataclasses.replace(g.nodes[mid], bound=tuple(sorted(first.values())))
+            amend(g.nodes[mid], "bound", tuple(sorted(first.values())))
 
 
 def _import_target(resolver: Resolver, module: PyModule, name: str) -> str:

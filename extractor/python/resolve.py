@@ -19,6 +19,7 @@ from extractor.model import Node, NodeKind
 from extractor.python.facts import PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
+_SELF_HEADS = frozenset({"self", "cls", "super()"})  # a call on these resolves in the enclosing class
 
 
 @dataclasses.dataclass(slots=True)
@@ -266,6 +267,19 @@ class ModuleLookup:
         found = self._module_level[head] = lookup(self.resolver, self.module, "", head)
         return found
 
+    def call_key(self, scope: str, callee: str) -> tuple[str, str]:
+        """What resolving a call of ``callee`` in ``scope`` depends on, with the callee: for
+        ``self.``/``cls.``/``super().`` only the enclosing class (none: ""); for a head no scope
+        binds locally, outside a class body, only the module (scope ""); else the scope itself.
+        Equal keys resolve equally (vLLM: 115,138 calls, 82,166 distinct per scope, 56,941 per
+        module)."""
+        head = callee.partition(".")[0]
+        if head in _SELF_HEADS:
+            return (self.enclosing_class(scope) or "", callee)
+        if head in self.local_names or (scope and self._is_class_body(scope)):
+            return (scope, callee)
+        return ("", callee)
+
     def enclosing_class(self, scope: str) -> str | None:
         if scope not in self._classes:
             self._classes[scope] = enclosing_class(self.module, scope, self.resolver.nodes)
@@ -282,7 +296,7 @@ def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: s
     """What a call of ``callee`` (dotted as written) in ``scope`` runs."""
     head, _, rest = callee.partition(".")
     parts = rest.split(".") if rest else []
-    if head in ("self", "cls", "super()"):
+    if head in _SELF_HEADS:
         cls = module.enclosing_class(scope)
         if cls is not None and not parts and head == "cls":
             return ("node", cls)  # cls(...) in a classmethod builds the class
