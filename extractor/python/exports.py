@@ -3,6 +3,7 @@ and the symbols it imports under their own names (rules: extractor.python.api, d
 
 from __future__ import annotations
 
+import operator
 from collections import defaultdict
 
 from extractor import naming
@@ -175,6 +176,7 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
 
     for name, module in sorted(modules.items()):
         mid = naming.py_id(name)
+        own = children[mid]  # names with a node of their own: left out before any Binding is built
         package = naming.package_of(name, module.is_package)
         found: list[Binding] = []
         for imp in module.facts.imports:
@@ -183,17 +185,21 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
             if imp.name == "*":
                 source = naming.resolve_relative(package, imp.module, imp.level)
                 if source in modules:
-                    found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))]
+                    found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))
+                              if k not in own]
             else:
                 bound = imp.asname or imp.name or imp.module.split(".")[0]
-                found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
-        found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings]
+                if bound not in own:
+                    found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
+        found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings if b.name not in own]
         first: dict[str, Binding] = {}
-        for binding in sorted(found, key=lambda b: b.line):
-            if binding.name not in children[mid]:
-                first.setdefault(binding.name, binding)
+        for binding in sorted(found, key=_line):
+            first.setdefault(binding.name, binding)
         if first:
             amend(g.nodes[mid], "bound", tuple(sorted(first.values())))
+
+
+_line = operator.attrgetter("line")
 
 
 def _import_target(resolver: Resolver, module: PyModule, name: str) -> str:

@@ -377,7 +377,8 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
                   call_sites: list[CallSite]) -> Contribution:
     every = {**g.external, **g.nodes}
     stats = g.stats
-    stats.update({f"nodes_{k}": v for k, v in Counter(n.kind.value for n in g.nodes.values()).items()})
+    # ``_value_``, not ``.value`` (a Python-level property) nor the member (a Python-level ``__hash__``)
+    stats.update({f"nodes_{k}": v for k, v in Counter(n.kind._value_ for n in g.nodes.values()).items()})
     stats["modules"] = len(modules)
     stats["fallback_modules"] = sum(1 for m in modules.values() if m.facts.fallback)
     for f, facts in scanned:

@@ -255,12 +255,17 @@ class ModuleLookup:
             {d.qualname.rpartition(".")[2] for d in module.facts.defs if "<locals>" in d.qualname}
             | {name for bound in module.local_bindings.values() for name in bound}
             | {name for typed in module.local_types.values() for name in typed})
+        # the class bodies among the module's scopes (a class a later def replaced is not one)
+        nodes = resolver.nodes
+        self.class_bodies = frozenset(
+            d.qualname for d in module.facts.defs
+            if d.kind == "class" and (node := nodes.get(f"py:{module.name}.{d.qualname}")) is not None
+            and node.kind is NodeKind.CLASS)
         self._module_level: dict[str, tuple[str, str] | None] = {}
-        self._class_body: dict[str, bool] = {}
         self._classes: dict[str, str | None] = {}
 
     def lookup(self, scope: str, head: str) -> tuple[str, str] | None:
-        if head in self.local_names or (scope and self._is_class_body(scope)):
+        if head in self.local_names or scope in self.class_bodies:
             return lookup(self.resolver, self.module, scope, head)
         if head in self._module_level:
             return self._module_level[head]
@@ -276,7 +281,7 @@ class ModuleLookup:
         head = callee.partition(".")[0]
         if head in _SELF_HEADS:
             return (self.enclosing_class(scope) or "", callee)
-        if head in self.local_names or (scope and self._is_class_body(scope)):
+        if head in self.local_names or scope in self.class_bodies:
             return (scope, callee)
         return ("", callee)
 
@@ -284,12 +289,6 @@ class ModuleLookup:
         if scope not in self._classes:
             self._classes[scope] = enclosing_class(self.module, scope, self.resolver.nodes)
         return self._classes[scope]
-
-    def _is_class_body(self, scope: str) -> bool:
-        if scope not in self._class_body:
-            node = self.resolver.nodes.get(f"py:{self.module.name}.{scope}")
-            self._class_body[scope] = node is not None and node.kind is NodeKind.CLASS
-        return self._class_body[scope]
 
 
 def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
