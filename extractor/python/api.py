@@ -38,7 +38,8 @@ RULES_FILE = Path(__file__).with_name("api.yaml")
 _SCHEMA = {"version": int, "apart_dirs": [str], "apart_files": [Regex]}
 PUBLIC, PRIVATE = "public: ", "private: "
 REEXPORTED = PUBLIC + "re-exported as "  # public only because a public re-export names it
-_LOCAL_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+# a tuple: ``in`` compares members by identity, where a set hashes them through Enum's Python-level __hash__
+_LOCAL_KINDS = (NodeKind.FUNCTION, NodeKind.METHOD)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

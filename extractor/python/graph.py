@@ -409,7 +409,7 @@ def _first_sites(edges: Iterable[Edge], every: dict[str, Node]) -> list[Edge]:
             first[key] = edge
     if any(key.count("\0") != 2 for key in first):
         return unique_sorted_edges([first.values()])
-    return [first[key] for key in sorted(first)]
+    return list(map(first.__getitem__, sorted(first)))
 
 
 def _call_site_order(site: CallSite) -> tuple[str, str, str, int]:
