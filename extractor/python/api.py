@@ -38,7 +38,8 @@ RULES_FILE = Path(__file__).with_name("api.yaml")
 _SCHEMA = {"version": int, "apart_dirs": [str], "apart_files": [Regex]}
 PUBLIC, PRIVATE = "public: ", "private: "
 REEXPORTED = PUBLIC + "re-exported as "  # public only because a public re-export names it
-# a tuple: ``in`` compares members by identity, where a set hashes them through Enum's Python-level __hash__
+# a tuple: ``in`` meets the member by identity; a set hashes it first, through the enum type's generic slot
+# (four times slower per test here, for each of 45,000 nodes)
 _LOCAL_KINDS = (NodeKind.FUNCTION, NodeKind.METHOD)
 
 

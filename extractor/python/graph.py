@@ -377,7 +377,7 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
                   call_sites: list[CallSite]) -> Contribution:
     every = {**g.external, **g.nodes}
     stats = g.stats
-    # ``_value_``, not ``.value`` (a Python-level property) nor the member (a Python-level ``__hash__``)
+    # ``_value_`` (a plain attribute), not ``.value`` (a Python-level property of Enum)
     stats.update({f"nodes_{k}": v for k, v in Counter(n.kind._value_ for n in g.nodes.values()).items()})
     stats["modules"] = len(modules)
     stats["fallback_modules"] = sum(1 for m in modules.values() if m.facts.fallback)
