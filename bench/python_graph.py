@@ -22,11 +22,43 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from extractor.context import Context, ExtractOptions
 from extractor.model import Contribution
 from extractor.python.graph import STEP, extract_python_graph
 from extractor.run.pipeline import extract_system
+from extractor.run.workplace import LocalWorkplace
+
+
+class _FactsWithoutMemo:
+    """The fact store, less the whole-bundle memo (its bytes and JSON entries): a second call
+    would otherwise take the bundle from it and run no step."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def get_bytes(self, key: str) -> None:
+        return None
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        pass
+
+    def get_json(self, key: str) -> None:
+        return None
+
+    def put_json(self, key: str, value: Any) -> None:
+        pass
+
+
+class _EveryRun(LocalWorkplace):
+    """This machine's pool and fact cache, every step run each time."""
+
+    def open_store(self, cache_dir: Path) -> Any:
+        return _FactsWithoutMemo(super().open_store(cache_dir))
 
 
 def python_context(source: str, cache_dir: Path, jobs: int) -> Context:
@@ -38,7 +70,7 @@ def python_context(source: str, cache_dir: Path, jobs: int) -> Context:
         return STEP.extract(ctx)
 
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, probe_structs=False)
-    extract_system([source], options=options, steps=[dataclasses.replace(STEP, extract=capture)])
+    extract_system([source], options=options, steps=[dataclasses.replace(STEP, extract=capture)], executor=_EveryRun())
     return captured[0]
 
 

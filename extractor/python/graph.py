@@ -303,10 +303,12 @@ class ModuleCalls:
 
 
 def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
-    """Resolve one module's calls once its bindings are final: reads the shared resolver and
-    indexes, writes nothing shared. Calls with the same :meth:`ModuleLookup.call_key` resolve
-    the same way: one resolution each (``self.x(...)`` called ten times in a class; ``torch.cat``
-    from every function of a module)."""
+    """Resolve one module's calls once its bindings are final. Reads the shared resolver and
+    indexes and writes only the resolver's memos; returns plain tuples (a process map can split
+    the modules; check the output, as the memo's guard against import cycles answers by the order
+    names are first asked). Calls with the same :meth:`ModuleLookup.call_key` resolve the same
+    way: one resolution each (``self.x(...)`` called ten times in a class; ``torch.cat`` from
+    every function of a module)."""
     mid = naming.py_id(module.name)
     scopes = ModuleLookup(resolver, module)
     resolved: dict[tuple[str, str], tuple[str, str] | None] = {}
