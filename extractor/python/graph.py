@@ -95,7 +95,7 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
         if parent in modules:
             g.members[naming.py_id(parent)].setdefault(name.rpartition(".")[2], naming.py_id(name))
             g.contains.append(Edge(naming.py_id(parent), naming.py_id(name), EdgeKind.CONTAINS,
-                                modules[name].file.path, 0))
+                                   modules[name].file.path, 0))
     for module in modules.values():
         module.namespace.update({k: ("node", v) for k, v in g.members[naming.py_id(module.name)].items()
                                  if g.nodes[v].kind is not NodeKind.MODULE})
