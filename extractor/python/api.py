@@ -38,7 +38,9 @@ RULES_FILE = Path(__file__).with_name("api.yaml")
 _SCHEMA = {"version": int, "apart_dirs": [str], "apart_files": [Regex]}
 PUBLIC, PRIVATE = "public: ", "private: "
 REEXPORTED = PUBLIC + "re-exported as "  # public only because a public re-export names it
-_LOCAL_KINDS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
+# a tuple: ``in`` meets the member by identity; a set hashes it first, through the enum type's generic slot
+# (four times slower per test here, for each of 45,000 nodes)
+_LOCAL_KINDS = (NodeKind.FUNCTION, NodeKind.METHOD)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -118,13 +120,11 @@ def api_reasons(nodes: Mapping[str, Node], parents: Mapping[str, str], modules: 
 
 
 def _parents_first(nodes: Mapping[str, Node], parents: Mapping[str, str]) -> list[str]:
-    """The node ids with each node's container before it (a reason reads its parent's). Sorted ids
-    are that order when every container's id is a prefix of its members' (as naming makes them);
-    otherwise, by depth in the containment tree."""
-    order = sorted(nodes)
-    position = {nid: i for i, nid in enumerate(order)}
-    if all(position.get(parents.get(nid, ""), -1) < i for i, nid in enumerate(order)):
-        return order
+    """The node ids with each node's container before it (a reason reads its parent's; any such
+    order gives the same reasons). Sorted ids are one when every container's id is a prefix of its
+    members' (as naming makes them); otherwise, by depth in the containment tree."""
+    if all(map(str.startswith, parents, parents.values())):  # in C: no position per id
+        return sorted(nodes)
     depth: dict[str, int] = {}
 
     def depth_of(nid: str) -> int:
@@ -139,6 +139,13 @@ def _parents_first(nodes: Mapping[str, Node], parents: Mapping[str, str]) -> lis
         return depth[nid]
 
     return sorted(nodes, key=lambda nid: (depth_of(nid), nid))
+
+
+# The reasons that name nothing of the node's own, built once rather than per node (45,000 on vLLM).
+_OUTSIDE, _LOCAL = f"{PRIVATE}outside any module", f"{PRIVATE}local to a function"
+_SPECIAL, _CLASS_PRIVATE = f"{PUBLIC}special member", f"{PRIVATE}class-private name"
+_UNDERSCORE, _MEMBER = f"{PRIVATE}underscore name", f"{PUBLIC}class member"
+_IN_NON_PUBLIC = {kind: f"{PRIVATE}member of a non-public {kind.value}" for kind in NodeKind}
 
 
 def _assign(order: list[str], nodes: Mapping[str, Node], parents: Mapping[str, str],
@@ -156,21 +163,21 @@ def _assign(order: list[str], nodes: Mapping[str, Node], parents: Mapping[str, s
                 own = f"{PRIVATE}inside non-public package {parent.qualname}"
             api[nid] = own
         elif parent is None:
-            api[nid] = f"{PRIVATE}outside any module"
+            api[nid] = _OUTSIDE
         elif parent.kind in _LOCAL_KINDS or "<locals>" in node.qualname:
-            api[nid] = f"{PRIVATE}local to a function"
+            api[nid] = _LOCAL
         elif parent.kind is NodeKind.MODULE:
             api[nid] = _module_member(node, parent, api[parent_id], modules.get(parent.qualname))
         elif not is_public(api[parent_id]):
-            api[nid] = f"{PRIVATE}member of a non-public {parent.kind.value}"
+            api[nid] = _IN_NON_PUBLIC[parent.kind]
         elif node.name.startswith("__") and node.name.endswith("__"):
-            api[nid] = f"{PUBLIC}special member"
+            api[nid] = _SPECIAL
         elif node.name.startswith("__"):
-            api[nid] = f"{PRIVATE}class-private name"
+            api[nid] = _CLASS_PRIVATE
         elif node.name.startswith("_"):
-            api[nid] = f"{PRIVATE}underscore name"
+            api[nid] = _UNDERSCORE
         else:
-            api[nid] = f"{PUBLIC}class member"
+            api[nid] = _MEMBER
 
 
 def _module_member(node: Node, module: Node, module_api: str, info: ModuleInfo | None) -> str:
@@ -181,5 +188,5 @@ def _module_member(node: Node, module: Node, module_api: str, info: ModuleInfo |
             return f"{PUBLIC}listed in __all__"
         return f"{PRIVATE}not listed in __all__"
     if _private_name(node.name):
-        return f"{PRIVATE}underscore name"
+        return _UNDERSCORE
     return f"{PUBLIC}module-level name"

@@ -81,6 +81,7 @@ class _Builder:
         self.mro = mro
         self.lib = libraries
         self._attrs_all: dict[str, list[Field]] = {}
+        self._base_names: dict[str, tuple[str, ...]] = {}
 
     # which library marks a class -------------------------------------------------------------------
     def decorator(self, cls: str, names: frozenset[str]) -> Mapping[str, str] | None:
@@ -91,7 +92,14 @@ class _Builder:
         return None
 
     def based_on(self, cls: str, bases: frozenset[str]) -> bool:
-        return any(naming.id_name(b) in bases for b in self.mro(cls)[1:])
+        return any(name in bases for name in self.base_names(cls))
+
+    def base_names(self, cls: str) -> tuple[str, ...]:
+        """The dotted names of the class's bases in MRO order, found once per class: each class is
+        asked about four libraries' bases (3,366 classes on vLLM)."""
+        if cls not in self._base_names:
+            self._base_names[cls] = tuple(naming.id_name(b) for b in self.mro(cls)[1:])
+        return self._base_names[cls]
 
     def attrs_decorator(self, cls: str) -> tuple[str, Mapping[str, str]] | None:
         spec = self.specs.get(cls)
@@ -120,7 +128,7 @@ class _Builder:
         return None
 
     def base_named(self, cls: str, bases: frozenset[str]) -> str:
-        return next((naming.id_name(b) for b in self.mro(cls)[1:] if naming.id_name(b) in bases), "")
+        return next((name for name in self.base_names(cls) if name in bases), "")
 
     def _dataclass_fields(self, spec: ClassSpec, kw_only: bool, field_calls: frozenset[str]) -> list[Field]:
         fields = []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter, defaultdict
+from typing import Any
 
 from extractor.context import SourceFile
 from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
@@ -39,10 +40,14 @@ class PyGraph:
     """The Python graph while it is built: nodes, edges, outside names, members, diagnostics, stats."""
 
     nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
-    # ``contains`` edges apart from the others: four passes read only them (containers, members by name)
-    contains: set[Edge] = dataclasses.field(default_factory=set)
-    edges: set[Edge] = dataclasses.field(default_factory=set)  # every other kind
+    # ``contains`` edges apart from the others: four passes read only them (containers, members by name).
+    # Lists, repeats and all: the output keeps one edge per key (graph._first_sites), and an Edge in
+    # a set is hashed by its dataclass's Python-level ``__hash__`` (110,000 on vLLM).
+    contains: list[Edge] = dataclasses.field(default_factory=list)
+    edges: list[Edge] = dataclasses.field(default_factory=list)  # every other kind
     external: dict[str, Node] = dataclasses.field(default_factory=dict)
+    # a re-export node -> what it names (its ``aliases`` edge), for the API rules without a pass over the edges
+    reexported: dict[str, str] = dataclasses.field(default_factory=dict)
     members: dict[str, dict[str, str]] = dataclasses.field(default_factory=lambda: defaultdict(dict))
     diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)
     stats: Counter[str] = dataclasses.field(default_factory=Counter)
@@ -52,6 +57,14 @@ class PyGraph:
         if nid not in self.nodes and nid not in self.external:
             self.external[nid] = Node(nid, NodeKind.EXTERNAL, dotted.rsplit(".", 1)[-1], dotted, "python")
         return nid
+
+
+def amend(node: Node, field: str, value: Any) -> None:
+    """Change a field of a node this step built and has not handed out yet (nothing holds it in a
+    set or as a key, where its hash would change): one slot set in place, where
+    ``dataclasses.replace`` builds all twenty again through the frozen ``__init__`` (45,000 nodes
+    on vLLM: the copies were a tenth of the step)."""
+    object.__setattr__(node, field, value)
 
 
 def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
@@ -99,23 +112,21 @@ class ModuleDefs:
 
 
 class Signatures:
-    """Parameters and display signatures by the facts they come from, each computed once per system
-    (vLLM 0.10.2's 22,618 definitions have 8,729 distinct parameter lists and return annotations)."""
+    """Parameters and display signature by the facts they come from, each computed once per system
+    (vLLM 0.10.2's 22,618 definitions have 9,344 distinct parameter lists and return annotations),
+    and found with one hash of the parameter facts per definition (a tuple does not keep its hash:
+    a look-up of the parameters and one of the display, each tested then read, hashed them six times)."""
 
     def __init__(self) -> None:
-        self._params: dict[tuple[Param, ...], tuple[Parameter, ...]] = {}
-        self._display: dict[tuple[tuple[Param, ...], str], str] = {}
+        self._known: dict[tuple[tuple[Param, ...], str], tuple[tuple[Parameter, ...], str]] = {}
 
-    def params(self, raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
-        if raw not in self._params:
-            self._params[raw] = to_params(raw)
-        return self._params[raw]
-
-    def display(self, raw: tuple[Param, ...], returns: str) -> str:
-        key = (raw, returns)
-        if key not in self._display:
-            self._display[key] = display_signature(self.params(raw), returns)
-        return self._display[key]
+    def of(self, raw: tuple[Param, ...], returns: str) -> tuple[tuple[Parameter, ...], str]:
+        """(parameters, display signature)."""
+        found = self._known.get((raw, returns))
+        if found is None:
+            params = to_params(raw)
+            found = self._known[raw, returns] = (params, display_signature(params, returns))
+        return found
 
 
 def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
@@ -130,25 +141,28 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
     stubs: dict[str, Node] = {}
     for d in facts.defs:
         kind, qual, line, doc, tags, decorators = d.kind, d.qualname, d.line, d.doc, d.tags, d.decorators
-        nid = py_id(f"{module}.{qual}")
+        qualname = f"{module}.{qual}"
+        nid = py_id(qualname)
         short = qual.rsplit(".", 1)[-1]
-        params, returns = signatures.params(d.params), d.returns
-        signature = signatures.display(d.params, returns) if kind != "class" else ""
+        returns = d.returns
+        params, signature = signatures.of(d.params, returns)
+        if kind == "class":
+            signature = ""
         if "overload" in tags:
             overloads[nid].append(Signature(params, returns, file.path, line))
-            stubs.setdefault(nid, _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, signature, params,
-                                        returns, decorators))
+            if nid not in stubs:
+                stubs[nid] = _node(nid, kind, short, qualname, file, line, doc, tags, signature, params, returns,
+                                   decorators)
             continue
         if nid in out.nodes and any(d in (f"{short}.setter", f"{short}.deleter") for d in decorators):
             continue  # a property's accessor: part of the property
-        node = _node(nid, kind, short, f"{module}.{qual}", file, line, doc, tags, signature, params, returns,
-                     decorators)
         cond = d.conditional
-        if nid in out.nodes:
-            old = out.nodes[nid]
-            if cond or conditional[nid]:
-                out.nodes[nid] = dataclasses.replace(old, sites=(*old.sites, Location(file.path, line)))
-                continue
+        old = out.nodes.get(nid)
+        if old is not None and (cond or conditional[nid]):
+            amend(old, "sites", (*old.sites, Location(file.path, line)))
+            continue
+        node = _node(nid, kind, short, qualname, file, line, doc, tags, signature, params, returns, decorators)
+        if old is not None:
             # A later unconditional definition rebinds the name: the earlier one's members go with it.
             prefix = nid + "."
             gone = {k for k in out.nodes if k.startswith(prefix)}
@@ -159,14 +173,15 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
             for names in out.members.values():
                 for key in [key for key, value in names.items() if value in gone]:
                     del names[key]
-            node = dataclasses.replace(node, sites=(*old.sites, Location(old.path, old.line)))
+            amend(node, "sites", (*old.sites, Location(old.path, old.line)))
         conditional[nid] = cond
         out.nodes[nid] = node
-        parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
+        scope = parent_qual(qual)
+        parent = py_id(f"{module}.{scope}") if scope else mid
         out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, line))
         out.members[parent][short] = nid
         if kind == "class":
-            out.classes[nid] = ClassFacts(nid, parent_qual(qual), d.bases, decorators,
+            out.classes[nid] = ClassFacts(nid, scope, d.bases, decorators,
                                           d.decorator_keywords or ({},) * len(decorators), d.keywords, line)
     for nid, variants in overloads.items():
         if nid not in out.nodes:  # only overloads (a stub): the first variant stands for the name
@@ -175,7 +190,7 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
             parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
             out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, stubs[nid].line))
             out.members[parent][stubs[nid].name] = nid
-        out.nodes[nid] = dataclasses.replace(out.nodes[nid], overloads=tuple(variants))
+        amend(out.nodes[nid], "overloads", tuple(variants))
     return out
 
 
@@ -214,7 +229,7 @@ def place_attributes(module: str, file: SourceFile, facts: PythonFacts, defs: Mo
         if existing is not None:
             if existing.kind is NodeKind.ATTRIBUTE and annotation and not existing.annotation \
                     and existing.value_kind != "property":
-                defs.nodes[nid] = dataclasses.replace(existing, annotation=annotation)
+                amend(existing, "annotation", annotation)
             continue
         qualname = f"{module}.{scope}.{name}" if scope else f"{module}.{name}"
         node = Node(nid, NodeKind.ATTRIBUTE, name, qualname, "python", file.path, line,

@@ -3,12 +3,12 @@ and the symbols it imports under their own names (rules: extractor.python.api, d
 
 from __future__ import annotations
 
-import dataclasses
+import operator
 from collections import defaultdict
 
 from extractor import naming
 from extractor.model import Binding, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
-from extractor.python.defs import PyGraph
+from extractor.python.defs import PyGraph, amend
 from extractor.python.resolve import PyModule, Resolver, resolve_text
 
 
@@ -69,8 +69,9 @@ def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], expo
             line = lines.get(export, 0)
             g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, line,
                                 tags=("re-export",), value_kind="re-export")
-            g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
-            g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
+            g.contains.append(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, line))
+            g.edges.append(Edge(nid, target, EdgeKind.ALIASES, module.file.path, line))
+            g.reexported[nid] = target
             g.stats["reexports"] += 1
 
 
@@ -128,8 +129,9 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                     continue
                 g.nodes[nid] = Node(nid, NodeKind.ATTRIBUTE, export, f"{name}.{export}", "python", module.file.path, 0,
                                     tags=("re-export", "star"), value_kind="re-export")
-                g.contains.add(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
-                g.edges.add(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
+                g.contains.append(Edge(mid, nid, EdgeKind.CONTAINS, module.file.path, 0))
+                g.edges.append(Edge(nid, target, EdgeKind.ALIASES, module.file.path, 0))
+                g.reexported[nid] = target
                 children[mid][export] = nid
                 g.stats["reexports"] += 1
 
@@ -150,7 +152,7 @@ def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule])
             found = resolver.absolute(binding[1])
             if found[0] == "node" and g.nodes[found[1]].kind is not NodeKind.MODULE \
                     and g.nodes[found[1]].name == imported:
-                g.edges.add(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
+                g.edges.append(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
                 g.stats["imported_names"] += 1
 
 
@@ -174,6 +176,7 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
 
     for name, module in sorted(modules.items()):
         mid = naming.py_id(name)
+        own = children[mid]  # names with a node of their own: left out before any Binding is built
         package = naming.package_of(name, module.is_package)
         found: list[Binding] = []
         for imp in module.facts.imports:
@@ -182,17 +185,21 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
             if imp.name == "*":
                 source = naming.resolve_relative(package, imp.module, imp.level)
                 if source in modules:
-                    found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))]
+                    found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))
+                              if k not in own]
             else:
                 bound = imp.asname or imp.name or imp.module.split(".")[0]
-                found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
-        found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings]
+                if bound not in own:
+                    found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
+        found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings if b.name not in own]
         first: dict[str, Binding] = {}
-        for binding in sorted(found, key=lambda b: b.line):
-            if binding.name not in children[mid]:
-                first.setdefault(binding.name, binding)
+        for binding in sorted(found, key=_line):
+            first.setdefault(binding.name, binding)
         if first:
-            g.nodes[mid] = dataclasses.replace(g.nodes[mid], bound=tuple(sorted(first.values())))
+            amend(g.nodes[mid], "bound", tuple(sorted(first.values())))
+
+
+_line = operator.attrgetter("line")
 
 
 def _import_target(resolver: Resolver, module: PyModule, name: str) -> str:

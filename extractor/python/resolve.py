@@ -19,6 +19,7 @@ from extractor.model import Node, NodeKind
 from extractor.python.facts import PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
+_SELF_HEADS = frozenset({"self", "cls", "super()"})  # a call on these resolves in the enclosing class
 
 
 @dataclasses.dataclass(slots=True)
@@ -254,35 +255,47 @@ class ModuleLookup:
             {d.qualname.rpartition(".")[2] for d in module.facts.defs if "<locals>" in d.qualname}
             | {name for bound in module.local_bindings.values() for name in bound}
             | {name for typed in module.local_types.values() for name in typed})
+        # the class bodies among the module's scopes (a class a later def replaced is not one)
+        nodes = resolver.nodes
+        self.class_bodies = frozenset(
+            d.qualname for d in module.facts.defs
+            if d.kind == "class" and (node := nodes.get(f"py:{module.name}.{d.qualname}")) is not None
+            and node.kind is NodeKind.CLASS)
         self._module_level: dict[str, tuple[str, str] | None] = {}
-        self._class_body: dict[str, bool] = {}
         self._classes: dict[str, str | None] = {}
 
     def lookup(self, scope: str, head: str) -> tuple[str, str] | None:
-        if head in self.local_names or (scope and self._is_class_body(scope)):
+        if head in self.local_names or scope in self.class_bodies:
             return lookup(self.resolver, self.module, scope, head)
         if head in self._module_level:
             return self._module_level[head]
         found = self._module_level[head] = lookup(self.resolver, self.module, "", head)
         return found
 
+    def call_key(self, scope: str, callee: str) -> tuple[str, str]:
+        """What resolving a call of ``callee`` in ``scope`` depends on, with the callee: for
+        ``self.``/``cls.``/``super().`` only the enclosing class (none: ""); for a head no scope
+        binds locally, outside a class body, only the module (scope ""); else the scope itself.
+        Equal keys resolve equally (vLLM: 115,138 calls, 82,166 distinct per scope, 56,941 per
+        module)."""
+        head = callee.partition(".")[0]
+        if head in _SELF_HEADS:
+            return (self.enclosing_class(scope) or "", callee)
+        if head in self.local_names or scope in self.class_bodies:
+            return (scope, callee)
+        return ("", callee)
+
     def enclosing_class(self, scope: str) -> str | None:
         if scope not in self._classes:
             self._classes[scope] = enclosing_class(self.module, scope, self.resolver.nodes)
         return self._classes[scope]
-
-    def _is_class_body(self, scope: str) -> bool:
-        if scope not in self._class_body:
-            node = self.resolver.nodes.get(f"py:{self.module.name}.{scope}")
-            self._class_body[scope] = node is not None and node.kind is NodeKind.CLASS
-        return self._class_body[scope]
 
 
 def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
     """What a call of ``callee`` (dotted as written) in ``scope`` runs."""
     head, _, rest = callee.partition(".")
     parts = rest.split(".") if rest else []
-    if head in ("self", "cls", "super()"):
+    if head in _SELF_HEADS:
         cls = module.enclosing_class(scope)
         if cls is not None and not parts and head == "cls":
             return ("node", cls)  # cls(...) in a classmethod builds the class

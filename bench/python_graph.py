@@ -1,0 +1,109 @@
+#!/usr/bin/env python3
+"""The Python graph step alone (:func:`extractor.python.graph.extract_python_graph`), timed over a
+tree's facts.
+
+Scans SOURCE with the Python scanner only (facts cached in --cache-dir: a second call only reads
+them), then runs the step --runs times in this process with the cyclic collector off, as the
+pipeline runs its steps, and prints each run's CPU seconds, their median, and a digest of what the
+step returns (nodes, edges, diagnostics, stats, call sites). Equal digests from two code trees: the
+same evidence from this step. On a shared machine, alternate the trees (PYTHONPATH) and compare
+medians of CPU seconds, not wall times.
+
+    PYTHONPATH=TREE python3 -m bench.python_graph SOURCE [--cache-dir DIR] [--runs 3] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gc
+import hashlib
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from extractor.context import Context, ExtractOptions
+from extractor.model import Contribution
+from extractor.python.graph import STEP, extract_python_graph
+from extractor.run.pipeline import extract_system
+from extractor.run.workplace import LocalWorkplace
+
+
+class _FactsWithoutMemo:
+    """The fact store, less the whole-bundle memo (its bytes and JSON entries): a second call
+    would otherwise take the bundle from it and run no step."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def get_bytes(self, key: str) -> None:
+        return None
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        pass
+
+    def get_json(self, key: str) -> None:
+        return None
+
+    def put_json(self, key: str, value: Any) -> None:
+        pass
+
+
+class _EveryRun(LocalWorkplace):
+    """This machine's pool and fact cache, every step run each time."""
+
+    def open_store(self, cache_dir: Path) -> Any:
+        return _FactsWithoutMemo(super().open_store(cache_dir))
+
+
+def python_context(source: str, cache_dir: Path, jobs: int) -> Context:
+    """The pipeline's context once the Python scanner has run over ``source`` (no other step)."""
+    captured: list[Context] = []
+
+    def capture(ctx: Context) -> Contribution:
+        captured.append(ctx)
+        return STEP.extract(ctx)
+
+    options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, probe_structs=False)
+    extract_system([source], options=options, steps=[dataclasses.replace(STEP, extract=capture)], executor=_EveryRun())
+    return captured[0]
+
+
+def digest(contribution: Contribution) -> str:
+    """A digest of everything the step hands on, in its order."""
+    h = hashlib.sha256()
+    for part in (contribution.nodes, contribution.edges, contribution.diagnostics,
+                 sorted(contribution.stats.items()), contribution.shared):
+        h.update(repr(part).encode())
+    return h.hexdigest()[:16]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("source")
+    parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/archdiff-bench-python-graph"))
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    ctx = python_context(args.source, args.cache_dir, args.jobs)
+    seconds, digests = [], set()
+    gc.disable()
+    for _ in range(args.runs):
+        start = time.process_time()
+        contribution = extract_python_graph(ctx)
+        seconds.append(time.process_time() - start)
+        digests.add(digest(contribution))
+        del contribution
+    gc.enable()
+    print(f"python graph: CPU s {' '.join(f'{s:.3f}' for s in seconds)}, median {statistics.median(seconds):.3f};"
+          f" digest {' '.join(sorted(digests))}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
