@@ -15,7 +15,7 @@ from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
 from tests.conftest import FIXTURES
 
-STEP_KEYS = {"wall_s", "cpu_s", "workers_cpu_s"}
+STEP_KEYS = {"wall_s", "cpu_s", "workers_cpu_s", "peak_rss_mb"}
 
 
 def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
@@ -31,6 +31,10 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     assert 0 < log["pool_s"] <= log["steps"]["scan"]["wall_s"] + 0.01
     assert abs(log["serial_s"] - (log["wall_s"] - log["pool_s"])) < 0.01
     assert log["workers_cpu_s"] > 0  # the workers' CPU reaches the driver once they have ended
+    # a high-water mark, taken at each phase's end ("memo" runs twice: its last end counts)
+    peaks = [log["steps"][name]["peak_rss_mb"] for name in log["order"] if name != "memo"]
+    assert 0 < peaks[0] and peaks == sorted(peaks) and log["steps"]["memo"]["peak_rss_mb"] <= log["peak_rss_mb"]
+    assert log["workers_peak_rss_mb"] > 0
     assert result.timings == {name: step["wall_s"] for name, step in log["steps"].items()} or all(
         abs(result.timings[name] - step["wall_s"]) < 0.001 for name, step in log["steps"].items())
     json.dumps(log)  # what the CLI writes as run-log.json
