@@ -5,9 +5,10 @@ miss that is scanned again, never a failed run."""
 from __future__ import annotations
 
 import sqlite3
+import sys
 
 from extractor.context import ExtractOptions
-from extractor.run.facts import decode_result
+from extractor.run.facts import FileFacts, decode_result, encode_result
 from extractor.run.pipeline import extract_system
 from extractor.run.scan import failed_result, scan_file, scan_files
 from extractor.steps import STEPS
@@ -91,3 +92,30 @@ def test_a_string_with_lone_surrogates_keeps_its_file_and_says_how_it_was_writte
     (diagnostic,) = [d for d in bundle["diagnostics"] if d["path"] == "pkg/mod.py"]
     assert (diagnostic["code"], diagnostic["severity"]) == ("surrogates-escaped", "info")
     assert "concepts" in diagnostic["message"]
+
+
+def test_decoded_facts_let_the_encoded_result_go():
+    """After the scan the driver holds each file's facts decoded, not also the result they came
+    from: a decoded msgspec.Raw keeps the whole buffer it was cut from alive."""
+    plain = encode_result(7, [(1, "c", "m", "info")], {"python": {"defs": ["f", "g"]}, "concepts": [1, 2]})
+    result = decode_result(plain)
+    holders = sys.getrefcount(plain)
+    facts = FileFacts(result.facts, {})
+    facts.decode_all()
+    lean = result.without_facts()
+    del result
+    assert sys.getrefcount(plain) < holders  # no Raw of it is left
+    assert dict(facts) == {"python": {"defs": ["f", "g"]}, "concepts": [1, 2]}
+    assert len(facts) == 2 and "python" in facts and "metrics" not in facts and sorted(facts) == ["concepts", "python"]
+    assert (lean.lines, lean.diagnostics, lean.facts) == (7, ((1, "c", "m", "info"),), {})
+
+
+def test_files_of_the_same_content_each_get_their_facts(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "pkg" / "a").mkdir(parents=True)
+    (tree / "pkg" / "b").mkdir()
+    for folder in ("a", "b"):
+        (tree / "pkg" / folder / "__init__.py").write_bytes(_module(2))
+    result = extract_system([str(tree)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c", probe_structs=False))
+    ids = {n["id"] for n in result.bundle["graph"]["nodes"]}
+    assert {"py:pkg.a.Scheduler1.schedule", "py:pkg.b.Scheduler1.schedule"} <= ids

@@ -2,8 +2,8 @@
 
 The keys are documented in docs/performance.md; this checks they are there and add up, that a run
 with some files cached and some parsed (facts decoded ahead, between the pool's results) writes the
-bytes a cold run writes, and that the cyclic garbage collector is back on after a run and on in
-the workers."""
+bytes a cold run writes, that the cyclic garbage collector is back on after a run and on in the
+workers, and that a run leaves no cycle of its own for it to find."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
 from tests.conftest import FIXTURES
 
-STEP_KEYS = {"wall_s", "cpu_s", "workers_cpu_s"}
+STEP_KEYS = {"wall_s", "cpu_s", "workers_cpu_s", "peak_rss_mb"}
 
 
 def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
@@ -31,6 +31,10 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     assert 0 < log["pool_s"] <= log["steps"]["scan"]["wall_s"] + 0.01
     assert abs(log["serial_s"] - (log["wall_s"] - log["pool_s"])) < 0.01
     assert log["workers_cpu_s"] > 0  # the workers' CPU reaches the driver once they have ended
+    # a high-water mark, taken at each phase's end ("memo" runs twice: its last end counts)
+    peaks = [log["steps"][name]["peak_rss_mb"] for name in log["order"] if name != "memo"]
+    assert 0 < peaks[0] and peaks == sorted(peaks) and log["steps"]["memo"]["peak_rss_mb"] <= log["peak_rss_mb"]
+    assert log["workers_peak_rss_mb"] > 0
     assert result.timings == {name: step["wall_s"] for name, step in log["steps"].items()} or all(
         abs(result.timings[name] - step["wall_s"]) < 0.001 for name, step in log["steps"].items())
     json.dumps(log)  # what the CLI writes as run-log.json
@@ -69,6 +73,26 @@ def test_the_collector_is_off_only_during_a_run(tmp_path):
     finally:
         gc.enable()
 
+
+
+def test_a_run_leaves_no_cycle_of_its_own(tmp_path):
+    """The collector is off during a run and what survives it is frozen, so a cycle among the
+    driver's objects (a closure that calls itself holds itself) would keep everything it reaches
+    for the life of the process: once more for each system or release extracted."""
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)  # what a collection finds stays in gc.garbage, to be named
+    try:
+        extract_system([str(FIXTURES / "mini_vllm")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c",
+                                                                             probe_structs=False))
+        gc.collect()
+        ours = sorted({type(o).__qualname__ for o in gc.garbage
+                       if type(o).__module__.split(".")[0] in {"extractor", "archdiff"}})
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert ours == []
 
 def test_workers_collect_cycles_as_any_process_does():
     from extractor.run.workerpool import run_guarded

@@ -15,26 +15,31 @@ from extractor.python.resolve import PyModule, Resolver, resolve_text
 def module_exports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> dict[str, tuple[str, ...]]:
     """Each module's ``__all__``, with the ``other.__all__`` it adds read from those modules."""
     out: dict[str, tuple[str, ...]] = {}
-
-    def of(name: str, seen: frozenset[str]) -> tuple[str, ...] | None:
-        module = modules[name]
-        listed, refs = module.facts.all_names, module.facts.all_refs
-        if listed is None and not refs:
-            return None
-        found = list(listed or ())
-        for ref in refs:
-            target = resolve_text(resolver, module, "", ref)
-            if target is not None and target[0] == "node" and g.nodes[target[1]].kind is NodeKind.MODULE:
-                other = naming.id_name(target[1])
-                if other not in seen:
-                    found += of(other, seen | {other}) or ()
-        return tuple(dict.fromkeys(found))
-
     for name in modules:
-        listed = of(name, frozenset({name}))
+        listed = _listed_exports(g, resolver, modules, name, frozenset({name}))
         if listed is not None:
             out[name] = listed
     return out
+
+
+# The recursive walks below are module functions, not closures: a closure that calls itself holds
+# itself through its cell, a cycle that would keep everything it closes over (the modules, their
+# facts, the resolver: 30 MB on vLLM) until a collection the pipeline never runs (extractor.run.pipeline).
+def _listed_exports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], name: str,
+                    seen: frozenset[str]) -> tuple[str, ...] | None:
+    """Module ``name``'s ``__all__`` with the ``other.__all__`` it adds; None without ``__all__``."""
+    module = modules[name]
+    listed, refs = module.facts.all_names, module.facts.all_refs
+    if listed is None and not refs:
+        return None
+    found = list(listed or ())
+    for ref in refs:
+        target = resolve_text(resolver, module, "", ref)
+        if target is not None and target[0] == "node" and g.nodes[target[1]].kind is NodeKind.MODULE:
+            other = naming.id_name(target[1])
+            if other not in seen:
+                found += _listed_exports(g, resolver, modules, other, seen | {other}) or ()
+    return tuple(dict.fromkeys(found))
 
 
 def reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
@@ -92,30 +97,6 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
     """``from .tasks import *`` in a module without ``__all__`` makes the public names of ``tasks``
     (its ``__all__``, else its own public definitions, attributes and re-exports) names of the module:
     re-exports too, tagged ``star`` (griffe counts them public as well)."""
-    nodes = g.nodes
-
-    def star_names(name: str, seen: frozenset[str]) -> dict[str, str]:
-        module = modules[name]
-        if name in exports:
-            found = {}
-            for export in exports[name]:
-                target = children[naming.py_id(name)].get(export)
-                if target is not None and nodes[target].kind is NodeKind.MODULE:
-                    target = None  # a submodule: what the package binds under that name decides
-                if target is None and export in module.namespace and module.namespace[export][0] == "ref":
-                    resolved = resolver.absolute(module.namespace[export][1])
-                    target = resolved[1] if resolved[0] == "node" else None
-                if target is not None:
-                    found[export] = target
-            return found
-        found = {k: v for k, v in children[naming.py_id(name)].items()
-                 if not k.startswith("_") and nodes[v].kind is not NodeKind.MODULE}
-        for star in module.star_imports:
-            if star in modules and star not in seen:
-                for k, v in star_names(star, seen | {star}).items():
-                    found.setdefault(k, v)
-        return found
-
     for name, module in sorted(modules.items()):
         if name in exports or not module.star_imports:
             continue
@@ -123,7 +104,8 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
         for star in module.star_imports:
             if star not in modules:
                 continue
-            for export, target in sorted(star_names(star, frozenset({name, star})).items()):
+            for export, target in sorted(_star_targets(g, resolver, modules, exports, children, star,
+                                                       frozenset({name, star})).items()):
                 nid = f"{mid}.{export}"
                 if nid in g.nodes or target == nid:
                     continue
@@ -135,6 +117,31 @@ def star_reexports(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                 children[mid][export] = nid
                 g.stats["reexports"] += 1
 
+
+def _star_targets(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
+                  children: defaultdict[str, dict[str, str]], name: str, seen: frozenset[str]) -> dict[str, str]:
+    """What ``from name import *`` binds: each public name of module ``name`` -> its node."""
+    nodes = g.nodes
+    module = modules[name]
+    if name in exports:
+        found = {}
+        for export in exports[name]:
+            target = children[naming.py_id(name)].get(export)
+            if target is not None and nodes[target].kind is NodeKind.MODULE:
+                target = None  # a submodule: what the package binds under that name decides
+            if target is None and export in module.namespace and module.namespace[export][0] == "ref":
+                resolved = resolver.absolute(module.namespace[export][1])
+                target = resolved[1] if resolved[0] == "node" else None
+            if target is not None:
+                found[export] = target
+        return found
+    found = {k: v for k, v in children[naming.py_id(name)].items()
+             if not k.startswith("_") and nodes[v].kind is not NodeKind.MODULE}
+    for star in module.star_imports:
+        if star in modules and star not in seen:
+            for k, v in _star_targets(g, resolver, modules, exports, children, star, seen | {star}).items():
+                found.setdefault(k, v)
+    return found
 
 def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> None:
     """An ``aliases`` edge from a module to each symbol of the system it imports at module level under
@@ -164,16 +171,6 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
     star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
     An import binding a symbol or module of the system names it (``target``), so that a diff can
     compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
-
-    def star_names(name: str, seen: frozenset[str]) -> set[str]:
-        if name in exports:
-            return set(exports[name])
-        found = {k for k in children[naming.py_id(name)] if not k.startswith("_")}
-        for star in modules[name].star_imports:
-            if star in modules and star not in seen:
-                found |= star_names(star, seen | {star})
-        return found
-
     for name, module in sorted(modules.items()):
         mid = naming.py_id(name)
         own = children[mid]  # names with a node of their own: left out before any Binding is built
@@ -185,7 +182,8 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
             if imp.name == "*":
                 source = naming.resolve_relative(package, imp.module, imp.level)
                 if source in modules:
-                    found += [Binding(k, imp.line, "star import") for k in sorted(star_names(source, frozenset({name})))
+                    found += [Binding(k, imp.line, "star import")
+                              for k in sorted(_star_names(modules, exports, children, source, frozenset({name})))
                               if k not in own]
             else:
                 bound = imp.asname or imp.name or imp.module.split(".")[0]
@@ -200,6 +198,18 @@ def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule
 
 
 _line = operator.attrgetter("line")
+
+
+def _star_names(modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
+                children: defaultdict[str, dict[str, str]], name: str, seen: frozenset[str]) -> set[str]:
+    """The names ``from name import *`` binds (its ``__all__``, else its public names, and theirs)."""
+    if name in exports:
+        return set(exports[name])
+    found = {k for k in children[naming.py_id(name)] if not k.startswith("_")}
+    for star in modules[name].star_imports:
+        if star in modules and star not in seen:
+            found |= _star_names(modules, exports, children, star, seen | {star})
+    return found
 
 
 def _import_target(resolver: Resolver, module: PyModule, name: str) -> str:

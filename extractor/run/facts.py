@@ -42,6 +42,12 @@ class FileResult(msgspec.Struct, array_like=True, frozen=True):
     # True when the worker crashed or timed out: never cached, so a later run tries the file again
     transient: bool = False
 
+    def without_facts(self) -> FileResult:
+        """This result once its facts are decoded (:meth:`FileFacts.decode_all`): lines and
+        diagnostics are all a run still reads. Let go as each result is decoded, the encoded facts
+        (vLLM: 33 MB) leave their memory to the next result's instead of adding to it."""
+        return msgspec.structs.replace(self, facts={})
+
 
 _RESULT = msgspec.msgpack.Decoder(FileResult)
 # zlib's first byte at every level; a plain result begins with a msgpack array header (0x9N), never this
@@ -144,6 +150,13 @@ class FileFacts(Mapping[str, Any]):
         value = self._decoders.get(step, _PLAIN.decode)(raw)
         self._decoded[step] = value
         return value
+
+    def decode_all(self) -> None:
+        """Every step's facts decoded now, and the encoded ones let go: a decoded :class:`msgspec.Raw`
+        still holds the whole result it was cut from (vLLM: 33 MB of results, after the scan)."""
+        for step in self._raw:
+            self[step]
+        self._raw = self._decoded  # the same steps, for iter, len and in
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)

@@ -10,6 +10,7 @@ import itertools
 import json
 import shutil
 import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -323,8 +324,7 @@ _CACHE_BATCH = 256
 
 def _decoded(result: FileResult, decoders: dict[str, Any]) -> FileFacts:
     facts = FileFacts(result.facts, decoders)
-    for step in facts:
-        facts[step]
+    facts.decode_all()
     return facts
 
 
@@ -347,6 +347,8 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
     # Cached files' facts are decoded between results too, a share per result.
     ready: dict[str, FileFacts] = {}
     language_of = {b[3]: b[1].language for b in blobs}
+    # files whose content another file has too: the second gets its own FileFacts from the result
+    shared = {key for key, count in Counter(b[3] for b in blobs).items() if count > 1}
     ahead = iter(list(cached.items()))
     share = -(-len(cached) // len(items)) if items else 0
     fresh: dict[str, FileResult] = {}
@@ -358,7 +360,7 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
         started = time.perf_counter()
         for blob, value in zip(missing, executor.scan_files(items, steps, options.jobs, progress.advance)):
             received += len(value)
-            result = fresh[blob[3]] = decode_result(value)
+            result = decode_result(value)
             # A file whose worker crashed or timed out is tried again next run, never served from the cache.
             if not result.transient:
                 pending[blob[3]] = value
@@ -366,8 +368,11 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
                 cache.put_many(pending)
                 pending = {}
             ready[blob[3]] = _decoded(result, decoders.get(blob[1].language, {}))
+            fresh[blob[3]] = result if blob[3] in shared else result.without_facts()
             for key, done in itertools.islice(ahead, share):
                 ready[key] = _decoded(done, decoders.get(language_of[key], {}))
+                if key not in shared:
+                    cached[key] = done.without_facts()
         log.scan.pool_wall_s = time.perf_counter() - started
         log.scan.bytes_received = received
         cache.put_many(pending)

@@ -8,8 +8,10 @@ serial part caps a 40 s run at 2.5x on sixteen cores, whatever the pool.
 Per phase, three clocks: ``wall_s`` (the phase's elapsed time), ``cpu_s`` (this process's CPU,
 all its threads) and ``workers_cpu_s`` (CPU of child processes that ended during the phase: the
 scan's workers once the pool is closed, the struct probes' compilers, the children that
-extractor.support.forkmap forks for the layers and the bundle). The keys are documented in
-``docs/performance.md``; timings never enter ``evidence.json``.
+extractor.support.forkmap forks for the layers and the bundle); and ``peak_rss_mb``, the
+driver's resident memory high-water mark when the phase ended (it only rises: the phase that
+raised it holds what the peak is made of). The keys are documented in ``docs/performance.md``;
+timings never enter ``evidence.json``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import resource
+import sys
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -29,15 +32,25 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+# ru_maxrss is in kilobytes on Linux, in bytes on macOS
+_MAXRSS_BYTES = 1 if sys.platform == "darwin" else 1024
+
+
+def _peak_rss_mb(who: int = resource.RUSAGE_SELF) -> float:
+    """The resident memory high-water mark of this process (or of the largest child that ended)."""
+    return resource.getrusage(who).ru_maxrss * _MAXRSS_BYTES / 2**20
+
+
 @dataclasses.dataclass(slots=True)
 class PhaseTime:
     wall_s: float = 0.0
     cpu_s: float = 0.0
     workers_cpu_s: float = 0.0
+    peak_rss_mb: float = 0.0
 
     def as_json(self) -> dict[str, float]:
         return {"wall_s": round(self.wall_s, 3), "cpu_s": round(self.cpu_s, 3),
-                "workers_cpu_s": round(self.workers_cpu_s, 3)}
+                "workers_cpu_s": round(self.workers_cpu_s, 3), "peak_rss_mb": round(self.peak_rss_mb, 1)}
 
 
 @dataclasses.dataclass(slots=True)
@@ -75,6 +88,7 @@ class RunLog:
             spent.wall_s += time.perf_counter() - wall
             spent.cpu_s += time.process_time() - cpu
             spent.workers_cpu_s += _children_cpu() - children
+            spent.peak_rss_mb = _peak_rss_mb()
 
     def finish(self) -> None:
         self._end = time.perf_counter()
@@ -103,6 +117,8 @@ class RunLog:
             "pool_s": round(scan.pool_wall_s, 3),
             "cpu_s": round(sum(p.cpu_s for p in self.phases.values()), 3),
             "workers_cpu_s": round(sum(p.workers_cpu_s for p in self.phases.values()), 3),
+            "peak_rss_mb": round(_peak_rss_mb(), 1),
+            "workers_peak_rss_mb": round(_peak_rss_mb(resource.RUSAGE_CHILDREN), 1),
             # insertion order is run order; the JSON writer sorts keys, so the order is kept as a list
             "order": list(self.phases),
             "steps": {name: spent.as_json() for name, spent in self.phases.items()},
