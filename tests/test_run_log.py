@@ -2,8 +2,9 @@
 
 The keys are documented in docs/performance.md; this checks they are there and add up, that a run
 with some files cached and some parsed (facts decoded ahead, between the pool's results) writes the
-bytes a cold run writes, that the cyclic garbage collector is back on after a run and on in the
-workers, and that a run leaves no cycle of its own for it to find."""
+bytes a cold run writes, that the cyclic garbage collector is back on after a run and, in
+the workers, paused while an item is worked on and collecting what the item left between items,
+and that a run leaves no cycle of its own for it to find."""
 
 from __future__ import annotations
 
@@ -74,7 +75,6 @@ def test_the_collector_is_off_only_during_a_run(tmp_path):
         gc.enable()
 
 
-
 def test_a_run_leaves_no_cycle_of_its_own(tmp_path):
     """The collector is off during a run and what survives it is frozen, so a cycle among the
     driver's objects (a closure that calls itself holds itself) would keep everything it reaches
@@ -94,15 +94,37 @@ def test_a_run_leaves_no_cycle_of_its_own(tmp_path):
         gc.enable()
     assert ours == []
 
-def test_workers_collect_cycles_as_any_process_does():
+
+def test_workers_collect_the_cycles_an_item_leaves_between_items():
     from extractor.run.workerpool import run_guarded
 
-    gc.disable()
+    gc.disable()  # as the driver has it during a run
     try:
-        assert list(run_guarded([1, 2], _collector_state, jobs=1, timeout=60)) == [True, True]
+        results = list(run_guarded(["cycles", "check"], _cycles_then_check, jobs=1, timeout=60))
     finally:
         gc.enable()
+    assert results == [(False, True), (False, True)]  # paused in each item, the driver's objects frozen
+    assert _LEFT_BEHIND[0] is None  # in this process: nothing ran here
 
 
-def _collector_state(_item) -> bool:
-    return gc.isenabled()
+class _Cyclic:
+    """An object in a reference cycle with itself: only the cyclic collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+_LEFT_BEHIND: list = [None]  # in the worker: a weak reference to the first item's garbage cycle
+
+
+def _cycles_then_check(item: str) -> tuple[bool, bool]:
+    """``cycles``: leave garbage cycles, more than the youngest generation's threshold; ``check``:
+    whether the first one is gone (the collector ran between the two items)."""
+    import weakref
+
+    if item == "cycles":
+        garbage = [_Cyclic() for _ in range(2 * gc.get_threshold()[0])]
+        _LEFT_BEHIND[0] = weakref.ref(garbage[0])
+        del garbage
+        return gc.isenabled(), gc.get_freeze_count() > 0
+    return gc.isenabled(), _LEFT_BEHIND[0] is not None and _LEFT_BEHIND[0]() is None
