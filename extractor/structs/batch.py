@@ -167,7 +167,7 @@ class _Planner:
                 suffix = m.context[1]
                 source = Path(tmp) / f"prelude{suffix}"
                 source.write_text(PRELUDE.get(suffix, PRELUDE[".cpp"]), encoding="utf-8")
-                closure = Includes([]).closure(source, ("", *_system_dirs(m.context[0], suffix)))
+                closure = self._includes.rootless().closure(source, ("", *_system_dirs(m.context[0], suffix)))
                 self._preludes[m.context] = frozenset(f for f in closure.external if f != os.path.realpath(source))
         return self._preludes[m.context]
 

@@ -108,10 +108,17 @@ def scan_text(data: bytes) -> FileScan:
             if arg is not None:
                 includes.append((arg.group(1).decode(), arg.group(2).decode("utf-8", "replace").strip(), depth == 0))
                 before_include = before_include or seen_define
-    undefines = frozenset(n.decode("ascii", "replace") for n in _UNDEF.findall(data))
-    pushes, pops = len(_PACK_PUSH.findall(data)), len(_PACK_POP.findall(data))
-    plain = len(_PACK.findall(data)) - pushes - pops  # `#pragma pack(1)`: until the next one
-    return FileScan(tuple(includes), frozenset(defines), before_include, bool(_CONTEXT_CHANGERS.search(data)),
+    # each pattern below runs only over a file holding the word it needs: a whole-text regex
+    # costs as much as the directive scan above, and most of the thousands of system and
+    # CUDA headers a closure reads hold none of these words
+    has_undef = b"undef" in data
+    undefines = frozenset(n.decode("ascii", "replace") for n in _UNDEF.findall(data)) if has_undef else frozenset()
+    pushes = pops = plain = 0
+    if b"pack" in data:
+        pushes, pops = len(_PACK_PUSH.findall(data)), len(_PACK_POP.findall(data))
+        plain = len(_PACK.findall(data)) - pushes - pops  # `#pragma pack(1)`: until the next one
+    changes_context = (has_undef or b"pragma" in data or b"using" in data) and bool(_CONTEXT_CHANGERS.search(data))
+    return FileScan(tuple(includes), frozenset(defines), before_include, changes_context,
                     undefines, pushes == pops and plain == 0)
 
 
@@ -156,6 +163,16 @@ class Includes:
         self._tails: dict[tuple[str, ...], dict[str, str]] = {}
         self._closures: dict[tuple[str, tuple[str, ...]], Closure] = {}
         self._names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+
+    def rootless(self) -> Includes:
+        """A view with no source root (every file outside the tree) that shares this one's
+        per-file work (scans, resolved names, names declared): the prelude's closure then reads
+        none of the system headers the members' closures read already. Closures are not shared:
+        they depend on the roots."""
+        view = Includes([])
+        view._scans, view._texts, view._edges = self._scans, self._texts, self._edges
+        view._found, view._tails, view._names = self._found, self._tails, self._names
+        return view
 
     def in_project(self, path: str) -> bool:
         return any(path == r or path.startswith(r + os.sep) for r in self._roots)
