@@ -5,18 +5,21 @@ form that names no file outside the allowed places and no path of this machine."
 from __future__ import annotations
 
 import functools
+import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from extractor.support.safeproc import Finished, run_bounded
-from extractor.structs.compilers import PRELUDE, Command, allowed_for
+from extractor.structs.compilers import PRELUDE, Command, allowed_for, search_superset
 from extractor.structs.header import HeaderProbe, Preamble
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure
 from extractor.structs.records import Method
 
 
+# a preamble's include line as extractor.structs.plan writes it
+_PREAMBLE_INCLUDE = re.compile(r'^#include [<"]([^<>"]+)[>"]$')
 _REFUSED = "refused: the header includes a file outside the source roots and the include directories"
 
 
@@ -83,10 +86,24 @@ class CompileAttempts:
                     return None  # another attempt would cost as much again
                 if n > 1 and not includer_may_cure(self.last_error):
                     break
+                if n > 0 and all(self.doomed(command, p) for p in attempts[n:]):
+                    break  # each fails, whatever it prints: the error kept is the first attempt's
                 # the next attempt asks what this one's error says
                 if self.attempt(command, preamble, explain=0 < n < len(attempts) - 1):
                     return command, preamble
         return None
+
+    def doomed(self, command: Command, preamble: Preamble) -> bool:
+        """Whether ``command`` after ``preamble`` cannot compile, known without running it: a line
+        of the preamble includes a file that no directory the compiler could search has (an
+        includer's ``<torch/all.h>`` when torch's headers are not given). Those lines come first in
+        the probe, outside any ``#if``, so nothing before them can make the compile skip them."""
+        dirs = (str(self.tmpdir), str(preamble.directory), *search_superset(command))
+        for line in preamble.lines:
+            m = _PREAMBLE_INCLUDE.match(line)
+            if m is not None and not any(os.path.exists(os.path.join(d, m.group(1))) for d in dirs):
+                return True
+        return False
 
     def attempt(self, command: Command, preamble: Preamble | None, *, explain: bool = False) -> bool:
         """Whether ``command`` (after ``preamble``) compiles the probe, under the guard.
