@@ -86,7 +86,7 @@ class CompileAttempts:
                     return None  # another attempt would cost as much again
                 if n > 1 and not includer_may_cure(self.last_error):
                     break
-                if n > 0 and all(self.doomed(command, p) for p in attempts[n:]):
+                if n > 0 and all(self.doomed(command, p) for p in self.probe.preambles[n - 1:]):
                     break  # each fails, whatever it prints: the error kept is the first attempt's
                 # the next attempt asks what this one's error says
                 if self.attempt(command, preamble, explain=0 < n < len(attempts) - 1):
