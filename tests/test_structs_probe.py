@@ -14,9 +14,11 @@ from extractor.model import Language, Severity
 from extractor.structs import STEP, extract_structs, read_binary_layouts
 from extractor.structs import compilers
 from extractor.structs import probe as probe_mod
+from extractor.structs.attempts import CompileAttempts
+from extractor.structs.header import Preamble
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_header
 from extractor.structs.records import Method
-from extractor.structs.source import find_struct_definitions
+from extractor.structs.source import StructDefinition, find_struct_definitions
 from structs_refs import run_gdb_ptype, run_pahole
 
 REPO = Path(__file__).resolve().parent.parent / "fixtures" / "structs"
@@ -69,6 +71,47 @@ def test_failed_probe_lists_structs_unresolved_with_first_error():
 
 
 @pytest.mark.compilers
+def test_the_error_kept_is_told_from_its_own_attempt_after_later_attempts(tmp_path):
+    """The first attempt stops at a missing header, so its message is told (by a preprocess-only
+    pass) only once it is known to be the one kept, after the preamble attempt has written its
+    own source over the first: that source reaches a file outside the tree, and must not turn
+    the first attempt's missing header into a refusal."""
+    outside = tmp_path / "outside" / "private.h"
+    outside.parent.mkdir()
+    outside.write_text("#define PRIVATE 1\n")
+    root = tmp_path / "proj"
+    header = root / "inc" / "needs.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text('#pragma once\n#include "missing_a.h"\nstruct Needs { int a; };\n')
+    preamble = Preamble((f'#include "{outside}"',), "inc/user.cpp", header.parent)
+    probe = HeaderProbe("inc/needs.hpp", header, Language.CPP, (StructDefinition(3, "Needs", "struct"),),
+                        preambles=(preamble,))
+    result = probe_header(probe, [], [root], root_labels=[(root, "")])
+    (layout,) = result.layouts
+    assert layout.method is Method.UNRESOLVED
+    assert layout.error == "inc/needs.hpp:2:10: fatal error: missing_a.h: No such file or directory"
+
+
+def test_an_attempt_whose_preamble_includes_what_no_directory_has_is_known_to_fail(tmp_path):
+    """The includer's ``#include <torch/all.h>`` without torch's headers: that attempt cannot
+    compile, so it is not run; one whose includes exist somewhere it searches is."""
+    header = tmp_path / "proj" / "inc" / "needs.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text("struct Needs { int a; };\n")
+    (header.parent / "sibling.h").write_text("")
+    probe = HeaderProbe("inc/needs.hpp", header, Language.CPP, (StructDefinition(1, "Needs", "struct"),))
+    (command,) = compilers.compile_commands(header, "c++", probe.flags, tmp_path / "probe", tmp_path / "probe.o", [])
+    run = CompileAttempts(probe, [], [tmp_path / "proj"], tmp_path, tmp_path / "probe.o", 60, 2**30, frozenset(), [])
+
+    def preamble(*lines: str) -> Preamble:
+        return Preamble(lines, "inc/user.cpp", header.parent)
+
+    assert run.doomed(command, preamble("#define X 1", "#include <torch/all.h>"))
+    assert run.doomed(command, preamble('#include "no_such_sibling.h"'))
+    assert not run.doomed(command, preamble("#include <cstdint>", '#include "sibling.h"', "#define X 1"))
+    assert not run.doomed(command, preamble(f'#include "{header}"'))
+
+
 def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
     assert probe_mod.find_nvcc(), "nvcc is required (CUDA toolkit)"
     obj = tmp_path / "probe.o"

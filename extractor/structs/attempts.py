@@ -4,16 +4,23 @@ form that names no file outside the allowed places and no path of this machine."
 
 from __future__ import annotations
 
+import functools
+import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from extractor.support.safeproc import run_bounded
-from extractor.structs.compilers import PRELUDE, Command, allowed_for
+from extractor.support.safeproc import Finished, run_bounded
+from extractor.structs.compilers import PRELUDE, Command, allowed_for, search_superset
 from extractor.structs.header import HeaderProbe, Preamble
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure
 from extractor.structs.records import Method
+
+
+# a preamble's include line as extractor.structs.plan writes it
+_PREAMBLE_INCLUDE = re.compile(r'^#include [<"]([^<>"]+)[>"]$')
+_REFUSED = "refused: the header includes a file outside the source roots and the include directories"
 
 
 def first_error(stderr: str, replacements: Iterable[tuple[str, str]] = ()) -> str:
@@ -42,10 +49,23 @@ class CompileAttempts:
         self.probe, self.include_dirs, self.roots, self.tmpdir, self.obj = probe, include_dirs, roots, tmpdir, obj
         self.timeout, self.memory_bytes, self.pch_headers = timeout, memory_bytes, pch_headers
         self.replacements = replacements
-        self.error = ""
+        self._error = ""
+        # the failed attempt whose message is the error kept, not worked out yet (see ``attempt``)
+        self._unexplained: Callable[[], str] | None = None
         self.last_error = ""  # of the latest attempt
         self.timed_out = False
         self._own_compiler = False  # an attempt of the header's own compiler has been made
+
+    @property
+    def error(self) -> str:
+        """The error kept: the first met since the header's own compiler took over."""
+        if not self._error and self._unexplained is not None:
+            self._error, self._unexplained = self._unexplained(), None
+        return self._error
+
+    def _keep(self, error: str) -> None:
+        if not self._error and self._unexplained is None:
+            self._error = error
 
     def first_success(self, commands: Sequence[Command], *, own: bool = False) -> tuple[Command, Preamble | None] | None:
         """The first command (alone, then after an includer's preamble) that compiles; ``own``:
@@ -56,20 +76,44 @@ class CompileAttempts:
         ``backend_model_instance.h`` needs ``InferenceRequest`` complete, which one of its
         includers includes first), never on a missing header, which no preamble supplies and each
         attempt would cost a whole compile again."""
+        attempts = (None, *self.probe.preambles)
         for command in commands:
             if (own or command.method is Method.PROBE_NVCC) and not self._own_compiler:
                 self._own_compiler = True
-                self.error = ""
-            for n, preamble in enumerate((None, *self.probe.preambles)):
+                self._error, self._unexplained = "", None
+            for n, preamble in enumerate(attempts):
                 if self.timed_out:
                     return None  # another attempt would cost as much again
                 if n > 1 and not includer_may_cure(self.last_error):
                     break
-                if self.attempt(command, preamble):
+                if n > 0 and all(self.doomed(command, p) for p in self.probe.preambles[n - 1:]):
+                    break  # each fails, whatever it prints: the error kept is the first attempt's
+                # the next attempt asks what this one's error says
+                if self.attempt(command, preamble, explain=0 < n < len(attempts) - 1):
                     return command, preamble
         return None
 
-    def attempt(self, command: Command, preamble: Preamble | None) -> bool:
+    def doomed(self, command: Command, preamble: Preamble) -> bool:
+        """Whether ``command`` after ``preamble`` cannot compile, known without running it: a line
+        of the preamble includes a file that no directory the compiler could search has (an
+        includer's ``<torch/all.h>`` when torch's headers are not given). Those lines come first in
+        the probe, outside any ``#if``, so nothing before them can make the compile skip them."""
+        dirs = (str(self.tmpdir), str(preamble.directory), *search_superset(command))
+        for line in preamble.lines:
+            m = _PREAMBLE_INCLUDE.match(line)
+            if m is not None and not any(os.path.exists(os.path.join(d, m.group(1))) for d in dirs):
+                return True
+        return False
+
+    def attempt(self, command: Command, preamble: Preamble | None, *, explain: bool = False) -> bool:
+        """Whether ``command`` (after ``preamble``) compiles the probe, under the guard.
+
+        The message of a failure that stopped before the compiler listed what it opened (a
+        missing header) needs a preprocess-only pass to be told safely. That pass runs now only
+        when ``explain`` (the caller reads ``last_error``); else it runs when ``error`` is read
+        and this failure's message is the one kept, and never when an earlier error is kept or
+        the header's own compiler takes over: of vLLM's 33 such passes, most were for messages
+        nobody read (g++ before nvcc, preamble attempts after a first error)."""
         probe, argv = self.probe, command.argv
         self.last_error = ""
         src = self.tmpdir / f"probe{command.suffix}"
@@ -80,14 +124,15 @@ class CompileAttempts:
             text += "".join(f"{line}\n" for line in preamble.lines)
             argv = [argv[0], f"-I{preamble.directory}", *argv[1:]]
             dirs.append(preamble.directory)
-        src.write_text(f'{text}#include "{probe.file}"\n', encoding="utf-8")
+        text += f'#include "{probe.file}"\n'
+        src.write_text(text, encoding="utf-8")
         allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
         if self.pch_headers:
             # Find out, without compiling, whether a precompiled header would be loaded.
             deps = _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
             if deps is not None and (beside := precompiled_beside(deps, self.pch_headers)):
-                self.error = self.error or (f"refused: a precompiled header ships beside "
-                                            f"{_shown(beside[0], self.replacements)}; archdiff compiles headers only")
+                self._keep(f"refused: a precompiled header ships beside {_shown(beside[0], self.replacements)}; "
+                           "archdiff compiles headers only")
                 return False
         depfile = self.tmpdir / "probe.d"
         depfile.unlink(missing_ok=True)
@@ -96,34 +141,50 @@ class CompileAttempts:
             done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=self.tmpdir,
                                timeout=self.timeout, memory_bytes=self.memory_bytes)
         except OSError as err:
-            self.error = self.error or f"cannot run {Path(command.exe).name}: {err.strerror}"
+            self._keep(f"cannot run {Path(command.exe).name}: {err.strerror}")
             return False
-        deps = _deps(depfile, command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+        listed = _read_depfile(depfile, self.tmpdir)
+        if listed is None and not done.timed_out and (done.returncode != 0 or not self.obj.exists()) \
+                and not explain:
+            if not self._error and self._unexplained is None:
+                self._unexplained = functools.partial(self._explain, text, src, command.exe, argv, allowed, done)
+            return False
+        deps = listed if listed is not None else \
+            _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
         if deps is not None and outside(deps, allowed):
             # Nothing of this compile is used: its messages may quote that file.
-            self.error = self.error or ("refused: the header includes a file outside the source roots and the "
-                                        "include directories")
+            self._keep(_REFUSED)
             return False
         if done.timed_out:
-            self.error = self.error or f"probe compile timed out after {self.timeout:.0f} s"
+            self._keep(f"probe compile timed out after {self.timeout:.0f} s")
             self.timed_out = True
             return False
         if done.returncode == 0 and self.obj.exists():
             return True
         stderr = done.stderr.decode("utf-8", errors="replace")
         self.last_error = _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
-        self.error = self.error or self.last_error
+        self._keep(self.last_error)
         return False
 
+    def _explain(self, text: str, src: Path, exe: str, argv: list[str], allowed: Sequence[Path],
+                 done: Finished) -> str:
+        """The message of a failed attempt whose compile listed nothing, when it is the one kept:
+        its source written again (a later attempt wrote over it), then as ``attempt`` tells it."""
+        src.write_text(text, encoding="utf-8")
+        deps = _preprocess_deps(exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+        if deps is not None and outside(deps, allowed):
+            return _REFUSED
+        return _safe_error(done.stderr.decode("utf-8", errors="replace"), deps is not None, allowed,
+                           self.replacements, done.returncode)
 
-def _deps(depfile: Path, exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
-          ) -> list[Path] | None:
-    """The files the compile opened: its ``-MD`` output, or (when a fatal error stopped it before
-    writing that) a preprocess-only pass; None when neither can tell."""
+
+def _read_depfile(depfile: Path, tmpdir: Path) -> list[Path] | None:
+    """The files the compile opened, as its ``-MD`` output lists them; None when a fatal error
+    stopped it before writing that (a preprocess-only pass then tells)."""
     try:
         return parse_depfile(depfile.read_text(encoding="utf-8", errors="replace"), tmpdir)
     except OSError:
-        return _preprocess_deps(exe, argv, tmpdir, timeout, memory_bytes)
+        return None
 
 
 def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int

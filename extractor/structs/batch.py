@@ -167,7 +167,7 @@ class _Planner:
                 suffix = m.context[1]
                 source = Path(tmp) / f"prelude{suffix}"
                 source.write_text(PRELUDE.get(suffix, PRELUDE[".cpp"]), encoding="utf-8")
-                closure = Includes([]).closure(source, ("", *_system_dirs(m.context[0], suffix)))
+                closure = self._includes.rootless().closure(source, ("", *_system_dirs(m.context[0], suffix)))
                 self._preludes[m.context] = frozenset(f for f in closure.external if f != os.path.realpath(source))
         return self._preludes[m.context]
 
@@ -205,7 +205,7 @@ class _Planner:
                 scan = includes.scan(f)
                 if scan is not None and (scan.changes_context or scan.defines_before_include):
                     return False
-            declared_a, _ = includes.names_of(only_a)
+            declared_a = includes.declared_in(only_a)
             declared_b, mentioned_b = self.names(b)
             if (declared_a & mentioned_b) - declared_b:
                 return False  # b uses a name that only a's own files declare
@@ -240,7 +240,7 @@ class _Planner:
                 if not scan.pack_balanced:
                     return False
                 undefines |= scan.undefines
-        declared_x, _ = includes.names_of(extra)
+        declared_x = includes.declared_in(extra)
         declared_b, mentioned_b = self.names(b)
         if (declared_x & mentioned_b) - declared_b or undefines & mentioned_b:
             return False
@@ -250,7 +250,7 @@ class _Planner:
                 scan = includes.scan(f)
                 if scan is not None:
                     macros |= scan.defines
-            _, mentioned_later = includes.names_of(later)
+            mentioned_later = includes.mentioned_in(later)
             if (macros | undefines) & mentioned_later:
                 return False
         return True

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 _DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*(include|if|ifdef|ifndef|elif|else|endif|define|pragma)\b(.*)$', re.M)
@@ -108,10 +108,17 @@ def scan_text(data: bytes) -> FileScan:
             if arg is not None:
                 includes.append((arg.group(1).decode(), arg.group(2).decode("utf-8", "replace").strip(), depth == 0))
                 before_include = before_include or seen_define
-    undefines = frozenset(n.decode("ascii", "replace") for n in _UNDEF.findall(data))
-    pushes, pops = len(_PACK_PUSH.findall(data)), len(_PACK_POP.findall(data))
-    plain = len(_PACK.findall(data)) - pushes - pops  # `#pragma pack(1)`: until the next one
-    return FileScan(tuple(includes), frozenset(defines), before_include, bool(_CONTEXT_CHANGERS.search(data)),
+    # each pattern below runs only over a file holding the word it needs: a whole-text regex
+    # costs as much as the directive scan above, and most of the thousands of system and
+    # CUDA headers a closure reads hold none of these words
+    has_undef = b"undef" in data
+    undefines = frozenset(n.decode("ascii", "replace") for n in _UNDEF.findall(data)) if has_undef else frozenset()
+    pushes = pops = plain = 0
+    if b"pack" in data:
+        pushes, pops = len(_PACK_PUSH.findall(data)), len(_PACK_POP.findall(data))
+        plain = len(_PACK.findall(data)) - pushes - pops  # `#pragma pack(1)`: until the next one
+    changes_context = (has_undef or b"pragma" in data or b"using" in data) and bool(_CONTEXT_CHANGERS.search(data))
+    return FileScan(tuple(includes), frozenset(defines), before_include, changes_context,
                     undefines, pushes == pops and plain == 0)
 
 
@@ -155,7 +162,19 @@ class Includes:
         self._found: dict[tuple[str, str], str] = {}
         self._tails: dict[tuple[str, ...], dict[str, str]] = {}
         self._closures: dict[tuple[str, tuple[str, ...]], Closure] = {}
-        self._names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._declared: dict[str, frozenset[str]] = {}
+        self._mentioned: dict[str, frozenset[str]] = {}
+
+    def rootless(self) -> Includes:
+        """A view with no source root (every file outside the tree) that shares this one's
+        per-file work (scans, resolved names, names declared): the prelude's closure then reads
+        none of the system headers the members' closures read already. Closures are not shared:
+        they depend on the roots."""
+        view = Includes([])
+        view._scans, view._texts, view._edges = self._scans, self._texts, self._edges
+        view._found, view._tails = self._found, self._tails
+        view._declared, view._mentioned = self._declared, self._mentioned
+        return view
 
     def in_project(self, path: str) -> bool:
         return any(path == r or path.startswith(r + os.sep) for r in self._roots)
@@ -246,13 +265,27 @@ class Includes:
         return result
 
     def names_of(self, files: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
-        """(declared names, identifiers) of project files."""
-        declared: set[str] = set()
-        mentioned: set[str] = set()
+        """(declared names, identifiers) of ``files``."""
+        files = tuple(files)
+        return self.declared_in(files), self.mentioned_in(files)
+
+    def declared_in(self, files: Iterable[str]) -> frozenset[str]:
+        """The names ``files`` may declare, each file's worked out once per run and only when
+        asked: the files from outside the tree that a batch question reads are asked for these
+        alone, and those it reads after them for their identifiers alone (with torch's and
+        CUTLASS's headers, seconds of regular expressions each way that nothing used)."""
+        return self._union(files, self._declared, declared_names)
+
+    def mentioned_in(self, files: Iterable[str]) -> frozenset[str]:
+        """The identifiers ``files`` hold, each file's worked out once per run."""
+        return self._union(files, self._mentioned, identifiers)
+
+    def _union(self, files: Iterable[str], memo: dict[str, frozenset[str]],
+               compute: Callable[[bytes], frozenset[str]]) -> frozenset[str]:
+        out: set[str] = set()
         for f in files:
-            if f not in self._names:
-                data = self.text(f)
-                self._names[f] = (declared_names(data), identifiers(data))
-            declared |= self._names[f][0]
-            mentioned |= self._names[f][1]
-        return frozenset(declared), frozenset(mentioned)
+            names = memo.get(f)
+            if names is None:
+                names = memo[f] = compute(self.text(f))
+            out |= names
+        return frozenset(out)

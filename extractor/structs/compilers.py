@@ -249,6 +249,22 @@ def _nvcc(nvcc: str, flags: ProbeFlags, incs: list[str], source: Path, out: str)
                                              str(source.with_suffix(".cu")), "-o", out], ".cu")
 
 
+def search_superset(command: Command) -> tuple[str, ...]:
+    """Every directory ``command`` could find an ``#include`` in, and more: its ``-I`` directories,
+    the system directories of its compiler and of g++ and gcc (nvcc's host), CUDA's (the
+    toolkit's as nvcc names it, and its CCCL) and Python's. A name none of them has is missing
+    for that command, whatever the order it searches them in."""
+    dirs = [a[2:] for a in command.argv if a.startswith("-I")]
+    for exe, language in ((command.exe, "c++"), (command.exe, "c"), (shutil.which("g++"), "c++"),
+                          (shutil.which("gcc"), "c")):
+        if exe and not Path(exe).name.startswith("nvcc"):
+            dirs.extend(str(d) for d in system_include_dirs(exe, language))
+    dirs.extend(str(d) for d in host_include_dirs())
+    if (cuda := cuda_include_dir()) is not None:
+        dirs.extend((str(cuda / "cccl"), os.path.realpath(cuda), os.path.join(os.path.realpath(cuda), "cccl")))
+    return tuple(dict.fromkeys(dirs))
+
+
 def allowed_for(command: Command, roots: Sequence[Path], include_dirs: Sequence[Path], tmpdir: Path
                 ) -> tuple[Path, ...]:
     """Where ``command`` may read: the roots, the include directories, its own system directories."""

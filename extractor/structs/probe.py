@@ -244,7 +244,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                     break
                 # compiled, but some definitions were left out: an includer may define what selects
                 # them (`#define GGML_COMMON_DECL_C` before `#include "ggml-common.h"`)
-                if run.attempt(command, preamble):
+                if not run.doomed(command, preamble) and run.attempt(command, preamble):
                     if target is not None and target.remove_sections:
                         _drop_sections(target, obj, timeout)
                     alternative = read_probe(probe, obj, command.method, preamble.includer, target_name)

@@ -3,10 +3,13 @@
 A shared library or executable needs no relocation: its sections are read as they are (by
 :mod:`.elf`), and pyelftools' ``DWARFInfo`` (which reads every debug section, location lists
 included, and looks up relocations for each: a tenth of the read on libpython) is built only if
-the line-table fallback asks for it. x86-64 relocatable objects (probe objects) are relocated here
-from the raw ``.rela`` tables; pyelftools applies relocations one construct-parsed entry at a
-time (5.8 of 6 s on an nvcc probe object). Anything else -- GNU ``.zdebug`` compression, another
-CPU's relocations, ``.rel`` tables, phantom bytes -- takes pyelftools' general path.
+the line-table fallback asks for it. Relocatable objects (probe objects) of x86-64 and of the
+CPUs archdiff cross-compiles for (aarch64, ppc64le, s390x) are relocated here from the raw
+``.rela`` tables; pyelftools applies relocations one construct-parsed entry at a time (5.8 of 6 s
+on an nvcc probe object; a cross-compiled probe of a torch header holds a million of them, and
+took about a minute of the struct step each). Anything else -- GNU ``.zdebug`` compression,
+another CPU's or another type of relocation, ``.rel`` tables, phantom bytes -- takes pyelftools'
+general path.
 """
 
 from __future__ import annotations
@@ -23,7 +26,11 @@ from extractor.structs.dwarf.elf import EM_DSPIC30F, EM_X86_64, ET_REL, ElfFile
 # and _DTPOFF32 (S + A, as the linker computes them within the object's own TLS sections;
 # pyelftools 0.33 applies neither). No layout depends on a variable's location.
 _X86_64_RELOCS = {1: 8, 10: 4, 11: 4, 17: 8, 21: 4}
-_WRITERS = {4: _struct.Struct("<I"), 8: _struct.Struct("<Q")}  # by width, little-endian
+# The other CPUs' absolute relocations, S + A as pyelftools' recipes compute them (its
+# pc-relative ones take its own path): R_AARCH64_ABS64/ABS32, R_PPC64_ADDR64/ADDR32, R_390_64/_32.
+EM_PPC64, EM_S390, EM_AARCH64 = 21, 22, 183
+_ABSOLUTE_RELOCS = {EM_X86_64: _X86_64_RELOCS, EM_AARCH64: {257: 8, 258: 4}, EM_PPC64: {38: 8, 1: 4},
+                    EM_S390: {22: 8, 4: 4}}
 _RELOCATED = (".debug_info", ".debug_line", ".debug_str_offsets")
 SECTIONS = (".debug_info", ".debug_abbrev", ".debug_str", ".debug_line_str", ".debug_line", ".debug_str_offsets")
 # pyelftools' DWARFInfo attribute for each
@@ -42,8 +49,8 @@ def dwarf_sections(elf: ElfFile) -> tuple[dict[str, bytes], Callable[[], Any]]:
             elf.section(prefix + name) is not None for name in SECTIONS for prefix in (".rel", ".rela")):
         return _read(elf), _once(lambda: _pyelftools(stream).get_dwarf_info(relocate_dwarf_sections=False,
                                                                          follow_links=False))
-    if plain and elf.e_type == ET_REL and elf.e_machine == EM_X86_64 and elf.little and elf.elfclass == 64:
-        relocated = _relocated_x86_64(elf, _read(elf))
+    if plain and elf.e_type == ET_REL and elf.e_machine in _ABSOLUTE_RELOCS and elf.elfclass == 64:
+        relocated = _relocated(elf, _read(elf), _ABSOLUTE_RELOCS[elf.e_machine])
         if relocated is not None:
             return relocated, _once(lambda: _dwarf_info_over(_pyelftools(stream), relocated))
     dwarf = _pyelftools(stream).get_dwarf_info(relocate_dwarf_sections=True, follow_links=False)
@@ -90,9 +97,12 @@ def _dwarf_info_over(elf, data: dict[str, bytes]):
     return dwarf
 
 
-def _relocated_x86_64(elf: ElfFile, data: dict[str, bytes]) -> dict[str, bytes] | None:
-    """``data`` with the ``.rela`` tables of :data:`_RELOCATED` applied; None when a table is
-    ``.rel`` or has a type this shortcut does not know (pyelftools' general path then)."""
+def _relocated(elf: ElfFile, data: dict[str, bytes], widths: dict[int, int]) -> dict[str, bytes] | None:
+    """``data`` with the ``.rela`` tables of :data:`_RELOCATED` applied (``widths``: the bytes
+    each relocation type writes, S + A); None when a table is ``.rel`` or has a type this
+    shortcut does not know (pyelftools' general path then)."""
+    order = "<" if elf.little else ">"
+    writers = {4: _struct.Struct(order + "I"), 8: _struct.Struct(order + "Q")}
     symbol_values: dict[tuple[int, int], int] = {}
     out = dict(data)
     for name in _RELOCATED:
@@ -109,10 +119,10 @@ def _relocated_x86_64(elf: ElfFile, data: dict[str, bytes]) -> dict[str, bytes] 
         # a probe object's .debug_info holds hundreds of thousands of relocations against a few
         # symbols (the debug sections'): each (type, symbol) is looked up once
         plans: dict[int, tuple[_struct.Struct, int, int, int]] = {}  # r_info -> writer, width, value, mask
-        for r_offset, r_info, r_addend in _struct.iter_unpack("<QQq", elf.data(rel)):
+        for r_offset, r_info, r_addend in _struct.iter_unpack(order + "QQq", elf.data(rel)):
             plan = plans.get(r_info)
             if plan is None:
-                width = _X86_64_RELOCS.get(r_info & 0xFFFFFFFF)
+                width = widths.get(r_info & 0xFFFFFFFF)
                 if width is None:
                     return None
                 key = (symtab_index, r_info >> 32)
@@ -120,12 +130,13 @@ def _relocated_x86_64(elf: ElfFile, data: dict[str, bytes]) -> dict[str, bytes] 
                 if value is None:
                     value = elf.symbol_value(elf.sections[symtab_index], r_info >> 32)
                     symbol_values[key] = value
-                plan = plans[r_info] = (_WRITERS[width], width, value, (1 << (8 * width)) - 1)
+                plan = plans[r_info] = (writers[width], width, value, (1 << (8 * width)) - 1)
             writer, width, value, mask = plan
             if r_offset + width <= size:
                 writer.pack_into(buffer, r_offset, (value + r_addend) & mask)
             else:  # past the section's end: written as before (the bytes are appended)
-                buffer[r_offset:r_offset + width] = ((value + r_addend) & mask).to_bytes(width, "little")
+                buffer[r_offset:r_offset + width] = ((value + r_addend) & mask).to_bytes(
+                    width, "little" if elf.little else "big")
                 size = len(buffer)
         out[name] = bytes(buffer)
     return out
