@@ -34,6 +34,8 @@ CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL})
 # When one id is claimed by records of different kinds, the earlier kind wins.
 _KIND_ORDER = (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.UNION, NodeKind.ENUM, NodeKind.KERNEL,
                NodeKind.METHOD, NodeKind.FUNCTION, NodeKind.NAMESPACE)
+_AGGREGATE_RECORDS = frozenset({"class", "struct", "union"})
+_TYPE_RECORDS = _AGGREGATE_RECORDS | {"enum"}  # the names ``resolve_type`` finds
 _LOCAL_NAMESPACE = re.compile(r"\(anonymous namespace@[^()]*\)")
 
 
@@ -88,11 +90,11 @@ def localise(record: Definition, path: str) -> Definition:
 class SymbolTable:
     def __init__(self, defs: list[Def]) -> None:
         self.defs = defs
-        aggregates = {d.record.qual for d in defs if d.record.kind in ("class", "struct", "union")}
+        aggregates = {d.record.qual for d in defs if d.record.kind in _AGGREGATE_RECORDS}
         namespaces = {d.record.qual for d in defs if d.record.kind == "namespace"}
         self.scopes = aggregates | namespaces
         self.aggregates = aggregates
-        self.types = aggregates | {d.record.qual for d in defs if d.record.kind == "enum"}
+        self.types = {d.record.qual for d in defs if d.record.kind in _TYPE_RECORDS}
         # typedef names of named types (`typedef enum X_enum {...} X;`), in their scope
         self.aliases: dict[str, str] = {}
         for d in defs:
@@ -114,6 +116,12 @@ class SymbolTable:
         for node_id, group in sorted(self.groups.items()):
             self.node_by_id[node_id] = self._merge(node_id, group)
         self._resolved: dict[tuple[str, str, bool, str], str] = {}
+        # files whose anonymous namespace defines a type: elsewhere a type's file does not change
+        # what its name resolves to, so those look-ups are shared across files (torch's signatures
+        # name `at::Tensor` 300,000 times from a few thousand scopes)
+        self._local_type_paths = {d.path for d in defs if (d.record.kind in _TYPE_RECORDS or d.record.aliases)
+                                  and "(anonymous namespace@" in d.record.qual}
+        self._types_resolved: dict[tuple[str, str, str], str] = {}
         self.short_kernels: dict[str, list[str]] = collections.defaultdict(list)
         for n in self.node_by_id.values():
             if n.kind is NodeKind.KERNEL:
@@ -228,6 +236,17 @@ class SymbolTable:
         return self.defs
 
     def resolve_type(self, scope: str, written: str, path: str = "") -> str:
+        """The node of the type ``written`` names as seen from ``scope`` in ``path``; an id of the
+        name itself when the system defines no such type."""
+        if path not in self._local_type_paths:
+            path = ""
+        key = (scope, written, path)
+        hit = self._types_resolved.get(key)
+        if hit is None:
+            hit = self._types_resolved[key] = self._resolve_type(scope, written, path)
+        return hit
+
+    def _resolve_type(self, scope: str, written: str, path: str) -> str:
         name = _strip_template_args(written.replace("virtual", "").strip()).lstrip(":")
         for prefix in _outward(scope):
             for candidate in _candidates(prefix, name, path):

@@ -68,6 +68,7 @@ def plan_probes(aggregates: Iterable[AggregateDefinition], includes: Mapping[str
     standards = detect_standards([r for r, _ in roots])
     base = base_flags(settings)
     probes = []
+    directives: dict[str, tuple[_Directive, ...] | None] = {}
     for path, definitions in sorted(by_header.items()):
         disk, language = files[path]
         try:
@@ -83,7 +84,7 @@ def plan_probes(aggregates: Iterable[AggregateDefinition], includes: Mapping[str
         if unit is not None:
             stats["headers_with_translation_unit_flags"] += 1
         probes.append(HeaderProbe(path, disk, language, tuple(sorted(definitions)), flags,
-                                  preambles_of(path, includers, files)))
+                                  preambles_of(path, includers, files, directives=directives)))
     return Plan(tuple(probes), tuple(sorted(unprobed)), dict(sorted(stats.items())))
 
 
@@ -96,14 +97,22 @@ _CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
 
 
 def preambles_of(header: str, includers: Mapping[str, Iterable[str]], files: Mapping[str, tuple[Path, Language]],
-                 limit: int = 3) -> tuple[Preamble, ...]:
+                 limit: int = 3, directives: dict[str, tuple[_Directive, ...] | None] | None = None
+                 ) -> tuple[Preamble, ...]:
     """What up to ``limit`` direct includers have before ``header``'s own include: their `#include`
     and one-line `#define` lines at the same `#if` depth. Includers that define something first
     (a selector such as `#define GGML_COMMON_DECL_C`), then the shortest (what the header needs,
-    not a whole file's worth of includes), then by path; the same preamble once."""
+    not a whole file's worth of includes), then by path; the same preamble once.
+
+    ``directives``: each includer's directives, read once per run and shared by every header it
+    includes (torch's `all.h`-style headers include hundreds: read and scanned again per header,
+    27,000 pairs cost the driver a minute)."""
+    directives = {} if directives is None else directives
     found: dict[tuple[str, ...], Preamble] = {}
     for includer in sorted(includers.get(header, ())):
-        lines = _lines_before(header, includer, files)
+        if includer not in directives:
+            directives[includer] = _directives(includer, files)
+        lines = _lines_before(header, directives[includer])
         if lines is not None and lines not in found:
             found[lines] = Preamble(lines, includer, files[includer][0].parent)
     ranked = sorted(found.values(), key=lambda p: (not any(line.startswith("#define") for line in p.lines),
@@ -111,9 +120,14 @@ def preambles_of(header: str, includers: Mapping[str, Iterable[str]], files: Map
     return tuple(p for p in ranked if p.lines)[:limit]
 
 
-def _lines_before(header: str, includer: str, files: Mapping[str, tuple[Path, Language]]) -> tuple[str, ...] | None:
-    """The includer's lines before its include of ``header`` at that include's `#if` depth; None
-    when it cannot be read or does not include it."""
+# one preprocessor line of an includer, in file order: (kind, text, relative, suffix); for an
+# include, the header it names next to the includer and the suffix it names anywhere (_names)
+_Directive = tuple[str, str, str, str]
+
+
+def _directives(includer: str, files: Mapping[str, tuple[Path, Language]]) -> tuple[_Directive, ...] | None:
+    """The includer's `#include`, `#define` and `#if`/`#endif` lines in order; None when it cannot
+    be read."""
     try:
         data = files[includer][0].read_bytes()
     except (OSError, KeyError):
@@ -122,27 +136,35 @@ def _lines_before(header: str, includer: str, files: Mapping[str, tuple[Path, La
                     + [(m.start(), "define", m.group(0).decode("utf-8", "replace").strip())
                        for m in _DEFINE_LINE.finditer(data)]
                     + [(m.start(), m.group(1).decode(), "") for m in _CONDITIONAL.finditer(data)])
+    return tuple((kind, text, *(_names(includer, text) if kind == "include" else ("", "")))
+                 for _, kind, text in events)
+
+
+def _lines_before(header: str, directives: tuple[_Directive, ...] | None) -> tuple[str, ...] | None:
+    """The includer's lines before its include of ``header`` at that include's `#if` depth; None
+    when it cannot be read or does not include it."""
+    if directives is None:
+        return None
     depth, lines = 0, []
-    for _, kind, target in events:
+    for kind, target, relative, suffix in directives:
         if kind in ("if", "ifdef", "ifndef"):
             depth += 1
         elif kind == "endif":
             depth = max(0, depth - 1)
         elif kind == "define":
             lines.append((depth, target))
-        elif _names(includer, target, header):
+        elif relative == header or header == suffix or header.endswith("/" + suffix):
             return tuple(line for d, line in lines if d == depth)
         else:
             lines.append((depth, f"#include {target}"))
     return None
 
 
-def _names(includer: str, written: str, header: str) -> bool:
-    """Whether ``#include written`` in ``includer`` is ``header`` (relative first, then by suffix)."""
+def _names(includer: str, written: str) -> tuple[str, str]:
+    """What ``#include written`` in ``includer`` names: the header next to the includer, and the
+    path any header whose path ends in it matches (the header is the first, else a match of the second)."""
     target = written[1:-1].strip()
-    if posixpath.normpath(posixpath.join(posixpath.dirname(includer), target)) == header:
-        return True
     norm = posixpath.normpath(target)
     while norm.startswith("../"):
         norm = norm[3:]
-    return header == norm or header.endswith("/" + norm)
+    return posixpath.normpath(posixpath.join(posixpath.dirname(includer), target)), norm
