@@ -214,6 +214,8 @@ _PATH = hypothesis.strategies.lists(hypothesis.strategies.sampled_from(["a", "b"
 @hypothesis.given(hypothesis.strategies.sets(_PATH, min_size=1, max_size=12),
                   hypothesis.strategies.lists(hypothesis.strategies.tuples(hypothesis.strategies.integers(0, 11),
                                                                            _PATH), max_size=30))
+# a top-level file and a directory of the same name (`a` and `a/a`) once shared a key
+@hypothesis.example({"a", "a/a", "a/a/a", "a/b", "b"}, [(0, "b"), (1, "b")])
 def test_include_resolution_shared_by_a_directory_equals_resolving_each_include_alone(paths, includes):
     # the resolver remembers a target per includer's directory; a file that is a candidate of
     # its own include (`b/x.h` written in `a/b/x.h`) must still find itself

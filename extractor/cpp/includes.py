@@ -36,7 +36,9 @@ class IncludeResolver:
         if includer == suffix or includer.endswith("/" + suffix):
             # the includer is a candidate of its own include (`b/x.h` in `a/b/x.h`): nearest of all
             return self._resolve(includer, target)
-        key = (posixpath.dirname(includer) or includer, target)
+        # Files of one directory share a target; a top-level file (whose repository is its own
+        # name) has a key of its own, with a leading "/" that no directory of a relative path has.
+        key = (posixpath.dirname(includer) or "/" + includer, target)
         hit = self._resolved.get(key)
         if hit is None:
             hit = self._resolved[key] = self._resolve(includer, target)
