@@ -24,6 +24,8 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
+from extractor.support.forkmap import forked_seconds
+
 RUN_LOG_VERSION = 1
 
 
@@ -77,6 +79,8 @@ class RunLog:
         self.memo = False
         self._start = time.perf_counter()
         self._end: float | None = None
+        self._forked_before = forked_seconds()
+        self._forked_s: float | None = None
 
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
@@ -92,6 +96,12 @@ class RunLog:
 
     def finish(self) -> None:
         self._end = time.perf_counter()
+        self._forked_s = forked_seconds() - self._forked_before
+
+    @property
+    def forked_s(self) -> float:
+        """Wall seconds in fork_map's working windows (extractor.support.forkmap) during the run."""
+        return (self._forked_s if self._forked_s is not None else forked_seconds() - self._forked_before)
 
     @property
     def wall_s(self) -> float:
@@ -99,8 +109,9 @@ class RunLog:
 
     @property
     def serial_s(self) -> float:
-        """Wall seconds outside the pool's working window: what more workers cannot shorten."""
-        return max(0.0, self.wall_s - self.scan.pool_wall_s)
+        """Wall seconds outside the scan pool's and fork_map's working windows: what more workers
+        cannot shorten."""
+        return max(0.0, self.wall_s - self.scan.pool_wall_s - self.forked_s)
 
     def timings(self) -> dict[str, float]:
         """Wall seconds per phase (the run log's ``timings_s``, as it always was)."""
@@ -115,6 +126,7 @@ class RunLog:
             "wall_s": round(self.wall_s, 3),
             "serial_s": round(self.serial_s, 3),
             "pool_s": round(scan.pool_wall_s, 3),
+            "fork_map_s": round(self.forked_s, 3),
             "cpu_s": round(sum(p.cpu_s for p in self.phases.values()), 3),
             "workers_cpu_s": round(sum(p.workers_cpu_s for p in self.phases.values()), 3),
             "peak_rss_mb": round(_peak_rss_mb(), 1),

@@ -46,6 +46,7 @@ import pickle
 import signal
 import sys
 import tempfile
+import time
 import warnings
 from collections.abc import Callable, Sequence
 from typing import TypeVar
@@ -58,6 +59,15 @@ R = TypeVar("R")
 # children bring that work's wall time under a tenth; each one more would cost the driver about
 # as much CPU as it saves in wall time.
 MAX_CHILDREN = 4
+
+_forked = [0.0]  # wall seconds this process has waited on fork_map's children, since it started
+
+
+def forked_seconds() -> float:
+    """Wall seconds this process has spent in fork_map's working windows (first fork to last
+    result read), since it started: a run log takes the difference over a run, as it takes the
+    scan pool's window, because more cores shorten that time too."""
+    return _forked[0]
 
 
 def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
@@ -74,6 +84,7 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
         return run_here(work, tasks)
     shares: list[list[R] | None] = [None] * children
     running: dict[int, tuple[int, int]] = {}  # share -> (pid, its results file)
+    window = time.perf_counter()
     try:
         for share in range(children):
             started = _fork(work, tasks[share::children])
@@ -86,6 +97,7 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
     finally:
         for pid, fd in running.values():  # interrupted: no child outlives the call
             _end(pid, fd)
+        _forked[0] += time.perf_counter() - window
     ordered: list[R] = [None] * len(tasks)  # type: ignore[list-item]
     for share, results in enumerate(shares):
         # never forked, or failed: its tasks run here, a task's exception included
