@@ -30,7 +30,7 @@ from extractor.structs.records import unresolved_layout
     ("csrc/cpu/cpu_types_arm.hpp:1:10: fatal error: arm_neon.h: No such file or directory", "arm_neon.h",
      "an aarch64 cross compiler (apt: g++-aarch64-linux-gnu); the header is for ARM CPUs"),
     ('csrc/q.cuh(12): error: identifier "my_private_type" is undefined', "my_private_type", ""),
-    ("probe compile timed out after 300 s", "", ""),
+    ("probe compile timed out after 300 CPU s", "", ""),
 ])
 def test_the_missing_header_or_name_and_its_supplier(error, missing, supply):
     assert missing_from(error) == missing

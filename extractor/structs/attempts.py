@@ -10,8 +10,8 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from extractor.support.safeproc import Finished, run_bounded
-from extractor.structs.compilers import PRELUDE, Command, allowed_for, search_superset
+from extractor.support.safeproc import Finished
+from extractor.structs.compilers import PRELUDE, Command, allowed_for, run_compiler, search_superset
 from extractor.structs.header import HeaderProbe, Preamble
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure
@@ -138,8 +138,8 @@ class CompileAttempts:
         depfile.unlink(missing_ok=True)
         self.obj.unlink(missing_ok=True)
         try:
-            done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=self.tmpdir,
-                               timeout=self.timeout, memory_bytes=self.memory_bytes)
+            done = run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], self.tmpdir, self.timeout,
+                                self.memory_bytes)
         except OSError as err:
             self._keep(f"cannot run {Path(command.exe).name}: {err.strerror}")
             return False
@@ -156,7 +156,7 @@ class CompileAttempts:
             self._keep(_REFUSED)
             return False
         if done.timed_out:
-            self._keep(f"probe compile timed out after {self.timeout:.0f} s")
+            self._keep(f"probe compile timed out after {self.timeout:.0f} CPU s")
             self.timed_out = True
             return False
         if done.returncode == 0 and self.obj.exists():
@@ -193,8 +193,7 @@ def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, me
         return None  # nvcc has no -MG; its -MD output is all there is
     flags = [a for a in argv[1:-2] if a not in ("-c", "-g")]
     try:
-        done = run_bounded([exe, *flags, "-M", "-MG", argv[-3]], cwd=tmpdir, timeout=timeout,
-                           memory_bytes=memory_bytes)
+        done = run_compiler([exe, *flags, "-M", "-MG", argv[-3]], tmpdir, timeout, memory_bytes)
     except OSError:
         return None
     if done.timed_out or done.returncode:

@@ -44,10 +44,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from extractor.support.safeproc import run_bounded
 from extractor.structs.closure import Closure, Includes
 from extractor.structs.compilers import (PRELUDE, allowed_for, compile_commands, cuda_include_dir,
-                                         host_include_dirs)
+                                         host_include_dirs, run_compiler)
 from extractor.structs.header import HeaderProbe, probe_language
 from extractor.structs.objects import read_batch, unresolved_count
 from extractor.structs.probecache import ProbeResult
@@ -300,8 +299,7 @@ def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], 
         depfile = tmpdir / "probe.d"
         argv = command.argv
         try:
-            done = run_bounded([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], cwd=tmpdir,
-                               timeout=timeout, memory_bytes=memory_bytes)
+            done = run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], tmpdir, timeout, memory_bytes)
         except OSError:
             return BatchOutcome({}, tuple(members), ())
         try:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from extractor.support.datafile import load_data_file
+from extractor.support.safeproc import Finished, run_bounded
 from extractor.structs.buildcontext import C, CUDA, CXX, ProbeFlags
 from extractor.structs.probeguard import allowed_dirs, system_include_dirs
 from extractor.structs.records import Method
@@ -32,6 +33,11 @@ PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
            ".cu": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"
                   "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n",
            ".cpp": "#include <cstddef>\n#include <cstdint>\n#include <algorithm>\n"}
+# A probe compile is bounded by CPU time, so that its outcome (a layout, or "timed out") does not
+# depend on the machine's load; the wall clock only stops a compiler that waits without computing
+# (an include of a FIFO), after this many times the CPU budget.
+WALL_SLACK = 4
+
 _DEBUG = ("-fno-eliminate-unused-debug-types", "-femit-class-debug-always")
 
 
@@ -282,3 +288,11 @@ def allowed_for(command: Command, roots: Sequence[Path], include_dirs: Sequence[
     if (python := python_include_dir()) is not None:
         extra.append(python)
     return allowed_dirs(roots, include_dirs, extra)
+
+
+def run_compiler(argv: Sequence[str], cwd: Path, cpu_seconds: float, memory_bytes: int) -> Finished:
+    """Run one probe compile (or preprocessing) within ``cpu_seconds`` of its process group's CPU,
+    ``memory_bytes`` of address space per process, and :data:`WALL_SLACK` times the budget of wall
+    time."""
+    return run_bounded(argv, cwd=cwd, timeout=WALL_SLACK * cpu_seconds, cpu_seconds=cpu_seconds,
+                       memory_bytes=memory_bytes)
