@@ -1,4 +1,7 @@
-"""The symbol graph as a networkx ``MultiDiGraph``, and its exports (GraphML, GEXF, node-link JSON)."""
+"""The symbol graph as a networkx ``MultiDiGraph``, and its exports (GraphML, GEXF, node-link JSON).
+
+GraphML is written in one stream by :mod:`extractor.evidence.graphml` (the same bytes as networkx
+writes, a quarter of the time, without the document in memory); GEXF goes through networkx."""
 
 from __future__ import annotations
 
@@ -10,28 +13,14 @@ from typing import Any
 import networkx as nx
 
 from extractor.errors import UserInputError
+from extractor.evidence.graphml import flat, write_graphml
 from extractor.model import Edge, Node, node_json
 from extractor.support.storage import atomic_path, write_atomic
 
 
-def _flat(value: Any) -> Any:
-    """GraphML and GEXF take scalars only: lists of scalars become comma-separated text, None empty
-    text, and structured values (``sites``, ``params``, ``overloads``: lists of objects) compact
-    JSON text, so a reader gets every definition site and parameter back with ``json.loads``."""
-    if isinstance(value, (list, tuple)):
-        if any(isinstance(v, (dict, list, tuple)) for v in value):
-            return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        return ",".join(str(v) for v in value)
-    if isinstance(value, dict):
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    if value is None:
-        return ""
-    return value
-
-
 def to_networkx(bundle: dict[str, Any], scalars_only: bool = False) -> nx.MultiDiGraph:
     """The bundle's graph; ``scalars_only`` flattens list attributes for GraphML and GEXF."""
-    value = _flat if scalars_only else (lambda v: v)
+    value = flat if scalars_only else (lambda v: v)
     graph = nx.MultiDiGraph(name=bundle["system"]["name"])
     for node in bundle["graph"]["nodes"]:
         graph.add_node(node["id"], **{k: value(v) for k, v in node.items() if k != "id"})
@@ -60,6 +49,8 @@ def export_graph(bundle: dict[str, Any], fmt: str, output: Path) -> None:
                 "nodes": bundle["graph"]["nodes"], "edges": bundle["graph"]["edges"]}
         write_atomic(output, json.dumps(data, sort_keys=True, ensure_ascii=False) + "\n")
         return
-    writer = nx.write_graphml if fmt == "graphml" else nx.write_gexf
+    if fmt == "graphml":
+        write_graphml(bundle, output)
+        return
     with atomic_path(output) as tmp:
-        writer(to_networkx(bundle, scalars_only=True), tmp)
+        nx.write_gexf(to_networkx(bundle, scalars_only=True), tmp)
