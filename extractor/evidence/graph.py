@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import networkx as nx
+from networkx.readwrite.gexf import GEXFWriter
 
 from extractor.errors import UserInputError
 from extractor.evidence.graphml import flat, write_graphml
@@ -52,5 +53,9 @@ def export_graph(bundle: dict[str, Any], fmt: str, output: Path) -> None:
     if fmt == "graphml":
         write_graphml(bundle, output)
         return
-    with atomic_path(output) as tmp:
-        nx.write_gexf(to_networkx(bundle, scalars_only=True), tmp)
+    writer = GEXFWriter(encoding="utf-8", prettyprint=True)
+    writer.add_graph(to_networkx(bundle, scalars_only=True))
+    # networkx stamps the day it wrote the file: the same evidence must give the same bytes
+    writer.xml.find("meta").attrib.pop("lastmodifieddate", None)
+    with atomic_path(output) as tmp, open(tmp, "wb") as out:
+        writer.write(out)

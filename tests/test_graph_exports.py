@@ -1,5 +1,6 @@
-"""The streaming GraphML writer gives networkx's ``write_graphml`` bytes for the same graph: the
-file users already read keeps its exact shape, without the whole document held in memory."""
+"""Graph exports: the streaming GraphML writer gives networkx's ``write_graphml`` bytes for the same
+graph (the file users already read keeps its exact shape, without the whole document held in
+memory); a GEXF export is the same bytes whatever day it is written."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import networkx as nx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from extractor.evidence.graph import to_networkx
+from networkx.readwrite import gexf
+
+from extractor.evidence.graph import export_graph, to_networkx
 from extractor.evidence.graphml import write_graphml
 
 _IDS = st.text(st.characters(blacklist_categories=("Cs", "Cc")) | st.sampled_from("&<>\"'\t\n\r "), min_size=1,
@@ -65,3 +68,16 @@ def test_edges_come_grouped_by_source_and_read_back_with_their_positions(tmp_pat
     graph = nx.read_graphml(tmp_path / "g.graphml", force_multigraph=True)
     assert sorted(graph.edges(keys=True)) == [("a", "x", 1), ("b", "a", 0), ("b", "a", 2)]
     assert graph.nodes["x"] == {} and graph.nodes["b"]["line"] == 3
+
+
+def test_a_gexf_export_does_not_depend_on_the_day(tmp_path, monkeypatch):
+    bundle = {"system": {"name": "s"}, "graph": {"nodes": [{"id": "a", "kind": "class", "tags": ["x", "y"]}],
+                                                 "edges": [{"source": "a", "target": "a", "kind": "calls"}]}}
+    written = []
+    for day in ("2026-01-01", "2027-06-30"):
+        monkeypatch.setattr(gexf.time, "strftime", lambda _fmt, day=day: day)
+        export_graph(bundle, "gexf", tmp_path / f"{day}.gexf")
+        written.append((tmp_path / f"{day}.gexf").read_bytes())
+    assert written[0] == written[1]
+    graph = nx.read_gexf(tmp_path / "2026-01-01.gexf")
+    assert graph.nodes["a"]["tags"] == "x,y" and graph.number_of_edges() == 1
