@@ -147,7 +147,6 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     from extractor.buildsettings import BuildSettings
     from extractor.evidence.write import write_bundle
     from extractor.context import ExtractOptions
-    from extractor.evidence.graph import export_graph
     from extractor.run.pipeline import extract_system
     from extractor.presets import system_or_sources
     from extractor.support.storage import write_atomic
@@ -164,8 +163,11 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
         progress.phase("writing evidence.json")
         written = time.perf_counter()
         path = write_bundle(None, out_dir, result.data)
-        for fmt in graph_formats:
-            export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
+        if graph_formats:
+            from extractor.evidence.graph import export_graph  # networkx: a tenth of a second to import
+
+            for fmt in graph_formats:
+                export_graph(result.bundle, fmt, out_dir / f"graph.{fmt}")
         written = time.perf_counter() - written
     command = {"name": "extract", "wall_s": round(time.perf_counter() - _STARTED, 3),
                "write_s": round(written, 3), "startup_cpu_s": round(startup_cpu, 3)}

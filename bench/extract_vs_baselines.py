@@ -65,7 +65,7 @@ from extractor.run.pipeline import acquire_sources, extract_system
 from extractor.acquire.sources import default_cache_dir
 
 
-def _parse(path: str) -> None:
+def parse_file(path: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -193,11 +193,11 @@ def main() -> None:
         prime_sources([[after], args.spec], primed)
         next_release = next_release_row([after], args.spec, primed, args.jobs, args.runs)
         shutil.rmtree(primed, ignore_errors=True)
-    t_ast1 = _time(lambda: [_parse(p) for p in py_files], args.runs)
+    t_ast1 = _time(lambda: [parse_file(p) for p in py_files], args.runs)
 
     def ast_n() -> None:
         with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
-            list(pool.map(_parse, py_files, chunksize=32))
+            list(pool.map(parse_file, py_files, chunksize=32))
 
     t_astn = _time(ast_n, args.runs)
     ctags = shutil.which("ctags")
@@ -379,7 +379,7 @@ class _ForkMeter:
             self.module.run_here = self.original
 
 
-def _cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
+def cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
     """One cold extraction (no facts, sources not unpacked) in a fresh copy of ``primed``."""
     from extractor.run import pipeline
 
@@ -453,7 +453,7 @@ def profile(args) -> None:
     print(f"input: {' '.join(args.spec)}; code: {args.code or Path(__file__).resolve().parent.parent}")
     results = {}
     for jobs in sorted({1, args.jobs}):
-        results[jobs] = _median_runs([_cold_run(args.spec, primed, jobs) for _ in range(args.runs)])
+        results[jobs] = _median_runs([cold_run(args.spec, primed, jobs) for _ in range(args.runs)])
     many = results[args.jobs]
     print(f"\ncold, --no-probes, medians of {args.runs} runs (seconds; CPU is what the phase costs on an idle "
           "machine, wall is what it took on this one):")
@@ -490,7 +490,7 @@ def profile(args) -> None:
 
     def ast_n() -> None:
         with concurrent.futures.ProcessPoolExecutor(args.jobs) as pool:
-            list(pool.map(_parse, py_files, chunksize=32))
+            list(pool.map(parse_file, py_files, chunksize=32))
 
     t_ast = _time(ast_n, args.runs)
     warm_cache = Path(tempfile.mkdtemp(prefix="archdiff-profile-warm-"))
@@ -503,7 +503,7 @@ def profile(args) -> None:
     print(f"  warm -j{args.jobs} / ast  {t_warm / t_ast:6.2f}x (target: <= 0.3x; warm {t_warm:.2f} s)")
 
     profiler = cProfile.Profile()
-    _cold_run(args.spec, primed, 1, profiler)
+    cold_run(args.spec, primed, 1, profiler)
     profiler.dump_stats(str(args.profile_out))
     print(f"\ncProfile of one cold -j1 run's driver (saved: {args.profile_out}; cProfile slows Python code "
           "2-3x, so read it for proportions):")
