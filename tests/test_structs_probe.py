@@ -112,6 +112,30 @@ def test_an_attempt_whose_preamble_includes_what_no_directory_has_is_known_to_fa
     assert not run.doomed(command, preamble(f'#include "{header}"'))
 
 
+def test_a_preamble_attempt_followed_only_by_doomed_ones_is_not_explained(tmp_path, monkeypatch):
+    """A failed preamble attempt's message is told (a preprocess-only pass) only for the next
+    attempt to read; when every later preamble is known to fail, none will, and the only pass
+    left is the one that tells the error kept, which stays the first attempt's."""
+    import extractor.structs.attempts as attempts_mod
+
+    root = tmp_path / "proj"
+    header = root / "inc" / "needs.hpp"
+    header.parent.mkdir(parents=True)
+    header.write_text('#pragma once\n#include "missing_a.h"\nstruct Needs { int a; };\n')
+    (header.parent / "sibling.h").write_text("")
+    runs, real = [], attempts_mod.run_bounded
+    monkeypatch.setattr(attempts_mod, "run_bounded", lambda argv, **kw: runs.append(argv) or real(argv, **kw))
+    preambles = (Preamble(('#include "sibling.h"',), "inc/user.cpp", header.parent),
+                 Preamble(("#include <torch/all.h>",), "inc/other.cpp", header.parent))
+    probe = HeaderProbe("inc/needs.hpp", header, Language.CPP, (StructDefinition(3, "Needs", "struct"),),
+                        preambles=preambles)
+    (layout,) = probe_header(probe, [], [root], root_labels=[(root, "")]).layouts
+    assert layout.error == "inc/needs.hpp:2:10: fatal error: missing_a.h: No such file or directory"
+    compiles = [argv for argv in runs if "-MD" in argv]
+    passes = [argv for argv in runs if "-MG" in argv]
+    assert (len(compiles), len(passes)) == (2, 1)  # alone, after sibling.h; the kept error told
+
+
 def test_nvcc_probe_matches_pahole_on_the_probe_object(tmp_path):
     assert probe_mod.find_nvcc(), "nvcc is required (CUDA toolkit)"
     obj = tmp_path / "probe.o"

@@ -86,12 +86,18 @@ class CompileAttempts:
                     return None  # another attempt would cost as much again
                 if n > 1 and not includer_may_cure(self.last_error):
                     break
-                if n > 0 and all(self.doomed(command, p) for p in self.probe.preambles[n - 1:]):
+                if n > 0 and self._all_doomed(command, n - 1):
                     break  # each fails, whatever it prints: the error kept is the first attempt's
-                # the next attempt asks what this one's error says
-                if self.attempt(command, preamble, explain=0 < n < len(attempts) - 1):
+                # the next attempt asks what this one's error says, unless each after it is doomed:
+                # then the loop ends whatever the error says (vLLM's includers of <torch/all.h>)
+                if self.attempt(command, preamble, explain=0 < n and not self._all_doomed(command, n)):
                     return command, preamble
         return None
+
+    def _all_doomed(self, command: Command, first: int) -> bool:
+        """Whether every preamble from index ``first`` on is known to fail with ``command``
+        (true of none left)."""
+        return all(self.doomed(command, p) for p in self.probe.preambles[first:])
 
     def doomed(self, command: Command, preamble: Preamble) -> bool:
         """Whether ``command`` after ``preamble`` cannot compile, known without running it: a line

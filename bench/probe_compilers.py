@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Where the struct probes' compilers spend their CPU: every compiler process of one extraction.
+
+    python3 -m bench.probe_compilers [SPEC] [--headers-from SPEC ...] [--jobs 2] [--top 15]
+        [--code DIR] [--json OUT]
+
+SPEC defaults to the unpacked vLLM 0.10.2 sdist the real-input tests use. One cold extraction
+(a fresh cache directory; ``--headers-from`` wheels already unpacked in the shared test cache are
+copied into it, so nothing is downloaded or unpacked while it is timed) with default probes, in
+this process; each compiler process the probes start is run under ``/usr/bin/time``, which gives
+its CPU seconds, its children's included (nvcc's preprocessor, cudafe++, cicc, host compiler).
+Prints processes and CPU seconds per compiler and outcome (compile that succeeded, compile that
+failed, preprocess-only pass), then the costliest processes with the headers they compiled.
+The run log's ``steps.structs.workers_cpu_s`` is the same CPU in one figure; this says which
+compiles it is made of, what a change to the probes' attempts has to be measured against.
+``--code DIR`` measures another checkout (a before/after table). Never asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+if "--code" in sys.argv:  # measure another checkout's code (the benchmark itself stays this one)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--code") + 1]).resolve()))
+sys.path.insert(1 if "--code" in sys.argv else 0, str(Path(__file__).resolve().parent.parent))
+
+
+DEFAULT_TREE = Path.home() / ".cache" / "archdiff-tests" / "vllm-0.10.2"
+WHEELS = Path.home() / ".cache" / "archdiff-tests" / "wheels"
+_SOURCES = ("probe.cu", "probe.cpp", "probe.c")
+
+
+def timed_processes(log: list[dict[str, Any]]) -> Callable[..., Any]:
+    """A ``run_bounded`` that runs each command under ``/usr/bin/time`` and appends what it cost."""
+    from extractor.support.safeproc import run_bounded as real
+
+    lock = threading.Lock()
+
+    def run(argv, **kw):
+        fd, times = tempfile.mkstemp(prefix="archdiff-time-")
+        os.close(fd)
+        try:
+            done = real(["/usr/bin/time", "-o", times, "-f", "%U %S", *argv], **kw)
+            user, system = map(float, Path(times).read_text().split()[-2:])
+        finally:
+            os.unlink(times)
+        source = next((a for a in argv if a.endswith(_SOURCES)), "")
+        with lock:
+            log.append({"compiler": Path(argv[0]).name,
+                        "kind": "preprocess" if "-MG" in argv else ("ok" if done.returncode == 0 else "failed"),
+                        "cpu_s": round(user + system, 2), "headers": _headers_of(source)})
+        return done
+
+    return run
+
+
+def _headers_of(source: str) -> list[str]:
+    """The quoted includes of a probe source: its preamble's, then the headers it compiles."""
+    try:
+        text = Path(source).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    return [line.split('"')[1] for line in text.splitlines() if line.startswith('#include "')]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("spec", nargs="?", default=str(DEFAULT_TREE))
+    parser.add_argument("--headers-from", action="append", default=[])
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--top", type=int, default=15)
+    parser.add_argument("--code", help="another checkout to measure")
+    parser.add_argument("--json", help="write every process's record there")
+    args = parser.parse_args(argv)
+    log: list[dict[str, Any]] = []
+    run = timed_processes(log)
+    # the modules that bound run_bounded by name when imported
+    import extractor.structs.attempts as attempts
+    import extractor.structs.batch as batch
+    import extractor.structs.probe as probe
+
+    for module in (attempts, batch, probe):
+        module.run_bounded = run
+    from extractor.buildsettings import BuildSettings
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+
+    with tempfile.TemporaryDirectory(prefix="archdiff-bench-probes-") as tmp:
+        cache = Path(tmp) / "cache"
+        if args.headers_from and WHEELS.is_dir():
+            shutil.copytree(WHEELS, cache / "wheels")
+        options = ExtractOptions(jobs=args.jobs, cache_dir=cache,
+                                 build=BuildSettings(headers_from=tuple(args.headers_from)))
+        extract_system([args.spec], options=options)
+    if args.json:
+        Path(args.json).write_text(json.dumps(log, indent=1), encoding="utf-8")
+    print_table(log, args.top)
+    return 0
+
+
+def print_table(log: list[dict[str, Any]], top: int) -> None:
+    groups: dict[tuple[str, str], list[float]] = collections.defaultdict(list)
+    for x in log:
+        groups[x["compiler"], x["kind"]].append(x["cpu_s"])
+    print(f"{len(log)} compiler processes, {sum(x['cpu_s'] for x in log):.1f} CPU s")
+    print(f"{'compiler':28} {'kind':10} {'processes':>9} {'CPU s':>8}")
+    for (compiler, kind), cpu in sorted(groups.items(), key=lambda kv: -sum(kv[1])):
+        print(f"{compiler:28} {kind:10} {len(cpu):9d} {sum(cpu):8.2f}")
+    print(f"\nthe {top} costliest:")
+    for x in sorted(log, key=lambda x: -x["cpu_s"])[:top]:
+        names = ", ".join(Path(h).name for h in x["headers"])
+        print(f"{x['cpu_s']:7.2f}  {x['compiler']:24} {x['kind']:10} {names[:90]}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
