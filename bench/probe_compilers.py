@@ -84,12 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     log: list[dict[str, Any]] = []
     run = timed_processes(log)
-    # the modules that bound run_bounded by name when imported
-    import extractor.structs.attempts as attempts
-    import extractor.structs.batch as batch
+    # the modules that bound run_bounded by name when imported (compilers: every probe compile,
+    # through run_compiler; probe: objcopy)
+    import extractor.structs.compilers as compilers
     import extractor.structs.probe as probe
 
-    for module in (attempts, batch, probe):
+    for module in (compilers, probe):
         module.run_bounded = run
     from extractor.buildsettings import BuildSettings
     from extractor.context import ExtractOptions
