@@ -244,7 +244,7 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
             encoded = encode_bundle(ctx, steps, diagnostics)
             log.bundle_bytes = len(encoded.data)
         with log.phase("memo"):
-            store.put_bytes(memo_key, encoded.data)
+            store.put_compressed(memo_key, encoded.compressed)
             store.put_json(memo_key + ":summary", encoded.summary)
     finally:
         store.close()
