@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping, Sequence
 import msgspec
 
 from extractor import bindings, concepts, cpp, generated, python
-from extractor.context import Context, SourceFile
+from extractor.context import Context, ExtractOptions, SourceFile
 from extractor.layers.facts import ModuleFacts, collect_module_facts, companion_headers, module_id, top_packages
 from extractor.graphparts import graph_parts as merged_graph
 from extractor.layers.matrix import (DEPENDENCY_KINDS, PathDependency, UpwardDependency, dependency_matrix,
@@ -55,9 +55,17 @@ class LayersShared:
     upward: tuple[UpwardDependency, ...]
 
 
+def indexed_taxonomy(options: ExtractOptions) -> Taxonomy:
+    """The run's taxonomy (the user's file, or archdiff's own roles.yaml) with its signal index
+    built. The step's ``prepare``: 0.08 s on vLLM's run that needs nothing the scan finds, so the
+    pipeline does it while the pool scans and the step finds both in their caches."""
+    taxonomy = load_taxonomy(options.extra.get("taxonomy") or TAXONOMY_FILE)
+    signal_index(taxonomy)
+    return taxonomy
+
+
 def extract_layers(ctx: Context) -> Contribution[LayersShared]:
-    taxonomy_path = ctx.options.extra.get("taxonomy") or TAXONOMY_FILE
-    taxonomy = load_taxonomy(taxonomy_path)
+    taxonomy = indexed_taxonomy(ctx.options)
     shared = ctx.result(concepts.STEP).shared
     concepts_by_file = shared.by_file if shared is not None else {}
 
@@ -177,5 +185,5 @@ def _edges_by_use(edges: list[Edge]) -> tuple[list[Edge], list[Edge], list[Edge]
 
 # The graph steps' nodes and edges give key symbols and the matrix; the concepts step its hits; the
 # generated-code step which files a tool wrote.
-STEP = Step(name="layers", extract=extract_layers, records=LAYERS, version="2",
+STEP = Step(name="layers", extract=extract_layers, records=LAYERS, version="2", prepare=indexed_taxonomy,
             requires=(python.STEP, cpp.STEP, bindings.PYTHON_CPP_STEP, generated.STEP, concepts.STEP))

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import hashlib
 import re
 from pathlib import Path
 
-from extractor.support.datafile import MAX_DATA_FILE_BYTES, Regex, load_data_file
+from extractor.support.datafile import Regex, content_digest, load_data_file
 from extractor.errors import UserInputError
 from extractor.layers.records import UNASSIGNED
 
@@ -93,15 +92,8 @@ def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
     """The taxonomy in ``path``; the same object again for the same content (a process that
     extracts several systems or releases parses roles.yaml once, and scoring's index of the
     taxonomy's patterns, keyed by the object, keeps what it matched)."""
-    path = Path(path)
-    try:
-        with path.open("rb") as fh:  # at most what the loader accepts: /dev/zero is not read forever
-            data = fh.read(MAX_DATA_FILE_BYTES + 1)
-    except OSError:
-        data = b""
-    if not data or len(data) > MAX_DATA_FILE_BYTES:
-        return _parse_taxonomy(path)  # the loader says what is wrong with the path, in one line
-    return _cached_taxonomy(str(path), hashlib.sha256(data).hexdigest())
+    digest = content_digest(path)
+    return _cached_taxonomy(str(path), digest) if digest else _parse_taxonomy(Path(path))
 
 
 @functools.lru_cache(maxsize=8)

@@ -9,6 +9,7 @@ import hashlib
 import itertools
 import json
 import shutil
+import threading
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
@@ -330,6 +331,34 @@ _READ_TICK = 100  # files read between two progress ticks
 _CACHE_BATCH = 256
 
 
+class _Preparation:
+    """The steps' ``prepare`` (work that needs only the options: vLLM's taxonomy and detectors
+    parsed and indexed, 0.1 s), done by a thread while the pool scans and the driver mostly waits
+    for results: each step's extract then finds it in its caches. Started once the pool works
+    (its workers are forked by then; one that replaces a crashed worker may be forked with this
+    thread alive, as with the progress line's, and only runs scanners); joined before the steps.
+    A failure is left to the step, which does the same work again and reports it as a run does."""
+
+    def __init__(self, steps: Sequence[Step], options: ExtractOptions) -> None:
+        self._calls = [step.prepare for step in steps if step.prepare is not None]
+        self._options = options
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None and self._calls:
+            self._thread = threading.Thread(target=self._run, name="archdiff-prepare", daemon=True)
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        for call in self._calls:
+            with contextlib.suppress(Exception):  # the step meets it again, where errors are reported
+                call(self._options)
+
+
 def _decoded(result: FileResult, decoders: dict[str, Any]) -> FileFacts:
     facts = FileFacts(result.facts, decoders)
     facts.decode_all()
@@ -365,8 +394,10 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
         log.scan.bytes_sent = sum(len(data) for _language, data in items)
         received = 0
         pending: dict[str, bytes] = {}
+        preparation = _Preparation(steps, options)
         started = time.perf_counter()
         for blob, value in zip(missing, executor.scan_files(items, steps, options.jobs, progress.advance)):
+            preparation.start()  # the pool works: a first result is back
             received += len(value)
             result = decode_result(value)
             # A file whose worker crashed or timed out is tried again next run, never served from the cache.
@@ -384,6 +415,7 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
         log.scan.pool_wall_s = time.perf_counter() - started
         log.scan.bytes_received = received
         cache.put_many(pending)
+        preparation.join()
     log.scan.parsed, log.scan.cached = len(fresh), len(cached)
     files = []
     for source, entry, data, key in blobs:

@@ -16,6 +16,7 @@ Schema language:
 
 from __future__ import annotations
 
+import hashlib
 import re
 import reprlib
 from pathlib import Path
@@ -35,6 +36,18 @@ class Regex:
 # the pure-Python YAML composer's time (a 1 MiB scalar: about a second).
 MAX_DATA_FILE_BYTES = 1024**2
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def content_digest(path: Path | str) -> str:
+    """The sha256 of a data file's content, for a loader that keeps what it parsed by content (a
+    process extracting several systems or releases parses each file once); "" when the file is
+    unreadable, empty or too large, which its loader then reports in one line."""
+    try:
+        with Path(path).open("rb") as fh:  # at most what the loader accepts: /dev/zero is not read forever
+            data = fh.read(MAX_DATA_FILE_BYTES + 1)
+    except OSError:
+        return ""
+    return hashlib.sha256(data).hexdigest() if data and len(data) <= MAX_DATA_FILE_BYTES else ""
 
 
 def load_data_file(path: Path | str, schema: Any) -> Any:
