@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import functools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
@@ -21,7 +20,7 @@ from extractor.concepts.native_scan import scan_native
 from extractor.concepts.records import CONCEPTS, Concept, ConceptEvidence, ConceptHit
 from extractor.concepts.scan import scan_cpp, scan_python
 from extractor.context import Context, ExtractOptions, SourceFile
-from extractor.support.datafile import Regex, content_digest, load_data_file
+from extractor.support.datafile import Regex, load_data_file, parsed_once
 from extractor.support.regex_literals import Sieve
 from extractor.errors import UserInputError
 from extractor.model import Contribution, Language, NodeKind, Step
@@ -67,13 +66,7 @@ class DetectorSet:
 def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
     """The detectors in ``path``; the same object again for the same content (parsed once per
     process, and possibly while the pool scans: :func:`detectors_of`)."""
-    digest = content_digest(path)
-    return _cached_detectors(str(path), digest) if digest else _parse_detectors(Path(path))
-
-
-@functools.lru_cache(maxsize=8)
-def _cached_detectors(path: str, _digest: str) -> DetectorSet:
-    return _parse_detectors(Path(path))
+    return _load_detectors(path)
 
 
 def detectors_of(options: ExtractOptions) -> DetectorSet:
@@ -97,6 +90,9 @@ def _parse_detectors(path: Path) -> DetectorSet:
     ignore = data.get("ignore_paths")
     return DetectorSet(tuple(detectors), re.compile(ignore) if ignore else None,
                        data.get("evidence_per_concept", 25))
+
+
+_load_detectors = parsed_once(_parse_detectors)
 
 
 def resolve_relative(name: str, file: SourceFile) -> str:
