@@ -7,13 +7,16 @@ output or cache directory that cannot take what must be written (full, read-only
 
 from __future__ import annotations
 
+import atexit
 import importlib
 import json
 import logging
 import os
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -23,6 +26,11 @@ from extractor.errors import ArchdiffError
 from extractor.support.toolversion import archdiff_version
 
 _STARTED = time.perf_counter()  # the command's clock starts when the CLI is imported
+
+# The objects of the extraction a console-script process makes, which :func:`main` leaves to the
+# end of the process rather than freeing them; None where the command runs inside another program
+# (click's CliRunner in tests), which goes on after it and must get its memory back.
+_LEFT_TO_EXIT: list[object] | None = None
 
 
 class _Group(click.Group):
@@ -158,7 +166,8 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, binaries=tuple(binaries), probe_structs=not no_probes,
                              extra=extra, build=build)
     with open_progress() as progress:
-        result = extract_system(sources, name=name, version=version_, options=options, progress=progress)
+        result = extract_system(sources, name=name, version=version_, options=options, progress=progress,
+                                keep=_LEFT_TO_EXIT)
         progress.section("")
         progress.phase("writing evidence.json")
         written = time.perf_counter()
@@ -217,6 +226,8 @@ _PLUGGED = {
 
 
 def main() -> None:
+    global _LEFT_TO_EXIT
+    _LEFT_TO_EXIT = []
     try:
         code = cli.main(prog_name="archdiff", standalone_mode=False)
     except click.UsageError as err:
@@ -231,7 +242,24 @@ def main() -> None:
     except click.Abort:
         click.echo("archdiff: interrupted", err=True)
         sys.exit(130)
-    sys.exit(code if isinstance(code, int) else 0)  # --help and the like return click's exit code
+    code = code if isinstance(code, int) else 0  # --help and the like return click's exit code
+    if _LEFT_TO_EXIT:
+        _exit_without_freeing(code)
+    sys.exit(code)
+
+
+def _exit_without_freeing(code: int) -> NoReturn:
+    """End the process as Python's exit would, except that the objects it holds are not freed one
+    by one (vLLM's extraction: 3 million, 0.13 s of CPU spent only for the process to end). What
+    the exit does that matters is done first: other threads joined, exit handlers run (log
+    handlers flushed, temporary files removed), stdout and stderr flushed."""
+    for thread in threading.enumerate():
+        if thread is not threading.current_thread() and not thread.daemon:
+            thread.join()
+    atexit._run_exitfuncs()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -227,6 +227,10 @@ class Step(Generic[X]):
     # The steps whose results ``extract`` reads (``ctx.result(step)``), by the steps themselves: the
     # pipeline runs this step only after them, and refuses a list of steps that does not.
     requires: tuple[Step[Any], ...] = ()
+    # Work that needs only the run's options (the data files the step reads, parsed and indexed):
+    # (extractor.context.ExtractOptions) -> anything, kept by the step's own caches. The pipeline
+    # runs it while the pool scans, when the driver mostly waits; extract then finds it done.
+    prepare: Callable[[Any], object] | None = None
 
     @property
     def bundle_key(self) -> str:

@@ -94,7 +94,7 @@ class _FactsWithoutMemo:
     def get_bytes(self, key: str) -> bytes | None:
         return None
 
-    def put_bytes(self, key: str, data: bytes) -> None:
+    def put_compressed(self, key: str, compressed: bytes) -> None:
         pass
 
     def get_json(self, key: str):

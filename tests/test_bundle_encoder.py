@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
+import zlib
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -141,6 +142,7 @@ def test_generated_graphs_give_the_same_bytes(nodes, edges):
     expected = dumps_bundle(build_bundle(ctx, steps, diagnostics)).encode("utf-8")
     encoded = encode_bundle(ctx, steps, diagnostics)
     assert encoded.data == expected
+    assert zlib.decompress(encoded.compressed) == expected  # the memo's form
     bundle = json.loads(expected)
     assert encoded.summary == {"nodes": len(bundle["graph"]["nodes"]), "edges": len(bundle["graph"]["edges"]),
                                "files": 1, "diagnostics": bundle["diagnostics"]}

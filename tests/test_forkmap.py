@@ -9,6 +9,7 @@ import dataclasses
 import os
 import signal
 import sys
+import zlib
 
 import pytest
 from handmade_context import build_context
@@ -179,7 +180,9 @@ def test_bundle_bytes_from_children_are_the_one_process_bytes(forks):
     one = encode_bundle(ctx, steps, []).data
     assert forks == []
     ctx.options = dataclasses.replace(ctx.options, jobs=3)
-    assert encode_bundle(ctx, steps, []).data == one
+    forked = encode_bundle(ctx, steps, [])
+    assert forked.data == one
+    assert zlib.decompress(forked.compressed) == one  # the memo, from spans each child compressed
     assert len(forks) == 3
 
 

@@ -8,12 +8,14 @@ and that a run leaves no cycle of its own for it to find."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import shutil
 
 from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
+from extractor.steps import STEPS
 from tests.conftest import FIXTURES
 
 STEP_KEYS = {"wall_s", "cpu_s", "workers_cpu_s", "peak_rss_mb"}
@@ -96,6 +98,20 @@ def test_a_run_leaves_no_cycle_of_its_own(tmp_path):
         gc.garbage.clear()
         gc.enable()
     assert ours == []
+
+
+def test_a_kept_run_is_left_to_its_caller_and_writes_the_same_bytes(tmp_path):
+    """``keep`` (the console script's extract, which ends without freeing) holds the run's context:
+    every file's facts and every step's result, not freed when the run returns."""
+    kept: list[object] = []
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "c", probe_structs=False)
+    run = extract_system([str(FIXTURES / "pysample")], options=options, keep=kept)
+    freed = extract_system([str(FIXTURES / "pysample")],
+                           options=dataclasses.replace(options, cache_dir=tmp_path / "d"))
+    assert run.data == freed.data
+    [ctx] = kept
+    assert len(ctx.files) == run.summary["files"] > 0
+    assert set(ctx.results) == {step.name for step in STEPS}
 
 
 def test_workers_collect_the_cycles_an_item_leaves_between_items():

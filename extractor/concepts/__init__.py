@@ -19,8 +19,8 @@ from extractor.concepts.facts import ConceptFacts
 from extractor.concepts.native_scan import scan_native
 from extractor.concepts.records import CONCEPTS, Concept, ConceptEvidence, ConceptHit
 from extractor.concepts.scan import scan_cpp, scan_python
-from extractor.context import Context, SourceFile
-from extractor.support.datafile import Regex, load_data_file
+from extractor.context import Context, ExtractOptions, SourceFile
+from extractor.support.datafile import Regex, load_data_file, parsed_once
 from extractor.support.regex_literals import Sieve
 from extractor.errors import UserInputError
 from extractor.model import Contribution, Language, NodeKind, Step
@@ -64,6 +64,19 @@ class DetectorSet:
 
 
 def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
+    """The detectors in ``path``; the same object again for the same content (parsed once per
+    process, and possibly while the pool scans: :func:`detectors_of`)."""
+    return _load_detectors(path)
+
+
+def detectors_of(options: ExtractOptions) -> DetectorSet:
+    """The run's detectors: the user's file, or archdiff's own. The step's ``prepare``: parsing
+    them (20 ms on vLLM's run) needs nothing the scan finds, so the pipeline does it while the pool
+    scans and the step finds them in the cache."""
+    return load_detectors(options.extra.get("detectors") or DETECTORS_FILE)
+
+
+def _parse_detectors(path: Path) -> DetectorSet:
     data = load_data_file(path, DETECTORS_SCHEMA)
     detectors = []
     seen: set[str] = set()
@@ -77,6 +90,9 @@ def load_detectors(path: Path | str = DETECTORS_FILE) -> DetectorSet:
     ignore = data.get("ignore_paths")
     return DetectorSet(tuple(detectors), re.compile(ignore) if ignore else None,
                        data.get("evidence_per_concept", 25))
+
+
+_load_detectors = parsed_once(_parse_detectors)
 
 
 def resolve_relative(name: str, file: SourceFile) -> str:
@@ -151,7 +167,7 @@ class ConceptsShared:
 
 
 def extract_concepts(ctx: Context) -> Contribution[ConceptsShared]:
-    detectors = load_detectors(ctx.options.extra.get("detectors") or DETECTORS_FILE)
+    detectors = detectors_of(ctx.options)
     # Generated code (protoc stubs, OpenAPI data classes) is kept apart like tests: what a tool
     # wrote is not a mechanism the system's authors chose.
     written = generated.generated_files(ctx)
@@ -239,7 +255,7 @@ def cap_evidence(found: Iterable[tuple[str, int, str, str]], cap: int) -> list[t
 # The graph steps, when they run, name the symbols; the scanner's defs cover the files they do not.
 # The generated-code step says which files a tool wrote: their facts are no evidence.
 GRAPH_STEPS: tuple[Step[Any], ...] = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="5",
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="5", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP))

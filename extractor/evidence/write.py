@@ -5,7 +5,9 @@ list items one per line, each item compact JSON as ``json.JSONEncoder(sort_keys=
 ensure_ascii=False, separators=(",", ":"))`` writes it. :func:`encode_bundle` writes those same
 bytes straight from the records, without building the bundle as a dict first: the graph (97% of
 vLLM's 50 MB: 48,000 nodes, 110,000 edges) goes through msgspec's JSON encoder item by item, the
-rest (records, diagnostics, stats: a few hundred items) through ``json`` as before.
+rest (records, diagnostics, stats: a few hundred items) through ``json`` as before. The same
+pass gives the bytes' zlib form for the whole-bundle memo, the graph's spans compressed where they
+were encoded (extractor.support.deflate).
 
 msgspec writes what ``json`` writes for everything a node or an edge holds: str (same escapes:
 ``\\"``, ``\\\\``, ``\\n``..., other control characters as ``\\u00XX``, nothing else escaped,
@@ -19,7 +21,6 @@ encoders on adversarial values and on real evidence).
 from __future__ import annotations
 
 import dataclasses
-import io
 import json
 import operator
 from collections import Counter
@@ -33,6 +34,7 @@ from extractor.context import Context
 from extractor.graphparts import graph_parts
 from extractor.evidence.schema import SCHEMA_VERSION, record_kinds
 from extractor.model import Diagnostic, Edge, Node, Step, edge_json, node_fields, node_json, to_jsonable
+from extractor.support.deflate import Deflated, DeflatingWriter, deflate
 from extractor.support.forkmap import fork_map, spans
 from extractor.support.storage import write_atomic
 
@@ -41,6 +43,7 @@ from extractor.support.storage import write_atomic
 class EncodedBundle:
     data: bytes  # evidence.json, byte for byte
     summary: dict[str, Any]  # what a run reports without the bundle (pipeline.summarize_bundle's keys)
+    compressed: bytes  # ``data`` as zlib data (``zlib.decompress`` gives it back): the memo's form
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -113,26 +116,29 @@ def encode_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Dia
     # One buffer for the whole bundle, each encoded span of the graph let go once written into it:
     # chunks joined at the end held the bundle twice (vLLM: 50 MB more at the run's peak).
     # getvalue() hands over the buffer itself, no copy, when nothing else holds a view of it.
-    out = io.BytesIO()
+    out = DeflatingWriter()
     _write(head, 0, out)
     out.write(b"\n")
     summary = {"nodes": len(parts.nodes), "edges": len(parts.edges), "files": sum(head["stats"]["files"].values()),
                "diagnostics": head["diagnostics"]}
-    return EncodedBundle(out.getvalue(), summary)
+    return EncodedBundle(out.buffer.getvalue(), summary, out.zlib_data())
 
 
 def _encode_graph(parts: _Parts, jobs: int) -> tuple[_Lines, _Lines]:
     """The nodes' lines and the edges' lines, encoded by spans in ``jobs`` forked children
     (extractor.support.forkmap) that inherit the sorted graph: the items of a span are encoded as
     in one process and the spans written in order, joined as ``_encode_items`` joins items, so the
-    bytes are the same for any ``jobs``. Only bytes come back (49 MB on vLLM: a copy, no decode)."""
+    bytes are the same for any ``jobs``. Only bytes come back (49 MB on vLLM: a copy, no decode),
+    each span with its compressed form for the memo (8 MB more: the driver compresses only the rest)."""
     node_spans, edge_spans = spans(len(parts.nodes), jobs), spans(len(parts.edges), jobs)
 
-    def encode(task: tuple[bool, range]) -> bytearray:
+    def encode(task: tuple[bool, range]) -> tuple[bytearray, Deflated]:
         is_node, span = task
         if is_node:
-            return _encode_items(map(node_fields, parts.nodes[span.start:span.stop]))
-        return _encode_items(parts.edges[span.start:span.stop])
+            encoded = _encode_items(map(node_fields, parts.nodes[span.start:span.stop]))
+        else:
+            encoded = _encode_items(parts.edges[span.start:span.stop])
+        return encoded, deflate(encoded)
 
     encoded = fork_map(encode, [(True, span) for span in node_spans] + [(False, span) for span in edge_spans], jobs)
     return _Lines(encoded[:len(node_spans)]), _Lines(encoded[len(node_spans):])
@@ -171,9 +177,9 @@ def _dump(value: Any, depth: int) -> str:
 @dataclasses.dataclass(frozen=True, slots=True)
 class _Lines:
     """A list whose items are encoded already: in parts, each its items' bytes joined by
-    ",\\n" (none for an empty list)."""
+    ",\\n" (none for an empty list), with those bytes compressed."""
 
-    parts: list[bytearray]
+    parts: list[tuple[bytearray, Deflated]]
 
 
 def _encode_items(items: Iterable[Any]) -> bytearray:
@@ -186,16 +192,16 @@ def _encode_items(items: Iterable[Any]) -> bytearray:
     return out
 
 
-def _write(value: Any, depth: int, out: io.BytesIO) -> None:
+def _write(value: Any, depth: int, out: DeflatingWriter) -> None:
     """:func:`_dump`, into ``out`` as UTF-8, with the items of :class:`_Lines` encoded by msgspec."""
     if isinstance(value, _Lines):
         if value.parts:  # at depth 2 a list is one item per line, an empty one "[]": as _dump writes them
             out.write(b"[\n")
-            for i, part in enumerate(value.parts):
-                value.parts[i] = bytearray()  # written once, then let go: the bundle is held once
+            for i, (part, deflated) in enumerate(value.parts):
+                value.parts[i] = (bytearray(), deflated)  # written once, then let go: the bundle is held once
                 if i:
                     out.write(b",\n")
-                out.write(part)
+                out.write_deflated(part, deflated)
             out.write(b"\n]")
         else:
             out.write(b"[]")

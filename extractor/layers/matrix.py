@@ -33,7 +33,49 @@ class LayerMatrix(NamedTuple):
     upward: tuple[UpwardDependency, ...]
 
 
-def dependency_matrix(taxonomy: Taxonomy, nodes: Mapping[str, Node], edges: Iterable[Edge],
+class PathDependency(NamedTuple):
+    """The dependency edges from one file into another: what the matrix needs of them, whatever
+    the files' roles (so it is worked out while the roles are, extractor.layers.extract_layers)."""
+
+    source_path: str
+    target_path: str
+    edges: int  # counted once per statement
+    first: tuple[str, int, str, str, str]  # the smallest example: (path, line, source, target, kind)
+    sites: tuple[tuple[str, int], ...]  # the first UPWARD_EXAMPLES distinct (path, line), sorted
+
+
+def path_dependencies(nodes: Mapping[str, Node], edges: Iterable[Edge]) -> list[PathDependency]:
+    """The dependency edges between files, by (source file, target file), sorted.
+
+    ``edges`` come sorted by edge_key: among examples that tie on (path, line, source) the first
+    edge has the smallest target and kind, so the smallest whole example is the first one."""
+    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+    sites: dict[tuple[str, str], set[tuple[str, int]]] = collections.defaultdict(set)
+    first: dict[tuple[str, str], tuple[str, int, str, str, str]] = {}
+    seen: set[tuple[str, str, str, int]] = set()
+    for edge in edges:
+        if edge.kind not in DEPENDENCY_KINDS:
+            continue
+        src, dst = nodes.get(edge.source), nodes.get(edge.target)
+        if src is None or dst is None or not src.path or not dst.path:
+            continue
+        # One statement is one dependency: "from m import C" may be in the graph both as an edge
+        # to module m and as an edge to class C.
+        key = (src.path, dst.path, edge.path, edge.line)
+        if edge.line and key in seen:
+            continue
+        seen.add(key)
+        pair = (src.path, dst.path)
+        counts[pair] += 1
+        example = (edge.path or src.path, edge.line, edge.source, edge.target, edge.kind.value)
+        if pair not in first or example < first[pair]:
+            first[pair] = example
+        sites[pair].add((edge.path or src.path, edge.line))
+    return [PathDependency(*pair, n, first[pair], tuple(sorted(sites[pair])[:UPWARD_EXAMPLES]))
+            for pair, n in sorted(counts.items())]
+
+
+def dependency_matrix(taxonomy: Taxonomy, dependencies: Iterable[PathDependency],
                       role_of: Mapping[str, str]) -> LayerMatrix:
     """Counts of dependency edges from each layer to each other (apart and unassigned modules left
     out), each with its first edge as an example, and the edges that run upward against the
@@ -43,28 +85,15 @@ def dependency_matrix(taxonomy: Taxonomy, nodes: Mapping[str, Node], edges: Iter
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     examples: dict[tuple[str, str], list[tuple[str, int]]] = collections.defaultdict(list)
     first: dict[tuple[str, str], tuple[str, int, str, str, str]] = {}
-    seen: set[tuple[str, str, str, int]] = set()
-    for edge in edges:
-        if edge.kind not in DEPENDENCY_KINDS:
-            continue
-        src, dst = nodes.get(edge.source), nodes.get(edge.target)
-        if src is None or dst is None or not src.path or not dst.path:
-            continue
-        a, b = role_of.get(src.path), role_of.get(dst.path)
+    for dependency in dependencies:
+        a, b = role_of.get(dependency.source_path), role_of.get(dependency.target_path)
         if a is None or b is None or a in apart or b in apart or UNASSIGNED in (a, b):
             continue
-        # One statement is one dependency: "from m import C" may be in the graph both as an edge
-        # to module m and as an edge to class C.
-        key = (src.path, dst.path, edge.path, edge.line)
-        if edge.line and key in seen:
-            continue
-        seen.add(key)
-        counts[(a, b)] += 1
-        example = (edge.path or src.path, edge.line, edge.source, edge.target, edge.kind.value)
-        if (a, b) not in first or example[:3] < first[(a, b)][:3]:
-            first[(a, b)] = example
+        counts[(a, b)] += dependency.edges
+        if (a, b) not in first or dependency.first < first[(a, b)]:
+            first[(a, b)] = dependency.first
         if a in rank and b in rank and rank[a] > rank[b]:
-            examples[(a, b)].append((edge.path or src.path, edge.line))
+            examples[(a, b)].extend(dependency.sites)
     depends_on: dict[str, list[LayerDependency]] = collections.defaultdict(list)
     for (a, b), n in sorted(counts.items()):
         depends_on[a].append(LayerDependency(b, n, *first[(a, b)]))

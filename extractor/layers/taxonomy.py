@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import functools
-import hashlib
 import re
 from pathlib import Path
 
-from extractor.support.datafile import MAX_DATA_FILE_BYTES, Regex, load_data_file
+from extractor.support.datafile import Regex, load_data_file, parsed_once
 from extractor.errors import UserInputError
 from extractor.layers.records import UNASSIGNED
 
@@ -93,20 +91,7 @@ def load_taxonomy(path: Path | str = TAXONOMY_FILE) -> Taxonomy:
     """The taxonomy in ``path``; the same object again for the same content (a process that
     extracts several systems or releases parses roles.yaml once, and scoring's index of the
     taxonomy's patterns, keyed by the object, keeps what it matched)."""
-    path = Path(path)
-    try:
-        with path.open("rb") as fh:  # at most what the loader accepts: /dev/zero is not read forever
-            data = fh.read(MAX_DATA_FILE_BYTES + 1)
-    except OSError:
-        data = b""
-    if not data or len(data) > MAX_DATA_FILE_BYTES:
-        return _parse_taxonomy(path)  # the loader says what is wrong with the path, in one line
-    return _cached_taxonomy(str(path), hashlib.sha256(data).hexdigest())
-
-
-@functools.lru_cache(maxsize=8)
-def _cached_taxonomy(path: str, _digest: str) -> Taxonomy:
-    return _parse_taxonomy(Path(path))
+    return _load_taxonomy(path)
 
 
 def _parse_taxonomy(path: Path) -> Taxonomy:
@@ -136,6 +121,9 @@ def _parse_taxonomy(path: Path) -> Taxonomy:
     return Taxonomy(tuple(roles), float(data["threshold"]), tuple(levels),
                     PackageRule(package["min_modules"], float(package["min_share"]),
                                 float(package.get("min_directory_share", 0.0))) if package else None)
+
+
+_load_taxonomy = parsed_once(_parse_taxonomy)
 
 
 def _signal(path: Path, where: str, entry: dict) -> Signal:

@@ -179,12 +179,18 @@ class FactCache:
             return None
 
     def put_bytes(self, key: str, data: bytes) -> None:
+        self.put_compressed(key, zlib.compress(data, 1))
+
+    def put_compressed(self, key: str, compressed: bytes) -> None:
+        """Store zlib data as :meth:`put_bytes` stores bytes (:meth:`get_bytes` decompresses them):
+        for a caller that compressed them elsewhere (the bundle's memo, in the processes that
+        encoded it, extractor.support.deflate)."""
         db = self._writable()
         if db is None:
             return
         try:
             with db:
-                db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", (key, zlib.compress(data, 1)))
+                db.execute("INSERT OR REPLACE INTO facts (key, value) VALUES (?, ?)", (key, compressed))
         except sqlite3.Error as err:
             self._turn_off(err)
 

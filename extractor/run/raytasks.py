@@ -214,8 +214,8 @@ class _StoreActor:
     async def get_bytes(self, key: str) -> bytes | None:
         return self._cache.get_bytes(key)
 
-    async def put_bytes(self, key: str, data: bytes) -> None:
-        self._cache.put_bytes(key, data)
+    async def put_compressed(self, key: str, compressed: bytes) -> None:
+        self._cache.put_compressed(key, compressed)
 
     async def get_json(self, key: str) -> Any:
         return self._cache.get_json(key)
@@ -266,8 +266,8 @@ class _TaskSide:
     def get_bytes(self, key: str) -> bytes | None:
         return _get(_ray(), self._store.get_bytes.remote(key))
 
-    def put_bytes(self, key: str, data: bytes) -> None:
-        _get(_ray(), self._store.put_bytes.remote(key, data))
+    def put_compressed(self, key: str, compressed: bytes) -> None:
+        _get(_ray(), self._store.put_compressed.remote(key, compressed))
 
     def get_json(self, key: str) -> Any:
         return _get(_ray(), self._store.get_json.remote(key))

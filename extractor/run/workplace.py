@@ -23,7 +23,7 @@ class FactStore(Protocol):
 
     def get_bytes(self, key: str) -> bytes | None: ...
 
-    def put_bytes(self, key: str, data: bytes) -> None: ...
+    def put_compressed(self, key: str, compressed: bytes) -> None: ...  # zlib data, read back by get_bytes
 
     def get_json(self, key: str) -> Any: ...
 
@@ -55,7 +55,7 @@ class HeldWrites:
     def get_bytes(self, key: str) -> bytes | None:
         return self._store.get_bytes(key)
 
-    def put_bytes(self, key: str, data: bytes) -> None:
+    def put_compressed(self, key: str, compressed: bytes) -> None:
         raise AssertionError("only the scan's facts are held")
 
     def get_json(self, key: str) -> Any:

@@ -16,10 +16,13 @@ Schema language:
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import re
 import reprlib
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -34,7 +37,31 @@ class Regex:
 # The largest shipped data file (roles.yaml) is 27 KB; a file near this is not one. It also bounds
 # the pure-Python YAML composer's time (a 1 MiB scalar: about a second).
 MAX_DATA_FILE_BYTES = 1024**2
+T = TypeVar("T")
 _TYPE_NAMES = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}
+
+
+def parsed_once(parse: Callable[[Path], T]) -> Callable[[Path | str], T]:
+    """``parse`` as a loader that gives the same object again for the same path and content: a
+    process extracting several systems or releases parses each data file once, and what is keyed
+    by the object (the taxonomy's signal index) is kept; the run's own copy may be parsed while
+    the pool scans (a step's ``prepare``). A file that is unreadable, empty or too large is
+    parsed each time, so that the loader reports it in one line."""
+    cached = functools.lru_cache(maxsize=8)(lambda path, _digest: parse(Path(path)))
+
+    def load(path: Path | str) -> T:
+        digest = _content_digest(path)
+        return cached(str(path), digest) if digest else parse(Path(path))
+    return load
+
+
+def _content_digest(path: Path | str) -> str:
+    try:
+        with Path(path).open("rb") as fh:  # at most what the loader accepts: /dev/zero is not read forever
+            data = fh.read(MAX_DATA_FILE_BYTES + 1)
+    except OSError:
+        return ""
+    return hashlib.sha256(data).hexdigest() if data and len(data) <= MAX_DATA_FILE_BYTES else ""
 
 
 def load_data_file(path: Path | str, schema: Any) -> Any:

@@ -105,6 +105,16 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
     return ordered
 
 
+def fork_calls(calls: Sequence[Callable[[], R]], jobs: int) -> list[R]:
+    """``[call() for call in calls]`` by :func:`fork_map`: work of different kinds (each call a
+    closure over the driver's indexes) shared by one round of children, forked once."""
+    return fork_map(_call, calls, jobs)
+
+
+def _call(call: Callable[[], R]) -> R:
+    return call()
+
+
 def run_here(work: Callable[[T], R], tasks: Sequence[T]) -> list[R]:
     """The tasks computed in this process (a benchmark wraps it to tell this CPU apart from the
     driver's serial part)."""
