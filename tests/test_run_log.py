@@ -40,6 +40,7 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     peaks = [log["steps"][name]["peak_rss_mb"] for name in log["order"] if name != "memo"]
     assert 0 < peaks[0] and peaks == sorted(peaks) and log["steps"]["memo"]["peak_rss_mb"] <= log["peak_rss_mb"]
     assert log["workers_peak_rss_mb"] > 0
+    assert log["step_details"]["structs"]["compiler_processes"] == 0  # no struct probes in this run
     assert result.timings == {name: step["wall_s"] for name, step in log["steps"].items()} or all(
         abs(result.timings[name] - step["wall_s"]) < 0.001 for name, step in log["steps"].items())
     json.dumps(log)  # what the CLI writes as run-log.json
@@ -147,3 +148,13 @@ def _cycles_then_check(item: str) -> tuple[bool, bool]:
         del garbage
         return gc.isenabled(), gc.get_freeze_count() > 0
     return gc.isenabled(), _LEFT_BEHIND[0] is not None and _LEFT_BEHIND[0]() is None
+
+
+def test_the_structs_step_counts_its_compilers_and_cached_probes(tmp_path):
+    options = ExtractOptions(jobs=2, cache_dir=tmp_path / "c")
+    first = extract_system([str(FIXTURES / "structs")], options=options).log["step_details"]["structs"]
+    assert first["compiler_processes"] > 0 and first["headers_cached"] == 0 and first["probe_s"] > 0
+    # facts and bundle gone, the probe results kept: every header from the probe cache, no compiler
+    (tmp_path / "c" / "facts.sqlite").unlink()
+    again = extract_system([str(FIXTURES / "structs")], options=options).log["step_details"]["structs"]
+    assert again["compiler_processes"] == 0 and again["headers_cached"] > 0

@@ -26,7 +26,7 @@ from extractor.run.workplace import HERE, FactStore, HeldWrites, Workplace
 from extractor.run.diagnosis import group_diagnostics
 from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
 from extractor.run.progress import Progress
-from extractor.run.runlog import RunLog
+from extractor.run.runlog import RunLog, RunLogged
 from extractor.acquire.archives import Unpacking
 from extractor.acquire.inventory import (InventoryEntry, evidence_path, file_limit, list_files, list_unpacked,
                                          read_regular_file)
@@ -248,6 +248,8 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
             progress.phase(step.name)
             with log.phase(step.name):
                 ctx.results[step.name] = step.extract(ctx)
+            if isinstance(shared := ctx.results[step.name].shared, RunLogged):
+                log.details[step.name] = shared.run_log()
         progress.phase("bundle")
         with log.phase("bundle"):
             encoded = encode_bundle(ctx, steps, diagnostics)

@@ -22,7 +22,7 @@ import resource
 import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 from extractor.support.forkmap import forked_seconds
 
@@ -67,6 +67,14 @@ class ScanCounts:
     pool_wall_s: float = 0.0  # from the first file handed out to the last result back
 
 
+@runtime_checkable
+class RunLogged(Protocol):
+    """What a step's shared result implements to put its own counts in the run log
+    (``step_details.<step>``): how it spent its time, never evidence."""
+
+    def run_log(self) -> dict[str, float | int]: ...
+
+
 class RunLog:
     """The clocks of one extraction, phase by phase, in the order the phases ran."""
 
@@ -77,6 +85,7 @@ class RunLog:
         self.scan = ScanCounts()
         self.bundle_bytes = 0
         self.memo = False
+        self.details: dict[str, dict[str, float | int]] = {}  # step -> its RunLogged counts
         self._start = time.perf_counter()
         self._end: float | None = None
         self._forked_before = forked_seconds()
@@ -138,4 +147,5 @@ class RunLog:
                       "bundle_from_cache": self.memo},
             "workers": {"bytes_sent": scan.bytes_sent, "bytes_received": scan.bytes_received},
             "bundle_bytes": self.bundle_bytes,
+            "step_details": dict(self.details),
         }

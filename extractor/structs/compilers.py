@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sysconfig
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,6 +38,8 @@ PRELUDE = {".c": "#include <stddef.h>\n#include <stdint.h>\n",
 # depend on the machine's load; the wall clock only stops a compiler that waits without computing
 # (an include of a FIFO), after this many times the CPU budget.
 WALL_SLACK = 4
+_started = [0]  # probe compiler processes this process has started (the run log's count)
+_counting = threading.Lock()  # probe threads start compilers side by side
 
 _DEBUG = ("-fno-eliminate-unused-debug-types", "-femit-class-debug-always")
 
@@ -294,5 +297,12 @@ def run_compiler(argv: Sequence[str], cwd: Path, cpu_seconds: float, memory_byte
     """Run one probe compile (or preprocessing) within ``cpu_seconds`` of its process group's CPU,
     ``memory_bytes`` of address space per process, and :data:`WALL_SLACK` times the budget of wall
     time."""
+    with _counting:
+        _started[0] += 1
     return run_bounded(argv, cwd=cwd, timeout=WALL_SLACK * cpu_seconds, cpu_seconds=cpu_seconds,
                        memory_bytes=memory_bytes)
+
+
+def compilers_started() -> int:
+    """Probe compiler processes this process has started so far: a run counts the difference."""
+    return _started[0]

@@ -62,3 +62,10 @@ class ProbeTimings:
     headers_cached: int = 0
     probe_batches: int = 0  # batch compiles (extractor.structs.batch), failed ones included
     headers_batched: int = 0  # headers laid out by a batch rather than by their own probe
+    compiler_processes: int = 0  # compiles and preprocess-only passes started (cached headers start none)
+
+    def run_log(self) -> dict[str, float | int]:
+        """The run log's ``step_details.structs``."""
+        return {"probe_s": round(self.probe_seconds, 3), "headers_cached": self.headers_cached,
+                "probe_batches": self.probe_batches, "headers_batched": self.headers_batched,
+                "compiler_processes": self.compiler_processes}

@@ -21,6 +21,7 @@ from extractor.model import Diagnostic, Language
 from extractor.structs.conditions import CmakeOption, cmake_options, conditional_reason, open_conditions
 from extractor.structs.plan import plan_probes
 from extractor.structs.batch import BATCH_SIZE
+from extractor.structs.compilers import compilers_started
 from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, ProbeTimings
 from extractor.structs.probe import find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
@@ -32,6 +33,7 @@ _CPP = (Language.CPP, Language.CUDA)
 
 def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
            ) -> tuple[list[StructLayout], list[Diagnostic], dict[str, Any], ProbeTimings]:
+    started = compilers_started()
     cache_dir = ctx.options.cache_dir
     settings = ctx.options.build
     if not settings.fingerprint and not settings.empty:
@@ -80,7 +82,8 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
         stats["build_context"] = settings.record()
     # probe seconds are a timing: they go to the run log, not the (deterministic) bundle
     timing = ProbeTimings(stats.pop("probe_seconds", 0.0), stats.pop("headers_cached", 0),
-                          stats.pop("probe_batches", 0), stats.pop("headers_batched", 0))
+                          stats.pop("probe_batches", 0), stats.pop("headers_batched", 0),
+                          compilers_started() - started)
     return layouts, diagnostics, stats, timing
 
 
