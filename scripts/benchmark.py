@@ -2,7 +2,7 @@
 """Issue 23's speed targets, each measured beside its baseline in the same run, in one table.
 
     python3 scripts/benchmark.py [SPEC] [--runs 3] [--jobs 2] [--code DIR]
-                                 [--headers] [--libpython] [--torch-tree DIR] [--skip-serial]
+                                 [--headers] [--libpython] [--torch-tree DIR [--torch-probes]] [--skip-serial]
 
 SPEC defaults to pypi:vllm==0.10.2 (a directory works too). Downloads (the sdist, the header
 wheels) are kept in ``--downloads`` (default ``~/.cache/archdiff-benchmark``) between runs: a cold
@@ -24,8 +24,8 @@ the same rounds, and the load average before and after. It measures, never asser
   agreement with pahole and gdb ``ptype /o`` (``bench.structs_vs_pahole``).
 - ``--libpython``: ``archdiff structs`` on this interpreter's libpython against pahole, alternated
   (``bench.dwarf_vs_pahole``), and whether every layout pahole lists agrees.
-- ``--torch-tree DIR``: the unpacked torch wheel as a directory, cold, default probes and
-  ``--no-probes``: wall and peak RSS.
+- ``--torch-tree DIR``: the unpacked torch wheel as a directory, cold, ``--no-probes`` (and with
+  default probes too with ``--torch-probes``): wall and peak RSS.
 
 ``--code DIR`` measures the archdiff checkout in DIR (for a before/after pair of tables).
 """
@@ -237,10 +237,11 @@ def libpython(runs: int) -> list[Row]:
                 baseline=f"pahole {p_wall:.2f} s, archdiff {o_wall:.2f} s; {head}, {len(mismatched)} differ")]
 
 
-def torch_tree(tree: Path, work: Path, jobs: int) -> list[Row]:
+def torch_tree(tree: Path, work: Path, jobs: int, with_probes: bool) -> list[Row]:
     env = installed_env(work)
     rows = []
-    for label, extra in (("default probes", ()), ("--no-probes", ("--no-probes",))):
+    modes = ((("default probes", ()),) if with_probes else ()) + (("--no-probes", ("--no-probes",)),)
+    for label, extra in modes:
         cache = work / f"cache-torch-{len(extra)}"
         run = run_process(archdiff("extract", str(tree), "-o", str(work / "out-torch"), "--cache-dir", str(cache),
                                    "-j", str(jobs), *extra), work, env)
@@ -263,7 +264,10 @@ def main() -> None:
     parser.add_argument("--code", type=Path, default=None, help="the archdiff checkout to measure")
     parser.add_argument("--headers", action="store_true", help="also the run with torch's and CUTLASS's headers")
     parser.add_argument("--libpython", action="store_true", help="also archdiff structs against pahole")
-    parser.add_argument("--torch-tree", type=Path, default=None, metavar="DIR", help="also the torch wheel tree")
+    parser.add_argument("--torch-tree", type=Path, default=None, metavar="DIR",
+                        help="also the torch wheel tree, --no-probes")
+    parser.add_argument("--torch-probes", action="store_true",
+                        help="and with default probes (about half an hour on 2 cores)")
     parser.add_argument("--downloads", type=Path, default=Path.home() / ".cache" / "archdiff-benchmark",
                         help="where downloads are kept between benchmark runs")
     parser.add_argument("--skip-serial", action="store_true", help="leave out the in-process -j1 runs")
@@ -283,7 +287,7 @@ def main() -> None:
         if args.libpython:
             rows += measured("libpython", lambda: libpython(args.runs))
         if args.torch_tree:
-            rows += measured("torch tree", lambda: torch_tree(args.torch_tree, work, args.jobs))
+            rows += measured("torch tree", lambda: torch_tree(args.torch_tree, work, args.jobs, args.torch_probes))
     after = os.getloadavg()
     print(f"\nmedians of {args.runs}; load average {load[0]:.1f} before, {after[0]:.1f} after")
     print(f"  {'what':<58} {'measured':>12} {'target':<12} {'':<8} baseline and details")
