@@ -46,19 +46,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-if "--code" in sys.argv:  # the code measured; the benchmark's own modules stay this checkout's
-    CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve()
-    sys.path[:0] = [str(CODE), str(HERE)]
-else:
-    CODE = HERE
-    sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE))
+import bench  # noqa: E402  the benchmark's own modules come from this checkout, whatever --code says
+
+# the code measured: its extractor is imported first, before this checkout's
+CODE = Path(sys.argv[sys.argv.index("--code") + 1]).resolve() if "--code" in sys.argv else HERE
+sys.path.insert(0, str(CODE))
 
 from bench.dwarf_vs_pahole import tree_env  # noqa: E402
 from bench.extract_vs_baselines import cold_run, parse_file  # noqa: E402
 from extractor.run.pipeline import acquire_sources  # noqa: E402
 
 HEADERS = ("pypi:torch==2.8.0", "pypi:nvidia-cutlass")
-MB = 1024 * 1024
 
 
 @dataclasses.dataclass(frozen=True)
