@@ -33,17 +33,19 @@ from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language,
                              Severity, Step, edge_key, node_key)
 from extractor.python.facts import PythonFacts
 from extractor.python.fields import Binding, ClassSpec
-from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, amend, display_signature,
-                                   place_attributes, place_definitions)
+from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, amend, amend_each,
+                                   display_signature, place_attributes, place_definitions)
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
 from extractor.support.forkmap import MAX_CHILDREN, fork_map, spans
 
 
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class CallSite:
-    """A call whose callee resolved outside the system, as dotted text (``torch.ops._C.foo``)."""
+class CallSite(msgspec.Struct, frozen=True, order=True, array_like=True, gc=False):
+    """A call whose callee resolved outside the system, as dotted text (``torch.ops._C.foo``).
+
+    A msgspec Struct: forked children send them as msgpack, decoded in C (50,000 on vLLM, where a
+    dataclass is built by a Python-level ``__init__``), and they compare in C."""
 
     caller: str  # node id of the enclosing function, class body or module
     callee: str
@@ -294,11 +296,11 @@ def _import_target(g: PyGraph, modules: dict[str, PyModule], base: str, name: st
 
 class ModuleCalls(msgspec.Struct, array_like=True, gc=False):
     """What one module's calls give, as plain tuples (cheap to build, and to send between processes):
-    ``calls`` edges (caller, callee, first line), calls resolved outside the system as (caller,
-    dotted callee, line) in the module's order, and counts by how each call resolved."""
+    ``calls`` edges (caller, callee, first line), calls resolved outside the system in the
+    module's order, and counts by how each call resolved."""
 
     edges: list[tuple[str, str, int]]
-    outside: list[tuple[str, str, int]]
+    outside: list[CallSite]
     counts: dict[str, int]
 
 
@@ -314,8 +316,9 @@ def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
     resolved: dict[tuple[str, str], tuple[str, str] | None] = {}
     callers: dict[str, str] = {}
     first_line: dict[tuple[str, str], int] = {}
-    outside: list[tuple[str, str, int]] = []
+    outside: list[CallSite] = []
     counts: Counter[str] = Counter()
+    path = module.file.path
     for call in module.facts.calls:
         scope, line, callee = call.scope, call.line, call.callee
         key = scopes.call_key(scope, callee)
@@ -333,7 +336,7 @@ def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
             if caller is None:
                 caller = callers[scope] = f"{mid}.{scope}" if scope else mid
             if kind == "ext":
-                outside.append((caller, value, line))
+                outside.append(CallSite(caller, value, path, line))
             elif line < first_line.get((caller, value), line + 1):
                 first_line[caller, value] = line  # a calls edge keeps its first line (see _contribution)
     return ModuleCalls([(caller, callee, line) for (caller, callee), line in first_line.items()], outside, counts)
@@ -376,7 +379,7 @@ def _calls_and_api(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
     for module, calls in zip(listed, itertools.chain.from_iterable(share.calls for share in found)):
         path = module.file.path
         g.edges.extend(Edge(caller, callee, EdgeKind.CALLS, path, line) for caller, callee, line in calls.edges)
-        call_sites += [CallSite(caller, callee, path, line) for caller, callee, line in calls.outside]
+        call_sites += calls.outside
         counts.update(calls.counts)
     unresolved = counts.total() - counts["node"] - counts["builtin"] - counts["ext"]
     for stat, count in (("call_sites", counts.total()), ("calls_resolved", counts["node"]),
@@ -384,8 +387,7 @@ def _calls_and_api(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
                         ("calls_unresolved", unresolved)):
         if count:  # a stat is there when something was counted, as before
             g.stats[stat] += count
-    for node, reason in zip(g.nodes.values(), found[-1].api, strict=True):
-        amend(node, "api", reason)
+    amend_each(g.nodes.values(), "api", found[-1].api)
     return call_sites
 
 
@@ -424,7 +426,7 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
     return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
                         edges=tuple(map(edges.__getitem__, _first_sites(edges, every, jobs))),
                         diagnostics=tuple(sorted(g.diagnostics)), stats=dict(sorted(stats.items())),
-                        shared=PythonShared(tuple(sorted(call_sites, key=_call_site_order))))
+                        shared=PythonShared(tuple(sorted(call_sites))))
 
 
 def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int) -> array[int]:
@@ -469,11 +471,6 @@ def _first_sites_between(edges: list[Edge], every: dict[str, Node], low: str, hi
     if any(key.count("\0") != 2 for key in first):
         return sorted(first.values(), key=lambda i: edge_key(edges[i]))
     return list(map(first.__getitem__, sorted(first)))
-
-
-def _call_site_order(site: CallSite) -> tuple[str, str, str, int]:
-    # CallSite's own order, compared as a tuple in C rather than by the dataclass's __lt__ (50,000 on vLLM)
-    return (site.caller, site.callee, site.path, site.line)
 
 
 _ENCODE = msgspec.msgpack.Encoder().encode
