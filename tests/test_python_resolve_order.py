@@ -45,14 +45,14 @@ def system(tmp_path_factory) -> tuple[Resolver, dict[str, PyModule]]:
     """The resolver and modules as the Python graph step holds them when it resolves calls."""
     root = _write(tmp_path_factory.mktemp("src"), FILES)
     held: list[tuple[Resolver, dict[str, PyModule]]] = []
-    calls = pygraph._calls_and_api
+    calls = pygraph._last_pass
 
     def keep(g, resolver, modules, *rest):
         held.append((resolver, modules))
         return calls(g, resolver, modules, *rest)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(pygraph, "_calls_and_api", keep)
+        patch.setattr(pygraph, "_last_pass", keep)
         extract_system([str(root)], options=ExtractOptions(jobs=1, cache_dir=tmp_path_factory.mktemp("c"),
                                                            probe_structs=False))
     return held[0]

@@ -20,7 +20,7 @@ import dataclasses
 import functools
 import itertools
 from array import array
-from collections import Counter
+from collections import Counter, defaultdict
 
 import msgspec
 
@@ -29,6 +29,7 @@ from extractor.python import api as pyapi
 from extractor.python import constructors as pyconstructors
 from extractor.python import exports as pyexports
 from extractor.context import Context, SourceFile
+from extractor.model import Binding as ModuleBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Severity, Step, edge_key, node_key)
 from extractor.python.facts import PythonFacts
@@ -124,11 +125,9 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     pyexports.reexports(g, resolver, modules, exports)
     children = pyexports.contained(g)
     pyexports.star_reexports(g, resolver, modules, exports, children)
-    pyexports.imported_names(g, resolver, modules)
-    pyexports.further_bindings(g, resolver, modules, exports, children)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
     _imports(g, modules)
-    call_sites = _calls_and_api(g, resolver, modules, exports, ctx.options.jobs)
+    call_sites = _last_pass(g, resolver, modules, exports, children, ctx.options.jobs)
     return _contribution(g, scanned, modules, call_sites, ctx.options.jobs)
 
 
@@ -342,45 +341,64 @@ def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
     return ModuleCalls([(caller, callee, line) for (caller, callee), line in first_line.items()], outside, counts)
 
 
-class _Resolved(msgspec.Struct, array_like=True, gc=False):
-    """A forked child's share of the last resolution pass: its span's modules' calls, or every
-    node's API reason in the order of the graph's nodes."""
+class _ModuleLinks(msgspec.Struct, array_like=True, gc=False):
+    """What the last pass finds in one module: its calls, the symbols it imports under their own
+    names as (symbol id, line), and its ``bound`` rows (:func:`extractor.python.exports.further_bindings`)."""
 
-    calls: list[ModuleCalls]
+    calls: ModuleCalls
+    aliases: list[tuple[str, int]]
+    bound: list[tuple[str, int, str, str]]
+
+
+class _Resolved(msgspec.Struct, array_like=True, gc=False):
+    """A forked child's share of the last pass: its span's modules, or every node's API reason in
+    the order of the graph's nodes."""
+
+    modules: list[_ModuleLinks]
     api: list[str]
 
 
 _RESOLVED = msgspec.msgpack.Decoder(_Resolved)
 
 
-def _calls_and_api(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
-                   jobs: int) -> list[CallSite]:
-    """``calls`` edges, the calls that resolved outside the system, and every node's ``api``.
+def _last_pass(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
+               children: defaultdict[str, dict[str, str]], jobs: int) -> list[CallSite]:
+    """``calls`` edges and the calls that resolved outside the system, the ``aliases`` edges of
+    names a module imports as themselves, each module's ``bound``, and every node's ``api``.
 
-    The modules' calls (a third of the step) and the API reasons are resolved by spans of modules
-    in ``jobs`` forked children (:func:`extractor.support.forkmap.fork_map`), which inherit the
-    graph and the resolver with its memo: only the driver's share of a run's serial part is left
-    here, building the edges. The results come back as msgpack, decoded by msgspec in C, and the
-    same encoding runs with one job, so every ``jobs`` gives the same edges. Both read only what
-    is final here (the graph's nodes and ``contains`` edges, the bindings): they can run side by
-    side."""
-    listed = list(modules.values())
+    Found by spans of modules (the API reasons as one more task) in ``jobs`` forked children
+    (:func:`extractor.support.forkmap.fork_map`), which inherit the graph and the resolver with
+    its memo: only building the edges and bindings is left to the driver, a run's serial part.
+    The results come back as msgpack, decoded by msgspec in C, and the same encoding runs with
+    one job, so every ``jobs`` gives the same evidence. All of it only reads what is final here,
+    so the parts can run side by side: the bindings are final, the constructors step changed
+    nodes only inside classes (imports and ``bound`` look at module level), and no reason reads
+    what the others write (``calls`` and ``aliases`` edges, ``bound``)."""
+    listed = list(modules.items())
 
     def resolve(task: range | None) -> bytes:
         if task is None:
             return _ENCODE(_Resolved([], _api_of(g, modules, exports)))
-        return _ENCODE(_Resolved([module_calls(resolver, module) for module in listed[task.start:task.stop]], []))
+        return _ENCODE(_Resolved([_ModuleLinks(module_calls(resolver, module),
+                                               pyexports.imported_names(g, resolver, name, module),
+                                               pyexports.further_bindings(resolver, modules, exports, children, name))
+                                  for name, module in listed[task.start:task.stop]], []))
 
     # spans of modules first, the API reasons (a fifth of the calls' cost) last: each child gets a like share
     tasks: list[range | None] = [*spans(len(listed), 2 * jobs), None]
     found = [_RESOLVED.decode(encoded) for encoded in fork_map(resolve, tasks, jobs)]
     call_sites: list[CallSite] = []
     counts: Counter[str] = Counter()
-    for module, calls in zip(listed, itertools.chain.from_iterable(share.calls for share in found)):
-        path = module.file.path
+    for (name, module), links in zip(listed, itertools.chain.from_iterable(share.modules for share in found)):
+        path, mid, calls = module.file.path, naming.py_id(name), links.calls
         g.edges.extend(Edge(caller, callee, EdgeKind.CALLS, path, line) for caller, callee, line in calls.edges)
         call_sites += calls.outside
         counts.update(calls.counts)
+        if links.aliases:
+            g.edges.extend(Edge(mid, target, EdgeKind.ALIASES, path, line) for target, line in links.aliases)
+            g.stats["imported_names"] += len(links.aliases)
+        if links.bound:
+            amend(g.nodes[mid], "bound", tuple(ModuleBinding(*row) for row in links.bound))
     unresolved = counts.total() - counts["node"] - counts["builtin"] - counts["ext"]
     for stat, count in (("call_sites", counts.total()), ("calls_resolved", counts["node"]),
                         ("calls_builtin", counts["builtin"]), ("calls_external", counts["ext"]),
