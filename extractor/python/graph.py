@@ -459,7 +459,7 @@ def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int) -> array[
     parts = min(jobs, MAX_CHILDREN, len(every))
 
     def choose(part: int) -> bytes:
-        ids = sorted(every)
+        ids = sorted(every) if parts > 1 else []  # one part: no cuts
         low = ids[len(ids) * part // parts] if part else ""
         high = ids[len(ids) * (part + 1) // parts] if part + 1 < parts else None
         return array("I", _first_sites_between(edges, every, low, high)).tobytes()

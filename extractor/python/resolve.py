@@ -62,8 +62,8 @@ class CycleCut:
         self._cuts = 0  # cuts met so far: a question that saw this count change met one
 
     def ask(self, memo: dict[K, V], key: K, answer: Callable[[], V], guard: V) -> V:
-        """``memo[key]``, else ``answer()`` (memoised when it met no cut); ``guard`` for a question
-        met again while open."""
+        """The answer to a question ``memo`` does not hold: ``answer()``, memoised when it met no
+        cut; ``guard`` when the question is met again while it is being answered."""
         if key in self._open:
             if key == next(reversed(self._open)):
                 return guard  # asked again by its own answer, directly (``x = x.y()``): cut so whoever asks
