@@ -19,8 +19,11 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import itertools
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from typing import Any
 
 from extractor.context import SourceFile
@@ -65,6 +68,12 @@ def amend(node: Node, field: str, value: Any) -> None:
     ``dataclasses.replace`` builds all twenty again through the frozen ``__init__`` (45,000 nodes
     on vLLM: the copies were a tenth of the step)."""
     object.__setattr__(node, field, value)
+
+
+def amend_each(nodes: Iterable[Node], field: str, values: Iterable[Any]) -> None:
+    """:func:`amend` of each node with its value, in one loop in C (every node's ``api``: 45,000
+    Python-level calls on vLLM)."""
+    collections.deque(map(object.__setattr__, nodes, itertools.repeat(field), values), maxlen=0)
 
 
 def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:

@@ -7,8 +7,8 @@ import operator
 from collections import defaultdict
 
 from extractor import naming
-from extractor.model import Binding, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
-from extractor.python.defs import PyGraph, amend
+from extractor.model import Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
+from extractor.python.defs import PyGraph
 from extractor.python.resolve import PyModule, Resolver, resolve_text
 
 
@@ -143,61 +143,63 @@ def _star_targets(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], 
                 found.setdefault(k, v)
     return found
 
-def imported_names(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> None:
-    """An ``aliases`` edge from a module to each symbol of the system it imports at module level under
-    the symbol's own name: ``from vllm.config.lora import LoRAConfig`` keeps ``vllm.config.LoRAConfig``
-    importable, which an API diff must know. (An edge, not a node: such names are not the module's API.)"""
-    for name, module in sorted(modules.items()):
-        mid = naming.py_id(name)
-        for imp in module.facts.imports:
-            line, imported, asname = imp.line, imp.name, imp.asname
-            if imp.scope or not imported or imported == "*" or (asname and asname != imported):
-                continue
-            binding = module.namespace.get(imported)
-            if f"{mid}.{imported}" in g.nodes or binding is None or binding[0] != "ref":
-                continue
-            found = resolver.absolute(binding[1])
-            if found[0] == "node" and g.nodes[found[1]].kind is not NodeKind.MODULE \
-                    and g.nodes[found[1]].name == imported:
-                g.edges.append(Edge(mid, found[1], EdgeKind.ALIASES, module.file.path, line))
-                g.stats["imported_names"] += 1
+def imported_names(g: PyGraph, resolver: Resolver, name: str, module: PyModule) -> list[tuple[str, int]]:
+    """The symbols of the system module ``name`` imports at module level under the symbol's own name,
+    with the import's line: each is an ``aliases`` edge from the module, since ``from vllm.config.lora
+    import LoRAConfig`` keeps ``vllm.config.LoRAConfig`` importable, which an API diff must know.
+    (An edge, not a node: such names are not the module's API.) Reads only: a process map can split
+    the modules."""
+    mid = naming.py_id(name)
+    found: list[tuple[str, int]] = []
+    for imp in module.facts.imports:
+        line, imported, asname = imp.line, imp.name, imp.asname
+        if imp.scope or not imported or imported == "*" or (asname and asname != imported):
+            continue
+        binding = module.namespace.get(imported)
+        if f"{mid}.{imported}" in g.nodes or binding is None or binding[0] != "ref":
+            continue
+        target = resolver.absolute(binding[1])
+        if target[0] == "node" and g.nodes[target[1]].kind is not NodeKind.MODULE \
+                and g.nodes[target[1]].name == imported:
+            found.append((target[1], line))
+    return found
 
 
-def further_bindings(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule],
-                     exports: dict[str, tuple[str, ...]], children: defaultdict[str, dict[str, str]]) -> None:
-    """Each module node's ``bound``: the names the module binds at module level that have no node of
-    their own, with the statement binding each (the first one): an import (``import a.b`` binds
-    ``a``; not under ``if TYPE_CHECKING:``), a star import of a module of the system (its ``__all__``, else its public names; what a
-    star import of an outside module binds is not known), a ``for``/``with`` target, a ``global``.
-    An import binding a symbol or module of the system names it (``target``), so that a diff can
-    compare kinds. ``pkg.mod.x`` still reads whichever statement binds ``x``; an API diff must know it."""
-    for name, module in sorted(modules.items()):
-        mid = naming.py_id(name)
-        own = children[mid]  # names with a node of their own: left out before any Binding is built
-        package = naming.package_of(name, module.is_package)
-        found: list[Binding] = []
-        for imp in module.facts.imports:
-            if imp.scope or imp.typing_only:
-                continue  # a function's own name, or one only type checkers bind
-            if imp.name == "*":
-                source = naming.resolve_relative(package, imp.module, imp.level)
-                if source in modules:
-                    found += [Binding(k, imp.line, "star import")
-                              for k in sorted(_star_names(modules, exports, children, source, frozenset({name})))
-                              if k not in own]
-            else:
-                bound = imp.asname or imp.name or imp.module.split(".")[0]
-                if bound not in own:
-                    found.append(Binding(bound, imp.line, "import", _import_target(resolver, module, bound)))
-        found += [Binding(b.name, b.line, b.form) for b in module.facts.bindings if b.name not in own]
-        first: dict[str, Binding] = {}
-        for binding in sorted(found, key=_line):
-            first.setdefault(binding.name, binding)
-        if first:
-            amend(g.nodes[mid], "bound", tuple(sorted(first.values())))
+def further_bindings(resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
+                     children: defaultdict[str, dict[str, str]], name: str) -> list[tuple[str, int, str, str]]:
+    """Module ``name``'s ``bound``, as sorted (name, line, form, target) rows of
+    :class:`~extractor.model.Binding`: the names the module binds at module level that have no node
+    of their own, with the statement binding each (the first one): an import (``import a.b`` binds
+    ``a``; not under ``if TYPE_CHECKING:``), a star import of a module of the system (its ``__all__``,
+    else its public names; what a star import of an outside module binds is not known), a
+    ``for``/``with`` target, a ``global``. An import binding a symbol or module of the system names
+    it (``target``), so that a diff can compare kinds. ``pkg.mod.x`` still reads whichever
+    statement binds ``x``; an API diff must know it. Reads only: a process map can split the modules."""
+    module = modules[name]
+    own = children[naming.py_id(name)]  # names with a node of their own: left out before any row is built
+    package = naming.package_of(name, module.is_package)
+    found: list[tuple[str, int, str, str]] = []
+    for imp in module.facts.imports:
+        if imp.scope or imp.typing_only:
+            continue  # a function's own name, or one only type checkers bind
+        if imp.name == "*":
+            source = naming.resolve_relative(package, imp.module, imp.level)
+            if source in modules:
+                found += [(k, imp.line, "star import", "")
+                          for k in sorted(_star_names(modules, exports, children, source, frozenset({name})))
+                          if k not in own]
+        else:
+            bound = imp.asname or imp.name or imp.module.split(".")[0]
+            if bound not in own:
+                found.append((bound, imp.line, "import", _import_target(resolver, module, bound)))
+    found += [(b.name, b.line, b.form, "") for b in module.facts.bindings if b.name not in own]
+    first: dict[str, tuple[str, int, str, str]] = {}
+    for binding in sorted(found, key=_line):
+        first.setdefault(binding[0], binding)
+    return sorted(first.values())
 
 
-_line = operator.attrgetter("line")
+_line = operator.itemgetter(1)  # a row's line
 
 
 def _star_names(modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],

@@ -19,29 +19,34 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
-from collections import Counter
-from collections.abc import Iterable
+from array import array
+from collections import Counter, defaultdict
+
+import msgspec
 
 from extractor import naming
 from extractor.python import api as pyapi
 from extractor.python import constructors as pyconstructors
 from extractor.python import exports as pyexports
 from extractor.context import Context, SourceFile
-from extractor.graphparts import unique_sorted_edges
+from extractor.model import Binding as ModuleBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
-                             Severity, Step, node_key)
+                             Severity, Step, edge_key, node_key)
 from extractor.python.facts import PythonFacts
 from extractor.python.fields import Binding, ClassSpec
-from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, amend, display_signature,
-                                   place_attributes, place_definitions)
+from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, amend, amend_each,
+                                   display_signature, place_attributes, place_definitions)
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
+from extractor.support.forkmap import MAX_CHILDREN, fork_map, spans
 
 
-@dataclasses.dataclass(frozen=True, order=True, slots=True)
-class CallSite:
-    """A call whose callee resolved outside the system, as dotted text (``torch.ops._C.foo``)."""
+class CallSite(msgspec.Struct, frozen=True, order=True, array_like=True, gc=False):
+    """A call whose callee resolved outside the system, as dotted text (``torch.ops._C.foo``).
+
+    A msgspec Struct: forked children send them as msgpack, decoded in C (50,000 on vLLM, where a
+    dataclass is built by a Python-level ``__init__``), and they compare in C."""
 
     caller: str  # node id of the enclosing function, class body or module
     callee: str
@@ -120,13 +125,10 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     pyexports.reexports(g, resolver, modules, exports)
     children = pyexports.contained(g)
     pyexports.star_reexports(g, resolver, modules, exports, children)
-    pyexports.imported_names(g, resolver, modules)
-    pyexports.further_bindings(g, resolver, modules, exports, children)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
     _imports(g, modules)
-    call_sites = _calls(g, resolver, modules)
-    _assign_api(g, modules, exports)
-    return _contribution(g, scanned, modules, call_sites)
+    call_sites = _last_pass(g, resolver, modules, exports, children, ctx.options.jobs)
+    return _contribution(g, scanned, modules, call_sites, ctx.options.jobs)
 
 
 def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
@@ -291,30 +293,31 @@ def _import_target(g: PyGraph, modules: dict[str, PyModule], base: str, name: st
     return ("imports_external", g.ext_node(dest))
 
 
-@dataclasses.dataclass(slots=True)
-class ModuleCalls:
+class ModuleCalls(msgspec.Struct, array_like=True, gc=False):
     """What one module's calls give, as plain tuples (cheap to build, and to send between processes):
-    ``calls`` edges (caller, callee) -> first line, calls resolved outside the system as
-    (caller, dotted callee, line) in the module's order, and counts by how each call resolved."""
+    ``calls`` edges (caller, callee, first line), calls resolved outside the system in the
+    module's order, and counts by how each call resolved."""
 
-    edges: dict[tuple[str, str], int]
-    outside: list[tuple[str, str, int]]
-    counts: Counter[str]
+    edges: list[tuple[str, str, int]]
+    outside: list[CallSite]
+    counts: dict[str, int]
 
 
 def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
     """Resolve one module's calls once its bindings are final. Reads the shared resolver and
-    indexes and writes only the resolver's memos; returns plain tuples (a process map can split
-    the modules; check the output, as the memo's guard against import cycles answers by the order
-    names are first asked). Calls with the same :meth:`ModuleLookup.call_key` resolve the same
-    way: one resolution each (``self.x(...)`` called ten times in a class; ``torch.cat`` from
-    every function of a module)."""
+    indexes and writes only the resolver's memos, whose answers do not depend on the order of the
+    questions (:class:`extractor.python.resolve.CycleCut`): modules can be resolved in any order,
+    in any process. Calls with the same :meth:`ModuleLookup.call_key` resolve the same way: one
+    resolution each (``self.x(...)`` called ten times in a class; ``torch.cat`` from every
+    function of a module)."""
     mid = naming.py_id(module.name)
     scopes = ModuleLookup(resolver, module)
     resolved: dict[tuple[str, str], tuple[str, str] | None] = {}
     callers: dict[str, str] = {}
-    out = ModuleCalls({}, [], Counter())
-    first_line, outside, counts = out.edges, out.outside, out.counts
+    first_line: dict[tuple[str, str], int] = {}
+    outside: list[CallSite] = []
+    counts: Counter[str] = Counter()
+    path = module.file.path
     for call in module.facts.calls:
         scope, line, callee = call.scope, call.line, call.callee
         key = scopes.call_key(scope, callee)
@@ -332,32 +335,82 @@ def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
             if caller is None:
                 caller = callers[scope] = f"{mid}.{scope}" if scope else mid
             if kind == "ext":
-                outside.append((caller, value, line))
+                outside.append(CallSite(caller, value, path, line))
             elif line < first_line.get((caller, value), line + 1):
                 first_line[caller, value] = line  # a calls edge keeps its first line (see _contribution)
-    return out
+    return ModuleCalls([(caller, callee, line) for (caller, callee), line in first_line.items()], outside, counts)
 
 
-def _calls(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule]) -> list[CallSite]:
+class _ModuleLinks(msgspec.Struct, array_like=True, gc=False):
+    """What the last pass finds in one module: its calls, the symbols it imports under their own
+    names as (symbol id, line), and its ``bound`` rows (:func:`extractor.python.exports.further_bindings`)."""
+
+    calls: ModuleCalls
+    aliases: list[tuple[str, int]]
+    bound: list[tuple[str, int, str, str]]
+
+
+class _Resolved(msgspec.Struct, array_like=True, gc=False):
+    """A forked child's share of the last pass: its span's modules, or every node's API reason in
+    the order of the graph's nodes."""
+
+    modules: list[_ModuleLinks]
+    api: list[str]
+
+
+_RESOLVED = msgspec.msgpack.Decoder(_Resolved)
+
+
+def _last_pass(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
+               children: defaultdict[str, dict[str, str]], jobs: int) -> list[CallSite]:
+    """``calls`` edges and the calls that resolved outside the system, the ``aliases`` edges of
+    names a module imports as themselves, each module's ``bound``, and every node's ``api``.
+
+    Found by spans of modules (the API reasons as one more task) in ``jobs`` forked children
+    (:func:`extractor.support.forkmap.fork_map`), which inherit the graph and the resolver with
+    its memo: only building the edges and bindings is left to the driver, a run's serial part.
+    The results come back as msgpack, decoded by msgspec in C, and the same encoding runs with
+    one job, so every ``jobs`` gives the same evidence. All of it only reads what is final here,
+    so the parts can run side by side: the bindings are final, the constructors step changed
+    nodes only inside classes (imports and ``bound`` look at module level), and no reason reads
+    what the others write (``calls`` and ``aliases`` edges, ``bound``)."""
+    listed = list(modules.items())
+
+    def resolve(task: range | None) -> bytes:
+        if task is None:
+            return _ENCODE(_Resolved([], _api_of(g, modules, exports)))
+        return _ENCODE(_Resolved([_ModuleLinks(module_calls(resolver, module),
+                                               pyexports.imported_names(g, resolver, name, module),
+                                               pyexports.further_bindings(resolver, modules, exports, children, name))
+                                  for name, module in listed[task.start:task.stop]], []))
+
+    # spans of modules first, the API reasons (a fifth of the calls' cost) last: each child gets a like share
+    tasks: list[range | None] = [*spans(len(listed), 2 * jobs), None]
+    found = [_RESOLVED.decode(encoded) for encoded in fork_map(resolve, tasks, jobs)]
     call_sites: list[CallSite] = []
     counts: Counter[str] = Counter()
-    for module in modules.values():
-        found = module_calls(resolver, module)
-        path = module.file.path
-        g.edges.extend(Edge(caller, callee, EdgeKind.CALLS, path, line)
-                       for (caller, callee), line in found.edges.items())
-        call_sites += [CallSite(caller, callee, path, line) for caller, callee, line in found.outside]
-        counts.update(found.counts)
+    for (name, module), links in zip(listed, itertools.chain.from_iterable(share.modules for share in found)):
+        path, mid, calls = module.file.path, naming.py_id(name), links.calls
+        g.edges.extend(Edge(caller, callee, EdgeKind.CALLS, path, line) for caller, callee, line in calls.edges)
+        call_sites += calls.outside
+        counts.update(calls.counts)
+        if links.aliases:
+            g.edges.extend(Edge(mid, target, EdgeKind.ALIASES, path, line) for target, line in links.aliases)
+            g.stats["imported_names"] += len(links.aliases)
+        if links.bound:
+            amend(g.nodes[mid], "bound", tuple(ModuleBinding(*row) for row in links.bound))
     unresolved = counts.total() - counts["node"] - counts["builtin"] - counts["ext"]
     for stat, count in (("call_sites", counts.total()), ("calls_resolved", counts["node"]),
                         ("calls_builtin", counts["builtin"]), ("calls_external", counts["ext"]),
                         ("calls_unresolved", unresolved)):
         if count:  # a stat is there when something was counted, as before
             g.stats[stat] += count
+    amend_each(g.nodes.values(), "api", found[-1].api)
     return call_sites
 
 
-def _assign_api(g: PyGraph, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> None:
+def _api_of(g: PyGraph, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]]) -> list[str]:
+    """Every node's ``api`` reason, in the order of ``g.nodes``."""
     nodes = g.nodes
     parents: dict[str, str] = {}
     for edge in g.contains:
@@ -371,12 +424,12 @@ def _assign_api(g: PyGraph, modules: dict[str, PyModule], exports: dict[str, tup
     # An empty __all__ exports nothing by star, but says nothing about the other names (griffe too).
     infos = {name: pyapi.ModuleInfo(name, m.file.rel, m.is_package, exports.get(name) or None)
              for name, m in modules.items()}
-    for nid, reason in pyapi.api_reasons(nodes, parents, infos, aliases, _api_rules()).items():
-        amend(nodes[nid], "api", reason)
+    reasons = pyapi.api_reasons(nodes, parents, infos, aliases, _api_rules())
+    return [reasons[nid] for nid in nodes]
 
 
 def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], modules: dict[str, PyModule],
-                  call_sites: list[CallSite]) -> Contribution:
+                  call_sites: list[CallSite], jobs: int) -> Contribution:
     every = {**g.external, **g.nodes}
     stats = g.stats
     # ``_value_`` (a plain attribute), not ``.value`` (a Python-level property of Enum)
@@ -387,37 +440,58 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
         if facts.fallback:
             g.diagnostics.append(Diagnostic(f.path, 0, "calls-skipped",
                                             "parsed with libcst: calls are not resolved in this file", Severity.INFO))
+    edges = [*g.contains, *g.edges]
     return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
-                        edges=tuple(_first_sites(itertools.chain(g.contains, g.edges), every)),
+                        edges=tuple(map(edges.__getitem__, _first_sites(edges, every, jobs))),
                         diagnostics=tuple(sorted(g.diagnostics)), stats=dict(sorted(stats.items())),
-                        shared=PythonShared(tuple(sorted(call_sites, key=_call_site_order))))
+                        shared=PythonShared(tuple(sorted(call_sites))))
 
 
-def _first_sites(edges: Iterable[Edge], every: dict[str, Node]) -> list[Edge]:
-    """One edge per (source, target, kind), at its first site so the graph stays readable, in
-    :func:`extractor.graphparts.unique_sorted_edges`' order. An endpoint that a later definition
-    replaced drops its edges.
+def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int) -> array[int]:
+    """Positions in ``edges`` of one edge per (source, target, kind), at its first site so the
+    graph stays readable, in :func:`extractor.model.edge_key` order. An endpoint that a later
+    definition replaced drops its edges.
 
-    Each edge is keyed by one string, ``source NUL target NUL kind``, hashed and compared in C (see
-    unique_sorted_edges): with one edge per key, these keys sort as the edges' full keys do. A text
-    holding NUL itself would break that: then the edges are sorted the plain way."""
-    first: dict[str, Edge] = {}
-    for edge in edges:
-        if edge.source not in every or edge.target not in every:
+    The order sorts by source first, so the sources cut into ranges (by the node ids, which every
+    kept source is) give runs that follow each other: each range is chosen and sorted in one of
+    ``jobs`` forked children (:func:`extractor.support.forkmap.fork_map`; a tenth of the step,
+    memory-bound), and comes back as an array of positions."""
+    parts = min(jobs, MAX_CHILDREN, len(every))
+
+    def choose(part: int) -> bytes:
+        ids = sorted(every) if parts > 1 else []  # one part: no cuts
+        low = ids[len(ids) * part // parts] if part else ""
+        high = ids[len(ids) * (part + 1) // parts] if part + 1 < parts else None
+        return array("I", _first_sites_between(edges, every, low, high)).tobytes()
+
+    kept = array("I")
+    for chosen in fork_map(choose, range(parts), jobs):
+        kept.frombytes(chosen)
+    return kept
+
+
+def _first_sites_between(edges: list[Edge], every: dict[str, Node], low: str, high: str | None) -> list[int]:
+    """:func:`_first_sites` of the edges whose source lies in ``[low, high)`` (``None``: no end).
+
+    Each edge is keyed by one string, ``source NUL target NUL kind``, hashed and compared in C (an
+    Edge hashes through its dataclass's Python-level ``__hash__``): with one edge per key, these
+    keys sort as the edges' full keys do. A text holding NUL itself would break that: then the
+    edges are sorted the plain way."""
+    first: dict[str, int] = {}
+    for i, edge in enumerate(edges):
+        source = edge.source
+        if source < low or (high is not None and source >= high) or source not in every or edge.target not in every:
             continue
-        key = f"{edge.source}\0{edge.target}\0{edge.kind._value_}"
+        key = f"{source}\0{edge.target}\0{edge.kind._value_}"
         kept = first.get(key)
-        if kept is None or (edge.path, edge.line) < (kept.path, kept.line):
-            first[key] = edge
+        if kept is None or (edge.path, edge.line) < (edges[kept].path, edges[kept].line):
+            first[key] = i
     if any(key.count("\0") != 2 for key in first):
-        return unique_sorted_edges([first.values()])
+        return sorted(first.values(), key=lambda i: edge_key(edges[i]))
     return list(map(first.__getitem__, sorted(first)))
 
 
-def _call_site_order(site: CallSite) -> tuple[str, str, str, int]:
-    # CallSite's own order, compared as a tuple in C rather than by the dataclass's __lt__ (50,000 on vLLM)
-    return (site.caller, site.callee, site.path, site.line)
-
+_ENCODE = msgspec.msgpack.Encoder().encode
 
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
             version="5", python_fallback=True)  # 5: module-level bindings (for, with, global)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, TypeVar
 
 from extractor import naming
 from extractor.context import SourceFile
@@ -20,6 +21,10 @@ from extractor.python.facts import PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
 _SELF_HEADS = frozenset({"self", "cls", "super()"})  # a call on these resolves in the enclosing class
+
+MAX_DEPTH = 12  # levels of names resolved through other names (re-exports, star imports) before a search is cut
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
 @dataclasses.dataclass(slots=True)
@@ -38,6 +43,53 @@ class PyModule:
     explicit_exports: set[str] = dataclasses.field(default_factory=set)
 
 
+class CycleCut:
+    """The memos of :class:`Resolver`'s recursive questions (where a dotted name is bound, what class
+    a type names), kept so that every answer is the one the question gets when asked first.
+
+    A question met again while it is still being answered (an import cycle: ``a`` star-imports
+    ``b``, ``b`` star-imports ``a``) is cut there: it gets the guard's answer (not found), and so does
+    a question cut for depth. Every question that was open meanwhile holds an answer that depends
+    on where the cut fell, so on which of them was asked first: such answers are kept only until the
+    outermost question is answered (so a cycle is walked once per question, not once per path
+    through it), never in the memo. An answer that met no cut is the same whoever asks: that is
+    what the memo keeps. So the answers do not depend on the order of the questions, and modules'
+    calls can be resolved in any order, or split over processes."""
+
+    def __init__(self) -> None:
+        self._open: dict[Hashable, None] = {}  # the questions being answered, the innermost last
+        self._until_outermost: dict[Hashable, Any] = {}
+        self._cuts = 0  # cuts met so far: a question that saw this count change met one
+
+    def ask(self, memo: dict[K, V], key: K, answer: Callable[[], V], guard: V) -> V:
+        """The answer to a question ``memo`` does not hold: ``answer()``, memoised when it met no
+        cut; ``guard`` when the question is met again while it is being answered."""
+        if key in self._open:
+            if key == next(reversed(self._open)):
+                return guard  # asked again by its own answer, directly (``x = x.y()``): cut so whoever asks
+            return self.cut(guard)
+        if key in self._until_outermost:
+            return self.cut(self._until_outermost[key])
+        self._open[key] = None
+        before = self._cuts
+        try:
+            found = answer()
+        finally:
+            del self._open[key]
+        if self._cuts == before:
+            memo[key] = found
+        elif self._open:
+            self._until_outermost[key] = found
+        if not self._open:
+            self._until_outermost.clear()
+        return found
+
+    def cut(self, answer: V) -> V:
+        """``answer``, given where a question was cut: every question open now depends on it."""
+        self._cuts += 1
+        return answer
+
+
 class Resolver:
     """Name resolution over the whole system's Python modules."""
 
@@ -47,10 +99,12 @@ class Resolver:
         self.nodes = nodes
         self.members = members
         self.bases: dict[str, list[str]] = {}
-        self._memo: dict[str, tuple[str, str]] = {}
+        self._memo: dict[str, tuple[tuple[str, str], int]] = {}  # dotted -> (answer, levels its search went)
+        self._deepest = 0  # the deepest level the search of the name being resolved has gone to
         # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
         self.attribute_types: dict[str, dict[str, list[tuple[PyModule, str, str]]]] = {}
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
+        self._asking = CycleCut()
         self._lineage: naming.Lineage | None = None
 
     def forget(self) -> None:
@@ -60,14 +114,23 @@ class Resolver:
 
     def absolute(self, dotted: str, depth: int = 0) -> tuple[str, str]:
         """Resolve an absolute dotted name: ("node", id), ("ext", dotted) or ("missing", dotted)."""
-        if dotted in self._memo:
-            return self._memo[dotted]
-        if depth > 12:
-            return ("missing", dotted)
-        self._memo[dotted] = ("missing", dotted)  # guards import cycles while resolving
-        result = self._absolute(dotted, depth)
-        self._memo[dotted] = result
-        return result
+        known = self._memo.get(dotted)
+        if known is not None and depth + known[1] <= MAX_DEPTH:
+            # asked from here, the answer's search stays within the depth limit: the same answer
+            self._deepest = max(self._deepest, depth + known[1])
+            return known[0]
+        if depth > MAX_DEPTH:
+            return self._asking.cut(("missing", dotted))
+        return self._asking.ask(self._memo, dotted, lambda: self._reaching(dotted, depth), (("missing", dotted), 0))[0]
+
+    def _reaching(self, dotted: str, depth: int) -> tuple[tuple[str, str], int]:
+        """The answer, and how many levels below ``depth`` its search went (asked deeper than
+        :data:`MAX_DEPTH` less that, the search would be cut: the memo's answer does not hold there)."""
+        outer, self._deepest = self._deepest, depth
+        try:
+            return self._absolute(dotted, depth), self._deepest - depth
+        finally:
+            self._deepest = max(outer, self._deepest)
 
     def _absolute(self, dotted: str, depth: int) -> tuple[str, str]:
         parts = dotted.split(".")
@@ -124,7 +187,9 @@ class Resolver:
         key = (module.name, scope, type_text)
         if key in self._instances:
             return self._instances[key]
-        self._instances[key] = None  # guards ``x: x``-like loops while resolving
+        return self._asking.ask(self._instances, key, lambda: self._instance_of(module, scope, type_text), None)
+
+    def _instance_of(self, module: PyModule, scope: str, type_text: str) -> tuple[str, str] | None:
         head, _, rest = type_text.partition(".")
         start = lookup(self, module, scope, head)
         target = self.walk(start, rest.split(".") if rest else [], 0) if start and start[0] in ("node", "ext") else None
@@ -133,7 +198,6 @@ class Resolver:
             result = ("instance", target[1])
         elif target is not None and target[0] == "ext":
             result = ("ext", target[1] + "()")  # an instance of an outside class: kept readable in call sites
-        self._instances[key] = result
         return result
 
     def set_bases(self, class_id: str, bases: list[str]) -> None:
