@@ -116,15 +116,15 @@ def test_a_preamble_attempt_followed_only_by_doomed_ones_is_not_explained(tmp_pa
     """A failed preamble attempt's message is told (a preprocess-only pass) only for the next
     attempt to read; when every later preamble is known to fail, none will, and the only pass
     left is the one that tells the error kept, which stays the first attempt's."""
-    import extractor.structs.attempts as attempts_mod
+    import extractor.structs.compilers as compilers_mod
 
     root = tmp_path / "proj"
     header = root / "inc" / "needs.hpp"
     header.parent.mkdir(parents=True)
     header.write_text('#pragma once\n#include "missing_a.h"\nstruct Needs { int a; };\n')
     (header.parent / "sibling.h").write_text("")
-    runs, real = [], attempts_mod.run_bounded
-    monkeypatch.setattr(attempts_mod, "run_bounded", lambda argv, **kw: runs.append(argv) or real(argv, **kw))
+    runs, real = [], compilers_mod.run_bounded
+    monkeypatch.setattr(compilers_mod, "run_bounded", lambda argv, **kw: runs.append(argv) or real(argv, **kw))
     preambles = (Preamble(('#include "sibling.h"',), "inc/user.cpp", header.parent),
                  Preamble(("#include <torch/all.h>",), "inc/other.cpp", header.parent))
     probe = HeaderProbe("inc/needs.hpp", header, Language.CPP, (StructDefinition(3, "Needs", "struct"),),

@@ -152,8 +152,9 @@ def score_modules(files: Sequence[SourceFile], facts_of: Callable[[SourceFile], 
     def depend() -> bytes:
         return msgspec.msgpack.encode(path_dependencies(nodes, dependencies))
 
-    *scored, ranked, path_deps = fork_calls([*(functools.partial(score, span) for span in spans(len(files), jobs)),
-                                              rank, depend], jobs)
+    calls: list[Callable[[], bytes]] = [*(functools.partial(score, span) for span in spans(len(files), jobs)),
+                                        rank, depend]
+    *scored, ranked, path_deps = fork_calls(calls, jobs)
     return ([pair for encoded in scored for pair in _SCORED.decode(encoded)], _RANKED.decode(ranked),
             _PATH_DEPENDENCIES.decode(path_deps))
 
