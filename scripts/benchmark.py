@@ -37,13 +37,13 @@ import concurrent.futures
 import dataclasses
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from statistics import median
 
 HERE = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(HERE))
@@ -126,10 +126,6 @@ def parse_all(files: list[str], jobs: int) -> float:
     with concurrent.futures.ProcessPoolExecutor(jobs) as pool:
         list(pool.map(parse_file, files, chunksize=32))
     return time.perf_counter() - start
-
-
-def median(values: list[float]) -> float:
-    return statistics.median(values)
 
 
 def installed_env(work: Path) -> dict[str, str]:

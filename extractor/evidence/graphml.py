@@ -14,7 +14,7 @@ edge, each with its position in the bundle as its id; ElementTree's escaping and
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -79,10 +79,9 @@ class _Layout:
                 self.nodes.setdefault(end, {})
             self.adjacency.setdefault(edge["source"], {}).setdefault(edge["target"], []).append(i)
 
-    def edge_order(self) -> Iterator[int]:
-        for source in self.nodes:
-            for positions in self.adjacency.get(source, {}).values():
-                yield from positions
+    def edge_order(self) -> list[int]:
+        """Edge positions by source in node order, then by target in order of first edge."""
+        return [i for source in self.nodes for positions in self.adjacency.get(source, {}).values() for i in positions]
 
 
 def _edge_data(edge: dict[str, Any]) -> Iterator[tuple[str, Any]]:
@@ -106,7 +105,7 @@ class _Keys:
             found = self.ids[key] = f"d{len(self.ids)}"
         return found
 
-    def learn(self, items: Iterator[tuple[str, Any]], scope: str) -> None:
+    def learn(self, items: Iterable[tuple[str, Any]], scope: str) -> None:
         for name, value in items:
             self.of(name, _flat_type(value), scope)
 
@@ -138,10 +137,11 @@ def write_graphml(bundle: dict[str, Any], output: Path) -> None:
     layout = _Layout(bundle)
     keys = _Keys()
     name = bundle["system"]["name"]
-    keys.learn(iter([("name", name)]), "graph")
+    keys.learn([("name", name)], "graph")
     for data in layout.nodes.values():
-        keys.learn(iter(data.items()), "node")
-    for i in layout.edge_order():
+        keys.learn(data.items(), "node")
+    order = layout.edge_order()
+    for i in order:
         keys.learn(_edge_data(layout.edges[i]), "edge")
     with atomic_path(output) as tmp, open(tmp, "w", encoding="utf-8", errors="xmlcharrefreplace", newline="") as out:
         out.write("<?xml version='1.0' encoding='utf-8'?>\n" + _ROOT + "\n")
@@ -149,7 +149,7 @@ def write_graphml(bundle: dict[str, Any], output: Path) -> None:
         out.write('  <graph edgedefault="directed">\n    ')
         for node_id, data in layout.nodes.items():
             _element(out, "node", f'id="{_attribute(str(node_id))}"', keys, list(data.items()), "node")
-        for i in layout.edge_order():
+        for i in order:
             edge = layout.edges[i]
             ends = f'source="{_attribute(str(edge["source"]))}" target="{_attribute(str(edge["target"]))}" id="{i}"'
             _element(out, "edge", ends, keys, list(_edge_data(edge)), "edge")
