@@ -153,7 +153,6 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
     """
     startup_cpu = time.process_time()  # what starting Python, importing the CLI and parsing arguments cost
     from extractor.buildsettings import BuildSettings
-    from extractor.evidence.write import write_bundle
     from extractor.context import ExtractOptions
     from extractor.run.pipeline import extract_system
     from extractor.presets import system_or_sources
@@ -171,7 +170,7 @@ def extract(sources, name, version_, out_dir, jobs, cache_dir, binaries, no_prob
         progress.section("")
         progress.phase("writing evidence.json")
         written = time.perf_counter()
-        path = write_bundle(None, out_dir, result.data)
+        path = result.write(out_dir)
         if graph_formats:
             from extractor.evidence.graph import export_graph  # networkx: a tenth of a second to import
 

@@ -65,6 +65,13 @@ from extractor.run.pipeline import acquire_sources, extract_system
 from extractor.acquire.sources import default_cache_dir
 
 
+def _write(result, out_dir: Path) -> Path:
+    """evidence.json as ``archdiff extract`` writes it (a checkout before Extraction.write: from the bytes)."""
+    if hasattr(result, "write"):
+        return result.write(out_dir)
+    return write_bundle(None, out_dir, result.data)
+
+
 def parse_file(path: str) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -130,7 +137,7 @@ def main() -> None:
         start = time.perf_counter()
         result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=warm_cache))
         extracted = time.perf_counter()
-        write_bundle(None, out_dir, result.data)  # what `archdiff extract` writes
+        _write(result, out_dir)  # what `archdiff extract` writes
         done = time.perf_counter()
         run = dict(result.timings)
         run["rest of extract_system"] = extracted - start - sum(result.timings.values())
@@ -151,7 +158,7 @@ def main() -> None:
             shutil.copytree(warm_cache, cache, dirs_exist_ok=True, ignore=shutil.ignore_patterns("facts.sqlite*"))
             start = time.perf_counter()
             result = extract_system(args.spec, options=ExtractOptions(jobs=args.jobs, cache_dir=cache))
-            write_bundle(None, out_dir, result.data)
+            _write(result, out_dir)
             cold_with_sources.elapsed.append(time.perf_counter() - start)
         finally:
             shutil.rmtree(cache, ignore_errors=True)

@@ -100,7 +100,7 @@ def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_pa
     from extractor.run.cache import FactCache
     from extractor.context import Context
     from extractor.acquire.inventory import list_files
-    from extractor.run.pipeline import Progress, _read, _scan
+    from extractor.run.compute import Progress, _read, _scan
     from extractor.acquire.sources import acquire, parse_spec
 
     pkg = tmp_path / "src" / "kern"

@@ -26,7 +26,6 @@ from typing import Any
 from packaging.version import Version
 
 from comparator.reports import FORMATS, write_texts
-from extractor.evidence.write import write_bundle
 from extractor.buildsettings import merge
 from extractor.context import ExtractOptions
 from extractor.errors import UserInputError
@@ -136,7 +135,7 @@ def _announced(todo: Sequence[Release], extracted: Iterable[Any], progress: Prog
 
 def _keep_release(release: Release, extraction, state: State, out_dir: Path, on_release) -> None:
     folder = out_dir / "releases" / release.slug
-    path = write_bundle(None, folder, extraction.data)
+    path = extraction.write(folder)
     state.releases[release.slug] = {"version": release.slug, "name": release.name, "specs": list(release.specs),
                                     "evidence": path.relative_to(out_dir).as_posix(), "sha256": sha256_of(extraction.data),
                                     "row": release_row(evidence_from_json(extraction.bundle, str(path)))}

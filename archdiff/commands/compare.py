@@ -105,7 +105,6 @@ def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path 
     from comparator.compare import compare_evidence
     from extractor.context import ExtractOptions
     from extractor.evidence.read import evidence_from_json
-    from extractor.evidence.write import write_bundle
     from extractor.presets import load_preset
     from extractor.run.pipeline import extract_system
 
@@ -120,7 +119,7 @@ def battle(preset: str, out_dir: Path, formats: str, jobs: int, cache_dir: Path 
             result = extract_system(system.specs(), name=system.name, version=system.version, progress=progress,
                                     options=ExtractOptions(jobs=jobs, cache_dir=cache_dir, build=system.build))
             progress.phase("writing evidence.json")
-            write_bundle(None, out_dir / f"system-{i + 1}", result.data)
+            result.write(out_dir / f"system-{i + 1}")
             progress.phase("reading evidence")
             bundles.append(evidence_from_json(result.bundle, f"system-{i + 1}/evidence.json"))
         progress.section(loaded.name)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from extractor.context import SourceTree
 from extractor.model import Diagnostic, Language, Severity
+from extractor.acquire.stamps import stamp_of
 
 SUFFIXES: dict[str, Language] = {
     ".py": Language.PYTHON,
@@ -35,6 +36,8 @@ class InventoryEntry:
     rel: str
     language: Language
     size: int
+    # the file's status when it was listed (extractor.run.stamps): empty for a tree being unpacked
+    stamp: tuple[int, ...] = dataclasses.field(default=(), compare=False)
 
 
 def evidence_path(label: str, rel: str) -> str:
@@ -97,7 +100,7 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                                               f"{_file_type(info.st_mode)}, not a regular file: not read",
                                               Severity.WARNING))
                 continue
-            _add(entries, diagnostics, tree, rel, language, info.st_size)
+            _add(entries, diagnostics, tree, rel, language, info.st_size, stamp_of(info))
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
@@ -121,14 +124,14 @@ def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[Inve
 
 
 def _add(entries: list[InventoryEntry], diagnostics: list[Diagnostic], tree: SourceTree, rel: str,
-         language: Language, size: int) -> None:
+         language: Language, size: int, stamp: tuple[int, ...] = ()) -> None:
     """A regular file of a known language: listed, or said to be over its language's cap."""
     if size > file_limit(language):
         diagnostics.append(Diagnostic(evidence_path(tree.label, rel), 0, "too-large",
                                       f"{size} bytes is over the {language.value} cap; not parsed",
                                       Severity.WARNING))
     else:
-        entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size))
+        entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size, stamp))
 
 
 class NotARegularFile(OSError):

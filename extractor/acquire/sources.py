@@ -26,7 +26,6 @@ import tempfile
 import uuid
 import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -441,6 +440,8 @@ class _Anchors(html.parser.HTMLParser):
 
 
 def _open(url: str, accept: str = "*/*") -> bytes:
+    import urllib.request  # HTTP, TLS and e-mail parsing: 15 ms of imports a run from a checkout never needs
+
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "archdiff"})
     with urllib.request.urlopen(request, timeout=NETWORK_TIMEOUT) as response:  # noqa: S310 (http/file only)
         return response.read()

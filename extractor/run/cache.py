@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("archdiff")
 BUSY_TIMEOUT = 30.0  # seconds to wait for another run's write before giving the cache up
 
+_PACKAGE = Path(__file__).resolve().parent.parent  # the whole extractor package, not this folder
 _SCHEMA = "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, value BLOB NOT NULL)"
 
 
@@ -36,15 +37,21 @@ def code_fingerprint(steps: Iterable[Step[Any]]) -> str:
     h = hashlib.sha256()
     for name, version in sorted((s.name, s.version) for s in steps):
         h.update(f"{name}={version};".encode())
-    package = Path(__file__).resolve().parent.parent  # the whole extractor package, not this folder
-    for path in sorted(package.rglob("*")):
-        if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:
-            h.update(path.relative_to(package).as_posix().encode())
-            h.update(path.read_bytes())
-    for path in sorted(_outside_sources(steps, package)):
+    h.update(package_digest().encode())
+    for path in sorted(_outside_sources(steps, _PACKAGE)):
         h.update(path.as_posix().encode())
         h.update(path.read_bytes())
     return h.hexdigest()[:16]
+
+
+def package_digest() -> str:
+    """Hash of the extractor package's own source files (Python and data), by path and content."""
+    h = hashlib.sha256()
+    for path in sorted(_PACKAGE.rglob("*")):
+        if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:
+            h.update(path.relative_to(_PACKAGE).as_posix().encode())
+            h.update(path.read_bytes())
+    return h.hexdigest()
 
 
 def _outside_sources(steps: list[Step[Any]], package: Path) -> set[Path]:

@@ -281,7 +281,7 @@ class _TaskSide:
     # the pipeline's scanner
     def scan_files(self, items, steps, jobs, progress=None):
         from extractor.run.cache import code_fingerprint
-        from extractor.run.pipeline import fact_key
+        from extractor.run.compute import fact_key
 
         fingerprint = code_fingerprint(steps)
         keys = [fact_key(data, language, fingerprint) for language, data in items]

@@ -93,16 +93,16 @@ def test_an_unreadable_file_is_a_diagnostic_without_the_machine_path(tmp_path, m
     tree.mkdir()
     (tree / "a.py").write_text("A = 1\n")
     (tree / "b.py").write_text("B = 1\n")
-    from extractor.run import pipeline
+    from extractor.run import compute
 
-    real = pipeline.read_regular_file
+    real = compute.read_regular_file
 
     def refuse_b(path, limit):
         if path.name == "b.py":
             raise PermissionError(13, "Permission denied", str(path))
         return real(path, limit)
 
-    monkeypatch.setattr(pipeline, "read_regular_file", refuse_b)
+    monkeypatch.setattr(compute, "read_regular_file", refuse_b)
     bundle = extract_system([str(tree)], options=ExtractOptions(cache_dir=tmp_path / "cache")).bundle
     (diag,) = [d for d in bundle["diagnostics"] if d["code"] == "unreadable"]
     assert diag == {**diag, "path": "b.py", "message": "Permission denied"}

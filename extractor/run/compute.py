@@ -1,0 +1,262 @@
+"""A run's work once the memo has no bundle for its inputs: read every file, scan it (or take its
+facts from the cache), run every step, encode the bundle and keep it in the memo.
+
+Imported by the pipeline only then: the scanners, the steps and the evidence codec are a tenth of
+a second of imports, as long as the whole of a warm run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import itertools
+import threading
+import time
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from extractor import naming
+from extractor.acquire.archives import Unpacking
+from extractor.acquire.inventory import InventoryEntry, file_limit, read_regular_file
+from extractor.acquire.stamps import TreeStamps
+from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.evidence.write import encode_bundle
+from extractor.model import Diagnostic, Severity, Step
+from extractor.run import memo
+from extractor.run.cache import code_fingerprint
+from extractor.run.extraction import Extraction
+from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
+from extractor.run.progress import Progress
+from extractor.run.runlog import RunLog, RunLogged
+from extractor.run.workplace import HERE, FactStore, HeldWrites, Workplace
+from extractor.steps import STEPS, check_order
+from extractor.acquire.sources import wait_unpacked
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Inputs:
+    """What the pipeline found before the memo: the system, its listed files, the options."""
+
+    name: str
+    version: str
+    sources: tuple[SourceTree, ...]
+    entries: tuple[tuple[SourceTree, InventoryEntry], ...]
+    unpacking: dict[str, Unpacking]  # by label, the trees a thread is still writing
+    diagnostics: tuple[Diagnostic, ...]  # the inventory's
+    options: ExtractOptions
+    cache_dir: Path
+    stamps: dict[str, TreeStamps]  # by label, for the trees on disk
+    looked_up: str  # the memo key already looked up from the stamps, "" if none
+
+
+def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, executor: Workplace, log: RunLog,
+            keep: list[object] | None) -> Extraction:
+    """Read the files, and serve the memo if their contents make a key the stamps could not; else
+    scan, run every step, encode the bundle and remember it."""
+    code = memo.code_identity(steps)
+    steps = STEPS if steps is None else steps
+    progress.plan(["acquire", "inventory", "read", "scan", *(s.name for s in steps), "bundle"])
+    progress.phase("read", len(inputs.entries))
+    with log.phase("read"):
+        blobs, read_diagnostics = _read(inputs.entries, steps, progress, inputs.unpacking, inputs.stamps)
+    log.scan.files = len(blobs)
+    diagnostics = [*inputs.diagnostics, *read_diagnostics]
+    store = executor.open_store(inputs.cache_dir)
+    try:
+        with log.phase("memo"):
+            memo_key = "" if inputs.unpacking else _memo_key(inputs, blobs, diagnostics, code)
+            served = memo.serve(inputs.cache_dir, memo_key, store, inputs.sources, len(blobs)) \
+                if memo_key and memo_key != inputs.looked_up else None
+        if served is not None:
+            # Every input is unchanged (files, names, options, scanners, compilers): the evidence
+            # is the one already computed for them, byte for byte.
+            log.memo = True
+            log.scan.cached = len(blobs)
+            log.bundle_bytes = len(served.evidence)
+            return served
+        scan_store = HeldWrites(store) if inputs.unpacking else store
+        with log.phase("scan"):
+            files, cache_counts, scan_diagnostics = _scan(blobs, steps, inputs.options, scan_store, progress, executor,
+                                                          log)
+            diagnostics.extend(scan_diagnostics)
+        if isinstance(scan_store, HeldWrites):
+            with log.phase("unpack"):  # the steps read the trees (manifests, headers): written by now
+                for being_written in inputs.unpacking.values():
+                    wait_unpacked(being_written, inputs.cache_dir)
+                scan_store.release()
+                memo_key = _memo_key(inputs, blobs, [*inputs.diagnostics, *read_diagnostics], code)
+
+        # Every file's facts are decoded: the steps never read the bytes again (probes and manifests
+        # read the tree), so they are let go before the steps run (119 MB on torch's wheel tree).
+        del blobs
+        ctx = Context(inputs.name, inputs.version, inputs.sources, files, inputs.options)
+        if keep is not None:
+            keep.append(ctx)  # its files' facts and every step's results
+        for step in steps:
+            progress.phase(step.name)
+            with log.phase(step.name):
+                ctx.results[step.name] = step.extract(ctx)
+            if isinstance(shared := ctx.results[step.name].shared, RunLogged):
+                log.details[step.name] = shared.run_log()
+        progress.phase("bundle")
+        with log.phase("bundle"):
+            encoded = encode_bundle(ctx, steps, diagnostics)
+            log.bundle_bytes = len(encoded.data)
+        summary = {**encoded.summary, "groups": memo.groups(encoded.summary["diagnostics"], inputs.sources)}
+        with log.phase("memo"):
+            memo.remember(inputs.cache_dir, memo_key, store, encoded.data, encoded.compressed, summary)
+    finally:
+        store.close()
+    return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0})
+
+
+def _memo_key(inputs: Inputs, blobs: list[tuple[Any, Any, bytes, str]], diagnostics: list[Diagnostic],
+              code: str) -> str:
+    """The memo's key from the files as read: each one's ``sha256:language`` (its fact key without
+    the scanners' fingerprint, which ``code`` covers)."""
+    files = ((entry.path, key.rsplit(":", 1)[0]) for _source, entry, _data, key in blobs)
+    return memo.memo_key(inputs.name, inputs.version, inputs.sources, files, diagnostics, inputs.options, code)
+
+
+def fact_key(data: bytes, language: str, fingerprint: str) -> str:
+    """A file's key in the fact cache: its content, its language and the scanners' fingerprint."""
+    return f"{hashlib.sha256(data).hexdigest()}:{language}:{fingerprint}"
+
+
+def _read(entries, steps: Sequence[Step], progress: Progress | None = None, unpacking: dict[str, Unpacking] | None = None,
+          stamps: dict[str, TreeStamps] | None = None) -> tuple[list[tuple[Any, Any, bytes, str]], list[Diagnostic]]:
+    """Read every file and compute its cache key (content hash, language, scanner fingerprint);
+    the files of a tree still being written, from memory. Each file's digest is recorded with the
+    stamp the inventory took (``stamps``), so that the next run need not read it to know it."""
+    fingerprint = code_fingerprint(steps)
+    diagnostics: list[Diagnostic] = []
+    blobs: list[tuple[Any, Any, bytes, str]] = []
+    for i, (source, entry) in enumerate(entries, 1):
+        if progress is not None and i % _READ_TICK == 0:
+            progress.advance(_READ_TICK)
+        being_written = unpacking.get(source.label) if unpacking else None
+        if being_written is not None:
+            blobs.append((source, entry, data := being_written.read(entry.rel),
+                          fact_key(data, entry.language.value, fingerprint)))
+            continue
+        try:
+            data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
+        except OSError as err:
+            # strerror only: str(err) would carry the absolute path of the user's machine
+            diagnostics.append(Diagnostic(entry.path, 0, "unreadable", err.strerror or type(err).__name__,
+                                          Severity.ERROR))
+            continue
+        digest = hashlib.sha256(data).hexdigest()
+        if stamps is not None:
+            stamps[source.label].record(entry.rel, entry.stamp, digest)
+        blobs.append((source, entry, data, f"{digest}:{entry.language.value}:{fingerprint}"))
+    for tree in (stamps or {}).values():
+        tree.save()
+    return blobs, diagnostics
+
+
+_READ_TICK = 100  # files read between two progress ticks
+# Results put into the fact cache this many at a time while the pool is still working, so that
+# compressing and storing them overlaps the parse instead of following it.
+_CACHE_BATCH = 256
+
+
+class _Preparation:
+    """The steps' ``prepare`` (work that needs only the options: vLLM's taxonomy and detectors
+    parsed and indexed, 0.1 s), done by a thread while the pool scans and the driver mostly waits
+    for results: each step's extract then finds it in its caches. Started once the pool works
+    (its workers are forked by then; one that replaces a crashed worker may be forked with this
+    thread alive, as with the progress line's, and only runs scanners); joined before the steps.
+    A failure is left to the step, which does the same work again and reports it as a run does."""
+
+    def __init__(self, steps: Sequence[Step], options: ExtractOptions) -> None:
+        self._calls = [step.prepare for step in steps if step.prepare is not None]
+        self._options = options
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None and self._calls:
+            self._thread = threading.Thread(target=self._run, name="archdiff-prepare", daemon=True)
+            self._thread.start()
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        for call in self._calls:
+            with contextlib.suppress(Exception):  # the step meets it again, where errors are reported
+                call(self._options)
+
+
+def _decoded(result: FileResult, decoders: dict[str, Any]) -> FileFacts:
+    facts = FileFacts(result.facts, decoders)
+    facts.decode_all()
+    return facts
+
+
+def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore, progress: Progress,
+          executor: Workplace = HERE, log: RunLog | None = None
+          ) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+    log = log or RunLog(options.jobs, executor.name)
+    diagnostics: list[Diagnostic] = []
+    cached: dict[str, FileResult] = {}
+    for key, value in cache.get_many([b[3] for b in blobs]).items():
+        try:
+            cached[key] = decode_result(value)
+        except ValueError:
+            continue  # an entry of another shape: scanned again and rewritten
+    missing = [b for b in blobs if b[3] not in cached]
+    items = [(b[1].language.value, b[2]) for b in missing]
+    decoders = fact_decoders(steps)
+    # Each step's facts decoded ahead, while the pool still parses: the driver waits for results
+    # anyway, and decoding vLLM's facts is half a second of serial time after the pool otherwise.
+    # Cached files' facts are decoded between results too, a share per result.
+    ready: dict[str, FileFacts] = {}
+    language_of = {b[3]: b[1].language for b in blobs}
+    # files whose content another file has too: the second gets its own FileFacts from the result
+    shared = {key for key, count in Counter(b[3] for b in blobs).items() if count > 1}
+    ahead = iter(list(cached.items()))
+    share = -(-len(cached) // len(items)) if items else 0
+    fresh: dict[str, FileResult] = {}
+    if items:
+        progress.phase("scan", len(items))
+        log.scan.bytes_sent = sum(len(data) for _language, data in items)
+        received = 0
+        pending: dict[str, bytes] = {}
+        preparation = _Preparation(steps, options)
+        started = time.perf_counter()
+        for blob, value in zip(missing, executor.scan_files(items, steps, options.jobs, progress.advance)):
+            preparation.start()  # the pool works: a first result is back
+            received += len(value)
+            result = decode_result(value)
+            # A file whose worker crashed or timed out is tried again next run, never served from the cache.
+            if not result.transient:
+                pending[blob[3]] = value
+            if len(pending) >= _CACHE_BATCH:
+                cache.put_many(pending)
+                pending = {}
+            ready[blob[3]] = _decoded(result, decoders.get(blob[1].language, {}))
+            fresh[blob[3]] = result if blob[3] in shared else result.without_facts()
+            for key, done in itertools.islice(ahead, share):
+                ready[key] = _decoded(done, decoders.get(language_of[key], {}))
+                if key not in shared:
+                    cached[key] = done.without_facts()
+        log.scan.pool_wall_s = time.perf_counter() - started
+        log.scan.bytes_received = received
+        cache.put_many(pending)
+        preparation.join()
+    log.scan.parsed, log.scan.cached = len(fresh), len(cached)
+    files = []
+    for source, entry, data, key in blobs:
+        result = cached.get(key) or fresh[key]
+        for line, code, message, severity in result.diagnostics:
+            diagnostics.append(Diagnostic(entry.path, line, code, message, Severity(severity)))
+        # one FileFacts per file: two files of the same content do not share decoded values
+        facts = ready.pop(key, None) or FileFacts(result.facts, decoders.get(entry.language, {}))
+        files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
+                                len(data), facts, result.lines))
+    return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics

@@ -1,0 +1,168 @@
+"""The bundle memo: a finished run's evidence, served again when every input is unchanged.
+
+Its key covers every input: the system's name and version, each file's path, content and language,
+the diagnostics met before any file is parsed, the manifests, the binaries and user data files,
+the options, archdiff's own code, and, for struct probes, the toolchain (:func:`toolchain_stamp`).
+
+The fact store holds the memo (compressed, beside the per-file facts; a Ray run's tasks put theirs
+in the driver's store) and says whether one is served at all: a workplace whose store keeps no memo
+is never served one. The last :data:`KEEP` bundles served or made here are also kept whole as
+plain files under ``CACHE/memo/``, so that a warm run copies ``evidence.json`` from there (the kernel
+copies vLLM's 52 MB in 0.03 s) instead of inflating the store's copy (0.1 s of zlib) and writing it
+out again. Those files only ever save time: one that cannot be read is not served, one that cannot
+be written is not kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from extractor.context import ExtractOptions, SourceTree
+from extractor.errors import StorageError
+from extractor.model import Diagnostic, Step
+from extractor.native.manifests import manifests_digest
+from extractor.run.cache import code_fingerprint, package_digest
+from extractor.run.extraction import Extraction, MemoFile, parse_bundle, summarize_bundle
+from extractor.run.workplace import FactStore
+from extractor.support.storage import write_atomic
+
+KEEP = 4  # whole bundles kept as files (vLLM's: 52 MB each), the least recently served removed first
+# Where headers live on this machine whatever the compiler: a -dev package installed or removed
+# changes these folders or their subfolders' times.
+SYSTEM_INCLUDE_DIRS = ("/usr/include", "/usr/local/include")
+CUDA_BIN = "/usr/local/cuda/bin"
+
+
+def memo_key(name: str, version: str, sources: Sequence[SourceTree], files: Iterable[tuple[str, str]],
+             diagnostics: Iterable[Diagnostic], options: ExtractOptions, code: str) -> str:
+    """The key of the bundle made from these inputs. ``files``: each file's evidence path and its
+    ``sha256:language``, in path order; ``code``: the scanners' and steps' fingerprint."""
+    h = hashlib.sha256()
+    h.update(json.dumps([name, version, [s.record() for s in sources], code], sort_keys=True).encode())
+    for path, content in files:
+        h.update(f"{path}\0{content}\n".encode())
+    for d in sorted(diagnostics):
+        h.update(d.render().encode())
+    h.update(manifests_digest((s.label, s.root) for s in sources).encode())
+    for binary in options.binaries:
+        try:
+            h.update(hashlib.sha256(Path(binary).read_bytes()).digest())
+        except OSError:
+            h.update(f"unreadable:{binary}".encode())
+    # A user's taxonomy or detector file is an input by its content, not its name.
+    for key, value in sorted(options.extra.items()):
+        if isinstance(value, str) and Path(value).is_file():
+            h.update(f"{key}:".encode() + hashlib.sha256(Path(value).read_bytes()).digest())
+    h.update(json.dumps([options.probe_structs, dict(options.extra), options.build.fingerprint],
+                        sort_keys=True, default=str).encode())
+    if options.probe_structs:
+        h.update(toolchain_stamp().encode())
+    return "bundle:" + h.hexdigest()
+
+
+def code_identity(steps: Sequence[Step] | None) -> str:
+    """What the key names of the code: archdiff's own source for the built-in kinds (``None``: their
+    versions are in that source), the given steps' fingerprint otherwise."""
+    return package_digest() if steps is None else code_fingerprint(steps)
+
+
+def toolchain_stamp() -> str:
+    """Which compilers and system headers struct probes would meet here, cheaply: the search path,
+    and the times of its folders (installing, upgrading or removing a compiler adds, replaces or
+    removes an entry there), of CUDA's, and of the system include folders' entries. A probe's own
+    cache key names each compiler's version (extractor.structs.compilers.toolchain_fingerprint, a
+    process per compiler); the memo above it only needs to know that nothing changed, and a
+    change anywhere in those folders means the steps run again from the cached facts and probes."""
+    path = os.environ.get("PATH", "")
+    lines = [path]
+    for directory in (*path.split(os.pathsep), CUDA_BIN):
+        lines.append(f"{directory}:{_mtime(directory)}")
+    for directory in SYSTEM_INCLUDE_DIRS:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            lines.append(f"{directory}: none")
+            continue
+        lines.append(f"{directory}:{_mtime(directory)}")
+        lines.extend(f"{directory}/{e.name}:{_mtime(e.path)}" for e in entries)
+    return "\n".join(lines)
+
+
+def _mtime(path: str) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def serve(cache_dir: Path, key: str, store: FactStore, sources: Sequence[SourceTree], files: int
+          ) -> Extraction | None:
+    """The extraction the memo holds under ``key`` (made from ``files`` files), or None: its counts
+    from the store, its bytes from the memo file when one is kept, else from the store (and kept as
+    a file from then on)."""
+    summary = store.get_json(key + ":summary")
+    evidence: bytes | MemoFile | None = _load(cache_dir, key) if summary is not None else None
+    if evidence is None:
+        evidence = store.get_bytes(key)
+        if evidence is None:
+            return None
+        _keep(cache_dir, key, evidence)
+        if summary is None:  # a memo stored without its summary: counted once from the bundle
+            summary = summarize_bundle(parse_bundle(evidence))
+    if "groups" not in summary:  # stored by an older archdiff, or counted just now
+        summary = {**summary, "groups": groups(summary["diagnostics"], sources)}
+    return Extraction(evidence, summary, {}, {"hits": files, "misses": 0, "memo": 1})
+
+
+def remember(cache_dir: Path, key: str, store: FactStore, data: bytes, compressed: bytes,
+             summary: dict[str, Any]) -> None:
+    """Keep a bundle just made, and its summary (with ``groups``), under ``key``."""
+    store.put_compressed(key, compressed)
+    store.put_json(key + ":summary", summary)
+    _keep(cache_dir, key, data)
+
+
+def groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree]) -> list[dict[str, Any]]:
+    """The diagnostics grouped for the reader (extractor.run.diagnosis), with the versions the
+    sources pin for the fixes (from their pyproject.toml: a manifest, part of the memo's key)."""
+    from extractor.run.diagnosis import group_diagnostics  # the structs' reasons: a miss's import
+    from extractor.structs.reasons import pinned_versions
+
+    pins = pinned_versions(s.root for s in sources)
+    return [dataclasses.asdict(g) for g in group_diagnostics(diagnostics, pins)]
+
+
+def _path(cache_dir: Path, key: str) -> Path:
+    return cache_dir / "memo" / f"{key.removeprefix('bundle:')}.json"
+
+
+def _load(cache_dir: Path, key: str) -> MemoFile | None:
+    """The bundle kept as a file under ``key``, held open, and marked recently served; or None."""
+    path = _path(cache_dir, key)
+    try:
+        handle = open(path, "rb")  # noqa: SIM115  held by the MemoFile
+    except OSError:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)
+    return MemoFile(handle)
+
+
+def _keep(cache_dir: Path, key: str, data: bytes) -> None:
+    """Keep ``data`` as a file under ``key``, then remove all but the :data:`KEEP` most recently served."""
+    path = _path(cache_dir, key)
+    try:
+        write_atomic(path, data)
+        kept = sorted(path.parent.glob("*.json"), key=lambda p: _mtime(str(p)), reverse=True)
+    except (OSError, StorageError):
+        return
+    for old in kept[KEEP:]:
+        with contextlib.suppress(OSError):
+            old.unlink()
