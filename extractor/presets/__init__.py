@@ -17,7 +17,6 @@ from pathlib import Path
 from extractor.errors import UserInputError
 from extractor.presets.system import (SYSTEM_FILE_SUFFIXES, SYSTEM_SCHEMA, SystemSpec, is_system_file,
                                       load_system_file, read_system, system_or_sources)
-from extractor.support.datafile import load_data_file
 
 __all__ = ["PRESETS_DIR", "PRESET_SCHEMA", "SYSTEM_FILE_SUFFIXES", "Preset", "SystemSpec", "is_system_file",
            "list_presets", "load_preset", "load_system_file", "system_or_sources"]
@@ -57,6 +56,8 @@ def load_preset(name_or_path: str | Path) -> Preset:
             known = ", ".join(sorted(p.stem for p in PRESETS_DIR.glob("*.yaml")))
             raise UserInputError(f"no preset named {str(name_or_path)!r}; known presets: {known} "
                                  f"(or pass the path of a preset YAML file)")
+    from extractor.support.datafile import load_data_file  # YAML: only for a preset
+
     data = load_data_file(path, PRESET_SCHEMA)
     file = path.name
     if not NAME.fullmatch(data["name"]):

@@ -30,7 +30,6 @@ from typing import Any
 from extractor.acquire.sources import default_label, split_label
 from extractor.buildsettings import BUILD_SCHEMA, BuildSettings, build_settings_from, merge
 from extractor.errors import UserInputError
-from extractor.support.datafile import check_data, read_yaml_file
 
 SYSTEM_FILE_SUFFIXES = (".yaml", ".yml")
 
@@ -71,6 +70,8 @@ def load_system_file(path: Path | str) -> SystemSpec:
     """The system a YAML file declares; a malformed file is one :class:`UserInputError` line naming
     the file and the key. Relative paths of its ``build:`` are relative to the file's directory."""
     path = Path(path)
+    from extractor.support.datafile import check_data, read_yaml_file  # YAML: only for a system file
+
     data = read_yaml_file(path)
     if isinstance(data, dict) and "systems" in data and "sources" not in data:
         raise UserInputError(f"{path}: this is a preset (it lists systems): run `archdiff battle {path}`")
