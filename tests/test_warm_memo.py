@@ -90,11 +90,13 @@ def test_the_memo_file_is_a_copy_the_store_can_give_again(tmp_path, monkeypatch)
     tree, cache = _tree(tmp_path), tmp_path / "cache"
     options = ExtractOptions(jobs=1, cache_dir=cache)
     cold = extract_system([str(tree)], options=options)
+    memo.settle()  # the memo file is written on a thread
     shutil.rmtree(cache / "memo")
     warm = extract_system([str(tree)], options=options)
     assert warm.cache["memo"] == 1 and warm.data == cold.data and len(list((cache / "memo").iterdir())) == 1
     for version in ("2", "3", "4"):
         extract_system([str(tree)], version=version, options=options)
+        memo.settle()
     assert len(list((cache / "memo").iterdir())) == 2
 
 

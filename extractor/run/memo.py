@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from extractor.run.extraction import Extraction, MemoFile, parse_bundle, summari
 from extractor.run.workplace import FactStore
 from extractor.support.storage import write_atomic
 
+_WRITERS: list[threading.Thread] = []  # memo files still being written
 KEEP = 4  # whole bundles kept as files (vLLM's: 52 MB each), the least recently served removed first
 # Where headers live on this machine whatever the compiler: a -dev package installed or removed
 # changes these folders or their subfolders' times.
@@ -123,10 +125,21 @@ def serve(cache_dir: Path, key: str, store: FactStore, sources: Sequence[SourceT
 
 def remember(cache_dir: Path, key: str, store: FactStore, data: bytes, compressed: bytes,
              summary: dict[str, Any]) -> None:
-    """Keep a bundle just made, and its summary (with ``groups``), under ``key``."""
+    """Keep a bundle just made, and its summary (with ``groups``), under ``key``: in the store now,
+    as a memo file on a thread (52 MB written while the run goes on to write its own evidence.json:
+    0.05-0.4 s on this machine's disk, which a cold run's driver need not wait for). The thread is
+    not a daemon: the process ends after it, and :func:`settle` waits for it."""
     store.put_compressed(key, compressed)
     store.put_json(key + ":summary", summary)
-    _keep(cache_dir, key, data)
+    writer = threading.Thread(target=_keep, args=(cache_dir, key, data), name="archdiff-memo-file")
+    writer.start()
+    _WRITERS.append(writer)
+
+
+def settle() -> None:
+    """Wait for the memo files being written (a caller that looks at ``CACHE/memo/`` next)."""
+    while _WRITERS:
+        _WRITERS.pop().join()
 
 
 def groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree]) -> list[dict[str, Any]]:
