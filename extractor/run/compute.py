@@ -32,7 +32,7 @@ from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decod
 from extractor.run.progress import Progress
 from extractor.run.runlog import RunLog, RunLogged
 from extractor.run.workplace import HERE, FactStore, HeldWrites, Workplace
-from extractor.steps import STEPS, check_order
+from extractor.steps import STEPS
 from extractor.acquire.sources import wait_unpacked
 
 
