@@ -150,3 +150,33 @@ def test_unreadable_stamps_mean_every_file_is_read(tmp_path, monkeypatch, corrup
     read = _counting_reads(monkeypatch)
     again = extract_system([str(tree)], options=options)
     assert again.cache["memo"] == 1 and len(read) == len(list(tree.rglob("*.py")))
+
+
+def test_an_archive_unpacked_by_the_first_run_is_not_read_by_the_second(tmp_path, monkeypatch):
+    """The first run scans the archive's files from memory while a thread writes them; their stamps
+    are taken at the run's end, with the digests of the bytes written, so the next run reads none."""
+    import tarfile
+
+    monkeypatch.setattr(stamps, "SETTLED_NS", 0)
+    monkeypatch.setattr(stamps, "COARSE_TICK_NS", 0)
+    archive = tmp_path / "pysample-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(FIXTURES / "pysample", arcname="pysample-1.0")
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
+    first = extract_system([str(archive)], options=options)
+    assert "unpack" in first.log["order"]
+    read = _counting_reads(monkeypatch)
+    second = extract_system([str(archive)], options=options)
+    assert second.cache["memo"] == 1 and read == [] and second.data == first.data
+
+
+def test_a_file_written_after_the_unpacker_finished_is_not_stamped(tmp_path):
+    tree = stamps.TreeStamps.load(tmp_path, tmp_path / "tree")
+    old = time.time_ns() - 10 * stamps.SETTLED_NS
+    tree.record_written("a.py", (1, old, old, 7), "aa", finished_ns=old + 10**9)
+    tree.record_written("b.py", (1, old + 2 * 10**9, old, 8), "bb", finished_ns=old + 10**9)  # written since
+    tree.save()
+    again = stamps.TreeStamps.load(tmp_path, tmp_path / "tree")
+    assert again.digest("a.py", (1, old, old, 7)) == "aa"
+    assert again.digest("b.py", (1, old + 2 * 10**9, old, 8)) is None
+    assert again.digest("a.py", (2, old, old, 7)) is None  # another size: another file

@@ -35,6 +35,7 @@ from extractor.acquire.archives import Unpacking, extract_tar, extract_zip, skip
 from extractor.context import SourceTree
 from extractor.errors import UserInputError
 from extractor.acquire.gitdir import work_tree_commit
+from extractor.acquire.stamps import TreeStamps, stamp_of
 from extractor.support.locks import locked
 from extractor.support.safeproc import run_bounded
 from extractor.support.storage import cannot_write, default_cache_dir, is_storage_error, write_atomic
@@ -212,14 +213,14 @@ def _acquire(spec: SourceSpec, cache_dir: Path, background: bool) -> tuple[Sourc
 
 def _acquire_cached(spec: SourceSpec, cache_dir: Path, background: bool) -> tuple[SourceTree, Unpacking | None]:
     if spec.kind == "pypi":
-        archive = download_sdist(spec.location, spec.ref, cache_dir / "sdists")
-        root, unpacking = _extract_cached(archive, cache_dir / "trees", background)
+        archive = download_sdist(spec.location, spec.ref, cache_dir / "sdists", stamps_in=cache_dir)
+        root, unpacking = _extract_cached(archive, cache_dir, background)
         return SourceTree(spec.label, spec.text, "pypi", root, spec.ref, ""), unpacking
     if spec.kind == "archive":
         archive = Path(spec.location)
         if spec.location.startswith(("http://", "https://")):
             archive = _download(spec.location, cache_dir / "archives")
-        root, unpacking = _extract_cached(archive, cache_dir / "trees", background)
+        root, unpacking = _extract_cached(archive, cache_dir, background)
         return SourceTree(spec.label, spec.text, "archive", root, "", ""), unpacking
     if spec.kind == "git":
         root, commit, skipped = _acquire_git(spec.location, spec.ref, cache_dir / "git")
@@ -520,8 +521,9 @@ def _sdist_name_version(filename: str) -> tuple[str | None, str]:
     return dist, version
 
 
-def download_sdist(name: str, version: str, dest: Path) -> Path:
-    """Download the sdist of ``name==version`` from the configured indexes into ``dest`` (once)."""
+def download_sdist(name: str, version: str, dest: Path, stamps_in: Path | None = None) -> Path:
+    """Download the sdist of ``name==version`` from the configured indexes into ``dest`` (once);
+    ``stamps_in``: a cache directory that remembers its hash (:func:`_sha256`)."""
     dest.mkdir(parents=True, exist_ok=True)
     listed: set[str] = set()
     for index, filename, found, url, sha in _sdists_on_indexes(name):
@@ -529,7 +531,7 @@ def download_sdist(name: str, version: str, dest: Path) -> Path:
         if found != version:
             continue
         target = dest / filename
-        if target.is_file() and (not sha or _sha256(target) == sha):
+        if target.is_file() and (not sha or _sha256(target, stamps_in) == sha):
             return target
         data = _fetch(url)
         if sha and hashlib.sha256(data).hexdigest() != sha:
@@ -594,11 +596,21 @@ def _fetch(url: str) -> bytes:
         raise UserInputError(f"cannot download {url}: {getattr(err, 'reason', err)}") from None
 
 
-def _sha256(path: Path) -> str:
+def _sha256(path: Path, stamps_in: Path | None = None) -> str:
     """The file's sha256, hashed once per process for the same file (an sdist is checked against
-    the index's hash and then names its tree: one hash, not two, 30 ms each for vLLM's)."""
+    the index's hash and then names its tree: one hash, not two, 30 ms each for vLLM's), and with
+    ``stamps_in`` (a cache directory) remembered by the file's stamp from one run to the next
+    (extractor.acquire.stamps: a warm run then hashes nothing)."""
     st = path.stat()
-    return _sha256_of(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    stamps = TreeStamps.load(stamps_in, path) if stamps_in is not None else None
+    known = stamps.digest(path.name, stamp_of(st)) if stamps is not None else None
+    if known is not None:
+        return known
+    digest = _sha256_of(str(path), st.st_ino, st.st_size, st.st_mtime_ns)
+    if stamps is not None:
+        stamps.record(path.name, stamp_of(st), digest)
+        stamps.save()
+    return digest
 
 
 @functools.lru_cache(maxsize=64)
@@ -612,10 +624,11 @@ def _sha256_of(path: str, _ino: int, _size: int, _mtime_ns: int) -> str:
 
 # --- archives -------------------------------------------------------------------------------------
 
-def _extract_cached(archive: Path, trees: Path, background: bool = False) -> tuple[Path, Unpacking | None]:
-    """Extract ``archive`` once (keyed by its hash); the tree root (its single top folder), and the
-    :class:`Unpacking` still writing it (``background``, a tar that allows it: see extract_tar)."""
-    target = trees / _sha256(archive)[:20]
+def _extract_cached(archive: Path, cache_dir: Path, background: bool = False) -> tuple[Path, Unpacking | None]:
+    """Extract ``archive`` once (keyed by its hash) under ``cache_dir/trees``; the tree root (its
+    single top folder), and the :class:`Unpacking` still writing it (``background``, a tar that
+    allows it: see extract_tar)."""
+    target = cache_dir / "trees" / _sha256(archive, cache_dir)[:20]
     if not target.is_dir():
         if archive.name.lower().endswith(".zip"):
             extract_zip(archive, target)

@@ -27,6 +27,8 @@ from extractor.errors import StorageError
 from extractor.support.storage import write_atomic
 
 SETTLED_NS = 2_000_000_000  # a file's times this much older than its read: no write can share its tick
+# File times come from the kernel's coarse clock, which may lag the clock a process reads by a tick.
+COARSE_TICK_NS = 20_000_000
 Stamp = tuple[int, ...]  # st_size, st_mtime_ns, st_ctime_ns, st_ino; () when none was taken
 
 
@@ -69,6 +71,15 @@ class TreeStamps:
         """``rel``, whose stamp the inventory took before its bytes (of sha256 ``digest``) were read.
         Not remembered while its times are too recent to tell a later write apart."""
         if stamp and self._read_at - max(stamp[1], stamp[2]) > SETTLED_NS:
+            self._fresh[rel] = [*stamp, digest]
+
+    def record_written(self, rel: str, stamp: Stamp, digest: str, finished_ns: int) -> None:
+        """``rel`` as this run wrote it (a downloaded archive unpacked into the cache: ``digest`` is
+        of the bytes written, and ``stamp`` was taken after ``finished_ns``, when the writer had
+        finished). Remembered only if nothing has written it since (its times are before
+        ``finished_ns``) and its times have settled by now (the end of the run)."""
+        latest = max(stamp[1], stamp[2]) if stamp else finished_ns
+        if latest < finished_ns - COARSE_TICK_NS and time.time_ns() - latest > SETTLED_NS:
             self._fresh[rel] = [*stamp, digest]
 
     def save(self) -> None:

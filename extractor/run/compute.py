@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import hashlib
 import itertools
+import os
 import threading
 import time
 from collections import Counter
@@ -21,7 +22,7 @@ from typing import Any
 from extractor import naming
 from extractor.acquire.archives import Unpacking
 from extractor.acquire.inventory import InventoryEntry, file_limit, read_regular_file
-from extractor.acquire.stamps import TreeStamps
+from extractor.acquire.stamps import TreeStamps, stamp_of
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.evidence.write import encode_bundle
 from extractor.model import Diagnostic, Severity, Step
@@ -82,10 +83,14 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
             files, cache_counts, scan_diagnostics = _scan(blobs, steps, inputs.options, scan_store, progress, executor,
                                                           log)
             diagnostics.extend(scan_diagnostics)
+        unpacked: list[tuple[str, str, str]] = []
         if isinstance(scan_store, HeldWrites):
             with log.phase("unpack"):  # the steps read the trees (manifests, headers): written by now
                 for being_written in inputs.unpacking.values():
                     wait_unpacked(being_written, inputs.cache_dir)
+                unpacked_at = time.time_ns()
+                unpacked = [(source.label, entry.rel, key.split(":", 1)[0]) for source, entry, _data, key in blobs
+                            if source.label in inputs.unpacking]
                 scan_store.release()
                 memo_key = _memo_key(inputs, blobs, [*inputs.diagnostics, *read_diagnostics], code)
 
@@ -108,9 +113,27 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
         summary = {**encoded.summary, "groups": memo.groups(encoded.summary["diagnostics"], inputs.sources)}
         with log.phase("memo"):
             memo.remember(inputs.cache_dir, memo_key, store, encoded.data, encoded.compressed, summary)
+            if unpacked:
+                _stamp_unpacked(inputs, unpacked, unpacked_at)
     finally:
         store.close()
     return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0})
+
+
+def _stamp_unpacked(inputs: Inputs, unpacked: list[tuple[str, str, str]], finished_ns: int) -> None:
+    """The stamps of the trees this run unpacked (an sdist's first run), taken now, at the run's
+    end, with the digests of the bytes the unpacker wrote: the next run then needs to read none
+    of them (extractor.acquire.stamps.TreeStamps.record_written)."""
+    roots = {s.label: s.root for s in inputs.sources}
+    trees = {label: TreeStamps.load(inputs.cache_dir, root) for label, root in roots.items() if label in inputs.unpacking}
+    for label, rel, digest in unpacked:
+        try:
+            info = os.lstat(roots[label] / rel)
+        except OSError:
+            continue
+        trees[label].record_written(rel, stamp_of(info), digest, finished_ns)
+    for tree in trees.values():
+        tree.save()
 
 
 def _memo_key(inputs: Inputs, blobs: list[tuple[Any, Any, bytes, str]], diagnostics: list[Diagnostic],
