@@ -78,7 +78,7 @@ def code_identity(steps: Sequence[Step] | None) -> str:
 def toolchain_stamp() -> str:
     """Which compilers and system headers struct probes would meet here, cheaply: the search path,
     and the times of its folders (installing, upgrading or removing a compiler adds, replaces or
-    removes an entry there), of CUDA's, and of the system include folders' entries. A probe's own
+    removes an entry there), of CUDA's, and of the system include folders and their subfolders. A probe's own
     cache key names each compiler's version (extractor.structs.compilers.toolchain_fingerprint, a
     process per compiler); the memo above it only needs to know that nothing changed, and a
     change anywhere in those folders means the steps run again from the cached facts and probes."""
@@ -88,12 +88,13 @@ def toolchain_stamp() -> str:
         lines.append(f"{directory}:{_mtime(directory)}")
     for directory in SYSTEM_INCLUDE_DIRS:
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            # folders only: a file added, replaced (package managers rename over) or removed
+            # changes its folder's time, so the folder and its subfolders' times say it all
+            folders = sorted(e.path for e in os.scandir(directory) if e.is_dir(follow_symlinks=False))
         except OSError:
             lines.append(f"{directory}: none")
             continue
-        lines.append(f"{directory}:{_mtime(directory)}")
-        lines.extend(f"{directory}/{e.name}:{_mtime(e.path)}" for e in entries)
+        lines.extend(f"{folder}:{_mtime(folder)}" for folder in (directory, *folders))
     return "\n".join(lines)
 
 
