@@ -103,7 +103,7 @@ def test_the_memo_file_is_a_copy_the_store_can_give_again(tmp_path, monkeypatch)
 def test_a_compiler_installed_after_a_probed_run_is_not_served_its_bundle(tmp_path, monkeypatch):
     """Struct probes depend on the compilers found: one more on the search path changes the memo's
     key of a probed run (a probe that failed for want of it is tried again), not of a run without
-    probes."""
+    probes; a search path spelled otherwise that finds the same compilers changes nothing."""
     monkeypatch.setattr(stamps, "SETTLED_NS", 0)
     tools = tmp_path / "bin"
     tools.mkdir()
@@ -113,6 +113,11 @@ def test_a_compiler_installed_after_a_probed_run_is_not_served_its_bundle(tmp_pa
     unprobed = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache", probe_structs=False)
     for options in (probed, unprobed):
         extract_system([str(tree)], options=options)
+    # another spelling of the search path that finds the same compilers (a Ray worker's) is served
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", f"{empty}{os.pathsep}{os.environ['PATH']}")
+    assert extract_system([str(tree)], options=probed).cache["memo"] == 1
     time.sleep(0.05)
     (tools / "aarch64-linux-gnu-g++").write_text("#!/bin/sh\n")
     assert extract_system([str(tree)], options=probed).cache["memo"] == 0

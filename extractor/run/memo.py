@@ -40,6 +40,8 @@ KEEP = 4  # whole bundles kept as files (vLLM's: 52 MB each), the least recently
 # changes these folders or their subfolders' times.
 SYSTEM_INCLUDE_DIRS = ("/usr/include", "/usr/local/include")
 CUDA_BIN = "/usr/local/cuda/bin"
+COMPILERS = frozenset({"gcc", "g++", "nvcc", "protoc"})
+CROSS_COMPILER_SUFFIXES = ("-gcc", "-g++")  # aarch64-linux-gnu-g++, ... (extractor/structs/targets.yaml)
 
 
 def memo_key(name: str, version: str, sources: Sequence[SourceTree], files: Iterable[tuple[str, str]],
@@ -76,16 +78,26 @@ def code_identity(steps: Sequence[Step] | None) -> str:
 
 
 def toolchain_stamp() -> str:
-    """Which compilers and system headers struct probes would meet here, cheaply: the search path,
-    and the times of its folders (installing, upgrading or removing a compiler adds, replaces or
-    removes an entry there), of CUDA's, and of the system include folders and their subfolders. A probe's own
-    cache key names each compiler's version (extractor.structs.compilers.toolchain_fingerprint, a
-    process per compiler); the memo above it only needs to know that nothing changed, and a
-    change anywhere in those folders means the steps run again from the cached facts and probes."""
-    path = os.environ.get("PATH", "")
-    lines = [path]
-    for directory in (*path.split(os.pathsep), CUDA_BIN):
-        lines.append(f"{directory}:{_mtime(directory)}")
+    """Which compilers and system headers struct probes would meet here, cheaply: each compiler on
+    the search path (g++, gcc, nvcc, protoc and every ``*-g++``/``*-gcc`` cross compiler, as
+    ``which`` finds them, and CUDA's own nvcc) by the size, time and inode of the file it resolves
+    to (installing, upgrading or removing one changes them), and the times of the system include
+    folders and their subfolders (a -dev package added or removed). A probe's own cache key names
+    each compiler's ``--version`` (extractor.structs.compilers.toolchain_fingerprint, a process per
+    compiler); the memo above it only needs to know that nothing changed, and a change means the
+    steps run again from the cached facts and probe results. The search path's spelling is not part
+    of it: two environments that find the same compilers get the same key."""
+    found: dict[str, str] = {}
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        try:
+            entries = list(os.scandir(directory or "."))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name in COMPILERS or entry.name.endswith(CROSS_COMPILER_SUFFIXES):
+                found.setdefault(entry.name, entry.path)  # the first on the path, as which finds it
+    found[f"{CUDA_BIN}/nvcc"] = f"{CUDA_BIN}/nvcc"
+    lines = [f"{name}:{_identity(path)}" for name, path in sorted(found.items())]
     for directory in SYSTEM_INCLUDE_DIRS:
         try:
             # folders only: a file added, replaced (package managers rename over) or removed
@@ -96,6 +108,16 @@ def toolchain_stamp() -> str:
             continue
         lines.extend(f"{folder}:{_mtime(folder)}" for folder in (directory, *folders))
     return "\n".join(lines)
+
+
+def _identity(path: str) -> str:
+    """The file ``path`` resolves to, by path, size, time and inode ("none" if there is none)."""
+    real = os.path.realpath(path)
+    try:
+        info = os.stat(real)
+    except OSError:
+        return "none"
+    return f"{real}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
 
 
 def _mtime(path: str) -> int:
