@@ -138,6 +138,27 @@ def test_sdist_comes_from_the_configured_index_and_is_hash_checked(tmp_path, mon
         download_sdist("demo-pkg", "1.0", tmp_path / "other")
 
 
+def test_a_checked_sdist_is_used_again_without_the_index_while_it_matches(tmp_path, monkeypatch):
+    """Offline, or warm: the index is not asked again for a file that matched its listed hash; a
+    file changed since is not trusted (the index is asked, here unreachable)."""
+    index = tmp_path / "simple"
+    (index / "demo-pkg").mkdir(parents=True)
+    blob = _sdist(tmp_path, "demo_pkg", "1.0")
+    (index / "demo-pkg" / "demo_pkg-1.0.tar.gz").write_bytes(blob)
+    (index / "demo-pkg" / "index.html").write_text(
+        f'<a href="demo_pkg-1.0.tar.gz#sha256={hashlib.sha256(blob).hexdigest()}">demo_pkg-1.0.tar.gz</a>')
+    monkeypatch.setenv("PIP_INDEX_URL", f"file://{index}")
+    monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
+    first = download_sdist("demo-pkg", "1.0", tmp_path / "cache")
+    monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
+    assert download_sdist("demo-pkg", "1.0", tmp_path / "cache") == first
+    with pytest.raises(UserInputError, match="unreachable"):  # another version is not in the cache
+        download_sdist("demo-pkg", "1.1", tmp_path / "cache")
+    first.write_bytes(blob + b"\0")
+    with pytest.raises(UserInputError, match="unreachable"):
+        download_sdist("demo-pkg", "1.0", tmp_path / "cache")
+
+
 def test_unreachable_index_is_user_error(tmp_path, monkeypatch):
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:9/simple")
     monkeypatch.setenv("PIP_EXTRA_INDEX_URL", "")
