@@ -45,7 +45,7 @@ class TreeStamps:
         self._path = path
         self._known = known
         self._fresh: dict[str, list] = {}
-        self._read_at = time.time_ns()
+        self._read_at = time.time_ns()  # before the stamps this run records are taken
 
     @classmethod
     def load(cls, cache_dir: Path | None, root: Path) -> TreeStamps:

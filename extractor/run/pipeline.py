@@ -119,8 +119,10 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
 
     progress.phase("inventory")
     with log.phase("inventory"):
-        entries, diagnostics = _inventory(sources, unpacking)
+        # loaded first: a stamp is trusted only if the file's times are well before this moment,
+        # which is then before the inventory's lstat too (extractor.acquire.stamps)
         stamps = {s.label: TreeStamps.load(cache_dir, s.root) for s in sources if s.label not in unpacking}
+        entries, diagnostics = _inventory(sources, unpacking)
         # A tree still being written has no memo worth looking for (the tree was not there before
         # this run): its key, which reads the manifests on disk, would wait for the writer.
         known = None if unpacking else _known_contents(entries, stamps)
