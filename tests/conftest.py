@@ -147,8 +147,7 @@ def extract_real_with_context(root: Path, **kwargs):
         captured.append(ctx)
         return contribution
 
-    # in this process: a forked step's context would stay in its child
-    steps = (*STEPS[:-1], dataclasses.replace(last, extract=extract_and_capture, forkable=False))
+    steps = (*STEPS[:-1], dataclasses.replace(last, extract=extract_and_capture))
     extraction = extract_real(root, steps=steps, executor=EVERY_STEP, **kwargs)
     (context,) = captured
     return extraction, context

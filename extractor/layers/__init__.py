@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
-from extractor import bindings, concepts, generated
+from extractor import bindings, concepts, cpp, generated, python
 from extractor.context import Context, ExtractOptions, SourceFile
 from extractor.layers.facts import ModuleFacts, collect_module_facts, companion_headers, module_id, top_packages
 from extractor.graphparts import graph_parts as merged_graph
@@ -184,10 +184,7 @@ def _edges_by_use(edges: list[Edge]) -> tuple[list[Edge], list[Edge], list[Edge]
     return inherits, dependencies, contains
 
 
-# The graph steps' nodes and edges (every step's that adds to the graph: the merged graph reads
-# them all) give key symbols and the matrix; the concepts step its hits; the generated-code step
-# which files a tool wrote. Forkable: it starts once all of them are done, and only 25 layers and
-# their upward dependencies come back (0.02 s to decode on vLLM, for 0.2 s of serial part).
+# The graph steps' nodes and edges give key symbols and the matrix; the concepts step its hits; the
+# generated-code step which files a tool wrote.
 STEP = Step(name="layers", extract=extract_layers, records=LAYERS, version="2", prepare=indexed_taxonomy,
-            requires=(*concepts.GRAPH_STEPS, bindings.PYTHON_CPP_STEP, bindings.FFI_STEP, generated.STEP,
-                      concepts.STEP), forkable=True)
+            requires=(python.STEP, cpp.STEP, bindings.PYTHON_CPP_STEP, generated.STEP, concepts.STEP))
