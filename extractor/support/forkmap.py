@@ -1,4 +1,5 @@
-"""Whole-system work split over forked children: :func:`fork_map`.
+"""Whole-system work split over forked children: :func:`fork_map`; and one call started in a
+child beside the driver's own work: :func:`fork_ahead` (a whole step, extractor.run.compute).
 
 After the scan, the driver builds its indexes over the whole system (the merged graph, the
 taxonomy's signal index, the facts by file) and then does work that splits by module, node or
@@ -116,8 +117,8 @@ class Ahead(Generic[R]):
 
     def result(self) -> R:
         """The call's result: the child's once it has exited, else (never forked, or it failed)
-        computed here. The time the driver waits for the child is a fork_map window: more cores
-        would have finished it sooner."""
+        computed here. The time the driver waits for the child is counted with fork_map's windows
+        (the run log's ``fork_map_s``): the driver only waits then, as it does for fork_map's children."""
         if self._child is not None:
             encoded = self._wait(*self._child)
             if encoded is not None:
