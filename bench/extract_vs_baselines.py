@@ -362,6 +362,7 @@ class _ForkMeter:
 
     def __init__(self) -> None:
         self.cpu = 0.0
+        self.depth = 0  # run_here inside run_here (fork_map in a forked step, at -j1): counted once
         self.module = None
 
     def install(self) -> None:
@@ -374,10 +375,13 @@ class _ForkMeter:
 
         def run_here(work, tasks):
             cpu = time.process_time()
+            meter.depth += 1
             try:
                 return meter.original(work, tasks)
             finally:
-                meter.cpu += time.process_time() - cpu
+                meter.depth -= 1
+                if not meter.depth:
+                    meter.cpu += time.process_time() - cpu
 
         forkmap.run_here = run_here
 

@@ -231,6 +231,10 @@ class Step(Generic[X]):
     # (extractor.context.ExtractOptions) -> anything, kept by the step's own caches. The pipeline
     # runs it while the pool scans, when the driver mostly waits; extract then finds it done.
     prepare: Callable[[Any], object] | None = None
+    # ``extract`` is plain computation (it reads files at most: no locks, threads, writes, nor
+    # results of steps it does not require) and its contribution pickles compactly: the pipeline
+    # may run it in a forked child beside the driver's steps (extractor.support.forkmap.fork_ahead).
+    forkable: bool = False
 
     @property
     def bundle_key(self) -> str:

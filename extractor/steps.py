@@ -17,12 +17,12 @@ STEPS: tuple[Step, ...] = (
     cpp.STEP,
     rust.STEP,
     go.STEP,
+    generated.STEP,  # early: the concepts step it leads to then runs in a child beside the bindings and the structs
     bindings.PYTHON_CPP_STEP,
     bindings.FFI_STEP,
     structs.STEP,
     telemetry.METRICS_STEP,
     telemetry.THRESHOLDS_STEP,
-    generated.STEP,
     concepts.STEP,
     layers.STEP,
 )

@@ -1,6 +1,7 @@
 """fork_map: results in input order whoever computed them; the driver computes what a child could
 not (no fork, fork refused, a child that dies, raises or sends what does not unpickle), a task's
-exception included; no child outlives the call. And its users: the bundle's bytes and the layers'
+exception included; no child outlives the call. fork_ahead: the same for one call started beside
+the driver's own work. And its users: the bundle's bytes and the layers'
 roles are the same computed in children as in one process."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from extractor.evidence.write import encode_bundle
 from extractor.layers import extract_layers
 from extractor.model import Edge, EdgeKind, Node, NodeKind, Parameter, ParamKind
 from extractor.support import forkmap
-from extractor.support.forkmap import fork_map, spans
+from extractor.support.forkmap import fork_ahead, fork_map, spans
 from tests.test_bundle_encoder import _context
 from tests.test_layers_fixture import FIXTURE
 
@@ -162,6 +163,52 @@ def test_an_interrupted_driver_kills_and_reaps_its_children(monkeypatch, forks):
     with pytest.raises(KeyboardInterrupt):
         fork_map(_where, list(range(4)), 2)
     assert len(forks) == 2 and _reaped(forks)
+
+
+def test_a_call_forked_ahead_runs_in_a_child_beside_the_driver(forks):
+    started = fork_ahead(lambda: _where(7), 2)
+    beside = _where(3)  # the driver goes on while the child computes
+    assert len(forks) == 1
+    assert started.result() == (49, forks[0]) and beside == (9, DRIVER)
+    assert _reaped(forks)
+
+
+@pytest.mark.parametrize("jobs", [1, 0])
+def test_a_call_ahead_with_one_job_runs_in_the_driver_when_asked(jobs, forks):
+    calls: list[int] = []
+
+    def call() -> tuple[int, int]:
+        calls.append(1)
+        return _where(5)
+
+    started = fork_ahead(call, jobs)
+    assert calls == [] and forks == []  # nothing computed before the driver asks
+    assert started.result() == (25, DRIVER) and calls == [1]
+
+
+@pytest.mark.parametrize("how", ["raise", "kill", "exit", "unpicklable", "unloadable"])
+def test_a_call_ahead_whose_child_fails_is_computed_by_the_driver(how, forks):
+    assert fork_ahead(lambda: _fails_in_children(how)(4), 2).result() == (16, DRIVER)
+    assert len(forks) == 1 and _reaped(forks)
+
+
+def test_a_call_ahead_that_raises_raises_in_the_driver(forks):
+    def bad() -> int:
+        raise ValueError("bad everywhere")
+
+    started = fork_ahead(bad, 2)
+    with pytest.raises(ValueError, match="bad everywhere"):
+        started.result()
+    assert len(forks) == 1 and _reaped(forks)
+
+
+def test_a_cancelled_call_ahead_leaves_no_child(forks):
+    def endless() -> int:
+        while True:
+            pass
+
+    fork_ahead(endless, 2).cancel()
+    assert len(forks) == 1 and _reaped(forks)
 
 
 @pytest.mark.parametrize("count, parts", [(0, 3), (1, 3), (5, 1), (7, 3), (10, 4), (3, 3)])

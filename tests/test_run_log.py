@@ -32,13 +32,20 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     assert log["workers"]["bytes_sent"] == sum(p.stat().st_size for p in (FIXTURES / "pysample").rglob("*.py"))
     assert log["workers"]["bytes_received"] > 0 and log["bundle_bytes"] == len(result.data)
     assert 0 < log["pool_s"] <= log["steps"]["scan"]["wall_s"] + 0.01
-    # the python graph, the layers and the bundle went to fork_map's children (-j2): their window is not serial either
-    assert 0 < log["fork_map_s"] <= sum(log["steps"][name]["wall_s"] for name in ("python", "layers", "bundle")) + 0.01
+    # the python graph, the layers and the bundle went to fork_map's children (-j2), the forkable steps to children
+    # of their own: the driver's waits for them are not serial either
+    forked = ("python", "layers", "bundle", *(step.name for step in STEPS if step.forkable))
+    assert 0 < log["fork_map_s"] <= sum(log["steps"][name]["wall_s"] for name in forked) + 0.01
     assert abs(log["serial_s"] - (log["wall_s"] - log["pool_s"] - log["fork_map_s"])) < 0.01
     assert log["workers_cpu_s"] > 0  # the workers' CPU reaches the driver once they have ended
-    # a high-water mark, taken at each phase's end ("memo" runs twice: its last end counts)
-    peaks = [log["steps"][name]["peak_rss_mb"] for name in log["order"] if name != "memo"]
-    assert 0 < peaks[0] and peaks == sorted(peaks) and log["steps"]["memo"]["peak_rss_mb"] <= log["peak_rss_mb"]
+    # a high-water mark, taken at each phase's end ("memo" runs twice, and so does a forkable step:
+    # forked, then read back; their last end counts)
+    twice = {"memo", *(step.name for step in STEPS if step.forkable)}
+    peaks = [log["steps"][name]["peak_rss_mb"] for name in log["order"] if name not in twice]
+    assert 0 < peaks[0] and peaks == sorted(peaks)
+    assert all(log["steps"][name]["peak_rss_mb"] <= log["peak_rss_mb"] for name in twice)
+    # a forkable step's phase opens when it is forked: the C++ graph's before the python graph's
+    assert log["order"].index("cpp") < log["order"].index("python")
     assert log["workers_peak_rss_mb"] > 0
     assert log["step_details"]["structs"]["compiler_processes"] == 0  # no struct probes in this run
     assert result.timings == {name: step["wall_s"] for name, step in log["steps"].items()} or all(

@@ -307,4 +307,4 @@ def _class_of_method(scope: Any) -> str:
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="4", requires=(python.STEP, cpp.STEP))
+            version="4", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -258,4 +258,4 @@ GRAPH_STEPS: tuple[Step[Any], ...] = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
 STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="5", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
-            requires=(*GRAPH_STEPS, generated.STEP))
+            requires=(*GRAPH_STEPS, generated.STEP), forkable=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import itertools
 import os
@@ -25,7 +26,7 @@ from extractor.acquire.inventory import InventoryEntry, file_limit, read_regular
 from extractor.acquire.stamps import TreeStamps, stamp_of
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.evidence.write import encode_bundle
-from extractor.model import Diagnostic, Severity, Step
+from extractor.model import Contribution, Diagnostic, Severity, Step
 from extractor.run import memo
 from extractor.run.cache import code_fingerprint
 from extractor.run.extraction import Extraction
@@ -34,6 +35,7 @@ from extractor.run.progress import Progress
 from extractor.run.runlog import RunLog, RunLogged
 from extractor.run.workplace import HERE, FactStore, HeldWrites, Workplace
 from extractor.steps import STEPS
+from extractor.support.forkmap import Ahead, fork_ahead
 from extractor.acquire.sources import wait_unpacked
 
 
@@ -100,12 +102,7 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
         ctx = Context(inputs.name, inputs.version, inputs.sources, files, inputs.options)
         if keep is not None:
             keep.append(ctx)  # its files' facts and every step's results
-        for step in steps:
-            progress.phase(step.name)
-            with log.phase(step.name):
-                ctx.results[step.name] = step.extract(ctx)
-            if isinstance(shared := ctx.results[step.name].shared, RunLogged):
-                log.details[step.name] = shared.run_log()
+        _run_steps(ctx, steps, progress, log)
         progress.phase("bundle")
         with log.phase("bundle"):
             encoded = encode_bundle(ctx, steps, diagnostics)
@@ -186,6 +183,61 @@ _READ_TICK = 100  # files read between two progress ticks
 # compressing and storing them overlaps the parse instead of following it.
 _CACHE_BATCH = 256
 
+
+def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: RunLog) -> None:
+    """Every step's ``extract``, its contribution put in ``ctx.results`` in the steps' order (the
+    layers and the bundle read them in that order).
+
+    A ``forkable`` step starts in a forked child (:func:`extractor.support.forkmap.fork_ahead`)
+    as soon as the steps it requires are done, and runs beside the driver's own steps: on vLLM
+    the C++ graph and the metrics (0.4 CPU s of the serial part) beside the Python graph. The
+    driver reads every started step that comes before one of its own back first, so each step
+    it runs sees the results a run in order would show it (``result_if_run`` included)."""
+    ahead: dict[int, Ahead[Contribution[Any]]] = {}
+    try:
+        for index, step in enumerate(steps):
+            _start_ready(ctx, steps, ahead, log)
+            if step.forkable:
+                if index not in ahead and step.name not in ctx.results:
+                    # what it requires is still in children: read back, then it starts
+                    _read_back(ctx, steps, ahead, index, progress, log)
+                    _start_ready(ctx, steps, ahead, log)
+                continue
+            _read_back(ctx, steps, ahead, index, progress, log)
+            progress.phase(step.name)
+            with log.phase(step.name):
+                ctx.results[step.name] = step.extract(ctx)
+            _log_details(ctx, step, log)
+        _read_back(ctx, steps, ahead, len(steps), progress, log)
+    finally:
+        for started in ahead.values():  # a step raised: no child outlives the run
+            started.cancel()
+
+
+def _start_ready(ctx: Context, steps: tuple[Step, ...], ahead: dict[int, Ahead[Contribution[Any]]],
+                 log: RunLog) -> None:
+    """Fork every ``forkable`` step not started yet whose required steps' results are in ``ctx``."""
+    for index, step in enumerate(steps):
+        if step.forkable and index not in ahead and step.name not in ctx.results \
+                and all(required.name in ctx.results for required in step.requires):
+            with log.phase(step.name):  # the fork is the driver's CPU, in the step's phase
+                ahead[index] = fork_ahead(functools.partial(step.extract, ctx), ctx.options.jobs)
+
+
+def _read_back(ctx: Context, steps: tuple[Step, ...], ahead: dict[int, Ahead[Contribution[Any]]], end: int,
+               progress: Progress, log: RunLog) -> None:
+    """The results of the started steps that come before ``steps[end]``, in the steps' order."""
+    for index in sorted(i for i in ahead if i < end):
+        step = steps[index]
+        progress.phase(step.name)
+        with log.phase(step.name):
+            ctx.results[step.name] = ahead.pop(index).result()
+        _log_details(ctx, step, log)
+
+
+def _log_details(ctx: Context, step: Step, log: RunLog) -> None:
+    if isinstance(shared := ctx.results[step.name].shared, RunLogged):
+        log.details[step.name] = shared.run_log()
 
 class _Preparation:
     """The steps' ``prepare`` (work that needs only the options: vLLM's taxonomy and detectors

@@ -1,4 +1,5 @@
-"""Whole-system work split over forked children: :func:`fork_map`.
+"""Whole-system work split over forked children: :func:`fork_map`; and one call started in a
+child beside the driver's own work: :func:`fork_ahead` (a whole step, extractor.run.compute).
 
 After the scan, the driver builds its indexes over the whole system (the merged graph, the
 taxonomy's signal index, the facts by file) and then does work that splits by module, node or
@@ -49,7 +50,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -103,6 +104,58 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
         # never forked, or failed: its tasks run here, a task's exception included
         ordered[share::children] = run_here(work, tasks[share::children]) if results is None else results
     return ordered
+
+
+class Ahead(Generic[R]):
+    """One call started in a forked child beside the driver's own work (:func:`fork_ahead`), its
+    result read back when the driver needs it. The result crosses as pickled bytes whichever
+    process computed it, so unpickling it is the driver's CPU with any ``jobs``."""
+
+    def __init__(self, call: Callable[[], R], child: tuple[int, int] | None) -> None:
+        self._call = call
+        self._child = child
+
+    def result(self) -> R:
+        """The call's result: the child's once it has exited, else (never forked, or it failed)
+        computed here. The time the driver waits for the child is counted with fork_map's windows
+        (the run log's ``fork_map_s``): the driver only waits then, as it does for fork_map's children."""
+        if self._child is not None:
+            encoded = self._wait(*self._child)
+            if encoded is not None:
+                try:
+                    return pickle.loads(encoded[0])
+                except Exception:  # noqa: BLE001 (what does not unpickle here is computed here)
+                    pass
+        return pickle.loads(run_here(_pickled, [self._call])[0])
+
+    def _wait(self, pid: int, fd: int) -> list | None:
+        """The child's results once it has exited (None: it failed), the wait in the window."""
+        window = time.perf_counter()
+        try:
+            return _results(pid, fd)
+        finally:
+            self._child = None
+            os.close(fd)
+            _forked[0] += time.perf_counter() - window
+
+    def cancel(self) -> None:
+        """The driver gave up on the result (a step before it raised): the child ends now."""
+        if self._child is not None:
+            _end(*self._child)
+            self._child = None
+
+
+def fork_ahead(call: Callable[[], R], jobs: int) -> Ahead[R]:
+    """``call()`` started in a forked child when ``jobs`` allows more than the driver, while the
+    driver goes on with work of its own; the same rules as :func:`fork_map` (``call`` is plain
+    computation on what the driver holds at the fork; its result must pickle). With one job, or
+    without ``fork``, the call waits for :meth:`Ahead.result` and runs in the driver."""
+    child = _fork(_pickled, [call]) if jobs > 1 and hasattr(os, "fork") else None
+    return Ahead(call, child)
+
+
+def _pickled(call: Callable[[], R]) -> bytes:
+    return pickle.dumps(call(), protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def fork_calls(calls: Sequence[Callable[[], R]], jobs: int) -> list[R]:

@@ -50,4 +50,5 @@ STEP = METRICS_STEP = Step(
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
     version="3",  # 3: makers of factories, metric class uses
+    forkable=True,  # beside the python graph: it reads the facts alone
 )
