@@ -17,10 +17,16 @@ layouts, so:
   leans on its includer for torch or ``<vector>`` cannot lean on an earlier member instead), the
   names an earlier member's own files declare are not used by the later one unless it declares
   them itself, no earlier member includes it (its text would be read in that member's context),
-  and none changes what follows it (``#pragma pack``, ``using namespace``, ``#undef``, a
-  ``#define`` before an ``#include``);
+  none changes what follows it (``#pragma pack``, ``using namespace``, a ``#define`` before an
+  ``#include``), and none ``#undef``s a name the later one or a file it reads after them
+  mentions (torch's ``#undef DEFINE_TOKEN`` after its own use changes nothing a later header reads);
 - a header whose closure misses an unconditional include here, or that defines a name another
   member defines, is not batched (it would stop or break the batch);
+- the files a member brings in are the ones its own probe reads, as its compiler's preprocessor
+  lists them (``-M``, a few percent of a compile), not the text's closure: the text counts every
+  ``#include`` under an ``#if`` as maybe read, and torch's headers reach 450 CUDA and system
+  headers that way, which kept every two of them apart (a member whose preprocessing fails, or
+  lists a header that is not there, is probed alone; nvcc has no such pass: its text closure);
 - a member that the batch leaves with any definition unresolved is probed alone, by the same
   code as before (``probe.probe_header``), which then tries preambles, nvcc, cross compilers and
   keeps the error of the compiler the header was written for: every unresolved record keeps the
@@ -36,6 +42,7 @@ failed batch printed reaches the evidence; a batch that read a file outside the 
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import re
@@ -44,10 +51,11 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from extractor.structs.attempts import preprocess_deps
 from extractor.structs.closure import Closure, Includes
 from extractor.structs.compilers import (PRELUDE, allowed_for, compile_commands, cuda_include_dir,
                                          host_include_dirs, run_compiler)
-from extractor.structs.header import HeaderProbe, probe_language
+from extractor.structs.header import DEFAULT_MEMORY, DEFAULT_TIMEOUT, HeaderProbe, probe_language
 from extractor.structs.objects import read_batch, unresolved_count
 from extractor.structs.probecache import ProbeResult
 from extractor.structs.probeguard import outside, parse_depfile, system_include_dirs
@@ -74,14 +82,22 @@ class BatchOutcome:
 
 
 def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path],
-                 size: int = BATCH_SIZE) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
-    """(batches of two or more headers, headers to probe alone), deterministic for given inputs."""
+                 size: int = BATCH_SIZE, *, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
+                 memory_bytes: int = DEFAULT_MEMORY) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
+    """(batches of two or more headers, headers to probe alone), deterministic for given inputs;
+    ``jobs`` preprocess-only passes run at once, each bounded as a probe compile is."""
     includes = Includes(roots)
-    members: list[_Member] = []
+    candidates: list[_Member] = []
     alone: list[HeaderProbe] = []
     for p in probes:
         m = _member(p, include_dirs, includes)
-        (members.append(m) if m is not None else alone.append(p))
+        (candidates.append(m) if m is not None else alone.append(p))
+    members: list[_Member] = []
+    for m, read in zip(candidates, _files_read(candidates, include_dirs, roots, jobs, timeout, memory_bytes)):
+        if read is None:
+            alone.append(m.probe)
+        else:
+            members.append(m if read is _UNLISTED else _with_files(m, read, includes))
     groups: dict[tuple, list[_Member]] = {}
     for m in members:
         groups.setdefault(m.context, []).append(m)
@@ -120,6 +136,56 @@ def _member(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) ->
     context = (command.exe, command.suffix, tuple(a for a in command.argv[1:-3] if not a.startswith("-I")),
                tuple(str(d) for d in p.flags.include_dirs), tuple(str(d) for d in include_dirs))
     return _Member(p, os.path.realpath(p.file), str(p.file.parent), context, closure)
+
+
+# a member whose compiler lists nothing without compiling (nvcc): its text closure stands
+_UNLISTED: tuple[str, ...] = ()
+
+
+def _files_read(members: Sequence[_Member], include_dirs: Sequence[Path], roots: Sequence[Path], jobs: int,
+                timeout: float, memory_bytes: int) -> list[tuple[str, ...] | None]:
+    """Per member, the files its own probe reads (see ``_read_alone``), ``jobs`` passes at once."""
+    def read(m: _Member) -> tuple[str, ...] | None:
+        return _read_alone(m.probe, include_dirs, roots, timeout, memory_bytes)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
+        return list(pool.map(read, members))
+
+
+def _read_alone(p: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], timeout: float,
+                memory_bytes: int) -> tuple[str, ...] | None:
+    """The files the first attempt of ``p``'s own probe opens, as its preprocessor lists them:
+    the ``#if``s evaluated as that compile evaluates them. None when it would not compile that
+    far (the pass fails, a listed header is not there) or would be refused (a file outside the
+    allowed places): its own probe says why. ``_UNLISTED`` for nvcc, which has no such pass."""
+    with tempfile.TemporaryDirectory(prefix="archdiff-deps-") as tmp:
+        tmpdir = Path(tmp)
+        commands = compile_commands(p.file, probe_language(p), p.flags, tmpdir / "probe", tmpdir / "probe.o",
+                                    include_dirs)
+        if isinstance(commands, str):
+            return None
+        command = commands[0]
+        source = tmpdir / f"probe{command.suffix}"
+        source.write_text(PRELUDE.get(command.suffix, PRELUDE[".cpp"]) + f'#include "{p.file}"\n', encoding="utf-8")
+        if Path(command.exe).name.startswith("nvcc"):
+            return _UNLISTED
+        deps = preprocess_deps(command.exe, command.argv, tmpdir, timeout, memory_bytes)
+        if deps is None:
+            return None
+        deps = [d for d in deps if d != source]
+        if not all(d.exists() for d in deps) or \
+                outside(deps, allowed_for(command, roots, [*include_dirs, *p.flags.include_dirs], tmpdir)):
+            return None
+        return tuple(str(d) for d in deps)
+
+
+def _with_files(m: _Member, read: tuple[str, ...], includes: Includes) -> _Member:
+    """``m`` with the files its probe reads in place of its text closure's (the names it searches
+    stay the text's: every name that may be searched is asked about, a superset)."""
+    files = {os.path.realpath(f) for f in read}
+    project = frozenset(f for f in files if includes.in_project(f))
+    external = frozenset(files - project)
+    return dataclasses.replace(m, closure=Closure(project, external, external, m.closure.searched, ()))
 
 
 def _system_dirs(exe: str, suffix: str) -> tuple[Path, ...]:
@@ -200,14 +266,19 @@ class _Planner:
         only_a = ca.project - cb.project
         if only_a:
             includes = self._includes
+            undefines: set[str] = set()
             for f in only_a:
                 scan = includes.scan(f)
-                if scan is not None and (scan.changes_context or scan.defines_before_include):
-                    return False
+                if scan is not None:
+                    if scan.changes_context or scan.defines_before_include:
+                        return False
+                    undefines |= scan.undefines
             declared_a = includes.declared_in(only_a)
             declared_b, mentioned_b = self.names(b)
             if (declared_a & mentioned_b) - declared_b:
                 return False  # b uses a name that only a's own files declare
+            if undefines and undefines & (mentioned_b | includes.mentioned_in(cb.external - ca.external)):
+                return False  # b, or a file it reads after a, names a macro a's own files #undef
         if a.file in cb.project:
             # b includes a: a is read before b's lines that precede that #include; none may matter to it
             includes = self._includes
