@@ -137,6 +137,23 @@ def test_plan_batches_what_the_compile_does_not_keep_apart(tmp_path, case, heade
     assert all(x.method.value != "unresolved" for r in batched for x in r.layouts)
 
 
+def test_a_header_that_leans_on_an_earlier_one_for_what_the_prelude_may_include_compiles_alone(tmp_path):
+    """b.h uses std::string and includes no <string>: alone it fails. <string>'s files are in the
+    text closure of the probe's prelude (<algorithm> includes more under #if than it reads), so
+    they cannot count as read by every probe; Triton's pb_exception.h is this header (b.h reads
+    more files than a.h, so it is planned after it)."""
+    many = "".join(f"#include <{h}>\n" for h in ("exception", "map", "set", "list", "deque", "unordered_map",
+                                                 "functional", "memory"))
+    headers = {"inc/a.h": "#pragma once\n#include <string>\nstruct A { std::string s; int x; };\n",
+               "inc/b.h": f"#pragma once\n{many}struct B {{ std::string m; }};\n"}
+    root, probes = _tree(tmp_path, headers)
+    dirs = find_include_dirs([root])
+    batched, _ = probe_headers(probes, dirs, [root], jobs=2)
+    alone, _ = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
+    assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]
+    assert [x.method.value for r in batched for x in r.layouts] == ["probe-g++", "unresolved"]
+
+
 def test_a_header_whose_preprocessor_misses_a_file_is_planned_alone(tmp_path):
     """An include the text counts as maybe read (under an #if) that the preprocessor takes and
     does not find: the header cannot compile, so it is probed alone, not in a batch that would
