@@ -154,6 +154,24 @@ def test_a_header_that_leans_on_an_earlier_one_for_what_the_prelude_may_include_
     assert [x.method.value for r in batched for x in r.layouts] == ["probe-g++", "unresolved"]
 
 
+def test_a_header_is_never_followed_by_one_that_completes_what_its_templates_need(tmp_path):
+    """instance.h destroys unique_ptr<Request> in an inline function and only declares Request:
+    alone it fails. GCC instantiates that at the end of the unit, so after request.h it would
+    compile: request.h never follows it (Triton's backend_model_instance.h)."""
+    headers = {"inc/request.h": "#pragma once\nstruct Request { long id; char kind; };\n",
+               "inc/instance.h": "#pragma once\n#include <memory>\n#include <vector>\nstruct Request;\n"
+                                 "struct Instance { std::vector<std::unique_ptr<Request>> queue; int device; };\n"
+                                 "inline void drain(Instance& i) { i.queue.clear(); }\n"}
+    root, probes = _tree(tmp_path, headers)
+    dirs = find_include_dirs([root])
+    batches = [[p.path for p in batch] for batch in plan_batches(probes, dirs, [root])[0]]
+    assert ["inc/instance.h", "inc/request.h"] not in batches
+    batched, _ = probe_headers(probes, dirs, [root], jobs=2)
+    alone, _ = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
+    assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]
+    assert [x.method.value for r in batched for x in r.layouts] == ["unresolved", "probe-g++"]
+
+
 def test_a_header_whose_preprocessor_misses_a_file_is_planned_alone(tmp_path):
     """An include the text counts as maybe read (under an #if) that the preprocessor takes and
     does not find: the header cannot compile, so it is probed alone, not in a batch that would

@@ -16,7 +16,8 @@ layouts, so:
   file outside the tree an earlier member includes, the later one includes too (so a header that
   leans on its includer for torch or ``<vector>`` cannot lean on an earlier member instead), the
   names an earlier member's own files declare are not used by the later one unless it declares
-  them itself, no earlier member includes it (its text would be read in that member's context),
+  them itself, nor the other way (an inline function's templates are instantiated at the end
+  of the unit, after the later member: a type it only declares would be complete there), no earlier member includes it (its text would be read in that member's context),
   none changes what follows it (``#pragma pack``, ``using namespace``, a ``#define`` before an
   ``#include``), and none ``#undef``s a name the later one or a file it reads after them
   mentions (torch's ``#undef DEFINE_TOKEN`` after its own use changes nothing a later header reads);
@@ -284,6 +285,14 @@ class _Planner:
                 return False  # b uses a name that only a's own files declare
             if undefines and undefines & (mentioned_b | includes.mentioned_in(cb.external - ca.external)):
                 return False  # b, or a file it reads after a, names a macro a's own files #undef
+        only_b = cb.project - ca.project
+        if only_b:
+            # the other way: what a's inline functions instantiate is compiled at the end of the unit,
+            # after b (a `std::unique_ptr<Request>` destroyed where a only declares `struct Request;`
+            # compiles once b has defined it, and fails alone)
+            declared_a, mentioned_a = self.names(a)
+            if (self._includes.declared_in(only_b) & mentioned_a) - declared_a:
+                return False
         if a.file in cb.project:
             # b includes a: a is read before b's lines that precede that #include; none may matter to it
             includes = self._includes
