@@ -34,13 +34,13 @@ HEADERS = {
 }
 
 
-def _tree(tmp_path: Path) -> tuple[Path, list[HeaderProbe]]:
-    for rel, text in HEADERS.items():
+def _tree(tmp_path: Path, headers: dict[str, str] = HEADERS) -> tuple[Path, list[HeaderProbe]]:
+    for rel, text in headers.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text)
     probes = [HeaderProbe(rel, tmp_path / rel, Language.CPP,
                           find_struct_definitions((tmp_path / rel).read_bytes(), Language.CPP))
-              for rel in sorted(HEADERS)]
+              for rel in sorted(headers)]
     return tmp_path, probes
 
 
@@ -95,3 +95,91 @@ def test_culprit_is_the_member_the_first_error_names():
     assert _culprit(stderr, "probe.cpp", 3, members) == 1
     assert _culprit("/t/h2.h(7): error: identifier \"at\" is undefined\n", "probe.cu", 5, members) == 2
     assert _culprit("cc1plus: out of memory allocating 65536 bytes\n", "probe.cpp", 3, members) is None
+
+
+# (case, headers, pairs planned into one batch, (earlier, later) orders no batch may have): what the
+# text alone kept apart and the compile does not need kept apart
+PLANNING = [
+    # both include <map> only under an #if that is false here: their preprocessors read no <map>,
+    # which the text counted as maybe read (torch's CUDA and system headers, 450 of them)
+    ("conditional includes", {
+        "inc/a.h": "#pragma once\n#ifdef ARCHDIFF_NEVER\n#include <map>\n#endif\nstruct A { int x; };\n",
+        "inc/b.h": "#pragma once\n#ifdef ARCHDIFF_NEVER\n#include <map>\n#endif\nstruct B { char c; };\n",
+    }, [("inc/a.h", "inc/b.h")], []),
+    # each #undef's its own macro after use (torch's `#undef DEFINE_TOKEN`); c.h names a.h's
+    # macro, which a.h's #undef would change after it
+    ("#undef of its own macro", {
+        "inc/a.h": "#pragma once\n#define ARCHDIFF_N 4\nstruct A { char c[ARCHDIFF_N]; };\n#undef ARCHDIFF_N\n",
+        "inc/b.h": "#pragma once\n#define ARCHDIFF_M 2\nstruct B { short s[ARCHDIFF_M]; };\n#undef ARCHDIFF_M\n",
+        "inc/c.h": "#pragma once\n#ifndef ARCHDIFF_N\n#define ARCHDIFF_N 8\n#endif\nstruct C { char c[ARCHDIFF_N]; };\n",
+    }, [("inc/a.h", "inc/b.h")], [("inc/a.h", "inc/c.h")]),
+    # each names in a comment what only the other declares (torch's comments say "store", "args")
+    ("names in comments", {
+        "inc/a.h": "#pragma once\nint archdiff_store(int);\n// not archdiff_load\nstruct A { int x; };\n",
+        "inc/b.h": "#pragma once\nint archdiff_load(int);\n/* not archdiff_store */\nstruct B { long y; };\n",
+    }, [("inc/a.h", "inc/b.h")], []),
+]
+
+
+@pytest.mark.parametrize("case,headers,together,never", PLANNING, ids=[c[0] for c in PLANNING])
+def test_plan_batches_what_the_compile_does_not_keep_apart(tmp_path, case, headers, together, never):
+    _, probes = _tree(tmp_path, headers)
+    dirs = find_include_dirs([tmp_path])
+    batches = [[p.path for p in batch] for batch in plan_batches(probes, dirs, [tmp_path])[0]]
+    for first, second in together:
+        assert any({first, second} <= set(batch) for batch in batches), batches
+    for earlier, later in never:
+        assert not any(earlier in b and later in b[b.index(earlier):] for b in batches), batches
+    batched, stats = probe_headers(probes, dirs, [tmp_path], jobs=2)
+    alone, _ = probe_headers(probes, dirs, [tmp_path], jobs=2, batch_size=1)
+    assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]
+    assert stats["headers_batched"] >= 2
+    assert all(x.method.value != "unresolved" for r in batched for x in r.layouts)
+
+
+def test_a_header_that_leans_on_an_earlier_one_for_what_the_prelude_may_include_compiles_alone(tmp_path):
+    """b.h uses std::string and includes no <string>: alone it fails. <string>'s files are in the
+    text closure of the probe's prelude (<algorithm> includes more under #if than it reads), so
+    they cannot count as read by every probe; Triton's pb_exception.h is this header (b.h reads
+    more files than a.h, so it is planned after it)."""
+    many = "".join(f"#include <{h}>\n" for h in ("exception", "map", "set", "list", "deque", "unordered_map",
+                                                 "functional", "memory"))
+    headers = {"inc/a.h": "#pragma once\n#include <string>\nstruct A { std::string s; int x; };\n",
+               "inc/b.h": f"#pragma once\n{many}struct B {{ std::string m; }};\n"}
+    root, probes = _tree(tmp_path, headers)
+    dirs = find_include_dirs([root])
+    batched, _ = probe_headers(probes, dirs, [root], jobs=2)
+    alone, _ = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
+    assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]
+    assert [x.method.value for r in batched for x in r.layouts] == ["probe-g++", "unresolved"]
+
+
+def test_a_header_is_never_followed_by_one_that_completes_what_its_templates_need(tmp_path):
+    """instance.h destroys unique_ptr<Request> in an inline function and only declares Request:
+    alone it fails. GCC instantiates that at the end of the unit, so after request.h it would
+    compile: request.h never follows it (Triton's backend_model_instance.h)."""
+    headers = {"inc/request.h": "#pragma once\nstruct Request { long id; char kind; };\n",
+               "inc/instance.h": "#pragma once\n#include <memory>\n#include <vector>\nstruct Request;\n"
+                                 "struct Instance { std::vector<std::unique_ptr<Request>> queue; int device; };\n"
+                                 "inline void drain(Instance& i) { i.queue.clear(); }\n"}
+    root, probes = _tree(tmp_path, headers)
+    dirs = find_include_dirs([root])
+    batches = [[p.path for p in batch] for batch in plan_batches(probes, dirs, [root])[0]]
+    assert ["inc/instance.h", "inc/request.h"] not in batches
+    batched, _ = probe_headers(probes, dirs, [root], jobs=2)
+    alone, _ = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
+    assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]
+    assert [x.method.value for r in batched for x in r.layouts] == ["unresolved", "probe-g++"]
+
+
+def test_a_header_whose_preprocessor_misses_a_file_is_planned_alone(tmp_path):
+    """An include the text counts as maybe read (under an #if) that the preprocessor takes and
+    does not find: the header cannot compile, so it is probed alone, not in a batch that would
+    fail and be bisected; the others still batch."""
+    headers = {"inc/a.h": "#pragma once\n#if 1\n#include \"archdiff_absent.h\"\n#endif\nstruct A { int x; };\n",
+               "inc/b.h": "#pragma once\nstruct B { int y; };\n",
+               "inc/c.h": "#pragma once\nstruct C { char z; };\n"}
+    _, probes = _tree(tmp_path, headers)
+    batches, alone = plan_batches(probes, find_include_dirs([tmp_path]), [tmp_path])
+    assert [p.path for p in alone] == ["inc/a.h"]
+    assert [[p.path for p in batch] for batch in batches] == [["inc/b.h", "inc/c.h"]]

@@ -135,7 +135,7 @@ class CompileAttempts:
         allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
         if self.pch_headers:
             # Find out, without compiling, whether a precompiled header would be loaded.
-            deps = _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+            deps = preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
             if deps is not None and (beside := precompiled_beside(deps, self.pch_headers)):
                 self._keep(f"refused: a precompiled header ships beside {_shown(beside[0], self.replacements)}; "
                            "archdiff compiles headers only")
@@ -156,7 +156,7 @@ class CompileAttempts:
                 self._unexplained = functools.partial(self._explain, text, src, command.exe, argv, allowed, done)
             return False
         deps = listed if listed is not None else \
-            _preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+            preprocess_deps(command.exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
         if deps is not None and outside(deps, allowed):
             # Nothing of this compile is used: its messages may quote that file.
             self._keep(_REFUSED)
@@ -177,7 +177,7 @@ class CompileAttempts:
         """The message of a failed attempt whose compile listed nothing, when it is the one kept:
         its source written again (a later attempt wrote over it), then as ``attempt`` tells it."""
         src.write_text(text, encoding="utf-8")
-        deps = _preprocess_deps(exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
+        deps = preprocess_deps(exe, argv, self.tmpdir, self.timeout, self.memory_bytes)
         if deps is not None and outside(deps, allowed):
             return _REFUSED
         return _safe_error(done.stderr.decode("utf-8", errors="replace"), deps is not None, allowed,
@@ -193,11 +193,14 @@ def _read_depfile(depfile: Path, tmpdir: Path) -> list[Path] | None:
         return None
 
 
-def _preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
-                     ) -> list[Path] | None:
+def preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, memory_bytes: int
+                    ) -> list[Path] | None:
+    """The files the compile ``argv`` would open, as a preprocess-only pass (``-M -MG``) lists
+    them, a missing header listed as it is named; None for nvcc (no ``-MG``) or a failed pass."""
     if Path(exe).name.startswith("nvcc"):
         return None  # nvcc has no -MG; its -MD output is all there is
-    flags = [a for a in argv[1:-2] if a not in ("-c", "-g")]
+    # argv ends `SOURCE -o OBJECT`: the source once (named twice, g++ preprocessed it twice)
+    flags = [a for a in argv[1:-3] if a not in ("-c", "-g")]
     try:
         done = run_compiler([exe, *flags, "-M", "-MG", argv[-3]], tmpdir, timeout, memory_bytes)
     except OSError:

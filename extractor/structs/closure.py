@@ -20,6 +20,9 @@ from pathlib import Path
 _DIRECTIVE = re.compile(rb'^[ \t]*#[ \t]*(include|if|ifdef|ifndef|elif|else|endif|define|pragma)\b(.*)$', re.M)
 _INCLUDE_ARG = re.compile(rb'^\s*([<"])([^>"\n]+)[>"]')
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
+# a comment (group 1), or a literal that may hold `//` or `/*` (a raw string, a string, a character)
+_COMMENT_OR_LITERAL = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|'
+                                 rb"'(?:\\.|[^'\\\n])+'|(//[^\n]*|/\*(?:.|\n)*?\*/)")
 _MAX_FILE = 4 << 20
 # names a project file declares, beyond the macros: what a later header of a batch could pick up
 # from it without including it (over-approximated: a name seen in a declaring position)
@@ -56,10 +59,11 @@ _PACK_PUSH = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*push", re
 _PACK_POP = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*pop", re.M)
 _ENUM_BODY = re.compile(rb"\benum\b[^;{]*\{([^}]*)\}")
 _ENUMERATOR = re.compile(rb"([A-Za-z_]\w*)\s*(?:=[^,}]*)?(?:,|$)")
-# what changes the meaning of every line after it in the translation unit
+# what changes the meaning of every line after it in the translation unit (an #undef changes only
+# what mentions its name: FileScan.undefines, which the batch planner compares with those names)
 _CONTEXT_CHANGERS = re.compile(rb"^[ \t]*#[ \t]*pragma[ \t]+(?:pack|GCC\s+(?:push_options|optimize|target|"
                                rb"visibility|diagnostic\s+push))|^[ \t]*using\s+namespace\b|"
-                               rb"^[ \t]*#[ \t]*pragma[ \t]+omp\s+declare|^[ \t]*#[ \t]*undef\b", re.M)
+                               rb"^[ \t]*#[ \t]*pragma[ \t]+omp\s+declare", re.M)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -69,7 +73,7 @@ class FileScan:
     includes: tuple[tuple[str, str, bool], ...]  # (quote `"` or `<`, name, unconditional)
     defines: frozenset[str]  # non-guard #define names
     defines_before_include: bool  # a #define precedes an #include (it may select what that header declares)
-    changes_context: bool  # #pragma pack, a file-scope using-directive, #undef, ...
+    changes_context: bool  # #pragma pack, a file-scope using-directive, ... (not #undef: see undefines)
     undefines: frozenset[str] = frozenset()  # names it #undef's
     pack_balanced: bool = True  # its #pragma pack pushes are popped
 
@@ -117,13 +121,23 @@ def scan_text(data: bytes) -> FileScan:
     if b"pack" in data:
         pushes, pops = len(_PACK_PUSH.findall(data)), len(_PACK_POP.findall(data))
         plain = len(_PACK.findall(data)) - pushes - pops  # `#pragma pack(1)`: until the next one
-    changes_context = (has_undef or b"pragma" in data or b"using" in data) and bool(_CONTEXT_CHANGERS.search(data))
+    changes_context = (b"pragma" in data or b"using" in data) and bool(_CONTEXT_CHANGERS.search(data))
     return FileScan(tuple(includes), frozenset(defines), before_include, changes_context,
                     undefines, pushes == pops and plain == 0)
 
 
+def without_comments(data: bytes) -> bytes:
+    """``data`` with its comments blanked (literals kept as they are): torch's comments mention
+    "store", "args", "load" beside the code, and a name only a comment holds is none a batch
+    member could lean on or declare."""
+    if b"/" not in data:
+        return data
+    return _COMMENT_OR_LITERAL.sub(lambda m: b" " if m.group(2) is not None else m.group(0), data)
+
+
 def declared_names(data: bytes) -> frozenset[str]:
-    """Names a file may declare (macros included), over-approximated."""
+    """Names a file may declare (macros included), over-approximated, outside comments."""
+    data = without_comments(data)
     names: set[bytes] = set()
     for pattern in _DECLARES:
         names.update(pattern.findall(data))
@@ -136,7 +150,8 @@ def declared_names(data: bytes) -> frozenset[str]:
 
 
 def identifiers(data: bytes) -> frozenset[str]:
-    return frozenset(n.decode("ascii", "replace") for n in _IDENT.findall(data)) - _KEYWORDS
+    """The identifiers ``data`` holds outside comments."""
+    return frozenset(n.decode("ascii", "replace") for n in _IDENT.findall(without_comments(data))) - _KEYWORDS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -356,8 +356,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                 done[p.path] = dataclasses.replace(hit, cached=True)
     todo = [p for p in chosen if p.path not in done]
     # a precompiled header beside a header refuses its probe before any compile: alone, as before
-    batches, alone = plan_batches(todo, include_dirs, roots, batch_size) if batch_size > 1 and not pch_headers \
-        else ([], todo)
+    batches, alone = plan_batches(todo, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
+                                  memory_bytes=memory_bytes) if batch_size > 1 and not pch_headers else ([], todo)
     counts = {"batches": 0, "headers_batched": 0}
 
     def single(p: HeaderProbe) -> ProbeResult:
