@@ -8,6 +8,7 @@ parses only what changed, and a changed scanner never serves stale facts.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
@@ -44,8 +45,10 @@ def code_fingerprint(steps: Iterable[Step[Any]]) -> str:
     return h.hexdigest()[:16]
 
 
+@functools.cache
 def package_digest() -> str:
-    """Hash of the extractor package's own source files (Python and data), by path and content."""
+    """Hash of the extractor package's own source files (Python and data), by path and content;
+    once per process (its code is what it imported: the files changed since do not run in it)."""
     h = hashlib.sha256()
     for path in sorted(_PACKAGE.rglob("*")):
         if path.suffix in (".py", ".yaml") and "__pycache__" not in path.parts:

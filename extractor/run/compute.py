@@ -143,7 +143,11 @@ def _memo_key(inputs: Inputs, blobs: list[tuple[Any, Any, bytes, str]], diagnost
 
 def fact_key(data: bytes, language: str, fingerprint: str) -> str:
     """A file's key in the fact cache: its content, its language and the scanners' fingerprint."""
-    return f"{hashlib.sha256(data).hexdigest()}:{language}:{fingerprint}"
+    return _fact_key(hashlib.sha256(data).hexdigest(), language, fingerprint)
+
+
+def _fact_key(digest: str, language: str, fingerprint: str) -> str:
+    return f"{digest}:{language}:{fingerprint}"
 
 
 def _read(entries, steps: Sequence[Step], progress: Progress | None = None, unpacking: dict[str, Unpacking] | None = None,
@@ -159,20 +163,19 @@ def _read(entries, steps: Sequence[Step], progress: Progress | None = None, unpa
             progress.advance(_READ_TICK)
         being_written = unpacking.get(source.label) if unpacking else None
         if being_written is not None:
-            blobs.append((source, entry, data := being_written.read(entry.rel),
-                          fact_key(data, entry.language.value, fingerprint)))
-            continue
-        try:
-            data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
-        except OSError as err:
-            # strerror only: str(err) would carry the absolute path of the user's machine
-            diagnostics.append(Diagnostic(entry.path, 0, "unreadable", err.strerror or type(err).__name__,
-                                          Severity.ERROR))
-            continue
+            data = being_written.read(entry.rel)
+        else:
+            try:
+                data = read_regular_file(source.root / entry.rel, file_limit(entry.language))
+            except OSError as err:
+                # strerror only: str(err) would carry the absolute path of the user's machine
+                diagnostics.append(Diagnostic(entry.path, 0, "unreadable", err.strerror or type(err).__name__,
+                                              Severity.ERROR))
+                continue
         digest = hashlib.sha256(data).hexdigest()
-        if stamps is not None:
+        if being_written is None and stamps is not None:
             stamps[source.label].record(entry.rel, entry.stamp, digest)
-        blobs.append((source, entry, data, f"{digest}:{entry.language.value}:{fingerprint}"))
+        blobs.append((source, entry, data, _fact_key(digest, entry.language.value, fingerprint)))
     for tree in (stamps or {}).values():
         tree.save()
     return blobs, diagnostics

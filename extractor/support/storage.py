@@ -77,9 +77,28 @@ def atomic_path(target: Path) -> Iterator[Path]:
 
 def write_atomic(target: Path, data: bytes | str) -> Path:
     """Write ``data`` (text is UTF-8) to ``target`` whole, or not at all."""
-    with atomic_path(target) as tmp:
-        # O_EXCL: the name is ours alone; 0o666 lets the umask decide, as for any created file
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+    with atomic_path(target) as tmp, os.fdopen(_create(tmp), "wb") as fh:
+        fh.write(data.encode("utf-8") if isinstance(data, str) else data)
     return target
+
+
+def copy_atomic(target: Path, source_fd: int, size: int) -> Path:
+    """Copy the first ``size`` bytes of the open file ``source_fd`` to ``target`` whole, or not at
+    all, by the kernel (``sendfile``: no pass through this process's memory)."""
+    with atomic_path(target) as tmp:
+        fd = _create(tmp)
+        try:
+            offset = 0
+            while offset < size:
+                sent = os.sendfile(fd, source_fd, offset, size - offset)
+                if sent == 0:
+                    raise OSError(f"the source of {target.name} ended early")
+                offset += sent
+        finally:
+            os.close(fd)
+    return target
+
+
+def _create(tmp: Path) -> int:
+    # O_EXCL: the name is ours alone; 0o666 lets the umask decide, as for any created file
+    return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
