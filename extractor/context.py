@@ -63,9 +63,12 @@ class Context:
     options: ExtractOptions
     results: dict[str, Contribution[Any]] = dataclasses.field(default_factory=dict)
     _once: dict[Callable[..., Any], Any] = dataclasses.field(default_factory=dict, repr=False)
+    # the steps running in the background now (Step.background): their results are not there yet
+    running: set[str] = dataclasses.field(default_factory=set, repr=False)
 
     def result(self, step: Step[X]) -> Contribution[X]:
         """What ``step`` contributed; it must have run (declare it in ``requires``)."""
+        self._not_running(step)
         try:
             return self.results[step.name]
         except KeyError:
@@ -73,7 +76,20 @@ class Context:
 
     def result_if_run(self, step: Step[X]) -> Contribution[X] | None:
         """What ``step`` contributed, or None when the pipeline ran without it."""
+        self._not_running(step)
         return self.results.get(step.name)
+
+    def _not_running(self, step: Step[Any]) -> None:
+        # A step that reads a background step's result without requiring it would see it or not
+        # depending on the timing: refused, whatever the timing.
+        if step.name in self.running:
+            raise KeyError(f"step {step.name!r} runs in the background: add it to the requires of the step that reads it")
+
+    def view(self, results: dict[str, Contribution[Any]]) -> Context:
+        """The context a step in the background sees, in any run: the same system, the results
+        given (those of the steps it requires) and none other, and a ``once`` of its own (nothing
+        its thread shares with the driver's)."""
+        return Context(self.name, self.version, self.sources, self.files, self.options, results)
 
     def once(self, compute: Callable[[Context], T]) -> T:
         """``compute(self)``, computed once per system whichever step asks first (the build

@@ -235,6 +235,12 @@ class Step(Generic[X]):
     # results of steps it does not require) and its contribution pickles compactly: the pipeline
     # may run it in a forked child beside the driver's steps (extractor.support.forkmap.fork_ahead).
     forkable: bool = False
+    # ``extract`` spends its time waiting on programs it runs (the struct probes' compilers): with
+    # more than one job the pipeline runs it in a thread of the driver, from when the steps it
+    # ``requires`` are done, beside the steps after it, which thereby go on while it waits. It sees
+    # the results of the steps it requires and no other (also when run in order), its
+    # contribution adds records and no graph parts, and a later step reads it only by requiring it.
+    background: bool = False
 
     @property
     def bundle_key(self) -> str:

@@ -28,6 +28,7 @@ from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.evidence.write import encode_bundle
 from extractor.model import Contribution, Diagnostic, Severity, Step
 from extractor.run import memo
+from extractor.run.background import Background
 from extractor.run.cache import code_fingerprint
 from extractor.run.extraction import Extraction
 from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
@@ -195,36 +196,84 @@ def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: R
     as soon as the steps it requires are done, and runs beside the driver's own steps: on vLLM
     the C++ graph and the metrics (0.4 CPU s of the serial part) beside the Python graph. The
     driver reads every started step that comes before one of its own back first, so each step
-    it runs sees the results a run in order would show it (``result_if_run`` included)."""
+    it runs sees the results a run in order would show it (``result_if_run`` included).
+
+    A ``background`` step starts in a thread (:mod:`extractor.run.background`) as soon as the
+    steps it requires are done or forked, with more than one job: on vLLM the struct probes'
+    compilers beside the Python graph and every step after it. It is joined before the first
+    step that requires it and before the bundle."""
     ahead: dict[int, Ahead[Contribution[Any]]] = {}
+    behind: dict[int, Background] = {}
     try:
         for index, step in enumerate(steps):
-            _start_ready(ctx, steps, ahead, log)
+            _join(ctx, steps, behind, [i for i in behind if steps[i] in step.requires], progress, log)
+            _start_ready(ctx, steps, ahead, behind, log)
             if step.forkable:
                 if index not in ahead and step.name not in ctx.results:
                     # what it requires is still in children: read back, then it starts
                     _read_back(ctx, steps, ahead, index, progress, log)
-                    _start_ready(ctx, steps, ahead, log)
+                    _start_ready(ctx, steps, ahead, behind, log)
                 continue
+            if index in behind:
+                continue  # runs beside the steps after it
             _read_back(ctx, steps, ahead, index, progress, log)
             progress.phase(step.name)
             with log.phase(step.name):
-                ctx.results[step.name] = step.extract(ctx)
+                ctx.results[step.name] = step.extract(
+                    ctx.view({r.name: ctx.result(r) for r in step.requires}) if step.background else ctx)
             _log_details(ctx, step, log)
         _read_back(ctx, steps, ahead, len(steps), progress, log)
+        _join(ctx, steps, behind, list(behind), progress, log)
+        _in_steps_order(ctx.results, steps)
     finally:
         for started in ahead.values():  # a step raised: no child outlives the run
             started.cancel()
 
 
+def _in_steps_order(results: dict[str, Contribution[Any]], steps: tuple[Step, ...]) -> None:
+    """``results`` reordered as the steps run in order: a background step's came in when joined."""
+    ordered = {step.name: results.pop(step.name) for step in steps if step.name in results}
+    rest = dict(results)
+    results.clear()
+    results.update(ordered)
+    results.update(rest)
+
+
 def _start_ready(ctx: Context, steps: tuple[Step, ...], ahead: dict[int, Ahead[Contribution[Any]]],
-                 log: RunLog) -> None:
-    """Fork every ``forkable`` step not started yet whose required steps' results are in ``ctx``."""
+                 behind: dict[int, Background], log: RunLog) -> None:
+    """Fork every ``forkable`` step not started yet whose required steps' results are in ``ctx``;
+    then start every ``background`` step whose required steps are done or forked."""
     for index, step in enumerate(steps):
         if step.forkable and index not in ahead and step.name not in ctx.results \
                 and all(required.name in ctx.results for required in step.requires):
             with log.phase(step.name):  # the fork is the driver's CPU, in the step's phase
                 ahead[index] = fork_ahead(functools.partial(step.extract, ctx), ctx.options.jobs)
+    if ctx.options.jobs < 2:
+        return  # one job: every step in its turn
+    forked = {steps[i].name: started for i, started in ahead.items()}
+    for index, step in enumerate(steps):
+        if step.background and index not in behind and step.name not in ctx.results \
+                and all(r.name in ctx.results or r.name in forked for r in step.requires):
+            needs = {r.name: ctx.results[r.name] if r.name in ctx.results else forked[r.name] for r in step.requires}
+            ctx.running.add(step.name)
+            behind[index] = Background(ctx, step, needs)
+
+
+def _join(ctx: Context, steps: tuple[Step, ...], behind: dict[int, Background], which: list[int],
+          progress: Progress, log: RunLog) -> None:
+    """The background steps ``which``, their results put in ``ctx``: the driver waits for them in
+    their own phases."""
+    for index in sorted(which):
+        step = steps[index]
+        progress.phase(step.name)
+        with log.phase(step.name):
+            running = behind.pop(index)
+            try:
+                ctx.results[step.name] = running.join()
+            finally:
+                ctx.running.discard(step.name)
+        log.background[step.name] = running.run_log()
+        _log_details(ctx, step, log)
 
 
 def _read_back(ctx: Context, steps: tuple[Step, ...], ahead: dict[int, Ahead[Contribution[Any]]], end: int,

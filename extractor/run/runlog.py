@@ -86,6 +86,8 @@ class RunLog:
         self.bundle_bytes = 0
         self.memo = False
         self.details: dict[str, dict[str, float | int]] = {}  # step -> its RunLogged counts
+        # step -> its own wall and thread CPU seconds, for the steps run in the background
+        self.background: dict[str, dict[str, float]] = {}
         self._start = time.perf_counter()
         self._end: float | None = None
         self._forked_before = forked_seconds()
@@ -148,4 +150,5 @@ class RunLog:
             "workers": {"bytes_sent": scan.bytes_sent, "bytes_received": scan.bytes_received},
             "bundle_bytes": self.bundle_bytes,
             "step_details": dict(self.details),
+            "background": dict(self.background),
         }

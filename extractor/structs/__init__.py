@@ -124,9 +124,12 @@ def __getattr__(name: str) -> Step[ProbeTimings]:
     pipeline's step nor ``extractor.model`` behind it, a tenth of that command's imports."""
     if name != "STEP":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from extractor import cpp
     from extractor.model import Step
 
-    # version 2: no scanner of its own; the aggregates come from the cpp step
-    step = Step(name=STEP_NAME, extract=extract_structs, records=STRUCTS, version="2")
+    # version 2: no scanner of its own; the aggregates come from the cpp step. In the background:
+    # the compilers run while the driver goes on with the steps after this one.
+    step = Step(name=STEP_NAME, extract=extract_structs, records=STRUCTS, version="2", requires=(cpp.STEP,),
+                background=True)
     globals()["STEP"] = step
     return step

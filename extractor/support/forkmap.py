@@ -47,6 +47,7 @@ import pickle
 import signal
 import sys
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
@@ -114,13 +115,24 @@ class Ahead(Generic[R]):
     def __init__(self, call: Callable[[], R], child: tuple[int, int] | None) -> None:
         self._call = call
         self._child = child
+        self._lock = threading.Lock()
+        self._done: tuple[R] | None = None
 
-    def result(self) -> R:
+    def result(self, *, driver: bool = True) -> R:
         """The call's result: the child's once it has exited, else (never forked, or it failed)
-        computed here. The time the driver waits for the child is counted with fork_map's windows
-        (the run log's ``fork_map_s``): the driver only waits then, as it does for fork_map's children."""
+        computed here. Computed once: a step in the background (``Step.background``) may ask for
+        it from its thread before the driver does, and both get the same object. The time the
+        driver waits for the child is counted with fork_map's windows (the run log's
+        ``fork_map_s``): the driver only waits then, as it does for fork_map's children; a
+        thread's wait (``driver=False``) is not, the driver works meanwhile."""
+        with self._lock:
+            if self._done is None:
+                self._done = (self._compute(driver),)
+            return self._done[0]
+
+    def _compute(self, driver: bool) -> R:
         if self._child is not None:
-            encoded = self._wait(*self._child)
+            encoded = self._wait(*self._child, driver)
             if encoded is not None:
                 try:
                     return pickle.loads(encoded[0])
@@ -128,21 +140,24 @@ class Ahead(Generic[R]):
                     pass
         return pickle.loads(run_here(_pickled, [self._call])[0])
 
-    def _wait(self, pid: int, fd: int) -> list | None:
-        """The child's results once it has exited (None: it failed), the wait in the window."""
+    def _wait(self, pid: int, fd: int, driver: bool) -> list | None:
+        """The child's results once it has exited (None: it failed), the driver's wait in the window."""
         window = time.perf_counter()
         try:
             return _results(pid, fd)
         finally:
             self._child = None
             os.close(fd)
-            _forked[0] += time.perf_counter() - window
+            if driver:
+                _forked[0] += time.perf_counter() - window
 
     def cancel(self) -> None:
-        """The driver gave up on the result (a step before it raised): the child ends now."""
-        if self._child is not None:
-            _end(*self._child)
-            self._child = None
+        """The driver gave up on the result (a step before it raised): the child ends now, or
+        once a thread already waiting for it has its result."""
+        with self._lock:
+            if self._child is not None:
+                _end(*self._child)
+                self._child = None
 
 
 def fork_ahead(call: Callable[[], R], jobs: int) -> Ahead[R]:
