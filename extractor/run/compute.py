@@ -337,6 +337,9 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
         except ValueError:
             continue  # an entry of another shape: scanned again and rewritten
     missing = [b for b in blobs if b[3] not in cached]
+    # Largest first (ties in path order): the pool's last files are then small ones, and no
+    # worker is left scanning a large file alone while the other cores wait for it.
+    missing.sort(key=lambda b: len(b[2]), reverse=True)
     items = [(b[1].language.value, b[2]) for b in missing]
     decoders = fact_decoders(steps)
     # Each step's facts decoded ahead, while the pool still parses: the driver waits for results

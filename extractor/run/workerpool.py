@@ -96,6 +96,10 @@ def run_guarded(items: Sequence[Any], work: Callable[[Any], Any], *, jobs: int, 
                     continue
                 done[worker.held] = (Failure("timed-out", f"{timeout:g} s") if overdue
                                      else Failure("crashed", _exit_reason(worker.process.exitcode)))
+            # The workers that just finished get their next file before the caller sees results:
+            # it decodes and caches them meanwhile, and a worker would otherwise wait for that.
+            for worker in workers:
+                _feed(worker, queue, items)
             while emitted in done:
                 yield done.pop(emitted)
                 emitted += 1
