@@ -114,3 +114,44 @@ def _alive(pid: int) -> bool:
             return fh.read().split()[2] != "Z"
     except FileNotFoundError:
         return False
+
+
+def _marks_its_start(item):
+    Path(item).touch()  # the worker has this item now
+    return item
+
+
+def test_a_finished_worker_gets_its_next_item_before_the_caller_sees_the_result(tmp_path):
+    # The caller decodes and caches each result as it comes; the worker that sent it should be
+    # working on its next item meanwhile, not wait for the caller to come back for more.
+    first, second = str(tmp_path / "first"), str(tmp_path / "second")
+    results = run_guarded([first, second], _marks_its_start, jobs=1, timeout=30.0)
+    assert next(results) == first
+    deadline = time.monotonic() + 10
+    while not Path(second).exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert Path(second).exists()
+    assert list(results) == [second]
+
+
+def test_files_go_to_the_pool_largest_first(tmp_path):
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+    from extractor.run.workplace import HERE
+    from tests.conftest import FIXTURES
+
+    handed: list[int] = []
+
+    class Recording:
+        name = "local"
+
+        def scan_files(self, items, steps, jobs, progress=None):
+            handed.extend(len(data) for _language, data in items)
+            return HERE.scan_files(items, steps, jobs, progress)
+
+        def open_store(self, cache_dir):
+            return HERE.open_store(cache_dir)
+
+    extract_system([str(FIXTURES / "mini_vllm")], executor=Recording(),
+                   options=ExtractOptions(jobs=2, cache_dir=tmp_path / "c", probe_structs=False))
+    assert len(handed) > 5 and handed == sorted(handed, reverse=True)
