@@ -5,38 +5,46 @@ On vLLM with default probes the driver spent five of its thirteen seconds waitin
 compilers, and only then ran the metrics, concepts, layers and the bundle; the compilers use the
 cores the driver's own steps leave. A background step starts as soon as the steps it requires
 are done (one still in a forked child, extractor.support.forkmap.Ahead, is read back by the
-thread itself, once for both), and the driver joins it before the first later step that
-requires it and before the bundle. What it computes does not depend on when it ran: it sees the
-results of the steps it requires and none other (:meth:`extractor.context.Context.view`, in
-order too), and while it runs, reading its result without requiring it raises.
+thread itself, once for both), or during the scan once the files of its ``early_languages``
+are scanned (the struct probes: the C/C++ files go to the pool first, and the compilers run
+beside the scan of the Python files; extractor.run.compute._Early); the driver joins it before
+the first later step that requires it and before the bundle. What it computes does not depend
+on when it ran: it sees the results of the steps it requires and none other
+(:meth:`extractor.context.Context.view`, in order too), and while it runs, reading its result
+without requiring it raises.
 
 The thread is the driver's: its compilers are the driver's children, as before (bounded and
 killed by extractor.support.safeproc), and a child forked meanwhile (fork_map) copies none of
 its threads. The driver's phases' CPU clocks count the process, so the step's own Python work
-lands in the phases it ran beside; the run log's ``background`` gives its own wall and thread
-CPU seconds, and its phase the driver's wait for it.
+lands in the phases it ran beside, and its compilers' in the phases they ended in; the run
+log's ``background`` gives the phase it started during, its own wall and thread CPU seconds,
+and its phase the driver's wait for it.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from extractor.context import Context
 from extractor.model import Contribution, Step
-from extractor.support.forkmap import Ahead
 
 
 class Background:
     """One step's ``extract`` in a thread of its own, its result (or its exception) at :meth:`join`."""
 
-    def __init__(self, ctx: Context, step: Step[Any], needs: dict[str, Contribution[Any] | Ahead[Contribution[Any]]]
-                 ) -> None:
+    def __init__(self, ctx: Context, step: Step[Any], needs: dict[str, Callable[[], Contribution[Any]]], *,
+                 during: str, before: Callable[[], None] | None = None) -> None:
+        """``needs``: each required step's result, got in the thread (a result in hand, a forked
+        child's read back, or computed there); ``during``: the driver's phase when it started (the
+        run log says it); ``before``: what to wait for first (a tree being unpacked)."""
         self.step = step
+        self.during = during
         self.wall_s = 0.0
         self.cpu_s = 0.0
-        self._ctx, self._needs = ctx, needs
+        self._ctx, self._needs, self._before = ctx, needs, before
         self._outcome: tuple[Contribution[Any] | None, BaseException | None] = (None, None)
         self._thread = threading.Thread(target=self._run, name=f"archdiff-{step.name}", daemon=True)
         self._thread.start()
@@ -44,8 +52,9 @@ class Background:
     def _run(self) -> None:
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            results = {name: need.result(driver=False) if isinstance(need, Ahead) else need
-                       for name, need in self._needs.items()}
+            if self._before is not None:
+                self._before()
+            results = {name: need() for name, need in self._needs.items()}
             self._outcome = (self.step.extract(self._ctx.view(results)), None)
         except BaseException as err:  # noqa: BLE001 (raised again in the driver, at join)
             self._outcome = (None, err)
@@ -65,4 +74,4 @@ class Background:
         return result
 
     def run_log(self) -> dict[str, float]:
-        return {"wall_s": round(self.wall_s, 3), "thread_cpu_s": round(self.cpu_s, 3)}
+        return {"started_during": self.during, "wall_s": round(self.wall_s, 3), "thread_cpu_s": round(self.cpu_s, 3)}
