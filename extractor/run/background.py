@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from extractor.context import Context
@@ -35,7 +35,7 @@ from extractor.model import Contribution, Step
 class Background:
     """One step's ``extract`` in a thread of its own, its result (or its exception) at :meth:`join`."""
 
-    def __init__(self, ctx: Context, step: Step[Any], needs: dict[str, Callable[[], Contribution[Any]]], *,
+    def __init__(self, ctx: Context, step: Step[Any], needs: Mapping[str, Callable[[], Contribution[Any]]], *,
                  during: str, before: Callable[[], None] | None = None) -> None:
         """``needs``: each required step's result, got in the thread (a result in hand, a forked
         child's read back, or computed there); ``during``: the driver's phase when it started (the
@@ -73,5 +73,5 @@ class Background:
             raise ValueError(f"step {self.step.name!r} runs in the background and may not add graph parts")
         return result
 
-    def run_log(self) -> dict[str, float]:
+    def run_log(self) -> dict[str, float | str]:
         return {"started_during": self.during, "wall_s": round(self.wall_s, 3), "thread_cpu_s": round(self.cpu_s, 3)}

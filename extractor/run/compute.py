@@ -230,8 +230,8 @@ def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: R
         _join(ctx, steps, behind, list(behind), progress, log)
         _in_steps_order(ctx.results, steps)
     finally:
-        for started in ahead.values():  # a step raised: no child outlives the run
-            started.cancel()
+        for child in ahead.values():  # a step raised: no child outlives the run
+            child.cancel()
 
 
 def _in_steps_order(results: dict[str, Contribution[Any]], steps: tuple[Step, ...]) -> None:

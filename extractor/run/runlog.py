@@ -87,7 +87,7 @@ class RunLog:
         self.memo = False
         self.details: dict[str, dict[str, float | int]] = {}  # step -> its RunLogged counts
         # step -> its own wall and thread CPU seconds, for the steps run in the background
-        self.background: dict[str, dict[str, float]] = {}
+        self.background: dict[str, dict[str, float | str]] = {}
         self._start = time.perf_counter()
         self._end: float | None = None
         self._forked_before = forked_seconds()
