@@ -241,10 +241,6 @@ class Step(Generic[X]):
     # the results of the steps it requires and no other (also when run in order), its
     # contribution adds records and no graph parts, and a later step reads it only by requiring it.
     background: bool = False
-    # A background step that names languages here starts during the scan, once every file of them
-    # is scanned, with a context of those files alone: the steps it requires (which must read only
-    # those files and require nothing: the C/C++ graph) are computed again for it in its thread.
-    early_languages: tuple[Language, ...] = ()
 
     @property
     def bundle_key(self) -> str:

@@ -134,20 +134,19 @@ def test_a_finished_worker_gets_its_next_item_before_the_caller_sees_the_result(
     assert list(results) == [second]
 
 
-def test_files_go_to_the_pool_cxx_first_then_largest_first(tmp_path):
-    # C/C++ first: the struct probes start once they are scanned (their step's early_languages)
+def test_files_go_to_the_pool_largest_first(tmp_path):
     from extractor.context import ExtractOptions
     from extractor.run.pipeline import extract_system
     from extractor.run.workplace import HERE
     from tests.conftest import FIXTURES
 
-    handed: list[tuple[str, int]] = []
+    handed: list[int] = []
 
     class Recording:
         name = "local"
 
         def scan_files(self, items, steps, jobs, progress=None):
-            handed.extend((language, len(data)) for language, data in items)
+            handed.extend(len(data) for _language, data in items)
             return HERE.scan_files(items, steps, jobs, progress)
 
         def open_store(self, cache_dir):
@@ -155,8 +154,4 @@ def test_files_go_to_the_pool_cxx_first_then_largest_first(tmp_path):
 
     extract_system([str(FIXTURES / "mini_vllm")], executor=Recording(),
                    options=ExtractOptions(jobs=2, cache_dir=tmp_path / "c", probe_structs=False))
-    cxx = [size for language, size in handed if language in ("cpp", "cuda")]
-    rest = [size for language, size in handed if language not in ("cpp", "cuda")]
-    assert len(cxx) >= 2 and len(rest) > 2
-    assert handed[:len(cxx)] == [(language, size) for language, size in handed if language in ("cpp", "cuda")]
-    assert cxx == sorted(cxx, reverse=True) and rest == sorted(rest, reverse=True)
+    assert len(handed) > 5 and handed == sorted(handed, reverse=True)

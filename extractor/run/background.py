@@ -5,13 +5,15 @@ On vLLM with default probes the driver spent five of its thirteen seconds waitin
 compilers, and only then ran the metrics, concepts, layers and the bundle; the compilers use the
 cores the driver's own steps leave. A background step starts as soon as the steps it requires
 are done (one still in a forked child, extractor.support.forkmap.Ahead, is read back by the
-thread itself, once for both), or during the scan once the files of its ``early_languages``
-are scanned (the struct probes: the C/C++ files go to the pool first, and the compilers run
-beside the scan of the Python files; extractor.run.compute._Early); the driver joins it before
-the first later step that requires it and before the bundle. What it computes does not depend
-on when it ran: it sees the results of the steps it requires and none other
-(:meth:`extractor.context.Context.view`, in order too), and while it runs, reading its result
-without requiring it raises.
+thread itself, once for both), and the driver joins it before the first later step that
+requires it and before the bundle. What it computes does not depend on when it ran: it sees the
+results of the steps it requires and none other (:meth:`extractor.context.Context.view`, in
+order too), and while it runs, reading its result without requiring it raises.
+
+Started earlier, during the scan once the C/C++ files are scanned, the compilers shared the two
+cores with the scan's workers and the probe thread's planning took the driver's lock while it
+fed them: the scan took twice as long and the run no less (vLLM, default probes, 3 rounds:
+13.9 s against 13.6 s after the scan, 25.0 against 23.2 CPU s).
 
 The thread is the driver's: its compilers are the driver's children, as before (bounded and
 killed by extractor.support.safeproc), and a child forked meanwhile (fork_map) copies none of
@@ -36,15 +38,15 @@ class Background:
     """One step's ``extract`` in a thread of its own, its result (or its exception) at :meth:`join`."""
 
     def __init__(self, ctx: Context, step: Step[Any], needs: Mapping[str, Callable[[], Contribution[Any]]], *,
-                 during: str, before: Callable[[], None] | None = None) -> None:
-        """``needs``: each required step's result, got in the thread (a result in hand, a forked
-        child's read back, or computed there); ``during``: the driver's phase when it started (the
-        run log says it); ``before``: what to wait for first (a tree being unpacked)."""
+                 during: str) -> None:
+        """``needs``: each required step's result, got in the thread (a result in hand, or a
+        forked child's read back); ``during``: the driver's phase when it started (the run log
+        says it)."""
         self.step = step
         self.during = during
         self.wall_s = 0.0
         self.cpu_s = 0.0
-        self._ctx, self._needs, self._before = ctx, needs, before
+        self._ctx, self._needs = ctx, needs
         self._outcome: tuple[Contribution[Any] | None, BaseException | None] = (None, None)
         self._thread = threading.Thread(target=self._run, name=f"archdiff-{step.name}", daemon=True)
         self._thread.start()
@@ -52,8 +54,6 @@ class Background:
     def _run(self) -> None:
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            if self._before is not None:
-                self._before()
             results = {name: need() for name, need in self._needs.items()}
             self._outcome = (self.step.extract(self._ctx.view(results)), None)
         except BaseException as err:  # noqa: BLE001 (raised again in the driver, at join)

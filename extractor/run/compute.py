@@ -82,10 +82,9 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
             log.bundle_bytes = len(served.evidence)
             return served
         scan_store = HeldWrites(store) if inputs.unpacking else store
-        early = _Early(inputs, steps)
         with log.phase("scan"):
             files, cache_counts, scan_diagnostics = _scan(blobs, steps, inputs.options, scan_store, progress, executor,
-                                                          log, early)
+                                                          log)
             diagnostics.extend(scan_diagnostics)
         unpacked: list[tuple[str, str, str]] = []
         if isinstance(scan_store, HeldWrites):
@@ -104,7 +103,7 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
         ctx = Context(inputs.name, inputs.version, inputs.sources, files, inputs.options)
         if keep is not None:
             keep.append(ctx)  # its files' facts and every step's results
-        _run_steps(ctx, steps, progress, log, early.started)
+        _run_steps(ctx, steps, progress, log)
         progress.phase("bundle")
         with log.phase("bundle"):
             encoded = encode_bundle(ctx, steps, diagnostics)
@@ -189,8 +188,7 @@ _READ_TICK = 100  # files read between two progress ticks
 _CACHE_BATCH = 256
 
 
-def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: RunLog,
-               started: dict[int, Background] | None = None) -> None:
+def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: RunLog) -> None:
     """Every step's ``extract``, its contribution put in ``ctx.results`` in the steps' order (the
     layers and the bundle read them in that order).
 
@@ -202,12 +200,10 @@ def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: R
 
     A ``background`` step starts in a thread (:mod:`extractor.run.background`) as soon as the
     steps it requires are done or forked, with more than one job: on vLLM the struct probes'
-    compilers beside the Python graph and every step after it; ``started``: those that started
-    during the scan already (:class:`_Early`). It is joined before the first step that requires
-    it and before the bundle."""
+    compilers beside the Python graph and every step after it. It is joined before the first
+    step that requires it and before the bundle."""
     ahead: dict[int, Ahead[Contribution[Any]]] = {}
-    behind: dict[int, Background] = dict(started or {})
-    ctx.running.update(steps[index].name for index in behind)
+    behind: dict[int, Background] = {}
     try:
         for index, step in enumerate(steps):
             _join(ctx, steps, behind, [i for i in behind if steps[i] in step.requires], progress, log)
@@ -300,38 +296,6 @@ def _log_details(ctx: Context, step: Step, log: RunLog) -> None:
     if isinstance(shared := ctx.results[step.name].shared, RunLogged):
         log.details[step.name] = shared.run_log()
 
-class _Early:
-    """The background steps that start during the scan (``Step.early_languages``: the struct
-    probes, once the C/C++ files are scanned), with more than one job. Each sees a context of the
-    files of its languages alone, the steps it requires computed again for it in its thread (the
-    C/C++ graph: it reads only those files, so it is the graph the driver's step gives), and waits
-    for a tree being unpacked before it starts. A step whose requires do not qualify (a step they
-    require in turn, a scanner of another language) starts after the scan, as any other."""
-
-    def __init__(self, inputs: Inputs, steps: tuple[Step, ...]) -> None:
-        self._inputs = inputs
-        self._steps = {index: step for index, step in enumerate(steps)
-                       if inputs.options.jobs > 1 and step.background and step.early_languages
-                       and all(not required.requires and set(required.scanners) <= set(step.early_languages)
-                               for required in step.requires)}
-        self.languages = frozenset(language for step in self._steps.values() for language in step.early_languages)
-        self.started: dict[int, Background] = {}
-
-    def start(self, files: list[SourceFile]) -> None:
-        """Start every such step on ``files`` (the scanned files of their languages); once."""
-        inputs = self._inputs
-        for index, step in self._steps.items():
-            if index not in self.started:
-                view = Context(inputs.name, inputs.version, inputs.sources,
-                               tuple(f for f in files if f.language in step.early_languages), inputs.options)
-                needs = {required.name: functools.partial(required.extract, view) for required in step.requires}
-                self.started[index] = Background(view, step, needs, during="scan", before=self._unpacked)
-
-    def _unpacked(self) -> None:
-        for being_written in self._inputs.unpacking.values():
-            wait_unpacked(being_written, self._inputs.cache_dir)
-
-
 class _Preparation:
     """The steps' ``prepare`` (work that needs only the options: vLLM's taxonomy and detectors
     parsed and indexed, 0.1 s), done by a thread while the pool scans and the driver mostly waits
@@ -367,7 +331,7 @@ def _decoded(result: FileResult, decoders: dict[str, Any]) -> FileFacts:
 
 
 def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore, progress: Progress,
-          executor: Workplace = HERE, log: RunLog | None = None, early: _Early | None = None
+          executor: Workplace = HERE, log: RunLog | None = None
           ) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
     log = log or RunLog(options.jobs, executor.name)
     diagnostics: list[Diagnostic] = []
@@ -377,37 +341,22 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
             cached[key] = decode_result(value)
         except ValueError:
             continue  # an entry of another shape: scanned again and rewritten
-    first = early.languages if early is not None else frozenset()
     missing = [b for b in blobs if b[3] not in cached]
-    # The languages a step waits for to start during the scan first (_Early); then largest first
-    # (ties in path order): the pool's last files are small ones, and no worker is left scanning
-    # a large file alone while the other cores wait for it.
-    missing.sort(key=lambda b: (b[1].language not in first, -len(b[2])))
+    # Largest first (ties in path order): the pool's last files are then small ones, and no
+    # worker is left scanning a large file alone while the other cores wait for it.
+    missing.sort(key=lambda b: len(b[2]), reverse=True)
     items = [(b[1].language.value, b[2]) for b in missing]
     decoders = fact_decoders(steps)
     # Each step's facts decoded ahead, while the pool still parses: the driver waits for results
     # anyway, and decoding vLLM's facts is half a second of serial time after the pool otherwise.
-    # Cached files' facts are decoded between results too, a share per result; those of the
-    # languages a step waits for, now.
+    # Cached files' facts are decoded between results too, a share per result.
     ready: dict[str, FileFacts] = {}
     language_of = {b[3]: b[1].language for b in blobs}
     # files whose content another file has too: the second gets its own FileFacts from the result
     shared = {key for key, count in Counter(b[3] for b in blobs).items() if count > 1}
-    for key, done in cached.items():
-        if language_of[key] in first:
-            ready[key] = _decoded(done, decoders.get(language_of[key], {}))
-    waited = {b[3] for b in blobs if b[1].language in first and b[3] not in ready}
-    ahead = iter([(key, done) for key, done in cached.items() if key not in ready])
+    ahead = iter(list(cached.items()))
     share = -(-len(cached) // len(items)) if items else 0
     fresh: dict[str, FileResult] = {}
-
-    def start_early() -> None:
-        if early is not None and not waited:
-            early.start([SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
-                                    len(data), ready[key], (cached.get(key) or fresh[key]).lines)
-                         for source, entry, data, key in blobs if entry.language in first])
-
-    start_early()
     if items:
         progress.phase("scan", len(items))
         log.scan.bytes_sent = sum(len(data) for _language, data in items)
@@ -427,9 +376,6 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
                 pending = {}
             ready[blob[3]] = _decoded(result, decoders.get(blob[1].language, {}))
             fresh[blob[3]] = result if blob[3] in shared else result.without_facts()
-            if blob[3] in waited:
-                waited.discard(blob[3])
-                start_early()
             for key, done in itertools.islice(ahead, share):
                 ready[key] = _decoded(done, decoders.get(language_of[key], {}))
                 if key not in shared:

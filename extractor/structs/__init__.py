@@ -125,12 +125,11 @@ def __getattr__(name: str) -> Step[ProbeTimings]:
     if name != "STEP":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     from extractor import cpp
-    from extractor.model import Language, Step
+    from extractor.model import Step
 
-    # version 2: no scanner of its own; the aggregates come from the cpp step. In the background,
-    # from the moment the C/C++ files are scanned: the compilers run beside the scan of the Python
-    # files and the steps after the scan.
+    # version 2: no scanner of its own; the aggregates come from the cpp step. In the background:
+    # the compilers run while the driver goes on with the python graph and the steps after it.
     step = Step(name=STEP_NAME, extract=extract_structs, records=STRUCTS, version="2", requires=(cpp.STEP,),
-                background=True, early_languages=(Language.CPP, Language.CUDA))
+                background=True)
     globals()["STEP"] = step
     return step
