@@ -111,7 +111,8 @@ def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], ro
 
 def plan_preamble_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path],
                           size: int = BATCH_SIZE, *, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
-                          memory_bytes: int = DEFAULT_MEMORY) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
+                          memory_bytes: int = DEFAULT_MEMORY
+                          ) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
     """(batches after a shared preamble, headers to probe alone) for headers whose first attempt
     failed and whose next is their first preamble (``HeaderProbe.preambles[0]``): torch's 65
     ``ATen/ops/*_ops.h`` use ``TORCH_API`` and lean on their includer ``ATen/ops/X.h``, whose 14
@@ -484,8 +485,9 @@ def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], 
         source = tmpdir / f"probe{command.suffix}"
         preamble = first.preambles[0] if after_preamble else None
         source.write_text(_unit(command.suffix, preamble, [m.file for m in members]), encoding="utf-8")
-        allowed = allowed_for(command, roots, [*include_dirs, *first.flags.include_dirs, *(m.file.parent for m in members),
-                                               *([preamble.directory] if preamble else [])], tmpdir)
+        searched = [*include_dirs, *first.flags.include_dirs, *(m.file.parent for m in members),
+                    *([preamble.directory] if preamble else [])]
+        allowed = allowed_for(command, roots, searched, tmpdir)
         depfile = tmpdir / "probe.d"
         argv = _after(command.argv, preamble)
         try:

@@ -48,8 +48,9 @@ from extractor.model import to_jsonable
 from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
 from extractor.structs.batch import BATCH_SIZE, BatchOutcome, compile_batch, plan_batches, plan_preamble_batches
-from extractor.structs.compilers import (Command, Target, compile_commands, compiler_identity, find_nvcc, host_include_dirs,
-                                         system_headers_digest, target_for, targets_digest, toolchain_fingerprint)
+from extractor.structs.compilers import (Command, Target, compile_commands, compiler_identity, find_nvcc,
+                                         host_include_dirs, system_headers_digest, target_for, targets_digest,
+                                         toolchain_fingerprint)
 from extractor.structs.buildcontext import CUDA
 from extractor.structs.header import (DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, HEADER_SUFFIXES,
                                       HeaderProbe, Preamble, probe_language)
