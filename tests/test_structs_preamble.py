@@ -11,7 +11,8 @@ import pytest
 
 import extractor.structs.compilers as compilers_mod
 from extractor.model import Language
-from extractor.structs.batch import _culprit
+from extractor.structs.batch import _culprit, _split
+from extractor.structs.header import Preamble
 from extractor.structs.plan import preambles_of
 from extractor.structs.probe import HeaderProbe, find_include_dirs, probe_headers
 from extractor.structs.records import Method
@@ -98,3 +99,23 @@ def test_culprit_in_the_shared_lines_sends_every_member_alone():
     stderr = ("In file included from /t/api.h:2,\n                 from /tmp/x/probe.cpp:4:\n"
               "/t/api.h:3:1: error: 'x' does not name a type\n")
     assert _culprit(stderr, "probe.cpp", 5, members) == -1
+
+
+def test_a_failed_batch_sends_the_members_sharing_its_culprits_preamble_alone_at_once():
+    """Each would fail in turn and be peeled off by one more failed compile; the others stay
+    batched, in their order, on each side of the culprit."""
+    ops = Preamble(("#include <ATen/Context.h>",), "ATen/ops/x.h", Path("/t/ATen/ops"))
+    other = Preamble(("#include <map>",), "w.h", Path("/t"))
+
+    def member(name: str, *preambles: Preamble) -> HeaderProbe:
+        return HeaderProbe(name, Path(f"/t/{name}"), Language.CPP, (), preambles=preambles)
+
+    members = [member("a.h"), member("x_ops.h", ops), member("b.h", other), member("y_ops.h", ops),
+               member("c.h"), member("z_ops.h", ops, other), member("d.h")]
+    outcome = _split(members, 1, alike=True)
+    # a.h, the only member before the culprit, is a part of one: alone too
+    assert [p.path for p in outcome.alone] == ["x_ops.h", "y_ops.h", "z_ops.h", "a.h"]
+    assert [[p.path for p in part] for part in outcome.again] == [["b.h", "c.h", "d.h"]]
+    # without alike (a batch after that preamble, which each member shares): the culprit alone
+    outcome = _split(members, 1)
+    assert [p.path for p in outcome.alone] == ["x_ops.h", "a.h"]
