@@ -33,12 +33,20 @@ layouts, so:
   keeps the error of the compiler the header was written for: every unresolved record keeps the
   reason its own probe gives.
 
+**After a shared preamble.** A header whose first attempt fails (alone, or as a failed batch's
+culprit) and whose next attempt is its includer's earlier lines waits (``probe.SingleProbe``);
+the waiting headers whose includers have the same lines in the same directory are planned by
+the same rules with those lines as the prelude (``plan_preamble_batches``) and compiled after
+them once. A member such a batch does not lay out goes on alone from that attempt, so it keeps
+the origin and the first error its own probe gives.
+
 **Failures are bisected.** A batch that does not compile is split at the member its first error
 names (the ``probe.cpp:N`` of GCC's include chain, else the file of the error line): that member is
 probed alone, the members before and after it form two batches again. When the error names none
 (a timeout, a memory cap, an error deep in a shared header), the batch is halved. Nothing a
 failed batch printed reaches the evidence; a batch that read a file outside the allowed places
-(``-MD``) is treated as failed, and its members' own probes then say so.
+(``-MD``) is treated as failed, and its members' own probes then say so. The members that
+share a failed first-attempt batch's culprit's first preamble go alone with it at once.
 """
 
 from __future__ import annotations
