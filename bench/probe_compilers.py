@@ -2,7 +2,7 @@
 """Where the struct probes' compilers spend their CPU: every compiler process of one extraction.
 
     python3 -m bench.probe_compilers [SPEC] [--headers-from SPEC ...] [--jobs 2] [--top 15]
-        [--code DIR] [--json OUT] [--name NAME --version VERSION] [--max-headers N]
+        [--code DIR] [--json OUT] [--evidence OUT] [--name NAME --version VERSION] [--max-headers N]
 
 SPEC defaults to the unpacked vLLM 0.10.2 sdist the real-input tests use. One cold extraction
 (a fresh cache directory; ``--headers-from`` wheels already unpacked in the shared test cache are
@@ -83,6 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--top", type=int, default=15)
     parser.add_argument("--code", help="another checkout to measure")
     parser.add_argument("--json", help="write every process's record there")
+    parser.add_argument("--evidence", help="write the run's evidence.json there (to compare records)")
     parser.add_argument("--name", default="")
     parser.add_argument("--version", default="")
     parser.add_argument("--max-headers", type=int, help="probe only the best N headers")
@@ -107,7 +108,9 @@ def main(argv: list[str] | None = None) -> int:
         extra = {} if args.max_headers is None else {"structs_max_headers": args.max_headers}
         options = ExtractOptions(jobs=args.jobs, cache_dir=cache, extra=extra,
                                  build=BuildSettings(headers_from=tuple(args.headers_from)))
-        extract_system([args.spec], name=args.name, version=args.version, options=options)
+        extraction = extract_system([args.spec], name=args.name, version=args.version, options=options)
+    if args.evidence:
+        Path(args.evidence).write_bytes(extraction.data)
     if args.json:
         Path(args.json).write_text(json.dumps(log, indent=1), encoding="utf-8")
     print_table(log, args.top)

@@ -67,9 +67,13 @@ class CompileAttempts:
         if not self._error and self._unexplained is None:
             self._error = error
 
-    def first_success(self, commands: Sequence[Command], *, own: bool = False) -> tuple[Command, Preamble | None] | None:
+    def first_success(self, commands: Sequence[Command], *, own: bool = False, first_made: bool = False
+                      ) -> tuple[Command, Preamble | None] | None:
         """The first command (alone, then after an includer's preamble) that compiles; ``own``:
-        these are the header's own compilers (a cross compiler for the CPU it was written for).
+        these are the header's own compilers (a cross compiler for the CPU it was written for);
+        ``first_made``: the first command's first attempt has been made and failed (``attempt``,
+        then a batch after its first preamble that did not lay it out): the loop goes on from
+        there, with the error that attempt kept.
 
         The first preamble is always tried; the others only while the compile fails on a name
         or an incomplete type (what an includer's earlier lines provide: Triton's
@@ -78,10 +82,10 @@ class CompileAttempts:
         attempt would cost a whole compile again."""
         attempts = (None, *self.probe.preambles)
         for command in commands:
-            if (own or command.method is Method.PROBE_NVCC) and not self._own_compiler:
-                self._own_compiler = True
-                self._error, self._unexplained = "", None
+            self._take_over(command, own)
             for n, preamble in enumerate(attempts):
+                if first_made and command is commands[0] and n == 0:
+                    continue
                 if self.timed_out:
                     return None  # another attempt would cost as much again
                 if n > 1 and not includer_may_cure(self.last_error):
@@ -93,6 +97,28 @@ class CompileAttempts:
                 if self.attempt(command, preamble, explain=0 < n and not self._all_doomed(command, n)):
                     return command, preamble
         return None
+
+    def first_alone(self, commands: Sequence[Command]) -> bool:
+        """Whether the first command compiles the header alone: ``first_success``'s first attempt,
+        made apart so that a failure can wait for a batch after its first preamble."""
+        self._take_over(commands[0], False)
+        return self.attempt(commands[0], None)
+
+    def _take_over(self, command: Command, own: bool) -> None:
+        """The header's own compiler (nvcc, a cross compiler) starts the errors kept afresh."""
+        if (own or command.method is Method.PROBE_NVCC) and not self._own_compiler:
+            self._own_compiler = True
+            self._error, self._unexplained = "", None
+
+    def batchable_preamble(self, command: Command) -> Preamble | None:
+        """The preamble ``first_success`` tries next after ``command`` alone failed, when a batch
+        after that preamble can stand for the attempt: the first attempt did not time out, the
+        loop would go on to the first preamble (not every preamble doomed), and that one is not
+        doomed itself."""
+        if self.timed_out or not self.probe.preambles or self._all_doomed(command, 0):
+            return None
+        preamble = self.probe.preambles[0]
+        return None if self.doomed(command, preamble) else preamble
 
     def _all_doomed(self, command: Command, first: int) -> bool:
         """Whether every preamble from index ``first`` on is known to fail with ``command``

@@ -33,12 +33,20 @@ layouts, so:
   keeps the error of the compiler the header was written for: every unresolved record keeps the
   reason its own probe gives.
 
+**After a shared preamble.** A header whose first attempt fails (alone, or as a failed batch's
+culprit) and whose next attempt is its includer's earlier lines waits (``probe.SingleProbe``);
+the waiting headers whose includers have the same lines in the same directory are planned by
+the same rules with those lines as the prelude (``plan_preamble_batches``) and compiled after
+them once. A member such a batch does not lay out goes on alone from that attempt, so it keeps
+the origin and the first error its own probe gives.
+
 **Failures are bisected.** A batch that does not compile is split at the member its first error
 names (the ``probe.cpp:N`` of GCC's include chain, else the file of the error line): that member is
 probed alone, the members before and after it form two batches again. When the error names none
 (a timeout, a memory cap, an error deep in a shared header), the batch is halved. Nothing a
 failed batch printed reaches the evidence; a batch that read a file outside the allowed places
-(``-MD``) is treated as failed, and its members' own probes then say so.
+(``-MD``) is treated as failed, and its members' own probes then say so. The members that
+share a failed first-attempt batch's culprit's first preamble go alone with it at once.
 """
 
 from __future__ import annotations
@@ -49,14 +57,14 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from extractor.structs.attempts import preprocess_deps
 from extractor.structs.closure import Closure, Includes
 from extractor.structs.compilers import (PRELUDE, allowed_for, compile_commands, cuda_include_dir,
                                          host_include_dirs, run_compiler)
-from extractor.structs.header import DEFAULT_MEMORY, DEFAULT_TIMEOUT, HeaderProbe, probe_language
+from extractor.structs.header import DEFAULT_MEMORY, DEFAULT_TIMEOUT, HeaderProbe, Preamble, probe_language
 from extractor.structs.objects import read_batch, unresolved_count
 from extractor.structs.probecache import ProbeResult
 from extractor.structs.probeguard import outside, parse_depfile, system_include_dirs
@@ -95,7 +103,8 @@ def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], ro
         m = _member(p, include_dirs, includes)
         (candidates.append(m) if m is not None else alone.append(p))
     members: list[_Member] = []
-    for m, read in zip(candidates, _files_read(candidates, include_dirs, roots, jobs, timeout, memory_bytes)):
+    for m, read in zip(candidates, _files_read([m.probe for m in candidates], include_dirs, roots, jobs, timeout,
+                                               memory_bytes)):
         if read is None:
             alone.append(m.probe)
         else:
@@ -103,11 +112,71 @@ def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], ro
     groups: dict[tuple, list[_Member]] = {}
     for m in members:
         groups.setdefault(m.context, []).append(m)
-    batches: list[tuple[HeaderProbe, ...]] = []
     planner = _Planner(includes)
-    for context in sorted(groups, key=repr):
-        group = groups[context]
-        prelude = planner.prelude(group[0])
+    batches = _form(groups, planner, size, alone, lambda group: planner.prelude(group[0]))
+    return batches, sorted(alone, key=lambda p: p.path)
+
+
+def plan_preamble_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path],
+                          size: int = BATCH_SIZE, *, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
+                          memory_bytes: int = DEFAULT_MEMORY
+                          ) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
+    """(batches after a shared preamble, headers to probe alone) for headers whose first attempt
+    failed and whose next is their first preamble (``HeaderProbe.preambles[0]``): torch's 65
+    ``ATen/ops/*_ops.h`` use ``TORCH_API`` and lean on their includer ``ATen/ops/X.h``, whose 14
+    lines before the include are the same in each; one unit holds those lines once, then the
+    headers, where each was one parse of torch.
+
+    A batch stands for each member's preamble attempt, so the planner's rules apply with the
+    preamble as the prelude: members share the command, the preamble's lines and its directory
+    (their own directory, so that the search is the same as alone: members elsewhere are probed
+    alone); a member's files are what its preprocessor lists after the preamble's lines, less
+    what those lines read alone (a header the preamble reads already is read there in both
+    units); nvcc members (no listing) are probed alone."""
+    includes = Includes(roots)
+    alone: list[HeaderProbe] = []
+    candidates: list[_Member] = []
+    for p in probes:
+        m = _member(p, include_dirs, includes)
+        if m is None or m.own_dir != str(p.preambles[0].directory):
+            alone.append(p)
+        else:
+            candidates.append(m)
+    firsts: dict[tuple, _Member] = {}
+    for m in candidates:
+        firsts.setdefault(_preamble_key(m), m)
+    shared_keys = sorted(firsts, key=repr)
+    read = _files_read([*(firsts[k].probe for k in shared_keys), *(m.probe for m in candidates)], include_dirs,
+                       roots, jobs, timeout, memory_bytes, after_preamble=True,
+                       header=[False] * len(shared_keys) + [True] * len(candidates))
+    shared = dict(zip(shared_keys, read))
+    groups: dict[tuple, list[_Member]] = {}
+    for m, files in zip(candidates, read[len(shared_keys):]):
+        before = shared[_preamble_key(m)]
+        if files is None or files is _UNLISTED or before is None or before is _UNLISTED:
+            alone.append(m.probe)
+        else:
+            groups.setdefault(_preamble_key(m), []).append(
+                _with_files(m, tuple(sorted(set(files) - set(before))), includes))
+    batches = _form(groups, _Planner(includes), size, alone, lambda group: frozenset())
+    return batches, sorted(alone, key=lambda p: p.path)
+
+
+def _preamble_key(m: _Member) -> tuple:
+    """What members of one batch after a preamble share: the command, the preamble's lines and directory."""
+    preamble = m.probe.preambles[0]
+    return (m.context, preamble.lines, str(preamble.directory))
+
+
+def _form(groups: dict[tuple, list[_Member]], planner: _Planner, size: int, alone: list[HeaderProbe],
+          prelude_of: Callable[[list[_Member]], frozenset[str]]) -> list[tuple[HeaderProbe, ...]]:
+    """Each group's members placed in batches of at most ``size`` (the first batch that takes
+    one, at the last place that keeps every member as it is alone); a member no batch took is
+    appended to ``alone``."""
+    batches: list[tuple[HeaderProbe, ...]] = []
+    for key in sorted(groups, key=repr):
+        group = groups[key]
+        prelude = prelude_of(group)
         formed: list[list[_Member]] = []
         for m in _ordered(group):
             for batch in formed:
@@ -122,7 +191,7 @@ def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], ro
                 alone.append(batch[0].probe)
             else:
                 batches.append(tuple(x.probe for x in batch))
-    return batches, sorted(alone, key=lambda p: p.path)
+    return batches
 
 
 def _member(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) -> _Member | None:
@@ -144,22 +213,27 @@ def _member(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) ->
 _UNLISTED: tuple[str, ...] = ()
 
 
-def _files_read(members: Sequence[_Member], include_dirs: Sequence[Path], roots: Sequence[Path], jobs: int,
-                timeout: float, memory_bytes: int) -> list[tuple[str, ...] | None]:
-    """Per member, the files its own probe reads (see ``_read_alone``), ``jobs`` passes at once."""
-    def read(m: _Member) -> tuple[str, ...] | None:
-        return _read_alone(m.probe, include_dirs, roots, timeout, memory_bytes)
+def _files_read(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path], jobs: int,
+                timeout: float, memory_bytes: int, *, after_preamble: bool = False,
+                header: Sequence[bool] | None = None) -> list[tuple[str, ...] | None]:
+    """Per probe, the files its attempt reads (see ``_read_alone``), ``jobs`` passes at once;
+    ``header[i]`` False: the shared lines alone, without the header."""
+    def read(i: int) -> tuple[str, ...] | None:
+        return _read_alone(probes[i], include_dirs, roots, timeout, memory_bytes, after_preamble=after_preamble,
+                           with_header=header is None or header[i])
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
-        return list(pool.map(read, members))
+        return list(pool.map(read, range(len(probes))))
 
 
 def _read_alone(p: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], timeout: float,
-                memory_bytes: int) -> tuple[str, ...] | None:
-    """The files the first attempt of ``p``'s own probe opens, as its preprocessor lists them:
-    the ``#if``s evaluated as that compile evaluates them. None when it would not compile that
-    far (the pass fails, a listed header is not there) or would be refused (a file outside the
-    allowed places): its own probe says why. ``_UNLISTED`` for nvcc, which has no such pass."""
+                memory_bytes: int, *, after_preamble: bool = False, with_header: bool = True
+                ) -> tuple[str, ...] | None:
+    """The files the first attempt of ``p``'s own probe opens (``after_preamble``: its attempt
+    after its first preamble; not ``with_header``: those lines alone), as its preprocessor lists
+    them: the ``#if``s evaluated as that compile evaluates them. None when it would not compile
+    that far (the pass fails, a listed header is not there) or would be refused (a file outside
+    the allowed places): its own probe says why. ``_UNLISTED`` for nvcc, which has no such pass."""
     with tempfile.TemporaryDirectory(prefix="archdiff-deps-") as tmp:
         tmpdir = Path(tmp)
         commands = compile_commands(p.file, probe_language(p), p.flags, tmpdir / "probe", tmpdir / "probe.o",
@@ -167,18 +241,32 @@ def _read_alone(p: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Pa
         if isinstance(commands, str):
             return None
         command = commands[0]
-        source = tmpdir / f"probe{command.suffix}"
-        source.write_text(PRELUDE.get(command.suffix, PRELUDE[".cpp"]) + f'#include "{p.file}"\n', encoding="utf-8")
         if Path(command.exe).name.startswith("nvcc"):
             return _UNLISTED
-        deps = preprocess_deps(command.exe, command.argv, tmpdir, timeout, memory_bytes)
+        source = tmpdir / f"probe{command.suffix}"
+        preamble = p.preambles[0] if after_preamble else None
+        source.write_text(_unit(command.suffix, preamble, [p.file] if with_header else []), encoding="utf-8")
+        deps = preprocess_deps(command.exe, _after(command.argv, preamble), tmpdir, timeout, memory_bytes)
         if deps is None:
             return None
         deps = [d for d in deps if d != source]
-        if not all(d.exists() for d in deps) or \
-                outside(deps, allowed_for(command, roots, [*include_dirs, *p.flags.include_dirs], tmpdir)):
+        searched = [*include_dirs, *p.flags.include_dirs, *([preamble.directory] if preamble else [])]
+        if not all(d.exists() for d in deps) or outside(deps, allowed_for(command, roots, searched, tmpdir)):
             return None
         return tuple(str(d) for d in deps)
+
+
+def _unit(suffix: str, preamble: Preamble | None, headers: Sequence[Path]) -> str:
+    """A probe's source: the prelude, a preamble's lines, then each header by its absolute path."""
+    text = PRELUDE.get(suffix, PRELUDE[".cpp"])
+    if preamble is not None:
+        text += "".join(f"{line}\n" for line in preamble.lines)
+    return text + "".join(f'#include "{h}"\n' for h in headers)
+
+
+def _after(argv: Sequence[str], preamble: Preamble | None) -> list[str]:
+    """``argv`` with the preamble's directory searched first, as its includer finds its quoted includes."""
+    return list(argv) if preamble is None else [argv[0], f"-I{preamble.directory}", *argv[1:]]
 
 
 def _with_files(m: _Member, read: tuple[str, ...], includes: Includes) -> _Member:
@@ -389,8 +477,9 @@ class _Planner:
 
 def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path], *,
                   timeout: float, memory_bytes: int, keep_objects: Path | None = None,
-                  object_name=None) -> BatchOutcome:
-    """Compile ``members`` in one translation unit with their first command; never raises."""
+                  object_name=None, after_preamble: bool = False) -> BatchOutcome:
+    """Compile ``members`` in one translation unit with their first command (``after_preamble``:
+    after their shared first preamble, ``plan_preamble_batches``); never raises."""
     with tempfile.TemporaryDirectory(prefix="archdiff-batch-") as tmp:
         tmpdir = Path(tmp)
         obj = tmpdir / "probe.o"
@@ -402,12 +491,13 @@ def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], 
             return BatchOutcome({}, tuple(members), ())
         command = commands[0]
         source = tmpdir / f"probe{command.suffix}"
-        prelude = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
-        source.write_text(prelude + "".join(f'#include "{m.file}"\n' for m in members), encoding="utf-8")
-        allowed = allowed_for(command, roots, [*include_dirs, *first.flags.include_dirs, *(m.file.parent for m in members)],
-                              tmpdir)
+        preamble = first.preambles[0] if after_preamble else None
+        source.write_text(_unit(command.suffix, preamble, [m.file for m in members]), encoding="utf-8")
+        searched = [*include_dirs, *first.flags.include_dirs, *(m.file.parent for m in members),
+                    *([preamble.directory] if preamble else [])]
+        allowed = allowed_for(command, roots, searched, tmpdir)
         depfile = tmpdir / "probe.d"
-        argv = command.argv
+        argv = _after(command.argv, preamble)
         try:
             done = run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], tmpdir, timeout, memory_bytes)
         except OSError:
@@ -418,11 +508,13 @@ def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], 
             deps = None
         if done.timed_out or done.returncode != 0 or not obj.exists():
             culprit = None if done.timed_out else _culprit(done.stderr.decode("utf-8", "replace"), source.name,
-                                                           prelude.count("\n"), members)
-            return _split(members, culprit)
+                                                           _unit(command.suffix, preamble, []).count("\n"),
+                                                           members)
+            return _split(members, culprit, alike=not after_preamble)
         if deps is None or outside(deps, allowed):
             return _split(members, None)  # each member's own probe refuses what must be refused
-        results = read_batch(members, obj, command.method)
+        results = read_batch(members, obj, command.method,
+                             {m.path: m.preambles[0].includer for m in members} if after_preamble else None)
         accepted = {path: r for path, r in results.items() if not unresolved_count(r) and not r.diagnostics}
         if keep_objects is not None and object_name is not None:
             for path in accepted:
@@ -431,7 +523,8 @@ def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], 
 
 
 def _culprit(stderr: str, source_name: str, prelude_lines: int, members: Sequence[HeaderProbe]) -> int | None:
-    """The member the first error of a failed batch belongs to, or None when it does not say."""
+    """The member the first error of a failed batch belongs to, or None when it does not say; -1
+    when it is in the lines every member shares (the prelude, a preamble): each fails there."""
     lines = stderr.splitlines()
     first = next((i for i, line in enumerate(lines) if re.search(r"\berror\b", line)), None)
     if first is None:
@@ -440,7 +533,7 @@ def _culprit(stderr: str, source_name: str, prelude_lines: int, members: Sequenc
     for line in reversed(lines[:first + 1]):
         if (m := chain.search(line)) is not None:
             index = int(m.group(1)) - prelude_lines - 1
-            return index if 0 <= index < len(members) else None
+            return max(index, -1) if index < len(members) else None
     if (m := _LOCATION.match(lines[first].strip())) is not None:
         named = os.path.realpath(m.group(1))
         for index, member in enumerate(members):
@@ -449,14 +542,26 @@ def _culprit(stderr: str, source_name: str, prelude_lines: int, members: Sequenc
     return None
 
 
-def _split(members: Sequence[HeaderProbe], culprit: int | None) -> BatchOutcome:
+def _split(members: Sequence[HeaderProbe], culprit: int | None, *, alike: bool = False) -> BatchOutcome:
+    """A failed batch's members: the culprit alone, the members before and after it two batches
+    again (halves when none is named); all alone when the shared lines failed. ``alike``: the
+    members that share the culprit's first preamble go alone with it (torch's ``*_ops.h``, 24 to
+    a batch, each fails alone on ``TORCH_API``: peeled off one failed batch compile at a time,
+    70 compiles on the best 160 headers). A part of a batch is a batch the planner would allow:
+    its rules are about pairs, each of which keeps its order."""
+    if culprit == -1:
+        return BatchOutcome({}, tuple(members), ())
     if culprit is None:
         half = len(members) // 2
         parts = [tuple(members[:half]), tuple(members[half:])]
         alone: list[HeaderProbe] = []
     else:
-        parts = [tuple(members[:culprit]), tuple(members[culprit + 1:])]
-        alone = [members[culprit]]
+        first = _first_preamble(members[culprit])
+        out = {m.path for m in members if alike and first is not None and _first_preamble(m) == first}
+        out.add(members[culprit].path)
+        parts = [tuple(m for m in members[:culprit] if m.path not in out),
+                 tuple(m for m in members[culprit + 1:] if m.path not in out)]
+        alone = [m for m in members if m.path in out]
     again = []
     for part in parts:
         if len(part) == 1:
@@ -464,3 +569,8 @@ def _split(members: Sequence[HeaderProbe], culprit: int | None) -> BatchOutcome:
         elif part:
             again.append(part)
     return BatchOutcome({}, tuple(alone), tuple(again))
+
+
+def _first_preamble(p: HeaderProbe) -> tuple[tuple[str, ...], Path] | None:
+    """What the attempt after a header's first preamble compiles before it (lines, directory)."""
+    return (p.preambles[0].lines, p.preambles[0].directory) if p.preambles else None

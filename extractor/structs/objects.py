@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from extractor.model import Diagnostic, Severity
@@ -26,13 +26,16 @@ from extractor.structs.tags import tag_layout
 def read_probe(probe: HeaderProbe, obj: Path, method: Method, includer: str = "", target: str = "") -> ProbeResult:
     """The layouts of ``probe``'s definitions in ``obj``; ``includer``: the file whose earlier
     includes the probe needed (said in each layout's ``origin``)."""
-    return read_batch((probe,), obj, method, includer, target)[probe.path]
+    return read_batch((probe,), obj, method, {probe.path: includer} if includer else {}, target)[probe.path]
 
 
-def read_batch(probes: Sequence[HeaderProbe], obj: Path, method: Method, includer: str = "", target: str = ""
-               ) -> dict[str, ProbeResult]:
+def read_batch(probes: Sequence[HeaderProbe], obj: Path, method: Method, includers: Mapping[str, str] | None = None,
+               target: str = "") -> dict[str, ProbeResult]:
     """Each header's layouts in one object, by the file DWARF says declared them; the object is
-    read once for all of them."""
+    read once for all of them. ``includers``: by header path, the includer whose earlier lines
+    the probe compiled first (headers batched after one preamble came from different includers
+    with the same lines: each layout's ``origin`` names its own)."""
+    includers = includers or {}
     by_file = {os.path.realpath(p.file): p for p in probes}
     try:
         raws = read_layouts(obj, decl_filter=lambda name: os.path.realpath(name) in by_file)
@@ -41,7 +44,7 @@ def read_batch(probes: Sequence[HeaderProbe], obj: Path, method: Method, include
     mine: dict[str, list[RawLayout]] = {p.path: [] for p in probes}
     for raw in raws:  # in the reader's order (name, size, file, line), as a header's own object gives them
         mine[by_file[os.path.realpath(raw.decl_file)].path].append(raw)
-    return {p.path: _result(p, mine[p.path], method, includer, target) for p in probes}
+    return {p.path: _result(p, mine[p.path], method, includers.get(p.path, ""), target) for p in probes}
 
 
 def _result(probe: HeaderProbe, raws: list[RawLayout], method: Method, includer: str, target: str) -> ProbeResult:

@@ -40,15 +40,17 @@ import re
 import shutil
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from extractor.model import to_jsonable
 from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
-from extractor.structs.batch import BATCH_SIZE, BatchOutcome, compile_batch, plan_batches
-from extractor.structs.compilers import (Command, compile_commands, compiler_identity, find_nvcc, host_include_dirs,
-                                         system_headers_digest, target_for, targets_digest, toolchain_fingerprint)
+from extractor.structs.batch import BATCH_SIZE, BatchOutcome, compile_batch, plan_batches, plan_preamble_batches
+from extractor.structs.compilers import (Command, Target, compile_commands, compiler_identity, find_nvcc,
+                                         host_include_dirs, system_headers_digest, target_for, targets_digest,
+                                         toolchain_fingerprint)
 from extractor.structs.buildcontext import CUDA
 from extractor.structs.header import (DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, HEADER_SUFFIXES,
                                       HeaderProbe, Preamble, probe_language)
@@ -197,39 +199,97 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
     compilers found (``toolchain_fingerprint()``, computed here when None): part of it too.
     ``closures``: the run's include closures, when several probes share them.
     """
-    with tempfile.TemporaryDirectory(prefix="archdiff-probe-") as tmp:
-        tmpdir = Path(tmp)
-        source, obj = tmpdir / "probe", tmpdir / "probe.o"
-        language = probe_language(probe)
-        commands = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs)
+    single = SingleProbe(probe, include_dirs, roots, cache_dir=cache_dir, timeout=timeout, root_labels=root_labels,
+                         keep_object=keep_object, pch_headers=pch_headers, memory_bytes=memory_bytes,
+                         context_key=context_key, toolchain=toolchain, closures=closures)
+    try:
+        result = single.first()
+        return result if result is not None else single.rest()
+    finally:
+        single.close()
+
+
+class SingleProbe:
+    """One header's own probe in two steps, so that a batch can stand for the attempt between
+    them: ``first`` (the cache, then the first command alone), ``rest`` (every later attempt,
+    exactly as one go makes them). A header whose first attempt fails, and whose next attempt is
+    its first preamble, waits between the two (``waiting``): a batch of headers after that same
+    preamble (extractor.structs.batch) then lays it out, or ``rest`` makes that attempt alone and
+    goes on. Its temporary directory lives until ``close``."""
+
+    def __init__(self, probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Path], *,
+                 cache_dir: Path | None, timeout: float, root_labels: Sequence[tuple[Path, str]],
+                 keep_object: Path | None, pch_headers: frozenset[Path] | None, memory_bytes: int,
+                 context_key: str, toolchain: str | None, closures: IncludeClosures | None) -> None:
+        self.probe, self.include_dirs, self.roots = probe, include_dirs, roots
+        self.cache_dir, self.timeout, self.root_labels = cache_dir, timeout, root_labels
+        self.keep_object, self.pch_headers, self.memory_bytes = keep_object, pch_headers, memory_bytes
+        self.context_key, self.toolchain, self.closures = context_key, toolchain, closures
+        self._tmp = tempfile.TemporaryDirectory(prefix="archdiff-probe-")
+        self.tmpdir = Path(self._tmp.name)
+        self.source, self.obj = self.tmpdir / "probe", self.tmpdir / "probe.o"
+        self.language = probe_language(probe)
+        self.waiting: Preamble | None = None  # the first preamble, once the first attempt failed
+        self._key: str | None = None
+        self._commands: list[Command] = []
+        self._run: CompileAttempts | None = None
+
+    def close(self) -> None:
+        self._tmp.cleanup()
+
+    def first(self) -> ProbeResult | None:
+        """The result, or None when the header waits for its first preamble (``waiting``)."""
+        probe = self.probe
+        commands = compile_commands(probe.file, self.language, probe.flags, self.source, self.obj, self.include_dirs)
         if isinstance(commands, str):
             return failed_result(probe, commands, "probe-no-compiler")
-        key = None
-        if cache_dir is not None:
-            key = probe_key(probe, commands, include_dirs, roots, context_key,
-                            toolchain_fingerprint() if toolchain is None else toolchain, closures)
-            hit = _cache_load(cache_dir, key)
+        self._commands = commands
+        if self.cache_dir is not None:
+            self._key = probe_key(probe, commands, self.include_dirs, self.roots, self.context_key,
+                                  toolchain_fingerprint() if self.toolchain is None else self.toolchain,
+                                  self.closures)
+            hit = _cache_load(self.cache_dir, self._key)
             if hit is not None:
                 return dataclasses.replace(hit, cached=True)
-        if pch_headers is None:
-            pch_headers = find_precompiled_headers(roots)
-        replacements = [(str(tmpdir) + "/", ""), (str(probe.file), probe.path)]
-        replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in root_labels]
-        # headers of the build context outside the tree are named by their directory's last two
-        # components (`<torch/include>/ATen/...`): no path of this machine reaches the evidence
-        outside_dirs = [d for d in (*include_dirs, *probe.flags.include_dirs, *host_include_dirs())
-                        if not any(_is_under(d, Path(r)) for r, _ in root_labels)]
-        replacements += [(f"{d}/", f"<{'/'.join(d.parts[-2:])}>/") for d in
-                         sorted(outside_dirs, key=lambda d: len(str(d)), reverse=True)]
-        run = CompileAttempts(probe, include_dirs, roots, tmpdir, obj, timeout, memory_bytes, pch_headers, replacements)
-        outcome = run.first_success(commands)
+        pch_headers = find_precompiled_headers(self.roots) if self.pch_headers is None else self.pch_headers
+        self._run = CompileAttempts(probe, self.include_dirs, self.roots, self.tmpdir, self.obj, self.timeout,
+                                    self.memory_bytes, pch_headers, self._replacements())
+        if self._run.first_alone(commands):
+            return self._settle((commands[0], None), None)
+        self.waiting = self._run.batchable_preamble(commands[0])
+        return self.rest() if self.waiting is None else None
+
+    def rest(self) -> ProbeResult:
+        """The result after every attempt that follows the failed first one."""
+        probe, run = self.probe, self._run
+        assert run is not None, "rest() follows a first() that did not decide"
+        outcome = run.first_success(self._commands, first_made=True)
         target = None
         if outcome is None and not run.timed_out and \
                 (target := target_for(missing_from_error(run.error), _text_of(probe.file))) is not None:
             # a header for another CPU: its cross compiler, when installed, gives that CPU's layout;
             # a header for this CPU's vector extensions: the flags that enable them
-            cross = compile_commands(probe.file, language, probe.flags, source, obj, include_dirs, target)
+            cross = compile_commands(probe.file, self.language, probe.flags, self.source, self.obj,
+                                     self.include_dirs, target)
             outcome = run.first_success(cross, own=True) if not isinstance(cross, str) else None
+        return self._settle(outcome, target)
+
+    def _replacements(self) -> list[tuple[str, str]]:
+        """Machine paths as the evidence names them: the probe's directory and header, the roots
+        by their labels, headers of the build context outside the tree by their directory's last
+        two components (`<torch/include>/ATen/...`)."""
+        replacements = [(str(self.tmpdir) + "/", ""), (str(self.probe.file), self.probe.path)]
+        replacements += [(str(root) + "/", f"{label}/" if label else "") for root, label in self.root_labels]
+        outside_dirs = [d for d in (*self.include_dirs, *self.probe.flags.include_dirs, *host_include_dirs())
+                        if not any(_is_under(d, Path(r)) for r, _ in self.root_labels)]
+        replacements += [(f"{d}/", f"<{'/'.join(d.parts[-2:])}>/") for d in
+                         sorted(outside_dirs, key=lambda d: len(str(d)), reverse=True)]
+        return replacements
+
+    def _settle(self, outcome: tuple[Command, Preamble | None] | None, target: Target | None) -> ProbeResult:
+        """The result of the attempt that compiled (``outcome``), or of none; cached."""
+        probe, run, obj, timeout = self.probe, self._run, self.obj, self.timeout
+        assert run is not None
         if outcome is None:
             result = failed_result(probe, run.error, "probe-failed")
         else:
@@ -238,7 +298,7 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
             if target is not None and target.remove_sections:
                 _drop_sections(target, obj, timeout)
             result = read_probe(probe, obj, command.method, used.includer if used else "", target_name)
-            best = tmpdir / "best.o"
+            best = self.tmpdir / "best.o"
             shutil.copyfile(obj, best)
             for preamble in probe.preambles if used is None else ():
                 if not unresolved_count(result) or run.timed_out:
@@ -253,11 +313,100 @@ def probe_header(probe: HeaderProbe, include_dirs: Sequence[Path], roots: Sequen
                         result = alternative
                         shutil.copyfile(obj, best)
             shutil.copyfile(best, obj)
-            if keep_object is not None:
-                shutil.copyfile(obj, keep_object)
-        if cache_dir is not None and key is not None:
-            _cache_store(cache_dir, key, result)
+            if self.keep_object is not None:
+                shutil.copyfile(obj, self.keep_object)
+        if self.cache_dir is not None and self._key is not None:
+            _cache_store(self.cache_dir, self._key, result)
         return result
+
+
+class _Rounds:
+    """The run's compiles on the probe pool, in two rounds: the batches and each other header's
+    first attempt (``start``), then the headers whose first attempt failed, in batches after their
+    shared first preamble or alone from where their probe stands (``go_on``). Each round ends when
+    its last compile has: the second's plan needs every header the first left waiting."""
+
+    def __init__(self, pool: concurrent.futures.Executor, single: Callable[[HeaderProbe], SingleProbe],
+                 batch: Callable[[tuple[HeaderProbe, ...], bool], BatchOutcome], done: dict[str, ProbeResult],
+                 cache: Path | None, keys: dict[str, str]) -> None:
+        self._pool, self._single, self._batch, self.done = pool, single, batch, done
+        self._cache, self._keys = cache, keys
+        self._running: dict[concurrent.futures.Future, Callable[[Any], None]] = {}
+        self.waiting: dict[str, SingleProbe] = {}  # by path: first attempt failed, first preamble next
+        self.batches = 0  # batch compiles, failed ones included
+        self.headers_batched = 0
+
+    def start(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
+        # the largest batches first: the longest compiles start while the rest fill the other workers
+        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
+            self._submit_batch(members, False)
+        # CUDA headers next, nvcc's probes being the longest (2.5 s against 0.1 for most): a long
+        # compile that starts last leaves the other workers idle while it runs
+        for p in sorted(alone, key=lambda p: probe_language(p) != CUDA):
+            self._submit_first(p)
+        self._drain()
+
+    def go_on(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
+        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
+            self._submit_batch(members, True)
+        for p in alone:
+            self._submit_rest(p)
+        self._drain()
+
+    def _drain(self) -> None:
+        while self._running:
+            finished, _ = concurrent.futures.wait(self._running, return_when=concurrent.futures.FIRST_COMPLETED)
+            for future in finished:
+                self._running.pop(future)(future.result())
+
+    def _submit_first(self, p: HeaderProbe) -> None:
+        def first() -> tuple[ProbeResult | None, SingleProbe]:
+            single = self._single(p)
+            try:
+                result = single.first()
+            except BaseException:
+                single.close()
+                raise
+            if result is not None:
+                single.close()
+            return result, single
+
+        def settle(outcome: tuple[ProbeResult | None, SingleProbe]) -> None:
+            result, single = outcome
+            if result is None:
+                self.waiting[p.path] = single
+            else:
+                self.done[p.path] = result
+
+        self._running[self._pool.submit(first)] = settle
+
+    def _submit_rest(self, p: HeaderProbe) -> None:
+        single = self.waiting.pop(p.path)
+
+        def rest() -> ProbeResult:
+            try:
+                return single.rest()
+            finally:
+                single.close()
+
+        self._running[self._pool.submit(rest)] = lambda result: self.done.__setitem__(p.path, result)
+
+    def _submit_batch(self, members: tuple[HeaderProbe, ...], after_preamble: bool) -> None:
+        def settle(outcome: BatchOutcome) -> None:
+            self.batches += 1
+            self.headers_batched += len(outcome.results)
+            for path, result in outcome.results.items():
+                self.done[path] = result
+                if after_preamble:
+                    self.waiting.pop(path).close()
+                if self._cache is not None and path in self._keys:
+                    _cache_store(self._cache, self._keys[path], result)
+            for part in outcome.again:
+                self._submit_batch(part, after_preamble)
+            for p in outcome.alone:
+                (self._submit_rest if after_preamble else self._submit_first)(p)
+
+        self._running[self._pool.submit(self._batch, members, after_preamble)] = settle
 
 
 def probe_key(probe: HeaderProbe, commands: Sequence[Command], include_dirs: Sequence[Path], roots: Sequence[Path],
@@ -356,49 +505,31 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
                 done[p.path] = dataclasses.replace(hit, cached=True)
     todo = [p for p in chosen if p.path not in done]
     # a precompiled header beside a header refuses its probe before any compile: alone, as before
+    batching = batch_size > 1 and not pch_headers
     batches, alone = plan_batches(todo, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
-                                  memory_bytes=memory_bytes) if batch_size > 1 and not pch_headers else ([], todo)
-    counts = {"batches": 0, "headers_batched": 0}
+                                  memory_bytes=memory_bytes) if batching else ([], todo)
 
-    def single(p: HeaderProbe) -> ProbeResult:
-        return probe_header(p, include_dirs, roots, cache_dir=cache, timeout=timeout, root_labels=root_labels,
-                            pch_headers=pch_headers, context_key=context_key, memory_bytes=memory_bytes,
-                            toolchain=toolchain, closures=closures,
-                            keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
+    def single(p: HeaderProbe) -> SingleProbe:
+        return SingleProbe(p, include_dirs, roots, cache_dir=cache, timeout=timeout, root_labels=root_labels,
+                           pch_headers=pch_headers, context_key=context_key, memory_bytes=memory_bytes,
+                           toolchain=toolchain, closures=closures,
+                           keep_object=None if keep_objects is None else keep_objects / object_name(p.path))
 
-    def batch(members: tuple[HeaderProbe, ...]) -> BatchOutcome:
+    def batch(members: tuple[HeaderProbe, ...], after_preamble: bool) -> BatchOutcome:
         # a batch does the work of several probes: it gets twice one probe's time
         return compile_batch(members, include_dirs, roots, timeout=2 * timeout, memory_bytes=memory_bytes,
-                             keep_objects=keep_objects, object_name=object_name)
+                             keep_objects=keep_objects, object_name=object_name, after_preamble=after_preamble)
 
     # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
-        running: dict[concurrent.futures.Future, tuple[HeaderProbe, ...] | HeaderProbe] = {}
-        # the largest batches first: the longest compiles start while the rest fill the other workers
-        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
-            running[pool.submit(batch, members)] = members
-        # CUDA headers next, nvcc's probes being the longest (2.5 s against 0.1 for most): a long
-        # compile that starts last leaves the other workers idle while it runs
-        for p in sorted(alone, key=lambda p: probe_language(p) != CUDA):
-            running[pool.submit(single, p)] = p
-        while running:
-            finished, _ = concurrent.futures.wait(running, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in finished:
-                what = running.pop(future)
-                if isinstance(what, HeaderProbe):
-                    done[what.path] = future.result()
-                    continue
-                outcome = future.result()
-                counts["batches"] += 1
-                counts["headers_batched"] += len(outcome.results)
-                for path, result in outcome.results.items():
-                    done[path] = result
-                    if cache is not None and path in keys:
-                        _cache_store(cache, keys[path], result)
-                for members in outcome.again:
-                    running[pool.submit(batch, members)] = members
-                for p in outcome.alone:
-                    running[pool.submit(single, p)] = p
+        rounds = _Rounds(pool, single, batch, done, cache, keys)
+        rounds.start(batches, alone)
+        waiting = [rounds.waiting[path].probe for path in sorted(rounds.waiting)]
+        # the headers whose first attempt failed: batched after their shared first preamble, the
+        # rest go on alone from where their probe stands
+        after, on = plan_preamble_batches(waiting, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
+                                          memory_bytes=memory_bytes) if batching else ([], waiting)
+        rounds.go_on(after, on)
     results = [done[p.path] for p in chosen]
     for p in skipped:
         error = f"not probed: over the budget of {max_headers} headers per system"
@@ -412,5 +543,5 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
              "headers_compiled": sum(1 for r in results if r.compiled),
              "headers_cached": sum(1 for r in results if r.cached),
              "probe_seconds": round(time.monotonic() - started, 2),
-             "probe_batches": counts["batches"], "headers_batched": counts["headers_batched"]}
+             "probe_batches": rounds.batches, "headers_batched": rounds.headers_batched}
     return results, stats
