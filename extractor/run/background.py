@@ -11,7 +11,7 @@ results of the steps it requires and none other (:meth:`extractor.context.Contex
 order too), and while it runs, reading its result without requiring it raises.
 
 Started earlier, during the scan once the C/C++ files are scanned, the compilers shared the two
-cores with the scan's workers and the probe thread's planning took the driver's lock while it
+cores with the scan's workers and the probe thread's planning held the interpreter's lock while the driver
 fed them: the scan took twice as long and the run no less (vLLM, default probes, 3 rounds:
 13.9 s against 13.6 s after the scan, 25.0 against 23.2 CPU s).
 
