@@ -26,8 +26,8 @@ def _gxx() -> None:
 
 
 # api.h gives MY_API, which the *_ops.h headers use and do not include (torch's TORCH_API); each
-# X.h includes the same lines before its X_ops.h. z_ops.h fails after them too (a type nobody
-# does not hold); w_ops.h is included by an includer with other lines.
+# X.h includes the same lines before its X_ops.h. z_ops.h fails after them too (its
+# static_assert does not hold); w_ops.h is included by an includer with other lines.
 OPS = {
     "ops/api.h": "#pragma once\n#define MY_API __attribute__((visibility(\"default\")))\n",
     "ops/x.h": '#pragma once\n#include "api.h"\n#include <vector>\n#include "x_ops.h"\n',
