@@ -35,7 +35,7 @@ from extractor.model import Contribution, Step
 
 
 class Background:
-    """One step's ``extract`` in a thread of its own, its result (or its exception) at :meth:`join`."""
+    """One step's ``extract`` in a thread of its own, its result (or its exception) at :meth:`result`."""
 
     def __init__(self, ctx: Context, step: Step[Any], needs: Mapping[str, Callable[[], Contribution[Any]]], *,
                  during: str) -> None:
@@ -61,7 +61,7 @@ class Background:
         finally:
             self.wall_s, self.cpu_s = time.perf_counter() - wall, time.thread_time() - cpu
 
-    def join(self) -> Contribution[Any]:
+    def result(self) -> Contribution[Any]:
         """The step's contribution once its thread is done; what it raised is raised here."""
         self._thread.join()
         result, error = self._outcome

@@ -211,18 +211,18 @@ def _run_steps(ctx: Context, steps: tuple[Step, ...], progress: Progress, log: R
             if step.forkable:
                 if index not in ahead and step.name not in ctx.results:
                     # what it requires is still in children: read back, then it starts
-                    _read_back(ctx, steps, ahead, index, progress, log)
+                    _read_back(ctx, steps, ahead, _before(ahead, index), progress, log)
                     _start_ready(ctx, steps, ahead, behind, log, step.name)
                 continue
             if index in behind:
                 continue  # runs beside the steps after it
-            _read_back(ctx, steps, ahead, index, progress, log)
+            _read_back(ctx, steps, ahead, _before(ahead, index), progress, log)
             progress.phase(step.name)
             with log.phase(step.name):
                 ctx.results[step.name] = step.extract(
                     ctx.view({r.name: ctx.result(r) for r in step.requires}) if step.background else ctx)
             _log_details(ctx, step, log)
-        _read_back(ctx, steps, ahead, len(steps), progress, log)
+        _read_back(ctx, steps, ahead, list(ahead), progress, log)
         _join(ctx, steps, behind, list(behind), progress, log)
         _in_steps_order(ctx.results, steps)
     finally:
@@ -267,28 +267,28 @@ def _in_hand(result: Contribution[Any]) -> Callable[[], Contribution[Any]]:
 def _join(ctx: Context, steps: tuple[Step, ...], behind: dict[int, Background], which: list[int],
           progress: Progress, log: RunLog) -> None:
     """The background steps ``which``, their results put in ``ctx``: the driver waits for them in
-    their own phases."""
+    their own phases; the run log keeps each one's own clocks."""
+    joined = {index: behind[index] for index in which}
+    _read_back(ctx, steps, behind, which, progress, log)
+    for index, running in joined.items():
+        log.background[steps[index].name] = running.run_log()
+
+
+def _before(ahead: dict[int, Ahead[Contribution[Any]]], end: int) -> list[int]:
+    """The started steps that come before ``steps[end]``."""
+    return [index for index in ahead if index < end]
+
+
+def _read_back(ctx: Context, steps: tuple[Step, ...], started: dict[int, Ahead[Contribution[Any]]] | dict[int, Background],
+               which: list[int], progress: Progress, log: RunLog) -> None:
+    """The results of the started steps ``which`` (forked children or background threads), in
+    the steps' order."""
     for index in sorted(which):
         step = steps[index]
         progress.phase(step.name)
         with log.phase(step.name):
-            running = behind.pop(index)
-            try:
-                ctx.results[step.name] = running.join()
-            finally:
-                ctx.running.discard(step.name)
-        log.background[step.name] = running.run_log()
-        _log_details(ctx, step, log)
-
-
-def _read_back(ctx: Context, steps: tuple[Step, ...], ahead: dict[int, Ahead[Contribution[Any]]], end: int,
-               progress: Progress, log: RunLog) -> None:
-    """The results of the started steps that come before ``steps[end]``, in the steps' order."""
-    for index in sorted(i for i in ahead if i < end):
-        step = steps[index]
-        progress.phase(step.name)
-        with log.phase(step.name):
-            ctx.results[step.name] = ahead.pop(index).result()
+            ctx.results[step.name] = started.pop(index).result()
+        ctx.running.discard(step.name)
         _log_details(ctx, step, log)
 
 

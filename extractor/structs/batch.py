@@ -164,8 +164,9 @@ def plan_preamble_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[
 
 def _preamble_key(m: _Member) -> tuple:
     """What members of one batch after a preamble share: the command, the preamble's lines and directory."""
-    preamble = m.probe.preambles[0]
-    return (m.context, preamble.lines, str(preamble.directory))
+    first = _first_preamble(m.probe)
+    assert first is not None, "a header waits for its first preamble only when it has one"
+    return (m.context, *first)
 
 
 def _form(groups: dict[tuple, list[_Member]], planner: _Planner, size: int, alone: list[HeaderProbe],
@@ -571,6 +572,6 @@ def _split(members: Sequence[HeaderProbe], culprit: int | None, *, alike: bool =
     return BatchOutcome({}, tuple(alone), tuple(again))
 
 
-def _first_preamble(p: HeaderProbe) -> tuple[tuple[str, ...], Path] | None:
+def _first_preamble(p: HeaderProbe) -> tuple[tuple[str, ...], str] | None:
     """What the attempt after a header's first preamble compiles before it (lines, directory)."""
-    return (p.preambles[0].lines, p.preambles[0].directory) if p.preambles else None
+    return (p.preambles[0].lines, str(p.preambles[0].directory)) if p.preambles else None

@@ -337,9 +337,7 @@ class _Rounds:
         self.headers_batched = 0
 
     def start(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
-        # the largest batches first: the longest compiles start while the rest fill the other workers
-        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
-            self._submit_batch(members, False)
+        self._submit_batches(batches, False)
         # CUDA headers next, nvcc's probes being the longest (2.5 s against 0.1 for most): a long
         # compile that starts last leaves the other workers idle while it runs
         for p in sorted(alone, key=lambda p: probe_language(p) != CUDA):
@@ -347,11 +345,15 @@ class _Rounds:
         self._drain()
 
     def go_on(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
-        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
-            self._submit_batch(members, True)
+        self._submit_batches(batches, True)
         for p in alone:
             self._submit_rest(p)
         self._drain()
+
+    def _submit_batches(self, batches: Sequence[tuple[HeaderProbe, ...]], after_preamble: bool) -> None:
+        # the largest batches first: the longest compiles start while the rest fill the other workers
+        for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
+            self._submit_batch(members, after_preamble)
 
     def _drain(self) -> None:
         while self._running:
