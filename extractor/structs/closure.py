@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -165,6 +166,37 @@ class Closure:
     missing: tuple[str, ...]  # unconditional includes of project files that no directory has
 
 
+@dataclasses.dataclass(slots=True)
+class _Walk:
+    """A closure while it is walked: each file reached and whether surely, and what it found."""
+
+    seen: dict[str, bool] = dataclasses.field(default_factory=dict)
+    project: set[str] = dataclasses.field(default_factory=set)
+    external: set[str] = dataclasses.field(default_factory=set)
+    certain: set[str] = dataclasses.field(default_factory=set)
+    searched: set[tuple[str, str]] = dataclasses.field(default_factory=set)
+    missing: set[str] = dataclasses.field(default_factory=set)
+
+    def merge(self, other: _Walk, sure: bool) -> None:
+        """What walking on from ``other``'s start adds, reached surely or not: a file is sure when
+        some path makes it so, so the sure files of a sure entry are sure here too (and their
+        walk on is ``other``'s); an entry reached only maybe makes everything it reaches maybe,
+        certain nothing and missing nothing."""
+        seen = self.seen
+        if sure:
+            for path, surely in other.seen.items():
+                if surely or path not in seen:
+                    seen[path] = surely
+            self.certain |= other.certain
+            self.missing |= other.missing
+        else:
+            for path in other.seen:
+                seen.setdefault(path, False)
+        self.project |= other.project
+        self.external |= other.external
+        self.searched |= other.searched
+
+
 class Includes:
     """Static include closures, each file read and scanned once per run."""
 
@@ -175,8 +207,11 @@ class Includes:
         # per file: (name, beside the file or "", unconditional) of each include
         self._edges: dict[str, tuple[tuple[str, str, bool], ...]] = {}
         self._found: dict[tuple[str, str], str] = {}
+        self._listings: dict[str, frozenset[str] | None] = {}
+        self._real_folders: dict[str, str] = {}
         self._tails: dict[tuple[str, ...], dict[str, str]] = {}
         self._closures: dict[tuple[str, tuple[str, ...]], Closure] = {}
+        self._entries_walked: dict[tuple[str, str, tuple[str, ...]], _Walk] = {}
         self._declared: dict[str, frozenset[str]] = {}
         self._mentioned: dict[str, frozenset[str]] = {}
 
@@ -188,6 +223,7 @@ class Includes:
         view = Includes([])
         view._scans, view._texts, view._edges = self._scans, self._texts, self._edges
         view._found, view._tails = self._found, self._tails
+        view._listings, view._real_folders = self._listings, self._real_folders
         view._declared, view._mentioned = self._declared, self._mentioned
         return view
 
@@ -211,13 +247,64 @@ class Includes:
         return self._scans[path]
 
     def beside(self, directory: str, name: str) -> str:
-        """``directory/name`` resolved when it is a file, else ""; each asked once per run."""
+        """``directory/name`` resolved when it is a file, else ""; each asked once per run.
+
+        Most questions miss (a name is looked for in each directory of the search before the one
+        that has it: vLLM's probes asked 21,000, with torch's headers far more), so a miss is
+        first answered from the listings of the directories on the way, each listed once per run;
+        what the listings do not rule out is asked of the file system as before. A listing rules
+        a name out only when no entry matches it ignoring case (a case-insensitive file system
+        finds ``Foo.h`` as ``foo.h``) and the name is plain ASCII (no normalization question)."""
         key = (directory, name)
         hit = self._found.get(key)
         if hit is None:
-            candidate = os.path.join(directory, name)
-            hit = self._found[key] = os.path.realpath(candidate) if os.path.isfile(candidate) else ""
+            hit = self._found[key] = "" if self._listed_absent(directory, name) else self._resolve_file(directory, name)
         return hit
+
+    def _listed_absent(self, directory: str, name: str) -> bool:
+        """Whether the listings show that ``directory/name`` cannot exist."""
+        current = directory
+        for part in name.split("/"):
+            if part in ("", ".", ".."):
+                return False  # not a plain descent: the file system answers
+            entries = self._entries(current)
+            if entries is None or not part.isascii():
+                return False
+            if part.lower() not in entries:
+                return True
+            current = os.path.join(current, part)
+        return False
+
+    def _entries(self, directory: str) -> frozenset[str] | None:
+        """The lower-cased names in ``directory``, None when it cannot be listed (not a directory,
+        no permission: then nothing is ruled out by it)."""
+        if directory in self._listings:
+            return self._listings[directory]
+        try:
+            entries: frozenset[str] | None = frozenset(n.lower() for n in os.listdir(directory or "."))
+        except OSError:
+            entries = None
+        self._listings[directory] = entries
+        return entries
+
+    def _resolve_file(self, directory: str, name: str) -> str:
+        """``os.path.realpath`` of ``directory/name`` when it is a file, else "": a file that is no
+        link resolves to its folder's real path and its own name (each folder resolved once per
+        run, where ``realpath`` walks every component of every path)."""
+        candidate = os.path.join(directory, name)
+        try:
+            mode = os.lstat(candidate).st_mode
+        except (OSError, ValueError):
+            return ""
+        folder, base = os.path.split(candidate)
+        if stat.S_ISLNK(mode) or base in ("", ".", ".."):
+            return os.path.realpath(candidate) if os.path.isfile(candidate) else ""
+        if not stat.S_ISREG(mode):
+            return ""
+        real = self._real_folders.get(folder)
+        if real is None:
+            real = self._real_folders[folder] = os.path.realpath(folder)
+        return os.path.join(real, base)
 
     def _edges_of(self, path: str) -> tuple[tuple[str, str, bool], ...]:
         edges = self._edges.get(path)
@@ -240,24 +327,34 @@ class Includes:
         # looked up in two steps, the own directory and then what every probe of its context
         # searches, so that the second is shared by all headers of the context
         own, tail = (dirs[0] if dirs else ""), dirs[1:]
+        walk = _Walk()
+        self._walk(walk, start, own, tail, entries=True)
+        result = Closure(frozenset(walk.project), frozenset(walk.external), frozenset(walk.certain),
+                         frozenset(walk.searched), tuple(sorted(walk.missing)))
+        self._closures[key] = result
+        return result
+
+    def _walk(self, walk: _Walk, start: str, own: str, tail: tuple[str, ...], *, entries: bool) -> None:
+        """Every file reached from ``start`` (reached unconditionally from the header through
+        project files, then anything) into ``walk``. ``entries``: a file outside the tree that a
+        project file includes (``torch/all.h``) brings its own walk, made once per run for the
+        directories searched (:meth:`_entry`), where every header that includes it walked all of
+        torch again: with torch's and CUTLASS's headers the walks were half the probes' planning."""
         found = self._tails.setdefault(tail, {})
-        project: set[str] = set()
-        external: set[str] = set()
-        certain: set[str] = set()
-        searched: set[tuple[str, str]] = set()
-        missing: list[str] = []
-        # (file, reached unconditionally from the header through project files, then anything)
-        queue: list[tuple[str, bool]] = [(start, True)]
-        seen: dict[str, bool] = {}
+        seen = walk.seen
+        queue: list[tuple[str, bool, bool]] = [(start, True, False)]
         while queue:
-            current, sure = queue.pop()
+            current, sure, entry = queue.pop()
             if current in seen and (seen[current] or not sure):
+                continue
+            if entry:
+                walk.merge(self._entry(current, own, tail), sure)
                 continue
             seen[current] = sure
             inside = self.in_project(current)
-            (project if inside else external).add(current)
+            (walk.project if inside else walk.external).add(current)
             if sure and not inside:
-                certain.add(current)
+                walk.certain.add(current)
             for name, target, unconditional in self._edges_of(current):
                 if not target:
                     target = self.beside(own, name) if own else ""
@@ -266,19 +363,25 @@ class Includes:
                         if cached is None:
                             cached = found[name] = next((t for d in tail if (t := self.beside(d, name))), "")
                         target = cached
-                    searched.add((name, target))
+                    walk.searched.add((name, target))
                 if not target:
                     if inside and unconditional and sure:
-                        missing.append(name)
+                        walk.missing.add(name)
                     continue
                 # outside the tree, every include counts as certain once a certain file makes it:
                 # the closure of torch/all.h is the same for every header that includes it
-                queue.append((target, sure and (unconditional or not inside)))
-        result = Closure(frozenset(project), frozenset(external), frozenset(certain), frozenset(searched),
-                         tuple(dict.fromkeys(missing)))
-        self._closures[key] = result
-        return result
+                queue.append((target, sure and (unconditional or not inside),
+                              entries and inside and not self.in_project(target)))
 
+    def _entry(self, path: str, own: str, tail: tuple[str, ...]) -> _Walk:
+        """The walk from ``path``, a file outside the tree, as reached unconditionally, once per
+        run for each search (its own includes are looked up in the same directories)."""
+        key = (path, own, tail)
+        walk = self._entries_walked.get(key)
+        if walk is None:
+            walk = self._entries_walked[key] = _Walk()
+            self._walk(walk, path, own, tail, entries=False)
+        return walk
     def names_of(self, files: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
         """(declared names, identifiers) of ``files``."""
         files = tuple(files)
