@@ -93,10 +93,12 @@ class BatchOutcome:
 
 def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path],
                  size: int = BATCH_SIZE, *, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
-                 memory_bytes: int = DEFAULT_MEMORY) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
+                 memory_bytes: int = DEFAULT_MEMORY, includes: Includes | None = None
+                 ) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
     """(batches of two or more headers, headers to probe alone), deterministic for given inputs;
-    ``jobs`` preprocess-only passes run at once, each bounded as a probe compile is."""
-    includes = Includes(roots)
+    ``jobs`` preprocess-only passes run at once, each bounded as a probe compile is. ``includes``:
+    the run's closures (of ``roots``), shared with its other plans."""
+    includes = includes if includes is not None else Includes(roots)
     candidates: list[_Member] = []
     alone: list[HeaderProbe] = []
     for p in probes:
@@ -119,7 +121,7 @@ def plan_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], ro
 
 def plan_preamble_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path],
                           size: int = BATCH_SIZE, *, jobs: int = 1, timeout: float = DEFAULT_TIMEOUT,
-                          memory_bytes: int = DEFAULT_MEMORY
+                          memory_bytes: int = DEFAULT_MEMORY, includes: Includes | None = None
                           ) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
     """(batches after a shared preamble, headers to probe alone) for headers whose first attempt
     failed and whose next is their first preamble (``HeaderProbe.preambles[0]``): torch's 65
@@ -132,13 +134,16 @@ def plan_preamble_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[
     (their own directory, so that the search is the same as alone: members elsewhere are probed
     alone); a member's files are what its preprocessor lists after the preamble's lines, less
     what those lines read alone (a header the preamble reads already is read there in both
-    units); nvcc members (no listing) are probed alone."""
-    includes = Includes(roots)
+    units); nvcc members (no listing) are probed alone.
+
+    Each group (:func:`preamble_groups`) is planned on its own: planning the headers of one group
+    gives that group's batches whatever else is planned with it."""
+    includes = includes if includes is not None else Includes(roots)
     alone: list[HeaderProbe] = []
     candidates: list[_Member] = []
     for p in probes:
-        m = _member(p, include_dirs, includes)
-        if m is None or m.own_dir != str(p.preambles[0].directory):
+        m = _preamble_member(p, include_dirs, includes)
+        if m is None:
             alone.append(p)
         else:
             candidates.append(m)
@@ -160,6 +165,28 @@ def plan_preamble_batches(probes: Sequence[HeaderProbe], include_dirs: Sequence[
                 _with_files(m, tuple(sorted(set(files) - set(before))), includes))
     batches = _form(groups, _Planner(includes), size, alone, lambda group: frozenset())
     return batches, sorted(alone, key=lambda p: p.path)
+
+
+def preamble_groups(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], includes: Includes
+                    ) -> dict[str, tuple | None]:
+    """Per header with a first preamble, by path, the group :func:`plan_preamble_batches` would
+    place it in should its first attempt fail (None: it would be probed alone), known before any
+    compile: a group can be planned once its own headers' first attempts have ended."""
+    groups: dict[str, tuple | None] = {}
+    for p in probes:
+        if p.preambles:
+            m = _preamble_member(p, include_dirs, includes)
+            # an nvcc group has no listing to plan on: each of its headers goes on alone
+            groups[p.path] = None if m is None or _unlisted(m.context[0]) else _preamble_key(m)
+    return groups
+
+
+def _preamble_member(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) -> _Member | None:
+    """``p`` as a member of a batch after its first preamble, None when it is probed alone: it
+    cannot batch at all, or lies outside its preamble's directory (so that alone its search would
+    differ)."""
+    m = _member(p, include_dirs, includes)
+    return None if m is None or m.own_dir != str(p.preambles[0].directory) else m
 
 
 def _preamble_key(m: _Member) -> tuple:
@@ -242,7 +269,7 @@ def _read_alone(p: HeaderProbe, include_dirs: Sequence[Path], roots: Sequence[Pa
         if isinstance(commands, str):
             return None
         command = commands[0]
-        if Path(command.exe).name.startswith("nvcc"):
+        if _unlisted(command.exe):
             return _UNLISTED
         source = tmpdir / f"probe{command.suffix}"
         preamble = p.preambles[0] if after_preamble else None
@@ -277,6 +304,11 @@ def _with_files(m: _Member, read: tuple[str, ...], includes: Includes) -> _Membe
     project = frozenset(f for f in files if includes.in_project(f))
     external = frozenset(files - project)
     return dataclasses.replace(m, closure=Closure(project, external, external, m.closure.searched, ()), listed=True)
+
+
+def _unlisted(exe: str) -> bool:
+    """Whether the compiler ``exe`` lists nothing without compiling (nvcc)."""
+    return Path(exe).name.startswith("nvcc")
 
 
 def _system_dirs(exe: str, suffix: str) -> tuple[Path, ...]:

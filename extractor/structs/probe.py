@@ -32,6 +32,7 @@ release re-probes only the headers whose closure changed.
 
 from __future__ import annotations
 
+import collections
 import concurrent.futures
 import dataclasses
 import hashlib
@@ -47,7 +48,9 @@ from typing import Any
 from extractor.model import to_jsonable
 from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
-from extractor.structs.batch import BATCH_SIZE, BatchOutcome, compile_batch, plan_batches, plan_preamble_batches
+from extractor.structs.batch import (BATCH_SIZE, BatchOutcome, compile_batch, plan_batches, plan_preamble_batches,
+                                    preamble_groups)
+from extractor.structs.closure import Includes
 from extractor.structs.compilers import (Command, Target, compile_commands, compiler_identity, find_nvcc,
                                          host_include_dirs, system_headers_digest, target_for, targets_digest,
                                          toolchain_fingerprint)
@@ -321,39 +324,69 @@ class SingleProbe:
 
 
 class _Rounds:
-    """The run's compiles on the probe pool, in two rounds: the batches and each other header's
-    first attempt (``start``), then the headers whose first attempt failed, in batches after their
-    shared first preamble or alone from where their probe stands (``go_on``). Each round ends when
-    its last compile has: the second's plan needs every header the first left waiting."""
+    """The run's compiles on the probe pool: the batches and each other header's first attempt
+    (``run``), then each header whose first attempt failed, from where its probe stands. One that
+    would go on alone goes on at once; the others are planned by group (the headers that may
+    share a batch after one first preamble, ``groups``: extractor.structs.batch.preamble_groups)
+    as soon as every header of the group has had its first attempt, in batches after that
+    preamble or alone (``plan_group``). A group's plan needs all of its own headers, and no
+    other's: no compile waits for headers it cannot share a unit with (a 60-second nvcc probe
+    once waited for the last first attempt of every other header)."""
 
     def __init__(self, pool: concurrent.futures.Executor, single: Callable[[HeaderProbe], SingleProbe],
                  batch: Callable[[tuple[HeaderProbe, ...], bool], BatchOutcome], done: dict[str, ProbeResult],
-                 cache: Path | None, keys: dict[str, str]) -> None:
+                 cache: Path | None, keys: dict[str, str], groups: dict[str, tuple | None],
+                 plan_group: Callable[[list[HeaderProbe]], tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]]
+                 ) -> None:
         self._pool, self._single, self._batch, self.done = pool, single, batch, done
         self._cache, self._keys = cache, keys
+        self._groups, self._plan_group = groups, plan_group
+        # per group, its headers whose first attempt has not ended, and those that wait for its plan
+        self._pending = collections.Counter(key for key in groups.values() if key is not None)
+        self._held: dict[tuple, list[str]] = collections.defaultdict(list)
         self._running: dict[concurrent.futures.Future, Callable[[Any], None]] = {}
         self.waiting: dict[str, SingleProbe] = {}  # by path: first attempt failed, first preamble next
         self.batches = 0  # batch compiles, failed ones included
         self.headers_batched = 0
 
-    def start(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
+    def run(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
         self._submit_batches(batches, False)
         # CUDA headers next, nvcc's probes being the longest (2.5 s against 0.1 for most): a long
         # compile that starts last leaves the other workers idle while it runs
         for p in sorted(alone, key=lambda p: probe_language(p) != CUDA):
             self._submit_first(p)
         self._drain()
-
-    def go_on(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
-        self._submit_batches(batches, True)
-        for p in alone:
-            self._submit_rest(p)
+        # every group was planned when its last first attempt ended; this only guards the count
+        for key in sorted(self._held, key=repr):
+            self._plan(key)
         self._drain()
 
     def _submit_batches(self, batches: Sequence[tuple[HeaderProbe, ...]], after_preamble: bool) -> None:
         # the largest batches first: the longest compiles start while the rest fill the other workers
         for members in sorted(batches, key=lambda b: (-len(b), b[0].path)):
             self._submit_batch(members, after_preamble)
+
+    def _first_ended(self, path: str, single: SingleProbe | None) -> None:
+        """A header's first attempt ended: laid out (``single`` None) or waiting for its first preamble."""
+        key = self._groups.get(path)
+        if single is not None:
+            self.waiting[path] = single
+            if key is None:
+                self._submit_rest(single.probe)
+                return
+            self._held[key].append(path)
+        if key is not None:
+            self._pending[key] -= 1
+            if self._pending[key] == 0:
+                self._plan(key)
+
+    def _plan(self, key: tuple) -> None:
+        held = sorted(self._held.pop(key, ()))
+        if held:
+            after, alone = self._plan_group([self.waiting[path].probe for path in held])
+            self._submit_batches(after, True)
+            for p in alone:
+                self._submit_rest(p)
 
     def _drain(self) -> None:
         while self._running:
@@ -375,10 +408,9 @@ class _Rounds:
 
         def settle(outcome: tuple[ProbeResult | None, SingleProbe]) -> None:
             result, single = outcome
-            if result is None:
-                self.waiting[p.path] = single
-            else:
+            if result is not None:
                 self.done[p.path] = result
+            self._first_ended(p.path, single if result is None else None)
 
         self._running[self._pool.submit(first)] = settle
 
@@ -403,6 +435,8 @@ class _Rounds:
                     self.waiting.pop(path).close()
                 if self._cache is not None and path in self._keys:
                     _cache_store(self._cache, self._keys[path], result)
+                if not after_preamble:
+                    self._first_ended(path, None)
             for part in outcome.again:
                 self._submit_batch(part, after_preamble)
             for p in outcome.alone:
@@ -508,8 +542,16 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     todo = [p for p in chosen if p.path not in done]
     # a precompiled header beside a header refuses its probe before any compile: alone, as before
     batching = batch_size > 1 and not pch_headers
+    includes = Includes(roots)  # the closures, shared by the plans
     batches, alone = plan_batches(todo, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
-                                  memory_bytes=memory_bytes) if batching else ([], todo)
+                                  memory_bytes=memory_bytes, includes=includes) if batching else ([], todo)
+    # the headers whose first attempt fails go on batched after their shared first preamble (only
+    # with batching), or alone from where their probe stands
+    groups = preamble_groups(todo, include_dirs, includes) if batching else {}
+
+    def plan_group(waiting: list[HeaderProbe]) -> tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]:
+        return plan_preamble_batches(waiting, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
+                                     memory_bytes=memory_bytes, includes=includes)
 
     def single(p: HeaderProbe) -> SingleProbe:
         return SingleProbe(p, include_dirs, roots, cache_dir=cache, timeout=timeout, root_labels=root_labels,
@@ -524,14 +566,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
 
     # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
-        rounds = _Rounds(pool, single, batch, done, cache, keys)
-        rounds.start(batches, alone)
-        waiting = [rounds.waiting[path].probe for path in sorted(rounds.waiting)]
-        # the headers whose first attempt failed: batched after their shared first preamble, the
-        # rest go on alone from where their probe stands
-        after, on = plan_preamble_batches(waiting, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
-                                          memory_bytes=memory_bytes) if batching else ([], waiting)
-        rounds.go_on(after, on)
+        rounds = _Rounds(pool, single, batch, done, cache, keys, groups, plan_group)
+        rounds.run(batches, alone)
     results = [done[p.path] for p in chosen]
     for p in skipped:
         error = f"not probed: over the budget of {max_headers} headers per system"
