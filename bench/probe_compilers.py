@@ -3,6 +3,7 @@
 
     python3 -m bench.probe_compilers [SPEC] [--headers-from SPEC ...] [--jobs 2] [--top 15]
         [--code DIR] [--json OUT] [--evidence OUT] [--name NAME --version VERSION] [--max-headers N]
+        [--timeline]
 
 SPEC defaults to the unpacked vLLM 0.10.2 sdist the real-input tests use. One cold extraction
 (a fresh cache directory; ``--headers-from`` wheels already unpacked in the shared test cache are
@@ -14,7 +15,9 @@ failed, preprocess-only pass), then the costliest processes with the headers the
 The run log's ``steps.structs.workers_cpu_s`` is the same CPU in one figure; this says which
 compiles it is made of, what a change to the probes' attempts has to be measured against.
 ``--code DIR`` measures another checkout (a before/after table); ``--max-headers N`` probes the
-best N headers only (``structs_max_headers``: 30 of the torch tree's 160 in a few minutes). Never
+best N headers only (``structs_max_headers``: 30 of the torch tree's 160 in a few minutes).
+``--timeline`` also lists every process in the order it started, with its start and end (seconds
+from the extraction's start) and the thread that ran it: where the probe threads waited. Never
 asserts.
 """
 
@@ -28,6 +31,7 @@ import shutil
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -42,13 +46,16 @@ WHEELS = Path.home() / ".cache" / "archdiff-tests" / "wheels"
 _SOURCES = ("probe.cu", "probe.cpp", "probe.c")
 
 
-def timed_processes(log: list[dict[str, Any]]) -> Callable[..., Any]:
-    """A ``run_bounded`` that runs each command under ``/usr/bin/time`` and appends what it cost."""
+def timed_processes(log: list[dict[str, Any]], origin: float | None = None) -> Callable[..., Any]:
+    """A ``run_bounded`` that runs each command under ``/usr/bin/time`` and appends what it cost,
+    and when it ran (``time.perf_counter`` seconds after ``origin``)."""
     from extractor.support.safeproc import run_bounded as real
 
     lock = threading.Lock()
+    origin = time.perf_counter() if origin is None else origin
 
     def run(argv, **kw):
+        start = time.perf_counter() - origin
         fd, times = tempfile.mkstemp(prefix="archdiff-time-")
         os.close(fd)
         try:
@@ -60,7 +67,9 @@ def timed_processes(log: list[dict[str, Any]]) -> Callable[..., Any]:
         with lock:
             log.append({"compiler": Path(argv[0]).name,
                         "kind": "preprocess" if "-MG" in argv else ("ok" if done.returncode == 0 else "failed"),
-                        "cpu_s": round(user + system, 2), "headers": _headers_of(source)})
+                        "cpu_s": round(user + system, 2), "headers": _headers_of(source),
+                        "start_s": round(start, 2), "end_s": round(time.perf_counter() - origin, 2),
+                        "thread": threading.current_thread().name})
         return done
 
     return run
@@ -87,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--name", default="")
     parser.add_argument("--version", default="")
     parser.add_argument("--max-headers", type=int, help="probe only the best N headers")
+    parser.add_argument("--timeline", action="store_true", help="also every process in the order it started")
     args = parser.parse_args(argv)
     log: list[dict[str, Any]] = []
     run = timed_processes(log)
@@ -114,6 +124,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(log, indent=1), encoding="utf-8")
     print_table(log, args.top)
+    if args.timeline:
+        print_timeline(log)
     return 0
 
 
@@ -129,6 +141,14 @@ def print_table(log: list[dict[str, Any]], top: int) -> None:
     for x in sorted(log, key=lambda x: -x["cpu_s"])[:top]:
         names = ", ".join(Path(h).name for h in x["headers"])
         print(f"{x['cpu_s']:7.2f}  {x['compiler']:24} {x['kind']:10} {names[:90]}")
+
+
+def print_timeline(log: list[dict[str, Any]]) -> None:
+    print(f"\n{'start':>8} {'end':>8}  {'thread':24} {'compiler':24} {'kind':10} headers")
+    for x in sorted(log, key=lambda x: (x["start_s"], x["thread"])):
+        names = ", ".join(Path(h).name for h in x["headers"])
+        print(f"{x['start_s']:8.2f} {x['end_s']:8.2f}  {x['thread'][-24:]:24} {x['compiler']:24} {x['kind']:10} "
+              f"{names[:70]}")
 
 
 if __name__ == "__main__":
