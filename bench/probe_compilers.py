@@ -139,16 +139,19 @@ def print_table(log: list[dict[str, Any]], top: int) -> None:
         print(f"{compiler:28} {kind:10} {len(cpu):9d} {sum(cpu):8.2f}")
     print(f"\nthe {top} costliest:")
     for x in sorted(log, key=lambda x: -x["cpu_s"])[:top]:
-        names = ", ".join(Path(h).name for h in x["headers"])
-        print(f"{x['cpu_s']:7.2f}  {x['compiler']:24} {x['kind']:10} {names[:90]}")
+        print(f"{x['cpu_s']:7.2f}  {x['compiler']:24} {x['kind']:10} {_names(x)[:90]}")
 
 
 def print_timeline(log: list[dict[str, Any]]) -> None:
     print(f"\n{'start':>8} {'end':>8}  {'thread':24} {'compiler':24} {'kind':10} headers")
     for x in sorted(log, key=lambda x: (x["start_s"], x["thread"])):
-        names = ", ".join(Path(h).name for h in x["headers"])
         print(f"{x['start_s']:8.2f} {x['end_s']:8.2f}  {x['thread'][-24:]:24} {x['compiler']:24} {x['kind']:10} "
-              f"{names[:70]}")
+              f"{_names(x)[:70]}")
+
+
+def _names(process: dict[str, Any]) -> str:
+    """The file names of the headers a process compiled."""
+    return ", ".join(Path(h).name for h in process["headers"])
 
 
 if __name__ == "__main__":

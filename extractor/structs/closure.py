@@ -382,6 +382,7 @@ class Includes:
             walk = self._entries_walked[key] = _Walk()
             self._walk(walk, path, own, tail, entries=False)
         return walk
+
     def names_of(self, files: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
         """(declared names, identifiers) of ``files``."""
         files = tuple(files)

@@ -356,10 +356,7 @@ class _Rounds:
         for p in sorted(alone, key=lambda p: probe_language(p) != CUDA):
             self._submit_first(p)
         self._drain()
-        # every group was planned when its last first attempt ended; this only guards the count
-        for key in sorted(self._held, key=repr):
-            self._plan(key)
-        self._drain()
+        assert not self._held and not self.waiting, "every group is planned when its last first attempt ends"
 
     def _submit_batches(self, batches: Sequence[tuple[HeaderProbe, ...]], after_preamble: bool) -> None:
         # the largest batches first: the longest compiles start while the rest fill the other workers
