@@ -234,6 +234,7 @@ class Step(Generic[X]):
     # ``extract`` is plain computation (it reads files at most: no locks, threads, writes, nor
     # results of steps it does not require) and its contribution pickles compactly: the pipeline
     # may run it in a forked child beside the driver's steps (extractor.support.forkmap.fork_ahead).
+    # Its facts are then decoded there, on first use, not by the driver with the scan's results.
     forkable: bool = False
     # ``extract`` spends its time waiting on programs it runs (the struct probes' compilers): with
     # more than one job the pipeline runs it in a thread of the driver, from when the steps it

@@ -7,6 +7,8 @@ from __future__ import annotations
 import sqlite3
 import sys
 
+import msgspec
+
 from extractor.context import ExtractOptions
 from extractor.run.facts import FileFacts, decode_result, encode_result
 from extractor.run.pipeline import extract_system
@@ -119,3 +121,53 @@ def test_files_of_the_same_content_each_get_their_facts(tmp_path):
     result = extract_system([str(tree)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c", probe_structs=False))
     ids = {n["id"] for n in result.bundle["graph"]["nodes"]}
     assert {"py:pkg.a.Scheduler1.schedule", "py:pkg.b.Scheduler1.schedule"} <= ids
+
+
+def test_facts_left_encoded_are_decoded_once_on_first_use_from_bytes_of_their_own():
+    """The facts of a step that runs in a forked child stay encoded in the driver (decode_all's
+    ``later``), as a copy: the result they were cut from is let go all the same."""
+    plain = encode_result(3, [], {"python": {"defs": ["f"]}, "concepts": [1, 2]})
+    result = decode_result(plain)
+    holders = sys.getrefcount(plain)
+    calls = []
+
+    def counted(raw):
+        calls.append(bytes(raw))
+        return list(msgspec.msgpack.decode(raw))
+
+    facts = FileFacts(result.facts, {"concepts": counted})
+    facts.decode_all(frozenset({"concepts"}))
+    del result
+    assert sys.getrefcount(plain) < holders and calls == []
+    assert sorted(facts) == ["concepts", "python"] and "concepts" in facts and len(facts) == 2
+    assert facts["concepts"] == [1, 2] and facts["concepts"] == [1, 2] and len(calls) == 1
+    assert dict(facts) == {"python": {"defs": ["f"]}, "concepts": [1, 2]}
+
+
+def test_the_driver_leaves_the_facts_of_forked_steps_to_their_children(tmp_path, monkeypatch):
+    """With two jobs, the metrics and concepts steps run in forked children, which decode their
+    own facts; the driver decodes only what its own steps read. The evidence is the same as with
+    one job, where the driver runs every step."""
+    from extractor.run import compute
+
+    decoded: list[str] = []
+    original = compute.fact_decoders
+
+    def counting(steps):
+        def wrap(name, decode):
+            def run(raw):
+                decoded.append(name)  # a child's appends stay in the child
+                return decode(raw)
+            return run
+        return {language: {name: wrap(name, decode) for name, decode in by_step.items()}
+                for language, by_step in original(steps).items()}
+
+    monkeypatch.setattr(compute, "fact_decoders", counting)
+    tree = FIXTURES / "pysample"
+    many = extract_system([str(tree)], options=ExtractOptions(jobs=2, cache_dir=tmp_path / "a", probe_structs=False))
+    in_driver = set(decoded)
+    decoded.clear()
+    one = extract_system([str(tree)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "b", probe_structs=False))
+    assert "python" in in_driver and not in_driver & {"metrics", "concepts"}
+    assert {"metrics", "concepts"} <= set(decoded)  # with one job the driver runs those steps itself
+    assert many.data == one.data and many.bundle["concepts"]

@@ -151,12 +151,15 @@ class FileFacts(Mapping[str, Any]):
         self._decoded[step] = value
         return value
 
-    def decode_all(self) -> None:
-        """Every step's facts decoded now, and the encoded ones let go: a decoded :class:`msgspec.Raw`
-        still holds the whole result it was cut from (vLLM: 33 MB of results, after the scan)."""
-        for step in self._raw:
-            self[step]
-        self._raw = self._decoded  # the same steps, for iter, len and in
+    def decode_all(self, later: frozenset[str] = frozenset()) -> None:
+        """Every step's facts decoded now, but those of the steps in ``later`` (decoded on first
+        use, by whoever reads them: a forked child, extractor.run.compute), and the encoded ones
+        let go: a :class:`msgspec.Raw` still holds the whole result it was cut from (vLLM: 33 MB
+        of results, after the scan), so the facts left encoded keep a copy of their own bytes."""
+        settled: dict[str, Any] = {}
+        for step, raw in self._raw.items():
+            settled[step] = raw.copy() if step in later else self[step]
+        self._raw = settled  # the same steps, for iter, len and in; the decoded are read from _decoded
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._raw)
