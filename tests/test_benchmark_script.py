@@ -34,3 +34,19 @@ def test_targets_at_most_and_at_least():
     assert benchmark.Row("ratio", 3.9, "x", 4).met and not benchmark.Row("ratio", 4.1, "x", 4).met
     assert benchmark.Row("speed-up", 6.2, "x", 6, at_most=False).met
     assert not benchmark.Row("speed-up", 3.3, "x", 6, at_most=False).met
+
+
+def test_amdahls_projection_waits_for_the_drivers_work_in_the_pool_window():
+    """With many cores the pool's window is no shorter than the driver's own work in it (each
+    result read and decoded): the projection counts it once it outlasts the workers' share; a
+    first-run archive's tree writer is neither serial nor the scan's."""
+    from bench.extract_vs_baselines import amdahl
+
+    run = {"serial_cpu": 1.0, "window_driver_cpu": 0.2, "workers_cpu": 8.0, "fork_map_cpu": 1.0}
+    hidden, parts = amdahl(run)
+    assert hidden == (1.0 + 8.0 + 1.0) / (1.0 + 8.0 / 16 + 1.0 / 16)  # the workers set the window
+    assert parts == {"serial": 1.0, "window": 0.2, "scan": 8.0, "fork": 1.0}
+    busy, _parts = amdahl({**run, "window_driver_cpu": 0.9})
+    assert busy == 10.0 / (1.0 + 0.9 + 1.0 / 16) < hidden  # the driver sets it
+    written, parts = amdahl({**run, "workers_cpu": 11.0, "unpack_cpu": 3.0})
+    assert written == hidden and parts["scan"] == 8.0

@@ -148,3 +148,40 @@ def test_the_vllm_sdist_is_served_from_memory_as_tarfile_unpacks_it(vllm_src, tm
     unpacking.wait()
     written = SourceTree("", "pypi:vllm==0.10.2", "pypi", tmp_path / "t" / "vllm-0.10.2")
     assert list_files(written) == (entries, diagnostics)
+
+
+def test_the_tree_is_written_once_by_a_process_of_its_own(tmp_path, monkeypatch):
+    """The writer is a forked child (the driver's lock is not its business), it writes the tree
+    once, and a child that dies without a word leaves the writing to the driver."""
+    import os
+    import signal
+
+    from extractor.acquire import archives
+
+    log = tmp_path / "writers"
+    original = archives._unpack_into
+
+    def logged(tar, members, scratch):
+        with open(log, "a", encoding="utf-8") as out:
+            out.write(f"{os.getpid()}\n")
+        return original(tar, members, scratch)
+
+    monkeypatch.setattr(archives, "_unpack_into", logged)
+    unpacking = extract_tar(io.BytesIO(_tar(PLAIN)), tmp_path / "t", name="x.tar.gz", background=True)
+    unpacking.wait()
+    (writer,) = log.read_text().split()
+    assert int(writer) != os.getpid() and (tmp_path / "t" / "pkg-1.0" / "pkg" / "core.py").is_file()
+
+    log.unlink()
+
+    def killed(tar, members, scratch):
+        if os.getpid() != driver:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return logged(tar, members, scratch)
+
+    driver = os.getpid()
+    monkeypatch.setattr(archives, "_unpack_into", killed)
+    unpacking = extract_tar(io.BytesIO(_tar(PLAIN)), tmp_path / "u", name="x.tar.gz", background=True)
+    unpacking.wait()
+    assert log.read_text().split() == [str(driver)]
+    assert _files_on_disk(tmp_path / "u" / "pkg-1.0") == _files_on_disk(tmp_path / "t" / "pkg-1.0")

@@ -19,10 +19,18 @@ Writing the tree is mostly the kernel creating files (vLLM's sdist: 3,433 member
 first run, 60% of it in ``open()``; threads did not speed it up). The pipeline need not wait for
 it: the scan reads files' bytes, and those are in the decompressed tar already. So a tar asked for
 ``background=True`` whose files are all plain (regular files and directories, no links, no two
-members at one path: see :func:`_plain_files`) and which fits in memory is written by a thread,
-while :class:`Unpacking` serves its files' sizes and bytes from memory; whoever reads the tree
-from disk (manifests, probes) waits for the writer (:meth:`Unpacking.wait`). Any other tar is
-written before ``extract_tar`` returns, as it always was.
+members at one path: see :func:`_plain_files`) and which fits in memory is written by a forked
+child process (a thread where there is no ``fork``), while :class:`Unpacking` serves its files'
+sizes and bytes from memory; whoever reads the tree from disk (manifests, probes) waits for the
+writer (:meth:`Unpacking.wait`). Any other tar is written before ``extract_tar`` returns, as it
+always was.
+
+A process, not a thread, because each of the writer's 17,000 system calls gives up the
+interpreter's lock and must take it back: while the driver's own thread works (decoding the
+scan's results, which with many cores is all of the pool's window) a thread waits up to the
+switch interval (5 ms) for it after every call, and the tree that takes 0.2-3 s of the kernel's
+time alone took minutes beside a busy thread. The child shares nothing with the driver's lock,
+and its CPU is counted as a child's (the run log's ``unpack`` phase, ``workers_cpu_s``).
 """
 
 from __future__ import annotations
@@ -34,12 +42,16 @@ import io
 import json
 import lzma
 import os
+import pickle
 import posixpath
 import re
+import signal
+import sys
 import tarfile
 import tempfile
 import threading
 import time
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -73,17 +85,22 @@ def skipped_links(tree: Path) -> tuple[str, ...]:
 
 
 class Unpacking:
-    """A tar's tree being written into place by a thread, and its regular files meanwhile: their
-    paths (relative to the tree's root, the archive's single top folder when it has one), sizes
-    and bytes, read from the decompressed tar in memory."""
+    """A tar's tree being written into place by a forked child (or a thread), and its regular
+    files meanwhile: their paths (relative to the tree's root, the archive's single top folder
+    when it has one), sizes and bytes, read from the decompressed tar in memory."""
 
     def __init__(self, data: bytes, files: dict[str, tuple[int, int]], root: str, write: Callable[[], None]) -> None:
         self._data = memoryview(data)
         self._files = files  # path under root -> (offset, size) in data
         self.root = root  # "" or the top folder: the tree's root is target / root
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(write,), name="archdiff-unpack")
-        self._thread.start()
+        self._write = write
+        self._lock = threading.Lock()
+        self._child = _fork_writer(write)
+        self._thread: threading.Thread | None = None
+        if self._child is None:
+            self._thread = threading.Thread(target=self._run, args=(write,), name="archdiff-unpack")
+            self._thread.start()
 
     def _run(self, write: Callable[[], None]) -> None:
         try:
@@ -100,10 +117,79 @@ class Unpacking:
         return bytes(self._data[offset:offset + size])
 
     def wait(self) -> None:
-        """Return once the tree is in place; raise what writing it raised."""
-        self._thread.join()
+        """Return once the tree is in place; raise what writing it raised. A child that ended
+        without saying how it went (killed, crashed) leaves the writing to this process."""
+        with self._lock:
+            if self._child is not None:
+                pid, fd = self._child
+                self._child = None
+                try:
+                    told = _writer_outcome(pid, fd)
+                finally:
+                    os.close(fd)
+                if told is None:
+                    self._run(self._write)
+                else:
+                    self._error = told[0]
+        if self._thread is not None:
+            self._thread.join()
         if self._error is not None:
             raise self._error
+
+
+def _fork_writer(write: Callable[[], None]) -> tuple[int, int] | None:
+    """A child process that runs ``write`` and reports how it went in a file only the two can
+    reach (its pid and that file), or None where there is no ``fork`` or the system refuses one.
+
+    The child ignores Ctrl-C and outlives the driver: a run that stops before it waits (a failed
+    step, an interrupt) still leaves the tree whole in the cache, or its scratch folder removed,
+    as a thread the interpreter waits for at exit did. It only writes the tree: its output streams
+    are its own (another thread may have held the driver's at the fork), and it leaves with
+    ``os._exit`` (no exit handler or finaliser of the driver's runs in it)."""
+    if not hasattr(os, "fork"):
+        return None
+    fd = os.memfd_create("archdiff-unpack", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else _unlinked_file()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads alive, see above
+            pid = os.fork()
+    except OSError:
+        os.close(fd)
+        return None
+    if pid == 0:  # pragma: no cover (the child's coverage is not collected)
+        code = 1
+        try:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (left to os._exit)
+            outcome: BaseException | None = None
+            try:
+                write()
+            except BaseException as err:  # noqa: BLE001 (reported to the driver, which raises it)
+                outcome = err
+            with open(fd, "wb", closefd=False) as out:
+                pickle.dump((outcome,), out, protocol=pickle.HIGHEST_PROTOCOL)
+            code = 0
+        finally:
+            os._exit(code)
+    return pid, fd
+
+
+def _unlinked_file() -> int:
+    fd, path = tempfile.mkstemp(prefix="archdiff-unpack-")
+    os.unlink(path)
+    return fd
+
+
+def _writer_outcome(pid: int, fd: int) -> tuple[BaseException | None] | None:
+    """``(error or None,)`` as the writer reported it once it exited, or None if it did not."""
+    _pid, status = os.waitpid(pid, 0)
+    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
+        return None
+    try:
+        told = pickle.loads(os.pread(fd, os.fstat(fd).st_size, 0))  # the child moved the shared offset
+    except Exception:  # noqa: BLE001 (a report that does not read: the writing is done here)
+        return None
+    return told if isinstance(told, tuple) and len(told) == 1 else None
 
 
 def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refuse",

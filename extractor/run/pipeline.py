@@ -3,6 +3,7 @@ extractor.run.compute) read, scan and each kind."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
@@ -145,8 +146,16 @@ def _extract(specs: Sequence[str], name: str, version: str, options: ExtractOpti
             return served
     from extractor.run.compute import Inputs, compute  # the scanners and steps: a miss's imports
 
-    return compute(Inputs(name, version, sources, tuple(entries), unpacking, tuple(diagnostics), options, cache_dir,
-                          stamps, looked_up), steps, progress, executor, log, keep)
+    try:
+        return compute(Inputs(name, version, sources, tuple(entries), unpacking, tuple(diagnostics), options,
+                              cache_dir, stamps, looked_up), steps, progress, executor, log, keep)
+    except BaseException:
+        # A run that fails before it waits for its trees' writers still reaps them (each finishes
+        # its tree): a process that extracts again (releases, compare) keeps no zombie per failure.
+        for being_written in unpacking.values():
+            with contextlib.suppress(Exception):
+                being_written.wait()
+        raise
 
 
 def _inventory(sources: Sequence[SourceTree], unpacking: dict[str, Unpacking]
