@@ -155,3 +155,24 @@ def test_files_go_to_the_pool_largest_first(tmp_path):
     extract_system([str(FIXTURES / "mini_vllm")], executor=Recording(),
                    options=ExtractOptions(jobs=2, cache_dir=tmp_path / "c", probe_structs=False))
     assert len(handed) > 5 and handed == sorted(handed, reverse=True)
+
+
+def _call(item):
+    return item()
+
+
+def test_forked_workers_are_sent_indexes_not_items(monkeypatch):
+    """A forked worker holds the items from its start: the parent sends an index, so an item that
+    would not even pickle (a closure) is worked on all the same, by a worker started after a crash too."""
+    sent = []
+    original = workerpool._feed
+
+    def feed(worker, queue, items):
+        if queue and worker.held is None:
+            sent.append(worker.inherited)
+        original(worker, queue, items)
+
+    monkeypatch.setattr(workerpool, "_feed", feed)
+    items = [lambda: 1, lambda: os.kill(os.getpid(), signal.SIGSEGV), lambda: 3]
+    assert list(run_guarded(items, _call, jobs=1, timeout=10)) == [1, Failure("crashed", "SIGSEGV"), 3]
+    assert sent == [True, True, True]
