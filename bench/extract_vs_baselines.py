@@ -512,7 +512,8 @@ def profile(args) -> None:
     print(f"  pool window (-j1): {one['window']:.2f} s wall, driver CPU in it {one['window_driver_cpu']:.2f} s")
     print(f"  fork_map's work (extractor/support/forkmap.py) done in the driver: {one['fork_map_cpu']:.2f} s CPU at "
           f"-j1, {many['fork_map_cpu']:.2f} s at -j{n} (the rest went to forked children, in workers CPU)")
-    print(f"  bytes to workers {one['sent']:,}, from workers {one['received']:,}; evidence.json {one['bytes']:,}")
+    print(f"  file bytes handed to workers {one['sent']:,} (a forked worker inherits them: only indexes cross its "
+          f"pipe), result bytes from workers {one['received']:,}; evidence.json {one['bytes']:,}")
     print(f"serial part (driver, outside the pool and fork_map's work): -j1 {one['serial_wall']:.2f} s wall, "
           f"{one['serial_cpu']:.2f} s CPU; -j{n} {many['serial_cpu']:.2f} s CPU, forking and reading results "
           "back included (target: <= 3 s)")

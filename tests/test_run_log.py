@@ -32,6 +32,8 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     assert log["workers"]["bytes_sent"] == sum(p.stat().st_size for p in (FIXTURES / "pysample").rglob("*.py"))
     assert log["workers"]["bytes_received"] > 0 and log["bundle_bytes"] == len(result.data)
     assert 0 < log["pool_s"] <= log["steps"]["scan"]["wall_s"] + 0.01
+    # the driver's own CPU in the window, within the scan phase's
+    assert 0 < log["pool_cpu_s"] <= log["steps"]["scan"]["cpu_s"] + 0.01
     # the python graph, the layers and the bundle went to fork_map's children (-j2), the forkable steps to children
     # of their own: the driver's waits for them are not serial either
     forked = ("python", "layers", "bundle", *(step.name for step in STEPS if step.forkable))
@@ -55,7 +57,7 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     again = extract_system([str(FIXTURES / "pysample")], options=ExtractOptions(jobs=2, cache_dir=tmp_path / "c",
                                                                                   probe_structs=False))
     assert again.log["files"] == {"total": 6, "parsed": 0, "cached": 6, "bundle_from_cache": True}
-    assert again.log["pool_s"] == 0 and "scan" not in again.log["steps"]
+    assert again.log["pool_s"] == again.log["pool_cpu_s"] == 0 and "scan" not in again.log["steps"]
     assert again.log["fork_map_s"] == 0  # the bundle from the memo: no step ran, nothing forked
 
 

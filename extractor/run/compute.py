@@ -375,7 +375,7 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
         received = 0
         pending: dict[str, bytes] = {}
         preparation = _Preparation(steps, options)
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         for blob, value in zip(missing, executor.scan_files(items, steps, options.jobs, progress.advance)):
             preparation.start()  # the pool works: a first result is back
             received += len(value)
@@ -393,6 +393,7 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
                 if key not in shared:
                     cached[key] = done.without_facts()
         log.scan.pool_wall_s = time.perf_counter() - started
+        log.scan.pool_cpu_s = time.process_time() - cpu
         log.scan.bytes_received = received
         cache.put_many(pending)
         preparation.join()

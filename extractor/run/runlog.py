@@ -62,9 +62,12 @@ class ScanCounts:
     files: int = 0  # files the run read
     parsed: int = 0  # ... scanned in workers this run
     cached: int = 0  # ... whose facts came from the fact cache
-    bytes_sent: int = 0  # file contents handed to workers
+    bytes_sent: int = 0  # file contents handed to workers (the local pool's inherit them at the fork)
     bytes_received: int = 0  # encoded results (msgpack) handed back
     pool_wall_s: float = 0.0  # from the first file handed out to the last result back
+    # the driver's CPU in that window (handing out, reading, decoding and caching results): with
+    # enough workers the window lasts at least this long
+    pool_cpu_s: float = 0.0
 
 
 @runtime_checkable
@@ -137,6 +140,7 @@ class RunLog:
             "wall_s": round(self.wall_s, 3),
             "serial_s": round(self.serial_s, 3),
             "pool_s": round(scan.pool_wall_s, 3),
+            "pool_cpu_s": round(scan.pool_cpu_s, 3),
             "fork_map_s": round(self.forked_s, 3),
             "cpu_s": round(sum(p.cpu_s for p in self.phases.values()), 3),
             "workers_cpu_s": round(sum(p.workers_cpu_s for p in self.phases.values()), 3),
