@@ -69,7 +69,8 @@ def main() -> None:
     for i in range(args.runs):
         waited, cpu = one_run(args.archive, args.busy)
         runs.append((waited, cpu))
-        print(f"  run {i + 1}: waited {waited:.2f} s for the tree after {args.busy:g} s busy; writer child CPU {cpu:.2f} s")
+        print(f"  run {i + 1}: waited {waited:.2f} s for the tree after {args.busy:g} s busy; "
+              f"writer child CPU {cpu:.2f} s")
     print(f"median: waited {statistics.median(w for w, _c in runs):.2f} s, "
           f"writer child CPU {statistics.median(c for _w, c in runs):.2f} s")
 

@@ -182,7 +182,10 @@ def _unlinked_file() -> int:
 
 def _writer_outcome(pid: int, fd: int) -> tuple[BaseException | None] | None:
     """``(error or None,)`` as the writer reported it once it exited, or None if it did not."""
-    _pid, status = os.waitpid(pid, 0)
+    try:
+        _pid, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped by someone else: how it went is not known here
+        return None
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     try:
