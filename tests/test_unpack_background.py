@@ -1,4 +1,4 @@
-"""A first-run archive is written by a thread while the scan reads its files from memory: what the
+"""A first-run archive is written by a child process while the scan reads its files from memory: what the
 memory serves must be what the disk will hold (the same files, sizes, bytes and inventory), an
 archive whose tree could differ from its members is written before the run goes on, and the
 evidence is the evidence of the same archive already unpacked."""

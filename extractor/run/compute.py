@@ -48,7 +48,7 @@ class Inputs:
     version: str
     sources: tuple[SourceTree, ...]
     entries: tuple[tuple[SourceTree, InventoryEntry], ...]
-    unpacking: dict[str, Unpacking]  # by label, the trees a thread is still writing
+    unpacking: dict[str, Unpacking]  # by label, the trees a writer is still writing
     diagnostics: tuple[Diagnostic, ...]  # the inventory's
     options: ExtractOptions
     cache_dir: Path

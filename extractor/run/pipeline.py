@@ -50,10 +50,11 @@ def _labelled(specs: Sequence[str]) -> list[SourceSpec]:
 
 
 def _acquire_unpacking(specs: Sequence[str], cache_dir: Path) -> tuple[tuple[SourceTree, ...], dict[str, Unpacking]]:
-    """The sources, and by label those whose tree a thread is still writing (first unpacked by
-    this run: extractor.acquire.archives): their files are read from memory until the run waits
-    for the writers, before anything reads a tree from disk. The writer is not a daemon: a run
-    that fails before waiting still leaves the tree whole (or its temporary folder removed)."""
+    """The sources, and by label those whose tree a writer (a forked child, or a thread where there
+    is no fork) is still writing (first unpacked by this run: extractor.acquire.archives): their
+    files are read from memory until the run waits for the writers, before anything reads a tree
+    from disk. The writer outlives a run that fails before waiting: the tree is left whole (or its
+    temporary folder removed)."""
     acquired = [acquire_unpacking(p, cache_dir) for p in _labelled(specs)]
     return tuple(tree for tree, _u in acquired), {tree.label: u for tree, u in acquired if u is not None}
 
