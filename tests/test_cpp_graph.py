@@ -179,6 +179,7 @@ def test_graph_is_deterministic_whatever_the_file_order(graph):
     dump = lambda c: json.dumps(to_jsonable(c), sort_keys=True)  # noqa: E731
     assert dump(again) == dump(graph)
     assert list(graph.nodes) == sorted(graph.nodes) and list(graph.edges) == sorted(graph.edges)
+    assert len(set(graph.edges)) == len(graph.edges)  # each edge once
 
 
 def _walked(defined, includes, path):

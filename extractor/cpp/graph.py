@@ -38,6 +38,7 @@ from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.cpp.uses import uses_edges
+from extractor.graphparts import unique_sorted_edges
 from extractor.native.calls import each_call
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, node_key
 from extractor.naming import cpp_id, file_id, id_name
@@ -162,7 +163,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     file_nodes = [Node(file_id(p), NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
                   for p in sorted(facts)]
     all_nodes = _sorted_nodes([*file_nodes, *nodes, *schema_nodes, *external.values()])
-    all_edges = tuple(sorted(set(edges), key=_EDGE_ORDER))
+    all_edges = tuple(unique_sorted_edges([edges]))  # keyed by tuples, hashed in C: not by Edge's __hash__
 
     stats["files"] = len(facts)
     stats["op_registrations"] = len(ops)
