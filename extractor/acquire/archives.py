@@ -37,21 +37,18 @@ from __future__ import annotations
 
 import bz2
 import contextlib
+import functools
 import gzip
 import io
 import json
 import lzma
 import os
-import pickle
 import posixpath
 import re
-import signal
-import sys
 import tarfile
 import tempfile
 import threading
 import time
-import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -59,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.errors import UserInputError
+from extractor.support.forkmap import finish_call, start_call
 from extractor.support.storage import is_storage_error, write_atomic
 
 MAX_ARCHIVE_BYTES = 4 * 1024**3  # uncompressed, whole archive
@@ -96,17 +94,17 @@ class Unpacking:
         self._error: BaseException | None = None
         self._write = write
         self._lock = threading.Lock()
-        self._child = _fork_writer(write)
+        # a child that outlives the driver: a run that stops before it waits (a failed step, an
+        # interrupt) still leaves the tree whole, or its scratch folder removed, as a thread the
+        # interpreter waits for at exit did
+        self._child = start_call(functools.partial(_outcome, write), outlive=True)
         self._thread: threading.Thread | None = None
         if self._child is None:
             self._thread = threading.Thread(target=self._run, args=(write,), name="archdiff-unpack")
             self._thread.start()
 
     def _run(self, write: Callable[[], None]) -> None:
-        try:
-            write()
-        except BaseException as err:  # noqa: BLE001 (raised again by wait(), in the caller's thread)
-            self._error = err
+        self._error = _outcome(write)
 
     def sizes(self) -> dict[str, int]:
         """Every regular file's size, by its POSIX path under the root."""
@@ -121,12 +119,8 @@ class Unpacking:
         without saying how it went (killed, crashed) leaves the writing to this process."""
         with self._lock:
             if self._child is not None:
-                pid, fd = self._child
-                self._child = None
-                try:
-                    told = _writer_outcome(pid, fd)
-                finally:
-                    os.close(fd)
+                child, self._child = self._child, None
+                told = finish_call(child)
                 if told is None:
                     self._run(self._write)
                 else:
@@ -137,62 +131,13 @@ class Unpacking:
             raise self._error
 
 
-def _fork_writer(write: Callable[[], None]) -> tuple[int, int] | None:
-    """A child process that runs ``write`` and reports how it went in a file only the two can
-    reach (its pid and that file), or None where there is no ``fork`` or the system refuses one.
-
-    The child ignores Ctrl-C and outlives the driver: a run that stops before it waits (a failed
-    step, an interrupt) still leaves the tree whole in the cache, or its scratch folder removed,
-    as a thread the interpreter waits for at exit did. It only writes the tree: its output streams
-    are its own (another thread may have held the driver's at the fork), and it leaves with
-    ``os._exit`` (no exit handler or finaliser of the driver's runs in it)."""
-    if not hasattr(os, "fork"):
-        return None
-    fd = os.memfd_create("archdiff-unpack", os.MFD_CLOEXEC) if hasattr(os, "memfd_create") else _unlinked_file()
+def _outcome(write: Callable[[], None]) -> BaseException | None:
+    """What ``write`` raised, or None (:meth:`Unpacking.wait` raises it in the caller's thread)."""
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: fork with threads alive, see above
-            pid = os.fork()
-    except OSError:
-        os.close(fd)
-        return None
-    if pid == 0:  # pragma: no cover (the child's coverage is not collected)
-        code = 1
-        try:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-            sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (left to os._exit)
-            outcome: BaseException | None = None
-            try:
-                write()
-            except BaseException as err:  # noqa: BLE001 (reported to the driver, which raises it)
-                outcome = err
-            with open(fd, "wb", closefd=False) as out:
-                pickle.dump((outcome,), out, protocol=pickle.HIGHEST_PROTOCOL)
-            code = 0
-        finally:
-            os._exit(code)
-    return pid, fd
-
-
-def _unlinked_file() -> int:
-    fd, path = tempfile.mkstemp(prefix="archdiff-unpack-")
-    os.unlink(path)
-    return fd
-
-
-def _writer_outcome(pid: int, fd: int) -> tuple[BaseException | None] | None:
-    """``(error or None,)`` as the writer reported it once it exited, or None if it did not."""
-    try:
-        _pid, status = os.waitpid(pid, 0)
-    except ChildProcessError:  # reaped by someone else: how it went is not known here
-        return None
-    if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
-        return None
-    try:
-        told = pickle.loads(os.pread(fd, os.fstat(fd).st_size, 0))  # the child moved the shared offset
-    except Exception:  # noqa: BLE001 (a report that does not read: the writing is done here)
-        return None
-    return told if isinstance(told, tuple) and len(told) == 1 else None
+        write()
+    except BaseException as err:  # noqa: BLE001 (raised again by Unpacking.wait, in the driver)
+        return err
+    return None
 
 
 def extract_tar(fileobj, target: Path, name: str, *, outside_links: str = "refuse",

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import operator
 import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -186,9 +185,6 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         shared=CppShared(tuple(sorted(table.sites)), tuple(ops), tuple(bindings), _aggregates(table),
                          {p: tuple(t) for p, t in resolved_includes.items()}))
 
-
-# extractor.model.edge_key's order, read in C: an EdgeKind is a str that compares as its value
-_EDGE_ORDER = operator.attrgetter("source", "target", "kind", "path", "line")
 
 
 def _sorted_nodes(nodes: list[Node]) -> tuple[Node, ...]:

@@ -169,6 +169,25 @@ def fork_ahead(call: Callable[[], R], jobs: int) -> Ahead[R]:
     return Ahead(call, child)
 
 
+def start_call(call: Callable[[], R], *, outlive: bool = False) -> tuple[int, int] | None:
+    """``call()`` started in a forked child (its pid and results file, for :func:`finish_call`),
+    or None without ``fork`` or when the system refuses a process. The rules of :func:`fork_map`,
+    but for ``outlive``: such a child is not killed when the driver dies, so work that must end
+    whole once begun (writing a tree into place: extractor.acquire.archives) may run in it."""
+    return _fork(_call, [call], outlive) if hasattr(os, "fork") else None
+
+
+def finish_call(child: tuple[int, int]) -> tuple[R] | None:
+    """``(result,)`` of a :func:`start_call` child once it has exited; None when it failed (it
+    died, raised, or was reaped by someone else): the caller then does the work itself."""
+    pid, fd = child
+    try:
+        found = _results(pid, fd)
+    finally:
+        os.close(fd)
+    return None if found is None else (found[0],)
+
+
 def _pickled(call: Callable[[], R]) -> bytes:
     return pickle.dumps(call(), protocol=pickle.HIGHEST_PROTOCOL)
 
@@ -195,9 +214,10 @@ def spans(count: int, parts: int) -> list[range]:
     return [range(count * i // parts, count * (i + 1) // parts) for i in range(parts) if count]
 
 
-def _fork(work: Callable[[T], R], tasks: Sequence[T]) -> tuple[int, int] | None:
+def _fork(work: Callable[[T], R], tasks: Sequence[T], outlive: bool = False) -> tuple[int, int] | None:
     """Start a child that computes ``tasks``: (its pid, the file it writes its results to), or
-    None when the system refuses a process (those tasks then run in the driver)."""
+    None when the system refuses a process (those tasks then run in the driver). ``outlive``: it
+    does not die with the driver."""
     fd = _results_file()
     try:
         with warnings.catch_warnings():
@@ -208,7 +228,7 @@ def _fork(work: Callable[[T], R], tasks: Sequence[T]) -> tuple[int, int] | None:
         os.close(fd)
         return None
     if pid == 0:
-        _serve(work, tasks, fd)
+        _serve(work, tasks, fd, outlive)
     return pid, fd
 
 
@@ -221,14 +241,15 @@ def _results_file() -> int:
     return fd
 
 
-def _serve(work: Callable[[T], R], tasks: Sequence[T], fd: int) -> None:
+def _serve(work: Callable[[T], R], tasks: Sequence[T], fd: int, outlive: bool = False) -> None:
     """In the child: compute, write, leave. Never returns: a child that got back into the
     caller's code would run the rest of the driver's pipeline a second time."""
     code = 1
     try:
         gc.disable()
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-        die_with_parent()
+        if not outlive:
+            die_with_parent()
         # The progress thread may have held the lock of the driver's stderr at the fork, held in
         # this copy forever: a warning the work raises goes to streams of the child's own.
         sys.stdout = sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (left to os._exit)
@@ -241,7 +262,10 @@ def _serve(work: Callable[[T], R], tasks: Sequence[T], fd: int) -> None:
 
 def _results(pid: int, fd: int) -> list | None:
     """A child's results, once it has exited: None when it failed."""
-    _pid, status = os.waitpid(pid, 0)
+    try:
+        _pid, status = os.waitpid(pid, 0)
+    except ChildProcessError:  # reaped by someone else: how it went is not known here
+        return None
     size = os.fstat(fd).st_size
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not size:
         return None
