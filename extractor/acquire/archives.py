@@ -120,7 +120,7 @@ class Unpacking:
         with self._lock:
             if self._child is not None:
                 child, self._child = self._child, None
-                told = finish_call(child)
+                told: tuple[BaseException | None] | None = finish_call(child)
                 if told is None:
                     self._run(self._write)
                 else:

@@ -51,7 +51,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -177,7 +177,7 @@ def start_call(call: Callable[[], R], *, outlive: bool = False) -> tuple[int, in
     return _fork(_call, [call], outlive) if hasattr(os, "fork") else None
 
 
-def finish_call(child: tuple[int, int]) -> tuple[R] | None:
+def finish_call(child: tuple[int, int]) -> tuple[Any] | None:
     """``(result,)`` of a :func:`start_call` child once it has exited; None when it failed (it
     died, raised, or was reaped by someone else): the caller then does the work itself."""
     pid, fd = child
