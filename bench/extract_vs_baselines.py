@@ -50,7 +50,9 @@ import subprocess
 import tempfile
 import time
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 import sys
 
 if "--code" in sys.argv:  # measure another checkout's code (the benchmark itself stays this one)
@@ -307,6 +309,10 @@ class _PhaseClock:
         self.close()
         self._open = (name, time.perf_counter(), time.process_time(), _children_cpu())
 
+    @property
+    def current(self) -> str:
+        return self._open[0] if self._open is not None else "?"
+
     def advance(self, n: int = 1) -> None:
         pass
 
@@ -356,14 +362,18 @@ class _PoolMeter:
 
 class _ForkMeter:
     """Wraps fork_map's in-process runner (extractor/support/forkmap.py): the driver's CPU in work
-    that fork_map would give to children with more jobs (all of it at -j1). A forked child runs the
+    that fork_map would give to children with more jobs (all of it at -j1), by the phase it is done
+    in and by kind: ``map`` (fork_map's tasks, split over up to MAX_CHILDREN children) or ``ahead``
+    (a ``forkable`` step's whole extract, one child of its own: fork_ahead). A forked child runs the
     wrapper too, but its counts stay in the child: its CPU reaches the driver as children's CPU.
     Inactive for --code of a tree without fork_map."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: _PhaseClock | None = None) -> None:
         self.cpu = 0.0
+        self.by_phase: dict[str, dict[str, float]] = {}
         self.depth = 0  # run_here inside run_here (fork_map in a forked step, at -j1): counted once
         self.module = None
+        self.clock = clock
 
     def install(self) -> None:
         try:
@@ -372,6 +382,7 @@ class _ForkMeter:
             return
         self.module, self.original = forkmap, forkmap.run_here
         meter = self
+        ahead = getattr(forkmap, "_pickled", None)  # what fork_ahead's call runs through
 
         def run_here(work, tasks):
             cpu = time.process_time()
@@ -381,7 +392,11 @@ class _ForkMeter:
             finally:
                 meter.depth -= 1
                 if not meter.depth:
-                    meter.cpu += time.process_time() - cpu
+                    used = time.process_time() - cpu
+                    meter.cpu += used
+                    phase = meter.clock.current if meter.clock is not None else "?"
+                    kinds = meter.by_phase.setdefault(phase, {"map": 0.0, "ahead": 0.0})
+                    kinds["ahead" if work is ahead and ahead is not None else "map"] += used
 
         forkmap.run_here = run_here
 
@@ -402,7 +417,8 @@ def cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
     cache = Path(tempfile.mkdtemp(prefix="archdiff-profile-"))
     try:
         shutil.copytree(primed, cache, dirs_exist_ok=True, ignore=shutil.ignore_patterns("facts.sqlite*", "trees"))
-        clock, meter, forks = _PhaseClock(), _PoolMeter(), _ForkMeter()
+        clock, meter = _PhaseClock(), _PoolMeter()
+        forks = _ForkMeter(clock)
         original = meter.install()
         forks.install()
         old_build = getattr(pipeline, "build_bundle", None)
@@ -434,7 +450,7 @@ def cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
         free_cpu = time.process_time() - free_cpu
         return {"wall": total, "driver_cpu": driver_cpu, "workers_cpu": _children_cpu() - children,
                 "phases": clock.rows, "window": meter.window, "window_driver_cpu": meter.driver_cpu,
-                "serial_wall": total - meter.window, "fork_map_cpu": forks.cpu,
+                "serial_wall": total - meter.window, "fork_map_cpu": forks.cpu, "forks_by_phase": forks.by_phase,
                 # the driver outside the scan pool, less fork_map's work done here: what more cores cannot take
                 "serial_cpu": driver_cpu - meter.driver_cpu - forks.cpu,
                 # a first-run archive's tree writer (its own child): neither serial nor the scan's
@@ -450,32 +466,104 @@ def _median_runs(runs: list[dict]) -> dict:
     phases: dict[str, list[float]] = {}
     for name in runs[0]["phases"]:
         phases[name] = [med(r["phases"].get(name, [0.0, 0.0, 0.0])[i] for r in runs) for i in range(3)]
-    out = {key: med(r[key] for r in runs) for key in runs[0] if key not in ("phases", "log")}
+    out = {key: med(r[key] for r in runs) for key in runs[0] if key not in ("phases", "log", "forks_by_phase")}
     out["phases"] = phases
+    out["forks_by_phase"] = {name: {kind: med(r["forks_by_phase"].get(name, {}).get(kind, 0.0) for r in runs)
+                                    for kind in ("map", "ahead")}
+                             for name in {n for r in runs for n in r.get("forks_by_phase", {})}}
     return out
 
 
 _WHERE = {"scan": "workers (driver: hand out, receive, decode, cache)", "structs": "driver (+ compilers)"}
 
 
-def amdahl(run: dict, cores: int = 16) -> tuple[float, dict[str, float]]:
-    """The projection for ``cores`` from one run's CPU seconds, and its parts.
+def amdahl(run: dict, cores: int = 16, steps: Sequence[Any] | None = None,
+           children: int | None = None) -> tuple[float, dict[str, float]]:
+    """The projection for ``cores`` from one -j1 run's CPU seconds, and its parts.
 
-    Serial (S) is the driver's own CPU outside the scan pool and fork_map's work (forking, reading
-    and combining results included). Parallel is the scan workers' CPU (P_scan) and fork_map's
-    work (P_fork: forked children, or the driver at -j1). The tree writer of a first-run archive
-    (a child of its own, the run log's ``unpack`` workers' CPU) is in neither: its kernel time
-    swings 0.2-3 s with the file system's state, and it runs on a core of its own.
+    T(1) = S + P_scan + P_fork: the driver's own CPU outside the scan pool (S), the scan workers'
+    (P_scan) and what fork_map and fork_ahead would give to children with more jobs (P_fork). The
+    tree writer of a first-run archive (a child of its own, the run log's ``unpack`` workers' CPU)
+    is in neither: its kernel time swings 0.2-3 s with the file system's state, and it runs on a
+    core of its own.
 
-    The driver's CPU inside the pool's window (W: handing files out, reading, decoding and caching
-    each result) is serial too, and hidden only while the workers are slower: with ``cores``
-    workers the window lasts at least max(P_scan / cores, W). So
-    T(cores) = S + max(P_scan / cores, W) + P_fork / cores, against T(1) = S + P_scan + P_fork."""
+    T(cores) is the run's critical path with that many cores:
+    - the pool's window lasts max(P_scan / cores, W): the driver's CPU inside it (W: handing files
+      out, reading, decoding and caching each result) is serial once it outlasts the workers' share;
+    - fork_map's work in a phase is split over min(cores, MAX_CHILDREN) children, not ``cores``:
+      fork_map forks at most that many (``children``: the measured code's ``MAX_CHILDREN``);
+    - a ``forkable`` step is one child of its own (fork_ahead): it starts once the steps it
+      requires are done and the driver waits for it before the next step of its own after it
+      (extractor/run/compute.py), so the steps are replayed in order (``steps``: the measured
+      code's ``extractor.steps.STEPS``), each forkable step's CPU as its child's duration.
+    The driver's forks themselves (about 10 ms each with a vLLM-sized heap) are not in a -j1 run,
+    so the projection leaves them out; it is an upper bound in that respect."""
     unpack = run.get("unpack_cpu", 0.0)
     serial, window = run["serial_cpu"], run["window_driver_cpu"]
     scan, fork = max(run["workers_cpu"] - unpack, 0.0), run["fork_map_cpu"]
-    many = serial + max(scan / cores, window) + fork / cores
+    if children is None:
+        children = _max_children()
+    spread = max(1, min(cores, children))
+    forks = run.get("forks_by_phase")
+    if forks is None:  # one phase, every fork fork_map's
+        many = serial + max(scan / cores, window) + fork / spread
+    else:
+        many = max(scan / cores, window) + _path_after_scan(run, forks, spread, steps)
     return (serial + scan + fork) / many, {"serial": serial, "window": window, "scan": scan, "fork": fork}
+
+
+def _max_children() -> int:
+    try:
+        from extractor.support.forkmap import MAX_CHILDREN
+    except ImportError:
+        return 1
+    return MAX_CHILDREN
+
+
+def _path_after_scan(run: dict, forks: dict[str, dict[str, float]], spread: int, steps: Sequence[Any] | None) -> float:
+    """The driver's serial CPU and the critical path through the steps, the scan's window left out
+    (see :func:`amdahl`)."""
+    if steps is None:
+        from extractor.steps import STEPS as steps
+    own = {}  # each phase's driver CPU, less the work it did for children and the scan's window
+    for name, (_wall, cpu, _children) in run["phases"].items():
+        done_here = forks.get(name, {})
+        own[name] = max(cpu - done_here.get("map", 0.0) - done_here.get("ahead", 0.0)
+                        - (run["window_driver_cpu"] if name == "scan" else 0.0), 0.0)
+    # the driver's CPU outside every phase (before the first, between): serial wherever it falls
+    t = max(run["serial_cpu"] - sum(own.values()), 0.0)
+    named = {step.name for step in steps}
+    for name, cpu in own.items():
+        if name not in named:  # acquire, inventory, read, bundle, memo ...: the driver alone
+            t += cpu + forks.get(name, {}).get("map", 0.0) / spread
+    done: dict[str, float] = {}
+    started: dict[str, float] = {}  # forkable step -> when its child would start
+
+    def start_ready(now: float) -> None:
+        for step in steps:
+            if step.forkable and step.name not in started and all(r.name in done for r in step.requires):
+                started[step.name] = now
+
+    def read_back(names: list[str]) -> None:
+        nonlocal t
+        for name in names:
+            if name in started and name not in done:
+                t = max(t, started[name] + forks.get(name, {}).get("ahead", 0.0)) + own.get(name, 0.0)
+                done[name] = t
+
+    for index, step in enumerate(steps):
+        start_ready(t)
+        earlier = [s.name for s in steps[:index] if s.forkable]
+        if step.forkable:
+            if step.name not in started:  # what it requires is still in children
+                read_back(earlier)
+                start_ready(t)
+            continue
+        read_back(earlier)
+        t += own.get(step.name, 0.0) + forks.get(step.name, {}).get("map", 0.0) / spread
+        done[step.name] = t
+    read_back([step.name for step in steps])
+    return t
 
 
 def _amdahl(run: dict) -> str:

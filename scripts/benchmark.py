@@ -18,8 +18,10 @@ the same rounds, and the load average before and after. It measures, never asser
 - **warm**: the same default-probes command again, on the cache of the round's cold run.
 - **serial part, Amdahl**: cold ``--no-probes`` runs in this process at ``-j1`` (the meters of
   ``bench.extract_vs_baselines``): the driver's CPU outside the scan pool and outside fork_map's
-  work, and the projection for 16 cores from the CPU seconds, the pool's window lasting at least
-  the driver's own CPU in it (``bench.extract_vs_baselines.amdahl``).
+  work, and the projection for 16 cores from the CPU seconds: the pool's window lasting at least
+  the driver's own CPU in it, fork_map's work split over at most its MAX_CHILDREN children, and
+  each forked step a child of its own, replayed in the steps' order
+  (``bench.extract_vs_baselines.amdahl``).
 - ``--headers``: SPEC with ``--headers-from pypi:torch==2.8.0 --headers-from pypi:nvidia-cutlass``,
   cold, once (probe objects kept: the compile is the same), the layouts resolved and their
   agreement with pahole and gdb ``ptype /o`` (``bench.structs_vs_pahole``).
@@ -180,7 +182,8 @@ def serial_part(spec: list[str], primed: Path, runs: int) -> list[Row]:
     return [Row("serial part, driver CPU at -j1", serial, " s", 3,
                 baseline=f"parallel part {parallel:.2f} CPU s; driver in the pool's window {window:.2f} s"),
             Row("Amdahl's projection for 16 cores over -j1", median([s for s, _parts in projected]), "x", 6,
-                at_most=False, baseline="the window at least the driver's CPU in it")]
+                at_most=False, baseline="the window at least the driver's CPU in it, fork_map over at most "
+                "MAX_CHILDREN children, each forked step a child of its own on the steps' path")]
 
 
 def headers(spec: list[str], primed: Path, wheels: Path, work: Path, jobs: int) -> list[Row]:

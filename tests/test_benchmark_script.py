@@ -6,7 +6,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import ROOT
 
@@ -43,10 +46,44 @@ def test_amdahls_projection_waits_for_the_drivers_work_in_the_pool_window():
     from bench.extract_vs_baselines import amdahl
 
     run = {"serial_cpu": 1.0, "window_driver_cpu": 0.2, "workers_cpu": 8.0, "fork_map_cpu": 1.0}
-    hidden, parts = amdahl(run)
+    hidden, parts = amdahl(run, children=16)
     assert hidden == (1.0 + 8.0 + 1.0) / (1.0 + 8.0 / 16 + 1.0 / 16)  # the workers set the window
     assert parts == {"serial": 1.0, "window": 0.2, "scan": 8.0, "fork": 1.0}
-    busy, _parts = amdahl({**run, "window_driver_cpu": 0.9})
+    busy, _parts = amdahl({**run, "window_driver_cpu": 0.9}, children=16)
     assert busy == 10.0 / (1.0 + 0.9 + 1.0 / 16) < hidden  # the driver sets it
-    written, parts = amdahl({**run, "workers_cpu": 11.0, "unpack_cpu": 3.0})
+    written, parts = amdahl({**run, "workers_cpu": 11.0, "unpack_cpu": 3.0}, children=16)
     assert written == hidden and parts["scan"] == 8.0
+
+
+def _step(name, forkable=False, requires=()):
+    return types.SimpleNamespace(name=name, forkable=forkable, requires=requires)
+
+
+def test_amdahls_projection_replays_the_steps_children():
+    """fork_map splits a phase's work over at most MAX_CHILDREN children, whatever the cores; a
+    forkable step is one child of its own, hidden behind the driver's steps while it can start
+    beside them, on the path when it needs a step the driver finishes first."""
+    from bench.extract_vs_baselines import amdahl
+
+    graph = _step("graph")
+    beside = _step("beside", forkable=True)  # requires nothing: starts with the steps
+    after = _step("after", forkable=True, requires=(graph,))  # waits for the graph
+    last = _step("last", requires=(beside, after))
+    phases = {"acquire": [0, 0.2, 0], "scan": [0, 0.5, 0], "graph": [0, 1.0, 0], "beside": [0, 0.6, 0],
+              "after": [0, 0.3, 0], "last": [0, 0.6, 0]}
+    forks = {"graph": {"map": 0.4, "ahead": 0.0}, "beside": {"map": 0.0, "ahead": 0.6},
+             "after": {"map": 0.0, "ahead": 0.3}, "last": {"map": 0.4, "ahead": 0.0}}
+    run = {"serial_cpu": 1.0, "window_driver_cpu": 0.4, "workers_cpu": 8.0, "fork_map_cpu": 1.7,
+           "phases": phases, "forks_by_phase": forks}
+    speedup, _parts = amdahl(run, cores=16, steps=[graph, beside, after, last], children=4)
+    # acquire 0.2, scan's driver outside the window 0.1, window max(0.5, 0.4); graph 0.6 + 0.4/4;
+    # "beside" (0.6) ran meanwhile; "after" 0.3 once the graph is done; last 0.2 + 0.4/4
+    path = 0.2 + 0.1 + 0.5 + (0.6 + 0.1) + 0.3 + (0.2 + 0.1)
+    assert speedup == pytest.approx((1.0 + 8.0 + 1.7) / path)
+    # with fork_map's children as many as the cores, only its two spans shrink
+    wider, _parts = amdahl(run, cores=16, steps=[graph, beside, after, last], children=16)
+    assert wider == pytest.approx((1.0 + 8.0 + 1.7) / (path - 0.2 + 0.05))
+    # a forkable step that must wait for the graph is on the path: required by nothing before it ends
+    late = _step("beside", forkable=True, requires=(graph,))
+    slower, _parts = amdahl(run, cores=16, steps=[graph, late, after, last], children=4)
+    assert slower == pytest.approx((1.0 + 8.0 + 1.7) / (path + 0.3))
