@@ -17,6 +17,7 @@ STEPS: tuple[Step, ...] = (
     cpp.STEP,
     rust.STEP,
     go.STEP,
+    concepts.FILES_STEP,  # beside the Python graph; read back before the generated step, done by then
     generated.STEP,  # early: the concepts step it leads to then runs in a child beside the bindings and the structs
     bindings.PYTHON_CPP_STEP,
     bindings.FFI_STEP,
