@@ -91,3 +91,33 @@ def test_invalid_yaml_names_the_file_and_line(tmp_path, rel):
     broken.write_text("unclosed: [1, 2\n" + broken.read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(UserInputError, match=rf"^{broken}:\d+: not valid YAML"):
         read(broken)
+
+
+def _shipped_yaml() -> list[Path]:
+    root = Path(__file__).resolve().parent.parent
+    return sorted([*root.glob("extractor/**/*.yaml"), *root.glob("comparator/**/*.yaml")])
+
+
+@pytest.mark.parametrize("path", _shipped_yaml(), ids=lambda p: p.name)
+def test_a_shipped_file_reads_as_the_bounded_loader_reads_it(path):
+    """archdiff's own files go through libyaml (6x faster); they must give the data the bounded
+    loader gives, and pass its rules (no tags), so a user's copy of one reads the same."""
+    from extractor.support import safeyaml
+    from extractor.support.datafile import read_yaml_file
+
+    bounded = safeyaml.safe_load(path.read_text(encoding="utf-8"), safeyaml.USER_LIMITS, strict_tags=True)
+    assert read_yaml_file(path) == bounded
+
+
+def test_a_users_copy_of_a_shipped_file_goes_through_the_bounded_loader(tmp_path, monkeypatch):
+    from extractor.support import datafile, safeyaml
+
+    calls: list[str] = []
+    original = safeyaml.safe_load
+    monkeypatch.setattr(safeyaml, "safe_load", lambda text, *a, **k: calls.append(text) or original(text, *a, **k))
+    shipped = Path(datafile.__file__).resolve().parent.parent / "layers" / "roles.yaml"
+    datafile.read_yaml_file(shipped)
+    assert calls == []
+    copy = tmp_path / "roles.yaml"
+    shutil.copy(shipped, copy)
+    assert datafile.read_yaml_file(copy) == datafile.read_yaml_file(shipped) and len(calls) == 1
