@@ -10,7 +10,7 @@ import sys
 import msgspec
 
 from extractor.context import ExtractOptions
-from extractor.run.facts import FileFacts, decode_result, encode_result
+from extractor.run.facts import FileFacts, decode_result, encode_result, stored_form
 from extractor.run.pipeline import extract_system
 from extractor.run.scan import failed_result, scan_file, scan_files
 from extractor.steps import STEPS
@@ -37,6 +37,26 @@ def test_workers_send_packed_results_that_decode_to_the_plain_ones():
     assert result.lines == data.count(b"\n") == 5 * 40 + 2
     assert "python" in result.facts and "concepts" in result.facts
     assert len(packed[0]) * 3 < sum(len(raw) for raw in result.facts.values())  # the facts repeat: packing pays
+
+
+def test_the_local_pool_sends_the_plain_bytes_beside_the_packed_ones_and_the_cache_keeps_the_packed(tmp_path):
+    """On one machine the driver decodes the plain bytes (no decompressing what a worker just
+    compressed); the fact cache still keeps packed entries, which decode to the same facts."""
+    data = _module(40)
+    (both,) = scan_files([("python", data)], STEPS, jobs=1, plain_too=True)
+    (packed,) = scan_files([("python", data)], STEPS, jobs=1)
+    assert both[:1] == b"\x00" and stored_form(both) == packed and stored_form(packed) == packed
+    assert decode_result(both) == decode_result(packed)
+    assert len(both) > len(packed) + sum(len(raw) for raw in decode_result(packed).facts.values())
+
+    options = ExtractOptions(jobs=2, cache_dir=tmp_path / "cache", probe_structs=False)
+    first = extract_system([str(FIXTURES / "pysample")], options=options)
+    db = sqlite3.connect(tmp_path / "cache" / "facts.sqlite")
+    heads = {bytes(value[:1]) for (value,) in db.execute("SELECT value FROM facts WHERE key NOT LIKE 'bundle:%'")}
+    db.close()
+    assert heads == {b"\x78"}  # zlib only: the plain bytes never reach the disk
+    again = extract_system([str(FIXTURES / "pysample")], options=options, name="other")  # the memo missed, facts read
+    assert again.cache["hits"] > 0 and again.cache["misses"] == 0 and again.bundle["graph"] == first.bundle["graph"]
 
 
 def test_a_crashed_file_is_packed_too():

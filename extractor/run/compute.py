@@ -31,7 +31,7 @@ from extractor.run import memo
 from extractor.run.background import Background
 from extractor.run.cache import code_fingerprint
 from extractor.run.extraction import Extraction
-from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders
+from extractor.run.facts import FileFacts, FileResult, decode_result, fact_decoders, stored_form
 from extractor.run.progress import Progress
 from extractor.run.runlog import RunLog, RunLogged
 from extractor.run.workplace import HERE, FactStore, HeldWrites, Workplace
@@ -382,7 +382,7 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
             result = decode_result(value)
             # A file whose worker crashed or timed out is tried again next run, never served from the cache.
             if not result.transient:
-                pending[blob[3]] = value
+                pending[blob[3]] = stored_form(value)
             if len(pending) >= _CACHE_BATCH:
                 cache.put_many(pending)
                 pending = {}

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from extractor.model import Language, ParsedFile, Severity, Step
-from extractor.run.facts import encode_result, pack_result
+from extractor.run.facts import encode_result, pack_result, pack_result_with_plain
 from extractor.run.workerpool import Failure, run_guarded
 
 MAX_PYTHON_NESTING = 200  # CPython's own limit (its tokenizer's MAXLEVEL): deeper code runs nowhere
@@ -145,14 +145,16 @@ def scan_file(language: str, data: bytes) -> bytes:
 
 
 def scan_files(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs: int,
-               progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
+               progress: Callable[[int], None] | None = None, *, plain_too: bool = False) -> Iterator[bytes]:
     """Scan ``(language, data)`` items in ``jobs`` worker processes, yielding results in input order,
-    packed (:func:`extractor.run.facts.pack_result`: compressed in the workers, stored as they are).
+    packed (:func:`extractor.run.facts.pack_result`: compressed in the workers, stored as they are);
+    ``plain_too``: with their plain bytes as well (:func:`extractor.run.facts.pack_result_with_plain`,
+    for a driver on the same machine).
 
     A file whose worker crashed or overran :data:`FILE_TIMEOUT` yields a result with one error
     diagnostic, marked ``transient``: it is not cached, so a later run tries it again."""
-    results = run_guarded(items, _scan_item, jobs=max(1, jobs), timeout=FILE_TIMEOUT, memory_bytes=WORKER_MEMORY,
-                          init=_init_worker, initargs=(steps,))
+    results = run_guarded(items, _scan_item_with_plain if plain_too else _scan_item, jobs=max(1, jobs),
+                          timeout=FILE_TIMEOUT, memory_bytes=WORKER_MEMORY, init=_init_worker, initargs=(steps,))
     for (_language, data), result in zip(items, results):
         yield _failed(data, result) if isinstance(result, Failure) else result
         if progress:
@@ -161,6 +163,10 @@ def scan_files(items: Sequence[tuple[str, bytes]], steps: tuple[Step, ...], jobs
 
 def _scan_item(item: tuple[str, bytes]) -> bytes:
     return pack_result(scan_file(*item))
+
+
+def _scan_item_with_plain(item: tuple[str, bytes]) -> bytes:
+    return pack_result_with_plain(scan_file(*item))
 
 
 _FAILURES = {

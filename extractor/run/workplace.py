@@ -88,7 +88,7 @@ class LocalWorkplace:
                    progress: Callable[[int], None] | None = None) -> Iterator[bytes]:
         from extractor.run.scan import scan_files
 
-        return scan_files(items, steps, jobs, progress)
+        return scan_files(items, steps, jobs, progress, plain_too=True)
 
     def open_store(self, cache_dir: Path) -> FactCache:
         return FactCache(cache_dir / "facts.sqlite")
