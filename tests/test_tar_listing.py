@@ -154,3 +154,23 @@ def test_a_tar_the_fast_listing_gives_way_on_is_still_served_from_memory(tmp_pat
     assert unpacking is not None and unpacking.read("a.py") == b"x\n"
     unpacking.wait()
     assert (tmp_path / "t" / "pkg" / "a.py").read_bytes() == b"x\n"
+
+
+_SAMPLE = _tar([("pkg-1.0/", None), ("pkg-1.0/" + "long_folder_name/" * 8 + "m.py", b"x = 1\n" * 90),
+                ("pkg-1.0/a.py", b"y = 2\n")], tarfile.PAX_FORMAT) + _tar([("q/" * 60 + "z", b"z")], tarfile.GNU_FORMAT)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_SAMPLE) - 1), st.integers(0, 255)), min_size=1, max_size=6),
+       st.integers(0, len(_SAMPLE)))
+def test_damaged_tars_are_listed_as_tarfile_lists_them_or_left_to_it(flips, cut):
+    """Bytes changed anywhere (headers, pax records, long names, checksums) and the tar cut short:
+    the fast listing never raises, and whatever it lists is what tarfile lists."""
+    data = bytearray(_SAMPLE[:cut])
+    for where, value in flips:
+        if where < len(data):
+            data[where] = value
+    listed = list_plain_tar(bytes(data))
+    if listed is None:
+        return
+    assert [_key(m) for m in listed] == _tarfile_listing(bytes(data))

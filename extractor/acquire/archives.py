@@ -406,9 +406,11 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
             return None  # another format, or a damaged header: tarfile's listing says which
         size = _octal(block[124:136])
         start = pos + BLOCK
-        if size is None or start + size > end:
+        if size is None:
             return None
         pos = start + -(-size // BLOCK) * BLOCK
+        if pos > end and kind != tarfile.DIRTYPE:
+            return None  # cut short inside the member's blocks: tarfile reports the end of data
         if kind in (tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME):
             if pax is not None or long_name is not None:
                 return None  # two extended headers for one member: tarfile's listing
@@ -444,8 +446,8 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
                 size = int(pax["size"])
                 if kind != tarfile.DIRTYPE:
                     pos = start + -(-size // BLOCK) * BLOCK
-                if start + size > end:
-                    return None
+                    if pos > end:
+                        return None
             pax = None
         else:
             header = start - BLOCK
