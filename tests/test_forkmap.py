@@ -10,6 +10,7 @@ import dataclasses
 import os
 import signal
 import sys
+import time
 import zlib
 
 import pytest
@@ -163,6 +164,37 @@ def test_an_interrupted_driver_kills_and_reaps_its_children(monkeypatch, forks):
     with pytest.raises(KeyboardInterrupt):
         fork_map(_where, list(range(4)), 2)
     assert len(forks) == 2 and _reaped(forks)
+
+
+def _slow(task: int) -> tuple[int, float, float]:
+    start = time.monotonic()  # one clock for every process of the machine
+    time.sleep(0.2)
+    return os.getpid(), start, time.monotonic()
+
+
+def test_the_drivers_own_work_runs_while_the_children_work(forks):
+    """``meanwhile`` is called in the driver once the children are forked, before their results
+    are read: it overlaps their work (the bundle's head beside the graph's encoding)."""
+    called: list[tuple[int, float]] = []
+    results = fork_map(_slow, list(range(4)), 2, meanwhile=lambda: called.append((os.getpid(), time.monotonic())))
+    (pid, when), = called
+    assert pid == DRIVER and len(forks) == 2 and {r[0] for r in results} == set(forks)
+    assert when < min(end for _pid, _start, end in results)  # before any child was done
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_meanwhile_runs_once_whatever_the_jobs_and_its_error_reaps_the_children(jobs, forks):
+    called: list[int] = []
+    results = fork_map(_where, list(range(5)), jobs, meanwhile=lambda: called.append(os.getpid()))
+    assert [square for square, _pid in results] == [t * t for t in range(5)] and called == [DRIVER]
+    assert ({pid for _square, pid in results} == {DRIVER}) == (jobs == 1)
+
+    def failing() -> None:
+        raise ValueError("the driver's own work failed")
+
+    with pytest.raises(ValueError, match="own work failed"):
+        fork_map(_where, list(range(5)), jobs, meanwhile=failing)
+    assert _reaped(forks)
 
 
 def test_a_call_forked_ahead_runs_in_a_child_beside_the_driver(forks):

@@ -72,7 +72,8 @@ def forked_seconds() -> float:
     return _forked[0]
 
 
-def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
+def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
+             meanwhile: Callable[[], object] | None = None) -> list[R]:
     """``[work(task) for task in tasks]``, computed by up to ``jobs`` forked children (at most
     :data:`MAX_CHILDREN`).
 
@@ -80,10 +81,17 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
     cost alike, so each child gets a like share of cheap and dear ones); give a few tasks per job,
     each a span of the items (:func:`spans`). ``work`` is never pickled (a closure over the
     driver's indexes is the usual case); what it returns is, so keep it compact. See the module's
-    docstring for when it runs in-process and what ``work`` may not do."""
+    docstring for when it runs in-process and what ``work`` may not do.
+
+    ``meanwhile``: work of the driver's own, called once the children are forked and before their
+    results are read, so that it runs beside theirs (in-process: after the tasks). It must not
+    change what the tasks read. Its time is the driver's, not the children's window."""
     children = min(jobs, len(tasks), MAX_CHILDREN)
     if children <= 1 or not hasattr(os, "fork"):
-        return run_here(work, tasks)
+        computed = run_here(work, tasks)
+        if meanwhile is not None:
+            meanwhile()
+        return computed
     shares: list[list[R] | None] = [None] * children
     running: dict[int, tuple[int, int]] = {}  # share -> (pid, its results file)
     window = time.perf_counter()
@@ -92,6 +100,10 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int) -> list[R]:
             started = _fork(work, tasks[share::children])
             if started is not None:
                 running[share] = started
+        if meanwhile is not None:
+            own = time.perf_counter()
+            meanwhile()
+            window += time.perf_counter() - own  # the driver's own work: not the children's window
         for share, (pid, fd) in list(running.items()):
             shares[share] = _results(pid, fd)
             del running[share]
