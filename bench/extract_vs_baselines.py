@@ -371,6 +371,9 @@ class _ForkMeter:
     def __init__(self, clock: _PhaseClock | None = None) -> None:
         self.cpu = 0.0
         self.by_phase: dict[str, dict[str, float]] = {}
+        # per phase, each fork_map round with driver work beside it: (the round's CPU, the driver's)
+        self.overlaps: dict[str, list[tuple[float, float]]] = {}
+        self.last_map = 0.0
         self.depth = 0  # run_here inside run_here (fork_map in a forked step, at -j1): counted once
         self.module = None
         self.clock = clock
@@ -394,15 +397,34 @@ class _ForkMeter:
                 if not meter.depth:
                     used = time.process_time() - cpu
                     meter.cpu += used
-                    phase = meter.clock.current if meter.clock is not None else "?"
-                    kinds = meter.by_phase.setdefault(phase, {"map": 0.0, "ahead": 0.0})
+                    meter.last_map = used
+                    kinds = meter.by_phase.setdefault(meter.phase(), {"map": 0.0, "ahead": 0.0})
                     kinds["ahead" if work is ahead and ahead is not None else "map"] += used
 
         forkmap.run_here = run_here
+        if hasattr(forkmap, "run_meanwhile"):
+            self.original_meanwhile = forkmap.run_meanwhile
+
+            def run_meanwhile(meanwhile):
+                # at -j1 fork_map calls it right after its tasks: the round it overlaps is the last
+                cpu = time.process_time()
+                try:
+                    return meter.original_meanwhile(meanwhile)
+                finally:
+                    if not meter.depth:
+                        meter.overlaps.setdefault(meter.phase(), []).append(
+                            (meter.last_map, time.process_time() - cpu))
+
+            forkmap.run_meanwhile = run_meanwhile
+
+    def phase(self) -> str:
+        return self.clock.current if self.clock is not None else "?"
 
     def remove(self) -> None:
         if self.module is not None:
             self.module.run_here = self.original
+            if hasattr(self, "original_meanwhile"):
+                self.module.run_meanwhile = self.original_meanwhile
 
 
 def cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
@@ -451,6 +473,7 @@ def cold_run(specs: list[str], primed: Path, jobs: int, profiler=None) -> dict:
         return {"wall": total, "driver_cpu": driver_cpu, "workers_cpu": _children_cpu() - children,
                 "phases": clock.rows, "window": meter.window, "window_driver_cpu": meter.driver_cpu,
                 "serial_wall": total - meter.window, "fork_map_cpu": forks.cpu, "forks_by_phase": forks.by_phase,
+                "overlaps": forks.overlaps,
                 # the driver outside the scan pool, less fork_map's work done here: what more cores cannot take
                 "serial_cpu": driver_cpu - meter.driver_cpu - forks.cpu,
                 # a first-run archive's tree writer (its own child): neither serial nor the scan's
@@ -466,8 +489,12 @@ def _median_runs(runs: list[dict]) -> dict:
     phases: dict[str, list[float]] = {}
     for name in runs[0]["phases"]:
         phases[name] = [med(r["phases"].get(name, [0.0, 0.0, 0.0])[i] for r in runs) for i in range(3)]
-    out = {key: med(r[key] for r in runs) for key in runs[0] if key not in ("phases", "log", "forks_by_phase")}
+    out = {key: med(r[key] for r in runs) for key in runs[0]
+           if key not in ("phases", "log", "forks_by_phase", "overlaps")}
     out["phases"] = phases
+    out["overlaps"] = {name: [(med(r["overlaps"][name][i][0] for r in runs), med(r["overlaps"][name][i][1] for r in runs))
+                              for i in range(min(len(r["overlaps"][name]) for r in runs))]
+                       for name in runs[0].get("overlaps", {}) if all(name in r.get("overlaps", {}) for r in runs)}
     out["forks_by_phase"] = {name: {kind: med(r["forks_by_phase"].get(name, {}).get(kind, 0.0) for r in runs)
                                     for kind in ("map", "ahead")}
                              for name in {n for r in runs for n in r.get("forks_by_phase", {})}}
@@ -495,7 +522,9 @@ def amdahl(run: dict, cores: int = 16, steps: Sequence[Any] | None = None,
     - a ``forkable`` step is one child of its own (fork_ahead): it starts once the steps it
       requires are done and the driver waits for it before the next step of its own after it
       (extractor/run/compute.py), so the steps are replayed in order (``steps``: the measured
-      code's ``extractor.steps.STEPS``), each forkable step's CPU as its child's duration.
+      code's ``extractor.steps.STEPS``), each forkable step's CPU as its child's duration;
+    - the driver's own work beside a round (fork_map's ``meanwhile``, the run's ``overlaps``)
+      hides as much of the round's share per child as it lasts.
     The driver's forks themselves (about 10 ms each with a vLLM-sized heap) are not in a -j1 run,
     so the projection leaves them out; it is an upper bound in that respect."""
     unpack = run.get("unpack_cpu", 0.0)
@@ -530,12 +559,15 @@ def _path_after_scan(run: dict, forks: dict[str, dict[str, float]], spread: int,
         done_here = forks.get(name, {})
         own[name] = max(cpu - done_here.get("map", 0.0) - done_here.get("ahead", 0.0)
                         - (run["window_driver_cpu"] if name == "scan" else 0.0), 0.0)
+    # the driver's work beside a round overlaps the round's share per child: counted once
+    hidden = {name: sum(min(beside, round_cpu / spread) for round_cpu, beside in rounds)
+              for name, rounds in run.get("overlaps", {}).items()}
     # the driver's CPU outside every phase (before the first, between): serial wherever it falls
     t = max(run["serial_cpu"] - sum(own.values()), 0.0)
     named = {step.name for step in steps}
     for name, cpu in own.items():
         if name not in named:  # acquire, inventory, read, bundle, memo ...: the driver alone
-            t += cpu + forks.get(name, {}).get("map", 0.0) / spread
+            t += cpu + forks.get(name, {}).get("map", 0.0) / spread - hidden.get(name, 0.0)
     done: dict[str, float] = {}
     started: dict[str, float] = {}  # forkable step -> when its child would start
 
@@ -560,7 +592,7 @@ def _path_after_scan(run: dict, forks: dict[str, dict[str, float]], spread: int,
                 start_ready(t)
             continue
         read_back(earlier)
-        t += own.get(step.name, 0.0) + forks.get(step.name, {}).get("map", 0.0) / spread
+        t += own.get(step.name, 0.0) + forks.get(step.name, {}).get("map", 0.0) / spread - hidden.get(step.name, 0.0)
         done[step.name] = t
     read_back([step.name for step in steps])
     return t

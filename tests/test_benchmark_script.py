@@ -83,6 +83,14 @@ def test_amdahls_projection_replays_the_steps_children():
     # with fork_map's children as many as the cores, only its two spans shrink
     wider, _parts = amdahl(run, cores=16, steps=[graph, beside, after, last], children=16)
     assert wider == pytest.approx((1.0 + 8.0 + 1.7) / (path - 0.2 + 0.05))
+    # the driver's own work beside the graph's round hides as much of the round's share per child
+    # (0.4 / 4) as it lasts, and no more
+    overlapped, _parts = amdahl({**run, "overlaps": {"graph": [(0.4, 0.05)]}}, cores=16,
+                                steps=[graph, beside, after, last], children=4)
+    assert overlapped == pytest.approx((1.0 + 8.0 + 1.7) / (path - 0.05))
+    longer, _parts = amdahl({**run, "overlaps": {"graph": [(0.4, 0.3)]}}, cores=16,
+                            steps=[graph, beside, after, last], children=4)
+    assert longer == pytest.approx((1.0 + 8.0 + 1.7) / (path - 0.1))
     # a forkable step that must wait for the graph is on the path: required by nothing before it ends
     late = _step("beside", forkable=True, requires=(graph,))
     slower, _parts = amdahl(run, cores=16, steps=[graph, late, after, last], children=4)

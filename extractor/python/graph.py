@@ -21,6 +21,7 @@ import functools
 import itertools
 from array import array
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import msgspec
 
@@ -126,8 +127,8 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     children = pyexports.contained(g)
     pyexports.star_reexports(g, resolver, modules, exports, children)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
-    _imports(g, modules)
-    call_sites = _last_pass(g, resolver, modules, exports, children, ctx.options.jobs)
+    call_sites = _last_pass(g, resolver, modules, exports, children, ctx.options.jobs,
+                            meanwhile=functools.partial(_imports, g, modules))
     return _contribution(g, scanned, modules, call_sites, ctx.options.jobs)
 
 
@@ -362,7 +363,8 @@ _RESOLVED = msgspec.msgpack.Decoder(_Resolved)
 
 
 def _last_pass(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exports: dict[str, tuple[str, ...]],
-               children: defaultdict[str, dict[str, str]], jobs: int) -> list[CallSite]:
+               children: defaultdict[str, dict[str, str]], jobs: int,
+               meanwhile: Callable[[], None] | None = None) -> list[CallSite]:
     """``calls`` edges and the calls that resolved outside the system, the ``aliases`` edges of
     names a module imports as themselves, each module's ``bound``, and every node's ``api``.
 
@@ -373,7 +375,11 @@ def _last_pass(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exp
     one job, so every ``jobs`` gives the same evidence. All of it only reads what is final here,
     so the parts can run side by side: the bindings are final, the constructors step changed
     nodes only inside classes (imports and ``bound`` look at module level), and no reason reads
-    what the others write (``calls`` and ``aliases`` edges, ``bound``)."""
+    what the others write (``calls`` and ``aliases`` edges, ``bound``).
+
+    ``meanwhile`` (the ``imports`` edges) runs in the driver while the children work: it adds
+    only what none of them reads (edges other than ``contains``, outside names, stats and
+    diagnostics), before the calls' edges are added, as it did before the pass."""
     listed = list(modules.items())
 
     def resolve(task: range | None) -> bytes:
@@ -386,7 +392,7 @@ def _last_pass(g: PyGraph, resolver: Resolver, modules: dict[str, PyModule], exp
 
     # spans of modules first, the API reasons (a fifth of the calls' cost) last: each child gets a like share
     tasks: list[range | None] = [*spans(len(listed), 2 * jobs), None]
-    found = [_RESOLVED.decode(encoded) for encoded in fork_map(resolve, tasks, jobs)]
+    found = [_RESOLVED.decode(encoded) for encoded in fork_map(resolve, tasks, jobs, meanwhile)]
     call_sites: list[CallSite] = []
     counts: Counter[str] = Counter()
     for (name, module), links in zip(listed, itertools.chain.from_iterable(share.modules for share in found)):

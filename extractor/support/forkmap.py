@@ -90,7 +90,7 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
     if children <= 1 or not hasattr(os, "fork"):
         computed = run_here(work, tasks)
         if meanwhile is not None:
-            meanwhile()
+            run_meanwhile(meanwhile)
         return computed
     shares: list[list[R] | None] = [None] * children
     running: dict[int, tuple[int, int]] = {}  # share -> (pid, its results file)
@@ -102,7 +102,7 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
                 running[share] = started
         if meanwhile is not None:
             own = time.perf_counter()
-            meanwhile()
+            run_meanwhile(meanwhile)
             window += time.perf_counter() - own  # the driver's own work: not the children's window
         for share, (pid, fd) in list(running.items()):
             shares[share] = _results(pid, fd)
@@ -117,6 +117,12 @@ def fork_map(work: Callable[[T], R], tasks: Sequence[T], jobs: int,
         # never forked, or failed: its tasks run here, a task's exception included
         ordered[share::children] = run_here(work, tasks[share::children]) if results is None else results
     return ordered
+
+
+def run_meanwhile(meanwhile: Callable[[], object]) -> None:
+    """The driver's own work beside a round of children (:func:`fork_map`'s ``meanwhile``); one
+    function, so that a profiler can tell it from the round's tasks (bench.extract_vs_baselines)."""
+    meanwhile()
 
 
 class Ahead(Generic[R]):
