@@ -47,9 +47,9 @@ def system(tmp_path_factory) -> tuple[Resolver, dict[str, PyModule]]:
     held: list[tuple[Resolver, dict[str, PyModule]]] = []
     calls = pygraph._last_pass
 
-    def keep(g, resolver, modules, *rest):
+    def keep(g, resolver, modules, *rest, **named):
         held.append((resolver, modules))
-        return calls(g, resolver, modules, *rest)
+        return calls(g, resolver, modules, *rest, **named)
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(pygraph, "_last_pass", keep)

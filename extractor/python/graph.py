@@ -22,6 +22,7 @@ import itertools
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import msgspec
 
@@ -447,13 +448,21 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
             g.diagnostics.append(Diagnostic(f.path, 0, "calls-skipped",
                                             "parsed with libcst: calls are not resolved in this file", Severity.INFO))
     edges = [*g.contains, *g.edges]
-    return Contribution(nodes=tuple(sorted(every.values(), key=node_key)),
-                        edges=tuple(map(edges.__getitem__, _first_sites(edges, every, jobs))),
-                        diagnostics=tuple(sorted(g.diagnostics)), stats=dict(sorted(stats.items())),
-                        shared=PythonShared(tuple(sorted(call_sites))))
+    ordered: dict[str, tuple[Any, ...]] = {}
+
+    def sort_the_rest() -> None:  # beside the edges' round: it reads nothing the round does not
+        ordered["nodes"] = tuple(sorted(every.values(), key=node_key))
+        ordered["sites"] = tuple(sorted(call_sites))
+        ordered["diagnostics"] = tuple(sorted(g.diagnostics))
+
+    kept = _first_sites(edges, every, jobs, sort_the_rest)
+    return Contribution(nodes=ordered["nodes"], edges=tuple(map(edges.__getitem__, kept)),
+                        diagnostics=ordered["diagnostics"], stats=dict(sorted(stats.items())),
+                        shared=PythonShared(ordered["sites"]))
 
 
-def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int) -> array[int]:
+def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int,
+                 meanwhile: Callable[[], None] | None = None) -> array[int]:
     """Positions in ``edges`` of one edge per (source, target, kind), at its first site so the
     graph stays readable, in :func:`extractor.model.edge_key` order. An endpoint that a later
     definition replaced drops its edges.
@@ -461,7 +470,8 @@ def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int) -> array[
     The order sorts by source first, so the sources cut into ranges (by the node ids, which every
     kept source is) give runs that follow each other: each range is chosen and sorted in one of
     ``jobs`` forked children (:func:`extractor.support.forkmap.fork_map`; a tenth of the step,
-    memory-bound), and comes back as an array of positions."""
+    memory-bound), and comes back as an array of positions. ``meanwhile``: the driver's own work
+    beside the round."""
     parts = min(jobs, MAX_CHILDREN, len(every))
 
     def choose(part: int) -> bytes:
@@ -471,7 +481,7 @@ def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int) -> array[
         return array("I", _first_sites_between(edges, every, low, high)).tobytes()
 
     kept = array("I")
-    for chosen in fork_map(choose, range(parts), jobs):
+    for chosen in fork_map(choose, range(parts), jobs, meanwhile):
         kept.frombytes(chosen)
     return kept
 
