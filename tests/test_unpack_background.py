@@ -70,7 +70,9 @@ def test_the_files_served_from_memory_are_the_files_written(tmp_path):
     [("pkg/a.py", b"1\n"), ("pkg/./a.py", b"2\n")],  # two members at one path: the later one wins on disk
     [("pkg/a", b"file\n"), ("pkg/a/b.py", b"x\n")],  # a file where a folder is needed
     [("pkg/a", None), ("pkg/a", b"file\n")],  # a folder, then a file at its path
-], ids=["link", "duplicate", "file-as-folder", "folder-then-file"])
+    # the same, deeper, after other members have cleared the folders above it
+    [("pkg/x/y.py", b"1\n"), ("pkg/a/b/c.py", b"2\n"), ("pkg/a/b/d.py", b"3\n"), ("pkg/a/b", b"file\n")],
+], ids=["link", "duplicate", "file-as-folder", "folder-then-file", "file-as-folder-deep"])
 def test_an_archive_whose_tree_could_differ_from_its_members_is_written_first(tmp_path, entries):
     target = tmp_path / "t"
     try:

@@ -242,11 +242,13 @@ def _plain_files(members: list[tarfile.TarInfo]) -> dict[str, tuple[int, int]] |
             files[path] = (member.offset_data, member.size)
         else:
             return None
+    clear: set[str] = set()  # folders already known to have no file on their way up
     for path in [*files, *folders]:
         parent = posixpath.dirname(path)
-        while parent:
+        while parent and parent not in clear:
             if parent in files:
                 return None
+            clear.add(parent)
             parent = posixpath.dirname(parent)
     return files
 
@@ -514,7 +516,9 @@ def _link_leaves(member: tarfile.TarInfo) -> bool:
 def _check_member(name: str, archive: str) -> None:
     if not name.strip("/"):
         raise UserInputError(f"archive {archive} has a member without a name: refused")
-    parts = Path(name).parts
+    # on POSIX the components between slashes are Path(name).parts ("." and "" aside, which are
+    # not ".."): a string split, where pathlib parses each name (vLLM's 3,433: 0.03 s)
+    parts = name.split("/") if os.sep == "/" else Path(name).parts
     if name.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", name) or ".." in parts:
         raise UserInputError(f"archive {archive} has member {name!r} that leaves the tree: refused")
 
