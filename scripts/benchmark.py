@@ -21,7 +21,8 @@ the same rounds, and the load average before and after. It measures, never asser
   work, and the projection for 16 cores from the CPU seconds: the pool's window lasting at least
   the driver's own CPU in it, fork_map's work split over at most its MAX_CHILDREN children, and
   each forked step a child of its own, replayed in the steps' order
-  (``bench.extract_vs_baselines.amdahl``).
+  (``bench.extract_vs_baselines.amdahl``); beside it, alternated with those runs, cold in-process
+  ``-j2`` runs and the same model's T(2), the one check of the model this machine allows.
 - ``--headers``: SPEC with ``--headers-from pypi:torch==2.8.0 --headers-from pypi:nvidia-cutlass``,
   cold, once (probe objects kept: the compile is the same), the layouts resolved and their
   agreement with pahole and gdb ``ptype /o`` (``bench.structs_vs_pahole``).
@@ -173,17 +174,25 @@ def cold_and_warm(spec: list[str], primed: Path, work: Path, files: list[str], r
 
 
 def serial_part(spec: list[str], primed: Path, runs: int) -> list[Row]:
-    """The driver's CPU outside the pool and fork_map's work, at -j1, and Amdahl for 16 cores."""
-    one = [cold_run(spec, primed, 1) for _ in range(runs)]
+    """The driver's CPU outside the pool and fork_map's work, at -j1, and Amdahl for 16 cores; the
+    model checked where it can be on this machine: its T(2) beside in-process cold -j2 runs."""
+    one, two = [], []
+    for _ in range(runs):  # alternated: the load moves both alike
+        one.append(cold_run(spec, primed, 1))
+        two.append(cold_run(spec, primed, 2))
     projected = [amdahl(r) for r in one]
     serial = median([parts["serial"] for _speedup, parts in projected])
     window = median([parts["window"] for _speedup, parts in projected])
     parallel = median([parts["scan"] + parts["fork"] for _speedup, parts in projected])
+    at_two = median([(p["serial"] + p["scan"] + p["fork"]) / s for s, p in (amdahl(r, cores=2) for r in one)])
+    measured_two = median([r["wall"] for r in two])
     return [Row("serial part, driver CPU at -j1", serial, " s", 3,
                 baseline=f"parallel part {parallel:.2f} CPU s; driver in the pool's window {window:.2f} s"),
             Row("Amdahl's projection for 16 cores over -j1", median([s for s, _parts in projected]), "x", 6,
                 at_most=False, baseline="the window at least the driver's CPU in it, fork_map over at most "
-                "MAX_CHILDREN children, each forked step a child of its own on the steps' path")]
+                "MAX_CHILDREN children, each forked step a child of its own on the steps' path; the same "
+                f"model at 2 cores {at_two:.2f} s, a cold in-process -j2 run here {measured_two:.2f} s (the "
+                "model gives the driver a core of its own and leaves the tree writer out: an upper bound)")]
 
 
 def headers(spec: list[str], primed: Path, wheels: Path, work: Path, jobs: int) -> list[Row]:
