@@ -562,12 +562,15 @@ def _path_after_scan(run: dict, forks: dict[str, dict[str, float]], spread: int,
     # the driver's work beside a round overlaps the round's share per child: counted once
     hidden = {name: sum(min(beside, round_cpu / spread) for round_cpu, beside in rounds)
               for name, rounds in run.get("overlaps", {}).items()}
+
+    def on_path(name: str) -> float:
+        """A phase's time on the driver's path: its own CPU and its rounds' share per child."""
+        return own.get(name, 0.0) + forks.get(name, {}).get("map", 0.0) / spread - hidden.get(name, 0.0)
+
     # the driver's CPU outside every phase (before the first, between): serial wherever it falls
     t = max(run["serial_cpu"] - sum(own.values()), 0.0)
     named = {step.name for step in steps}
-    for name, cpu in own.items():
-        if name not in named:  # acquire, inventory, read, bundle, memo ...: the driver alone
-            t += cpu + forks.get(name, {}).get("map", 0.0) / spread - hidden.get(name, 0.0)
+    t += sum(on_path(name) for name in own if name not in named)  # acquire, inventory, read, bundle ...
     done: dict[str, float] = {}
     started: dict[str, float] = {}  # forkable step -> when its child would start
 
@@ -592,7 +595,7 @@ def _path_after_scan(run: dict, forks: dict[str, dict[str, float]], spread: int,
                 start_ready(t)
             continue
         read_back(earlier)
-        t += own.get(step.name, 0.0) + forks.get(step.name, {}).get("map", 0.0) / spread - hidden.get(step.name, 0.0)
+        t += on_path(step.name)
         done[step.name] = t
     read_back([step.name for step in steps])
     return t

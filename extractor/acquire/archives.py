@@ -382,6 +382,7 @@ _PAX_NAMING = frozenset({"path", "size"})
 _PAX_IGNORED = frozenset({"mtime", "atime", "ctime", "uid", "gid", "uname", "gname", "comment"})
 _PLAIN_TYPES = (tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.DIRTYPE)
 _MAGIC = (b"ustar\x0000", b"ustar  \0")  # POSIX (ustar, pax) and GNU headers; tarfile reads both alike
+BLOCK = tarfile.BLOCKSIZE
 
 
 def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
@@ -404,13 +405,13 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
         if not block.strip(b"\0"):
             break  # the end-of-archive block, as tarfile stops at the first one
         kind = block[156:157]
-        if block[257:265] not in _MAGIC or _checksum(block) != sum(block) - sum(block[148:156]) + 256:
+        if block[257:265] not in _MAGIC or _octal(block[148:156]) != sum(block) - sum(block[148:156]) + 256:
             return None  # another format, or a damaged header: tarfile's listing says which
         size = _octal(block[124:136])
         start = pos + BLOCK
         if size is None:
             return None
-        pos = start + -(-size // BLOCK) * BLOCK
+        pos = start + _padded(size)
         if pos > end and kind != tarfile.DIRTYPE:
             return None  # cut short inside the member's blocks: tarfile reports the end of data
         if kind in (tarfile.XHDTYPE, tarfile.GNUTYPE_LONGNAME):
@@ -447,7 +448,7 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
                     return None
                 size = int(pax["size"])
                 if kind != tarfile.DIRTYPE:
-                    pos = start + -(-size // BLOCK) * BLOCK
+                    pos = start + _padded(size)
                     if pos > end:
                         return None
             pax = None
@@ -461,7 +462,9 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
     return members
 
 
-BLOCK = tarfile.BLOCKSIZE
+def _padded(size: int) -> int:
+    """``size`` bytes rounded up to whole tar blocks."""
+    return -(-size // BLOCK) * BLOCK
 
 
 def _text(field: bytes) -> str:
@@ -477,10 +480,6 @@ def _octal(field: bytes) -> int | None:
     if not digits.isdigit() or b"8" in digits or b"9" in digits:
         return None  # base-256 (huge sizes) or garbage: tarfile's reading
     return int(digits, 8)
-
-
-def _checksum(block: bytes) -> int | None:
-    return _octal(block[148:156])
 
 
 def _pax_records(buf: bytes) -> dict[str, str] | None:

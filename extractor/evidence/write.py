@@ -131,10 +131,8 @@ def encode_bundle(ctx: Context, steps: Sequence[Step], diagnostics: Iterable[Dia
     def assemble_head() -> None:
         head.update(_head(ctx, steps, diagnostics, nodes, edges))
         for key, value in head.items():
-            if key != "graph":
-                part = DeflatingWriter()
-                _write(value, 1, part)
-                encoded[key] = _Encoded(part.buffer.getvalue())
+            if key != "graph":  # no encoded graph lines in it: _write would write what _dump does
+                encoded[key] = _Encoded(_dump(value, 1).encode("utf-8"))
 
     node_lines, edge_lines = _encode_graph(nodes, edges, ctx.options.jobs, assemble_head)
     encoded["graph"] = {**head["graph"], "nodes": node_lines, "edges": edge_lines}

@@ -104,21 +104,27 @@ def pack_result_with_plain(data: bytes) -> bytes:
     return bytes((_WITH_PLAIN,)) + len(packed).to_bytes(4, "little") + packed + data
 
 
+def _plain_from(data: bytes) -> int:
+    """Where the plain bytes of a :func:`pack_result_with_plain` result begin (0: it has none)."""
+    if data[:1] != bytes((_WITH_PLAIN,)):
+        return 0
+    return 5 + int.from_bytes(data[1:5], "little")
+
+
 def stored_form(data: bytes) -> bytes:
     """What the fact cache keeps of a result: its packed bytes."""
-    if data[:1] == bytes((_WITH_PLAIN,)):
-        return data[5:5 + int.from_bytes(data[1:5], "little")]
-    return data
+    plain = _plain_from(data)
+    return data[5:plain] if plain else data
 
 
 def decode_result(data: bytes) -> FileResult:
     """The wrapper of one file's result, packed, plain or both (the facts stay encoded);
     ValueError if ``data`` is not one."""
     try:
-        head = data[:1]
-        if head == bytes((_WITH_PLAIN,)):
-            return _RESULT.decode(memoryview(data)[5 + int.from_bytes(data[1:5], "little"):])
-        return _RESULT.decode(zlib.decompress(data) if head == bytes((_PACKED,)) else data)
+        plain = _plain_from(data)
+        if plain:
+            return _RESULT.decode(memoryview(data)[plain:])
+        return _RESULT.decode(zlib.decompress(data) if data[:1] == bytes((_PACKED,)) else data)
     except (msgspec.DecodeError, msgspec.ValidationError, zlib.error) as err:
         raise ValueError(f"not a scan result: {err}") from None
 
