@@ -182,6 +182,28 @@ def test_graph_is_deterministic_whatever_the_file_order(graph):
     assert len(set(graph.edges)) == len(graph.edges)  # each edge once
 
 
+def test_the_second_scans_in_forked_children_give_the_same_graph(graph, monkeypatch):
+    """The files scanned again with their includes' macros are split over forked children: the
+    graph is the one a single process builds, and the files went to the children as tasks."""
+    from extractor.cpp import includes
+
+    ctx = scan_trees(REPOS, name="triton-like")
+    files = [(f.path, f.language, f.facts["cpp"], ctx.abs_path(f)) for f in ctx.files]
+    real, rounds = includes.fork_map, []
+
+    def spy(work, tasks, jobs, meanwhile=None):
+        rounds.append(([t.path for t in tasks], jobs))
+        return real(work, tasks, jobs, meanwhile)
+
+    monkeypatch.setattr(includes, "fork_map", spy)
+    forked = build_cpp_graph(files, jobs=3)
+    dump = lambda c: json.dumps(to_jsonable(c), sort_keys=True)  # noqa: E731
+    assert dump(forked) == dump(graph)
+    (looked_at, jobs), = rounds
+    assert jobs == 3 and {"core/src/log_sink.h", "common/src/logging.cc"} <= set(looked_at)
+    assert forked.stats["files_rescanned_for_macros"] >= 2
+
+
 def _walked(defined, includes, path):
     """The macros ``path``'s includes define, by walking them from ``path`` (the plain way)."""
     seen, stack, found = {path}, list(includes.get(path, ())), set()

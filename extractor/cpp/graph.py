@@ -76,13 +76,14 @@ def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     """The pipeline entry: ``ctx.facts("cpp", CPP, CUDA)`` in, graph parts out."""
     files = [(f.path, f.language, facts, ctx.abs_path(f)) for f, facts in ctx.facts("cpp", *CPP_LANGUAGES)]
     sources = {f.path: f.source for f, _ in ctx.facts("cpp", *CPP_LANGUAGES)}
-    return build_cpp_graph(files, sources)
+    return build_cpp_graph(files, sources, ctx.options.jobs)
 
 
 def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
-                    sources: Mapping[str, str] | None = None) -> Contribution[CppShared]:
+                    sources: Mapping[str, str] | None = None, jobs: int = 1) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
-    ``sources``: the source label of each path (for headers other repositories include)."""
+    ``sources``: the source label of each path (for headers other repositories include);
+    ``jobs``: forked children for the files scanned again (:func:`rescan_with_included_macros`)."""
     entries = sorted(files, key=lambda e: e[0])
     facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
@@ -105,7 +106,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                 stats["includes_unresolved_angle" if angle else "includes_unresolved_quoted"] += 1
         resolved_includes[path] = targets
 
-    rescan_with_included_macros(facts, languages, disk, resolved_includes, stats)
+    rescan_with_included_macros(facts, languages, disk, resolved_includes, stats, jobs)
 
     defs: list[Def] = []
     for path in sorted(facts):
