@@ -39,7 +39,8 @@ from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, 
 from extractor.cpp.uses import uses_edges
 from extractor.graphparts import unique_sorted_edges
 from extractor.native.calls import each_call
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, node_key
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, amend,
+                             node_key)
 from extractor.naming import cpp_id, file_id, id_name
 
 CPP_LANGUAGES = (Language.CPP, Language.CUDA)
@@ -158,7 +159,9 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     edges.extend(schema_edges)
     public = public_headers(facts, include_edges, sources or {})
     api = classify_api(nodes, table.sites, ops, bindings, public)
-    nodes = [dataclasses.replace(n, api=api[n.id]) if n.id in api else n for n in nodes]
+    for node in nodes:  # built here and not handed out yet: set in place (grpcio: 56,000 copies made)
+        if node.id in api:
+            amend(node, "api", api[node.id])
 
     file_nodes = [Node(file_id(p), NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
                   for p in sorted(facts)]

@@ -87,17 +87,24 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
-    hashes: dict[str, int] = {}
+    by_hash: dict[int, dict[int, list[str]]] = {}  # by id() of a set of macros files share: its macros by hash
     tasks: list[_Rescan] = []
     for path in sorted(facts):
-        # what the file's own lines define is its own, also when an include cycle leads back to it
-        inherited = reachable.get(path, frozenset()) - defined[path]
-        if not inherited or disk.get(path) is None:
+        macros = reachable.get(path)
+        if not macros or disk.get(path) is None:
             continue
-        # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
-        # without reading them again
-        words = hashed_words(facts[path].words)
-        candidates = [m for m in inherited if _hash(hashes, m) in words] if words else inherited
+        # what the file's own lines define is its own, also when an include cycle leads back to it
+        own = defined[path]
+        if facts[path].words:
+            # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
+            # without reading them again; the hashes of a set of macros that a component's or a
+            # chain's files share are indexed once (grpcio: 660,000 look-ups one by one)
+            index = by_hash.get(id(macros))
+            if index is None:
+                index = by_hash[id(macros)] = _by_hash(macros)
+            candidates = [m for h in index.keys() & hashed_words(facts[path].words) for m in index[h] if m not in own]
+        else:
+            candidates = list(macros - own)
         if not candidates:
             continue
         try:
@@ -136,11 +143,12 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 _FACTS = msgspec.msgpack.Decoder(CppFacts)
 
 
-def _hash(hashes: dict[str, int], name: str) -> int:
-    hit = hashes.get(name)
-    if hit is None:
-        hit = hashes[name] = word_hash(name)
-    return hit
+def _by_hash(macros: frozenset[str]) -> dict[int, list[str]]:
+    """``macros`` by their word hash (two may share one)."""
+    index: dict[int, list[str]] = collections.defaultdict(list)
+    for name in macros:
+        index[word_hash(name)].append(name)
+    return index
 
 
 def defined_through_includes(defined: Mapping[str, set[str]],

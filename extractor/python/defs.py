@@ -19,15 +19,11 @@
 
 from __future__ import annotations
 
-import collections
 import dataclasses
-import itertools
 from collections import Counter, defaultdict
-from collections.abc import Iterable
-from typing import Any
 
 from extractor.context import SourceFile
-from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature
+from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature, amend
 from extractor.naming import py_id
 from extractor.python.expr import PARAM_KINDS
 from extractor.python.facts import CLASS, INSTANCE, MODULE, Attribute, Param, PythonFacts
@@ -60,20 +56,6 @@ class PyGraph:
         if nid not in self.nodes and nid not in self.external:
             self.external[nid] = Node(nid, NodeKind.EXTERNAL, dotted.rsplit(".", 1)[-1], dotted, "python")
         return nid
-
-
-def amend(node: Node, field: str, value: Any) -> None:
-    """Change a field of a node this step built and has not handed out yet (nothing holds it in a
-    set or as a key, where its hash would change): one slot set in place, where
-    ``dataclasses.replace`` builds all twenty again through the frozen ``__init__`` (45,000 nodes
-    on vLLM: the copies were a tenth of the step)."""
-    object.__setattr__(node, field, value)
-
-
-def amend_each(nodes: Iterable[Node], field: str, values: Iterable[Any]) -> None:
-    """:func:`amend` of each node with its value, in one loop in C (every node's ``api``: 45,000
-    Python-level calls on vLLM)."""
-    collections.deque(map(object.__setattr__, nodes, itertools.repeat(field), values), maxlen=0)
 
 
 def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:

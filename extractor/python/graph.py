@@ -33,11 +33,11 @@ from extractor.python import exports as pyexports
 from extractor.context import Context, SourceFile
 from extractor.model import Binding as ModuleBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
-                             Severity, Step, edge_key, node_key)
+                             Severity, Step, amend, amend_each, edge_key, node_key)
 from extractor.python.facts import PythonFacts
 from extractor.python.fields import Binding, ClassSpec
-from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, amend, amend_each,
-                                   display_signature, place_attributes, place_definitions)
+from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, display_signature,
+                                   place_attributes, place_definitions)
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
