@@ -182,9 +182,10 @@ def test_graph_is_deterministic_whatever_the_file_order(graph):
     assert len(set(graph.edges)) == len(graph.edges)  # each edge once
 
 
-def test_the_second_scans_in_forked_children_give_the_same_graph(graph, monkeypatch):
-    """The files scanned again with their includes' macros are split over forked children: the
-    graph is the one a single process builds, and the files went to the children as tasks."""
+def test_the_work_split_over_forked_children_gives_the_same_graph(graph, monkeypatch):
+    """The files scanned again with their includes' macros, the call sites and the types the
+    signatures use are split over forked children: the graph (calls, launches and uses edges,
+    stats) is the one a single process builds, and the files went to the children as tasks."""
     from extractor.cpp import includes
 
     ctx = scan_trees(REPOS, name="triton-like")

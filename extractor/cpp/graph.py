@@ -31,6 +31,8 @@ import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import msgspec
+
 from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
@@ -42,6 +44,7 @@ from extractor.native.calls import each_call
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, amend,
                              node_key)
 from extractor.naming import cpp_id, file_id, id_name
+from extractor.support.forkmap import fork_map, spans
 
 CPP_LANGUAGES = (Language.CPP, Language.CUDA)
 
@@ -131,28 +134,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
             name = id_name(edge.target)
             external[edge.target] = Node(edge.target, NodeKind.EXTERNAL, name.rsplit("::", 1)[-1],
                                          name, "cpp")
-    for path in sorted(facts):
-        f = facts[path]
-        for caller, callee, line in each_call(f.calls):
-            source = table.id_of(path, caller)
-            target = table.resolve_callee(source, callee, path=path)
-            if source and target:
-                stats["calls_resolved"] += 1
-                edges.append(Edge(source, target, EdgeKind.CALLS, path, line))
-            else:
-                stats["calls_unresolved"] += 1
-        for caller, kernel, line in each_call(f.launches):
-            source = table.id_of(path, caller)
-            target = table.resolve_callee(source, kernel, kernel_only=True, path=path)
-            if source and target:
-                stats["launches_resolved"] += 1
-                edges.append(Edge(source, target, EdgeKind.LAUNCHES, path, line))
-            else:
-                stats["launches_unresolved"] += 1
-
-    uses, uses_stats = uses_edges(table)
-    edges.extend(uses)
-    stats.update(uses_stats)
+    edges.extend(_calls_and_uses(table, facts, stats, jobs))
 
     ops, bindings = resolve_registrations(facts, table)
     schema_nodes, schema_edges = op_nodes(facts, ops)
@@ -189,6 +171,54 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         shared=CppShared(tuple(sorted(table.sites)), tuple(ops), tuple(bindings), _aggregates(table),
                          {p: tuple(t) for p, t in resolved_includes.items()}))
 
+
+
+def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: collections.Counter[str],
+                    jobs: int) -> list[Edge]:
+    """The ``calls`` and ``launches`` edges of every file's call sites and the ``uses`` edges of
+    every callable, counted into ``stats``.
+
+    Resolved by spans of files and of definitions in ``jobs`` forked children
+    (:func:`extractor.support.forkmap.fork_map`) that inherit the symbol table: on grpcio a
+    second of the step, which runs in one child of its own beside the driver. Each look-up reads
+    the table and writes only its memos, whose answers do not depend on the order of the
+    questions. The edges come back as tuples in msgpack, and the same encoding runs with one
+    job, so every ``jobs`` gives the same graph."""
+    paths = sorted(facts)
+    defs = table.defs
+
+    def resolve(task: tuple[bool, range]) -> bytes:
+        of_calls, span = task
+        found: collections.Counter[str] = collections.Counter()
+        if not of_calls:
+            uses, found = uses_edges(table, defs[span.start:span.stop])
+            return _ENCODE(([(e.source, e.target, EdgeKind.USES.value, e.path, e.line) for e in uses], found))
+        rows = []
+        for path in paths[span.start:span.stop]:
+            f = facts[path]
+            for sites, kind, kernel_only in ((f.calls, EdgeKind.CALLS, False), (f.launches, EdgeKind.LAUNCHES, True)):
+                name = "calls" if kind is EdgeKind.CALLS else "launches"
+                for caller, callee, line in each_call(sites):
+                    source = table.id_of(path, caller)
+                    target = table.resolve_callee(source, callee, kernel_only=kernel_only, path=path)
+                    if source and target:
+                        found[f"{name}_resolved"] += 1
+                        rows.append((source, target, kind.value, path, line))
+                    else:
+                        found[f"{name}_unresolved"] += 1
+        return _ENCODE((rows, found))
+
+    tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]
+    edges: list[Edge] = []
+    kinds = {kind.value: kind for kind in (EdgeKind.CALLS, EdgeKind.LAUNCHES, EdgeKind.USES)}
+    for rows, found in map(_RESOLVED.decode, fork_map(resolve, tasks, jobs)):
+        edges.extend(Edge(source, target, kinds[kind], path, line) for source, target, kind, path, line in rows)
+        stats.update(found)
+    return edges
+
+
+_ENCODE = msgspec.msgpack.Encoder().encode
+_RESOLVED = msgspec.msgpack.Decoder(tuple[list[tuple[str, str, str, str, int]], dict[str, int]])
 
 
 def _sorted_nodes(nodes: list[Node]) -> tuple[Node, ...]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import collections
 import functools
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 from extractor.cpp.symbols import AGGREGATES, CALLABLE, Def, SymbolTable
 from extractor.model import Edge, EdgeKind
@@ -45,11 +45,12 @@ def _type_names_of(text: str) -> tuple[str, ...]:
     return tuple(type_names(text))
 
 
-def uses_edges(table: SymbolTable) -> tuple[list[Edge], collections.Counter[str]]:
-    """The ``uses`` edges of every callable definition in ``table``, and how many names resolved."""
+def uses_edges(table: SymbolTable, defs: Sequence[Def] | None = None) -> tuple[list[Edge], collections.Counter[str]]:
+    """The ``uses`` edges of every callable definition in ``table`` (of ``defs``, some of its
+    definitions, when given), and how many names resolved."""
     edges = []
     stats: collections.Counter[str] = collections.Counter()
-    for d in table.defs:
+    for d in table.defs if defs is None else defs:
         if d.kind not in CALLABLE:
             continue
         for target in _used_types(table, d, stats):
