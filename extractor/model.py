@@ -152,6 +152,12 @@ class Node:
     api: str = ""  # why the symbol is or is not public ("public: vllm.__all__", "private: underscore", ...)
     bound: tuple[Binding, ...] = ()  # a module's further names (imports, loop targets ...), by name
 
+    def __reduce__(self) -> tuple[type[Node], tuple[Any, ...]]:
+        """Pickled as its constructor's arguments (see :meth:`Edge.__reduce__`)."""
+        return Node, _node_fields(self)
+
+
+_node_fields = operator.attrgetter(*(field.name for field in dataclasses.fields(Node)))
 
 def amend(node: Node, field: str, value: Any) -> None:
     """Change a field of a node this step built and has not handed out yet (nothing holds it in a
@@ -174,6 +180,13 @@ class Edge:
     kind: EdgeKind
     path: str = ""  # where the evidence for the edge is
     line: int = 0
+
+    def __reduce__(self) -> tuple[type[Edge], tuple[str, str, EdgeKind, str, int]]:
+        """Pickled as its constructor's arguments. A slots dataclass otherwise pickles through
+        ``__getstate__``/``__setstate__`` that list its fields again for every object: a forked
+        step's graph (grpcio's C/C++ graph, 263,000 edges and 61,000 nodes) came back to the
+        driver in 0.72 s of unpickling, 0.39 s this way."""
+        return Edge, (self.source, self.target, self.kind, self.path, self.line)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

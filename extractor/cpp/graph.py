@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -211,8 +212,12 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
     tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]
     edges: list[Edge] = []
     kinds = {kind.value: kind for kind in (EdgeKind.CALLS, EdgeKind.LAUNCHES, EdgeKind.USES)}
+    # the decoded ids and paths are new strings: the table's own are kept, one copy of each in
+    # memory and in every pickle of the graph (a forked step's result comes back pickled)
+    same = {name: name for name in itertools.chain(table.node_by_id, paths)}
     for rows, found in map(_RESOLVED.decode, fork_map(resolve, tasks, jobs)):
-        edges.extend(Edge(source, target, kinds[kind], path, line) for source, target, kind, path, line in rows)
+        edges.extend(Edge(same.get(source, source), same.get(target, target), kinds[kind], same.get(path, path), line)
+                     for source, target, kind, path, line in rows)
         stats.update(found)
     return edges
 

@@ -60,6 +60,10 @@ class DefinitionSite:
     end: int
     is_definition: bool
 
+    def __reduce__(self) -> tuple[type[DefinitionSite], tuple[str, str, int, int, int, bool]]:
+        """Pickled as its constructor's arguments (see :meth:`extractor.model.Edge.__reduce__`)."""
+        return DefinitionSite, (self.node, self.path, self.line, self.start, self.end, self.is_definition)
+
 
 @dataclasses.dataclass
 class Def:
