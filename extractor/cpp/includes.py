@@ -87,24 +87,17 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
-    by_hash: dict[int, dict[int, list[str]]] = {}  # by id() of a set of macros files share: its macros by hash
+    hash_of = {name: word_hash(name) for names in defined.values() for name in names}  # each macro's once
     tasks: list[_Rescan] = []
     for path in sorted(facts):
-        macros = reachable.get(path)
-        if not macros or disk.get(path) is None:
-            continue
         # what the file's own lines define is its own, also when an include cycle leads back to it
-        own = defined[path]
-        if facts[path].words:
-            # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
-            # without reading them again; the hashes of a set of macros that a component's or a
-            # chain's files share are indexed once (grpcio: 660,000 look-ups one by one)
-            index = by_hash.get(id(macros))
-            if index is None:
-                index = by_hash[id(macros)] = _by_hash(macros)
-            candidates = [m for h in index.keys() & hashed_words(facts[path].words) for m in index[h] if m not in own]
-        else:
-            candidates = list(macros - own)
+        inherited = reachable.get(path, frozenset()) - defined[path]
+        if not inherited or disk.get(path) is None:
+            continue
+        # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
+        # without reading them again
+        words = hashed_words(facts[path].words)
+        candidates = [m for m in inherited if hash_of[m] in words] if words else inherited
         if not candidates:
             continue
         try:
@@ -141,14 +134,6 @@ def _rescanned(task: _Rescan) -> bytes | None:
 
 _ENCODE = msgspec.msgpack.Encoder().encode
 _FACTS = msgspec.msgpack.Decoder(CppFacts)
-
-
-def _by_hash(macros: frozenset[str]) -> dict[int, list[str]]:
-    """``macros`` by their word hash (two may share one)."""
-    index: dict[int, list[str]] = collections.defaultdict(list)
-    for name in macros:
-        index[word_hash(name)].append(name)
-    return index
 
 
 def defined_through_includes(defined: Mapping[str, set[str]],
