@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
-"""The Python graph step alone (:func:`extractor.python.graph.extract_python_graph`), timed over a
-tree's facts.
+"""A graph step alone, timed over a tree's facts: the Python graph
+(:func:`extractor.python.graph.extract_python_graph`), or the C/C++ graph with ``--step cpp``
+(:func:`extractor.cpp.graph.extract_cpp_graph`).
 
-Scans SOURCE with the Python scanner only (facts cached in --cache-dir: a second call only reads
+Scans SOURCE with that step's scanner only (facts cached in --cache-dir: a second call only reads
 them), then runs the step --runs times in this process with the cyclic collector off, as the
-pipeline runs its steps, and prints each run's CPU seconds (this process: the driver), their
-median, the median CPU of the children the step forks (``--jobs`` above 1), and a digest of what the
-step returns (nodes, edges, diagnostics, stats, call sites). Equal digests from two code trees: the
-same evidence from this step. On a shared machine, alternate the trees (PYTHONPATH) and compare
-medians of CPU seconds, not wall times.
+pipeline runs its steps, and prints each run's CPU seconds (this process: the driver, or the
+step's own child when the pipeline forks the step), their median, the median CPU of the children
+the step forks (``--jobs`` above 1), and a digest of what the step returns (nodes, edges,
+diagnostics, stats, what it shares). Equal digests from two code trees: the same evidence from
+this step. On a shared machine, alternate the trees (PYTHONPATH) and compare medians of CPU
+seconds, not wall times.
 
-    PYTHONPATH=TREE python3 -m bench.python_graph SOURCE [--cache-dir DIR] [--runs 3] [--jobs 2]
+    PYTHONPATH=TREE python3 -m bench.python_graph SOURCE [--step cpp] [--cache-dir DIR] [--runs 3] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -26,9 +28,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from extractor import cpp, python
 from extractor.context import Context, ExtractOptions
-from extractor.model import Contribution
-from extractor.python.graph import STEP, extract_python_graph
+from extractor.model import Contribution, Step
 from extractor.run.pipeline import extract_system
 from extractor.run.workplace import LocalWorkplace
 
@@ -63,16 +65,21 @@ class _EveryRun(LocalWorkplace):
         return _FactsWithoutMemo(super().open_store(cache_dir))
 
 
-def python_context(source: str, cache_dir: Path, jobs: int) -> Context:
-    """The pipeline's context once the Python scanner has run over ``source`` (no other step)."""
+STEPS = {"python": python.STEP, "cpp": cpp.STEP}
+
+
+def step_context(source: str, cache_dir: Path, jobs: int, step: Step = python.STEP) -> Context:
+    """The pipeline's context once ``step``'s scanner has run over ``source`` (no other step)."""
     captured: list[Context] = []
 
     def capture(ctx: Context) -> Contribution:
         captured.append(ctx)
-        return STEP.extract(ctx)
+        return step.extract(ctx)
 
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, probe_structs=False)
-    extract_system([source], options=options, steps=[dataclasses.replace(STEP, extract=capture)], executor=_EveryRun())
+    # in this process (a forkable step would run, and capture, in a child of its own)
+    only = dataclasses.replace(step, extract=capture, forkable=False)
+    extract_system([source], options=options, steps=[only], executor=_EveryRun())
     return captured[0]
 
 
@@ -95,22 +102,24 @@ def _children_cpu() -> float:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source")
+    parser.add_argument("--step", choices=sorted(STEPS), default="python")
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/archdiff-bench-python-graph"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    ctx = python_context(args.source, args.cache_dir, args.jobs)
+    step = STEPS[args.step]
+    ctx = step_context(args.source, args.cache_dir, args.jobs, step)
     seconds, children, digests = [], [], set()
     gc.disable()
     for _ in range(args.runs):
         start, forked = time.process_time(), _children_cpu()
-        contribution = extract_python_graph(ctx)
+        contribution = step.extract(ctx)
         seconds.append(time.process_time() - start)
         children.append(_children_cpu() - forked)
         digests.add(digest(contribution))
         del contribution
     gc.enable()
-    print(f"python graph: CPU s {' '.join(f'{s:.3f}' for s in seconds)}, median {statistics.median(seconds):.3f};"
+    print(f"{args.step} graph: CPU s {' '.join(f'{s:.3f}' for s in seconds)}, median {statistics.median(seconds):.3f};"
           f" forked children's CPU s, median {statistics.median(children):.3f}; digest {' '.join(sorted(digests))}")
     return 0
 
