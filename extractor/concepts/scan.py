@@ -37,8 +37,8 @@ import re
 from typing import Any
 
 from extractor.concepts.facts import ConceptFacts, Definition, Import, Seen
+from extractor.cpp.parse import CONCEPT_CAPTURES, file_nodes
 from extractor.model import ParsedFile
-from extractor.native.grammar import tree_captures
 from extractor.python.index import ModuleIndex, module_index
 
 _MAX_STRING = 80
@@ -202,20 +202,9 @@ def _is_type_checking(test: ast.expr) -> bool:
 # --- C++ / CUDA -----------------------------------------------------------------------------------
 
 _CLASS_TYPES = {"class_specifier": "class", "struct_specifier": "struct"}
-# Every node the C++ facts come from, found by one query: tree-sitter matches in C and hands
+# Every node the C++ facts come from is captured by the per-file query the C/C++ scanners share
+# (extractor.cpp.parse.file_nodes, as ``concept.<kind>``): tree-sitter matches in C and hands
 # Python only these (a walk over every node built a Python object per node, twice the parse).
-_CPP_QUERY = """
-(preproc_include) @include
-(linkage_specification) @linkage
-(namespace_definition) @namespace
-(class_specifier) @class
-(struct_specifier) @struct
-(function_definition) @function
-(call_expression) @call
-(qualified_identifier) @qualified
-(type_identifier) @type
-(string_literal) @string
-"""
 # What lies inside these is part of them, not a fact of its own: an include's path string, the
 # parts and template arguments of a qualified name, a string's pieces.
 _WHOLE = ("include", "qualified", "string")
@@ -225,7 +214,8 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     tree = parsed.tree
     if getattr(tree, "root_node", None) is None:
         return None
-    captured = tree_captures(tree, _CPP_QUERY)
+    found = file_nodes(tree, parsed.language)
+    captured = {name: found.get(f"concept.{name}", []) for name in CONCEPT_CAPTURES}
     inside = _Inside([n for name in _WHOLE for n in captured.get(name, ())])
 
     def nodes(name: str) -> list[Any]:

@@ -1,5 +1,4 @@
-"""A tree-sitter grammar wheel behind the two calls the Rust and Go scanners need, and a query on
-a tree of any grammar (:func:`tree_captures`, for scanners handed C++, CUDA, Rust or Go trees).
+"""A tree-sitter grammar wheel behind the two calls the Rust and Go scanners need.
 
 py-tree-sitter changed its query API in 0.25 and again in 0.26 (pinned in pyproject.toml); this
 module and the per-language parse modules that hand it their grammar are the only places that
@@ -38,14 +37,3 @@ class Grammar:
     def captures(self, node: Any, pattern: str) -> dict[str, list[Any]]:
         """Nodes captured by a query ``pattern`` under ``node``, by capture name."""
         return tree_sitter.QueryCursor(self.query(pattern)).captures(node)
-
-
-@functools.cache
-def _query(language: tree_sitter.Language, pattern: str) -> tree_sitter.Query:
-    return tree_sitter.Query(language, pattern)
-
-
-def tree_captures(tree: tree_sitter.Tree, pattern: str) -> dict[str, list[Any]]:
-    """Nodes captured by a query ``pattern`` in ``tree``, by capture name, in the tree's own grammar
-    (the pattern must suit every grammar it is used with)."""
-    return tree_sitter.QueryCursor(_query(tree.language, pattern)).captures(tree.root_node)
