@@ -159,6 +159,7 @@ class Node:
 
 _node_fields = operator.attrgetter(*(field.name for field in dataclasses.fields(Node)))
 
+
 def amend(node: Node, field: str, value: Any) -> None:
     """Change a field of a node this step built and has not handed out yet (nothing holds it in a
     set or as a key, where its hash would change): one slot set in place, where

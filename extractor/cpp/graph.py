@@ -88,7 +88,8 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                     sources: Mapping[str, str] | None = None, jobs: int = 1) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include);
-    ``jobs``: forked children for the files scanned again (:func:`rescan_with_included_macros`)."""
+    ``jobs``: forked children for the work that splits by file or definition (the files scanned
+    again, :func:`rescan_with_included_macros`; the call sites and the types signatures use)."""
     entries = sorted(files, key=lambda e: e[0])
     facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
@@ -180,11 +181,11 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
     every callable, counted into ``stats``.
 
     Resolved by spans of files and of definitions in ``jobs`` forked children
-    (:func:`extractor.support.forkmap.fork_map`) that inherit the symbol table: on grpcio a
-    second of the step, which runs in one child of its own beside the driver. Each look-up reads
-    the table and writes only its memos, whose answers do not depend on the order of the
-    questions. The edges come back as tuples in msgpack, and the same encoding runs with one
-    job, so every ``jobs`` gives the same graph."""
+    (:func:`extractor.support.forkmap.fork_map`) that inherit the symbol table: on grpcio about a
+    CPU second, which the step (itself one forked child beside the driver) no longer does alone.
+    Each look-up reads the table and writes only its memos, whose answers do not depend on the
+    order of the questions. The edges come back as tuples in msgpack, and the same encoding runs
+    with one job, so every ``jobs`` gives the same graph."""
     paths = sorted(facts)
     defs = table.defs
 
