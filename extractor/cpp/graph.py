@@ -39,7 +39,7 @@ from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
-from extractor.cpp.uses import uses_edges
+from extractor.cpp.uses import EdgeRow, uses_rows
 from extractor.graphparts import unique_sorted_edges
 from extractor.native.calls import each_call
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, amend,
@@ -191,23 +191,21 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
 
     def resolve(task: tuple[bool, range]) -> bytes:
         of_calls, span = task
-        found: collections.Counter[str] = collections.Counter()
         if not of_calls:
-            uses, found = uses_edges(table, defs[span.start:span.stop])
-            return _ENCODE(([(e.source, e.target, EdgeKind.USES.value, e.path, e.line) for e in uses], found))
-        rows = []
+            return _ENCODE(uses_rows(table, defs[span.start:span.stop]))
+        rows: list[EdgeRow] = []
+        found: collections.Counter[str] = collections.Counter()
         for path in paths[span.start:span.stop]:
             f = facts[path]
-            for sites, kind, kernel_only in ((f.calls, EdgeKind.CALLS, False), (f.launches, EdgeKind.LAUNCHES, True)):
-                name = "calls" if kind is EdgeKind.CALLS else "launches"
+            for sites, kind, kernel_only in ((f.calls, "calls", False), (f.launches, "launches", True)):
                 for caller, callee, line in each_call(sites):
                     source = table.id_of(path, caller)
                     target = table.resolve_callee(source, callee, kernel_only=kernel_only, path=path)
                     if source and target:
-                        found[f"{name}_resolved"] += 1
-                        rows.append((source, target, kind.value, path, line))
+                        found[f"{kind}_resolved"] += 1
+                        rows.append((source, target, kind, path, line))  # kind: the EdgeKind's value
                     else:
-                        found[f"{name}_unresolved"] += 1
+                        found[f"{kind}_unresolved"] += 1
         return _ENCODE((rows, found))
 
     tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]
@@ -224,7 +222,7 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
 
 
 _ENCODE = msgspec.msgpack.Encoder().encode
-_RESOLVED = msgspec.msgpack.Decoder(tuple[list[tuple[str, str, str, str, int]], dict[str, int]])
+_RESOLVED = msgspec.msgpack.Decoder(tuple[list[EdgeRow], dict[str, int]])
 
 
 def _sorted_nodes(nodes: list[Node]) -> tuple[Node, ...]:

@@ -20,7 +20,9 @@ import re
 from collections.abc import Iterator, Sequence
 
 from extractor.cpp.symbols import AGGREGATES, CALLABLE, Def, SymbolTable
-from extractor.model import Edge, EdgeKind
+from extractor.model import EdgeKind
+
+EdgeRow = tuple[str, str, str, str, int]  # an edge's source, target, kind's value, path, line
 
 # a possibly `::`-qualified name; template arguments are matched on their own
 _NAME = re.compile(r"(?:::\s*)?[A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*")
@@ -45,17 +47,18 @@ def _type_names_of(text: str) -> tuple[str, ...]:
     return tuple(type_names(text))
 
 
-def uses_edges(table: SymbolTable, defs: Sequence[Def] | None = None) -> tuple[list[Edge], collections.Counter[str]]:
-    """The ``uses`` edges of every callable definition in ``table`` (of ``defs``, some of its
-    definitions, when given), and how many names resolved."""
-    edges = []
+def uses_rows(table: SymbolTable, defs: Sequence[Def]) -> tuple[list[EdgeRow], collections.Counter[str]]:
+    """The ``uses`` edges of the callables among ``defs`` (definitions of ``table``), as rows
+    ``(source, target, "uses", path, line)`` (the C/C++ graph resolves them in forked children,
+    which send rows back), and how many names resolved."""
+    rows: list[EdgeRow] = []
     stats: collections.Counter[str] = collections.Counter()
-    for d in table.defs if defs is None else defs:
+    for d in defs:
         if d.kind not in CALLABLE:
             continue
         for target in _used_types(table, d, stats):
-            edges.append(Edge(d.id, target, EdgeKind.USES, d.path, d.record.line))
-    return edges, stats
+            rows.append((d.id, target, EdgeKind.USES.value, d.path, d.record.line))
+    return rows, stats
 
 
 def _used_types(table: SymbolTable, d: Def, stats: collections.Counter[str]) -> list[str]:
