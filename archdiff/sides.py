@@ -60,11 +60,13 @@ def extract_side(arg: str, cache_dir: Path | None = None, jobs: int = 1, progres
     from extractor.buildsettings import BuildSettings
     from extractor.context import ExtractOptions
     from extractor.presets import system_or_sources
+    from extractor.run.memo import keep_unwritten
     from extractor.run.pipeline import extract_system
 
     specs, name, version, build = system_or_sources((arg,), name, version, BuildSettings())
     options = ExtractOptions(jobs=max(1, jobs), cache_dir=cache_dir, build=build)
     result = extract_system(specs, name=name, version=version, options=options, progress=progress)
+    keep_unwritten()  # no evidence.json is written here: the memo file from the bytes, on a thread
     if progress is not None:
         progress.phase("reading evidence")
     return evidence_from_json(result.bundle, "extracted evidence")

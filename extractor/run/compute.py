@@ -110,12 +110,12 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
             log.bundle_bytes = len(encoded.data)
         summary = {**encoded.summary, "groups": memo.groups(encoded.summary["diagnostics"], inputs.sources)}
         with log.phase("memo"):
-            memo.remember(inputs.cache_dir, memo_key, store, encoded.data, encoded.compressed, summary)
+            written = memo.remember(inputs.cache_dir, memo_key, store, encoded.data, encoded.compressed, summary)
             if unpacked:
                 _stamp_unpacked(inputs, unpacked, unpacked_at)
     finally:
         store.close()
-    return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0})
+    return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0}, written=written)
 
 
 def _stamp_unpacked(inputs: Inputs, unpacked: list[tuple[str, str, str]], finished_ns: int) -> None:

@@ -7,22 +7,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-import io
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from extractor.support.storage import copy_atomic, write_atomic
+from extractor.support.storage import copy_atomic, written_atomic
 
 
 class MemoFile:
     """``evidence.json``'s bytes in a memo file (extractor.run.memo), held open: a run that evicts
-    the file while this one still needs its bytes takes the name away, not the bytes."""
+    the file while this one still needs its bytes takes the name away, not the bytes. ``link``
+    makes a target path this very file (a hard link), or says False where it cannot."""
 
-    def __init__(self, handle: io.BufferedReader) -> None:
+    def __init__(self, handle: BinaryIO, link: Callable[[BinaryIO, Path], bool] | None = None) -> None:
         self._handle = handle
+        self._link = link
 
     def __len__(self) -> int:
         return os.fstat(self._handle.fileno()).st_size
@@ -31,8 +32,11 @@ class MemoFile:
         return os.pread(self._handle.fileno(), len(self), 0)
 
     def copy_to(self, target: Path) -> Path:
-        """Write the bytes to ``target`` whole or not at all, copied by the kernel (vLLM's 52 MB:
-        0.03 s, where writing them from memory after reading them costs twice that)."""
+        """Write the bytes to ``target`` whole or not at all: the memo file itself where the file
+        system gives a link (nothing copied), else copied by the kernel (vLLM's 52 MB: 0.03 s,
+        where writing them from memory after reading them costs twice that)."""
+        if self._link is not None and self._link(self._handle, target):
+            return target
         return copy_atomic(target, self._handle.fileno(), len(self))
 
 
@@ -51,6 +55,10 @@ class Extraction:
     # the run log (extractor.run.runlog: wall and CPU seconds per phase, serial seconds, bytes
     # from workers); empty for an extraction that did not run here
     log: dict[str, Any] = dataclasses.field(default_factory=dict, repr=False, compare=False)
+    # told where evidence.json was written from these bytes, and which file that is (the memo
+    # keeps a bundle just made by a link to it: extractor.run.memo.remember)
+    written: Callable[[Path, os.stat_result], object] | None = dataclasses.field(default=None, repr=False,
+                                                                               compare=False)
 
     @property
     def data(self) -> bytes:
@@ -74,7 +82,10 @@ class Extraction:
         target = out_dir / "evidence.json"
         if isinstance(self.evidence, MemoFile):
             return self.evidence.copy_to(target)
-        return write_atomic(target, self.evidence)
+        info = written_atomic(target, self.evidence)
+        if self.written is not None:
+            self.written(target, info)
+        return target
 
 
 def parse_bundle(data: bytes) -> dict[str, Any]:

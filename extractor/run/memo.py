@@ -7,23 +7,32 @@ the options, archdiff's own code, and, for struct probes, the toolchain (:func:`
 The fact store holds the memo (compressed, beside the per-file facts; a Ray run's tasks put theirs
 in the driver's store) and says whether one is served at all: a workplace whose store keeps no memo
 is never served one. The last :data:`KEEP` bundles served or made here are also kept whole as
-plain files under ``CACHE/memo/``, so that a warm run copies ``evidence.json`` from there (the kernel
-copies vLLM's 52 MB in 0.03 s) instead of inflating the store's copy (0.1 s of zlib) and writing it
-out again. Those files only ever save time: one that cannot be read is not served, one that cannot
-be written is not kept.
+plain files under ``CACHE/memo/``, so that a warm run links or copies ``evidence.json`` from there
+instead of inflating the store's copy (0.1 s of zlib) and writing it out again. Those files only
+ever save time: one that cannot be read is not served, one that cannot be written is not kept.
+
+A memo file and an ``evidence.json`` written from it, or it from one, are one file where the file
+system allows (a hard link: vLLM's 52 MB written once, not twice; the second write cost a cold run
+0.2-0.4 CPU s of copying into the page cache). Someone may then change the memo by changing their
+``evidence.json`` in place, so a linked memo file has a stamp beside it (``KEY.stamp``: the
+file's inode, size and modification time, written before the link exists) and is served only
+while its file still has them; the stamp's own time says when it was last served, so serving it
+never touches the shared file's times. A memo file without a stamp was written by archdiff alone.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
+import functools
 import hashlib
 import json
 import os
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from extractor.context import ExtractOptions, SourceTree
 from extractor.errors import StorageError
@@ -32,7 +41,7 @@ from extractor.native.manifests import manifests_digest
 from extractor.run.cache import code_fingerprint, package_digest
 from extractor.run.extraction import Extraction, MemoFile, parse_bundle, summarize_bundle
 from extractor.run.workplace import FactStore
-from extractor.support.storage import write_atomic
+from extractor.support.storage import link_atomic, write_atomic
 
 _WRITERS: list[threading.Thread] = []  # memo files still being written
 KEEP = 4  # whole bundles kept as files (vLLM's: 52 MB each), the least recently served removed first
@@ -147,22 +156,67 @@ def serve(cache_dir: Path, key: str, store: FactStore, sources: Sequence[SourceT
 
 
 def remember(cache_dir: Path, key: str, store: FactStore, data: bytes, compressed: bytes,
-             summary: dict[str, Any]) -> None:
-    """Keep a bundle just made, and its summary (with ``groups``), under ``key``: in the store now,
-    as a memo file on a thread (52 MB written while the run goes on to write its own evidence.json:
-    0.05-0.4 s on this machine's disk, which a cold run's driver need not wait for). The thread is
-    not a daemon: the process ends after it, and :func:`settle` waits for it."""
+             summary: dict[str, Any]) -> Callable[[Path, os.stat_result], None]:
+    """Keep a bundle just made, and its summary (with ``groups``), under ``key``: in the store now;
+    as a memo file once the caller has written ``evidence.json`` from it (the function returned,
+    :meth:`Extraction.write`), which the memo file then shares by a link. A bundle nobody writes
+    out is kept on a thread of its own (52 MB: 0.05-0.4 s on this machine's disk, which the
+    driver need not wait for) when the next one is made, at :func:`settle`, or when the process
+    ends."""
     store.put_compressed(key, compressed)
     store.put_json(key + ":summary", summary)
-    writer = threading.Thread(target=_keep, args=(cache_dir, key, data), name="archdiff-memo-file")
-    writer.start()
-    _WRITERS.append(writer)
+    keep_unwritten()
+    waiting = _Waiting(cache_dir, key, data)
+    _WAITING.append(waiting)
+    return waiting.written
+
+
+class _Waiting:
+    """A bundle just made, waiting for its ``evidence.json`` to be written so that the memo file
+    can be that file."""
+
+    def __init__(self, cache_dir: Path, key: str, data: bytes) -> None:
+        self.cache_dir, self.key, self.data = cache_dir, key, data
+
+    def written(self, target: Path, info: os.stat_result) -> None:
+        """``evidence.json`` was written from this bundle to ``target`` as the file ``info``
+        describes: the memo file is linked to it, or written from the bytes on a thread where the
+        file system gives no link."""
+        if self in _WAITING:
+            _WAITING.remove(self)
+            if not _link_kept(self.cache_dir, self.key, target, info):
+                self.on_thread()
+
+    def on_thread(self) -> None:
+        writer = threading.Thread(target=_keep, args=(self.cache_dir, self.key, self.data), name="archdiff-memo-file")
+        writer.start()
+        _WRITERS.append(writer)
+
+
+_WAITING: list[_Waiting] = []  # bundles made here whose evidence.json has not been written yet
+
+
+def keep_unwritten() -> None:
+    """The bundles made here that no one wrote out as ``evidence.json`` (yet): kept as memo files
+    on threads of their own now."""
+    while _WAITING:
+        _WAITING.pop().on_thread()
 
 
 def settle() -> None:
-    """Wait for the memo files being written (a caller that looks at ``CACHE/memo/`` next)."""
+    """Keep the bundles still waiting and wait for the memo files being written (a caller that
+    looks at ``CACHE/memo/`` next)."""
+    keep_unwritten()
     while _WRITERS:
         _WRITERS.pop().join()
+
+
+@atexit.register
+def _at_exit() -> None:
+    # threads may no longer start once the interpreter is shutting down: the last ones kept here
+    while _WAITING:
+        waiting = _WAITING.pop()
+        _keep(waiting.cache_dir, waiting.key, waiting.data)
 
 
 def groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree]) -> list[dict[str, Any]]:
@@ -179,16 +233,61 @@ def _path(cache_dir: Path, key: str) -> Path:
     return cache_dir / "memo" / f"{key.removeprefix('bundle:')}.json"
 
 
+def _stamp(path: Path) -> Path:
+    return path.with_suffix(".stamp")
+
+
+def _stamp_text(info: os.stat_result) -> str:
+    return f"{info.st_ino} {info.st_size} {info.st_mtime_ns}\n"
+
+
 def _load(cache_dir: Path, key: str) -> MemoFile | None:
-    """The bundle kept as a file under ``key``, held open, and marked recently served; or None."""
+    """The bundle kept as a file under ``key``, held open, and marked recently served; or None,
+    also when the file is linked and no longer the one its stamp describes (someone changed the
+    ``evidence.json`` it is)."""
     path = _path(cache_dir, key)
     try:
         handle = open(path, "rb")  # noqa: SIM115  held by the MemoFile
     except OSError:
         return None
+    try:
+        stamped: str | None = _stamp(path).read_text(encoding="ascii")
+    except FileNotFoundError:
+        stamped = None
+    except (OSError, ValueError):
+        stamped = ""
+    if stamped is not None and stamped != _stamp_text(os.fstat(handle.fileno())):
+        handle.close()
+        return None
     with contextlib.suppress(OSError):
-        os.utime(path)
-    return MemoFile(handle)
+        os.utime(_stamp(path) if stamped else path)  # never the shared file's own times
+    return MemoFile(handle, functools.partial(_link_served, path, stamped is not None))
+
+
+def _link_served(path: Path, stamped: bool, handle: BinaryIO, target: Path) -> bool:
+    """``target`` made the served memo file ``path`` (open as ``handle``) by a link, its stamp
+    written first if it had none; False where the file system gives no link."""
+    info = os.fstat(handle.fileno())
+    try:
+        if not stamped:
+            write_atomic(_stamp(path), _stamp_text(info))
+        link_atomic(target, path, info.st_ino)
+    except (OSError, StorageError):
+        return False
+    return True
+
+
+def _link_kept(cache_dir: Path, key: str, written: Path, info: os.stat_result) -> bool:
+    """The memo file under ``key`` made ``written`` (the file ``info`` describes) by a link, its
+    stamp written before; False where the file system gives no link."""
+    path = _path(cache_dir, key)
+    try:
+        write_atomic(_stamp(path), _stamp_text(info))
+        link_atomic(path, written, info.st_ino)
+    except (OSError, StorageError):
+        return False
+    _evict(path.parent)
+    return True
 
 
 def _keep(cache_dir: Path, key: str, data: bytes) -> None:
@@ -196,9 +295,25 @@ def _keep(cache_dir: Path, key: str, data: bytes) -> None:
     path = _path(cache_dir, key)
     try:
         write_atomic(path, data)
-        kept = sorted(path.parent.glob("*.json"), key=lambda p: _mtime(str(p)), reverse=True)
+        # a stamp left by a linked file this one replaces (removed after: never an unstamped link)
+        _stamp(path).unlink(missing_ok=True)
     except (OSError, StorageError):
         return
+    _evict(path.parent)
+
+
+def _evict(memo_dir: Path) -> None:
+    """All but the :data:`KEEP` most recently served memo files removed, with their stamps."""
+    try:
+        kept = sorted(memo_dir.glob("*.json"), key=_served, reverse=True)
+    except OSError:
+        return
     for old in kept[KEEP:]:
-        with contextlib.suppress(OSError):
-            old.unlink()
+        for path in (old, _stamp(old)):
+            with contextlib.suppress(OSError):
+                path.unlink()
+
+
+def _served(path: Path) -> int:
+    """When the memo file ``path`` was last made or served: its stamp's time if it is linked."""
+    return _mtime(str(_stamp(path))) or _mtime(str(path))

@@ -304,10 +304,12 @@ class _TaskSide:
 
 def _extract_task(job: ExtractionJob, options: ExtractOptions,
                   store) -> tuple[bytes, dict[str, Any], dict[str, float], dict[str, int]]:
+    from extractor.run.memo import keep_unwritten
     from extractor.run.pipeline import extract_system
 
     side = _TaskSide(store)
     result = extract_system(job.specs, name=job.name, version=job.version, options=options, executor=side)
+    keep_unwritten()  # its evidence.json is written by the driver, elsewhere: the memo file from the bytes
     cache = dict(result.cache)
     if not cache.get("memo"):  # "misses" are the files this task parsed; "shared" a concurrent task parsed
         cache.update(misses=len(side.scanned), shared=len(side.shared))

@@ -77,8 +77,29 @@ def atomic_path(target: Path) -> Iterator[Path]:
 
 def write_atomic(target: Path, data: bytes | str) -> Path:
     """Write ``data`` (text is UTF-8) to ``target`` whole, or not at all."""
+    written_atomic(target, data)
+    return target
+
+
+def written_atomic(target: Path, data: bytes | str) -> os.stat_result:
+    """:func:`write_atomic`, and the status of the file written (its inode, size and modification
+    time), taken from the file itself before it is renamed into place: what the caller knows is
+    its own file even if another process replaces ``target`` a moment later."""
     with atomic_path(target) as tmp, os.fdopen(_create(tmp), "wb") as fh:
         fh.write(data.encode("utf-8") if isinstance(data, str) else data)
+        fh.flush()
+        return os.fstat(fh.fileno())
+
+
+def link_atomic(target: Path, source: Path, inode: int) -> Path:
+    """``target`` made the file ``source`` (a hard link: no byte copied), whole or not at all, and
+    only while ``source`` is still the file ``inode`` (another process may have renamed another
+    file over it). Raises ``OSError`` where the file system refuses the link (another device, no
+    links) and :class:`StorageError` as :func:`write_atomic` does."""
+    with atomic_path(target) as tmp:
+        os.link(source, tmp)
+        if os.stat(tmp).st_ino != inode:
+            raise OSError(errno.ESTALE, f"{source} was replaced before it could be linked")
     return target
 
 
