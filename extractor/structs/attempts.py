@@ -146,18 +146,8 @@ class CompileAttempts:
         and this failure's message is the one kept, and never when an earlier error is kept or
         the header's own compiler takes over: of vLLM's 33 such passes, most were for messages
         nobody read (g++ before nvcc, preamble attempts after a first error)."""
-        probe, argv = self.probe, command.argv
         self.last_error = ""
-        src = self.tmpdir / f"probe{command.suffix}"
-        text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
-        dirs = [*self.include_dirs, *probe.flags.include_dirs]
-        if preamble is not None:
-            # as the includer sees it: its earlier lines first, its quoted includes found from its directory
-            text += "".join(f"{line}\n" for line in preamble.lines)
-            argv = [argv[0], f"-I{preamble.directory}", *argv[1:]]
-            dirs.append(preamble.directory)
-        text += f'#include "{probe.file}"\n'
-        src.write_text(text, encoding="utf-8")
+        src, text, argv, dirs = self._source(command, preamble)
         allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
         if self.pch_headers:
             # Find out, without compiling, whether a precompiled header would be loaded.
@@ -198,6 +188,48 @@ class CompileAttempts:
         self._keep(self.last_error)
         return False
 
+    def _source(self, command: Command, preamble: Preamble | None) -> tuple[Path, str, list[str], list[Path]]:
+        """The probe's source written for ``command`` after ``preamble``: its path, its text, the
+        command's argv and the include directories it searches."""
+        probe, argv = self.probe, command.argv
+        src = self.tmpdir / f"probe{command.suffix}"
+        text = PRELUDE.get(command.suffix, PRELUDE[".cpp"])
+        dirs = [*self.include_dirs, *probe.flags.include_dirs]
+        if preamble is not None:
+            # as the includer sees it: its earlier lines first, its quoted includes found from its directory
+            text += "".join(f"{line}\n" for line in preamble.lines)
+            argv = [argv[0], f"-I{preamble.directory}", *argv[1:]]
+            dirs.append(preamble.directory)
+        text += f'#include "{probe.file}"\n'
+        src.write_text(text, encoding="utf-8")
+        return src, text, argv, dirs
+
+    def may_define(self, command: Command, preamble: Preamble, names: Iterable[str]) -> bool:
+        """Whether the compile of ``command`` after ``preamble`` may lay out a definition of one of
+        ``names`` from the header: False only when the preprocessor, run with that command's flags,
+        leaves none of those names in any line of the header (each one's definition sits in an
+        ``#if`` branch that this preamble does not select either), so that compiling would lay out
+        none of them. Costs a preprocess-only pass where a compile costs ten to fifty times as much
+        (torch's headers); True whenever that pass cannot tell (nvcc, a failed pass)."""
+        if Path(command.exe).name.startswith("nvcc"):
+            return True  # nvcc's -E preprocesses for one side only: the compile is what tells
+        wanted = {name for name in names if _IDENTIFIER.fullmatch(name)}
+        if not wanted or len(wanted) < len(set(names)):
+            return True
+        src, _text, argv, _dirs = self._source(command, preamble)
+        out = self.tmpdir / "probe.i"
+        flags = [a for a in argv[1:-3] if a not in ("-c", "-g")]
+        try:
+            done = run_compiler([argv[0], *flags, "-E", str(src), "-o", str(out)], self.tmpdir, self.timeout,
+                                self.memory_bytes)
+            text = out.read_text(encoding="utf-8", errors="replace") if not done.timed_out and not done.returncode \
+                else None
+        except OSError:
+            return True
+        finally:
+            out.unlink(missing_ok=True)
+        return text is None or bool(wanted & header_words(text, self.probe.file, self.tmpdir))
+
     def _explain(self, text: str, src: Path, exe: str, argv: list[str], allowed: Sequence[Path],
                  done: Finished) -> str:
         """The message of a failed attempt whose compile listed nothing, when it is the one kept:
@@ -208,6 +240,26 @@ class CompileAttempts:
             return _REFUSED
         return _safe_error(done.stderr.decode("utf-8", errors="replace"), deps is not None, allowed,
                            self.replacements, done.returncode)
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
+_LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"[^\n]*\n', re.MULTILINE)
+
+
+def header_words(preprocessed: str, header: Path, cwd: Path) -> set[str]:
+    """The identifiers in the lines of a preprocessor's output (``-E``, GCC's line markers) that
+    come from ``header``, wherever it was included: what of the header's text the compiler saw."""
+    wanted = os.path.realpath(header)
+    words: set[str] = set()
+    same: dict[str, bool] = {}
+    markers = list(_LINE_MARKER.finditer(preprocessed))
+    for marker, after in zip(markers, [*markers[1:], None]):
+        name = marker.group(1).replace('\\"', '"').replace("\\\\", "\\")
+        if name not in same:
+            same[name] = os.path.realpath(os.path.join(cwd, name)) == wanted
+        if same[name]:
+            words.update(_IDENTIFIER.findall(preprocessed, marker.end(), after.start() if after else len(preprocessed)))
+    return words
 
 
 def _read_depfile(depfile: Path, tmpdir: Path) -> list[Path] | None:

@@ -64,7 +64,7 @@ from extractor.structs.probecache import cache_store as _cache_store
 from extractor.structs.probecache import layout_from_dict
 from extractor.structs.objects import failed_result, read_probe, unresolved_count
 from extractor.structs.reasons import missing_from as missing_from_error
-from extractor.structs.records import unresolved_layout
+from extractor.structs.records import Method, unresolved_layout
 from extractor.structs.tags import tag_layout
 
 # find_nvcc and layout_from_dict live beside the compilers and the cache; callers find them here too
@@ -308,7 +308,8 @@ class SingleProbe:
                     break
                 # compiled, but some definitions were left out: an includer may define what selects
                 # them (`#define GGML_COMMON_DECL_C` before `#include "ggml-common.h"`)
-                if not run.doomed(command, preamble) and run.attempt(command, preamble):
+                if not run.doomed(command, preamble) and run.may_define(command, preamble, _unresolved_names(result)) \
+                        and run.attempt(command, preamble):
                     if target is not None and target.remove_sections:
                         _drop_sections(target, obj, timeout)
                     alternative = read_probe(probe, obj, command.method, preamble.includer, target_name)
@@ -321,6 +322,11 @@ class SingleProbe:
         if self.cache_dir is not None and self._key is not None:
             _cache_store(self.cache_dir, self._key, result)
         return result
+
+
+def _unresolved_names(result: ProbeResult) -> list[str]:
+    """The names (last part) of the definitions ``result`` leaves unresolved."""
+    return [x.qualname.rsplit("::", 1)[-1] for x in result.layouts if x.method is Method.UNRESOLVED]
 
 
 class _Rounds:
