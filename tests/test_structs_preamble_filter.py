@@ -86,3 +86,4 @@ def test_the_header_words_are_those_the_preprocessor_kept_from_that_header(tmp_p
         '# 2 "probe.cpp" 2\nint Fast;\n')
     words = header_words(preprocessed, header, tmp_path)
     assert {"Always", "a", "struct", "int"} <= words and not {"Other", "Fast", "z"} & words
+

@@ -18,7 +18,7 @@ from extractor.model import Diagnostic, Severity
 from extractor.structs.dwarf import DwarfReadError, RawLayout, read_layouts
 from extractor.structs.header import NOT_EMITTED, HeaderProbe
 from extractor.structs.probecache import ProbeResult
-from extractor.structs.records import Method, StructLayout, layout_from_raw, unresolved_layout
+from extractor.structs.records import Method, StructLayout, layout_from_raw, simple_name, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
 
@@ -55,6 +55,9 @@ def _result(probe: HeaderProbe, raws: list[RawLayout], method: Method, includer:
         layout = dataclasses.replace(layout, tags=tag_layout(layout), target=target)
         layouts.setdefault(layout.qualname, layout)
     out = list(layouts.values())
+    at_line: dict[int, list[str]] = {}
+    for layout in out:
+        at_line.setdefault(layout.line, []).append(layout.qualname)
     by_name: dict[str, list[StructDefinition]] = {}
     for d in probe.definitions:
         by_name.setdefault(d.qualname, []).append(d)
@@ -62,6 +65,11 @@ def _result(probe: HeaderProbe, raws: list[RawLayout], method: Method, includer:
         found = layouts.get(name)
         for d in defs:
             if found is not None and (len(defs) == 1 or found.line == d.line):
+                continue
+            if found is None and simple_name(name) in {simple_name(q) for q in at_line.get(d.line, ())}:
+                # the compiler laid out a definition of that name at that very line, under the
+                # scopes the source's scan got wrong where the parser lost its way (torch's
+                # `struct C10_API X` inside `namespace c10`, found as `X` beside `c10::X`)
                 continue
             if found is not None:
                 # several definitions of one name (`#if` branches): the compiled one is laid out

@@ -26,7 +26,7 @@ from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAUL
 from extractor.structs.probe import find_include_dirs, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
-from extractor.structs.records import Method, StructLayout
+from extractor.structs.records import Method, StructLayout, simple_name
 
 _CPP = (Language.CPP, Language.CUDA)
 
@@ -68,13 +68,22 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
             batch_size=int(extra.get("structs_batch_size", BATCH_SIZE)))
     reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]))
     layouts = [reasons.explain(x) for r in results for x in r.layouts]
-    layouts.extend(reasons.explain(x) for x in plan.unprobed)
+    # A definition the source's scan found under other scopes than the compiler laid it out at
+    # that line (the scan lost its way around a macro: torch's `struct C10_API X` inside
+    # `namespace c10`, found as `X`, or inside a function) is that layout, not one more record.
+    laid_out = {(x.path, x.line, simple_name(x.qualname)): x.qualname for x in layouts
+                if x.method is not Method.UNRESOLVED}
+
+    def elsewhere(path: str, line: int, qualname: str) -> bool:
+        return laid_out.get((path, line, simple_name(qualname)), qualname) != qualname
+
+    layouts.extend(reasons.explain(x) for x in plan.unprobed if not elsewhere(x.path, x.line, x.qualname))
     diagnostics = [d for r in results for d in r.diagnostics]
     stats.update(probe_stats)
     # The headline: the graph's own definitions (a probe also lays out template instantiations
     # its header declares, which are records too but not definitions the graph has)
-    wanted = {(p.path, d.qualname) for p in probes for d in p.definitions} | \
-        {(x.path, x.qualname) for x in plan.unprobed}
+    wanted = {(p.path, d.qualname) for p in probes for d in p.definitions if not elsewhere(p.path, d.line, d.qualname)} | \
+        {(x.path, x.qualname) for x in plan.unprobed if not elsewhere(x.path, x.line, x.qualname)}
     resolved = {(x.path, x.qualname) for x in layouts if x.method is not Method.UNRESOLVED}
     stats["definitions"] = len(wanted)
     stats["definitions_resolved"] = len(wanted & resolved)

@@ -226,6 +226,12 @@ def _gdb_holes(members: tuple[Member, ...], size: int) -> tuple[tuple[Hole, ...]
     return tuple(holes), (size * 8 - end) // 8, (size * 8 - end) % 8
 
 
+def simple_name(qualname: str) -> str:
+    """A definition's own name, without its scopes: what a source scan that lost its way around a
+    macro and the compiler still agree on (with the definition's file and line)."""
+    return qualname.rsplit("::", 1)[-1]
+
+
 def unresolved_layout(qualname: str, kind: str, path: str, line: int, error: str,
                       origin: str = "", tags: tuple[str, ...] = (),
                       language: str = "c++", missing: str = "", supplied_by: str = "") -> StructLayout:
