@@ -24,6 +24,9 @@ struct Fast { long x; char y; };
 #ifdef PROJ_OTHER
 struct Other { int z; };
 #endif
+#ifdef PROJ_BROKEN
+#error this configuration is not supported
+#endif
 """
 
 
@@ -39,7 +42,7 @@ def _project(root: Path) -> Path:
     (src / "feature.h").write_text(FEATURE)
     (src / "a_plain.cc").write_text('#include <cstdint>\n#include "feature.h"\n')  # selects nothing
     (src / "b_fast.cc").write_text('#define PROJ_FAST 1\n#include "feature.h"\n')  # selects Fast
-    (src / "c_plain.cc").write_text('#include <cstddef>\n#include "feature.h"\n')  # selects nothing
+    (src / "d_broken.cc").write_text('#define PROJ_BROKEN 1\n#include "feature.h"\n')  # stops the preprocessor
     return root / "proj"
 
 
@@ -68,7 +71,8 @@ def test_an_includer_that_selects_no_left_out_definition_costs_no_compile(tmp_pa
     assert filtered["Fast"]["method"] == "probe-g++"
     assert filtered["Fast"]["origin"] == "src/feature.h as included by src/b_fast.cc"
     assert filtered["Other"]["method"] == "unresolved"
-    # alone, then after each of the three includers' lines; the plain ones select nothing
+    # alone, then after each of the three includers' lines: a_plain.cc's select nothing, and
+    # d_broken.cc's make the header stop at its #error
     assert every_kinds.count("compile") == 4 and "preprocess" not in every_kinds
     # alone, then after b_fast.cc's lines; a preprocess-only pass before each preamble's compile
     assert kinds.count("compile") == 2 and kinds.count("preprocess") == 3, kinds

@@ -206,11 +206,13 @@ class CompileAttempts:
 
     def may_define(self, command: Command, preamble: Preamble, names: Iterable[str]) -> bool:
         """Whether the compile of ``command`` after ``preamble`` may lay out a definition of one of
-        ``names`` from the header: False only when the preprocessor, run with that command's flags,
+        ``names`` from the header: False when the preprocessor, run with that command's flags,
         leaves none of those names in any line of the header (each one's definition sits in an
         ``#if`` branch that this preamble does not select either), so that compiling would lay out
-        none of them. Costs a preprocess-only pass where a compile costs ten to fifty times as much
-        (torch's headers); True whenever that pass cannot tell (nvcc, a failed pass)."""
+        none of them, or when it fails (the compile would stop at the same `#error` or missing
+        header). Costs a preprocess-only pass where a compile costs ten to fifty times as much
+        (torch's headers); True whenever that pass cannot tell (nvcc, a pass that timed out or
+        could not run)."""
         if Path(command.exe).name.startswith("nvcc"):
             return True  # nvcc's -E preprocesses for one side only: the compile is what tells
         wanted = {name for name in names if _IDENTIFIER.fullmatch(name)}
@@ -222,13 +224,16 @@ class CompileAttempts:
         try:
             done = run_compiler([argv[0], *flags, "-E", str(src), "-o", str(out)], self.tmpdir, self.timeout,
                                 self.memory_bytes)
-            text = out.read_text(encoding="utf-8", errors="replace") if not done.timed_out and not done.returncode \
-                else None
+            if done.timed_out:
+                return True
+            if done.returncode:
+                return False
+            text = out.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return True
         finally:
             out.unlink(missing_ok=True)
-        return text is None or bool(wanted & header_words(text, self.probe.file, self.tmpdir))
+        return bool(wanted & header_words(text, self.probe.file, self.tmpdir))
 
     def _explain(self, text: str, src: Path, exe: str, argv: list[str], allowed: Sequence[Path],
                  done: Finished) -> str:
