@@ -50,3 +50,21 @@ def test_a_definition_scanned_under_the_wrong_scopes_is_the_one_the_compiler_lai
     records = {(s["qualname"], s["line"]): s["method"] for s in bundle["structs"] if s["path"] == "src/meta.h"}
     assert records == {("proj::Options", 4): "probe-g++", ("proj::Meta", 9): "probe-g++",
                        ("proj::Plain", 13): "probe-g++"}
+
+
+def test_the_scan_keeps_one_definition_where_its_second_parse_finds_the_scopes_the_first_lost():
+    """The C/C++ scan parses such a file again with the conditional directives blanked; a definition
+    the first parse placed outside the scopes the second finds around it (same kind, same line) is
+    the second's, and the calls made in its body go with it: one graph node, not two."""
+    from extractor.cpp.parse import parse_source
+    from extractor.cpp.scan import scan_cpp
+    from extractor.model import Language, ParsedFile
+
+    text = LOST_SCOPE.replace("struct Options { int level; };\n",
+                              "struct Options { int level; };\ninline int helper(int x) { return __builtin_abs(x); }\n")
+    data = text.encode()
+    facts = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert sorted((d.kind, d.qual) for d in facts.defs if d.kind != "namespace") == [
+        ("function", "proj::helper"), ("function", "proj::reset"), ("struct", "proj::Options"),
+        ("struct", "proj::reset::Meta"), ("struct", "proj::reset::Plain")]
+    assert facts.calls == (("proj::helper", (("__builtin_abs", 5),)),)

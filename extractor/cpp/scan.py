@@ -18,7 +18,7 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
+from extractor.cpp.facts import CallSites, CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
@@ -95,9 +95,31 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     known = {(d.qual, d.line) for d in facts.defs}
     recovered = [msgspec.structs.replace(d, tags=tuple(sorted(set(d.tags) | {"recovered"})))
                  for d in alt.defs if (d.qual, d.line) not in known]
-    return msgspec.structs.replace(facts, defs=facts.defs + tuple(recovered),
-                                   calls=group_calls(set(each_call(facts.calls)) | set(each_call(alt.calls))),
-                                   launches=group_calls(set(each_call(facts.launches)) | set(each_call(alt.launches))))
+    # A definition the first parse placed outside scopes the variant finds around it (the same
+    # kind at the same line, its name the variant's less outer scopes: vLLM's `allspark::HalfType`
+    # found as `HalfType` too, torch's `c10::TensorImpl` as `TensorImpl`) is the variant's: one
+    # definition, not two, and the calls made in its body are the variant's definition's.
+    by_place: dict[tuple[str, int], list[str]] = {}
+    for d in recovered:
+        by_place.setdefault((d.kind, d.line), []).append(d.qual)
+    superseded: dict[tuple[str, int], str] = {}
+    for d in facts.defs:
+        longer = [q for q in by_place.get((d.kind, d.line), ()) if q.endswith(f"::{d.qual}")]
+        if len(longer) == 1:
+            superseded[d.qual, d.line] = longer[0]
+    kept = tuple(d for d in facts.defs if (d.qual, d.line) not in superseded)
+    # a caller's calls move with it when every definition of its name moved to one other name
+    moved: dict[str, set[str]] = {}
+    for d in facts.defs:
+        moved.setdefault(d.qual, set()).add(superseded.get((d.qual, d.line), ""))
+    renamed = {qual: names.pop() for qual, names in moved.items() if len(names) == 1 and "" not in names}
+
+    def calls_of(sites: CallSites, alt_sites: CallSites) -> CallSites:
+        return group_calls({(renamed.get(caller, caller), callee, line) for caller, callee, line in each_call(sites)}
+                           | set(each_call(alt_sites)))
+
+    return msgspec.structs.replace(facts, defs=kept + tuple(recovered), calls=calls_of(facts.calls, alt.calls),
+                                   launches=calls_of(facts.launches, alt.launches))
 
 
 class _Scanner:
