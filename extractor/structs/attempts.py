@@ -5,6 +5,7 @@ form that names no file outside the allowed places and no path of this machine."
 from __future__ import annotations
 
 import functools
+import mmap
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -228,12 +229,16 @@ class CompileAttempts:
                 return True
             if done.returncode:
                 return False
-            text = out.read_text(encoding="utf-8", errors="replace")
+            with open(out, "rb") as fh:
+                if not os.fstat(fh.fileno()).st_size:
+                    return False  # nothing of the header survives: none of its names either
+                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as preprocessed:
+                    found = header_words(preprocessed, self.probe.file, self.tmpdir)
         except OSError:
             return True
         finally:
             out.unlink(missing_ok=True)
-        return bool(wanted & header_words(text, self.probe.file, self.tmpdir))
+        return bool({name.encode() for name in wanted} & found)
 
     def _explain(self, text: str, src: Path, exe: str, argv: list[str], allowed: Sequence[Path],
                  done: Finished) -> str:
@@ -248,22 +253,25 @@ class CompileAttempts:
 
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
-_LINE_MARKER = re.compile(r'^# \d+ "((?:[^"\\]|\\.)*)"[^\n]*\n', re.MULTILINE)
+_WORD = re.compile(rb"[A-Za-z_][A-Za-z_0-9]*")
+_LINE_MARKER = re.compile(rb'^# \d+ "((?:[^"\\]|\\.)*)"[^\n]*\n', re.MULTILINE)
 
 
-def header_words(preprocessed: str, header: Path, cwd: Path) -> set[str]:
+def header_words(preprocessed: bytes | mmap.mmap, header: Path, cwd: Path) -> set[bytes]:
     """The identifiers in the lines of a preprocessor's output (``-E``, GCC's line markers) that
-    come from ``header``, wherever it was included: what of the header's text the compiler saw."""
+    come from ``header``, wherever it was included: what of the header's text the compiler saw.
+    Read in place (an mmap of torch's output is tens of megabytes the driver need not hold)."""
     wanted = os.path.realpath(header)
-    words: set[str] = set()
-    same: dict[str, bool] = {}
-    markers = list(_LINE_MARKER.finditer(preprocessed))
-    for marker, after in zip(markers, [*markers[1:], None]):
-        name = marker.group(1).replace('\\"', '"').replace("\\\\", "\\")
+    words: set[bytes] = set()
+    same: dict[bytes, bool] = {}
+    markers = [(m.start(), m.end(), m.group(1)) for m in _LINE_MARKER.finditer(preprocessed)]
+    ends = [start for start, _end, _name in markers[1:]] + [len(preprocessed)]
+    for (_start, start, name), end in zip(markers, ends):
         if name not in same:
-            same[name] = os.path.realpath(os.path.join(cwd, name)) == wanted
+            spelled = os.fsdecode(name.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
+            same[name] = os.path.realpath(os.path.join(cwd, spelled)) == wanted
         if same[name]:
-            words.update(_IDENTIFIER.findall(preprocessed, marker.end(), after.start() if after else len(preprocessed)))
+            words.update(_WORD.findall(preprocessed, start, end))
     return words
 
 
