@@ -260,18 +260,27 @@ _LINE_MARKER = re.compile(rb'^# \d+ "((?:[^"\\]|\\.)*)"[^\n]*\n', re.MULTILINE)
 def header_words(preprocessed: bytes | mmap.mmap, header: Path, cwd: Path) -> set[bytes]:
     """The identifiers in the lines of a preprocessor's output (``-E``, GCC's line markers) that
     come from ``header``, wherever it was included: what of the header's text the compiler saw.
-    Read in place (an mmap of torch's output is tens of megabytes the driver need not hold)."""
+    Read in place, marker by marker (torch's output: tens of megabytes, tens of thousands of
+    markers, which the driver's probe threads need not copy or list)."""
     wanted = os.path.realpath(header)
     words: set[bytes] = set()
     same: dict[bytes, bool] = {}
-    markers = [(m.start(), m.end(), m.group(1)) for m in _LINE_MARKER.finditer(preprocessed)]
-    ends = [start for start, _end, _name in markers[1:]] + [len(preprocessed)]
-    for (_start, start, name), end in zip(markers, ends):
+
+    def take(name: bytes | None, start: int, end: int) -> None:
+        """The words of one segment: from a marker's line to the next marker (or the end)."""
+        if name is None:
+            return
         if name not in same:
             spelled = os.fsdecode(name.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
             same[name] = os.path.realpath(os.path.join(cwd, spelled)) == wanted
         if same[name]:
             words.update(_WORD.findall(preprocessed, start, end))
+
+    current, start = None, 0
+    for marker in _LINE_MARKER.finditer(preprocessed):  # one at a time: torch's output has tens of thousands
+        take(current, start, marker.start())
+        current, start = marker.group(1), marker.end()
+    take(current, start, len(preprocessed))
     return words
 
 
