@@ -88,7 +88,7 @@ def test_the_header_words_are_those_the_preprocessor_kept_from_that_header(tmp_p
         '# 0 "probe.cpp"\n# 1 "inc/../inc/h.h" 1\n\nstruct Always { int a; };\n\n\n\n\n\n\n'
         '# 1 "o.h" 1\nstruct Other { int z; };\n# 9 "inc/h.h" 2\n\n'
         '# 2 "probe.cpp" 2\nint Fast;\n')
-    words = header_words(preprocessed.encode(), header, tmp_path)
+    words = header_words(preprocessed.encode().splitlines(keepends=True), header, tmp_path)
     # the header's own lines, not the names in the markers (`inc`, `h`) nor another file's
     assert {b"Always", b"a", b"struct", b"int"} <= words and not {b"Other", b"Fast", b"z", b"inc", b"h"} & words
 

@@ -5,7 +5,6 @@ form that names no file outside the allowed places and no path of this machine."
 from __future__ import annotations
 
 import functools
-import mmap
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -229,11 +228,8 @@ class CompileAttempts:
                 return True
             if done.returncode:
                 return False
-            with open(out, "rb") as fh:
-                if not os.fstat(fh.fileno()).st_size:
-                    return False  # nothing of the header survives: none of its names either
-                with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as preprocessed:
-                    found = header_words(preprocessed, self.probe.file, self.tmpdir)
+            with open(out, "rb") as preprocessed:
+                found = header_words(preprocessed, self.probe.file, self.tmpdir)
         except OSError:
             return True
         finally:
@@ -254,33 +250,28 @@ class CompileAttempts:
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z_0-9]*")
-_LINE_MARKER = re.compile(rb'^# \d+ "((?:[^"\\]|\\.)*)"[^\n]*\n', re.MULTILINE)
+_LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
 
 
-def header_words(preprocessed: bytes | mmap.mmap, header: Path, cwd: Path) -> set[bytes]:
+def header_words(lines: Iterable[bytes], header: Path, cwd: Path) -> set[bytes]:
     """The identifiers in the lines of a preprocessor's output (``-E``, GCC's line markers) that
     come from ``header``, wherever it was included: what of the header's text the compiler saw.
-    Read in place, marker by marker (torch's output: tens of megabytes, tens of thousands of
-    markers, which the driver's probe threads need not copy or list)."""
+    Read line by line (torch's output is tens of megabytes, which the driver's probe threads
+    need not hold: read whole or mapped, it showed in the driver's peak memory)."""
     wanted = os.path.realpath(header)
     words: set[bytes] = set()
     same: dict[bytes, bool] = {}
-
-    def take(name: bytes | None, start: int, end: int) -> None:
-        """The words of one segment: from a marker's line to the next marker (or the end)."""
-        if name is None:
-            return
-        if name not in same:
-            spelled = os.fsdecode(name.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
-            same[name] = os.path.realpath(os.path.join(cwd, spelled)) == wanted
-        if same[name]:
-            words.update(_WORD.findall(preprocessed, start, end))
-
-    current, start = None, 0
-    for marker in _LINE_MARKER.finditer(preprocessed):  # one at a time: torch's output has tens of thousands
-        take(current, start, marker.start())
-        current, start = marker.group(1), marker.end()
-    take(current, start, len(preprocessed))
+    inside = False  # the lines since the last marker come from the header
+    for line in lines:
+        marker = _LINE_MARKER.match(line) if line.startswith(b"# ") else None
+        if marker is not None:
+            name = marker.group(1)
+            if name not in same:
+                spelled = os.fsdecode(name.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
+                same[name] = os.path.realpath(os.path.join(cwd, spelled)) == wanted
+            inside = same[name]
+        elif inside:
+            words.update(_WORD.findall(line))
     return words
 
 
