@@ -256,8 +256,8 @@ _LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
 def header_words(lines: Iterable[bytes], header: Path, cwd: Path) -> set[bytes]:
     """The identifiers in the lines of a preprocessor's output (``-E``, GCC's line markers) that
     come from ``header``, wherever it was included: what of the header's text the compiler saw.
-    Read line by line (torch's output is tens of megabytes, which the driver's probe threads
-    need not hold: read whole or mapped, it showed in the driver's peak memory)."""
+    Read line by line (torch's output runs to tens of megabytes, which the driver's probe threads
+    need not hold)."""
     wanted = os.path.realpath(header)
     words: set[bytes] = set()
     same: dict[bytes, bool] = {}
