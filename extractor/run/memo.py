@@ -267,26 +267,28 @@ def _load(cache_dir: Path, key: str) -> MemoFile | None:
 def _link_served(path: Path, stamped: bool, handle: BinaryIO, target: Path) -> bool:
     """``target`` made the served memo file ``path`` (open as ``handle``) by a link, its stamp
     written first if it had none; False where the file system gives no link."""
-    info = os.fstat(handle.fileno())
-    try:
-        if not stamped:
-            write_atomic(_stamp(path), _stamp_text(info))
-        link_atomic(target, path, info.st_ino)
-    except (OSError, StorageError):
-        return False
-    return True
+    return _stamped_link(path, os.fstat(handle.fileno()), target, path, stamp=not stamped)
 
 
 def _link_kept(cache_dir: Path, key: str, written: Path, info: os.stat_result) -> bool:
     """The memo file under ``key`` made ``written`` (the file ``info`` describes) by a link, its
     stamp written before; False where the file system gives no link."""
     path = _path(cache_dir, key)
-    try:
-        write_atomic(_stamp(path), _stamp_text(info))
-        link_atomic(path, written, info.st_ino)
-    except (OSError, StorageError):
+    if not _stamped_link(path, info, path, written, stamp=True):
         return False
     _evict(path.parent)
+    return True
+
+
+def _stamped_link(memo_file: Path, info: os.stat_result, target: Path, source: Path, *, stamp: bool) -> bool:
+    """``target`` linked to ``source`` (the file ``info`` describes), the memo file's stamp written
+    first when ``stamp``: never a linked memo file without one. False where there is no link."""
+    try:
+        if stamp:
+            write_atomic(_stamp(memo_file), _stamp_text(info))
+        link_atomic(target, source, info.st_ino)
+    except (OSError, StorageError):
+        return False
     return True
 
 

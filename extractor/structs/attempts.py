@@ -215,15 +215,14 @@ class CompileAttempts:
         could not run)."""
         if Path(command.exe).name.startswith("nvcc"):
             return True  # nvcc's -E preprocesses for one side only: the compile is what tells
-        wanted = {name for name in names if _IDENTIFIER.fullmatch(name)}
-        if not wanted or len(wanted) < len(set(names)):
+        wanted = {name.encode() for name in names}
+        if not wanted or not all(_WORD.fullmatch(name) for name in wanted):
             return True
         src, _text, argv, _dirs = self._source(command, preamble)
         out = self.tmpdir / "probe.i"
-        flags = [a for a in argv[1:-3] if a not in ("-c", "-g")]
         try:
-            done = run_compiler([argv[0], *flags, "-E", str(src), "-o", str(out)], self.tmpdir, self.timeout,
-                                self.memory_bytes)
+            done = run_compiler([argv[0], *_preprocess_flags(argv), "-E", str(src), "-o", str(out)], self.tmpdir,
+                                self.timeout, self.memory_bytes)
             if done.timed_out:
                 return True
             if done.returncode:
@@ -234,7 +233,7 @@ class CompileAttempts:
             return True
         finally:
             out.unlink(missing_ok=True)
-        return bool({name.encode() for name in wanted} & found)
+        return bool(wanted & found)
 
     def _explain(self, text: str, src: Path, exe: str, argv: list[str], allowed: Sequence[Path],
                  done: Finished) -> str:
@@ -248,9 +247,14 @@ class CompileAttempts:
                            self.replacements, done.returncode)
 
 
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z_0-9]*")
 _LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
+
+
+def _preprocess_flags(argv: Sequence[str]) -> list[str]:
+    """A probe compile's flags for a preprocess-only pass: ``argv`` ends `SOURCE -o OBJECT`, and the
+    caller names the source once (named twice, g++ preprocessed it twice)."""
+    return [a for a in argv[1:-3] if a not in ("-c", "-g")]
 
 
 def header_words(lines: Iterable[bytes], header: Path, cwd: Path) -> set[bytes]:
@@ -290,10 +294,8 @@ def preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, mem
     them, a missing header listed as it is named; None for nvcc (no ``-MG``) or a failed pass."""
     if Path(exe).name.startswith("nvcc"):
         return None  # nvcc has no -MG; its -MD output is all there is
-    # argv ends `SOURCE -o OBJECT`: the source once (named twice, g++ preprocessed it twice)
-    flags = [a for a in argv[1:-3] if a not in ("-c", "-g")]
     try:
-        done = run_compiler([exe, *flags, "-M", "-MG", argv[-3]], tmpdir, timeout, memory_bytes)
+        done = run_compiler([exe, *_preprocess_flags(argv), "-M", "-MG", argv[-3]], tmpdir, timeout, memory_bytes)
     except OSError:
         return None
     if done.timed_out or done.returncode:
