@@ -31,11 +31,13 @@ def _work(item):
     return item * 2
 
 
-@pytest.mark.parametrize("jobs", [1, 3])
-def test_each_failure_costs_its_own_item_only(jobs):
+@pytest.mark.parametrize("jobs, batched", [(1, False), (3, False), (1, True), (3, True)])
+def test_each_failure_costs_its_own_item_only(jobs, batched):
+    # batched: every item in a batch with others, the failing ones included
     items = [1, "segv", 2, "abort", 3, "raise", 4, "sleep", 5, "allocate", 6]
     started = time.monotonic()
-    results = list(run_guarded(items, _work, jobs=jobs, timeout=2.0, memory_bytes=1024**3))
+    results = list(run_guarded(items, _work, jobs=jobs, timeout=2.0, memory_bytes=1024**3,
+                               **({"weight": lambda item: 1, "batch_weight": 4} if batched else {})))
     assert time.monotonic() - started < 30
     assert results == [2, Failure("crashed", "SIGSEGV"), 4, Failure("crashed", "SIGABRT"), 6,
                        Failure("failed", "ValueError: bad item"), 8, Failure("timed-out", "2 s"), 10,
@@ -167,12 +169,62 @@ def test_forked_workers_are_sent_indexes_not_items(monkeypatch):
     sent = []
     original = workerpool._feed
 
-    def feed(worker, queue, items):
-        if queue and worker.held is None:
+    def feed(worker, queue, items, batches):
+        if queue and not worker.held:
             sent.append(worker.inherited)
-        original(worker, queue, items)
+        original(worker, queue, items, batches)
 
     monkeypatch.setattr(workerpool, "_feed", feed)
     items = [lambda: 1, lambda: os.kill(os.getpid(), signal.SIGSEGV), lambda: 3]
     assert list(run_guarded(items, _call, jobs=1, timeout=10)) == [1, Failure("crashed", "SIGSEGV"), 3]
     assert sent == [True, True, True]
+
+
+def _pid_of_worker(item):
+    return item, os.getpid()
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_small_items_go_in_batches_and_heavy_ones_alone(monkeypatch, start_method):
+    """Items whose weights add up to at most batch_weight (batch_items at most) share one message;
+    an item heavier than that goes alone; results come back in input order all the same, whether
+    the workers inherit the items (fork) or are sent them."""
+    if start_method == "spawn":
+        monkeypatch.setattr(workerpool.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
+    held = []
+    original = workerpool._feed
+
+    def feed(worker, queue, items, batches):
+        original(worker, queue, items, batches)
+        if worker.held and (not held or held[-1] is not worker.held):
+            held.append(worker.held)
+
+    monkeypatch.setattr(workerpool, "_feed", feed)
+    weights = [1] * 10 + [50] + [3] * 6
+    results = list(run_guarded(weights, _pid_of_worker, jobs=1, timeout=60, weight=lambda w: w,
+                               batch_weight=10, batch_items=4))
+    assert [item for item, _pid in results] == weights
+    assert held == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9), (10,), (11, 12, 13), (14, 15, 16)]
+
+
+def _crash_on_two(item):
+    if item == 2:
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return item
+
+
+def test_a_batch_whose_worker_dies_goes_again_item_by_item(monkeypatch):
+    held = []
+    original = workerpool._feed
+
+    def feed(worker, queue, items, batches):
+        original(worker, queue, items, batches)
+        if worker.held and (not held or held[-1] is not worker.held):
+            held.append(worker.held)
+
+    monkeypatch.setattr(workerpool, "_feed", feed)
+    results = list(run_guarded([0, 1, 2, 3, 4], _crash_on_two, jobs=1, timeout=60, weight=lambda item: 1,
+                               batch_weight=3))
+    assert results == [0, 1, Failure("crashed", "SIGSEGV"), 3, 4]
+    # a batch answers in one message: all three of the crashed batch go again, alone, then the rest batched
+    assert held == [(0, 1, 2), (0,), (1,), (2,), (3, 4)]
