@@ -15,10 +15,11 @@ import logging
 import sqlite3
 import sys
 import tempfile
-import zlib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from extractor.support import deflate
 
 if TYPE_CHECKING:
     from extractor.model import Step
@@ -184,12 +185,12 @@ class FactCache:
         if row is None:
             return None
         try:
-            return zlib.decompress(row[0])
-        except zlib.error:
+            return deflate.decompress(row[0])
+        except deflate.ZlibError:
             return None
 
     def put_bytes(self, key: str, data: bytes) -> None:
-        self.put_compressed(key, zlib.compress(data, 1))
+        self.put_compressed(key, deflate.compress(data))
 
     def put_compressed(self, key: str, compressed: bytes) -> None:
         """Store zlib data as :meth:`put_bytes` stores bytes (:meth:`get_bytes` decompresses them):

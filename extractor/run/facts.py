@@ -21,13 +21,13 @@ packed bytes as they came. A local worker sends the plain bytes too
 from __future__ import annotations
 
 import typing
-import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import msgspec
 
 from extractor.model import Language, Step
+from extractor.support import deflate
 
 _ENCODER = msgspec.msgpack.Encoder()
 _PLAIN = msgspec.msgpack.Decoder()
@@ -90,7 +90,7 @@ def _without_surrogates(value: Any) -> Any:
 
 def pack_result(data: bytes) -> bytes:
     """A result as workers send it and the fact cache keeps it (:func:`decode_result` reads both)."""
-    return zlib.compress(data, 1)
+    return deflate.compress(data)
 
 
 def pack_result_with_plain(data: bytes) -> bytes:
@@ -124,8 +124,8 @@ def decode_result(data: bytes) -> FileResult:
         plain = _plain_from(data)
         if plain:
             return _RESULT.decode(memoryview(data)[plain:])
-        return _RESULT.decode(zlib.decompress(data) if data[:1] == bytes((_PACKED,)) else data)
-    except (msgspec.DecodeError, msgspec.ValidationError, zlib.error) as err:
+        return _RESULT.decode(deflate.decompress(data) if data[:1] == bytes((_PACKED,)) else data)
+    except (msgspec.DecodeError, msgspec.ValidationError, deflate.ZlibError) as err:
         raise ValueError(f"not a scan result: {err}") from None
 
 

@@ -17,10 +17,21 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import zlib
 from collections.abc import Iterable
 
+from zlib_ng import zlib_ng
+
 LEVEL = 1  # as the fact cache compresses: the memo is written once per cold run, read by warm ones
+# zlib-ng writes and reads zlib's format in a third to a half of zlib's time at this level (vLLM's
+# scan results: 0.31 -> 0.12 CPU s in the workers, 13% larger; evidence.json's parts 0.11 -> 0.045 s).
+# What it writes differs from zlib's bytes: a cache's, never evidence.
+ZlibError: type[Exception] = getattr(zlib_ng, "error")  # noqa: B009 (its stub declares an instance)
+decompress = zlib_ng.decompress
+
+
+def compress(data: bytes | bytearray | memoryview, level: int = LEVEL) -> bytes:
+    """zlib data of ``data`` (``zlib.decompress`` reads it)."""
+    return zlib_ng.compress(data, level)
 
 _HEADER = b"\x78\x01"  # deflate, 32 KB window, "fastest" level: what zlib.compress(data, 1) writes
 _FINAL_BLOCK = b"\x03\x00"  # an empty fixed-Huffman block with the final bit set
@@ -38,8 +49,9 @@ class Deflated:
 
 def deflate(part: bytes | bytearray) -> Deflated:
     """``part`` compressed on its own, ready to be joined with others by :func:`zlib_join`."""
-    compressor = zlib.compressobj(LEVEL, zlib.DEFLATED, -15)
-    return Deflated(compressor.compress(part) + compressor.flush(zlib.Z_SYNC_FLUSH), zlib.adler32(part), len(part))
+    compressor = zlib_ng.compressobj(LEVEL, zlib_ng.DEFLATED, -15)
+    return Deflated(compressor.compress(part) + compressor.flush(zlib_ng.Z_SYNC_FLUSH), zlib_ng.adler32(part),
+                    len(part))
 
 
 def adler32_combine(first: int, second: int, second_size: int) -> int:
