@@ -180,8 +180,22 @@ def test_forked_workers_are_sent_indexes_not_items(monkeypatch):
     assert sent == [True, True, True]
 
 
-def _pid_of_worker(item):
-    return item, os.getpid()
+def _echo(item):
+    return item
+
+
+def _record_held(monkeypatch) -> list[tuple[int, ...]]:
+    """What each message to a worker held, in the order sent (a batch: several indexes)."""
+    held: list[tuple[int, ...]] = []
+    original = workerpool._feed
+
+    def feed(worker, queue, items, batches):
+        original(worker, queue, items, batches)
+        if worker.held and (not held or held[-1] is not worker.held):
+            held.append(worker.held)
+
+    monkeypatch.setattr(workerpool, "_feed", feed)
+    return held
 
 
 @pytest.mark.parametrize("start_method", ["fork", "spawn"])
@@ -191,19 +205,10 @@ def test_small_items_go_in_batches_and_heavy_ones_alone(monkeypatch, start_metho
     the workers inherit the items (fork) or are sent them."""
     if start_method == "spawn":
         monkeypatch.setattr(workerpool.multiprocessing, "get_all_start_methods", lambda: ["spawn"])
-    held = []
-    original = workerpool._feed
-
-    def feed(worker, queue, items, batches):
-        original(worker, queue, items, batches)
-        if worker.held and (not held or held[-1] is not worker.held):
-            held.append(worker.held)
-
-    monkeypatch.setattr(workerpool, "_feed", feed)
+    held = _record_held(monkeypatch)
     weights = [1] * 10 + [50] + [3] * 6
-    results = list(run_guarded(weights, _pid_of_worker, jobs=1, timeout=60, weight=lambda w: w,
-                               batch_weight=10, batch_items=4))
-    assert [item for item, _pid in results] == weights
+    results = list(run_guarded(weights, _echo, jobs=1, timeout=60, weight=lambda w: w, batch_weight=10, batch_items=4))
+    assert results == weights
     assert held == [(0, 1, 2, 3), (4, 5, 6, 7), (8, 9), (10,), (11, 12, 13), (14, 15, 16)]
 
 
@@ -214,15 +219,7 @@ def _crash_on_two(item):
 
 
 def test_a_batch_whose_worker_dies_goes_again_item_by_item(monkeypatch):
-    held = []
-    original = workerpool._feed
-
-    def feed(worker, queue, items, batches):
-        original(worker, queue, items, batches)
-        if worker.held and (not held or held[-1] is not worker.held):
-            held.append(worker.held)
-
-    monkeypatch.setattr(workerpool, "_feed", feed)
+    held = _record_held(monkeypatch)
     results = list(run_guarded([0, 1, 2, 3, 4], _crash_on_two, jobs=1, timeout=60, weight=lambda item: 1,
                                batch_weight=3))
     assert results == [0, 1, Failure("crashed", "SIGSEGV"), 3, 4]
