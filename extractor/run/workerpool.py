@@ -21,7 +21,7 @@ crash as a diagnostic of the file instead.
 Small items travel in batches (``weight``, ``batch_weight``): the parent's work per message
 (waking a worker, reading its reply, the pickles of both) was vLLM's largest serial cost in the
 pool's window, about 0.1 ms a message, and most of vLLM's 2,468 files are small: batches of up
-to 64 KB and 16 files carry them in about 600 messages. A worker answers a batch in one message.
+to 64 KB and 16 files carry them in 479 messages. A worker answers a batch in one message.
 A batch whose worker dies or overruns is sent again one item at a time, so the item to blame is
 still the one named (a hanging item in a batch costs its batch's timeout once more).
 """
