@@ -55,9 +55,8 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from zlib_ng import gzip_ng, zlib_ng
-
 from extractor.errors import UserInputError
+from extractor.support import deflate
 from extractor.support.forkmap import finish_call, start_call
 from extractor.support.storage import is_storage_error, write_atomic
 
@@ -68,11 +67,8 @@ MAX_EXTRACT_SECONDS = 600.0
 # written to disk and read back; a larger one spills into the scratch directory.
 SPOOL_BYTES = 256 * 1024**2
 _CHUNK = 1 << 20
-# gzip through zlib-ng: the same bytes out, in less than half of zlib's time (vLLM's sdist: 0.080
-# -> 0.036 CPU s, the driver's serial time before any file is scanned); its errors are gzip's.
-_DECOMPRESSORS = ((b"\x1f\x8b", gzip_ng.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
-_ZLIB_NG_ERROR: type[Exception] = getattr(zlib_ng, "error")  # noqa: B009 (its stub declares an instance)
-_BROKEN = (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error, _ZLIB_NG_ERROR, ValueError)
+_DECOMPRESSORS = ((b"\x1f\x8b", deflate.GzipFile), (b"BZh", bz2.BZ2File), (b"\xfd7zXZ\x00", lzma.LZMAFile))
+_BROKEN = (tarfile.TarError, EOFError, OSError, lzma.LZMAError, zlib.error, deflate.ZlibError, ValueError)
 
 
 def skipped_links_file(tree: Path) -> Path:
@@ -342,7 +338,7 @@ def _decompress_bounded(fileobj, out, name: str, deadline: float) -> None:
     head = fileobj.read(8)
     fileobj.seek(0)
     opener = next((cls for magic, cls in _DECOMPRESSORS if head.startswith(magic)), None)
-    stream = opener(fileobj=fileobj) if opener is gzip_ng.GzipFile else opener(fileobj) if opener else fileobj
+    stream = opener(fileobj=fileobj) if opener is deflate.GzipFile else opener(fileobj) if opener else fileobj
     total = 0
     while chunk := stream.read(_CHUNK):
         total += len(chunk)

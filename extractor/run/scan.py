@@ -33,7 +33,7 @@ MAX_PYTHON_NESTING = 200  # CPython's own limit (its tokenizer's MAXLEVEL): deep
 MAX_BRACE_NESTING = 256
 FILE_TIMEOUT = 120.0  # seconds for one file's parse and scans in a worker (a batch's: extractor.run.workerpool)
 # Files that a worker takes together, up to this many bytes (16 at most): vLLM's 2,468 files in
-# about 600 messages, each costing the driver as much as a file's (extractor.run.workerpool).
+# 479 messages, each costing the driver as much as a file's (extractor.run.workerpool).
 BATCH_BYTES = 64 * 1024
 WORKER_MEMORY = 2 * 1024**3  # bytes of address space a worker may add to what it starts with
 

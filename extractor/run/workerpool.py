@@ -172,9 +172,8 @@ def _feed(worker: _Worker, queue: collections.deque, items: Sequence[Any], batch
     if not queue or worker.held:
         return
     held = batches.take(queue)
-    message: Any = held if worker.inherited else tuple((index, items[index]) for index in held)
     try:
-        worker.conn.send(message[0] if len(held) == 1 else message)
+        worker.conn.send(held if worker.inherited else tuple((index, items[index]) for index in held))
     except OSError:  # the worker is gone; the items were never taken, so none is the culprit
         queue.extendleft(reversed(held))
         return
@@ -198,14 +197,14 @@ def _collect(worker: _Worker, done: dict[int, Any], readable: bool) -> bool:
     return alive
 
 
-def _take(worker: _Worker, done: dict[int, Any], message: Any) -> None:
-    """A worker's message: it is ready (its init is done), or the replies to what it held (one, or a batch's)."""
-    if message[0] is None:
+def _take(worker: _Worker, done: dict[int, Any], message: list[tuple[int, bool, Any]] | str) -> None:
+    """A worker's message: "ready" (its init is done), or the replies to what it held, in a list."""
+    if isinstance(message, str):  # "ready"
         worker.ready = True
         worker.since = time.monotonic()
         return
     worker.held = ()
-    for index, ok, value in [message] if isinstance(message[0], int) else message:
+    for index, ok, value in message:
         done[index] = value if ok else Failure("failed", value)
 
 
@@ -250,7 +249,7 @@ def _serve(conn, work, init, initargs, memory_bytes, parent_ends, inherited) -> 
         _cap_address_space(memory_bytes)
     if init is not None:
         init(*initargs)
-    conn.send((None, True, "ready"))
+    conn.send("ready")
     while True:
         try:
             message = conn.recv()
@@ -258,17 +257,15 @@ def _serve(conn, work, init, initargs, memory_bytes, parent_ends, inherited) -> 
             return
         if message is None:
             return
-        if inherited is not None:
-            entries = [(index, inherited[index]) for index in (message if isinstance(message, tuple) else (message,))]
-        else:  # (index, item), or a batch of them
-            entries = list(message) if isinstance(message[0], tuple) else [message]
+        # the indexes held (a forked worker has the items), or (index, item) pairs
+        entries = [(index, inherited[index]) for index in message] if inherited is not None else message
         replies = [_work_on(index, item, work) for index, item in entries]
         try:
-            conn.send(replies if len(replies) > 1 else replies[0])
+            conn.send(replies)
         except (OSError, ValueError):
             return
         except Exception:  # noqa: BLE001 (a result that does not pickle: that item's failure)
-            conn.send([_picklable(reply) for reply in replies] if len(replies) > 1 else _picklable(replies[0]))
+            conn.send([_picklable(reply) for reply in replies])
 
 
 def _picklable(reply: tuple[int, bool, Any]) -> tuple[int, bool, Any]:

@@ -19,7 +19,7 @@ import dataclasses
 import io
 from collections.abc import Iterable
 
-from zlib_ng import zlib_ng
+from zlib_ng import gzip_ng, zlib_ng
 
 LEVEL = 1  # as the fact cache compresses: the memo is written once per cold run, read by warm ones
 # zlib-ng writes and reads zlib's format in a third to a half of zlib's time at this level (vLLM's
@@ -27,6 +27,8 @@ LEVEL = 1  # as the fact cache compresses: the memo is written once per cold run
 # What it writes differs from zlib's bytes: a cache's, never evidence.
 ZlibError: type[Exception] = getattr(zlib_ng, "error")  # noqa: B009 (its stub declares an instance)
 decompress = zlib_ng.decompress
+# gzip's reader through zlib-ng, with gzip's errors (archives: vLLM's sdist 0.080 -> 0.036 CPU s)
+GzipFile = gzip_ng.GzipFile
 
 
 def compress(data: bytes | bytearray | memoryview, level: int = LEVEL) -> bytes:
