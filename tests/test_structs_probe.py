@@ -121,7 +121,8 @@ def test_a_preamble_attempt_followed_only_by_doomed_ones_is_not_explained(tmp_pa
     root = tmp_path / "proj"
     header = root / "inc" / "needs.hpp"
     header.parent.mkdir(parents=True)
-    header.write_text('#pragma once\n#include "missing_a.h"\nstruct Needs { int a; };\n')
+    # (a #define before the include: a compile that stops at a first include is not run at all)
+    header.write_text('#pragma once\n#define NEEDS 1\n#include "missing_a.h"\nstruct Needs { int a; };\n')
     (header.parent / "sibling.h").write_text("")
     runs, real = [], compilers_mod.run_bounded
     monkeypatch.setattr(compilers_mod, "run_bounded", lambda argv, **kw: runs.append(argv) or real(argv, **kw))
@@ -130,7 +131,7 @@ def test_a_preamble_attempt_followed_only_by_doomed_ones_is_not_explained(tmp_pa
     probe = HeaderProbe("inc/needs.hpp", header, Language.CPP, (StructDefinition(3, "Needs", "struct"),),
                         preambles=preambles)
     (layout,) = probe_header(probe, [], [root], root_labels=[(root, "")]).layouts
-    assert layout.error == "inc/needs.hpp:2:10: fatal error: missing_a.h: No such file or directory"
+    assert layout.error == "inc/needs.hpp:3:10: fatal error: missing_a.h: No such file or directory"
     compiles = [argv for argv in runs if "-MD" in argv]
     passes = [argv for argv in runs if "-MG" in argv]
     assert (len(compiles), len(passes)) == (2, 1)  # alone, after sibling.h; the kept error told

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from extractor.support.safeproc import Finished
 from extractor.structs.compilers import PRELUDE, Command, allowed_for, run_compiler, search_superset
+from extractor.structs.firstinclude import stopping_include
 from extractor.structs.header import HeaderProbe, Preamble
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure
@@ -20,6 +21,12 @@ from extractor.structs.records import Method
 
 # a preamble's include line as extractor.structs.plan writes it
 _PREAMBLE_INCLUDE = re.compile(r'^#include [<"]([^<>"]+)[>"]$')
+# The <...> names a probe's source has included before its header, by the source's suffix: its
+# prelude's, the C headers libstdc++'s <cstddef> and <cstdint> include, and the CUDA runtime
+# nvcc includes first in every .cu (each is skipped by its guard when the header includes it again).
+_PRELUDE_NAMES = {suffix: frozenset(re.findall(r"#include <([^>]+)>", text)) | (
+    frozenset({"stddef.h", "stdint.h"} | ({"cuda_runtime.h"} if suffix == ".cu" else set()))
+    if suffix != ".c" else frozenset()) for suffix, text in PRELUDE.items()}
 _REFUSED = "refused: the header includes a file outside the source roots and the include directories"
 
 
@@ -159,9 +166,15 @@ class CompileAttempts:
         depfile = self.tmpdir / "probe.d"
         depfile.unlink(missing_ok=True)
         self.obj.unlink(missing_ok=True)
+        # the compile would stop at the header's first include (a missing dependency): its output
+        # is known, and no compiler runs
+        stops = None if preamble is not None else \
+            stopping_include(argv[-3], text.count("\n"), str(self.probe.file), search_superset(command), argv,
+                             _PRELUDE_NAMES[command.suffix])
         try:
-            done = run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], self.tmpdir, self.timeout,
-                                self.memory_bytes)
+            done = Finished(1, b"", stops.encode()) if stops is not None else \
+                run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], self.tmpdir, self.timeout,
+                             self.memory_bytes)
         except OSError as err:
             self._keep(f"cannot run {Path(command.exe).name}: {err.strerror}")
             return False
