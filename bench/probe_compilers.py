@@ -66,7 +66,8 @@ def timed_processes(log: list[dict[str, Any]], origin: float | None = None) -> C
         source = next((a for a in argv if a.endswith(_SOURCES)), "")
         with lock:
             log.append({"compiler": Path(argv[0]).name,
-                        "kind": "preprocess" if "-MG" in argv or "-E" in argv else ("ok" if done.returncode == 0 else "failed"),
+                        "kind": "dry run" if "--dryrun" in argv else "preprocess" if "-MG" in argv or "-E" in argv
+                        else ("ok" if done.returncode == 0 else "failed"),
                         "cpu_s": round(user + system, 2), "headers": _headers_of(source),
                         "start_s": round(start, 2), "end_s": round(time.perf_counter() - origin, 2),
                         "thread": threading.current_thread().name})

@@ -12,7 +12,7 @@ import pytest
 
 from extractor.context import ExtractOptions
 from extractor.run.pipeline import extract_system
-from extractor.structs import attempts
+from extractor.structs import attempts, nvcchost
 from extractor.structs.attempts import CompileAttempts, header_words
 
 FEATURE = """\
@@ -56,7 +56,8 @@ def _structs_and_compiles(tmp_path: Path, cache: str, monkeypatch) -> tuple[dict
         return real(argv, *args, **kwargs)
 
     with monkeypatch.context() as patched:
-        patched.setattr(attempts, "run_compiler", counted)
+        patched.setattr(attempts, "run_compiler", counted)  # preprocess-only passes
+        patched.setattr(nvcchost, "run_compiler", counted)  # compiles (extractor.structs.nvcchost.run_probe_compile)
         options = ExtractOptions(jobs=1, cache_dir=tmp_path / cache)
         bundle = extract_system([str(tmp_path / "proj")], options=options).bundle
     return {s["qualname"]: s for s in bundle["structs"]}, kinds

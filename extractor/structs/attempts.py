@@ -14,6 +14,7 @@ from extractor.support.safeproc import Finished
 from extractor.structs.compilers import PRELUDE, Command, allowed_for, run_compiler, search_superset
 from extractor.structs.firstinclude import stopping_include
 from extractor.structs.header import HeaderProbe, Preamble
+from extractor.structs.nvcchost import run_probe_compile
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
 from extractor.structs.reasons import includer_may_cure
 from extractor.structs.records import Method
@@ -173,8 +174,8 @@ class CompileAttempts:
                              _PRELUDE_NAMES[command.suffix])
         try:
             done = Finished(1, b"", stops.encode()) if stops is not None else \
-                run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], self.tmpdir, self.timeout,
-                             self.memory_bytes)
+                run_probe_compile([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], self.tmpdir, self.timeout,
+                                  self.memory_bytes)
         except OSError as err:
             self._keep(f"cannot run {Path(command.exe).name}: {err.strerror}")
             return False

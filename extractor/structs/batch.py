@@ -63,8 +63,9 @@ from pathlib import Path
 from extractor.structs.attempts import preprocess_deps
 from extractor.structs.closure import Closure, Includes
 from extractor.structs.compilers import (PRELUDE, allowed_for, compile_commands, cuda_include_dir,
-                                         host_include_dirs, run_compiler)
+                                         host_include_dirs)
 from extractor.structs.header import DEFAULT_MEMORY, DEFAULT_TIMEOUT, HeaderProbe, Preamble, probe_language
+from extractor.structs.nvcchost import run_probe_compile
 from extractor.structs.objects import read_batch, unresolved_count
 from extractor.structs.probecache import ProbeResult
 from extractor.structs.probeguard import outside, parse_depfile, system_include_dirs
@@ -532,7 +533,8 @@ def compile_batch(members: Sequence[HeaderProbe], include_dirs: Sequence[Path], 
         depfile = tmpdir / "probe.d"
         argv = _after(command.argv, preamble)
         try:
-            done = run_compiler([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], tmpdir, timeout, memory_bytes)
+            done = run_probe_compile([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], tmpdir, timeout,
+                                     memory_bytes)
         except OSError:
             return BatchOutcome({}, tuple(members), ())
         try:

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 import sysconfig
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from extractor.support.datafile import load_data_file
@@ -293,14 +293,15 @@ def allowed_for(command: Command, roots: Sequence[Path], include_dirs: Sequence[
     return allowed_dirs(roots, include_dirs, extra)
 
 
-def run_compiler(argv: Sequence[str], cwd: Path, cpu_seconds: float, memory_bytes: int) -> Finished:
+def run_compiler(argv: Sequence[str], cwd: Path, cpu_seconds: float, memory_bytes: int,
+                 env: Mapping[str, str] | None = None) -> Finished:
     """Run one probe compile (or preprocessing) within ``cpu_seconds`` of its process group's CPU,
     ``memory_bytes`` of address space per process, and :data:`WALL_SLACK` times the budget of wall
     time."""
     with _counting:
         _started[0] += 1
     return run_bounded(argv, cwd=cwd, timeout=WALL_SLACK * cpu_seconds, cpu_seconds=cpu_seconds,
-                       memory_bytes=memory_bytes)
+                       memory_bytes=memory_bytes, env=env)
 
 
 def compilers_started() -> int:

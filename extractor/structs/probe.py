@@ -72,7 +72,9 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
            "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
            "probe_headers", "probe_language", "rank_probes"]
 
-PROBE_VERSION = "9"  # 9: no record for a definition the compiler laid out under other scopes at its line
+# 9: no record for a definition the compiler laid out under other scopes at its line; 10: nvcc's
+# host side alone (extractor.structs.nvcchost: a header that fails only in cicc is laid out)
+PROBE_VERSION = "10"
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "build", "dist", "third_party", "tests",
