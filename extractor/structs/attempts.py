@@ -22,12 +22,20 @@ from extractor.structs.records import Method
 
 # a preamble's include line as extractor.structs.plan writes it
 _PREAMBLE_INCLUDE = re.compile(r'^#include [<"]([^<>"]+)[>"]$')
-# The <...> names a probe's source has included before its header, by the source's suffix: its
-# prelude's, the C headers libstdc++'s <cstddef> and <cstdint> include, and the CUDA runtime
-# nvcc includes first in every .cu (each is skipped by its guard when the header includes it again).
-_PRELUDE_NAMES = {suffix: frozenset(re.findall(r"#include <([^>]+)>", text)) | (
-    frozenset({"stddef.h", "stdint.h"} | ({"cuda_runtime.h"} if suffix == ".cu" else set()))
-    if suffix != ".c" else frozenset()) for suffix, text in PRELUDE.items()}
+
+
+def _prelude_names(suffix: str, text: str) -> frozenset[str]:
+    """The <...> names a probe's source of this suffix has included before its header (each is
+    skipped by its guard when the header includes it again)."""
+    names = set(re.findall(r"#include <([^>]+)>", text))
+    if suffix != ".c":
+        names |= {"stddef.h", "stdint.h"}  # what libstdc++'s <cstddef> and <cstdint> include
+    if suffix == ".cu":
+        names.add("cuda_runtime.h")  # nvcc includes it first in every .cu
+    return frozenset(names)
+
+
+_PRELUDE_NAMES = {suffix: _prelude_names(suffix, text) for suffix, text in PRELUDE.items()}
 _REFUSED = "refused: the header includes a file outside the source roots and the include directories"
 
 
