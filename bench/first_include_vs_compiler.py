@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import re
 import resource
 import subprocess
 import sys
@@ -30,7 +29,6 @@ if "--code" in sys.argv:  # measure another checkout's code (the benchmark itsel
 sys.path.insert(1 if "--code" in sys.argv else 0, str(Path(__file__).resolve().parent.parent))
 
 DEFAULT_TREE = Path.home() / ".cache" / "archdiff-tests" / "vllm-0.10.2"
-_EXCERPT = re.compile(r"^ *\d* \|")  # "    3 | #include <x.h>", "      |          ^~~~"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from archdiff.cli import cli
     from extractor.structs import attempts
+    from extractor.structs.firstinclude import without_excerpts
 
     predict = attempts.stopping_include
     checked: list[tuple[str, str, str | None, float]] = []  # compiler, header, differing output, CPU s
@@ -55,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
             done = subprocess.run(real, cwd=scratch, capture_output=True, text=True)
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-            stderr = "".join(line + "\n" for line in done.stderr.splitlines() if not _EXCERPT.match(line))
+            stderr = without_excerpts(done.stderr)
             differs = None if done.returncode != 0 and stderr == predicted else \
                 f"exit {done.returncode}\n--- predicted\n{predicted}--- compiler\n{stderr}"
             checked.append((Path(command_argv[0]).name, header, differs, cpu))

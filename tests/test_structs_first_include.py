@@ -4,7 +4,6 @@ cannot be sure of is left to the compiler."""
 
 from __future__ import annotations
 
-import re
 import subprocess
 from pathlib import Path
 
@@ -14,13 +13,11 @@ from extractor.model import Language
 from extractor.structs import attempts, compilers
 from extractor.structs.buildcontext import ProbeFlags
 from extractor.structs.compilers import PRELUDE, compile_commands, search_superset
-from extractor.structs.firstinclude import stopping_include
+from extractor.structs.firstinclude import stopping_include, without_excerpts
 from extractor.structs.probe import HeaderProbe, probe_header
 from extractor.structs.records import Method
 from extractor.structs.source import StructDefinition
 
-# the source excerpt GCC prints under a message ("    3 | #include <x.h>", "      |          ^~~~")
-_EXCERPT = re.compile(r"^ *\d* \|")
 
 # header files of a small tree: (path, text); "ext/" is an include directory of its own
 TREE = {
@@ -76,7 +73,7 @@ def _predict_and_compile(tree: Path, rel: str, command: compilers.Command, tmp: 
                                  command.argv, attempts._PRELUDE_NAMES[command.suffix])
     argv = [*command.argv[:-2], "-MD", "-MF", str(tmp / "probe.d"), *command.argv[-2:]]
     done = subprocess.run(argv, cwd=tmp, capture_output=True, text=True)
-    stderr = "".join(line + "\n" for line in done.stderr.splitlines() if not _EXCERPT.match(line))
+    stderr = without_excerpts(done.stderr)
     return predicted, stderr, done.returncode
 
 

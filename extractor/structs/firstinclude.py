@@ -29,6 +29,7 @@ _INCLUDE = re.compile(r'#[ ]*include[ ]*([<"])([^<>"]+)[>"][ ]*(?://.*)?')
 _IFNDEF = re.compile(r"#[ ]*ifndef[ ]+([A-Za-z_]\w*)[ ]*(?://.*)?")
 _DEFINE = re.compile(r"#[ ]*define[ ]+([A-Za-z_]\w*)[ ]*(?://.*)?")
 _PRAGMA_ONCE = re.compile(r"#[ ]*pragma[ ]+once[ ]*(?://.*)?")
+_EXCERPT = re.compile(r"^ *\d* \|")  # "    3 | #include <x.h>", "      |          ^~~~"
 _MAX_DEPTH = 8  # quoted includes followed before giving up
 _MAX_LINES = 400  # lines read per file before giving up (licence headers run to a few dozen)
 # Options that search or include where the -I superset does not say (the probe commands have none)
@@ -124,6 +125,12 @@ def _leading_includes(spelled: str, defined: set[str]) -> Iterator[tuple[int, in
         if include is None:
             return
         yield number, raw.index(include.group(1).encode()) + 1, include.group(1) == '"', include.group(2)
+
+
+def without_excerpts(stderr: str) -> str:
+    """GCC's output less the source excerpts under its messages (``    3 | #include <x.h>`` and
+    the caret line): the lines :func:`stopping_include` writes, to compare with them."""
+    return "".join(line + "\n" for line in stderr.splitlines() if not _EXCERPT.match(line))
 
 
 def _message(chain: list[tuple[str, int]], spelled: str, number: int, column: int, name: str) -> str:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from extractor.structs.compilers import run_compiler
+from extractor.structs.probeguard import parse_depfile
 from extractor.support.safeproc import Finished
 
 # Characters a path or flag of the pipeline may hold for it to be written into a script
@@ -134,10 +135,8 @@ def merge_dependencies(tmpdir: Path, depfile: Path, target: str) -> None:
             text = (tmpdir / name).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return
-        _target, _colon, rest = text.replace("\\\n", " ").partition(": ")
-        for token in re.split(r"(?<!\\)\s+", rest.strip()):
-            if token:
-                seen.setdefault(token, None)
+        for path in parse_depfile(text, tmpdir):
+            seen.setdefault(str(path).replace(" ", "\\ "), None)
     depfile.write_text(f"{target} : " + " \\\n    ".join(seen) + "\n", encoding="utf-8")
 
 
