@@ -12,11 +12,12 @@ from pathlib import Path
 
 from extractor.support.safeproc import Finished
 from extractor.structs.compilers import PRELUDE, Command, allowed_for, run_compiler, search_superset
+from extractor.structs.doomed import certain_failure, header_lines, preprocess_flags, worth_asking
 from extractor.structs.firstinclude import stopping_include
 from extractor.structs.header import HeaderProbe, Preamble
 from extractor.structs.nvcchost import run_probe_compile
 from extractor.structs.probeguard import line_is_safe, outside, parse_depfile, precompiled_beside
-from extractor.structs.reasons import includer_may_cure
+from extractor.structs.reasons import includer_may_cure, missing_from
 from extractor.structs.records import Method
 
 
@@ -71,6 +72,8 @@ class CompileAttempts:
         self.last_error = ""  # of the latest attempt
         self.timed_out = False
         self._own_compiler = False  # an attempt of the header's own compiler has been made
+        # the explanation of a first attempt told to fail without compiling (extractor.structs.doomed)
+        self._doomed: Callable[[], str] | None = None
 
     @property
     def error(self) -> str:
@@ -78,6 +81,15 @@ class CompileAttempts:
         if not self._error and self._unexplained is not None:
             self._error, self._unexplained = self._unexplained(), None
         return self._error
+
+    def missing(self) -> str:
+        """What the kept error says is missing (:func:`extractor.structs.reasons.missing_from`), as
+        :func:`extractor.structs.compilers.target_for` reads it, without running a compile that was
+        told to fail: its error names no missing header (its preprocessor found every include),
+        and a missing name is no header either, so "" stands for it."""
+        if self._unexplained is not None and self._unexplained is self._doomed:
+            return ""
+        return missing_from(self.error)
 
     def _keep(self, error: str) -> None:
         if not self._error and self._unexplained is None:
@@ -116,9 +128,12 @@ class CompileAttempts:
 
     def first_alone(self, commands: Sequence[Command]) -> bool:
         """Whether the first command compiles the header alone: ``first_success``'s first attempt,
-        made apart so that a failure can wait for a batch after its first preamble."""
+        made apart so that a failure can wait for a batch after its first preamble. A failure
+        that the preprocessed text makes certain (:mod:`extractor.structs.doomed`) is not compiled
+        unless its message is read (``error``): a later attempt of other flags or of the header's
+        own compiler usually replaces it."""
         self._take_over(commands[0], False)
-        return self.attempt(commands[0], None)
+        return self.attempt(commands[0], None, foresee=True)
 
     def _take_over(self, command: Command, own: bool) -> None:
         """The header's own compiler (nvcc, a cross compiler) starts the errors kept afresh."""
@@ -153,7 +168,8 @@ class CompileAttempts:
                 return True
         return False
 
-    def attempt(self, command: Command, preamble: Preamble | None, *, explain: bool = False) -> bool:
+    def attempt(self, command: Command, preamble: Preamble | None, *, explain: bool = False,
+                foresee: bool = False) -> bool:
         """Whether ``command`` (after ``preamble``) compiles the probe, under the guard.
 
         The message of a failure that stopped before the compiler listed what it opened (a
@@ -161,7 +177,12 @@ class CompileAttempts:
         when ``explain`` (the caller reads ``last_error``); else it runs when ``error`` is read
         and this failure's message is the one kept, and never when an earlier error is kept or
         the header's own compiler takes over: of vLLM's 33 such passes, most were for messages
-        nobody read (g++ before nvcc, preamble attempts after a first error)."""
+        nobody read (g++ before nvcc, preamble attempts after a first error).
+
+        ``foresee``: first ask the preprocessor whether the compile is certain to fail
+        (:func:`extractor.structs.doomed.certain_failure`, when the header has the shapes it
+        knows); if so, the compile runs only when ``error`` is read and this failure's message is
+        the one kept."""
         self.last_error = ""
         src, text, argv, dirs = self._source(command, preamble)
         allowed = allowed_for(command, self.roots, dirs, self.tmpdir)
@@ -180,6 +201,10 @@ class CompileAttempts:
         stops = None if preamble is not None else \
             stopping_include(argv[-3], text.count("\n"), str(self.probe.file), search_superset(command), argv,
                              _PRELUDE_NAMES[command.suffix])
+        if stops is None and foresee and not explain and self._told_to_fail(command, argv):
+            if not self._error and self._unexplained is None:
+                self._unexplained = self._doomed = functools.partial(self._compile_doomed, command)
+            return False
         try:
             done = Finished(1, b"", stops.encode()) if stops is not None else \
                 run_probe_compile([*argv[:-2], "-MD", "-MF", str(depfile), *argv[-2:]], self.tmpdir, self.timeout,
@@ -209,6 +234,27 @@ class CompileAttempts:
         self.last_error = _safe_error(stderr, deps is not None, allowed, self.replacements, done.returncode)
         self._keep(self.last_error)
         return False
+
+    def _told_to_fail(self, command: Command, argv: list[str]) -> bool:
+        """Whether ``command``'s compile of the probe alone (``argv``) is certain to fail, as its
+        preprocessed text tells (nvcc's preprocessing runs twice, for two sides: not asked)."""
+        if Path(command.exe).name.startswith("nvcc"):
+            return False
+        try:
+            text = self.probe.file.read_bytes()
+        except OSError:
+            return False
+        return worth_asking(text) and certain_failure(argv, self.probe.file, self.tmpdir, self.timeout,
+                                                      self.memory_bytes, command.suffix == ".cpp")
+
+    def _compile_doomed(self, command: Command) -> str:
+        """The message of a first attempt that was told to fail without compiling, now that it is
+        read: that compile runs now, as ``attempt`` would have run it."""
+        self._unexplained = None
+        if self.attempt(command, None, explain=True):
+            return "probe failed: the preprocessed text said the compile would fail, and it compiled"
+        error, self._error = self._error, ""
+        return error
 
     def _source(self, command: Command, preamble: Preamble | None) -> tuple[Path, str, list[str], list[Path]]:
         """The probe's source written for ``command`` after ``preamble``: its path, its text, the
@@ -243,7 +289,7 @@ class CompileAttempts:
         src, _text, argv, _dirs = self._source(command, preamble)
         out = self.tmpdir / "probe.i"
         try:
-            done = run_compiler([argv[0], *_preprocess_flags(argv), "-E", str(src), "-o", str(out)], self.tmpdir,
+            done = run_compiler([argv[0], *preprocess_flags(argv), "-E", str(src), "-o", str(out)], self.tmpdir,
                                 self.timeout, self.memory_bytes)
             if done.timed_out:
                 return True
@@ -270,34 +316,14 @@ class CompileAttempts:
 
 
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z_0-9]*")
-_LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
-
-
-def _preprocess_flags(argv: Sequence[str]) -> list[str]:
-    """A probe compile's flags for a preprocess-only pass: ``argv`` ends `SOURCE -o OBJECT`, and the
-    caller names the source once (named twice, g++ preprocessed it twice)."""
-    return [a for a in argv[1:-3] if a not in ("-c", "-g")]
 
 
 def header_words(lines: Iterable[bytes], header: Path, cwd: Path) -> set[bytes]:
-    """The identifiers in the lines of a preprocessor's output (``-E``, GCC's line markers) that
-    come from ``header``, wherever it was included: what of the header's text the compiler saw.
-    Read line by line (torch's output runs to tens of megabytes, which the driver's probe threads
-    need not hold)."""
-    wanted = os.path.realpath(header)
+    """The identifiers in the lines of a preprocessor's output that come from ``header``
+    (:func:`extractor.structs.doomed.header_lines`): what of the header's text the compiler saw."""
     words: set[bytes] = set()
-    same: dict[bytes, bool] = {}
-    inside = False  # the lines since the last marker come from the header
-    for line in lines:
-        marker = _LINE_MARKER.match(line) if line.startswith(b"# ") else None
-        if marker is not None:
-            name = marker.group(1)
-            if name not in same:
-                spelled = os.fsdecode(name.replace(b'\\"', b'"').replace(b"\\\\", b"\\"))
-                same[name] = os.path.realpath(os.path.join(cwd, spelled)) == wanted
-            inside = same[name]
-        elif inside:
-            words.update(_WORD.findall(line))
+    for line in header_lines(lines, header, cwd):
+        words.update(_WORD.findall(line))
     return words
 
 
@@ -317,7 +343,7 @@ def preprocess_deps(exe: str, argv: list[str], tmpdir: Path, timeout: float, mem
     if Path(exe).name.startswith("nvcc"):
         return None  # nvcc has no -MG; its -MD output is all there is
     try:
-        done = run_compiler([exe, *_preprocess_flags(argv), "-M", "-MG", argv[-3]], tmpdir, timeout, memory_bytes)
+        done = run_compiler([exe, *preprocess_flags(argv), "-M", "-MG", argv[-3]], tmpdir, timeout, memory_bytes)
     except OSError:
         return None
     if done.timed_out or done.returncode:

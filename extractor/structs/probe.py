@@ -63,7 +63,6 @@ from extractor.structs.probecache import cache_load as _cache_load
 from extractor.structs.probecache import cache_store as _cache_store
 from extractor.structs.probecache import layout_from_dict
 from extractor.structs.objects import failed_result, read_probe, unresolved_count
-from extractor.structs.reasons import missing_from as missing_from_error
 from extractor.structs.records import Method, unresolved_layout
 from extractor.structs.tags import tag_layout
 
@@ -271,7 +270,7 @@ class SingleProbe:
         outcome = run.first_success(self._commands, first_made=True)
         target = None
         if outcome is None and not run.timed_out and \
-                (target := target_for(missing_from_error(run.error), _text_of(probe.file))) is not None:
+                (target := target_for(run.missing(), _text_of(probe.file))) is not None:
             # a header for another CPU: its cross compiler, when installed, gives that CPU's layout;
             # a header for this CPU's vector extensions: the flags that enable them
             cross = compile_commands(probe.file, self.language, probe.flags, self.source, self.obj,
