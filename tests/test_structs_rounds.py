@@ -45,8 +45,7 @@ class _Fake:
         pass
 
 
-def _rounds(pool, fakes: dict[str, _Fake], groups: dict[str, tuple | None], plans: list[list[str]],
-            weights: dict[str, int] | None = None) -> _Rounds:
+def _rounds(pool, fakes: dict[str, _Fake], groups: dict[str, tuple | None], plans: list[list[str]]) -> _Rounds:
     def plan_group(waiting: list[HeaderProbe]):
         plans.append([p.path for p in waiting])
         return [], waiting  # every one alone: its rest goes on
@@ -54,8 +53,7 @@ def _rounds(pool, fakes: dict[str, _Fake], groups: dict[str, tuple | None], plan
     def batch(members, after_preamble):
         return BatchOutcome({m.path: ProbeResult(m.path, ()) for m in members}, (), ())
 
-    return _Rounds(pool, pool._max_workers, lambda p: fakes[p.path], batch, {}, None, {}, groups, plan_group,
-                   lambda p: (weights or {}).get(p.path, 0))
+    return _Rounds(pool, lambda p: fakes[p.path], batch, {}, None, {}, groups, plan_group)
 
 
 def test_a_header_that_goes_on_alone_does_not_wait_for_the_other_first_attempts() -> None:
@@ -105,34 +103,3 @@ def test_a_batch_laying_out_a_header_counts_as_its_first_attempt() -> None:
     assert plans == [["y.h"]]
     assert rounds.batches == 1 and rounds.headers_batched == 2
     assert sorted(rounds.done) == ["x.h", "y.h", "z.h"]
-
-
-class _Logged(_Fake):
-    """A fake that writes each attempt it makes into ``log``."""
-
-    def __init__(self, probe: HeaderProbe, fails_first: bool, log: list[tuple[str, str]]) -> None:
-        super().__init__(probe, fails_first)
-        self.log = log
-
-    def first(self) -> ProbeResult | None:
-        self.log.append(("first", self.probe.path))
-        return super().first()
-
-    def rest(self) -> ProbeResult:
-        self.log.append(("rest", self.probe.path))
-        return super().rest()
-
-
-def test_first_attempts_go_before_the_rest_and_the_compile_that_reads_most_first() -> None:
-    """One worker: the first attempts by weight (the files a compile reads), the heaviest first,
-    then the attempts after a failed first one, the heaviest first too, whatever order the
-    headers came in."""
-    log: list[tuple[str, str]] = []
-    names = {"light.h": (1, True), "heavy.h": (100, False), "middle.h": (50, True)}
-    fakes = {name: _Logged(_probe(name), fails, log) for name, (_weight, fails) in names.items()}
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
-        rounds = _rounds(pool, fakes, dict.fromkeys(names), [], {name: w for name, (w, _fails) in names.items()})
-        rounds.run([], [fakes[name].probe for name in names])
-    assert log == [("first", "heavy.h"), ("first", "middle.h"), ("first", "light.h"),
-                   ("rest", "middle.h"), ("rest", "light.h")]
-    assert sorted(rounds.done) == sorted(names)

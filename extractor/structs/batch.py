@@ -62,7 +62,7 @@ from pathlib import Path
 
 from extractor.structs.attempts import preprocess_deps
 from extractor.structs.closure import Closure, Includes
-from extractor.structs.compilers import (PRELUDE, Command, allowed_for, compile_commands, cuda_include_dir,
+from extractor.structs.compilers import (PRELUDE, allowed_for, compile_commands, cuda_include_dir,
                                          host_include_dirs)
 from extractor.structs.header import DEFAULT_MEMORY, DEFAULT_TIMEOUT, HeaderProbe, Preamble, probe_language
 from extractor.structs.nvcchost import run_probe_compile
@@ -224,33 +224,18 @@ def _form(groups: dict[tuple, list[_Member]], planner: _Planner, size: int, alon
 
 
 def _member(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) -> _Member | None:
-    first = _first_closure(p, include_dirs, includes)
-    if first is None:
+    language = probe_language(p)
+    commands = compile_commands(p.file, language, p.flags, Path("/probe"), Path("/probe.o"), include_dirs)
+    if isinstance(commands, str):
         return None
-    command, closure = first
+    command = commands[0]
+    search = tuple(Path(a[2:]) for a in command.argv if a.startswith("-I"))
+    closure = includes.closure(p.file, (*search, *_system_dirs(command.exe, command.suffix)))
     if closure.missing:
         return None  # it stops at a missing include: its own probe says which, and fails as fast
     context = (command.exe, command.suffix, tuple(a for a in command.argv[1:-3] if not a.startswith("-I")),
                tuple(str(d) for d in p.flags.include_dirs), tuple(str(d) for d in include_dirs))
     return _Member(p, os.path.realpath(p.file), str(p.file.parent), context, closure)
-
-
-def closure_weight(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) -> int:
-    """How many files a compile of ``p`` by its first command could read (its include closure; 0
-    when no command runs): what a probe's compiles cost, from a few dozen system headers to the
-    ten thousand of torch's."""
-    first = _first_closure(p, include_dirs, includes)
-    return 0 if first is None else len(first[1].project) + len(first[1].external)
-
-
-def _first_closure(p: HeaderProbe, include_dirs: Sequence[Path], includes: Includes) -> tuple[Command, Closure] | None:
-    """``p``'s first command and the include closure it searches (memoized by ``includes``)."""
-    commands = compile_commands(p.file, probe_language(p), p.flags, Path("/probe"), Path("/probe.o"), include_dirs)
-    if isinstance(commands, str):
-        return None
-    command = commands[0]
-    search = tuple(Path(a[2:]) for a in command.argv if a.startswith("-I"))
-    return command, includes.closure(p.file, (*search, *_system_dirs(command.exe, command.suffix)))
 
 
 # a member whose compiler lists nothing without compiling (nvcc): its text closure stands

@@ -35,10 +35,7 @@ from __future__ import annotations
 import collections
 import concurrent.futures
 import dataclasses
-import functools
 import hashlib
-import heapq
-import itertools
 import os
 import re
 import shutil
@@ -51,8 +48,8 @@ from typing import Any
 from extractor.model import to_jsonable
 from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
-from extractor.structs.batch import (BATCH_SIZE, BatchOutcome, closure_weight, compile_batch, plan_batches,
-                                    plan_preamble_batches, preamble_groups)
+from extractor.structs.batch import (BATCH_SIZE, BatchOutcome, compile_batch, plan_batches, plan_preamble_batches,
+                                    preamble_groups)
 from extractor.structs.closure import Includes
 from extractor.structs.compilers import (Command, Target, compile_commands, compiler_identity, find_nvcc,
                                          host_include_dirs, system_headers_digest, target_for, targets_digest,
@@ -341,25 +338,14 @@ class _Rounds:
     as soon as every header of the group has had its first attempt, in batches after that
     preamble or alone (``plan_group``). A group's plan needs all of its own headers, and no
     other's: no compile waits for headers it cannot share a unit with (a 60-second nvcc probe
-    once waited for the last first attempt of every other header).
+    once waited for the last first attempt of every other header)."""
 
-    The pool takes a compile when a worker is free, in this order: first attempts (batches
-    included) before the attempts that follow a failed one, since the groups' plans wait for
-    them; within each, the compile that reads the most files first (``weight``: its include
-    closure, torch's ten thousand files against a few dozen), so that the longest compiles do not
-    start last and leave the other workers idle (vLLM with torch's and CUTLASS's headers: a
-    20-second batch once ran alone for the run's last 10 seconds)."""
-
-    def __init__(self, pool: concurrent.futures.Executor, slots: int, single: Callable[[HeaderProbe], SingleProbe],
+    def __init__(self, pool: concurrent.futures.Executor, single: Callable[[HeaderProbe], SingleProbe],
                  batch: Callable[[tuple[HeaderProbe, ...], bool], BatchOutcome], done: dict[str, ProbeResult],
                  cache: Path | None, keys: dict[str, str], groups: dict[str, tuple | None],
-                 plan_group: Callable[[list[HeaderProbe]], tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]],
-                 weight: Callable[[HeaderProbe], int]) -> None:
-        self._pool, self._slots, self._single, self._batch, self.done = pool, slots, single, batch, done
-        self._weight = weight
-        # compiles waiting for a free worker: (stage, -weight, order, work, settle), the smallest first
-        self._queue: list[tuple[int, int, int, Callable[[], Any], Callable[[Any], None]]] = []
-        self._order = itertools.count()
+                 plan_group: Callable[[list[HeaderProbe]], tuple[list[tuple[HeaderProbe, ...]], list[HeaderProbe]]]
+                 ) -> None:
+        self._pool, self._single, self._batch, self.done = pool, single, batch, done
         self._cache, self._keys = cache, keys
         self._groups, self._plan_group = groups, plan_group
         # per group, its headers whose first attempt has not ended, and those that wait for its plan
@@ -372,8 +358,8 @@ class _Rounds:
 
     def run(self, batches: Sequence[tuple[HeaderProbe, ...]], alone: Sequence[HeaderProbe]) -> None:
         self._submit_batches(batches, False)
-        # of headers that read as much, CUDA's first: nvcc's probes are the longest (2.5 s against
-        # 0.1 for most)
+        # CUDA headers next, nvcc's probes being the longest (2.5 s against 0.1 for most): a long
+        # compile that starts last leaves the other workers idle while it runs
         for p in sorted(alone, key=lambda p: probe_language(p) != CUDA):
             self._submit_first(p)
         self._drain()
@@ -407,21 +393,10 @@ class _Rounds:
                 self._submit_rest(p)
 
     def _drain(self) -> None:
-        self._start()
         while self._running:
             finished, _ = concurrent.futures.wait(self._running, return_when=concurrent.futures.FIRST_COMPLETED)
             for future in finished:
                 self._running.pop(future)(future.result())
-            self._start()
-
-    def _submit(self, stage: int, weight: int, work: Callable[[], Any], settle: Callable[[Any], None]) -> None:
-        heapq.heappush(self._queue, (stage, -weight, next(self._order), work, settle))
-
-    def _start(self) -> None:
-        """Compiles from the queue onto the free workers."""
-        while self._queue and len(self._running) < self._slots:
-            *_key, work, settle = heapq.heappop(self._queue)
-            self._running[self._pool.submit(work)] = settle
 
     def _submit_first(self, p: HeaderProbe) -> None:
         def first() -> tuple[ProbeResult | None, SingleProbe]:
@@ -441,7 +416,7 @@ class _Rounds:
                 self.done[p.path] = result
             self._first_ended(p.path, single if result is None else None)
 
-        self._submit(0, self._weight(p), first, settle)
+        self._running[self._pool.submit(first)] = settle
 
     def _submit_rest(self, p: HeaderProbe) -> None:
         single = self.waiting.pop(p.path)
@@ -452,7 +427,7 @@ class _Rounds:
             finally:
                 single.close()
 
-        self._submit(1, self._weight(p), rest, lambda result: self.done.__setitem__(p.path, result))
+        self._running[self._pool.submit(rest)] = lambda result: self.done.__setitem__(p.path, result)
 
     def _submit_batch(self, members: tuple[HeaderProbe, ...], after_preamble: bool) -> None:
         def settle(outcome: BatchOutcome) -> None:
@@ -471,8 +446,7 @@ class _Rounds:
             for p in outcome.alone:
                 (self._submit_rest if after_preamble else self._submit_first)(p)
 
-        self._submit(int(after_preamble), max(map(self._weight, members)),
-                     functools.partial(self._batch, members, after_preamble), settle)
+        self._running[self._pool.submit(self._batch, members, after_preamble)] = settle
 
 
 def probe_key(probe: HeaderProbe, commands: Sequence[Command], include_dirs: Sequence[Path], roots: Sequence[Path],
@@ -594,13 +568,9 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
         return compile_batch(members, include_dirs, roots, timeout=2 * timeout, memory_bytes=memory_bytes,
                              keep_objects=keep_objects, object_name=object_name, after_preamble=after_preamble)
 
-    def weight(p: HeaderProbe) -> int:  # the closures a plan walked (none unbatched: all weigh the same)
-        return closure_weight(p, include_dirs, includes) if batching else 0
-
     # each nvcc run peaks near 300 MB: more than 4 at once buys little and risks memory
-    workers = max(1, min(jobs, 4))
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
-        rounds = _Rounds(pool, workers, single, batch, done, cache, keys, groups, plan_group, weight)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(jobs, 4))) as pool:
+        rounds = _Rounds(pool, single, batch, done, cache, keys, groups, plan_group)
         rounds.run(batches, alone)
     results = [done[p.path] for p in chosen]
     for p in skipped:
