@@ -13,6 +13,7 @@ import pytest
 
 from extractor.model import Language
 from extractor.structs import attempts, nvcchost
+from extractor.structs.compilers import Command, search_superset
 from extractor.structs.doomed import asserts_false_at_top, certain_failure, worth_asking
 from extractor.structs.probe import HeaderProbe, probe_header
 from extractor.structs.records import Method
@@ -54,12 +55,22 @@ def test_a_failure_told_certain_is_one_for_gxx(tmp_path, name):
     argv = [gxx, "-std=gnu++17", "-g", "-c", "-w", "-fmax-errors=1", str(source), "-o", str(tmp_path / "probe.o")]
     told = certain_failure(argv, header, tmp_path, 60.0, 2 * 1024**3, cxx=True)
     compiled = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True)
-    assert worth_asking(text.encode()) or not told
     assert told is certain
     if told:
         assert compiled.returncode != 0 and "error" in compiled.stderr
     if name in ("assert_in_string", "assert_in_raw_string", "assert_skipped", "assert_in_template"):
         assert compiled.returncode == 0, compiled.stderr  # a prediction there would have been wrong
+
+
+def test_a_header_that_includes_a_file_no_directory_has_is_not_asked_about(tmp_path):
+    """Its compile stops at that include (torch's, not given), quickly, and its message names the
+    missing header: no preprocess-only pass is worth running for it."""
+    (tmp_path / "here.h").write_text("#pragma once\n")
+    text = b'#pragma once\n#include "here.h"\n#include <vector>\nstatic_assert(false, "x");\n'
+    search = (str(tmp_path), *search_superset(Command("g++", Method.PROBE_GXX, ["g++"], ".cpp")))
+    assert worth_asking(text, search)
+    assert not worth_asking(text.replace(b"<vector>", b"<torch/all.h>"), search)
+    assert not worth_asking(b"#pragma once\nstruct A { int a; };\n", search)  # nothing that could doom it
 
 
 def test_braces_decide_and_an_uncertain_count_says_nothing():
@@ -124,3 +135,14 @@ def test_a_doomed_compile_whose_message_is_read_runs_then(tmp_path, monkeypatch)
     assert told.method is Method.UNRESOLVED and "static assertion failed: this header is not for this build" in told.error
     assert told == compiled
     assert told_compiles == 1 and len(seen) == 2
+
+
+def test_a_header_whose_include_is_missing_costs_no_preprocess_only_pass(tmp_path, monkeypatch):
+    """vLLM's cpu_types_x86.hpp without torch's headers: its compile stops at torch's include in a
+    tenth of a second, so it runs as before, with no preprocess-only pass first."""
+    text = AVX_HEADER.replace("#include <vector>", "#include <torch/all.h>")
+    asked: list[int] = []
+    monkeypatch.setattr(attempts, "certain_failure", lambda *args, **kwargs: asked.append(1) or False)
+    (layout,) = _probe(tmp_path / "c", "cpu_types.hpp", text, StructDefinition(9, "vec::Lanes", "struct")).layouts
+    assert layout.method is Method.UNRESOLVED and "torch/all.h: No such file or directory" in layout.error
+    assert asked == []

@@ -244,8 +244,9 @@ class CompileAttempts:
             text = self.probe.file.read_bytes()
         except OSError:
             return False
-        return worth_asking(text) and certain_failure(argv, self.probe.file, self.tmpdir, self.timeout,
-                                                      self.memory_bytes, command.suffix == ".cpp")
+        search = (str(self.probe.file.parent), *search_superset(command))
+        return worth_asking(text, search) and certain_failure(argv, self.probe.file, self.tmpdir, self.timeout,
+                                                              self.memory_bytes, command.suffix == ".cpp")
 
     def _compile_doomed(self, command: Command) -> str:
         """The message of a first attempt that was told to fail without compiling, now that it is

@@ -37,15 +37,23 @@ from extractor.structs.compilers import run_compiler
 
 # what makes the preprocess-only pass worth its cost: the header's text holds either shape
 _WORTH_ASKING = re.compile(rb"^[ \t]*#[ \t]*error\b|\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]", re.M)
+_INCLUDED = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^<>"\n]+)[>"]', re.M)
 _LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
 _LITERAL = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _BRACE_OR_ASSERT = re.compile(rb"[{}]|\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]")
 _ENGLISH = {**os.environ, "LC_ALL": "C"}  # the pass's messages read in one language
 
 
-def worth_asking(header_text: bytes) -> bool:
-    """Whether ``header_text`` has an ``#error`` or a ``static_assert(false`` that could doom a compile."""
-    return _WORTH_ASKING.search(header_text) is not None
+def worth_asking(header_text: bytes, search: Sequence[str]) -> bool:
+    """Whether ``header_text`` has an ``#error`` or a ``static_assert(false`` that could doom a
+    compile, and every file it includes is in one of the directories ``search`` (a superset of
+    what the compile searches, the header's own directory first). A header that includes a file
+    none of them has (torch's, not given) fails at that include, or at an error before it: the
+    compile is quick and its message, a missing header, may decide the next attempt's compiler."""
+    if _WORTH_ASKING.search(header_text) is None:
+        return False
+    return all(any(os.path.isfile(os.path.join(d, name)) for d in search)
+               for name in (m.decode("utf-8", "replace") for m in _INCLUDED.findall(header_text)))
 
 
 def preprocess_flags(argv: Sequence[str]) -> list[str]:
