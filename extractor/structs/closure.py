@@ -209,7 +209,6 @@ class Includes:
         self._found: dict[tuple[str, str], str] = {}
         self._listings: dict[str, frozenset[str] | None] = {}
         self._real_folders: dict[str, str] = {}
-        self._real: dict[str, str] = {}
         self._tails: dict[tuple[str, ...], dict[str, str]] = {}
         self._closures: dict[tuple[str, tuple[str, ...]], Closure] = {}
         self._entries_walked: dict[tuple[str, str, tuple[str, ...]], _Walk] = {}
@@ -224,17 +223,9 @@ class Includes:
         view = Includes([])
         view._scans, view._texts, view._edges = self._scans, self._texts, self._edges
         view._found, view._tails = self._found, self._tails
-        view._listings, view._real_folders, view._real = self._listings, self._real_folders, self._real
+        view._listings, view._real_folders = self._listings, self._real_folders
         view._declared, view._mentioned = self._declared, self._mentioned
         return view
-
-    def realpath(self, path: str) -> str:
-        """``os.path.realpath(path)``, once per path and run: the files a compiler lists for each
-        batch member repeat (torch's thousands, once per member that includes them)."""
-        real = self._real.get(path)
-        if real is None:
-            real = self._real[path] = os.path.realpath(path)
-        return real
 
     def in_project(self, path: str) -> bool:
         return any(path == r or path.startswith(r + os.sep) for r in self._roots)
