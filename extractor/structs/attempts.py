@@ -5,13 +5,12 @@ form that names no file outside the allowed places and no path of this machine."
 from __future__ import annotations
 
 import functools
-import os
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from extractor.support.safeproc import Finished
-from extractor.structs.compilers import PRELUDE, Command, allowed_for, run_compiler, search_superset
+from extractor.structs.compilers import PRELUDE, Command, allowed_for, found_in, run_compiler, search_superset
 from extractor.structs.doomed import certain_failure, header_lines, preprocess_flags, worth_asking
 from extractor.structs.firstinclude import stopping_include
 from extractor.structs.header import HeaderProbe, Preamble
@@ -164,7 +163,7 @@ class CompileAttempts:
         dirs = (str(self.tmpdir), str(preamble.directory), *search_superset(command))
         for line in preamble.lines:
             m = _PREAMBLE_INCLUDE.match(line)
-            if m is not None and not any(os.path.exists(os.path.join(d, m.group(1))) for d in dirs):
+            if m is not None and not found_in(m.group(1), dirs):
                 return True
         return False
 
@@ -198,10 +197,11 @@ class CompileAttempts:
         self.obj.unlink(missing_ok=True)
         # the compile would stop at the header's first include (a missing dependency): its output
         # is known, and no compiler runs
+        search = search_superset(command)
         stops = None if preamble is not None else \
-            stopping_include(argv[-3], text.count("\n"), str(self.probe.file), search_superset(command), argv,
+            stopping_include(argv[-3], text.count("\n"), str(self.probe.file), search, argv,
                              _PRELUDE_NAMES[command.suffix])
-        if stops is None and foresee and not explain and self._told_to_fail(command, argv):
+        if stops is None and foresee and not explain and self._told_to_fail(command, argv, search):
             if not self._error and self._unexplained is None:
                 self._unexplained = self._doomed = functools.partial(self._compile_doomed, command)
             return False
@@ -235,17 +235,17 @@ class CompileAttempts:
         self._keep(self.last_error)
         return False
 
-    def _told_to_fail(self, command: Command, argv: list[str]) -> bool:
-        """Whether ``command``'s compile of the probe alone (``argv``) is certain to fail, as its
-        preprocessed text tells (nvcc's preprocessing runs twice, for two sides: not asked)."""
+    def _told_to_fail(self, command: Command, argv: list[str], search: Sequence[str]) -> bool:
+        """Whether ``command``'s compile of the probe alone (``argv``, searching at most ``search``)
+        is certain to fail, as its preprocessed text tells (nvcc's preprocessing runs twice, for
+        two sides: not asked)."""
         if Path(command.exe).name.startswith("nvcc"):
             return False
         try:
             text = self.probe.file.read_bytes()
         except OSError:
             return False
-        search = (str(self.probe.file.parent), *search_superset(command))
-        return worth_asking(text, search) and certain_failure(argv, self.probe.file, self.tmpdir, self.timeout,
+        return worth_asking(text, (str(self.probe.file.parent), *search)) and certain_failure(argv, self.probe.file, self.tmpdir, self.timeout,
                                                               self.memory_bytes, command.suffix == ".cpp")
 
     def _compile_doomed(self, command: Command) -> str:

@@ -274,6 +274,12 @@ def search_superset(command: Command) -> tuple[str, ...]:
     return tuple(dict.fromkeys(dirs))
 
 
+def found_in(name: str, dirs: Sequence[str | Path]) -> bool:
+    """Whether the ``#include`` name ``name`` is in one of ``dirs`` (with :func:`search_superset`'s
+    directories: whether it could be found at all)."""
+    return any(os.path.exists(os.path.join(d, name)) for d in dirs)
+
+
 def allowed_for(command: Command, roots: Sequence[Path], include_dirs: Sequence[Path], tmpdir: Path
                 ) -> tuple[Path, ...]:
     """Where ``command`` may read: the roots, the include directories, its own system directories."""

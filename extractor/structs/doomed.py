@@ -33,14 +33,15 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from extractor.structs.compilers import run_compiler
+from extractor.structs.compilers import found_in, run_compiler
 
+_ASSERT_FALSE = rb"\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]"
 # what makes the preprocess-only pass worth its cost: the header's text holds either shape
-_WORTH_ASKING = re.compile(rb"^[ \t]*#[ \t]*error\b|\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]", re.M)
+_WORTH_ASKING = re.compile(rb"^[ \t]*#[ \t]*error\b|" + _ASSERT_FALSE, re.M)
 _INCLUDED = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^<>"\n]+)[>"]', re.M)
 _LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
 _LITERAL = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
-_BRACE_OR_ASSERT = re.compile(rb"[{}]|\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]")
+_BRACE_OR_ASSERT = re.compile(rb"[{}]|" + _ASSERT_FALSE)
 _ENGLISH = {**os.environ, "LC_ALL": "C"}  # the pass's messages read in one language
 
 
@@ -52,8 +53,7 @@ def worth_asking(header_text: bytes, search: Sequence[str]) -> bool:
     compile is quick and its message, a missing header, may decide the next attempt's compiler."""
     if _WORTH_ASKING.search(header_text) is None:
         return False
-    return all(any(os.path.isfile(os.path.join(d, name)) for d in search)
-               for name in (m.decode("utf-8", "replace") for m in _INCLUDED.findall(header_text)))
+    return all(found_in(m.decode("utf-8", "replace"), search) for m in _INCLUDED.findall(header_text))
 
 
 def preprocess_flags(argv: Sequence[str]) -> list[str]:

@@ -25,6 +25,8 @@ import os
 import re
 from collections.abc import Iterator, Sequence
 
+from extractor.structs.compilers import found_in
+
 _INCLUDE = re.compile(r'#[ ]*include[ ]*([<"])([^<>"]+)[>"][ ]*(?://.*)?')
 _IFNDEF = re.compile(r"#[ ]*ifndef[ ]+([A-Za-z_]\w*)[ ]*(?://.*)?")
 _DEFINE = re.compile(r"#[ ]*define[ ]+([A-Za-z_]\w*)[ ]*(?://.*)?")
@@ -67,7 +69,7 @@ def stopping_include(source: str, line: int, header: str, search: Sequence[str],
             chain.append((spelled, number))
             spelled = found
             continue
-        if any(os.path.exists(os.path.join(d, name)) for d in (*search, os.path.dirname(spelled))):
+        if found_in(name, (*search, os.path.dirname(spelled))):
             return None  # a system header, or not a file: what it holds decides
         return _message(chain, spelled, number, column, name)
     return None
