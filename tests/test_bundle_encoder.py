@@ -15,6 +15,7 @@ import json
 import typing
 import zlib
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -88,10 +89,11 @@ def test_the_graph_record_types_hold_no_float():
     allowed = {str, int, bool, type(None), NodeKind, EdgeKind, ParamKind, Parameter, Signature, Location, Binding}
     for record in (Node, Edge, Parameter, Signature, Location, Binding):
         hints = typing.get_type_hints(record)
-        for field in dataclasses.fields(record):
-            found = _annotation_types(hints[field.name])
-            assert found <= allowed, f"{record.__name__}.{field.name}: {found - allowed}"
-            assert not field.name.endswith("_"), f"{record.__name__}.{field.name}: to_jsonable renames it"
+        fields = msgspec.structs.fields(record) if issubclass(record, msgspec.Struct) else dataclasses.fields(record)
+        for name in (field.name for field in fields):
+            found = _annotation_types(hints[name])
+            assert found <= allowed, f"{record.__name__}.{name}: {found - allowed}"
+            assert not name.endswith("_"), f"{record.__name__}.{name}: to_jsonable renames it"
 
 
 # -- whole bundles: encode_bundle against dumps_bundle(build_bundle(...)) ----------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from extractor.evidence.write import dumps_bundle
@@ -92,7 +93,6 @@ def test_struct_records_come_back_typed(fixture_bundles):
 
 
 def test_optional_node_fields_round_trip(tmp_path):
-    import dataclasses
     import json
 
     from extractor.evidence.read import evidence_from_json
@@ -104,7 +104,7 @@ def test_optional_node_fields_round_trip(tmp_path):
         returns="str", decorators=("functools.cache",), sites=(Location("m.py", 9),), annotation="X",
         value_kind="call", api="public: m.__all__", bound=(Binding("np", 2, "import"),),
         overloads=(Signature((Parameter("a", ParamKind.VAR_POSITIONAL),), "int", "m.py", 2),))
-    assert all(getattr(full, f.name) != f.default for f in dataclasses.fields(Node) if f.name in
+    assert all(getattr(full, f.name) != f.default for f in msgspec.structs.fields(Node) if f.name in
                ("params", "returns", "decorators", "overloads", "sites", "annotation", "value_kind", "api", "bound"))
     data["graph"]["nodes"].append(node_json(full))
     evidence = evidence_from_json(data)

@@ -61,7 +61,8 @@ class DefinitionSite:
     is_definition: bool
 
     def __reduce__(self) -> tuple[type[DefinitionSite], tuple[str, str, int, int, int, bool]]:
-        """Pickled as its constructor's arguments (see :meth:`extractor.model.Edge.__reduce__`)."""
+        """Pickled as its constructor's arguments: a slots dataclass otherwise pickles through
+        ``__getstate__``/``__setstate__``, which list its fields again for every object."""
         return DefinitionSite, (self.node, self.path, self.line, self.start, self.end, self.is_definition)
 
 

@@ -29,6 +29,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import msgspec
+
 from extractor.errors import EvidenceFormatError
 from extractor.evidence.schema import GRAPH_KEYS, RECORD_KINDS, SCHEMA_VERSION, TAIL_KEYS
 from extractor.model import (Binding, Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, RecordKind,
@@ -372,7 +374,7 @@ def _edge_checked(v: Any, w: str, f: str) -> Edge:
 _NODE_TYPES = {"params": tuple[Parameter, ...], "returns": str, "decorators": tuple[str, ...],
                "overloads": tuple[Signature, ...], "sites": tuple[Location, ...], "annotation": str,
                "value_kind": str, "api": str, "bound": tuple[Binding, ...]}
-_NODE_DEFAULTS = {f.name: f.default for f in dataclasses.fields(Node) if f.name in _NODE_TYPES}
+_NODE_DEFAULTS = {f.name: f.default for f in msgspec.structs.fields(Node) if f.name in _NODE_TYPES}
 _NODE_DECODERS = {key: _decoder(tp) for key, tp in _NODE_TYPES.items()}
 _NODE_KEYS = frozenset((*_NODE_REQUIRED, *_NODE_OPTIONAL))
 _NODE_KIND = _decoder(NodeKind)
