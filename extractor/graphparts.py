@@ -5,12 +5,13 @@ placeholder for something another language defines) does not overwrite it. Edges
 sorted by :func:`extractor.model.edge_key`. The layers step reads the graph of the steps before it
 and the bundle writer the whole graph; when no step in between added nodes or edges (the layers
 step adds none) they are the same merge, and it is done once: on vLLM, hashing 110,000 edges
-into a set and sorting them costs about a second of the driver's serial time.
+into a set and sorting them cost about a second of the driver's serial time.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from collections.abc import Iterable
 
 from extractor.context import Context
@@ -35,13 +36,12 @@ def merge_graph(results: Iterable[Contribution]) -> GraphParts:
 def unique_sorted_edges(groups: Iterable[Iterable[Edge]]) -> list[Edge]:
     """Every edge once, sorted by :func:`edge_key`.
 
-    Each edge is keyed by the tuple :func:`extractor.model.edge_key` makes, built inline with the kind's ``_value_`` (a
-    plain attribute; ``.value`` is a Python property): two edges have the same key exactly when
-    they are equal, and the keys sort as edge_key sorts. An Edge hashes through a Python-level
-    ``__hash__``; a tuple of strings hashes and compares in C: on vLLM's 110,000 edges this is
-    0.16 s where keying by Edge took 0.6 s and by one joined string 0.25 s."""
-    keyed = {(e.source, e.target, e.kind._value_, e.path, e.line): e for group in groups for e in group}
-    return [keyed[key] for key in sorted(keyed)]
+    An :class:`Edge` is a Struct ordered by its fields in edge_key's order (its kind, a str enum,
+    compares as its value), compared and tested for equality in C: the groups, each a step's
+    edges already sorted (the graph steps sort theirs), are runs that the sort merges, and the
+    equal ones then lie side by side. On vLLM's 110,000 edges this is 0.025 s, where keying each
+    by a tuple in a dict and sorting the keys took 0.08 s."""
+    return [edge for edge, _equal in itertools.groupby(sorted(itertools.chain.from_iterable(groups)))]
 
 
 def _memo(_ctx: Context) -> dict[tuple[tuple[str, int], ...], GraphParts]:

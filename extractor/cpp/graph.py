@@ -150,7 +150,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     file_nodes = [Node(file_id(p), NodeKind.FILE, posixpath.basename(p), p, languages[p].value, p, 0)
                   for p in sorted(facts)]
     all_nodes = _sorted_nodes([*file_nodes, *nodes, *schema_nodes, *external.values()])
-    all_edges = tuple(unique_sorted_edges([edges]))  # keyed by tuples, hashed in C: not by Edge's __hash__
+    all_edges = tuple(unique_sorted_edges([edges]))
 
     stats["files"] = len(facts)
     stats["op_registrations"] = len(ops)
