@@ -3,6 +3,7 @@ filter does: the same attributes for every kind of member, the same tree on disk
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import stat
@@ -110,3 +111,26 @@ def test_a_bomb_is_still_refused_while_decompressing(tmp_path, monkeypatch):
     with pytest.raises(UserInputError, match="unpacks to more than 1024 bytes"):
         extract_tar(io.BytesIO(data), tmp_path / "t", name="bomb.tar.gz")
     assert not (tmp_path / "t").exists()
+
+
+@pytest.mark.parametrize("spool", [1 << 30, 4096])
+def test_a_tar_past_the_memory_limit_goes_through_a_file_and_unpacks_the_same(tmp_path, monkeypatch, spool):
+    """Decompressed chunks are kept in memory up to SPOOL_BYTES; past it, in a temporary file,
+    and the tree is then written before extract_tar returns (no background writer)."""
+    from extractor.acquire import archives
+
+    monkeypatch.setattr(archives, "SPOOL_BYTES", spool)
+    monkeypatch.setattr(archives, "_CHUNK", 1000)  # several chunks before and after the spill
+    entries = [*ENTRIES, ("pkg-1.0/big.bin", tarfile.REGTYPE, 0o644, bytes(range(256)) * 40)]
+    data = _tarball(entries)
+    unpacking = extract_tar(io.BytesIO(data), tmp_path / "t", name="pkg.tar.gz", background=True)
+    if spool < len(gzip.decompress(data)):
+        assert unpacking is None and (tmp_path / "t").is_dir()
+    else:
+        assert unpacking is not None
+        unpacking.wait()
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        tar.extractall(tmp_path / "reference", filter="data")
+    archived = {name for name, *_ in entries}
+    assert _tree(tmp_path / "t", archived) == _tree(tmp_path / "reference", archived)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".extract-")]  # the spill file went with its folder
