@@ -2,7 +2,8 @@
 
 - A function or method carries its parameters as :class:`~extractor.model.Parameter` records, its
   return annotation and its decorators; ``signature`` is only a display string derived from them
-  (shortened past :data:`SIGNATURE_MAX` characters; ``params`` never are).
+  (shortened past :data:`~extractor.python.expr.SIGNATURE_MAX` characters; ``params`` never
+  are), written by the scanner.
 - ``@overload`` variants go to the implementation's ``overloads``, each with its own line; a name
   with only overloads (a stub) is its first variant.
 - A property (``@property``, ``@cached_property``) is an ``attribute`` node (its annotation is the
@@ -25,11 +26,10 @@ from collections import Counter, defaultdict
 from extractor.context import SourceFile
 from extractor.model import Diagnostic, Edge, EdgeKind, Location, Node, NodeKind, Parameter, Signature, amend
 from extractor.naming import py_id
-from extractor.python.expr import PARAM_KINDS
+from extractor.python.expr import to_params
 from extractor.python.facts import CLASS, INSTANCE, MODULE, Attribute, Param, PythonFacts
 from extractor.python.resolve import parent_qual
 
-SIGNATURE_MAX = 300
 _KINDS = {"class": NodeKind.CLASS, "function": NodeKind.FUNCTION, "method": NodeKind.METHOD}
 _ATTRIBUTE_TAGS = {MODULE: "module-attribute", CLASS: "class-attribute", INSTANCE: "instance-attribute"}
 
@@ -58,28 +58,6 @@ class PyGraph:
         return nid
 
 
-def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
-    return tuple(Parameter(p.name, PARAM_KINDS[p.kind], p.annotation, p.default) for p in raw)
-
-
-def display_signature(params: tuple[Parameter, ...], returns: str) -> str:
-    """``(a: int=1, /, *, b) -> str`` as ``ast.unparse`` prints it, shortened for display."""
-    parts: list[str] = []
-    kinds = [p.kind for p in params]
-    star = any(k.value == "var-positional" for k in kinds)
-    for i, p in enumerate(params):
-        kind = p.kind.value
-        if kind == "keyword-only" and not star:
-            parts.append("*")
-            star = True
-        text = p.name + (f": {p.annotation}" if p.annotation else "") + (f"={p.default}" if p.default is not None else "")
-        parts.append({"var-positional": "*", "var-keyword": "**"}.get(kind, "") + text)
-        if kind == "positional-only" and (i + 1 == len(params) or params[i + 1].kind.value != "positional-only"):
-            parts.append("/")
-    text = f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
-    return text if len(text) <= SIGNATURE_MAX else text[: SIGNATURE_MAX - 1] + "…"
-
-
 @dataclasses.dataclass(slots=True)
 class ClassFacts:
     """What the constructor and enum rules need of a class: its written bases and decorators."""
@@ -103,20 +81,16 @@ class ModuleDefs:
 
 
 class Signatures:
-    """Parameters and display signature by the facts they come from, each computed once per system
-    (vLLM 0.10.2's 22,618 definitions have 9,344 distinct parameter lists and return annotations),
-    and found with one hash of the parameter facts per definition (a tuple does not keep its hash:
-    a look-up of the parameters and one of the display, each tested then read, hashed them six times)."""
+    """Parameters by the facts they come from, each list made once per system (vLLM 0.10.2's 22,618
+    definitions have 8,729 distinct parameter lists and return annotations)."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[tuple[Param, ...], str], tuple[tuple[Parameter, ...], str]] = {}
+        self._known: dict[tuple[Param, ...], tuple[Parameter, ...]] = {}
 
-    def of(self, raw: tuple[Param, ...], returns: str) -> tuple[tuple[Parameter, ...], str]:
-        """(parameters, display signature)."""
-        found = self._known.get((raw, returns))
+    def of(self, raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
+        found = self._known.get(raw)
         if found is None:
-            params = to_params(raw)
-            found = self._known[raw, returns] = (params, display_signature(params, returns))
+            found = self._known[raw] = to_params(raw)
         return found
 
 
@@ -136,7 +110,7 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
         nid = py_id(qualname)
         short = qual.rsplit(".", 1)[-1]
         returns = d.returns
-        params, signature = signatures.of(d.params, returns)
+        params, signature = signatures.of(d.params), d.signature
         if kind == "class":
             signature = ""
         if "overload" in tags:

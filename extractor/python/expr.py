@@ -1,15 +1,17 @@
 """What the Python scanner records of an expression, as path-free values: dotted names, source
 text (``ast.unparse``, never truncated), what a bound value is in one word, a function's parameters
-as records, a call's callee and arguments, and the class an annotation names."""
+as records and the display text of a signature, a call's callee and arguments, and the class an
+annotation names."""
 
 from __future__ import annotations
 
 import ast
 
-from extractor.model import ParamKind
+from extractor.model import Parameter, ParamKind
 from extractor.python.facts import CallSummary, Param
 
 DOC_MAX = 160
+SIGNATURE_MAX = 300  # a display signature's length, shortened past it (``params`` never are)
 PARAM_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, ParamKind.VAR_POSITIONAL,
                ParamKind.KEYWORD_ONLY, ParamKind.VAR_KEYWORD)
 POS_ONLY, POS_KW, VAR_POS, KW_ONLY, VAR_KW = range(5)
@@ -192,6 +194,28 @@ def parameters(args: ast.arguments) -> tuple[Param, ...]:
     if args.kwarg is not None:
         out.append(Param(args.kwarg.arg, VAR_KW, source_text(args.kwarg.annotation), None))
     return tuple(out)
+
+
+def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
+    return tuple(Parameter(p.name, PARAM_KINDS[p.kind], p.annotation, p.default) for p in raw)
+
+
+def display_signature(params: tuple[Parameter, ...], returns: str) -> str:
+    """``(a: int=1, /, *, b) -> str`` as ``ast.unparse`` prints it, shortened for display."""
+    parts: list[str] = []
+    kinds = [p.kind for p in params]
+    star = any(k.value == "var-positional" for k in kinds)
+    for i, p in enumerate(params):
+        kind = p.kind.value
+        if kind == "keyword-only" and not star:
+            parts.append("*")
+            star = True
+        text = p.name + (f": {p.annotation}" if p.annotation else "") + (f"={p.default}" if p.default is not None else "")
+        parts.append({"var-positional": "*", "var-keyword": "**"}.get(kind, "") + text)
+        if kind == "positional-only" and (i + 1 == len(params) or params[i + 1].kind.value != "positional-only"):
+            parts.append("/")
+    text = f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
+    return text if len(text) <= SIGNATURE_MAX else text[: SIGNATURE_MAX - 1] + "…"
 
 
 def call_summary(expr: ast.expr | None) -> CallSummary | None:

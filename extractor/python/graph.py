@@ -36,8 +36,8 @@ from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language,
                              Severity, Step, amend, amend_each, edge_key, node_key)
 from extractor.python.facts import PythonFacts
 from extractor.python.fields import Binding, ClassSpec
-from extractor.python.defs import (ClassFacts, ModuleDefs, PyGraph, Signatures, display_signature,
-                                   place_attributes, place_definitions)
+from extractor.python.defs import ClassFacts, ModuleDefs, PyGraph, Signatures, place_attributes, place_definitions
+from extractor.python.expr import display_signature
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
@@ -510,4 +510,4 @@ def _first_sites_between(edges: list[Edge], every: dict[str, Node], low: str, hi
 _ENCODE = msgspec.msgpack.Encoder().encode
 
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="5", python_fallback=True)  # 5: module-level bindings (for, with, global)
+            version="6", python_fallback=True)  # 6: definitions' display signatures

@@ -33,8 +33,8 @@ from collections.abc import Callable
 from typing import Any
 
 from extractor.model import ParsedFile
-from extractor.python.expr import (call_summary, doc_line, dotted, parameters, source_text, target_names,
-                                   type_name, value_kind)
+from extractor.python.expr import (call_summary, display_signature, doc_line, dotted, parameters, source_text,
+                                   target_names, to_params, type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
                                     NameBinding, PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
@@ -171,9 +171,10 @@ class _Statements:
             tags.append("decorated")
         if self.scope_kind == "function":
             tags.append("nested")
+        given, returns = parameters(node.args), source_text(node.returns)
         self.defs.append(Definition(kind, qual, node.lineno, doc_line(node.body), tuple(sorted(set(tags))), (),
-                                    tuple(decorators), parameters(node.args), source_text(node.returns),
-                                    bool(self.conditional)))
+                                    tuple(decorators), given, returns, bool(self.conditional),
+                                    signature=display_signature(to_params(given), returns)))
         args = node.args
         params: dict[str, str] = {}
         for arg in (*args.posonlyargs, *args.args, *args.kwonlyargs, *(a for a in (args.vararg, args.kwarg) if a)):

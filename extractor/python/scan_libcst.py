@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from extractor.python.expr import KW_ONLY, POS_KW, POS_ONLY, VAR_KW, VAR_POS
+from extractor.python.expr import KW_ONLY, POS_KW, POS_ONLY, VAR_KW, VAR_POS, display_signature, to_params
 from extractor.python.facts import METHOD_TAGS, Definition, Import, Param, PythonFacts
 
 
@@ -68,8 +68,9 @@ def scan_libcst(module: Any) -> PythonFacts:
                     tags += sorted({METHOD_TAGS[d.rsplit(".", 1)[-1]] for d in decorators
                                     if d.rsplit(".", 1)[-1] in METHOD_TAGS})
                     returns = code(stmt.returns.annotation).strip() if stmt.returns is not None else ""
+                    given = params(stmt.params)
                     defs.append(Definition(kind, qual, line, "", tuple(sorted(set(tags))), (), tuple(decorators),
-                                           params(stmt.params), returns))
+                                           given, returns, signature=display_signature(to_params(given), returns)))
                     walk(getattr(stmt.body, "body", ()), qual, "function")
             elif isinstance(stmt, libcst.SimpleStatementLine):
                 for small in stmt.body:
