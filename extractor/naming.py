@@ -199,6 +199,8 @@ class Lineage:
         bases = [b for b in dict.fromkeys(self._bases(cls)) if b != cls]
         if not bases:
             return (cls,)
+        if len(bases) == 1:  # C3 over one base gives that base's MRO, which has no repeats (most classes)
+            return (cls, *[c for c in self.mro(bases[0]) if c != cls])
         sequences = [list(self.mro(b)) for b in bases] + [list(bases)]
         merged = _c3_merge(sequences)
         if merged is None:

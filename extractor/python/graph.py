@@ -134,7 +134,8 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
 
 
 def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
-    """What locals and ``self.X`` hold, and module-level aliases (``X = pkg.Y``) as references."""
+    """What ``self.X`` holds, and module-level aliases (``X = pkg.Y``) as references (what locals
+    hold: :attr:`PyModule.local_types`, on first use)."""
     nodes = resolver.nodes
     for module in modules.values():
         for typed in module.facts.types:
@@ -143,8 +144,6 @@ def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
                 if cls is not None and typed.type:
                     resolver.attribute_types.setdefault(cls, {}).setdefault(typed.name[5:], []).append(
                         (module, typed.scope, typed.type))
-            else:
-                module.local_types.setdefault(typed.scope, {}).setdefault(typed.name, []).append(typed.type)
     # Each module's aliases in namespace order, found once: the passes below visit only them.
     aliases = {name: [key for key, (kind, _value) in module.namespace.items() if kind == "alias"]
                for name, module in modules.items()}
