@@ -174,3 +174,8 @@ def test_damaged_tars_are_listed_as_tarfile_lists_them_or_left_to_it(flips, cut)
     if listed is None:
         return
     assert [_key(m) for m in listed] == _tarfile_listing(bytes(data))
+
+
+@given(st.binary(min_size=512, max_size=512) | st.sampled_from([b"\xff" * 512, b"\0" * 512, b"\xff" * 256 + b"\0" * 256]))
+def test_a_headers_byte_sum_is_sums(block):
+    assert archives._byte_sum(block) == sum(block)

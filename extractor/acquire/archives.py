@@ -428,7 +428,7 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
         if not block.strip(b"\0"):
             break  # the end-of-archive block, as tarfile stops at the first one
         kind = block[156:157]
-        if block[257:265] not in _MAGIC or _octal(block[148:156]) != sum(block) - sum(block[148:156]) + 256:
+        if block[257:265] not in _MAGIC or _octal(block[148:156]) != _byte_sum(block) - sum(block[148:156]) + 256:
             return None  # another format, or a damaged header: tarfile's listing says which
         size = _octal(block[124:136])
         start = pos + BLOCK
@@ -483,6 +483,13 @@ def list_plain_tar(data: bytes) -> list[tarfile.TarInfo] | None:
     if not members or pax is not None or long_name is not None:
         return None  # nothing listed, or an extended header with no member after it: tarfile's errors
     return members
+
+
+def _byte_sum(block: bytes) -> int:
+    """The sum of a 512-byte header's bytes (its checksum counts them), from Adler-32's first
+    half, 1 + the bytes' sum modulo 65,521, over each 256-byte half: at most 65,280 there, so
+    exact. ``sum(block)`` makes an int per byte: 0.015 s of vLLM's 6,866 headers, this 0.003."""
+    return (zlib.adler32(block[:256]) & 0xFFFF) + (zlib.adler32(block[256:]) & 0xFFFF) - 2
 
 
 def _padded(size: int) -> int:
