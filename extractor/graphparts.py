@@ -39,8 +39,8 @@ def unique_sorted_edges(groups: Iterable[Iterable[Edge]]) -> list[Edge]:
     An :class:`Edge` is a Struct ordered by its fields in edge_key's order (its kind, a str enum,
     compares as its value), compared and tested for equality in C: the groups, each a step's
     edges already sorted (the graph steps sort theirs), are runs that the sort merges, and the
-    equal ones then lie side by side. On vLLM's 110,000 edges this is 0.025 s, where keying each
-    by a tuple in a dict and sorting the keys took 0.08 s."""
+    equal ones then lie side by side. On vLLM's 110,000 edges, in a run, this is 0.05 s, where
+    keying each by a tuple in a dict and sorting the keys took 0.095 s."""
     return [edge for edge, _equal in itertools.groupby(sorted(itertools.chain.from_iterable(groups)))]
 
 
