@@ -187,3 +187,41 @@ def test_the_tree_is_written_once_by_a_process_of_its_own(tmp_path, monkeypatch)
     unpacking.wait()
     assert log.read_text().split() == [str(driver)]
     assert _files_on_disk(tmp_path / "u" / "pkg-1.0") == _files_on_disk(tmp_path / "t" / "pkg-1.0")
+
+
+def _pysample_archive(tmp_path):
+    fixture = FIXTURES / "pysample"
+    entries = [(f"pysample-1.0/{p.relative_to(fixture).as_posix()}", p.read_bytes() if p.is_file() else None)
+               for p in sorted(fixture.rglob("*"))]
+    return _archive(tmp_path, entries, "pysample-1.0.tar.gz")
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_facts_held_while_the_tree_is_written_reach_the_cache(tmp_path, jobs):
+    """Held until the tree is in place, then written beside the steps (a forked child with more
+    than one job, the driver at the run's end with one): every file parsed has its facts stored,
+    and a second run of the same tree parses none."""
+    archive = _pysample_archive(tmp_path)
+    cache = tmp_path / "cache"
+    first = extract_system([str(archive)], options=ExtractOptions(cache_dir=cache, jobs=jobs))
+    assert first.cache["misses"] > 5 and "unpack" in first.log["order"]
+    db = sqlite3.connect(cache / "facts.sqlite")
+    stored = db.execute("SELECT count(*) FROM facts WHERE key NOT LIKE 'bundle:%'").fetchone()[0]
+    db.close()
+    assert stored == first.cache["misses"]
+    other = extract_system([str(archive)], options=ExtractOptions(cache_dir=cache, jobs=jobs, probe_structs=False))
+    assert other.cache["misses"] == 0 and other.cache["hits"] == first.cache["misses"]
+
+
+def test_a_problem_the_held_facts_writer_meets_turns_the_cache_off_said_once(tmp_path, monkeypatch, caplog):
+    from extractor.run import workplace
+
+    monkeypatch.setattr(workplace, "_put_held", lambda path, held: f"cache {path.parent} cannot be used (full)")
+    archive = _pysample_archive(tmp_path)
+    with caplog.at_level("WARNING", logger="archdiff"):
+        run = extract_system([str(archive)], options=ExtractOptions(cache_dir=tmp_path / "cache", jobs=2))
+    assert b"pysample" in run.data
+    said = [r.getMessage() for r in caplog.records if "cannot be used" in r.getMessage()]
+    assert said == [f"cache {tmp_path / 'cache'} cannot be used (full)"]
+    again = extract_system([str(archive)], options=ExtractOptions(cache_dir=tmp_path / "cache", jobs=2))
+    assert again.cache["memo"] == 0 and again.data == run.data  # the store was off: no memo was written

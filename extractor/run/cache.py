@@ -91,10 +91,11 @@ class FactCache:
     whole or absent, never half-written.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, quiet: bool = False) -> None:
         self._db: sqlite3.Connection | None = None
         self._path = path
         self.problem = ""  # why the cache was turned off ("" while it works)
+        self._quiet = quiet  # the problem is only kept, for a caller that says it
         # A cache that does not exist yet has nothing to read: it is created by the first write,
         # so a run that fails before it has anything to store (a disk too full for the sources
         # themselves) reports that alone, not first a cache that gave itself up.
@@ -128,15 +129,26 @@ class FactCache:
             raise
         return db
 
+    @property
+    def path(self) -> Path | None:
+        return self._path
+
     def _turn_off(self, err: BaseException) -> None:
+        directory = self._path.parent if self._path is not None else Path(".")
+        reason = getattr(err, "strerror", None) or _file_system_reason(directory) or str(err) or type(err).__name__
+        self.give_up(f"cache {directory} cannot be used ({reason}): working without it")
+
+    def give_up(self, problem: str) -> None:
+        """Off for the rest of the run, ``problem`` logged once: what this store met, or what
+        another process writing the same file met (a forked child's log reaches no one)."""
+        self._created_by_write = False  # not even created by a later write
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             self._db = None
-        directory = self._path.parent if self._path is not None else Path(".")
-        reason = getattr(err, "strerror", None) or _file_system_reason(directory) or str(err) or type(err).__name__
-        self.problem = f"cache {directory} cannot be used ({reason}): working without it"
-        log.warning(self.problem)
+        self.problem = problem
+        if not self._quiet:
+            log.warning(problem)
 
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
         """The stored bytes of each key that has them, as :meth:`put_many` was given them."""

@@ -69,6 +69,7 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
     log.scan.files = len(blobs)
     diagnostics = [*inputs.diagnostics, *read_diagnostics]
     store = executor.open_store(inputs.cache_dir)
+    held_written: Callable[[], None] = lambda: None  # noqa: E731 (joins the held facts' writer, when there is one)
     try:
         with log.phase("memo"):
             memo_key = "" if inputs.unpacking else _memo_key(inputs, blobs, diagnostics, code)
@@ -94,7 +95,7 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
                 unpacked_at = time.time_ns()
                 unpacked = [(source.label, entry.rel, key.split(":", 1)[0]) for source, entry, _data, key in blobs
                             if source.label in inputs.unpacking]
-                scan_store.release()
+                held_written = scan_store.release_beside(inputs.options.jobs)  # written beside the steps
                 memo_key = _memo_key(inputs, blobs, [*inputs.diagnostics, *read_diagnostics], code)
 
         # Every file's facts are decoded: the steps never read the bytes again (probes and manifests
@@ -110,10 +111,12 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
             log.bundle_bytes = len(encoded.data)
         summary = {**encoded.summary, "groups": memo.groups(encoded.summary["diagnostics"], inputs.sources)}
         with log.phase("memo"):
+            held_written()
             written = memo.remember(inputs.cache_dir, memo_key, store, encoded.data, encoded.compressed, summary)
             if unpacked:
                 _stamp_unpacked(inputs, unpacked, unpacked_at)
     finally:
+        held_written()  # a step raised: the writer is still joined, its problem said
         store.close()
     return Extraction(encoded.data, summary, {}, {**cache_counts, "memo": 0}, written=written)
 

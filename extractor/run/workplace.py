@@ -8,12 +8,14 @@ the pipeline knows only this protocol, so it never imports what runs it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 from extractor.model import Step
 from extractor.run.cache import FactCache
+from extractor.support.forkmap import fork_ahead
 
 
 class FactStore(Protocol):
@@ -46,6 +48,30 @@ class HeldWrites:
         held, self._held = self._held, {}
         self._store.put_many(held)
 
+    def release_beside(self, jobs: int) -> Callable[[], None]:
+        """:meth:`release` in a forked child while the driver goes on with the steps
+        (:func:`extractor.support.forkmap.fork_ahead`: with one job, in the driver when joined),
+        into a store that child opens on its own (a :class:`FactCache` on a file; any other store
+        is written now). The function returned joins it: call it before the store is written
+        again. The child's connection is its own (a SQLite connection does not cross a fork), and
+        the file's WAL lets it write beside the driver's readers; a problem it met turns the
+        driver's store off too, said once, by the driver. On vLLM's first run the write is 2,629
+        facts, 42 MB: 0.045 s the driver spent between the scan and the steps."""
+        held, self._held, store = self._held, {}, self._store
+        if not isinstance(store, FactCache) or store.path is None or not held:
+            store.put_many(held)
+            return lambda: None
+        writing = fork_ahead(functools.partial(_put_held, store.path, held), jobs)
+        joined: list[bool] = []
+
+        def join() -> None:
+            if not joined:
+                joined.append(True)
+                problem = writing.result()
+                if problem:
+                    store.give_up(problem)
+        return join
+
     def get_many(self, keys: list[str]) -> dict[str, bytes]:
         return self._store.get_many(keys)
 
@@ -66,6 +92,17 @@ class HeldWrites:
 
     def close(self) -> None:
         self._store.close()
+
+
+def _put_held(path: Path, held: dict[str, bytes]) -> str:
+    """``held`` written into the cache at ``path`` by a connection of this process's own: what
+    went wrong ("" when nothing did)."""
+    cache = FactCache(path, quiet=True)
+    try:
+        cache.put_many(held)
+        return cache.problem
+    finally:
+        cache.close()
 
 
 class Workplace(Protocol):
