@@ -524,7 +524,10 @@ def amdahl(run: dict, cores: int = 16, steps: Sequence[Any] | None = None,
       (extractor/run/compute.py), so the steps are replayed in order (``steps``: the measured
       code's ``extractor.steps.STEPS``), each forkable step's CPU as its child's duration;
     - the driver's own work beside a round (fork_map's ``meanwhile``, the run's ``overlaps``)
-      hides as much of the round's share per child as it lasts.
+      hides as much of the round's share per child as it lasts;
+    - a call a phase outside the steps starts ahead (fork_ahead: the held facts' write after a
+      first run's scan, joined at the run's end) is off the path: the driver meets it again only
+      after every step.
     The driver's forks themselves (about 10 ms each with a vLLM-sized heap) are not in a -j1 run,
     so the projection leaves them out; it is an upper bound in that respect."""
     unpack = run.get("unpack_cpu", 0.0)
