@@ -2,8 +2,9 @@
 
 An archive is refused as a whole, with one line, when a member would leave the tree (absolute
 paths, ``..``, drive letters), when it holds too many members or unpacks to too many bytes, or when
-decompressing it takes too long. Compressed tars are first decompressed in memory (up to :data:`SPOOL_BYTES`,
-then into a temporary file) through a reader that counts bytes and watches the clock, because a small bzip2/xz stream can expand without bound and ``tarfile`` would otherwise
+decompressing it takes too long. Compressed tars are first decompressed in memory (up to
+:data:`SPOOL_BYTES`, then into a temporary file) through a reader that counts bytes and watches the
+clock, because a small bzip2/xz stream can expand without bound and ``tarfile`` would otherwise
 decompress all of it just to list members.
 
 Symbolic links: a link whose target leaves the tree is refused for archives the user downloads;

@@ -57,10 +57,11 @@ class HeldWrites:
         the file's WAL lets it write beside the driver's readers; a problem it met turns the
         driver's store off too, said once, by the driver. On vLLM's first run the write is 2,629
         facts, 42 MB: 0.045 s the driver spent between the scan and the steps."""
-        held, self._held, store = self._held, {}, self._store
-        if not isinstance(store, FactCache) or store.path is None or not held:
-            store.put_many(held)
+        store = self._store
+        if not isinstance(store, FactCache) or store.path is None or not self._held:
+            self.release()
             return lambda: None
+        held, self._held = self._held, {}
         writing = fork_ahead(functools.partial(_put_held, store.path, held), jobs)
         joined: list[bool] = []
 
