@@ -26,6 +26,7 @@ import tree_sitter_cpp
 import tree_sitter_cuda
 
 from extractor.support.datafile import load_data_file
+from extractor.support.linestart import matches_at_line_starts, sub_lines
 from extractor.model import Language
 
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
@@ -74,7 +75,8 @@ def _configured_blanks(language: Language) -> tuple[frozenset[str], frozenset[st
 
 # -- macro blanking ----------------------------------------------------------------------------
 
-_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+# at the start of a line (extractor.support.linestart)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
 _ATTRIBUTE_GROUP = re.compile(
     rb"__attribute__\s*\(\(.*\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)")
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
@@ -95,7 +97,7 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
     if b"define" not in data:
         return ()
     bodies: dict[bytes, list[bytes]] = {}
-    for m in _DEFINE.finditer(data):
+    for m in matches_at_line_starts(_DEFINE, data):
         bodies.setdefault(m.group(1), []).append(m.group(2))
     known = {n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key]}
     good: set[bytes] = set()
@@ -192,8 +194,10 @@ def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
 
 
 # A preprocessor line and the lines its trailing backslashes continue: the places
-# :func:`_in_directive` says yes to, found for a whole file at once.
-_DIRECTIVE_LINES = re.compile(rb"^[ \t\r\x0b\x0c]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+# :func:`_in_directive` says yes to, found for a whole file at once (from the `#`, with only these
+# blanks before it on its line: extractor.support.linestart).
+_DIRECTIVE_LINES = re.compile(rb"#(?:[^\n]*\\\n)*[^\n]*")
+_DIRECTIVE_BLANKS = b" \t\r\x0b\x0c"
 _WORD_RUN = re.compile(rb"\w+")
 
 
@@ -203,7 +207,7 @@ def word_hashes(data: bytes) -> bytes:
     per-file facts (torch's 9,351 headers: 848k distinct words per file summed, 3.4 MB), so the
     graph step re-reads only the files that may use a macro their includes define. A hash only
     rules words out; a file it does not rule out is read and checked exactly."""
-    code = _DIRECTIVE_LINES.sub(b" ", data) if b"#" in data else data
+    code = sub_lines(_DIRECTIVE_LINES, b" ", data, _DIRECTIVE_BLANKS) if b"#" in data else data
     hashes = array.array("I", sorted({zlib.crc32(word) for word in _WORD_RUN.findall(code)}))
     if sys.byteorder == "big":
         hashes.byteswap()
