@@ -26,23 +26,28 @@ from extractor.support.linestart import at_line_starts, matches_at_line_starts
 _DIRECTIVE = re.compile(rb'#[ \t]*(include|if|ifdef|ifndef|elif|else|endif|define|pragma)\b(.*)$', re.M)
 _INCLUDE_ARG = re.compile(rb'^\s*([<"])([^>"\n]+)[>"]')
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
-# a comment (group 1), or a literal that may hold `//` or `/*` (a raw string, a string, a character)
+# a comment (group 2: what follows its first `/`), or a literal that may hold `//` or `/*` (a raw
+# string, a string, a character). Every branch starts with a literal byte, so the regex engine
+# skips the bytes that start none (torch's headers: 0.58 -> 0.33 CPU s).
 _COMMENT_OR_LITERAL = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|'
-                                 rb"'(?:\\.|[^'\\\n])+'|(//[^\n]*|/\*(?:.|\n)*?\*/)")
+                                 rb"'(?:\\.|[^'\\\n])+'|/(/[^\n]*|\*(?:.|\n)*?\*/)")
 _MAX_FILE = 4 << 20
 # names a project file declares, beyond the macros: what a later header of a batch could pick up
-# from it without including it (over-approximated: a name seen in a declaring position)
+# from it without including it (over-approximated: a name seen in a declaring position). A pattern
+# that starts with a word starts with it, the word boundary checked behind it (`typedef(?<!\wtypedef)`
+# for `\btypedef`): the regex engine then looks for the word, 8-12x faster than trying `\b` at
+# every byte.
 _DECLARES = (
     re.compile(rb"\b(?:class|struct|union|enum(?:\s+class|\s+struct)?|namespace)\s+(?:\[\[[^\]]*\]\]\s*)?"
                rb"(?:__attribute__\s*\(\([^)]*\)\)\s*)?(?:alignas\s*\([^)]*\)\s*)?([A-Za-z_]\w*)"
                # a definition, not a forward declaration (`struct Request;` leaves the type incomplete:
                # a header that needs it complete must not count it as its own)
                rb"(?=\s*(?:final\b\s*)?[:{])"),
-    re.compile(rb"\btypedef\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*;"),
-    re.compile(rb"\btypedef\b[^;{}]*\(\s*[*&]\s*([A-Za-z_]\w*)\s*\)"),
+    re.compile(rb"typedef(?<!\wtypedef)\b[^;{}]*?\b([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*;"),
+    re.compile(rb"typedef(?<!\wtypedef)\b[^;{}]*\(\s*[*&]\s*([A-Za-z_]\w*)\s*\)"),
     re.compile(rb"}\s*([A-Za-z_]\w*)\s*(?:\[[^\];]*\]\s*)*[;,=]"),  # `} Name;` after a typedef'd or variable struct
-    re.compile(rb"\busing\s+([A-Za-z_]\w*)\s*="),
-    re.compile(rb"\busing\s+(?:typename\s+)?[\w:]*::([A-Za-z_]\w*)\s*;"),
+    re.compile(rb"using(?<!\wusing)\s+([A-Za-z_]\w*)\s*="),
+    re.compile(rb"using(?<!\wusing)\s+(?:typename\s+)?[\w:]*::([A-Za-z_]\w*)\s*;"),
     re.compile(rb"\b(?:constexpr|extern|static|inline|thread_local|__device__|__constant__|__shared__)\b[^;(){}=]*?"
                rb"\b([A-Za-z_]\w*)\s*(?:=|;|\[|\{)"),
     # a function declared or defined: a type, then a name followed by its parameter list and then
@@ -63,7 +68,7 @@ _UNDEF = re.compile(rb"#[ \t]*undef[ \t]+([A-Za-z_]\w*)")
 _PACK = re.compile(rb"#[ \t]*pragma[ \t]+pack\b")
 _PACK_PUSH = re.compile(rb"#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*push")
 _PACK_POP = re.compile(rb"#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*pop")
-_ENUM_BODY = re.compile(rb"\benum\b[^;{]*\{([^}]*)\}")
+_ENUM_BODY = re.compile(rb"enum(?<!\wenum)\b[^;{]*\{([^}]*)\}")
 _ENUMERATOR = re.compile(rb"([A-Za-z_]\w*)\s*(?:=[^,}]*)?(?:,|$)")
 # what changes the meaning of every line after it in the translation unit (an #undef changes only
 # what mentions its name: FileScan.undefines, which the batch planner compares with those names)

@@ -1,0 +1,69 @@
+"""What extractor.structs.closure reads from a header's text alone: its patterns, written to start
+with a literal (fast for the regex engine), find what their plain forms find."""
+
+from __future__ import annotations
+
+import random
+import re
+
+from extractor.structs import closure
+from extractor.structs.closure import declared_names, scan_text, without_comments
+
+# Fragments of C/C++ with the cases the rewritten patterns must tell apart: a keyword glued to a
+# word before it, at the text's start, after a newline or punctuation; comments and literals that
+# hold `//` and `/*`.
+FRAGMENTS = [b"typedef int T;", b"mytypedef int U;", b"typedef void (*Fn)(int);", b"using A = int;",
+             b"xusing B = int;", b"using typename ns::C;", b"using ns::D;", b"enum E { E1, E2 = 3 };",
+             b"enum class F : int { F1 };", b"inum G { G1 };", b"\n", b" ", b";", b"(", b"_", b"x",
+             b"// typedef int H;\n", b"/* using I = int; */", b'"// not a comment"', b"'/'", b'R"(/* raw */)"',
+             b"/", b"*", b"#define J 1\n", b"struct K { int k; };", b"\t", b"1"]
+
+
+def _texts(count: int) -> list[bytes]:
+    rng = random.Random(11)
+    return [b"".join(rng.choice(FRAGMENTS) for _ in range(rng.randrange(1, 25))) for _ in range(count)]
+
+
+def _plain(pattern: re.Pattern[bytes]) -> re.Pattern[bytes]:
+    """The pattern as first written: ``\\bword`` where it now reads ``word(?<!\\wword)``."""
+    return re.compile(re.sub(rb"^(\w+)\(\?<!\\w\1\)", rb"\\b\1", pattern.pattern), pattern.flags)
+
+
+def test_the_patterns_that_start_with_a_word_find_what_their_word_boundary_forms_find():
+    rewritten = [p for p in (*closure._DECLARES, closure._ENUM_BODY) if p.pattern[:1].isalpha()]
+    assert len(rewritten) == 5  # typedef twice, using twice, enum
+    texts = _texts(4000)
+    for pattern in rewritten:
+        plain = _plain(pattern)
+        assert plain.pattern.startswith(rb"\b") and plain.pattern != pattern.pattern
+        found = 0
+        for text in texts:
+            assert pattern.findall(text) == plain.findall(text), text
+            found += len(plain.findall(text))
+        assert found > 100, pattern.pattern
+
+
+def test_comments_are_blanked_and_literals_kept_as_the_first_form_did():
+    first_form = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|'
+                            rb"'(?:\\.|[^'\\\n])+'|(//[^\n]*|/\*(?:.|\n)*?\*/)")
+    for text in _texts(4000):
+        expected = first_form.sub(lambda m: b" " if m.group(2) is not None else m.group(0), text) \
+            if b"/" in text else text
+        assert without_comments(text) == expected, text
+
+
+def test_declared_names_of_a_small_header():
+    text = (b"mytypedef int U;\ntypedef int T; xusing B = int;\nusing A = int;\n"
+            b"// typedef int H;\nenum E { E1, E2 = 3 };\nstruct K { int k; };\n#define J 1\n")
+    names = declared_names(text)
+    assert {"T", "A", "E1", "E2", "K", "J"} <= names
+    assert not {"U", "B", "H"} & names  # glued to a word before the keyword, or in a comment
+
+
+def test_a_scan_reads_directives_at_line_starts_only():
+    text = b"#ifndef G_H\n#define G_H\n  #include \"a.h\"\nint x; # include <b.h>\n#if X\n#include <c.h>\n#endif\n" \
+           b"#undef Y\n#pragma pack(push, 1)\n#pragma pack(pop)\n#endif\n"
+    scan = scan_text(text)
+    assert scan.includes == (('"', "a.h", True), ("<", "c.h", False))
+    assert scan.undefines == frozenset({"Y"}) and scan.pack_balanced and scan.changes_context
+    assert not scan_text(b"int a; # pragma pack(1)\n").changes_context  # not at a line's start
