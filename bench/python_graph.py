@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """A graph step alone, timed over a tree's facts: the Python graph
 (:func:`extractor.python.graph.extract_python_graph`), or the C/C++ graph with ``--step cpp``
-(:func:`extractor.cpp.graph.extract_cpp_graph`).
+(:func:`extractor.cpp.graph.extract_cpp_graph`), or the struct probes with ``--step structs``
+(:func:`extractor.structs.extract_structs`: planning in this process, the compilers its children;
+each run with a probe cache of its own, so every run plans and compiles).
 
 Scans SOURCE with that step's scanner only (facts cached in --cache-dir: a second call only reads
 them), then runs the step --runs times in this process with the cyclic collector off, as the
@@ -12,7 +14,7 @@ diagnostics, stats, what it shares). Equal digests from two code trees: the same
 this step. On a shared machine, alternate the trees (PYTHONPATH) and compare medians of CPU
 seconds, not wall times.
 
-    PYTHONPATH=TREE python3 -m bench.python_graph SOURCE [--step cpp] [--cache-dir DIR] [--runs 3] [--jobs 2]
+    PYTHONPATH=TREE python3 -m bench.python_graph SOURCE [--step cpp|structs] [--cache-dir DIR] [--runs 3] [--jobs 2]
 """
 
 from __future__ import annotations
@@ -24,15 +26,17 @@ import hashlib
 import resource
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from extractor import cpp, python
+from extractor import cpp, python, structs
 from extractor.context import Context, ExtractOptions
 from extractor.model import Contribution, Step
 from extractor.run.pipeline import extract_system
 from extractor.run.workplace import LocalWorkplace
+from extractor.structs.header import ProbeTimings
 
 
 class _FactsWithoutMemo:
@@ -65,7 +69,7 @@ class _EveryRun(LocalWorkplace):
         return _FactsWithoutMemo(super().open_store(cache_dir))
 
 
-STEPS = {"python": python.STEP, "cpp": cpp.STEP}
+STEPS = {"python": python.STEP, "cpp": cpp.STEP, "structs": None}  # structs: its STEP is built on first use
 
 
 def step_context(source: str, cache_dir: Path, jobs: int, step: Step = python.STEP) -> Context:
@@ -77,17 +81,20 @@ def step_context(source: str, cache_dir: Path, jobs: int, step: Step = python.ST
         return step.extract(ctx)
 
     options = ExtractOptions(jobs=jobs, cache_dir=cache_dir, probe_structs=False)
-    # in this process (a forkable step would run, and capture, in a child of its own)
-    only = dataclasses.replace(step, extract=capture, forkable=False)
-    extract_system([source], options=options, steps=[only], executor=_EveryRun())
+    # in this process (a forkable step would run, and capture, in a child of its own; a background
+    # one in a thread)
+    only = dataclasses.replace(step, extract=capture, forkable=False, background=False)
+    extract_system([source], options=options, steps=[*step.requires, only], executor=_EveryRun())
     return captured[0]
 
 
 def digest(contribution: Contribution) -> str:
     """A digest of everything the step hands on, in its order."""
     h = hashlib.sha256()
+    # the struct probes share their timings, which change from run to run: their records instead
+    shared = contribution.records if isinstance(contribution.shared, ProbeTimings) else contribution.shared
     for part in (contribution.nodes, contribution.edges, contribution.diagnostics,
-                 sorted(contribution.stats.items()), contribution.shared):
+                 sorted(contribution.stats.items()), shared):
         h.update(repr(part).encode())
     return h.hexdigest()[:16]
 
@@ -107,11 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--jobs", type=int, default=2)
     args = parser.parse_args(argv)
-    step = STEPS[args.step]
+    step = STEPS[args.step] or structs.STEP
     ctx = step_context(args.source, args.cache_dir, args.jobs, step)
     seconds, children, digests = [], [], set()
     gc.disable()
     for _ in range(args.runs):
+        if step.name == structs.STEP.name:  # probes on, their results cached nowhere a run reads
+            fresh = Path(tempfile.mkdtemp(prefix="bench-structs-", dir=args.cache_dir))
+            ctx = dataclasses.replace(ctx, options=dataclasses.replace(ctx.options, probe_structs=True,
+                                                                       cache_dir=fresh))
         start, forked = time.process_time(), _children_cpu()
         contribution = step.extract(ctx)
         seconds.append(time.process_time() - start)
