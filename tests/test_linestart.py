@@ -18,6 +18,7 @@ PATTERNS = [
     (rb"#[ \t]*undef[ \t]+([A-Za-z_]\w*)", b" \t"),
     (rb"using\s+namespace\b", b" \t"),
     (rb"#[ \t]*pragma[ \t]+(?:pack|GCC\s+push_options)", b" \t"),
+    (rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?!\w)(?:[^\n\\]|\\\r?\n|\\(?!\r?\n))*$", b" \t"),  # through continuations
 ]
 # Fragments that make the hard cases: a `#` mid-line, a line continued by a backslash (into a
 # line that starts with a directive), CRLF, blanks and other whitespace before the `#`.
@@ -62,3 +63,16 @@ def test_a_directive_continued_over_lines_hides_the_lines_it_covers():
     text = b"#define F(x) \\\n  #x \\\n  y\n#if A\n"
     fast = re.compile(rb"#(?:[^\n]*\\\n)*[^\n]*")
     assert [line for line, _m in at_line_starts(fast, text)] == [0, text.index(b"#if")]
+
+
+def test_an_include_after_blank_lines_is_found_as_a_multi_line_blank_prefix_finds_it():
+    """``^\\s*#\\s*include`` (re.M) may start its match lines before the `#`, over blank lines: its
+    groups are those of the `#` with only blanks but newlines before it on its own line."""
+    reference = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.M)
+    fast = re.compile(rb'#\s*include\s*([<"])([^>"]+)[>"]')
+    seen = 0
+    for text in _texts(3000):
+        expected = reference.findall(text)
+        assert [m.groups() for m in matches_at_line_starts(fast, text, b" \t\r\x0b\x0c")] == expected, text
+        seen += len(expected)
+    assert seen > 300

@@ -34,11 +34,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from extractor.structs.compilers import found_in, run_compiler
+from extractor.support.linestart import at_line_starts, matches_at_line_starts
 
 _ASSERT_FALSE = rb"\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]"
 # what makes the preprocess-only pass worth its cost: the header's text holds either shape
-_WORTH_ASKING = re.compile(rb"^[ \t]*#[ \t]*error\b|" + _ASSERT_FALSE, re.M)
-_INCLUDED = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^<>"\n]+)[>"]', re.M)
+_ERROR = re.compile(rb"#[ \t]*error\b")  # at the start of a line (extractor.support.linestart)
+# `\bstatic_assert` with the boundary checked behind the word: the regex engine searches for the word
+_ASSERTED_FALSE = re.compile(rb"static_assert(?<!\wstatic_assert)" + _ASSERT_FALSE[len(rb"\bstatic_assert"):])
+_INCLUDED = re.compile(rb'#[ \t]*include[ \t]*[<"]([^<>"\n]+)[>"]')  # at the start of a line
 _LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
 _LITERAL = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
 _BRACE_OR_ASSERT = re.compile(rb"[{}]|" + _ASSERT_FALSE)
@@ -51,9 +54,10 @@ def worth_asking(header_text: bytes, search: Sequence[str]) -> bool:
     what the compile searches, the header's own directory first). A header that includes a file
     none of them has (torch's, not given) fails at that include, or at an error before it: the
     compile is quick and its message, a missing header, may decide the next attempt's compiler."""
-    if _WORTH_ASKING.search(header_text) is None:
+    if next(at_line_starts(_ERROR, header_text), None) is None and _ASSERTED_FALSE.search(header_text) is None:
         return False
-    return all(found_in(m.decode("utf-8", "replace"), search) for m in _INCLUDED.findall(header_text))
+    return all(found_in(m.group(1).decode("utf-8", "replace"), search)
+               for m in matches_at_line_starts(_INCLUDED, header_text))
 
 
 def preprocess_flags(argv: Sequence[str]) -> list[str]:

@@ -26,6 +26,7 @@ from extractor.structs.header import HEADER_SUFFIXES, HeaderProbe, Preamble
 from extractor.structs.records import StructLayout, unresolved_layout
 from extractor.structs.source import StructDefinition
 from extractor.structs.tags import tag_layout
+from extractor.support.linestart import at_line_starts
 
 LOCAL_REASON = ("defined inside a function body: its layout is emitted only where that function is compiled, "
                 "which a header probe does not do")
@@ -88,12 +89,13 @@ def plan_probes(aggregates: Iterable[AggregateDefinition], includes: Mapping[str
     return Plan(tuple(probes), tuple(sorted(unprobed)), dict(sorted(stats.items())))
 
 
-_INCLUDE_LINE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*([<"][^<>"\n]+[>"])', re.M)
+# each found at the start of a line (extractor.support.linestart)
+_INCLUDE_LINE = re.compile(rb'#[ \t]*include[ \t]*([<"][^<>"\n]+[>"])')
 # a #define, object-like (a selector such as `#define GGML_COMMON_DECL_C`) or function-like, its
 # continuation lines included: Triton's triton_json.h wants its includer's
 # `#define TRITONJSON_STATUSRETURN(M) \` + `return TRITONSERVER_ErrorNew(...)` before it
-_DEFINE_LINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(?!\w)(?:[^\n\\]|\\\r?\n|\\(?!\r?\n))*$", re.M)
-_CONDITIONAL = re.compile(rb"^[ \t]*#[ \t]*(if|ifdef|ifndef|endif)\b", re.M)
+_DEFINE_LINE = re.compile(rb"#[ \t]*define[ \t]+([A-Za-z_]\w*)(?!\w)(?:[^\n\\]|\\\r?\n|\\(?!\r?\n))*$", re.M)
+_CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|endif)\b")
 
 
 def preambles_of(header: str, includers: Mapping[str, Iterable[str]], files: Mapping[str, tuple[Path, Language]],
@@ -132,10 +134,11 @@ def _directives(includer: str, files: Mapping[str, tuple[Path, Language]]) -> tu
         data = files[includer][0].read_bytes()
     except (OSError, KeyError):
         return None
-    events = sorted([(m.start(), "include", m.group(1).decode("utf-8", "replace")) for m in _INCLUDE_LINE.finditer(data)]
-                    + [(m.start(), "define", m.group(0).decode("utf-8", "replace").strip())
-                       for m in _DEFINE_LINE.finditer(data)]
-                    + [(m.start(), m.group(1).decode(), "") for m in _CONDITIONAL.finditer(data)])
+    events = sorted([(at, "include", m.group(1).decode("utf-8", "replace"))
+                     for at, m in at_line_starts(_INCLUDE_LINE, data)]
+                    + [(at, "define", m.group(0).decode("utf-8", "replace").strip())
+                       for at, m in at_line_starts(_DEFINE_LINE, data)]
+                    + [(at, m.group(1).decode(), "") for at, m in at_line_starts(_CONDITIONAL, data)])
     return tuple((kind, text, *(_names(includer, text) if kind == "include" else ("", "")))
                  for _, kind, text in events)
 

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from extractor.model import to_jsonable
+from extractor.support.linestart import matches_at_line_starts
 from extractor.support.safeproc import run_bounded
 from extractor.structs.attempts import CompileAttempts, first_error
 from extractor.structs.batch import (BATCH_SIZE, BatchOutcome, compile_batch, plan_batches, plan_preamble_batches,
@@ -76,6 +77,9 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
 PROBE_VERSION = "10"
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
 _INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
+# the same, from the `#` (found at the start of a line: extractor.support.linestart)
+_INCLUDE_FROM_HASH = re.compile(rb'#\s*include\s*([<"])([^>"]+)[>"]')
+_SPACE_BUT_NEWLINE = b" \t\r\x0b\x0c"
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "build", "dist", "third_party", "tests",
               "test", "docs", "examples", "benchmarks"}
 
@@ -156,7 +160,8 @@ class IncludeClosures:
                 self._files[path] = None
             else:
                 self._files[path] = (hashlib.sha256(data).hexdigest(),
-                                     [(quote, name.decode("utf-8", "replace")) for quote, name in _INCLUDE_RE.findall(data)])
+                                     [(m.group(1), m.group(2).decode("utf-8", "replace"))
+                                      for m in matches_at_line_starts(_INCLUDE_FROM_HASH, data, _SPACE_BUT_NEWLINE)])
         return self._files[path]
 
     def _find(self, name: str, here: Path | None, dirs: tuple[Path, ...]) -> Path | None:
