@@ -20,9 +20,10 @@ from pathlib import Path
 
 from extractor.support.linestart import at_line_starts, matches_at_line_starts
 
-# Directives as the preprocessor reads them, a `#` with only blanks before it on its line: each
-# pattern below is found at the start of a line by extractor.support.linestart (the closures of
-# vLLM's headers read 24 MB of CUDA and system headers: 0.44 -> 0.12 CPU s for scan_text).
+# Directives as the preprocessor reads them, a `#` with only blanks before it on its line: this
+# pattern, _UNDEF, _PACK* and _CONTEXT_CHANGERS are found at the start of a line by
+# extractor.support.linestart (the closures of vLLM's headers read 24 MB of CUDA and system
+# headers: 0.44 -> 0.12 CPU s for scan_text).
 _DIRECTIVE = re.compile(rb'#[ \t]*(include|if|ifdef|ifndef|elif|else|endif|define|pragma)\b(.*)$', re.M)
 _INCLUDE_ARG = re.compile(rb'^\s*([<"])([^>"\n]+)[>"]')
 _IDENT = re.compile(rb"[A-Za-z_]\w*")
@@ -75,7 +76,6 @@ _ENUMERATOR = re.compile(rb"([A-Za-z_]\w*)\s*(?:=[^,}]*)?(?:,|$)")
 _CONTEXT_CHANGERS = (re.compile(rb"#[ \t]*pragma[ \t]+(?:pack|GCC\s+(?:push_options|optimize|target|visibility|"
                                 rb"diagnostic\s+push)|omp\s+declare)"),
                      re.compile(rb"using\s+namespace\b"))
-
 
 
 def _count_at_line_starts(pattern: re.Pattern[bytes], data: bytes) -> int:
