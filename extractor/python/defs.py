@@ -40,8 +40,8 @@ class PyGraph:
 
     nodes: dict[str, Node] = dataclasses.field(default_factory=dict)
     # ``contains`` edges apart from the others: four passes read only them (containers, members by name).
-    # Lists, repeats and all: the output keeps one edge per key (graph._first_sites), and an Edge in
-    # a set is hashed by its dataclass's Python-level ``__hash__`` (110,000 on vLLM).
+    # Lists, repeats and all: the output keeps one edge per key (graph._first_sites), which a set
+    # of 110,000 edges on vLLM would only do again.
     contains: list[Edge] = dataclasses.field(default_factory=list)
     edges: list[Edge] = dataclasses.field(default_factory=list)  # every other kind
     external: dict[str, Node] = dataclasses.field(default_factory=dict)

@@ -488,9 +488,9 @@ def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int,
 def _first_sites_between(edges: list[Edge], every: dict[str, Node], low: str, high: str | None) -> list[int]:
     """:func:`_first_sites` of the edges whose source lies in ``[low, high)`` (``None``: no end).
 
-    Each edge is keyed by one string, ``source NUL target NUL kind``, hashed and compared in C (an
-    Edge hashes through its dataclass's Python-level ``__hash__``): with one edge per key, these
-    keys sort as the edges' full keys do. A text holding NUL itself would break that: then the
+    Each edge is keyed by one string, ``source NUL target NUL kind`` (its path and line are not
+    part of the key), hashed and compared in C: with one edge per key, these keys sort as the
+    edges' full keys do. A text holding NUL itself would break that: then the
     edges are sorted the plain way."""
     first: dict[str, int] = {}
     for i, edge in enumerate(edges):

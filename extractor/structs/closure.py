@@ -18,7 +18,7 @@ import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from extractor.support.linestart import at_line_starts, matches_at_line_starts
+from extractor.support.linestart import at_line_starts, found_at_line_start, matches_at_line_starts
 
 # Directives as the preprocessor reads them, a `#` with only blanks before it on its line: this
 # pattern, _UNDEF, _PACK* and _CONTEXT_CHANGERS are found at the start of a line by
@@ -139,7 +139,7 @@ def scan_text(data: bytes) -> FileScan:
         pushes, pops = _count_at_line_starts(_PACK_PUSH, data), _count_at_line_starts(_PACK_POP, data)
         plain = _count_at_line_starts(_PACK, data) - pushes - pops  # `#pragma pack(1)`: until the next one
     changes_context = (b"pragma" in data or b"using" in data) and any(
-        next(at_line_starts(pattern, data), None) is not None for pattern in _CONTEXT_CHANGERS)
+        found_at_line_start(pattern, data) for pattern in _CONTEXT_CHANGERS)
     return FileScan(tuple(includes), frozenset(defines), before_include, changes_context,
                     undefines, pushes == pops and plain == 0)
 

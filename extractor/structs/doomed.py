@@ -34,13 +34,14 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from extractor.structs.compilers import found_in, run_compiler
-from extractor.support.linestart import at_line_starts, matches_at_line_starts
+from extractor.support.linestart import found_at_line_start, matches_at_line_starts
 
-_ASSERT_FALSE = rb"\bstatic_assert[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]"
+_FALSE_ARGUMENT = rb"[ \t]*\([ \t]*(?:false|0)[ \t]*[,)]"  # after `static_assert`
+_ASSERT_FALSE = rb"\bstatic_assert" + _FALSE_ARGUMENT
 # what makes the preprocess-only pass worth its cost: the header's text holds either shape
 _ERROR = re.compile(rb"#[ \t]*error\b")  # at the start of a line (extractor.support.linestart)
-# `\bstatic_assert` with the boundary checked behind the word: the regex engine searches for the word
-_ASSERTED_FALSE = re.compile(rb"static_assert(?<!\wstatic_assert)" + _ASSERT_FALSE[len(rb"\bstatic_assert"):])
+# _ASSERT_FALSE with the boundary checked behind the word: the regex engine searches for the word
+_ASSERTED_FALSE = re.compile(rb"static_assert(?<!\wstatic_assert)" + _FALSE_ARGUMENT)
 _INCLUDED = re.compile(rb'#[ \t]*include[ \t]*[<"]([^<>"\n]+)[>"]')  # at the start of a line
 _LINE_MARKER = re.compile(rb'# \d+ "((?:[^"\\]|\\.)*)"')
 _LITERAL = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'')
@@ -54,7 +55,7 @@ def worth_asking(header_text: bytes, search: Sequence[str]) -> bool:
     what the compile searches, the header's own directory first). A header that includes a file
     none of them has (torch's, not given) fails at that include, or at an error before it: the
     compile is quick and its message, a missing header, may decide the next attempt's compiler."""
-    if next(at_line_starts(_ERROR, header_text), None) is None and _ASSERTED_FALSE.search(header_text) is None:
+    if not found_at_line_start(_ERROR, header_text) and _ASSERTED_FALSE.search(header_text) is None:
         return False
     return all(found_in(m.group(1).decode("utf-8", "replace"), search)
                for m in matches_at_line_starts(_INCLUDED, header_text))

@@ -76,9 +76,9 @@ __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_S
 # host side alone (extractor.structs.nvcchost: a header that fails only in cicc is laid out)
 PROBE_VERSION = "10"
 _INCLUDE_DIR_NAMES = {"include", "src", "csrc"}
-_INCLUDE_RE = re.compile(rb'^\s*#\s*include\s*([<"])([^>"]+)[>"]', re.MULTILINE)
-# the same, from the `#` (found at the start of a line: extractor.support.linestart)
-_INCLUDE_FROM_HASH = re.compile(rb'#\s*include\s*([<"])([^>"]+)[>"]')
+# an #include, from its `#`: found at the start of a line by extractor.support.linestart, after
+# any whitespace but the newline
+_INCLUDE_RE = re.compile(rb'#\s*include\s*([<"])([^>"]+)[>"]')
 _SPACE_BUT_NEWLINE = b" \t\r\x0b\x0c"
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", "build", "dist", "third_party", "tests",
               "test", "docs", "examples", "benchmarks"}
@@ -161,7 +161,7 @@ class IncludeClosures:
             else:
                 self._files[path] = (hashlib.sha256(data).hexdigest(),
                                      [(m.group(1), m.group(2).decode("utf-8", "replace"))
-                                      for m in matches_at_line_starts(_INCLUDE_FROM_HASH, data, _SPACE_BUT_NEWLINE)])
+                                      for m in matches_at_line_starts(_INCLUDE_RE, data, _SPACE_BUT_NEWLINE)])
         return self._files[path]
 
     def _find(self, name: str, here: Path | None, dirs: tuple[Path, ...]) -> Path | None:
@@ -493,7 +493,7 @@ def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], closures:
     """The closure digest of each file a preamble includes (it is compiled too), and its lines."""
     parts = list(preamble.lines)
     for line in preamble.lines:
-        m = _INCLUDE_RE.match(line.encode())
+        m = _INCLUDE_RE.match(line.encode().lstrip())
         if m is None:
             continue
         name = m.group(2).decode("utf-8", "replace")

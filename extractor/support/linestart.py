@@ -38,6 +38,11 @@ def at_line_starts(pattern: re.Pattern[bytes], data: bytes, blanks: bytes = BLAN
             pos = start + 1
 
 
+def found_at_line_start(pattern: re.Pattern[bytes], data: bytes, blanks: bytes = BLANKS) -> bool:
+    """Whether :func:`at_line_starts` finds anything: ``re.search`` of ``^[blanks]*`` + pattern."""
+    return next(at_line_starts(pattern, data, blanks), None) is not None
+
+
 def matches_at_line_starts(pattern: re.Pattern[bytes], data: bytes, blanks: bytes = BLANKS
                            ) -> Iterator[re.Match[bytes]]:
     """The matches of :func:`at_line_starts`, without their line starts."""
