@@ -108,6 +108,7 @@ class ClassScope:
         self.methods = {item.name: item for item in node.body
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
         self._body: dict[str, list[ast.expr]] | None = None
+        self._method_frames: dict[str, Frame] = {}
         self._self_sets: dict[str, list[tuple[ast.expr, str]]] | None = None
         self._forwarded: frozenset[str] | None = None
 
@@ -146,6 +147,16 @@ class ClassScope:
             self._forwarded = frozenset(found)
         return self._forwarded
 
+    def method_frame(self, name: str) -> Frame:
+        """The frame of method ``name`` seen from another method (``__init__``'s parameters are
+        ``attr`` references, any other method's unknown), one per method, so what it compiled is
+        kept for the next read through ``self``."""
+        frame = self._method_frames.get(name)
+        if frame is None:
+            frame = self._method_frames[name] = Frame(self.module, (self.methods[name],), self,
+                                                      "attr" if name == "__init__" else None)
+        return frame
+
     def init_params(self) -> set[str]:
         init = self.methods.get("__init__")
         return {name for name, _ in parameters(init, True)} if init is not None else set()
@@ -164,6 +175,14 @@ class ModuleScope:
         self.tree = tree
         self._table: dict[str, list[ast.expr]] | None = None
         self._strings: frozenset[str] | None = None
+        self._frame: Frame | None = None
+
+    def frame(self) -> Frame:
+        """The module's own frame (no function, no class), one per module, so what it compiled
+        is kept for the next read of a module-level name."""
+        if self._frame is None:
+            self._frame = Frame(self)
+        return self._frame
 
     def string_names(self) -> frozenset[str]:
         """Names a top-level statement assigns a string constant (``PREFIX = "app"``): a cheap
@@ -196,6 +215,8 @@ class Frame:
         self.cls = cls
         self.param_tag = param_tag
         self._table: dict[str, list[ast.expr]] | None = None
+        # (id of an expression, depth) -> its value read here: see compile_expr
+        self.compiled: dict[tuple[int, int], Sym] = {}
         innermost = functions[-1] if functions else None
         in_class = cls is not None and innermost is not None and innermost in cls.methods.values()
         self.params = {n for n, _ in parameters(innermost, in_class)} if innermost is not None else set()
@@ -215,8 +236,7 @@ class Frame:
         current = self.functions[-1] if self.functions else None
         if method is current:
             return self
-        tag = "attr" if method_name == "__init__" else None
-        return Frame(self.module, (method,), self.cls, tag)
+        return self.cls.method_frame(method_name)
 
     def self_attr_from_init_param(self, attr: str) -> bool:
         """Whether ``self.attr`` is set in ``__init__`` from one of its parameters (a forwarding)."""
@@ -224,7 +244,24 @@ class Frame:
 
 
 def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
-    """The symbolic value of ``expr`` read in ``frame``."""
+    """The symbolic value of ``expr`` read in ``frame``.
+
+    A name is read through every value assigned to it in the frame, each of those through its
+    own names, down to MAX_DEPTH: a function that assigns a few names many times each from one
+    another (litellm's ``get_llm_provider``: 30 assignments of a handful of names in one body)
+    makes that tree exponential, 18.7 million reads for 125 arguments, 19 CPU s for one file.
+    Each expression's value at each depth is therefore computed once per frame (the frame keeps
+    it, keyed by the node's id, which the tree keeps alive): the same values, computed in time
+    linear in the frame's assignments times MAX_DEPTH. Values are never changed once built
+    (:mod:`.python_symbols` builds new lists), so sharing one between readers is safe."""
+    key = (id(expr), depth)
+    value = frame.compiled.get(key)
+    if value is None:
+        value = frame.compiled[key] = _compile(expr, frame, depth)
+    return value
+
+
+def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
     if depth > MAX_DEPTH:
         return pysym.unk(_text(expr))
     if expr.__class__ is ast.Name:  # the most frequent argument, tested first
@@ -283,7 +320,7 @@ def _name(expr: ast.Name, frame: Frame, depth: int) -> Sym:
         if name in frame.params:
             options.append([frame.param_tag, name] if frame.param_tag else pysym.unk(name))
     if not options:
-        module_frame = Frame(frame.module) if frame.functions or frame.cls else frame
+        module_frame = frame.module.frame() if frame.functions or frame.cls else frame
         options = _values(frame.module.table().get(name, []), expr,
                           lambda v: compile_expr(v, module_frame, depth + 1))
     return pysym.alt(options) if options else pysym.unk(name)
@@ -298,7 +335,7 @@ def _self_attr(expr: ast.Attribute, attr: str, frame: Frame, depth: int) -> Sym:
     options = [compile_expr(value, frame.method_frame(method), depth + 1)
                for value, method in frame.cls.self_sets().get(attr, ())]
     if not options and attr in frame.cls.body():
-        module_frame = Frame(frame.module)
+        module_frame = frame.module.frame()
         options = _values(frame.cls.body()[attr], expr, lambda v: compile_expr(v, module_frame, depth + 1))
     return pysym.alt(options) if options else pysym.unk(_text(expr))
 
