@@ -116,6 +116,38 @@ def test_a_string_with_lone_surrogates_keeps_its_file_and_says_how_it_was_writte
     assert "concepts" in diagnostic["message"]
 
 
+def test_an_integer_beyond_64_bits_keeps_its_file_and_says_how_it_was_written(tmp_path):
+    """msgpack carries integers of 64 bits at most; a scanner that keeps a literal beyond them
+    (scipy's ``_fixed_default_rng(seed=1638083107694713882823079058616272161)``, a default the
+    metrics scanner reads when the function makes a metric) used to fail the whole file as
+    unparsable. The facts are kept, that integer as its exact decimal text, with an info note."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    seed = 1638083107694713882823079058616272161
+    (package / "mod.py").write_text(
+        "from prometheus_client import Histogram\n\n\n"
+        f"def timer(name, seed={seed}, buckets=(1, {2 ** 64}, -{2 ** 63})):\n"
+        "    return Histogram(name, 'doc', buckets=buckets)\n\n\n"
+        "LATENCY = timer('app_latency_seconds')\n")
+    result = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache",
+                                                                     probe_structs=False))
+    bundle = result.bundle
+    ids = {node["id"] for node in bundle["graph"]["nodes"]}
+    assert {"py:pkg.mod.timer", "py:pkg.mod.LATENCY"} <= ids
+    (diagnostic,) = [d for d in bundle["diagnostics"] if d["path"] == "pkg/mod.py"]
+    assert (diagnostic["code"], diagnostic["severity"]) == ("integers-as-text", "info")
+    assert diagnostic["message"].endswith("in the facts of metrics")
+    (metric,) = [m for m in bundle["metrics"] if m["name"] == "app_latency_seconds"]
+    assert metric["path"] == "pkg/mod.py"
+    # the one number beyond 64 bits is written exactly; those at msgpack's edges stay numbers
+    (packed,) = scan_files([("python", (package / "mod.py").read_bytes())], STEPS, jobs=1)
+    metrics = msgspec.msgpack.decode(decode_result(packed).facts["metrics"])
+    _class, _line, _params, defaults = metrics["functions"]["timer"]  # a Signature, array-like
+    assert defaults["seed"] == ["lit", str(seed)]
+    assert defaults["buckets"] == ["seq", [["lit", 1], ["lit", str(2 ** 64)], ["lit", -2 ** 63]]]
+
+
 def test_decoded_facts_let_the_encoded_result_go():
     """After the scan the driver holds each file's facts decoded, not also the result they came
     from: a decoded msgspec.Raw keeps the whole buffer it was cut from alive."""

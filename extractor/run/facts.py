@@ -60,31 +60,51 @@ def encode_result(lines: int, diagnostics: Sequence[Sequence[Any]], facts: Mappi
                   transient: bool = False) -> bytes:
     """The bytes of one file's result; ``facts``: step name -> what its scanner returned."""
     raw: dict[str, msgspec.Raw] = {}
-    escaped: list[str] = []
+    rewritten: dict[str, list[str]] = {}  # what had to be written otherwise -> the steps it was in
     for name, value in facts.items():
         try:
             raw[name] = msgspec.Raw(_ENCODER.encode(value))
-        except UnicodeEncodeError:
-            raw[name] = msgspec.Raw(_ENCODER.encode(_without_surrogates(
-                msgspec.to_builtins(value, builtin_types=(bytes, bytearray, memoryview)))))
-            escaped.append(name)
+        except (UnicodeEncodeError, OverflowError):
+            changed: set[str] = set()
+            raw[name] = msgspec.Raw(_ENCODER.encode(_encodable(
+                msgspec.to_builtins(value, builtin_types=(bytes, bytearray, memoryview)), changed)))
+            for change in sorted(changed):
+                rewritten.setdefault(change, []).append(name)
     notes = [(d[0], d[1], d[2], d[3]) for d in diagnostics]
-    if escaped:
-        notes.append((0, "surrogates-escaped", "a string holds lone surrogates (UTF-8 cannot encode them): "
-                      f"written as \\uXXXX escapes in the facts of {', '.join(escaped)}", "info"))
+    for change, names in rewritten.items():
+        code, message = _REWRITTEN[change]
+        notes.append((0, code, f"{message} in the facts of {', '.join(names)}", "info"))
     return _ENCODER.encode(FileResult(lines, tuple(notes), raw, transient))
 
 
-def _without_surrogates(value: Any) -> Any:
-    """``value`` (plain data) with every lone surrogate of its strings written as a ``\\uXXXX``
-    escape: Python reads ``"\\ud800"`` in a string literal as one, and UTF-8 (msgpack's strings,
-    evidence.json) has no way to carry it."""
+_REWRITTEN = {
+    "integers": ("integers-as-text", "an integer beyond 64 bits (msgpack cannot carry it): written as its decimal text"),
+    "surrogates": ("surrogates-escaped", "a string holds lone surrogates (UTF-8 cannot encode them): "
+                   "written as \\uXXXX escapes"),
+}
+_MSGPACK_INTS = range(-2 ** 63, 2 ** 64)
+
+
+def _encodable(value: Any, changed: set[str]) -> Any:
+    """``value`` (plain data) in a form msgpack carries, adding to ``changed`` what had to be
+    written otherwise: every lone surrogate of its strings as a ``\\uXXXX`` escape (Python reads
+    ``"\\ud800"`` in a string literal as one, and UTF-8, msgpack's strings and evidence.json's,
+    has no way to carry it: litellm's base_utils.py); every integer outside msgpack's 64 bits as
+    its decimal text, exact (scipy's ``_fixed_default_rng(seed=1638083107694713882823079058616272161)``,
+    a parameter default the metrics scanner keeps). Either used to fail the whole file as
+    unparsable, every other kind's facts with it."""
     if isinstance(value, str):
-        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        escaped = value.encode("utf-8", "backslashreplace").decode("utf-8")
+        if escaped != value:
+            changed.add("surrogates")
+        return escaped
+    if isinstance(value, int) and value not in _MSGPACK_INTS:
+        changed.add("integers")
+        return str(value)
     if isinstance(value, (list, tuple)):  # to_builtins keeps tuples
-        return [_without_surrogates(v) for v in value]
+        return [_encodable(v, changed) for v in value]
     if isinstance(value, dict):
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+        return {_encodable(k, changed): _encodable(v, changed) for k, v in value.items()}
     return value
 
 
