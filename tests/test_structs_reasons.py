@@ -30,6 +30,15 @@ from extractor.structs.records import unresolved_layout
     ("csrc/cpu/cpu_types_arm.hpp:1:10: fatal error: arm_neon.h: No such file or directory", "arm_neon.h",
      "an aarch64 cross compiler (apt: g++-aarch64-linux-gnu); the header is for ARM CPUs"),
     ('csrc/q.cuh(12): error: identifier "my_private_type" is undefined', "my_private_type", ""),
+    # a name looked for in a scope: the scope is part of what is missing, never the missing name
+    ("src/pb_exception.h:39:37: error: ‘string’ in namespace ‘std’ does not name a type", "std::string", ""),
+    ("x.h:5:5: error: ‘Tensor’ in namespace ‘at’ does not name a type", "at::Tensor",
+     "--headers-from pypi:torch==2.8.0"),
+    ("x.hpp:140:29: error: ‘tuple_cat’ is not a member of ‘std’", "std::tuple_cat", ""),
+    ("x.h:9:9: error: ‘Y’ in ‘struct W<int>’ does not name a type", "W<int>::Y", ""),
+    ("x.h:6:4: error: 'X' in 'class C' does not name a type", "C::X", ""),  # GCC in the C locale
+    ('x.cuh(5): error: namespace "at" has no member "Tensor"', "at::Tensor", "--headers-from pypi:torch==2.8.0"),
+    ('x.cuh(6): error: class "C" has no member "X"', "C::X", ""),
     ("probe compile timed out after 300 CPU s", "", ""),
 ])
 def test_the_missing_header_or_name_and_its_supplier(error, missing, supply):

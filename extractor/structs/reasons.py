@@ -2,7 +2,8 @@
 
 From a failed probe's first error line: the header the compiler could not find (`fatal error:
 torch/all.h: No such file or directory`, nvcc's `cannot open source file "torch/all.h"`) or the
-name it did not know (`'at' has not been declared`, `identifier "uint32_t" is undefined`); and,
+name it did not know (`'at' has not been declared`, `identifier "uint32_t" is undefined`,
+`‘Tensor’ in namespace ‘at’ does not name a type`: ``at::Tensor``); and,
 from ``suppliers.yaml``, what would supply it (``--headers-from pypi:torch==2.8.0``, ``apt:
 libboost-dev``). The version of a PyPI package is the one the analysed project pins in its
 ``pyproject.toml`` build requirements, when it does.
@@ -24,6 +25,14 @@ SCHEMA = {"suppliers": [{"supply": str, "package?": str, "headers?": [str], "sym
 _MISSING_HEADER = (re.compile(r"fatal error: ([^\s:]+): No such file or directory"),
                    re.compile(r'cannot open source file "([^"]+)"'),
                    re.compile(r"fatal error: '([^']+)' file not found"))
+# A name the compiler looked for in a scope it names: ``scope::name`` is what is missing. Tried
+# before the unscoped forms, which read GCC's "‘ostream’ in namespace ‘std’ does not name a type"
+# as a missing ``std`` (Triton's pb_exception.h); nvcc's form has no unscoped reading at all.
+_MISSING_IN_SCOPE = (re.compile(r"[‘'`](?P<name>[\w:]+)[’'`] in (?:namespace )?[‘'`](?:(?:class|struct|union|enum) )?"
+                                r"(?P<scope>[^’'`]+)[’'`] does not name a (?:template )?type"),
+                     re.compile(r"[‘'`](?P<name>[\w:]+)[’'`] is not a member of [‘'`](?P<scope>[^’'`]+)[’'`]"),
+                     re.compile(r'(?:namespace|class|struct|union) "(?P<scope>[^"]+)" has no member '
+                                r'(?:class |template )?"(?P<name>[\w:]+)"'))
 _MISSING_SYMBOL = (re.compile(r"[‘'`]([\w:]+)[’'`] (?:has not been declared|was not declared|does not name a "
                               r"type|is not a (?:namespace|member|type)|not declared in this scope)"),
                    re.compile(r'identifier "([\w:]+)" is undefined'),
@@ -63,7 +72,11 @@ def missing_from(error: str) -> str:
 
 
 def missing_name(error: str) -> str:
-    """The name (not a header) a compiler error says is not declared; "" for anything else."""
+    """The name (not a header) a compiler error says is not declared, with the scope it was
+    looked for in when the error names one (``std::ostream``, ``at::Tensor``); "" for anything else."""
+    for scoped in _MISSING_IN_SCOPE:
+        if m := scoped.search(error):
+            return f"{m.group('scope')}::{m.group('name')}"
     for pattern in _MISSING_SYMBOL:
         if m := pattern.search(error):
             return m.group(1)
