@@ -11,7 +11,8 @@ templates have no layout until instantiated and are not probed.
 Which compiler, flags and language: extractor.structs.compilers (C, C++, CUDA, another CPU) with
 the header's build context (``HeaderProbe.flags``, extractor.structs.buildcontext). Include
 directories: the header's own, each source root and every ``include``/``src``/``csrc`` directory
-in it, then the build context's. The probe includes ``<cstddef>``, ``<cstdint>`` and
+in it (vendored code skipped), then the build context's, then the ``include``/``src``/``csrc``
+directories the header itself sits in (a vendored library's root: :func:`own_include_roots`). The probe includes ``<cstddef>``, ``<cstdint>`` and
 ``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``); a header that still fails,
 or compiles but leaves definitions out, is tried again after its includers' earlier lines
 (``HeaderProbe.preambles``). A header whose probe fails gives every struct it defines as
@@ -69,8 +70,8 @@ from extractor.structs.tags import tag_layout
 
 # find_nvcc and layout_from_dict live beside the compilers and the cache; callers find them here too
 __all__ = ["DEFAULT_MAX_HEADERS", "DEFAULT_MEMORY", "DEFAULT_TIMEOUT", "HEADER_SUFFIXES", "HeaderProbe", "Preamble",
-           "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "probe_header",
-           "probe_headers", "probe_language", "rank_probes"]
+           "ProbeResult", "find_include_dirs", "find_nvcc", "first_error", "layout_from_dict", "own_include_roots",
+           "probe_header", "probe_headers", "probe_language", "rank_probes"]
 
 # 9: no record for a definition the compiler laid out under other scopes at its line; 10: nvcc's
 # host side alone (extractor.structs.nvcchost: a header that fails only in cicc is laid out)
@@ -107,6 +108,26 @@ def find_include_dirs(roots: Sequence[Path], max_dirs: int = 64) -> tuple[Path, 
                     queue.append((path, depth + 1))
     unique = list(dict.fromkeys(found))
     return tuple(unique[:max_dirs])
+
+
+def own_include_roots(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path], roots: Sequence[Path]
+                      ) -> tuple[HeaderProbe, ...]:
+    """``probes``, each searching also the ``include``/``src``/``csrc`` directories it sits in that
+    ``include_dirs`` leave out (nearest first, after the build context's): its own library's
+    root, which the library's build always searches. :func:`find_include_dirs` skips vendored
+    code (``third_party``, ...), yet its headers are probed: xformers' copy of CUTLASS
+    (``third_party/cutlass/include/cute/arch/mma_sm80.hpp`` includes ``<cute/config.hpp>``) failed
+    on every header that includes a sibling by its library path, and 1,975 layouts said to fetch
+    CUTLASS that the tree holds."""
+    searched = set(include_dirs)
+    out = []
+    for p in probes:
+        root = next((r for r in roots if _is_under(p.file, r)), None)
+        own = [d for d in p.file.parents if root is not None and d != root and _is_under(d, root)
+               and d.name in _INCLUDE_DIR_NAMES and d not in searched and d not in p.flags.include_dirs]
+        out.append(p if not own else dataclasses.replace(
+            p, flags=dataclasses.replace(p.flags, include_dirs=(*p.flags.include_dirs, *own))))
+    return tuple(out)
 
 
 def closure_digest(header: Path, include_dirs: Sequence[Path], roots: Sequence[Path]) -> str:

@@ -23,7 +23,7 @@ from extractor.structs.plan import plan_probes
 from extractor.structs.batch import BATCH_SIZE
 from extractor.structs.compilers import compilers_started
 from extractor.structs.header import DEFAULT_MAX_HEADERS, DEFAULT_MEMORY, DEFAULT_TIMEOUT, NOT_EMITTED, ProbeTimings
-from extractor.structs.probe import find_include_dirs, probe_headers
+from extractor.structs.probe import find_include_dirs, own_include_roots, probe_headers
 from extractor.structs.protogen import generate_protobuf_headers
 from extractor.structs.reasons import missing_from, pinned_versions, ran_out_of_memory, supplier_for
 from extractor.structs.records import Method, StructLayout, simple_name
@@ -48,8 +48,8 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
         into = Path(generated_dir) / "generated" / "protobuf"
         into.mkdir(parents=True)
         generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
-        probes = plan.probes
         include_dirs = find_include_dirs([s.root for s in ctx.sources])
+        probes = own_include_roots(plan.probes, include_dirs, [s.root for s in ctx.sources])
         if generated is not None and generated.directory is not None:
             # searched after the tree's own directories; its identity is the .proto digest in the
             # context key (its path is a new temporary directory every run)

@@ -1,0 +1,54 @@
+"""A vendored library's headers are probed with their own library root searched.
+
+The include directories found in the tree skip vendored code (``third_party``, examples, tests),
+yet its headers are probed: xformers ships CUTLASS under ``third_party/cutlass/include``, whose
+``cute/arch/mma_sm80.hpp`` includes ``<cute/config.hpp>``; those probes failed on that include
+and told the user to fetch CUTLASS. A header's own ``include``/``src``/``csrc`` ancestors are
+searched now. A tree written here: a vendored library whose header includes a sibling by its
+library path, and a header of the project that includes it the way the build would
+(``-Ithird_party/tinylib/include``, which the tree cannot show), which stays unresolved."""
+
+from __future__ import annotations
+
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
+from extractor.model import Language
+from extractor.structs.header import HeaderProbe
+from extractor.structs.probe import own_include_roots
+
+
+def _tree(root):
+    lib = root / "third_party" / "tinylib" / "include" / "tinylib"
+    lib.mkdir(parents=True)
+    (lib / "config.h").write_text("#pragma once\n#include <cstdint>\nnamespace tinylib { using index_t = int64_t; }\n")
+    (lib / "ring.h").write_text("#pragma once\n#include <tinylib/config.h>\n"
+                                "namespace tinylib {\nstruct Ring {\n  index_t head;\n  int32_t tail;\n};\n}\n")
+    own = root / "csrc"
+    own.mkdir()
+    (own / "queue.h").write_text("#pragma once\n#include <tinylib/ring.h>\n"
+                                 "struct Queue {\n  tinylib::Ring ring;\n  char tag;\n};\n")
+    (own / "queue.cpp").write_text('#include "queue.h"\nint size() { return sizeof(Queue); }\n')
+
+
+def test_a_vendored_header_finds_its_siblings_by_its_library_path(tmp_path):
+    _tree(tmp_path / "proj")
+    bundle = extract_system([str(tmp_path / "proj")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")).bundle
+    structs = {s["qualname"]: s for s in bundle["structs"]}
+    ring = structs["tinylib::Ring"]
+    assert ring["method"] != "unresolved" and ring["size"] == 16
+    assert [(m["name"], m["offset"]) for m in ring["members"]] == [("head", 0), ("tail", 8)]
+    # the project's own header does not search the vendored root: its build would say so, the tree cannot
+    queue = structs["Queue"]
+    assert queue["method"] == "unresolved" and queue["missing"] == "tinylib/ring.h"
+
+
+def test_only_the_roots_the_tree_s_directories_leave_out_are_added(tmp_path):
+    root = tmp_path / "proj"
+    _tree(root)
+    vendored = root / "third_party" / "tinylib" / "include"
+    probes = [HeaderProbe("third_party/tinylib/include/tinylib/ring.h", vendored / "tinylib" / "ring.h",
+                          Language.CPP, ()),
+              HeaderProbe("csrc/queue.h", root / "csrc" / "queue.h", Language.CPP, ())]
+    ring, queue = own_include_roots(probes, [root, root / "csrc"], [root])
+    assert ring.flags.include_dirs == (vendored,)
+    assert queue is probes[1]  # csrc is searched already: the probe is unchanged
