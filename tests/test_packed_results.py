@@ -97,21 +97,25 @@ def test_a_cache_that_does_not_exist_is_created_by_a_write_not_by_a_look_up(tmp_
     assert FactCache(path).get_many(["k"]) == {"k": b"\x78packed"}
 
 
+def _extract_module(tmp_path, source: str):
+    """(bundle, node ids, the one diagnostic of pkg/mod.py) of a package whose module is ``source``."""
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mod.py").write_text(source)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache",
+                                                                     probe_structs=False)).bundle
+    (diagnostic,) = [d for d in bundle["diagnostics"] if d["path"] == "pkg/mod.py"]
+    return bundle, {node["id"] for node in bundle["graph"]["nodes"]}, diagnostic
+
+
 def test_a_string_with_lone_surrogates_keeps_its_file_and_says_how_it_was_written(tmp_path):
     """Python reads "\\ud800" in a literal as a lone surrogate, which UTF-8 cannot carry (litellm's
     base_utils.py holds such a regex): the file's facts are kept with the surrogate escaped, and an
     info diagnostic says so, instead of the whole file failing as unparsable."""
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
-    (package / "mod.py").write_text('import re\nPAT = re.compile("[\\ud800-\\udfff]")\n\n\n'
-                                    'def strip(text):\n    return PAT.sub("", text)\n')
-    result = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache",
-                                                                     probe_structs=False))
-    bundle = result.bundle
-    ids = {node["id"] for node in bundle["graph"]["nodes"]}
+    _bundle, ids, diagnostic = _extract_module(tmp_path, 'import re\nPAT = re.compile("[\\ud800-\\udfff]")\n\n\n'
+                                                         'def strip(text):\n    return PAT.sub("", text)\n')
     assert {"py:pkg.mod.PAT", "py:pkg.mod.strip"} <= ids
-    (diagnostic,) = [d for d in bundle["diagnostics"] if d["path"] == "pkg/mod.py"]
     assert (diagnostic["code"], diagnostic["severity"]) == ("surrogates-escaped", "info")
     assert "concepts" in diagnostic["message"]
 
@@ -121,27 +125,19 @@ def test_an_integer_beyond_64_bits_keeps_its_file_and_says_how_it_was_written(tm
     (scipy's ``_fixed_default_rng(seed=1638083107694713882823079058616272161)``, a default the
     metrics scanner reads when the function makes a metric) used to fail the whole file as
     unparsable. The facts are kept, that integer as its exact decimal text, with an info note."""
-    package = tmp_path / "pkg"
-    package.mkdir()
-    (package / "__init__.py").write_text("")
     seed = 1638083107694713882823079058616272161
-    (package / "mod.py").write_text(
-        "from prometheus_client import Histogram\n\n\n"
-        f"def timer(name, seed={seed}, buckets=(1, {2 ** 64}, -{2 ** 63})):\n"
-        "    return Histogram(name, 'doc', buckets=buckets)\n\n\n"
-        "LATENCY = timer('app_latency_seconds')\n")
-    result = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache",
-                                                                     probe_structs=False))
-    bundle = result.bundle
-    ids = {node["id"] for node in bundle["graph"]["nodes"]}
+    source = ("from prometheus_client import Histogram\n\n\n"
+              f"def timer(name, seed={seed}, buckets=(1, {2 ** 64}, -{2 ** 63})):\n"
+              "    return Histogram(name, 'doc', buckets=buckets)\n\n\n"
+              "LATENCY = timer('app_latency_seconds')\n")
+    bundle, ids, diagnostic = _extract_module(tmp_path, source)
     assert {"py:pkg.mod.timer", "py:pkg.mod.LATENCY"} <= ids
-    (diagnostic,) = [d for d in bundle["diagnostics"] if d["path"] == "pkg/mod.py"]
     assert (diagnostic["code"], diagnostic["severity"]) == ("integers-as-text", "info")
     assert diagnostic["message"].endswith("in the facts of metrics")
     (metric,) = [m for m in bundle["metrics"] if m["name"] == "app_latency_seconds"]
     assert metric["path"] == "pkg/mod.py"
     # the one number beyond 64 bits is written exactly; those at msgpack's edges stay numbers
-    (packed,) = scan_files([("python", (package / "mod.py").read_bytes())], STEPS, jobs=1)
+    (packed,) = scan_files([("python", source.encode())], STEPS, jobs=1)
     metrics = msgspec.msgpack.decode(decode_result(packed).facts["metrics"])
     _class, _line, _params, defaults = metrics["functions"]["timer"]  # a Signature, array-like
     assert defaults["seed"] == ["lit", str(seed)]
