@@ -32,7 +32,8 @@ def _tree(root):
 
 def test_a_vendored_header_finds_its_siblings_by_its_library_path(tmp_path):
     _tree(tmp_path / "proj")
-    bundle = extract_system([str(tmp_path / "proj")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")).bundle
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
+    bundle = extract_system([str(tmp_path / "proj")], options=options).bundle
     structs = {s["qualname"]: s for s in bundle["structs"]}
     ring = structs["tinylib::Ring"]
     assert ring["method"] != "unresolved" and ring["size"] == 16

@@ -79,7 +79,8 @@ def _facts(source: str, monkeypatch: pytest.MonkeyPatch | None = None):
     return scan_python_metrics(ParsedFile(Language.PYTHON, data, ast.parse(data)))
 
 
-@pytest.mark.parametrize("source", [_tangle(3, 3), _tangle(4, 2), _SELF_ATTRS], ids=["tangle-3x3", "tangle-4x2", "self"])
+@pytest.mark.parametrize("source", [_tangle(3, 3), _tangle(4, 2), _SELF_ATTRS],
+                         ids=["tangle-3x3", "tangle-4x2", "self"])
 def test_shared_values_are_the_unshared_ones(source, monkeypatch):
     shared = _facts(source)
     assert shared is not None and shared.calls  # the calls read arguments, so the readings ran

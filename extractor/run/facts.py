@@ -78,7 +78,8 @@ def encode_result(lines: int, diagnostics: Sequence[Sequence[Any]], facts: Mappi
 
 
 _REWRITTEN = {
-    "integers": ("integers-as-text", "an integer beyond 64 bits (msgpack cannot carry it): written as its decimal text"),
+    "integers": ("integers-as-text",
+                 "an integer beyond 64 bits (msgpack cannot carry it): written as its decimal text"),
     "surrogates": ("surrogates-escaped", "a string holds lone surrogates (UTF-8 cannot encode them): "
                    "written as \\uXXXX escapes"),
 }

@@ -12,12 +12,12 @@ Which compiler, flags and language: extractor.structs.compilers (C, C++, CUDA, a
 the header's build context (``HeaderProbe.flags``, extractor.structs.buildcontext). Include
 directories: the header's own, each source root and every ``include``/``src``/``csrc`` directory
 in it (vendored code skipped), then the build context's, then the ``include``/``src``/``csrc``
-directories the header itself sits in (a vendored library's root: :func:`own_include_roots`). The probe includes ``<cstddef>``, ``<cstdint>`` and
-``<algorithm>`` first (for nvcc also ``cuda_fp16.h``/``cuda_bf16.h``); a header that still fails,
-or compiles but leaves definitions out, is tried again after its includers' earlier lines
-(``HeaderProbe.preambles``). A header whose probe fails gives every struct it defines as
-``unresolved`` with the compiler's first error line (paths made relative, so evidence stays
-free of machine paths).
+directories the header itself sits in (a vendored library's root: :func:`own_include_roots`).
+The probe includes ``<cstddef>``, ``<cstdint>`` and ``<algorithm>`` first (for nvcc also
+``cuda_fp16.h``/``cuda_bf16.h``); a header that still fails, or compiles but leaves definitions
+out, is tried again after its includers' earlier lines (``HeaderProbe.preambles``). A header
+whose probe fails gives every struct it defines as ``unresolved`` with the compiler's first
+error line (paths made relative, so evidence stays free of machine paths).
 
 Budget: at most ``max_headers`` headers are compiled (default 160), chosen by the tags their
 struct names and path already earn (shared-memory, ipc, signal, ... first), then by how many
