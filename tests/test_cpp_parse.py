@@ -8,7 +8,7 @@ import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import (attribute_macros, blank_macros, hashed_words, parse_source,
-                                 used_outside_directives, word_hash, word_hashes)
+                                 spell_condition_operators, used_outside_directives, word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -50,6 +50,34 @@ def test_blanking_keeps_offsets_and_lines_and_spares_directives():
     assert out.splitlines()[1] == b"       int f();"
     assert b"__launch_bounds__" not in out and b"256" not in out
     assert out.splitlines()[3] == b"     k() {}"
+
+
+def test_alternative_operators_in_conditions_are_spelled_with_symbols():
+    # deepspeed's csrc/aio/py_lib/deepspeed_py_copy.cpp: the grammar makes `or` in a condition an
+    # ERROR node (and the run a "definitions may be missing" warning); in code it reads it
+    code = ("#if defined(__AVX512__) or defined(__AVX256__)\n"
+            "union AVX_Data {\n  float data;\n};\n"
+            "#elif not defined(A) and \\\n    defined(B)  // or not\n"
+            "struct Plain { int x; };\n"
+            "#endif\n"
+            "#ifdef or_else\nint orx(int a, int b) { return a or not b; }\n#endif\n")
+    data = code.encode()
+    spelled = spell_condition_operators(data)
+    assert len(spelled) == len(data) and spelled.count(b"\n") == data.count(b"\n")
+    assert spelled.splitlines()[0] == b"#if defined(__AVX512__) || defined(__AVX256__)"
+    assert spelled.splitlines()[4:6] == [b"#elif !   defined(A) &&  \\", b"    defined(B)  // or not"]
+    assert spelled.splitlines()[8:] == data.splitlines()[8:]  # #ifdef's name and the code stay
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"AVX_Data", "Plain", "orx"} <= set(defs_by_qual(facts))
+    unspelled = scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data)))
+    assert unspelled.errors > 0  # the control: the grammar alone fails on them
+
+
+def _parse_as_written(data: bytes):
+    from extractor.cpp.parse import _parser  # the grammar without archdiff's rewrites
+
+    return _parser(Language.CPP).parse(data)
 
 
 def test_function_behind_an_export_macro_defined_in_the_same_file_is_found():
