@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import hypothesis
 import msgspec
 import pytest
@@ -218,6 +220,56 @@ def test_pybind_module_registrations():
         ("method", "Tensor", "size", "<lambda>", 6),
     ]
     assert facts.pybind[-1].lambda_calls == ("t.Size",)
+
+
+def test_a_lambda_s_calls_that_start_together_come_inner_first():
+    # Triton's pb_stub.cc: `py::module_::import("asyncio").attr(...)` holds two calls at one byte;
+    # tree-sitter's order for the tie changed with what the process had parsed before, and a
+    # lambda's binding goes to the first of its calls that resolves
+    source = ('PYBIND11_MODULE(utils, module) {\n'
+              '  py::class_<ns::Request>(module, "Request")\n'
+              '      .def("run", [](ns::Request& r) {\n'
+              '        return py::module_::import("asyncio").attr("run")(ns::Start(r).Wait());\n'
+              '      });\n'
+              '}\n')
+    calls = scan(source).pybind[-1].lambda_calls
+    assert calls == ('py::module_::import', 'py::module_::import("asyncio").attr', 'ns::Start', 'ns::Start(r).Wait')
+    for _ in range(3):  # the same after other files, in one process
+        scan(source.replace("asyncio", "trio") + "int f() { return g(h(1)).k(); }\n")
+        assert scan(source).pybind[-1].lambda_calls == calls
+
+
+def _first_uses_searched(data, bodies, macros):
+    """The search _first_in_bodies replaced: per macro and body, the first whole word in the body."""
+    out = {}
+    for macro in macros:
+        word = re.compile(rb"\b" + re.escape(macro.encode()) + rb"\b")
+        found = [(i, data.count(b"\n", 0, m.start()) + 1) for i, (start, end, _q) in enumerate(bodies)
+                 if (m := word.search(data, start, end))]
+        if found:
+            out[macro] = found
+    return out
+
+
+@hypothesis.given(hypothesis.strategies.lists(hypothesis.strategies.sampled_from(
+    ["{", "}", "CALL_A", "CALL_AB", "xCALL_A", "3CALL_A", "CALL_A_", " ", "\n", "(", ";"]), max_size=60))
+@hypothesis.example(["{", "{", "CALL_A", "}", "}"])  # a use in a nested body is the outer one's too
+@hypothesis.example(["{", "\n", "{", "}", "{", "\n", "}", "CALL_A", "}", "{", "CALL_A", "}"])  # after siblings
+@hypothesis.example(["{", "{", "{", "}", "}", "\n", "CALL_AB", "CALL_A", "}"])
+def test_macro_uses_are_found_as_a_search_per_body_finds_them(pieces):
+    from extractor.cpp.scan import _first_in_bodies
+
+    data = "".join(pieces).encode()
+    # bodies as a scan finds them: each {...} span, nested or apart, sorted
+    bodies, open_ = [], []
+    for i, byte in enumerate(data):
+        if byte == ord("{"):
+            open_.append(i)
+        elif byte == ord("}") and open_:
+            bodies.append((open_.pop(), i + 1, f"f{i}"))
+    bodies.sort()
+    macros = ["CALL_A", "CALL_AB"]
+    assert _first_in_bodies(data, bodies, macros) == _first_uses_searched(data, bodies, macros)
 
 
 _PIECES = ("API", "API_X", "x", "#", "  # ", "define", " ", "\t", "\n", "\r\n", "\\\n", "\\\r\n", "(", "é", "1API")

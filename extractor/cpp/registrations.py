@@ -108,7 +108,12 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
 
 def lambda_callees(node: Any, language: Language) -> list[str]:
     found = capture_nodes(node, language, _CALLEES).get("callee", ())
-    names = [callee_text(fn) for fn in sorted(found, key=lambda n: n.start_byte) if fn.type in CALLEE_TYPES]
+    # Calls that start together (``py::module_::import("asyncio").attr(...)``: the import's, then
+    # the attribute's) in the order they run, inner first: tree-sitter's order for such a tie
+    # changed with what the process had parsed before (Triton's pb_stub.cc, scanned alone and
+    # after other files), and a lambda's target is its first call resolved
+    names = [callee_text(fn) for fn in sorted(found, key=lambda n: (n.start_byte, n.end_byte))
+             if fn.type in CALLEE_TYPES]
     return [n for n in names if n][:10]
 
 
