@@ -1,4 +1,5 @@
-"""A vendored library's headers are probed with their own library root searched.
+"""A vendored library's headers are probed with their own library root searched, and the tree's
+own headers with the roots their includes need.
 
 The include directories found in the tree skip vendored code (``third_party``, examples, tests),
 yet its headers are probed: xformers ships CUTLASS under ``third_party/cutlass/include``, whose
@@ -6,7 +7,7 @@ yet its headers are probed: xformers ships CUTLASS under ``third_party/cutlass/i
 and told the user to fetch CUTLASS. A header's own ``include``/``src``/``csrc`` ancestors are
 searched now. A tree written here: a vendored library whose header includes a sibling by its
 library path, and a header of the project that includes it the way the build would
-(``-Ithird_party/tinylib/include``, which the tree cannot show), which stays unresolved."""
+(``-Ithird_party/tinylib/include``, which the tree cannot show)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,9 @@ def test_a_vendored_header_finds_its_siblings_by_its_library_path(tmp_path):
     ring = structs["tinylib::Ring"]
     assert ring["method"] != "unresolved" and ring["size"] == 16
     assert [(m["name"], m["offset"]) for m in ring["members"]] == [("head", 0), ("tail", 8)]
-    # the project's own header does not search the vendored root: its build would say so, the tree cannot
+    # the project's own header finds the library through the root its include needs (below)
     queue = structs["Queue"]
-    assert queue["method"] == "unresolved" and queue["missing"] == "tinylib/ring.h"
+    assert queue["method"] != "unresolved" and queue["size"] == 24
 
 
 def test_only_the_roots_the_tree_s_directories_leave_out_are_added(tmp_path):
@@ -53,3 +54,36 @@ def test_only_the_roots_the_tree_s_directories_leave_out_are_added(tmp_path):
     ring, queue = own_include_roots(probes, [root, root / "csrc"], [root])
     assert ring.flags.include_dirs == (vendored,)
     assert queue is probes[1]  # csrc is searched already: the probe is unchanged
+
+
+def _grpc_like(root):
+    """A tree whose own code includes a vendored library by its library path (grpcio's
+    ``#include "absl/strings/string_view.h"``, the library under ``third_party/abseil-cpp``)."""
+    lib = root / "third_party" / "tinyabseil-cpp" / "tinyabsl" / "strings"
+    lib.mkdir(parents=True)
+    (lib / "view.h").write_text("#pragma once\n#include <cstddef>\nnamespace tinyabsl {\n"
+                                "struct View {\n  const char* data;\n  size_t size;\n};\n}\n")
+    core = root / "src" / "core"
+    core.mkdir(parents=True)
+    (core / "slice.h").write_text('#pragma once\n#include "tinyabsl/strings/view.h"\n'
+                                  "struct Slice {\n  tinyabsl::View view;\n  int refs;\n};\n")
+    (core / "slice.cc").write_text('#include "slice.h"\nint f() { return sizeof(Slice); }\n')
+    # two files end with "dup/one.h": which one the build means, the tree cannot say
+    for side in ("a", "b"):
+        dup = root / "third_party" / side / "dup"
+        dup.mkdir(parents=True)
+        (dup / "one.h").write_text("#pragma once\nstruct One { int x; };\n")
+    (core / "pair.h").write_text('#pragma once\n#include "dup/one.h"\nstruct Pair {\n  One one;\n  int y;\n};\n')
+
+
+def test_a_library_the_tree_s_code_includes_by_its_library_path_is_searched(tmp_path):
+    _grpc_like(tmp_path / "proj")
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
+    bundle = extract_system([str(tmp_path / "proj")], options=options).bundle
+    structs = {s["qualname"]: s for s in bundle["structs"]}
+    slice_ = structs["Slice"]
+    assert slice_["method"] != "unresolved" and slice_["size"] == 24
+    assert [(m["name"], m["offset"]) for m in slice_["members"]] == [("view", 0), ("refs", 16)]
+    pair = structs["Pair"]  # the include's file is not one: no root is guessed
+    assert pair["method"] == "unresolved" and pair["missing"] == "dup/one.h"
+    assert bundle["stats"]["structs"]["include_dirs_vendored"] == 1

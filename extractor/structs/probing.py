@@ -8,7 +8,9 @@ never imports the compilers, the probe planner or the C/C++ graph behind them.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import posixpath
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -49,6 +51,10 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
         into.mkdir(parents=True)
         generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
         include_dirs = find_include_dirs([s.root for s in ctx.sources])
+        vendored = vendored_include_roots(ctx, include_dirs)
+        if vendored:
+            include_dirs = (*include_dirs, *vendored)
+            stats["include_dirs_vendored"] = len(vendored)
         probes = own_include_roots(plan.probes, include_dirs, [s.root for s in ctx.sources])
         if generated is not None and generated.directory is not None:
             # searched after the tree's own directories; its identity is the .proto digest in the
@@ -94,6 +100,44 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
                           stats.pop("probe_batches", 0), stats.pop("headers_batched", 0),
                           compilers_started() - started)
     return layouts, diagnostics, stats, timing
+
+
+MAX_VENDORED_ROOTS = 32
+
+
+def vendored_include_roots(ctx: Context, include_dirs: tuple[Path, ...]) -> tuple[Path, ...]:
+    """Directories of the tree that the tree's own includes need and the include search leaves
+    out: a library vendored under ``third_party`` and included by its library path (grpcio's
+    ``#include "absl/strings/string_view.h"``, found at ``third_party/abseil-cpp/absl/...``; its
+    build says ``-Ithird_party/abseil-cpp``, which the tree cannot show). An include counts when
+    it names a directory (``a/b.h``, not ``b.h``), no searched directory and not the includer's
+    own holds it, and exactly one file of the tree ends with it: that file less the include is
+    the root. Appended after every other directory, so nothing that compiled before finds
+    another file; at most MAX_VENDORED_ROOTS, the most needed first, then by path."""
+    from extractor.cpp.includes import IncludeResolver
+
+    cpp_files = [f for f in ctx.files if f.language in _CPP]
+    disk = {f.path: str(ctx.abs_path(f)) for f in cpp_files}
+    on_disk = set(disk.values())
+    resolver = IncludeResolver(list(disk))
+    searched = [str(d) for d in include_dirs]
+    needed: collections.Counter[str] = collections.Counter()
+    for f in cpp_files:
+        facts = f.facts.get("cpp")
+        for target, _angle, _line in (facts.includes if facts is not None else ()):
+            name = posixpath.normpath(target.replace("\\", "/"))
+            if "/" not in name or name.startswith("../"):
+                continue
+            candidates = resolver.by_suffix.get(name, ())
+            if len(candidates) != 1:
+                continue
+            found = disk[candidates[0]]
+            here = posixpath.join(posixpath.dirname(disk[f.path]), name)
+            if here in on_disk or any(f"{d}/{name}" in on_disk for d in searched):
+                continue
+            needed[found[:-len(name) - 1]] += 1
+    chosen = sorted(needed, key=lambda root: (-needed[root], root))[:MAX_VENDORED_ROOTS]
+    return tuple(Path(root) for root in sorted(chosen))
 
 
 def _graph_aggregates(ctx: Context) -> tuple[tuple[AggregateDefinition, ...], dict[str, tuple[str, ...]]]:
