@@ -74,6 +74,12 @@ def _grpc_like(root):
         dup.mkdir(parents=True)
         (dup / "one.h").write_text("#pragma once\nstruct One { int x; };\n")
     (core / "pair.h").write_text('#pragma once\n#include "dup/one.h"\nstruct Pair {\n  One one;\n  int y;\n};\n')
+    # a copy of a header the host compiler has (<sys/types.h>): the system's stays the one found
+    libc = root / "third_party" / "fakelibc" / "sys"
+    libc.mkdir(parents=True)
+    (libc / "types.h").write_text("#pragma once\ntypedef struct { char c[8]; } pid_t;\n")
+    (core / "proc.h").write_text("#pragma once\n#include <sys/types.h>\n"
+                                 "struct Proc {\n  pid_t pid;\n  int state;\n};\n")
 
 
 def test_a_library_the_tree_s_code_includes_by_its_library_path_is_searched(tmp_path):
@@ -86,4 +92,5 @@ def test_a_library_the_tree_s_code_includes_by_its_library_path_is_searched(tmp_
     assert [(m["name"], m["offset"]) for m in slice_["members"]] == [("view", 0), ("refs", 16)]
     pair = structs["Pair"]  # the include's file is not one: no root is guessed
     assert pair["method"] == "unresolved" and pair["missing"] == "dup/one.h"
-    assert bundle["stats"]["structs"]["include_dirs_vendored"] == 1
+    assert structs["Proc"]["size"] == 8  # the system's 4-byte pid_t, not the copy's 8 chars
+    assert bundle["stats"]["structs"]["include_dirs_vendored"] == 1  # tinyabseil-cpp alone

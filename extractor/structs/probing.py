@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import posixpath
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -110,11 +111,18 @@ def vendored_include_roots(ctx: Context, include_dirs: tuple[Path, ...]) -> tupl
     out: a library vendored under ``third_party`` and included by its library path (grpcio's
     ``#include "absl/strings/string_view.h"``, found at ``third_party/abseil-cpp/absl/...``; its
     build says ``-Ithird_party/abseil-cpp``, which the tree cannot show). An include counts when
-    it names a directory (``a/b.h``, not ``b.h``), no searched directory and not the includer's
-    own holds it, and exactly one file of the tree ends with it: that file less the include is
-    the root. Appended after every other directory, so nothing that compiled before finds
-    another file; at most MAX_VENDORED_ROOTS, the most needed first, then by path."""
+    it names a directory (``a/b.h``, not ``b.h``), no searched directory, not the includer's own
+    and not the host compiler's holds it (a system ``openssl/ssl.h`` stays the one found), and
+    exactly one file of the tree ends with it: that file less the include is the root. Appended
+    after every other directory of the tree, so nothing that compiled before finds another file;
+    at most MAX_VENDORED_ROOTS, the most needed first, then by path."""
     from extractor.cpp.includes import IncludeResolver
+    from extractor.structs.compilers import host_include_dirs
+    from extractor.structs.probeguard import system_include_dirs
+
+    gxx = shutil.which("g++")
+    system = [*(system_include_dirs(gxx) if gxx else ()), *host_include_dirs()]
+    in_system: dict[str, bool] = {}
 
     cpp_files = [f for f in ctx.files if f.language in _CPP]
     disk = {f.path: str(ctx.abs_path(f)) for f in cpp_files}
@@ -134,6 +142,10 @@ def vendored_include_roots(ctx: Context, include_dirs: tuple[Path, ...]) -> tupl
             found = disk[candidates[0]]
             here = posixpath.join(posixpath.dirname(disk[f.path]), name)
             if here in on_disk or any(f"{d}/{name}" in on_disk for d in searched):
+                continue
+            if name not in in_system:
+                in_system[name] = any((d / name).is_file() for d in system)
+            if in_system[name]:
                 continue
             needed[found[:-len(name) - 1]] += 1
     chosen = sorted(needed, key=lambda root: (-needed[root], root))[:MAX_VENDORED_ROOTS]
