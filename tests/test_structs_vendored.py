@@ -31,14 +31,22 @@ def _tree(root):
     (own / "queue.cpp").write_text('#include "queue.h"\nint size() { return sizeof(Queue); }\n')
 
 
-def test_a_vendored_header_finds_its_siblings_by_its_library_path(tmp_path):
-    _tree(tmp_path / "proj")
+def _extract(tmp_path, write) -> tuple[dict, dict]:
+    """(bundle, struct records by qualified name) of the tree ``write`` puts in ``tmp_path/proj``."""
+    write(tmp_path / "proj")
     options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
     bundle = extract_system([str(tmp_path / "proj")], options=options).bundle
-    structs = {s["qualname"]: s for s in bundle["structs"]}
-    ring = structs["tinylib::Ring"]
-    assert ring["method"] != "unresolved" and ring["size"] == 16
-    assert [(m["name"], m["offset"]) for m in ring["members"]] == [("head", 0), ("tail", 8)]
+    return bundle, {s["qualname"]: s for s in bundle["structs"]}
+
+
+def _laid_out(record: dict, size: int, members: list[tuple[str, int]]) -> bool:
+    return record["method"] != "unresolved" and record["size"] == size and \
+        [(m["name"], m["offset"]) for m in record["members"]] == members
+
+
+def test_a_vendored_header_finds_its_siblings_by_its_library_path(tmp_path):
+    _bundle, structs = _extract(tmp_path, _tree)
+    assert _laid_out(structs["tinylib::Ring"], 16, [("head", 0), ("tail", 8)])
     # the project's own header finds the library through the root its include needs (below)
     queue = structs["Queue"]
     assert queue["method"] != "unresolved" and queue["size"] == 24
@@ -83,13 +91,8 @@ def _grpc_like(root):
 
 
 def test_a_library_the_tree_s_code_includes_by_its_library_path_is_searched(tmp_path):
-    _grpc_like(tmp_path / "proj")
-    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache")
-    bundle = extract_system([str(tmp_path / "proj")], options=options).bundle
-    structs = {s["qualname"]: s for s in bundle["structs"]}
-    slice_ = structs["Slice"]
-    assert slice_["method"] != "unresolved" and slice_["size"] == 24
-    assert [(m["name"], m["offset"]) for m in slice_["members"]] == [("view", 0), ("refs", 16)]
+    bundle, structs = _extract(tmp_path, _grpc_like)
+    assert _laid_out(structs["Slice"], 24, [("view", 0), ("refs", 16)])
     pair = structs["Pair"]  # the include's file is not one: no root is guessed
     assert pair["method"] == "unresolved" and pair["missing"] == "dup/one.h"
     assert structs["Proc"]["size"] == 8  # the system's 4-byte pid_t, not the copy's 8 chars
