@@ -53,15 +53,15 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
         generated = generate_protobuf_headers([r for r, _ in roots], into) if _wants_generated(ctx) else None
         include_dirs = find_include_dirs([s.root for s in ctx.sources])
         vendored = vendored_include_roots(ctx, include_dirs)
-        if vendored:
-            include_dirs = (*include_dirs, *vendored)
-            stats["include_dirs_vendored"] = len(vendored)
-        probes = own_include_roots(plan.probes, include_dirs, [s.root for s in ctx.sources])
         if generated is not None and generated.directory is not None:
             # searched after the tree's own directories; its identity is the .proto digest in the
             # context key (its path is a new temporary directory every run)
             include_dirs = (*include_dirs, generated.directory)
             stats["protobuf_headers_generated"] = generated.generated
+        if vendored:
+            include_dirs = (*include_dirs, *vendored)
+            stats["include_dirs_vendored"] = len(vendored)
+        probes = own_include_roots(plan.probes, include_dirs, [s.root for s in ctx.sources])
         if generated is not None and generated.refused:
             stats["protobuf_directories_refused"] = generated.refused
         context_key = f"{settings.fingerprint}\n{generated.digest if generated else ''}"
@@ -122,13 +122,12 @@ def vendored_include_roots(ctx: Context, include_dirs: tuple[Path, ...]) -> tupl
 
     gxx = shutil.which("g++")
     system = [*(system_include_dirs(gxx) if gxx else ()), *host_include_dirs()]
-    in_system: dict[str, bool] = {}
-
     cpp_files = [f for f in ctx.files if f.language in _CPP]
     disk = {f.path: str(ctx.abs_path(f)) for f in cpp_files}
     on_disk = set(disk.values())
     resolver = IncludeResolver(list(disk))
     searched = [str(d) for d in include_dirs]
+    elsewhere: dict[str, bool] = {}  # per include: a searched or a system directory holds it
     needed: collections.Counter[str] = collections.Counter()
     for f in cpp_files:
         facts = f.facts.get("cpp")
@@ -139,15 +138,12 @@ def vendored_include_roots(ctx: Context, include_dirs: tuple[Path, ...]) -> tupl
             candidates = resolver.by_suffix.get(name, ())
             if len(candidates) != 1:
                 continue
-            found = disk[candidates[0]]
-            here = posixpath.join(posixpath.dirname(disk[f.path]), name)
-            if here in on_disk or any(f"{d}/{name}" in on_disk for d in searched):
+            if name not in elsewhere:
+                elsewhere[name] = any(f"{d}/{name}" in on_disk for d in searched) or \
+                    any((d / name).is_file() for d in system)
+            if elsewhere[name] or posixpath.join(posixpath.dirname(disk[f.path]), name) in on_disk:
                 continue
-            if name not in in_system:
-                in_system[name] = any((d / name).is_file() for d in system)
-            if in_system[name]:
-                continue
-            needed[found[:-len(name) - 1]] += 1
+            needed[disk[candidates[0]][:-len(name) - 1]] += 1
     chosen = sorted(needed, key=lambda root: (-needed[root], root))[:MAX_VENDORED_ROOTS]
     return tuple(Path(root) for root in sorted(chosen))
 
