@@ -223,7 +223,7 @@ def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
 # blanks before it on its line: extractor.support.linestart).
 _DIRECTIVE_LINES = re.compile(rb"#(?:[^\n]*\\\n)*[^\n]*")
 _DIRECTIVE_BLANKS = b" \t\r\x0b\x0c"
-_WORD_RUN = re.compile(rb"\w+")
+WORD_RUN = re.compile(rb"\w+")  # a word: a whole run of word bytes, what \bNAME\b matches
 
 
 def word_hashes(data: bytes) -> bytes:
@@ -233,7 +233,7 @@ def word_hashes(data: bytes) -> bytes:
     graph step re-reads only the files that may use a macro their includes define. A hash only
     rules words out; a file it does not rule out is read and checked exactly."""
     code = sub_lines(_DIRECTIVE_LINES, b" ", data, _DIRECTIVE_BLANKS) if b"#" in data else data
-    hashes = array.array("I", sorted({zlib.crc32(word) for word in _WORD_RUN.findall(code)}))
+    hashes = array.array("I", sorted({zlib.crc32(word) for word in WORD_RUN.findall(code)}))
     if sys.byteorder == "big":
         hashes.byteswap()
     return hashes.tobytes()

@@ -23,7 +23,7 @@ from extractor.cpp.facts import CallSites, CppFacts, Definition, Param, PybindFa
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import attribute_macros, file_nodes, macro_config, parse_source, word_hashes
+from extractor.cpp.parse import WORD_RUN, attribute_macros, file_nodes, macro_config, parse_source, word_hashes
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
 from extractor.model import ParsedFile
@@ -497,8 +497,6 @@ class _Scanner:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-_WORD_RUN = re.compile(rb"\w+")
-
 
 def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: Iterable[str]
                      ) -> dict[str, list[tuple[int, int]]]:
@@ -509,7 +507,7 @@ def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: It
     309 such macros, 3,050 bodies, in llama.cpp's vendored code)."""
     wanted = {m.encode(): m for m in macros}
     uses: dict[str, list[int]] = {}
-    for m in _WORD_RUN.finditer(data):  # a word is a whole run of word bytes: what \bNAME\b matches
+    for m in WORD_RUN.finditer(data):
         macro = wanted.get(m.group())
         if macro is not None:
             uses.setdefault(macro, []).append(m.start())
@@ -536,7 +534,6 @@ def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: It
         if first:
             out[macro] = [(i, bisect.bisect_left(newlines, first[i]) + 1) for i in sorted(first)]
     return out
-
 
 
 def _is_call(body: bytes, start: int) -> bool:

@@ -29,7 +29,7 @@ READER_NAMES = frozenset({"PrometheusMetricReader"})
 def scan_library_uses(index: ModuleIndex, data: bytes, module: ModuleScope) -> dict[str, Any]:
     """``registry_uses``, ``builders`` and ``readers`` (see :class:`.python_facts.MetricFacts`), when any."""
     facts: dict[str, Any] = {}
-    frame = Frame(module)
+    frame = module.frame()
     # REGISTRY and the exposition functions come from prometheus_client (MODEL_REGISTRY does not)
     if b"prometheus" in data and (b"REGISTRY" in data or any(name.encode() in data for name in EXPOSITION)):
         uses = _registry_uses(index)

@@ -558,7 +558,7 @@ def _signature(node: Function, cls_name: str, is_method: bool, frame: Frame) -> 
     args = node.args
     defaults: dict[str, Sym] = {}
     positional = [a.arg for a in args.posonlyargs + args.args]
-    module_frame = Frame(frame.module)
+    module_frame = frame.module.frame()
     for name, default in zip(positional[len(positional) - len(args.defaults):], args.defaults):
         defaults[name] = compile_expr(default, module_frame)
     for arg, given in zip(args.kwonlyargs, args.kw_defaults):
