@@ -78,3 +78,91 @@ def test_strict_tags_refuse_a_tagged_collection_that_lenient_reading_keeps():
     with pytest.raises(yaml.constructor.ConstructorError, match="python/object/apply"):
         safe_load(text, strict_tags=True)
     assert safe_load("a: !!map {b: [1]}\n", strict_tags=True) == {"a": {"b": [1]}}
+
+
+def _graph(nodes: list[yaml.Node]) -> list[tuple]:
+    """What a composed graph says, in document order: kind, tag, start, value, a block style."""
+    out, stack, seen = [], list(reversed(nodes)), set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            out.append(("alias",))
+            continue
+        seen.add(id(node))
+        value = node.value if isinstance(node, yaml.ScalarNode) else None
+        style = (node.style or None) if isinstance(node, yaml.ScalarNode) else None
+        out.append((type(node).__name__, node.tag, node.start_mark.line, node.start_mark.column, value, style))
+        if isinstance(node, yaml.MappingNode):
+            stack.extend(child for pair in reversed(node.value) for child in reversed(pair))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+    return out
+
+
+MIXED = """\
+%YAML 1.1
+---
+base: &b {x: 1, "y": 'two', z: [a, b, ~]}
+d:
+  <<: *b
+  block: |
+    {"panels": []}
+  folded: >-
+    one
+    two
+  when: 2020-01-02
+  yes_: yes
+  hex: 0x1F
+  tagged: !!str 12
+  custom: !Ref thing
+? [complex, key]
+: value
+...
+---
+- plain
+- "quoted \\u00e9"
+- - nested
+  - {k: v}
+"""
+
+
+def test_libyaml_events_compose_the_pure_loaders_graph():
+    """With libyaml, the events come from C and the counting composer is PyYAML's own: the node
+    graph is the one the pure-Python loader composes."""
+    from extractor.support import safeyaml
+
+    assert safeyaml._CParser is not None  # the wheel CI installs has libyaml
+    for text in (MIXED, billion_laughs(levels=3), "a:\n  - 1\n  -\n  - {b: [c, {d: e}]}\n"):
+        fast = safeyaml._compose(safeyaml._CountingCLoader(text, safeyaml.DEFAULT_LIMITS), safeyaml.DEFAULT_LIMITS)
+        pure = safeyaml._compose(safeyaml._CountingLoader(text, safeyaml.DEFAULT_LIMITS), safeyaml.DEFAULT_LIMITS)
+        assert _graph(fast) == _graph(pure)
+    with pytest.raises(YamlLimitError, match="nested deeper"):
+        safeyaml._compose(safeyaml._CountingCLoader("[" * 500 + "]" * 500, safeyaml.DEFAULT_LIMITS),
+                          safeyaml.DEFAULT_LIMITS)
+
+
+def test_compose_all_reads_through_libyaml_and_reports_in_pyyamls_words(monkeypatch):
+    from extractor.support import safeyaml
+
+    pure_reads = []
+    real = safeyaml._CountingLoader
+
+    def counted(text, limits):
+        pure_reads.append(text)
+        return real(text, limits)
+
+    monkeypatch.setattr(safeyaml, "_CountingLoader", counted)
+    assert len(safeyaml.compose_all(MIXED)) == 2 and pure_reads == []  # libyaml's events were enough
+    # a problem libyaml finds is reported as PyYAML reports it: the pure loader reads the text again
+    bad = "a: [1, 2\nb: 3\n"
+    with pytest.raises(yaml.YAMLError) as ours:
+        safeyaml.compose_all(bad)
+    with pytest.raises(yaml.YAMLError) as theirs:
+        list(yaml.compose_all(bad, Loader=yaml.SafeLoader))
+    assert pure_reads == [bad]
+    assert (str(ours.value), type(ours.value)) == (str(theirs.value), type(theirs.value))
+    # a lone surrogate (a file decoded with surrogateescape) does not encode for libyaml: read in Python
+    odd = "a: x\udc80y\n"
+    with pytest.raises(yaml.YAMLError, match="special characters are not allowed"):
+        safeyaml.compose_all(odd)
+    assert pure_reads[-1] == odd
