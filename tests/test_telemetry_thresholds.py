@@ -256,3 +256,43 @@ def test_a_yaml_whose_type_key_holds_a_mapping_is_read_not_a_scanner_failure():
         """).encode()
     facts = scan_yaml_thresholds(ParsedFile(Language.YAML, data, None))
     assert facts is not None and [h.metric for h in facts.hpa] == ["queue_depth"]
+
+
+def test_a_custom_resource_definition_is_a_schema_not_thresholds(monkeypatch):
+    """An operator's CustomResourceDefinition names a threshold's fields in its schema (KServe's
+    InferenceService: `averageValue`, and here a `seriesQuery` property) and holds none: it is not
+    composed, while the HPA beside it in the same file is read, on its own line."""
+    from extractor.support import safeyaml
+
+    data = textwrap.dedent("""\
+        apiVersion: apiextensions.k8s.io/v1
+        kind: CustomResourceDefinition   # the schema of a resource
+        metadata: {name: adapters.example.io}
+        spec:
+          versions:
+          - name: v1
+            schema:
+              openAPIV3Schema:
+                properties:
+                  seriesQuery: {type: string}
+                  metricsQuery: {type: string}
+                  averageValue: {type: integer}
+        ---
+        apiVersion: autoscaling/v2
+        kind: HorizontalPodAutoscaler
+        spec:
+          metrics:
+          - type: Pods
+            pods:
+              metric: {name: queue_depth}
+              target: {type: AverageValue, averageValue: "10"}
+        """).encode()
+    composed = []
+    real = safeyaml.compose_all
+    monkeypatch.setattr(safeyaml, "compose_all", lambda text: composed.append(text) or real(text))
+    facts = scan_yaml_thresholds(ParsedFile(Language.YAML, data, None))
+    assert facts is not None and facts.adapter == () and [(h.metric, h.line) for h in facts.hpa] == [("queue_depth", 18)]
+    assert len(composed) == 1 and "HorizontalPodAutoscaler" in composed[0]
+    # the same schema as a plain mapping (no apiextensions kind) is still read: the rule is the resource's kind
+    plain = data.replace(b"kind: CustomResourceDefinition", b"kind: AdapterConfig")
+    assert len(scan_yaml_thresholds(ParsedFile(Language.YAML, plain, None)).adapter) == 1

@@ -2,7 +2,8 @@
 PrometheusRule resources), HorizontalPodAutoscaler metrics (Pods, Object, External), KEDA
 ScaledObject Prometheus triggers, prometheus-adapter rules, Alertmanager inhibit rules, and
 Grafana dashboards embedded as JSON strings (a ConfigMap the Grafana sidecar loads). Helm
-templates are read after their ``{{ }}`` directives are neutralised, line numbers kept.
+templates are read after their ``{{ }}`` directives are neutralised, line numbers kept. A
+CustomResourceDefinition document (a resource's schema) is not read.
 
 Every document is read with the bounded reader (:mod:`extractor.support.safeyaml`): an alias bomb in a
 rules file is a diagnostic, not gigabytes.
@@ -26,6 +27,13 @@ _YAML_MARKERS = (b"groups:", b"HorizontalPodAutoscaler", b"seriesQuery", b"metri
 _HPA_SOURCES = {"Pods": "pods", "Object": "object", "External": "external", "Resource": "resource",
                 "ContainerResource": "containerResource"}
 _TEMPLATE = re.compile(r"\{\{-?(.*?)-?\}\}", re.S)
+# A CustomResourceDefinition is the schema of a resource: its `properties` name the fields a
+# threshold would have (`averageValue`, `seriesQuery`, ...) and hold none. Kubernetes operators
+# ship them by the megabyte (KServe: 44 MB of its 67 MB of YAML with a marker), and composing one
+# costs a second per megabyte for nothing but false adapter rules.
+_CRD_KIND = re.compile(r"^kind:[ \t]*([\"']?)CustomResourceDefinition\1[ \t]*(#.*)?$", re.M)
+_CRD_API = re.compile(r"^apiVersion:[ \t]*[\"']?apiextensions\.k8s\.io/", re.M)
+_DOCUMENT_END = re.compile(r"^\.\.\.", re.M)
 
 
 # -- facts ---------------------------------------------------------------------------------------
@@ -143,6 +151,8 @@ def _documents(text: str) -> tuple[list[yaml.Node], list[FileProblem]]:
     for index, start in enumerate(starts):
         end = starts[index + 1] if index + 1 < len(starts) else len(lines)
         chunk = "\n" * start + "\n".join(lines[start:end])  # leading newlines keep line numbers
+        if _is_schema(chunk):
+            continue
         try:
             nodes.extend(safeyaml.compose_all(chunk))
         except safeyaml.YamlLimitError as err:
@@ -154,6 +164,12 @@ def _documents(text: str) -> tuple[list[yaml.Node], list[FileProblem]]:
             problems.append(FileProblem((mark.line + 1) if mark else start + 1, "yaml-error",
                                         f"YAML does not parse: {getattr(err, 'problem', None) or err}"))
     return nodes, problems
+
+
+def _is_schema(chunk: str) -> bool:
+    """The chunk is one document, a CustomResourceDefinition (its top-level ``kind`` and
+    ``apiVersion``, column 0)."""
+    return bool(_CRD_KIND.search(chunk) and _CRD_API.search(chunk) and not _DOCUMENT_END.search(chunk))
 
 
 def _walk(value: Any):
