@@ -17,10 +17,30 @@ from typing import Any
 
 from extractor.concepts.facts import ConceptFacts, Definition, Import
 from extractor.model import Language, ParsedFile
+from extractor.go.parse import capture_nodes as go_captures
+from extractor.rust.parse import capture_nodes as rust_captures
 from extractor.rust.scan import use_paths
 
 _MAX_STRING = 80
 _RUST_DEFS = {"struct_item": "struct", "enum_item": "enum", "trait_item": "trait", "function_item": "function"}
+
+
+# The nodes each language's facts come from, found by one query in C: walking every node of the
+# tree in Python cost twice the parse (mistral.rs: 3.6 CPU s against 1.9).
+_RUST_QUERY = """
+(use_declaration) @use
+(call_expression) @call
+(macro_invocation) @macro
+[(string_literal) (raw_string_literal)] @string
+[(struct_item) (enum_item) (trait_item) (function_item)] @def
+"""
+_GO_QUERY = """
+(import_spec) @use
+(call_expression) @call
+[(interpreted_string_literal) (raw_string_literal)] @string
+[(function_declaration) (type_spec)] @def
+"""
+_NESTING = frozenset(("impl_item", "function_item", "mod_item"))  # a Rust item inside two is not a definition
 
 
 def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
@@ -28,70 +48,69 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
     if root is None:
         return None
     rust = parsed.language is Language.RUST
+    found = rust_captures(root, _RUST_QUERY) if rust else go_captures(root, _GO_QUERY)
     imports: set[tuple[str, str, int, int]] = set()
     aliases: dict[str, str] = {}
     names: set[tuple[str, int]] = set()
     calls: set[tuple[str, int]] = set()
     strings: set[tuple[str, int]] = set()
     defs: list[tuple[str, str, int, list[str]]] = []
-    stack = [(root, 0)]
-    while stack:
-        node, depth = stack.pop()
-        kind = node.type
+    for node in _in_order(found.get("use", ())):
         line = node.start_point[0] + 1
-        if rust and kind == "use_declaration":
+        if rust:
             arg = node.child_by_field_name("argument")
-            if arg is not None:
-                for path, alias in use_paths(arg):
-                    imports.add((path, "", 0, line))
-                    last = path.rsplit("::", 1)[-1]
-                    if last not in ("*", "self"):
-                        aliases[alias or last] = path
+            for path, alias in use_paths(arg) if arg is not None else ():
+                imports.add((path, "", 0, line))
+                last = path.rsplit("::", 1)[-1]
+                if last not in ("*", "self"):
+                    aliases[alias or last] = path
             continue
-        if not rust and kind == "import_spec":
-            path = node.child_by_field_name("path")
-            alias = node.child_by_field_name("name")
-            if path is not None:
-                target = _text(path).strip('"`')
-                imports.add((target, "", 0, line))
-                local = _text(alias) if alias is not None else target.rsplit("/", 1)[-1]
-                aliases[local] = target
+        path = node.child_by_field_name("path")
+        alias = node.child_by_field_name("name")
+        if path is not None:
+            target = _text(path).strip('"`')
+            imports.add((target, "", 0, line))
+            local = _text(alias) if alias is not None else target.rsplit("/", 1)[-1]
+            aliases[local] = target
+    for node in found.get("call", ()):
+        fn = node.child_by_field_name("function")
+        if fn is None:
             continue
-        if kind == "call_expression":
-            fn = node.child_by_field_name("function")
-            if fn is not None:
-                if fn.type in ("field_expression", "selector_expression"):
-                    field = fn.child_by_field_name("field")
-                    operand = fn.child_by_field_name("value" if rust else "operand")
-                    if not rust and operand is not None and operand.type == "identifier":
-                        names.add((f"{_text(operand)}.{_text(field)}", line))  # resolved below
-                    elif field is not None:
-                        calls.add((_text(field), line))
-                elif fn.type in ("scoped_identifier", "identifier"):
-                    names.add((_text(fn).replace(" ", ""), line))
-        elif kind == "macro_invocation" and rust:
-            macro = node.child_by_field_name("macro")
-            if macro is not None:
-                names.add((_text(macro).replace(" ", "") + "!", line))
-        elif kind in ("string_literal", "interpreted_string_literal", "raw_string_literal"):
-            text = _text(node)[1:-1]
-            if 3 <= len(text) <= _MAX_STRING and not any(c.isspace() for c in text):
-                strings.add((text, line))
+        line = node.start_point[0] + 1
+        if fn.type in ("field_expression", "selector_expression"):
+            field = fn.child_by_field_name("field")
+            operand = fn.child_by_field_name("value" if rust else "operand")
+            if not rust and operand is not None and operand.type == "identifier":
+                names.add((f"{_text(operand)}.{_text(field)}", line))  # resolved below
+            elif field is not None:
+                calls.add((_text(field), line))
+        elif fn.type in ("scoped_identifier", "identifier"):
+            names.add((_text(fn).replace(" ", ""), line))
+    for node in found.get("macro", ()):
+        macro = node.child_by_field_name("macro")
+        if macro is not None:
+            names.add((_text(macro).replace(" ", "") + "!", node.start_point[0] + 1))
+    for node in found.get("string", ()):
+        if not rust and node.parent is not None and node.parent.type == "import_spec":
+            continue  # an import's path is an import, not a string the code uses
+        text = _text(node)[1:-1]
+        if 3 <= len(text) <= _MAX_STRING and not any(c.isspace() for c in text):
+            strings.add((text, node.start_point[0] + 1))
+    for node in _in_order(found.get("def", ())):
+        kind = node.type
+        name = node.child_by_field_name("name")
+        if name is None:
             continue
-        elif rust and kind in _RUST_DEFS and depth <= 1:
-            name = node.child_by_field_name("name")
-            if name is not None:
-                defs.append((_text(name), _RUST_DEFS[kind], line, []))
-        elif not rust and kind in ("function_declaration", "type_spec"):
-            name = node.child_by_field_name("name")
+        if rust:
+            if _nesting(node) > 1:
+                continue
+            what = _RUST_DEFS[kind]
+        else:
             value = node.child_by_field_name("type")
-            if name is not None:
-                what = "function" if kind == "function_declaration" else (
-                    "struct" if value is not None and value.type == "struct_type" else
-                    "interface" if value is not None and value.type == "interface_type" else "type")
-                defs.append((_text(name), what, line, []))
-        inner = depth + (1 if kind in ("impl_item", "function_item", "mod_item") else 0)
-        stack.extend((child, inner) for child in reversed(node.named_children))
+            what = "function" if kind == "function_declaration" else (
+                "struct" if value is not None and value.type == "struct_type" else
+                "interface" if value is not None and value.type == "interface_type" else "type")
+        defs.append((_text(name), what, node.start_point[0] + 1, []))
     sep = "::" if rust else "."
     resolved = set()
     for name, line in names:
@@ -104,6 +123,21 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
         imports=tuple(Import(*t) for t in sorted(imports)), names=tuple(sorted(resolved)),
         calls=tuple(sorted(calls)), strings=tuple(sorted(strings)),
         defs=tuple(Definition(q, k, ln, tuple(b)) for q, k, ln, b in sorted(defs, key=lambda d: (d[2], d[0]))))
+
+
+def _in_order(nodes: Any) -> list[Any]:
+    """Nodes in the order a walk of the tree meets them: by start, an enclosing node first."""
+    return sorted(nodes, key=lambda node: (node.start_byte, -node.end_byte))
+
+
+def _nesting(node: Any) -> int:
+    """How many impl, function and mod items enclose ``node`` (counted up to 2)."""
+    count = 0
+    parent = node.parent
+    while parent is not None and count < 2:
+        count += parent.type in _NESTING
+        parent = parent.parent
+    return count
 
 
 def _text(node: Any) -> str:
