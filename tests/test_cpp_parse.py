@@ -10,7 +10,8 @@ import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import (attribute_macros, blank_macros, hashed_words, parse_source,
-                                 spell_condition_operators, used_outside_directives, word_hash, word_hashes)
+                                 spell_condition_operators, unqualify_using_typename, used_outside_directives,
+                                 word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -36,6 +37,12 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ("#if A\n#define TAG\n#else\n#define TAG at::Tag::x\n#endif\n", []),
     ("#define F(x) x\n", []),
     ("#define ADD a + b\n", []),
+    # loop pragmas (lmdeploy's PRAGMA_UNROLL, CUTE_UNROLL): a pragma operator or directive, or nothing
+    ('#if A\n#define UNROLL _Pragma("unroll")\n#elif B\n#define UNROLL #pragma unroll\n#else\n#define UNROLL\n#endif\n',
+     ["UNROLL"]),
+    ('#define UNROLL_4 _Pragma( "unroll 4" )  // four\n#define MSVC __pragma(warning)\n', ["MSVC", "UNROLL_4"]),
+    ('#define LOOP _Pragma("unroll") for\n', []),
+    ('#define CONT #pragma unroll \\\n  4\n', []),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected
@@ -76,10 +83,34 @@ def test_alternative_operators_in_conditions_are_spelled_with_symbols():
     assert unspelled.errors > 0  # the control: the grammar alone fails on them
 
 
-def _parse_as_written(data: bytes):
+def test_a_loop_pragma_macro_before_a_for_is_blanked_and_the_loop_parses():
+    # lmdeploy's turbomind kernels: `PRAGMA_UNROLL` alone on its line before each loop made the loop an
+    # ERROR (the name read as a statement missing its `;`) in 39 of its files
+    code = ('#define PRAGMA_UNROLL _Pragma("unroll")\n'
+            "__device__ float sum(const float* v) {\n  float s = 0;\n  PRAGMA_UNROLL\n"
+            "  for (int i = 0; i < 4; ++i) {\n    s += add(v[i]);\n  }\n  return s;\n}\n")
+    facts = scan(code, Language.CUDA)
+    assert facts.errors == 0 and "sum" in defs_by_qual(facts)
+    assert scan_cpp(ParsedFile(Language.CUDA, code.encode(), _parse_as_written(code.encode(), Language.CUDA))).errors > 0
+
+
+def test_using_typename_of_a_dependent_base_parses():
+    code = ("template <class T> struct Impl : Base<T> {\n  using typename Base<T>::FragS;\n  using\n"
+            "      typename Base<T>::template Rebind<int>::Type;\n  using X = typename Base<T>::Y;\n"
+            "  void run() { step(); }\n};\n")
+    data = code.encode()
+    rewritten = unqualify_using_typename(data)
+    assert len(rewritten) == len(data) and rewritten.count(b"typename") == 1  # the alias's keyword stays
+    assert rewritten.splitlines()[1] == b"  using          Base<T>::FragS;"
+    facts = scan(code)
+    assert facts.errors == 0 and "Impl::run" in defs_by_qual(facts)
+    assert scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data))).errors > 0
+
+
+def _parse_as_written(data: bytes, language: Language = Language.CPP):
     from extractor.cpp.parse import _parser  # the grammar without archdiff's rewrites
 
-    return _parser(Language.CPP).parse(data)
+    return _parser(language).parse(data)
 
 
 def test_function_behind_an_export_macro_defined_in_the_same_file_is_found():

@@ -62,7 +62,8 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = ()) -> 
     """
     configured, calls = _configured_blanks(language)
     own = frozenset(attribute_macros(data)).union(blank) - configured - calls
-    return _parser(language).parse(spell_condition_operators(blank_macros(data, configured, calls, own)))
+    return _parser(language).parse(
+        unqualify_using_typename(spell_condition_operators(blank_macros(data, configured, calls, own))))
 
 
 @functools.cache
@@ -78,13 +79,19 @@ def _configured_blanks(language: Language) -> tuple[frozenset[str], frozenset[st
 # at the start of a line (extractor.support.linestart)
 _DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
 _ATTRIBUTE_GROUP = re.compile(
-    rb"__attribute__\s*\(\(.*\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)")
+    rb"__attribute__\s*\(\(.*\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)"
+    # a pragma operator: a loop-unrolling macro (`#define PRAGMA_UNROLL _Pragma("unroll")`, CUTE's and
+    # lmdeploy's) stands alone before a `for`, where tree-sitter reads its name as a statement missing
+    # its `;` and the loop as an ERROR
+    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\([^()]*\)')
+# A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
+_PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec"})
 
 
 def attribute_macros(data: bytes) -> list[str]:
-    """Object-like macros this file defines that expand to nothing or to attributes only.
+    """Object-like macros this file defines that expand to nothing, to attributes or to pragmas only.
 
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
@@ -115,6 +122,8 @@ def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
         return True
     if body.endswith(b"\\"):
         return False
+    if _PRAGMA_BODY.fullmatch(body.strip()):
+        return True
     tokens = _ATTRIBUTE_GROUP.sub(b" ", body).split()
     return all(_WORD.fullmatch(t) is not None and (
         t in _ALLOWED_WORDS or t in known or (t.startswith(b"__") and t.endswith(b"__")))
@@ -200,6 +209,25 @@ def spell_condition_operators(data: bytes) -> bytes:
             start = m.start() + word.start()
             out[start:start + len(word.group(0))] = _OPERATOR_SPELLING[word.group(0)]
     return data if out is None else bytes(out)
+
+
+_USING_TYPENAME = re.compile(rb"\busing[ \t\r\n]+(typename)\b")
+
+
+def unqualify_using_typename(data: bytes) -> bytes:
+    """``data`` with the ``typename`` of ``using typename Base::Name;`` (a dependent base's member
+    type brought into a class template) turned into spaces. tree-sitter's C++ grammar reads
+    ``using Base::Name;`` but not the keyword there, and made each an ERROR node: CUTLASS, torch's
+    headers, lmdeploy's attention kernels."""
+    if b"typename" not in data:
+        return data
+    found = list(_USING_TYPENAME.finditer(data))
+    if not found:
+        return data
+    out = bytearray(data)
+    for m in found:
+        out[m.start(1):m.end(1)] = b" " * len(b"typename")
+    return bytes(out)
 
 
 def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
