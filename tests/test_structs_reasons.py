@@ -7,6 +7,7 @@ import pytest
 from extractor.errors import UserInputError
 from extractor.structs import layout_counts
 from extractor.structs.probing import Reasons
+from extractor.run.diagnosis import group_diagnostics
 from extractor.structs.reasons import load_suppliers, missing_from, pinned_versions, supplier_for
 from extractor.structs.records import unresolved_layout
 
@@ -53,6 +54,23 @@ def test_the_pinned_version_comes_from_the_projects_build_requirements(tmp_path)
     assert pinned_versions([tmp_path]) == {"torch": "2.8.0"}
     assert supplier_for("c10/util/Half.h", pinned_versions([tmp_path])) == "--headers-from pypi:torch==2.8.0"
     assert supplier_for("c10/util/Half.h", {}) == "--headers-from pypi:torch"
+
+
+def test_a_distribution_already_given_is_not_the_fix_for_what_it_lacks():
+    # vLLM's machete with --headers-from pypi:nvidia-cutlass: the released CUTLASS lacks a name of
+    # the fork vLLM builds against; telling the user to give what was given would be no fix
+    error = 'm.cuh(9): error: namespace "cutlass" has no member "InterleavedNumericArrayConverter"'
+    said = "another version of nvidia-cutlass: the one given to --headers-from lacks it"
+    for given in (("pypi:nvidia-cutlass",), ("pypi:torch==2.8.0", "pypi:Nvidia_Cutlass==4.2.0"), ("nvidia-cutlass",)):
+        layout = Reasons((), {}, {}, given).explain(unresolved_layout("M", "struct", "m.cuh", 9, error))
+        assert (layout.missing, layout.supplied_by) == ("cutlass::InterleavedNumericArrayConverter", said)
+        assert supplier_for("cute/tensor.hpp", {}, given) == said
+    # another distribution given changes nothing; and what the given one does supply is still told
+    assert supplier_for("cute/tensor.hpp", {}, ("pypi:torch==2.8.0",)) == "--headers-from pypi:nvidia-cutlass"
+    assert supplier_for("c10/util/Half.h", {}, ("pypi:nvidia-cutlass",)) == "--headers-from pypi:torch"
+    groups = group_diagnostics([{"severity": "warning", "code": "probe-failed", "path": "m.cuh", "line": 9,
+                                 "message": error}], {}, ("pypi:nvidia-cutlass",))
+    assert [g.fix for g in groups] == [said]
 
 
 def test_counts_per_family_and_missing_header():

@@ -110,7 +110,8 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
         with log.phase("bundle"):
             encoded = encode_bundle(ctx, steps, diagnostics)
             log.bundle_bytes = len(encoded.data)
-        summary = {**encoded.summary, "groups": memo.groups(encoded.summary["diagnostics"], inputs.sources)}
+        summary = {**encoded.summary, "groups": memo.groups(encoded.summary["diagnostics"], inputs.sources,
+                                                                 inputs.options.build.headers_from)}
         with log.phase("memo"):
             held_written()
             written = memo.remember(inputs.cache_dir, memo_key, store, encoded.data, encoded.compressed, summary)

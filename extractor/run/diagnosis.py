@@ -46,11 +46,12 @@ _MEANING = {
 }
 
 
-def group_diagnostics(diagnostics: Iterable[Mapping[str, Any]], pins: Mapping[str, str] | None = None
-                      ) -> list[DiagnosticGroup]:
+def group_diagnostics(diagnostics: Iterable[Mapping[str, Any]], pins: Mapping[str, str] | None = None,
+                      given: Iterable[str] = ()) -> list[DiagnosticGroup]:
     """Warnings and errors grouped by (severity, code, fix), most frequent first. ``diagnostics``
     are the bundle's (dicts with path, line, code, message, severity); ``pins``: the versions the
-    project pins (extractor.structs.reasons.pinned_versions), for the fixes' ``==VERSION``."""
+    project pins (extractor.structs.reasons.pinned_versions), for the fixes' ``==VERSION``; ``given``: the
+    run's ``--headers-from`` specs (a distribution given there is no fix for what it lacks)."""
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     missing: dict[tuple[str, str, str], list[str]] = {}
     for d in diagnostics:
@@ -59,7 +60,7 @@ def group_diagnostics(diagnostics: Iterable[Mapping[str, Any]], pins: Mapping[st
         fix, lack = "", ""
         if d["code"] == "probe-failed":
             lack = missing_from(d["message"])
-            fix = supplier_for(lack, dict(pins or {}))
+            fix = supplier_for(lack, dict(pins or {}), given)
         key = (d["severity"], d["code"], fix)
         groups.setdefault(key, []).append(d)
         if lack and lack not in missing.setdefault(key, []):

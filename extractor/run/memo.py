@@ -219,14 +219,16 @@ def _at_exit() -> None:
         _keep(waiting.cache_dir, waiting.key, waiting.data)
 
 
-def groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree]) -> list[dict[str, Any]]:
+def groups(diagnostics: list[dict[str, Any]], sources: Sequence[SourceTree], given: Sequence[str] = ()
+           ) -> list[dict[str, Any]]:
     """The diagnostics grouped for the reader (extractor.run.diagnosis), with the versions the
-    sources pin for the fixes (from their pyproject.toml: a manifest, part of the memo's key)."""
+    sources pin for the fixes (from their pyproject.toml: a manifest, part of the memo's key) and
+    the run's ``--headers-from`` specs (``given``: part of the options in the key)."""
     from extractor.run.diagnosis import group_diagnostics  # the structs' reasons: a miss's import
     from extractor.structs.reasons import pinned_versions
 
     pins = pinned_versions(s.root for s in sources)
-    return [dataclasses.asdict(g) for g in group_diagnostics(diagnostics, pins)]
+    return [dataclasses.asdict(g) for g in group_diagnostics(diagnostics, pins, given)]
 
 
 def _path(cache_dir: Path, key: str) -> Path:

@@ -73,7 +73,8 @@ def probe_layouts(ctx: Context, roots: tuple[tuple[Path, str], ...]
             context_key=context_key, keep_objects=_keep_objects(extra),
             memory_bytes=int(extra.get("structs_probe_memory", DEFAULT_MEMORY)),
             batch_size=int(extra.get("structs_batch_size", BATCH_SIZE)))
-    reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]))
+    reasons = Reasons(roots, {p: f for p, (f, _) in files.items()}, pinned_versions([r for r, _ in roots]),
+                      settings.headers_from)
     layouts = [reasons.explain(x) for r in results for x in r.layouts]
     # A definition the source's scan found under other scopes than the compiler laid it out at
     # that line (the scan lost its way around a macro: torch's `struct C10_API X` inside
@@ -206,8 +207,9 @@ class Reasons:
     the compile left out, the `#if` lines around it and the CMake option that names the macro
     (the header's text and the project's CMake files read once per run, when first needed)."""
 
-    def __init__(self, roots: tuple[tuple[Path, str], ...], files: dict[str, Path], pins: dict[str, str]) -> None:
-        self._roots, self._files, self._pins = roots, files, pins
+    def __init__(self, roots: tuple[tuple[Path, str], ...], files: dict[str, Path], pins: dict[str, str],
+                 given: tuple[str, ...] = ()) -> None:
+        self._roots, self._files, self._pins, self._given = roots, files, pins, given
         self._options: dict[str, CmakeOption] | None = None
         self._texts: dict[str, str] = {}
 
@@ -223,7 +225,7 @@ class Reasons:
         missing = missing_from(layout.error)
         if not missing:
             return layout
-        return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, self._pins))
+        return dataclasses.replace(layout, missing=missing, supplied_by=supplier_for(missing, self._pins, self._given))
 
     def _left_out(self, layout: StructLayout) -> StructLayout:
         if layout.path not in self._files:

@@ -89,10 +89,15 @@ def includer_may_cure(error: str) -> bool:
     return "incomplete type" in error or bool(missing_name(error))
 
 
-def supplier_for(missing: str, pins: dict[str, str] | None = None) -> str:
+def supplier_for(missing: str, pins: dict[str, str] | None = None, given: Iterable[str] = ()) -> str:
     """What supplies ``missing`` (a header path or a name), "" when archdiff knows nothing. A
     header matches a rule that is its prefix (`boost/`, `cuda_fp16`) or, for rules starting with a
-    dot, its suffix (`.pb.h`); the longest matching rule wins (`.grpc.pb.h` over `.pb.h`)."""
+    dot, its suffix (`.pb.h`); the longest matching rule wins (`.grpc.pb.h` over `.pb.h`).
+
+    ``given``: the ``--headers-from`` specs of the run. When the supplier is a distribution given
+    there, its headers were searched and lack ``missing``: asking for it again would be no fix, so
+    the answer says so (vLLM's machete builds against its own CUTLASS, whose names the released
+    nvidia-cutlass does not all have)."""
     if not missing:
         return ""
     best, length = None, 0
@@ -105,7 +110,17 @@ def supplier_for(missing: str, pins: dict[str, str] | None = None) -> str:
     else:
         first = missing.split("::", 1)[0]
         best = next((s for s in load_suppliers() if first in s.symbols), None)
-    return _versioned(best, pins or {}) if best is not None else ""
+    if best is None:
+        return ""
+    if best.package and _distribution(best.package) in {_distribution(spec) for spec in given}:
+        return f"another version of {best.package}: the one given to --headers-from lacks it"
+    return _versioned(best, pins or {})
+
+
+def _distribution(spec: str) -> str:
+    """A distribution's normalised name from ``pypi:NAME[==VERSION]`` or an installed NAME."""
+    name = re.split(r"[=<>!~\[ ]", spec.removeprefix("pypi:"), maxsplit=1)[0]
+    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _versioned(s: Supplier, pins: dict[str, str]) -> str:
