@@ -57,20 +57,26 @@ def test_the_pinned_version_comes_from_the_projects_build_requirements(tmp_path)
 
 
 def test_a_distribution_already_given_is_not_the_fix_for_what_it_lacks():
-    # vLLM's machete with --headers-from pypi:nvidia-cutlass: the released CUTLASS lacks a name of
-    # the fork vLLM builds against; telling the user to give what was given would be no fix
+    # vLLM with --headers-from pypi:torch and pypi:nvidia-cutlass: telling the user to give what was
+    # given would be no fix. A header it lacks needs another version; a name of its namespace that
+    # is undeclared was not included by the header (machete uses a name vLLM's own CUTLASS
+    # extensions declare; selective_scan.h uses `at::` and leaves torch's includes to its includers)
     error = 'm.cuh(9): error: namespace "cutlass" has no member "InterleavedNumericArrayConverter"'
-    said = "another version of nvidia-cutlass: the one given to --headers-from lacks it"
+    lacks = "another version of nvidia-cutlass: the one given to --headers-from lacks it"
+    leans = ("an #include of what declares it (nvidia-cutlass is given: the header leans on its includers), "
+             "or another version")
     for given in (("pypi:nvidia-cutlass",), ("pypi:torch==2.8.0", "pypi:Nvidia_Cutlass==4.2.0"), ("nvidia-cutlass",)):
         layout = Reasons((), {}, {}, given).explain(unresolved_layout("M", "struct", "m.cuh", 9, error))
-        assert (layout.missing, layout.supplied_by) == ("cutlass::InterleavedNumericArrayConverter", said)
-        assert supplier_for("cute/tensor.hpp", {}, given) == said
-    # another distribution given changes nothing; and what the given one does supply is still told
+        assert (layout.missing, layout.supplied_by) == ("cutlass::InterleavedNumericArrayConverter", leans)
+        assert supplier_for("cute/tensor.hpp", {}, given) == lacks
+    assert supplier_for("at", {}, ("pypi:torch==2.8.0",)).startswith("an #include of what declares it (torch is given")
+    # another distribution given changes nothing; and what the given one does not supply is still told
     assert supplier_for("cute/tensor.hpp", {}, ("pypi:torch==2.8.0",)) == "--headers-from pypi:nvidia-cutlass"
     assert supplier_for("c10/util/Half.h", {}, ("pypi:nvidia-cutlass",)) == "--headers-from pypi:torch"
     groups = group_diagnostics([{"severity": "warning", "code": "probe-failed", "path": "m.cuh", "line": 9,
-                                 "message": error}], {}, ("pypi:nvidia-cutlass",))
-    assert [g.fix for g in groups] == [said]
+                                 "message": "m.cuh:1:10: fatal error: cute/tensor.hpp: No such file or directory"}],
+                               {}, ("pypi:nvidia-cutlass",))
+    assert [g.fix for g in groups] == [lacks]
 
 
 def test_counts_per_family_and_missing_header():

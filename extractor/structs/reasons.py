@@ -95,9 +95,11 @@ def supplier_for(missing: str, pins: dict[str, str] | None = None, given: Iterab
     dot, its suffix (`.pb.h`); the longest matching rule wins (`.grpc.pb.h` over `.pb.h`).
 
     ``given``: the ``--headers-from`` specs of the run. When the supplier is a distribution given
-    there, its headers were searched and lack ``missing``: asking for it again would be no fix, so
-    the answer says so (vLLM's machete builds against its own CUTLASS, whose names the released
-    nvidia-cutlass does not all have)."""
+    there, asking for it again would be no fix, so the answer says what is left: a header it lacks
+    needs another version of it; a name it should declare was not declared by what the header
+    includes (vLLM's `selective_scan.h` uses `at::` and includes no torch header: its includers
+    do; machete uses `cutlass::InterleavedNumericArrayConverter`, which vLLM's own CUTLASS
+    extensions declare), or needs another version."""
     if not missing:
         return ""
     best, length = None, 0
@@ -113,7 +115,10 @@ def supplier_for(missing: str, pins: dict[str, str] | None = None, given: Iterab
     if best is None:
         return ""
     if best.package and _distribution(best.package) in {_distribution(spec) for spec in given}:
-        return f"another version of {best.package}: the one given to --headers-from lacks it"
+        if length:
+            return f"another version of {best.package}: the one given to --headers-from lacks it"
+        return (f"an #include of what declares it ({best.package} is given: the header leans on its includers), "
+                "or another version")
     return _versioned(best, pins or {})
 
 
