@@ -24,6 +24,15 @@ from extractor.telemetry.promql import analyse
     ("count(up{job=~\"triton.*\"} == 0) by (instance) != 0", ("up",), "!=", 0.0),
     ("topk(3, sum by (model) (rate(nv_inference_count[5m]))) and on(model) vector(1)",
      ("nv_inference_count",), "", None),
+    # keywords and aggregations in any case, as Prometheus reads them (kube-prometheus-stack's TargetDown)
+    ("100 * (count(up == 0) BY (cluster, job) / COUNT(up) BY (cluster, job)) > 10", ("up",), ">", 10.0),
+    ("SUM WITHOUT (pod) (x OFFSET 5m) > BOOL 2", ("x",), ">", 2.0),
+    # Helm's template actions left in a rule, and a comment in it (kube-prometheus-stack's alertmanager rules)
+    ("# failed scrapes could create false negatives, see\n# https://www.robustperception.io/x for details.\n"
+     "max_over_time(alertmanager_cluster_failed_peers{job=\"{{ $alertmanagerJob }}\"}[5m])\n"
+     "  / on ({{ range $.Values.labels }}{{ . }},{{ end }}namespace) group_left\n"
+     "  count by ({{ range $.Values.labels }}{{ . }},{{- end }}namespace) (up) > {{ .Values.x | default 0.01 }}",
+     ("alertmanager_cluster_failed_peers", "up"), ">", None),
 ])
 def test_analyse(expr, metrics, op, value):
     result = analyse(expr)
@@ -34,6 +43,13 @@ def test_unknown_syntax_is_reported_and_names_salvaged():
     result = analyse("sum(foo{a=\"b\"}[5m]) ? bar")
     assert result.error.startswith("unexpected '?'")
     assert result.metrics == ("bar", "foo")
+
+
+def test_salvaged_names_leave_out_comments_and_strings():
+    # what the lexer rejects is read for names; a comment's words and a label's value are not names
+    result = analyse('sum(kube_pod_owner{owner_kind="Deployment"}) ? x  # see www.example.io')
+    assert result.error.startswith("unexpected '?'")
+    assert result.metrics == ("kube_pod_owner", "x")
 
 
 def test_unbalanced_brackets_are_reported():

@@ -1,11 +1,14 @@
 """A small PromQL lexer: enough to list the metrics an expression reads and its top-level comparison.
+Keywords and aggregation operators are matched in any case, as Prometheus's lexer does (`BY`, `SUM`).
 
 Not a full parser. It knows the token classes of PromQL (identifiers, strings, numbers, durations,
 operators, brackets) and the places where an identifier is *not* a metric: a function or aggregation
 name (followed by ``(`` or ``by``/``without``), a keyword, a label name inside ``{...}``, the
 grouping labels of ``by``/``without``/``on``/``ignoring``/``group_left``/``group_right``, and
 anything inside a range ``[...]``. Dashboard and adapter template variables (``$var``, ``${var}``,
-``[[var]]``, ``<<.LabelMatchers>>``) are accepted as opaque tokens.
+``[[var]]``, ``<<.LabelMatchers>>``) and Helm's template actions left in a rule (``{{ $.Values.x }}``,
+``by ({{ range .labels }}{{ . }},{{ end }}job)``: kube-prometheus-stack's rules) are accepted as
+opaque tokens.
 """
 
 from __future__ import annotations
@@ -27,14 +30,14 @@ COMPARISONS = ("==", "!=", ">=", "<=", ">", "<")
 _TOKEN = re.compile(r"""
     (?P<ws>\s+)
   | (?P<comment>\#[^\n]*)
-  | (?P<tplvar>\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\[\[[^\]]*\]\]|<<[^>]*>>)
+  | (?P<tplvar>\{\{.*?\}\}|\$\{[^}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\[\[[^\]]*\]\]|<<[^>]*>>)
   | (?P<string>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`)
   | (?P<duration>(?:\d+(?:ms|[smhdwy]))+(?![A-Za-z0-9_:]))
   | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<ident>[A-Za-z_:][A-Za-z0-9_:]*)
   | (?P<op>==|!=|>=|<=|=~|!~|[-+*/%^=<>@])
   | (?P<punct>[(){}\[\],])
-""", re.VERBOSE)
+""", re.VERBOSE | re.DOTALL)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -85,12 +88,14 @@ def analyse(expr: str) -> Analysis:
 def _salvage_metrics(expr: str) -> tuple[str, ...]:
     """Best effort for an expression the lexer rejects: identifiers that are not calls, keywords,
     label matchers or ranges."""
-    stripped = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", expr)
+    # comments and strings (`# see https://...`, `owner_kind="Deployment"`) hold no metric
+    stripped = re.sub(r"""#[^\n]*|"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`""", " ", expr)
+    stripped = re.sub(r"\{[^}]*\}|\[[^\]]*\]", " ", stripped)
     stripped = re.sub(r"\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", " ", stripped)
     names = set()
     for match in re.finditer(r"(?<![A-Za-z0-9_:$.])([A-Za-z_:][A-Za-z0-9_:]*)(?![A-Za-z0-9_:])(?!\s*\()", stripped):
         name = match.group(1)
-        if name.lower() not in KEYWORDS and name not in AGGREGATIONS:
+        if name.lower() not in KEYWORDS and name.lower() not in AGGREGATIONS:
             names.add(name)
     return tuple(sorted(names))
 
@@ -127,7 +132,7 @@ def _metrics(tokens: list[Token]) -> tuple[str, ...]:
                 bracket = max(0, bracket - 1)
             elif token.text == "(":
                 paren += 1
-                if prev is not None and prev.kind == "ident" and prev.text in GROUPING:
+                if prev is not None and prev.kind == "ident" and prev.text.lower() in GROUPING:
                     skip_group_depth = paren
             elif token.text == ")":
                 if skip_group_depth == paren:
@@ -146,9 +151,9 @@ def _metrics(tokens: list[Token]) -> tuple[str, ...]:
             continue
         if nxt is not None and nxt.kind == "punct" and nxt.text == "(":
             continue  # a function or aggregation call
-        if token.text in AGGREGATIONS and nxt is not None and nxt.text in ("by", "without"):
+        if token.text.lower() in AGGREGATIONS and nxt is not None and nxt.text.lower() in ("by", "without"):
             continue
-        if prev is not None and prev.text == "offset":
+        if prev is not None and prev.text.lower() == "offset":
             continue
         found.add(token.text)
     return tuple(sorted(found))
@@ -167,7 +172,7 @@ def _comparison(tokens: list[Token]) -> tuple[str, float | None]:
         if depth or token.kind != "op" or token.text not in COMPARISONS:
             continue
         right = tokens[i + 1:]
-        if right and right[0].text == "bool":
+        if right and right[0].text.lower() == "bool":
             right = right[1:]
         value = _literal(right)
         op = token.text
