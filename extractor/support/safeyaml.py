@@ -64,10 +64,11 @@ class LineList(list):
     line = 0
 
 
-class _Counting:
-    """Counts aliases, nodes and nesting depth while composing: a document with more nodes than
-    the limit even before any alias is expanded is refused as soon as the composer reaches it, not
-    after. Mixed into a loader whose composer is PyYAML's Python one (libyaml's cannot be hooked)."""
+class _Counting(yaml.composer.Composer):
+    """PyYAML's Python composer (libyaml's cannot be hooked), counting aliases, nodes and nesting
+    depth while composing: a document with more nodes than the limit even before any alias is
+    expanded is refused as soon as the composer reaches it, not after. A loader puts it before its
+    source of events (PyYAML's parser or libyaml's)."""
 
     _limits: Limits
     _aliases = 0
@@ -75,22 +76,22 @@ class _Counting:
     _nodes = 0
 
     def compose_node(self, parent, index):  # noqa: ANN001 - PyYAML's own signature
-        if self.check_event(yaml.AliasEvent):  # type: ignore[attr-defined]
+        if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > self._limits.max_aliases:
                 raise YamlLimitError(problem=f"more than {self._limits.max_aliases} aliases",
-                                     problem_mark=self.peek_event().start_mark)  # type: ignore[attr-defined]
-            return super().compose_node(parent, index)  # type: ignore[misc]
+                                     problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)
         self._nodes += 1
         if self._nodes > self._limits.max_nodes:
             raise YamlLimitError(problem=f"more than {self._limits.max_nodes} nodes",
-                                 problem_mark=self.peek_event().start_mark)  # type: ignore[attr-defined]
+                                 problem_mark=self.peek_event().start_mark)
         self._depth += 1
         try:
             if self._depth > self._limits.max_depth:
                 raise YamlLimitError(problem=f"nested deeper than {self._limits.max_depth} levels",
-                                     problem_mark=self.peek_event().start_mark)  # type: ignore[attr-defined]
-            return super().compose_node(parent, index)  # type: ignore[misc]
+                                     problem_mark=self.peek_event().start_mark)
+            return super().compose_node(parent, index)
         finally:
             self._depth -= 1
 
@@ -98,7 +99,7 @@ class _Counting:
         # The base class forgets anchors per document; aliases and nodes are counted per document too.
         self._aliases = 0
         self._nodes = 0
-        return super().compose_document()  # type: ignore[misc]
+        return super().compose_document()
 
 
 class _CountingLoader(_Counting, yaml.SafeLoader):
@@ -115,7 +116,7 @@ except ImportError:  # PyYAML built without libyaml
     _CParser = None
 
 if _CParser is not None:
-    class _CountingCLoader(_Counting, yaml.composer.Composer, _CParser, yaml.resolver.Resolver):
+    class _CountingCLoader(_Counting, _CParser, yaml.resolver.Resolver):
         """libyaml's scanner and parser (the events: 4x faster than PyYAML's Python ones, a 3.5 MB
         Kubernetes manifest in 2 s instead of 5-8), composed by the Python composer that counts.
         The node graph is the pure loader's (tags, values, styles but for a plain scalar's ``''``
@@ -190,15 +191,15 @@ def compose_all(text: str, limits: Limits = DEFAULT_LIMITS) -> list[yaml.Node]:
 def _compose(loader: _Counting, limits: Limits) -> list[yaml.Node]:
     nodes: list[yaml.Node] = []
     try:
-        while loader.check_node():  # type: ignore[attr-defined]
-            node = loader.get_node()  # type: ignore[attr-defined]
+        while loader.check_node():
+            node = loader.get_node()
             if node is not None:
                 _expanded_size(node, limits)
                 nodes.append(node)
     except RecursionError as err:  # PyYAML's composer recurses per level: a last guard
         raise YamlLimitError(problem="nested too deeply to read") from err
     finally:
-        loader.dispose()  # type: ignore[attr-defined]
+        loader.dispose()
     return nodes
 
 
