@@ -166,3 +166,16 @@ def test_compose_all_reads_through_libyaml_and_reports_in_pyyamls_words(monkeypa
     with pytest.raises(yaml.YAMLError, match="special characters are not allowed"):
         safeyaml.compose_all(odd)
     assert pure_reads[-1] == odd
+
+
+def test_without_libyaml_the_pure_loader_reads_the_same(monkeypatch):
+    """A PyYAML built without libyaml: every text is read by the pure-Python loader, to the same
+    objects and the same refusals."""
+    from extractor.support import safeyaml
+
+    with_c = load_all(MIXED.replace("!Ref thing", "thing"), lines=True)
+    monkeypatch.setattr(safeyaml, "_CParser", None)
+    assert load_all(MIXED.replace("!Ref thing", "thing"), lines=True) == with_c
+    assert [d.line for d in with_c] == [3, 20]
+    with pytest.raises(YamlLimitError, match="expands to more than"):
+        load_all(billion_laughs())
