@@ -127,3 +127,77 @@ def test_operator_schemas_are_nodes_their_implementations_implement(torch_cpp):
     assert [p.annotation for p in fn.params] == ["torch::Tensor&", "torch::Tensor&", "const torch::Tensor&"]
     assert fn.api == "public: torch op <TORCH_EXTENSION_NAME>_cache_ops::swap_blocks"
     assert by_id["torchop:my_ext::twice"].returns == "Tensor"
+
+
+SPLIT_MODULE = {
+    "python/cpp/module.cc": """
+#include <pybind11/pybind11.h>
+namespace py = pybind11;
+namespace ct { namespace python {
+void register_translator(py::module& m);
+void register_logging(const py::module& mod);
+} }
+PYBIND11_MODULE(_ext, m) {
+  m.def("contains_model", &ct::contains_model);
+  ct::python::register_translator(m);
+  ct::python::register_logging(m);
+}
+""",
+    "python/cpp/translator.cc": """
+#include <pybind11/pybind11.h>
+namespace py = pybind11;
+namespace ct { namespace python {
+class TranslatorWrapper {
+ public:
+  int translate_batch(int n) { return n; }
+};
+void register_results(pybind11::module_ &results);
+void register_translator(py::module& m) {
+  py::class_<TranslatorWrapper>(m, "Translator")
+    .def("translate_batch", &TranslatorWrapper::translate_batch);
+  register_results(m);
+}
+} }
+""",
+    "python/cpp/results.cc": """
+#include <pybind11/pybind11.h>
+namespace ct { namespace python {
+int score(int x) { return x; }
+void register_results(pybind11::module_ &results) { results.def("score", &score); }
+} }
+""",
+    "python/cpp/logging.cc": """
+#include <pybind11/pybind11.h>
+namespace py = pybind11;
+namespace ct {
+void set_log_level(int level) {}
+int contains_model(int path) { return path; }
+namespace python {
+void register_logging(const py::module& mod) { mod.def("set_log_level", &ct::set_log_level); }
+void register_unused(py::module& m) { m.def("unused", &ct::set_log_level); }
+void stub_setup(py::module& sys) { sys.attr("path"); }
+} }
+""",
+}
+
+
+def test_pybind11_registrations_split_over_functions_given_the_module(tmp_path):
+    # CTranslate2's python/cpp: PYBIND11_MODULE hands its module to register_* functions in other
+    # files, and those to others; what they register is the block's module's
+    for rel, code in SPLIT_MODULE.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    cpp = extract_cpp_graph(scan_trees({"": tmp_path}))
+    assert {b.python_name: b.target for b in cpp.shared.pybind_bindings} == {
+        "_ext.contains_model": "cpp:ct::contains_model",
+        "_ext.Translator": "cpp:ct::python::TranslatorWrapper",
+        "_ext.Translator.translate_batch": "cpp:ct::python::TranslatorWrapper::translate_batch",
+        "_ext.score": "cpp:ct::python::score",  # handed on twice
+        "_ext.set_log_level": "cpp:ct::set_log_level"}  # register_unused is called by no block
+    sites = [CallSite("py:ct.api.main", callee, "ct/api.py", n)
+             for n, callee in enumerate(["ct._ext.Translator", "ct._ext.score", "ct._ext.unused"], start=1)]
+    assert {(e.target, e.line) for e in bind(cpp, *sites).edges} == {
+        ("cpp:ct::python::TranslatorWrapper", 1), ("cpp:ct::python::score", 2)}
+    by_id = {n.id: n for n in cpp.nodes}
+    assert by_id["cpp:ct::python::TranslatorWrapper"].api == "public: pybind11 _ext.Translator"
+    assert by_id["cpp:ct::python::register_unused"].api.startswith("internal")

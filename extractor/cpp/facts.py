@@ -88,11 +88,18 @@ class TorchOpFact(msgspec.Struct, frozen=True, omit_defaults=True):
     lambda_calls: tuple[str, ...] = ()  # what a lambda implementation calls, in source order
 
 
-class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A pybind11 registration inside a `PYBIND11_MODULE` block, names as written."""
+# A PybindFact's module when its registration is in a function given the module (``void
+# register_translator(py::module& m)``): this prefix, then that function's qualified name; the graph
+# step gives it the modules of the blocks that call it (extractor.cpp.ops).
+HELPER_MODULE = "@"
 
-    kind: str  # "def", "method" or "class"
-    module: str
+
+class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A pybind11 registration inside a `PYBIND11_MODULE` block or a function given its module,
+    names as written."""
+
+    kind: str  # "def", "method", "class", or "module": the module handed to function ``target``
+    module: str  # the block's module, or HELPER_MODULE + the qualified name of the function given it
     name: str  # the Python name
     target: str  # the C++ function or type as written
     line: int

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from extractor.cpp.facts import CppFacts, SchemaParam, TorchOpFact
+from extractor.cpp.facts import HELPER_MODULE, CppFacts, SchemaParam, TorchOpFact
 from extractor.cpp.symbols import SymbolTable
 from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import file_id, id_name
@@ -65,6 +65,7 @@ class PyBinding:
 def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                           ) -> tuple[list[OpRegistration], list[PyBinding]]:
     ops, bindings = [], []
+    given = _modules_given(facts, table)
     for path in sorted(facts):
         for op in facts[path].torch_ops:
             if op.fn == "<lambda>":
@@ -75,6 +76,8 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                                       op.ns_suffix, op.overload, op.dispatch, fn, target))
         for b in facts[path].pybind:
             fn = b.target
+            if b.kind == "module":
+                continue
             if b.kind == "class":
                 target = table.resolve_type(b.scope, fn, path)
                 target = target if id_name(target) in table.types else ""
@@ -82,8 +85,39 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                 fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
             else:
                 target = table.resolve_reference(b.scope, fn, path)
-            bindings.append(PyBinding(path, b.line, b.kind, b.module, b.name, b.owner, fn, target))
+            for module in given.get(b.module, ()) if b.module.startswith(HELPER_MODULE) else (b.module,):
+                bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target))
     return sorted(ops), sorted(bindings)
+
+
+def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, list[str]]:
+    """HELPER_MODULE + qualified name of a function that registers bindings on a module it is
+    given -> the modules it is given: by a PYBIND11_MODULE block that calls it with its module,
+    or by such a function in turn. A function no block reaches has none (its registrations are
+    not bindings of any module the build defines)."""
+    helpers: dict[str, str] = {}  # node id -> the placeholder its own registrations carry
+    for path in sorted(facts):
+        for b in facts[path].pybind:
+            if b.module.startswith(HELPER_MODULE) and b.module not in helpers.values():
+                node = table.resolve_reference("", b.module[len(HELPER_MODULE):], path)
+                if node:
+                    helpers[node] = b.module
+    handed: dict[str, set[str]] = {}  # a block's module or a placeholder -> placeholders it hands on to
+    for path in sorted(facts):
+        for b in facts[path].pybind:
+            if b.kind == "module":
+                node = table.resolve_reference(b.scope, b.target, path)
+                if node in helpers:
+                    handed.setdefault(b.module, set()).add(helpers[node])
+    given: dict[str, set[str]] = {}
+    for module in sorted(m for m in handed if not m.startswith(HELPER_MODULE)):
+        stack = sorted(handed[module])
+        while stack:
+            helper = stack.pop()
+            if module not in given.setdefault(helper, set()):
+                given[helper].add(module)
+                stack.extend(sorted(handed.get(helper, ())))
+    return {helper: sorted(modules) for helper, modules in given.items()}
 
 
 def op_nodes(facts: Mapping[str, CppFacts], ops: list[OpRegistration]) -> tuple[list[Node], list[Edge]]:

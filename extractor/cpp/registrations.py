@@ -72,11 +72,19 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
 
 def pybind_registrations(module: str, var: str, body: Any, scope: str, language: Language
                          ) -> list[PybindFact]:
-    """`m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its `.def("meth", &T::meth)` calls."""
+    """`m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its `.def("meth", &T::meth)` calls; and
+    a call that hands the module on (`register_translator(m)`: a ``module`` fact, ``target`` the
+    function as written), whose registrations belong to this module too."""
     found = []
     calls = capture_nodes(body, language, _CALLS).get("c", ())
     for call in calls:
         fn = call.child_by_field_name("function")
+        if fn is not None and fn.type in ("identifier", "qualified_identifier") and \
+                any(text(arg) == var for arg in call_arguments(call)):
+            callee = callee_text(fn)
+            if callee and not callee.startswith(("py::", "pybind11::")):
+                found.append(PybindFact("module", module, "", callee, line(call), scope))
+            continue
         if fn is None or fn.type != "field_expression":
             continue
         field = fn.child_by_field_name("field")

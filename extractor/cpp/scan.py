@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import CallSites, CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
+from extractor.cpp.facts import HELPER_MODULE, CallSites, CppFacts, Definition, Param, PybindFact, Scope, TorchOpFact
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
@@ -39,6 +39,8 @@ _DECLARATOR_WRAPPERS = frozenset({
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
 _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
 _MAX_ERROR_LINES = 20
+# a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`
+_PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
@@ -277,12 +279,20 @@ class _Scanner:
         tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
         inner = scope + tuple((p, "") for p in written.split("::"))
         qual = _join(inner)
+        params = parameters(fdecl)
         self.add_def(kind, inner, node, name_node, template=template, tags=tags,
                      signature=_signature(fdecl), is_def=True, in_class=_in_class(scope),
-                     params=parameters(fdecl), returns=return_type(node, fdecl))
+                     params=params, returns=return_type(node, fdecl))
         body = node.child_by_field_name("body")
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, qual))
+            module = next((p.name for p in params
+                           if p.name and _PYBIND_MODULE_TYPE.fullmatch(SPACES.sub("", p.type))), "")
+            if module:
+                # registrations split over functions given the module (`void register_translator(py::module& m)`,
+                # called from the PYBIND11_MODULE block): their module is the caller's, found by the graph step
+                self.pybind.extend(pybind_registrations(HELPER_MODULE + qual, module, body, _join(scope),
+                                                        self.language))
 
     def cuda_qualifiers(self, node: Any, fdecl: Any) -> set[str]:
         """`global`/`device`/`host` from the original bytes before the declarator: in files
