@@ -201,3 +201,23 @@ def test_pybind11_registrations_split_over_functions_given_the_module(tmp_path):
     by_id = {n.id: n for n in cpp.nodes}
     assert by_id["cpp:ct::python::TranslatorWrapper"].api == "public: pybind11 _ext.Translator"
     assert by_id["cpp:ct::python::register_unused"].api.startswith("internal")
+
+
+def test_python_calls_of_names_imported_from_a_pybind11_module_of_the_system(tmp_path):
+    # CTranslate2 and Triton's tritonserver: the package imports from its compiled module
+    # (`from ct import _ext`, `from ct._ext import Translator as T`), which has no .py file: the
+    # Python step finds no module there, and the calls are bound from the imports, read again
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+
+    for rel, code in SPLIT_MODULE.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(code)
+    pkg = tmp_path / "src" / "python" / "ct"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("from ct._ext import Translator as T\n\ndef make():\n    return T()\n")
+    (pkg / "log.py").write_text("from ct import _ext\n\n\ndef quiet():\n    _ext.set_log_level(0)\n    _ext.unused()\n")
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {("py:ct.make", "cpp:ct::python::TranslatorWrapper", 4),
+                     ("py:ct.log.quiet", "cpp:ct::set_log_level", 5)}

@@ -161,16 +161,21 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
 _NO_NODE = Node("", NodeKind.EXTERNAL, "", "", "")
 
 
-def native_call_sites(ctx: Any, extension_modules: set[str]) -> tuple[CallSite, ...]:
+def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[str] = frozenset()
+                      ) -> tuple[CallSite, ...]:
     """Python calls of names imported from a native extension module of the system.
 
     The Python step resolves calls against the system's own Python modules; an extension module
     (``fastok._native``) has no ``.py`` file, so a call of ``Tokenizer`` imported from it is a name
     that module "lacks" there and gives no call site. Here the file's imports are read again and
-    a call whose head was imported from (or below) an extension module becomes a call site.
+    a call whose head was imported from (or below) an extension module becomes a call site: one of
+    ``extension_modules`` (dotted), or a module whose last name is one of ``named`` (a pybind11
+    module knows only that: ``PYBIND11_MODULE(_ext, m)``) and that is no Python module of the system.
     """
     out: list[CallSite] = []
-    for f, facts in ctx.facts("python", Language.PYTHON):
+    files = list(ctx.facts("python", Language.PYTHON))
+    system = {f.module for f, _facts in files} if named else set()
+    for f, facts in files:
         module = f.module  # one naming for every step (extractor.naming)
         package = module if f.rel.endswith("__init__.py") else module.rpartition(".")[0]
         bound: dict[str, str] = {}
@@ -189,10 +194,18 @@ def native_call_sites(ctx: Any, extension_modules: set[str]) -> tuple[CallSite, 
             if not callee or head not in bound:
                 continue
             dotted = bound[head] + (f".{rest}" if rest else "")
-            if any(dotted.startswith(m + ".") for m in extension_modules):
+            if any(dotted.startswith(m + ".") for m in extension_modules) or \
+                    (named and _below_named_extension(dotted, named, system)):
                 caller = f"py:{module}.{scope}" if scope else f"py:{module}"
                 out.append(CallSite(caller, dotted, f.path, line))
     return tuple(out)
+
+
+def _below_named_extension(dotted: str, named: frozenset[str], system: set[str]) -> bool:
+    """``dotted`` names something inside a module whose last name is one of ``named`` and which is
+    not a Python module of the system (``ctranslate2._ext.set_log_level``)."""
+    parts = dotted.split(".")
+    return any(parts[i] in named and ".".join(parts[:i + 1]) not in system for i in range(len(parts) - 1))
 
 
 def _exported_name(item: RustItem) -> str:

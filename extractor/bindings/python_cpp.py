@@ -88,14 +88,18 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     call_sites += tuple(_reference_sites(ctx, py_result))
     ops = cpp_shared.op_registrations if cpp_shared is not None else ()
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
+    if pybind:  # calls of names imported from a pybind11 module: the Python step found no module there
+        from extractor.bindings.ffi import native_call_sites
+
+        call_sites += native_call_sites(ctx, set(), frozenset(b.module for b in pybind if b.target))
     return bind_call_sites(call_sites, ops, pybind)
 
 
 def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                     pybind: Iterable[PyBinding]) -> Contribution[BindingsShared]:
     """`binds` edges from ``call_sites`` (CallSite-shaped: caller, callee, path, line)."""
-    sites = sorted((CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
-                    for s in call_sites), key=lambda s: (s.path, s.line, s.caller, s.callee))
+    sites = sorted({CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
+                    for s in call_sites}, key=lambda s: (s.path, s.line, s.caller, s.callee))
     torch_index = _TorchOpIndex(tuple(ops), sites)
     py_index = PyBindIndex(tuple(pybind))
     bindings: list[Binding] = []
