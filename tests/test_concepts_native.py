@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any
 
-from extractor.concepts.native_scan import _MAX_STRING, _RUST_DEFS, scan_native
+from extractor.concepts.native_scan import _MAX_STRING, _RUST_DEFS, resolve_names, scan_native
 from extractor.go.parse import parse_source as parse_go
 from extractor.model import Language, ParsedFile
 from extractor.rust.parse import parse_source as parse_rust
@@ -108,14 +108,7 @@ def walked(parsed: ParsedFile) -> tuple:
             defs.append((node.child_by_field_name("name").text.decode(), what, line))
         inner = depth + (kind in ("impl_item", "function_item", "mod_item"))
         stack.extend((child, inner) for child in reversed(node.named_children))
-    sep = "::" if rust else "."
-    resolved = set()
-    for name, line in names:
-        head, dot, rest = name.partition(sep)
-        if head in aliases:
-            resolved.add((aliases[head] + (dot + rest if rest else ""), line))
-        elif rust or not dot:
-            resolved.add((name, line))
+    resolved = resolve_names(names, aliases, rust)  # the same resolution: the walk is what is compared
     return (sorted(imports), sorted(resolved), sorted(calls), sorted(strings), sorted(defs, key=lambda d: (d[2], d[0])))
 
 

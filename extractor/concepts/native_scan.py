@@ -111,6 +111,14 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
                 "struct" if value is not None and value.type == "struct_type" else
                 "interface" if value is not None and value.type == "interface_type" else "type")
         defs.append((_text(name), what, node.start_point[0] + 1, []))
+    return ConceptFacts(
+        imports=tuple(Import(*t) for t in sorted(imports)), names=tuple(sorted(resolve_names(names, aliases, rust))),
+        calls=tuple(sorted(calls)), strings=tuple(sorted(strings)),
+        defs=tuple(Definition(q, k, ln, tuple(b)) for q, k, ln, b in sorted(defs, key=lambda d: (d[2], d[0]))))
+
+
+def resolve_names(names: set[tuple[str, int]], aliases: dict[str, str], rust: bool) -> set[tuple[str, int]]:
+    """Called names with their head resolved through the imports' aliases."""
     sep = "::" if rust else "."
     resolved = set()
     for name, line in names:
@@ -119,10 +127,7 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
             resolved.add((aliases[head] + (dot + rest if rest else ""), line))
         elif rust or not dot:  # a Go selector on a variable says nothing of what it calls
             resolved.add((name, line))
-    return ConceptFacts(
-        imports=tuple(Import(*t) for t in sorted(imports)), names=tuple(sorted(resolved)),
-        calls=tuple(sorted(calls)), strings=tuple(sorted(strings)),
-        defs=tuple(Definition(q, k, ln, tuple(b)) for q, k, ln, b in sorted(defs, key=lambda d: (d[2], d[0]))))
+    return resolved
 
 
 def _in_order(nodes: Any) -> list[Any]:
