@@ -23,15 +23,14 @@ import collections
 import dataclasses
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
 
-from extractor import cpp, go, naming, python, rust
-from extractor.bindings.python_cpp import Binding, PyBindIndex
+from extractor import cpp, go, python, rust
+from extractor.bindings.python_cpp import Binding, PyBindIndex, native_call_sites
 from extractor.context import Context
 from extractor.cpp.graph import PyBinding
 from extractor.go.graph import CgoUse
 from extractor.native.manifests import Crate, Manifests, system_manifests
-from extractor.model import Contribution, Edge, EdgeKind, Language, Node, NodeKind, Step
+from extractor.model import Contribution, Edge, EdgeKind, Node, NodeKind, Step
 from extractor.python.graph import CallSite
 from extractor.rust.graph import RustItem
 
@@ -159,53 +158,6 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
 
 
 _NO_NODE = Node("", NodeKind.EXTERNAL, "", "", "")
-
-
-def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[str] = frozenset()
-                      ) -> tuple[CallSite, ...]:
-    """Python calls of names imported from a native extension module of the system.
-
-    The Python step resolves calls against the system's own Python modules; an extension module
-    (``fastok._native``) has no ``.py`` file, so a call of ``Tokenizer`` imported from it is a name
-    that module "lacks" there and gives no call site. Here the file's imports are read again and
-    a call whose head was imported from (or below) an extension module becomes a call site: one of
-    ``extension_modules`` (dotted), or a module whose last name is one of ``named`` (a pybind11
-    module knows only that: ``PYBIND11_MODULE(_ext, m)``) and that is no Python module of the system.
-    """
-    out: list[CallSite] = []
-    files = list(ctx.facts("python", Language.PYTHON))
-    system = {f.module for f, _facts in files} if named else set()
-    for f, facts in files:
-        module = f.module  # one naming for every step (extractor.naming)
-        package = module if f.rel.endswith("__init__.py") else module.rpartition(".")[0]
-        bound: dict[str, str] = {}
-        for imported in facts.imports:
-            target, level, name, asname = imported.module, imported.level, imported.name, imported.asname
-            if level:
-                target = naming.resolve_relative(package, target, level) or target
-            dotted = f"{target}.{name}" if name else target
-            if name == "*":
-                continue
-            local = asname or (name if name else target.split(".")[0])
-            bound[local] = dotted if (name or asname) else target.split(".")[0]
-        for call in facts.calls:
-            scope, line, callee = call.scope, call.line, call.callee
-            head, _, rest = callee.partition(".")
-            if not callee or head not in bound:
-                continue
-            dotted = bound[head] + (f".{rest}" if rest else "")
-            if any(dotted.startswith(m + ".") for m in extension_modules) or \
-                    (named and _below_named_extension(dotted, named, system)):
-                caller = f"py:{module}.{scope}" if scope else f"py:{module}"
-                out.append(CallSite(caller, dotted, f.path, line))
-    return tuple(out)
-
-
-def _below_named_extension(dotted: str, named: frozenset[str], system: set[str]) -> bool:
-    """``dotted`` names something inside a module whose last name is one of ``named`` and which is
-    not a Python module of the system (``ctranslate2._ext.set_log_level``)."""
-    parts = dotted.split(".")
-    return any(parts[i] in named and ".".join(parts[:i + 1]) not in system for i in range(len(parts) - 1))
 
 
 def _exported_name(item: RustItem) -> str:
