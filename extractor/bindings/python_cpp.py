@@ -232,30 +232,58 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     out: list[CallSite] = []
     files = list(ctx.facts("python", Language.PYTHON))
     system = {f.module for f, _facts in files} if named else set()
-    for f, facts in files:
+
+    def native(dotted: str) -> bool:
+        return any(dotted.startswith(m + ".") for m in extension_modules) or \
+            bool(named and _below_named_extension(dotted, named, system))
+
+    # each file's names bound by its imports; and the names a module re-exports from an extension
+    # module (a package's `from ._ext import Translator`, called as `ctranslate2.Translator`)
+    bindings = [(f, facts, _imported_names(f, facts)) for f, facts in files]
+    reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
+                  for local, dotted in bound.items() if native(dotted)}
+    for f, facts, bound in bindings:
         module = f.module  # one naming for every step (extractor.naming)
-        package = module if f.rel.endswith("__init__.py") else module.rpartition(".")[0]
-        bound: dict[str, str] = {}
-        for imported in facts.imports:
-            target, level, name, asname = imported.module, imported.level, imported.name, imported.asname
-            if level:
-                target = naming.resolve_relative(package, target, level) or target
-            dotted = f"{target}.{name}" if name else target
-            if name == "*":
-                continue
-            local = asname or (name if name else target.split(".")[0])
-            bound[local] = dotted if (name or asname) else target.split(".")[0]
         for call in facts.calls:
             scope, line, callee = call.scope, call.line, call.callee
             head, _, rest = callee.partition(".")
             if not callee or head not in bound:
                 continue
             dotted = bound[head] + (f".{rest}" if rest else "")
-            if any(dotted.startswith(m + ".") for m in extension_modules) or \
-                    (named and _below_named_extension(dotted, named, system)):
-                caller = f"py:{module}.{scope}" if scope else f"py:{module}"
-                out.append(CallSite(caller, dotted, f.path, line))
+            if not native(dotted):
+                dotted = _through_reexport(dotted, reexported)
+                if not native(dotted):
+                    continue
+            caller = f"py:{module}.{scope}" if scope else f"py:{module}"
+            out.append(CallSite(caller, dotted, f.path, line))
     return tuple(out)
+
+
+def _imported_names(f: Any, facts: Any) -> dict[str, str]:
+    """Local name -> the dotted name a file's imports bind it to (star imports left out)."""
+    package = f.module if f.rel.endswith("__init__.py") else f.module.rpartition(".")[0]
+    bound: dict[str, str] = {}
+    for imported in facts.imports:
+        target, level, name, asname = imported.module, imported.level, imported.name, imported.asname
+        if level:
+            target = naming.resolve_relative(package, target, level) or target
+        dotted = f"{target}.{name}" if name else target
+        if name == "*":
+            continue
+        local = asname or (name if name else target.split(".")[0])
+        bound[local] = dotted if (name or asname) else target.split(".")[0]
+    return bound
+
+
+def _through_reexport(dotted: str, reexported: dict[str, str]) -> str:
+    """``dotted`` with its longest prefix that a module re-exports from an extension module
+    replaced by what it names there; itself when none is."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 1, -1):
+        target = reexported.get(".".join(parts[:cut]))
+        if target is not None:
+            return ".".join([target, *parts[cut:]])
+    return dotted
 
 
 def _below_named_extension(dotted: str, named: frozenset[str], system: set[str]) -> bool:
