@@ -95,13 +95,12 @@ def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[st
     given -> the modules it is given: by a PYBIND11_MODULE block that calls it with its module,
     or by such a function in turn. A function no block reaches has none (its registrations are
     not bindings of any module the build defines)."""
-    helpers: dict[str, str] = {}  # node id -> the placeholder its own registrations carry
+    placeholders: dict[str, str] = {}  # the placeholder a function's own registrations carry -> its node id
     for path in sorted(facts):
         for b in facts[path].pybind:
-            if b.module.startswith(HELPER_MODULE) and b.module not in helpers.values():
-                node = table.resolve_reference("", b.module[len(HELPER_MODULE):], path)
-                if node:
-                    helpers[node] = b.module
+            if b.module.startswith(HELPER_MODULE) and b.module not in placeholders:
+                placeholders[b.module] = table.resolve_reference("", b.module[len(HELPER_MODULE):], path)
+    helpers = {node: placeholder for placeholder, node in placeholders.items() if node}
     handed: dict[str, set[str]] = {}  # a block's module or a placeholder -> placeholders it hands on to
     for path in sorted(facts):
         for b in facts[path].pybind:

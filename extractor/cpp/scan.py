@@ -286,8 +286,7 @@ class _Scanner:
         body = node.child_by_field_name("body")
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, qual))
-            module = next((p.name for p in params
-                           if p.name and _PYBIND_MODULE_TYPE.fullmatch(SPACES.sub("", p.type))), "")
+            module = _module_parameter(params)
             if module:
                 # registrations split over functions given the module (`void register_translator(py::module& m)`,
                 # called from the PYBIND11_MODULE block): their module is the caller's, found by the graph step
@@ -506,6 +505,11 @@ class _Scanner:
 
 # -- helpers -----------------------------------------------------------------------------------
 
+
+def _module_parameter(params: Iterable[Param]) -> str:
+    """The name of a pybind11 module parameter (`py::module& m`), "" when there is none."""
+    return next((p.name for p in params
+                 if p.name and "module" in p.type and _PYBIND_MODULE_TYPE.fullmatch(SPACES.sub("", p.type))), "")
 
 
 def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: Iterable[str]
