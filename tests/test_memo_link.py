@@ -93,3 +93,14 @@ def test_a_file_renamed_over_the_source_before_the_link_is_not_linked(tmp_path):
     else:
         raise AssertionError("linked a file that is no longer the one written")
     assert not other.exists() and [p.name for p in tmp_path.iterdir()] == ["a"]
+
+
+def test_a_cache_removed_before_its_bundle_is_kept_is_not_made_again(tmp_path, monkeypatch):
+    """A program that extracts into a temporary cache and removes it before the memo file is kept
+    (it never wrote evidence.json, so the file waits for the next extraction or the exit) does not
+    get the cache back holding that one file."""
+    tree, options = _setup(tmp_path, monkeypatch)
+    extract_system([str(tree)], options=options)
+    shutil.rmtree(options.cache_dir)
+    memo.settle()
+    assert not options.cache_dir.exists()

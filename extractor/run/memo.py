@@ -295,7 +295,13 @@ def _stamped_link(memo_file: Path, info: os.stat_result, target: Path, source: P
 
 
 def _keep(cache_dir: Path, key: str, data: bytes) -> None:
-    """Keep ``data`` as a file under ``key``, then remove all but the :data:`KEEP` most recently served."""
+    """Keep ``data`` as a file under ``key``, then remove all but the :data:`KEEP` most recently served.
+
+    Not when the cache itself is gone: a program that ran an extraction in a temporary cache and
+    removed it before this write (on a thread, or at exit) would otherwise get it back, holding
+    only this file."""
+    if not cache_dir.is_dir():
+        return
     path = _path(cache_dir, key)
     try:
         write_atomic(path, data)
