@@ -43,6 +43,10 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ('#define UNROLL_4 _Pragma( "unroll 4" )  // four\n#define MSVC __pragma(warning)\n', ["MSVC", "UNROLL_4"]),
     ('#define LOOP _Pragma("unroll") for\n', []),
     ('#define CONT #pragma unroll \\\n  4\n', []),
+    # pointer qualifiers: ggml's GGML_RESTRICT, by compiler (its 8,000 ERROR nodes in whisper.cpp)
+    ("#if A\n#define R __restrict__\n#elif B\n#define R __restrict\n#elif C\n#define R restrict\n#else\n#define R\n#endif\n",
+     ["R"]),
+    ("#define LIMIT restrict_to\n", []),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected
@@ -105,6 +109,35 @@ def test_using_typename_of_a_dependent_base_parses():
     facts = scan(code)
     assert facts.errors == 0 and "Impl::run" in defs_by_qual(facts)
     assert scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data))).errors > 0
+
+
+def test_a_dependent_type_made_into_a_value_parses():
+    # CuTe's and CUTLASS's kernels (flashinfer, flash-attention): `typename KT::TileShape{}` in an
+    # expression made an ERROR node of the statement around it, and hid the definitions after it
+    code = ("template <class KT> struct Runner {\n"
+            "  static constexpr int N = size<0>(typename KT::TileShape{});\n"
+            "  auto args() { return typename KT::Kernel::template Args<int, Int<4>>{1, 2}; }\n"
+            "  void run() { auto p = typename KT::Params(3); launch(p, typename KT::Shape{}); }\n"
+            "  typename KT::Params params;\n"
+            "};\n"
+            "template <typename T, typename U = typename T::X> void after(typename T::Y (y));\n")
+    data = code.encode()
+    rewritten = unqualify_using_typename(data)
+    assert len(rewritten) == len(data) and rewritten.count(b"\n") == data.count(b"\n")
+    # the keywords of types where a declaration stands stay: the member, the template parameters, `(y)`
+    assert rewritten.count(b"typename") == 5
+    assert rewritten.splitlines()[1] == b"  static constexpr int N = size<0>(         KT::TileShape{});"
+    facts = scan(code, Language.CUDA)
+    assert facts.errors == 0 and {"Runner::args", "Runner::run", "after"} <= set(defs_by_qual(facts))
+    assert scan_cpp(ParsedFile(Language.CUDA, data, _parse_as_written(data, Language.CUDA))).errors > 0
+
+
+def test_jni_and_cuda_alignment_macros_defined_outside_the_system_are_blanked():
+    code = ("JNIEXPORT jlong JNICALL Java_com_whisper_init(JNIEnv* env, jobject thiz) { return 0; }\n"
+            "typedef struct __CUDA_ALIGN__(8) { float x, y; } pair2;\n"
+            "static __dpct_inline__ int get_int(const void* x) { return 0; }\n")
+    facts = scan(code)
+    assert facts.errors == 0 and {"Java_com_whisper_init", "get_int"} <= set(defs_by_qual(facts))
 
 
 def _parse_as_written(data: bytes, language: Language = Language.CPP):

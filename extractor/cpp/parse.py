@@ -87,7 +87,9 @@ _ATTRIBUTE_GROUP = re.compile(
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
-_ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec"})
+# ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing
+_ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
+                            b"restrict", b"__restrict", b"__inline", b"__forceinline"})
 
 
 def attribute_macros(data: bytes) -> list[str]:
@@ -211,22 +213,43 @@ def spell_condition_operators(data: bytes) -> bytes:
     return data if out is None else bytes(out)
 
 
-_USING_TYPENAME = re.compile(rb"\busing[ \t\r\n]+(typename)\b")
+_AFTER_USING = re.compile(rb"\busing[ \t\r\n]+\Z")
+# A template-id's arguments, one level of nested angle brackets deep (``Shape<_1, Int<4>>``).
+_TEMPLATE_ARGS = rb"<[^<>;{}]*(?:<[^<>;{}]*>[^<>;{}]*)*>"
+_QUALIFIED = (rb"(?:::\s*)?\w+(?:\s*" + _TEMPLATE_ARGS + rb")?"
+              rb"(?:\s*::\s*(?:template\s+)?\w+(?:\s*" + _TEMPLATE_ARGS + rb")?)+")
+_TYPENAME = re.compile(rb"\btypename\b")
+# What follows the keyword of a dependent type made into a value: ``Q::Name{`` or ``Q::Name(``.
+_AS_VALUE = re.compile(rb"\s+" + _QUALIFIED + rb"\s*([{(])")
+_BEFORE_VALUE = re.compile(rb"(?:[=(,{?]|\breturn)\s*\Z")  # an expression may start here
+_BEFORE_CALL = re.compile(rb"(?:=|\breturn)\s*\Z")  # ... and no parameter's declaration can
 
 
 def unqualify_using_typename(data: bytes) -> bytes:
-    """``data`` with the ``typename`` of ``using typename Base::Name;`` (a dependent base's member
-    type brought into a class template) turned into spaces. tree-sitter's C++ grammar reads
-    ``using Base::Name;`` but not the keyword there, and made each an ERROR node: CUTLASS, torch's
-    headers, lmdeploy's attention kernels."""
+    """``data`` with the ``typename`` keywords that tree-sitter's C++ grammar does not read turned
+    into spaces (no byte moves); it made each an ERROR node:
+
+    - that of ``using typename Base::Name;`` (a dependent base's member type brought into a class
+      template): CUTLASS, torch's headers, lmdeploy's attention kernels;
+    - that of a dependent type made into a value, ``typename KT::TileShape{}`` or
+      ``return typename Kernel::Arguments{...}`` (the grammar reads ``KT::TileShape{}``): CUTLASS's
+      and CuTe's kernels, in flashinfer (29 files), flash-attention and DeepSpeed."""
     if b"typename" not in data:
         return data
-    found = list(_USING_TYPENAME.finditer(data))
-    if not found:
+    spans = []
+    for m in _TYPENAME.finditer(data):
+        before = data[max(0, m.start() - 64):m.start()]  # the look-behind patterns end at the keyword
+        if _AFTER_USING.search(before):
+            spans.append(m.span())
+            continue
+        value = _AS_VALUE.match(data, m.end())
+        if value is not None and (_BEFORE_VALUE if value.group(1) == b"{" else _BEFORE_CALL).search(before):
+            spans.append(m.span())
+    if not spans:
         return data
     out = bytearray(data)
-    for m in found:
-        out[m.start(1):m.end(1)] = b" " * len(b"typename")
+    for start, end in spans:
+        out[start:end] = b" " * (end - start)
     return bytes(out)
 
 
