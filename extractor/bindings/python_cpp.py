@@ -15,6 +15,15 @@ Two mechanisms are read, both from the C++ step's registrations:
   the function the lambda wraps (the C++ step picks the first system function it calls that is
   defined outside the binding file); `py::overload_cast<...>(&f)` points at f.
 
+Module names from the build. A torch C++ extension names its pybind11 module with the build's
+macro (`PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`: flash-attention, exllamav2, apex), whose value
+is the extension's name in the build script: `CUDAExtension(name="flash_attn_2_cuda",
+sources=["csrc/flash_attn/flash_api.cpp", ...])` in a setup.py, or torch's
+`cpp_extension.load(name=..., sources=[...])`. This step's scanner reads such calls (names and
+sources as string constants, module-level constants or `os.path.join`s of them); a module block in
+a file that the sources of one extension list takes that extension's last name. One whose module is
+an upper-case macro that no build script of the system explains stays unbound, and says so.
+
 References. Python also reaches an operator without calling it on the spot: `self.op =
 torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
 own scanner (an attribute chain `torch.ops.<ns>.<op>` that is not the callee of a call, found in
@@ -36,6 +45,8 @@ from __future__ import annotations
 import ast
 import collections
 import dataclasses
+import posixpath
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -88,9 +99,55 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     call_sites += tuple(_reference_sites(ctx, py_result))
     ops = cpp_shared.op_registrations if cpp_shared is not None else ()
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
-    if pybind:  # calls of names imported from a pybind11 module: the Python step found no module there
+    unnamed: list[Diagnostic] = []
+    if pybind:
+        pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
+        # calls of names imported from a pybind11 module: the Python step found no module there
         call_sites += native_call_sites(ctx, set(), frozenset(b.module for b in pybind if b.target))
-    return bind_call_sites(call_sites, ops, pybind)
+    bound = bind_call_sites(call_sites, ops, pybind)
+    if not unnamed:
+        return bound
+    return dataclasses.replace(bound, diagnostics=tuple(sorted((*bound.diagnostics, *unnamed))))
+
+
+_BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python module is spelled so
+
+
+def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]]
+                   ) -> tuple[tuple[PyBinding, ...], list[Diagnostic]]:
+    """``pybind`` with the module of each block in a file that one extension's sources list renamed
+    to that extension's last name (``extensions``: file path -> the last names of the extensions
+    that list it), when it is written otherwise (a build macro); and a diagnostic for each file
+    whose module is a build macro that no build script explains."""
+    named: list[PyBinding] = []
+    unexplained: dict[str, tuple[int, str]] = {}
+    for b in pybind:
+        names = extensions.get(b.path, set())
+        if len(names) == 1 and b.module not in names:
+            b = dataclasses.replace(b, module=next(iter(names)))
+        elif b.module not in names and _BUILD_MACRO.fullmatch(b.module):
+            unexplained[b.path] = min(unexplained.get(b.path, (b.line, b.module)), (b.line, b.module))
+        named.append(b)
+    diagnostics = [Diagnostic(path, line, "pybind-module-unnamed",
+                              f"the pybind11 module of these bindings is named by the build macro {macro}, and no Extension(...) or "
+                              "cpp_extension.load(...) of the system's build scripts lists this file among its "
+                              "sources: Python calls into it are not bound", Severity.INFO)
+                   for path, (line, macro) in sorted(unexplained.items())]
+    return tuple(named), diagnostics
+
+
+def _extension_sources(ctx: Context) -> dict[str, set[str]]:
+    """Each source file the system's build scripts list -> the last names of the extensions they
+    build from it (paths relative to the script's directory, as the build reads them)."""
+    out: dict[str, set[str]] = collections.defaultdict(set)
+    for f, facts in ctx.facts("bindings", Language.PYTHON):
+        if facts is None:
+            continue
+        folder = posixpath.dirname(f.path)
+        for build in facts.extensions:
+            for source in build.sources:
+                out[posixpath.normpath(posixpath.join(folder, source))].add(build.name.rpartition(".")[2])
+    return out
 
 
 def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
@@ -317,15 +374,109 @@ class OpReference(msgspec.Struct, frozen=True, array_like=True, order=True):
     dotted: str  # "torch.ops._C.gelu_fast"
 
 
+class ExtensionBuild(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """A compiled extension a build script declares: ``CUDAExtension(name="flash_attn_2_cuda", sources=[...])``."""
+
+    line: int
+    name: str  # dotted, as the build names it
+    sources: tuple[str, ...]  # those the scanner could read, relative to the script's directory
+
+
 class OpReferences(msgspec.Struct, frozen=True):
     references: tuple[OpReference, ...]  # sorted
+    extensions: tuple[ExtensionBuild, ...] = ()  # sorted
 
 
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
-    """Per-file scanner: attribute chains ``torch.ops.<ns>.<op>[...]`` that are not called where they stand."""
-    if b"torch.ops." not in parsed.data or not isinstance(parsed.tree, ast.Module):
+    """Per-file scanner: attribute chains ``torch.ops.<ns>.<op>[...]`` that are not called where they
+    stand, and the extensions a build script declares with their sources."""
+    data = parsed.data
+    operators = b"torch.ops." in data
+    builds = b"Extension(" in data or (b"load(" in data and b"sources" in data)
+    if not (operators or builds) or not isinstance(parsed.tree, ast.Module):
         return None
     index = module_index(parsed.tree)
+    found = _operator_references(index) if operators else []
+    extensions = extension_builds(index) if builds else ()
+    return OpReferences(tuple(sorted(found)), extensions) if found or extensions else None
+
+
+# setuptools', torch's and pybind11's extension classes; torch's JIT build, given its sources
+_EXTENSION_CLASSES = frozenset({"Extension", "CppExtension", "CUDAExtension", "SyclExtension", "Pybind11Extension"})
+_LOAD_CALLS = frozenset({"load", "cpp_extension.load", "torch.utils.cpp_extension.load"})
+
+
+def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
+    """The extensions the module's calls declare, their name and sources read where they are string
+    constants, module-level constants, ``os.path.join``s or sums of them."""
+    constants = _module_constants(index.tree)
+    out = []
+    for call in index.of(ast.Call):
+        callee = name_chain(call.func)
+        if callee is None:
+            continue
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        if callee.rpartition(".")[2] not in _EXTENSION_CLASSES and not (callee in _LOAD_CALLS and "sources" in keywords):
+            continue
+        name = _string(call.args[0] if call.args else keywords.get("name"), constants)
+        sources = _strings(call.args[1] if len(call.args) > 1 else keywords.get("sources"), constants)
+        if isinstance(name, str) and name and sources:
+            out.append(ExtensionBuild(call.lineno, name, tuple(sources)))
+    return tuple(sorted(out))
+
+
+def _module_constants(tree: ast.Module) -> dict[str, str | list[str]]:
+    """Names the module binds once, outside any def, to a string or a list of strings."""
+    values: dict[str, str | list[str] | None] = {}
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop(0)
+        if isinstance(node, (ast.If, ast.Try, ast.With)):
+            pending[:0] = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, assigned = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            target, assigned = node.target, node.value
+        else:
+            continue
+        if isinstance(target, ast.Name):
+            value = _strings(assigned, values) if isinstance(assigned, (ast.List, ast.Tuple)) else _string(assigned, values)
+            values[target.id] = None if target.id in values else value  # bound twice: no constant
+    return {name: value for name, value in values.items() if value}
+
+
+def _string(node: ast.AST | None, constants: dict[str, Any]) -> str | None:
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        value = constants.get(node.id)
+        return value if isinstance(value, str) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _string(node.left, constants), _string(node.right, constants)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.Call) and name_chain(node.func) in ("os.path.join", "path.join", "join") \
+            and node.args and not node.keywords:
+        parts = [_string(arg, constants) for arg in node.args]
+        return posixpath.join(*parts) if all(p is not None for p in parts) else None  # type: ignore[arg-type]
+    return None
+
+
+def _strings(node: ast.AST | None, constants: dict[str, Any]) -> list[str]:
+    """The strings of a list (or tuple) the scanner can read; those it cannot are left out."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [text for text in (_string(item, constants) for item in node.elts) if text is not None]
+    if isinstance(node, ast.Name):
+        value = constants.get(node.id)
+        return list(value) if isinstance(value, list) else []
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return _strings(node.left, constants) + _strings(node.right, constants)
+    return []
+
+
+def _operator_references(index: Any) -> list[OpReference]:
+    """Attribute chains ``torch.ops.<ns>.<op>[...]`` not called where they stand, and calls of
+    attributes holding one."""
     callees = {id(call.func) for call in index.of(ast.Call)}  # the Python step reports these as call sites
     found: list[OpReference] = []
     inside: set[int] = set()  # a chain's inner links: part of the chain, not chains of their own
@@ -341,7 +492,7 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
                 inside.add(id(inner))
                 inner = inner.value
     found.extend(_calls_through_attributes(index))
-    return OpReferences(tuple(sorted(found))) if found else None
+    return found
 
 
 def _calls_through_attributes(index: Any) -> list[OpReference]:
@@ -382,6 +533,7 @@ def _class_of_method(scope: Any) -> str:
     return parent.qualname if scope.kind == "function" and parent is not None and parent.kind == "class" else ""
 
 
-# version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator
+# version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
+# 5: the extensions build scripts declare
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="4", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="5", requires=(python.STEP, cpp.STEP), forkable=True)
