@@ -22,7 +22,8 @@ _ROLES = {"name": str, "help?": str, "labels?": str, "namespace?": str, "subsyst
           "buckets?": str, "states?": str}
 SCHEMA = {
     "constructors": [{"library": str, "read_from": str, "naming": str, "classes": {str: str},
-                      "modules": [str], "params": [str], "roles": _ROLES}],
+                      "modules": [str], "params": [str], "roles": _ROLES, "default_buckets?": [float],
+                      "labels_at_use?": str}],
     "instruments": [{"library": str, "read_from": str, "naming": str, "methods": {str: str},
                      "params": [str], "roles": _ROLES, "default_buckets?": [float]}],
     "provided": [{"library": str, "what": str, "read_from": str, "trigger": str, "unless?": str,
@@ -48,6 +49,7 @@ class Constructor:
     roles: dict[str, str]  # what archdiff reads (name, help, labels, ...) -> the parameter's name
     read_from: str
     default_buckets: tuple[float, ...] | None = None  # None: the installed prometheus_client's
+    labels_at_use: str = ""  # why the labels are not read: the library takes them with each observation
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,8 +98,11 @@ def conventions(path: str | None = None) -> Conventions:
     constructors: dict[str, Constructor] = {}
     for entry in data["constructors"]:
         for cls, kind in entry["classes"].items():
+            buckets = entry.get("default_buckets")
             made = Constructor(entry["library"], entry["naming"], _type(kind, cls), tuple(entry["params"]),
-                               dict(entry["roles"]), entry["read_from"])
+                               dict(entry["roles"]), entry["read_from"],
+                               None if buckets is None else tuple(float(b) for b in buckets),
+                               entry.get("labels_at_use", ""))
             for module in entry["modules"]:
                 constructors[f"{module}.{cls}"] = made
     instruments = {method: Constructor(entry["library"], entry["naming"], _type(kind, method),

@@ -183,6 +183,8 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
                                f"{kind.value} name is not a string the code gives{chain}: {why}", Severity.INFO)]
     helps = [t for t, d, _ in pysym.strings(roles["help"])] if roles.get("help") is not None else []
     labels, labels_resolved, labels_why = _labels(roles.get("labels"))
+    if constructor.labels_at_use:
+        labels_resolved, labels_why = False, f"labels: {constructor.labels_at_use}"
     buckets, buckets_resolved, buckets_why = _buckets(kind, roles.get("buckets"), constructor)
     namespace, ns_dynamic = _first(roles.get("namespace"))
     subsystem, sub_dynamic = _first(roles.get("subsystem"))

@@ -148,6 +148,14 @@ FAMILY_SUFFIXES = {
     MetricType.INFO: ("_info",),
 }
 
+# aioprometheus (formats/text.py): the name as given, a histogram's and a summary's samples beside it
+AIOPROMETHEUS_SUFFIXES = {
+    MetricType.COUNTER: ("",),
+    MetricType.GAUGE: ("",),
+    MetricType.HISTOGRAM: ("_bucket", "_count", "_sum"),
+    MetricType.SUMMARY: ("", "_count", "_sum"),
+}
+
 RAY_NAMESPACE = "ray"
 _OTEL_SANITIZE = re.compile(r"[^a-zA-Z0-9:]+")
 
@@ -158,6 +166,8 @@ def expose_names(metric_type: MetricType, name: str, library: str) -> tuple[str,
         return ray_exposed_names(metric_type, name)
     if library == "collector":
         return tuple(sorted(name + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
+    if library == "aioprometheus":
+        return tuple(sorted(name + s for s in AIOPROMETHEUS_SUFFIXES.get(metric_type, ("",))))
     if library == "opentelemetry":
         base = name[: -len("_total")] if metric_type is MetricType.COUNTER and name.endswith("_total") else name
         return tuple(sorted(base + s for s in FAMILY_SUFFIXES.get(metric_type, ("",))))
@@ -214,9 +224,9 @@ def lint_name(name: str, metric_type: MetricType, library: str, unit: str = "") 
         findings.append("colon: colons are reserved for recording rules")
     if name.endswith("_total") and metric_type is not MetricType.COUNTER:
         findings.append(f"total-suffix: _total is for counters, this is a {metric_type.value}")
-    if (metric_type is MetricType.COUNTER and library == "prometheus-cpp"
+    if (metric_type is MetricType.COUNTER and library in ("prometheus-cpp", "aioprometheus")
             and not name.endswith("_total")):
-        findings.append("counter-without-total: prometheus-cpp exposes the name as given, no _total")
+        findings.append(f"counter-without-total: {library} exposes the name as given, no _total")
     for suffix in rules["reserved_suffixes"]:
         if name.endswith(suffix):
             findings.append(f"reserved-suffix: {suffix} is appended by the exposition format")

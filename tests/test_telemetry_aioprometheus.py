@@ -1,0 +1,79 @@
+"""aioprometheus (xinference's metrics library): its metrics are read like prometheus_client's,
+with its own exposition (a counter's name as given, no ``_created``) and its labels given with each
+observation. The library itself renders the same module's metrics, and every series it writes is
+one the static record names."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+from extractor.model import to_jsonable
+from extractor.telemetry.metrics import METRICS_STEP
+from telemetry_support import build_context
+
+MODULE = textwrap.dedent('''\
+    from aioprometheus import Counter, Gauge, Histogram, Summary
+    import aioprometheus
+
+    requests_total = Counter("svc:requests_total", "Requests served.")
+    tokens = Counter("svc_tokens", "Tokens generated.", const_labels={"host": "h1"})
+    inflight = Gauge("svc_inflight_requests", "Requests in flight.")
+    latency = Histogram("svc_latency_seconds", "Latency.", buckets=(0.1, 0.5, 2.0))
+    ttft = aioprometheus.Histogram("svc_ttft_seconds", "Time to first token.")
+    sizes = Summary("svc_request_size_bytes", "Request sizes.")
+
+
+    def observe():
+        requests_total.inc({"model": "m"})
+        tokens.add({"model": "m"}, 3)
+        inflight.set({}, 2)
+        latency.observe({"route": "/v1"}, 0.3)
+        ttft.observe({}, 0.02)
+        sizes.observe({}, 100)
+''')
+
+RENDER = textwrap.dedent('''\
+    import json, re, sys
+    sys.path.insert(0, sys.argv[1])
+    import svc_metrics
+    from aioprometheus import REGISTRY, render
+    svc_metrics.observe()
+    body, _headers = render(REGISTRY, [])
+    text = body.decode() if isinstance(body, bytes) else body
+    families, buckets = {}, {}
+    kind = {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind[name] = line.split(" ", 3)
+            families[name] = set()
+        elif line and not line.startswith("#"):
+            sample = line.split("{")[0].split(" ")[0]
+            family = next(f for f in sorted(families, key=len, reverse=True) if sample.startswith(f))
+            families[family].add(sample)
+            bound = re.search(r'[{,]le="([^"]+)"', line)
+            if bound and bound.group(1) != "+Inf":
+                buckets.setdefault(family, set()).add(float(bound.group(1)))
+    print(json.dumps({f: {"type": kind[f], "samples": sorted(s), "buckets": sorted(buckets.get(f, ()))}
+                      for f, s in families.items()}))
+''')
+
+
+def test_aioprometheus_metrics_are_read_and_named_as_the_library_exposes_them(tmp_path):
+    (tmp_path / "svc_metrics.py").write_text(MODULE)
+    records = build_context(tmp_path, [METRICS_STEP]).results["metrics"].records
+    static = {r["name"]: r for r in (to_jsonable(record) for record in records)}
+    done = subprocess.run([sys.executable, "-c", RENDER, str(tmp_path)], capture_output=True, text=True, check=True)
+    rendered = json.loads(done.stdout)
+    assert set(static) == set(rendered)  # every metric the library writes, and no other
+    for name, family in rendered.items():
+        record = static[name]
+        assert record["library"] == "aioprometheus" and record["type"] == family["type"]
+        assert set(family["samples"]) <= set(record["exposed_names"]), name
+        assert [b for b in record["buckets"]] == family["buckets"], name
+        # the labels come with each observation: not claimed as known
+        assert record["labels_resolved"] is False and "observation" in record["unresolved"]
+    assert static["svc_tokens"]["exposed_names"] == ["svc_tokens"]  # no _total, no _created
+    assert any(f.startswith("counter-without-total") for f in static["svc_tokens"]["lint"])
