@@ -35,6 +35,7 @@ SCHEMA = {
     "otel_units": {str: str},
     "otel_per_units": {str: str},
     "prometheus_synthetic": [str],
+    "unmodeled": [{"library": str, "modules": [str], "what": str}],
 }
 
 
@@ -61,6 +62,7 @@ class Conventions:
     otel_units: dict[str, str]
     otel_per_units: dict[str, str]
     prometheus_synthetic: frozenset[str] = frozenset()
+    unmodeled: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # module -> (library, what)
 
     def builder_for(self, target: str) -> dict[str, Any] | None:
         return next((b for b in self.builders if target in b["classes"]), None)
@@ -114,4 +116,6 @@ def conventions(path: str | None = None) -> Conventions:
             _type(metric["type"], metric["name"], file)
     return Conventions(constructors, instruments, tuple(data["provided"]), tuple(data["builders"]),
                        dict(data["otel_units"]), dict(data["otel_per_units"]),
-                       frozenset(data["prometheus_synthetic"]))
+                       frozenset(data["prometheus_synthetic"]),
+                       {module: (entry["library"], entry["what"]) for entry in data["unmodeled"]
+                        for module in entry["modules"]})

@@ -49,6 +49,6 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="3",  # 3: makers of factories, metric class uses
+    version="4",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled
     forkable=True,  # beside the python graph: it reads the facts alone
 )

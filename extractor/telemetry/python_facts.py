@@ -125,6 +125,13 @@ class ReaderUse(msgspec.Struct, frozen=True):
     kwargs: dict[str, Sym]
 
 
+class LibraryImport(msgspec.Struct, frozen=True, array_like=True):
+    """An import of a library whose series archdiff does not model (libraries.yaml's ``unmodeled``)."""
+
+    module: str  # the library's top-level module, as libraries.yaml names it
+    line: int  # the file's first import of it
+
+
 class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     imports: dict[str, ImportEntry] = {}  # local name -> what it imports, at any depth (last binding wins)
     classes: tuple[ClassFacts, ...] = ()
@@ -136,3 +143,4 @@ class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     registry_uses: tuple[RegistryUse, ...] = ()
     builders: tuple[BuilderChain, ...] = ()
     readers: tuple[ReaderUse, ...] = ()
+    unmodeled: tuple[LibraryImport, ...] = ()

@@ -68,6 +68,10 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
                            {r.path for r in records} | {d.path for d in diagnostics})
     stats["python_files_metric_classes_without_records"] = len(silent)
     diagnostics.extend(silent)
+    unmodeled = _unmodeled_libraries(modules, facts, conventions)
+    if unmodeled:
+        stats["python_files_unmodeled_metric_libraries"] = len({d.path for d in unmodeled})
+    diagnostics.extend(unmodeled)
     for path, line, key in sorted(expander.cut):
         diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
                                       f"not followed past {key}: factories more than {MAX_DEPTH} deep",
@@ -114,6 +118,22 @@ def _silent_files(modules: dict[str, Module], facts: dict[str, MetricFacts], res
                               f"{'; '.join(parts)}; but no metric definition came out of this file: no call "
                               "gives them a name through a shape archdiff follows", Severity.WARNING))
     return out
+
+
+def _unmodeled_libraries(modules: dict[str, Module], facts: dict[str, MetricFacts],
+                         conventions: Conventions) -> list[Diagnostic]:
+    """A file that imports a library exposing metrics archdiff does not model (libraries.yaml's
+    ``unmodeled``: starlette_exporter's middleware, py-grpc-prometheus's interceptors): said once
+    per file and library, at its first import there, so that the evidence's missing series are
+    said, not silent."""
+    out = []
+    for name, module in modules.items():
+        for found in facts[name].unmodeled:
+            library, what = conventions.unmodeled[found.module]
+            out.append(Diagnostic(module.path, found.line, "metric-library-not-modeled",
+                                  f"imports {library}, which exposes {what}; archdiff does not model its series: "
+                                  "they are not in the metrics evidence", Severity.INFO))
+    return sorted(out)
 
 
 def _listed(uses: list[tuple[str, int]]) -> str:

@@ -36,8 +36,8 @@ from extractor.python.expr import name_chain
 from extractor.python.index import ModuleIndex, Scope, Site, module_index
 from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ClassUse, ExemplarUse, ImportEntry, MadeCallable,
-                                              MetricFacts, Signature, Sym)
+from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ClassUse, ExemplarUse, ImportEntry, LibraryImport,
+                                              MadeCallable, MetricFacts, Signature, Sym)
 from extractor.telemetry.python_libscan import scan_library_uses
 from extractor.telemetry.python_scope import ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, parameters
 
@@ -82,7 +82,15 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
     return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
                        makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
-                       calls=tuple(collector.calls), exemplars=tuple(collector.exemplars), **libraries)
+                       calls=tuple(collector.calls), exemplars=tuple(collector.exemplars),
+                       unmodeled=tuple(LibraryImport(module, line) for module, line in sorted(collector.unmodeled.items())),
+                       **libraries)
+
+
+@functools.cache  # per process
+def _unmodeled_modules() -> frozenset[str]:
+    """Top-level modules of the libraries whose series archdiff does not model (libraries.yaml)."""
+    return frozenset(conventions().unmodeled)
 
 
 @functools.cache  # per process, not per file: the scanner runs on every Python file
@@ -144,6 +152,7 @@ class _Collector:
         self._where: dict[Scope, _Where] = {}
         self._frames: dict[int, Frame] = {}
         self._assigned: dict[int, str] = {}  # id(call) -> what keeps its result (see _target)
+        self.unmodeled: dict[str, int] = {}  # library module -> the line of its first import here
 
     def collect(self) -> None:
         index = self.index
@@ -180,6 +189,13 @@ class _Collector:
     # -- imports ---------------------------------------------------------------------------------
     def _import(self, node: ast.AST) -> None:
         self._plausible_callees.clear()  # an import may make a callee plausible from here on
+        unmodeled = _unmodeled_modules()
+        for head in ([a.name.split(".")[0] for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module.split(".")[0]] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                     else []):
+            if head in unmodeled:
+                line: int = getattr(node, "lineno")
+                self.unmodeled[head] = min(self.unmodeled.get(head, line), line)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:

@@ -1,7 +1,8 @@
-"""aioprometheus (xinference's metrics library): its metrics are read like prometheus_client's,
-with its own exposition (a counter's name as given, no ``_created``) and its labels given with each
-observation. The library itself renders the same module's metrics, and every series it writes is
-one the static record names."""
+"""Metric libraries beyond prometheus_client. aioprometheus (xinference's): its metrics are read
+like prometheus_client's, with its own exposition (a counter's name as given, no ``_created``) and
+its labels given with each observation; the library itself renders the same module's metrics, and
+every series it writes is one the static record names. Libraries whose series archdiff does not
+model (middleware, interceptors) are said where the code imports them."""
 
 from __future__ import annotations
 
@@ -77,3 +78,20 @@ def test_aioprometheus_metrics_are_read_and_named_as_the_library_exposes_them(tm
         assert record["labels_resolved"] is False and "observation" in record["unresolved"]
     assert static["svc_tokens"]["exposed_names"] == ["svc_tokens"]  # no _total, no _created
     assert any(f.startswith("counter-without-total") for f in static["svc_tokens"]["lint"])
+
+
+def test_a_library_whose_series_are_not_modeled_is_said_where_it_is_imported(tmp_path):
+    # MLServer: starlette_exporter's middleware and py-grpc-prometheus's interceptor expose series
+    # that depend on options archdiff does not read; the evidence says so instead of lacking them
+    (tmp_path / "app.py").write_text(
+        "import os\n"
+        "from starlette_exporter import PrometheusMiddleware, handle_metrics\n"
+        "import starlette_exporter.optional_metrics\n\n\n"
+        "def build(app):\n    from py_grpc_prometheus.prometheus_server_interceptor import PromServerInterceptor\n"
+        "    app.add_middleware(PrometheusMiddleware, prefix='rest')\n    return PromServerInterceptor()\n")
+    (tmp_path / "quiet.py").write_text("import prometheus_client\nfrom .starlette_exporter import x\n")
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    said = sorted((d.path, d.line, d.message.split(",")[0]) for d in result.diagnostics
+                  if d.code == "metric-library-not-modeled")
+    assert said == [("app.py", 2, "imports starlette_exporter"), ("app.py", 7, "imports py-grpc-prometheus")]
+    assert result.stats["python_files_unmodeled_metric_libraries"] == 1
