@@ -68,3 +68,21 @@ def test_exposed_series_per_type():
     assert exposed(MetricType.HISTOGRAM, "h") == ("h", "h_bucket", "h_count", "h_sum")
     assert exposed(MetricType.HISTOGRAM, "h", MetricType.SUMMARY) == ("h", "h_count", "h_sum")
     assert exposed(MetricType.COUNTER, "c_total") == ("c_total",)
+
+
+def test_a_rust_file_using_the_prometheus_client_crate_is_said_not_read(tmp_path):
+    # mosec: client_rust registers metrics by value (`registry.register(name, help, metric)`, the
+    # type from the value's declared type), which the scanner does not follow: said, not silent
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "metrics.rs").write_text(
+        "use prometheus_client::metrics::counter::Counter;\nuse prometheus_client::registry::Registry;\n\n"
+        "pub fn init(registry: &mut Registry) {\n    let c = Counter::<u64>::default();\n"
+        "    registry.register_with_unit(\"mosec_throughput\", \"throughput\", Unit::Seconds, c);\n}\n")
+    (tmp_path / "src" / "other.rs").write_text("use prometheus::register_int_counter;\n// prometheus_client is not used here\n")
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    said = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-library-not-modeled"]
+    assert said == [("metrics.rs", 1)]
+    assert bundle["stats"]["metrics"]["rust_files_unmodeled_metric_libraries"] == 1

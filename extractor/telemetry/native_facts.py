@@ -61,3 +61,5 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # metrics-exporter-prometheus bucket configuration: (how, name) with how "full", "prefix",
     # "suffix" (name None when a constant of another file), or ("all", "") for `set_buckets`
     exporter_buckets: tuple[tuple[str, str | None], ...] = ()
+    # crates whose metrics archdiff does not read: (crate, line of the file's first use of it)
+    unmodeled: tuple[tuple[str, int], ...] = ()

@@ -68,6 +68,12 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
         described = _descriptions(files, constants)
         bucketed = [b for _f, facts in files for b in facts.exporter_buckets]
         for file, facts in files:
+            for crate, line in facts.unmodeled:
+                stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
+                diagnostics.append(Diagnostic(
+                    file.path, line, "metric-library-not-modeled",
+                    f"uses the {crate} crate, whose metrics archdiff does not read (registered by value: "
+                    "registry.register(name, help, metric)); they are not in the metrics evidence", Severity.INFO))
             local = {**constants.get(_package(file), {}), **facts.constants}
             for m in facts.metrics:
                 if m.describe:

@@ -42,11 +42,19 @@ _UNIT = re.compile(r"Unit::(\w+)")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
+# The official Prometheus client for Rust (client_rust, crate `prometheus-client`): its metrics are
+# registered by value (`registry.register(name, help, metric)`, the type from the value's declared
+# type), which this scanner does not follow; a file that uses it is said, not passed over.
+_UNMODELED_CRATE = re.compile(rb"\bprometheus_client::")
+
+
 def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     uses_metrics_crate = b"metrics::" in data or re.search(rb"\buse\s+metrics\b", data) is not None
+    found = _UNMODELED_CRATE.search(data)
+    unmodeled = (("prometheus-client", _line(data, found.start())),) if found is not None else ()
     if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate:
-        return None
+        return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
     text = _blank_comments(parsed)
     constants = {m.group(1).decode(): _unescape(m.group(2).decode("utf-8", "replace")) for m in _CONST.finditer(text)}
     metrics: list[NativeMetric] = []
@@ -121,9 +129,9 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             buckets.append((m.group(1).decode().lower(), name))
     if _SET_BUCKETS.search(text):
         buckets.append(("all", ""))
-    if not (metrics or constants or buckets):
+    if not (metrics or constants or buckets or unmodeled):
         return None
-    return NativeMetricFacts(tuple(metrics), constants, tuple(buckets))
+    return NativeMetricFacts(tuple(metrics), constants, tuple(buckets), unmodeled)
 
 
 def _blank_comments(parsed: ParsedFile) -> bytes:
