@@ -334,3 +334,39 @@ def test_made_factory_behind_a_wrapper_and_a_wrapper_class(tmp_path):
         "two_prompt_tokens": (19, "factory:two.tokens > factory:two.make > closure"),
         "two_events": (20, "factory:two.make > closure > factory:two.Prefixed"),
     }
+
+
+def test_a_factory_branching_on_a_none_parameter_gives_the_branch_each_call_site_takes(tmp_path):
+    # lightllm's Monitor.create_counter: `if labelnames is None: Counter(name, d) else: Counter(name, d,
+    # labelnames=labelnames)`; a call with labels made two records of one metric, one without them
+    result = write(tmp_path, {
+        "m.py": """
+            from prometheus_client import Counter, Histogram
+            class Monitor:
+                def counter(self, name, labelnames=None):
+                    if labelnames is None:
+                        c = Counter(name, "d")
+                    else:
+                        c = Counter(name, "d", labelnames=labelnames)
+                    return c
+                def histogram(self, name, buckets=None, labels=None):
+                    if buckets is not None:
+                        return Histogram(name, "d", labels or (), buckets=buckets)
+                    elif labels is not None:
+                        return Histogram(name, "d", labels)
+                    return Histogram(name, "d")
+                def init(self, given):
+                    self.counter("app_plain_total")
+                    self.counter("app_labelled_total", labelnames=["method"])
+                    self.counter("app_given_total", labelnames=given)  # not known here: both branches
+                    self.histogram("app_latency_seconds", buckets=[0.1, 1.0])
+                    self.histogram("app_size_bytes", labels=["route"])
+        """,
+    })
+    found = sorted((r.name, r.labels, r.labels_resolved, r.buckets[:2]) for r in result.records)
+    assert found == [("app_given", (), False, ()), ("app_given", (), True, ()),  # either branch may run
+                     ("app_labelled", ("method",), True, ()),
+                     # past `if buckets is not None: return ...` buckets is None: not this call's way
+                     ("app_latency_seconds", (), True, (0.1, 1.0)),
+                     ("app_plain", (), True, ()),
+                     ("app_size_bytes", ("route",), True, (0.005, 0.01))]  # the elif's, the default buckets

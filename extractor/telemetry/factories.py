@@ -325,13 +325,42 @@ class FactoryExpander:
                 if in_init or any(tag == "attr" for tag, _ in _call_refs(call.fact)):
                     reached.append((call, in_init))
             for call, in_init in reached:
+                if in_init and _guarded_off(call.fact, values):
+                    continue
                 binding = {("attr", n): v for n, v in values.items()}
                 if in_init:
                     binding.update({("param", n): v for n, v in values.items()})
                 yield from self._expand(root, substituted(call.fact, binding), module, via, entered, depth + 1)
             return
         for call in inner:
+            if _guarded_off(call.fact, values):
+                continue
             yield from self._expand(root, substituted(call.fact, binding), module, via, entered, depth + 1)
+
+
+def _guarded_off(fact: CallFacts, values: dict[str, Sym]) -> bool:
+    """Whether the call cannot run for these parameter values: it sits under ``if P is None`` (or
+    its else branch) and the call site gives P a value known to be something else (or None)."""
+    for param, when_none in fact.guards:
+        value = values.get(param)
+        while isinstance(value, list) and value[:1] == ["from"]:
+            value = value[1]
+        known = _none_or_not(value)
+        if known is not None and known != when_none:
+            return True
+    return False
+
+
+def _none_or_not(value: Any) -> bool | None:
+    """True for the literal None, False for a value that is certainly not None (another literal, a
+    display, a string built by formatting), None when it is not known."""
+    if not isinstance(value, list) or not value:
+        return None
+    if value[0] == "lit":
+        return value[1] is None
+    if value[0] in ("seq", "fmt", "dict"):
+        return False
+    return None
 
 
 def _gives(fact: CallFacts) -> bool:

@@ -52,6 +52,9 @@ class CallFacts(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True
     kwargs: dict[str, Sym]
     dstar: tuple[Sym, ...] = ()  # ``**x`` values
     target: str = ""  # where the result is kept: a module-level name or ``self.x``
+    # the `if` tests on parameters that the call runs under: (parameter, True when it runs only if
+    # the parameter is None) for `if labelnames is None: ... else: ...` in a factory
+    guards: tuple[tuple[str, bool], ...] = ()
 
 
 class MadeCallable(msgspec.Struct, frozen=True, array_like=True):

@@ -153,6 +153,8 @@ class _Collector:
         self._frames: dict[int, Frame] = {}
         self._assigned: dict[int, str] = {}  # id(call) -> what keeps its result (see _target)
         self.unmodeled: dict[str, int] = {}  # library module -> the line of its first import here
+        # (scope, start, end, parameter, is_none) of each branch of an `if PARAM is [not] None`
+        self._none_tests: list[_NoneTest] | None = None
 
     def collect(self) -> None:
         index = self.index
@@ -401,10 +403,19 @@ class _Collector:
         dstar = [read(k.value, frame) for k in keywords if not k.arg]
         cls_name, function, is_method = self._owner(where)
         self.calls.append(CallFacts(callee, node.lineno, cls_name, function, tuple(args), kwargs, tuple(dstar),
-                                    self._target(node)))
+                                    self._target(node), self._guards_of(node, site.owner, frame.params)))
         opened = pysym.open_tags([*args, *kwargs.values(), *dstar])
         if opened:
             self._record_signatures(opened, cls_name, function, is_method, where)
+
+    def _guards_of(self, node: ast.Call, owner: Scope, params: set[str]) -> tuple[tuple[str, bool], ...]:
+        """The None tests on ``params`` of the `if` statements of ``owner`` that ``node`` runs under:
+        (parameter, whether it runs only when the parameter is None)."""
+        if self._none_tests is None:
+            self._none_tests = _none_tests(self.index)
+        where = (node.lineno, node.col_offset)
+        return tuple(sorted({(param, is_none) for scope, start, end, param, is_none in self._none_tests
+                             if scope is owner and param in params and start <= where < end}))
 
     def _target(self, node: ast.Call) -> str:
         """Where the call's result is kept: ``NAME = call``, ``self.x = call``, or an entry of a dict
@@ -491,6 +502,55 @@ class _Collector:
                     and frame.self_attr_from_init_param(value.attr):
                 return "forwards"
         return ""
+
+
+_NoneTest = tuple[Scope, tuple[int, int], tuple[int, int], str, bool]
+
+
+def _none_tests(index: ModuleIndex) -> list[_NoneTest]:
+    """Where code runs only when a name is None, or only when it is not: the branches of every
+    ``if NAME is None`` / ``if NAME is not None`` statement, and the rest of a function after such
+    an ``if`` (or ``elif``) at its top level whose branch returns or raises. Each: the scope, where
+    the code starts and ends, the name, and whether it runs when the name is None."""
+    out: list[_NoneTest] = []
+    positions = index.positions(ast.If)
+    for position, site in zip(positions, index.sites(positions)):
+        node = index.nodes[position]
+        assert isinstance(node, ast.If)
+        tested = _none_test(node.test)
+        if tested is None:
+            continue
+        name, when_none = tested
+        for branch, is_none in ((node.body, when_none), (node.orelse, not when_none)):
+            if branch:
+                out.append((site.scope, _start(branch[0]), _end(branch[-1]), name, is_none))
+    for definition in index.of_types(ast.FunctionDef, ast.AsyncFunctionDef):
+        scope = index.scopes[definition]
+        for statement in getattr(definition, "body"):
+            current = statement
+            while isinstance(current, ast.If) and current.body and isinstance(current.body[-1], (ast.Return, ast.Raise)):
+                tested = _none_test(current.test)
+                if tested is not None:  # past this `if`, its test was false
+                    out.append((scope, _end(statement), _end(definition), tested[0], not tested[1]))
+                current = current.orelse[0] if len(current.orelse) == 1 else None
+    return out
+
+
+def _none_test(test: ast.expr) -> tuple[str, bool] | None:
+    """(name, True) for ``name is None``, (name, False) for ``name is not None``."""
+    if isinstance(test, ast.Compare) and isinstance(test.left, ast.Name) and len(test.ops) == 1 \
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot)) and isinstance(test.comparators[0], ast.Constant) \
+            and test.comparators[0].value is None:
+        return test.left.id, isinstance(test.ops[0], ast.Is)
+    return None
+
+
+def _start(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "lineno"), getattr(node, "col_offset")
+
+
+def _end(node: ast.AST) -> tuple[int, int]:
+    return getattr(node, "end_lineno", None) or getattr(node, "lineno"), getattr(node, "end_col_offset", None) or 0
 
 
 def _chain(scope: Scope) -> list[Scope]:
