@@ -13,7 +13,8 @@ from collections import Counter as Tally
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.telemetry.cpp_scan import ArgumentValue, BuilderChain, CppMetricFacts, MetricHelper
-from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name
+from extractor.telemetry.libraries import conventions
+from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name, unmodeled_library
 
 _CONSTANT_NAME = re.compile(r"^(k[A-Z0-9]\w*|[A-Z][A-Z0-9_]+)$")
 
@@ -36,6 +37,9 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
     stats: Tally = Tally()
     reached: set[tuple[str, int]] = set()
     for file, facts in files:
+        for prefix, line in facts.unmodeled:
+            stats["cpp_files_unmodeled_metric_libraries"] += 1
+            diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_includes[prefix]))
         for chain in facts.metrics:
             stats["cpp_chains"] += 1
             name = _constant(chain.name, shared)

@@ -16,6 +16,7 @@ step can bind any helper's call sites, whichever file they are in. Labels may be
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -23,6 +24,7 @@ import msgspec
 
 from extractor.cpp.parse import file_nodes
 from extractor.model import ParsedFile
+from extractor.telemetry.libraries import conventions
 
 BUILDERS = {
     "BuildCounter": "counter",
@@ -92,9 +94,27 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     helpers: tuple[MetricHelper, ...] = ()
     calls: tuple[LiteralCall, ...] = ()
     constants: dict[str, str] = {}  # string constants of the file by unqualified name, sorted
+    # includes of libraries whose metrics archdiff does not read: (include prefix, line of the first)
+    unmodeled: tuple[tuple[str, int], ...] = ()
 
 
 # -- scanning ------------------------------------------------------------------------------------
+
+
+@functools.cache  # per process
+def _unmodeled_includes() -> re.Pattern[bytes] | None:
+    """An #include of a library whose metrics this scanner does not read (libraries.yaml's ``unmodeled``)."""
+    prefixes = sorted(conventions().unmodeled_includes)
+    if not prefixes:
+        return None
+    return re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"](' + b"|".join(re.escape(p.encode()) for p in prefixes) + rb")",
+                      re.M)
+
+
+def _unmodeled(data: bytes) -> tuple[tuple[str, int], ...]:
+    pattern = _unmodeled_includes()
+    found = pattern.search(data) if pattern is not None and b"include" in data else None
+    return ((found.group(1).decode(), data.count(b"\n", 0, found.start(1)) + 1),) if found is not None else ()
 
 
 def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
@@ -104,6 +124,7 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     names_metric = b"metric" in data.lower()
     if not (builds or names_prometheus or names_metric):
         return None
+    unmodeled = _unmodeled(data) if names_metric else ()
     tree = parsed.tree
     if tree is None:
         from extractor.cpp.parse import parse_source
@@ -133,9 +154,9 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
                 metrics.append(chain)
     calls = _literal_calls(_in_tree_order(found.get("literal_call", ())), maps)
     kept = constants if constants and (names_prometheus or names_metric) else {}
-    if not (metrics or helpers or calls or kept):
+    if not (metrics or helpers or calls or kept or unmodeled):
         return None
-    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept)
+    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled)
 
 
 def _in_tree_order(nodes: Any) -> list[Any]:

@@ -35,7 +35,7 @@ SCHEMA = {
     "otel_units": {str: str},
     "otel_per_units": {str: str},
     "prometheus_synthetic": [str],
-    "unmodeled": [{"library": str, "modules": [str], "what": str}],
+    "unmodeled": [{"library": str, "modules?": [str], "includes?": [str], "crates?": [str], "what": str}],
 }
 
 
@@ -62,7 +62,10 @@ class Conventions:
     otel_units: dict[str, str]
     otel_per_units: dict[str, str]
     prometheus_synthetic: frozenset[str] = frozenset()
-    unmodeled: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # module -> (library, what)
+    # libraries whose series are not modeled, by what names them in code -> (library, what it exposes)
+    unmodeled: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # Python module
+    unmodeled_includes: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # include prefix
+    unmodeled_crates: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # Rust crate path
 
     def builder_for(self, target: str) -> dict[str, Any] | None:
         return next((b for b in self.builders if target in b["classes"]), None)
@@ -117,5 +120,5 @@ def conventions(path: str | None = None) -> Conventions:
     return Conventions(constructors, instruments, tuple(data["provided"]), tuple(data["builders"]),
                        dict(data["otel_units"]), dict(data["otel_per_units"]),
                        frozenset(data["prometheus_synthetic"]),
-                       {module: (entry["library"], entry["what"]) for entry in data["unmodeled"]
-                        for module in entry["modules"]})
+                       *({name: (entry["library"], entry["what"]) for entry in data["unmodeled"]
+                          for name in entry.get(key, ())} for key in ("modules", "includes", "crates")))

@@ -29,8 +29,9 @@ from collections.abc import Iterable
 
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
+from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricText, NativeMetric, NativeMetricFacts
-from extractor.telemetry.records import MetricDefinition, MetricType, lint_name
+from extractor.telemetry.records import MetricDefinition, MetricType, lint_name, unmodeled_library
 
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
 _SERIES = {
@@ -70,10 +71,7 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
-                diagnostics.append(Diagnostic(
-                    file.path, line, "metric-library-not-modeled",
-                    f"uses the {crate} crate, whose metrics archdiff does not read (registered by value: "
-                    "registry.register(name, help, metric)); they are not in the metrics evidence", Severity.INFO))
+                diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_crates[crate]))
             local = {**constants.get(_package(file), {}), **facts.constants}
             for m in facts.metrics:
                 if m.describe:

@@ -18,7 +18,7 @@ from extractor.telemetry.provided import provided_records
 from extractor.telemetry.python_facts import MetricFacts
 from extractor.telemetry.python_resolve import Module, PythonResolver
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
-                                         expose_names, lint_name, prometheus_default_buckets)
+                                         expose_names, lint_name, prometheus_default_buckets, unmodeled_library)
 
 
 def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str, MetricFacts]]:
@@ -129,10 +129,7 @@ def _unmodeled_libraries(modules: dict[str, Module], facts: dict[str, MetricFact
     out = []
     for name, module in modules.items():
         for found in facts[name].unmodeled:
-            library, what = conventions.unmodeled[found.module]
-            out.append(Diagnostic(module.path, found.line, "metric-library-not-modeled",
-                                  f"imports {library}, which exposes {what}; archdiff does not model its series: "
-                                  "they are not in the metrics evidence", Severity.INFO))
+            out.append(unmodeled_library(module.path, found.line, *conventions.unmodeled[found.module]))
     return sorted(out)
 
 

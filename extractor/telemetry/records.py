@@ -24,7 +24,7 @@ import re
 from pathlib import Path
 
 from extractor.support.datafile import load_data_file
-from extractor.model import RecordKind
+from extractor.model import Diagnostic, RecordKind, Severity
 
 
 class MetricType(str, enum.Enum):
@@ -238,6 +238,13 @@ def lint_name(name: str, metric_type: MetricType, library: str, unit: str = "") 
     if unit and unit.lower() in rules["non_base_units"]:
         findings.append(f"non-base-unit: unit '{unit}' should be {rules['non_base_units'][unit.lower()]}")
     return tuple(sorted(set(findings)))
+
+
+def unmodeled_library(path: str, line: int, library: str, what: str) -> Diagnostic:
+    """The diagnostic of a file that uses a library whose series archdiff does not model."""
+    return Diagnostic(path, line, "metric-library-not-modeled",
+                      f"uses {library}, which exposes {what}; archdiff does not model its series: "
+                      "they are not in the metrics evidence", Severity.INFO)
 
 
 METRICS = RecordKind("metrics", MetricDefinition)  # the bundle's "metrics" list

@@ -19,11 +19,13 @@ the type of a bare ``Opts::new`` comes from the register macro or constructor it
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 from extractor.model import ParsedFile
 from extractor.rust.parse import capture_nodes
+from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 _REGISTER = re.compile(rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
@@ -42,17 +44,20 @@ _UNIT = re.compile(r"Unit::(\w+)")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
-# The official Prometheus client for Rust (client_rust, crate `prometheus-client`): its metrics are
-# registered by value (`registry.register(name, help, metric)`, the type from the value's declared
-# type), which this scanner does not follow; a file that uses it is said, not passed over.
-_UNMODELED_CRATE = re.compile(rb"\bprometheus_client::")
+@functools.cache  # per process
+def _unmodeled_crates() -> re.Pattern[bytes] | None:
+    """A path through a crate whose metrics this scanner does not read (libraries.yaml's
+    ``unmodeled``: client_rust registers metrics by value, the type from the value's type)."""
+    crates = sorted(conventions().unmodeled_crates)
+    return re.compile(rb"\b(" + b"|".join(re.escape(c.encode()) for c in crates) + rb")::") if crates else None
 
 
 def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     uses_metrics_crate = b"metrics::" in data or re.search(rb"\buse\s+metrics\b", data) is not None
-    found = _UNMODELED_CRATE.search(data)
-    unmodeled = (("prometheus-client", _line(data, found.start())),) if found is not None else ()
+    pattern = _unmodeled_crates()
+    found = pattern.search(data) if pattern is not None else None
+    unmodeled = ((found.group(1).decode(), _line(data, found.start())),) if found is not None else ()
     if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate:
         return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
     text = _blank_comments(parsed)
