@@ -355,3 +355,55 @@ def test_word_hashes_skip_preprocessor_lines_and_their_continuations():
     stored = hashed_words(word_hashes(data))
     assert word_hash("EXPORT") in stored and word_hash("f") in stored
     assert word_hash("USED_IN_IF") not in stored and word_hash("__attribute__") not in stored
+
+
+NAMESPACE_MACROS = (
+    "#define ABI_BEGIN inline namespace ABI_NAME {\n"  # an inline namespace named by another macro
+    "#define TRTLLM_NAMESPACE_BEGIN \\\n  namespace tensorrt_llm { \\\n  ABI_BEGIN\n"
+    "#define TRTLLM_NAMESPACE_END } } /* tensorrt_llm */\n"
+    "#define PROTOBUF_NAMESPACE_OPEN namespace google { namespace protobuf {\n"
+    "#define PROTOBUF_NAMESPACE_CLOSE } }\n"
+    "#define PYBIND11_NAMESPACE_BEGIN(name) namespace name {\n"
+    "#define PYBIND11_NAMESPACE_END(name) }\n"
+    "#if A\n#define SOMETIMES namespace a {\n#else\n#define SOMETIMES int\n#endif\n"
+    "#define NOT_ONE namespace {\n")
+
+
+def test_macros_that_open_and_close_namespaces_are_read():
+    from extractor.cpp.parse import namespace_macros
+
+    assert namespace_macros(NAMESPACE_MACROS.encode()) == {
+        "ABI_BEGIN": "=", "TRTLLM_NAMESPACE_BEGIN": "=tensorrt_llm", "TRTLLM_NAMESPACE_END": "}",
+        "PROTOBUF_NAMESPACE_OPEN": "=google::protobuf", "PROTOBUF_NAMESPACE_CLOSE": "}",
+        "PYBIND11_NAMESPACE_BEGIN": "(", "PYBIND11_NAMESPACE_END": "}"}
+
+
+def test_definitions_inside_namespace_macros_are_named_as_if_written_out():
+    # tree-sitter read `PROTOBUF_NAMESPACE_OPEN` as a return type and the namespace's body as a
+    # function's: every definition inside was lost (nlohmann's json.hpp, protobuf, pybind11, fmt)
+    used = ("TRTLLM_NAMESPACE_BEGIN\nnamespace kernels {\nstruct Params { int a; };\n"
+            "void run(Params p) { helper(p); }\n}\nTRTLLM_NAMESPACE_END\n"
+            "PYBIND11_NAMESPACE_BEGIN(detail)\nstruct Caster {};\nPYBIND11_NAMESPACE_END(detail)\n"
+            "PROTOBUF_NAMESPACE_OPEN\nclass Message { void Clear(); };\nvoid Message::Clear() {}\nPROTOBUF_NAMESPACE_CLOSE\n")
+    written = ("namespace tensorrt_llm {\nnamespace kernels {\nstruct Params { int a; };\n"
+               "void run(Params p) { helper(p); }\n}\n}\n"
+               "namespace detail {\nstruct Caster {};\n}\n"
+               "namespace google::protobuf {\nclass Message { void Clear(); };\nvoid Message::Clear() {}\n}\n")
+    pad = "\n" * NAMESPACE_MACROS.count("\n")  # the same lines
+    facts, expected = scan(NAMESPACE_MACROS + used), scan(pad + written)
+    assert facts.errors == 0 and facts.defs == expected.defs and facts.calls == expected.calls
+    assert {"tensorrt_llm::kernels::Params", "detail::Caster", "google::protobuf::Message::Clear"} <= set(defs_by_qual(facts))
+    unbalanced = scan(NAMESPACE_MACROS + "PROTOBUF_NAMESPACE_OPEN\nclass Message {};\n")  # no close: as written
+    assert "google::protobuf::Message" not in defs_by_qual(unbalanced)
+    assert scan(pad + used).errors > 0  # the control: without the definitions, as before
+
+
+def test_namespace_macros_an_include_defines_are_written_out_in_its_includers(tmp_path):
+    from extractor.cpp import extract_cpp_graph
+    from extractor.cpp.standalone import scan_trees
+
+    (tmp_path / "config.h").write_text(NAMESPACE_MACROS)
+    (tmp_path / "message.h").write_text('#include "config.h"\nPROTOBUF_NAMESPACE_OPEN\nclass Message {};\n'
+                                        "PROTOBUF_NAMESPACE_CLOSE\n")
+    graph = extract_cpp_graph(scan_trees({"": tmp_path}))
+    assert "cpp:google::protobuf::Message" in {n.id for n in graph.nodes}

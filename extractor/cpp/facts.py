@@ -118,6 +118,9 @@ class CppFacts(msgspec.Struct, frozen=True):
     torch_ops: tuple[TorchOpFact, ...] = ()
     pybind: tuple[PybindFact, ...] = ()
     defines: tuple[str, ...] = ()  # attribute-like macros the file defines (blanked in its includers)
+    # macros the file defines that open or close namespaces, and what each does
+    # (extractor.cpp.parse.namespace_macros: rewritten in its includers too)
+    namespace_macros: tuple[tuple[str, str], ...] = ()
     macro_blocks: tuple[tuple[str, int], ...] = ()  # (macro, line): macros whose bodies hold definitions
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree

@@ -75,7 +75,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
                                 disk: Mapping[str, Any], includes: Mapping[str, list[str]],
                                 stats: collections.Counter[str], jobs: int = 1) -> None:
     """Scan again, with those macros blanked, each file that uses an attribute-like macro one of
-    its (transitive) includes defines; ``facts`` is updated in place.
+    its (transitive) includes defines (or written out, one that opens or closes a namespace);
+    ``facts`` is updated in place.
 
     The files to look at are chosen and read here; each one's look and second scan (a parse and
     the scanner: grpcio's 465 such files, 3 CPU s, half of its C/C++ graph step) is a task of
@@ -83,7 +84,15 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     as msgpack, as the scan's workers send theirs; one job runs the same encoding in-process."""
     cfg = macro_config()
     builtin = set(cfg["blank"]) | set(cfg["blank_cpp_only"])
-    defined = {p: set(f.defines) - builtin for p, f in facts.items()}
+    # namespace macros (extractor.cpp.parse.namespace_macros): what each does, when the system's
+    # headers agree on it
+    kinds: dict[str, set[str]] = collections.defaultdict(set)
+    for f in facts.values():
+        for name, kind in f.namespace_macros:
+            kinds[name].add(kind)
+    namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
+    defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
+               for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -104,7 +113,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             data = disk[path].read_bytes()
         except OSError:
             continue
-        tasks.append(_Rescan(path, languages[path], data, tuple(candidates), facts[path].words or None))
+        tasks.append(_Rescan(path, languages[path], data, tuple(c for c in candidates if c not in namespaces),
+                             {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None))
     for task, rescanned in zip(tasks, fork_map(_rescanned, tasks, jobs)):
         if rescanned is not None:
             facts[task.path] = _FACTS.decode(rescanned)
@@ -118,18 +128,21 @@ class _Rescan:
     path: str
     language: Language
     data: bytes
-    candidates: tuple[str, ...]
+    candidates: tuple[str, ...]  # attribute macros
+    namespaces: dict[str, str]  # namespace macros: what each does
     words: bytes | None
 
 
 def _rescanned(task: _Rescan) -> bytes | None:
     """The file's facts scanned with the macros it uses blanked, encoded; None when it uses none
     outside preprocessor lines."""
-    used = used_outside_directives(task.data, task.candidates)
+    used = used_outside_directives(task.data, (*task.candidates, *task.namespaces))
     if not used:
         return None
-    tree = parse_source(task.data, task.language, blank=used)
-    return _ENCODE(scan_cpp(ParsedFile(task.language, task.data, tree), words=task.words))
+    blank = [name for name in used if name not in task.namespaces]
+    namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
+    tree = parse_source(task.data, task.language, blank=blank, namespaces=namespaces)
+    return _ENCODE(scan_cpp(ParsedFile(task.language, task.data, tree), words=task.words, namespaces=namespaces))
 
 
 _ENCODE = msgspec.msgpack.Encoder().encode

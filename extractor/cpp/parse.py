@@ -53,17 +53,157 @@ def _parser(language: Language) -> tree_sitter.Parser:
     return tree_sitter.Parser(_language(language))
 
 
-def parse_source(data: bytes, language: Language, blank: Iterable[str] = ()) -> tree_sitter.Tree:
+def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
+                 namespaces: dict[str, str] | None = None) -> tree_sitter.Tree:
     """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree.
 
     Before parsing, attribute-like macros are blanked: those of macros.yaml, those the file itself
     defines with an empty or attribute-only body, and ``blank`` (macros its includes define, found
-    by the graph step in a second pass).
+    by the graph step in a second pass); and the macros that open and close namespaces (the file's
+    own and ``namespaces``, its includes') are written as the namespaces they open
+    (:func:`rewrite_namespace_macros`).
     """
     configured, calls = _configured_blanks(language)
     own = frozenset(attribute_macros(data)).union(blank) - configured - calls
-    return _parser(language).parse(
-        unqualify_using_typename(spell_condition_operators(blank_macros(data, configured, calls, own))))
+    blanked = blank_macros(data, configured, calls, own)
+    macros = file_namespace_macros(data, namespaces)
+    if macros:
+        blanked = rewrite_namespace_macros(blanked, macros)[0]
+    return _parser(language).parse(unqualify_using_typename(spell_condition_operators(blanked)))
+
+
+# -- namespace macros --------------------------------------------------------------------------
+
+# `#define NAME body` or `#define NAME(param) body`, continuation lines included (from a line start)
+_DEFINE_JOINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?:\([ \t]*(\w*)[ \t]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+_NAMESPACE_STEP = re.compile(r"\s*(inline\s+)?namespace\s+(?:([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)|([^{}]*?))\s*\{")
+_CLOSING = re.compile(r"\s*(?:\}\s*)+")
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+_ALIAS_BODY = re.compile(rb"[ \t]*[A-Za-z_]\w*[ \t]*")  # another macro's name: it may open or close one
+ALIAS_PREFIX = "__adns"  # a reserved identifier (double underscore): no code names a namespace so
+
+
+def namespace_macros(data: bytes) -> dict[str, str]:
+    """The macros this file defines that open or close namespaces, name -> what they do:
+    ``"=a::b"`` opens namespace ``a::b`` (``"="`` opens only inline namespaces, which add nothing
+    to a name), ``"("`` opens the namespace its argument names, ``"}"`` closes what an opening
+    macro opened. Every definition of a name must agree (one per ``#if`` branch is usual).
+    Inline namespaces are left out of the path: a name declared in one is found without it.
+
+    ``#define PROTOBUF_NAMESPACE_OPEN namespace google { namespace protobuf {``, fmt's
+    ``FMT_BEGIN_NAMESPACE``, nlohmann's ``NLOHMANN_JSON_NAMESPACE_BEGIN`` (an inline namespace named
+    by another macro), pybind11's ``PYBIND11_NAMESPACE_BEGIN(name)``: tree-sitter reads such a
+    name as a function's return type and the whole namespace body as that function's."""
+    if b"namespace" not in data and b"}" not in data or b"define" not in data:
+        return {}
+    return dict(_namespace_macros(data))
+
+
+@functools.lru_cache(maxsize=2)
+def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
+    bodies: dict[str, list[tuple[str | None, str | None]]] = {}  # name -> (param, body text; None: no namespace)
+    for m in matches_at_line_starts(_DEFINE_JOINED, data):
+        body = m.group(3)
+        param = m.group(2).decode() if m.group(2) is not None else None
+        if b"namespace" not in body and b"}" not in body and not _ALIAS_BODY.fullmatch(body):
+            bodies.setdefault(m.group(1).decode(), []).append((param, None))  # no namespace macro
+            continue
+        text = _COMMENT.sub(" ", re.sub(r"\\\r?\n", " ", body.decode("utf-8", "replace")))
+        bodies.setdefault(m.group(1).decode(), []).append((param, text))
+    # A body may use other namespace macros of the file (TensorRT-LLM's opens its ABI's inline one):
+    # what they do is written out in it, for a few rounds
+    known: dict[str, str] = {}
+    for _round in range(3):
+        spelled = {name: "}" if kind == "}" else "inline namespace _ {" if kind == "=" else
+                   f"namespace {kind[1:]} {{" for name, kind in known.items() if kind != "("}
+        word = re.compile(r"\b(" + "|".join(map(re.escape, spelled)) + r")\b") if spelled else None
+        for name, found in bodies.items():
+            if name in known:
+                continue
+            kinds = {_namespace_body(word.sub(lambda w: spelled[w.group(1)], text) if word else text, param)
+                     if text is not None else "" for param, text in found}
+            if "" in kinds:
+                continue
+            if len(kinds) == 1 and "" not in kinds:
+                known[name] = kinds.pop()
+    return tuple(sorted(known.items()))
+
+
+def _namespace_body(text: str, param: str | None) -> str:
+    """What a macro body does to namespaces (see :func:`namespace_macros`); "" when anything else."""
+    if not text.strip():
+        return ""
+    if _CLOSING.fullmatch(text):
+        return "}"
+    names: list[str] = []
+    position = 0
+    while position < len(text.rstrip()):
+        step = _NAMESPACE_STEP.match(text, position)
+        if step is None:
+            return ""
+        inline, name = step.group(1), step.group(2)
+        if name is None and not inline:
+            return ""  # a namespace named by an expression: not read
+        if name is not None and not inline:
+            names.append(re.sub(r"\s+", "", name))
+        position = step.end()
+    if param is not None:
+        return "(" if names == [param] else ""
+    return "=" + "::".join(names)
+
+
+def file_namespace_macros(data: bytes, given: dict[str, str] | None = None) -> dict[str, str]:
+    """The namespace macros a parse of ``data`` rewrites: its own and those its includes define."""
+    own = namespace_macros(data)
+    return {**given, **own} if given else own
+
+
+def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+    """``data`` with each use of a namespace macro written as what it does, in as many bytes (no
+    byte or line moves): ``namespace a::b{`` for an opening one, padded with spaces; when that is
+    longer than the use, ``namespace __adns0{`` and the alias's path in the returned map (the
+    scanner names definitions by the path, :func:`extractor.cpp.scan.scan_cpp`); ``}`` for a
+    closing one. The uses are rewritten only when every opening use fits and the file closes as
+    many as it opens; otherwise the file is parsed as written."""
+    names = sorted(n for n in macros if n.encode() in data)
+    if not names:
+        return data, {}
+    pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\b")
+    aliases: dict[str, str] = {}  # path -> alias
+    edits: list[tuple[int, int, bytes]] = []
+    opened = closed = 0
+    for m in pattern.finditer(data):
+        start, end = m.start(), m.end()
+        if _in_directive(data, start):
+            continue
+        kind = macros[m.group().decode()]
+        if kind == "(" or (kind == "}" and data[end:end + 64].lstrip(b" \t").startswith(b"(")):
+            after = _skip_parenthesised(data, end)
+            argument = data[end:after].strip().strip(b"()").strip()
+            end = after
+        if kind == "}":
+            closed += 1
+            edits.append((start, end, b"}"))
+            continue
+        opened += 1
+        path = argument.decode("ascii", "replace") if kind == "(" else kind[1:]
+        if kind == "(" and not re.fullmatch(r"[A-Za-z_]\w*", path):
+            return data, {}
+        # only inline namespaces: a block that names nothing (C++ linkage is every block's)
+        text = f"namespace {path}{{".encode() if path else b'extern "C++"{'
+        if len(text) > end - start:
+            alias = aliases.setdefault(path, f"{ALIAS_PREFIX}{len(aliases)}")
+            text = f"namespace {alias}{{".encode()
+        if len(text) > end - start or b"\n" in data[start:start + len(text)]:
+            return data, {}
+        edits.append((start, end, text))
+    if opened != closed:
+        return data, {}
+    out = bytearray(data)
+    for start, end, text in edits:
+        out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+        out[start:start + len(text)] = text
+    return bytes(out), {alias: path for path, alias in aliases.items()}
 
 
 @functools.cache

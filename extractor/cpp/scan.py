@@ -23,7 +23,8 @@ from extractor.cpp.facts import HELPER_MODULE, CallSites, CppFacts, Definition, 
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import WORD_RUN, attribute_macros, file_nodes, macro_config, parse_source, word_hashes
+from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
+                                 macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
 from extractor.model import ParsedFile
@@ -62,9 +63,11 @@ _BEFORE_A_CALL = frozenset({b"return", b"else", b"do", b"case", b"co_return", b"
 _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 
 
-def scan_cpp(parsed: ParsedFile, words: bytes | None = None) -> CppFacts:
+def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None) -> CppFacts:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input.
-    ``words``: the file's word hashes when a scan of the same bytes already has them."""
+    ``words``: the file's word hashes when a scan of the same bytes already has them;
+    ``namespaces``: the namespace macros its includes define, which its tree was parsed with
+    (:func:`extractor.cpp.parse.parse_source`)."""
     scanner = _Scanner(parsed)
     try:
         scanner.visit_items(parsed.tree.root_node, ())
@@ -73,11 +76,45 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None) -> CppFacts:
         scanner.truncated = True
     facts = scanner.finish(word_hashes(parsed.data) if words is None else words)
     if scanner.conditional_error_spans and not scanner.truncated:
-        return _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts)
-    return facts
+        facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, namespaces)
+    macros = file_namespace_macros(parsed.data, namespaces)
+    aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
+    return _unaliased(facts, aliases) if aliases else facts
 
 
-def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]], facts: CppFacts) -> CppFacts:
+def _unaliased(facts: CppFacts, aliases: dict[str, str]) -> CppFacts:
+    """``facts`` with the namespace aliases a parse wrote for long namespace macros
+    (:func:`extractor.cpp.parse.rewrite_namespace_macros`) replaced by the paths they stand for."""
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, aliases)) + r")\b")
+
+    def replaced(value: Any) -> Any:
+        if isinstance(value, str):
+            return pattern.sub(lambda m: aliases[m.group(1)], value) if ALIAS_PREFIX in value else value
+        if isinstance(value, (list, tuple)):
+            return [replaced(item) for item in value]
+        if isinstance(value, dict):
+            return {replaced(key): replaced(item) for key, item in value.items()}
+        return value
+
+    unaliased = msgspec.convert(replaced(msgspec.to_builtins(facts, builtin_types=(bytes,))), CppFacts,
+                                builtin_types=(bytes,))
+    paths = {path for path in aliases.values() if "::" in path}
+    if not paths:
+        return unaliased
+    # a path of several namespaces is one scope per namespace, as `namespace a::b {` gives
+    defs = []
+    for d in unaliased.defs:
+        scope: list[tuple[str, str]] = []
+        for name, kind in d.scope:
+            scope.extend((part, kind) for part in name.split("::")) if name in paths else scope.append((name, kind))
+        if d.kind == "namespace" and d.qual.rpartition("::")[0] not in ("", "::".join(n for n, _k in scope)):
+            scope.extend((part, "namespace") for part in d.qual.split("::")[len(scope):-1])
+        defs.append(msgspec.structs.replace(d, scope=tuple(scope)) if tuple(scope) != d.scope else d)
+    return msgspec.structs.replace(unaliased, defs=tuple(defs))
+
+
+def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]], facts: CppFacts,
+                                 namespaces: dict[str, str] | None = None) -> CppFacts:
     """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
     initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
     conditional directives inside those regions are blanked (both branches kept, as for the rest
@@ -87,7 +124,7 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
         for m in _CONDITIONAL_DIRECTIVE.finditer(parsed.data, start, end):
             data[m.start():m.end()] = b" " * (m.end() - m.start())
     variant = bytes(data)
-    other = _Scanner(ParsedFile(parsed.language, variant, parse_source(variant, parsed.language)))
+    other = _Scanner(ParsedFile(parsed.language, variant, parse_source(variant, parsed.language, namespaces=namespaces)))
     try:
         other.visit_items(other.tree.root_node, ())
     except RecursionError:
@@ -497,7 +534,8 @@ class _Scanner:
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
-                        defines=tuple(attribute_macros(self.data)), macro_blocks=tuple(self.macro_blocks),
+                        defines=tuple(attribute_macros(self.data)),
+                        namespace_macros=tuple(namespace_macros(self.data).items()), macro_blocks=tuple(self.macro_blocks),
                         words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
