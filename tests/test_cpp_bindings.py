@@ -232,17 +232,20 @@ BUILT_EXTENSIONS = {
     "setup.py": ("import os\nfrom torch.utils.cpp_extension import CUDAExtension\n"
                  "SOURCES = ['csrc/flash_api.cpp', os.path.join('csrc', 'kernels.cu')]\n"
                  "ext_modules = [CUDAExtension(name='flash_attn_2_cuda', sources=SOURCES + ['csrc/extra.cu'])]\n"),
-    "csrc/flash_api.cpp": ("#include <torch/extension.h>\nstd::vector<at::Tensor> mha_fwd(at::Tensor q) { return {q}; }\n"
+    "csrc/flash_api.cpp": ("#include <torch/extension.h>\n"
+                           "std::vector<at::Tensor> mha_fwd(at::Tensor q) { return {q}; }\n"
                            "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def(\"fwd\", &mha_fwd, \"Forward\");\n}\n"),
     # exllamav2's shape: a setup.py of its own beside the sources, the name a constant, and the
     # package's module holding the extension that its other modules import
     "exl/ext/setup.py": ("from torch.utils import cpp_extension\nextension_name = 'exl_ext'\n"
                          "setup(ext_modules=[cpp_extension.CUDAExtension(extension_name, ['bindings.cpp'])])\n"),
     "exl/ext/bindings.cpp": ("int make_q_matrix(int rows) { return rows; }\n"
-                             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def(\"make_q_matrix\", &make_q_matrix);\n}\n"),
+                             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n"
+                             "  m.def(\"make_q_matrix\", &make_q_matrix);\n}\n"),
     "exl/__init__.py": "",
     "exl/ext.py": "try:\n    import exl_ext\nexcept ImportError:\n    exl_ext = None\next_c = exl_ext\n",
-    "exl/model.py": ("from exl.ext import exl_ext as ext_c\n\n\ndef load(rows):\n    return ext_c.make_q_matrix(rows)\n"),
+    "exl/model.py": ("from exl.ext import exl_ext as ext_c\n\n\n"
+                     "def load(rows):\n    return ext_c.make_q_matrix(rows)\n"),
     "flash_attn/__init__.py": "",
     "flash_attn/interface.py": ("import flash_attn_2_cuda as flash_attn_gpu\n\n\n"
                                 "def forward(q):\n    return flash_attn_gpu.fwd(q)\n"),
@@ -262,10 +265,12 @@ def test_a_pybind11_module_named_by_the_build_macro_takes_the_extensions_name_fr
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(code)
     [build] = extension_builds(module_index(ast.parse(BUILT_EXTENSIONS["setup.py"])))
-    assert (build.name, build.sources) == ("flash_attn_2_cuda", ("csrc/flash_api.cpp", "csrc/kernels.cu", "csrc/extra.cu"))
+    assert (build.name, build.sources) == ("flash_attn_2_cuda",
+                                           ("csrc/flash_api.cpp", "csrc/kernels.cu", "csrc/extra.cu"))
     bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
     binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
     assert binds == {("py:flash_attn.interface.forward", "cpp:mha_fwd", 5),
                      ("py:exl.model.load", "cpp:make_q_matrix", 5)}
     [unnamed] = [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
-    assert (unnamed["path"], unnamed["line"]) == ("other/api.cpp", 3)  # its first binding and "TORCH_EXTENSION_NAME" in unnamed["message"]
+    assert (unnamed["path"], unnamed["line"]) == ("other/api.cpp", 3)  # its first binding
+    assert "TORCH_EXTENSION_NAME" in unnamed["message"]

@@ -44,8 +44,8 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ('#define LOOP _Pragma("unroll") for\n', []),
     ('#define CONT #pragma unroll \\\n  4\n', []),
     # pointer qualifiers: ggml's GGML_RESTRICT, by compiler (its 8,000 ERROR nodes in whisper.cpp)
-    ("#if A\n#define R __restrict__\n#elif B\n#define R __restrict\n#elif C\n#define R restrict\n#else\n#define R\n#endif\n",
-     ["R"]),
+    ("#if A\n#define R __restrict__\n#elif B\n#define R __restrict\n"
+     "#elif C\n#define R restrict\n#else\n#define R\n#endif\n", ["R"]),
     ("#define LIMIT restrict_to\n", []),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
@@ -384,7 +384,8 @@ def test_definitions_inside_namespace_macros_are_named_as_if_written_out():
     used = ("TRTLLM_NAMESPACE_BEGIN\nnamespace kernels {\nstruct Params { int a; };\n"
             "void run(Params p) { helper(p); }\n}\nTRTLLM_NAMESPACE_END\n"
             "PYBIND11_NAMESPACE_BEGIN(detail)\nstruct Caster {};\nPYBIND11_NAMESPACE_END(detail)\n"
-            "PROTOBUF_NAMESPACE_OPEN\nclass Message { void Clear(); };\nvoid Message::Clear() {}\nPROTOBUF_NAMESPACE_CLOSE\n")
+            "PROTOBUF_NAMESPACE_OPEN\nclass Message { void Clear(); };\nvoid Message::Clear() {}\n"
+            "PROTOBUF_NAMESPACE_CLOSE\n")
     written = ("namespace tensorrt_llm {\nnamespace kernels {\nstruct Params { int a; };\n"
                "void run(Params p) { helper(p); }\n}\n}\n"
                "namespace detail {\nstruct Caster {};\n}\n"
@@ -392,7 +393,8 @@ def test_definitions_inside_namespace_macros_are_named_as_if_written_out():
     pad = "\n" * NAMESPACE_MACROS.count("\n")  # the same lines
     facts, expected = scan(NAMESPACE_MACROS + used), scan(pad + written)
     assert facts.errors == 0 and facts.defs == expected.defs and facts.calls == expected.calls
-    assert {"tensorrt_llm::kernels::Params", "detail::Caster", "google::protobuf::Message::Clear"} <= set(defs_by_qual(facts))
+    assert {"tensorrt_llm::kernels::Params", "detail::Caster",
+            "google::protobuf::Message::Clear"} <= set(defs_by_qual(facts))
     unbalanced = scan(NAMESPACE_MACROS + "PROTOBUF_NAMESPACE_OPEN\nclass Message {};\n")  # no close: as written
     assert "google::protobuf::Message" not in defs_by_qual(unbalanced)
     assert scan(pad + used).errors > 0  # the control: without the definitions, as before

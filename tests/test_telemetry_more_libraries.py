@@ -103,8 +103,10 @@ def test_a_cpp_file_including_a_metrics_library_that_is_not_modeled_is_said(tmp_
     (tmp_path / "client_metric.h").write_text(
         "#pragma once\n#include <string>\n  #  include <ylt/metric/counter.hpp>\n#include \"ylt/metric/gauge.hpp\"\n"
         "struct ClientMetric {\n  ylt::metric::counter_t reads{\"store_read_bytes\", \"Bytes read\"};\n};\n")
-    (tmp_path / "other.cpp").write_text("// see ylt/metric/counter.hpp\n#include <ylt/coro_rpc/coro_rpc_server.hpp>\nint metric;\n")
+    (tmp_path / "other.cpp").write_text("// see ylt/metric/counter.hpp\n"
+                                        "#include <ylt/coro_rpc/coro_rpc_server.hpp>\nint metric;\n")
     result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
-    said = [(d.path, d.line, d.message.split(",")[0]) for d in result.diagnostics if d.code == "metric-library-not-modeled"]
+    said = [(d.path, d.line, d.message.split(",")[0]) for d in result.diagnostics
+            if d.code == "metric-library-not-modeled"]
     assert said == [("client_metric.h", 3, "uses yalantinglibs metric")]
     assert result.stats["cpp_files_unmodeled_metric_libraries"] == 1

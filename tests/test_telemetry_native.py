@@ -81,7 +81,8 @@ def test_a_rust_file_using_the_prometheus_client_crate_is_said_not_read(tmp_path
         "use prometheus_client::metrics::counter::Counter;\nuse prometheus_client::registry::Registry;\n\n"
         "pub fn init(registry: &mut Registry) {\n    let c = Counter::<u64>::default();\n"
         "    registry.register_with_unit(\"mosec_throughput\", \"throughput\", Unit::Seconds, c);\n}\n")
-    (tmp_path / "src" / "other.rs").write_text("use prometheus::register_int_counter;\n// prometheus_client is not used here\n")
+    (tmp_path / "src" / "other.rs").write_text("use prometheus::register_int_counter;\n"
+                                               "// prometheus_client is not used here\n")
     bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
     said = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-library-not-modeled"]
     assert said == [("metrics.rs", 1)]

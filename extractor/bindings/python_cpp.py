@@ -129,9 +129,9 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
             unexplained[b.path] = min(unexplained.get(b.path, (b.line, b.module)), (b.line, b.module))
         named.append(b)
     diagnostics = [Diagnostic(path, line, "pybind-module-unnamed",
-                              f"the pybind11 module of these bindings is named by the build macro {macro}, and no Extension(...) or "
-                              "cpp_extension.load(...) of the system's build scripts lists this file among its "
-                              "sources: Python calls into it are not bound", Severity.INFO)
+                              f"the pybind11 module of these bindings is named by the build macro {macro}, and no "
+                              "Extension(...) or cpp_extension.load(...) of the system's build scripts lists this "
+                              "file among its sources: Python calls into it are not bound", Severity.INFO)
                    for path, (line, macro) in sorted(unexplained.items())]
     return tuple(named), diagnostics
 
@@ -416,7 +416,8 @@ def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
         if callee is None:
             continue
         keywords = {k.arg: k.value for k in call.keywords if k.arg}
-        if callee.rpartition(".")[2] not in _EXTENSION_CLASSES and not (callee in _LOAD_CALLS and "sources" in keywords):
+        declares = callee.rpartition(".")[2] in _EXTENSION_CLASSES or (callee in _LOAD_CALLS and "sources" in keywords)
+        if not declares:
             continue
         name = _string(call.args[0] if call.args else keywords.get("name"), constants)
         sources = _strings(call.args[1] if len(call.args) > 1 else keywords.get("sources"), constants)
@@ -441,7 +442,8 @@ def _module_constants(tree: ast.Module) -> dict[str, str | list[str]]:
         else:
             continue
         if isinstance(target, ast.Name):
-            value = _strings(assigned, values) if isinstance(assigned, (ast.List, ast.Tuple)) else _string(assigned, values)
+            value = _strings(assigned, values) if isinstance(assigned, (ast.List, ast.Tuple)) \
+                else _string(assigned, values)
             values[target.id] = None if target.id in values else value  # bound twice: no constant
     return {name: value for name, value in values.items() if value}
 

@@ -122,8 +122,6 @@ def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
                 continue
             kinds = {_namespace_body(word.sub(lambda w: spelled[w.group(1)], text) if word else text, param)
                      if text is not None else "" for param, text in found}
-            if "" in kinds:
-                continue
             if len(kinds) == 1 and "" not in kinds:
                 known[name] = kinds.pop()
     return tuple(sorted(known.items()))

@@ -124,7 +124,8 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
         for m in _CONDITIONAL_DIRECTIVE.finditer(parsed.data, start, end):
             data[m.start():m.end()] = b" " * (m.end() - m.start())
     variant = bytes(data)
-    other = _Scanner(ParsedFile(parsed.language, variant, parse_source(variant, parsed.language, namespaces=namespaces)))
+    tree = parse_source(variant, parsed.language, namespaces=namespaces)
+    other = _Scanner(ParsedFile(parsed.language, variant, tree))
     try:
         other.visit_items(other.tree.root_node, ())
     except RecursionError:
@@ -535,7 +536,8 @@ class _Scanner:
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
                         defines=tuple(attribute_macros(self.data)),
-                        namespace_macros=tuple(namespace_macros(self.data).items()), macro_blocks=tuple(self.macro_blocks),
+                        namespace_macros=tuple(namespace_macros(self.data).items()),
+                        macro_blocks=tuple(self.macro_blocks),
                         words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))

@@ -83,7 +83,8 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
     return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
                        makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars),
-                       unmodeled=tuple(LibraryImport(module, line) for module, line in sorted(collector.unmodeled.items())),
+                       unmodeled=tuple(LibraryImport(module, line)
+                                       for module, line in sorted(collector.unmodeled.items())),
                        **libraries)
 
 
@@ -528,7 +529,8 @@ def _none_tests(index: ModuleIndex) -> list[_NoneTest]:
         scope = index.scopes[definition]
         for statement in getattr(definition, "body"):
             current = statement
-            while isinstance(current, ast.If) and current.body and isinstance(current.body[-1], (ast.Return, ast.Raise)):
+            while isinstance(current, ast.If) and current.body \
+                    and isinstance(current.body[-1], (ast.Return, ast.Raise)):
                 tested = _none_test(current.test)
                 if tested is not None:  # past this `if`, its test was false
                     out.append((scope, _end(statement), _end(definition), tested[0], not tested[1]))
