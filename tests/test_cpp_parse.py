@@ -10,7 +10,7 @@ import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import (attribute_macros, blank_macros, hashed_words, parse_source,
-                                 spell_condition_operators, unqualify_using_typename, used_outside_directives,
+                                 spell_condition_operators, drop_unread_typename, used_outside_directives,
                                  word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
@@ -103,7 +103,7 @@ def test_using_typename_of_a_dependent_base_parses():
             "      typename Base<T>::template Rebind<int>::Type;\n  using X = typename Base<T>::Y;\n"
             "  void run() { step(); }\n};\n")
     data = code.encode()
-    rewritten = unqualify_using_typename(data)
+    rewritten = drop_unread_typename(data)
     assert len(rewritten) == len(data) and rewritten.count(b"typename") == 1  # the alias's keyword stays
     assert rewritten.splitlines()[1] == b"  using          Base<T>::FragS;"
     facts = scan(code)
@@ -122,7 +122,7 @@ def test_a_dependent_type_made_into_a_value_parses():
             "};\n"
             "template <typename T, typename U = typename T::X> void after(typename T::Y (y));\n")
     data = code.encode()
-    rewritten = unqualify_using_typename(data)
+    rewritten = drop_unread_typename(data)
     assert len(rewritten) == len(data) and rewritten.count(b"\n") == data.count(b"\n")
     # the keywords of types where a declaration stands stay: the member, the template parameters, `(y)`
     assert rewritten.count(b"typename") == 5

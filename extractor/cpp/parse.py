@@ -69,7 +69,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
-    return _parser(language).parse(unqualify_using_typename(spell_condition_operators(blanked)))
+    return _parser(language).parse(drop_unread_typename(spell_condition_operators(blanked)))
 
 
 # -- namespace macros --------------------------------------------------------------------------
@@ -363,7 +363,7 @@ _BEFORE_VALUE = re.compile(rb"(?:[=(,{?]|\breturn)\s*\Z")  # an expression may s
 _BEFORE_CALL = re.compile(rb"(?:=|\breturn)\s*\Z")  # ... and no parameter's declaration can
 
 
-def unqualify_using_typename(data: bytes) -> bytes:
+def drop_unread_typename(data: bytes) -> bytes:
     """``data`` with the ``typename`` keywords that tree-sitter's C++ grammar does not read turned
     into spaces (no byte moves); it made each an ERROR node:
 

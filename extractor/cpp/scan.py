@@ -106,9 +106,13 @@ def _unaliased(facts: CppFacts, aliases: dict[str, str]) -> CppFacts:
     for d in unaliased.defs:
         scope: list[tuple[str, str]] = []
         for name, kind in d.scope:
-            scope.extend((part, kind) for part in name.split("::")) if name in paths else scope.append((name, kind))
-        if d.kind == "namespace" and d.qual.rpartition("::")[0] not in ("", "::".join(n for n, _k in scope)):
-            scope.extend((part, "namespace") for part in d.qual.split("::")[len(scope):-1])
+            if name in paths:
+                scope.extend((part, kind) for part in name.split("::"))
+            else:
+                scope.append((name, kind))
+        enclosing = d.qual.split("::")[:-1]
+        if d.kind == "namespace" and len(scope) < len(enclosing):  # the aliased namespace itself
+            scope.extend((part, "namespace") for part in enclosing[len(scope):])
         defs.append(msgspec.structs.replace(d, scope=tuple(scope)) if tuple(scope) != d.scope else d)
     return msgspec.structs.replace(unaliased, defs=tuple(defs))
 
