@@ -141,6 +141,7 @@ def describe_systems(a: Evidence, b: Evidence) -> tuple[SystemDescription, Syste
             nodes=len(evidence.graph.nodes),
             edges=len(evidence.graph.edges),
             diagnostics=len(evidence.diagnostics),
+            not_read=tuple(d.message for d in evidence.diagnostics if d.code == "language-not-read") or None,
         ))
     sa, sb = out
     if sa.label == sb.label:

@@ -75,6 +75,8 @@ def _summary(head: Head, la: str, lb: str) -> str:
             ["Symbols", f"{sa.nodes:,}", f"{sb.nodes:,}"],
             ["Edges", f"{sa.edges:,}", f"{sb.edges:,}"],
             ["Diagnostics", f"{sa.diagnostics:,}", f"{sb.diagnostics:,}"]]
+    if sa.not_read or sb.not_read:  # languages the extractor does not read: parts no evidence covers
+        rows.append(["Not read", *(esc("; ".join(s.not_read or ())) or "—" for s in (sa, sb))])
     items = "".join(f'<li>{esc(t.text)}<a href="#{esc(t.ref)}">§ {esc(t.ref)}</a></li>' for t in head.takeaways)
     d = head.differences
     cut = ""

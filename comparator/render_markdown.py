@@ -28,6 +28,8 @@ def render_markdown(findings: Mapping[str, Any], kinds: Sequence[KindView[Any, A
         ["files", f"{sa.files:,}", f"{sb.files:,}"],
         ["symbols / edges", f"{sa.nodes:,} / {sa.edges:,}", f"{sb.nodes:,} / {sb.edges:,}"],
         ["diagnostics", f"{sa.diagnostics:,}", f"{sb.diagnostics:,}"],
+        *([["not read", *("; ".join(map(cell, s.not_read or ())) or "—" for s in (sa, sb))]]
+          if sa.not_read or sb.not_read else []),
     ])
     diff = head.differences
     out += [f"**{diff.any:,} differences, {diff.breaking:,} breaking.**", ""]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -23,6 +24,22 @@ SUFFIXES: dict[str, Language] = {
     ".yml": Language.YAML,
     ".json": Language.JSON,
 }
+# Languages archdiff does not read, by suffix (lower case): a tree with files in one of them gets
+# one info diagnostic per language (``language-not-read``), so that a part of a system written in
+# one (TorchServe's Java frontend, a TypeScript UI, gRPC's .proto services) is said to be missing
+# rather than silently absent. Build scripts and documents are no language of the architecture.
+UNREAD_SUFFIXES: dict[str, str] = {
+    ".java": "Java", ".kt": "Kotlin", ".scala": "Scala", ".groovy": "Groovy", ".cs": "C#", ".fs": "F#",
+    **{s: "TypeScript" for s in (".ts", ".tsx", ".mts", ".cts")},
+    **{s: "JavaScript" for s in (".js", ".jsx", ".mjs", ".cjs")},
+    ".swift": "Swift", ".m": "Objective-C", ".mm": "Objective-C++", ".rb": "Ruby", ".php": "PHP",
+    ".zig": "Zig", ".jl": "Julia", ".lua": "Lua", ".dart": "Dart", ".hs": "Haskell", ".ml": "OCaml",
+    ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang", ".clj": "Clojure", ".mojo": "Mojo",
+    ".pyx": "Cython", ".pxd": "Cython", ".f90": "Fortran",
+    ".hip": "HIP", ".metal": "Metal", ".cl": "OpenCL", ".glsl": "GLSL", ".wgsl": "WGSL",
+    ".proto": "Protocol Buffers", ".thrift": "Thrift", ".fbs": "FlatBuffers",
+}
+READ_LANGUAGES = "Python, C/C++, CUDA, Rust and Go"  # what a reader is told the others are not
 # Version-control metadata and caches are never part of a system's architecture.
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox",
                        "node_modules", ".eggs"})
@@ -53,6 +70,7 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
     root = tree.root
     entries: list[InventoryEntry] = []
     diagnostics: list[Diagnostic] = []
+    unread: dict[str, list[str]] = {}  # language not read -> its files
     real_root = Path(os.path.realpath(root))
     # Plain strings and one lstat per file: pathlib objects per file cost more than the walk itself.
     top = os.fspath(root)
@@ -79,8 +97,11 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
             kept.append(d)
         dirnames[:] = kept
         for name in sorted(filenames):
-            language = SUFFIXES.get(_suffix(name))
+            suffix = _suffix(name)
+            language = SUFFIXES.get(suffix)
             if language is None:
+                if suffix in UNREAD_SUFFIXES:
+                    unread.setdefault(UNREAD_SUFFIXES[suffix], []).append(prefix + name)
                 continue
             rel = prefix + name
             full = os.path.join(dirpath, name)
@@ -101,6 +122,7 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                                               Severity.WARNING))
                 continue
             _add(entries, diagnostics, tree, rel, language, info.st_size, stamp_of(info))
+    diagnostics.extend(_not_read(tree, unread))
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
@@ -112,12 +134,19 @@ def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[Inve
     regular files and folders only, so no link, special file or unreadable folder to report)."""
     entries: list[InventoryEntry] = []
     diagnostics: list[Diagnostic] = []
+    unread: dict[str, list[str]] = {}
     for rel, size in sizes.items():
         folder, _, name = rel.rpartition("/")
-        language = SUFFIXES.get(_suffix(name))
-        if language is None or (folder and not SKIP_DIRS.isdisjoint(folder.split("/"))):
+        suffix = _suffix(name)
+        language = SUFFIXES.get(suffix)
+        if (language is None and suffix not in UNREAD_SUFFIXES) or \
+                (folder and not SKIP_DIRS.isdisjoint(folder.split("/"))):
+            continue
+        if language is None:
+            unread.setdefault(UNREAD_SUFFIXES[suffix], []).append(rel)
             continue
         _add(entries, diagnostics, tree, rel, language, size)
+    diagnostics.extend(_not_read(tree, unread))
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
@@ -132,6 +161,21 @@ def _add(entries: list[InventoryEntry], diagnostics: list[Diagnostic], tree: Sou
                                       Severity.WARNING))
     else:
         entries.append(InventoryEntry(evidence_path(tree.label, rel), rel, language, size, stamp))
+
+
+def _not_read(tree: SourceTree, unread: Mapping[str, list[str]]) -> list[Diagnostic]:
+    """One info diagnostic per language of ``unread`` (language -> its files' paths), at the
+    top folder that holds most of its files (the tree's root when none does)."""
+    out = []
+    for language, paths in unread.items():
+        tops = Counter(p.split("/", 1)[0] + "/" if "/" in p else "" for p in paths)
+        top, held = min(tops.items(), key=lambda item: (-item[1], item[0]))
+        where = "" if not top else f", {held:,} of them under {top}" if held < len(paths) else \
+            f", under {top}" if held == 1 else f", all under {top}"
+        files = "file" if len(paths) == 1 else "files"
+        out.append(Diagnostic(evidence_path(tree.label, top or "."), 0, "language-not-read",
+                              f"{len(paths):,} {language} {files} not read{where}", Severity.INFO))
+    return out
 
 
 class NotARegularFile(OSError):
