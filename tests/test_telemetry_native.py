@@ -1,17 +1,19 @@
 """Rust and Go metric definitions and the series their libraries expose.
 
-None of the three libraries can run here (no Go toolchain; crates.io is out of reach for cargo),
+None of the four libraries can run here (no Go toolchain; crates.io is out of reach for cargo),
 so the expected series are the libraries' documented rules, cited in
 extractor/telemetry/native_metrics.py: the prometheus crate and client_golang join
 namespace/subsystem/name with `_` and expose a counter under its name as given; the metrics crate's
 exporter replaces characters outside [a-zA-Z0-9_:] with `_` and renders `histogram!` as a summary
-unless buckets are configured.
+unless buckets are configured; client_rust (prometheus-client) appends `_total` to a counter and
+`_<unit>` to a name registered with a unit (extractor/telemetry/client_rust_records.py).
 """
 
 from __future__ import annotations
 
 import pytest
 
+from extractor.telemetry.client_rust_records import split_type
 from extractor.telemetry.native_metrics import exposed, fq_name, sanitize
 from extractor.telemetry.records import MetricType
 
@@ -70,20 +72,63 @@ def test_exposed_series_per_type():
     assert exposed(MetricType.COUNTER, "c_total") == ("c_total",)
 
 
-def test_a_rust_file_using_the_prometheus_client_crate_is_said_not_read(tmp_path):
-    # mosec: client_rust registers metrics by value (`registry.register(name, help, metric)`, the
-    # type from the value's declared type), which the scanner does not follow: said, not silent
-    from extractor.context import ExtractOptions
-    from extractor.run.pipeline import extract_system
+def _client_rust_record(m: dict) -> tuple:
+    return (m["line"], m["type"], m["labels"], m["buckets"], m["unit"], m["exposed_names"], m["labels_resolved"],
+            m["buckets_resolved"], m["unresolved"])
 
-    (tmp_path / "src").mkdir()
-    (tmp_path / "src" / "metrics.rs").write_text(
-        "use prometheus_client::metrics::counter::Counter;\nuse prometheus_client::registry::Registry;\n\n"
-        "pub fn init(registry: &mut Registry) {\n    let c = Counter::<u64>::default();\n"
-        "    registry.register_with_unit(\"mosec_throughput\", \"throughput\", Unit::Seconds, c);\n}\n")
-    (tmp_path / "src" / "other.rs").write_text("use prometheus::register_int_counter;\n"
-                                               "// prometheus_client is not used here\n")
-    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
-    said = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-library-not-modeled"]
-    assert said == [("metrics.rs", 1)]
-    assert bundle["stats"]["metrics"]["rust_files_unmodeled_metric_libraries"] == 1
+
+def test_prometheus_client_crate_registrations_are_read_across_the_crate():
+    # client_rust (prometheus-client 0.25) registers by value: the kind, labels and buckets come from the
+    # value's type, written in lib.rs's aliases, labels.rs's label structs, a struct field, or a
+    # constructor fn; the prefix from a caller's sub-registry
+    bundle = fixture_bundle("client_rust_mini")
+    found = metrics_by_name(bundle, "rust")
+    assert {m["library"] for m in found.values()} == {"client_rust"}
+    assert {m["path"] for m in found.values()} == {"src/server.rs"}
+    got = {name: _client_rust_record(m) for name, m in found.items()}
+    hist = ["_bucket", "_count", "_sum"]
+    assert got == {
+        # RouteHits::default(): alias of Family<RouteLabels, Hits>, Hits = Counter<u64, AtomicU64>; r#type is `type`
+        "kit_route_hits": (46, "counter", ["route", "type"], [], "", ["kit_route_hits", "kit_route_hits_total"],
+                           True, True, ""),
+        # Family::new_with_constructor(latency_histogram as fn() -> Histogram): the Self field's type gives the
+        # labels (ShardLabels flattens RouteLabels), the fn its const bucket array; register_with_unit(Unit::Seconds)
+        "kit_shard_latency_seconds": (49, "histogram", ["shard", "route", "type"], [0.05, 0.2, 1.0, 5.0], "seconds",
+                                      ["kit_shard_latency_seconds"] + [f"kit_shard_latency_seconds{s}" for s in hist],
+                                      True, True, ""),
+        # the name is a const of lib.rs
+        "kit_queue_depth": (52, "gauge", [], [], "", ["kit_queue_depth"], True, True, ""),
+        "kit_extra_events": (55, "counter", [], [], "", ["kit_extra_events", "kit_extra_events_total"], False, True,
+                             "labels: the label set is Vec<(String,String)>: its names come with each series "
+                             "(get_or_create), not from a type"),
+        # a sub-registry of the sub-registry; exponential_buckets(64.0, 4.0, 4) computed
+        "kit_io_payload_bytes": (59, "histogram", [], [64.0, 256.0, 1024.0, 4096.0], "bytes",
+                                 ["kit_io_payload_bytes"] + [f"kit_io_payload_bytes{s}" for s in hist], True, True, ""),
+        "kit_build": (62, "info", ["version", "commit"], [], "", ["kit_build_info"], True, True, ""),
+        # client_rust appends _total to whatever the counter is named
+        "kit_restarts_total": (65, "counter", [], [], "", ["kit_restarts_total", "kit_restarts_total_total"],
+                               True, True, ""),
+        # registered on a parameter of a function nothing in the crate calls: the prefix is the caller's
+        "uptime": (77, "gauge", [], [], "", ["uptime"], False, True,
+                   "prefix: the registry is parameter 1 of register_uptime, which no function of the crate hands a "
+                   "registry"),
+    }
+    assert found["kit_restarts_total"]["lint"] == [
+        "total-appended: client_rust appends _total to a counter: exposed as kit_restarts_total_total"]
+    said = {(d["code"], d["path"], d["line"]) for d in bundle["diagnostics"]}
+    assert ("metric-type-unresolved", "src/server.rs", 68) in said  # Sampled's metric_type() is decided at run time
+    assert ("metric-prefix-unresolved", "src/server.rs", 77) in said
+    assert not [d for d in bundle["diagnostics"] if d["code"] == "metric-library-not-modeled"]
+    stats = bundle["stats"]["metrics"]
+    assert (stats["rust_client_registrations"], stats["rust_client_unresolved"],
+            stats["rust_client_registrations_in_tests"]) == (9, 1, 1)
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("prometheus_client::Family<EngineLabels,Histogram,fn()->Histogram>",
+     ("prometheus_client::Family", ["EngineLabels", "Histogram", "fn()->Histogram"])),
+    ("Family<Vec<(String,String)>,Gauge<f64,AtomicU64>>", ("Family", ["Vec<(String,String)>", "Gauge<f64,AtomicU64>"])),
+    ("Histogram", ("Histogram", [])),
+])
+def test_client_rust_types_split_at_their_top_level_arguments(text, expected):
+    assert split_type(text) == expected

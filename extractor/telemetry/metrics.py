@@ -49,7 +49,8 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="6",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
-    # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled
+    version="7",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
+    # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them
     forkable=True,  # beside the python graph: it reads the facts alone
 )

@@ -53,6 +53,88 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     opts_text: str = ""  # Go: the options argument as written, when it is no literal
 
 
+class ClientBuckets(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The buckets a client_rust histogram is made with, as far as its file says."""
+
+    values: tuple[float, ...] | None = None  # read (a literal array, exponential_buckets(...) computed)
+    constant: str = ""  # a `const NAME: [f64; N]` of the crate (`NAME.iter().copied()`)
+    function: str = ""  # the histogram a crate fn makes (`f as fn() -> Histogram` handed to a Family)
+    text: str = ""  # as written, when none of these
+
+
+class ClientRegistry(msgspec.Struct, frozen=True, omit_defaults=True):
+    """Where the registry a client_rust metric is registered on comes from, within one function."""
+
+    prefix: str = ""  # what `sub_registry_with_prefix` / `Registry::with_prefix` add here, joined with `_`
+    labels: tuple[str, ...] = ()  # constant label names `sub_registry_with_label` adds here
+    function: str = ""  # the registry is a parameter of this function (`S::register`, `f`): its callers decide
+    index: int = -1  # ... at this position (`self` not counted)
+    unknown: str = ""  # why its origin is not read (a field, an expression)
+
+
+class ClientValue(msgspec.Struct, frozen=True, omit_defaults=True):
+    """The metric handed to `register`: the types its function gives it, best first. Types are
+    written without spaces, a client_rust type as `prometheus_client::Name`, a crate's as its name."""
+
+    declared: str = ""  # `let x: T = ...`, or a parameter's type
+    expression: str = ""  # the type the making expression names (`Family::<L, M>::default()`)
+    call: str = ""  # a crate fn whose result it is (`let x = f();`): its return type
+    field: str = ""  # the type of the field of `Self { x, ... }` it is stored in
+    buckets: ClientBuckets | None = None  # where a histogram is made, when the function shows it
+    info_labels: tuple[str, ...] | None = None  # `Info::new(vec![("key", value)])`
+    text: str = ""  # the argument as written
+
+
+class ClientRegistration(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One `registry.register(name, help, metric)` or `register_with_unit(name, help, unit, metric)`."""
+
+    line: int
+    name: MetricText
+    help: MetricText | None = None
+    unit: MetricText | None = None  # `Unit::Seconds` as "seconds", `Unit::Other("x")` as "x"
+    value: ClientValue = ClientValue()
+    registry: ClientRegistry = ClientRegistry()
+
+
+class ClientCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A call handing a registry to a function of the crate (`SchedulerMetrics::register(&mut r)`)."""
+
+    callee: str  # `S::f` or `f`
+    index: int
+    registry: ClientRegistry
+    line: int
+
+
+class ClientFunction(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A free function of the crate: what it returns and, for a histogram, its buckets."""
+
+    returns: str
+    buckets: ClientBuckets | None = None
+
+
+class ClientLabel(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A field of a struct deriving `EncodeLabelSet`: a label, or a flattened label set."""
+
+    name: str
+    type: str
+    flatten: bool = False
+
+
+class ClientRustFacts(msgspec.Struct, frozen=True, omit_defaults=True):
+    """What one Rust file says about metrics of the `prometheus-client` crate (client_rust): its
+    registrations, and the definitions other files of the crate may need to type them."""
+
+    registrations: tuple[ClientRegistration, ...] = ()
+    calls: tuple[ClientCall, ...] = ()
+    aliases: dict[str, str] = {}  # `type X = Y;` and `pub use prometheus_client::...::Y as X;`
+    label_sets: dict[str, tuple[ClientLabel, ...]] = {}
+    metric_types: dict[str, tuple[str, int]] = {}  # the crate's own EncodeMetric types: (kind or "", line)
+    functions: dict[str, ClientFunction] = {}
+    bucket_constants: dict[str, tuple[float, ...]] = {}
+    in_tests: int = 0  # registrations under #[cfg(test)] or #[test]: not in the product, not read
+    collectors: tuple[int, ...] = ()  # lines of `register_collector(...)`: a Collector writes its own
+
+
 class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one Rust or Go file says about Prometheus metrics."""
 
@@ -63,3 +145,4 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     exporter_buckets: tuple[tuple[str, str | None], ...] = ()
     # crates whose metrics archdiff does not read: (crate, line of the file's first use of it)
     unmodeled: tuple[tuple[str, int], ...] = ()
+    client: ClientRustFacts | None = None  # Rust: the prometheus-client crate's shapes

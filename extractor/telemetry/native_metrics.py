@@ -14,6 +14,8 @@ proxy are out of reach of this machine, so the fixtures are checked against thes
   is exposed as written; ``histogram!`` is rendered as a summary (quantiles, ``_sum``,
   ``_count``) unless the exporter is given buckets for it (``set_buckets``,
   ``set_buckets_for_metric(Matcher::Full|Prefix|Suffix(..))``), then as a histogram.
+* Rust ``prometheus-client`` crate (client_rust): registered by value, read crate-wide; its rules
+  are in :mod:`.client_rust_records`.
 * Go ``client_golang`` (``prometheus/desc.go`` ``BuildFQName``, ``expfmt`` text format 0.0.4,
   which ``promhttp`` serves unless ``EnableOpenMetrics`` is set): ``namespace_subsystem_name``
   with empty parts skipped; counters as given, histograms ``_bucket``/``_sum``/``_count``,
@@ -29,6 +31,8 @@ from collections.abc import Iterable
 
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
+from extractor.native.manifests import system_manifests
+from extractor.telemetry.client_rust_records import client_rust_records
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricText, NativeMetric, NativeMetricFacts
 from extractor.telemetry.records import MetricDefinition, MetricType, lint_name, unmodeled_library
@@ -68,6 +72,11 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
         constants = _shared_constants(files)
         described = _descriptions(files, constants)
         bucketed = [b for _f, facts in files for b in facts.exporter_buckets]
+        if any(facts.client is not None for _f, facts in files):
+            client_records, client_diagnostics, client_stats = client_rust_records(files, ctx.once(system_manifests))
+            records += client_records
+            diagnostics += client_diagnostics
+            stats += client_stats
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1

@@ -1,5 +1,5 @@
 """Per-file scanner for Prometheus metrics defined in Rust: the ``prometheus`` crate and the
-``metrics`` crate.
+``metrics`` crate here, the ``prometheus-client`` crate in :mod:`.client_rust_scan`.
 
 Most Rust metric definitions sit inside macros (``register_int_counter!(...)``, ``counter!(...)``,
 or a ``lazy_static! { ... }`` block around them), whose arguments the grammar keeps as unparsed
@@ -25,6 +25,7 @@ from typing import Any
 
 from extractor.model import ParsedFile
 from extractor.rust.parse import capture_nodes
+from extractor.telemetry.client_rust_scan import scan_client_rust
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
@@ -47,7 +48,7 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 @functools.cache  # per process
 def _unmodeled_crates() -> re.Pattern[bytes] | None:
     """A path through a crate whose metrics this scanner does not read (libraries.yaml's
-    ``unmodeled``: client_rust registers metrics by value, the type from the value's type)."""
+    ``unmodeled``)."""
     crates = sorted(conventions().unmodeled_crates)
     return re.compile(rb"\b(" + b"|".join(re.escape(c.encode()) for c in crates) + rb")::") if crates else None
 
@@ -58,10 +59,13 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     pattern = _unmodeled_crates()
     found = pattern.search(data) if pattern is not None else None
     unmodeled = ((found.group(1).decode(), _line(data, found.start())),) if found is not None else ()
+    client = scan_client_rust(parsed.tree, data)
     if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate:
-        return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
+        if client is None:
+            return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
+        return NativeMetricFacts(constants=_constants(_blank_comments(parsed)), unmodeled=unmodeled, client=client)
     text = _blank_comments(parsed)
-    constants = {m.group(1).decode(): _unescape(m.group(2).decode("utf-8", "replace")) for m in _CONST.finditer(text)}
+    constants = _constants(text)
     metrics: list[NativeMetric] = []
     opts_in_macros: set[int] = set()
     for m in _REGISTER.finditer(text):
@@ -134,9 +138,14 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             buckets.append((m.group(1).decode().lower(), name))
     if _SET_BUCKETS.search(text):
         buckets.append(("all", ""))
-    if not (metrics or constants or buckets or unmodeled):
+    if not (metrics or constants or buckets or unmodeled or client):
         return None
-    return NativeMetricFacts(tuple(metrics), constants, tuple(buckets), unmodeled)
+    return NativeMetricFacts(tuple(metrics), constants, tuple(buckets), unmodeled, client)
+
+
+def _constants(text: bytes) -> dict[str, str]:
+    """The file's `const`/`static` string items by name (metric names and help texts)."""
+    return {m.group(1).decode(): _unescape(m.group(2).decode("utf-8", "replace")) for m in _CONST.finditer(text)}
 
 
 def _blank_comments(parsed: ParsedFile) -> bytes:
