@@ -100,3 +100,17 @@ def test_a_comparison_heads_with_what_each_side_does_not_read():
     # a comparison where neither side misses a language has no such row
     plain = compare_evidence(b, b)
     assert "not read" not in render_markdown(plain, KINDS) and "Not read" not in render_html(plain, KINDS)
+
+
+def test_in_a_system_of_several_sources_the_folder_is_named_with_its_source(tmp_path):
+    server = _tree(tmp_path)
+    client = tmp_path / "client"
+    (client / "java").mkdir(parents=True)
+    (client / "java" / "Client.java").write_text("class Client {}\n")
+    (client / "lib.py").write_text("X = 1\n")
+    bundle = extract_system([str(server), str(client)],
+                            options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    labels = [s["label"] for s in bundle["sources"]]
+    assert labels == ["server", "client"]
+    assert ("client/java/", "1 Java file not read, under client/java/", "info") in _not_read(bundle)
+    assert ("server/frontend/", "4 Java files not read, 3 of them under server/frontend/", "info") in _not_read(bundle)

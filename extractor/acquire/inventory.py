@@ -170,8 +170,9 @@ def _not_read(tree: SourceTree, unread: Mapping[str, list[str]]) -> list[Diagnos
     for language, paths in unread.items():
         tops = Counter(p.split("/", 1)[0] + "/" if "/" in p else "" for p in paths)
         top, held = min(tops.items(), key=lambda item: (-item[1], item[0]))
-        where = "" if not top else f", {held:,} of them under {top}" if held < len(paths) else \
-            f", under {top}" if held == 1 else f", all under {top}"
+        folder = evidence_path(tree.label, top)  # named as the evidence names paths: with its source's label
+        where = "" if not top else f", {held:,} of them under {folder}" if held < len(paths) else \
+            f", under {folder}" if held == 1 else f", all under {folder}"
         files = "file" if len(paths) == 1 else "files"
         out.append(Diagnostic(evidence_path(tree.label, top or "."), 0, "language-not-read",
                               f"{len(paths):,} {language} {files} not read{where}", Severity.INFO))
