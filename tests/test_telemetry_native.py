@@ -132,3 +132,55 @@ def test_prometheus_client_crate_registrations_are_read_across_the_crate():
 ])
 def test_client_rust_types_split_at_their_top_level_arguments(text, expected):
     assert split_type(text) == expected
+
+
+ROUTER_021 = {
+    # metrics 0.21's macros (TGI's and LoRAX's routers): a value argument, then label pairs
+    "router/src/infer.rs": (
+        "pub fn batch(d: std::time::Duration) {\n"
+        "    metrics::increment_counter!(\"router_request_failure\", \"err\" => \"validation\");\n"
+        "    metrics::histogram!(\"router_batch_duration\", d.as_secs_f64(), \"method\" => \"prefill\");\n"
+        "    metrics::increment_gauge!(\"router_queue_size\", 1.0);\n"
+        "    metrics::absolute_counter!(\"router_tokens\", 5);\n"
+        "}\n"
+        "pub fn fail() {\n"
+        "    metrics::increment_counter!(\"router_request_failure\", \"stage\" => \"queue\");\n"
+        "    metrics::decrement_gauge!(\"router_queue_size\", 1.0);\n"
+        "    metrics::register_counter!(\"router_started\");\n"
+        "}\n"),
+    # a bare register macro imported from the metrics crate
+    "router/src/server.rs": (
+        "use metrics::register_histogram;\n"
+        "pub fn start() {\n    register_histogram!(\"router_batch_size\", \"kind\" => \"decode\");\n}\n"),
+    # a bare register macro of the prometheus crate stays the prometheus crate's
+    "exporter/src/lib.rs": (
+        "use prometheus::register_counter;\n"
+        "pub fn start() {\n    register_counter!(\"exporter_requests\", \"Requests served\").unwrap();\n}\n"),
+    # client_rust's module paths name `metrics::`: no metrics-crate macro is read there
+    "client/src/lib.rs": (
+        "use prometheus_client::metrics::histogram::Histogram;\n"
+        "macro_rules! histogram { ($name:expr) => { Histogram::new([1.0].into_iter()) }; }\n"
+        "pub fn make() -> Histogram {\n    histogram!(\"local_thing\")\n}\n"),
+}
+
+
+def test_the_metrics_crate_macros_up_to_0_21_are_read(tmp_path):
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+
+    for rel, text in ROUTER_021.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
+    found = metrics_by_name(bundle, "rust")
+    assert {name: (m["type"], m["labels"], m["library"], m["path"], m["line"]) for name, m in found.items()} == {
+        "router_request_failure": ("counter", ["err", "stage"], "metrics-rs", "router/src/infer.rs", 2),
+        "router_batch_duration": ("histogram", ["method"], "metrics-rs", "router/src/infer.rs", 3),
+        "router_queue_size": ("gauge", [], "metrics-rs", "router/src/infer.rs", 4),
+        "router_tokens": ("counter", [], "metrics-rs", "router/src/infer.rs", 5),
+        "router_started": ("counter", [], "metrics-rs", "router/src/infer.rs", 10),
+        "router_batch_size": ("histogram", ["kind"], "metrics-rs", "router/src/server.rs", 3),
+        "exporter_requests": ("counter", [], "rust-prometheus", "exporter/src/lib.rs", 3),
+    }
+    assert found["exporter_requests"]["help"] == "Requests served"
+    assert found["router_request_failure"]["exposed_names"] == ["router_request_failure"]  # as given

@@ -12,7 +12,11 @@ name/help (and label list / bucket vector), and ``Opts::new(..)`` / ``HistogramO
 their builder chain (``.namespace(..)``, ``.subsystem(..)``, ``.buckets(..)``, ``.variable_labels``);
 the type of a bare ``Opts::new`` comes from the register macro or constructor it is handed to.
 ``metrics`` crate (only in files that name the crate): ``counter!``, ``gauge!``, ``histogram!`` and
-``describe_*!`` (for help text and unit); label keys from ``"key" => value`` pairs. Names held in
+``describe_*!`` (for help text and unit), and the macros of its releases up to 0.21 (TGI's and
+LoRAX's routers): ``increment_counter!``, ``absolute_counter!``, ``increment_gauge!``,
+``decrement_gauge!`` and ``register_{counter,gauge,histogram}!`` (written ``metrics::register_...!``,
+or bare in a file that uses the metrics crate and not the prometheus one); label keys from
+``"key" => value`` pairs, whichever release (0.21's value argument is no pair). Names held in
 ``const``/``static`` string items of the file are resolved; others are left to the extract step
 (constants of other files) or reported unresolved.
 """
@@ -29,10 +33,17 @@ from extractor.telemetry.client_rust_scan import scan_client_rust
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
-_REGISTER = re.compile(rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
+_REGISTER = re.compile(rb"(?<!metrics::)\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
 _OPTS = re.compile(rb"\b(Opts|HistogramOpts)::new\s*\(")
-_METRICS_MACRO = re.compile(rb"(?<![\w:])(?:metrics::)?(counter|gauge|histogram|describe_counter|describe_gauge|"
-                            rb"describe_histogram)!\s*[(\[{]")
+_METRICS_MACRO = re.compile(rb"(?<![\w:])(metrics::)?(counter|gauge|histogram|describe_counter|describe_gauge|"
+                            rb"describe_histogram|increment_counter|absolute_counter|increment_gauge|decrement_gauge|"
+                            rb"register_counter|register_gauge|register_histogram)!\s*[(\[{]")
+# the metrics crate's macros up to 0.21 and the kind of metric each names
+_METRICS_KIND = {"increment_counter": "counter", "absolute_counter": "counter", "register_counter": "counter",
+                 "increment_gauge": "gauge", "decrement_gauge": "gauge", "register_gauge": "gauge",
+                 "register_histogram": "histogram"}
+_METRICS_CRATE = re.compile(rb"(?<![\w:])metrics::|\buse\s+metrics\b")
+_PROMETHEUS_CRATE = re.compile(rb"(?<![\w:])prometheus::|\buse\s+prometheus\b|\bextern\s+crate\s+prometheus\b")
 _CONSTRUCTOR = re.compile(rb"\b(Int)?(Counter|Gauge|Histogram)(Vec)?::(?:with_opts|new)\s*\(|"
                           rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!")
 _CONST = re.compile(rb"\b(?:const|static)\s+([A-Z_][A-Z0-9_]*)\s*:\s*&(?:'static\s+)?str\s*=\s*\"((?:[^\"\\]|\\.)*)\"")
@@ -55,7 +66,7 @@ def _unmodeled_crates() -> re.Pattern[bytes] | None:
 
 def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
-    uses_metrics_crate = b"metrics::" in data or re.search(rb"\buse\s+metrics\b", data) is not None
+    uses_metrics_crate = _METRICS_CRATE.search(data) is not None  # not `prometheus_client::metrics::`
     pattern = _unmodeled_crates()
     found = pattern.search(data) if pattern is not None else None
     unmodeled = ((found.group(1).decode(), _line(data, found.start())),) if found is not None else ()
@@ -68,7 +79,11 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     constants = _constants(text)
     metrics: list[NativeMetric] = []
     opts_in_macros: set[int] = set()
+    # a bare register_counter! is the metrics crate's in a file that uses it and not the prometheus crate
+    bare_registers_are_metrics = uses_metrics_crate and _PROMETHEUS_CRATE.search(text) is None
     for m in _REGISTER.finditer(text):
+        if bare_registers_are_metrics and not m.group(1) and not m.group(3):
+            continue  # read below, with the metrics crate's macros
         args, end = _arguments(text, m.end() - 1)
         kind = m.group(2).decode()
         # keyword arguments of the NativeMetric, gathered from the macro and its Opts chain
@@ -116,7 +131,9 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             args, _end = _arguments(text, m.end() - 1)
             if not args:
                 continue
-            macro = m.group(1).decode()
+            macro = m.group(2).decode()
+            if macro.startswith("register_") and not m.group(1) and not bare_registers_are_metrics:
+                continue  # the prometheus crate's, read above
             if macro.startswith("describe_"):
                 rest = args[1:]
                 unit = _UNIT.search(rest[0]) if rest else None
@@ -129,8 +146,8 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             else:
                 labels = {_value(a.split("=>", 1)[0].strip(), constants).value or ""
                           for a in args[1:] if "=>" in a} - {""}
-                metrics.append(NativeMetric("metrics", _line(text, m.start()), macro, _value(args[0], constants),
-                                            labels=tuple(sorted(labels))))
+                metrics.append(NativeMetric("metrics", _line(text, m.start()), _METRICS_KIND.get(macro, macro),
+                                            _value(args[0], constants), labels=tuple(sorted(labels))))
     buckets: list[tuple[str, str | None]] = []
     if b"set_buckets_for_metric" in text:
         for m in _MATCHER.finditer(text):
