@@ -89,6 +89,9 @@ def test_opentelemetry_names_as_the_exporter_writes_them(result):
     queue = record(result, "wrapsvc_queue_time_milliseconds")  # ms -> milliseconds
     assert queue.library == "opentelemetry" and queue.unit == "ms" and queue.type.value == "histogram"
     assert record(result, "wrapsvc_inflight").type.value == "gauge"  # up-down counter -> gauge
+    # attributes come with each measurement: no label is claimed, and the record says why
+    assert (queue.labels, queue.labels_resolved) == ((), False)
+    assert queue.unresolved.startswith("labels: OpenTelemetry takes attributes with each measurement")
 
 
 def test_cpp_helpers_and_label_maps(result):

@@ -184,3 +184,54 @@ def test_the_metrics_crate_macros_up_to_0_21_are_read(tmp_path):
     }
     assert found["exporter_requests"]["help"] == "Requests served"
     assert found["router_request_failure"]["exposed_names"] == ["router_request_failure"]  # as given
+
+
+OTEL_GO = {
+    "go.mod": "module example.com/gateway\n\ngo 1.22\n",
+    "telemetry/metrics.go": (
+        "package telemetry\n\n"
+        "import (\n\t\"go.opentelemetry.io/otel\"\n\totelmetric \"go.opentelemetry.io/otel/metric\"\n)\n\n"
+        "const requestsName = \"gateway.requests_total\"\n\n"
+        "func Init() {\n"
+        "\tmeter := otel.Meter(\"gateway\")\n"
+        "\tmeter.Int64Counter(requestsName, otelmetric.WithDescription(\"Requests served\"))\n"
+        "\tmeter.Float64Histogram(\"rpc.duration\", otelmetric.WithUnit(\"s\"),\n"
+        "\t\totelmetric.WithExplicitBucketBoundaries(0.1, 0.5, 1))\n"
+        "\tmeter.Int64UpDownCounter(\"queue.size\", otelmetric.WithUnit(\"{request}\"))\n"
+        "\tmeter.Float64ObservableGauge(\"gpu.util\", otelmetric.WithUnit(\"%\"))\n"
+        "\tmeter.Int64Histogram(\"batch.size\")\n"
+        "\tmeter.Int64Counter(\"2xx.responses\")\n"
+        "}\n"),
+    # an Int64Counter method of the project's own, in a file that imports no OpenTelemetry package
+    "stats/stats.go": (
+        "package stats\n\ntype Registry struct{}\n\n"
+        "func (Registry) Int64Counter(name string) int64 { return 0 }\n\n"
+        "func Use(r Registry) int64 {\n\treturn r.Int64Counter(\"not_a_metric\")\n}\n"),
+}
+
+
+def test_go_opentelemetry_instruments_as_the_prometheus_exporter_writes_them(tmp_path):
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+    from extractor.telemetry.native_metrics import OTEL_DEFAULT_BUCKETS
+
+    for rel, text in OTEL_GO.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
+    found = metrics_by_name(bundle, "go")
+    assert {name: (m["type"], m["line"], m["via"], m["buckets"]) for name, m in found.items()} == {
+        "gateway_requests_total": ("counter", 12, "instrument", []),  # _total taken off, then put back
+        "rpc_duration_seconds": ("histogram", 13, "instrument", [0.1, 0.5, 1.0]),  # s -> _seconds
+        "queue_size": ("gauge", 15, "instrument", []),  # an up-down counter; an annotation adds nothing
+        "gpu_util_percent": ("gauge", 16, "observable-instrument", []),
+        "batch_size": ("histogram", 17, "instrument", list(OTEL_DEFAULT_BUCKETS)),  # the SDK's boundaries
+        "_2xx_responses_total": ("counter", 18, "instrument", []),  # a leading digit kept, `_` before it
+    }
+    requests = found["gateway_requests_total"]
+    assert (requests["help"], requests["library"], requests["exposed_names"]) == (
+        "Requests served", "opentelemetry-go", ["gateway_requests_total"])
+    assert found["rpc_duration_seconds"]["exposed_names"] == [
+        "rpc_duration_seconds", "rpc_duration_seconds_bucket", "rpc_duration_seconds_count", "rpc_duration_seconds_sum"]
+    assert all(not m["labels"] and not m["labels_resolved"] and "each measurement" in m["unresolved"]
+               for m in found.values())

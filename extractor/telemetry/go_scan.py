@@ -1,4 +1,5 @@
-"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang``.
+"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang``, and for
+OpenTelemetry instruments (``go.opentelemetry.io/otel/metric``) that a Prometheus exporter writes.
 
 Read from the syntax tree: calls of ``New{Counter,Gauge,Histogram,Summary}[Vec|Func]`` on the
 ``prometheus`` package, on ``promauto``, or on a factory (``promauto.With(reg).NewCounterVec(...)``,
@@ -8,6 +9,12 @@ and, for vectors, a ``[]string{...}`` of label names. The packages are recognise
 (whatever the local alias). Option values may be string literals, constants of the file (kept in
 ``constants`` for the extract step, which also resolves constants of other files of the package)
 or ``prometheus.DefBuckets``/``LinearBuckets``/``ExponentialBuckets`` for buckets.
+
+OpenTelemetry (otel/metric 1.x ``meter.go``): a Meter's ``{Int64,Float64}{Counter,UpDownCounter,
+Histogram,Gauge}`` and their ``Observable`` forms, in a file that imports an ``go.opentelemetry.io/otel``
+package (the Meter may come from anywhere: ``otel.Meter(..)``, a provider, a struct field); the name is
+the first argument, the options ``metric.WithDescription``, ``metric.WithUnit`` and
+``metric.WithExplicitBucketBoundaries``. Attributes come with each measurement, so labels are not read.
 """
 
 from __future__ import annotations
@@ -23,11 +30,19 @@ PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
 _CONSTRUCTOR = re.compile(r"New(Counter|Gauge|Histogram|Summary)(Vec|Func)?")
 _MAX_TEXT = 120
+OTEL = b"go.opentelemetry.io/otel"
+OTEL_METRIC = "go.opentelemetry.io/otel/metric"
+# otel/metric 1.x Meter methods and the type the Prometheus exporter writes for each (a monotonic
+# sum is a counter, an up-down one a gauge)
+_INSTRUMENT = re.compile(r"(?:Int64|Float64)(Observable)?(Counter|UpDownCounter|Histogram|Gauge)")
+_INSTRUMENT_TYPE = {"Counter": "counter", "UpDownCounter": "gauge", "Histogram": "histogram", "Gauge": "gauge"}
+_OTEL_OPTIONS = {"WithDescription": "help", "WithUnit": "unit", "WithExplicitBucketBoundaries": "buckets"}
 
 
 def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
-    if b"client_golang" not in data and b"const" not in data:
+    otel = OTEL in data
+    if b"client_golang" not in data and b"const" not in data and not otel:
         return None
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
@@ -38,7 +53,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 path = spec.child_by_field_name("path")
                 name = spec.child_by_field_name("name")
                 target = _text(path).strip('"`') if path is not None else ""
-                if target in (PROMETHEUS, PROMAUTO):
+                if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC):
                     aliases[_text(name) if name is not None else target.rsplit("/", 1)[-1]] = target
         elif node.type == "const_declaration":
             for spec in _descendants(node, "const_spec"):
@@ -48,8 +63,10 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 for n, v in zip(names, values):
                     if v.type in ("interpreted_string_literal", "raw_string_literal"):
                         constants[_text(n)] = _string(v)
-    if not aliases:
+    if not aliases and not otel:
         return NativeMetricFacts(constants=constants) if constants else None
+    prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
+    otel_metric = {a for a, t in aliases.items() if t == OTEL_METRIC}
     metrics = []
     # the calls of a method or a package's function, in source order (a query, not a walk in Python)
     found = capture_nodes(root, "(call_expression function: (selector_expression)) @call").get("call", ())
@@ -58,11 +75,15 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         if fn is None or fn.type != "selector_expression":
             continue
         field = fn.child_by_field_name("field")
-        m = _CONSTRUCTOR.fullmatch(_text(field)) if field is not None else None
-        if m is None or not _is_prometheus(fn.child_by_field_name("operand"), aliases, call):
-            continue
         args = call.child_by_field_name("arguments")
         arg_nodes = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        instrument = _INSTRUMENT.fullmatch(_text(field)) if otel and field is not None else None
+        if instrument is not None and arg_nodes:
+            metrics.append(_instrument(call, instrument, arg_nodes, otel_metric, constants))
+            continue
+        m = _CONSTRUCTOR.fullmatch(_text(field)) if field is not None else None
+        if m is None or not _is_prometheus(fn.child_by_field_name("operand"), prometheus, call):
+            continue
         if not arg_nodes:
             continue
         # keyword arguments of the NativeMetric: the options literal's fields, then the label list
@@ -77,6 +98,36 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     if not (metrics or constants):
         return None
     return NativeMetricFacts(tuple(metrics), constants)
+
+
+def _instrument(call: Any, m: re.Match[str], args: list[Any], options_package: set[str],
+                constants: dict[str, str]) -> NativeMetric:
+    """An OpenTelemetry instrument: ``meter.Float64Histogram("name", metric.WithUnit("s"), ...)``."""
+    entry: dict[str, Any] = {"library": "otel-go", "type": _INSTRUMENT_TYPE[m.group(2)],
+                             "line": call.start_point[0] + 1, "func": bool(m.group(1)), "labels": None,
+                             "name": _value(args[0], constants)}
+    for option in args[1:]:
+        fn = option.child_by_field_name("function") if option.type == "call_expression" else None
+        if fn is None or fn.type != "selector_expression":
+            continue
+        package, name = _text(fn.child_by_field_name("operand")), _text(fn.child_by_field_name("field"))
+        role = _OTEL_OPTIONS.get(name) if package in options_package else None
+        inner = option.child_by_field_name("arguments")
+        values = [a for a in inner.named_children if a.type != "comment"] if inner is not None else []
+        if role == "buckets":
+            entry["buckets"] = _buckets_of(values)
+        elif role is not None and values:
+            value = _value(values[0], constants)
+            entry[role] = value if role == "help" else value.value if value.value is not None else value.text
+    return NativeMetric(**entry)
+
+
+def _buckets_of(values: list[Any]) -> MetricBuckets:
+    """``WithExplicitBucketBoundaries(1, 2.5, 5)``: the numbers when every one is a literal."""
+    try:
+        return MetricBuckets(values=tuple(float(_text(v)) for v in values))
+    except ValueError:
+        return MetricBuckets(text=", ".join(_text(v) for v in values)[:_MAX_TEXT])
 
 
 def _is_prometheus(operand: Any, aliases: dict[str, str], call: Any) -> bool:

@@ -25,7 +25,7 @@ SCHEMA = {
                       "modules": [str], "params": [str], "roles": _ROLES, "default_buckets?": [float],
                       "labels_at_use?": str}],
     "instruments": [{"library": str, "read_from": str, "naming": str, "methods": {str: str},
-                     "params": [str], "roles": _ROLES, "default_buckets?": [float]}],
+                     "params": [str], "roles": _ROLES, "default_buckets?": [float], "labels_at_use?": str}],
     "provided": [{"library": str, "what": str, "read_from": str, "trigger": str, "unless?": str,
                   "naming": str, "metrics": [_METRIC]}],
     "builders": [{"library": str, "read_from": str, "naming": str, "classes": [str], "activate": str,
@@ -112,7 +112,8 @@ def conventions(path: str | None = None) -> Conventions:
                 constructors[f"{module}.{cls}"] = made
     instruments = {method: Constructor(entry["library"], entry["naming"], _type(kind, method),
                                        tuple(entry["params"]), dict(entry["roles"]), entry["read_from"],
-                                       tuple(float(b) for b in entry.get("default_buckets", ())))
+                                       tuple(float(b) for b in entry.get("default_buckets", ())),
+                                       entry.get("labels_at_use", ""))
                    for entry in data["instruments"] for method, kind in entry["methods"].items()}
     for entry in data["provided"] + data["builders"]:
         for metric in entry.get("metrics", []) + entry.get("default_metrics", []) + entry.get("optional_metrics", []):

@@ -20,6 +20,15 @@ proxy are out of reach of this machine, so the fixtures are checked against thes
   which ``promhttp`` serves unless ``EnableOpenMetrics`` is set): ``namespace_subsystem_name``
   with empty parts skipped; counters as given, histograms ``_bucket``/``_sum``/``_count``,
   summaries the name (with ``quantile``) plus ``_sum``/``_count``; ``DefBuckets`` 0.005 ... 10.
+* Go OpenTelemetry instruments through ``go.opentelemetry.io/otel/exporters/prometheus``
+  (``exporter.go`` ``getName``, ``sanitizeName``, ``unitSuffixes``; the type by ``metricType``: a
+  monotonic sum is a counter, an up-down one a gauge): the name with characters outside
+  ``[a-zA-Z0-9_:]`` as ``_`` (a leading digit kept, ``_`` put before it), a counter's ``_total`` taken off,
+  the unit's suffix appended unless the name ends with it (``s`` -> ``_seconds``, ``By`` -> ``_bytes``,
+  ``1`` -> ``_ratio``; other units add nothing), then a counter's ``_total``; histograms
+  ``_bucket``/``_sum``/``_count`` with the SDK's default boundaries (``sdk/metric`` 0, 5, 10, ...,
+  10000) unless ``WithExplicitBucketBoundaries`` gives them. Attributes come with each measurement:
+  the labels are not read (``labels_resolved`` false, said in ``unresolved``).
 """
 
 from __future__ import annotations
@@ -45,7 +54,20 @@ _SERIES = {
     MetricType.SUMMARY: ("", "_count", "_sum"),
 }
 _INVALID = re.compile(r"[^a-zA-Z0-9_:]")
-_LIBRARY = {"prometheus": "rust-prometheus", "metrics": "metrics-rs", "client_golang": "client_golang"}
+_LIBRARY = {"prometheus": "rust-prometheus", "metrics": "metrics-rs", "client_golang": "client_golang",
+            "otel-go": "opentelemetry-go"}
+# go.opentelemetry.io/otel/exporters/prometheus exporter.go: unitSuffixes, and the SDK's default
+# explicit bucket boundaries (sdk/metric aggregation.go defaultHistogramBoundaries)
+_OTEL_GO_UNITS = {"d": "_days", "h": "_hours", "min": "_minutes", "s": "_seconds", "ms": "_milliseconds",
+                  "us": "_microseconds", "ns": "_nanoseconds", "By": "_bytes", "KiBy": "_kibibytes",
+                  "MiBy": "_mebibytes", "GiBy": "_gibibytes", "TiBy": "_tibibytes", "KBy": "_kilobytes",
+                  "MBy": "_megabytes", "GBy": "_gigabytes", "TBy": "_terabytes", "m": "_meters", "V": "_volts",
+                  "A": "_amperes", "J": "_joules", "W": "_watts", "g": "_grams", "Cel": "_celsius", "Hz": "_hertz",
+                  "1": "_ratio", "%": "_percent"}
+OTEL_DEFAULT_BUCKETS = (0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
+                        7500.0, 10000.0)
+OTEL_LABELS_AT_USE = ("labels: OpenTelemetry takes attributes with each measurement (metric.WithAttributes at "
+                      "Add/Record), not at the instrument")
 
 
 def fq_name(*parts: str) -> str:
@@ -171,7 +193,9 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     help_text = _resolve(m.help, constants) or ""
     unit = ""
     rendered = None
-    if library == "metrics":
+    if library == "otel-go":
+        name, unit = otel_go_name(kind, raw, m.unit), m.unit
+    elif library == "metrics":
         name = sanitize(raw)
         described_help, unit = described.get(raw, ("", ""))
         help_text = help_text or described_help
@@ -186,6 +210,8 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         fact = m.buckets
         if library == "metrics":
             buckets_resolved = False  # the exporter's configuration decides them
+        elif fact is None and library == "otel-go":
+            buckets = OTEL_DEFAULT_BUCKETS
         elif fact is None or fact.default:
             buckets = DEFAULT_BUCKETS
         elif fact.values is not None:
@@ -202,7 +228,19 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         path=file.path, line=m.line, name=name, type=kind, help=help_text, labels=labels, buckets=buckets,
         unit=unit.lower(), language=language, dynamic=dynamic, exposed_names=exposed(kind, name, rendered),
         lint=lint, labels_resolved=m.labels is not None, buckets_resolved=buckets_resolved,
-        library=lib, via=_via(m)), None
+        library=lib, via=_via(m), unresolved=OTEL_LABELS_AT_USE if library == "otel-go" else ""), None
+
+
+def otel_go_name(kind: MetricType, name: str, unit: str) -> str:
+    """The family name go.opentelemetry.io/otel/exporters/prometheus writes (``getName``)."""
+    full = _INVALID.sub("_", name)
+    full = "_" + full if full[:1].isdigit() else full  # sanitizeName prefixes a leading digit
+    if kind is MetricType.COUNTER:
+        full = full.removesuffix("_total")
+    suffix = _OTEL_GO_UNITS.get(unit, "")
+    if suffix and not full.endswith(suffix):
+        full += suffix
+    return full + "_total" if kind is MetricType.COUNTER else full
 
 
 def _exporter_buckets(name: str, bucketed: list[tuple[str, str | None]]) -> bool:
@@ -218,6 +256,8 @@ def _exporter_buckets(name: str, bucketed: list[tuple[str, str | None]]) -> bool
 def _via(m: NativeMetric) -> str:
     if m.library == "metrics":
         return "macro"
+    if m.library == "otel-go":
+        return "observable-instrument" if m.func else "instrument"
     if m.library == "prometheus":
         return "register-macro" if m.register_macro else "opts"
     return "constructor"
