@@ -201,6 +201,9 @@ OTEL_GO = {
         "\tmeter.Float64ObservableGauge(\"gpu.util\", otelmetric.WithUnit(\"%\"))\n"
         "\tmeter.Int64Histogram(\"batch.size\")\n"
         "\tmeter.Int64Counter(\"2xx.responses\")\n"
+        "\tmeter.Float64Gauge(\"cache.hit\", otelmetric.WithUnit(\"1\"))\n"
+        "\tmeter.Int64UpDownCounter(\"slots.used\", otelmetric.WithUnit(\"1\"))\n"
+        "\tmeter.Int64Counter(\"net..sent__bytes\", otelmetric.WithUnit(\"By\"))\n"
         "}\n"),
     # an Int64Counter method of the project's own, in a file that imports no OpenTelemetry package
     "stats/stats.go": (
@@ -227,6 +230,9 @@ def test_go_opentelemetry_instruments_as_the_prometheus_exporter_writes_them(tmp
         "gpu_util_percent": ("gauge", 16, "observable-instrument", []),
         "batch_size": ("histogram", 17, "instrument", list(OTEL_DEFAULT_BUCKETS)),  # the SDK's boundaries
         "_2xx_responses_total": ("counter", 18, "instrument", []),  # a leading digit kept, `_` before it
+        "cache_hit_ratio": ("gauge", 19, "instrument", []),  # a gauge of unit 1 is a ratio...
+        "slots_used": ("gauge", 20, "instrument", []),  # ... an up-down counter's is not
+        "net_sent_bytes_total": ("counter", 21, "instrument", []),  # `_` runs collapse; `bytes` is there
     }
     requests = found["gateway_requests_total"]
     assert (requests["help"], requests["library"], requests["exposed_names"]) == (

@@ -105,6 +105,7 @@ def _instrument(call: Any, m: re.Match[str], args: list[Any], options_package: s
     """An OpenTelemetry instrument: ``meter.Float64Histogram("name", metric.WithUnit("s"), ...)``."""
     entry: dict[str, Any] = {"library": "otel-go", "type": _INSTRUMENT_TYPE[m.group(2)],
                              "line": call.start_point[0] + 1, "func": bool(m.group(1)), "labels": None,
+                             "opts": m.group(2),  # the instrument: a Gauge of unit "1" is named a ratio
                              "name": _value(args[0], constants)}
     for option in args[1:]:
         fn = option.child_by_field_name("function") if option.type == "call_expression" else None

@@ -48,7 +48,9 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     register_macro: bool = False  # Rust `register_*!(...)` rather than `Opts::new` + a constructor
     vec: bool = False  # a labelled vector (`register_counter_vec!`)
     integer: bool = False  # `IntCounter`, `register_int_gauge!`
-    opts: str = ""  # Rust: "histogram" for `HistogramOpts::new`, "counter-or-gauge" for `Opts::new`
+    # Rust: "histogram" for `HistogramOpts::new`, "counter-or-gauge" for `Opts::new`; Go OpenTelemetry:
+    # the instrument (Counter, UpDownCounter, Histogram, Gauge)
+    opts: str = ""
     func: bool = False  # Go `NewCounterFunc`, `NewGaugeFunc`
     opts_text: str = ""  # Go: the options argument as written, when it is no literal
 

@@ -20,15 +20,17 @@ proxy are out of reach of this machine, so the fixtures are checked against thes
   which ``promhttp`` serves unless ``EnableOpenMetrics`` is set): ``namespace_subsystem_name``
   with empty parts skipped; counters as given, histograms ``_bucket``/``_sum``/``_count``,
   summaries the name (with ``quantile``) plus ``_sum``/``_count``; ``DefBuckets`` 0.005 ... 10.
-* Go OpenTelemetry instruments through ``go.opentelemetry.io/otel/exporters/prometheus``
-  (``exporter.go`` ``getName``, ``sanitizeName``, ``unitSuffixes``; the type by ``metricType``: a
-  monotonic sum is a counter, an up-down one a gauge): the name with characters outside
-  ``[a-zA-Z0-9_:]`` as ``_`` (a leading digit kept, ``_`` put before it), a counter's ``_total`` taken off,
-  the unit's suffix appended unless the name ends with it (``s`` -> ``_seconds``, ``By`` -> ``_bytes``,
-  ``1`` -> ``_ratio``; other units add nothing), then a counter's ``_total``; histograms
-  ``_bucket``/``_sum``/``_count`` with the SDK's default boundaries (``sdk/metric`` 0, 5, 10, ...,
-  10000) unless ``WithExplicitBucketBoundaries`` gives them. Attributes come with each measurement:
-  the labels are not read (``labels_resolved`` false, said in ``unresolved``).
+* Go OpenTelemetry instruments through ``go.opentelemetry.io/otel/exporters/prometheus`` 0.66, whose
+  names are prometheus/otlptranslator's (``metric_namer.go`` ``normalizeName``, the default
+  ``UnderscoreEscapingWithSuffixes``): the name cut into tokens at every character outside
+  ``[a-zA-Z0-9:]`` (so runs of ``_`` collapse and leading or trailing ones go), the unit's word
+  appended unless a token already is it (``s`` -> ``seconds``, ``By/s`` -> ``bytes_per_second``,
+  ``{request}`` nothing: the UCUM table of libraries.yaml, the Python exporter's), a counter's
+  ``total`` tokens moved to the end, a gauge of unit ``1`` given ``ratio``, joined with ``_``, a
+  leading digit prefixed with ``_``. A monotonic sum is a counter, an up-down one a gauge;
+  histograms ``_bucket``/``_sum``/``_count`` with the SDK's default boundaries (``sdk/metric`` 0, 5,
+  10, ..., 10000) unless ``WithExplicitBucketBoundaries`` gives them. Attributes come with each
+  measurement: the labels are not read (``labels_resolved`` false, said in ``unresolved``).
 """
 
 from __future__ import annotations
@@ -54,16 +56,10 @@ _SERIES = {
     MetricType.SUMMARY: ("", "_count", "_sum"),
 }
 _INVALID = re.compile(r"[^a-zA-Z0-9_:]")
+_OTEL_SEPARATOR = re.compile(r"[^a-zA-Z0-9:]+")
 _LIBRARY = {"prometheus": "rust-prometheus", "metrics": "metrics-rs", "client_golang": "client_golang",
             "otel-go": "opentelemetry-go"}
-# go.opentelemetry.io/otel/exporters/prometheus exporter.go: unitSuffixes, and the SDK's default
-# explicit bucket boundaries (sdk/metric aggregation.go defaultHistogramBoundaries)
-_OTEL_GO_UNITS = {"d": "_days", "h": "_hours", "min": "_minutes", "s": "_seconds", "ms": "_milliseconds",
-                  "us": "_microseconds", "ns": "_nanoseconds", "By": "_bytes", "KiBy": "_kibibytes",
-                  "MiBy": "_mebibytes", "GiBy": "_gibibytes", "TiBy": "_tibibytes", "KBy": "_kilobytes",
-                  "MBy": "_megabytes", "GBy": "_gigabytes", "TBy": "_terabytes", "m": "_meters", "V": "_volts",
-                  "A": "_amperes", "J": "_joules", "W": "_watts", "g": "_grams", "Cel": "_celsius", "Hz": "_hertz",
-                  "1": "_ratio", "%": "_percent"}
+# the OpenTelemetry Go SDK default explicit bucket boundaries (sdk/metric aggregation)
 OTEL_DEFAULT_BUCKETS = (0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
                         7500.0, 10000.0)
 OTEL_LABELS_AT_USE = ("labels: OpenTelemetry takes attributes with each measurement (metric.WithAttributes at "
@@ -194,7 +190,7 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     unit = ""
     rendered = None
     if library == "otel-go":
-        name, unit = otel_go_name(kind, raw, m.unit), m.unit
+        name, unit = otel_go_name(kind, raw, m.unit, m.opts), m.unit
     elif library == "metrics":
         name = sanitize(raw)
         described_help, unit = described.get(raw, ("", ""))
@@ -231,16 +227,20 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         library=lib, via=_via(m), unresolved=OTEL_LABELS_AT_USE if library == "otel-go" else ""), None
 
 
-def otel_go_name(kind: MetricType, name: str, unit: str) -> str:
-    """The family name go.opentelemetry.io/otel/exporters/prometheus writes (``getName``)."""
-    full = _INVALID.sub("_", name)
-    full = "_" + full if full[:1].isdigit() else full  # sanitizeName prefixes a leading digit
+def otel_go_name(kind: MetricType, name: str, unit: str, instrument: str) -> str:
+    """The family name the OpenTelemetry Go Prometheus exporter writes (module docstring)."""
+    tokens = [t for t in _OTEL_SEPARATOR.split(name) if t]
+    main, _, per = (conventions().otel_unit(unit) if unit else "").partition("_per_")
+    if main and main not in tokens:
+        tokens.append(main)
+    if per:
+        tokens.append("per_" + per)
     if kind is MetricType.COUNTER:
-        full = full.removesuffix("_total")
-    suffix = _OTEL_GO_UNITS.get(unit, "")
-    if suffix and not full.endswith(suffix):
-        full += suffix
-    return full + "_total" if kind is MetricType.COUNTER else full
+        tokens = [t for t in tokens if t != "total"] + ["total"]
+    if unit == "1" and instrument == "Gauge":  # not an up-down counter's: otlptranslator's gauges only
+        tokens = [t for t in tokens if t != "ratio"] + ["ratio"]
+    full = "_".join(tokens)
+    return "_" + full if full[:1].isdigit() else full
 
 
 def _exporter_buckets(name: str, bucketed: list[tuple[str, str | None]]) -> bool:
