@@ -93,3 +93,31 @@ def test_ordinary_identifiers_are_not_resolved_from_other_files(tmp_path):
     result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
     assert [r.name for r in result.records] == ["from_a"]
     assert [(d.path, d.line) for d in result.diagnostics] == [("b.cc", 3)]
+
+
+def test_names_built_from_a_constant_of_an_included_header(tmp_path):
+    """ktransformers' kvc2 and scheduler: each defines METRIC_PREFIX in its own metrics.h and names
+    its metrics `std::string(METRIC_PREFIX) + "_nodes"`; the header a file includes decides."""
+    for part, prefix in (("kvc", "kv"), ("sched", "scheduler")):
+        (tmp_path / part).mkdir()
+        (tmp_path / part / "metrics.h").write_text(
+            f'#pragma once\n#include <prometheus/registry.h>\n#define METRIC_PREFIX "{prefix}"\n'
+            'constexpr char kSuffix[] = "_seconds";\n')
+        (tmp_path / part / "metrics.cc").write_text(
+            '#include "metrics.h"\n'
+            'void Register(prometheus::Registry& r) {\n'
+            '  prometheus::BuildCounter().Name(std::string(METRIC_PREFIX) + "_nodes").Help("Nodes").Register(r);\n'
+            '  prometheus::BuildGauge().Name(std::string{METRIC_PREFIX} + "_wait" + kSuffix).Register(r);\n'
+            '  prometheus::BuildGauge().Name(METRIC_PREFIX "_pages").Register(r);\n'
+            '}\n')
+    # a file that includes neither header: two values in the system, so none is chosen for it
+    (tmp_path / "orphan.cc").write_text(
+        '#include <prometheus/registry.h>\n'
+        'void Orphan(prometheus::Registry& r) {\n'
+        '  prometheus::BuildCounter().Name(std::string(METRIC_PREFIX) + "_lost").Register(r);\n}\n')
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert sorted((r.path, r.line, r.name) for r in result.records) == [
+        ("kvc/metrics.cc", 3, "kv_nodes"), ("kvc/metrics.cc", 4, "kv_wait_seconds"), ("kvc/metrics.cc", 5, "kv_pages"),
+        ("sched/metrics.cc", 3, "scheduler_nodes"), ("sched/metrics.cc", 4, "scheduler_wait_seconds"),
+        ("sched/metrics.cc", 5, "scheduler_pages")]
+    assert [(d.path, d.line, d.code) for d in result.diagnostics] == [("orphan.cc", 3, "metric-name-unresolved")]

@@ -3,12 +3,22 @@ of helper functions that wrap a chain and take the metric's name (and help, labe
 
 Helpers and their call sites may be in different files: both are matched here, by the helper's
 unqualified name and its number of parameters.
+
+A name or help that is a constant of another file (``.Name(kRequests)``, ``std::string(METRIC_PREFIX)
++ "_nodes"``) takes the value a header the file includes gives it (``#include "metrics.h"``, found
+as the compiler looks first: beside the including file; else the one file of the system whose path
+ends so), when those headers agree; else the one value the whole system gives a constant-like
+name; else it is unresolved, said.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter as Tally
+
+from collections.abc import Callable, Mapping
+
+import posixpath
 
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
@@ -26,12 +36,15 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
     # anything, and guessing would invent a metric.
     shared: dict[str, set[str]] = {}
     helpers: dict[tuple[str, int], list[tuple[SourceFile, MetricHelper]]] = {}
+    constants_of: dict[str, Mapping[str, str]] = {}
     for file, facts in files:
+        constants_of[file.path] = facts.constants
         for key, value in facts.constants.items():
             if _CONSTANT_NAME.match(key):
                 shared.setdefault(key, set()).add(value)
         for helper in facts.helpers:
             helpers.setdefault((helper.function, helper.params), []).append((file, helper))
+    by_suffix = _by_suffix(constants_of)
     records: list[MetricDefinition] = []
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
@@ -40,9 +53,10 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
         for prefix, line in facts.unmodeled:
             stats["cpp_files_unmodeled_metric_libraries"] += 1
             diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_includes[prefix]))
+        resolve = _resolver(_included(file.path, facts.includes, constants_of, by_suffix), constants_of, shared)
         for chain in facts.metrics:
             stats["cpp_chains"] += 1
-            name = _constant(chain.name, shared)
+            name = _constant(chain.name, resolve)
             if name is None:
                 written = chain.name.text if chain.name is not None else "(no .Name)"
                 diagnostics.append(Diagnostic(
@@ -51,7 +65,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                     "not a literal or a constant of the analysed files", Severity.INFO))
                 stats["cpp_unresolved"] += 1
                 continue
-            records.append(_record(file, chain.line, chain, name, _constant(chain.help, shared),
+            records.append(_record(file, chain.line, chain, name, _constant(chain.help, resolve),
                                    chain.labels, "builder"))
         for call in facts.calls:
             for helper_file, helper in helpers.get((call.callee, len(call.args)), []):
@@ -62,7 +76,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                 chain = helper.chain
                 reached.add((helper_file.path, chain.line))
                 help_text = call.args[positions.help] if positions.help is not None else \
-                    _constant(chain.help, shared)
+                    _constant(chain.help, _resolver((), constants_of, shared))
                 labels = chain.labels
                 if positions.labels is not None:
                     labels = call.labels[positions.labels] or ()
@@ -81,13 +95,53 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
     return records, diagnostics, stats
 
 
-def _constant(fact: ArgumentValue | None, shared: dict[str, set[str]]) -> str | None:
-    if fact is None:
-        return None
-    value = fact.value
-    if value is None and fact.constant and len(shared.get(fact.constant, ())) == 1:
-        value = next(iter(shared[fact.constant]))  # a constant from a header
-    return value
+def _constant(fact: ArgumentValue | None, resolve: Callable[[str], str | None]) -> str | None:
+    """The argument's value: as the file gives it, else with its constants resolved by ``resolve``."""
+    if fact is None or fact.value is not None:
+        return None if fact is None else fact.value
+    if fact.parts:
+        values = [text if kind == "lit" else resolve(text) for kind, text in fact.parts]
+        return "".join(v for v in values if v is not None) if all(v is not None for v in values) else None
+    return resolve(fact.constant) if fact.constant else None
+
+
+def _resolver(included: tuple[str, ...], constants_of: Mapping[str, Mapping[str, str]],
+              shared: Mapping[str, set[str]]) -> Callable[[str], str | None]:
+    """How a file names a constant of another file (module docstring): the value the headers it
+    includes agree on, else the system-wide one. Only names that look like constants."""
+    def resolve(name: str) -> str | None:
+        if not _CONSTANT_NAME.match(name):
+            return None
+        found = {constants_of[f][name] for f in included if name in constants_of[f]}
+        if found:
+            return found.pop() if len(found) == 1 else None
+        values = shared.get(name, ())
+        return next(iter(values)) if len(values) == 1 else None
+    return resolve
+
+
+def _by_suffix(constants_of: Mapping[str, Mapping[str, str]]) -> dict[str, list[str]]:
+    """The files that define constants, by every trailing part of their path (``a/b.h``, ``b.h``)."""
+    out: dict[str, list[str]] = {}
+    for path in constants_of:
+        parts = path.split("/")
+        for start in range(len(parts)):
+            out.setdefault("/".join(parts[start:]), []).append(path)
+    return out
+
+
+def _included(path: str, includes: tuple[str, ...], constants_of: Mapping[str, Mapping[str, str]],
+              by_suffix: Mapping[str, list[str]]) -> tuple[str, ...]:
+    """The files with constants among those ``path`` includes: beside it first, else the only one
+    of the system its include path names."""
+    out = []
+    for include in includes:
+        beside = posixpath.normpath(posixpath.join(posixpath.dirname(path), include))
+        if beside in constants_of:
+            out.append(beside)
+        elif len(candidates := by_suffix.get(posixpath.normpath(include), [])) == 1:
+            out.append(candidates[0])
+    return tuple(out)
 
 
 def _record(file: SourceFile, line: int, chain: BuilderChain, name: str, help_text: str | None,

@@ -44,6 +44,9 @@ class ArgumentValue(msgspec.Struct, frozen=True, omit_defaults=True):
     value: str | None = None  # a literal, or a constant of this file; None when neither
     text: str = ""  # as written
     constant: str | None = None  # the identifier, when the argument is one (a constant or a parameter)
+    # a concatenation with a constant of another file (`std::string(METRIC_PREFIX) + "_nodes"`,
+    # `PREFIX "_nodes"`): its parts in order, ("lit", text) or ("const", identifier)
+    parts: tuple[tuple[str, str], ...] = ()
 
 
 class BuilderChain(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -96,6 +99,12 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     constants: dict[str, str] = {}  # string constants of the file by unqualified name, sorted
     # includes of libraries whose metrics archdiff does not read: (include prefix, line of the first)
     unmodeled: tuple[tuple[str, int], ...] = ()
+    # the file's `#include "..."` paths, when a chain's name or help names a constant it does not
+    # define (its includes may: extractor.telemetry.cpp_records)
+    includes: tuple[str, ...] = ()
+
+
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
 
 
 # -- scanning ------------------------------------------------------------------------------------
@@ -156,7 +165,10 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     kept = constants if constants and (names_prometheus or names_metric) else {}
     if not (metrics or helpers or calls or kept or unmodeled):
         return None
-    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled)
+    elsewhere = any(a is not None and a.value is None and (a.parts or a.constant)
+                    for chain in metrics for a in (chain.name, chain.help))
+    includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) if elsewhere else ()
+    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes)
 
 
 def _in_tree_order(nodes: Any) -> list[Any]:
@@ -456,7 +468,53 @@ def _argument_value(arguments, constants: dict[str, str]) -> ArgumentValue:
     identifier = text.split("::")[-1].strip()
     if node.type in ("identifier", "qualified_identifier"):
         return ArgumentValue(constants.get(identifier), text, identifier)
-    return ArgumentValue(None, text)
+    parts = _concatenation(node)
+    if parts is None:
+        return ArgumentValue(None, text)
+    known = [value if kind == "lit" else constants.get(value) for kind, value in parts]
+    if all(k is not None for k in known):
+        return ArgumentValue("".join(k for k in known if k is not None), text)
+    return ArgumentValue(None, text, parts=tuple(parts))
+
+
+_STRING_TYPES = frozenset({"std::string", "string", "std::string_view", "string_view"})
+
+
+def _concatenation(node) -> list[tuple[str, str]] | None:
+    """The parts of a name built from literals and constants: ``a + b``, ``std::string(X)``,
+    ``std::string{X}``, ``(X)``, adjacent ``X "_y"``; None for anything else."""
+    kind = node.type
+    if kind in ("string_literal", "raw_string_literal"):
+        literal = _literal(node)
+        return [("lit", literal)] if literal is not None else None
+    if kind in ("identifier", "qualified_identifier"):
+        return [("const", _text(node).split("::")[-1].strip())]
+    inner: list[Any]
+    if kind == "binary_expression":
+        operator = node.child_by_field_name("operator")
+        if operator is None or _text(operator) != "+":
+            return None
+        inner = [node.child_by_field_name("left"), node.child_by_field_name("right")]
+    elif kind in ("concatenated_string", "parenthesized_expression"):
+        inner = list(node.named_children)
+    elif kind == "call_expression" and _text(node.child_by_field_name("function")).replace(" ", "") in _STRING_TYPES:
+        arguments = node.child_by_field_name("arguments")
+        inner = list(arguments.named_children) if arguments is not None else []
+    elif kind == "compound_literal_expression" and \
+            _text(node.child_by_field_name("type")).replace(" ", "") in _STRING_TYPES:
+        value = node.child_by_field_name("value")
+        inner = list(value.named_children) if value is not None else []
+    else:
+        return None
+    if kind != "binary_expression" and kind != "concatenated_string" and len(inner) != 1:
+        return None
+    out: list[tuple[str, str]] = []
+    for child in inner:
+        part = _concatenation(child) if child is not None else None
+        if part is None:
+            return None
+        out.extend(part)
+    return out
 
 
 def _read_chain(call, builder: str, constants: dict[str, str],

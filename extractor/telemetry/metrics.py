@@ -52,6 +52,7 @@ STEP = METRICS_STEP = Step(
     version="7",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
-    # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments
+    # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
+    # from a constant of an included header
     forkable=True,  # beside the python graph: it reads the facts alone
 )
