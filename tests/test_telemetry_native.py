@@ -164,15 +164,20 @@ ROUTER_021 = {
 }
 
 
-def test_the_metrics_crate_macros_up_to_0_21_are_read(tmp_path):
+def _metrics_of_tree(root, files: dict[str, str], language: str) -> dict[str, dict]:
+    """The metric records of ``language`` in a tree of ``files`` (path -> text) written under ``root``."""
     from extractor.context import ExtractOptions
     from extractor.run.pipeline import extract_system
 
-    for rel, text in ROUTER_021.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
-    found = metrics_by_name(bundle, "rust")
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    bundle = extract_system([str(root)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
+    return metrics_by_name(bundle, language)
+
+
+def test_the_metrics_crate_macros_up_to_0_21_are_read(tmp_path):
+    found = _metrics_of_tree(tmp_path, ROUTER_021, "rust")
     assert {name: (m["type"], m["labels"], m["library"], m["path"], m["line"]) for name, m in found.items()} == {
         "router_request_failure": ("counter", ["err", "stage"], "metrics-rs", "router/src/infer.rs", 2),
         "router_batch_duration": ("histogram", ["method"], "metrics-rs", "router/src/infer.rs", 3),
@@ -214,15 +219,9 @@ OTEL_GO = {
 
 
 def test_go_opentelemetry_instruments_as_the_prometheus_exporter_writes_them(tmp_path):
-    from extractor.context import ExtractOptions
-    from extractor.run.pipeline import extract_system
     from extractor.telemetry.native_metrics import OTEL_DEFAULT_BUCKETS
 
-    for rel, text in OTEL_GO.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text)
-    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
-    found = metrics_by_name(bundle, "go")
+    found = _metrics_of_tree(tmp_path, OTEL_GO, "go")
     assert {name: (m["type"], m["line"], m["via"], m["buckets"]) for name, m in found.items()} == {
         "gateway_requests_total": ("counter", 12, "instrument", []),  # _total taken off, then put back
         "rpc_duration_seconds": ("histogram", 13, "instrument", [0.1, 0.5, 1.0]),  # s -> _seconds
