@@ -164,20 +164,19 @@ ROUTER_021 = {
 }
 
 
-def _metrics_of_tree(root, files: dict[str, str], language: str) -> dict[str, dict]:
-    """The metric records of ``language`` in a tree of ``files`` (path -> text) written under ``root``."""
+def _bundle_of_tree(root, files: dict[str, str]) -> dict:
+    """The evidence of a tree of ``files`` (path -> text) written under ``root``."""
     from extractor.context import ExtractOptions
     from extractor.run.pipeline import extract_system
 
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
-    bundle = extract_system([str(root)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
-    return metrics_by_name(bundle, language)
+    return extract_system([str(root)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
 
 
 def test_the_metrics_crate_macros_up_to_0_21_are_read(tmp_path):
-    found = _metrics_of_tree(tmp_path, ROUTER_021, "rust")
+    found = metrics_by_name(_bundle_of_tree(tmp_path, ROUTER_021), "rust")
     assert {name: (m["type"], m["labels"], m["library"], m["path"], m["line"]) for name, m in found.items()} == {
         "router_request_failure": ("counter", ["err", "stage"], "metrics-rs", "router/src/infer.rs", 2),
         "router_batch_duration": ("histogram", ["method"], "metrics-rs", "router/src/infer.rs", 3),
@@ -209,6 +208,14 @@ OTEL_GO = {
         "\tmeter.Float64Gauge(\"cache.hit\", otelmetric.WithUnit(\"1\"))\n"
         "\tmeter.Int64UpDownCounter(\"slots.used\", otelmetric.WithUnit(\"1\"))\n"
         "\tmeter.Int64Counter(\"net..sent__bytes\", otelmetric.WithUnit(\"By\"))\n"
+        "}\n"
+        # package-level variables (kubeai's metric names): one the file never assigns, one it does
+        "var lookupsName = \"gateway.lookups\"\n"
+        "var changingName = \"gateway.first\"\n\n"
+        "func Later(meter otelmetric.Meter) {\n"
+        "\tmeter.Int64Counter(lookupsName)\n"
+        "\tmeter.Int64Counter(changingName)\n"
+        "\tchangingName = \"gateway.second\"\n"
         "}\n"),
     # an Int64Counter method of the project's own, in a file that imports no OpenTelemetry package
     "stats/stats.go": (
@@ -221,7 +228,8 @@ OTEL_GO = {
 def test_go_opentelemetry_instruments_as_the_prometheus_exporter_writes_them(tmp_path):
     from extractor.telemetry.native_metrics import OTEL_DEFAULT_BUCKETS
 
-    found = _metrics_of_tree(tmp_path, OTEL_GO, "go")
+    bundle = _bundle_of_tree(tmp_path, OTEL_GO)
+    found = metrics_by_name(bundle, "go")
     assert {name: (m["type"], m["line"], m["via"], m["buckets"]) for name, m in found.items()} == {
         "gateway_requests_total": ("counter", 12, "instrument", []),  # _total taken off, then put back
         "rpc_duration_seconds": ("histogram", 13, "instrument", [0.1, 0.5, 1.0]),  # s -> _seconds
@@ -232,7 +240,10 @@ def test_go_opentelemetry_instruments_as_the_prometheus_exporter_writes_them(tmp
         "cache_hit_ratio": ("gauge", 19, "instrument", []),  # a gauge of unit 1 is a ratio...
         "slots_used": ("gauge", 20, "instrument", []),  # ... an up-down counter's is not
         "net_sent_bytes_total": ("counter", 21, "instrument", []),  # `_` runs collapse; `bytes` is there
+        "gateway_lookups_total": ("counter", 27, "instrument", []),
     }
+    assert [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-name-unresolved"] == [
+        ("telemetry/metrics.go", 28)]  # a variable the file reassigns stands for no one value
     requests = found["gateway_requests_total"]
     assert (requests["help"], requests["library"], requests["exposed_names"]) == (
         "Requests served", "opentelemetry-go", ["gateway_requests_total"])

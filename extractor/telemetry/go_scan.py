@@ -47,6 +47,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
     constants: dict[str, str] = {}
+    variables: dict[str, str] = {}  # package-level `var`s set to a string literal
     for node in root.named_children:
         if node.type == "import_declaration":
             for spec in _descendants(node, "import_spec"):
@@ -55,14 +56,21 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 target = _text(path).strip('"`') if path is not None else ""
                 if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC):
                     aliases[_text(name) if name is not None else target.rsplit("/", 1)[-1]] = target
-        elif node.type == "const_declaration":
-            for spec in _descendants(node, "const_spec"):
+        elif node.type in ("const_declaration", "var_declaration"):
+            kept = constants if node.type == "const_declaration" else variables
+            for spec in _descendants(node, "const_spec" if node.type == "const_declaration" else "var_spec"):
                 names = spec.children_by_field_name("name")
                 value = spec.child_by_field_name("value")
                 values = value.named_children if value is not None else []
                 for n, v in zip(names, values):
                     if v.type in ("interpreted_string_literal", "raw_string_literal"):
-                        constants[_text(n)] = _string(v)
+                        kept[_text(n)] = _string(v)
+    if variables and (aliases or otel):
+        # in a file that defines metrics, a package-level variable stands for its literal when the
+        # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`)
+        assigned = {_text(n) for n in capture_nodes(root, "(assignment_statement left: (expression_list "
+                                                          "(identifier) @assigned))").get("assigned", ())}
+        constants.update((name, value) for name, value in variables.items() if name not in assigned)
     if not aliases and not otel:
         return NativeMetricFacts(constants=constants) if constants else None
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
