@@ -207,3 +207,23 @@ def test_runtime_buckets_are_marked_unresolved(tmp_path):
     })
     (record,) = result.records
     assert (record.buckets, record.buckets_resolved) == ((), False)
+
+
+def test_label_lists_summed_with_a_computed_part_keep_the_names_they_give(tmp_path):
+    """JetStream: `labelnames=universal_label_names + ["idx"]`, the first part from a dict's keys."""
+    result = write_tree(tmp_path, {"svc/metrics.py": """
+        from prometheus_client import Gauge
+
+        class Collector:
+            universal_labels = {"id": "host"}
+
+            def __init__(self):
+                names = list(self.universal_labels.keys())
+                self.backlog = Gauge("svc_backlog", "Backlog", labelnames=names + ["idx"])
+                self.loaded = Gauge("svc_loaded", "Loaded", labelnames=["model"] + ["idx", "slot"])
+        """}, [METRICS_STEP], "metrics")
+    found = {r.name: (r.labels, r.labels_resolved, r.unresolved) for r in result.records}
+    assert found == {
+        "svc_backlog": (("idx",), False, "labels: self.universal_labels.keys() + [...]"),
+        "svc_loaded": (("model", "idx", "slot"), True, ""),  # in the order the sum gives them
+    }

@@ -238,7 +238,9 @@ def _labels(sym: Any) -> tuple[list[str], bool, str]:
         return [], True, ""
     elements = pysym.items(sym)
     if elements is None:
-        return [], False, f"labels: {pysym.describe(sym)}"
+        # `universal_labels + ["idx"]` (JetStream): the names of the parts that are known, and the rest said
+        known = _known_items(sym)
+        return _labels(["seq", known])[0] if known else [], False, f"labels: {pysym.describe(sym)}"
     labels: list[str] = []
     resolved = True
     for element in elements:
@@ -248,6 +250,14 @@ def _labels(sym: Any) -> tuple[list[str], bool, str]:
         else:
             resolved = False
     return labels, resolved, "" if resolved else "labels: some label names are computed"
+
+
+def _known_items(sym: Any) -> list[Any]:
+    """The elements of the parts of a sum of sequences that can be known (``a + ["idx"]``: ``"idx"``)."""
+    sym = pysym.unwrap(sym)
+    if isinstance(sym, list) and sym[:1] == ["add"]:
+        return [item for part in sym[1:] for item in (pysym.items(part) or _known_items(part))]
+    return []
 
 
 def _buckets(kind: MetricType, sym: Any, constructor) -> tuple[tuple[float, ...], bool, str]:

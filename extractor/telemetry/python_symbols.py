@@ -140,6 +140,10 @@ def describe(sym: Any) -> str:
         return sym[1]
     if tag == "alt":
         return " | ".join(describe(v) for v in sym[1])
+    if tag == "add":
+        return f"{describe(sym[1])} + {describe(sym[2])}"
+    if tag == "seq":
+        return "[...]"
     return tag
 
 
