@@ -84,7 +84,7 @@ def build_proto_graph(files: Iterable[tuple[str, ProtoFacts]]) -> Contribution[P
         if facts.error is not None:
             stats["files_with_syntax_errors"] += 1
             line, message = facts.error
-            diagnostics.append(Diagnostic(path, line, "syntax-error", f"{message}: not read", Severity.ERROR))
+            diagnostics.append(Diagnostic(path, line, "syntax-error", f"not read: {message}", Severity.ERROR))
             continue
         _declare(path, facts, graph, symbols, stats)
     resolver = _ImportResolver(list(facts_of))

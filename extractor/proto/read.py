@@ -338,7 +338,7 @@ class _Reader:
         if depth > MAX_NESTING:
             self.fail(f"messages nest deeper than {MAX_NESTING} levels", name)
         qual = f"{scope}.{name[1]}" if scope else name[1]
-        self.expect("{", f" to open message {name[1]}")
+        self.expect("{", f" to open message '{name[1]}'")
         slot = len(self.definitions)
         self.definitions.append(None)
         fields: list[ProtoField] = []
@@ -351,7 +351,7 @@ class _Reader:
         deprecated = False
         while not self.accept("}"):
             if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of message {qual.rsplit('.', 1)[-1]} (opened at line {start[2]})")
+                self.fail(f"missing '}}' of message '{qual.rsplit('.', 1)[-1]}' (opened at line {start[2]})")
             word = self.word()
             if self.accept(";"):
                 continue
@@ -401,10 +401,10 @@ class _Reader:
             return
         written = self.type_name()
         name = self.ident("a field name")
-        self.expect("=", f" after field {name[1]}")
-        number = self.integer(f"the number of field {name[1]}")
+        self.expect("=", f" after field '{name[1]}'")
+        number = self.integer(f"the number of field '{name[1]}'")
         deprecated = self.field_options()
-        self.expect(";", f" after field {name[1]}")
+        self.expect(";", f" after field '{name[1]}'")
         fields.append(ProtoField(name[1], name[2], number, written, label, oneof=oneof, deprecated=deprecated,
                                  doc=self.docs.above(start[2])))
 
@@ -412,10 +412,10 @@ class _Reader:
         """proto2 `optional group Result = 1 { ... }`: a nested message and a field of it."""
         self.expect("group")
         name = self.ident("a group name")
-        self.expect("=", f" after group {name[1]}")
-        number = self.integer(f"the number of group {name[1]}")
+        self.expect("=", f" after group '{name[1]}'")
+        number = self.integer(f"the number of group '{name[1]}'")
         deprecated = self.field_options()
-        self.expect("{", f" to open group {name[1]}")
+        self.expect("{", f" to open group '{name[1]}'")
         qual = f"{scope}.{name[1]}"
         slot = len(self.definitions)
         self.definitions.append(None)
@@ -434,20 +434,20 @@ class _Reader:
         value = self.type_name()
         self.expect(">", " to close the map type")
         name = self.ident("a field name")
-        self.expect("=", f" after field {name[1]}")
-        number = self.integer(f"the number of field {name[1]}")
+        self.expect("=", f" after field '{name[1]}'")
+        number = self.integer(f"the number of field '{name[1]}'")
         deprecated = self.field_options()
-        self.expect(";", f" after field {name[1]}")
+        self.expect(";", f" after field '{name[1]}'")
         fields.append(ProtoField(name[1], name[2], number, value, key=key, deprecated=deprecated,
                                  doc=self.docs.above(start[2])))
 
     def oneof(self, scope: str, depth: int, fields: list[ProtoField]) -> None:
         self.expect("oneof")
         name = self.ident("a oneof name")
-        opened = self.expect("{", f" to open oneof {name[1]}")
+        opened = self.expect("{", f" to open oneof '{name[1]}'")
         while not self.accept("}"):
             if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of oneof {name[1]} (opened at line {opened[2]})")
+                self.fail(f"missing '}}' of oneof '{name[1]}' (opened at line {opened[2]})")
             if self.accept(";"):
                 continue
             if self.word() == "option":
@@ -458,11 +458,11 @@ class _Reader:
     def extend(self, scope: str) -> None:
         start = self.expect("extend")
         extendee = self.type_name()
-        self.expect("{", f" to open extend {extendee}")
+        self.expect("{", f" to open extend '{extendee}'")
         fields: list[ProtoField] = []
         while not self.accept("}"):
             if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of extend {extendee} (opened at line {start[2]})")
+                self.fail(f"missing '}}' of extend '{extendee}' (opened at line {start[2]})")
             if not self.accept(";"):
                 self.field(scope, 1, fields)
         self.extensions.append(ProtoExtension(scope, extendee, start[2], tuple(fields)))
@@ -473,12 +473,12 @@ class _Reader:
         start = self.expect("enum")
         name = self.ident("an enum name")
         qual = f"{scope}.{name[1]}" if scope else name[1]
-        self.expect("{", f" to open enum {name[1]}")
+        self.expect("{", f" to open enum '{name[1]}'")
         values: list[ProtoEnumValue] = []
         deprecated = False
         while not self.accept("}"):
             if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of enum {name[1]} (opened at line {start[2]})")
+                self.fail(f"missing '}}' of enum '{name[1]}' (opened at line {start[2]})")
             word = self.word()
             if self.accept(";"):
                 continue
@@ -490,10 +490,10 @@ class _Reader:
                 self.expect(";", " after reserved")
             else:
                 value = self.ident("an enum value name")
-                self.expect("=", f" after enum value {value[1]}")
-                number = self.integer(f"the number of enum value {value[1]}")
+                self.expect("=", f" after enum value '{value[1]}'")
+                number = self.integer(f"the number of enum value '{value[1]}'")
                 value_deprecated = self.field_options()
-                self.expect(";", f" after enum value {value[1]}")
+                self.expect(";", f" after enum value '{value[1]}'")
                 values.append(ProtoEnumValue(value[1], value[2], number, value_deprecated,
                                              self.docs.above(value[2])))
         self.definitions.append(ProtoDefinition("enum", qual, name[2], self.docs.above(start[2]), deprecated,
@@ -504,12 +504,12 @@ class _Reader:
     def service(self) -> None:
         start = self.expect("service")
         name = self.ident("a service name")
-        self.expect("{", f" to open service {name[1]}")
+        self.expect("{", f" to open service '{name[1]}'")
         rpcs: list[ProtoRpc] = []
         deprecated = False
         while not self.accept("}"):
             if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of service {name[1]} (opened at line {start[2]})")
+                self.fail(f"missing '}}' of service '{name[1]}' (opened at line {start[2]})")
             word = self.word()
             if self.accept(";"):
                 continue
@@ -518,16 +518,16 @@ class _Reader:
             elif word == "rpc":
                 rpcs.append(self.rpc())
             else:
-                self.fail(f"expected an rpc or an option in service {name[1]}")
+                self.fail(f"expected an rpc or an option in service '{name[1]}'")
         self.services.append(ProtoService(name[1], name[2], tuple(rpcs), deprecated, self.docs.above(start[2])))
 
     def rpc(self) -> ProtoRpc:
         start = self.expect("rpc")
         name = self.ident("an rpc name")
-        self.expect("(", f" after rpc {name[1]}")
+        self.expect("(", f" after rpc '{name[1]}'")
         client_streaming, request = self.message_type()
         self.expect(")", " after the request type")
-        self.expect("returns", f" after the request of rpc {name[1]}")
+        self.expect("returns", f" after the request of rpc '{name[1]}'")
         self.expect("(", " after returns")
         server_streaming, response = self.message_type()
         self.expect(")", " after the response type")
@@ -535,13 +535,13 @@ class _Reader:
         if self.accept("{"):
             while not self.accept("}"):
                 if self.peek()[0] == "eof":
-                    self.fail(f"missing '}}' of rpc {name[1]} (opened at line {start[2]})")
+                    self.fail(f"missing '}}' of rpc '{name[1]}' (opened at line {start[2]})")
                 if not self.accept(";"):
                     if self.word() != "option":
-                        self.fail(f"expected an option in rpc {name[1]}")
+                        self.fail(f"expected an option in rpc '{name[1]}'")
                     deprecated |= self.option_statement()
         else:
-            self.expect(";", f" or '{{' after rpc {name[1]}")
+            self.expect(";", f" or '{{' after rpc '{name[1]}'")
         return ProtoRpc(name[1], name[2], request, response, client_streaming, server_streaming, deprecated,
                         self.docs.above(start[2]))
 
