@@ -7,7 +7,7 @@ no grammar wheel covers the language.
 
 from extractor.model import Language, ParsedFile, Step
 from extractor.proto.facts import ProtoFacts
-from extractor.proto.graph import ProtoShared, build_proto_graph, extract_proto_graph, proto_id
+from extractor.proto.graph import build_proto_graph, extract_proto_graph, proto_id
 from extractor.proto.read import read_proto
 
 
@@ -18,5 +18,4 @@ def scan_proto(parsed: ParsedFile) -> ProtoFacts:
 
 STEP = Step(name="proto", scanners={Language.PROTO: scan_proto}, extract=extract_proto_graph, version="1")
 
-__all__ = ["STEP", "ProtoFacts", "ProtoShared", "build_proto_graph", "extract_proto_graph", "proto_id", "read_proto",
-           "scan_proto"]
+__all__ = ["STEP", "ProtoFacts", "build_proto_graph", "extract_proto_graph", "proto_id", "read_proto", "scan_proto"]

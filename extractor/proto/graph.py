@@ -36,7 +36,6 @@ those import publicly; a leading dot is a full name. A name that resolves to not
 from __future__ import annotations
 
 import collections
-import dataclasses
 import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -54,24 +53,17 @@ _TYPES = frozenset({"message", "enum"})
 _AGGREGATES = frozenset({"message", "enum", "service", "package"})
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class ProtoShared:
-    """What the protobuf step shares with later steps: every message and enum, full name -> node id."""
-
-    types: Mapping[str, str]
-
-
 def proto_id(full_name: str) -> str:
     return PREFIX + full_name
 
 
-def extract_proto_graph(ctx: Any) -> Contribution[ProtoShared]:
+def extract_proto_graph(ctx: Any) -> Contribution[None]:
     """The pipeline entry: ``ctx.facts("proto")`` in, graph parts out."""
     files = [(f.path, facts) for f, facts in ctx.facts("proto", Language.PROTO)]
     return build_proto_graph(files) if files else Contribution()
 
 
-def build_proto_graph(files: Iterable[tuple[str, ProtoFacts]]) -> Contribution[ProtoShared]:
+def build_proto_graph(files: Iterable[tuple[str, ProtoFacts]]) -> Contribution[None]:
     entries = sorted(files, key=lambda e: e[0])
     facts_of = dict(entries)
     stats: collections.Counter[str] = collections.Counter()
@@ -107,9 +99,8 @@ def build_proto_graph(files: Iterable[tuple[str, ProtoFacts]]) -> Contribution[P
             _uses(path, facts, lookup, graph, stats)
     nodes, edges = graph.finish(stats)
     stats["files"] = len(entries)
-    types = {n.qualname: n.id for n in nodes if n.kind in (NodeKind.STRUCT, NodeKind.ENUM)}
     return Contribution(nodes=nodes, edges=edges, diagnostics=tuple(sorted(diagnostics)),
-                        stats=dict(sorted(stats.items())), shared=ProtoShared(types))
+                        stats=dict(sorted(stats.items())))
 
 
 class _Graph:
