@@ -34,13 +34,14 @@ class Language(str, enum.Enum):
     CUDA = "cuda"
     RUST = "rust"
     GO = "go"
+    PROTO = "proto"  # Protocol Buffers (.proto): messages, enums, services
     YAML = "yaml"
     JSON = "json"
 
 
 class NodeKind(str, enum.Enum):
     MODULE = "module"  # a Python module, a Rust module, a Go package
-    FILE = "file"  # a C/C++/CUDA source or header file
+    FILE = "file"  # a C/C++/CUDA source or header file, a .proto file
     NAMESPACE = "namespace"
     CLASS = "class"
     STRUCT = "struct"
@@ -51,7 +52,7 @@ class NodeKind(str, enum.Enum):
     KERNEL = "kernel"  # a CUDA __global__ function
     ATTRIBUTE = "attribute"  # a module-level name, class/instance attribute, field, property, enum member
     TRAIT = "trait"  # a Rust trait
-    INTERFACE = "interface"  # a Go interface
+    INTERFACE = "interface"  # a Go interface, a protobuf service
     EXTERNAL = "external"  # a name outside the analysed system (torch.nn.Module, std::vector)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from extractor import bindings, concepts, cpp, generated, go, layers, python, rust, structs, telemetry
+from extractor import bindings, concepts, cpp, generated, go, layers, proto, python, rust, structs, telemetry
 from extractor.model import Step
 
 STEPS: tuple[Step, ...] = (
@@ -17,6 +17,7 @@ STEPS: tuple[Step, ...] = (
     cpp.STEP,
     rust.STEP,
     go.STEP,
+    proto.STEP,
     concepts.FILES_STEP,  # beside the Python graph; read back before the generated step, done by then
     generated.STEP,  # early: the concepts step it leads to then runs in a child beside the bindings and the structs
     bindings.PYTHON_CPP_STEP,

@@ -24,7 +24,7 @@ def _forget_bundles(cache) -> None:
     db.close()
 
 
-@pytest.mark.parametrize("fixture", ["pysample", "pyo3_ext", "cgo_mini"])
+@pytest.mark.parametrize("fixture", ["pysample", "pyo3_ext", "cgo_mini", "proto_mini"])
 def test_fixture_bundle_is_byte_identical_cold_warm_and_across_jobs(tmp_path, fixture):
     spec = str(FIXTURES / fixture)
     cold = _extract(spec, tmp_path / "a", 1)

@@ -17,8 +17,9 @@ from extractor.model import Diagnostic, Severity
 from extractor.run.pipeline import extract_system
 from tests.compare_support import evidence
 
-# A server with a Java frontend, a TypeScript UI and gRPC services beside its Python backend; its
-# build scripts and documents are no language of the architecture, a vendored node_modules no part.
+# A server with a Java frontend, a TypeScript UI and Thrift services beside its Python backend and
+# its gRPC services (.proto, read); its build scripts and documents are no language of the
+# architecture, a vendored node_modules no part.
 FILES = {
     "backend/__init__.py": "",
     "backend/worker.py": "def handle(request):\n    return request\n",
@@ -29,6 +30,7 @@ FILES = {
     "ui/app.tsx": "export const App = () => null;\n",
     "ui/state.ts": "export const state = {};\n",
     "proto/inference.proto": 'syntax = "proto3";\nservice Inference {}\n',
+    "idl/inference.thrift": "service Inference {}\n",
     "node_modules/lib/index.js": "module.exports = {};\n",
     "build.sh": "make\n",
     "README.md": "# server\n",
@@ -49,7 +51,7 @@ def _not_read(bundle) -> list[tuple[str, str, str]]:
 
 EXPECTED = [
     ("frontend/", "4 Java files not read, 3 of them under frontend/", "info"),
-    ("proto/", "1 Protocol Buffers file not read, under proto/", "info"),
+    ("idl/", "1 Thrift file not read, under idl/", "info"),
     ("ui/", "2 TypeScript files not read, all under ui/", "info"),
 ]
 
@@ -57,7 +59,11 @@ EXPECTED = [
 def test_each_language_not_read_is_one_diagnostic_at_the_folder_holding_most(tmp_path):
     bundle = extract_system([str(_tree(tmp_path))], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
     assert _not_read(bundle) == EXPECTED  # no JavaScript: node_modules is never listed; no shell, no Markdown
-    assert bundle["stats"]["files"] == {"python": 2}
+    assert bundle["stats"]["files"] == {"proto": 1, "python": 2}
+    # the .proto file is read: its service is a node of the graph
+    proto = {(n["id"], n["kind"], n["path"], n["line"]) for n in bundle["graph"]["nodes"] if n["language"] == "proto"}
+    assert proto == {("file:proto/inference.proto", "file", "proto/inference.proto", 0),
+                     ("proto:Inference", "interface", "proto/inference.proto", 2)}
 
 
 def test_an_archive_streamed_while_unpacked_says_the_same_as_its_tree(tmp_path):
@@ -82,7 +88,8 @@ def test_the_run_prints_a_note_per_language_not_read(tmp_path):
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     notes = [line.strip() for line in proc.stdout.splitlines() if line.strip().startswith("note:")]
-    assert notes == [f"note: {message} (archdiff reads Python, C/C++, CUDA, Rust and Go) [language-not-read]"
+    read = "Python, C/C++, CUDA, Rust, Go and Protocol Buffers"
+    assert notes == [f"note: {message} (archdiff reads {read}) [language-not-read]"
                      for _path, message, _severity in EXPECTED]
 
 

@@ -8,7 +8,7 @@ import typing
 import msgspec
 import pytest
 
-from extractor import cpp, go, rust
+from extractor import cpp, go, proto, rust
 from extractor.acquire.inventory import SUFFIXES
 from extractor.model import Language, ParsedFile
 from extractor.run import scan as worker
@@ -18,8 +18,8 @@ from extractor.telemetry import METRICS_STEP, THRESHOLDS_STEP
 
 from conftest import FIXTURES
 
-NATIVE = (Language.CPP, Language.CUDA, Language.RUST, Language.GO)
-OWN_STEPS = (cpp.STEP, rust.STEP, go.STEP, METRICS_STEP, THRESHOLDS_STEP)
+NATIVE = (Language.CPP, Language.CUDA, Language.RUST, Language.GO, Language.PROTO)
+OWN_STEPS = (cpp.STEP, rust.STEP, go.STEP, proto.STEP, METRICS_STEP, THRESHOLDS_STEP)
 PARSERS = {Language.RUST: rust.parse.parse_source, Language.GO: go.parse.parse_source}
 
 
@@ -74,4 +74,4 @@ def test_what_a_worker_sends_back_decodes_to_the_same_typed_facts():
     # every scanner met at least one fixture file that gave it something to say
     assert checked >= {("cpp", Language.CPP), ("cpp", Language.CUDA), ("rust", Language.RUST), ("go", Language.GO),
                        ("metrics", Language.CPP), ("metrics", Language.RUST), ("metrics", Language.GO),
-                       ("thresholds", Language.YAML), ("thresholds", Language.JSON)}
+                       ("thresholds", Language.YAML), ("thresholds", Language.JSON), ("proto", Language.PROTO)}

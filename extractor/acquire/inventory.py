@@ -20,13 +20,14 @@ SUFFIXES: dict[str, Language] = {
     ".cuh": Language.CUDA,
     ".rs": Language.RUST,
     ".go": Language.GO,
+    ".proto": Language.PROTO,
     ".yaml": Language.YAML,
     ".yml": Language.YAML,
     ".json": Language.JSON,
 }
 # Languages archdiff does not read, by suffix (lower case): a tree with files in one of them gets
 # one info diagnostic per language (``language-not-read``), so that a part of a system written in
-# one (TorchServe's Java frontend, a TypeScript UI, gRPC's .proto services) is said to be missing
+# one (TorchServe's Java frontend, a TypeScript UI, Thrift services) is said to be missing
 # rather than silently absent. Build scripts and documents are no language of the architecture.
 UNREAD_SUFFIXES: dict[str, str] = {
     ".java": "Java", ".kt": "Kotlin", ".scala": "Scala", ".groovy": "Groovy", ".cs": "C#", ".fs": "F#",
@@ -37,9 +38,9 @@ UNREAD_SUFFIXES: dict[str, str] = {
     ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang", ".clj": "Clojure", ".mojo": "Mojo",
     ".pyx": "Cython", ".pxd": "Cython", ".f90": "Fortran",
     ".hip": "HIP", ".metal": "Metal", ".cl": "OpenCL", ".glsl": "GLSL", ".wgsl": "WGSL",
-    ".proto": "Protocol Buffers", ".thrift": "Thrift", ".fbs": "FlatBuffers",
+    ".thrift": "Thrift", ".fbs": "FlatBuffers",
 }
-READ_LANGUAGES = "Python, C/C++, CUDA, Rust and Go"  # what a reader is told the others are not
+READ_LANGUAGES = "Python, C/C++, CUDA, Rust, Go and Protocol Buffers"  # what a reader is told the others are not
 # Version-control metadata and caches are never part of a system's architecture.
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox",
                        "node_modules", ".eggs"})

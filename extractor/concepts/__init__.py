@@ -43,6 +43,8 @@ DETECTORS_SCHEMA = {
 
 SYMBOL_KINDS = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL,
                           NodeKind.ENUM, NodeKind.UNION})
+# Not Language.PROTO: a .proto file declares an interface, it is no code of a layer, a mechanism or a
+# generator's output; its definitions are graph nodes only (extractor.proto).
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 
 

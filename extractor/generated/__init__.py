@@ -40,6 +40,8 @@ GENERATED_SCHEMA = {
         "directories?": [Regex],
     }],
 }
+# Not Language.PROTO: a .proto file declares an interface, it is no code of a layer, a mechanism or a
+# generator's output; its definitions are graph nodes only (extractor.proto).
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 # How a comment line starts, per language: generic wording ("DO NOT EDIT") counts only there.
 COMMENT_PREFIXES = {Language.PYTHON: ("#",)}

@@ -43,6 +43,8 @@ from extractor.support.forkmap import fork_calls, spans
 __all__ = ["STEP", "TAXONOMY_FILE", "UNASSIGNED", "Confidence", "KeySymbol", "Layer", "LayerConcept",
            "LayerDependency", "ModuleRole", "RoleEvidence", "Taxonomy", "extract_layers", "load_taxonomy"]
 
+# Not Language.PROTO: a .proto file declares an interface, it is no code of a layer, a mechanism or a
+# generator's output; its definitions are graph nodes only (extractor.proto).
 CODE_LANGUAGES = (Language.PYTHON, Language.CPP, Language.CUDA, Language.RUST, Language.GO)
 # C++ and CUDA files include each other and make one engine: one family for package context
 LANGUAGE_FAMILIES = {Language.CPP: "c", Language.CUDA: "c"}

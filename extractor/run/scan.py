@@ -27,7 +27,7 @@ from extractor.run.facts import encode_result, pack_result, pack_result_with_pla
 from extractor.run.workerpool import Failure, run_guarded
 
 MAX_PYTHON_NESTING = 200  # CPython's own limit (its tokenizer's MAXLEVEL): deeper code runs nowhere
-# Braces in C/C++/CUDA, Rust and Go; the deepest real files measured: 12 (Triton core), 11 (vLLM
+# Braces in C/C++/CUDA, Rust, Go and .proto; the deepest real files measured: 12 (Triton core), 11 (vLLM
 # csrc). The scanners walk scopes recursively and name each level, so past this a file would be
 # cut short by Python's recursion limit, silently; it is a ``too-deep`` diagnostic instead.
 MAX_BRACE_NESTING = 256
@@ -108,7 +108,7 @@ def scan_file(language: str, data: bytes) -> bytes:
     fallback: Any = None
     if lang is Language.PYTHON:
         tree, fallback, diagnostics = parse_python(data)
-    elif lang in (Language.CPP, Language.CUDA, Language.RUST, Language.GO):
+    elif lang in (Language.CPP, Language.CUDA, Language.RUST, Language.GO, Language.PROTO):
         depth = nesting_depth(data, b"{", b"}")
         if depth > MAX_BRACE_NESTING:
             return encode_result(count_lines(data),
