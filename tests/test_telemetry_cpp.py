@@ -8,7 +8,6 @@ from extractor.cpp.parse import parse_source
 from extractor.model import Language, ParsedFile
 from extractor.telemetry.cpp_scan import scan_cpp_metrics
 from extractor.telemetry.metrics import METRICS_STEP
-from extractor.telemetry.records import MetricType
 from telemetry_support import build_context
 
 from conftest import FIXTURES
