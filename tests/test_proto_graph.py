@@ -80,6 +80,8 @@ def test_fields_keep_their_number_type_and_label(bundle):
                            22),
     }
     assert found[f"{INF}.InferResponse.top"]["tags"] == ["deprecated", "field", "number:3"]
+    # `reserved 8, 10 to 12; reserved "old_field";`: what a release diff reads for a removed field
+    assert found[f"{INF}.InferRequest"]["tags"] == ['reserved:"old_field"', "reserved:10..12", "reserved:8"]
     assert found[f"{COMMON}.Status.STATUS_FAILED"]["tags"] == ["deprecated", "number:1"]
     assert found[f"{INF}.Parameter.Kind.KIND_USER"]["value_kind"] == "enum-member"
 

@@ -72,6 +72,7 @@ service S {
     assert (outer.qual, outer.deprecated, [(f.name, f.number, f.type) for f in outer.fields]) == \
         ("Outer", True, [("a", 31, "int32"), ("s", 8, ".a.b.Outer.stream")])
     assert facts.definitions[1].qual == "Outer.stream"
+    assert outer.reserved == ("2", "4..max", '"foo"', '"bar"')  # a removed field's number and name, kept
     plain, chat = facts.services[0].rpcs
     assert (plain.request, plain.client_streaming, plain.response) == ("stream", False, ".a.b.Outer")
     assert (chat.client_streaming, chat.server_streaming) == (True, True)

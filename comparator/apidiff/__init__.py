@@ -20,7 +20,16 @@ The rules (``records.RULES`` says why each breaks; ``signatures`` holds the para
 - public object removed, including a removed re-export (``vllm.LLM``) and a member a public class
   inherited; attribute removed; attribute retyped (its annotation changed, respellings aside);
 - overload removed: an ``@overload`` variant no new variant matches; breaking when no new variant
-  (or the implementation, if none are left) accepts calls shaped like it.
+  (or the implementation, if none are left) accepts calls shaped like it;
+- Protocol Buffers (``proto``, the wire contract as protobuf's "Updating A Message Type" states it,
+  https://protobuf.dev/programming-guides/proto3/#updating): field renumbered; field retyped
+  (not breaking for the pairs protobuf lists as wire-compatible: int32/uint32/int64/uint64/bool,
+  sint32/sint64, string/bytes, message/bytes, fixed32/sfixed32, fixed64/sfixed64, enum/int32-family);
+  field label changed (singular/repeated: not breaking for string, bytes and messages; required
+  added or removed); field moved into an existing oneof; field removed (not breaking when the new
+  message reserves its number); field or enum value renamed with its number kept (not breaking:
+  a ProtoJSON/text-format change); enum value renumbered or removed; rpc request or response type
+  changed, rpc streaming changed; an rpc, service, message or enum removed is ``object removed``.
 
 Every record carries the old and new location and the number of places in the old release that
 call, subclass, import or re-export the symbol (its uses), so a reader sees impact first.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 
+from comparator.apidiff import proto
 from comparator.apidiff.normalize import same_annotation
 from comparator.apidiff.records import RULES, Breakage, BreakageKind
 from comparator.apidiff.signatures import Change, parameter_changes, removed_overloads, render_params, return_change
@@ -85,6 +86,8 @@ class _Diff:
                 found = new.member(container, name)
                 if found is None and name in _CONSTRUCTORS:  # a NamedTuple's __new__ became an __init__
                     found = new.member(container, _CONSTRUCTORS[name])
+                if found is None and proto.is_proto(old.nodes[nid]):  # a field or enum value renamed
+                    found = proto.renamed(old.nodes[nid], old, new, container)
         if found is None and old.nodes[nid].api.startswith(REEXPORTED):
             for alias in old.exported_as.get(nid, ()):
                 if alias in new.nodes and (target := new.resolve(alias)) is not None and target != nid:
@@ -93,20 +96,28 @@ class _Diff:
         self.places[nid] = found
         return found
 
-    def record(self, before: Node, after: Node | None, change: Change, path: str) -> Breakage:
+    def record(self, before: Node, after: Node | None, change: Change, path: str, why: str = "") -> Breakage:
+        """The row of one change; ``why`` (for a public symbol) says which case of its rule applied."""
         kind, subject, was, now, rule_breaks = change
         public = is_public(before)
         if not public:
             why = f"not public API ({before.api or 'no api recorded'})"
-        elif rule_breaks:
-            why = RULES[kind]
-        else:
-            why = _HARMLESS.get(kind, "no caller can tell")
+        elif not why:
+            why = RULES[kind] if rule_breaks else _HARMLESS.get(kind, "no caller can tell")
         return Breakage(path, kind, subject, was, now, public and rule_breaks, why,
                         Location(before.path, before.line), Location(after.path, after.line) if after else None,
                         self.old.use_count(before.id), (after or before).id, before.language, before.id)
 
     def removed(self, before: Node, path: str, nid: str) -> Breakage:
+        if proto.is_proto(before):
+            parent = self.old.parent.get(before.id)
+            container = self.counterpart(parent) if parent in self.old.nodes else None
+            found = proto.removed(before, self.new, container)
+            if found is not None:
+                (kind, subject, was, now, breaks, why), holder = found
+                record = self.record(before, None, (kind, subject, was, now, breaks), path, why)
+                return dataclasses.replace(record, symbol=nid, new_location=Location(holder.path, holder.line)
+                                           if holder is not None else None)  # where it is (to be) reserved
         kind = BreakageKind.ATTRIBUTE_REMOVED if before.kind is NodeKind.ATTRIBUTE and not is_reexport(before) \
             else BreakageKind.OBJECT_REMOVED
         return dataclasses.replace(self.record(before, None, (kind, "", before.kind.value, "", True), path), symbol=nid)
@@ -132,7 +143,8 @@ class _Diff:
             return after.qualname
         if new.nodes[container].kind in CLASS_KINDS and parent in new.ancestors(container):
             return f"{new.nodes[container].qualname}.{after.name}"
-        if new.nodes[container].kind is NodeKind.MODULE and new.imported.get(container, {}).get(before.name) == after.id:
+        if new.nodes[container].kind is NodeKind.MODULE \
+                and new.imported.get(container, {}).get(before.name) == after.id:
             return f"{new.nodes[container].qualname}.{before.name}"
         return after.qualname
 
@@ -148,6 +160,10 @@ class _Diff:
             return  # a re-export of an outside name: nothing here to compare
         if was != now:
             yield self.record(before, after, (BreakageKind.OBJECT_KIND_CHANGED, "", was, now, True), path)
+            return
+        if proto.is_proto(before) and proto.is_proto(after):
+            for kind, subject, old_text, new_text, breaks, why in proto.proto_changes(before, after, old, new):
+                yield self.record(before, after, (kind, subject, old_text, new_text, breaks), path, why)
             return
         if is_reexport(before) or is_reexport(after):
             # What the names stand for is compared (griffe compares an alias by its target) unless it

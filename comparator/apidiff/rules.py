@@ -21,10 +21,31 @@ class BreakageKind(str, enum.Enum):
     ATTRIBUTE_RETYPED = "attribute-retyped"
     OVERLOAD_REMOVED = "overload-removed"
     BINDING_CHANGED = "binding-changed"
+    # Protocol Buffers: the wire contract of a .proto (comparator.apidiff.proto)
+    FIELD_RENUMBERED = "field-renumbered"
+    FIELD_RETYPED = "field-retyped"
+    FIELD_LABEL_CHANGED = "field-label-changed"
+    FIELD_ONEOF_CHANGED = "field-oneof-changed"
+    FIELD_REMOVED = "field-removed"
+    FIELD_RENAMED = "field-renamed"
+    ENUM_VALUE_RENUMBERED = "enum-value-renumbered"
+    ENUM_VALUE_REMOVED = "enum-value-removed"
+    ENUM_VALUE_RENAMED = "enum-value-renamed"
+    RPC_REQUEST_CHANGED = "rpc-request-changed"
+    RPC_RESPONSE_CHANGED = "rpc-response-changed"
+    RPC_STREAMING_CHANGED = "rpc-streaming-changed"
 
+
+# The rules of the wire contract of a .proto (comparator.apidiff.proto); the other kinds are the
+# language-level rules (a removed rpc or message is object-removed, as a removed class is).
+PROTOBUF = frozenset({
+    BreakageKind.FIELD_RENUMBERED, BreakageKind.FIELD_RETYPED, BreakageKind.FIELD_LABEL_CHANGED,
+    BreakageKind.FIELD_ONEOF_CHANGED, BreakageKind.FIELD_REMOVED, BreakageKind.FIELD_RENAMED,
+    BreakageKind.ENUM_VALUE_RENUMBERED, BreakageKind.ENUM_VALUE_REMOVED, BreakageKind.ENUM_VALUE_RENAMED,
+    BreakageKind.RPC_REQUEST_CHANGED, BreakageKind.RPC_RESPONSE_CHANGED, BreakageKind.RPC_STREAMING_CHANGED})
 
 # Kinds no rule calls breaking: the change is listed, reading and calling work as before.
-INFORMATIONAL = frozenset({BreakageKind.BINDING_CHANGED})
+INFORMATIONAL = frozenset({BreakageKind.BINDING_CHANGED, BreakageKind.FIELD_RENAMED, BreakageKind.ENUM_VALUE_RENAMED})
 
 
 # How each kind reads, and the rule that makes it breaking (for a public symbol).
@@ -43,6 +64,18 @@ TITLES = {
     BreakageKind.ATTRIBUTE_RETYPED: "attribute retyped",
     BreakageKind.OVERLOAD_REMOVED: "overload removed",
     BreakageKind.BINDING_CHANGED: "now bound by another statement",
+    BreakageKind.FIELD_RENUMBERED: "field renumbered",
+    BreakageKind.FIELD_RETYPED: "field type changed",
+    BreakageKind.FIELD_LABEL_CHANGED: "field label changed",
+    BreakageKind.FIELD_ONEOF_CHANGED: "field moved into or out of a oneof",
+    BreakageKind.FIELD_REMOVED: "field removed",
+    BreakageKind.FIELD_RENAMED: "field renamed (same number)",
+    BreakageKind.ENUM_VALUE_RENUMBERED: "enum value renumbered",
+    BreakageKind.ENUM_VALUE_REMOVED: "enum value removed",
+    BreakageKind.ENUM_VALUE_RENAMED: "enum value renamed (same number)",
+    BreakageKind.RPC_REQUEST_CHANGED: "rpc request type changed",
+    BreakageKind.RPC_RESPONSE_CHANGED: "rpc response type changed",
+    BreakageKind.RPC_STREAMING_CHANGED: "rpc streaming changed",
 }
 RULES = {
     BreakageKind.PARAMETER_REMOVED: "a call passing it fails (unless *args/**kwargs of the right kind take it)",
@@ -62,4 +95,30 @@ RULES = {
     BreakageKind.OVERLOAD_REMOVED: "calls shaped like that overload no longer match any signature",
     BreakageKind.BINDING_CHANGED: "the module still binds the name (an import, a loop or with target, a global): "
                                   "reading it works",
+    # protobuf's "Updating A Message Type" (protobuf.dev/programming-guides/proto3/#updating)
+    BreakageKind.FIELD_RENUMBERED: "the number is the field on the wire: old readers see an unknown field, and "
+                                   "the old number read by new code is lost (protobuf: wire-unsafe)",
+    BreakageKind.FIELD_RETYPED: "readers of the old .proto parse the field's bytes as another type (not one of the "
+                                "wire-compatible changes protobuf lists)",
+    BreakageKind.FIELD_LABEL_CHANGED: "singular and repeated differ on the wire except for string, bytes and "
+                                      "messages (packed numbers, required presence)",
+    BreakageKind.FIELD_ONEOF_CHANGED: "moving a field into an existing oneof (or out of one with other fields) "
+                                      "lets a writer set two members an old reader keeps one of (protobuf: unsafe)",
+    BreakageKind.FIELD_REMOVED: "its number is not reserved: a later field may reuse it, and old readers parse "
+                                "that field as this one (protobuf: reserve deleted field numbers)",
+    BreakageKind.FIELD_RENAMED: "the binary wire format carries the number, not the name; ProtoJSON and text "
+                                "format carry the name (old JSON readers do not know the new one), and generated "
+                                "accessors are renamed",
+    BreakageKind.ENUM_VALUE_RENUMBERED: "the number is the value on the wire: stored and sent data read as "
+                                        "another value",
+    BreakageKind.ENUM_VALUE_REMOVED: "senders of the old .proto still send it (new readers see an unknown value) "
+                                     "and code naming it fails",
+    BreakageKind.ENUM_VALUE_RENAMED: "the binary wire format carries the number, not the name; ProtoJSON writes "
+                                     "enum values by name (old JSON readers reject the new one), and generated "
+                                     "constants are renamed",
+    BreakageKind.RPC_REQUEST_CHANGED: "clients of the old .proto send the old message: the server parses its "
+                                      "bytes as another type",
+    BreakageKind.RPC_RESPONSE_CHANGED: "clients of the old .proto parse the new response as the old message type",
+    BreakageKind.RPC_STREAMING_CHANGED: "stubs of the old .proto call it the other way (one message or a stream): "
+                                        "client and server disagree on how many messages the call carries",
 }

@@ -41,7 +41,9 @@ class Surface:
         bases: dict[str, list[str]] = defaultdict(list)
         self.aliases: dict[str, str] = {}
         self.uses: Counter[str] = Counter()
-        contains, inherits, aliases = EdgeKind.CONTAINS, EdgeKind.INHERITS, EdgeKind.ALIASES
+        # (proto message or rpc, line) -> the types its field or rpc on that line names (resolved by the extractor)
+        self.proto_uses: dict[tuple[str, int], list[str]] = defaultdict(list)
+        contains, inherits, aliases, uses = EdgeKind.CONTAINS, EdgeKind.INHERITS, EdgeKind.ALIASES, EdgeKind.USES
         imports: list[str] = []
         importers: list[str] = []
         for e in edges:
@@ -59,6 +61,8 @@ class Surface:
                     importers.append(e.source)
                 else:
                     self.aliases[e.source] = min(e.target, self.aliases.get(e.source, e.target))
+            elif kind is uses and e.source.startswith("proto:"):
+                self.proto_uses[(e.source, e.line)].append(e.target)
             if kind in USE_EDGES:
                 self.uses[e.target] += 1
         for child, parent in self.parent.items():

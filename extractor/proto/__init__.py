@@ -16,6 +16,6 @@ def scan_proto(parsed: ParsedFile) -> ProtoFacts:
     return read_proto(parsed.data)
 
 
-STEP = Step(name="proto", scanners={Language.PROTO: scan_proto}, extract=extract_proto_graph, version="1")
+STEP = Step(name="proto", scanners={Language.PROTO: scan_proto}, extract=extract_proto_graph, version="2")
 
 __all__ = ["STEP", "ProtoFacts", "build_proto_graph", "extract_proto_graph", "proto_id", "read_proto", "scan_proto"]

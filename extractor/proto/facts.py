@@ -46,6 +46,8 @@ class ProtoDefinition(msgspec.Struct, frozen=True, array_like=True, omit_default
     deprecated: bool = False
     fields: tuple[ProtoField, ...] = ()  # a message's own fields, in source order (oneof members too)
     values: tuple[ProtoEnumValue, ...] = ()  # an enum's values
+    # `reserved` numbers and names as written: "8", "10..12", "40..max", '"old_field"' (names quoted)
+    reserved: tuple[str, ...] = ()
 
 
 class ProtoExtension(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):

@@ -18,7 +18,10 @@ without implementation), an rpc a ``method``, a package a ``namespace``, fields 
 (``number:5``) and its signature (``repeated InferInputTensor inputs = 5``), its type as written in
 ``annotation``; tags say ``field``, the label (``repeated``, ``optional``, ``required``), ``map``,
 ``oneof:<name>``, ``group``, ``extension`` and ``extends:<type>`` (an ``extend`` block's field,
-named in the scope the block is written in), ``deprecated``. An rpc's signature is
+named in the scope the block is written in), ``deprecated``. A message or enum keeps what it
+``reserved`` in its tags, one tag per entry: ``reserved:8``, ``reserved:10..12``,
+``reserved:40..max``, ``reserved:"old_field"`` (a deleted field's number and name, which a release
+diff reads: a field removed with its number reserved cannot be reused by mistake). An rpc's signature is
 ``(stream Req) returns (stream Resp)``, its request the one parameter, its response ``returns``,
 and tags ``client-streaming``/``server-streaming``. Everything in a .proto is public API.
 
@@ -168,7 +171,7 @@ def _declare(path: str, facts: ProtoFacts, graph: _Graph, symbols: dict[str, dic
                        api=API))
     for d in facts.definitions:
         name = d.qual.rpartition(".")[2]
-        tags = ("deprecated",) if d.deprecated else ()
+        tags = _tags("deprecated" * d.deprecated, *(f"reserved:{r}" for r in d.reserved))
         stats[f"{d.kind}s"] += 1
         kind = NodeKind.STRUCT if d.kind == "message" else NodeKind.ENUM
         node = Node(proto_id(full(d.qual)), kind, name, full(d.qual), "proto", path, d.line, d.doc,

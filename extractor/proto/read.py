@@ -342,12 +342,15 @@ class _Reader:
         slot = len(self.definitions)
         self.definitions.append(None)
         fields: list[ProtoField] = []
-        deprecated = self.message_body(qual, depth, fields, start)
+        reserved: list[str] = []
+        deprecated = self.message_body(qual, depth, fields, start, reserved)
         self.definitions[slot] = ProtoDefinition("message", qual, name[2], self.docs.above(start[2]), deprecated,
-                                                 tuple(fields))
+                                                 tuple(fields), reserved=tuple(reserved))
 
-    def message_body(self, qual: str, depth: int, fields: list[ProtoField], start: Token) -> bool:
-        """Statements up to the message's `}`; True when an option deprecates the message."""
+    def message_body(self, qual: str, depth: int, fields: list[ProtoField], start: Token,
+                     reserved: list[str]) -> bool:
+        """Statements up to the message's `}`; True when an option deprecates the message. The
+        ``reserved`` numbers and names are added to ``reserved``."""
         deprecated = False
         while not self.accept("}"):
             if self.peek()[0] == "eof":
@@ -365,8 +368,10 @@ class _Reader:
                 deprecated |= self.option_statement()
             elif word in ("reserved", "extensions"):
                 self.next()
-                self.ranges(word)
-                if word == "extensions":
+                listed = self.ranges(word)
+                if word == "reserved":
+                    reserved.extend(listed)
+                else:
                     self.field_options()
                 self.expect(";", f" after {word}")
             elif word == "oneof":
@@ -377,19 +382,23 @@ class _Reader:
                 self.field(qual, depth, fields)
         return deprecated
 
-    def ranges(self, word: str) -> None:
-        """`2, 15, 9 to 11, 40 to max` or field names (`"foo", "bar"`; bare in editions)."""
+    def ranges(self, word: str) -> list[str]:
+        """`2, 15, 9 to 11, 40 to max` or field names (`"foo", "bar"`; bare in editions), as
+        written: `2`, `9..11`, `40..max`, `"foo"` (a name quoted, whichever way it was written)."""
+        listed = []
         while True:
             if self.peek()[0] == "str":
-                self.string("a reserved name")
+                listed.append(f'"{self.string("a reserved name")}"')
             elif self.peek()[0] == "ident" and word == "reserved":
-                self.next()
+                listed.append(f'"{self.next()[1]}"')
             else:
-                self.integer(f"a field number of {word}")
-                if self.accept("to") and not self.accept("max"):
-                    self.integer(f"the end of a range of {word}")
+                first = self.integer(f"a field number of {word}")
+                last = ""
+                if self.accept("to"):
+                    last = "max" if self.accept("max") else str(self.integer(f"the end of a range of {word}"))
+                listed.append(f"{first}..{last}" if last else str(first))
             if not self.accept(","):
-                return
+                return listed
 
     def field(self, scope: str, depth: int, fields: list[ProtoField], oneof: str = "") -> None:
         start = self.peek()
@@ -420,9 +429,11 @@ class _Reader:
         slot = len(self.definitions)
         self.definitions.append(None)
         inner: list[ProtoField] = []
-        self.message_body(qual, depth + 1, inner, start)
+        reserved: list[str] = []
+        self.message_body(qual, depth + 1, inner, start, reserved)
         doc = self.docs.above(start[2])
-        self.definitions[slot] = ProtoDefinition("message", qual, name[2], doc, False, tuple(inner))
+        self.definitions[slot] = ProtoDefinition("message", qual, name[2], doc, False, tuple(inner),
+                                                 reserved=tuple(reserved))
         fields.append(ProtoField(name[1].lower(), name[2], number, name[1], label, oneof=oneof, group=True,
                                  deprecated=deprecated, doc=doc))
 
@@ -475,6 +486,7 @@ class _Reader:
         qual = f"{scope}.{name[1]}" if scope else name[1]
         self.expect("{", f" to open enum '{name[1]}'")
         values: list[ProtoEnumValue] = []
+        reserved: list[str] = []
         deprecated = False
         while not self.accept("}"):
             if self.peek()[0] == "eof":
@@ -486,7 +498,7 @@ class _Reader:
                 deprecated |= self.option_statement()
             elif word == "reserved":
                 self.next()
-                self.ranges(word)
+                reserved.extend(self.ranges(word))
                 self.expect(";", " after reserved")
             else:
                 value = self.ident("an enum value name")
@@ -497,7 +509,7 @@ class _Reader:
                 values.append(ProtoEnumValue(value[1], value[2], number, value_deprecated,
                                              self.docs.above(value[2])))
         self.definitions.append(ProtoDefinition("enum", qual, name[2], self.docs.above(start[2]), deprecated,
-                                                values=tuple(values)))
+                                                values=tuple(values), reserved=tuple(reserved)))
 
     # --- services ---------------------------------------------------------------------------------
 
