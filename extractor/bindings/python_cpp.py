@@ -1,4 +1,5 @@
-"""Cross-language `binds` edges: a Python call site to the C++ function behind it.
+"""Cross-language `binds` edges: a Python call site to the C++ function behind it (and a torch
+operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`).
 
 Two mechanisms are read, both from the C++ step's registrations:
 
