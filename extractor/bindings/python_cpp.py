@@ -1,4 +1,5 @@
-"""Cross-language `binds` edges: a Python call site to the C++ function behind it.
+"""Cross-language `binds` edges: a Python call site to the C++ function behind it (and a torch
+operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`).
 
 Two mechanisms are read, both from the C++ step's registrations:
 
@@ -55,7 +56,10 @@ import msgspec
 from extractor import cpp, naming, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
+                             Step)
+from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
+                                           scan_registrations)
 from extractor.python.expr import name_chain
 from extractor.python.graph import CallSite
 from extractor.python.index import module_index
@@ -69,15 +73,16 @@ _TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantiz
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
 class Binding:
-    """One Python call site bound to one C++ function (or class)."""
+    """One Python call site bound to one C++ function (or class), or to the Python function
+    registered as the torch operator it calls."""
 
     path: str  # the Python call site
     line: int
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
-    target: str  # C++ node id
-    mechanism: str  # "torch-op" or "pybind11"
-    registered_at: str  # "csrc/torch_bindings.cpp:120"
+    target: str  # C++ node id (a Python one for "torch-op-python")
+    mechanism: str  # "torch-op", "torch-op-python" or "pybind11"
+    registered_at: str  # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"
     dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11
     namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11
 
@@ -104,10 +109,25 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
         # calls of names imported from a pybind11 module: the Python step found no module there
         call_sites += native_call_sites(ctx, set(), frozenset(b.module for b in pybind if b.target))
-    bound = bind_call_sites(call_sites, ops, pybind)
-    if not unnamed:
-        return bound
-    return dataclasses.replace(bound, diagnostics=tuple(sorted((*bound.diagnostics, *unnamed))))
+    python_ops = _python_registrations(ctx, py_result)
+    bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
+    stats = dict(sorted({**bound.stats, **python_ops.stats}.items()))
+    diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics)))
+    return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
+
+
+def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> PythonOps:
+    """The operators the system's Python registers (:mod:`extractor.bindings.python_ops`)."""
+    scanned = [(f, facts.registrations) for f, facts in ctx.facts("bindings", Language.PYTHON)
+               if facts.registrations is not None]
+    if not scanned or python is None:
+        return PythonOps((), (), {})
+    imports = {f.path: facts for f, facts in ctx.facts("python", Language.PYTHON)}
+    files = [PyOpFile(f.module, f.path, registrations, _imported_names(f, imports[f.path]))
+             for f, registrations in scanned if f.path in imports]
+    callables = frozenset(n.id for n in python.nodes if n.kind in (NodeKind.FUNCTION, NodeKind.METHOD))
+    aliases = {e.source: e.target for e in python.edges if e.kind is EdgeKind.ALIASES}
+    return python_registrations(files, callables, aliases)
 
 
 _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python module is spelled so
@@ -151,11 +171,19 @@ def _extension_sources(ctx: Context) -> dict[str, set[str]]:
 
 
 def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
-                    pybind: Iterable[PyBinding]) -> Contribution[BindingsShared]:
-    """`binds` edges from ``call_sites`` (CallSite-shaped: caller, callee, path, line)."""
+                    pybind: Iterable[PyBinding], python_ops: Iterable[PythonOp] = ()) -> Contribution[BindingsShared]:
+    """`binds` edges from ``call_sites`` (CallSite-shaped: caller, callee, path, line).
+
+    An operator that Python registers (``python_ops``) binds to its Python function; when C++
+    registers it too, a C++ implementation under the namespace as written keeps its edge beside
+    the Python one (both run, by dispatch key), while one matched only through a build macro's
+    namespace gives way to the Python registration, which names the namespace itself."""
     sites = sorted({CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
                     for s in call_sites}, key=lambda s: (s.path, s.line, s.caller, s.callee))
     torch_index = _TorchOpIndex(tuple(ops), sites)
+    in_python: dict[tuple[str, str], list[PythonOp]] = collections.defaultdict(list)
+    for python_op in python_ops:
+        in_python[python_op.namespace, python_op.op].append(python_op)
     py_index = PyBindIndex(tuple(pybind))
     bindings: list[Binding] = []
     stats: collections.Counter[str] = collections.Counter()
@@ -168,6 +196,17 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
             stats["torch_op_calls"] += 1
             ns, op = parts[0], parts[1]
             found, how = torch_index.lookup(ns, op)
+            python_found = [p for p in in_python.get((ns, op), ()) if p.target]
+            if (ns, op) in in_python and not python_found and how != "read":
+                stats["torch_op_calls_python_function_unresolved"] += 1  # registered, its function not found
+                continue
+            if python_found:
+                stats["torch_op_calls_bound_python"] += 1
+                for p in python_found:
+                    bindings.append(Binding(site.path, site.line, site.caller, site.callee, p.target,
+                                            "torch-op-python", f"{p.path}:{p.line}", p.dispatch, "read"))
+                if how != "read":
+                    continue  # no C++ implementation under this namespace as written
             if not found:
                 stats["torch_op_calls_unregistered" if how == "unregistered" else
                       "torch_op_calls_without_impl"] += 1
@@ -385,6 +424,7 @@ class ExtensionBuild(msgspec.Struct, frozen=True, array_like=True, order=True):
 class OpReferences(msgspec.Struct, frozen=True):
     references: tuple[OpReference, ...]  # sorted
     extensions: tuple[ExtensionBuild, ...] = ()  # sorted
+    registrations: OpRegistrations | None = None  # operators registered in Python (extractor.bindings.python_ops)
 
 
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
@@ -393,12 +433,17 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     data = parsed.data
     operators = b"torch.ops." in data
     builds = b"Extension(" in data or (b"load(" in data and b"sources" in data)
-    if not (operators or builds) or not isinstance(parsed.tree, ast.Module):
+    # a registration needs torch.library or a forwarder, and a forwarder is defined or imported
+    registers = b"def " in data or b"import" in data
+    if not (operators or builds or registers) or not isinstance(parsed.tree, ast.Module):
         return None
     index = module_index(parsed.tree)
     found = _operator_references(index) if operators else []
     extensions = extension_builds(index) if builds else ()
-    return OpReferences(tuple(sorted(found)), extensions) if found or extensions else None
+    registrations = scan_registrations(index) if registers else None
+    if not (found or extensions or registrations):
+        return None
+    return OpReferences(tuple(sorted(found)), extensions, registrations)
 
 
 # setuptools', torch's and pybind11's extension classes; torch's JIT build, given its sources
@@ -536,6 +581,6 @@ def _class_of_method(scope: Any) -> str:
 
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
-# 5: the extensions build scripts declare
+# 5: the extensions build scripts declare; 6: operators registered in Python
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="5", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="6", requires=(python.STEP, cpp.STEP), forkable=True)
