@@ -16,6 +16,7 @@ from extractor.cpp.parse import hashed_words, macro_config, parse_source, used_o
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.support.forkmap import fork_map
+from extractor.support.pathsuffix import by_suffix
 
 
 class IncludeResolver:
@@ -27,11 +28,7 @@ class IncludeResolver:
         # themselves resolve a target alike (the nearest candidate is the nearest to the directory)
         self._resolved: dict[tuple[str, str], str] = {}
         self._suffixes: dict[str, str] = {}
-        self.by_suffix: dict[str, list[str]] = collections.defaultdict(list)
-        for p in paths:
-            parts = p.split("/")
-            for i in range(len(parts)):
-                self.by_suffix["/".join(parts[i:])].append(p)
+        self.by_suffix = by_suffix(paths)
 
     def resolve(self, includer: str, target: str) -> str:
         suffix = self._suffixes.get(target)

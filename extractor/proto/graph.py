@@ -47,6 +47,7 @@ from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language,
                              ParamKind, Parameter, Severity, amend, edge_key, node_key)
 from extractor.naming import file_id
 from extractor.proto.facts import ProtoFacts, ProtoField
+from extractor.support.pathsuffix import by_suffix
 
 PREFIX = "proto:"
 API = "public: protobuf"
@@ -323,11 +324,7 @@ class _ImportResolver:
     """`import "x/y.proto"` to a .proto file of the system whose path ends with it."""
 
     def __init__(self, paths: list[str]) -> None:
-        self.by_suffix: dict[str, list[str]] = collections.defaultdict(list)
-        for p in paths:
-            parts = p.split("/")
-            for i in range(len(parts)):
-                self.by_suffix["/".join(parts[i:])].append(p)
+        self.by_suffix = by_suffix(paths)
 
     def resolve(self, importer: str, target: str) -> str:
         norm = posixpath.normpath(target.replace("\\", "/"))

@@ -13,15 +13,14 @@ name; else it is unresolved, said.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections import Counter as Tally
-
 from collections.abc import Callable, Mapping
-
-import posixpath
 
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
+from extractor.support.pathsuffix import by_suffix
 from extractor.telemetry.cpp_scan import ArgumentValue, BuilderChain, CppMetricFacts, MetricHelper
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name, unmodeled_library
@@ -44,7 +43,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                 shared.setdefault(key, set()).add(value)
         for helper in facts.helpers:
             helpers.setdefault((helper.function, helper.params), []).append((file, helper))
-    by_suffix = _by_suffix(constants_of)
+    suffixes = by_suffix(constants_of)
     records: list[MetricDefinition] = []
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
@@ -53,7 +52,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
         for prefix, line in facts.unmodeled:
             stats["cpp_files_unmodeled_metric_libraries"] += 1
             diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_includes[prefix]))
-        resolve = _resolver(_included(file.path, facts.includes, constants_of, by_suffix), constants_of, shared)
+        resolve = _resolver(_included(file.path, facts.includes, constants_of, suffixes), constants_of, shared)
         for chain in facts.metrics:
             stats["cpp_chains"] += 1
             name = _constant(chain.name, resolve)
@@ -120,18 +119,8 @@ def _resolver(included: tuple[str, ...], constants_of: Mapping[str, Mapping[str,
     return resolve
 
 
-def _by_suffix(constants_of: Mapping[str, Mapping[str, str]]) -> dict[str, list[str]]:
-    """The files that define constants, by every trailing part of their path (``a/b.h``, ``b.h``)."""
-    out: dict[str, list[str]] = {}
-    for path in constants_of:
-        parts = path.split("/")
-        for start in range(len(parts)):
-            out.setdefault("/".join(parts[start:]), []).append(path)
-    return out
-
-
 def _included(path: str, includes: tuple[str, ...], constants_of: Mapping[str, Mapping[str, str]],
-              by_suffix: Mapping[str, list[str]]) -> tuple[str, ...]:
+              suffixes: Mapping[str, list[str]]) -> tuple[str, ...]:
     """The files with constants among those ``path`` includes: beside it first, else the only one
     of the system its include path names."""
     out = []
@@ -139,7 +128,7 @@ def _included(path: str, includes: tuple[str, ...], constants_of: Mapping[str, M
         beside = posixpath.normpath(posixpath.join(posixpath.dirname(path), include))
         if beside in constants_of:
             out.append(beside)
-        elif len(candidates := by_suffix.get(posixpath.normpath(include), [])) == 1:
+        elif len(candidates := suffixes.get(posixpath.normpath(include), [])) == 1:
             out.append(candidates[0])
     return tuple(out)
 
