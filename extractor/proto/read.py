@@ -23,6 +23,7 @@ paragraph (Triton's ``.. cpp:var:: message X``) passed over for the sentence aft
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import NoReturn
 
 from extractor.proto.facts import (ProtoDefinition, ProtoEnumValue, ProtoExtension, ProtoFacts, ProtoField, ProtoRpc,
@@ -184,6 +185,16 @@ class _Reader:
     def word(self) -> str:
         kind, value, _line, _column = self.peek()
         return value if kind == "ident" else ""
+
+    def statements(self, what: str, line: int) -> Iterator[str]:
+        """The first word of each statement of a ``{ ... }`` block, up to its ``}`` (empty statements
+        skipped; each statement is read by the caller); ``what`` and ``line`` name the block in the
+        error an unclosed one gives."""
+        while not self.accept("}"):
+            if self.peek()[0] == "eof":
+                self.fail(f"missing '}}' of {what} (opened at line {line})")
+            if not self.accept(";"):
+                yield self.word()
 
     def full_ident(self, what: str) -> str:
         parts = [self.ident(what)[1]]
@@ -352,12 +363,7 @@ class _Reader:
         """Statements up to the message's `}`; True when an option deprecates the message. The
         ``reserved`` numbers and names are added to ``reserved``."""
         deprecated = False
-        while not self.accept("}"):
-            if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of message '{qual.rsplit('.', 1)[-1]}' (opened at line {start[2]})")
-            word = self.word()
-            if self.accept(";"):
-                continue
+        for word in self.statements(f"message '{qual.rsplit('.', 1)[-1]}'", start[2]):
             if word == "message":
                 self.message(qual, depth + 1)
             elif word == "enum":
@@ -456,12 +462,8 @@ class _Reader:
         self.expect("oneof")
         name = self.ident("a oneof name")
         opened = self.expect("{", f" to open oneof '{name[1]}'")
-        while not self.accept("}"):
-            if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of oneof '{name[1]}' (opened at line {opened[2]})")
-            if self.accept(";"):
-                continue
-            if self.word() == "option":
+        for word in self.statements(f"oneof '{name[1]}'", opened[2]):
+            if word == "option":
                 self.option_statement()
             else:
                 self.field(scope, depth, fields, oneof=name[1])
@@ -471,11 +473,8 @@ class _Reader:
         extendee = self.type_name()
         self.expect("{", f" to open extend '{extendee}'")
         fields: list[ProtoField] = []
-        while not self.accept("}"):
-            if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of extend '{extendee}' (opened at line {start[2]})")
-            if not self.accept(";"):
-                self.field(scope, 1, fields)
+        for _word in self.statements(f"extend '{extendee}'", start[2]):
+            self.field(scope, 1, fields)
         self.extensions.append(ProtoExtension(scope, extendee, start[2], tuple(fields)))
 
     # --- enums ------------------------------------------------------------------------------------
@@ -488,12 +487,7 @@ class _Reader:
         values: list[ProtoEnumValue] = []
         reserved: list[str] = []
         deprecated = False
-        while not self.accept("}"):
-            if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of enum '{name[1]}' (opened at line {start[2]})")
-            word = self.word()
-            if self.accept(";"):
-                continue
+        for word in self.statements(f"enum '{name[1]}'", start[2]):
             if word == "option":
                 deprecated |= self.option_statement()
             elif word == "reserved":
@@ -519,12 +513,7 @@ class _Reader:
         self.expect("{", f" to open service '{name[1]}'")
         rpcs: list[ProtoRpc] = []
         deprecated = False
-        while not self.accept("}"):
-            if self.peek()[0] == "eof":
-                self.fail(f"missing '}}' of service '{name[1]}' (opened at line {start[2]})")
-            word = self.word()
-            if self.accept(";"):
-                continue
+        for word in self.statements(f"service '{name[1]}'", start[2]):
             if word == "option":
                 deprecated |= self.option_statement()
             elif word == "rpc":
@@ -545,13 +534,10 @@ class _Reader:
         self.expect(")", " after the response type")
         deprecated = False
         if self.accept("{"):
-            while not self.accept("}"):
-                if self.peek()[0] == "eof":
-                    self.fail(f"missing '}}' of rpc '{name[1]}' (opened at line {start[2]})")
-                if not self.accept(";"):
-                    if self.word() != "option":
-                        self.fail(f"expected an option in rpc '{name[1]}'")
-                    deprecated |= self.option_statement()
+            for word in self.statements(f"rpc '{name[1]}'", start[2]):
+                if word != "option":
+                    self.fail(f"expected an option in rpc '{name[1]}'")
+                deprecated |= self.option_statement()
         else:
             self.expect(";", f" or '{{' after rpc '{name[1]}'")
         return ProtoRpc(name[1], name[2], request, response, client_streaming, server_streaming, deprecated,
