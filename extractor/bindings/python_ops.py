@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import re
 import dataclasses
 from collections.abc import Iterable
 from typing import Any
@@ -42,6 +43,7 @@ from extractor.python.expr import name_chain
 
 # Kinds of an OpArg
 STR, PARAM, DEF, REF = "str", "param", "def", "ref"
+_OP_NAME = re.compile(r"[A-Za-z_][\w.:]*")  # an operator's name as torch.library takes it
 _LIBRARY_CALLS = frozenset({"Library", "library.Library", "torch.library.Library"})
 _DECORATORS = {"custom_op": "custom_op", "impl": "impl", "register_kernel": "register_kernel"}
 _IMPL_SLOTS = (("0", "op_name"), ("1", "fn"))  # torch.library.Library.impl(self, op_name, fn, dispatch_key="")
@@ -138,6 +140,10 @@ class _Scan:
                     self.torch_library[alias.asname or alias.name] = alias.name
                 elif node.module == "torch" and alias.name == "library" and not node.level:
                     self.library_modules.add(alias.asname or "library")
+        self._params: dict[int, set[str]] = {}  # id of a function node -> its parameter names
+        # the names a call can start with to reach a forwarder: imported, or a def of the file
+        self.callable_heads = self.imported | {scope.node.name for scope in index.scopes.values()
+                                               if scope.parent is not None}
         # def names per scope: scope node -> name -> qualname
         self.defs: dict[int, dict[str, str]] = collections.defaultdict(dict)
         for scope in index.scopes.values():
@@ -154,6 +160,14 @@ class _Scan:
                     return found
             s = s.parent
         return ""
+
+    def _params_of(self, scope: Any) -> set[str]:
+        """The parameter names of a function scope, read once per scope."""
+        key = id(scope.node)
+        found = self._params.get(key)
+        if found is None:
+            found = self._params[key] = _params(scope.node)
+        return found
 
     def _torch_library_name(self, callee: str) -> str:
         """``custom_op`` for ``torch.library.custom_op`` / ``custom_op`` imported from it, else ""."""
@@ -219,7 +233,7 @@ class _Scan:
         if text is None:
             return None
         if isinstance(node, ast.Name):
-            if scope.kind == "function" and text in _params(scope.node):
+            if scope.kind == "function" and text in self._params_of(scope):
                 return OpArg(slot, PARAM, text)
             qualname = self._local_def(scope, text)
             if qualname:
@@ -228,23 +242,31 @@ class _Scan:
 
     def calls(self) -> list[OpCall]:
         out = []
-        positions = self.index.positions(ast.Call)
-        for site, call in zip(self.index.sites(positions), self.index.of(ast.Call)):
+        index = self.index
+        for position, call in zip(index.positions(ast.Call), index.of(ast.Call)):
+            # the tests that need no site first: a forwarder's call has an operator's name (a word, or
+            # a parameter) and something else named, so most calls (a log line, `f(x)`) stop here
+            if len(call.args) + len(call.keywords) < 2 \
+                    or not (any(map(_named, call.args)) or any(_named(k.value) for k in call.keywords)):
+                continue
             func = call.func
+            impl = func.__class__ is ast.Attribute and func.attr == "impl" and func.value.__class__ is ast.Name
+            head = func
+            while head.__class__ is ast.Attribute:
+                head = head.value
+            if not impl and (head.__class__ is not ast.Name or head.id not in self.callable_heads):
+                continue  # a callee the file neither defines nor imports is no forwarder of the system
+            site = index.site(position)
             scope = site.scope
-            if isinstance(func, ast.Attribute) and func.attr == "impl" and isinstance(func.value, ast.Name):
+            if impl:
                 args = self._args(call, scope)
                 if any(a.slot in _IMPL_SLOTS[0] and a.kind in (STR, PARAM) for a in args):
                     receivers = self._receivers(func.value.id, scope)
                     out.append(OpCall(call.lineno, scope.qualname, OpArg("", REF, f"{func.value.id}.impl"),
                                       args, receivers))
                 continue
-            head = func
-            while head.__class__ is ast.Attribute:
-                head = head.value
-            if head.__class__ is not ast.Name or site.header is not None \
-                    or len(call.args) + len(call.keywords) < 2 \
-                    or not (any(map(_named, call.args)) or any(_named(k.value) for k in call.keywords)):
+            assert isinstance(head, ast.Name)
+            if site.header is not None:
                 continue
             local = self._local_def(scope, head.id) if func is head and head.id not in self.imported else ""
             if not local and head.id not in self.imported:
@@ -286,8 +308,10 @@ class _Scan:
 
 
 def _named(node: ast.AST) -> bool:
-    """A string constant or a name: what can carry an operator's name or function."""
-    return isinstance(node, ast.Name) or (isinstance(node, ast.Constant) and isinstance(node.value, str))
+    """A name, or a string constant that can be an operator's name (``op``, ``ns::op.overload``): what
+    can carry an operator's name or function."""
+    return node.__class__ is ast.Name or (node.__class__ is ast.Constant and isinstance(node.value, str)
+                                          and _OP_NAME.fullmatch(node.value) is not None)
 
 
 def _params(node: Any) -> set[str]:
