@@ -459,19 +459,29 @@ class _Registrations:
     # forwarders: a fixed point over every file
 
     def _find_forwarders(self) -> None:
+        """A worklist: the defs that call a Library's ``impl`` first, then the callers of each
+        forwarder found (each call's callee resolved once), until none is added."""
         defs = {(f.path, d.qualname): d for f in self.files for d in f.facts.defs}
-        inside = [(f, call, defs[f.path, call.scope]) for f in self.files for call in f.facts.calls
-                  if call.scope and (f.path, call.scope) in defs]
-        changed = True
-        while changed:
-            changed = False
-            for f, call, holder in inside:
-                key = f"py:{f.module}.{holder.qualname}"
-                if key not in self.forwarders:
-                    found = self._forwards(f, call, holder)
-                    if found is not None:
-                        self.forwarders[key] = found
-                        changed = True
+        by_callee: dict[str, list[tuple[PyOpFile, OpCall, OpDef]]] = collections.defaultdict(list)
+        pending: list[tuple[PyOpFile, OpCall, OpDef]] = []
+        for f in self.files:
+            for call in f.facts.calls:
+                holder = defs.get((f.path, call.scope)) if call.scope else None
+                if holder is None:
+                    continue
+                if call.receivers:
+                    pending.append((f, call, holder))
+                elif callee := self._callee(f, call):
+                    by_callee[callee].append((f, call, holder))
+        while pending:
+            f, call, holder = pending.pop()
+            key = f"py:{f.module}.{holder.qualname}"
+            if key in self.forwarders:
+                continue
+            found = self._forwards(f, call, holder)
+            if found is not None:
+                self.forwarders[key] = found
+                pending.extend(by_callee.pop(key, ()))
 
     def _forwards(self, f: PyOpFile, call: OpCall, holder: OpDef) -> _Forwarder | None:
         """The forwarder ``holder`` is when ``call`` hands its parameters on to a registration."""
