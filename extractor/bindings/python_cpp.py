@@ -122,9 +122,9 @@ def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> Pyt
                if facts.registrations is not None]
     if not scanned or python is None:
         return PythonOps((), (), {})
-    imports = {f.path: facts for f, facts in ctx.facts("python", Language.PYTHON)}
-    files = [PyOpFile(f.module, f.path, registrations, _imported_names(f, imports[f.path]))
-             for f, registrations in scanned if f.path in imports]
+    imported = ctx.once(_imported_by_path)
+    files = [PyOpFile(f.module, f.path, registrations, imported[f.path])
+             for f, registrations in scanned if f.path in imported]
     callables = frozenset(n.id for n in python.nodes if n.kind in (NodeKind.FUNCTION, NodeKind.METHOD))
     aliases = {e.source: e.target for e in python.edges if e.kind is EdgeKind.ALIASES}
     return python_registrations(files, callables, aliases)
@@ -335,7 +335,8 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
 
     # each file's names bound by its imports; and the names a module re-exports from an extension
     # module (a package's `from ._ext import Translator`, called as `ctranslate2.Translator`)
-    bindings = [(f, facts, _imported_names(f, facts)) for f, facts in files]
+    imported = ctx.once(_imported_by_path)
+    bindings = [(f, facts, imported[f.path]) for f, facts in files]
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
                   for local, dotted in bound.items() if native(dotted)}
     for f, facts, bound in bindings:
@@ -353,6 +354,12 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
             caller = f"py:{module}.{scope}" if scope else f"py:{module}"
             out.append(CallSite(caller, dotted, f.path, line))
     return tuple(out)
+
+
+def _imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:
+    """Each Python file's names bound by its imports, by path; computed once per system
+    (``ctx.once``) for the steps that resolve calls through them (this one, twice, and ffi)."""
+    return {f.path: _imported_names(f, facts) for f, facts in ctx.facts("python", Language.PYTHON)}
 
 
 def _imported_names(f: Any, facts: Any) -> dict[str, str]:
