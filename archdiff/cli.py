@@ -197,11 +197,10 @@ def report_extraction(path: Path, summary: dict, cache: dict) -> None:
     click.echo(f"{path}: {summary['nodes']} nodes, {summary['edges']} edges from {summary['files']} files; "
                f"{len(summary['diagnostics'])} diagnostics "
                f"({cache['hits']} cached, {cache['misses']} parsed)")
-    from extractor.acquire.inventory import READ_LANGUAGES  # listed already: no import paid here
+    from extractor.acquire.inventory import not_read_notes  # listed already: no import paid here
 
-    for d in summary["diagnostics"]:  # info, but a part of the system the evidence does not cover
-        if d["code"] == "language-not-read":
-            click.echo(f"  note: {d['message']} (archdiff reads {READ_LANGUAGES}) [{d['code']}]")
+    for note in not_read_notes(summary["diagnostics"]):
+        click.echo(f"  {note}")
     groups = [g for g in summary.get("groups", ()) if g["severity"] != "error"]
     for g in groups:
         fix = f"; fix: {g['fix']}" if g["fix"] else ""

@@ -6,8 +6,9 @@ import dataclasses
 import os
 import stat
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 from extractor.context import SourceTree
 from extractor.model import Diagnostic, Language, Severity
@@ -41,6 +42,7 @@ UNREAD_SUFFIXES: dict[str, str] = {
     ".thrift": "Thrift", ".fbs": "FlatBuffers",
 }
 READ_LANGUAGES = "Python, C/C++, CUDA, Rust, Go and Protocol Buffers"  # what a reader is told the others are not
+NOT_READ = "language-not-read"  # the diagnostics' code
 # Version-control metadata and caches are never part of a system's architecture.
 SKIP_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".tox",
                        "node_modules", ".eggs"})
@@ -175,9 +177,16 @@ def _not_read(tree: SourceTree, unread: Mapping[str, list[str]]) -> list[Diagnos
         where = "" if not top else f", {held:,} of them under {folder}" if held < len(paths) else \
             f", under {folder}" if held == 1 else f", all under {folder}"
         files = "file" if len(paths) == 1 else "files"
-        out.append(Diagnostic(evidence_path(tree.label, top or "."), 0, "language-not-read",
+        out.append(Diagnostic(evidence_path(tree.label, top or "."), 0, NOT_READ,
                               f"{len(paths):,} {language} {files} not read{where}", Severity.INFO))
     return out
+
+
+def not_read_notes(diagnostics: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The lines a run ends with for the languages it did not read (info diagnostics, said all the
+    same: a part of the system its evidence does not cover), from the bundle's diagnostics."""
+    return [f"note: {d['message']} (archdiff reads {READ_LANGUAGES}) [{NOT_READ}]"
+            for d in diagnostics if d["code"] == NOT_READ]
 
 
 class NotARegularFile(OSError):
