@@ -17,6 +17,11 @@ from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
 
 
+def _keeps_places(rewritten: bytes, data: bytes) -> bool:
+    """A rewrite before the parse keeps every byte's place: as many bytes, as many lines."""
+    return len(rewritten) == len(data) and rewritten.count(b"\n") == data.count(b"\n")
+
+
 def scan(code: str, language: Language = Language.CPP) -> CppFacts:
     data = code.encode()
     return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
@@ -76,7 +81,7 @@ def test_alternative_operators_in_conditions_are_spelled_with_symbols():
             "#ifdef or_else\nint orx(int a, int b) { return a or not b; }\n#endif\n")
     data = code.encode()
     spelled = spell_condition_operators(data)
-    assert len(spelled) == len(data) and spelled.count(b"\n") == data.count(b"\n")
+    assert _keeps_places(spelled, data)
     assert spelled.splitlines()[0] == b"#if defined(__AVX512__) || defined(__AVX256__)"
     assert spelled.splitlines()[4:6] == [b"#elif !   defined(A) &&  \\", b"    defined(B)  // or not"]
     assert spelled.splitlines()[8:] == data.splitlines()[8:]  # #ifdef's name and the code stay
@@ -123,7 +128,7 @@ def test_a_dependent_type_made_into_a_value_parses():
             "template <typename T, typename U = typename T::X> void after(typename T::Y (y));\n")
     data = code.encode()
     rewritten = drop_unread_typename(data)
-    assert len(rewritten) == len(data) and rewritten.count(b"\n") == data.count(b"\n")
+    assert _keeps_places(rewritten, data)
     # the keywords of types where a declaration stands stay: the member, the template parameters, `(y)`
     assert rewritten.count(b"typename") == 5
     assert rewritten.splitlines()[1] == b"  static constexpr int N = size<0>(         KT::TileShape{});"
