@@ -506,8 +506,8 @@ def _concatenation(node) -> list[tuple[str, str]] | None:
         inner = list(value.named_children) if value is not None else []
     else:
         return None
-    if kind != "binary_expression" and kind != "concatenated_string" and len(inner) != 1:
-        return None
+    if kind not in ("binary_expression", "concatenated_string") and len(inner) != 1:
+        return None  # a wrapper holds one value
     out: list[tuple[str, str]] = []
     for child in inner:
         part = _concatenation(child) if child is not None else None
