@@ -56,8 +56,7 @@ import msgspec
 from extractor import cpp, naming, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
-from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
-                             Step)
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
 from extractor.python.expr import name_chain
@@ -120,14 +119,13 @@ def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> Pyt
     """The operators the system's Python registers (:mod:`extractor.bindings.python_ops`)."""
     scanned = [(f, facts.registrations) for f, facts in ctx.facts("bindings", Language.PYTHON)
                if facts.registrations is not None]
-    if not scanned or python is None:
+    shared = python.shared if python is not None else None
+    if not scanned or shared is None:
         return PythonOps((), (), {})
     imported = ctx.once(_imported_by_path)
     files = [PyOpFile(f.module, f.path, registrations, imported[f.path])
              for f, registrations in scanned if f.path in imported]
-    callables = frozenset(n.id for n in python.nodes if n.kind in (NodeKind.FUNCTION, NodeKind.METHOD))
-    aliases = {e.source: e.target for e in python.edges if e.kind is EdgeKind.ALIASES}
-    return python_registrations(files, callables, aliases)
+    return python_registrations(files, shared.nodes, shared.reexported)
 
 
 _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python module is spelled so
@@ -178,8 +176,8 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     registers it too, a C++ implementation under the namespace as written keeps its edge beside
     the Python one (both run, by dispatch key), while one matched only through a build macro's
     namespace gives way to the Python registration, which names the namespace itself."""
-    sites = sorted({CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s
-                    for s in call_sites}, key=lambda s: (s.path, s.line, s.caller, s.callee))
+    # each site once; in no order, since every list this returns is sorted
+    sites = {CallSite(s.caller, s.callee, s.path, s.line) if not isinstance(s, CallSite) else s for s in call_sites}
     torch_index = _TorchOpIndex(tuple(ops), sites)
     in_python: dict[tuple[str, str], list[PythonOp]] = collections.defaultdict(list)
     for python_op in python_ops:
@@ -234,7 +232,7 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
 
 
 class _TorchOpIndex:
-    def __init__(self, ops: tuple[OpRegistration, ...], sites: list[CallSite]) -> None:
+    def __init__(self, ops: tuple[OpRegistration, ...], sites: Iterable[CallSite]) -> None:
         self.ops = {(r.namespace or f"<{r.namespace_macro}>{r.namespace_suffix}", r.op) for r in ops}
         # implementations: impl registrations, or defs that name a function
         self.impls = [r for r in ops if r.target and (r.kind == "impl" or r.function)]
@@ -401,7 +399,7 @@ def _reference_sites(ctx: Context, python: Contribution[Any] | None) -> list[Cal
     files = [(f, facts) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts]
     if not files:
         return []
-    known = {n.id for n in python.nodes} if python is not None else set()
+    known = python.shared.nodes if python is not None and python.shared is not None else {}
     sites = []
     for f, facts in files:
         module = f"py:{f.module}"

@@ -33,12 +33,12 @@ import ast
 import collections
 import re
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import msgspec
 
-from extractor.model import Diagnostic, Severity
+from extractor.model import Diagnostic, Node, NodeKind, Severity
 from extractor.python.expr import name_chain
 
 # Kinds of an OpArg
@@ -47,6 +47,7 @@ _OP_NAME = re.compile(r"[A-Za-z_][\w.:]*")  # an operator's name as torch.librar
 _LIBRARY_CALLS = frozenset({"Library", "library.Library", "torch.library.Library"})
 _DECORATORS = {"custom_op": "custom_op", "impl": "impl", "register_kernel": "register_kernel"}
 _IMPL_SLOTS = (("0", "op_name"), ("1", "fn"))  # torch.library.Library.impl(self, op_name, fn, dispatch_key="")
+_CALLABLE = (NodeKind.FUNCTION, NodeKind.METHOD)  # what an operator's function is in the Python graph
 
 
 class OpArg(msgspec.Struct, frozen=True, array_like=True, order=True):
@@ -394,17 +395,20 @@ class PythonOps:
     stats: dict[str, int]
 
 
-def python_registrations(files: Iterable[PyOpFile], callables: frozenset[str], aliases: dict[str, str]) -> PythonOps:
-    """The operators the system registers in Python. ``callables``: the ids of the Python graph's
-    functions and methods; ``aliases``: re-exported names' ids -> what they name."""
-    return _Registrations(sorted(files, key=lambda f: f.path), callables, aliases).run()
+def python_registrations(files: Iterable[PyOpFile], nodes: Mapping[str, Node], aliases: Mapping[str, str]
+                         ) -> PythonOps:
+    """The operators the system registers in Python. ``nodes``: the Python graph's nodes by id (an
+    operator's function is one of its functions or methods); ``aliases``: re-exported names' ids ->
+    what they name."""
+    return _Registrations(sorted(files, key=lambda f: f.path), nodes, aliases).run()
 
 
 class _Registrations:
-    def __init__(self, files: list[PyOpFile], callables: frozenset[str], aliases: dict[str, str]) -> None:
-        self.files, self.callables, self.aliases = files, callables, aliases
+    def __init__(self, files: list[PyOpFile], nodes: Mapping[str, Node], aliases: Mapping[str, str]) -> None:
+        self.files, self.nodes, self.aliases = files, nodes, aliases
         self.libraries = {f"{f.module}.{lib.name}": lib.namespace for f in files for lib in f.facts.libraries}
         self.forwarders: dict[str, _Forwarder] = {}
+        self.calls: list[tuple[PyOpFile, OpCall, str]] = []  # every call, with its callee's node id if it has one
         self.ops: list[PythonOp] = []
         self.diagnostics: list[Diagnostic] = []
         self.stats: collections.Counter[str] = collections.Counter()
@@ -414,11 +418,11 @@ class _Registrations:
         for f in self.files:
             for reg in f.facts.registrations:
                 self._register(f, reg.line, reg.scope, reg.namespace, reg.op, reg.function, "")
-            for call in f.facts.calls:
-                if call.receivers:
-                    self._library_impl(f, call)
-                else:
-                    self._forwarder_call(f, call)
+        for f, call, callee in self.calls:
+            if call.receivers:
+                self._library_impl(f, call)
+            else:
+                self._forwarder_call(f, call, callee)
         self.stats["python_op_forwarders"] = len(self.forwarders)
         self.stats["torch_ops_registered_python"] = len({(op.namespace, op.op) for op in self.ops})
         return PythonOps(tuple(sorted(set(self.ops))), tuple(sorted(set(self.diagnostics))),
@@ -428,7 +432,8 @@ class _Registrations:
 
     def _node(self, node_id: str) -> str:
         for _ in range(4):  # a re-export of a re-export
-            if node_id in self.callables:
+            node = self.nodes.get(node_id)
+            if node is not None and node.kind in _CALLABLE:
                 return node_id
             node_id = self.aliases.get(node_id, "")
             if not node_id:
@@ -460,18 +465,20 @@ class _Registrations:
 
     def _find_forwarders(self) -> None:
         """A worklist: the defs that call a Library's ``impl`` first, then the callers of each
-        forwarder found (each call's callee resolved once), until none is added."""
+        forwarder found (each call's callee resolved once, kept in ``calls``), until none is added."""
         defs = {(f.path, d.qualname): d for f in self.files for d in f.facts.defs}
         by_callee: dict[str, list[tuple[PyOpFile, OpCall, OpDef]]] = collections.defaultdict(list)
         pending: list[tuple[PyOpFile, OpCall, OpDef]] = []
         for f in self.files:
             for call in f.facts.calls:
+                callee = "" if call.receivers else self._callee(f, call)
+                self.calls.append((f, call, callee))
                 holder = defs.get((f.path, call.scope)) if call.scope else None
                 if holder is None:
                     continue
                 if call.receivers:
                     pending.append((f, call, holder))
-                elif callee := self._callee(f, call):
+                elif callee:
                     by_callee[callee].append((f, call, holder))
         while pending:
             f, call, holder = pending.pop()
@@ -542,8 +549,8 @@ class _Registrations:
         self._register(f, call.line, call.scope, namespace, name.value.partition(".")[0], fn,
                        dispatch.value if dispatch is not None and dispatch.kind == STR else "")
 
-    def _forwarder_call(self, f: PyOpFile, call: OpCall) -> None:
-        forwarder = self.forwarders.get(self._callee(f, call))
+    def _forwarder_call(self, f: PyOpFile, call: OpCall, callee: str) -> None:
+        forwarder = self.forwarders.get(callee)
         if forwarder is None:
             return
         name, fn = forwarder.name.of(call.args), forwarder.fn.of(call.args)

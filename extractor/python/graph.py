@@ -21,7 +21,7 @@ import functools
 import itertools
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import msgspec
@@ -59,9 +59,12 @@ class CallSite(msgspec.Struct, frozen=True, order=True, array_like=True, gc=Fals
 @dataclasses.dataclass(frozen=True, slots=True)
 class PythonShared:
     """What the Python graph step shares with later steps: the calls that resolved outside the
-    system (the binding steps match them with C++, Rust and Go)."""
+    system (the binding steps match them with C++, Rust and Go), and the graph's indexes those
+    steps look names up in, so that none builds them again from the node and edge lists."""
 
     call_sites: tuple[CallSite, ...]
+    nodes: Mapping[str, Node] = dataclasses.field(default_factory=dict)  # every node by id, outside ones too
+    reexported: Mapping[str, str] = dataclasses.field(default_factory=dict)  # a re-export's node id -> what it names
 
 
 @functools.cache
@@ -457,7 +460,7 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
     kept = _first_sites(edges, every, jobs, sort_the_rest)
     return Contribution(nodes=ordered["nodes"], edges=tuple(map(edges.__getitem__, kept)),
                         diagnostics=ordered["diagnostics"], stats=dict(sorted(stats.items())),
-                        shared=PythonShared(ordered["sites"]))
+                        shared=PythonShared(ordered["sites"], every, g.reexported))
 
 
 def _first_sites(edges: list[Edge], every: dict[str, Node], jobs: int,
