@@ -74,13 +74,26 @@ struct KVHeader {
 HEADER_V2 = HEADER_V1.replace("    int32_t flags;\n", "    int32_t flags;\n    int64_t sequence;\n")
 
 
+# the service's wire format, in a protobuf package that is no Python package (``--proto``)
+PROTO_V1 = """syntax = "proto3";
+
+package serve.wire;
+
+message Request {
+  string prompt = 1;
+  int32 max_tokens = 2;
+}
+"""
+PROTO_V2 = PROTO_V1.replace("int32 max_tokens = 2;", "int32 max_tokens = 3;")
+
+
 def git(repo: Path, *args: str) -> str:
     env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.org", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
     return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True, text=True, env=env).stdout
 
 
-def write_tree(root: Path, *, v2: bool, version: str, policy: str = "") -> None:
+def write_tree(root: Path, *, v2: bool, version: str, policy: str = "", proto: bool = False) -> None:
     files = {
         "pyproject.toml": PYPROJECT.format(version=version, policy=policy),
         "servekit/__init__.py": INIT_V2 if v2 else INIT,
@@ -90,18 +103,20 @@ def write_tree(root: Path, *, v2: bool, version: str, policy: str = "") -> None:
         "deploy/alerts.rules.yaml": ALERTS,
         "include/servekit/kv.h": HEADER_V2 if v2 else HEADER_V1,
     }
+    if proto:
+        files["proto/serve.proto"] = PROTO_V2 if v2 else PROTO_V1
     for rel, text in files.items():
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text)
 
 
-def make_repo(root: Path, *, tree_version: str = "1.0.1", policy: str = "") -> Path:
+def make_repo(root: Path, *, tree_version: str = "1.0.1", policy: str = "", proto: bool = False) -> Path:
     """Tags v0.9.0 and v1.0.0 (tagged before 0.9.0, so that only version order picks 1.0.0), a
     v1.1.0rc1 pre-release, v1.5.0 on a branch HEAD does not contain, and the working tree of the
-    next release, uncommitted."""
+    next release, uncommitted. ``proto``: a .proto too, whose field the next release renumbers."""
     root.mkdir(parents=True, exist_ok=True)
     git(root, "init", "-q", "-b", "main")
-    write_tree(root, v2=False, version="1.0.0")
+    write_tree(root, v2=False, version="1.0.0", proto=proto)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "1.0.0")
     git(root, "tag", "v1.0.0")
@@ -116,5 +131,5 @@ def make_repo(root: Path, *, tree_version: str = "1.0.1", policy: str = "") -> P
     git(root, "checkout", "-q", "main")
     (root / "servekit" / "core.py").write_text(CORE_V1)
     git(root, "commit", "-q", "-am", "back to 1.0.0's code")
-    write_tree(root, v2=True, version=tree_version, policy=policy)
+    write_tree(root, v2=True, version=tree_version, policy=policy, proto=proto)
     return root

@@ -100,6 +100,24 @@ def test_a_policy_of_dunder_all_exports_drops_the_findings_on_names_not_exported
     assert "1 outside the policy" in proc.stdout.splitlines()[0]
 
 
+RENUMBERED = ("field-renumbered", "serve.wire.Request.max_tokens")  # the .proto's break, outside every Python package
+
+
+@pytest.mark.parametrize("api", ['packages = ["servekit"]', 'public = "all"', 'public = "init"'])
+def test_the_python_api_policy_leaves_a_proto_wire_break_failing(tmp_path: Path, cache: Path, api: str):
+    repo = make_repo(tmp_path / "repo", policy=f"\n[tool.archdiff.api]\n{api}\n", proto=True)
+    proc = check(repo, cache)
+    assert proc.returncode == 1
+    assert RENUMBERED in rows(proc.stdout, "failing")
+
+
+def test_proto_globs_scope_the_wire_findings(tmp_path: Path, cache: Path):
+    repo = make_repo(tmp_path / "repo", policy='\n[tool.archdiff.proto]\nexclude = ["serve.wire.*"]\n', proto=True)
+    proc = check(repo, cache)
+    assert rows(proc.stdout, "failing") == FOUR | {NOT_EXPORTED, REEXPORT}  # the renumbered field left out
+    assert "1 outside the policy" in proc.stdout.splitlines()[0]
+
+
 @pytest.mark.parametrize(("policy", "message"), [
     ("\n[tool.archdiff]\nignroe = []\n", "tool.archdiff.ignroe: unknown key"),
     ("\n[tool.archdiff]\nwarn = \"return-changed\"\n", "tool.archdiff.warn: expected a list"),

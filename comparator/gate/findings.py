@@ -15,6 +15,7 @@ import enum
 from collections.abc import Iterator, Mapping
 from typing import Any, TypeVar
 
+from comparator.apidiff.proto import LANGUAGE as PROTO_LANGUAGE
 from comparator.codec import from_json
 from comparator.kinds.api.records import ApiRelease
 from comparator.kinds.structs.records import StructsRelease
@@ -26,6 +27,7 @@ class Family(str, enum.Enum):
     """Which part of a project's promise a rule guards; the policy scopes each family apart."""
 
     API = "api"
+    PROTO = "proto"  # a .proto's wire format: a promise to every client, whatever Python packages the project names
     STRUCTS = "structs"
     METRICS = "metrics"
     THRESHOLDS = "thresholds"
@@ -120,7 +122,8 @@ def _api(release: ApiRelease) -> Iterator[Finding]:
             continue
         change = " -> ".join(v for v in (row.old, row.new) if v)
         subject = f"({row.subject})" if row.subject else ""
-        yield Finding(row.path, row.line, row.rule.value, row.symbol, row.subject, Family.API,
+        yield Finding(row.path, row.line, row.rule.value, row.symbol, row.subject,
+                      Family.PROTO if row.language == PROTO_LANGUAGE else Family.API,
                       f"{row.symbol}{subject}: {row.title}" + (f": {change}" if change else "") + f" ({row.why})")
 
 

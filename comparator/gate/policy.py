@@ -27,6 +27,14 @@ name counts and the gate is red on every release. Keys::
     include = ["KV*"]                     # struct types whose layout is promised (default: all)
     exclude = []
 
+    [tool.archdiff.proto]
+    include = ["serve.v1.*"]              # protobuf full names whose wire format is promised
+    exclude = ["serve.internal.*"]        # (default: all)
+
+``api`` scopes the Python API: its packages and ``public`` modes are Python's. A ``.proto``'s wire
+format is a promise of its own, to every client of the service whatever language it is written in,
+so protobuf findings are kept unless ``proto`` (or ``ignore``, ``warn``) says otherwise.
+
 An unknown key or a wrong type is one error naming the key (:func:`extractor.support.datafile.check_data`).
 """
 
@@ -58,6 +66,7 @@ SCHEMA = {
     "api?": {"packages?": [str], "public?": str, **_GLOBS},
     "metrics?": {"removal?": str, "exclude?": [str]},
     "structs?": dict(_GLOBS),
+    "proto?": dict(_GLOBS),
 }
 
 
@@ -95,6 +104,7 @@ class Policy:
     metric_removal: MetricRemoval = MetricRemoval.READ
     metrics: Globs = Globs()
     structs: Globs = Globs()
+    proto: Globs = Globs()
 
 
 def read_policy(root: Path, explicit: Path | None = None) -> Policy:
@@ -124,7 +134,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 def _policy(table: Any, path: Path, where: str = "") -> Policy:
     check_data(table, SCHEMA, str(path), where)
-    api, metrics, structs = table.get("api", {}), table.get("metrics", {}), table.get("structs", {})
+    api, metrics = table.get("api", {}), table.get("metrics", {})
+    structs, proto = table.get("structs", {}), table.get("proto", {})
     return Policy(
         source=str(path),
         accepted=table.get("accepted", ACCEPTED_FILE),
@@ -137,6 +148,7 @@ def _policy(table: Any, path: Path, where: str = "") -> Policy:
                                f"{where}.metrics.removal".lstrip(".")),
         metrics=Globs((), tuple(metrics.get("exclude", ()))),
         structs=Globs(tuple(structs.get("include", ())), tuple(structs.get("exclude", ()))),
+        proto=Globs(tuple(proto.get("include", ())), tuple(proto.get("exclude", ()))),
     )
 
 
@@ -230,6 +242,8 @@ def _outside(finding: Finding, policy: Policy, promised: frozenset[str] | None) 
         return "outside structs.include/exclude"
     if finding.family is Family.METRICS and not policy.metrics.keeps(finding.symbol):
         return "in metrics.exclude"
+    if finding.family is Family.PROTO and not policy.proto.keeps(finding.symbol):
+        return "outside proto.include/exclude"
     return ""
 
 
