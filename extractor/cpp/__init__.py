@@ -15,7 +15,7 @@ from extractor.model import Language, Step
 # version 4: the facts carry the hashes of the words a file uses (CppFacts.words);
 # version 5: namespace macros (CppFacts.namespace_macros) written out before parsing
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="5", forkable=True)
+            extract=extract_cpp_graph, version="6", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
