@@ -38,7 +38,7 @@ def test_files_packages_messages_enums_and_services_are_nodes_at_their_lines(bun
     assert all(n["language"] == "proto" for n in found.values() if n["path"].endswith(".proto"))
     proto = bundle["stats"]["proto"]
     assert (proto["messages"], proto["enums"], proto["services"], proto["rpcs"], proto["fields"]) == (9, 2, 1, 4, 21)
-    assert bundle["stats"]["files"] == {"cpp": 1, "proto": 3}  # and the C++ frontend that includes them
+    assert bundle["stats"]["files"] == {"cpp": 1, "proto": 3, "rust": 1}  # and the frontends that include them
     assert found[f"{INF}.Inference"]["doc"] == "The inference endpoints."
     assert found[f"{INF}.InferRequest.Tensor"]["doc"] == "One input of the request."
     assert found["file:api/inference.proto"]["tags"] == ["proto3"]
@@ -163,3 +163,13 @@ def test_an_include_of_a_protoc_generated_header_reaches_its_proto(bundle):
     cpp = bundle["stats"]["cpp"]
     assert cpp["includes_protoc_generated"] == 3
     assert cpp["includes_unresolved_quoted"] == 1  # vendor/metrics.proto is no file of the tree
+
+
+def test_a_rust_include_of_generated_code_reaches_the_protos_of_its_package(bundle):
+    # tonic::include_proto!("pkg") and prost's include!(concat!(env!("OUT_DIR"), "/pkg.rs"))
+    included = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"]
+                if e["kind"] == "includes" and e["path"] == "rustsvc/src/lib.rs"}
+    assert included == {("rs:mini_grpc::inference", "file:api/inference.proto", 5),
+                        ("rs:mini_grpc::common", "file:common/types.proto", 9)}
+    rust = bundle["stats"]["rust"]
+    assert (rust["proto_includes"], rust["proto_includes_outside"]) == (2, 1)  # grpc.health.v1: no .proto here

@@ -8,6 +8,6 @@ from extractor.model import Language, Step
 from extractor.rust.graph import RustItem, build_rust_graph, extract_rust_graph, module_path
 from extractor.rust.scan import scan_rust
 
-STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="1")
+STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="2")
 
 __all__ = ["STEP", "RustItem", "build_rust_graph", "extract_rust_graph", "module_path", "scan_rust"]

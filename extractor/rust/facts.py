@@ -76,3 +76,6 @@ class RustFacts(msgspec.Struct, frozen=True):
     errors: int = 0
     error_lines: tuple[int, ...] = ()
     truncated: bool = False
+    # (package, line) of each protobuf package whose generated code the file includes:
+    # `tonic::include_proto!("pkg")`, `include!(concat!(env!("OUT_DIR"), "/pkg.rs"))` (prost, tonic)
+    protos: tuple[tuple[str, int], ...] = ()

@@ -20,12 +20,18 @@ Paths are resolved the way rustc reads them, as far as declarations tell: ``crat
 crates of the system by their library name. Calls are best effort: a path call resolves when the
 path names a function or method of the system; ``self.m()`` resolves to the impl type's method;
 any other method call needs the receiver's type, which is not inferred, and is counted unresolved.
+
+A file that includes the code prost or tonic generate for a protobuf package
+(``tonic::include_proto!("pkg")``, ``include!(concat!(env!("OUT_DIR"), "/pkg.rs"))``) has an
+``includes`` edge from its module to each ``.proto`` file of the system that declares the package;
+a package no such file declares (generated from another crate's protos) is counted.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import functools
 import posixpath
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -34,6 +40,7 @@ from extractor.rust.facts import RustDefinition, RustFacts, RustUse
 from extractor.native.manifests import Crate, Manifests
 from extractor.native.calls import each_call
 from extractor.native.graph import extract_with_manifests, finish_graph, parse_error_diagnostic
+from extractor.naming import file_id
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Parameter, ParamKind)
 
@@ -101,11 +108,19 @@ class RustShared:
 
 
 def extract_rust_graph(ctx: Any) -> Contribution[RustShared]:
-    """The pipeline entry: ``ctx.facts("rust")`` and the system's Cargo.toml files in, graph parts out."""
-    return extract_with_manifests(ctx, "rust", Language.RUST, build_rust_graph, "Cargo.toml")
+    """The pipeline entry: ``ctx.facts("rust")``, the system's Cargo.toml files and the packages of
+    its .proto files in, graph parts out."""
+    packages: dict[str, list[str]] = collections.defaultdict(list)
+    for f, proto in ctx.facts("proto", Language.PROTO):
+        if proto is not None and proto.package:
+            packages[proto.package].append(f.path)
+    return extract_with_manifests(ctx, "rust", Language.RUST,
+                                  functools.partial(build_rust_graph, protos=packages), "Cargo.toml")
 
 
-def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifests) -> Contribution[RustShared]:
+def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifests,
+                     protos: Mapping[str, list[str]] | None = None) -> Contribution[RustShared]:
+    """``protos``: the system's .proto files by the package they declare."""
     entries = sorted(files, key=lambda e: e[0])
     paths = {p for p, _ in entries}
     stats: collections.Counter[str] = collections.Counter()
@@ -222,6 +237,16 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
                 edges.append(Edge(caller.id, target, EdgeKind.CALLS, path, line))
             else:
                 stats["calls_unresolved"] += 1
+    for path, facts in entries:
+        for package, line in facts.protos:
+            declared = (protos or {}).get(package, ())
+            stats["proto_includes" if declared else "proto_includes_outside"] += 1
+            # from the innermost module around it (`pub mod pb { tonic::include_proto!("pkg"); }`)
+            inner = max((r for r in facts.defs if r.kind == "module" and r.start <= line <= r.end),
+                        key=lambda r: r.start, default=None)
+            module = _join((*modules[path], *inner.qual.split("::"))) if inner is not None else _join(modules[path])
+            edges.extend(Edge("rs:" + module, file_id(proto), EdgeKind.INCLUDES, path, line)
+                         for proto in sorted(declared))
     all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
     stats["crates"] = len({crate_of[p] for p in crate_of})
     items = _items(defs, table)

@@ -20,6 +20,8 @@ import bisect
 import re
 from typing import Any
 
+import msgspec
+
 from extractor.model import ParsedFile
 from extractor.native.calls import group_calls
 from extractor.rust.facts import RustAdd, RustDefinition, RustFacts, RustOwner, RustUse
@@ -48,7 +50,19 @@ def scan_rust(parsed: ParsedFile) -> RustFacts:
         scanner.visit_items(parsed.tree.root_node, (), None)
     except RecursionError:
         scanner.truncated = True
-    return scanner.finish(parsed.tree.root_node)
+    facts = scanner.finish(parsed.tree.root_node)
+    data = parsed.data
+    if b"include_proto!" in data or b"OUT_DIR" in data:
+        protos = tuple(((m.group(1) or m.group(2)).decode(), data.count(b"\n", 0, m.start()) + 1)
+                       for m in _PROTO_INCLUDE.finditer(data))
+        if protos:
+            return msgspec.structs.replace(facts, protos=protos)
+    return facts
+
+
+# The code prost and tonic generate for a protobuf package, included: the package's name
+_PROTO_INCLUDE = re.compile(rb'\binclude_proto!\s*\(\s*"([\w.]+)"\s*\)|\binclude!\s*\(\s*concat!\s*\('
+                            rb'\s*env!\s*\(\s*"OUT_DIR"\s*\)\s*,\s*"/([\w.]+)\.rs"\s*\)\s*\)')
 
 
 class _Scanner:
