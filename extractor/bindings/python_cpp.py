@@ -107,7 +107,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
         # calls of names imported from a pybind11 module: the Python step found no module there
-        call_sites += native_call_sites(ctx, set(), frozenset(b.module for b in pybind if b.target))
+        call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     stats = dict(sorted({**bound.stats, **python_ops.stats}.items()))
@@ -138,19 +138,20 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
     that list it), when it is written otherwise (a build macro); and a diagnostic for each file
     whose module is a build macro that no build script explains."""
     named: list[PyBinding] = []
-    unexplained: dict[str, tuple[int, str]] = {}
+    unexplained: dict[str, tuple[int, str, str]] = {}
     for b in pybind:
         names = extensions.get(b.path, set())
-        if len(names) == 1 and b.module not in names:
-            b = dataclasses.replace(b, module=next(iter(names)))
-        elif b.module not in names and _BUILD_MACRO.fullmatch(b.module):
-            unexplained[b.path] = min(unexplained.get(b.path, (b.line, b.module)), (b.line, b.module))
+        top, dot, sub = b.module.partition(".")  # a submodule's (nanobind's `core.fft`) is below the extension's
+        if len(names) == 1 and top not in names:
+            b = dataclasses.replace(b, module=next(iter(names)) + dot + sub)
+        elif top not in names and _BUILD_MACRO.fullmatch(top):
+            unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)), (b.line, top, b.mechanism))
         named.append(b)
     diagnostics = [Diagnostic(path, line, "pybind-module-unnamed",
-                              f"the pybind11 module of these bindings is named by the build macro {macro}, and no "
-                              "Extension(...) or cpp_extension.load(...) of the system's build scripts lists this "
-                              "file among its sources: Python calls into it are not bound", Severity.INFO)
-                   for path, (line, macro) in sorted(unexplained.items())]
+                              f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
+                              "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
+                              "this file among its sources: Python calls into it are not bound", Severity.INFO)
+                   for path, (line, macro, mechanism) in sorted(unexplained.items())]
     return tuple(named), diagnostics
 
 
@@ -220,9 +221,9 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                                         "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
         else:
             for b in py_index.lookup(site.callee):
-                stats["pybind_calls_bound"] += 1
+                stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{b.mechanism}_calls_bound"] += 1
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
-                                        "pybind11", f"{b.path}:{b.line}", "", ""))
+                                        b.mechanism, f"{b.path}:{b.line}", "", ""))
     bindings = sorted(set(bindings))
     edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in bindings})
     stats["binds_edges"] = len(edges)
@@ -296,16 +297,19 @@ class PyBindIndex:
         for b in bindings:
             if not b.target:
                 continue
-            key = (b.module, b.owner, b.name) if b.kind == "method" else (b.module, b.name)
+            # a submodule's names (nanobind's `core.fft`) are keyed by each of its module's names
+            module = tuple(b.module.split("."))
+            key = (*module, b.owner, b.name) if b.kind == "method" else (*module, b.name)
             self.by_key[key].append(b)
         self.modules = frozenset(key[0] for key in self.by_key)
+        self.longest = max(map(len, self.by_key), default=0)  # 3 without submodules: module, class, method
 
     def lookup(self, callee: str) -> list[PyBinding]:
         parts = callee.split(".")
         for i, part in enumerate(parts):
             if part not in self.modules:  # every key starts with a module name: most parts are none
                 continue
-            for n in (2, 1):
+            for n in range(self.longest - 1, 0, -1):  # the longest key first: a method before its class
                 key = (part, *parts[i + 1:i + 1 + n])
                 if len(key) == n + 1 and key in self.by_key:
                     return self.by_key[key]
