@@ -1,7 +1,7 @@
 """Cross-language `binds` edges: a Python call site to the C++ function behind it (and a torch
 operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`).
 
-Two mechanisms are read, both from the C++ step's registrations:
+Three mechanisms are read, all from the C++ step's registrations:
 
 - torch custom ops. Python calls `torch.ops.<ns>.<op>(...)` (optionally `.default` or another
   overload); C++ registers the schema with `ops.def("<op>(...) -> ...")` and the implementation with
@@ -14,7 +14,17 @@ Two mechanisms are read, both from the C++ step's registrations:
   `<...>.<module>.name`; `py::class_<T>(m, "Name")` binds `<...>.<module>.Name` to class T and
   `.def("meth", &T::meth)` binds `<...>.<module>.Name.meth`. A binding given as a lambda points at
   the function the lambda wraps (the C++ step picks the first system function it calls that is
-  defined outside the binding file); `py::overload_cast<...>(&f)` points at f.
+  defined outside the binding file); `py::overload_cast<...>(&f)` points at f. Properties and
+  fields (`def_readwrite`, `def_property`) are not read: Python reads them as attributes, never
+  calls them.
+- nanobind (mechanism "nanobind": MLX, TensorRT-LLM), written as pybind11 is: `NB_MODULE(<module>,
+  m)`, `nb::class_`/`nb::enum_`, `.def`/`.def_static`, `nb::overload_cast`, lambdas, with the
+  namespace as the file names it (`nb`, `nanobind`, its own alias). nanobind code also keeps
+  modules and classes in variables and chains `.def` on a module, and these are read for it
+  (not for pybind11, whose evidence stays as it was): a submodule (`auto fft =
+  m.def_submodule("fft")`, also in a function handed the module) binds `<...>.<module>.fft.name`;
+  `auto cls = nb::class_<T>(m, "Name"); cls.def("meth", ...)` binds the methods. `def_rw`,
+  `def_ro` and `def_prop_*` are attributes, as pybind11's are; `nb::init<...>` names nothing.
 
 Module names from the build. A torch C++ extension names its pybind11 module with the build's
 macro (`PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`: flash-attention, exllamav2, apex), whose value
@@ -80,10 +90,10 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    mechanism: str  # "torch-op", "torch-op-python" or "pybind11"
+    mechanism: str  # "torch-op", "torch-op-python", "pybind11" or "nanobind"
     registered_at: str  # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"
-    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11
-    namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11
+    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11 and nanobind
+    namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11 and nanobind
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -1,6 +1,8 @@
-"""Registrations read inside `TORCH_LIBRARY*(ns, m) { ... }` and `PYBIND11_MODULE(mod, m) { ... }`
-blocks: which torch operator or Python name is bound to which C++ function (as written; the graph
-step resolves the names), with the operator's schema parsed into parameters and a return type."""
+"""Registrations read inside `TORCH_LIBRARY*(ns, m) { ... }`, `PYBIND11_MODULE(mod, m) { ... }` and
+nanobind's `NB_MODULE(mod, m) { ... }` blocks: which torch operator or Python name is bound to which
+C++ function (as written; the graph step resolves the names), with the operator's schema parsed
+into parameters and a return type. nanobind's API is pybind11's (`nb::class_`, `.def`,
+`nb::overload_cast`), so one reader serves both, told which library it reads."""
 
 from __future__ import annotations
 
