@@ -25,6 +25,10 @@ Three mechanisms are read, all from the C++ step's registrations:
   m.def_submodule("fft")`, also in a function handed the module) binds `<...>.<module>.fft.name`;
   `auto cls = nb::class_<T>(m, "Name"); cls.def("meth", ...)` binds the methods. `def_rw`,
   `def_ro` and `def_prop_*` are attributes, as pybind11's are; `nb::init<...>` names nothing.
+  A lambda's target is pybind11's, except that a function it calls named as the binding comes
+  first, and the file's namespace aliases are written out (`m.def("add", [](...) { auto [a, b] =
+  to_arrays(a_, b_); return mx::add(a, b, s); })` with `namespace mx = mlx::core;` points at
+  `mlx::core::add`, not at the helper `to_arrays` of another binding file: MLX, 200 more targets).
 
 Module names from the build. A torch C++ extension names its pybind11 module with the build's
 macro (`PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`: flash-attention, exllamav2, apex), whose value
