@@ -50,7 +50,11 @@ def bind(cpp: Contribution, *sites: CallSite) -> Contribution:
     ("torch.ops._C.not_registered", set()),
     ("torch.ops.aten.mm", set()),
     ("torch.ops._C.reshape_and_cache", set()),
-    ("torch.ops.my_ext.rms_norm", set()),
+    # a namespace written out does not rule out a build macro's library of the same name (vLLM 0.34
+    # writes `_C` out in its CUDA build and names it TORCH_EXTENSION_NAME in its CPU build): an op it
+    # does not implement itself is looked up among the macro's (the record says "inferred")
+    ("torch.ops.my_ext.rms_norm", {"cpp:rms_norm"}),
+    ("torch.ops.my_ext.not_registered", set()),
 ])
 def test_torch_op_calls_bind_to_the_registered_implementation(torch_cpp, callee, expected):
     result = bind(torch_cpp, site(callee), site("torch.ops._moe_C.topk_softmax", line=2))
@@ -274,3 +278,51 @@ def test_a_pybind11_module_named_by_the_build_macro_takes_the_extensions_name_fr
     [unnamed] = [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
     assert (unnamed["path"], unnamed["line"]) == ("other/api.cpp", 3)  # its first binding
     assert "TORCH_EXTENSION_NAME" in unnamed["message"]
+
+
+STABLE_ABI = {  # PyTorch's stable ABI (torch/csrc/stable/library.h): STABLE_ blocks, impls boxed by TORCH_BOX
+    "csrc/ops.h": "#pragma once\nvoid fused_gelu(int64_t out, int64_t x);\nvoid block_copy(int64_t src);\n",
+    "csrc/gelu.cu": '#include "ops.h"\nvoid fused_gelu(int64_t out, int64_t x) {}\n',
+    "csrc/copy.cpp": '#include "ops.h"\nvoid block_copy(int64_t src) {}\n',
+    # the CPU build names the same library with the build's macro
+    "csrc/cpu/cpu_bindings.cpp": """void cpu_gelu(int64_t out, int64_t x) {}
+
+TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
+  ops.def("cpu_gelu(Tensor! out, Tensor x) -> ()");
+  ops.impl("cpu_gelu", torch::kCPU, &cpu_gelu);
+}
+""",
+    "csrc/bindings.cpp": """#include "ops.h"
+
+STABLE_TORCH_LIBRARY_FRAGMENT(_kern, ops) {
+  ops.def("fused_gelu(Tensor! out, Tensor x) -> ()");
+}
+
+STABLE_TORCH_LIBRARY_IMPL(_kern, CUDA, ops) {
+  ops.impl("fused_gelu", TORCH_BOX(&fused_gelu));
+}
+
+STABLE_TORCH_LIBRARY(_kern_copy, m) {
+  m.def("block_copy(Tensor src) -> ()");
+  m.impl("block_copy", TORCH_BOX(block_copy));
+}
+""",
+}
+
+
+def test_stable_abi_registrations_bind_like_torch_library_ones(tmp_path):
+    for rel, code in STABLE_ABI.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    cpp = extract_cpp_graph(scan_trees({"": tmp_path}))
+    # the blocks register operators; they are no functions of the graph
+    assert not [n.id for n in cpp.nodes if "STABLE_TORCH_LIBRARY" in n.id]
+    result = bind(cpp, site("torch.ops._kern.fused_gelu", line=3), site("torch.ops._kern_copy.block_copy", line=4),
+                  site("torch.ops._kern.cpu_gelu", line=5))
+    assert {(e.target, e.line) for e in result.edges} == {("cpp:fused_gelu", 3), ("cpp:block_copy", 4),
+                                                           ("cpp:cpu_gelu", 5)}
+    how = {b.callee: (b.namespace, b.registered_at, b.dispatch) for b in result.shared.bindings}
+    assert how["torch.ops._kern.fused_gelu"] == ("read", "csrc/bindings.cpp:8", "CUDA")
+    assert how["torch.ops._kern_copy.block_copy"] == ("read", "csrc/bindings.cpp:13", "")
+    # `_kern` is written out, but not by the CPU build's block: its op is the macro's, inferred
+    assert how["torch.ops._kern.cpu_gelu"] == ("inferred", "csrc/cpu/cpu_bindings.cpp:5", "torch::kCPU")

@@ -35,10 +35,10 @@ def test_files_packages_messages_enums_and_services_are_nodes_at_their_lines(bun
         f"{COMMON}.Shape.Layout": ("struct", "common/types.proto", 15),  # a proto2 group's message
     }
     assert {k: (found[k]["kind"], found[k]["path"], found[k]["line"]) for k in expected if k in found} == expected
-    assert all(n["language"] == "proto" for n in found.values())
+    assert all(n["language"] == "proto" for n in found.values() if n["path"].endswith(".proto"))
     proto = bundle["stats"]["proto"]
     assert (proto["messages"], proto["enums"], proto["services"], proto["rpcs"], proto["fields"]) == (9, 2, 1, 4, 21)
-    assert bundle["stats"]["files"] == {"proto": 3}
+    assert bundle["stats"]["files"] == {"cpp": 1, "proto": 3}  # and the C++ frontend that includes them
     assert found[f"{INF}.Inference"]["doc"] == "The inference endpoints."
     assert found[f"{INF}.InferRequest.Tensor"]["doc"] == "One input of the request."
     assert found["file:api/inference.proto"]["tags"] == ["proto3"]
@@ -151,3 +151,15 @@ def test_every_node_has_a_path_and_every_definition_a_line(bundle):
             continue
         assert n["path"], n["id"]
         assert n["line"] > 0 or n["kind"] == "file", n["id"]
+
+
+def test_an_include_of_a_protoc_generated_header_reaches_its_proto(bundle):
+    # `x.pb.h` and `x.grpc.pb.h` are generated, never in the tree: the edge goes to `x.proto`
+    frontend = "file:server/grpc_frontend.cc"
+    included = {(e["target"], e["line"]) for e in bundle["graph"]["edges"]
+                if e["kind"] == "includes" and e["source"] == frontend}
+    assert included == {("file:api/inference.proto", 3), ("file:api/inference.proto", 4),
+                        ("file:common/types.proto", 5)}
+    cpp = bundle["stats"]["cpp"]
+    assert cpp["includes_protoc_generated"] == 3
+    assert cpp["includes_unresolved_quoted"] == 1  # vendor/metrics.proto is no file of the tree

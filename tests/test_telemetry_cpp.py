@@ -120,3 +120,57 @@ def test_names_built_from_a_constant_of_an_included_header(tmp_path):
         ("sched/metrics.cc", 3, "scheduler_nodes"), ("sched/metrics.cc", 4, "scheduler_wait_seconds"),
         ("sched/metrics.cc", 5, "scheduler_pages")]
     assert [(d.path, d.line, d.code) for d in result.diagnostics] == [("orphan.cc", 3, "metric-name-unresolved")]
+
+
+# A server that writes its /metrics text itself, with no client library: literal families (one
+# labelled, its help split over adjacent literals), one family whose samples are never literals,
+# and a loop over a table of families whose `# TYPE` line is built at run time.
+HANDWRITTEN = r'''
+#include <sstream>
+#include <string>
+#include <vector>
+
+struct Family { const char * name; const char * help; double value; };
+
+std::string render(const std::vector<Family> & rows, const std::vector<double> & per_slot, double queued) {
+    std::ostringstream out;
+    for (const auto & row : rows) {
+        out << "# HELP myserv_" << row.name << " " << row.help << "\n"
+            << "# TYPE myserv_" << row.name << " gauge\n"
+            << "myserv_" << row.name << " " << row.value << "\n";
+    }
+    out << "# HELP myserv_slot_tokens_total"
+           " Tokens produced per slot\n"
+        << "# TYPE myserv_slot_tokens_total counter\n";
+    for (size_t i = 0; i < per_slot.size(); i++) {
+        out << "myserv_slot_tokens_total{slot=\"" << i << "\",phase=\"" << "decode" << "\"} " << per_slot[i] << "\n";
+    }
+    out << "# HELP myserv_queue_depth Requests waiting\n# TYPE myserv_queue_depth gauge\n"
+        << "myserv_queue_depth " << queued << "\n";
+    out << "# TYPE myserv_build_seconds histogram\n";
+    // "# TYPE not_in_a_literal counter" in a comment is no metric
+    return out.str();
+}
+'''
+
+
+def test_hand_written_exposition_text(tmp_path):
+    (tmp_path / "server").mkdir()
+    (tmp_path / "server" / "metrics_text.cpp").write_text(HANDWRITTEN)
+    ctx = build_context(tmp_path, [METRICS_STEP])
+    result = ctx.results["metrics"]
+    assert {r.name: (r.type.value, r.labels, r.labels_resolved, r.help, r.library, r.via, r.path, r.line)
+            for r in result.records} == {
+        "myserv_slot_tokens_total": ("counter", ("phase", "slot"), True, "Tokens produced per slot",
+                                     "text-exposition", "exposition-text", "server/metrics_text.cpp", 17),
+        "myserv_queue_depth": ("gauge", (), True, "Requests waiting", "text-exposition", "exposition-text",
+                               "server/metrics_text.cpp", 21),
+        "myserv_build_seconds": ("histogram", (), False, "", "text-exposition", "exposition-text",
+                                 "server/metrics_text.cpp", 23),
+    }
+    by_name = {r.name: r for r in result.records}
+    assert by_name["myserv_slot_tokens_total"].exposed_names == ("myserv_slot_tokens_total",)  # as written
+    assert by_name["myserv_build_seconds"].exposed_names == (
+        "myserv_build_seconds", "myserv_build_seconds_bucket", "myserv_build_seconds_count", "myserv_build_seconds_sum")
+    unresolved = [(d.path, d.line, d.code) for d in result.diagnostics if d.code == "metric-name-unresolved"]
+    assert unresolved == [("server/metrics_text.cpp", 12, "metric-name-unresolved")]  # built at run time

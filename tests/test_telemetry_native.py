@@ -47,6 +47,7 @@ def test_rust_metrics_of_both_crates():
                                      "fastok_encode_seconds_count", "fastok_encode_seconds_sum"]
     gauge = found["fastok_model_vocab_entries"]  # Opts::new handed to IntGaugeVec::new
     assert gauge["type"] == "gauge" and gauge["help"] == "Entries in the vocabulary"
+    assert gauge["labels"] == ["model"] and gauge["labels_resolved"]  # the vector's label list
     batch = found["fastok_batch_size"]  # metrics::histogram!("fastok.batch.size"): no buckets configured
     assert batch["exposed_names"] == ["fastok_batch_size", "fastok_batch_size_count", "fastok_batch_size_sum"]
     assert batch["help"] == "Sequences per encode batch" and batch["labels"] == ["mode"]
@@ -251,3 +252,66 @@ def test_go_opentelemetry_instruments_as_the_prometheus_exporter_writes_them(tmp
         "rpc_duration_seconds", "rpc_duration_seconds_bucket", "rpc_duration_seconds_count", "rpc_duration_seconds_sum"]
     assert all(not m["labels"] and not m["labels_resolved"] and "each measurement" in m["unresolved"]
                for m in found.values())
+
+
+# The prometheus crate's own constructors, as a service writes them in `Lazy` statics: a scalar
+# counter or gauge from `new(name, help)`, vectors from `new(Opts::new(..), &[labels])`, a name
+# built by a helper function (not read: said, with its line).
+RUST_CONSTRUCTORS = {
+    "Cargo.toml": "[package]\nname = \"kvpool\"\nversion = \"0.1.0\"\n",
+    "src/stats.rs": (
+        "use once_cell::sync::Lazy;\n"
+        "use prometheus::{Gauge, Histogram, HistogramOpts, IntCounter, IntGaugeVec, CounterVec, Opts};\n"
+        "\n"
+        "const EVICTIONS: &str = \"kvpool_evictions_total\";\n"
+        "\n"
+        "fn pool_name(suffix: &str) -> String {\n    format!(\"kvpool_{}\", suffix)\n}\n"
+        "\n"
+        "pub static HITS: Lazy<IntCounter> = Lazy::new(|| {\n"
+        "    IntCounter::new(\"kvpool_hits_total\", \"Lookups that found a block\").unwrap()\n"
+        "});\n"
+        "pub static EVICTED: Lazy<IntCounter> =\n"
+        "    Lazy::new(|| IntCounter::new(EVICTIONS, \"Blocks evicted\").unwrap());\n"
+        "pub static FREE: Lazy<Gauge> = Lazy::new(|| Gauge::new(pool_name(\"free_blocks\"), \"Free\").unwrap());\n"
+        "pub static BLOCKS: Lazy<IntGaugeVec> = Lazy::new(|| {\n"
+        "    IntGaugeVec::new(\n"
+        "        Opts::new(\"kvpool_blocks\", \"Blocks held per tier\"),\n"
+        "        &[\"tier\", \"device\"],\n"
+        "    )\n"
+        "    .unwrap()\n"
+        "});\n"
+        "pub static COPY_SECONDS: Lazy<Histogram> = Lazy::new(|| {\n"
+        "    Histogram::with_opts(HistogramOpts::new(\"kvpool_copy_seconds\", \"Copy time\")).unwrap()\n"
+        "});\n"
+        "pub fn by_kind(kinds: &[&str]) -> CounterVec {\n"
+        "    CounterVec::new(Opts::new(\"kvpool_misses_total\", \"Misses\"), kinds).unwrap()\n"
+        "}\n"
+        "pub fn qualified() -> prometheus::IntGauge {\n"
+        "    prometheus::IntGauge::new(\"kvpool_pinned\", \"Pinned blocks\").unwrap()\n"
+        "}\n"),
+    # a Counter of the crate's own, in a file that uses the prometheus crate for something else
+    "src/local.rs": (
+        "use prometheus::Registry;\n\n"
+        "pub struct Counter { n: u64, label: &'static str }\n"
+        "impl Counter {\n    pub fn new(n: u64, label: &'static str) -> Self { Counter { n, label } }\n}\n"
+        "pub fn make(_r: &Registry) -> Counter {\n    Counter::new(\"not_a_metric\", \"no\")\n}\n"),
+}
+
+
+def test_the_prometheus_crate_constructors_are_read(tmp_path):
+    bundle = _bundle_of_tree(tmp_path, RUST_CONSTRUCTORS)
+    found = metrics_by_name(bundle, "rust")
+    assert {name: (m["type"], m["labels"], m["labels_resolved"], m["via"], m["path"], m["line"])
+            for name, m in found.items()} == {
+        "kvpool_hits_total": ("counter", [], True, "constructor", "src/stats.rs", 11),
+        "kvpool_evictions_total": ("counter", [], True, "constructor", "src/stats.rs", 14),
+        # the Opts inside IntGaugeVec::new is a gauge, whatever constructor comes next in the file
+        "kvpool_blocks": ("gauge", ["device", "tier"], True, "opts", "src/stats.rs", 18),
+        "kvpool_copy_seconds": ("histogram", [], True, "opts", "src/stats.rs", 24),
+        "kvpool_misses_total": ("counter", [], False, "opts", "src/stats.rs", 27),  # labels: a parameter
+        "kvpool_pinned": ("gauge", [], True, "constructor", "src/stats.rs", 30),
+    }
+    assert (found["kvpool_hits_total"]["help"], found["kvpool_hits_total"]["exposed_names"]) == (
+        "Lookups that found a block", ["kvpool_hits_total"])
+    unresolved = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-name-unresolved"]
+    assert unresolved == [("src/stats.rs", 15)]  # Gauge::new(pool_name(..)): said, not guessed

@@ -5,7 +5,8 @@ Three mechanisms are read, all from the C++ step's registrations:
 
 - torch custom ops. Python calls `torch.ops.<ns>.<op>(...)` (optionally `.default` or another
   overload); C++ registers the schema with `ops.def("<op>(...) -> ...")` and the implementation with
-  `ops.impl("<op>", [dispatch,] &fn)` / `m.impl` inside `TORCH_LIBRARY[_EXPAND|_IMPL](<ns>, ...)`. The
+  `ops.impl("<op>", [dispatch,] &fn)` / `m.impl` inside `TORCH_LIBRARY[_EXPAND|_IMPL](<ns>, ...)` (or
+  the stable ABI's `STABLE_TORCH_LIBRARY[_FRAGMENT|_IMPL]`, the function boxed as `TORCH_BOX(&fn)`). The
   edge goes to every function registered as an implementation of that op (CUDA and CPU builds may
   register different ones); a `def` that also names a function (`m.def("op(...)", &fn)`) counts as
   one. A `def` with no implementation anywhere gives no edge (there is no C++ function to point at)
@@ -49,7 +50,9 @@ is bound too, from that method.
 Namespaces. Many builds name the library with a macro (`TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME,
 ops)`, `CONCAT(TORCH_EXTENSION_NAME, _cache_ops)`) whose value only the build knows. Such a
 registration matches a Python namespace that ends with its suffix (any namespace when the suffix is
-empty, except namespaces written out by another registration and PyTorch's own), by op name. When the same op name is registered by several such libraries, the extension's
+empty, except PyTorch's own), by op name, when no registration that writes the namespace out
+implements the op (a namespace written out in one build may be the macro's value in another).
+When the same op name is registered by several such libraries, the extension's
 stem (`_moe_C` -> `moe`) is matched against the directories of the registering files: a file under
 `moe/` belongs to `_moe_C`; for a stem-less namespace (`_C`), files under another extension's stem
 directory are set aside. Each edge's record says whether the namespace was read or inferred.
@@ -263,9 +266,12 @@ class _TorchOpIndex:
         literal = [r for r in self.impls if r.namespace == ns and r.op == op]
         if literal:
             return literal, "read"
-        if ns in self.literal_namespaces or ns in _TORCH_NAMESPACES:
-            inferred = []  # a namespace written out in C++ (or torch's own) is not a build macro's
+        if ns in _TORCH_NAMESPACES:
+            inferred = []  # torch's own namespaces are no build macro's
         else:
+            # A namespace written out may be a macro's too: vLLM 0.34 writes `_C` out in its CUDA
+            # build (STABLE_TORCH_LIBRARY_FRAGMENT(_C, ops)) and names it TORCH_EXTENSION_NAME in
+            # its CPU build. An op no block written out implements is looked up among the macros'.
             inferred = [r for r in self.impls if not r.namespace and r.op == op
                         and ns.endswith(r.namespace_suffix) and ns != r.namespace_suffix]
         if inferred:

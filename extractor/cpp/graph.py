@@ -6,7 +6,10 @@ overloads, a header declaration plus its definition, and alternative definitions
 whose further definitions are its ``sites`` (see extractor.cpp.symbols); `#include "x/y.h"` is
 resolved against the including file's directory first and then against a suffix index of every
 file of the system, so core's `"triton/common/logging.h"` reaches the common repository's
-`include/triton/common/logging.h`.
+`include/triton/common/logging.h`. A header that protoc generates (`model_config.pb.h`,
+`grpc_service.grpc.pb.h`) is no file of the tree: its include is an edge to the `.proto` it is
+generated from, resolved the same way (core's 16 files that include `model_config.pb.h` reach the
+common repository's `protobuf/model_config.proto`).
 
 Macros defined in a file's includes are invisible to the per-file scanner. The scanner records the
 attribute-like macros each file defines (``defines``); once includes are resolved, a file that uses
@@ -29,6 +32,7 @@ import collections
 import dataclasses
 import itertools
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -77,19 +81,32 @@ class CppShared:
     includes: Mapping[str, tuple[str, ...]]  # file -> the files it includes
 
 
+_PROTOC_HEADER = re.compile(r"(.+?)\.(?:grpc\.)?pb\.h")  # `x.pb.h` and `x.grpc.pb.h`, generated from `x.proto`
+
+
+def _generated_from(protos: IncludeResolver, includer: str, target: str) -> str:
+    """The system's ``.proto`` whose protoc-generated header ``target`` is, resolved as the header
+    would be (the includer's directory first, then the nearest by path suffix); "" for none."""
+    m = _PROTOC_HEADER.fullmatch(target) if protos.paths else None
+    return protos.resolve(includer, m.group(1) + ".proto") if m else ""
+
+
 def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     """The pipeline entry: ``ctx.facts("cpp", CPP, CUDA)`` in, graph parts out."""
     files = [(f.path, f.language, facts, ctx.abs_path(f)) for f, facts in ctx.facts("cpp", *CPP_LANGUAGES)]
     sources = {f.path: f.source for f, _ in ctx.facts("cpp", *CPP_LANGUAGES)}
-    return build_cpp_graph(files, sources, ctx.options.jobs)
+    protos = [f.path for f in ctx.files if f.language is Language.PROTO]
+    return build_cpp_graph(files, sources, ctx.options.jobs, protos)
 
 
 def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
-                    sources: Mapping[str, str] | None = None, jobs: int = 1) -> Contribution[CppShared]:
+                    sources: Mapping[str, str] | None = None, jobs: int = 1,
+                    protos: Iterable[str] = ()) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include);
     ``jobs``: forked children for the work that splits by file or definition (the files scanned
-    again, :func:`rescan_with_included_macros`; the call sites and the types signatures use)."""
+    again, :func:`rescan_with_included_macros`; the call sites and the types signatures use);
+    ``protos``: the system's ``.proto`` files, which the headers protoc generates stand for."""
     entries = sorted(files, key=lambda e: e[0])
     facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
@@ -98,7 +115,9 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     diagnostics: list[Diagnostic] = []
 
     resolver = IncludeResolver(sorted(facts))
+    generated = IncludeResolver(sorted(protos))
     include_edges: list[Edge] = []
+    generated_edges: list[Edge] = []  # to the .proto files of protoc's headers: no C++ header to classify
     resolved_includes: dict[str, list[str]] = {}
     for path in sorted(facts):
         targets = []
@@ -108,6 +127,11 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                 stats["includes_resolved"] += 1
                 targets.append(hit)
                 include_edges.append(Edge(file_id(path), file_id(hit), EdgeKind.INCLUDES, path, line))
+            elif (proto := _generated_from(generated, path, target)):
+                # protoc's header is no file of the tree: the edge goes to the .proto it is made from
+                # (not one of ``includes``, which the macros and the struct probes read as C++)
+                stats["includes_protoc_generated"] += 1
+                generated_edges.append(Edge(file_id(path), file_id(proto), EdgeKind.INCLUDES, path, line))
             else:
                 stats["includes_unresolved_angle" if angle else "includes_unresolved_quoted"] += 1
         resolved_includes[path] = targets
@@ -123,7 +147,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     table = SymbolTable(defs)
     nodes = table.nodes()
     node_kinds = {n.id: n.kind for n in nodes}
-    edges: list[Edge] = list(include_edges)
+    edges: list[Edge] = [*include_edges, *generated_edges]
     for path in sorted(facts):
         edges.extend(_contains_edges(table, path))
     for d in table.defs:

@@ -18,7 +18,9 @@ from extractor.model import Language
 
 _CALLS = "(call_expression) @c"
 _CALLEES = "(call_expression function: (_) @callee)"
-_WRAPPERS = re.compile(r"(?:\w+::)*(?:TORCH_FN|dispatch|make_boxed_from_unboxed_functor)\((?:[^,()]*,)?(.*)\)")
+# what wraps a registered function: TORCH_FN(fn), torch::dispatch(key, fn), the stable ABI's TORCH_BOX(fn)
+_WRAPPERS = re.compile(r"(?:\w+::)*(?:TORCH_FN|TORCH_BOX|dispatch|make_boxed_from_unboxed_functor)"
+                       r"\((?:[^,()]*,)?(.*)\)")
 
 
 def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scope: str,
@@ -298,8 +300,8 @@ def string_value(node: Any) -> str | None:
 
 
 def function_ref(node: Any) -> str:
-    """`&fn`, `TORCH_FN(fn)`, `torch::dispatch(k, &fn)`, `&ns::Class::method` -> the function name;
-    "" for what names no function (a tag list `{at::Tag::x}`, a string)."""
+    """`&fn`, `TORCH_FN(fn)`, `TORCH_BOX(&fn)`, `torch::dispatch(k, &fn)`, `&ns::Class::method` -> the
+    function name; "" for what names no function (a tag list `{at::Tag::x}`, a string)."""
     if node.type == "lambda_expression":
         return "<lambda>"
     if node.type in ("initializer_list", "string_literal", "concatenated_string", "number_literal"):

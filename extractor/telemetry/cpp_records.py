@@ -9,6 +9,9 @@ A name or help that is a constant of another file (``.Name(kRequests)``, ``std::
 as the compiler looks first: beside the including file; else the one file of the system whose path
 ends so), when those headers agree; else the one value the whole system gives a constant-like
 name; else it is unresolved, said.
+
+Prometheus text a file writes by hand (``# TYPE`` lines in its string literals) is a family each,
+library ``text-exposition``; a ``# TYPE`` line whose name or type is computed is said unresolved.
 """
 
 from __future__ import annotations
@@ -21,10 +24,12 @@ from collections.abc import Callable, Mapping
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
-from extractor.telemetry.cpp_scan import ArgumentValue, BuilderChain, CppMetricFacts, MetricHelper
+from extractor.telemetry.cpp_scan import ArgumentValue, BuilderChain, CppMetricFacts, ExpositionLine, MetricHelper
 from extractor.telemetry.libraries import conventions
+from extractor.telemetry.native_metrics import exposed
 from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name, unmodeled_library
 
+_TEXT = "text-exposition"  # no client library: the text is written by the code itself
 _CONSTANT_NAME = re.compile(r"^(k[A-Z0-9]\w*|[A-Z][A-Z0-9_]+)$")
 
 
@@ -81,6 +86,17 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                     labels = call.labels[positions.labels] or ()
                 records.append(_record(file, call.line, chain, name, help_text, labels, f"helper:{helper.function}"))
                 stats["cpp_helper_calls"] += 1
+    for file, facts in files:
+        for text in facts.exposition:
+            stats["cpp_exposition_lines"] += 1
+            if not text.name:
+                stats["cpp_unresolved"] += 1
+                diagnostics.append(Diagnostic(
+                    file.path, text.line, "metric-name-unresolved",
+                    f"hand-written Prometheus text: the # TYPE line is computed ({text.written!r} in the literal), "
+                    "its name and type are not read", Severity.INFO))
+                continue
+            records.append(_exposition_record(file, text))
     for (function, _), defined in sorted(helpers.items()):
         for helper_file, helper in defined:
             stats["cpp_chains"] += 1
@@ -151,3 +167,16 @@ def _record(file: SourceFile, line: int, chain: BuilderChain, name: str, help_te
         library="prometheus-cpp", via=via, quantiles=quantiles,
         unresolved=f"labels: variable {chain.labels_variable}" if unresolved_labels else "",
     )
+
+
+def _exposition_record(file: SourceFile, text: ExpositionLine) -> MetricDefinition:
+    """A family of hand-written Prometheus text: exposed under the name as written (no client
+    library adds a suffix), a histogram's or summary's series beside it."""
+    kind = MetricType(text.type)
+    return MetricDefinition(
+        path=file.path, line=text.line, name=text.name, type=kind, help=text.help or "",
+        labels=text.labels or (), buckets=(), unit="", language=file.language.value, dynamic=False,
+        exposed_names=exposed(kind, text.name), lint=lint_name(text.name, kind, _TEXT),
+        labels_resolved=text.labels is not None,
+        buckets_resolved=kind is not MetricType.HISTOGRAM, library=_TEXT, via="exposition-text",
+        unresolved="" if text.labels is not None else "labels: no sample of it is written as a literal")

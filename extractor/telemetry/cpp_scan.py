@@ -12,6 +12,14 @@ sits in makes that function a *helper* (a metric factory): the helper's paramete
 recorded, and so are the calls of this file that pass a name-like string literal, so the extract
 step can bind any helper's call sites, whichever file they are in. Labels may be a map variable
 (``std::map<std::string, std::string> labels = {{"k", "v"}}; ... .Labels(labels)``).
+
+Prometheus text written by hand (a server's ``/metrics`` handler streaming string literals, with no
+client library): every ``# TYPE <name> <type>`` line in a string literal (adjacent literals joined,
+as the compiler joins them) is a metric family; its help is the ``# HELP <name> ...`` literal and
+its label keys those of the literal that starts a sample of it (``name{key="``; ``name `` alone: no
+labels; no sample written as a literal: the labels are unknown). A ``# TYPE`` literal that does not
+hold both the name and the type (``"# TYPE prefix:" << item.name << " " << type``, ``"# TYPE %s
+counter"``) is kept with what it says, so the run reports it unresolved rather than dropping it.
 """
 
 from __future__ import annotations
@@ -90,6 +98,17 @@ class LiteralCall(msgspec.Struct, frozen=True, array_like=True):
     labels: tuple[tuple[str, ...] | None, ...]  # each argument's label keys, when it has some
 
 
+class ExpositionLine(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A ``# TYPE`` line of Prometheus text the file writes in a string literal."""
+
+    line: int
+    name: str = ""  # "" when the literal does not hold the whole name and type (they are computed)
+    type: str = ""
+    written: str = ""  # what the literal says after `# TYPE `, when it is computed
+    help: str | None = None
+    labels: tuple[str, ...] | None = None  # keys of a sample written as a literal; None when none is
+
+
 class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one C/C++/CUDA file says about prometheus-cpp metrics."""
 
@@ -102,6 +121,7 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # the file's `#include "..."` paths, when a chain's name or help names a constant it does not
     # define (its includes may: extractor.telemetry.cpp_records)
     includes: tuple[str, ...] = ()
+    exposition: tuple[ExpositionLine, ...] = ()  # hand-written Prometheus text
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -127,6 +147,15 @@ def _unmodeled(data: bytes) -> tuple[tuple[str, int], ...]:
 
 
 def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
+    data = parsed.data
+    exposition = _exposition(data) if b"# TYPE " in data else ()
+    facts = _scan_builders(parsed)
+    if not exposition:
+        return facts
+    return msgspec.structs.replace(facts if facts is not None else CppMetricFacts(), exposition=exposition)
+
+
+def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
     data = parsed.data
     builds = b"Build" in data  # no builder chain without it: `BuildCounter`, `prometheus::BuildGauge`
     names_prometheus = b"prometheus" in data
@@ -169,6 +198,76 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
                     for chain in metrics for a in (chain.name, chain.help))
     includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) if elsewhere else ()
     return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes)
+
+
+# a string literal, or a comment or character literal, matched first so that a quote in them is skipped
+_STRING = re.compile(rb'//[^\n]*|/\*.*?\*/|\'(?:[^\'\\\n]|\\.)*\'|"((?:[^"\\\n]|\\.)*)"', re.S)
+_TYPE_LINE = re.compile(r"# TYPE ([^\n]*)")
+_FAMILY = re.compile(r"([a-zA-Z_:][a-zA-Z0-9_:]*) (counter|gauge|histogram|summary)[ \t]*")
+_SAMPLE_KEY = re.compile(r'[{,]\s*([a-zA-Z_][a-zA-Z0-9_]*)\s*="')
+
+
+def _exposition(data: bytes) -> tuple[ExpositionLine, ...]:
+    """The ``# TYPE`` lines of the file's string literals (module docstring)."""
+    # (start, end, text) of each run of adjacent literals: `"a" "b"` is one string to the compiler;
+    # and where each literal of a run starts, in the text and in the file
+    runs: list[tuple[int, int, str]] = []
+    pieces: list[list[tuple[int, int]]] = []
+    for m in _STRING.finditer(data):
+        if m.group(1) is None:
+            continue  # a comment or a character literal
+        text = _unescape_c(m.group(1).decode("utf-8", "replace"))
+        if runs and not data[runs[-1][1]:m.start()].strip():
+            start, _end, before = runs[-1]
+            runs[-1] = (start, m.end(), before + text)
+            pieces[-1].append((len(before), m.start()))
+        else:
+            runs.append((m.start(), m.end(), text))
+            pieces.append([(0, m.start())])
+    out = []
+    for (_start, _end, text), starts in zip(runs, pieces):
+        for found in _TYPE_LINE.finditer(text):
+            at = max(pos for offset, pos in starts if offset <= found.start())
+            line = data.count(b"\n", 0, at) + 1
+            family = _FAMILY.fullmatch(found.group(1))
+            if family is None:
+                out.append(ExpositionLine(line, written=found.group(1).strip()[:80]))
+                continue
+            name = family.group(1)
+            out.append(ExpositionLine(line, name, family.group(2), help=_help_of(runs, name),
+                                      labels=_sample_keys(data, runs, name)))
+    return tuple(out)
+
+
+def _help_of(runs: list[tuple[int, int, str]], name: str) -> str | None:
+    for _start, _end, text in runs:
+        m = re.search(r"# HELP " + re.escape(name) + r"(?: ([^\n]*))?(?:\n|$)", text)
+        if m is not None:
+            return m.group(1) or ""
+    return None
+
+
+def _sample_keys(data: bytes, runs: list[tuple[int, int, str]], name: str) -> tuple[str, ...] | None:
+    """Label keys of the first sample of ``name`` written as a literal: those of its own literal
+    and of the literals after it in the same statement (``"\",stage=\""``)."""
+    for i, (_start, end, text) in enumerate(runs):
+        m = re.search(r"(?:^|\n)" + re.escape(name) + r"([{ ])", text)
+        if m is None:
+            continue
+        if m.group(1) == " ":
+            return ()
+        keys = _SAMPLE_KEY.findall(text, m.end(1) - 1)
+        stop = data.find(b";", end)
+        for _s, later_end, later in runs[i + 1:]:
+            if stop != -1 and later_end > stop:
+                break
+            keys += _SAMPLE_KEY.findall(later)
+        return tuple(sorted(set(keys)))
+    return None
+
+
+def _unescape_c(text: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), text)
 
 
 def _in_tree_order(nodes: Any) -> list[Any]:

@@ -259,5 +259,5 @@ def _via(m: NativeMetric) -> str:
     if m.library == "otel-go":
         return "observable-instrument" if m.func else "instrument"
     if m.library == "prometheus":
-        return "register-macro" if m.register_macro else "opts"
+        return "register-macro" if m.register_macro else "opts" if m.opts else "constructor"
     return "constructor"

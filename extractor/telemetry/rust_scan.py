@@ -10,7 +10,12 @@ tokenizer that knows Rust string literals and nesting.
 Recognised, ``prometheus`` crate: ``register_[int_]{counter,gauge,histogram}[_vec]!`` with literal
 name/help (and label list / bucket vector), and ``Opts::new(..)`` / ``HistogramOpts::new(..)`` with
 their builder chain (``.namespace(..)``, ``.subsystem(..)``, ``.buckets(..)``, ``.variable_labels``);
-the type of a bare ``Opts::new`` comes from the register macro or constructor it is handed to.
+the type of a bare ``Opts::new`` comes from the register macro or constructor it is handed to; the
+crate's own constructors, ``{Int,}{Counter,Gauge}::new(name, help)`` (no ``Opts``) and
+``{Int,}{Counter,Gauge}Vec::new(opts, &["label", ..])`` / ``HistogramVec::new(..)`` /
+``X::with_opts(opts)``, where the constructor's type is the file's ``use prometheus::..`` one or is
+written ``prometheus::X``: the enclosing constructor types an ``Opts::new`` written inside it and gives
+a vector its label names (a label list that is no literal leaves the labels unresolved).
 ``metrics`` crate (only in files that name the crate): ``counter!``, ``gauge!``, ``histogram!`` and
 ``describe_*!`` (for help text and unit), and the macros of its releases up to 0.21 (TGI's and
 LoRAX's routers): ``increment_counter!``, ``absolute_counter!``, ``increment_gauge!``,
@@ -46,6 +51,11 @@ _METRICS_CRATE = re.compile(rb"(?<![\w:])metrics::|\buse\s+metrics\b")
 _PROMETHEUS_CRATE = re.compile(rb"(?<![\w:])prometheus::|\buse\s+prometheus\b|\bextern\s+crate\s+prometheus\b")
 _CONSTRUCTOR = re.compile(rb"\b(Int)?(Counter|Gauge|Histogram)(Vec)?::(?:with_opts|new)\s*\(|"
                           rb"\bregister_(int_)?(counter|gauge|histogram)(_vec)?!")
+# the prometheus crate's constructors (src/counter.rs, gauge.rs, histogram.rs): `new(name, help)` for the
+# scalar counter and gauge, `new(opts, label_names)` for the vectors, `with_opts(opts)` for all scalars
+_NEW = re.compile(rb"(?<![\w:])(prometheus::)?(Int)?(Counter|Gauge|Histogram)(Vec)?::(new|with_opts)\s*\(")
+_USE_PROMETHEUS = re.compile(rb"\buse\s+(?:::)?prometheus::([^;]*);")
+_LABEL_LIST = re.compile(r'&?\s*(?:vec!\s*)?\[\s*(?:"(?:[^"\\]|\\.)*"\s*,?\s*)*\]')
 _CONST = re.compile(rb"\b(?:const|static)\s+([A-Z_][A-Z0-9_]*)\s*:\s*&(?:'static\s+)?str\s*=\s*\"((?:[^\"\\]|\\.)*)\"")
 # metrics-exporter-prometheus bucket configuration: the matchers of a file that calls
 # `set_buckets_for_metric` (often built into variables first), or a global `set_buckets`
@@ -112,19 +122,38 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         else:
             continue  # `register_int_counter!(opts)`: recorded at its `Opts::new`
         metrics.append(NativeMetric(**entry))
-    for m in _OPTS.finditer(text):
+    enclosing: dict[int, dict[str, Any]] = {}  # an Opts::new written inside a constructor: what it says
+    if _PROMETHEUS_CRATE.search(text) is not None:
+        metrics += _constructors(text, constants, enclosing)
+    opts_starts = [m.start() for m in _OPTS.finditer(text)]
+    for i, m in enumerate(_OPTS.finditer(text)):
         if m.start() in opts_in_macros:
             continue
         entry = {"library": "prometheus", "line": _line(text, m.start())}
         entry.update(_opts_chain(text, m, constants))
-        follow = _CONSTRUCTOR.search(text, m.end(), min(len(text), m.end() + 600))
+        outer = enclosing.get(m.start())
+        # a constructor after an Opts built on its own belongs to it only up to the next Opts::new
+        limit = min(len(text), m.end() + 600, opts_starts[i + 1] if i + 1 < len(opts_starts) else len(text))
+        follow = _CONSTRUCTOR.search(text, m.end(), limit) if outer is None else None
         if entry.get("opts") == "histogram":
             entry["type"] = "histogram"
+        elif outer is not None:
+            entry["type"] = outer["type"]
+            entry["integer"] = outer["integer"]
         elif follow is not None:
             entry["type"] = (follow.group(2) or follow.group(5) or b"").decode().lower()
             entry["integer"] = bool(follow.group(1) or follow.group(4))
+            if follow.group(3) and "labels" not in entry:  # `IntGaugeVec::new(opts, &["model"])`
+                args, _close = _arguments(text, follow.end() - 1)
+                if len(args) > 1 and re.fullmatch(r"&?\s*[a-z_]\w*", args[0]):
+                    entry["vec"] = True
+                    entry["labels"] = _label_list(args[1])
         else:
             entry["type"] = ""  # the extract step reports it: no constructor names the type
+        if outer is not None and outer["vec"]:
+            entry["vec"] = True
+            if "labels" not in entry:  # `.variable_labels(..)` said them already
+                entry["labels"] = outer["labels"]
         metrics.append(NativeMetric(**entry))
     if uses_metrics_crate:
         for m in _METRICS_MACRO.finditer(text):
@@ -158,6 +187,52 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     if not (metrics or constants or buckets or unmodeled or client):
         return None
     return NativeMetricFacts(tuple(metrics), constants, tuple(buckets), unmodeled, client)
+
+
+def _constructors(text: bytes, constants: dict[str, str],
+                  enclosing: dict[int, dict[str, Any]]) -> list[NativeMetric]:
+    """The prometheus crate's constructors of the file (module docstring). A scalar counter or gauge
+    made by ``new(name, help)`` is a metric here; a constructor handed an ``Opts::new`` written in
+    its first argument types that Opts (recorded in ``enclosing`` by its position); one handed an
+    Opts variable is left to that variable's ``Opts::new``."""
+    imported = _prometheus_imports(text)
+    out = []
+    for m in _NEW.finditer(text):
+        if m.group(1) is None and imported is not None and \
+                m.group(0).split(b"::")[0].decode() not in imported:
+            continue  # a Counter of another crate, or of the file's own
+        args, end = _arguments(text, m.end() - 1)
+        if not args:
+            continue
+        vec, integer, kind = bool(m.group(4)), bool(m.group(2)), m.group(3).decode().lower()
+        if args[0].lstrip("&").startswith(("Opts::new", "HistogramOpts::new", "prometheus::Opts::new",
+                                           "prometheus::HistogramOpts::new")):
+            inner = _OPTS.search(text, m.end(), end)
+            if inner is not None:
+                labels = _label_list(args[1]) if vec and len(args) > 1 else ()
+                enclosing[inner.start()] = {"type": kind, "integer": integer, "vec": vec, "labels": labels}
+        elif m.group(5) == b"new" and not vec and kind != "histogram" and len(args) == 2:
+            out.append(NativeMetric("prometheus", _line(text, m.start()), kind, _value(args[0], constants),
+                                    _value(args[1], constants), integer=integer))
+    return out
+
+
+def _prometheus_imports(text: bytes) -> set[str] | None:
+    """The names a file takes from the prometheus crate with ``use``; None when it takes them all
+    (``use prometheus::*``)."""
+    names: set[str] = set()
+    for m in _USE_PROMETHEUS.finditer(text):
+        body = m.group(1).decode("utf-8", "replace")
+        if "*" in body.split("::")[0] or body.strip() == "*" or "{*" in body.replace(" ", ""):
+            return None
+        names.update(re.findall(r"\b[A-Z]\w*", body))
+    return names
+
+
+def _label_list(arg: str) -> tuple[str, ...] | None:
+    """The label names of a literal list (``&["a", "b"]``, ``vec!["a"]``); None for anything else
+    (a variable, a constant array): those labels are not read."""
+    return _strings(arg, {}) if _LABEL_LIST.fullmatch(arg.strip()) else None
 
 
 def _constants(text: bytes) -> dict[str, str]:
