@@ -1,5 +1,5 @@
-"""Cross-language ``binds`` edges: Python calls to the C++ behind them (torch operators, pybind11;
-:mod:`extractor.bindings.python_cpp`), and PyO3, cgo and Rust's ``extern "C"``
+"""Cross-language ``binds`` edges: Python calls to the C++ behind them (torch operators, pybind11,
+nanobind; :mod:`extractor.bindings.python_cpp`), and PyO3, cgo and Rust's ``extern "C"``
 (:mod:`extractor.bindings.ffi`). Two steps, in this order (ffi reuses the Python-C++ index)."""
 
 from extractor.bindings.ffi import STEP as FFI_STEP

@@ -1,7 +1,7 @@
 """Cross-language `binds` edges: a Python call site to the C++ function behind it (and a torch
 operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`).
 
-Two mechanisms are read, both from the C++ step's registrations:
+Three mechanisms are read, all from the C++ step's registrations:
 
 - torch custom ops. Python calls `torch.ops.<ns>.<op>(...)` (optionally `.default` or another
   overload); C++ registers the schema with `ops.def("<op>(...) -> ...")` and the implementation with
@@ -15,7 +15,21 @@ Two mechanisms are read, both from the C++ step's registrations:
   `<...>.<module>.name`; `py::class_<T>(m, "Name")` binds `<...>.<module>.Name` to class T and
   `.def("meth", &T::meth)` binds `<...>.<module>.Name.meth`. A binding given as a lambda points at
   the function the lambda wraps (the C++ step picks the first system function it calls that is
-  defined outside the binding file); `py::overload_cast<...>(&f)` points at f.
+  defined outside the binding file); `py::overload_cast<...>(&f)` points at f. Properties and
+  fields (`def_readwrite`, `def_property`) are not read: Python reads them as attributes, never
+  calls them.
+- nanobind (mechanism "nanobind": MLX, TensorRT-LLM), written as pybind11 is: `NB_MODULE(<module>,
+  m)`, `nb::class_`/`nb::enum_`, `.def`/`.def_static`, `nb::overload_cast`, lambdas, with the
+  namespace as the file names it (`nb`, `nanobind`, its own alias). nanobind code also keeps
+  modules and classes in variables and chains `.def` on a module, and these are read for it
+  (not for pybind11, whose evidence stays as it was): a submodule (`auto fft =
+  m.def_submodule("fft")`, also in a function handed the module) binds `<...>.<module>.fft.name`;
+  `auto cls = nb::class_<T>(m, "Name"); cls.def("meth", ...)` binds the methods. `def_rw`,
+  `def_ro` and `def_prop_*` are attributes, as pybind11's are; `nb::init<...>` names nothing.
+  A lambda's target is pybind11's, except that a function it calls named as the binding comes
+  first, and the file's namespace aliases are written out (`m.def("add", [](...) { auto [a, b] =
+  to_arrays(a_, b_); return mx::add(a, b, s); })` with `namespace mx = mlx::core;` points at
+  `mlx::core::add`, not at the helper `to_arrays` of another binding file: MLX, 200 more targets).
 
 Module names from the build. A torch C++ extension names its pybind11 module with the build's
 macro (`PYBIND11_MODULE(TORCH_EXTENSION_NAME, m)`: flash-attention, exllamav2, apex), whose value
@@ -83,10 +97,10 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    mechanism: str  # "torch-op", "torch-op-python" or "pybind11"
+    mechanism: str  # "torch-op", "torch-op-python", "pybind11" or "nanobind"
     registered_at: str  # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"
-    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11
-    namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11
+    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11 and nanobind
+    namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11 and nanobind
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -110,7 +124,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
         # calls of names imported from a pybind11 module: the Python step found no module there
-        call_sites += native_call_sites(ctx, set(), frozenset(b.module for b in pybind if b.target))
+        call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     stats = dict(sorted({**bound.stats, **python_ops.stats}.items()))
@@ -141,19 +155,20 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
     that list it), when it is written otherwise (a build macro); and a diagnostic for each file
     whose module is a build macro that no build script explains."""
     named: list[PyBinding] = []
-    unexplained: dict[str, tuple[int, str]] = {}
+    unexplained: dict[str, tuple[int, str, str]] = {}
     for b in pybind:
         names = extensions.get(b.path, set())
-        if len(names) == 1 and b.module not in names:
-            b = dataclasses.replace(b, module=next(iter(names)))
-        elif b.module not in names and _BUILD_MACRO.fullmatch(b.module):
-            unexplained[b.path] = min(unexplained.get(b.path, (b.line, b.module)), (b.line, b.module))
+        top, dot, sub = b.module.partition(".")  # a submodule's (nanobind's `core.fft`) is below the extension's
+        if len(names) == 1 and top not in names:
+            b = dataclasses.replace(b, module=next(iter(names)) + dot + sub)
+        elif top not in names and _BUILD_MACRO.fullmatch(top):
+            unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)), (b.line, top, b.mechanism))
         named.append(b)
     diagnostics = [Diagnostic(path, line, "pybind-module-unnamed",
-                              f"the pybind11 module of these bindings is named by the build macro {macro}, and no "
-                              "Extension(...) or cpp_extension.load(...) of the system's build scripts lists this "
-                              "file among its sources: Python calls into it are not bound", Severity.INFO)
-                   for path, (line, macro) in sorted(unexplained.items())]
+                              f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
+                              "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
+                              "this file among its sources: Python calls into it are not bound", Severity.INFO)
+                   for path, (line, macro, mechanism) in sorted(unexplained.items())]
     return tuple(named), diagnostics
 
 
@@ -223,9 +238,9 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                                         "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
         else:
             for b in py_index.lookup(site.callee):
-                stats["pybind_calls_bound"] += 1
+                stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{b.mechanism}_calls_bound"] += 1
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
-                                        "pybind11", f"{b.path}:{b.line}", "", ""))
+                                        b.mechanism, f"{b.path}:{b.line}", "", ""))
     bindings = sorted(set(bindings))
     edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in bindings})
     stats["binds_edges"] = len(edges)
@@ -302,16 +317,19 @@ class PyBindIndex:
         for b in bindings:
             if not b.target:
                 continue
-            key = (b.module, b.owner, b.name) if b.kind == "method" else (b.module, b.name)
+            # a submodule's names (nanobind's `core.fft`) are keyed by each of its module's names
+            module = tuple(b.module.split("."))
+            key = (*module, b.owner, b.name) if b.kind == "method" else (*module, b.name)
             self.by_key[key].append(b)
         self.modules = frozenset(key[0] for key in self.by_key)
+        self.longest = max(map(len, self.by_key), default=0)  # 3 without submodules: module, class, method
 
     def lookup(self, callee: str) -> list[PyBinding]:
         parts = callee.split(".")
         for i, part in enumerate(parts):
             if part not in self.modules:  # every key starts with a module name: most parts are none
                 continue
-            for n in (2, 1):
+            for n in range(self.longest - 1, 0, -1):  # the longest key first: a method before its class
                 key = (part, *parts[i + 1:i + 1 + n])
                 if len(key) == n + 1 and key in self.by_key:
                     return self.by_key[key]

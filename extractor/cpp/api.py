@@ -4,6 +4,7 @@ In order, the first that holds:
 
 - ``public: torch op <namespace>::<op>`` — registered as a torch operator's implementation;
 - ``public: pybind11 <module>.<name>`` — bound to Python with pybind11 (a class: its Python name);
+  ``public: nanobind <module>.<name>`` with nanobind (a submodule's: ``core.fft.fft``);
 - ``internal: anonymous namespace`` / ``internal: static function`` / ``internal: private member``;
 - ``public: public header <path>`` — declared or defined in a public header: one under an
   ``include/`` directory, or one that another repository of the system includes;
@@ -44,7 +45,7 @@ def classify_api(nodes: Iterable[Node], sites: Iterable[DefinitionSite], ops: It
             reasons.setdefault(r.target, f"public: torch op {r.library}::{r.op}")
     for b in sorted(bindings):
         if b.target:
-            reasons.setdefault(b.target, f"public: pybind11 {b.python_name}")
+            reasons.setdefault(b.target, f"public: {b.mechanism} {b.python_name}")
     paths: dict[str, set[str]] = {}
     for s in sites:
         paths.setdefault(s.node, set()).add(s.path)

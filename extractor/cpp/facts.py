@@ -95,17 +95,20 @@ HELPER_MODULE = "@"
 
 
 class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A pybind11 registration inside a `PYBIND11_MODULE` block or a function given its module,
-    names as written."""
+    """A pybind11 (or nanobind) registration inside a `PYBIND11_MODULE` (`NB_MODULE`) block or a
+    function given its module, names as written."""
 
     kind: str  # "def", "method", "class", or "module": the module handed to function ``target``
-    module: str  # the block's module, or HELPER_MODULE + the qualified name of the function given it
+    # the block's module, or HELPER_MODULE + the qualified name of the function given it; then
+    # `.<sub>` for each submodule it is in (`core.fft`, `@init_fft.fft`)
+    module: str
     name: str  # the Python name
     target: str  # the C++ function or type as written
     line: int
     scope: str
     owner: str = ""  # the Python class of a method
     lambda_calls: tuple[str, ...] = ()
+    mechanism: str = "pybind11"  # the library that binds it: "pybind11" or "nanobind"
 
 
 class CppFacts(msgspec.Struct, frozen=True):

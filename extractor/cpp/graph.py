@@ -179,7 +179,9 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     stats["files"] = len(facts)
     stats["op_registrations"] = len(ops)
     stats["op_schemas"] = len(schema_nodes)
-    stats["pybind_bindings"] = len(bindings)
+    stats["pybind_bindings"] = sum(1 for b in bindings if b.mechanism == "pybind11")
+    if len(bindings) > stats["pybind_bindings"]:  # a key only where there are any: evidence without stays as it was
+        stats["nanobind_bindings"] = len(bindings) - stats["pybind_bindings"]
     stats["public_headers"] = len(public)
     for node_kind, count in collections.Counter(n.kind for n in all_nodes).items():
         stats[f"nodes_{node_kind.value}"] += count

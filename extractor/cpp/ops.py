@@ -1,4 +1,5 @@
-"""Registrations resolved to nodes: torch operators (`ops.def`/`ops.impl`) and pybind11 bindings.
+"""Registrations resolved to nodes: torch operators (`ops.def`/`ops.impl`) and pybind11 and
+nanobind bindings.
 
 A torch operator's schema (`ops.def("rms_norm(Tensor! out, Tensor input, float eps) -> ()")`) is
 the API Python calls, and it differs from the C++ function behind it (`void rms_norm(torch::Tensor&
@@ -46,16 +47,17 @@ class OpRegistration:
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
 class PyBinding:
-    """A pybind11 binding: `m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its methods."""
+    """A pybind11 (or nanobind) binding: `m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its methods."""
 
     path: str
     line: int
     kind: str  # "def", "class" or "method"
-    module: str
+    module: str  # dotted for a submodule: `core.fft`
     name: str  # the Python name
     owner: str = ""  # Python class name for methods
     function: str = ""  # C++ name as written
     target: str = ""  # node id when resolved
+    mechanism: str = "pybind11"  # or "nanobind"
 
     @property
     def python_name(self) -> str:
@@ -85,37 +87,43 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                 fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
             else:
                 target = table.resolve_reference(b.scope, fn, path)
-            for module in given.get(b.module, ()) if b.module.startswith(HELPER_MODULE) else (b.module,):
-                bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target))
+            helper, dot, sub = b.module.partition(".")  # `@init_fft.fft`: the submodule `fft` of what init_fft is given
+            modules = [m + dot + sub for m in given.get(helper, ())] if b.module.startswith(HELPER_MODULE) \
+                else (b.module,)
+            for module in modules:
+                bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism))
     return sorted(ops), sorted(bindings)
 
 
 def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, list[str]]:
     """HELPER_MODULE + qualified name of a function that registers bindings on a module it is
-    given -> the modules it is given: by a PYBIND11_MODULE block that calls it with its module,
-    or by such a function in turn. A function no block reaches has none (its registrations are
-    not bindings of any module the build defines)."""
+    given -> the modules it is given: by a PYBIND11_MODULE (NB_MODULE) block that calls it with its
+    module or a submodule of it, or by such a function in turn. A function no block reaches has
+    none (its registrations are not bindings of any module the build defines)."""
     placeholders: dict[str, str] = {}  # the placeholder a function's own registrations carry -> its node id
     for path in sorted(facts):
         for b in facts[path].pybind:
-            if b.module.startswith(HELPER_MODULE) and b.module not in placeholders:
-                placeholders[b.module] = table.resolve_reference("", b.module[len(HELPER_MODULE):], path)
+            helper = b.module.partition(".")[0]
+            if helper.startswith(HELPER_MODULE) and helper not in placeholders:
+                placeholders[helper] = table.resolve_reference("", helper[len(HELPER_MODULE):], path)
     helpers = {node: placeholder for placeholder, node in placeholders.items() if node}
-    handed: dict[str, set[str]] = {}  # a block's module or a placeholder -> placeholders it hands on to
+    # a block's module or a placeholder -> (the submodule it hands on, "" or `.sub`; the placeholder handed it)
+    handed: dict[str, set[tuple[str, str]]] = {}
     for path in sorted(facts):
         for b in facts[path].pybind:
             if b.kind == "module":
                 node = table.resolve_reference(b.scope, b.target, path)
                 if node in helpers:
-                    handed.setdefault(b.module, set()).add(helpers[node])
+                    top, dot, sub = b.module.partition(".")
+                    handed.setdefault(top, set()).add((dot + sub, helpers[node]))
     given: dict[str, set[str]] = {}
     for module in sorted(m for m in handed if not m.startswith(HELPER_MODULE)):
-        stack = sorted(handed[module])
+        stack = sorted((module + sub, helper) for sub, helper in handed[module])
         while stack:
-            helper = stack.pop()
-            if module not in given.setdefault(helper, set()):
-                given[helper].add(module)
-                stack.extend(sorted(handed.get(helper, ())))
+            held, helper = stack.pop()
+            if held not in given.setdefault(helper, set()):
+                given[helper].add(held)
+                stack.extend(sorted((held + sub, inner) for sub, inner in handed.get(helper, ())))
     return {helper: sorted(modules) for helper, modules in given.items()}
 
 

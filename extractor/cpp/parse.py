@@ -32,7 +32,8 @@ from extractor.model import Language
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
 # Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
 MACROS_SCHEMA = {f"{key}?": [str] for key in (
-    "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl", "pybind_module")}
+    "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl", "pybind_module",
+    "nanobind_module")}
 
 
 @functools.cache

@@ -1,9 +1,12 @@
-"""Registrations read inside `TORCH_LIBRARY*(ns, m) { ... }` and `PYBIND11_MODULE(mod, m) { ... }`
-blocks: which torch operator or Python name is bound to which C++ function (as written; the graph
-step resolves the names), with the operator's schema parsed into parameters and a return type."""
+"""Registrations read inside `TORCH_LIBRARY*(ns, m) { ... }`, `PYBIND11_MODULE(mod, m) { ... }` and
+nanobind's `NB_MODULE(mod, m) { ... }` blocks: which torch operator or Python name is bound to which
+C++ function (as written; the graph step resolves the names), with the operator's schema parsed
+into parameters and a return type. nanobind's API is pybind11's (`nb::class_`, `.def`,
+`nb::overload_cast`), so one reader serves both, told which library it reads."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -72,21 +75,81 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
     return found
 
 
-def pybind_registrations(module: str, var: str, body: Any, scope: str, language: Language
-                         ) -> list[PybindFact]:
+@dataclasses.dataclass(frozen=True, slots=True)
+class BindingLibrary:
+    """How one Python binding library's registrations are written."""
+
+    name: str  # the mechanism a binding through it carries: "pybind11", "nanobind"
+    namespaces: frozenset[str]  # its namespace as code writes it: `py`, `pybind11`; a file's aliases added
+    # modules and classes held in variables and `.def` chains on them: `auto sub =
+    # m.def_submodule("sub"); sub.def(...).def(...)`, `auto cls = nb::class_<T>(m, "T"); cls.def(...)`
+    follows_variables: bool
+    # a lambda's callee named as the binding comes first (`m.def("add", [](...) { auto [a, b] =
+    # to_arrays(a_, b_); return mx::add(a, b); })`: MLX's helpers, called first, live in other files)
+    names_lambda_target: bool
+    # the file's other namespace aliases (`namespace mx = mlx::core;`), written out in what it binds
+    namespace_aliases: tuple[tuple[str, str], ...] = ()
+
+    def spells(self, written: str) -> bool:
+        """Whether ``written`` (spaces removed) is a name in the library's namespace."""
+        return any(written.startswith(ns + "::") for ns in self.namespaces)
+
+    def spelled_out(self, name: str) -> str:
+        """``name`` with a namespace alias of the file it starts with written out."""
+        for alias, target in self.namespace_aliases:
+            if name.startswith(alias + "::"):
+                return target + name[len(alias):]
+        return name
+
+
+# pybind11 as archdiff has always read it (without variables, so that its evidence stays as it was)
+PYBIND11 = BindingLibrary("pybind11", frozenset({"py", "pybind11"}), False, False)
+NANOBIND = BindingLibrary("nanobind", frozenset({"nb", "nanobind"}), True, True)
+_NAMESPACE_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*((?:::\s*)?\w+(?:\s*::\s*\w+)*)\s*;")
+
+
+def nanobind_in(data: bytes) -> BindingLibrary:
+    """nanobind as the file writes it: with the aliases it gives its namespace (`namespace nb =
+    nanobind;` is the documented one; `namespace py = nanobind;` is written too), and the aliases
+    of other namespaces (one written twice with different targets is left alone)."""
+    if b"namespace" not in data:
+        return NANOBIND
+    found: dict[str, set[str]] = {}
+    for m in _NAMESPACE_ALIAS.finditer(data):
+        found.setdefault(m.group(1).decode(), set()).add(SPACES.sub("", m.group(2).decode()).lstrip(":"))
+    ours = frozenset(alias for alias, targets in found.items() if targets == {"nanobind"})
+    others = tuple(sorted((alias, next(iter(targets))) for alias, targets in found.items()
+                          if len(targets) == 1 and alias not in ours))
+    return dataclasses.replace(NANOBIND, namespaces=NANOBIND.namespaces | ours, namespace_aliases=others)
+
+
+# a class binding: (C++ type, Python name, the Python module it is defined in)
+_Class = tuple[str, str, str]
+
+
+def pybind_registrations(module: str, var: str, body: Any, scope: str, language: Language,
+                         library: BindingLibrary = PYBIND11) -> list[PybindFact]:
     """`m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its `.def("meth", &T::meth)` calls; and
     a call that hands the module on (`register_translator(m)`: a ``module`` fact, ``target`` the
-    function as written), whose registrations belong to this module too."""
+    function as written), whose registrations belong to this module too. With a library that
+    ``follows_variables``, submodules (`m.def_submodule("sub")`: module ``<module>.sub``) and
+    classes held in variables, and `.def` chains on a module, are read as well."""
     found = []
+    modules = {var: module}  # variable -> the Python module it holds
+    classes: dict[str, _Class] = {}  # variable -> the class binding it holds
+    if library.follows_variables:
+        found.extend(_held_in_variables(body, scope, language, library, modules, classes))
     calls = capture_nodes(body, language, _CALLS).get("c", ())
     for call in calls:
         fn = call.child_by_field_name("function")
-        if fn is not None and fn.type in ("identifier", "qualified_identifier") and \
-                any(text(arg) == var for arg in call_arguments(call)):
-            callee = callee_text(fn)
-            if callee and not callee.startswith(("py::", "pybind11::")):
-                found.append(PybindFact("module", module, "", callee, line(call), scope))
-            continue
+        if fn is not None and fn.type in ("identifier", "qualified_identifier"):
+            handed = next((modules[text(arg)] for arg in call_arguments(call) if text(arg) in modules), None)
+            if handed is not None:
+                callee = callee_text(fn)
+                if callee and not library.spells(callee):
+                    found.append(PybindFact("module", handed, "", callee, line(call), scope,
+                                            mechanism=library.name))
+                continue
         if fn is None or fn.type != "field_expression":
             continue
         field = fn.child_by_field_name("field")
@@ -97,22 +160,114 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         if name is None:
             continue
         owner = fn.child_by_field_name("argument")
-        target = function_ref(call_args[1])
+        target = library.spelled_out(function_ref(call_args[1]))
         # a lambda wraps the real function: keep what it calls, the graph step picks one
-        wrapped = tuple(lambda_callees(call_args[1], language)) if target == "<lambda>" else ()
-        if owner is not None and text(owner) == var:
-            found.append(PybindFact("def", module, name, target, line(call), scope, lambda_calls=wrapped))
-            continue
-        cls = _pybind_class(owner)
-        if cls is not None:
-            found.append(PybindFact("method", module, name, target, line(field), scope, owner=cls[1],
-                                    lambda_calls=wrapped))
+        wrapped = tuple(map(library.spelled_out, lambda_callees(call_args[1], language))) \
+            if target == "<lambda>" else ()
+        if library.names_lambda_target and wrapped:
+            wrapped = _named_first(wrapped, name)
+        held = _registered_on(owner, module, modules, classes, library) if owner is not None else None
+        if isinstance(held, str):
+            # the `.def` line (of a chain's links, not the chain's first; pybind11's as it always was)
+            at = line(field) if library.follows_variables else line(call)
+            found.append(PybindFact("def", held, name, target, at, scope, lambda_calls=wrapped,
+                                    mechanism=library.name))
+        elif held is not None:
+            found.append(PybindFact("method", held[2], name, target, line(field), scope, owner=held[1],
+                                    lambda_calls=wrapped, mechanism=library.name))
     for call in calls:
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type != "field_expression":
-            cls = _pybind_class(call)  # the `py::class_<T>(m, "Name")` call itself
+            cls = _class_call(call, module, modules, library)  # the `py::class_<T>(m, "Name")` call itself
             if cls is not None:
-                found.append(PybindFact("class", module, cls[1], cls[0], line(call), scope))
+                found.append(PybindFact("class", cls[2], cls[1], cls[0], line(call), scope, mechanism=library.name))
+    return found
+
+
+def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dict[str, _Class],
+                   library: BindingLibrary) -> str | _Class | None:
+    """What a `.def` called on ``node`` registers on: a Python module (its name), a class binding,
+    or None. A chain of calls is followed to its root: `py::class_<T>(m, "Name").def(...)`; with a
+    library that ``follows_variables``, also a variable (`cls.def(...)`, `m.def(...).def(...)`) and
+    a submodule (`m.def_submodule("sub")`)."""
+    chained = False
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return None
+        if fn.type != "field_expression":
+            return _class_call(node, module, modules, library)
+        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if inner is None:
+            return None
+        if library.follows_variables and field is not None and text(field) == "def_submodule":
+            parent = _registered_on(inner, module, modules, classes, library)
+            args = call_arguments(node)
+            name = string_value(args[0]) if args else None
+            return f"{parent}.{name}" if isinstance(parent, str) and name else None
+        node, chained = inner, True
+    if node.type == "identifier" and (library.follows_variables or not chained):
+        written = text(node)
+        return modules.get(written) or classes.get(written)
+    return None
+
+
+def _class_call(node: Any, module: str, modules: dict[str, str], library: BindingLibrary) -> _Class | None:
+    """The class binding a call `py::class_<T, ...>(m, "Name")` (or `enum_`) makes: its module is
+    the block's, or with a library that ``follows_variables`` the submodule it is given."""
+    fn = node.child_by_field_name("function")
+    if fn is None:
+        return None
+    written = SPACES.sub("", text(fn))
+    args = call_arguments(node)
+    m = _CLASS_TYPE.match(written) if library.spells(written) else None
+    name = string_value(args[1]) if m and len(args) >= 2 else None
+    if m is None or name is None:
+        return None
+    where = modules.get(text(args[0]), module) if library.follows_variables else module
+    return library.spelled_out(split_args(m.group(1))[0]), name, where
+
+
+def _named_first(callees: tuple[str, ...], name: str) -> tuple[str, ...]:
+    """``callees`` with those named as the binding (`add` for `add` or `__add__`) first."""
+    names = {name, name.strip("_")}
+    return tuple(sorted(callees, key=lambda c: c.rsplit("::", 1)[-1] not in names))
+
+
+_CLASS_TYPE = re.compile(r"\w+::(?:class_|enum_)<(.*)>$")
+_DECLARATORS = "(init_declarator) @d"
+
+
+def _held_in_variables(body: Any, scope: str, language: Language, library: BindingLibrary,
+                       modules: dict[str, str], classes: dict[str, _Class]) -> list[PybindFact]:
+    """Fill ``modules`` and ``classes`` with the variables the block declares, in source order
+    (`auto sub = m.def_submodule("sub")`, `nb::module_ sub = ...`, `auto cls = nb::class_<T>(m,
+    "T")`); and return the class facts of those constructed in place (`nb::class_<T> cls(m, "T");`),
+    which no call expression shows."""
+    found = []
+    module = next(iter(modules.values()))
+    declared = capture_nodes(body, language, _DECLARATORS).get("d", ())
+    for decl in sorted(declared, key=lambda n: n.start_byte):
+        name, value = decl.child_by_field_name("declarator"), decl.child_by_field_name("value")
+        if name is None or value is None or name.type != "identifier":
+            continue
+        held: str | _Class | None = None
+        if value.type == "call_expression":
+            held = _registered_on(value, module, modules, classes, library)
+        elif value.type == "argument_list" and decl.parent is not None:
+            kind = decl.parent.child_by_field_name("type")
+            m = _CLASS_TYPE.match(SPACES.sub("", text(kind))) if kind is not None else None
+            args = [a for a in value.named_children if a.type != "comment"]
+            spelled = m is not None and library.spells(SPACES.sub("", text(kind)))
+            label = string_value(args[1]) if spelled and len(args) >= 2 else None
+            if m is not None and label is not None:
+                held = (library.spelled_out(split_args(m.group(1))[0]), label, modules.get(text(args[0]), module))
+                found.append(PybindFact("class", held[2], held[1], held[0], line(decl), scope,
+                                        mechanism=library.name))
+        if isinstance(held, str):
+            modules[text(name)] = held
+        elif held is not None:
+            classes[text(name)] = held
     return found
 
 
@@ -160,22 +315,3 @@ def function_ref(node: Any) -> str:
     written = written.lstrip("&").strip("()")
     written = re.sub(r"^(?:static_cast|reinterpret_cast)<.*>\(&?(.*)\)$", r"\1", written)
     return clean_name(written.lstrip("&"))
-
-
-def _pybind_class(node: Any) -> tuple[str, str] | None:
-    """(C++ type, Python name) for `py::class_<T, ...>(m, "Name")` at the root of a `.def` chain."""
-    while node is not None and node.type == "call_expression":
-        fn = node.child_by_field_name("function")
-        if fn is None:
-            return None
-        if fn.type == "field_expression":
-            node = fn.child_by_field_name("argument")
-            continue
-        written = SPACES.sub("", text(fn))
-        m = re.match(r"(?:py|pybind11)::(?:class_|enum_)<(.*)>$", written)
-        args = call_arguments(node)
-        name = string_value(args[1]) if m and len(args) >= 2 else None
-        if m is None or name is None:
-            return None
-        return split_args(m.group(1))[0], name
-    return None

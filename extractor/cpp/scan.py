@@ -25,7 +25,7 @@ from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
-from extractor.cpp.registrations import pybind_registrations, torch_registrations
+from extractor.cpp.registrations import PYBIND11, BindingLibrary, nanobind_in, pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
 from extractor.model import ParsedFile
 
@@ -42,6 +42,8 @@ _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
 _MAX_ERROR_LINES = 20
 # a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`
 _PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
+# a nanobind one: `nb::module_& m`, `nanobind::module_ &m` (the namespace as the file writes it)
+_NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
@@ -176,6 +178,8 @@ class _Scanner:
         self.library_macros = frozenset(cfg["torch_library"])
         self.impl_macros = frozenset(cfg["torch_library_impl"])
         self.pybind_macros = frozenset(cfg["pybind_module"])
+        self.nanobind_macros = frozenset(cfg["nanobind_module"])
+        self._nanobind: BindingLibrary | None = None
         self.defs: list[Definition] = []
         self.includes: list[tuple[str, bool, int]] = []
         self.bodies: list[tuple[int, int, str]] = []  # (start_byte, end_byte, qualified caller)
@@ -310,7 +314,8 @@ class _Scanner:
         if name_node is None:
             return
         raw = text(name_node)
-        if raw in self.library_macros or raw in self.impl_macros or raw in self.pybind_macros:
+        if raw in self.library_macros or raw in self.impl_macros or raw in self.pybind_macros \
+                or raw in self.nanobind_macros:
             self.visit_registration(raw, fdecl, node.child_by_field_name("body"), _join(scope))
             return
         written = clean_name(raw)
@@ -328,12 +333,12 @@ class _Scanner:
         body = node.child_by_field_name("body")
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, qual))
-            module = _module_parameter(params)
+            module, library = self.module_parameter(params)
             if module:
                 # registrations split over functions given the module (`void register_translator(py::module& m)`,
                 # called from the PYBIND11_MODULE block): their module is the caller's, found by the graph step
                 self.pybind.extend(pybind_registrations(HELPER_MODULE + qual, module, body, _join(scope),
-                                                        self.language))
+                                                        self.language, library))
 
     def cuda_qualifiers(self, node: Any, fdecl: Any) -> set[str]:
         """`global`/`device`/`host` from the original bytes before the declarator: in files
@@ -456,9 +461,32 @@ class _Scanner:
             return
         if macro in self.pybind_macros:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language))
+        elif macro in self.nanobind_macros:
+            self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language, self.nanobind()))
         else:
             self.torch_ops.extend(torch_registrations(args, macro in self.impl_macros, body, scope,
                                                       self.language))
+
+    def nanobind(self) -> BindingLibrary:
+        """nanobind with the aliases this file gives its namespace, read once, when first needed."""
+        if self._nanobind is None:
+            self._nanobind = nanobind_in(self.data)
+        return self._nanobind
+
+    def module_parameter(self, params: Iterable[Param]) -> tuple[str, BindingLibrary]:
+        """The name of a pybind11 or nanobind module parameter (`py::module& m`, `nb::module_& m`),
+        "" when there is none; and the library."""
+        for p in params:
+            if not p.name or "module" not in p.type:
+                continue
+            written = SPACES.sub("", p.type)
+            # nanobind first: a file may name it `py` (`namespace py = nanobind;`)
+            m = _NANOBIND_MODULE_TYPE.fullmatch(written)
+            if m and m.group(1) in self.nanobind().namespaces:
+                return p.name, self.nanobind()
+            if _PYBIND_MODULE_TYPE.fullmatch(written):
+                return p.name, PYBIND11
+        return "", PYBIND11
 
     # -- records -------------------------------------------------------------------------------
 
@@ -548,12 +576,6 @@ class _Scanner:
 
 
 # -- helpers -----------------------------------------------------------------------------------
-
-
-def _module_parameter(params: Iterable[Param]) -> str:
-    """The name of a pybind11 module parameter (`py::module& m`), "" when there is none."""
-    return next((p.name for p in params
-                 if p.name and "module" in p.type and _PYBIND_MODULE_TYPE.fullmatch(SPACES.sub("", p.type))), "")
 
 
 def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: Iterable[str]

@@ -25,7 +25,7 @@ from extractor.evidence.index import GraphIndex
 from extractor.model import EdgeKind, NodeKind
 
 # What a call chain follows unless told otherwise: calls within a language, bindings across two
-# (torch ops, pybind11, PyO3, cgo, FFI) and CUDA kernel launches.
+# (torch ops, pybind11, nanobind, PyO3, cgo, FFI) and CUDA kernel launches.
 DEFAULT_EDGES: tuple[str, ...] = ("calls", "binds", "launches")
 EDGE_KINDS: tuple[str, ...] = tuple(k.value for k in EdgeKind)
 NODE_KINDS: tuple[str, ...] = tuple(k.value for k in NodeKind)
