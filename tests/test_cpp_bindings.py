@@ -326,3 +326,30 @@ def test_stable_abi_registrations_bind_like_torch_library_ones(tmp_path):
     assert how["torch.ops._kern_copy.block_copy"] == ("read", "csrc/bindings.cpp:13", "")
     # `_kern` is written out, but not by the CPU build's block: its op is the macro's, inferred
     assert how["torch.ops._kern.cpu_gelu"] == ("inferred", "csrc/cpu/cpu_bindings.cpp:5", "torch::kCPU")
+
+
+HELD_IN_VARIABLES = {  # Triton python_backend's shape: a pybind11 class held in a variable, then its methods
+    "src/log.h": "namespace be {\nclass Logger {\n public:\n  void Info(int m);\n  void Warn(int m);\n};\n}\n",
+    "src/log.cc": '#include "log.h"\nnamespace be {\nvoid Logger::Info(int m) {}\nvoid Logger::Warn(int m) {}\n}\n',
+    "src/utils.cc": """#include "log.h"
+
+PYBIND11_EMBEDDED_MODULE(be_utils, module) {
+  py::class_<be::Logger> logger(module, "Logger");
+  logger.def("info", &be::Logger::Info);
+  auto extra = module.def_submodule("extra");
+  py::class_<be::Logger>(extra, "Other").def("warn", &be::Logger::Warn);
+}
+""",
+}
+
+
+def test_pybind11_classes_and_submodules_held_in_variables(tmp_path):
+    for rel, code in HELD_IN_VARIABLES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    cpp = extract_cpp_graph(scan_trees({"": tmp_path}))
+    assert {(b.python_name, b.target, b.line) for b in cpp.shared.pybind_bindings} == {
+        ("be_utils.Logger", "cpp:be::Logger", 4), ("be_utils.Logger.info", "cpp:be::Logger::Info", 5),
+        ("be_utils.extra.Other", "cpp:be::Logger", 7), ("be_utils.extra.Other.warn", "cpp:be::Logger::Warn", 7)}
+    by_id = {n.id: n for n in cpp.nodes}
+    assert by_id["cpp:be::Logger::Info"].api == "public: pybind11 be_utils.Logger.info"

@@ -15,9 +15,10 @@ from extractor.model import Language, Step
 # version 4: the facts carry the hashes of the words a file uses (CppFacts.words);
 # version 5: namespace macros (CppFacts.namespace_macros) written out before parsing;
 # version 6: torch operators registered through PyTorch's stable ABI;
-# version 7: nanobind registrations (NB_MODULE blocks, functions given an `nb::module_&`)
+# version 7: nanobind registrations (NB_MODULE blocks, functions given an `nb::module_&`);
+# version 8: pybind11's classes and submodules held in variables, read as nanobind's are
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="7", forkable=True)
+            extract=extract_cpp_graph, version="8", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

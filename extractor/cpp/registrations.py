@@ -81,12 +81,6 @@ class BindingLibrary:
 
     name: str  # the mechanism a binding through it carries: "pybind11", "nanobind"
     namespaces: frozenset[str]  # its namespace as code writes it: `py`, `pybind11`; a file's aliases added
-    # modules and classes held in variables and `.def` chains on them: `auto sub =
-    # m.def_submodule("sub"); sub.def(...).def(...)`, `auto cls = nb::class_<T>(m, "T"); cls.def(...)`
-    follows_variables: bool
-    # a lambda's callee named as the binding comes first (`m.def("add", [](...) { auto [a, b] =
-    # to_arrays(a_, b_); return mx::add(a, b); })`: MLX's helpers, called first, live in other files)
-    names_lambda_target: bool
     # the file's other namespace aliases (`namespace mx = mlx::core;`), written out in what it binds
     namespace_aliases: tuple[tuple[str, str], ...] = ()
 
@@ -102,9 +96,8 @@ class BindingLibrary:
         return name
 
 
-# pybind11 as archdiff has always read it (without variables, so that its evidence stays as it was)
-PYBIND11 = BindingLibrary("pybind11", frozenset({"py", "pybind11"}), False, False)
-NANOBIND = BindingLibrary("nanobind", frozenset({"nb", "nanobind"}), True, True)
+PYBIND11 = BindingLibrary("pybind11", frozenset({"py", "pybind11"}))
+NANOBIND = BindingLibrary("nanobind", frozenset({"nb", "nanobind"}))
 _NAMESPACE_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*((?:::\s*)?\w+(?:\s*::\s*\w+)*)\s*;")
 
 
@@ -131,14 +124,16 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
                          library: BindingLibrary = PYBIND11) -> list[PybindFact]:
     """`m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its `.def("meth", &T::meth)` calls; and
     a call that hands the module on (`register_translator(m)`: a ``module`` fact, ``target`` the
-    function as written), whose registrations belong to this module too. With a library that
-    ``follows_variables``, submodules (`m.def_submodule("sub")`: module ``<module>.sub``) and
-    classes held in variables, and `.def` chains on a module, are read as well."""
+    function as written), whose registrations belong to this module too. Submodules
+    (`m.def_submodule("sub")`: module ``<module>.sub``), modules and classes held in variables
+    (`auto cls = py::class_<T>(m, "T"); cls.def(...)`, Triton python_backend's Logger) and `.def`
+    chains on a module are read as well. A lambda's callee named as the binding comes first (`m.def("add",
+    [](...) { auto [a, b] = to_arrays(a_, b_); return mx::add(a, b); })`: MLX's helpers, called
+    first, live in other files)."""
     found = []
     modules = {var: module}  # variable -> the Python module it holds
     classes: dict[str, _Class] = {}  # variable -> the class binding it holds
-    if library.follows_variables:
-        found.extend(_held_in_variables(body, scope, language, library, modules, classes))
+    found.extend(_held_in_variables(body, scope, language, library, modules, classes))
     calls = capture_nodes(body, language, _CALLS).get("c", ())
     for call in calls:
         fn = call.child_by_field_name("function")
@@ -164,13 +159,12 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         # a lambda wraps the real function: keep what it calls, the graph step picks one
         wrapped = tuple(map(library.spelled_out, lambda_callees(call_args[1], language))) \
             if target == "<lambda>" else ()
-        if library.names_lambda_target and wrapped:
+        if wrapped:
             wrapped = _named_first(wrapped, name)
         held = _registered_on(owner, module, modules, classes, library) if owner is not None else None
         if isinstance(held, str):
-            # the `.def` line (of a chain's links, not the chain's first; pybind11's as it always was)
-            at = line(field) if library.follows_variables else line(call)
-            found.append(PybindFact("def", held, name, target, at, scope, lambda_calls=wrapped,
+            # the `.def` line (of a chain's links, not the chain's first)
+            found.append(PybindFact("def", held, name, target, line(field), scope, lambda_calls=wrapped,
                                     mechanism=library.name))
         elif held is not None:
             found.append(PybindFact("method", held[2], name, target, line(field), scope, owner=held[1],
@@ -187,10 +181,8 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
 def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dict[str, _Class],
                    library: BindingLibrary) -> str | _Class | None:
     """What a `.def` called on ``node`` registers on: a Python module (its name), a class binding,
-    or None. A chain of calls is followed to its root: `py::class_<T>(m, "Name").def(...)`; with a
-    library that ``follows_variables``, also a variable (`cls.def(...)`, `m.def(...).def(...)`) and
-    a submodule (`m.def_submodule("sub")`)."""
-    chained = False
+    or None. A chain of calls is followed to its root: `py::class_<T>(m, "Name").def(...)`, a
+    variable (`cls.def(...)`, `m.def(...).def(...)`) or a submodule (`m.def_submodule("sub")`)."""
     while node.type == "call_expression":
         fn = node.child_by_field_name("function")
         if fn is None:
@@ -200,13 +192,13 @@ def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dic
         field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
         if inner is None:
             return None
-        if library.follows_variables and field is not None and text(field) == "def_submodule":
+        if field is not None and text(field) == "def_submodule":
             parent = _registered_on(inner, module, modules, classes, library)
             args = call_arguments(node)
             name = string_value(args[0]) if args else None
             return f"{parent}.{name}" if isinstance(parent, str) and name else None
-        node, chained = inner, True
-    if node.type == "identifier" and (library.follows_variables or not chained):
+        node = inner
+    if node.type == "identifier":
         written = text(node)
         return modules.get(written) or classes.get(written)
     return None
@@ -214,7 +206,7 @@ def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dic
 
 def _class_call(node: Any, module: str, modules: dict[str, str], library: BindingLibrary) -> _Class | None:
     """The class binding a call `py::class_<T, ...>(m, "Name")` (or `enum_`) makes: its module is
-    the block's, or with a library that ``follows_variables`` the submodule it is given."""
+    the one it is given (the block's, or a submodule)."""
     fn = node.child_by_field_name("function")
     if fn is None:
         return None
@@ -224,7 +216,7 @@ def _class_call(node: Any, module: str, modules: dict[str, str], library: Bindin
     name = string_value(args[1]) if m and len(args) >= 2 else None
     if m is None or name is None:
         return None
-    where = modules.get(text(args[0]), module) if library.follows_variables else module
+    where = modules.get(text(args[0]), module)
     return library.spelled_out(split_args(m.group(1))[0]), name, where
 
 
