@@ -38,7 +38,8 @@ def test_files_packages_messages_enums_and_services_are_nodes_at_their_lines(bun
     assert all(n["language"] == "proto" for n in found.values() if n["path"].endswith(".proto"))
     proto = bundle["stats"]["proto"]
     assert (proto["messages"], proto["enums"], proto["services"], proto["rpcs"], proto["fields"]) == (9, 2, 1, 4, 21)
-    assert bundle["stats"]["files"] == {"cpp": 1, "proto": 3, "rust": 1}  # and the frontends that include them
+    # and the frontends that include them
+    assert bundle["stats"]["files"] == {"cpp": 1, "proto": 3, "python": 1, "rust": 1}
     assert found[f"{INF}.Inference"]["doc"] == "The inference endpoints."
     assert found[f"{INF}.InferRequest.Tensor"]["doc"] == "One input of the request."
     assert found["file:api/inference.proto"]["tags"] == ["proto3"]
@@ -103,7 +104,8 @@ def test_rpcs_say_what_each_side_streams(bundle):
 
 
 def test_imports_reach_the_fixture_file_or_an_external_node(bundle):
-    found = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "imports"}
+    found = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"]
+             if e["kind"] == "imports" and e["path"].endswith(".proto")}
     assert found == {
         ("file:api/inference.proto", "file:common/types.proto", 7),
         ("file:api/inference.proto", "proto:google/protobuf/any.proto", 8),
@@ -173,3 +175,14 @@ def test_a_rust_include_of_generated_code_reaches_the_protos_of_its_package(bund
                         ("rs:mini_grpc::common", "file:common/types.proto", 9)}
     rust = bundle["stats"]["rust"]
     assert (rust["proto_includes"], rust["proto_includes_outside"]) == (2, 1)  # grpc.health.v1: no .proto here
+
+
+def test_a_python_import_of_a_protoc_generated_module_reaches_its_proto(bundle):
+    # `x_pb2` / `x_pb2_grpc` are generated at build time: the import goes to the x.proto whose path
+    # ends in the longest part of the module's (`api/inference.proto` for `mini_api.inference_pb2_grpc`
+    # by its name alone); google.protobuf's empty.proto is no file of the system
+    imported = {(e["target"], e["line"]) for e in bundle["graph"]["edges"]
+                if e["kind"] == "imports" and e["source"] == "py:client"}
+    assert imported == {("file:common/types.proto", 4), ("file:api/inference.proto", 5),
+                        ("file:api/inference.proto", 6), ("py:google.protobuf", 7)}
+    assert bundle["stats"]["python"]["imports_protoc_generated"] == 3

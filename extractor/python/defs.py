@@ -44,6 +44,8 @@ class PyGraph:
     # of 110,000 edges on vLLM would only do again.
     contains: list[Edge] = dataclasses.field(default_factory=list)
     edges: list[Edge] = dataclasses.field(default_factory=list)  # every other kind
+    # ``imports`` of protoc's generated modules, to the .proto files of the system: no node of this graph
+    generated: list[Edge] = dataclasses.field(default_factory=list)
     external: dict[str, Node] = dataclasses.field(default_factory=dict)
     # a re-export node -> what it names (its ``aliases`` edge), for the API rules without a pass over the edges
     reexported: dict[str, str] = dataclasses.field(default_factory=dict)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import itertools
+import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping
@@ -42,6 +43,7 @@ from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosin
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
 from extractor.support.forkmap import MAX_CHILDREN, fork_map, spans
+from extractor.support.pathsuffix import by_suffix
 
 
 class CallSite(msgspec.Struct, frozen=True, order=True, array_like=True, gc=False):
@@ -131,8 +133,9 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     children = pyexports.contained(g)
     pyexports.star_reexports(g, resolver, modules, exports, children)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
+    protos = by_suffix(f.path for f in ctx.files if f.language is Language.PROTO)
     call_sites = _last_pass(g, resolver, modules, exports, children, ctx.options.jobs,
-                            meanwhile=functools.partial(_imports, g, modules))
+                            meanwhile=functools.partial(_imports, g, modules, protos))
     return _contribution(g, scanned, modules, call_sites, ctx.options.jobs)
 
 
@@ -257,9 +260,9 @@ def _constructors(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyMod
             amend(member, "value_kind", "enum-member")
 
 
-def _imports(g: PyGraph, modules: dict[str, PyModule]) -> None:
+def _imports(g: PyGraph, modules: dict[str, PyModule], protos: Mapping[str, list[str]]) -> None:
     """``imports`` edges, each distinct imported name placed once (vLLM: 25,845 imports, most of
-    them of names other modules import too)."""
+    them of names other modules import too). ``protos``: the system's .proto files by path suffix."""
     targets: dict[tuple[str, str], tuple[str, str]] = {}
     for module in modules.values():
         mid = naming.py_id(module.name)
@@ -275,26 +278,57 @@ def _imports(g: PyGraph, modules: dict[str, PyModule]) -> None:
                 continue
             found = targets.get((base, name))
             if found is None:
-                found = targets[base, name] = _import_target(g, modules, base, name)
+                found = targets[base, name] = _import_target(g, modules, base, name, protos)
             stat, dest = found
             g.stats[stat] += 1
-            if dest != mid:
+            if dest.startswith(_FILE):
+                g.generated.append(Edge(mid, dest, EdgeKind.IMPORTS, module.file.path, line))
+            elif dest != mid:
                 g.edges.append(Edge(mid, dest, EdgeKind.IMPORTS, module.file.path, line))
 
 
-def _import_target(g: PyGraph, modules: dict[str, PyModule], base: str, name: str) -> tuple[str, str]:
+_FILE = naming.file_id("")
+_PB2 = re.compile(r"(\w+?)_pb2(?:_grpc)?")  # protoc's Python module for x.proto, and grpc's
+
+
+def _import_target(g: PyGraph, modules: dict[str, PyModule], base: str, name: str,
+                   protos: Mapping[str, list[str]]) -> tuple[str, str]:
     """(stat, node id) of what ``from base import name`` (``import base``: name "") imports: the
-    module named, else the innermost module of the system it lies in (``pkg.missing``), else an
-    outside name."""
+    module named, else the .proto of the system a protoc-generated module (``x_pb2``, not in the
+    tree) is made from, else the innermost module of the system it lies in (``pkg.missing``),
+    else an outside name."""
     full = f"{base}.{name}" if name and name != "*" and base else (base or name)
     dest = full if full in modules else base
     if dest in modules:
         return ("imports_internal", naming.py_id(dest))
+    if protos and "_pb2" in full:
+        parts = full.split(".")
+        for i in range(len(parts), 0, -1):  # `x_pb2`, `x_pb2.Message`, `x_pb2_grpc.XStub`
+            m = _PB2.fullmatch(parts[i - 1])
+            if m is None:
+                continue
+            proto = _proto_of(parts[:i - 1], m.group(1), protos)
+            if proto:
+                return ("imports_protoc_generated", naming.file_id(proto))
+            if proto == "":
+                return ("imports_protoc_ambiguous", g.ext_node(".".join(parts[:i])))
+            break
     inner = next((".".join(dest.split(".")[:i]) for i in range(dest.count(".") + 1, 0, -1)
                   if ".".join(dest.split(".")[:i]) in modules), None)
     if inner is not None:
         return ("imports_internal", naming.py_id(inner))
     return ("imports_external", g.ext_node(dest))
+
+
+def _proto_of(package: list[str], stem: str, protos: Mapping[str, list[str]]) -> str | None:
+    """The .proto whose generated module ``package`` + ``stem``_pb2 (``ray.core.generated.gcs_pb2``)
+    is: the file ending in the longest part of the module's path (``ray/core/generated/gcs.proto``,
+    ..., ``gcs.proto``) that some file ends in; "" when several do (ambiguous); None when none does."""
+    for start in range(len(package) + 1):
+        found = protos.get("/".join((*package[start:], stem + ".proto")))
+        if found:
+            return found[0] if len(found) == 1 else ""
+    return None
 
 
 class ModuleCalls(msgspec.Struct, array_like=True, gc=False):
@@ -458,7 +492,7 @@ def _contribution(g: PyGraph, scanned: list[tuple[SourceFile, PythonFacts]], mod
         ordered["diagnostics"] = tuple(sorted(g.diagnostics))
 
     kept = _first_sites(edges, every, jobs, sort_the_rest)
-    return Contribution(nodes=ordered["nodes"], edges=tuple(map(edges.__getitem__, kept)),
+    return Contribution(nodes=ordered["nodes"], edges=(*map(edges.__getitem__, kept), *sorted(set(g.generated))),
                         diagnostics=ordered["diagnostics"], stats=dict(sorted(stats.items())),
                         shared=PythonShared(ordered["sites"], every, g.reexported))
 
