@@ -40,7 +40,7 @@ import msgspec
 
 from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
-from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
+from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.cpp.uses import EdgeRow, uses_rows
@@ -144,7 +144,13 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
             defs.append(Def(path, languages[path], localise(record, path)))
         diagnostics.extend(_file_diagnostics(path, facts[path], stats))
 
-    table = SymbolTable(defs)
+    # namespace aliases, seen in their file and the files that include it (extractor.cpp.aliases)
+    declared = {path: f.namespace_aliases for path, f in facts.items() if f.namespace_aliases}
+    seen_by = defined_through_includes({path: {path} for path in declared}, resolved_includes) if declared else {}
+    table = SymbolTable(defs, declared, seen_by)
+    conflicts = table.namespace_aliases.conflicts() if declared else 0
+    if conflicts:
+        stats["namespace_alias_conflicts"] = conflicts
     nodes = table.nodes()
     node_kinds = {n.id: n.kind for n in nodes}
     edges: list[Edge] = [*include_edges, *generated_edges]
