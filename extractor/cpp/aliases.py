@@ -92,9 +92,9 @@ class NamespaceAliases:
         if not sep or head not in self.heads:
             return name
         key = (path, scope, head, absolute)
-        target = self._targets.get(key, "?")
-        if target == "?":
-            target = self._targets[key] = self._target(path, scope, head, absolute, None, 0)
+        if key not in self._targets:
+            self._targets[key] = self._target(path, scope, head, absolute, None, 0)
+        target = self._targets[key]
         if target is None:
             return None
         return f"{target}::{rest}" if target else name
@@ -102,13 +102,17 @@ class NamespaceAliases:
     def conflicts(self) -> int:
         """How many (file, scope, alias name) see aliases of that name at that scope that stand for
         different namespaces: the names written through them stay unresolved."""
-        count = 0
+        files_seeing: dict[frozenset[str], list[str]] = {}  # files that see the same aliases see the same conflicts
         for path in sorted(self._seen_by):
-            for found in self._visible_in(path).values():
+            if self._seen_by[path]:
+                files_seeing.setdefault(self._seen_by[path], []).append(path)
+        count = 0
+        for paths in files_seeing.values():
+            for found in self._visible_in(paths[0]).values():
                 targets: dict[tuple[str, ...], set[str | None]] = {}
                 for alias in found:
-                    targets.setdefault(alias.scope, set()).add(self._full_target(path, alias, 0))
-                count += sum(len(t) > 1 for t in targets.values())
+                    targets.setdefault(alias.scope, set()).add(self._full_target(paths[0], alias, 0))
+                count += len(paths) * sum(len(t) > 1 for t in targets.values())
         return count
 
     def _visible_in(self, path: str) -> dict[str, tuple[_Alias, ...]]:

@@ -238,6 +238,8 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                         rows.append((source, target, kind, path, line))  # kind: the EdgeKind's value
                     else:
                         found[f"{kind}_unresolved"] += 1
+                        if table.through_conflicting_aliases(source, callee, path):
+                            found[f"{kind}_unresolved_alias_conflict"] += 1
         return _ENCODE((rows, found))
 
     tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]

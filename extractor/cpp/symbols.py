@@ -307,6 +307,13 @@ class SymbolTable:
             hit = self._resolved[key] = self._resolve_callee(caller, callee, kernel_only, path)
         return hit
 
+    def through_conflicting_aliases(self, caller: str, callee: str, path: str) -> bool:
+        """Whether ``callee``, called from ``caller`` in ``path``, is written through namespace
+        aliases that disagree there (so :meth:`resolve_callee` left it unresolved)."""
+        if not caller or "::" not in callee or not self.namespace_aliases.heads:
+            return False
+        return self.namespace_aliases.expand(path, id_name(caller), _strip_template_args(callee)) is None
+
     def _resolve_callee(self, caller: str, callee: str, kernel_only: bool, path: str) -> str:
         name = _strip_template_args(callee)
         if name.startswith("this->"):
