@@ -9,7 +9,9 @@ file of the system, so core's `"triton/common/logging.h"` reaches the common rep
 `include/triton/common/logging.h`. A header that protoc generates (`model_config.pb.h`,
 `grpc_service.grpc.pb.h`) is no file of the tree: its include is an edge to the `.proto` it is
 generated from, resolved the same way (core's 16 files that include `model_config.pb.h` reach the
-common repository's `protobuf/model_config.proto`).
+common repository's `protobuf/model_config.proto`). A name written through a namespace alias
+(`namespace tc = triton::core;` and `tc::Status`) is looked up as the name the alias stands for,
+from the scope and the files that see the alias (:mod:`extractor.cpp.aliases`).
 
 Macros defined in a file's includes are invisible to the per-file scanner. The scanner records the
 attribute-like macros each file defines (``defines``); once includes are resolved, a file that uses

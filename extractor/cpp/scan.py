@@ -65,8 +65,9 @@ _NOT_CALLED = frozenset({
 _BEFORE_A_CALL = frozenset({b"return", b"else", b"do", b"case", b"co_return", b"throw"})
 _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 # `namespace tr = tensorrt_llm::runtime;`: how a namespace alias starts, found in function bodies by a
-# search of the file's bytes (the walk meets those at declaration level)
-_ALIAS_START = re.compile(rb"\bnamespace\s+\w+\s*=")
+# search of the file's bytes (the walk meets those at declaration level). No `\b` before it: that
+# costs the search its literal prefix, 13 times the time (lmdeploy's 3.8 MB of C++: 40 ms, 3 ms)
+_ALIAS_START = re.compile(rb"namespace\s+\w+\s*=")
 
 
 def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None) -> CppFacts:
@@ -299,6 +300,8 @@ class _Scanner:
         starts = [b[0] for b in self.bodies]
         root = self.tree.root_node
         for m in _ALIAS_START.finditer(self.data):
+            if m.start() and WORD_RUN.fullmatch(self.data, m.start() - 1, m.start()):
+                continue  # the end of a longer word
             i = bisect.bisect_right(starts, m.start()) - 1
             if i < 0 or m.end() > self.bodies[i][1]:
                 continue  # at declaration level, where the walk met it

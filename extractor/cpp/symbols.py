@@ -248,7 +248,8 @@ class SymbolTable:
     def resolve_type(self, scope: str, written: str, path: str = "") -> str:
         """The node of the type ``written`` names as seen from ``scope`` in ``path``; an id of the
         name itself when the system defines no such type."""
-        if "::" in written and self.namespace_aliases.heads:
+        heads = self.namespace_aliases.heads
+        if heads and "::" in written and written.replace("virtual", "").lstrip(": ").partition("::")[0] in heads:
             name = _strip_template_args(written.replace("virtual", "").strip())
             expanded = self.namespace_aliases.expand(path, scope, name)
             if expanded is None:
