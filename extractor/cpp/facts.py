@@ -111,6 +111,17 @@ class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     mechanism: str = "pybind11"  # the library that binds it: "pybind11" or "nanobind"
 
 
+class NamespaceAlias(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """`namespace ft = turbomind;`: ``name`` stands for the namespace ``target`` (as written, `::` kept)
+    in ``scope`` and the scopes nested in it."""
+
+    name: str
+    target: str
+    scope: str  # the enclosing namespaces joined with `::`, or the function whose body declares it
+    line: int
+    local: bool = False  # declared in a function body (``scope`` is that function's qualified name)
+
+
 class CppFacts(msgspec.Struct, frozen=True):
     """Everything one C/C++/CUDA file contributes; names as written, resolved by the graph step."""
 
@@ -124,6 +135,7 @@ class CppFacts(msgspec.Struct, frozen=True):
     # macros the file defines that open or close namespaces, and what each does
     # (extractor.cpp.parse.namespace_macros: rewritten in its includers too)
     namespace_macros: tuple[tuple[str, str], ...] = ()
+    namespace_aliases: tuple[NamespaceAlias, ...] = ()
     macro_blocks: tuple[tuple[str, int], ...] = ()  # (macro, line): macros whose bodies hold definitions
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree

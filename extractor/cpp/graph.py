@@ -9,7 +9,9 @@ file of the system, so core's `"triton/common/logging.h"` reaches the common rep
 `include/triton/common/logging.h`. A header that protoc generates (`model_config.pb.h`,
 `grpc_service.grpc.pb.h`) is no file of the tree: its include is an edge to the `.proto` it is
 generated from, resolved the same way (core's 16 files that include `model_config.pb.h` reach the
-common repository's `protobuf/model_config.proto`).
+common repository's `protobuf/model_config.proto`). A name written through a namespace alias
+(`namespace tc = triton::core;` and `tc::Status`) is looked up as the name the alias stands for,
+from the scope and the files that see the alias (:mod:`extractor.cpp.aliases`).
 
 Macros defined in a file's includes are invisible to the per-file scanner. The scanner records the
 attribute-like macros each file defines (``defines``); once includes are resolved, a file that uses
@@ -40,7 +42,7 @@ import msgspec
 
 from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
-from extractor.cpp.includes import IncludeResolver, rescan_with_included_macros
+from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.cpp.uses import EdgeRow, uses_rows
@@ -144,7 +146,13 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
             defs.append(Def(path, languages[path], localise(record, path)))
         diagnostics.extend(_file_diagnostics(path, facts[path], stats))
 
-    table = SymbolTable(defs)
+    # namespace aliases, seen in their file and the files that include it (extractor.cpp.aliases)
+    declared = {path: f.namespace_aliases for path, f in facts.items() if f.namespace_aliases}
+    seen_by = defined_through_includes({path: {path} for path in declared}, resolved_includes) if declared else {}
+    table = SymbolTable(defs, declared, seen_by)
+    conflicts = table.namespace_aliases.conflicts() if declared else 0
+    if conflicts:
+        stats["namespace_alias_conflicts"] = conflicts
     nodes = table.nodes()
     node_kinds = {n.id: n.kind for n in nodes}
     edges: list[Edge] = [*include_edges, *generated_edges]
@@ -232,6 +240,8 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                         rows.append((source, target, kind, path, line))  # kind: the EdgeKind's value
                     else:
                         found[f"{kind}_unresolved"] += 1
+                        if table.through_conflicting_aliases(source, callee, path):
+                            found[f"{kind}_unresolved_alias_conflict"] += 1
         return _ENCODE((rows, found))
 
     tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]

@@ -18,11 +18,12 @@ import collections
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 
 import msgspec
 
-from extractor.cpp.facts import Definition
+from extractor.cpp.aliases import NamespaceAliases
+from extractor.cpp.facts import Definition, NamespaceAlias
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import cpp_id, id_name
@@ -93,7 +94,10 @@ def localise(record: Definition, path: str) -> Definition:
 
 
 class SymbolTable:
-    def __init__(self, defs: list[Def]) -> None:
+    def __init__(self, defs: list[Def], namespace_aliases: Mapping[str, Sequence[NamespaceAlias]] | None = None,
+                 seen_by: Mapping[str, frozenset[str]] | None = None) -> None:
+        """``namespace_aliases``: each file's namespace aliases; ``seen_by``: per file, the files
+        whose aliases it sees (:class:`extractor.cpp.aliases.NamespaceAliases`)."""
         self.defs = defs
         aggregates = {d.record.qual for d in defs if d.record.kind in _AGGREGATE_RECORDS}
         namespaces = {d.record.qual for d in defs if d.record.kind == "namespace"}
@@ -131,6 +135,7 @@ class SymbolTable:
         for n in self.node_by_id.values():
             if n.kind is NodeKind.KERNEL:
                 self.short_kernels[n.name].append(n.id)
+        self.namespace_aliases = NamespaceAliases(namespace_aliases or {}, seen_by or {}, self.scopes, self.id_of)
 
     def _resolve(self, d: Def) -> None:
         r = d.record
@@ -243,6 +248,13 @@ class SymbolTable:
     def resolve_type(self, scope: str, written: str, path: str = "") -> str:
         """The node of the type ``written`` names as seen from ``scope`` in ``path``; an id of the
         name itself when the system defines no such type."""
+        heads = self.namespace_aliases.heads
+        if heads and "::" in written and written.replace("virtual", "").lstrip(": ").partition("::")[0] in heads:
+            name = _strip_template_args(written.replace("virtual", "").strip())
+            expanded = self.namespace_aliases.expand(path, scope, name)
+            if expanded is None:
+                return cpp_id(name.lstrip(":"))  # aliases that disagree: not guessed
+            written = expanded
         if path not in self._local_type_paths:
             path = ""
         key = (scope, written, path)
@@ -296,14 +308,26 @@ class SymbolTable:
             hit = self._resolved[key] = self._resolve_callee(caller, callee, kernel_only, path)
         return hit
 
+    def through_conflicting_aliases(self, caller: str, callee: str, path: str) -> bool:
+        """Whether ``callee``, called from ``caller`` in ``path``, is written through namespace
+        aliases that disagree there (so :meth:`resolve_callee` left it unresolved)."""
+        if not caller or "::" not in callee or not self.namespace_aliases.heads:
+            return False
+        return self.namespace_aliases.expand(path, id_name(caller), _strip_template_args(callee)) is None
+
     def _resolve_callee(self, caller: str, callee: str, kernel_only: bool, path: str) -> str:
         name = _strip_template_args(callee)
         if name.startswith("this->"):
             name = name[len("this->"):]
         elif "." in name or "->" in name:
             return ""  # a call through an object whose type we do not know
-        name = name.lstrip(":")
         caller_qual = id_name(caller)
+        if "::" in name and self.namespace_aliases.heads:
+            expanded = self.namespace_aliases.expand(path, caller_qual, name)
+            if expanded is None:
+                return ""  # aliases that disagree: not guessed
+            name = expanded
+        name = name.lstrip(":")
         scope = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
         for prefix in _outward(scope):
             for qual in _candidates(prefix, name, path):
