@@ -17,9 +17,10 @@ from extractor.model import Language, Step
 # version 6: torch operators registered through PyTorch's stable ABI;
 # version 7: nanobind registrations (NB_MODULE blocks, functions given an `nb::module_&`);
 # version 8: pybind11's classes and submodules held in variables, read as nanobind's are;
-# version 9: namespace aliases (CppFacts.namespace_aliases)
+# version 9: namespace aliases (CppFacts.namespace_aliases);
+# version 10: using-directives and using-declarations (CppFacts.usings)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="9", forkable=True)
+            extract=extract_cpp_graph, version="10", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

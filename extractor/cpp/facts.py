@@ -122,6 +122,18 @@ class NamespaceAlias(msgspec.Struct, frozen=True, array_like=True, omit_defaults
     local: bool = False  # declared in a function body (``scope`` is that function's qualified name)
 
 
+class Using(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """`using namespace xgrammar;` (a using-directive, ``directive``): the names of that namespace are
+    seen in ``scope`` and the scopes nested in it; `using engine::compute;` (a using-declaration):
+    `compute` names `engine::compute` there."""
+
+    target: str  # the namespace, or the name declared, as written (`::` kept, spaces removed)
+    scope: str  # the enclosing namespaces joined with `::`, or the function whose body holds it
+    line: int
+    directive: bool = False
+    local: bool = False  # in a function body (``scope`` is that function's qualified name)
+
+
 class CppFacts(msgspec.Struct, frozen=True):
     """Everything one C/C++/CUDA file contributes; names as written, resolved by the graph step."""
 
@@ -136,6 +148,7 @@ class CppFacts(msgspec.Struct, frozen=True):
     # (extractor.cpp.parse.namespace_macros: rewritten in its includers too)
     namespace_macros: tuple[tuple[str, str], ...] = ()
     namespace_aliases: tuple[NamespaceAlias, ...] = ()
+    usings: tuple[Using, ...] = ()  # using-directives and using-declarations outside classes
     macro_blocks: tuple[tuple[str, int], ...] = ()  # (macro, line): macros whose bodies hold definitions
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree

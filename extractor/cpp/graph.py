@@ -149,7 +149,10 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     # namespace aliases, seen in their file and the files that include it (extractor.cpp.aliases)
     declared = {path: f.namespace_aliases for path, f in facts.items() if f.namespace_aliases}
     seen_by = defined_through_includes({path: {path} for path in declared}, resolved_includes) if declared else {}
-    table = SymbolTable(defs, declared, seen_by)
+    # using-directives and using-declarations, seen the same way (extractor.cpp.usings)
+    usings = {path: f.usings for path, f in facts.items() if f.usings}
+    usings_seen_by = defined_through_includes({path: {path} for path in usings}, resolved_includes) if usings else {}
+    table = SymbolTable(defs, declared, seen_by, usings, usings_seen_by)
     conflicts = table.namespace_aliases.conflicts() if declared else 0
     if conflicts:
         stats["namespace_alias_conflicts"] = conflicts
@@ -242,6 +245,8 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                         found[f"{kind}_unresolved"] += 1
                         if table.through_conflicting_aliases(source, callee, path):
                             found[f"{kind}_unresolved_alias_conflict"] += 1
+                        elif table.through_ambiguous_usings(source, callee, path, kernel_only):
+                            found[f"{kind}_unresolved_ambiguous_using"] += 1
         return _ENCODE((rows, found))
 
     tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]

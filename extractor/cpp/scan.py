@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, NamespaceAlias, Param, PybindFact,
+                                 Using,
                                  Scope, TorchOpFact)
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
@@ -34,6 +35,7 @@ ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 _CONTAINERS = frozenset({
     "translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
     "preproc_elif", "preproc_elifdef", "ERROR"})
+_USING_TARGETS = frozenset({"identifier", "namespace_identifier", "qualified_identifier", "type_identifier"})
 _TYPE_KINDS = {"class_specifier": "class", "struct_specifier": "struct",
                "union_specifier": "union", "enum_specifier": "enum"}
 _DECLARATOR_WRAPPERS = frozenset({
@@ -68,6 +70,9 @@ _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
 # search of the file's bytes (the walk meets those at declaration level). No `\b` before it: that
 # costs the search its literal prefix, 13 times the time (lmdeploy's 3.8 MB of C++: 40 ms, 3 ms)
 _ALIAS_START = re.compile(rb"namespace\s+\w+\s*=")
+# `using namespace vllm;` and `using engine::compute;` in function bodies, found the same way; not
+# `using T = ...;` (a type alias, another node)
+_USING_START = re.compile(rb"using\s+(?:namespace\s|[\w:\s]+;)")
 
 
 def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None) -> CppFacts:
@@ -192,6 +197,7 @@ class _Scanner:
         self.pybind: list[PybindFact] = []
         self.macro_blocks: list[tuple[str, int]] = []
         self.namespace_aliases: list[NamespaceAlias] = []
+        self.usings: list[Using] = []
         self.macro_launches: dict[str, list[str]] = {}
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.seen_types: set[int] = set()
@@ -234,6 +240,8 @@ class _Scanner:
                 self.visit_macro(child)
             elif t == "namespace_alias_definition":
                 self.visit_namespace_alias(child, _join(scope))
+            elif t == "using_declaration" and all(kind == "namespace" for _, kind in scope):
+                self.visit_using(child, _join(scope))  # in a class it names a base's member: not ours
 
     def visit_error_region(self, node: Any, scope: Scope) -> None:
         """Inside an ERROR node tree-sitter leaves the pieces of a definition side by side:
@@ -309,6 +317,36 @@ class _Scanner:
             node = keyword.parent if keyword is not None else None
             if node is not None and node.type == "namespace_alias_definition":
                 self.visit_namespace_alias(node, self.bodies[i][2], local=True)
+
+    def visit_using(self, node: Any, scope: str, local: bool = False) -> None:
+        """`using namespace X;` and `using X::f;` (tree-sitter calls both a using_declaration); not
+        `using enum E;` nor `using typename T::x;`."""
+        keywords = {c.type for c in node.children if not c.is_named}
+        named = node.named_children
+        if not named or keywords - {"using", "namespace", ";", "::"} or named[-1].type not in _USING_TARGETS:
+            return
+        directive = "namespace" in keywords
+        if not directive and named[-1].type != "qualified_identifier":
+            return  # `using f;` declares nothing C++ accepts
+        self.usings.append(Using(SPACES.sub("", text(named[-1])), scope, line(node), directive, local))
+
+    def visit_local_usings(self) -> None:
+        """Using-directives and using-declarations in function bodies, scoped to their function
+        (found as :meth:`visit_local_namespace_aliases` finds aliases)."""
+        if b"using" not in self.data or not self.bodies:
+            return
+        starts = [b[0] for b in self.bodies]
+        root = self.tree.root_node
+        for m in _USING_START.finditer(self.data):
+            if m.start() and WORD_RUN.fullmatch(self.data, m.start() - 1, m.start()):
+                continue  # the end of a longer word
+            i = bisect.bisect_right(starts, m.start()) - 1
+            if i < 0 or m.end() > self.bodies[i][1]:
+                continue  # at declaration level, where the walk met it
+            keyword = root.descendant_for_byte_range(m.start(), m.start() + len(b"using"))
+            node = keyword.parent if keyword is not None else None
+            if node is not None and node.type == "using_declaration":
+                self.visit_using(node, self.bodies[i][2], local=True)
 
     def visit_type(self, spec: Any, scope: Scope, template: bool, typedef_name: str | None,
                    access: str = "") -> None:
@@ -570,6 +608,7 @@ class _Scanner:
         launches: list[tuple[str, str, int]] = []
         self.bodies.sort()
         self.visit_local_namespace_aliases()
+        self.visit_local_usings()
         starts = [b[0] for b in self.bodies]
         kernel_starts = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
@@ -608,6 +647,7 @@ class _Scanner:
                         namespace_macros=tuple(namespace_macros(self.data).items()),
                         namespace_aliases=tuple(sorted(self.namespace_aliases,
                                                        key=lambda a: (a.line, a.scope, a.name))),
+                        usings=tuple(sorted(self.usings, key=lambda u: (u.line, u.scope, u.target))),
                         macro_blocks=tuple(self.macro_blocks),
                         words=words,
                         truncated=self.truncated, errors=len(errors),

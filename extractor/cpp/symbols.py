@@ -18,13 +18,14 @@ import collections
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
 from extractor.cpp.aliases import NamespaceAliases
-from extractor.cpp.facts import Definition, NamespaceAlias
+from extractor.cpp.facts import Definition, NamespaceAlias, Using
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
+from extractor.cpp.usings import Usings
 from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import cpp_id, id_name
 
@@ -95,9 +96,13 @@ def localise(record: Definition, path: str) -> Definition:
 
 class SymbolTable:
     def __init__(self, defs: list[Def], namespace_aliases: Mapping[str, Sequence[NamespaceAlias]] | None = None,
-                 seen_by: Mapping[str, frozenset[str]] | None = None) -> None:
+                 seen_by: Mapping[str, frozenset[str]] | None = None,
+                 usings: Mapping[str, Sequence[Using]] | None = None,
+                 usings_seen_by: Mapping[str, frozenset[str]] | None = None) -> None:
         """``namespace_aliases``: each file's namespace aliases; ``seen_by``: per file, the files
-        whose aliases it sees (:class:`extractor.cpp.aliases.NamespaceAliases`)."""
+        whose aliases it sees (:class:`extractor.cpp.aliases.NamespaceAliases`); ``usings`` and
+        ``usings_seen_by``: the same of using-directives and using-declarations
+        (:class:`extractor.cpp.usings.Usings`)."""
         self.defs = defs
         aggregates = {d.record.qual for d in defs if d.record.kind in _AGGREGATE_RECORDS}
         namespaces = {d.record.qual for d in defs if d.record.kind == "namespace"}
@@ -136,6 +141,9 @@ class SymbolTable:
             if n.kind is NodeKind.KERNEL:
                 self.short_kernels[n.name].append(n.id)
         self.namespace_aliases = NamespaceAliases(namespace_aliases or {}, seen_by or {}, self.scopes, self.id_of)
+        self.usings = Usings(usings or {}, usings_seen_by or {}, namespaces, self.namespace_aliases, self.id_of)
+        self._ambiguous: set[tuple[str, str, bool, str]] = set()  # resolve_callee's keys the usings left ambiguous
+        self._types_through_usings: dict[tuple[str, str, str], str] = {}
 
     def _resolve(self, d: Def) -> None:
         r = d.record
@@ -255,23 +263,51 @@ class SymbolTable:
             if expanded is None:
                 return cpp_id(name.lstrip(":"))  # aliases that disagree: not guessed
             written = expanded
+        file = path
         if path not in self._local_type_paths:
             path = ""
         key = (scope, written, path)
         hit = self._types_resolved.get(key)
         if hit is None:
             hit = self._types_resolved[key] = self._resolve_type(scope, written, path)
+        if file and id_name(hit) not in self.types and self.usings.sees_any(file):
+            # not found in the enclosing scopes: through the usings the file sees (which differ by file)
+            key = (scope, written, file)
+            through = self._types_through_usings.get(key)
+            if through is None:
+                through = self._types_through_usings[key] = self._type_through_usings(scope, written, file) or hit
+            hit = through
         return hit
 
     def _resolve_type(self, scope: str, written: str, path: str) -> str:
         name = _strip_template_args(written.replace("virtual", "").strip()).lstrip(":")
+        return self._find_type(scope, name, path) or cpp_id(name)
+
+    def _find_type(self, scope: str, name: str, path: str) -> str:
+        """The type ``name`` (no leading `::`) names from ``scope`` and the scopes enclosing it, "" for none."""
         for prefix in _outward(scope):
-            for candidate in _candidates(prefix, name, path):
-                if candidate in self.types:
-                    return cpp_id(candidate)
-                if candidate in self.aliases:
-                    return cpp_id(self.aliases[candidate])
-        return cpp_id(name)
+            found = self._type_at(_candidates(prefix, name, path))
+            if found:
+                return found
+        return ""
+
+    def _type_at(self, candidates: Iterable[str]) -> str:
+        for candidate in candidates:
+            if candidate in self.types:
+                return cpp_id(candidate)
+            if candidate in self.aliases:
+                return cpp_id(self.aliases[candidate])
+        return ""
+
+    def _type_through_usings(self, scope: str, written: str, path: str) -> str:
+        """The type ``written`` names in ``scope`` of ``path`` through the usings seen there, "" for
+        none (or several)."""
+        name = _strip_template_args(written.replace("virtual", "").strip())
+        if name.startswith("::"):
+            return ""
+        hit = self._through_usings(path, scope, name, lambda s, n: self._find_type(s, n.lstrip(":"), path),
+                                   lambda prefix: self._type_at(_candidates(prefix, name, path)))
+        return hit or ""
 
     def known_type(self, scope: str, written: str, path: str = "") -> str:
         """The node of the type ``written`` names as seen from ``scope`` in ``path``, "" when the
@@ -315,6 +351,11 @@ class SymbolTable:
             return False
         return self.namespace_aliases.expand(path, id_name(caller), _strip_template_args(callee)) is None
 
+    def through_ambiguous_usings(self, caller: str, callee: str, path: str, kernel_only: bool = False) -> bool:
+        """Whether ``callee``, called from ``caller`` in ``path``, resolves to different entities
+        through the usings seen there (so :meth:`resolve_callee` left it unresolved)."""
+        return (caller, callee, kernel_only, path) in self._ambiguous
+
     def _resolve_callee(self, caller: str, callee: str, kernel_only: bool, path: str) -> str:
         name = _strip_template_args(callee)
         if name.startswith("this->"):
@@ -327,19 +368,63 @@ class SymbolTable:
             if expanded is None:
                 return ""  # aliases that disagree: not guessed
             name = expanded
+        absolute = name.startswith("::")
         name = name.lstrip(":")
         scope = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
-        for prefix in _outward(scope):
-            for qual in _candidates(prefix, name, path):
-                node = self.node_by_id.get(cpp_id(qual))
-                if node is not None and node.kind in CALLABLE and (not kernel_only or node.kind is NodeKind.KERNEL):
-                    return node.id
+        found = self._find_callable(scope, name, path, kernel_only)
+        if found:
+            return found
+        if not absolute and self.usings.sees_any(path):
+            through = self._through_usings(
+                path, caller_qual, name, lambda s, n: self._find_callable(s, n.lstrip(":"), path, kernel_only),
+                lambda prefix: self._callable_at(_candidates(prefix, name, path), kernel_only))
+            if through is None:
+                self._ambiguous.add((caller, callee, kernel_only, path))
+                return ""
+            if through:
+                return through
         if kernel_only:
             # a kernel launch names a kernel, so a unique kernel of that name is the one
             hits = self.short_kernels.get(name.rsplit("::", 1)[-1], [])
             if len(hits) == 1:
                 return hits[0]
         return ""
+
+
+    def _find_callable(self, scope: str, name: str, path: str, kernel_only: bool) -> str:
+        """The function ``name`` (no leading `::`) names from ``scope`` and the scopes enclosing it, "" for none."""
+        for prefix in _outward(scope):
+            found = self._callable_at(_candidates(prefix, name, path), kernel_only)
+            if found:
+                return found
+        return ""
+
+    def _callable_at(self, candidates: Iterable[str], kernel_only: bool) -> str:
+        for qual in candidates:
+            node = self.node_by_id.get(cpp_id(qual))
+            if node is not None and node.kind in CALLABLE and (not kernel_only or node.kind is NodeKind.KERNEL):
+                return node.id
+        return ""
+
+    def _through_usings(self, path: str, scope: str, name: str, find: Callable[[str, str], str],
+                        at: Callable[[str], str]) -> str | None:
+        """What ``name`` names in ``scope`` (a use's, a function's name included) of ``path``
+        through the using-declarations of its head seen there, else through the namespaces the
+        using-directives seen there nominate (:mod:`extractor.cpp.usings`): ``find(scope, name)`` looks a
+        name up from a declaration's scope outwards, ``at(namespace)`` in one namespace. "" for
+        nothing, None for several different entities."""
+        head, sep, rest = name.partition("::")
+        if head in self.usings.declared_names:
+            declared = self.usings.declarations(path, scope, head)
+            hits = {find(where, target + sep + rest) for where, target in declared} - {""}
+            if len(hits) > 1:
+                return None
+            if hits:
+                return hits.pop()
+        hits = {at(namespace) for namespace in self.usings.nominated(path, scope)} - {""}
+        if len(hits) > 1:
+            return None
+        return hits.pop() if hits else ""
 
 
 def _candidates(prefix: str, name: str, path: str) -> list[str]:
