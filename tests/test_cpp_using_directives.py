@@ -84,7 +84,8 @@ def test_a_directive_in_a_header_is_seen_by_its_includers_only(tmp_path):
 PYBIND11_MODULE(_grammar, m) { m.def("count", &count_rules); }
 void uses_signature(const Grammar& g) {}
 """,
-                               "cpp/other.cc": '#include "grammar.h"\nint plain() { return count_rules(grammar::Grammar{}); }\n'})
+                               "cpp/other.cc": '#include "grammar.h"\n'
+                                               'int plain() { return count_rules(grammar::Grammar{}); }\n'})
     assert {b.python_name: b.target for b in graph.shared.pybind_bindings
             if b.module == "_grammar"} == {"_grammar.count": "cpp:grammar::count_rules"}
     assert ("cpp:uses_signature", "cpp:grammar::Grammar") in edges(graph, EdgeKind.USES)
