@@ -12,6 +12,7 @@ from extractor.model import Contribution, EdgeKind
 from extractor.python.graph import PythonShared
 
 from tests.conftest import FIXTURES
+from tests.cpp_support import cpp_graph
 
 
 @pytest.fixture(scope="module")
@@ -311,10 +312,7 @@ STABLE_TORCH_LIBRARY(_kern_copy, m) {
 
 
 def test_stable_abi_registrations_bind_like_torch_library_ones(tmp_path):
-    for rel, code in STABLE_ABI.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(code)
-    cpp = extract_cpp_graph(scan_trees({"": tmp_path}))
+    cpp = cpp_graph(tmp_path, STABLE_ABI)
     # the blocks register operators; they are no functions of the graph
     assert not [n.id for n in cpp.nodes if "STABLE_TORCH_LIBRARY" in n.id]
     result = bind(cpp, site("torch.ops._kern.fused_gelu", line=3), site("torch.ops._kern_copy.block_copy", line=4),
@@ -344,10 +342,7 @@ PYBIND11_EMBEDDED_MODULE(be_utils, module) {
 
 
 def test_pybind11_classes_and_submodules_held_in_variables(tmp_path):
-    for rel, code in HELD_IN_VARIABLES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(code)
-    cpp = extract_cpp_graph(scan_trees({"": tmp_path}))
+    cpp = cpp_graph(tmp_path, HELD_IN_VARIABLES)
     assert {(b.python_name, b.target, b.line) for b in cpp.shared.pybind_bindings} == {
         ("be_utils.Logger", "cpp:be::Logger", 4), ("be_utils.Logger.info", "cpp:be::Logger::Info", 5),
         ("be_utils.extra.Other", "cpp:be::Logger", 7), ("be_utils.extra.Other.warn", "cpp:be::Logger::Warn", 7)}

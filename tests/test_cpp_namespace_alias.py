@@ -8,12 +8,10 @@ aliases of aliases, aliases of namespaces outside the system, and aliases that d
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from extractor.bindings.python_cpp import CallSite, bind_call_sites
-from extractor.cpp import extract_cpp_graph
-from extractor.cpp.standalone import scan_trees
-from extractor.model import Contribution, EdgeKind
+from extractor.model import EdgeKind
+
+from tests.cpp_support import cpp_graph, edges
 
 ENGINE = {
     "src/engine/session.h": """
@@ -77,26 +75,15 @@ int through_anonymous() { return hidden::compute(3); }
 }
 
 
-def extract(tmp_path: Path, files: dict[str, str]) -> Contribution:
-    for rel, code in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(code)
-    return extract_cpp_graph(scan_trees({"": tmp_path}))
-
-
-def edges(graph: Contribution, kind: EdgeKind) -> set[tuple[str, str]]:
-    return {(e.source, e.target) for e in graph.edges if e.kind is kind}
-
-
 def test_a_call_a_base_class_and_a_signature_name_the_aliased_namespace(tmp_path):
-    graph = extract(tmp_path, ENGINE)
+    graph = cpp_graph(tmp_path, ENGINE)
     assert ("cpp:step", "cpp:engine::compute") in edges(graph, EdgeKind.CALLS)
     assert ("cpp:Llama", "cpp:engine::BaseModel") in edges(graph, EdgeKind.INHERITS)
     assert ("cpp:step", "cpp:engine::RequestState") in edges(graph, EdgeKind.USES)
 
 
 def test_pybind11_targets_through_an_alias_bind_python_calls(tmp_path):
-    graph = extract(tmp_path, ENGINE)
+    graph = cpp_graph(tmp_path, ENGINE)
     assert {b.python_name: b.target for b in graph.shared.pybind_bindings} == {
         "_engine.RequestState": "cpp:engine::RequestState", "_engine.compute": "cpp:engine::compute"}
     sites = [CallSite("py:pkg.runner.run", "pkg.lib._engine.RequestState", "pkg/runner.py", 12),
@@ -107,7 +94,7 @@ def test_pybind11_targets_through_an_alias_bind_python_calls(tmp_path):
 
 
 def test_an_alias_is_seen_in_its_scope_and_nested_ones_only(tmp_path):
-    calls = edges(extract(tmp_path, ENGINE), EdgeKind.CALLS)
+    calls = edges(cpp_graph(tmp_path, ENGINE), EdgeKind.CALLS)
     assert ("cpp:tools::inside", "cpp:engine::compute") in calls
     assert not {target for source, target in calls if source == "cpp:outside"}
     # in a function body: that function's alone
@@ -118,12 +105,12 @@ def test_an_alias_is_seen_in_its_scope_and_nested_ones_only(tmp_path):
 
 
 def test_an_alias_of_an_alias_declared_in_an_included_header(tmp_path):
-    calls = edges(extract(tmp_path, ENGINE), EdgeKind.CALLS)
+    calls = edges(cpp_graph(tmp_path, ENGINE), EdgeKind.CALLS)
     assert ("cpp:tools::grow", "cpp:engine::runtime::buffers::allocate") in calls
 
 
 def test_an_alias_is_not_seen_by_files_that_do_not_include_its_header(tmp_path):
-    graph = extract(tmp_path, {**ENGINE, "src/other/free.cc": """
+    graph = cpp_graph(tmp_path, {**ENGINE, "src/other/free.cc": """
 namespace engine { int compute(int x); }
 int unrelated() { return eg::compute(4); }
 namespace eg { int compute(int x) { return -x; } }
@@ -136,7 +123,7 @@ namespace eg { int compute(int x) { return -x; } }
 def test_an_alias_of_a_namespace_outside_the_system_names_nothing_of_it(tmp_path):
     # `cg` is the system's own namespace in one file and cooperative_groups in another: a call
     # through the alias is not one to the system's `cg::sync`
-    graph = extract(tmp_path, {
+    graph = cpp_graph(tmp_path, {
         "csrc/sync.cc": "namespace cg { void sync() {} }\nvoid direct() { cg::sync(); }\n",
         "csrc/reduce.cu": """
 #include <cooperative_groups.h>
@@ -149,7 +136,7 @@ __global__ void reduce_kernel(float* out) { cg::sync(); cg::this_thread_block();
 
 
 def test_aliases_that_disagree_leave_the_name_unresolved_and_are_counted(tmp_path):
-    graph = extract(tmp_path, {
+    graph = cpp_graph(tmp_path, {
         "src/cache/v1.h": "namespace engine::cache_v1 { void evict(); }\nnamespace kv = engine::cache_v1;\n",
         "src/cache/v2.h": "namespace engine::cache_v2 { void evict(); }\nnamespace kv = engine::cache_v2;\n",
         "src/cache/both.cc": '#include "v1.h"\n#include "v2.h"\nvoid flush_both() { kv::evict(); }\n',

@@ -9,11 +9,9 @@ global namespace (vLLM's `using namespace vllm;`), directives of namespaces outs
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from extractor.cpp import extract_cpp_graph
-from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind
+
+from tests.cpp_support import cpp_graph, edges
 
 GRAMMAR = {
     "cpp/grammar.h": """
@@ -51,23 +49,12 @@ int rules_of(const char* text) {
 }
 
 
-def extract(tmp_path: Path, files: dict[str, str]) -> Contribution:
-    for rel, code in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(code)
-    return extract_cpp_graph(scan_trees({"": tmp_path}))
-
-
-def edges(graph: Contribution, kind: EdgeKind) -> set[tuple[str, str]]:
-    return {(e.source, e.target) for e in graph.edges if e.kind is kind}
-
-
 def targets_of(graph: Contribution, source: str) -> set[str]:
     return {target for s, target in edges(graph, EdgeKind.CALLS) if s == source}
 
 
 def test_calls_and_nanobind_targets_through_a_file_scope_directive(tmp_path):
-    graph = extract(tmp_path, GRAMMAR)
+    graph = cpp_graph(tmp_path, GRAMMAR)
     assert targets_of(graph, "cpp:rules_of") == {
         "cpp:grammar::CompileGrammar", "cpp:grammar::count_rules", "cpp:grammar::detail::normalize"}
     assert {b.python_name: b.target for b in graph.shared.pybind_bindings} == {
@@ -76,7 +63,7 @@ def test_calls_and_nanobind_targets_through_a_file_scope_directive(tmp_path):
 
 
 def test_a_directive_in_a_header_is_seen_by_its_includers_only(tmp_path):
-    graph = extract(tmp_path, {**GRAMMAR,
+    graph = cpp_graph(tmp_path, {**GRAMMAR,
                                "cpp/prelude.h": '#include "grammar.h"\nusing namespace grammar;\n',
                                "cpp/python/module.cc": """
 #include <pybind11/pybind11.h>
@@ -93,7 +80,7 @@ void uses_signature(const Grammar& g) {}
 
 
 def test_a_directive_in_a_namespace_or_a_function_is_not_seen_outside_it(tmp_path):
-    graph = extract(tmp_path, {**GRAMMAR, "cpp/tools.cc": """
+    graph = cpp_graph(tmp_path, {**GRAMMAR, "cpp/tools.cc": """
 #include "grammar.h"
 namespace tools {
 using namespace grammar;
@@ -113,7 +100,7 @@ int after_local() { return count_rules(grammar::Grammar{}); }
 
 
 def test_a_name_the_enclosing_scopes_declare_wins_over_a_directive(tmp_path):
-    graph = extract(tmp_path, {**GRAMMAR, "cpp/kernels/reduce.cu": """
+    graph = cpp_graph(tmp_path, {**GRAMMAR, "cpp/kernels/reduce.cu": """
 #include "../grammar.h"
 namespace grammar { __device__ float warp_sum(float v) { return v; } }
 namespace kernels {
@@ -130,7 +117,7 @@ __global__ void reduce_plain(float* out) { out[0] = warp_sum(out[0]); }
 
 
 def test_two_directives_that_make_a_name_ambiguous_leave_it_unresolved_and_counted(tmp_path):
-    graph = extract(tmp_path, {
+    graph = cpp_graph(tmp_path, {
         "csrc/cache.h": "namespace cache_v1 { void evict(); void only_v1(); }\nnamespace cache_v2 { void evict(); }\n",
         "csrc/flush.cc": """
 #include "cache.h"
@@ -145,7 +132,7 @@ void flush() { evict(); only_v1(); }
 
 def test_a_directive_of_a_namespace_outside_the_system_resolves_nothing(tmp_path):
     # `cute` is CUTLASS's, whose headers are not given; the system's `other::cute` is another namespace
-    graph = extract(tmp_path, {**GRAMMAR, "csrc/layout.cu": """
+    graph = cpp_graph(tmp_path, {**GRAMMAR, "csrc/layout.cu": """
 #include <cute/tensor.hpp>
 #include "../cpp/grammar.h"
 namespace other { namespace cute { void make_layout(int n) {} } }
@@ -158,7 +145,7 @@ __global__ void gemm(float* out) { make_layout(4); count_rules(Grammar{}); }
 
 
 def test_a_using_declaration_names_one_function(tmp_path):
-    graph = extract(tmp_path, {**GRAMMAR, "cpp/picked.cc": """
+    graph = cpp_graph(tmp_path, {**GRAMMAR, "cpp/picked.cc": """
 #include "grammar.h"
 using grammar::count_rules;
 namespace tools {

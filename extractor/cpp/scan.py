@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -301,22 +301,28 @@ class _Scanner:
                                                      local))
 
     def visit_local_namespace_aliases(self) -> None:
-        """Namespace aliases declared in function bodies, scoped to their function (the bodies are
-        sorted). Most files declare none: a search of the bytes says so without visiting a node."""
-        if b"namespace" not in self.data or not self.bodies:
+        """Namespace aliases declared in function bodies, scoped to their function."""
+        for node, function in self.in_bodies(b"namespace", _ALIAS_START, "namespace_alias_definition"):
+            self.visit_namespace_alias(node, function, local=True)
+
+    def in_bodies(self, keyword: bytes, start: re.Pattern[bytes], node_type: str) -> Iterator[tuple[Any, str]]:
+        """The ``node_type`` declarations that ``keyword`` starts inside function bodies, each with
+        the qualified name of its function (the bodies are sorted). Most files declare none: a
+        search of the bytes says so without visiting a node."""
+        if keyword not in self.data or not self.bodies:
             return
         starts = [b[0] for b in self.bodies]
         root = self.tree.root_node
-        for m in _ALIAS_START.finditer(self.data):
+        for m in start.finditer(self.data):
             if m.start() and WORD_RUN.fullmatch(self.data, m.start() - 1, m.start()):
                 continue  # the end of a longer word
             i = bisect.bisect_right(starts, m.start()) - 1
             if i < 0 or m.end() > self.bodies[i][1]:
                 continue  # at declaration level, where the walk met it
-            keyword = root.descendant_for_byte_range(m.start(), m.start() + len(b"namespace"))
-            node = keyword.parent if keyword is not None else None
-            if node is not None and node.type == "namespace_alias_definition":
-                self.visit_namespace_alias(node, self.bodies[i][2], local=True)
+            found = root.descendant_for_byte_range(m.start(), m.start() + len(keyword))
+            node = found.parent if found is not None else None
+            if node is not None and node.type == node_type:
+                yield node, self.bodies[i][2]
 
     def visit_using(self, node: Any, scope: str, local: bool = False) -> None:
         """`using namespace X;` and `using X::f;` (tree-sitter calls both a using_declaration); not
@@ -331,22 +337,9 @@ class _Scanner:
         self.usings.append(Using(SPACES.sub("", text(named[-1])), scope, line(node), directive, local))
 
     def visit_local_usings(self) -> None:
-        """Using-directives and using-declarations in function bodies, scoped to their function
-        (found as :meth:`visit_local_namespace_aliases` finds aliases)."""
-        if b"using" not in self.data or not self.bodies:
-            return
-        starts = [b[0] for b in self.bodies]
-        root = self.tree.root_node
-        for m in _USING_START.finditer(self.data):
-            if m.start() and WORD_RUN.fullmatch(self.data, m.start() - 1, m.start()):
-                continue  # the end of a longer word
-            i = bisect.bisect_right(starts, m.start()) - 1
-            if i < 0 or m.end() > self.bodies[i][1]:
-                continue  # at declaration level, where the walk met it
-            keyword = root.descendant_for_byte_range(m.start(), m.start() + len(b"using"))
-            node = keyword.parent if keyword is not None else None
-            if node is not None and node.type == "using_declaration":
-                self.visit_using(node, self.bodies[i][2], local=True)
+        """Using-directives and using-declarations in function bodies, scoped to their function."""
+        for node, function in self.in_bodies(b"using", _USING_START, "using_declaration"):
+            self.visit_using(node, function, local=True)
 
     def visit_type(self, spec: Any, scope: Scope, template: bool, typedef_name: str | None,
                    access: str = "") -> None:
