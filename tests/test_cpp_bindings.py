@@ -222,6 +222,9 @@ def test_python_calls_of_names_imported_from_a_pybind11_module_of_the_system(tmp
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("from ct._ext import Translator as T\n\ndef make():\n    return T()\n")
     (pkg / "log.py").write_text("from ct import _ext\n\n\ndef quiet():\n    _ext.set_log_level(0)\n    _ext.unused()\n")
+    # xgrammar's shape: one module binds the extension module under another name, others import it from there
+    (pkg / "base.py").write_text("from ct import _ext as _core\n")
+    (pkg / "user.py").write_text("from ct.base import _core\n\n\ndef score():\n    return _core.score(1)\n")
     # the package re-exports T: a caller reaches the binding through it
     (tmp_path / "src" / "python" / "app.py").write_text("import ct\nfrom ct import T\n\n\ndef run():\n    ct.T()\n    T()\n")
     bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
@@ -229,7 +232,8 @@ def test_python_calls_of_names_imported_from_a_pybind11_module_of_the_system(tmp
     assert binds == {("py:ct.make", "cpp:ct::python::TranslatorWrapper", 4),
                      ("py:ct.log.quiet", "cpp:ct::set_log_level", 5),
                      ("py:app.run", "cpp:ct::python::TranslatorWrapper", 6),  # ct.T, re-exported
-                     ("py:app.run", "cpp:ct::python::TranslatorWrapper", 7)}  # T imported from the package
+                     ("py:app.run", "cpp:ct::python::TranslatorWrapper", 7),  # T imported from the package
+                     ("py:ct.user.score", "cpp:ct::python::score", 5)}  # the module, under the name base gives it
 
 
 BUILT_EXTENSIONS = {

@@ -355,12 +355,18 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
         return any(dotted.startswith(m + ".") for m in extension_modules) or \
             bool(named and _below_named_extension(dotted, named, system))
 
+    def extension(dotted: str) -> bool:  # the extension module itself
+        return dotted in extension_modules or \
+            bool(named and dotted.rpartition(".")[2] in named and dotted not in system)
+
     # each file's names bound by its imports; and the names a module re-exports from an extension
-    # module (a package's `from ._ext import Translator`, called as `ctranslate2.Translator`)
+    # module (a package's `from ._ext import Translator`, called as `ctranslate2.Translator`), or
+    # bound to the module itself (xgrammar's `from . import xgrammar_bindings as _core`, which
+    # other modules import as `from .base import _core`)
     imported = ctx.once(_imported_by_path)
     bindings = [(f, facts, imported[f.path]) for f, facts in files]
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
-                  for local, dotted in bound.items() if native(dotted)}
+                  for local, dotted in bound.items() if native(dotted) or extension(dotted)}
     for f, facts, bound in bindings:
         module = f.module  # one naming for every step (extractor.naming)
         for call in facts.calls:
