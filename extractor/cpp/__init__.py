@@ -18,9 +18,10 @@ from extractor.model import Language, Step
 # version 7: nanobind registrations (NB_MODULE blocks, functions given an `nb::module_&`);
 # version 8: pybind11's classes and submodules held in variables, read as nanobind's are;
 # version 9: namespace aliases (CppFacts.namespace_aliases);
-# version 10: using-directives and using-declarations (CppFacts.usings)
+# version 10: using-directives and using-declarations (CppFacts.usings);
+# version 11: nanobind targets as written (namespace aliases are the symbol table's)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="10", forkable=True)
+            extract=extract_cpp_graph, version="11", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

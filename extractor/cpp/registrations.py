@@ -81,19 +81,10 @@ class BindingLibrary:
 
     name: str  # the mechanism a binding through it carries: "pybind11", "nanobind"
     namespaces: frozenset[str]  # its namespace as code writes it: `py`, `pybind11`; a file's aliases added
-    # the file's other namespace aliases (`namespace mx = mlx::core;`), written out in what it binds
-    namespace_aliases: tuple[tuple[str, str], ...] = ()
 
     def spells(self, written: str) -> bool:
         """Whether ``written`` (spaces removed) is a name in the library's namespace."""
         return any(written.startswith(ns + "::") for ns in self.namespaces)
-
-    def spelled_out(self, name: str) -> str:
-        """``name`` with a namespace alias of the file it starts with written out."""
-        for alias, target in self.namespace_aliases:
-            if name.startswith(alias + "::"):
-                return target + name[len(alias):]
-        return name
 
 
 PYBIND11 = BindingLibrary("pybind11", frozenset({"py", "pybind11"}))
@@ -103,17 +94,16 @@ _NAMESPACE_ALIAS = re.compile(rb"\bnamespace\s+(\w+)\s*=\s*((?:::\s*)?\w+(?:\s*:
 
 def nanobind_in(data: bytes) -> BindingLibrary:
     """nanobind as the file writes it: with the aliases it gives its namespace (`namespace nb =
-    nanobind;` is the documented one; `namespace py = nanobind;` is written too), and the aliases
-    of other namespaces (one written twice with different targets is left alone)."""
+    nanobind;` is the documented one; `namespace py = nanobind;` is written too). The file's other
+    aliases (`namespace mx = mlx::core;`) are the symbol table's, as every name's
+    (:mod:`extractor.cpp.aliases`)."""
     if b"namespace" not in data:
         return NANOBIND
     found: dict[str, set[str]] = {}
     for m in _NAMESPACE_ALIAS.finditer(data):
         found.setdefault(m.group(1).decode(), set()).add(SPACES.sub("", m.group(2).decode()).lstrip(":"))
     ours = frozenset(alias for alias, targets in found.items() if targets == {"nanobind"})
-    others = tuple(sorted((alias, next(iter(targets))) for alias, targets in found.items()
-                          if len(targets) == 1 and alias not in ours))
-    return dataclasses.replace(NANOBIND, namespaces=NANOBIND.namespaces | ours, namespace_aliases=others)
+    return dataclasses.replace(NANOBIND, namespaces=NANOBIND.namespaces | ours)
 
 
 # a class binding: (C++ type, Python name, the Python module it is defined in)
@@ -155,10 +145,9 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         if name is None:
             continue
         owner = fn.child_by_field_name("argument")
-        target = library.spelled_out(function_ref(call_args[1]))
+        target = function_ref(call_args[1])
         # a lambda wraps the real function: keep what it calls, the graph step picks one
-        wrapped = tuple(map(library.spelled_out, lambda_callees(call_args[1], language))) \
-            if target == "<lambda>" else ()
+        wrapped = tuple(lambda_callees(call_args[1], language)) if target == "<lambda>" else ()
         if wrapped:
             wrapped = _named_first(wrapped, name)
         held = _registered_on(owner, module, modules, classes, library) if owner is not None else None
@@ -217,7 +206,7 @@ def _class_call(node: Any, module: str, modules: dict[str, str], library: Bindin
     if m is None or name is None:
         return None
     where = modules.get(text(args[0]), module)
-    return library.spelled_out(split_args(m.group(1))[0]), name, where
+    return split_args(m.group(1))[0], name, where
 
 
 def _named_first(callees: tuple[str, ...], name: str) -> tuple[str, ...]:
@@ -253,7 +242,7 @@ def _held_in_variables(body: Any, scope: str, language: Language, library: Bindi
             spelled = m is not None and library.spells(SPACES.sub("", text(kind)))
             label = string_value(args[1]) if spelled and len(args) >= 2 else None
             if m is not None and label is not None:
-                held = (library.spelled_out(split_args(m.group(1))[0]), label, modules.get(text(args[0]), module))
+                held = (split_args(m.group(1))[0], label, modules.get(text(args[0]), module))
                 found.append(PybindFact("class", held[2], held[1], held[0], line(decl), scope,
                                         mechanism=library.name))
         if isinstance(held, str):
