@@ -416,9 +416,7 @@ class _Reader:
             return
         written = self.type_name()
         name = self.ident("a field name")
-        self.expect("=", f" after field '{name[1]}'")
-        number = self.integer(f"the number of field '{name[1]}'")
-        deprecated = self.field_options()
+        number, deprecated = self.numbered(f"field '{name[1]}'")
         self.expect(";", f" after field '{name[1]}'")
         fields.append(ProtoField(name[1], name[2], number, written, label, oneof=oneof, deprecated=deprecated,
                                  doc=self.docs.above(start[2])))
@@ -427,9 +425,7 @@ class _Reader:
         """proto2 `optional group Result = 1 { ... }`: a nested message and a field of it."""
         self.expect("group")
         name = self.ident("a group name")
-        self.expect("=", f" after group '{name[1]}'")
-        number = self.integer(f"the number of group '{name[1]}'")
-        deprecated = self.field_options()
+        number, deprecated = self.numbered(f"group '{name[1]}'")
         self.expect("{", f" to open group '{name[1]}'")
         qual = f"{scope}.{name[1]}"
         slot = len(self.definitions)
@@ -443,6 +439,13 @@ class _Reader:
         fields.append(ProtoField(name[1].lower(), name[2], number, name[1], label, oneof=oneof, group=True,
                                  deprecated=deprecated, doc=doc))
 
+    def numbered(self, what: str) -> tuple[int, bool]:
+        """`= N [options]` after the name of a field, group or enum value (``what``, for the
+        messages): the number, and whether the options deprecate it."""
+        self.expect("=", f" after {what}")
+        number = self.integer(f"the number of {what}")
+        return number, self.field_options()
+
     def map_field(self, fields: list[ProtoField]) -> None:
         start = self.expect("map")
         self.expect("<")
@@ -451,9 +454,7 @@ class _Reader:
         value = self.type_name()
         self.expect(">", " to close the map type")
         name = self.ident("a field name")
-        self.expect("=", f" after field '{name[1]}'")
-        number = self.integer(f"the number of field '{name[1]}'")
-        deprecated = self.field_options()
+        number, deprecated = self.numbered(f"field '{name[1]}'")
         self.expect(";", f" after field '{name[1]}'")
         fields.append(ProtoField(name[1], name[2], number, value, key=key, deprecated=deprecated,
                                  doc=self.docs.above(start[2])))
@@ -496,9 +497,7 @@ class _Reader:
                 self.expect(";", " after reserved")
             else:
                 value = self.ident("an enum value name")
-                self.expect("=", f" after enum value '{value[1]}'")
-                number = self.integer(f"the number of enum value '{value[1]}'")
-                value_deprecated = self.field_options()
+                number, value_deprecated = self.numbered(f"enum value '{value[1]}'")
                 self.expect(";", f" after enum value '{value[1]}'")
                 values.append(ProtoEnumValue(value[1], value[2], number, value_deprecated,
                                              self.docs.above(value[2])))
