@@ -260,7 +260,6 @@ class _TorchOpIndex:
         suffixes = {r.namespace_suffix for r in ops if r.namespace_suffix}
         self.stems = {_stem(ns, suffixes) for ns in python_namespaces} - {""}
         self.suffixes = suffixes
-        self.literal_namespaces = {r.namespace for r in ops if r.namespace}
 
     def lookup(self, ns: str, op: str) -> tuple[list[OpRegistration], str]:
         literal = [r for r in self.impls if r.namespace == ns and r.op == op]
