@@ -65,6 +65,8 @@ class Context:
     _once: dict[Callable[..., Any], Any] = dataclasses.field(default_factory=dict, repr=False)
     # the steps running in the background now (Step.background): their results are not there yet
     running: set[str] = dataclasses.field(default_factory=set, repr=False)
+    # step name -> file path -> what the step's ``ahead`` returned for it during the scan
+    done_ahead: dict[str, dict[str, Any]] = dataclasses.field(default_factory=dict, repr=False)
 
     def result(self, step: Step[X]) -> Contribution[X]:
         """What ``step`` contributed; it must have run (declare it in ``requires``)."""
@@ -89,7 +91,14 @@ class Context:
         """The context a step in the background sees, in any run: the same system, the results
         given (those of the steps it requires) and none other, and a ``once`` of its own (nothing
         its thread shares with the driver's)."""
-        return Context(self.name, self.version, self.sources, self.files, self.options, results)
+        return Context(self.name, self.version, self.sources, self.files, self.options, results,
+                       done_ahead=self.done_ahead)
+
+    def take_ahead(self, step: Step[Any]) -> Mapping[str, Any]:
+        """What ``step.ahead`` returned during the scan, by file path (see :class:`Step`), handed
+        over once: the step may build on it in place, and a second run of its ``extract`` on this
+        context (a benchmark's) finds nothing and does the work itself."""
+        return self.done_ahead.pop(step.name, {})
 
     def once(self, compute: Callable[[Context], T]) -> T:
         """``compute(self)``, computed once per system whichever step asks first (the build

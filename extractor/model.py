@@ -253,6 +253,15 @@ class Step(Generic[X]):
     # (extractor.context.ExtractOptions) -> anything, kept by the step's own caches. The pipeline
     # runs it while the pool scans, when the driver mostly waits; extract then finds it done.
     prepare: Callable[[Any], object] | None = None
+    # Work on one file's facts that needs nothing of the other files but its path and module name:
+    # () -> ((path, module, facts) -> anything), made once per run. The pipeline calls it on each
+    # result as it comes back from the pool, in the driver's time that otherwise waits on the
+    # workers (with many cores, time the workers' share hides); ``extract`` finds what it returned
+    # with ``ctx.take_ahead(step)``, by path. A file it was not called on (its facts came from the cache
+    # with no pool running, or its content is another file's) is not there: extract does the work
+    # itself. The module name is the inventory's (extractor.naming.module_names over every Python
+    # file; "" for other languages): a step that names modules otherwise checks it.
+    ahead: Callable[[], Callable[[str, str, Any], Any]] | None = None
     # ``extract`` is plain computation (it reads files at most: no locks, threads, writes, nor
     # results of steps it does not require) and its contribution pickles compactly: the pipeline
     # may run it in a forked child beside the driver's steps (extractor.support.forkmap.fork_ahead).

@@ -112,7 +112,7 @@ def test_external_calls_are_kept_as_call_sites_for_cross_language_binding(tmp_pa
     entries, _ = list_files(source)
     options = ExtractOptions(jobs=1, cache_dir=tmp_path / "c")
     blobs, _ = _read([(source, e) for e in entries], (pysymbols.STEP,))
-    files, _, _ = _scan(blobs, (pysymbols.STEP,), options, FactCache(None), Progress())
+    files, _, _, _ = _scan(blobs, (pysymbols.STEP,), options, FactCache(None), Progress())
     ctx = Context("kern", "1", (source,), files, options)
     sites = pysymbols.extract_python_graph(ctx).shared.call_sites
     assert [(s.caller, s.callee, s.path, s.line) for s in sites] == [

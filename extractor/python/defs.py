@@ -96,10 +96,22 @@ class Signatures:
         return found
 
 
-def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
+class DefinitionsAhead:
+    """The Python step's ``ahead`` (extractor.model.Step): each module's definitions placed while
+    the pool still scans, with the module name they were placed under (the step places a module
+    again if it names it otherwise)."""
+
+    def __init__(self) -> None:
+        self._signatures = Signatures()
+
+    def __call__(self, path: str, module: str, facts: PythonFacts) -> tuple[str, ModuleDefs]:
+        return module, place_definitions(module, path, facts, self._signatures)
+
+
+def place_definitions(module: str, path: str, facts: PythonFacts,
                       signatures: Signatures | None = None) -> ModuleDefs:
-    """Nodes, ``contains`` edges and members of one module's classes, functions and methods
-    (``signatures``: shared by the modules of a system)."""
+    """Nodes, ``contains`` edges and members of one module's classes, functions and methods, from
+    the facts of the file at ``path`` (``signatures``: shared by the modules of a system)."""
     out = ModuleDefs()
     signatures = signatures or Signatures()
     mid = py_id(module)
@@ -116,9 +128,9 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
         if kind == "class":
             signature = ""
         if "overload" in tags:
-            overloads[nid].append(Signature(params, returns, file.path, line))
+            overloads[nid].append(Signature(params, returns, path, line))
             if nid not in stubs:
-                stubs[nid] = _node(nid, kind, short, qualname, file, line, doc, tags, signature, params, returns,
+                stubs[nid] = _node(nid, kind, short, qualname, path, line, doc, tags, signature, params, returns,
                                    decorators)
             continue
         if nid in out.nodes and any(d in (f"{short}.setter", f"{short}.deleter") for d in decorators):
@@ -126,9 +138,9 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
         cond = d.conditional
         old = out.nodes.get(nid)
         if old is not None and (cond or conditional[nid]):
-            amend(old, "sites", (*old.sites, Location(file.path, line)))
+            amend(old, "sites", (*old.sites, Location(path, line)))
             continue
-        node = _node(nid, kind, short, qualname, file, line, doc, tags, signature, params, returns, decorators)
+        node = _node(nid, kind, short, qualname, path, line, doc, tags, signature, params, returns, decorators)
         if old is not None:
             # A later unconditional definition rebinds the name: the earlier one's members go with it.
             prefix = nid + "."
@@ -145,7 +157,7 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
         out.nodes[nid] = node
         scope = parent_qual(qual)
         parent = py_id(f"{module}.{scope}") if scope else mid
-        out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, line))
+        out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, path, line))
         out.members[parent][short] = nid
         if kind == "class":
             out.classes[nid] = ClassFacts(nid, scope, d.bases, decorators,
@@ -155,19 +167,19 @@ def place_definitions(module: str, file: SourceFile, facts: PythonFacts,
             out.nodes[nid] = stubs[nid]
             qual = stubs[nid].qualname[len(module) + 1:]
             parent = py_id(f"{module}.{parent_qual(qual)}") if parent_qual(qual) else mid
-            out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, file.path, stubs[nid].line))
+            out.edges.append(Edge(parent, nid, EdgeKind.CONTAINS, path, stubs[nid].line))
             out.members[parent][stubs[nid].name] = nid
         amend(out.nodes[nid], "overloads", tuple(variants))
     return out
 
 
-def _node(nid: str, kind: str, short: str, qualname: str, file: SourceFile, line: int, doc: str,
+def _node(nid: str, kind: str, short: str, qualname: str, path: str, line: int, doc: str,
           tags: tuple[str, ...], signature: str, params: tuple[Parameter, ...], returns: str,
           decorators: tuple[str, ...]) -> Node:
     if "property" in tags and kind == "method":
-        return Node(nid, NodeKind.ATTRIBUTE, short, qualname, "python", file.path, line, doc, "", tuple(tags),
+        return Node(nid, NodeKind.ATTRIBUTE, short, qualname, "python", path, line, doc, "", tuple(tags),
                     decorators=tuple(decorators), annotation=returns, value_kind="property")
-    return Node(nid, _KINDS[kind], short, qualname, "python", file.path, line, doc, signature, tuple(tags),
+    return Node(nid, _KINDS[kind], short, qualname, "python", path, line, doc, signature, tuple(tags),
                 params=params, returns=returns, decorators=tuple(decorators))
 
 

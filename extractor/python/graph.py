@@ -37,7 +37,8 @@ from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language,
                              Severity, Step, amend, amend_each, edge_key, node_key)
 from extractor.python.facts import PythonFacts
 from extractor.python.fields import Binding, ClassSpec
-from extractor.python.defs import ClassFacts, ModuleDefs, PyGraph, Signatures, place_attributes, place_definitions
+from extractor.python.defs import (ClassFacts, DefinitionsAhead, ModuleDefs, PyGraph, Signatures, place_attributes,
+                                   place_definitions)
 from extractor.python.expr import display_signature
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
@@ -82,6 +83,7 @@ def _api_rules() -> pyapi.ApiRules:
 def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     scanned: list[tuple[SourceFile, PythonFacts]] = list(ctx.facts("python", Language.PYTHON))
     names, diagnostics = naming.module_names(f for f, _facts in scanned)
+    placed_ahead: Mapping[str, tuple[str, ModuleDefs]] = ctx.take_ahead(STEP)
     g = PyGraph(diagnostics=diagnostics)
     modules: dict[str, PyModule] = {}
     classes: dict[str, tuple[PyModule, ClassFacts]] = {}
@@ -95,7 +97,9 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
         g.nodes[mid] = Node(mid, NodeKind.MODULE, name.rsplit(".", 1)[-1], name, "python", f.path,
                             1 if f.lines else 0, facts.doc,
                             tags=("libcst-fallback",) if facts.fallback else ())
-        defs = defs_of[name] = place_definitions(name, f, facts, signatures)
+        ahead = placed_ahead.get(f.path)
+        defs = defs_of[name] = ahead[1] if ahead is not None and ahead[0] == name else \
+            place_definitions(name, f.path, facts, signatures)
         g.nodes.update(defs.nodes)
         g.contains.extend(defs.edges)
         for parent, found in defs.members.items():
@@ -546,4 +550,4 @@ def _first_sites_between(edges: list[Edge], every: dict[str, Node], low: str, hi
 _ENCODE = msgspec.msgpack.Encoder().encode
 
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="6", python_fallback=True)  # 6: definitions' display signatures
+            version="6", python_fallback=True, ahead=DefinitionsAhead)  # 6: definitions' display signatures

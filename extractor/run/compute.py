@@ -26,7 +26,7 @@ from extractor.acquire.inventory import InventoryEntry, file_limit, read_regular
 from extractor.acquire.stamps import TreeStamps, stamp_of
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.evidence.write import encode_bundle
-from extractor.model import Contribution, Diagnostic, Severity, Step
+from extractor.model import Contribution, Diagnostic, Language, Severity, Step
 from extractor.run import memo
 from extractor.run.background import Background
 from extractor.run.cache import code_fingerprint
@@ -85,8 +85,8 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
             return served
         scan_store = HeldWrites(store) if inputs.unpacking else store
         with log.phase("scan"):
-            files, cache_counts, scan_diagnostics = _scan(blobs, steps, inputs.options, scan_store, progress, executor,
-                                                          log)
+            files, cache_counts, scan_diagnostics, done_ahead = _scan(blobs, steps, inputs.options, scan_store,
+                                                                      progress, executor, log)
             diagnostics.extend(scan_diagnostics)
         unpacked: list[tuple[str, str, str]] = []
         if isinstance(scan_store, HeldWrites):
@@ -102,7 +102,7 @@ def compute(inputs: Inputs, steps: tuple[Step, ...] | None, progress: Progress, 
         # Every file's facts are decoded: the steps never read the bytes again (probes and manifests
         # read the tree), so they are let go before the steps run (119 MB on torch's wheel tree).
         del blobs
-        ctx = Context(inputs.name, inputs.version, inputs.sources, files, inputs.options)
+        ctx = Context(inputs.name, inputs.version, inputs.sources, files, inputs.options, done_ahead=done_ahead)
         if keep is not None:
             keep.append(ctx)  # its files' facts and every step's results
         _run_steps(ctx, steps, progress, log)
@@ -347,6 +347,31 @@ def _decoded(result: FileResult, decoders: dict[str, Any], later: frozenset[str]
     return facts
 
 
+class _Ahead:
+    """The steps' ``ahead`` work (extractor.model.Step), called on each file's decoded facts as
+    the pool's results come in; what it returns, by step and path."""
+
+    def __init__(self, steps: Sequence[Step], blobs: Sequence[Any]) -> None:
+        self._calls = {step.name: step.ahead() for step in steps if step.ahead is not None}
+        self.done: dict[str, dict[str, Any]] = {name: {} for name in self._calls}
+        self._files: dict[str, tuple[str, str]] = {}  # content key -> (path, module) of one file holding it
+        if self._calls:
+            python = [SourceFile(entry.path, entry.rel, source.label, entry.language, "", 0, {})
+                      for source, entry, _data, _key in blobs if entry.language is Language.PYTHON]
+            names, _clashes = naming.module_names(python)
+            for source, entry, _data, key in blobs:
+                self._files.setdefault(key, (entry.path, names.get(entry.path, "")))
+
+    def __call__(self, key: str, facts: FileFacts) -> None:
+        if not self._calls:
+            return
+        path, module = self._files[key]
+        for name, call in self._calls.items():
+            found = facts.get(name)
+            if found is not None:
+                self.done[name][path] = call(path, module, found)
+
+
 def _decoded_in_children(steps: Sequence[Step]) -> frozenset[str]:
     """The steps whose facts the driver leaves encoded: a ``forkable`` step reads its own facts
     in the child it runs in (with one job, in the driver, as part of that step), so decoding them
@@ -358,7 +383,7 @@ def _decoded_in_children(steps: Sequence[Step]) -> frozenset[str]:
 
 def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactStore, progress: Progress,
           executor: Workplace = HERE, log: RunLog | None = None
-          ) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic]]:
+          ) -> tuple[tuple[SourceFile, ...], dict[str, int], list[Diagnostic], dict[str, dict[str, Any]]]:
     log = log or RunLog(options.jobs, executor.name)
     diagnostics: list[Diagnostic] = []
     cached: dict[str, FileResult] = {}
@@ -383,9 +408,10 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
     language_of = {b[3]: b[1].language for b in blobs}
     # files whose content another file has too: the second gets its own FileFacts from the result
     shared = {key for key, count in Counter(b[3] for b in blobs).items() if count > 1}
-    ahead = iter(list(cached.items()))
+    cached_ahead = iter(list(cached.items()))
     share = -(-len(cached) // len(items)) if items else 0
     fresh: dict[str, FileResult] = {}
+    ahead = _Ahead(steps, blobs) if items else _Ahead((), ())
     if items:
         progress.phase("scan", len(items))
         log.scan.bytes_sent = sum(len(data) for _language, data in items)
@@ -404,9 +430,11 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
                 cache.put_many(pending)
                 pending = {}
             ready[blob[3]] = _decoded(result, decoders.get(blob[1].language, {}), later)
+            ahead(blob[3], ready[blob[3]])
             fresh[blob[3]] = result if blob[3] in shared else result.without_facts()
-            for key, done in itertools.islice(ahead, share):
+            for key, done in itertools.islice(cached_ahead, share):
                 ready[key] = _decoded(done, decoders.get(language_of[key], {}), later)
+                ahead(key, ready[key])
                 if key not in shared:
                     cached[key] = done.without_facts()
         log.scan.pool_wall_s = time.perf_counter() - started
@@ -424,4 +452,4 @@ def _scan(blobs, steps: tuple[Step, ...], options: ExtractOptions, cache: FactSt
         facts = ready.pop(key, None) or FileFacts(result.facts, decoders.get(entry.language, {}))
         files.append(SourceFile(entry.path, entry.rel, source.label, entry.language, key.split(":", 1)[0],
                                 len(data), facts, result.lines))
-    return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics
+    return naming.with_module_names(files), {"hits": len(cached), "misses": len(fresh)}, diagnostics, ahead.done
