@@ -20,3 +20,16 @@ def parse_source(data: bytes) -> Any:
 
 def capture_nodes(node: Any, pattern: str) -> dict[str, list[Any]]:
     return GO.captures(node, pattern)
+
+
+def descendants(node: Any, kind: str) -> list[Any]:
+    """The nodes of type ``kind`` below ``node`` (``node`` itself included), in source order, not
+    looking inside one that is found."""
+    out, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        if current.type == kind:
+            out.append(current)
+            continue
+        stack.extend(reversed(current.named_children))
+    return out

@@ -20,7 +20,7 @@ from typing import Any
 from extractor.go.facts import GoCgo, GoDefinition, GoFacts
 from extractor.native.calls import CallSites, group_calls
 from extractor.native.comments import leading_comment
-from extractor.go.parse import capture_nodes
+from extractor.go.parse import capture_nodes, descendants
 from extractor.model import ParsedFile
 
 _CALL_QUERY = "(call_expression function: (_) @callee) (ERROR) @error"
@@ -78,7 +78,7 @@ def scan_go(parsed: ParsedFile) -> GoFacts:
 
 
 def _visit_import(node: Any, previous: Any, found: _File) -> None:
-    for spec in _descendants(node, "import_spec"):
+    for spec in descendants(node, "import_spec"):
         path = spec.child_by_field_name("path")
         if path is None:
             continue
@@ -172,7 +172,7 @@ def _visit_type(spec: Any, found: _File) -> None:
         target = _clip(_text(type_node)) if type_node is not None else ""
     elif type_node is not None and type_node.type == "struct_type":
         kind = "struct"
-        for field in _descendants(type_node, "field_declaration"):
+        for field in descendants(type_node, "field_declaration"):
             if field.child_by_field_name("name") is None:  # an embedded type
                 ftype = field.child_by_field_name("type")
                 if ftype is not None:
@@ -218,7 +218,7 @@ def _struct_fields(struct: Any) -> list[tuple[str, int, str, bool]]:
 
 def _visit_checks(node: Any, found: _File) -> None:
     """`var _ I = (*T)(nil)`, `var _ I = T{}`, `var _ I = &T{}`: T is checked to satisfy I."""
-    for spec in _descendants(node, "var_spec"):
+    for spec in descendants(node, "var_spec"):
         names = spec.children_by_field_name("name")
         iface = spec.child_by_field_name("type")
         value = spec.child_by_field_name("value")
@@ -289,17 +289,6 @@ def _child_of_type(node: Any, kind: str) -> Any:
         if child.type == kind:
             return child
     return None
-
-
-def _descendants(node: Any, kind: str) -> list[Any]:
-    out, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if current.type == kind:
-            out.append(current)
-            continue
-        stack.extend(reversed(current.named_children))
-    return out
 
 
 def _type_text(node: Any) -> str:

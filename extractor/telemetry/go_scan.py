@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from extractor.go.parse import capture_nodes
+from extractor.go.parse import capture_nodes, descendants
 from extractor.model import ParsedFile
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
@@ -50,7 +50,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     variables: dict[str, str] = {}  # package-level `var`s set to a string literal
     for node in root.named_children:
         if node.type == "import_declaration":
-            for spec in _descendants(node, "import_spec"):
+            for spec in descendants(node, "import_spec"):
                 path = spec.child_by_field_name("path")
                 name = spec.child_by_field_name("name")
                 target = _text(path).strip('"`') if path is not None else ""
@@ -58,7 +58,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                     aliases[_text(name) if name is not None else target.rsplit("/", 1)[-1]] = target
         elif node.type in ("const_declaration", "var_declaration"):
             kept = constants if node.type == "const_declaration" else variables
-            for spec in _descendants(node, "const_spec" if node.type == "const_declaration" else "var_spec"):
+            for spec in descendants(node, "const_spec" if node.type == "const_declaration" else "var_spec"):
                 names = spec.children_by_field_name("name")
                 value = spec.child_by_field_name("value")
                 values = value.named_children if value is not None else []
@@ -100,7 +100,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         entry.update(_opts(arg_nodes[0], constants))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
             labels = arg_nodes[1]
-            entry["labels"] = tuple(_string(s) for s in _descendants(labels, "interpreted_string_literal")) \
+            entry["labels"] = tuple(_string(s) for s in descendants(labels, "interpreted_string_literal")) \
                 if labels.type == "composite_literal" else None
         metrics.append(NativeMetric(**entry))
     if not (metrics or constants):
@@ -181,7 +181,7 @@ def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
             out["buckets"] = _buckets(value)
         elif key == "ConstLabels":
             # `prometheus.Labels{"k": "v", ...}`: keys and values alternate in source order
-            out["const_labels"] = tuple(sorted([_string(s) for s in _descendants(value, "interpreted_string_literal")][::2]))
+            out["const_labels"] = tuple(sorted([_string(s) for s in descendants(value, "interpreted_string_literal")][::2]))
     return out
 
 
@@ -226,14 +226,3 @@ def _string(node: Any) -> str:
 
 def _text(node: Any) -> str:
     return node.text.decode("utf-8", errors="replace")
-
-
-def _descendants(node: Any, kind: str) -> list[Any]:
-    out, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        if current.type == kind:
-            out.append(current)
-            continue
-        stack.extend(reversed(current.named_children))
-    return out
