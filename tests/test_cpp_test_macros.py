@@ -200,3 +200,21 @@ def test_a_placeholder_that_names_no_argument_is_one_line_naming_the_macro(tmp_p
                      "    class: '{suite}_{nmae}'\n    method: Run\n")
     with pytest.raises(UserInputError, match=r"testmacros.yaml: expand.MY_TEST: \{nmae\} is none of its args"):
         load_test_macros(rules)
+
+
+@pytest.mark.compilers
+def test_ctags_names_the_macro_and_the_comparison_lists_each_body_with_archdiffs_name(tmp_path):
+    from bench.cpp_vs_ctags import measure_recall
+
+    cpp_graph(tmp_path, ENGINE)
+    result = measure_recall(tmp_path)
+    assert result["recall"] == 1.0, result["missing"]
+    assert [(e.path, e.line, e.ctags_name, e.archdiff_name) for e in result["expanded"]] == [
+        ("src/test/arena_test.cc", 15, "TEST", "Arena_Empty_Test::TestBody"),
+        ("src/test/arena_test.cc", 21, "TEST_F", "ArenaTest_Grow_Test::TestBody"),
+        ("src/test/arena_test.cc", 26, "TEST_F", "ArenaTest_Release_Test::TestBody"),
+        ("src/test/arena_test.cc", 31, "TEST_P", "SizesTest_Fits_Test::TestBody"),
+        ("src/test/pool_test.cc", 6, "TEST_F", "PoolTest_Grow_Test::TestBody"),
+        ("src/test/pool_test.cc", 7, "TEST_F", "PoolTest_Release_Test::TestBody"),
+    ]
+    assert "googletest test body" in result["expanded"][0].reason()
