@@ -218,3 +218,24 @@ def test_ctags_names_the_macro_and_the_comparison_lists_each_body_with_archdiffs
         ("src/test/pool_test.cc", 7, "TEST_F", "PoolTest_Release_Test::TestBody"),
     ]
     assert "googletest test body" in result["expanded"][0].reason()
+
+
+def test_a_boost_case_is_named_inside_its_suite(tmp_path):
+    graph = cpp_graph(tmp_path, {"test/suites_test.cc": """
+#include <boost/test/unit_test.hpp>
+struct Server { int port = 80; };
+void start(int port) {}
+void stop() {}
+BOOST_AUTO_TEST_SUITE(startup)
+BOOST_AUTO_TEST_CASE(runs) { start(1); }
+BOOST_AUTO_TEST_SUITE_END()
+BOOST_FIXTURE_TEST_SUITE(shutdown, Server)
+BOOST_AUTO_TEST_CASE(runs) { stop(); }
+BOOST_AUTO_TEST_SUITE_END()
+"""})
+    # one case name in two suites: two structs, each with its own calls
+    calls = edges(graph, EdgeKind.CALLS)
+    assert {(source, target) for source, target in calls if source.endswith("::test_method")} == {
+        ("cpp:startup::runs::test_method", "cpp:start"), ("cpp:shutdown::runs::test_method", "cpp:stop")}
+    kinds = {n.id: n.kind for n in graph.nodes}
+    assert kinds["cpp:startup"] is kinds["cpp:shutdown"] is NodeKind.NAMESPACE

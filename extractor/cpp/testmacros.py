@@ -25,7 +25,10 @@ TESTMACROS_SCHEMA = {
     "expand?": {str: {"framework": str, "args": [str], "more_args?": int, "namespace?": str, "class": str,
                       "kind?": str, "method": str, "access?": str, "bases?": [str], "template?": bool}},
     "unnamed?": {str: {"framework": str}},
+    "suites?": {str: str},
 }
+# a suite macro's kind as extractor.cpp.parse.namespace_macros spells it
+_SUITE_KINDS = {"open": "(", "close": "}"}
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 
@@ -74,6 +77,7 @@ class FrameworkMacros:
 
     expand: Mapping[str, FrameworkMacro]
     unnamed: Mapping[str, str]
+    suites: Mapping[str, str]  # macro -> "(" (opens the namespace its first argument names) or "}"
 
 
 @functools.cache
@@ -97,7 +101,12 @@ def load_test_macros(path: Path = TESTMACROS_FILE) -> FrameworkMacros:
                                       rule.get("namespace", ""), rule["class"], kind, rule["method"], access,
                                       tuple(rule.get("bases", ())), rule.get("template", False))
     unnamed = {name: rule["framework"] for name, rule in (raw.get("unnamed") or {}).items()}
-    return FrameworkMacros(expand, unnamed)
+    suites = {}
+    for name, kind in (raw.get("suites") or {}).items():
+        if kind not in _SUITE_KINDS:
+            raise UserInputError(f"{path}: suites.{name}: expected open or close, got {kind!r}")
+        suites[name] = _SUITE_KINDS[kind]
+    return FrameworkMacros(expand, unnamed, suites)
 
 
 def expand_test(macro: FrameworkMacro, args: Sequence[str]) -> ExpandedTest | None:
