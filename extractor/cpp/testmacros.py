@@ -6,7 +6,9 @@ the types `Fixture` and `Name`; taken as written, every test body of a namespace
 its repositories, were 12 such nodes). The framework's expansion names each body: googletest's
 `class Fixture_Name_Test : public Fixture` with the body as its `TestBody()`, Boost.Test's `struct
 name` with `test_method()`. The rules are data (testmacros.yaml beside this module); the scanner
-asks :func:`expand_test` what a use defines and records that class and method.
+asks :func:`expand_test` what a use defines and records that class and method. The same file lists
+the macros that open and close a suite's namespace (Boost's BOOST_AUTO_TEST_SUITE), which the parse
+writes out as namespaces (:func:`extractor.cpp.parse.file_namespace_macros`).
 """
 
 from __future__ import annotations
