@@ -15,12 +15,21 @@ file + line, because qualified names differ between the tools for anonymous name
 specialisations while a definition's span does not. Also printed: the time of the raw tree-sitter
 parse of the same files against the time of archdiff's parse (macro blanking included) + scan +
 graph build (target: within 3x).
+
+Where the tools name one definition differently on purpose, the difference is listed, with its
+reason, rather than dropped: ctags reports a test body `TEST_F(Fixture, Name) { ... }` as a function
+`TEST_F`; archdiff names it as the framework's expansion does (extractor/cpp/testmacros.yaml), the
+method `Fixture_Name_Test::TestBody`, and the tag is looked up under that method's name
+(``expanded`` in the results; printed as a count per macro, each one with ``--missing``).
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import dataclasses
 import json
+import re
 import subprocess
 import sys
 import time
@@ -30,24 +39,45 @@ from typing import Any
 from extractor.cpp.graph import build_cpp_graph
 from extractor.cpp.parse import macro_config, parse_raw, parse_source
 from extractor.cpp.scan import scan_cpp
+from extractor.cpp.names import split_args
 from extractor.cpp.standalone import SUFFIXES
+from extractor.cpp.testmacros import expand_test, load_test_macros
 from extractor.model import ParsedFile
 
 CTAGS_KINDS = frozenset({"class", "struct", "union", "function"})
+# the line ctags' pattern holds for a test body: `/^TEST_F(Fixture, Name)$/`, `/^TEST(Suite, Name) {$/`
+_MACRO_USE = re.compile(r"/\^\s*(\w+)\s*\((.*?)\)\s*(?:\{.*)?\$?/")
 
 
-def ctags_definitions(root: Path) -> tuple[list[tuple[str, str, int]], int]:
-    """(path, name, line) of ctags' class/struct/union/function definitions under ``root``, and
-    how many tags were dropped because ctags took a macro for the defined name (it reports
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class ExpandedTag:
+    """A ctags definition named after a test macro, and the name archdiff gives it (the
+    framework's expansion): the one deliberate disagreement between the two tools."""
+
+    path: str
+    line: int
+    ctags_name: str  # the macro, `TEST_F`
+    archdiff_name: str  # `Fixture_Name_Test::TestBody` (`?::TestBody` when ctags' line holds no arguments)
+    framework: str
+
+    def reason(self) -> str:
+        return f"{self.framework} test body, named as the macro expands (extractor/cpp/testmacros.yaml)"
+
+
+def ctags_definitions(root: Path) -> tuple[list[tuple[str, str, int]], int, list[ExpandedTag]]:
+    """(path, name, line) of ctags' class/struct/union/function definitions under ``root``; how
+    many tags were dropped because ctags took a macro for the defined name (it reports
     `TORCH_LIBRARY(ns, m) { ... }` as a function TORCH_LIBRARY and `__global__ void
-    __launch_bounds__(256) k(...)` as a function `__launch_bounds__`)."""
+    __launch_bounds__(256) k(...)` as a function `__launch_bounds__`); and the tags named after a
+    test macro, whose (path, name, line) carries the name of the method archdiff gives the body."""
+    tests = load_test_macros().expand
     cfg = macro_config()
     macros = {n for key in cfg for n in cfg[key]}
     cmd = ["ctags", "-R", "--languages=C++,C", "--langmap=C++:+.cu.cuh", "--langmap=C:.c",
            "--kinds-C++=csuf", "--kinds-C=suf", "--fields=+neKz", "--output-format=json",
            "--sort=no", "-f", "-", "."]
     out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True).stdout
-    tags, macro_named = [], 0
+    tags, macro_named, expanded = [], 0, []
     for line in out.splitlines():
         tag = json.loads(line)
         if tag.get("_type") != "tag" or tag.get("kind") not in CTAGS_KINDS:
@@ -58,8 +88,28 @@ def ctags_definitions(root: Path) -> tuple[list[tuple[str, str, int]], int]:
             macro_named += 1
             continue
         path = tag["path"][2:] if tag["path"].startswith("./") else tag["path"]
-        tags.append((path, tag["name"].replace(" ", ""), int(tag["line"])))
-    return sorted(set(tags)), macro_named
+        name = tag["name"].replace(" ", "")
+        if name in tests and tag["kind"] == "function":
+            renamed = _expanded_tag(path, int(tag["line"]), name, tag.get("pattern", ""))
+            if renamed is not None:
+                expanded.append(renamed)
+                name = renamed.archdiff_name.rsplit("::", 1)[-1]
+        tags.append((path, name, int(tag["line"])))
+    return sorted(set(tags)), macro_named, sorted(set(expanded))
+
+
+def _expanded_tag(path: str, line: int, macro: str, pattern: str) -> ExpandedTag | None:
+    """How archdiff names the test body ctags calls ``macro`` at ``path:line``; None when the
+    arguments on ctags' line do not fit the macro (archdiff keeps the name as written then)."""
+    rule = load_test_macros().expand[macro]
+    m = _MACRO_USE.fullmatch(pattern)
+    if m is None or m.group(1) != macro:  # the arguments on lines of their own: the method's name alone
+        return ExpandedTag(path, line, macro, f"?::{rule.method}", rule.framework)
+    test = expand_test(rule, split_args(m.group(2)))
+    if test is None:
+        return None
+    qual = "::".join(filter(None, (test.namespace, test.aggregate, test.method)))
+    return ExpandedTag(path, line, macro, qual, test.framework)
 
 
 def measure_recall(root: Path) -> dict[str, Any]:
@@ -86,7 +136,7 @@ def measure_recall(root: Path) -> dict[str, Any]:
     names = {n.id: n.name.replace(" ", "") for n in contribution.nodes}
     for s in contribution.shared.definition_sites:
         sites.setdefault((s.path, names[s.node]), []).append((s.start, s.end))
-    tags, macro_named = ctags_definitions(root)
+    tags, macro_named, expanded = ctags_definitions(root)
     missing = [t for t in tags if not any(a <= t[2] <= b for a, b in sites.get((t[0], t[1]), ()))]
     found = len(tags) - len(missing)
     return {
@@ -97,6 +147,7 @@ def measure_recall(root: Path) -> dict[str, Any]:
         "found": found,
         "recall": found / len(tags) if tags else 1.0,
         "missing": missing,
+        "expanded": expanded,
         "raw_parse_seconds": raw_seconds,
         "archdiff_seconds": ours_seconds,
         "time_ratio": ours_seconds / raw_seconds if raw_seconds else 0.0,
@@ -124,11 +175,12 @@ def evidence_recall(bundle: dict[str, Any], root: Path, prefix: str = "") -> dic
     """ctags' definitions under ``root`` found in the evidence by file and name; ``prefix`` is
     the evidence path of ``root`` (``csrc/``, ``core/src/``)."""
     carried = evidence_definitions(bundle)
-    tags, macro_named = ctags_definitions(Path(root))
+    tags, macro_named, expanded = ctags_definitions(Path(root))
     wanted = sorted({(prefix + path, name) for path, name, _ in tags})
     missing = [t for t in wanted if t not in carried]
+    expanded = [dataclasses.replace(e, path=prefix + e.path) for e in expanded]
     return {"root": str(root), "ctags_definitions": len(wanted), "ctags_macro_named_dropped": macro_named,
-            "found": len(wanted) - len(missing), "missing": missing,
+            "found": len(wanted) - len(missing), "missing": missing, "expanded": expanded,
             "recall": (len(wanted) - len(missing)) / len(wanted) if wanted else 1.0}
 
 
@@ -151,6 +203,7 @@ def main(argv: list[str]) -> int:
         r = evidence_recall(bundle, root, prefix)
         print(f"{prefix or root}: evidence recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
               f"ctags definitions by file and name)")
+        print_expanded(r["expanded"], show_missing)
         if show_missing:
             for path, name in r["missing"]:
                 print(f"  missing {path}: {name}")
@@ -162,10 +215,21 @@ def main(argv: list[str]) -> int:
               f"{r['ctags_macro_named_dropped']} macro-named tags dropped); "
               f"raw parse {r['raw_parse_seconds']:.2f}s, archdiff {r['archdiff_seconds']:.2f}s, "
               f"ratio {r['time_ratio']:.2f}x")
+        print_expanded(r["expanded"], show_missing)
         if show_missing:
             for path, name, line in r["missing"]:
                 print(f"  missing {path}:{line}: {name}")
     return 0
+
+
+def print_expanded(expanded: list[ExpandedTag], each: bool) -> None:
+    """The test bodies the tools name differently: a count per macro, and with ``each`` every one."""
+    by_macro = collections.Counter((e.ctags_name, e.reason()) for e in expanded)
+    for (macro, reason), count in sorted(by_macro.items()):
+        print(f"  {count} ctags function(s) {macro} compared under archdiff's name: {reason}")
+    if each:
+        for e in expanded:
+            print(f"  expanded {e.path}:{e.line}: ctags {e.ctags_name}, archdiff {e.archdiff_name}")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import yaml
 from comparator.kinds.telemetry.crosswalk import VOCABULARY_SCHEMA, crosswalk_vocabulary
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.cpp.parse import MACROS_SCHEMA, macro_config
+from extractor.cpp.testmacros import TESTMACROS_SCHEMA, load_test_macros
 from extractor.support.datafile import load_data_file
 from extractor.generated import GENERATED_SCHEMA, load_generator_rules
 from extractor.errors import UserInputError
@@ -35,6 +36,7 @@ SHIPPED = {
     "comparator/kinds/telemetry/crosswalk.yaml": (VOCABULARY_SCHEMA, lambda p: crosswalk_vocabulary(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
     "extractor/cpp/macros.yaml": (MACROS_SCHEMA, lambda p: macro_config(p)),
+    "extractor/cpp/testmacros.yaml": (TESTMACROS_SCHEMA, lambda p: load_test_macros(p)),
     "extractor/generated/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),
     "extractor/layers/roles.yaml": (TAXONOMY_SCHEMA, load_taxonomy),
     "extractor/structs/tags.yaml": (RULES_SCHEMA, lambda p: load_rules(p)),

@@ -150,6 +150,12 @@ class CppFacts(msgspec.Struct, frozen=True):
     namespace_aliases: tuple[NamespaceAlias, ...] = ()
     usings: tuple[Using, ...] = ()  # using-directives and using-declarations outside classes
     macro_blocks: tuple[tuple[str, int], ...] = ()  # (macro, line): macros whose bodies hold definitions
+    # (macro, line) of `MACRO(a, b) { ... }` read as a function MACRO (no return type, parameters
+    # without names) that testmacros.yaml does not expand: recorded as written, and said
+    macro_bodies: tuple[tuple[str, int], ...] = ()
+    # (macro, line) of test bodies whose framework names them by a counter (Catch2's, doctest's
+    # TEST_CASE): no definition is recorded for them
+    unnamed_tests: tuple[tuple[str, int], ...] = ()
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree
     error_lines: tuple[int, ...] = ()  # the first few of their lines

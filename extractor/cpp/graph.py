@@ -45,6 +45,7 @@ from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
+from extractor.cpp.testmacros import load_test_macros
 from extractor.cpp.uses import EdgeRow, uses_rows
 from extractor.graphparts import unique_sorted_edges
 from extractor.native.calls import each_call
@@ -194,6 +195,9 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     if len(bindings) > stats["pybind_bindings"]:  # a key only where there are any: evidence without stays as it was
         stats["nanobind_bindings"] = len(bindings) - stats["pybind_bindings"]
     stats["public_headers"] = len(public)
+    test_bodies = sum(1 for d in table.defs if d.kind is NodeKind.METHOD and "test" in d.record.tags)
+    if test_bodies:  # a key only where there are any: evidence without stays as it was
+        stats["test_bodies"] = test_bodies
     for node_kind, count in collections.Counter(n.kind for n in all_nodes).items():
         stats[f"nodes_{node_kind.value}"] += count
     for n in all_nodes:
@@ -295,7 +299,33 @@ def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str
         out.append(Diagnostic(path, line, "macro-definitions",
                               f"macro {name} expands to definitions that are not indexed (no preprocessor is run)",
                               Severity.INFO))
+    for name, at in _lines_by_name(facts.macro_bodies):
+        stats["macro_bodies"] += len(at)
+        out.append(Diagnostic(
+            path, at[0], "macro-body",
+            f"{name}(...) {{...}} at line(s) {_first_lines(at)} reads as a function {name} without a return "
+            f"type: a macro's use, kept as one node {name} for all of them (a test framework's macro can be "
+            "expanded by extractor/cpp/testmacros.yaml)", Severity.INFO))
+    frameworks = load_test_macros().unnamed
+    for name, at in _lines_by_name(facts.unnamed_tests):
+        stats["test_bodies_unnamed"] += len(at)
+        out.append(Diagnostic(
+            path, at[0], "test-body-unnamed",
+            f"{frameworks.get(name, 'a test framework')} {name} bod{'y' if len(at) == 1 else 'ies'} at line(s) "
+            f"{_first_lines(at)}: the framework names each by a counter (__COUNTER__), which cannot be "
+            "spelled from the source, so no node is made and their calls are not recorded", Severity.INFO))
     return out
+
+
+def _lines_by_name(uses: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    by_name: dict[str, list[int]] = collections.defaultdict(list)
+    for name, line in uses:
+        by_name[name].append(line)
+    return sorted((name, sorted(lines)) for name, lines in by_name.items())
+
+
+def _first_lines(lines: list[int]) -> str:
+    return ", ".join(map(str, lines[:8])) + (" ..." if len(lines) > 8 else "")
 
 
 def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:

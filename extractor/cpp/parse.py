@@ -25,6 +25,7 @@ import tree_sitter
 import tree_sitter_cpp
 import tree_sitter_cuda
 
+from extractor.cpp.testmacros import load_test_macros
 from extractor.support.datafile import load_data_file
 from extractor.support.linestart import matches_at_line_starts, sub_lines
 from extractor.model import Language
@@ -152,9 +153,16 @@ def _namespace_body(text: str, param: str | None) -> str:
 
 
 def file_namespace_macros(data: bytes, given: dict[str, str] | None = None) -> dict[str, str]:
-    """The namespace macros a parse of ``data`` rewrites: its own and those its includes define."""
+    """The namespace macros a parse of ``data`` rewrites: its own, those its includes define, and
+    the test suites of testmacros.yaml that it uses (Boost's headers are not in the system)."""
     own = namespace_macros(data)
-    return {**given, **own} if given else own
+    suites = {name: kind for name, word, kind in _suite_macros() if word in data}
+    return {**suites, **(given or {}), **own} if given or suites else own
+
+
+@functools.cache
+def _suite_macros() -> tuple[tuple[str, bytes, str], ...]:
+    return tuple((name, name.encode(), kind) for name, kind in sorted(load_test_macros().suites.items()))
 
 
 def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes, dict[str, str]]:
@@ -178,7 +186,8 @@ def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes
         kind = macros[m.group().decode()]
         if kind == "(" or (kind == "}" and data[end:end + 64].lstrip(b" \t").startswith(b"(")):
             after = _skip_parenthesised(data, end)
-            argument = data[end:after].strip().strip(b"()").strip()
+            # the first argument (Boost's BOOST_FIXTURE_TEST_SUITE(name, Fixture) names the namespace first)
+            argument = data[end:after].strip().strip(b"()").split(b",", 1)[0].strip()
             end = after
         if kind == "}":
             closed += 1

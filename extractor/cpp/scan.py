@@ -29,6 +29,7 @@ from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import PYBIND11, BindingLibrary, nanobind_in, pybind_registrations, torch_registrations
 from extractor.cpp.signature import parameters, return_type
+from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
@@ -189,6 +190,7 @@ class _Scanner:
         self.impl_macros = frozenset(cfg["torch_library_impl"])
         self.pybind_macros = frozenset(cfg["pybind_module"])
         self.nanobind_macros = frozenset(cfg["nanobind_module"])
+        self.test_macros = load_test_macros()
         self._nanobind: BindingLibrary | None = None
         self.defs: list[Definition] = []
         self.includes: list[tuple[str, bool, int]] = []
@@ -196,6 +198,8 @@ class _Scanner:
         self.torch_ops: list[TorchOpFact] = []
         self.pybind: list[PybindFact] = []
         self.macro_blocks: list[tuple[str, int]] = []
+        self.macro_bodies: list[tuple[str, int]] = []
+        self.unnamed_tests: list[tuple[str, int]] = []
         self.namespace_aliases: list[NamespaceAlias] = []
         self.usings: list[Using] = []
         self.macro_launches: dict[str, list[str]] = {}
@@ -242,6 +246,8 @@ class _Scanner:
                 self.visit_namespace_alias(child, _join(scope))
             elif t == "using_declaration" and all(kind == "namespace" for _, kind in scope):
                 self.visit_using(child, _join(scope))  # in a class it names a base's member: not ours
+            elif t == "expression_statement" and not _in_class(scope):
+                self.visit_statement(child, scope)
 
     def visit_error_region(self, node: Any, scope: Scope) -> None:
         """Inside an ERROR node tree-sitter leaves the pieces of a definition side by side:
@@ -388,16 +394,25 @@ class _Scanner:
         written = clean_name(raw)
         if not written:
             return
+        body = node.child_by_field_name("body")
+        params = parameters(fdecl)
+        # No return type, an unqualified name, outside a class: no C++ function is written so (a
+        # constructor outside its class is qualified), it is a macro's use
+        if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
+            if self.visit_macro_body(written, fdecl.child_by_field_name("parameters"), node, name_node, body, scope):
+                return
+            if params and not any(p.name for p in params):
+                # parameters without names are the macro's arguments (a function whose return type
+                # an `#if` cut off names them): kept as written, one node for all its uses, and said
+                self.macro_bodies.append((written, line(name_node)))
         quals = self.cuda_qualifiers(node, fdecl)
         kind = "kernel" if "global" in quals else "function"
         tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
         inner = scope + tuple((p, "") for p in written.split("::"))
         qual = _join(inner)
-        params = parameters(fdecl)
         self.add_def(kind, inner, node, name_node, template=template, tags=tags,
                      signature=_signature(fdecl), is_def=True, in_class=_in_class(scope),
                      params=params, returns=return_type(node, fdecl))
-        body = node.child_by_field_name("body")
         if body is not None:
             self.bodies.append((body.start_byte, body.end_byte, qual))
             module, library = self.module_parameter(params)
@@ -406,6 +421,58 @@ class _Scanner:
                 # called from the PYBIND11_MODULE block): their module is the caller's, found by the graph step
                 self.pybind.extend(pybind_registrations(HELPER_MODULE + qual, module, body, _join(scope),
                                                         self.language, library))
+
+    def visit_statement(self, node: Any, scope: Scope) -> None:
+        """`TEST_CASE("text") { ... }`, `BOOST_AUTO_TEST_CASE(name, *decorator) { ... }`: a test macro
+        whose arguments do not read as parameters is, at declaration level, a call missing its `;`
+        followed by a block."""
+        call = node.named_children[0] if node.named_child_count else None
+        if call is None or call.type != "call_expression" or not node.children[-1].is_missing:
+            return
+        function = call.child_by_field_name("function")
+        if function is None or function.type != "identifier":
+            return
+        macro = text(function)
+        if macro not in self.test_macros.expand and macro not in self.test_macros.unnamed:
+            return
+        body = node.next_named_sibling
+        while body is not None and body.type == "comment":
+            body = body.next_named_sibling
+        if body is not None and body.type == "compound_statement":
+            self.visit_macro_body(macro, call.child_by_field_name("arguments"), node, function, body, scope, last=body)
+
+    def visit_macro_body(self, macro: str, args: Any, node: Any, name_node: Any, body: Any, scope: Scope,
+                         last: Any = None) -> bool:
+        """A use `macro(args) { body }` of a test framework's macro (extractor.cpp.testmacros): the
+        class and method its expansion defines, or, when the framework names the body by a counter,
+        a note of it. False when ``macro`` is none of those (or its arguments do not fit)."""
+        arguments = split_args(text(args)[1:-1]) if args is not None else []
+        rule = self.test_macros.expand.get(macro)
+        expanded = expand_test(rule, arguments) if rule is not None else None
+        if expanded is not None:
+            self.visit_test(expanded, node, name_node, body, scope, last)
+            return True
+        if macro in self.test_macros.unnamed:
+            self.unnamed_tests.append((macro, line(name_node)))
+            return True
+        return False
+
+    def visit_test(self, test: ExpandedTest, node: Any, name_node: Any, body: Any, scope: Scope,
+                   last: Any = None) -> None:
+        """The class (in its namespace, if it has one) and the method of one test, at the macro's
+        line; the body's calls are the method's."""
+        if test.namespace:
+            scope = scope + ((test.namespace, "namespace"),)
+            self.add_def("namespace", scope, node, name_node, last=last)
+        outer = scope + ((test.aggregate, test.kind),)
+        self.add_def(test.kind, outer, node, name_node, template=test.template, tags=["test"], bases=test.bases,
+                     last=last)
+        inner = outer + ((test.method, ""),)
+        self.add_def("function", inner, node, name_node, template=test.template,
+                     tags=["test", *_access_tags(test.access)], signature="()", in_class=True, returns="void",
+                     last=last)
+        if body is not None and body.type == "compound_statement":
+            self.bodies.append((body.start_byte, body.end_byte, _join(inner)))
 
     def cuda_qualifiers(self, node: Any, fdecl: Any) -> set[str]:
         """`global`/`device`/`host` from the original bytes before the declarator: in files
@@ -561,7 +628,8 @@ class _Scanner:
                 template: bool = False, tags: list[str] | None = None, signature: str = "",
                 is_def: bool = True, in_class: bool = False, bases: tuple[str, ...] = (),
                 aliases: tuple[str, ...] = (), error_region: bool = False,
-                params: tuple[Param, ...] = (), returns: str = "") -> None:
+                params: tuple[Param, ...] = (), returns: str = "", last: Any = None) -> None:
+        """One definition record; it spans ``node``, or from ``node`` to ``last`` when given."""
         all_tags = list(tags or ())
         if template:
             all_tags.append("template")
@@ -574,7 +642,8 @@ class _Scanner:
         doc = _leading_comment(node if not template or node.parent is None or
                                node.parent.type != "template_declaration" else node.parent)
         self.defs.append(Definition(kind, _join(scope), scope[:-1], name_node.start_point[0] + 1,
-                                    node.start_point[0] + 1, node.end_point[0] + 1, tuple(sorted(set(all_tags))),
+                                    node.start_point[0] + 1, (node if last is None else last).end_point[0] + 1,
+                                    tuple(sorted(set(all_tags))),
                                     signature, params, returns, bases, aliases, doc))
 
     def visit_local_types(self, found: list[Any]) -> None:
@@ -642,6 +711,8 @@ class _Scanner:
                                                        key=lambda a: (a.line, a.scope, a.name))),
                         usings=tuple(sorted(self.usings, key=lambda u: (u.line, u.scope, u.target))),
                         macro_blocks=tuple(self.macro_blocks),
+                        macro_bodies=tuple(self.macro_bodies),
+                        unnamed_tests=tuple(self.unnamed_tests),
                         words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
