@@ -793,8 +793,9 @@ def _in_class(scope: tuple[tuple[str, str], ...]) -> bool:
 def _is_macro_in_class(written: str, scope: Scope) -> bool:
     """Whether a member of the class ``scope`` written without a return type, ``written(...)``, is
     a macro's use. Only a constructor (the class's own name), a destructor (`~X`) and a conversion
-    function (`operator T`) are written so in C++; of the other names, those written as macros are
-    (in Triton r25.08 and vLLM 0.10.2, every one but tree-sitter's misreading of a `for`)."""
+    function (`operator T`) are written so in C++, so any other name is a macro's use or a misreading;
+    those written as macros are taken for uses. In Triton r25.08 and vLLM 0.10.2 that is every such
+    member but one: tree-sitter's misreading of a `for` in one of vLLM's CUDA class templates."""
     return _in_class(scope) and MACRO_NAME.fullmatch(written) is not None and written != scope[-1][0]
 
 
