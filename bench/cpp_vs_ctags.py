@@ -20,7 +20,11 @@ Where the tools name one definition differently on purpose, the difference is li
 reason, rather than dropped: ctags reports a test body `TEST_F(Fixture, Name) { ... }` as a function
 `TEST_F`; archdiff names it as the framework's expansion does (extractor/cpp/testmacros.yaml), the
 method `Fixture_Name_Test::TestBody`, and the tag is looked up under that method's name
-(``expanded`` in the results; printed as a count per macro, each one with ``--missing``).
+(``expanded`` in the results; printed as a count per macro, each one with ``--missing``). And
+ctags reports a macro's use in a class body, `DISALLOW_COPY_AND_ASSIGN(Engine);`, as the prototype
+of a member DISALLOW_COPY_AND_ASSIGN; archdiff records no member for it (extractor/cpp/scan.py).
+Prototypes are not compared, so recall does not move, but each such prototype that archdiff has no
+definition of is listed (``macro_uses``; a count per macro, each one with ``--missing``).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from typing import Any
 from extractor.cpp.graph import build_cpp_graph
 from extractor.cpp.parse import macro_config, parse_raw, parse_source
 from extractor.cpp.scan import scan_cpp
-from extractor.cpp.names import split_args
+from extractor.cpp.names import MACRO_NAME, split_args
 from extractor.cpp.standalone import SUFFIXES
 from extractor.cpp.testmacros import expand_test, load_test_macros
 from extractor.model import ParsedFile
@@ -64,22 +68,43 @@ class ExpandedTag:
         return f"{self.framework} test body, named as the macro expands (extractor/cpp/testmacros.yaml)"
 
 
-def ctags_definitions(root: Path) -> tuple[list[tuple[str, str, int]], int, list[ExpandedTag]]:
+@dataclasses.dataclass(frozen=True, order=True, slots=True)
+class MacroUseTag:
+    """A ctags prototype in a class body with no return type and a macro's name that is not the
+    class's (`DISALLOW_COPY_AND_ASSIGN(Engine);`), of which archdiff records no member."""
+
+    path: str
+    line: int
+    name: str
+
+    def reason(self) -> str:
+        return ("a macro's use in a class body: read as a member without a return type, which only "
+                "constructors, destructors and conversion functions are, archdiff records no member "
+                "(its class-macro diagnostic)")
+
+
+def ctags_definitions(root: Path) -> tuple[list[tuple[str, str, int]], int, list[ExpandedTag], list[MacroUseTag]]:
     """(path, name, line) of ctags' class/struct/union/function definitions under ``root``; how
     many tags were dropped because ctags took a macro for the defined name (it reports
     `TORCH_LIBRARY(ns, m) { ... }` as a function TORCH_LIBRARY and `__global__ void
     __launch_bounds__(256) k(...)` as a function `__launch_bounds__`); and the tags named after a
-    test macro, whose (path, name, line) carries the name of the method archdiff gives the body."""
+    test macro, whose (path, name, line) carries the name of the method archdiff gives the body;
+    and the prototypes in class bodies that read as macros' uses (:class:`MacroUseTag`)."""
     tests = load_test_macros().expand
     cfg = macro_config()
     macros = {n for key in cfg for n in cfg[key]}
     cmd = ["ctags", "-R", "--languages=C++,C", "--langmap=C++:+.cu.cuh", "--langmap=C:.c",
-           "--kinds-C++=csuf", "--kinds-C=suf", "--fields=+neKz", "--output-format=json",
+           "--kinds-C++=csufp", "--kinds-C=sufp", "--fields=+neKz", "--output-format=json",
            "--sort=no", "-f", "-", "."]
     out = subprocess.run(cmd, cwd=root, capture_output=True, text=True, check=True).stdout
-    tags, macro_named, expanded = [], 0, []
+    tags, macro_named, expanded, macro_uses = [], 0, [], []
     for line in out.splitlines():
         tag = json.loads(line)
+        if tag.get("_type") == "tag" and tag.get("kind") == "prototype":
+            if _is_macro_use(tag):
+                path = tag["path"][2:] if tag["path"].startswith("./") else tag["path"]
+                macro_uses.append(MacroUseTag(path, int(tag["line"]), tag["name"]))
+            continue
         if tag.get("_type") != "tag" or tag.get("kind") not in CTAGS_KINDS:
             continue
         if tag["name"].startswith("__anon"):
@@ -95,7 +120,15 @@ def ctags_definitions(root: Path) -> tuple[list[tuple[str, str, int]], int, list
                 expanded.append(renamed)
                 name = renamed.archdiff_name.rsplit("::", 1)[-1]
         tags.append((path, name, int(tag["line"])))
-    return sorted(set(tags)), macro_named, sorted(set(expanded))
+    return sorted(set(tags)), macro_named, sorted(set(expanded)), sorted(set(macro_uses))
+
+
+def _is_macro_use(tag: dict[str, Any]) -> bool:
+    """A prototype in a class body without a return type whose name is written as macros are and
+    is not the class's (a constructor)."""
+    return (tag.get("scopeKind") in ("class", "struct", "union") and "typeref" not in tag
+            and MACRO_NAME.fullmatch(tag["name"]) is not None
+            and tag["name"] != tag.get("scope", "").rsplit("::", 1)[-1])
 
 
 def _expanded_tag(path: str, line: int, macro: str, pattern: str) -> ExpandedTag | None:
@@ -136,8 +169,9 @@ def measure_recall(root: Path) -> dict[str, Any]:
     names = {n.id: n.name.replace(" ", "") for n in contribution.nodes}
     for s in contribution.shared.definition_sites:
         sites.setdefault((s.path, names[s.node]), []).append((s.start, s.end))
-    tags, macro_named, expanded = ctags_definitions(root)
+    tags, macro_named, expanded, prototypes = ctags_definitions(root)
     missing = [t for t in tags if not any(a <= t[2] <= b for a, b in sites.get((t[0], t[1]), ()))]
+    macro_uses = [u for u in prototypes if not any(a <= u.line <= b for a, b in sites.get((u.path, u.name), ()))]
     found = len(tags) - len(missing)
     return {
         "root": str(root),
@@ -148,6 +182,7 @@ def measure_recall(root: Path) -> dict[str, Any]:
         "recall": found / len(tags) if tags else 1.0,
         "missing": missing,
         "expanded": expanded,
+        "macro_uses": macro_uses,
         "raw_parse_seconds": raw_seconds,
         "archdiff_seconds": ours_seconds,
         "time_ratio": ours_seconds / raw_seconds if raw_seconds else 0.0,
@@ -175,12 +210,14 @@ def evidence_recall(bundle: dict[str, Any], root: Path, prefix: str = "") -> dic
     """ctags' definitions under ``root`` found in the evidence by file and name; ``prefix`` is
     the evidence path of ``root`` (``csrc/``, ``core/src/``)."""
     carried = evidence_definitions(bundle)
-    tags, macro_named, expanded = ctags_definitions(Path(root))
+    tags, macro_named, expanded, prototypes = ctags_definitions(Path(root))
     wanted = sorted({(prefix + path, name) for path, name, _ in tags})
     missing = [t for t in wanted if t not in carried]
     expanded = [dataclasses.replace(e, path=prefix + e.path) for e in expanded]
+    macro_uses = [u for u in (dataclasses.replace(u, path=prefix + u.path) for u in prototypes)
+                  if (u.path, u.name) not in carried]
     return {"root": str(root), "ctags_definitions": len(wanted), "ctags_macro_named_dropped": macro_named,
-            "found": len(wanted) - len(missing), "missing": missing, "expanded": expanded,
+            "found": len(wanted) - len(missing), "missing": missing, "expanded": expanded, "macro_uses": macro_uses,
             "recall": (len(wanted) - len(missing)) / len(wanted) if wanted else 1.0}
 
 
@@ -204,6 +241,7 @@ def main(argv: list[str]) -> int:
         print(f"{prefix or root}: evidence recall {r['recall']:.2%} ({r['found']}/{r['ctags_definitions']} "
               f"ctags definitions by file and name)")
         print_expanded(r["expanded"], show_missing)
+        print_macro_uses(r["macro_uses"], show_missing)
         if show_missing:
             for path, name in r["missing"]:
                 print(f"  missing {path}: {name}")
@@ -216,6 +254,7 @@ def main(argv: list[str]) -> int:
               f"raw parse {r['raw_parse_seconds']:.2f}s, archdiff {r['archdiff_seconds']:.2f}s, "
               f"ratio {r['time_ratio']:.2f}x")
         print_expanded(r["expanded"], show_missing)
+        print_macro_uses(r["macro_uses"], show_missing)
         if show_missing:
             for path, name, line in r["missing"]:
                 print(f"  missing {path}:{line}: {name}")
@@ -230,6 +269,17 @@ def print_expanded(expanded: list[ExpandedTag], each: bool) -> None:
     if each:
         for e in expanded:
             print(f"  expanded {e.path}:{e.line}: ctags {e.ctags_name}, archdiff {e.archdiff_name}")
+
+
+def print_macro_uses(uses: list[MacroUseTag], each: bool) -> None:
+    """The ctags prototypes that are macros' uses in class bodies: a count per macro, and with ``each``
+    every one."""
+    by_macro = collections.Counter((u.name, u.reason()) for u in uses)
+    for (macro, reason), count in sorted(by_macro.items()):
+        print(f"  {count} ctags prototype(s) {macro} with no archdiff member: {reason}")
+    if each:
+        for u in uses:
+            print(f"  macro use {u.path}:{u.line}: ctags prototype {u.name}, archdiff none")
 
 
 if __name__ == "__main__":

@@ -21,9 +21,11 @@ from extractor.model import Language, Step
 # version 10: using-directives and using-declarations (CppFacts.usings);
 # version 11: nanobind targets as written (namespace aliases are the symbol table's);
 # version 12: test macros expanded (extractor/cpp/testmacros.py), CppFacts.macro_bodies and .unnamed_tests,
-# Boost.Test suites read as the namespaces they open
+# Boost.Test suites read as the namespaces they open;
+# version 13: macros' uses in class bodies (`DISALLOW_COPY_AND_ASSIGN(X);`) are no members
+# (CppFacts.class_macro_uses, .class_macro_bodies)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="12", forkable=True)
+            extract=extract_cpp_graph, version="13", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -156,6 +156,11 @@ class CppFacts(msgspec.Struct, frozen=True):
     # (macro, line) of test bodies whose framework names them by a counter (Catch2's, doctest's
     # TEST_CASE): no definition is recorded for them
     unnamed_tests: tuple[tuple[str, int], ...] = ()
+    # (macro, line) of `DISALLOW_COPY_AND_ASSIGN(X);` in a class body: read as a member declared
+    # without a return type whose name is written as macros are; no definition is recorded for them
+    class_macro_uses: tuple[tuple[str, int], ...] = ()
+    # (macro, line) of such a use with a body, `MACRO(X) { ... }`: recorded as a member of that name
+    class_macro_bodies: tuple[tuple[str, int], ...] = ()
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree
     error_lines: tuple[int, ...] = ()  # the first few of their lines

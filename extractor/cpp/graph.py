@@ -306,6 +306,22 @@ def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str
             f"{name}(...) {{...}} at line(s) {_first_lines(at)} reads as a function {name} without a return "
             f"type: a macro's use, kept as one node {name} for all of them (a test framework's macro can be "
             "expanded by extractor/cpp/testmacros.yaml)", Severity.INFO))
+    if facts.class_macro_uses:
+        stats["class_macro_uses"] += len(facts.class_macro_uses)
+        said = _names_and_lines(facts.class_macro_uses)
+        out.append(Diagnostic(
+            path, min(at for _, at in facts.class_macro_uses), "class-macro",
+            f"{said} in class bodies read as members declared without a return type, which only "
+            "constructors, destructors and conversion functions are: macros' uses, so no member is recorded "
+            "for them and their arguments are no types a member uses (no preprocessor is run)", Severity.INFO))
+    if facts.class_macro_bodies:
+        stats["class_macro_bodies"] += len(facts.class_macro_bodies)
+        said = _names_and_lines(facts.class_macro_bodies)
+        out.append(Diagnostic(
+            path, min(at for _, at in facts.class_macro_bodies), "class-macro-body",
+            f"{said} in class bodies read as members without a return type, with bodies: macros' uses "
+            "defining what is not known (no preprocessor is run), each kept as a member of the macro's name "
+            "with its body's calls", Severity.INFO))
     frameworks = load_test_macros().unnamed
     for name, at in _lines_by_name(facts.unnamed_tests):
         stats["test_bodies_unnamed"] += len(at)
@@ -322,6 +338,11 @@ def _lines_by_name(uses: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]
     for name, line in uses:
         by_name[name].append(line)
     return sorted((name, sorted(lines)) for name, lines in by_name.items())
+
+
+def _names_and_lines(uses: Iterable[tuple[str, int]]) -> str:
+    """`DISALLOW_COPY_AND_ASSIGN(...) at line(s) 12, 40; Q_DISABLE_COPY(...) at line(s) 13`"""
+    return "; ".join(f"{name}(...) at line(s) {_first_lines(at)}" for name, at in _lines_by_name(uses))
 
 
 def _first_lines(lines: list[int]) -> str:

@@ -11,6 +11,8 @@ _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 SPACES = re.compile(r"\s+")
 _SIMPLE_NAME = re.compile(r"~?\w+(?:::~?\w+)*")
 CALLEE_TYPES = frozenset({"identifier", "qualified_identifier", "template_function", "field_expression"})
+# a name written as macros are (`DISALLOW_COPY_AND_ASSIGN`, `Q_DISABLE_COPY`, `GTEST_DISALLOW_COPY_AND_ASSIGN_`)
+MACRO_NAME = re.compile(r"_*[A-Z][A-Z0-9_]*")
 
 
 def text(node: Any) -> str:

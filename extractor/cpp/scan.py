@@ -24,7 +24,7 @@ from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition,
                                  Scope, TorchOpFact)
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
-from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
+from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import PYBIND11, BindingLibrary, nanobind_in, pybind_registrations, torch_registrations
@@ -200,6 +200,8 @@ class _Scanner:
         self.macro_blocks: list[tuple[str, int]] = []
         self.macro_bodies: list[tuple[str, int]] = []
         self.unnamed_tests: list[tuple[str, int]] = []
+        self.class_macro_uses: list[tuple[str, int]] = []
+        self.class_macro_bodies: list[tuple[str, int]] = []
         self.namespace_aliases: list[NamespaceAlias] = []
         self.usings: list[Using] = []
         self.macro_launches: dict[str, list[str]] = {}
@@ -405,6 +407,10 @@ class _Scanner:
                 # parameters without names are the macro's arguments (a function whose return type
                 # an `#if` cut off names them): kept as written, one node for all its uses, and said
                 self.macro_bodies.append((written, line(name_node)))
+        elif node.child_by_field_name("type") is None and _is_macro_in_class(written, scope):
+            # `DESTRUCTOR_WITH_LOG(X) { ... }`: what the macro defines is not known, its body is; kept
+            # as a member of that name, and said
+            self.class_macro_bodies.append((written, line(name_node)))
         quals = self.cuda_qualifiers(node, fdecl)
         kind = "kernel" if "global" in quals else "function"
         tags = sorted(q for q in quals if q != "global") + _access_tags(access) + _storage_tags(node, self.data)
@@ -519,6 +525,12 @@ class _Scanner:
             # `MACRO(args);` at namespace scope parses as a declaration without a type; only
             # constructors, destructors and out-of-class qualified names may lack one.
             if not written or (type_node is None and not in_class and "::" not in written):
+                continue
+            if type_node is None and body is None and _is_macro_in_class(written, scope):
+                # `DISALLOW_COPY_AND_ASSIGN(X);` declares what the macro expands to (deleted copy
+                # members, a friend), no member of the macro's name: no definition, its arguments no
+                # types a member uses; said
+                self.class_macro_uses.append((written, line(name_node)))
                 continue
             quals = self.cuda_qualifiers(node, fdecl)
             kind = "kernel" if "global" in quals else "function"
@@ -713,6 +725,8 @@ class _Scanner:
                         macro_blocks=tuple(self.macro_blocks),
                         macro_bodies=tuple(self.macro_bodies),
                         unnamed_tests=tuple(self.unnamed_tests),
+                        class_macro_uses=tuple(self.class_macro_uses),
+                        class_macro_bodies=tuple(self.class_macro_bodies),
                         words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
@@ -774,6 +788,15 @@ def _join(scope: tuple[tuple[str, str], ...]) -> str:
 
 def _in_class(scope: tuple[tuple[str, str], ...]) -> bool:
     return bool(scope) and scope[-1][1] in ("class", "struct", "union")
+
+
+def _is_macro_in_class(written: str, scope: Scope) -> bool:
+    """Whether a member of the class ``scope`` written without a return type, ``written(...)``, is
+    a macro's use. Only a constructor (the class's own name), a destructor (`~X`) and a conversion
+    function (`operator T`) are written so in C++, so any other name is a macro's use or a misreading;
+    those written as macros are taken for uses. In Triton r25.08 and vLLM 0.10.2 that is every such
+    member but one: tree-sitter's misreading of a `for` in one of vLLM's CUDA class templates."""
+    return _in_class(scope) and MACRO_NAME.fullmatch(written) is not None and written != scope[-1][0]
 
 
 def _function_declarator(node: Any) -> Any:
