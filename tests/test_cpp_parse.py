@@ -145,6 +145,26 @@ def test_jni_and_cuda_alignment_macros_defined_outside_the_system_are_blanked():
     assert facts.errors == 0 and {"Java_com_whisper_init", "get_int"} <= set(defs_by_qual(facts))
 
 
+def test_ascend_c_qualifiers_are_blanked():
+    # Ascend C (NPU kernels: vllm-ascend, torch_npu's ops) qualifies functions and pointers with its
+    # compiler's keywords; read as written, each declaration around one is an ERROR node
+    code = ("__BLOCK_LOCAL__ __inline__ uint32_t counter;\n"
+            "template <typename T> class KernelAdd {\n public:\n"
+            "  __aicore__ inline void Init(__gm__ uint8_t* x, __gm__ uint8_t* y) { xGm = x; }\n"
+            "  __aicore__ inline void Process() { Compute(0); }\n"
+            "  __simd_vf__ void Compute(__ubuf__ T* buf, __local_mem__ T* out, __ssbuf__ T* s);\n"
+            "  __gm__ uint8_t* xGm;\n};\n"
+            "extern \"C\" __global__ __aicore__ void add_custom(__gm__ uint8_t* x) { KernelAdd<float> op; }\n"
+            "__simd_callee__ __force_inline__ float Twice(float v) { return v + v; }\n"
+            "__simt_vf__ void Lane(__gm__ float* p) {}\n")
+    data = code.encode()
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"KernelAdd::Init", "KernelAdd::Process", "KernelAdd::Compute", "add_custom", "Twice",
+            "Lane"} <= set(defs_by_qual(facts))
+    assert scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data))).errors > 0
+
+
 def _parse_as_written(data: bytes, language: Language = Language.CPP):
     from extractor.cpp.parse import _parser  # the grammar without archdiff's rewrites
 
