@@ -352,3 +352,21 @@ def test_pybind11_classes_and_submodules_held_in_variables(tmp_path):
         ("be_utils.extra.Other", "cpp:be::Logger", 7), ("be_utils.extra.Other.warn", "cpp:be::Logger::Warn", 7)}
     by_id = {n.id: n for n in cpp.nodes}
     assert by_id["cpp:be::Logger::Info"].api == "public: pybind11 be_utils.Logger.info"
+
+
+def test_an_operator_named_with_its_namespace_binds_under_that_namespace(tmp_path):
+    # torchao's shape: the schema is defined in Python, the C++ implementations name the namespace
+    cpp = cpp_graph(tmp_path, {"csrc/linear.cpp": """namespace ao {
+at::Tensor linear_cpu(at::Tensor x) { return x; }
+}
+TORCH_LIBRARY_IMPL(torchao, CPU, m) {
+  m.impl("torchao::linear_cpu", &ao::linear_cpu);
+}
+TORCH_LIBRARY_IMPL(_, Meta, m) {
+  m.impl("torchao::linear_meta", &ao::linear_cpu);
+}
+"""})
+    result = bind(cpp, site("torch.ops.torchao.linear_cpu.default", line=3),
+                  site("torch.ops.torchao.linear_meta", line=4))
+    assert {(e.target, e.line) for e in result.edges} == {("cpp:ao::linear_cpu", 3), ("cpp:ao::linear_cpu", 4)}
+    assert {b.namespace for b in result.shared.bindings} == {"read"}

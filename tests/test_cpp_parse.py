@@ -277,6 +277,28 @@ def test_torch_registrations_are_read_with_their_namespace():
     assert not [d for d in facts.defs if d.qual.startswith("TORCH_LIBRARY")]
 
 
+def test_an_operator_named_with_its_namespace_belongs_to_that_namespace():
+    # torchao: `m.impl("torchao::da8w4_linear_cpu", &fn)`; a `TORCH_LIBRARY_IMPL(_, ...)` block must
+    # name each operator so
+    facts = scan(
+        "TORCH_LIBRARY_FRAGMENT(TORCH_EXTENSION_NAME, m) {\n"
+        '  m.def("myns::scaled_mm.out(Tensor a) -> Tensor");\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(myns, CPU, m) {\n"
+        '  m.impl("myns::scaled_mm.out", &scaled_mm_cpu);\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(_, Meta, m) {\n"
+        '  m.impl("other::gather", TORCH_FN(gather_meta));\n'
+        "}\n")
+    ops = [(o.kind, o.op, o.overload, o.ns, o.ns_macro, o.fn, o.dispatch) for o in facts.torch_ops]
+    assert ops == [
+        ("def", "scaled_mm", "out", "myns", "", "", ""),
+        ("impl", "scaled_mm", "out", "myns", "", "scaled_mm_cpu", "CPU"),
+        ("impl", "gather", "", "other", "", "gather_meta", "Meta"),
+    ]
+    assert facts.torch_ops[0].schema is not None and facts.torch_ops[0].schema.returns
+
+
 @pytest.mark.parametrize(("data", "truncated"), [
     (b"", False),
     (b"\xff\xfe\x00garbage{{{((( <<<>>> #if\n", False),

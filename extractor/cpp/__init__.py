@@ -20,9 +20,10 @@ from extractor.model import Language, Step
 # version 9: namespace aliases (CppFacts.namespace_aliases);
 # version 10: using-directives and using-declarations (CppFacts.usings);
 # version 11: nanobind targets as written (namespace aliases are the symbol table's);
-# version 12: Ascend C's qualifiers blanked (`__aicore__`, `__gm__`, ...)
+# version 12: Ascend C's qualifiers blanked (`__aicore__`, `__gm__`, ...);
+# version 13: an operator named with its namespace (`m.impl("ns::op", ...)`) is registered under it
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="12", forkable=True)
+            extract=extract_cpp_graph, version="13", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
