@@ -194,9 +194,10 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
     kind = constructor.type_of(written)
     if kind is None:
         given = " | ".join(written) or "no kind argument"
+        known = "/".join(name for name, _ in constructor.kinds)
         return [], [Diagnostic(path, line, "metric-type-unresolved",
-                               f"{constructor.library} metric's kind is not one the code names: {given}",
-                               Severity.INFO)]
+                               f"{constructor.library} metric's kind is none of {known} as written: "
+                               f"the code gives {given}", Severity.INFO)]
     names = pysym.strings(roles["name"]) if roles.get("name") is not None else []
     usable = [(t, d, w) for t, d, w in names if _literal_part(t)]
     if not usable:
