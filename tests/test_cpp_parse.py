@@ -165,6 +165,19 @@ def test_ascend_c_qualifiers_are_blanked():
     assert scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data))).errors > 0
 
 
+def test_a_static_assert_macro_in_a_class_body_is_blanked_with_its_arguments():
+    # DeepEP: `EP_STATIC_ASSERT(N == 8, "...");` at class scope was an ERROR that took the class's
+    # methods out of it (they became free functions `destroy`, `sync`, ...)
+    code = ("#define EP_STATIC_ASSERT(cond, reason) static_assert(cond, reason)\n"
+            "#define CHECKED(x) do_check(x)\n"
+            "namespace ep {\nstruct Buffer {\n"
+            "  EP_STATIC_ASSERT(kPeers == 8, \"The number of maximum peers (NVLink) must be 8\");\n public:\n"
+            "  Buffer(int rank) { EP_STATIC_ASSERT(sizeof(int) == 4, \"int\"); }\n  void destroy();\n};\n}\n")
+    facts = scan(code)
+    assert facts.errors == 0 and facts.defines == ("EP_STATIC_ASSERT(",)  # CHECKED is no assertion
+    assert {"ep::Buffer::Buffer", "ep::Buffer::destroy"} <= set(defs_by_qual(facts))
+
+
 def _parse_as_written(data: bytes, language: Language = Language.CPP):
     from extractor.cpp.parse import _parser  # the grammar without archdiff's rewrites
 

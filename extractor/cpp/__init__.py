@@ -21,9 +21,11 @@ from extractor.model import Language, Step
 # version 10: using-directives and using-declarations (CppFacts.usings);
 # version 11: nanobind targets as written (namespace aliases are the symbol table's);
 # version 12: Ascend C's qualifiers blanked (`__aicore__`, `__gm__`, ...);
-# version 13: an operator named with its namespace (`m.impl("ns::op", ...)`) is registered under it
+# version 13: an operator named with its namespace (`m.impl("ns::op", ...)`) is registered under it;
+# version 14: function-like macros that expand to a static_assert blanked with their arguments (CppFacts.defines
+# lists them as `NAME(`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="13", forkable=True)
+            extract=extract_cpp_graph, version="14", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
