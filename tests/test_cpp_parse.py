@@ -9,9 +9,9 @@ import msgspec
 import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
-from extractor.cpp.parse import (attribute_macros, blank_macros, hashed_words, parse_source,
-                                 spell_condition_operators, drop_unread_typename, used_outside_directives,
-                                 word_hash, word_hashes)
+from extractor.cpp.parse import (attribute_macros, blank_macros, drop_operator_call_template_arguments,
+                                 hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
+                                 drop_unread_typename, used_outside_directives, word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -176,6 +176,44 @@ def test_a_static_assert_macro_in_a_class_body_is_blanked_with_its_arguments():
     facts = scan(code)
     assert facts.errors == 0 and facts.defines == ("EP_STATIC_ASSERT(",)  # CHECKED is no assertion
     assert {"ep::Buffer::Buffer", "ep::Buffer::destroy"} <= set(defs_by_qual(facts))
+
+
+def test_an_ascend_c_core_condition_after_if_is_parenthesized():
+    # Ascend C: `if ASCEND_IS_AIV {` (the macro is a parenthesised condition in CANN's headers), in
+    # Catlass's functions (`CATLASS_DEVICE`, an attribute macro of its headers)
+    code = ("template <typename T> class Kernel {\n public:\n"
+            "  CATLASS_DEVICE void Process() {\n"
+            "    if ASCEND_IS_AIV {\n      Vector();\n    } else if  ASCEND_IS_AIC\t{\n      Cube();\n    }\n"
+            "    if ASCEND_IS_NOT_AIV{ Skip(); }\n  }\n"
+            "  CATLASS_DEVICE\n  ~Kernel() {}\n  CATLASS_HOST_DEVICE void Vector() {}\n};\n")
+    data = code.encode()
+    rewritten = parenthesize_conditions(data)
+    assert len(rewritten) == len(data)
+    assert b"    if(ASCEND_IS_AIV){" in rewritten and b"else if( ASCEND_IS_AIC){" in rewritten
+    assert b"if ASCEND_IS_NOT_AIV{" in rewritten  # no blank to spare: as written
+    facts = scan(code.replace("    if ASCEND_IS_NOT_AIV{ Skip(); }\n", ""))
+    assert facts.errors == 0 and {"Kernel::Process", "Kernel::~Kernel", "Kernel::Vector"} <= set(defs_by_qual(facts))
+    assert {c for c, _ in dict(facts.calls)["Kernel::Process"]} == {"Vector", "Cube"}
+
+
+def test_a_call_operator_named_with_template_arguments_stays_in_its_class():
+    # Catlass's kernels specialize a member `operator()` template per core type; read as written,
+    # the class's members moved out of it
+    code = ("namespace gemm::kernel {\ntemplate <class Mmad> class Kernel {\n public:\n"
+            "  template <int CORE = 0> void operator()(Params const &params);\n"
+            "  template <>\n  void operator()<AscendC::AIC>(Params const &params) { Gmm(params); }\n"
+            "  template <>\n  void operator() < Core<AscendC::AIV> > (Params const &params) { Combine(params); }\n"
+            "  void Gmm(Params const &params) { op(params); }\n"
+            "  void Combine(Params const &params) {}\n};\n}\n")
+    data = code.encode()
+    rewritten = drop_operator_call_template_arguments(data)
+    assert len(rewritten) == len(data) and b"operator()<AscendC" not in rewritten
+    assert b"operator()" + b" " * len(b"<AscendC::AIC>") + b"(Params" in rewritten
+    assert drop_operator_call_template_arguments(b"bool operator()(int a) const { return a < b; }") == \
+        b"bool operator()(int a) const { return a < b; }"
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"gemm::kernel::Kernel::Gmm", "gemm::kernel::Kernel::Combine"} <= set(defs_by_qual(facts))
 
 
 def _parse_as_written(data: bytes, language: Language = Language.CPP):

@@ -23,9 +23,11 @@ from extractor.model import Language, Step
 # version 12: Ascend C's qualifiers blanked (`__aicore__`, `__gm__`, ...);
 # version 13: an operator named with its namespace (`m.impl("ns::op", ...)`) is registered under it;
 # version 14: function-like macros that expand to a static_assert blanked with their arguments (CppFacts.defines
-# lists them as `NAME(`)
+# lists them as `NAME(`);
+# version 15: condition macros after `if` parenthesized (Ascend C's `if ASCEND_IS_AIV {`), Catlass's
+# attribute macros blanked, `operator()<...>(` read without its template arguments
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="14", forkable=True)
+            extract=extract_cpp_graph, version="15", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

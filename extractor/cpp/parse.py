@@ -32,7 +32,7 @@ from extractor.model import Language
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
 # Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
 MACROS_SCHEMA = {f"{key}?": [str] for key in (
-    "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl", "pybind_module",
+    "blank", "blank_cpp_only", "blank_call", "condition", "torch_library", "torch_library_impl", "pybind_module",
     "nanobind_module")}
 
 
@@ -72,7 +72,8 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
-    return _parser(language).parse(drop_unread_typename(spell_condition_operators(blanked)))
+    rewritten = drop_operator_call_template_arguments(parenthesize_conditions(blanked))
+    return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
 
 # -- namespace macros --------------------------------------------------------------------------
@@ -339,6 +340,45 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
                 out = bytearray(data)
             out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
     return data if out is None else bytes(out)
+
+
+@functools.cache
+def _condition_pattern() -> re.Pattern[bytes] | None:
+    names = macro_config()["condition"]
+    if not names:
+        return None
+    return re.compile(rb"\bif([ \t]+)(" + _trie_pattern(sorted(n.encode() for n in names)) + rb")([ \t]+)\{")
+
+
+def parenthesize_conditions(data: bytes) -> bytes:
+    """``data`` with ``if NAME {`` written ``if(NAME){`` for the condition macros of macros.yaml
+    (Ascend C's ``ASCEND_IS_AIV``): the blanks around the name become the parentheses the
+    grammar needs, so no byte moves. A use with no blank to spare stays as written."""
+    pattern = _condition_pattern()
+    if pattern is None or b"if" not in data:
+        return data
+
+    def parenthesized(m: re.Match[bytes]) -> bytes:
+        before, name, after = m.group(1), m.group(2), m.group(3)
+        return b"if(" + before[1:] + name + after[:-1] + b"){"
+
+    return pattern.sub(parenthesized, data)
+
+
+# `operator()<...>(`: the call operator named with template arguments (nested once at most)
+_OPERATOR_CALL_ARGUMENTS = re.compile(rb"\boperator\s*\(\s*\)(\s*<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)(?=\s*\()")
+
+
+def drop_operator_call_template_arguments(data: bytes) -> bytes:
+    """``data`` with the template arguments of ``operator()<...>(`` blanked: an explicit
+    specialization of a member call operator (Catlass's kernels: ``template <> void
+    operator()<AscendC::AIC>(Params const &params)``) or a call naming its arguments is an ERROR
+    for the grammar, whose recovery can move the class's members out of it. Without them it is
+    the operator's definition (or call), where it stands; no byte moves."""
+    if b"operator" not in data:
+        return data
+    return _OPERATOR_CALL_ARGUMENTS.sub(
+        lambda m: m.group(0)[:m.start(1) - m.start(0)] + re.sub(rb"[^\n]", b" ", m.group(1)), data)
 
 
 # an #if or #elif condition, its continuation lines included, up to a comment; found from its `#`
