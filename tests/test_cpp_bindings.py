@@ -352,3 +352,62 @@ def test_pybind11_classes_and_submodules_held_in_variables(tmp_path):
         ("be_utils.extra.Other", "cpp:be::Logger", 7), ("be_utils.extra.Other.warn", "cpp:be::Logger::Warn", 7)}
     by_id = {n.id: n for n in cpp.nodes}
     assert by_id["cpp:be::Logger::Info"].api == "public: pybind11 be_utils.Logger.info"
+
+
+def test_an_operator_named_with_its_namespace_binds_under_that_namespace(tmp_path):
+    # torchao's shape: the schema is defined in Python, the C++ implementations name the namespace
+    cpp = cpp_graph(tmp_path, {"csrc/linear.cpp": """namespace ao {
+at::Tensor linear_cpu(at::Tensor x) { return x; }
+}
+TORCH_LIBRARY_IMPL(torchao, CPU, m) {
+  m.impl("torchao::linear_cpu", &ao::linear_cpu);
+}
+TORCH_LIBRARY_IMPL(_, Meta, m) {
+  m.impl("torchao::linear_meta", &ao::linear_cpu);
+}
+"""})
+    result = bind(cpp, site("torch.ops.torchao.linear_cpu.default", line=3),
+                  site("torch.ops.torchao.linear_meta", line=4))
+    assert {(e.target, e.line) for e in result.edges} == {("cpp:ao::linear_cpu", 3), ("cpp:ao::linear_cpu", 4)}
+    assert {b.namespace for b in result.shared.bindings} == {"read"}
+
+
+SOURCES_ADDED_TO = {
+    # DeepEP's shape: the sources list grows by extend/append/+=, and the module block hands its
+    # module to functions in headers, whose registrations are that module's
+    "setup.py": ("import setuptools\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                 "if __name__ == '__main__':\n"
+                 "    sources = ['csrc/api.cpp']\n"
+                 "    sources.extend(['csrc/kernels.cu'])\n"
+                 "    sources.append('csrc/more.cu')\n"
+                 "    sources += ['csrc/last.cu']\n"
+                 "    setuptools.setup(ext_modules=[CUDAExtension(name='pkg._C', sources=sources)])\n"),
+    "csrc/jit/api.hpp": ("#include <pybind11/pybind11.h>\nnamespace pkg::jit {\nint init(int x) { return x; }\n"
+                         "static void register_apis(pybind11::module_& m) {\n  m.def(\"init_jit\", &init);\n}\n}\n"),
+    "csrc/api.cpp": ("#include \"jit/api.hpp\"\n"
+                     "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  pkg::jit::register_apis(m);\n}\n"),
+    # another extension's block hands the same function its module: a module of its own
+    "other/setup.py": ("from torch.utils.cpp_extension import CppExtension\n"
+                       "ext = CppExtension('other_ext', ['bind.cpp'])\n"),
+    "other/bind.cpp": ("#include \"../csrc/jit/api.hpp\"\n"
+                       "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  pkg::jit::register_apis(m);\n}\n"),
+    "pkg/__init__.py": "import pkg._C as _C\n\n\ndef start():\n    _C.init_jit(1)\n",
+    "user.py": "import other_ext\n\n\ndef start():\n    other_ext.init_jit(2)\n",
+}
+
+
+def test_sources_added_to_a_list_and_registrations_of_functions_given_a_module_the_build_names(tmp_path):
+    from extractor.bindings.python_cpp import extension_builds
+    from extractor.python.index import module_index
+    from extractor.run.pipeline import extract_system
+    import ast
+
+    for rel, code in SOURCES_ADDED_TO.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    [build] = extension_builds(module_index(ast.parse(SOURCES_ADDED_TO["setup.py"])))
+    assert build.sources == ("csrc/api.cpp", "csrc/kernels.cu", "csrc/more.cu", "csrc/last.cu")
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {("py:pkg.start", "cpp:pkg::jit::init", 5), ("py:user.start", "cpp:pkg::jit::init", 5)}
+    assert not [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]

@@ -14,6 +14,7 @@ from extractor.cpp.standalone import scan_trees
 from extractor.model import Contribution, EdgeKind, Language, NodeKind, ParsedFile, Severity, to_jsonable
 
 from tests.conftest import FIXTURES
+from tests.cpp_support import cpp_graph
 
 TRITON_LIKE = FIXTURES / "triton_like"
 REPOS = {"common": TRITON_LIKE / "common", "core": TRITON_LIKE / "core", "server": TRITON_LIKE / "server"}
@@ -248,3 +249,18 @@ def test_include_resolution_shared_by_a_directory_equals_resolving_each_include_
     for index, target in includes:
         includer = ordered[index % len(ordered)]
         assert shared.resolve(includer, target) == IncludeResolver(ordered)._resolve(includer, target)
+
+
+def test_a_static_assert_macro_an_include_defines_is_blanked_in_its_includers(tmp_path):
+    graph = cpp_graph(tmp_path, {
+        "include/common/exception.cuh": ("#pragma once\n"
+                                         "#define EP_STATIC_ASSERT(cond, reason) static_assert(cond, reason)\n"),
+        "csrc/config.hpp": "#pragma once\n#include \"../include/common/exception.cuh\"\n",
+        "csrc/buffer.hpp": ("#include \"config.hpp\"\nnamespace ep::legacy {\nstruct Buffer {\n"
+                            "  EP_STATIC_ASSERT(kPeers == 8, \"The number of maximum peers must be 8\");\n"
+                            " public:\n  void destroy() {}\n"
+                            "  int rank() const { return 0; }\n};\n}\n"),
+    })
+    ids = {n.id for n in graph.nodes}
+    assert {"cpp:ep::legacy::Buffer::destroy", "cpp:ep::legacy::Buffer::rank"} <= ids
+    assert not {"cpp:destroy", "cpp:rank"} & ids

@@ -9,9 +9,9 @@ import msgspec
 import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
-from extractor.cpp.parse import (attribute_macros, blank_macros, hashed_words, parse_source,
-                                 spell_condition_operators, drop_unread_typename, used_outside_directives,
-                                 word_hash, word_hashes)
+from extractor.cpp.parse import (attribute_macros, blank_macros, drop_operator_call_template_arguments,
+                                 hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
+                                 drop_unread_typename, used_outside_directives, word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -145,6 +145,77 @@ def test_jni_and_cuda_alignment_macros_defined_outside_the_system_are_blanked():
     assert facts.errors == 0 and {"Java_com_whisper_init", "get_int"} <= set(defs_by_qual(facts))
 
 
+def test_ascend_c_qualifiers_are_blanked():
+    # Ascend C (NPU kernels: vllm-ascend, torch_npu's ops) qualifies functions and pointers with its
+    # compiler's keywords; read as written, each declaration around one is an ERROR node
+    code = ("__BLOCK_LOCAL__ __inline__ uint32_t counter;\n"
+            "template <typename T> class KernelAdd {\n public:\n"
+            "  __aicore__ inline void Init(__gm__ uint8_t* x, __gm__ uint8_t* y) { xGm = x; }\n"
+            "  __aicore__ inline void Process() { Compute(0); }\n"
+            "  __simd_vf__ void Compute(__ubuf__ T* buf, __local_mem__ T* out, __ssbuf__ T* s);\n"
+            "  __gm__ uint8_t* xGm;\n};\n"
+            "extern \"C\" __global__ __aicore__ void add_custom(__gm__ uint8_t* x) { KernelAdd<float> op; }\n"
+            "__simd_callee__ __force_inline__ float Twice(float v) { return v + v; }\n"
+            "__simt_vf__ void Lane(__gm__ float* p) {}\n")
+    data = code.encode()
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"KernelAdd::Init", "KernelAdd::Process", "KernelAdd::Compute", "add_custom", "Twice",
+            "Lane"} <= set(defs_by_qual(facts))
+    assert scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data))).errors > 0
+
+
+def test_a_static_assert_macro_in_a_class_body_is_blanked_with_its_arguments():
+    # DeepEP: `EP_STATIC_ASSERT(N == 8, "...");` at class scope was an ERROR that took the class's
+    # methods out of it (they became free functions `destroy`, `sync`, ...)
+    code = ("#define EP_STATIC_ASSERT(cond, reason) static_assert(cond, reason)\n"
+            "#define CHECKED(x) do_check(x)\n"
+            "namespace ep {\nstruct Buffer {\n"
+            "  EP_STATIC_ASSERT(kPeers == 8, \"The number of maximum peers (NVLink) must be 8\");\n public:\n"
+            "  Buffer(int rank) { EP_STATIC_ASSERT(sizeof(int) == 4, \"int\"); }\n  void destroy();\n};\n}\n")
+    facts = scan(code)
+    assert facts.errors == 0 and facts.defines == ("EP_STATIC_ASSERT(",)  # CHECKED is no assertion
+    assert {"ep::Buffer::Buffer", "ep::Buffer::destroy"} <= set(defs_by_qual(facts))
+
+
+def test_an_ascend_c_core_condition_after_if_is_parenthesized():
+    # Ascend C: `if ASCEND_IS_AIV {` (the macro is a parenthesised condition in CANN's headers), in
+    # Catlass's functions (`CATLASS_DEVICE`, an attribute macro of its headers)
+    code = ("template <typename T> class Kernel {\n public:\n"
+            "  CATLASS_DEVICE void Process() {\n"
+            "    if ASCEND_IS_AIV {\n      Vector();\n    } else if  ASCEND_IS_AIC\t{\n      Cube();\n    }\n"
+            "    if ASCEND_IS_NOT_AIV{ Skip(); }\n  }\n"
+            "  CATLASS_DEVICE\n  ~Kernel() {}\n  CATLASS_HOST_DEVICE void Vector() {}\n};\n")
+    data = code.encode()
+    rewritten = parenthesize_conditions(data)
+    assert len(rewritten) == len(data)
+    assert b"    if(ASCEND_IS_AIV){" in rewritten and b"else if( ASCEND_IS_AIC){" in rewritten
+    assert b"if ASCEND_IS_NOT_AIV{" in rewritten  # no blank to spare: as written
+    facts = scan(code.replace("    if ASCEND_IS_NOT_AIV{ Skip(); }\n", ""))
+    assert facts.errors == 0 and {"Kernel::Process", "Kernel::~Kernel", "Kernel::Vector"} <= set(defs_by_qual(facts))
+    assert {c for c, _ in dict(facts.calls)["Kernel::Process"]} == {"Vector", "Cube"}
+
+
+def test_a_call_operator_named_with_template_arguments_stays_in_its_class():
+    # Catlass's kernels specialize a member `operator()` template per core type; read as written,
+    # the class's members moved out of it
+    code = ("namespace gemm::kernel {\ntemplate <class Mmad> class Kernel {\n public:\n"
+            "  template <int CORE = 0> void operator()(Params const &params);\n"
+            "  template <>\n  void operator()<AscendC::AIC>(Params const &params) { Gmm(params); }\n"
+            "  template <>\n  void operator() < Core<AscendC::AIV> > (Params const &params) { Combine(params); }\n"
+            "  void Gmm(Params const &params) { op(params); }\n"
+            "  void Combine(Params const &params) {}\n};\n}\n")
+    data = code.encode()
+    rewritten = drop_operator_call_template_arguments(data)
+    assert len(rewritten) == len(data) and b"operator()<AscendC" not in rewritten
+    assert b"operator()" + b" " * len(b"<AscendC::AIC>") + b"(Params" in rewritten
+    assert drop_operator_call_template_arguments(b"bool operator()(int a) const { return a < b; }") == \
+        b"bool operator()(int a) const { return a < b; }"
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"gemm::kernel::Kernel::Gmm", "gemm::kernel::Kernel::Combine"} <= set(defs_by_qual(facts))
+
+
 def _parse_as_written(data: bytes, language: Language = Language.CPP):
     from extractor.cpp.parse import _parser  # the grammar without archdiff's rewrites
 
@@ -255,6 +326,28 @@ def test_torch_registrations_are_read_with_their_namespace():
     assert facts.torch_ops[2].overload == "out"
     # registration blocks are not definitions of functions named TORCH_LIBRARY...
     assert not [d for d in facts.defs if d.qual.startswith("TORCH_LIBRARY")]
+
+
+def test_an_operator_named_with_its_namespace_belongs_to_that_namespace():
+    # torchao: `m.impl("torchao::da8w4_linear_cpu", &fn)`; a `TORCH_LIBRARY_IMPL(_, ...)` block must
+    # name each operator so
+    facts = scan(
+        "TORCH_LIBRARY_FRAGMENT(TORCH_EXTENSION_NAME, m) {\n"
+        '  m.def("myns::scaled_mm.out(Tensor a) -> Tensor");\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(myns, CPU, m) {\n"
+        '  m.impl("myns::scaled_mm.out", &scaled_mm_cpu);\n'
+        "}\n"
+        "TORCH_LIBRARY_IMPL(_, Meta, m) {\n"
+        '  m.impl("other::gather", TORCH_FN(gather_meta));\n'
+        "}\n")
+    ops = [(o.kind, o.op, o.overload, o.ns, o.ns_macro, o.fn, o.dispatch) for o in facts.torch_ops]
+    assert ops == [
+        ("def", "scaled_mm", "out", "myns", "", "", ""),
+        ("impl", "scaled_mm", "out", "myns", "", "scaled_mm_cpu", "CPU"),
+        ("impl", "gather", "", "other", "", "gather_meta", "Meta"),
+    ]
+    assert facts.torch_ops[0].schema is not None and facts.torch_ops[0].schema.returns
 
 
 @pytest.mark.parametrize(("data", "truncated"), [

@@ -174,3 +174,41 @@ def test_hand_written_exposition_text(tmp_path):
         "myserv_build_seconds", "myserv_build_seconds_bucket", "myserv_build_seconds_count", "myserv_build_seconds_sum")
     unresolved = [(d.path, d.line, d.code) for d in result.diagnostics if d.code == "metric-name-unresolved"]
     assert unresolved == [("server/metrics_text.cpp", 12, "metric-name-unresolved")]  # built at run time
+
+
+TRITON_BACKEND = """#include "triton/core/tritonserver.h"
+#include "names.h"
+
+namespace backend {
+TRITONSERVER_Error* Reporter::Init(TRITONSERVER_MetricKind kind, const char* name) {
+  TRITONSERVER_MetricFamily* family = nullptr;
+  RETURN_IF_ERROR(TRITONSERVER_MetricFamilyNew(
+      &family, TRITONSERVER_METRIC_KIND_COUNTER, "backend_requests", "Requests the backend served"));
+  TRITONSERVER_MetricFamilyNew(&latency_, TRITONSERVER_METRIC_KIND_HISTOGRAM, kLatencyMetricName, "Latency");
+  ::TRITONSERVER_MetricFamilyNew(&family_, kind, "backend_any", "Its kind is the caller's");
+  TRITONSERVER_MetricFamilyNew(&family_, TRITONSERVER_METRIC_KIND_GAUGE, name, "Its name is the caller's");
+  TRITONSERVER_MetricNew(&metric_, family, labels.data(), labels.size());
+  return nullptr;
+}
+}
+"""
+
+
+def test_metric_families_of_tritons_c_api(tmp_path):
+    # a Triton backend's custom metrics (TensorRT-LLM's backend): the kind and the name are
+    # arguments; the labels come with each TRITONSERVER_MetricNew
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "names.h").write_text(
+        '#pragma once\nconstexpr char kLatencyMetricName[] = "backend_latency_us";\n')
+    (tmp_path / "src" / "reporter.cc").write_text(TRITON_BACKEND)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert {r.name: (r.type.value, r.line, r.help, r.library, r.labels_resolved, r.buckets_resolved)
+            for r in result.records} == {
+        "backend_requests": ("counter", 7, "Requests the backend served", "triton-c-api", False, True),
+        "backend_latency_us": ("histogram", 9, "Latency", "triton-c-api", False, False),
+    }
+    by_name = {r.name: r for r in result.records}
+    assert by_name["backend_requests"].exposed_names == ("backend_requests",)  # prometheus-cpp: as given
+    assert "TRITONSERVER_MetricNew" in by_name["backend_requests"].unresolved
+    said = sorted((d.line, d.code) for d in result.diagnostics if d.code.startswith("metric-"))
+    assert said == [(10, "metric-type-unresolved"), (11, "metric-name-unresolved")]

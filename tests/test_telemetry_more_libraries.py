@@ -110,3 +110,46 @@ def test_a_cpp_file_including_a_metrics_library_that_is_not_modeled_is_said(tmp_
             if d.code == "metric-library-not-modeled"]
     assert said == [("client_metric.h", 3, "uses yalantinglibs metric")]
     assert result.stats["cpp_files_unmodeled_metric_libraries"] == 1
+
+
+TRITON_MODEL = textwrap.dedent('''\
+    import triton_python_backend_utils as pb_utils
+
+
+    def family(name, kind):
+        return pb_utils.MetricFamily(name=name, description="made by a helper", kind=kind)
+
+
+    class TritonPythonModel:
+        def initialize(self, args):
+            self.requests = pb_utils.MetricFamily(
+                name="model_requests", description="Requests seen",
+                kind=pb_utils.MetricFamily.COUNTER)
+            self.memory = pb_utils.MetricFamily("model_memory_bytes", "Memory in use", pb_utils.MetricFamily.GAUGE)
+            self.tokens = family("model_tokens", pb_utils.MetricFamily.HISTOGRAM)
+            self.odd = pb_utils.MetricFamily(name="model_odd", description="?", kind=args["kind"])
+            self.requests.Metric(labels={"model": "m"}).increment(1)
+            self.tokens.Metric(labels={}, buckets=[1, 10]).observe(3)
+''')
+
+
+def test_triton_python_backend_metric_families_take_their_type_from_the_kind_argument(tmp_path):
+    # a Triton model's model.py (TensorRT-LLM's backend): the type is an argument, and the labels and a
+    # histogram's buckets come with each family.Metric(...)
+    (tmp_path / "model.py").write_text(TRITON_MODEL)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    static = {r["name"]: r for r in (to_jsonable(record) for record in result.records)}
+    assert {name: (r["type"], r["line"], r["help"]) for name, r in static.items()} == {
+        "model_requests": ("counter", 10, "Requests seen"),
+        "model_memory_bytes": ("gauge", 13, "Memory in use"),
+        "model_tokens": ("histogram", 14, "made by a helper"),
+    }
+    for record in static.values():
+        assert record["library"] == "triton-python-backend" and record["labels_resolved"] is False
+        assert "family.Metric(labels" in record["unresolved"]
+    # Triton core writes them with prometheus-cpp: a counter as named
+    assert static["model_requests"]["exposed_names"] == ["model_requests"]
+    tokens = static["model_tokens"]
+    assert tokens["buckets"] == [] and tokens["buckets_resolved"] is False and "buckets=[" in tokens["unresolved"]
+    [odd] = [d for d in result.diagnostics if d.code == "metric-type-unresolved"]
+    assert (odd.path, odd.line) == ("model.py", 15) and "args[...]" in odd.message

@@ -150,14 +150,16 @@ _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python
 
 def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]]
                    ) -> tuple[tuple[PyBinding, ...], list[Diagnostic]]:
-    """``pybind`` with the module of each block in a file that one extension's sources list renamed
-    to that extension's last name (``extensions``: file path -> the last names of the extensions
-    that list it), when it is written otherwise (a build macro); and a diagnostic for each file
-    whose module is a build macro that no build script explains."""
+    """``pybind`` with the module of each block in a file that one extension's sources list (and of
+    each function the block gives its module) renamed to that extension's last name (``extensions``:
+    file path -> the last names of the extensions that list it), when it is written otherwise (a
+    build macro); and a diagnostic for each file whose module is a build macro that no build
+    script explains."""
     named: list[PyBinding] = []
     unexplained: dict[str, tuple[int, str, str]] = {}
     for b in pybind:
-        names = extensions.get(b.path, set())
+        # a function given the module registers on the module of the block that gave it
+        names = extensions.get(b.block or b.path, set())
         top, dot, sub = b.module.partition(".")  # a submodule's (nanobind's `core.fft`) is below the extension's
         if len(names) == 1 and top not in names:
             b = dataclasses.replace(b, module=next(iter(names)) + dot + sub)
@@ -506,13 +508,20 @@ def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
 
 
 def _module_constants(tree: ast.Module) -> dict[str, str | list[str]]:
-    """Names the module binds once, outside any def, to a string or a list of strings."""
+    """Names the module binds once, outside any def, to a string or a list of strings; a list
+    with what ``x.extend([...])``, ``x.append(...)`` and ``x += [...]`` add to it (DeepEP's
+    ``sources``), in any branch: each is a file the build may list."""
     values: dict[str, str | list[str] | None] = {}
     pending = list(tree.body)
     while pending:
         node = pending.pop(0)
         if isinstance(node, (ast.If, ast.Try, ast.With)):
             pending[:0] = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ())]
+            continue
+        added = _added_to_list(node, values)
+        if added is not None:
+            name, extended = added
+            values[name] = extended
             continue
         if isinstance(node, ast.Assign) and len(node.targets) == 1:
             target, assigned = node.targets[0], node.value
@@ -525,6 +534,22 @@ def _module_constants(tree: ast.Module) -> dict[str, str | list[str]]:
                 else _string(assigned, values)
             values[target.id] = None if target.id in values else value  # bound twice: no constant
     return {name: value for name, value in values.items() if value}
+
+
+def _added_to_list(node: ast.stmt, values: dict[str, Any]) -> tuple[str, list[str]] | None:
+    """(name, its strings with the ones added) for a statement that adds to a list constant of ``values``."""
+    if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name):
+        name, strings = node.target.id, _strings(node.value, values)
+    elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) and len(node.value.args) == 1 \
+            and not node.value.keywords and isinstance(node.value.func, ast.Attribute) \
+            and isinstance(node.value.func.value, ast.Name) and node.value.func.attr in ("extend", "append"):
+        name, arg = node.value.func.value.id, node.value.args[0]
+        one = _string(arg, values) if node.value.func.attr == "append" else None
+        strings = ([] if one is None else [one]) if node.value.func.attr == "append" else _strings(arg, values)
+    else:
+        return None
+    current = values.get(name)
+    return (name, [*current, *strings]) if isinstance(current, list) else None
 
 
 def _string(node: ast.AST | None, constants: dict[str, Any]) -> str | None:
@@ -615,6 +640,7 @@ def _class_of_method(scope: Any) -> str:
 
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
-# 5: the extensions build scripts declare; 6: operators registered in Python
+# 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
+# list (`sources.extend([...])`)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="6", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="7", requires=(python.STEP, cpp.STEP), forkable=True)

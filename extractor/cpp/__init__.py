@@ -20,12 +20,17 @@ from extractor.model import Language, Step
 # version 9: namespace aliases (CppFacts.namespace_aliases);
 # version 10: using-directives and using-declarations (CppFacts.usings);
 # version 11: nanobind targets as written (namespace aliases are the symbol table's);
-# version 12: test macros expanded (extractor/cpp/testmacros.py), CppFacts.macro_bodies and .unnamed_tests,
-# Boost.Test suites read as the namespaces they open;
-# version 13: macros' uses in class bodies (`DISALLOW_COPY_AND_ASSIGN(X);`) are no members
-# (CppFacts.class_macro_uses, .class_macro_bodies)
+# version 12: Ascend C's qualifiers blanked (`__aicore__`, `__gm__`, ...);
+# version 13: an operator named with its namespace (`m.impl("ns::op", ...)`) is registered under it;
+# version 14: function-like macros that expand to a static_assert blanked with their arguments (CppFacts.defines
+# lists them as `NAME(`);
+# version 15: condition macros after `if` parenthesized (Ascend C's `if ASCEND_IS_AIV {`), Catlass's
+# attribute macros blanked, `operator()<...>(` read without its template arguments;
+# version 16: test macros expanded (extractor/cpp/testmacros.py), CppFacts.macro_bodies and .unnamed_tests,
+# Boost.Test suites read as the namespaces they open; macros' uses in class bodies
+# (`DISALLOW_COPY_AND_ASSIGN(X);`) are no members (CppFacts.class_macro_uses, .class_macro_bodies)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="13", forkable=True)
+            extract=extract_cpp_graph, version="16", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -93,7 +93,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
-    hash_of = {name: word_hash(name) for names in defined.values() for name in names}  # each macro's once
+    # each macro's once (a call macro is listed as `NAME(`)
+    hash_of = {name: word_hash(name.rstrip("(")) for names in defined.values() for name in names}
     tasks: list[_Rescan] = []
     for path in sorted(facts):
         # what the file's own lines define is its own, also when an include cycle leads back to it
@@ -133,10 +134,11 @@ class _Rescan:
 def _rescanned(task: _Rescan) -> bytes | None:
     """The file's facts scanned with the macros it uses blanked, encoded; None when it uses none
     outside preprocessor lines."""
-    used = used_outside_directives(task.data, (*task.candidates, *task.namespaces))
+    listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
+    used = used_outside_directives(task.data, (*listed, *task.namespaces))
     if not used:
         return None
-    blank = [name for name in used if name not in task.namespaces]
+    blank = [listed[name] for name in used if name not in task.namespaces]
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
     tree = parse_source(task.data, task.language, blank=blank, namespaces=namespaces)
     return _ENCODE(scan_cpp(ParsedFile(task.language, task.data, tree), words=task.words, namespaces=namespaces))

@@ -13,6 +13,7 @@ an ``implements`` edge to it. A namespace given by a build macro keeps the macro
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Mapping
 
 from extractor.cpp.facts import HELPER_MODULE, CppFacts, SchemaParam, TorchOpFact
@@ -58,10 +59,16 @@ class PyBinding:
     function: str = ""  # C++ name as written
     target: str = ""  # node id when resolved
     mechanism: str = "pybind11"  # or "nanobind"
+    # the file of the module block whose module a function given that module registers on ("":
+    # the binding's own file): a module the build names is named by that block's file
+    block: str = ""
 
     @property
     def python_name(self) -> str:
         return ".".join(p for p in (self.module, self.owner, self.name) if p)
+
+
+_BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python module is spelled so
 
 
 def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
@@ -88,18 +95,22 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
             else:
                 target = table.resolve_reference(b.scope, fn, path)
             helper, dot, sub = b.module.partition(".")  # `@init_fft.fft`: the submodule `fft` of what init_fft is given
-            modules = [m + dot + sub for m in given.get(helper, ())] if b.module.startswith(HELPER_MODULE) \
-                else (b.module,)
-            for module in modules:
-                bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism))
+            modules = [(m + dot + sub, block) for m, block in given.get(helper, ())] \
+                if b.module.startswith(HELPER_MODULE) else [(b.module, "")]
+            for module, block in modules:
+                # only a module the build names needs its block's file (:func:`named_by_build`)
+                named_by_build = block != path and _BUILD_MACRO.fullmatch(module.partition(".")[0])
+                bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism,
+                                          block if named_by_build else ""))
     return sorted(ops), sorted(bindings)
 
 
-def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, list[str]]:
+def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, list[tuple[str, str]]]:
     """HELPER_MODULE + qualified name of a function that registers bindings on a module it is
-    given -> the modules it is given: by a PYBIND11_MODULE (NB_MODULE) block that calls it with its
-    module or a submodule of it, or by such a function in turn. A function no block reaches has
-    none (its registrations are not bindings of any module the build defines)."""
+    given -> the modules it is given, each with the file of the block that holds it: by a
+    PYBIND11_MODULE (NB_MODULE) block that calls it with its module or a submodule of it, or by
+    such a function in turn. A function no block reaches has none (its registrations are not
+    bindings of any module the build defines)."""
     placeholders: dict[str, str] = {}  # the placeholder a function's own registrations carry -> its node id
     for path in sorted(facts):
         for b in facts[path].pybind:
@@ -107,23 +118,25 @@ def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[st
             if helper.startswith(HELPER_MODULE) and helper not in placeholders:
                 placeholders[helper] = table.resolve_reference("", helper[len(HELPER_MODULE):], path)
     helpers = {node: placeholder for placeholder, node in placeholders.items() if node}
-    # a block's module or a placeholder -> (the submodule it hands on, "" or `.sub`; the placeholder handed it)
-    handed: dict[str, set[tuple[str, str]]] = {}
+    # a block's module (with the block's file) or a placeholder (file "") -> (the submodule it hands
+    # on, "" or `.sub`; the placeholder handed it)
+    handed: dict[tuple[str, str], set[tuple[str, str]]] = {}
     for path in sorted(facts):
         for b in facts[path].pybind:
             if b.kind == "module":
                 node = table.resolve_reference(b.scope, b.target, path)
                 if node in helpers:
                     top, dot, sub = b.module.partition(".")
-                    handed.setdefault(top, set()).add((dot + sub, helpers[node]))
-    given: dict[str, set[str]] = {}
-    for module in sorted(m for m in handed if not m.startswith(HELPER_MODULE)):
-        stack = sorted((module + sub, helper) for sub, helper in handed[module])
+                    key = (top, "" if top.startswith(HELPER_MODULE) else path)
+                    handed.setdefault(key, set()).add((dot + sub, helpers[node]))
+    given: dict[str, set[tuple[str, str]]] = {}
+    for module, block in sorted(k for k in handed if not k[0].startswith(HELPER_MODULE)):
+        stack = sorted((module + sub, helper) for sub, helper in handed[module, block])
         while stack:
             held, helper = stack.pop()
-            if held not in given.setdefault(helper, set()):
-                given[helper].add(held)
-                stack.extend(sorted((held + sub, inner) for sub, inner in handed.get(helper, ())))
+            if (held, block) not in given.setdefault(helper, set()):
+                given[helper].add((held, block))
+                stack.extend(sorted((held + sub, inner) for sub, inner in handed.get((helper, ""), ())))
     return {helper: sorted(modules) for helper, modules in given.items()}
 
 

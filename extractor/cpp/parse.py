@@ -33,7 +33,7 @@ from extractor.model import Language
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
 # Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
 MACROS_SCHEMA = {f"{key}?": [str] for key in (
-    "blank", "blank_cpp_only", "blank_call", "torch_library", "torch_library_impl", "pybind_module",
+    "blank", "blank_cpp_only", "blank_call", "condition", "torch_library", "torch_library_impl", "pybind_module",
     "nanobind_module")}
 
 
@@ -66,12 +66,15 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     (:func:`rewrite_namespace_macros`).
     """
     configured, calls = _configured_blanks(language)
-    own = frozenset(attribute_macros(data)).union(blank) - configured - calls
-    blanked = blank_macros(data, configured, calls, own)
+    own = frozenset(attribute_macros(data)).union(blank)
+    own_calls = frozenset(n[:-1] for n in own if n.endswith("(")) - calls  # a call: its arguments too
+    own = frozenset(n for n in own if not n.endswith("(")) - configured - calls
+    blanked = blank_macros(data, configured, calls, own, own_calls)
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
-    return _parser(language).parse(drop_unread_typename(spell_condition_operators(blanked)))
+    rewritten = drop_operator_call_template_arguments(parenthesize_conditions(blanked))
+    return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
 
 # -- namespace macros --------------------------------------------------------------------------
@@ -234,6 +237,9 @@ _ATTRIBUTE_GROUP = re.compile(
     rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\([^()]*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
+# `#define NAME(params) body` on one line, and a body that is a static assertion
+_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\([\w\s,.]*\)[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+_STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
@@ -241,7 +247,11 @@ _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b
 
 
 def attribute_macros(data: bytes) -> list[str]:
-    """Object-like macros this file defines that expand to nothing, to attributes or to pragmas only.
+    """Object-like macros this file defines that expand to nothing, to attributes or to pragmas only;
+    and, written ``NAME(``, function-like ones that expand to a ``static_assert`` (DeepEP's
+    ``EP_STATIC_ASSERT(cond, reason)``), whose uses are blanked with their arguments: in a class body
+    the grammar reads such a call as an ERROR that takes the class's members out of it, and an
+    assertion defines nothing.
 
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
@@ -263,6 +273,11 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
+    if b"static_assert" in data.replace(b"_Static_assert", b"static_assert"):
+        asserts: dict[bytes, list[bool]] = {}
+        for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+            asserts.setdefault(m.group(1), []).append(_STATIC_ASSERT_BODY.fullmatch(m.group(2)) is not None)
+        good |= {name + b"(" for name, verdicts in asserts.items() if all(verdicts) and name not in bodies}
     return tuple(sorted(n.decode() for n in good))
 
 
@@ -312,17 +327,17 @@ def _trie_pattern(words: list[bytes]) -> bytes:
 
 
 def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
-                 more: frozenset[str] = frozenset()) -> bytes:
+                 more: frozenset[str] = frozenset(), more_calls: frozenset[str] = frozenset()) -> bytes:
     """``data`` with each listed token (and a call macro's parenthesised arguments) turned into
     spaces, except inside preprocessor directives. Newlines are kept, so lines do not move.
 
-    ``more`` are further names (a file's own macros) matched by a pattern of their own: the
-    configured names' pattern is compiled once per process, not once per file with macros of
-    its own or per set of its includes' macros (2 ms each). Every match is blanked in a copy
+    ``more`` and ``more_calls`` are further names (a file's own macros) matched by a pattern of
+    their own: the configured names' pattern is compiled once per process, not once per file
+    with macros of its own or per set of its includes' macros (2 ms each). Every match is blanked in a copy
     of the original bytes, so the result is the same as one pattern of all the names."""
-    patterns = [p for p in (_blank_pattern(names, call_names), _blank_pattern(more, frozenset())) if p is not None]
+    patterns = [p for p in (_blank_pattern(names, call_names), _blank_pattern(more, more_calls)) if p is not None]
     out: bytearray | None = None
-    calls = {n.encode() for n in call_names}
+    calls = {n.encode() for n in call_names | more_calls}
     for pattern in patterns:
         for m in pattern.finditer(data):
             start, end = m.start(), m.end()
@@ -334,6 +349,45 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
                 out = bytearray(data)
             out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
     return data if out is None else bytes(out)
+
+
+@functools.cache
+def _condition_pattern() -> re.Pattern[bytes] | None:
+    names = macro_config()["condition"]
+    if not names:
+        return None
+    return re.compile(rb"\bif([ \t]+)(" + _trie_pattern(sorted(n.encode() for n in names)) + rb")([ \t]+)\{")
+
+
+def parenthesize_conditions(data: bytes) -> bytes:
+    """``data`` with ``if NAME {`` written ``if(NAME){`` for the condition macros of macros.yaml
+    (Ascend C's ``ASCEND_IS_AIV``): the blanks around the name become the parentheses the
+    grammar needs, so no byte moves. A use with no blank to spare stays as written."""
+    pattern = _condition_pattern()
+    if pattern is None or b"if" not in data:
+        return data
+
+    def parenthesized(m: re.Match[bytes]) -> bytes:
+        before, name, after = m.group(1), m.group(2), m.group(3)
+        return b"if(" + before[1:] + name + after[:-1] + b"){"
+
+    return pattern.sub(parenthesized, data)
+
+
+# `operator()<...>(`: the call operator named with template arguments (nested once at most)
+_OPERATOR_CALL_ARGUMENTS = re.compile(rb"\boperator\s*\(\s*\)(\s*<(?:[^<>;{}()]|<[^<>;{}()]*>)*>)(?=\s*\()")
+
+
+def drop_operator_call_template_arguments(data: bytes) -> bytes:
+    """``data`` with the template arguments of ``operator()<...>(`` blanked: an explicit
+    specialization of a member call operator (Catlass's kernels: ``template <> void
+    operator()<AscendC::AIC>(Params const &params)``) or a call naming its arguments is an ERROR
+    for the grammar, whose recovery can move the class's members out of it. Without them it is
+    the operator's definition (or call), where it stands; no byte moves."""
+    if b"operator" not in data:
+        return data
+    return _OPERATOR_CALL_ARGUMENTS.sub(
+        lambda m: m.group(0)[:m.start(1) - m.start(0)] + re.sub(rb"[^\n]", b" ", m.group(1)), data)
 
 
 # an #if or #elif condition, its continuation lines included, up to a comment; found from its `#`

@@ -55,6 +55,11 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
             continue
         op = first.split("(", 1)[0].strip()
         name, _, overload = op.partition(".")
+        # the operator may be named with its namespace (`m.impl("torchao::da8w4_linear_cpu", ...)`; in
+        # a `TORCH_LIBRARY_IMPL(_, CPU, m)` block it must be): the name says which library it is
+        qualifier, _, unqualified = name.rpartition("::")
+        op_ns, op_macro, op_suffix = (qualifier, "", "") if qualifier else (ns, ns_macro, ns_suffix)
+        name = unqualified if qualifier else name
         schema = None
         if kind == "def" and "(" in first:
             parsed = parse_schema(first)
@@ -70,8 +75,8 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
             if kind == "impl" and len(call_args) >= 3:
                 dispatch = SPACES.sub("", text(call_args[1]))
         # the line that names the operator (`ops.def(` often stands alone on the line before)
-        found.append(TorchOpFact(kind, name, overload, line(call_args[0]), dispatch, fn, scope, ns, ns_macro,
-                                 ns_suffix, schema, lambda_calls))
+        found.append(TorchOpFact(kind, name, overload, line(call_args[0]), dispatch, fn, scope, op_ns, op_macro,
+                                 op_suffix, schema, lambda_calls))
     return found
 
 

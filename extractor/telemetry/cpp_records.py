@@ -12,6 +12,10 @@ name; else it is unresolved, said.
 
 Prometheus text a file writes by hand (``# TYPE`` lines in its string literals) is a family each,
 library ``text-exposition``; a ``# TYPE`` line whose name or type is computed is said unresolved.
+
+A Triton backend's custom metrics (Triton's C API, ``TRITONSERVER_MetricFamilyNew(&family, kind,
+name, description)``) are a family each, library ``triton-c-api``; a kind or name it cannot read is
+said unresolved.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from collections.abc import Callable, Mapping
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
-from extractor.telemetry.cpp_scan import ArgumentValue, BuilderChain, CppMetricFacts, ExpositionLine, MetricHelper
+from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
+                                          ExpositionLine, MetricHelper, TritonFamily)
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_metrics import exposed
 from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name, unmodeled_library
@@ -86,6 +91,16 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                     labels = call.labels[positions.labels] or ()
                 records.append(_record(file, call.line, chain, name, help_text, labels, f"helper:{helper.function}"))
                 stats["cpp_helper_calls"] += 1
+    for file, facts in files:
+        resolve = _resolver(_included(file.path, facts.includes, constants_of, suffixes), constants_of, shared)
+        for family in facts.triton:
+            stats["cpp_triton_families"] += 1
+            record, problem = _triton_record(file, family, resolve)
+            if record is not None:
+                records.append(record)
+            if problem is not None:
+                stats["cpp_unresolved"] += 1
+                diagnostics.append(problem)
     for file, facts in files:
         for text in facts.exposition:
             stats["cpp_exposition_lines"] += 1
@@ -167,6 +182,35 @@ def _record(file: SourceFile, line: int, chain: BuilderChain, name: str, help_te
         library="prometheus-cpp", via=via, quantiles=quantiles,
         unresolved=f"labels: variable {chain.labels_variable}" if unresolved_labels else "",
     )
+
+
+def _triton_record(file: SourceFile, family: TritonFamily, resolve: Callable[[str], str | None]
+                   ) -> tuple[MetricDefinition | None, Diagnostic | None]:
+    """A family made through Triton's C API, or why it is not one: its kind or its name is not
+    known. Its labels are given with each metric (`TRITONSERVER_MetricNew(&m, family, labels,
+    count)`), a histogram's buckets with each `TRITONSERVER_MetricNewWithArgs`; Triton core
+    registers the family with prometheus-cpp (core src/metric_family.cc), which names it as given."""
+    if not family.type:
+        kinds = "/".join(sorted(TRITON_KINDS))
+        return None, Diagnostic(file.path, family.line, "metric-type-unresolved",
+                                f"Triton C API metric family's kind {family.kind_text!r} is none of {kinds}",
+                                Severity.INFO)
+    name = _constant(family.name, resolve)
+    if name is None:
+        return None, Diagnostic(file.path, family.line, "metric-name-unresolved",
+                                f"Triton C API {family.type} name {family.name.text!r} is not a literal or a "
+                                "constant of the analysed files", Severity.INFO)
+    kind = MetricType(family.type)
+    histogram = kind is MetricType.HISTOGRAM
+    reasons = ["labels: Triton's C API takes label values with each TRITONSERVER_MetricNew(..., labels, ...)"]
+    if histogram:
+        reasons.append("buckets: Triton's C API takes a histogram's buckets with each TRITONSERVER_MetricNewWithArgs")
+    return MetricDefinition(
+        path=file.path, line=family.line, name=name, type=kind, help=_constant(family.help, resolve) or "",
+        labels=(), buckets=(), unit="", language=file.language.value, dynamic=False,
+        exposed_names=expose_names(kind, name, "prometheus-cpp"), lint=lint_name(name, kind, "prometheus-cpp"),
+        labels_resolved=False, buckets_resolved=not histogram, library="triton-c-api", via=TRITON_FAMILY_NEW,
+        unresolved="; ".join(reasons)), None
 
 
 def _exposition_record(file: SourceFile, text: ExpositionLine) -> MetricDefinition:

@@ -1,4 +1,5 @@
-"""Per-file scanner for prometheus-cpp builder chains (tree-sitter syntax trees).
+"""Per-file scanner for prometheus-cpp builder chains (tree-sitter syntax trees), and for the
+metric families a Triton backend makes through Triton's C API (``TRITONSERVER_MetricFamilyNew``).
 
 Only chains that start at ``BuildCounter()``/``BuildGauge()``/``BuildHistogram()``/``BuildSummary()``
 (qualified ``prometheus::`` or bare where the file names prometheus, e.g. after
@@ -39,6 +40,15 @@ BUILDERS = {
     "BuildGauge": "gauge",
     "BuildHistogram": "histogram",
     "BuildSummary": "summary",
+}
+
+# Triton's C API (core's tritonserver.h): `TRITONSERVER_MetricFamilyNew(&family, kind, name,
+# description)`, a backend's custom metrics; core registers the family with prometheus-cpp
+TRITON_FAMILY_NEW = "TRITONSERVER_MetricFamilyNew"
+TRITON_KINDS = {
+    "TRITONSERVER_METRIC_KIND_COUNTER": "counter",
+    "TRITONSERVER_METRIC_KIND_GAUGE": "gauge",
+    "TRITONSERVER_METRIC_KIND_HISTOGRAM": "histogram",
 }
 
 _ESCAPES = {"n": "\n", "t": "\t", "\\": "\\", '"': '"', "'": "'", "0": "\0", "r": "\r"}
@@ -109,6 +119,16 @@ class ExpositionLine(msgspec.Struct, frozen=True, omit_defaults=True):
     labels: tuple[str, ...] | None = None  # keys of a sample written as a literal; None when none is
 
 
+class TritonFamily(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A `TRITONSERVER_MetricFamilyNew(&family, kind, name, description)` call."""
+
+    line: int
+    kind_text: str  # the kind argument as written
+    name: ArgumentValue
+    help: ArgumentValue
+    type: str = ""  # "counter", "gauge", "histogram"; "" when the kind is no TRITONSERVER_METRIC_KIND_*
+
+
 class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one C/C++/CUDA file says about prometheus-cpp metrics."""
 
@@ -122,6 +142,7 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # define (its includes may: extractor.telemetry.cpp_records)
     includes: tuple[str, ...] = ()
     exposition: tuple[ExpositionLine, ...] = ()  # hand-written Prometheus text
+    triton: tuple[TritonFamily, ...] = ()  # metric families made through Triton's C API
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -191,13 +212,31 @@ def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
             else:
                 metrics.append(chain)
     calls = _literal_calls(_in_tree_order(found.get("literal_call", ())), maps)
+    triton = _triton_families(found, constants) if TRITON_FAMILY_NEW.encode() in data else ()
     kept = constants if constants and (names_prometheus or names_metric) else {}
-    if not (metrics or helpers or calls or kept or unmodeled):
+    if not (metrics or helpers or calls or kept or unmodeled or triton):
         return None
     elsewhere = any(a is not None and a.value is None and (a.parts or a.constant)
-                    for chain in metrics for a in (chain.name, chain.help))
+                    for a in [a for chain in metrics for a in (chain.name, chain.help)]
+                    + [a for family in triton for a in (family.name, family.help)])
     includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) if elsewhere else ()
-    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes)
+    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton)
+
+
+def _triton_families(found: dict[str, list[Any]], constants: dict[str, str]) -> tuple[TritonFamily, ...]:
+    """The file's `TRITONSERVER_MetricFamilyNew(&family, kind, name, description)` calls."""
+    out = []
+    for callee in _in_tree_order(found.get("callee", ())):
+        if _text(callee).replace(" ", "").lstrip(":") != TRITON_FAMILY_NEW:
+            continue
+        args = callee.parent.child_by_field_name("arguments")
+        values = args.named_children if args is not None else []
+        if len(values) != 4:
+            continue
+        kind_text = _text(values[1]).replace(" ", "")
+        out.append(TritonFamily(callee.start_point[0] + 1, kind_text, _value(values[2], constants),
+                                _value(values[3], constants), TRITON_KINDS.get(kind_text.rpartition("::")[2], "")))
+    return tuple(out)
 
 
 # a string literal, or a comment or character literal, matched first so that a quote in them is skipped
@@ -559,7 +598,10 @@ def _argument_value(arguments, constants: dict[str, str]) -> ArgumentValue:
     args = arguments.named_children if arguments is not None else []
     if not args:
         return ArgumentValue()
-    node = args[0]
+    return _value(args[0], constants)
+
+
+def _value(node, constants: dict[str, str]) -> ArgumentValue:
     literal = _literal(node)
     if literal is not None:
         return ArgumentValue(literal, _text(node))

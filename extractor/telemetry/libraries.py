@@ -19,11 +19,11 @@ from extractor.telemetry.records import MetricType
 _METRIC = {"name": str, "type": str, "help?": str, "labels?": [str], "buckets?": str, "when?": str,
            "labels_when?": {str: [str]}}
 _ROLES = {"name": str, "help?": str, "labels?": str, "namespace?": str, "subsystem?": str, "unit?": str,
-          "buckets?": str, "states?": str}
+          "buckets?": str, "states?": str, "kind?": str}
 SCHEMA = {
     "constructors": [{"library": str, "read_from": str, "naming": str, "classes": {str: str},
                       "modules": [str], "params": [str], "roles": _ROLES, "default_buckets?": [float],
-                      "labels_at_use?": str}],
+                      "labels_at_use?": str, "buckets_at_use?": str, "kinds?": {str: str}}],
     "instruments": [{"library": str, "read_from": str, "naming": str, "methods": {str: str},
                      "params": [str], "roles": _ROLES, "default_buckets?": [float], "labels_at_use?": str}],
     "provided": [{"library": str, "what": str, "read_from": str, "trigger": str, "unless?": str,
@@ -45,12 +45,24 @@ class Constructor:
 
     library: str
     naming: str
-    type: MetricType
+    type: MetricType | None  # None: the argument of role ``kind`` decides, through ``kinds``
     params: tuple[str, ...]
     roles: dict[str, str]  # what archdiff reads (name, help, labels, ...) -> the parameter's name
     read_from: str
     default_buckets: tuple[float, ...] | None = None  # None: the installed prometheus_client's
     labels_at_use: str = ""  # why the labels are not read: the library takes them with each observation
+    buckets_at_use: str = ""  # why a histogram's buckets are not read: given with each child, not here
+    # the type by the last name of the ``kind`` argument (`pb_utils.MetricFamily.COUNTER` -> counter)
+    kinds: tuple[tuple[str, MetricType], ...] = ()
+
+    def type_of(self, kind_argument: list[str]) -> MetricType | None:
+        """The type the constructor makes, given the texts its ``kind`` argument can be (names as
+        written); None when they are not one of ``kinds``, or not all the same."""
+        if self.type is not None:
+            return self.type
+        by_name = dict(self.kinds)
+        found = {by_name.get(text.rpartition(".")[2]) for text in kind_argument}
+        return found.pop() if len(found) == 1 and None not in found else None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,18 +108,25 @@ def _type(text: str, where: str, file: Path | None = None) -> MetricType:
                              f"(one of {', '.join(t.value for t in MetricType)})") from None
 
 
+_BY_ARGUMENT = "by-argument"  # a class whose type is an argument (libraries.yaml's `kinds`)
+
+
 @functools.cache
 def conventions(path: str | None = None) -> Conventions:
     file = Path(path) if path else Path(__file__).with_name("libraries.yaml")
     data = load_data_file(file, SCHEMA)
     constructors: dict[str, Constructor] = {}
     for entry in data["constructors"]:
+        kinds = tuple((name, _type(kind, name, file)) for name, kind in sorted(entry.get("kinds", {}).items()))
         for cls, kind in entry["classes"].items():
             buckets = entry.get("default_buckets")
-            made = Constructor(entry["library"], entry["naming"], _type(kind, cls), tuple(entry["params"]),
+            if kind == _BY_ARGUMENT and not (kinds and "kind" in entry["roles"]):
+                raise UserInputError(f"{file}: {cls}: a type {_BY_ARGUMENT!r} needs `kinds` and the role `kind`")
+            made = Constructor(entry["library"], entry["naming"],
+                               None if kind == _BY_ARGUMENT else _type(kind, cls, file), tuple(entry["params"]),
                                dict(entry["roles"]), entry["read_from"],
                                None if buckets is None else tuple(float(b) for b in buckets),
-                               entry.get("labels_at_use", ""))
+                               entry.get("labels_at_use", ""), entry.get("buckets_at_use", ""), kinds)
             for module in entry["modules"]:
                 constructors[f"{module}.{cls}"] = made
     instruments = {method: Constructor(entry["library"], entry["naming"], _type(kind, method),

@@ -187,10 +187,17 @@ def _first(sym: Any) -> tuple[str, bool]:
 def _definitions(outcome: Outcome, roles: dict[str, Any],
                  exemplars: bool) -> tuple[list[MetricDefinition], list[Diagnostic]]:
     constructor = outcome.constructor
-    kind = constructor.type
     root = outcome.root
     path, line = root.module.path, root.line
     via = " > ".join(outcome.via)
+    written = _written(roles.get("kind"))
+    kind = constructor.type_of(written)
+    if kind is None:
+        given = " | ".join(written) or "no kind argument"
+        known = "/".join(name for name, _ in constructor.kinds)
+        return [], [Diagnostic(path, line, "metric-type-unresolved",
+                               f"{constructor.library} metric's kind is none of {known} as written: "
+                               f"the code gives {given}", Severity.INFO)]
     names = pysym.strings(roles["name"]) if roles.get("name") is not None else []
     usable = [(t, d, w) for t, d, w in names if _literal_part(t)]
     if not usable:
@@ -203,6 +210,8 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
     if constructor.labels_at_use:
         labels_resolved, labels_why = False, f"labels: {constructor.labels_at_use}"
     buckets, buckets_resolved, buckets_why = _buckets(kind, roles.get("buckets"), constructor)
+    if constructor.buckets_at_use and kind is MetricType.HISTOGRAM:
+        buckets, buckets_resolved, buckets_why = (), False, f"buckets: {constructor.buckets_at_use}"
     namespace, ns_dynamic = _first(roles.get("namespace"))
     subsystem, sub_dynamic = _first(roles.get("subsystem"))
     unit, _ = _first(roles.get("unit"))
@@ -227,6 +236,18 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
             library=constructor.library, via=via, unresolved="; ".join(reasons), exemplars=exemplars,
         ))
     return out, []
+
+
+def _written(sym: Any) -> list[str]:
+    """The values ``sym`` can be, each as the code writes it (`pb_utils.MetricFamily.COUNTER`)."""
+    sym = pysym.unwrap(sym)
+    if not isinstance(sym, list) or not sym:
+        return []
+    if sym[0] == "alt":
+        return sorted({text for value in sym[1] for text in _written(value)})
+    if sym[0] in ("lit", "unk") and isinstance(sym[1], str):
+        return [sym[1]]
+    return [pysym.describe(sym)]
 
 
 def _literal_part(text: str) -> bool:
