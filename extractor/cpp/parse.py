@@ -273,7 +273,7 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    if b"static_assert" in data.replace(b"_Static_assert", b"static_assert"):
+    if b"static_assert" in data or b"_Static_assert" in data:
         asserts: dict[bytes, list[bool]] = {}
         for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
             asserts.setdefault(m.group(1), []).append(_STATIC_ASSERT_BODY.fullmatch(m.group(2)) is not None)
