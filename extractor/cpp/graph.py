@@ -84,7 +84,7 @@ class CppShared:
     aggregates: tuple[AggregateDefinition, ...]
     includes: Mapping[str, tuple[str, ...]]  # file -> the files it includes
     # functions whose symbol is their plain name: declared or defined inside `extern "C"`, or
-    # defined in a C file (the ctypes bindings prefer these; extractor.bindings.python_ctypes)
+    # defined non-static in a C file (the ctypes bindings prefer these: extractor.bindings.python_ctypes)
     c_linkage: frozenset[str] = frozenset()
     internal: frozenset[str] = frozenset()  # functions at global scope defined `static` only: no symbol
 
@@ -372,8 +372,9 @@ def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:
 def _c_linkage(table: SymbolTable) -> tuple[frozenset[str], frozenset[str]]:
     """(the functions with C linkage: declared or defined inside `extern "C"`, or defined in a C
     file and not `static`; the functions at global scope whose every definition is `static`)."""
-    linked = set()
-    exported, static = set(), set()
+    linked: set[str] = set()
+    exported: set[str] = set()
+    static: set[str] = set()
     for d in table.defs:
         if d.kind is not NodeKind.FUNCTION:
             continue
