@@ -156,15 +156,10 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
     imported = ctx.once(_imported_by_path)
     files = [CtypesFile(f.module, f.path, scanned.get(f.path), facts.calls, facts.types, imported[f.path])
              for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
-    bases: dict[str, list[str]] = collections.defaultdict(list)
-    for edge in python.edges:
-        if edge.kind is EdgeKind.INHERITS:
-            bases[edge.source].append(edge.target)
     c_nodes = native.nodes if native is not None else ()
     shared = native.shared if native is not None else None
     c_linkage, internal = (shared.c_linkage, shared.internal) if shared is not None else (frozenset(), frozenset())
-    return bind_ctypes(files, python.shared.nodes, {k: tuple(v) for k, v in bases.items()}, c_nodes, c_linkage,
-                       internal)
+    return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal)
 
 
 def _as_binding(b: CtypesBinding) -> Binding:

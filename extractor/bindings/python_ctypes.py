@@ -694,18 +694,18 @@ _CALLABLE = (NodeKind.FUNCTION, NodeKind.METHOD)
 _RANK = {_Function: 4, _Declarator: 3, _Library: 2, _Instance: 1}
 
 
-def bind_ctypes(files: Iterable[CtypesFile], nodes: Mapping[str, Node], bases: Mapping[str, tuple[str, ...]],
+def bind_ctypes(files: Iterable[CtypesFile], nodes: Mapping[str, Node], edges: Iterable[Edge],
                 c_nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str] = frozenset()
                 ) -> CtypesResult:
     """Every place that names a function of a library the system loads, bound to the system's
-    C/C++ function of that name. ``nodes``: the Python graph's nodes by id; ``bases``: a Python
-    class id -> the ids of its bases in the system; ``c_nodes``: the C/C++ step's nodes;
+    C/C++ function of that name. ``nodes``, ``edges``: the Python graph's (nodes by id; of the
+    edges, the ``inherits`` are read, when a class's bases are asked); ``c_nodes``: the C/C++ step's nodes;
     ``c_linkage``: the ids of the functions with C linkage; ``internal``: of those at global scope
     defined ``static`` only (``CppShared``)."""
     files = sorted(files, key=lambda f: f.path)
     if not any(f.facts is not None for f in files):
         return CtypesResult((), (), (), {})
-    return _Libraries(files, nodes, bases, load_rules()).bind(_CIndex(c_nodes, c_linkage, internal))
+    return _Libraries(files, nodes, edges, load_rules()).bind(_CIndex(c_nodes, c_linkage, internal))
 
 
 class _CIndex:
@@ -743,9 +743,10 @@ class _CIndex:
 
 
 class _Libraries:
-    def __init__(self, files: list[CtypesFile], nodes: Mapping[str, Node], bases: Mapping[str, tuple[str, ...]],
+    def __init__(self, files: list[CtypesFile], nodes: Mapping[str, Node], edges: Iterable[Edge],
                  rules: CtypesRules) -> None:
-        self.files, self.nodes, self.bases, self.rules = files, nodes, bases, rules
+        self.files, self.nodes, self.edges, self.rules = files, nodes, edges, rules
+        self.bases: dict[str, list[str]] | None = None  # a class id -> its bases' ids, read once asked
         self.by_module = {f.module: f for f in files}
         self.assigned: dict[str, list[tuple[CtypesFile, Assigned]]] = collections.defaultdict(list)
         self.locals: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (module, def) -> its names
@@ -755,6 +756,7 @@ class _Libraries:
         self.factories: dict[str, NamedLookup] = {}
         self.forwarders: dict[str, str] = {}  # class dotted -> the attribute it passes reads on to
         self.memo: dict[str, _Value | None] = {}
+        self.split: dict[str, tuple[str, str]] = {}  # _module_of's answers
         self.loading = frozenset(f.module for f in files if f.facts is not None)
         self.active: set[str] = set()
         for f in files:
@@ -777,6 +779,8 @@ class _Libraries:
                     key = self._target_key(f, a)
                     if key:
                         self.assigned[key].append((f, a))
+        self.reaching: dict[str, bool] = {}  # _reaches' answers
+        self.members: dict[str, list[str]] | None = None  # a class (or module, def) -> the keys under it
 
     # scopes and names -------------------------------------------------------------------------
 
@@ -803,13 +807,19 @@ class _Libraries:
 
     def _module_of(self, dotted: str) -> tuple[str, str]:
         """(the longest prefix of ``dotted`` that is a module of the system, the rest)."""
+        found = self.split.get(dotted)
+        if found is not None:
+            return found
         parts = dotted.split(".")
+        found = ("", dotted)
         for cut in range(len(parts), 0, -1):
             module = ".".join(parts[:cut])
             if module in self.by_module or f"py:{module}" in self.nodes and \
                     self.nodes[f"py:{module}"].kind is NodeKind.MODULE:
-                return module, ".".join(parts[cut:])
-        return "", dotted
+                found = (module, ".".join(parts[cut:]))
+                break
+        self.split[dotted] = found
+        return found
 
     def _canonical(self, dotted: str) -> str:
         """``dotted`` with the names modules import from others written out (a re-export)."""
@@ -835,7 +845,8 @@ class _Libraries:
         if head in ("self", "cls") and rest:
             owner = self._class_of(module, scope)
             return f"{module}.{owner}.{rest}{suffix}" if owner else ""
-        self._read_locals(f)
+        if module not in self.read_locals:
+            self._read_locals(f)
         for function in self._functions_around(module, scope):
             if head in self.locals.get((module, function), ()):
                 return f"{module}.{function}.<locals>.{text}{suffix}"
@@ -900,8 +911,10 @@ class _Libraries:
             if value is not None and (found is None or _RANK[type(value)] > _RANK[type(found)]):
                 found = value
         if found is None:
+            # an annotated parameter or attribute (`lib: ctypes.CDLL`, `session: Session`): read in
+            # the files that name ctypes or cffi only
             module = self._module_of(key)[0]
-            if module in self.by_module:
+            if module in self.loading and module not in self.read_locals:
                 self._read_locals(self.by_module[module])
             if key in self.typed:
                 found = self._typed(*self.typed[key])
@@ -954,8 +967,16 @@ class _Libraries:
             current = pending.pop(0)
             if current not in out:
                 out.append(current)
-                pending.extend(b.removeprefix("py:") for b in self.bases.get(f"py:{current}", ()))
+                pending.extend(b.removeprefix("py:") for b in self._bases().get(f"py:{current}", ()))
         return out
+
+    def _bases(self) -> dict[str, list[str]]:
+        if self.bases is None:
+            self.bases = collections.defaultdict(list)
+            for edge in self.edges:
+                if edge.kind is EdgeKind.INHERITS:
+                    self.bases[edge.source].append(edge.target)
+        return self.bases
 
     def _defines(self, cls: str, name: str) -> bool:
         return any(f"py:{c}.{name}" in self.nodes for c in self._lineage(cls))
@@ -983,7 +1004,7 @@ class _Libraries:
         if item >= 0:
             return self.evaluate(f"{key}.{RETURN}[{item}]") if node.kind in _CALLABLE else None
         if node.kind is NodeKind.CLASS:
-            if any(c in self.forwarders for c in self._lineage(key)):
+            if self.forwarders and any(c in self.forwarders for c in self._lineage(key)):
                 for arg in args:
                     held = self.read(f, scope, arg) if arg else None
                     if isinstance(held, _Library):
@@ -1007,16 +1028,54 @@ class _Libraries:
     # the places that name a function ----------------------------------------------------------
 
     def _heads(self, f: CtypesFile) -> frozenset[str]:
-        """The first names of the calls in ``f`` worth reading: those the file's ctypes facts bind,
-        ``self``, and the names imported from a module that has ctypes facts."""
-        heads = {head for head, dotted in f.imported.items() if self._module_of(dotted)[0] in self.loading}
+        """The first names of the calls in ``f`` worth reading: those the file's ctypes facts bind
+        and ``self`` (a file that names ctypes), and the names it imports that reach a library
+        (reading every call of every import of a module with facts cost vLLM 0.2 s)."""
+        heads = {head for head, dotted in f.imported.items() if self._reaches(dotted)}
         if f.facts is not None:
             heads |= {a.target.partition(".")[0].removesuffix("[]") for a in f.facts.assigned}
             heads |= {use.text.partition(".")[0] for use in f.facts.uses}
             heads |= {local.name for local in f.types if local.type and self._library_type(f, local.type)}
-        if f.facts is not None or heads:
             heads |= {"self", "cls"}
         return frozenset(heads)
+
+    def _reaches(self, dotted: str) -> bool:
+        """Whether an import of ``dotted`` brings something that leads to a library: a name bound
+        to one (or to a function of one, a declarator), a function returning one, a class with a
+        library attribute, a module binding any of these."""
+        found = self.reaching.get(dotted)
+        if found is None:
+            self.reaching[dotted] = False  # a cycle of imports reaches nothing more
+            # what is imported is a module with facts or a name of one (most are neither: at once)
+            module, rest = self._module_of(dotted) if dotted in self.loading or \
+                dotted.rpartition(".")[0] in self.loading else ("", "")
+            if module not in self.loading:
+                found = False
+            elif not rest:
+                found = any(self._reaches(f"{module}.{key[len(module) + 1:].partition('.')[0]}")
+                            for key in self.assigned if key.startswith(module + ".") and ".<locals>." not in key)
+            elif dotted in self.declarators or dotted in self.factories:
+                found = True
+            else:
+                value = self.evaluate(dotted) or self.evaluate(f"{dotted}.{RETURN}")
+                if isinstance(value, _Instance):
+                    found = self._holds_library(value.cls)
+                else:
+                    found = value is not None or self._kind(module, rest) is NodeKind.CLASS and \
+                        self._holds_library(dotted)
+            self.reaching[dotted] = found
+        return found
+
+    def _holds_library(self, cls: str) -> bool:
+        """Whether an attribute of the class (or of a base) holds a library, or it forwards to one."""
+        if self.members is None:
+            self.members = collections.defaultdict(list)
+            for key in self.assigned:
+                owner, _, attribute = key.removesuffix("[]").rpartition(".")
+                self.members[owner].append(key)
+        return any(c in self.forwarders or any(isinstance(self.evaluate(key), (_Library, _Function))
+                                               for key in self.members.get(c, ()))
+                   for c in self._lineage(cls))
 
     def bind(self, c_index: _CIndex) -> CtypesResult:
         found: list[CtypesBinding] = []
