@@ -57,7 +57,8 @@ those facts on demand from each place (memoised; a cycle holds nothing).
 
 Measured: llama-cpp-python 0.3.2 (its sdist vendors llama.cpp) 198 places, all bound but the 3
 whose node is a type; vLLM 0.10.2 384 places, all outside (cudart, NCCL, NVML, ROCm, a test's
-libcuda), its graph unchanged; the scanner costs vLLM 0.12 CPU s over its 1,871 files.
+libcuda), its graph unchanged. On vLLM the scanner costs 0.08 CPU s over its 1,871 files (in the
+workers; 10 files have facts) and the driver 0.09 s (in the bindings step's child).
 """
 
 from __future__ import annotations
