@@ -1,5 +1,7 @@
 """Cross-language `binds` edges: a Python call site to the C++ function behind it (and a torch
-operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`).
+operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`; a function
+of a shared library loaded with ctypes to the C function of that name:
+:mod:`extractor.bindings.python_ctypes`).
 
 Three mechanisms are read, all from the C++ step's registrations:
 
@@ -74,6 +76,8 @@ from extractor import cpp, naming, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, CtypesFile, CtypesResult, bind_ctypes,
+                                              scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
 from extractor.python.expr import name_chain
@@ -97,10 +101,13 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    mechanism: str  # "torch-op", "torch-op-python", "pybind11" or "nanobind"
-    registered_at: str  # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"
-    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for pybind11 and nanobind
-    namespace: str  # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11 and nanobind
+    mechanism: str  # "torch-op", "torch-op-python", "pybind11", "nanobind", "ctypes" or "cffi"
+    # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"; ctypes: the call loading the library
+    registered_at: str
+    dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for the others
+    # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11 and nanobind; ctypes:
+    # "inferred" (which library file holds the function is not read: its C name decides)
+    namespace: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -127,9 +134,37 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
         call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
-    stats = dict(sorted({**bound.stats, **python_ops.stats}.items()))
-    diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics)))
+    libraries = _ctypes_bindings(ctx, py_result, cpp_result)
+    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats}.items()))
+    diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics)))
+    if libraries.edges:
+        earlier = bound.shared.bindings if bound.shared is not None else ()
+        bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target)}))
+        edges = tuple(sorted({*bound.edges, *libraries.edges}))
+        stats["binds_edges"] = len(edges)
+        bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
+
+
+def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Contribution[Any] | None) -> CtypesResult:
+    """The functions of libraries loaded through ctypes (or cffi's dlopen) bound to the system's C/C++
+    (:mod:`extractor.bindings.python_ctypes`)."""
+    scanned = {f.path: facts.ctypes for f, facts in ctx.facts("bindings", Language.PYTHON)
+               if facts is not None and facts.ctypes is not None}
+    if not scanned or python is None or python.shared is None:
+        return CtypesResult((), (), (), {})
+    imported = ctx.once(_imported_by_path)
+    files = [CtypesFile(f.module, f.path, scanned.get(f.path), facts.calls, facts.types, imported[f.path])
+             for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
+    c_nodes = native.nodes if native is not None else ()
+    shared = native.shared if native is not None else None
+    c_linkage, internal = (shared.c_linkage, shared.internal) if shared is not None else (frozenset(), frozenset())
+    return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal)
+
+
+def _as_binding(b: CtypesBinding) -> Binding:
+    """A ctypes binding as the step shares it: the library is inferred from the function's name."""
+    return Binding(b.path, b.line, b.caller, b.callee, b.target, b.mechanism, b.loaded_at, "", "inferred")
 
 
 def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> PythonOps:
@@ -461,11 +496,13 @@ class OpReferences(msgspec.Struct, frozen=True):
     references: tuple[OpReference, ...]  # sorted
     extensions: tuple[ExtensionBuild, ...] = ()  # sorted
     registrations: OpRegistrations | None = None  # operators registered in Python (extractor.bindings.python_ops)
+    ctypes: CtypesFacts | None = None  # libraries loaded and their functions named (extractor.bindings.python_ctypes)
 
 
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     """Per-file scanner: attribute chains ``torch.ops.<ns>.<op>[...]`` that are not called where they
-    stand, and the extensions a build script declares with their sources."""
+    stand, the extensions a build script declares with their sources, the operators Python
+    registers, and the shared libraries loaded through ctypes with the functions named on them."""
     data = parsed.data
     operators = b"torch.ops." in data
     builds = b"Extension(" in data or (b"load(" in data and b"sources" in data)
@@ -477,9 +514,10 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     found = _operator_references(index) if operators else []
     extensions = extension_builds(index) if builds else ()
     registrations = scan_registrations(index) if registers else None
-    if not (found or extensions or registrations):
+    libraries = scan_ctypes(index, data)
+    if not (found or extensions or registrations or libraries):
         return None
-    return OpReferences(tuple(sorted(found)), extensions, registrations)
+    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries)
 
 
 # setuptools', torch's and pybind11's extension classes; torch's JIT build, given its sources
@@ -641,6 +679,6 @@ def _class_of_method(scope: Any) -> str:
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
 # 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
-# list (`sources.extend([...])`)
+# list (`sources.extend([...])`); 8: ctypes libraries
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="7", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="8", requires=(python.STEP, cpp.STEP), forkable=True)

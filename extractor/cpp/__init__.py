@@ -28,9 +28,10 @@ from extractor.model import Language, Step
 # attribute macros blanked, `operator()<...>(` read without its template arguments;
 # version 16: test macros expanded (extractor/cpp/testmacros.py), CppFacts.macro_bodies and .unnamed_tests,
 # Boost.Test suites read as the namespaces they open; macros' uses in class bodies
-# (`DISALLOW_COPY_AND_ASSIGN(X);`) are no members (CppFacts.class_macro_uses, .class_macro_bodies)
+# (`DISALLOW_COPY_AND_ASSIGN(X);`) are no members (CppFacts.class_macro_uses, .class_macro_bodies);
+# version 17: functions declared or defined inside `extern "C"` tagged (CppShared.c_linkage)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="16", forkable=True)
+            extract=extract_cpp_graph, version="17", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

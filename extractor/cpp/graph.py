@@ -44,6 +44,7 @@ from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
+from extractor.cpp.scan import C_LINKAGE
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.cpp.testmacros import load_test_macros
 from extractor.cpp.uses import EdgeRow, uses_rows
@@ -82,6 +83,10 @@ class CppShared:
     pybind_bindings: tuple[PyBinding, ...]
     aggregates: tuple[AggregateDefinition, ...]
     includes: Mapping[str, tuple[str, ...]]  # file -> the files it includes
+    # functions whose symbol is their plain name: declared or defined inside `extern "C"`, or
+    # defined non-static in a C file (the ctypes bindings prefer these: extractor.bindings.python_ctypes)
+    c_linkage: frozenset[str] = frozenset()
+    internal: frozenset[str] = frozenset()  # functions at global scope defined `static` only: no symbol
 
 
 _PROTOC_HEADER = re.compile(r"(.+?)\.(?:grpc\.)?pb\.h")  # `x.pb.h` and `x.grpc.pb.h`, generated from `x.proto`
@@ -212,7 +217,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
         stats=dict(sorted(stats.items())),
         shared=CppShared(tuple(sorted(table.sites)), tuple(ops), tuple(bindings), _aggregates(table),
-                         {p: tuple(t) for p, t in resolved_includes.items()}))
+                         {p: tuple(t) for p, t in resolved_includes.items()}, *_c_linkage(table)))
 
 
 
@@ -362,6 +367,23 @@ def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:
         if node.path == path and node.line == d.record.line and at_namespace_level:
             edges.append(Edge(file_id(path), d.id, EdgeKind.CONTAINS, path, node.line))
     return edges
+
+
+def _c_linkage(table: SymbolTable) -> tuple[frozenset[str], frozenset[str]]:
+    """(the functions with C linkage: declared or defined inside `extern "C"`, or defined in a C
+    file and not `static`; the functions at global scope whose every definition is `static`)."""
+    linked: set[str] = set()
+    exported: set[str] = set()
+    static: set[str] = set()
+    for d in table.defs:
+        if d.kind is not NodeKind.FUNCTION:
+            continue
+        tags = d.record.tags
+        if C_LINKAGE in tags or d.path.endswith(".c") and "static" not in tags and d.record.is_definition:
+            linked.add(d.id)
+        if d.record.is_definition and not d.parent:
+            (static if "static" in tags else exported).add(d.id)
+    return frozenset(linked), frozenset(static - exported)
 
 
 def _aggregates(table: SymbolTable) -> tuple[AggregateDefinition, ...]:

@@ -33,6 +33,10 @@ from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
+# The tag of a function declared or defined inside `extern "C"` (a block or a single declaration):
+# its symbol is its plain name, which ctypes and dlsym look up. Kept off the node's tags (the graph
+# step hands the set of such nodes to the binding step instead).
+C_LINKAGE = "c-linkage"
 _CONTAINERS = frozenset({
     "translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
     "preproc_elif", "preproc_elifdef", "ERROR"})
@@ -209,6 +213,7 @@ class _Scanner:
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
+        self.c_linkage = 0  # depth of `extern "C"` blocks around the current declaration
 
     # -- walking declaration levels ------------------------------------------------------------
 
@@ -236,10 +241,14 @@ class _Scanner:
             elif t == "linkage_specification":
                 body = child.child_by_field_name("body")
                 if body is not None:
+                    language = child.child_by_field_name("value")
+                    c_linkage = language is not None and text(language).strip('"') == "C"
+                    self.c_linkage += c_linkage
                     if body.type == "declaration_list":
                         self.visit_items(body, scope)
                     else:
                         self.visit_items(child, scope)
+                    self.c_linkage -= c_linkage
             elif t == "preproc_include":
                 self.visit_include(child)
             elif t == "preproc_function_def":
@@ -651,6 +660,8 @@ class _Scanner:
             all_tags.append("member")
         if error_region:
             all_tags.append("recovered")
+        if self.c_linkage and kind == "function" and not in_class:
+            all_tags.append(C_LINKAGE)
         doc = _leading_comment(node if not template or node.parent is None or
                                node.parent.type != "template_declaration" else node.parent)
         self.defs.append(Definition(kind, _join(scope), scope[:-1], name_node.start_point[0] + 1,

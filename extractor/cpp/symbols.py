@@ -24,7 +24,7 @@ import msgspec
 
 from extractor.cpp.aliases import NamespaceAliases
 from extractor.cpp.facts import Definition, NamespaceAlias, Using
-from extractor.cpp.scan import ANONYMOUS_NAMESPACE
+from extractor.cpp.scan import ANONYMOUS_NAMESPACE, C_LINKAGE
 from extractor.cpp.usings import Usings
 from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import cpp_id, id_name
@@ -200,6 +200,7 @@ class SymbolTable:
         if is_defined:
             tags.discard("declaration")
         tags.discard("member")
+        tags.discard(C_LINKAGE)  # CppShared.c_linkage says it
         # a node is a template only when every definition of it is one (an explicit
         # specialisation beside a primary template is still the template's node)
         if any("template" not in d.record.tags for d in same if d.is_definition):
@@ -230,6 +231,7 @@ class SymbolTable:
         self.sites.append(DefinitionSite(node_id, d.path, r.line, r.start, r.end, r.is_definition))
         tags = set(r.tags)
         tags.discard("member")
+        tags.discard(C_LINKAGE)
         if d.kind is NodeKind.KERNEL:
             tags.add("kernel")
         qual = display_qual(id_name(node_id))
