@@ -31,6 +31,8 @@ class RouterMetrics:
             "# TYPE router_latency_seconds summary",
             f"router_latency_seconds_count {len(spans)}",
             f"router_latency_seconds{_labels({'q': 0.5})} {spans[0]}",
+            "# TYPE router_wait_seconds histogram",
+            f'router_wait_seconds_bucket{{le="+Inf"}} {len(spans)}',
         ])
         for name, help_text in (("router_cache_hits_total", "Cache hits."),):
             lines.extend([f"# HELP {name} {help_text}", f"# TYPE {name} counter"])
@@ -62,12 +64,15 @@ def test_python_hand_written_exposition(tmp_path):
                                   "text-exposition", "exposition-text", "router/metrics.py", 12),
         "router_active": ("gauge", (), True, "Requests in flight.", "text-exposition", "exposition-text",
                           "router/metrics.py", 21),
-        "router_latency_seconds": ("summary", (), False, "", "text-exposition", "exposition-text",
+        "router_latency_seconds": ("summary", (), True, "", "text-exposition", "exposition-text",
                                    "router/metrics.py", 23),
+        # a histogram's or summary's samples are its _bucket, _count and _sum series
+        "router_wait_seconds": ("histogram", ("le",), True, "", "text-exposition", "exposition-text",
+                                "router/metrics.py", 26),
     }
     by_name = {r.name: r for r in result.records}
     assert by_name["router_requests_total"].exposed_names == ("router_requests_total",)  # as written
     unresolved = [(d.path, d.line) for d in result.diagnostics if d.code == "metric-name-unresolved"]
-    assert unresolved == [("router/metrics.py", 28)]  # `# TYPE {name} counter`: built at run time
+    assert unresolved == [("router/metrics.py", 30)]  # `# TYPE {name} counter`: built at run time
     assert result.stats["python_exposition_lines_compared"] == 1  # served_total: compared, not served
     assert result.stats["python_exposition_unresolved"] == 1

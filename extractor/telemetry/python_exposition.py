@@ -36,7 +36,7 @@ def scan_python_exposition(tree: ast.Module) -> tuple[tuple[ExpositionLine, ...]
                     out.append(ExpositionLine(at, written=found.group(1).replace(_HOLE, "{…}").strip()[:80]))
                 continue
             name = family.group(1)
-            written, labels = _sample(texts, name)
+            written, labels = _sample(texts, name, family.group(2) in ("histogram", "summary"))
             if not written:
                 compared += 1
                 continue
@@ -64,10 +64,12 @@ def _texts(tree: ast.Module) -> list[tuple[int, str, bool]]:
     return sorted(out)
 
 
-def _sample(texts: list[tuple[int, str, bool]], name: str) -> tuple[bool, tuple[str, ...] | None]:
-    """Whether the file writes a sample of ``name`` with a computed part (module docstring), and that
-    sample's label keys (``None`` when they are computed)."""
-    pattern = re.compile(r"(?:^|\n)" + re.escape(name) + r"(?=[{ " + _HOLE + r"])([^\n]*)")
+def _sample(texts: list[tuple[int, str, bool]], name: str, series: bool) -> tuple[bool, tuple[str, ...] | None]:
+    """Whether the file writes a sample of ``name`` (of its ``_count``, ``_sum`` or ``_bucket`` series
+    when it has them) with a computed part (module docstring), and that sample's label keys (``None``
+    when they are computed; a ``_bucket``'s ``le`` or a quantile's ``quantile`` among them as written)."""
+    suffix = "(?:_count|_sum|_bucket)?" if series else ""
+    pattern = re.compile(r"(?:^|\n)" + re.escape(name) + suffix + r"(?=[{ " + _HOLE + r"])([^\n]*)")
     for _line, text, _exact in texts:
         for m in pattern.finditer(text):
             rest = m.group(1)
