@@ -85,6 +85,11 @@ def module_names(files: Iterable[PythonFile]) -> tuple[dict[str, str], list[Diag
             init_dirs.add((f.source, directory))
         elif base == "setup.py":
             projects.add((f.source, directory))
+    # A setup.py in a package inside a package builds a wheel of that package alone, installed into
+    # its parent's (TransformerEngine's transformer_engine/pytorch/ and /jax/): the package goes on.
+    projects = {(source, directory) for source, directory in projects
+                if not ((source, directory) in init_dirs and (source, directory.rpartition("/")[0]) in init_dirs
+                        and "/" in directory)}
     names: dict[str, str] = {}
     owner: dict[str, str] = {}
     diagnostics = []

@@ -148,3 +148,17 @@ def test_a_project_inside_the_tree_is_named_as_installed():
     assert got["tests/plugins/dummy/dummy_model/my_opt.py"] == "dummy_model.my_opt"
     assert got["tests/plugins/test_plugins.py"] == "tests.plugins.test_plugins"
     assert got["tests/plugins/dummy/setup.py"] == "setup"
+
+
+def test_a_package_that_ships_as_its_own_wheel_stays_in_its_package():
+    """TransformerEngine's framework packages (pkg/torch/, pkg/jax/) have a setup.py each, built as
+    their own wheels into the parent package: a directory with a setup.py that is itself a package
+    inside a package continues it, and its __init__.py is never a module named ``__init__``."""
+    got = names("setup.py", "pkg/__init__.py", "pkg/common.py", "pkg/torch/setup.py", "pkg/torch/__init__.py",
+                "pkg/torch/fp8.py", "pkg/jax/setup.py", "pkg/jax/__init__.py", "pkg/jax/router.py",
+                "pkg/torch/router.py")
+    assert got["pkg/torch/fp8.py"] == "pkg.torch.fp8"
+    assert got["pkg/jax/__init__.py"] == "pkg.jax"
+    assert got["pkg/jax/router.py"] == "pkg.jax.router"
+    assert got["pkg/torch/router.py"] == "pkg.torch.router"  # no clash: each in its package
+    assert got["pkg/torch/setup.py"] == "pkg.torch.setup"

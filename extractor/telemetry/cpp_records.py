@@ -29,12 +29,11 @@ from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
 from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
-                                          ExpositionLine, MetricHelper, TritonFamily)
+                                          MetricHelper, TritonFamily)
+from extractor.telemetry.exposition import exposition_record
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_metrics import exposed
 from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name, unmodeled_library
 
-_TEXT = "text-exposition"  # no client library: the text is written by the code itself
 _CONSTANT_NAME = re.compile(r"^(k[A-Z0-9]\w*|[A-Z][A-Z0-9_]+)$")
 
 
@@ -111,7 +110,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                     f"hand-written Prometheus text: the # TYPE line is computed ({text.written!r} in the literal), "
                     "its name and type are not read", Severity.INFO))
                 continue
-            records.append(_exposition_record(file, text))
+            records.append(exposition_record(file.path, file.language.value, text))
     for (function, _), defined in sorted(helpers.items()):
         for helper_file, helper in defined:
             stats["cpp_chains"] += 1
@@ -211,16 +210,3 @@ def _triton_record(file: SourceFile, family: TritonFamily, resolve: Callable[[st
         exposed_names=expose_names(kind, name, "prometheus-cpp"), lint=lint_name(name, kind, "prometheus-cpp"),
         labels_resolved=False, buckets_resolved=not histogram, library="triton-c-api", via=TRITON_FAMILY_NEW,
         unresolved="; ".join(reasons)), None
-
-
-def _exposition_record(file: SourceFile, text: ExpositionLine) -> MetricDefinition:
-    """A family of hand-written Prometheus text: exposed under the name as written (no client
-    library adds a suffix), a histogram's or summary's series beside it."""
-    kind = MetricType(text.type)
-    return MetricDefinition(
-        path=file.path, line=text.line, name=text.name, type=kind, help=text.help or "",
-        labels=text.labels or (), buckets=(), unit="", language=file.language.value, dynamic=False,
-        exposed_names=exposed(kind, text.name), lint=lint_name(text.name, kind, _TEXT),
-        labels_resolved=text.labels is not None,
-        buckets_resolved=kind is not MetricType.HISTOGRAM, library=_TEXT, via="exposition-text",
-        unresolved="" if text.labels is not None else "labels: no sample of it is written as a literal")

@@ -33,6 +33,7 @@ import msgspec
 
 from extractor.cpp.parse import file_nodes
 from extractor.model import ParsedFile
+from extractor.telemetry.exposition import ExpositionLine
 from extractor.telemetry.libraries import conventions
 
 BUILDERS = {
@@ -106,17 +107,6 @@ class LiteralCall(msgspec.Struct, frozen=True, array_like=True):
     line: int
     args: tuple[str | None, ...]  # each argument's literal value, None when it is no literal
     labels: tuple[tuple[str, ...] | None, ...]  # each argument's label keys, when it has some
-
-
-class ExpositionLine(msgspec.Struct, frozen=True, omit_defaults=True):
-    """A ``# TYPE`` line of Prometheus text the file writes in a string literal."""
-
-    line: int
-    name: str = ""  # "" when the literal does not hold the whole name and type (they are computed)
-    type: str = ""
-    written: str = ""  # what the literal says after `# TYPE `, when it is computed
-    help: str | None = None
-    labels: tuple[str, ...] | None = None  # keys of a sample written as a literal; None when none is
 
 
 class TritonFamily(msgspec.Struct, frozen=True, omit_defaults=True):

@@ -49,7 +49,7 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="11",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="12",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -57,6 +57,7 @@ STEP = METRICS_STEP = Step(
     # (`IntCounter::new(name, help)`, `GaugeVec::new(opts, &[labels])`) and the type they give an Opts;
     # 9: Prometheus text written by hand in C/C++ string literals (`# TYPE name type`); 10: Triton's
     # Python backend's MetricFamily (its name among the metric classes a file may spell); 11: Triton's C API
-    # metric families (TRITONSERVER_MetricFamilyNew)
+    # metric families (TRITONSERVER_MetricFamilyNew); 12: Prometheus text written by hand in Python
+    # (string literals and f-strings, python_exposition)
     forkable=True,  # beside the python graph: it reads the facts alone
 )

@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from extractor.telemetry.exposition import ExpositionLine
+
 Sym = Any  # a symbolic value (extractor.telemetry.python_symbols): a JSON-like list
 
 
@@ -147,3 +149,5 @@ class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     builders: tuple[BuilderChain, ...] = ()
     readers: tuple[ReaderUse, ...] = ()
     unmodeled: tuple[LibraryImport, ...] = ()
+    exposition: tuple[ExpositionLine, ...] = ()  # Prometheus text written by hand (python_exposition)
+    exposition_compared: int = 0  # `# TYPE` lines of literal-only text, a test's expected scrape

@@ -12,6 +12,7 @@ from typing import Any
 from extractor.context import Context
 from extractor.model import Diagnostic, Language, Severity
 from extractor.telemetry import python_symbols as pysym
+from extractor.telemetry.exposition import exposition_record
 from extractor.telemetry.factories import MAX_DEPTH, Call, FactoryExpander, Outcome
 from extractor.telemetry.libraries import Conventions, conventions
 from extractor.telemetry.provided import provided_records
@@ -76,6 +77,20 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
         diagnostics.append(Diagnostic(path, line, "metric-factory-too-deep",
                                       f"not followed past {key}: factories more than {MAX_DEPTH} deep",
                                       Severity.INFO))
+    by_path = {module.path: (module, facts[name]) for name, module in modules.items()}
+    for path, (_module, module_facts) in sorted(by_path.items()):
+        if module_facts.exposition_compared:
+            stats["python_exposition_lines_compared"] += module_facts.exposition_compared
+        for text in module_facts.exposition:
+            stats["python_exposition_lines"] += 1
+            if text.name:
+                records.append(exposition_record(path, Language.PYTHON.value, text))
+                continue
+            stats["python_exposition_unresolved"] += 1
+            diagnostics.append(Diagnostic(
+                path, text.line, "metric-name-unresolved",
+                f"hand-written Prometheus text: the # TYPE line is computed ({text.written!r} in the f-string), "
+                "its name and type are not read", Severity.INFO))
     library_records, library_stats = provided_records(modules, facts, resolver, conventions)
     records.extend(library_records)
     stats.update(library_stats)

@@ -38,6 +38,7 @@ from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ClassUse, ExemplarUse, ImportEntry, LibraryImport,
                                               MadeCallable, MetricFacts, Signature, Sym)
+from extractor.telemetry.python_exposition import scan_python_exposition
 from extractor.telemetry.python_libscan import scan_library_uses
 from extractor.telemetry.python_scope import ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, parameters
 
@@ -78,14 +79,15 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
     collector = _Collector(index, _named_in(parsed.data, _metric_class_names()))
     collector.collect()
     libraries = scan_library_uses(index, parsed.data, collector.module)
-    if not (collector.calls or collector.classes or collector.imports or libraries):
+    exposition, compared = scan_python_exposition(tree) if b"# TYPE " in parsed.data else ((), 0)
+    if not (collector.calls or collector.classes or collector.imports or libraries or exposition or compared):
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
     return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
                        makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars),
                        unmodeled=tuple(LibraryImport(module, line)
                                        for module, line in sorted(collector.unmodeled.items())),
-                       **libraries)
+                       exposition=exposition, exposition_compared=compared, **libraries)
 
 
 @functools.cache  # per process
