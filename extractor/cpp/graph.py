@@ -311,22 +311,18 @@ def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str
             f"{name}(...) {{...}} at line(s) {_first_lines(at)} reads as a function {name} without a return "
             f"type: a macro's use, kept as one node {name} for all of them (a test framework's macro can be "
             "expanded by extractor/cpp/testmacros.yaml)", Severity.INFO))
-    if facts.class_macro_uses:
-        stats["class_macro_uses"] += len(facts.class_macro_uses)
-        said = _names_and_lines(facts.class_macro_uses)
-        out.append(Diagnostic(
-            path, min(at for _, at in facts.class_macro_uses), "class-macro",
-            f"{said} in class bodies read as members declared without a return type, which only "
-            "constructors, destructors and conversion functions are: macros' uses, so no member is recorded "
-            "for them and their arguments are no types a member uses (no preprocessor is run)", Severity.INFO))
-    if facts.class_macro_bodies:
-        stats["class_macro_bodies"] += len(facts.class_macro_bodies)
-        said = _names_and_lines(facts.class_macro_bodies)
-        out.append(Diagnostic(
-            path, min(at for _, at in facts.class_macro_bodies), "class-macro-body",
-            f"{said} in class bodies read as members without a return type, with bodies: macros' uses "
-            "defining what is not known (no preprocessor is run), each kept as a member of the macro's name "
-            "with its body's calls", Severity.INFO))
+    for uses, stat, code, told in (
+            (facts.class_macro_uses, "class_macro_uses", "class-macro",
+             "declared without a return type, which only constructors, destructors and conversion functions are: "
+             "macros' uses, so no member is recorded for them and their arguments are no types a member uses (no "
+             "preprocessor is run)"),
+            (facts.class_macro_bodies, "class_macro_bodies", "class-macro-body",
+             "without a return type, with bodies: macros' uses defining what is not known (no preprocessor is run), "
+             "each kept as a member of the macro's name with its body's calls")):
+        if uses:
+            stats[stat] += len(uses)
+            out.append(Diagnostic(path, min(at for _, at in uses), code,
+                                  f"{_names_and_lines(uses)} in class bodies read as members {told}", Severity.INFO))
     frameworks = load_test_macros().unnamed
     for name, at in _lines_by_name(facts.unnamed_tests):
         stats["test_bodies_unnamed"] += len(at)
