@@ -127,6 +127,8 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     call_sites += tuple(_reference_sites(ctx, py_result))
     ops = cpp_shared.op_registrations if cpp_shared is not None else ()
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
+    # TVM FFI globals are named by a dotted string, not by a module Python imports: no pybind11 module's
+    pybind = tuple(b for b in pybind if b.mechanism != "tvm-ffi")
     unnamed: list[Diagnostic] = []
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
