@@ -307,17 +307,29 @@ def function_ref(node: Any) -> str:
 
 # the blocks whose names are namespaces of what they hold
 _NAMESPACE_NODES = frozenset({"namespace_definition"})
-_TVM_FFI_DEFS = frozenset({"def", "def_packed"})  # what a `GlobalDef()` chain registers with
 
 
-def tvm_ffi_registrations(root: Any, language: Language, macros: frozenset[str], bodies: frozenset[str],
-                          registries: frozenset[str]) -> list[PybindFact]:
+@dataclasses.dataclass(frozen=True)
+class TvmFfiNames:
+    """The names TVM FFI registrations are written with (macros.yaml)."""
+
+    macros: frozenset[str]  # given the global's name: `TVM_REGISTER_GLOBAL("name")`
+    bodies: frozenset[str]  # called on a macro's result with the function: `.set_body_typed(fn)`
+    registries: frozenset[str]  # the reflection registry: `refl::GlobalDef()`
+    defs: frozenset[str]  # called on a registry with the name and the function: `.def("name", fn)`
+
+    @property
+    def markers(self) -> tuple[bytes, ...]:
+        """Bytes a file holds when it registers anything (the scanner's filter)."""
+        return tuple(sorted(name.encode() for name in (*self.macros, *self.registries)))
+
+
+def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> list[PybindFact]:
     """TVM FFI global functions, one "def" fact each (mechanism "tvm-ffi", ``module`` the dotted
     name's prefix and ``name`` its last part: `mlc.serve` and `create_engine` for
-    "mlc.serve.create_engine"), read anywhere in the file: `MACRO("name").set_body_typed(fn)` with
-    ``macros`` the registering macros and ``bodies`` the calls that name the function, and
-    `refl::GlobalDef().def("name", fn).def_packed("other", g)` with ``registries`` the registry's
-    names. ``scope`` is the namespace the registration is written in, where its function is looked up."""
+    "mlc.serve.create_engine"), read anywhere in the file: `MACRO("name").set_body_typed(fn)` and
+    `refl::GlobalDef().def("name", fn).def_packed("other", g).def_method("m", &C::m)` (``names``).
+    ``scope`` is the namespace the registration is written in, where its function is looked up."""
     found = []
     for call in capture_nodes(root, language, _CALLS).get("c", ()):
         fn = call.child_by_field_name("function")
@@ -327,9 +339,9 @@ def tvm_ffi_registrations(root: Any, language: Language, macros: frozenset[str],
         if field is None or inner is None or inner.type != "call_expression":
             continue
         method, args = _method_name(field), call_arguments(call)
-        if method in _TVM_FFI_DEFS and len(args) >= 2 and _registry_chain(inner, registries):
+        if method in names.defs and len(args) >= 2 and _registry_chain(inner, names):
             name_node, target = args[0], args[1]
-        elif method in bodies and args and (named := _macro_name_argument(inner, macros)) is not None:
+        elif method in names.bodies and args and (named := _macro_name_argument(inner, names.macros)) is not None:
             name_node, target = named, args[0]
         else:
             continue
@@ -344,7 +356,7 @@ def tvm_ffi_registrations(root: Any, language: Language, macros: frozenset[str],
     return found
 
 
-def _registry_chain(node: Any, registries: frozenset[str]) -> bool:
+def _registry_chain(node: Any, names: TvmFfiNames) -> bool:
     """Whether ``node`` is a chain of calls (`.def(...)` links) rooted at a call of a registry
     (`refl::GlobalDef()`, `GlobalDef()`)."""
     while node.type == "call_expression":
@@ -352,9 +364,9 @@ def _registry_chain(node: Any, registries: frozenset[str]) -> bool:
         if fn is None:
             return False
         if fn.type != "field_expression":
-            return SPACES.sub("", text(fn)).rpartition("::")[2] in registries
+            return SPACES.sub("", text(fn)).rpartition("::")[2] in names.registries
         field, node = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
-        if field is None or node is None or _method_name(field) not in _TVM_FFI_DEFS:
+        if field is None or node is None or _method_name(field) not in names.defs:
             return False
     return False
 
