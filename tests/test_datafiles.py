@@ -12,6 +12,8 @@ import yaml
 from comparator.kinds.telemetry.crosswalk import VOCABULARY_SCHEMA, crosswalk_vocabulary
 from extractor.bindings.python_ctypes import RULES_SCHEMA as CTYPES_SCHEMA
 from extractor.bindings.python_ctypes import load_rules as load_ctypes_rules
+from extractor.bindings.python_tvm_ffi import RULES_SCHEMA as TVM_FFI_SCHEMA
+from extractor.bindings.python_tvm_ffi import load_rules as load_tvm_ffi_rules
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.cpp.parse import MACROS_SCHEMA, macro_config
 from extractor.cpp.testmacros import TESTMACROS_SCHEMA, load_test_macros
@@ -37,6 +39,7 @@ from tests.conftest import ROOT
 SHIPPED = {
     "comparator/kinds/telemetry/crosswalk.yaml": (VOCABULARY_SCHEMA, lambda p: crosswalk_vocabulary(p)),
     "extractor/bindings/ctypes.yaml": (CTYPES_SCHEMA, lambda p: load_ctypes_rules(p)),
+    "extractor/bindings/tvm_ffi.yaml": (TVM_FFI_SCHEMA, lambda p: load_tvm_ffi_rules(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
     "extractor/cpp/macros.yaml": (MACROS_SCHEMA, lambda p: macro_config(p)),
     "extractor/cpp/testmacros.yaml": (TESTMACROS_SCHEMA, lambda p: load_test_macros(p)),

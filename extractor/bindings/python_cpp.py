@@ -1,7 +1,8 @@
 """Cross-language `binds` edges: a Python call site to the C++ function behind it (and a torch
 operator to the Python function registered as it: :mod:`extractor.bindings.python_ops`; a function
 of a shared library loaded with ctypes to the C function of that name:
-:mod:`extractor.bindings.python_ctypes`).
+:mod:`extractor.bindings.python_ctypes`; a TVM FFI global looked up by name to the function C++
+registers under it: :mod:`extractor.bindings.python_tvm_ffi`).
 
 Three mechanisms are read, all from the C++ step's registrations:
 
@@ -80,6 +81,8 @@ from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, Ctypes
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
+from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
+    scan_tvm_ffi
 from extractor.python.expr import name_chain
 from extractor.python.graph import CallSite
 from extractor.python.index import module_index
@@ -101,12 +104,14 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    mechanism: str  # "torch-op", "torch-op-python", "pybind11", "nanobind", "ctypes" or "cffi"
+    # "torch-op", "torch-op-python", "pybind11", "nanobind", "ctypes", "cffi", "tvm-ffi" or "tvm-ffi-python"
+    mechanism: str
     # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"; ctypes: the call loading the library
     registered_at: str
     dispatch: str  # "torch::kCUDA", "Meta", "" (any) for torch ops; "" for the others
     # "read" (literal in C++), "inferred" (from a build macro) or "" for pybind11 and nanobind; ctypes:
-    # "inferred" (which library file holds the function is not read: its C name decides)
+    # "inferred" (which library file holds the function is not read: its C name decides); TVM FFI:
+    # "read" (the global's name is a literal on both sides); ``callee`` is then that name
     namespace: str
 
 
@@ -127,6 +132,9 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     call_sites += tuple(_reference_sites(ctx, py_result))
     ops = cpp_shared.op_registrations if cpp_shared is not None else ()
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
+    # TVM FFI globals are named by a dotted string, not by a module Python imports: bound apart
+    tvm_globals = tuple(b for b in pybind if b.mechanism == "tvm-ffi")
+    pybind = tuple(b for b in pybind if b.mechanism != "tvm-ffi")
     unnamed: list[Diagnostic] = []
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
@@ -135,15 +143,36 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     libraries = _ctypes_bindings(ctx, py_result, cpp_result)
-    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats}.items()))
+    globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
+    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics)))
-    if libraries.edges:
+    if libraries.edges or globals_.edges:
         earlier = bound.shared.bindings if bound.shared is not None else ()
-        bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target)}))
-        edges = tuple(sorted({*bound.edges, *libraries.edges}))
+        bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
+                                 *map(_global_as_binding, globals_.bindings)}))
+        edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges}))
         stats["binds_edges"] = len(edges)
         bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
+
+
+def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...]
+                      ) -> TvmFfiResult:
+    """Python's uses of TVM FFI globals bound to the functions C++ (or Python) registers under
+    their names (:mod:`extractor.bindings.python_tvm_ffi`)."""
+    scanned = {f.path: facts.tvm_ffi for f, facts in ctx.facts("bindings", Language.PYTHON)
+               if facts is not None and facts.tvm_ffi is not None}
+    if not scanned or python is None or python.shared is None:
+        return TvmFfiResult((), (), {})
+    imported = ctx.once(_imported_by_path)
+    files = [TvmFfiFile(f.module, f.path, scanned.get(f.path), facts.calls, imported[f.path])
+             for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
+    return bind_tvm_ffi(files, registrations, python.shared.nodes)
+
+
+def _global_as_binding(b: TvmFfiBinding) -> Binding:
+    """A TVM FFI binding as the step shares it: the global's name is read on both sides."""
+    return Binding(b.path, b.line, b.caller, b.name, b.target, b.mechanism, b.registered_at, "", "read")
 
 
 def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Contribution[Any] | None) -> CtypesResult:
@@ -497,6 +526,7 @@ class OpReferences(msgspec.Struct, frozen=True):
     extensions: tuple[ExtensionBuild, ...] = ()  # sorted
     registrations: OpRegistrations | None = None  # operators registered in Python (extractor.bindings.python_ops)
     ctypes: CtypesFacts | None = None  # libraries loaded and their functions named (extractor.bindings.python_ctypes)
+    tvm_ffi: TvmFfiFacts | None = None  # TVM FFI globals looked up and registered (extractor.bindings.python_tvm_ffi)
 
 
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
@@ -515,9 +545,10 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     extensions = extension_builds(index) if builds else ()
     registrations = scan_registrations(index) if registers else None
     libraries = scan_ctypes(index, data)
-    if not (found or extensions or registrations or libraries):
+    globals_ = scan_tvm_ffi(index, data)
+    if not (found or extensions or registrations or libraries or globals_):
         return None
-    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries)
+    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_)
 
 
 # setuptools', torch's and pybind11's extension classes; torch's JIT build, given its sources
@@ -679,6 +710,6 @@ def _class_of_method(scope: Any) -> str:
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
 # 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
-# list (`sources.extend([...])`); 8: ctypes libraries
+# list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="8", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="9", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -29,9 +29,12 @@ from extractor.model import Language, Step
 # version 16: test macros expanded (extractor/cpp/testmacros.py), CppFacts.macro_bodies and .unnamed_tests,
 # Boost.Test suites read as the namespaces they open; macros' uses in class bodies
 # (`DISALLOW_COPY_AND_ASSIGN(X);`) are no members (CppFacts.class_macro_uses, .class_macro_bodies);
-# version 17: functions declared or defined inside `extern "C"` tagged (CppShared.c_linkage)
+# version 17: functions declared or defined inside `extern "C"` tagged (CppShared.c_linkage);
+# version 18: TVM FFI global functions (`TVM_REGISTER_GLOBAL("x").set_body_typed(fn)`,
+# `refl::GlobalDef().def("x", fn)`) among the bindings (mechanism "tvm-ffi"); a
+# `TVM_FFI_STATIC_INIT_BLOCK() {...}` is a registration block, no function
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="17", forkable=True)
+            extract=extract_cpp_graph, version="18", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -96,7 +96,8 @@ HELPER_MODULE = "@"
 
 class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     """A pybind11 (or nanobind) registration inside a `PYBIND11_MODULE` (`NB_MODULE`) block or a
-    function given its module, names as written."""
+    function given its module, names as written; or a TVM FFI global function (mechanism "tvm-ffi":
+    ``module`` its dotted name's prefix, ``name`` the last part)."""
 
     kind: str  # "def", "method", "class", or "module": the module handed to function ``target``
     # the block's module, or HELPER_MODULE + the qualified name of the function given it; then
@@ -108,7 +109,7 @@ class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     scope: str
     owner: str = ""  # the Python class of a method
     lambda_calls: tuple[str, ...] = ()
-    mechanism: str = "pybind11"  # the library that binds it: "pybind11" or "nanobind"
+    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind" or "tvm-ffi"
 
 
 class NamespaceAlias(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):

@@ -196,9 +196,14 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     stats["files"] = len(facts)
     stats["op_registrations"] = len(ops)
     stats["op_schemas"] = len(schema_nodes)
-    stats["pybind_bindings"] = sum(1 for b in bindings if b.mechanism == "pybind11")
-    if len(bindings) > stats["pybind_bindings"]:  # a key only where there are any: evidence without stays as it was
-        stats["nanobind_bindings"] = len(bindings) - stats["pybind_bindings"]
+    by_mechanism = collections.Counter(b.mechanism for b in bindings)
+    stats["pybind_bindings"] = by_mechanism["pybind11"]
+    # a key only where there are any: evidence without stays as it was
+    for mechanism, key in (("nanobind", "nanobind_bindings"), ("tvm-ffi", "tvm_ffi_globals")):
+        if by_mechanism[mechanism]:
+            stats[key] = by_mechanism[mechanism]
+    if by_mechanism["tvm-ffi"]:
+        stats["tvm_ffi_globals_resolved"] = sum(1 for b in bindings if b.mechanism == "tvm-ffi" and b.target)
     stats["public_headers"] = len(public)
     test_bodies = sum(1 for d in table.defs if d.kind is NodeKind.METHOD and "test" in d.record.tags)
     if test_bodies:  # a key only where there are any: evidence without stays as it was

@@ -2,7 +2,9 @@
 nanobind's `NB_MODULE(mod, m) { ... }` blocks: which torch operator or Python name is bound to which
 C++ function (as written; the graph step resolves the names), with the operator's schema parsed
 into parameters and a return type. nanobind's API is pybind11's (`nb::class_`, `.def`,
-`nb::overload_cast`), so one reader serves both, told which library it reads."""
+`nb::overload_cast`), so one reader serves both, told which library it reads. TVM FFI global
+functions (`TVM_REGISTER_GLOBAL("a.b.c").set_body_typed(fn)`, `refl::GlobalDef().def("a.b.c", fn)`)
+stand outside any such block and are read over the whole file (:func:`tvm_ffi_registrations`)."""
 
 from __future__ import annotations
 
@@ -301,3 +303,99 @@ def function_ref(node: Any) -> str:
     written = written.lstrip("&").strip("()")
     written = re.sub(r"^(?:static_cast|reinterpret_cast)<.*>\(&?(.*)\)$", r"\1", written)
     return clean_name(written.lstrip("&"))
+
+
+# the blocks whose names are namespaces of what they hold
+_NAMESPACE_NODES = frozenset({"namespace_definition"})
+
+
+@dataclasses.dataclass(frozen=True)
+class TvmFfiNames:
+    """The names TVM FFI registrations are written with (macros.yaml)."""
+
+    macros: frozenset[str]  # given the global's name: `TVM_REGISTER_GLOBAL("name")`
+    bodies: frozenset[str]  # called on a macro's result with the function: `.set_body_typed(fn)`
+    registries: frozenset[str]  # the reflection registry: `refl::GlobalDef()`
+    defs: frozenset[str]  # called on a registry with the name and the function: `.def("name", fn)`
+
+    @property
+    def markers(self) -> tuple[bytes, ...]:
+        """Bytes a file holds when it registers anything (the scanner's filter)."""
+        return tuple(sorted(name.encode() for name in (*self.macros, *self.registries)))
+
+
+def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> list[PybindFact]:
+    """TVM FFI global functions, one "def" fact each (mechanism "tvm-ffi", ``module`` the dotted
+    name's prefix and ``name`` its last part: `mlc.serve` and `create_engine` for
+    "mlc.serve.create_engine"), read anywhere in the file: `MACRO("name").set_body_typed(fn)` and
+    `refl::GlobalDef().def("name", fn).def_packed("other", g).def_method("m", &C::m)` (``names``).
+    ``scope`` is the namespace the registration is written in, where its function is looked up."""
+    found = []
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "field_expression":
+            continue
+        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if field is None or inner is None or inner.type != "call_expression":
+            continue
+        method, args = _method_name(field), call_arguments(call)
+        if method in names.defs and len(args) >= 2 and _registry_chain(inner, names):
+            name_node, target = args[0], args[1]
+        elif method in names.bodies and args and (named := _macro_name_argument(inner, names.macros)) is not None:
+            name_node, target = named, args[0]
+        else:
+            continue
+        name = string_value(name_node)
+        if not name:
+            continue
+        ref = function_ref(target)
+        wrapped = tuple(lambda_callees(target, language)) if ref == "<lambda>" else ()
+        prefix, _, short = name.rpartition(".")
+        found.append(PybindFact("def", prefix, short, ref, line(name_node), _namespace_of(call),
+                                lambda_calls=_named_first(wrapped, short) if wrapped else (), mechanism="tvm-ffi"))
+    return found
+
+
+def _registry_chain(node: Any, names: TvmFfiNames) -> bool:
+    """Whether ``node`` is a chain of calls (`.def(...)` links) rooted at a call of a registry
+    (`refl::GlobalDef()`, `GlobalDef()`)."""
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return False
+        if fn.type != "field_expression":
+            return SPACES.sub("", text(fn)).rpartition("::")[2] in names.registries
+        field, node = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if field is None or node is None or _method_name(field) not in names.defs:
+            return False
+    return False
+
+
+def _method_name(field: Any) -> str:
+    """The name of a called member, its template arguments left out (`set_body_method<Module>`)."""
+    if field.type == "template_method":
+        name = field.child_by_field_name("name")
+        return text(name) if name is not None else ""
+    return text(field)
+
+
+def _macro_name_argument(node: Any, macros: frozenset[str]) -> Any:
+    """The first argument of a call of one of ``macros`` (`TVM_REGISTER_GLOBAL("name")`), else None."""
+    fn = node.child_by_field_name("function")
+    if fn is None or fn.type != "identifier" or text(fn) not in macros:
+        return None
+    args = call_arguments(node)
+    return args[0] if args else None
+
+
+def _namespace_of(node: Any) -> str:
+    """The named namespaces around ``node``, outermost first, joined with `::`."""
+    names = []
+    parent = node.parent
+    while parent is not None:
+        if parent.type in _NAMESPACE_NODES:
+            named = parent.child_by_field_name("name")
+            if named is not None:
+                names.append(SPACES.sub("", text(named)))
+        parent = parent.parent
+    return "::".join(reversed(names))

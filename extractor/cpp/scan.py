@@ -27,7 +27,8 @@ from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
-from extractor.cpp.registrations import PYBIND11, BindingLibrary, nanobind_in, pybind_registrations, torch_registrations
+from extractor.cpp.registrations import (PYBIND11, BindingLibrary, nanobind_in, pybind_registrations,
+                                         torch_registrations, TvmFfiNames, tvm_ffi_registrations)
 from extractor.cpp.signature import parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
@@ -194,6 +195,9 @@ class _Scanner:
         self.impl_macros = frozenset(cfg["torch_library_impl"])
         self.pybind_macros = frozenset(cfg["pybind_module"])
         self.nanobind_macros = frozenset(cfg["nanobind_module"])
+        self.tvm_ffi = TvmFfiNames(frozenset(cfg["tvm_ffi_global"]), frozenset(cfg["tvm_ffi_body"]),
+                                   frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]))
+        self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
         self.test_macros = load_test_macros()
         self._nanobind: BindingLibrary | None = None
         self.defs: list[Definition] = []
@@ -402,6 +406,8 @@ class _Scanner:
                 or raw in self.nanobind_macros:
             self.visit_registration(raw, fdecl, node.child_by_field_name("body"), _join(scope))
             return
+        if raw in self.tvm_ffi_blocks:
+            return  # its registrations are read over the whole file (tvm_ffi_registrations), it is no function
         written = clean_name(raw)
         if not written:
             return
@@ -724,6 +730,10 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
+        if any(marker in self.data for marker in self.tvm_ffi.markers):
+            # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
+            # registry's chain in a static-init block): one query over the screened file
+            self.pybind.extend(tvm_ffi_registrations(self.tree.root_node, self.language, self.tvm_ffi))
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
