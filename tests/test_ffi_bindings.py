@@ -38,3 +38,17 @@ def test_cgo_calls_bind_to_the_cpp_definitions():
     assert stats["cgo_calls_preamble"] == 1  # C.twice: defined in the preamble, no C/C++ file
     assert stats["cgo_calls_helper"] == 1  # C.CString
     assert stats["cgo_calls_unbound"] == 1  # C.free: libc
+
+
+def test_calls_of_cxx_bridge_functions_bind_to_the_cpp_functions_of_their_namespace():
+    bundle = fixture_bundle("cxx_bridge")
+    binds = {(e["source"], e["target"], e["path"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {
+        ("rs:cxxdemo::start", "cpp:demo::logging::init_logging", "src/lib.rs", 21),  # its own #[namespace]
+        ("rs:cxxdemo::start", "cpp:demo::engine::make_engine", "src/lib.rs", 22),  # the bridge's namespace
+        ("rs:cxxdemo::start", "cpp:demo::engine::queue_depth", "src/lib.rs", 23),  # #[cxx_name]
+    }
+    stats = bundle["stats"]["ffi"]
+    # Engine::step (a method: self) is no free function
+    assert (stats["cxx_functions_declared"], stats["cxx_calls_bound"]) == (3, 3)
+    assert "rust_ffi_calls_unbound" not in stats  # no longer looked for among C's global names

@@ -15,6 +15,11 @@
 - Rust FFI, both ways. A Rust call of a function declared in an ``extern "C" { }`` block binds to
   the C/C++ definition of that name; a C/C++ call of a function the C/C++ side only declares binds
   to the Rust ``extern "C"`` function of that name (``#[no_mangle]`` or ``#[export_name]``).
+- The ``cxx`` crate. A function declared in the ``unsafe extern "C++" { }`` block of a
+  ``#[cxx::bridge(namespace = "a::b")]`` module is the C++ function of that namespace (or of its own
+  ``#[namespace = ...]``) and name (or its ``#[cxx_name = ...]``): a Rust call of it binds there.
+  A declared method (``self: &T`` / ``self: Pin<&mut T>``) is called on a value the Rust graph does
+  not type, so its calls are not bound (TGI's TensorRT-LLM backend calls its engine both ways).
 """
 
 from __future__ import annotations
@@ -40,6 +45,8 @@ _CGO_HELPERS = frozenset({"CString", "CBytes", "GoString", "GoStringN", "GoBytes
 _C_SCALARS = frozenset({"char", "schar", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
                         "ulonglong", "float", "double", "bool", "complexfloat", "complexdouble"})
 _NAME_ARG = re.compile(r'\bname\s*=\s*"([^"]+)"')
+_CXX_BRIDGE = re.compile(r'cxx::bridge\b(?:\s*\(\s*namespace\s*=\s*"([^"]*)"\s*\))?')
+_CXX_ITEM = re.compile(r'(cxx_name|namespace)\s*=\s*"([^"]*)"')
 _CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD})
 
 
@@ -127,6 +134,9 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
         if i.abi and i.node not in foreign and any(a.startswith(("no_mangle", "unsafe(no_mangle", "export_name"))
                                                    for a in i.attrs):
             exported[_exported_name(i)] = i
+    cxx_names = cxx_functions(items, foreign, nodes)
+    if cxx_names:
+        stats["cxx_functions_declared"] = len(cxx_names)
     declared_only = {n.name: n.id for n in nodes.values() if n.language in ("cpp", "cuda") and
                      n.kind is NodeKind.FUNCTION and "declaration" in n.tags}
     # Only calls into a Rust extern block or from C into a Rust export bind: with neither, no edge
@@ -136,11 +146,20 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
             continue
         if edge.target in foreign:
             name = edge.target.rsplit("::", 1)[-1]
-            target = c_functions.get(name)
-            stats["rust_ffi_calls_bound" if target else "rust_ffi_calls_unbound"] += 1
+            item = foreign[edge.target]
+            cxx = cxx_names.get(edge.target)
+            if cxx is not None:
+                node = nodes.get(f"cpp:{cxx}")
+                target = node.id if node is not None and node.kind in _CALLABLE else ""
+                stats["cxx_calls_bound" if target else "cxx_calls_unbound"] += 1
+                mechanism = "cxx"
+            else:
+                target = c_functions.get(name) or ""
+                stats["rust_ffi_calls_bound" if target else "rust_ffi_calls_unbound"] += 1
+                mechanism = "rust-ffi"
             if target:
-                bindings.append(Binding(edge.path, edge.line, edge.source, name, target, "rust-ffi",
-                                        f"{foreign[edge.target].path}:{foreign[edge.target].line}", "", ""))
+                bindings.append(Binding(edge.path, edge.line, edge.source, name, target, mechanism,
+                                        f"{item.path}:{item.line}", "", ""))
         elif edge.target.startswith("cpp:"):
             name = edge.target[len("cpp:"):]
             if name in exported and declared_only.get(name) == edge.target:
@@ -158,6 +177,29 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
 
 
 _NO_NODE = Node("", NodeKind.EXTERNAL, "", "", "")
+
+
+def cxx_functions(items: Iterable[RustItem], foreign: Mapping[str, RustItem],
+                  nodes: Mapping[str, Node]) -> dict[str, str]:
+    """Rust node id -> qualified C++ name, for the free functions that ``cxx`` bridges declare in an
+    ``extern "C++"`` block (a method, whose first parameter is ``self``, has no free C++ name)."""
+    bridges = {}
+    for i in items:
+        if i.kind == "module":
+            found = next((m for a in i.attrs if (m := _CXX_BRIDGE.match(a))), None)
+            if found is not None:
+                bridges[i.node] = found.group(1) or ""
+    out = {}
+    for node, i in foreign.items():
+        module = node.rsplit("::", 1)[0]
+        params = nodes[node].params if node in nodes else ()
+        if i.abi != "C++" or module not in bridges or (params and params[0].name == "self"):
+            continue
+        own = {m.group(1): m.group(2) for a in i.attrs if (m := _CXX_ITEM.match(a))}
+        namespace = own.get("namespace", bridges[module])
+        name = own.get("cxx_name", node.rsplit("::", 1)[-1])
+        out[node] = f"{namespace}::{name}" if namespace else name
+    return out
 
 
 def _exported_name(item: RustItem) -> str:

@@ -190,9 +190,33 @@ class Resolver:
     def from_star(self, module: PyModule, part: str, depth: int) -> tuple[str, str] | None:
         for target in module.star_imports:
             found = self.absolute(f"{target}.{part}", depth + 1)
-            if found[0] != "missing" and not (found[0] == "ext" and target in self.modules):
+            if self.star_binds(target, part, found):
                 return found
         return None
+
+    def star_binds(self, target: str, part: str, found: tuple[str, str]) -> bool:
+        """Whether ``from target import *`` binds ``part`` to ``found`` (the answer for ``target.part``).
+
+        A module of the system that star-imports an outside one would answer every name with that
+        module's (what an outside star import binds is not known): such an answer is not taken. One
+        the module binds by name (``import torch``, ``from numpy import ndarray``), itself or through
+        the system's modules it star-imports, is, when a star import passes it on: ``__all__`` lists
+        it, or there is none and the name is public (DeepSpeed's ``deepspeed/comm/torch.py`` reaches
+        ``torch`` only through ``from .comm import *``)."""
+        if found[0] == "missing":
+            return False
+        return found[0] != "ext" or target not in self.modules or self._binds_by_name(target, part, frozenset())
+
+    def _binds_by_name(self, name: str, part: str, seen: frozenset[str]) -> bool:
+        module = self.modules[name]
+        listed = module.facts.all_names
+        if listed is not None or module.facts.all_refs:
+            return part in (listed or ())
+        if part.startswith("_"):
+            return False
+        return part in module.namespace or any(
+            star in self.modules and star not in seen and self._binds_by_name(star, part, seen | {name})
+            for star in module.star_imports)
 
     def instance_of(self, module: PyModule, scope: str, type_text: str) -> tuple[str, str] | None:
         """("instance", class id) or ("ext", dotted) for the class ``type_text`` names in ``scope``."""
@@ -306,7 +330,7 @@ def lookup(resolver: Resolver, module: PyModule, scope: str, head: str) -> tuple
         return binding
     for target in module.star_imports:
         found = resolver.absolute(f"{target}.{head}")
-        if found[0] != "missing" and not (found[0] == "ext" and target in resolver.modules):
+        if resolver.star_binds(target, head, found):
             return found
     if head in _BUILTINS:
         return ("builtin", head)

@@ -8,6 +8,7 @@ from extractor.model import Language, Step
 from extractor.rust.graph import RustItem, build_rust_graph, extract_rust_graph, module_path
 from extractor.rust.scan import scan_rust
 
-STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="2")
+STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="3")
+# 3: the cxx crate's attributes kept (cxx::bridge, cxx_name, namespace)
 
 __all__ = ["STEP", "RustItem", "build_rust_graph", "extract_rust_graph", "module_path", "scan_rust"]

@@ -20,6 +20,26 @@ from extractor.telemetry.python_symbols import Sym
 MAX_DEPTH = 8
 _INFINITY_TEXTS = frozenset({"float('inf')", 'float("inf")', "math.inf", "INF", "prometheus_client.utils.INF"})
 _PASS_THROUGH_CALLS = frozenset({"list", "tuple", "str"})
+# methods that change a list, dict or set in place: after one, the name no longer holds what was assigned
+_IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
+                       "update", "setdefault", "popitem", "add", "discard", "difference_update",
+                       "intersection_update", "symmetric_difference_update"})
+
+
+class InPlace(ast.expr):
+    """A change in place of what a name holds (``buckets.append(v)``, ``labels += extra``,
+    ``table[k] = v``), kept in an assignment table beside the assignments: its value is unknown.
+
+    The tables are flow-insensitive (a name is any of the values assigned to it), so without it a
+    list built by appending read as the empty list it starts as: LightLLM's duration buckets
+    (``buckets = []`` then ``buckets.append(value)`` in a loop) were a histogram with no buckets,
+    marked resolved."""
+
+    _fields = ("text",)
+
+    def __init__(self, statement: ast.stmt) -> None:
+        super().__init__()
+        self.text = _unparse(statement)
 
 
 def assignments(owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]]:
@@ -45,9 +65,25 @@ def assignments(owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]
         if isinstance(statement, ast.Assign):
             for target in statement.targets:
                 add(target, statement.value)
+                if isinstance(target, ast.Subscript):
+                    add(target.value, InPlace(statement))
         elif isinstance(statement, ast.AnnAssign) and statement.value is not None:
             add(statement.target, statement.value)
+        elif isinstance(statement, ast.AugAssign):
+            add(statement.target, InPlace(statement))
+        changed = changed_in_place(statement)
+        if changed is not None:
+            add(changed, InPlace(statement))
     return found
+
+
+def changed_in_place(statement: ast.stmt) -> ast.expr | None:
+    """What ``x.append(v)`` (or another method of _IN_PLACE), as a statement or an assignment's
+    value, changes: ``x``."""
+    value = statement.value if isinstance(statement, (ast.Expr, ast.Assign)) else None
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in _IN_PLACE:
+        return value.func.value
+    return None
 
 
 _BLOCK_FIELDS = ("body", "orelse", "finalbody", "handlers", "cases")
@@ -123,6 +159,10 @@ class ClassScope:
             found: dict[str, list[tuple[ast.expr, str]]] = {}
             for name, method in self.methods.items():
                 for node in statements(method):
+                    changed = changed_in_place(node) if not isinstance(node, ast.AugAssign) else node.target
+                    if (isinstance(changed, ast.Attribute) and isinstance(changed.value, ast.Name)
+                            and changed.value.id == "self"):
+                        found.setdefault(changed.attr, []).append((InPlace(node), name))
                     if isinstance(node, (ast.Assign, ast.AnnAssign)):
                         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
                         for target in targets:
@@ -262,6 +302,8 @@ def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
 
 
 def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
+    if expr.__class__ is InPlace:
+        return pysym.unk(expr.text)
     if depth > MAX_DEPTH:
         return pysym.unk(_text(expr))
     if expr.__class__ is ast.Name:  # the most frequent argument, tested first
@@ -309,6 +351,11 @@ def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
 
 
 def _values(exprs: list[ast.expr], skip: ast.expr, read: Callable[[ast.expr], Sym]) -> list[Sym]:
+    """The values assigned, each read; only the change when the name is also changed in place (the
+    readers take the last known alternative, which would be one of the values assigned)."""
+    changed = next((value for value in exprs if value.__class__ is InPlace), None)
+    if changed is not None:
+        return [read(changed)]
     return [read(value) for value in exprs if value is not skip]
 
 
@@ -317,7 +364,7 @@ def _name(expr: ast.Name, frame: Frame, depth: int) -> Sym:
     options: list[Sym] = []
     if frame.functions:
         options = _values(frame.table().get(name, []), expr, lambda v: compile_expr(v, frame, depth + 1))
-        if name in frame.params:
+        if name in frame.params and not (options and options[0][0] == "unk"):
             options.append([frame.param_tag, name] if frame.param_tag else pysym.unk(name))
     if not options:
         module_frame = frame.module.frame() if frame.functions or frame.cls else frame
@@ -332,8 +379,9 @@ def _self_attr(expr: ast.Attribute, attr: str, frame: Frame, depth: int) -> Sym:
         return pysym.alt(_values(frame.table()[key], expr, lambda v: compile_expr(v, frame, depth + 1)))
     if frame.cls is None:
         return pysym.unk(_text(expr))
-    options = [compile_expr(value, frame.method_frame(method), depth + 1)
-               for value, method in frame.cls.self_sets().get(attr, ())]
+    sets = frame.cls.self_sets().get(attr, ())
+    changed = [(value, method) for value, method in sets if value.__class__ is InPlace]
+    options = [compile_expr(value, frame.method_frame(method), depth + 1) for value, method in changed[:1] or sets]
     if not options and attr in frame.cls.body():
         module_frame = frame.module.frame()
         options = _values(frame.cls.body()[attr], expr, lambda v: compile_expr(v, module_frame, depth + 1))
@@ -365,7 +413,7 @@ def _text(expr: ast.expr) -> str:
     return _unparse(expr) if isinstance(expr, (ast.UnaryOp, ast.BinOp)) else type(expr).__name__
 
 
-def _unparse(expr: ast.expr) -> str:
+def _unparse(expr: ast.AST) -> str:
     try:
         return unparse(expr)[:pysym.MAX_UNKNOWN_TEXT]
     except (ValueError, AttributeError):  # a libcst-converted tree can miss a field unparse wants
