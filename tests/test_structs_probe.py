@@ -112,6 +112,30 @@ def test_an_attempt_whose_preamble_includes_what_no_directory_has_is_known_to_fa
     assert not run.doomed(command, preamble(f'#include "{header}"'))
 
 
+def test_a_cuda_header_that_includes_a_cuh_is_compiled_by_nvcc_alone(tmp_path, monkeypatch):
+    """g++ first for a CUDA header, except one that includes a `.cuh` itself (g++ stops in it, after
+    parsing everything before: vLLM's moe_permute_unpermute_kernel.h and CUB's cub.cuh)."""
+    from extractor.structs.buildcontext import CUDA, ProbeFlags
+
+    monkeypatch.setattr(compilers, "find_nvcc", lambda: "/opt/cuda/bin/nvcc")
+    monkeypatch.setattr(compilers.shutil, "which", lambda name: f"/usr/bin/{name}")
+    inc = tmp_path / "inc"
+    inc.mkdir()
+    kernel = inc / "kernel.h"
+    kernel.write_text("#pragma once\n  #  include <cub/cub.cuh>\nstruct K { int a; };\n")
+    host = inc / "host.h"
+    host.write_text('#pragma once\n#include "cuda_runtime.h"\n// #include "x.cuh"\nstruct H { int a; };\n')
+
+    def compilers_for(header: Path) -> list[str]:
+        commands = compilers.compile_commands(header, CUDA, ProbeFlags(), tmp_path / "probe", tmp_path / "probe.o", [])
+        assert not isinstance(commands, str)
+        return [Path(c.exe).name for c in commands]
+
+    assert compilers_for(kernel) == ["nvcc"]
+    assert compilers_for(host) == ["g++", "nvcc"]
+    assert compilers_for(inc / "gone.h") == ["g++", "nvcc"]  # unreadable: as before
+
+
 def test_a_preamble_attempt_followed_only_by_doomed_ones_is_not_explained(tmp_path, monkeypatch):
     """A failed preamble attempt's message is told (a preprocess-only pass) only for the next
     attempt to read; when every later preamble is known to fail, none will, and the only pass

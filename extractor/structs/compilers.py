@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -20,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from extractor.support.datafile import load_data_file
+from extractor.support.linestart import found_at_line_start
 from extractor.support.safeproc import Finished, run_bounded
 from extractor.structs.buildcontext import C, CUDA, CXX, ProbeFlags
 from extractor.structs.probeguard import allowed_dirs, system_include_dirs
@@ -195,9 +197,10 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
                      include_dirs: Sequence[Path], target: Target | None = None) -> list[Command] | str:
     """The commands to try in order for ``header`` probed as ``language``, or why none can run.
 
-    A header other than `.cuh` whose translation units are CUDA is tried with g++ first (its
-    host-side layout is what nvcc's host compiler gives, in a fraction of the time), then with
-    nvcc; a `.h` not decided by a translation unit that fails as C++ is tried as C."""
+    A CUDA header other than `.cuh` is tried with g++ first (its host-side layout is what nvcc's
+    host compiler gives, in a fraction of the time), then with nvcc, unless it includes a `.cuh`
+    itself (:func:`includes_cuda_header`); a `.h` not decided by a translation unit that fails as
+    C++ is tried as C."""
     incs = [f"-I{d}" for d in dict.fromkeys([header.parent, *include_dirs, *flags.include_dirs])]
     machine = [m for m in flags.machine if m.startswith("-m")]
     out = obj.as_posix()
@@ -215,7 +218,7 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
                                     str(source.with_suffix(".c")), "-o", out], ".c"))
         return commands or f"{target.cxx} not installed"
     nvcc = find_nvcc()
-    if language == CUDA and header.suffix == ".cuh":
+    if language == CUDA and (header.suffix == ".cuh" or includes_cuda_header(header)):
         if nvcc is None:
             return "nvcc not installed: CUDA header not probed"
         return [_nvcc(nvcc, flags, incs, source, out)]
@@ -245,6 +248,22 @@ def compile_commands(header: Path, language: str, flags: ProbeFlags, source: Pat
         return {C: "gcc not installed: C header not probed", CUDA: "nvcc not installed: CUDA header not probed"
                 }.get(language, "g++ not installed: header not probed")
     return commands
+
+
+# `#include <x.cuh>` or `"x.cuh"` (matched at the start of a line)
+_CUDA_INCLUDE = re.compile(rb'#[ \t]*include[ \t]*[<"][^<>"\n]*\.cuh[>"]')
+
+
+def includes_cuda_header(header: Path) -> bool:
+    """Whether ``header`` includes a `.cuh` itself: it is written for nvcc as much as a `.cuh` is,
+    and g++ stops in what it includes (vLLM's moe_permute_unpermute_kernel.h includes CUB's
+    `cub.cuh`, whose `threadIdx` g++ does not know: 12-40 CPU s to parse all of torch first, for
+    a message that nvcc's layout replaces). An unreadable header is probed as before."""
+    try:
+        data = header.read_bytes()
+    except OSError:
+        return False
+    return found_at_line_start(_CUDA_INCLUDE, data)
 
 
 def _nvcc(nvcc: str, flags: ProbeFlags, incs: list[str], source: Path, out: str) -> Command:
