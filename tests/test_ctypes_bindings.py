@@ -4,23 +4,18 @@ and vLLM's CUDA wrappers, written small), and the C linkage the C++ step reads f
 
 from __future__ import annotations
 
-import ast
-import hashlib
 from pathlib import Path
 
 import pytest
 
-from extractor import cpp, naming, python
-from extractor.bindings import PYTHON_CPP_STEP
+from extractor import cpp, python
 from extractor.bindings.python_cpp import _as_binding, _ctypes_bindings
 from extractor.bindings.python_ctypes import CtypesBinding
-from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
-from extractor.cpp.parse import parse_source
-from extractor.model import Language, ParsedFile
+from extractor.model import Language
 
 from tests.conftest import FIXTURES
 from tests.cpp_support import cpp_graph
-from tests.native_support import fixture_bundle
+from tests.native_support import fixture_bundle, scanned_context
 
 FIXTURE = FIXTURES / "ctypes_lib"
 _LANGUAGES = {".py": Language.PYTHON, ".c": Language.CPP, ".cpp": Language.CPP, ".h": Language.CPP}
@@ -35,24 +30,7 @@ def bundle() -> dict:
 def records() -> dict[tuple[str, int, str], CtypesBinding]:
     """The step's binding records, by (path, line, form): the Python and C++ steps run on the
     fixture in this process, then the bindings step's ctypes part."""
-    files = []
-    for p in sorted(FIXTURE.rglob("*")):
-        language = _LANGUAGES.get(p.suffix)
-        if language is None:
-            continue
-        data = p.read_bytes()
-        tree = ast.parse(data) if language is Language.PYTHON else parse_source(data, language)
-        facts = {}
-        for step in (python.STEP, cpp.STEP, PYTHON_CPP_STEP):
-            scanner = step.scanners.get(language)
-            found = scanner(ParsedFile(language, data, tree)) if scanner else None
-            if found is not None:
-                facts[step.name] = found
-        rel = p.relative_to(FIXTURE).as_posix()
-        files.append(SourceFile(rel, rel, "", language, hashlib.sha256(data).hexdigest(), len(data), facts,
-                                data.count(b"\n")))
-    ctx = Context("vecops", "", (SourceTree("", str(FIXTURE), "dir", FIXTURE),),
-                  tuple(naming.with_module_names(files)), ExtractOptions())
+    ctx = scanned_context(FIXTURE, "vecops", _LANGUAGES)
     found = _ctypes_bindings(ctx, python.STEP.extract(ctx), cpp.STEP.extract(ctx))
     return {(b.path, b.line, b.form): b for b in found.bindings}
 

@@ -4,24 +4,20 @@
 
 from __future__ import annotations
 
-import ast
-import hashlib
 from pathlib import Path
 
 import pytest
 
-from extractor import cpp, naming, python
-from extractor.bindings import PYTHON_CPP_STEP
+from extractor import cpp, python
 from extractor.bindings.python_cpp import _global_as_binding, _tvm_ffi_bindings
-from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
+from extractor.context import ExtractOptions
 from extractor.cpp import extract_cpp_graph
-from extractor.cpp.parse import parse_source
 from extractor.cpp.standalone import scan_trees
-from extractor.model import Contribution, Language, ParsedFile
+from extractor.model import Contribution, Language
 from extractor.run.pipeline import extract_system
 
 from tests.conftest import FIXTURES
-from tests.native_support import fixture_bundle
+from tests.native_support import fixture_bundle, scanned_context
 
 FIXTURE = FIXTURES / "tvm_ffi_mini"
 _LANGUAGES = {".py": Language.PYTHON, ".cc": Language.CPP}
@@ -151,24 +147,7 @@ def test_a_tvm_looking_name_binds_to_nothing_without_its_registration(tmp_path: 
 
 
 def test_the_records_say_the_mechanism_where_the_global_is_registered_and_its_name():
-    files = []
-    for p in sorted(FIXTURE.rglob("*")):
-        language = _LANGUAGES.get(p.suffix)
-        if language is None:
-            continue
-        data = p.read_bytes()
-        tree = ast.parse(data) if language is Language.PYTHON else parse_source(data, language)
-        facts = {}
-        for step in (python.STEP, cpp.STEP, PYTHON_CPP_STEP):
-            scanner = step.scanners.get(language)
-            found = scanner(ParsedFile(language, data, tree)) if scanner else None
-            if found is not None:
-                facts[step.name] = found
-        rel = p.relative_to(FIXTURE).as_posix()
-        files.append(SourceFile(rel, rel, "", language, hashlib.sha256(data).hexdigest(), len(data), facts,
-                                data.count(b"\n")))
-    ctx = Context("tinyserve", "", (SourceTree("", str(FIXTURE), "dir", FIXTURE),),
-                  tuple(naming.with_module_names(files)), ExtractOptions())
+    ctx = scanned_context(FIXTURE, "tinyserve", _LANGUAGES)
     registered = cpp.STEP.extract(ctx).shared.pybind_bindings
     found = _tvm_ffi_bindings(ctx, python.STEP.extract(ctx), registered)
     records = {(b.path, b.line): _global_as_binding(b) for b in found.bindings}
