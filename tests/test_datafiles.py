@@ -27,6 +27,7 @@ from extractor.structs.reasons import SCHEMA as SUPPLIERS_SCHEMA
 from extractor.structs.reasons import load_suppliers
 from extractor.structs.tags import RULES_SCHEMA, load_rules
 from extractor.python.api import _SCHEMA as PYAPI_SCHEMA
+from extractor.bindings.python_ops import REGISTRARS_SCHEMA, outside_registrars
 from extractor.python.api import load_rules as load_api_rules
 from extractor.python.constructors import _SCHEMA as CONSTRUCTORS_SCHEMA
 from extractor.python.constructors import load_libraries
@@ -39,6 +40,7 @@ from tests.conftest import ROOT
 SHIPPED = {
     "comparator/kinds/telemetry/crosswalk.yaml": (VOCABULARY_SCHEMA, lambda p: crosswalk_vocabulary(p)),
     "extractor/bindings/ctypes.yaml": (CTYPES_SCHEMA, lambda p: load_ctypes_rules(p)),
+    "extractor/bindings/registrars.yaml": (REGISTRARS_SCHEMA, lambda p: outside_registrars.__wrapped__(p)),
     "extractor/bindings/tvm_ffi.yaml": (TVM_FFI_SCHEMA, lambda p: load_tvm_ffi_rules(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
     "extractor/cpp/macros.yaml": (MACROS_SCHEMA, lambda p: macro_config(p)),

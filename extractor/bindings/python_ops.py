@@ -13,7 +13,11 @@ does it for the ops it wants ``torch.compile`` to treat as opaque (vLLM's attent
 - forwarders: a function whose parameters reach such an ``impl`` call (vLLM's
   ``direct_register_custom_op(op_name, op_func, ..., target_lib=None)`` doing ``my_lib = target_lib
   or vllm_lib; my_lib.impl(op_name, op_func, ...)``), or reach a call of another forwarder (so
-  chains of any depth resolve), and the calls of forwarders with a literal op name.
+  chains of any depth resolve), and the calls of forwarders with a literal op name;
+- a library's registering function that the system calls without defining it (``registrars.yaml``:
+  a vLLM plugin such as vllm-ascend registers its ops with vLLM's ``direct_register_custom_op``,
+  imported from ``vllm.utils``): a forwarder from the start, its namespace the data file's unless a
+  library is handed to it. The system's own function of that name, if it has one, is read instead.
 
 The per-file scanner (:func:`scan_registrations`, run by the bindings step's Python scanner)
 records library variables, direct registrations, and the calls that *can* be registrations:
@@ -36,10 +40,14 @@ import dataclasses
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import functools
+from pathlib import Path
+
 import msgspec
 
 from extractor.model import Diagnostic, Node, NodeKind, Severity
 from extractor.python.expr import name_chain
+from extractor.support.datafile import load_data_file
 
 # Kinds of an OpArg
 STR, PARAM, DEF, REF = "str", "param", "def", "ref"
@@ -378,6 +386,25 @@ class _Forwarder:
     namespace: str  # the library's namespace when none is handed ("": none)
 
 
+REGISTRARS_FILE = Path(__file__).with_name("registrars.yaml")
+_SLOT = {"position": int, "name": str}
+REGISTRARS_SCHEMA = {"version": int, "registrars": [{"names": [str], "op_name": _SLOT, "function": _SLOT,
+                                                     "library?": _SLOT, "namespace": str}]}
+
+
+@functools.cache
+def outside_registrars(path: Path = REGISTRARS_FILE) -> dict[str, _Forwarder]:
+    """The registering functions of the libraries systems depend on (``registrars.yaml``), by the
+    dotted names they are imported as."""
+    found: dict[str, _Forwarder] = {}
+    for entry in load_data_file(path, REGISTRARS_SCHEMA)["registrars"]:
+        library = entry.get("library")
+        forwarder = _Forwarder(_Slot(**entry["op_name"]), _Slot(**entry["function"]),
+                               _Slot(**library) if library else None, entry["namespace"])
+        found.update((name, forwarder) for name in entry["names"])
+    return found
+
+
 @dataclasses.dataclass(slots=True)
 class PyOpFile:
     """One file's registration facts, and what its imports bind (local name -> dotted)."""
@@ -408,6 +435,11 @@ class _Registrations:
         self.files, self.nodes, self.aliases = files, nodes, aliases
         self.libraries = {f"{f.module}.{lib.name}": lib.namespace for f in files for lib in f.facts.libraries}
         self.forwarders: dict[str, _Forwarder] = {}
+        # a library's registering functions the system calls without defining them (a plugin
+        # calling vLLM's direct_register_custom_op): forwarders from the start
+        self.outside = {f"py:{name}": forwarder for name, forwarder in outside_registrars().items()
+                        if f"py:{name}" not in nodes and f"py:{name}" not in aliases}
+        self.forwarders.update(self.outside)
         self.calls: list[tuple[PyOpFile, OpCall, str]] = []  # every call, with its callee's node id if it has one
         self.ops: list[PythonOp] = []
         self.diagnostics: list[Diagnostic] = []
@@ -423,7 +455,7 @@ class _Registrations:
                 self._library_impl(f, call)
             else:
                 self._forwarder_call(f, call, callee)
-        self.stats["python_op_forwarders"] = len(self.forwarders)
+        self.stats["python_op_forwarders"] = len(self.forwarders) - len(self.outside)
         self.stats["torch_ops_registered_python"] = len({(op.namespace, op.op) for op in self.ops})
         return PythonOps(tuple(sorted(set(self.ops))), tuple(sorted(set(self.diagnostics))),
                          {k: v for k, v in sorted(self.stats.items()) if v})
@@ -480,6 +512,8 @@ class _Registrations:
                     pending.append((f, call, holder))
                 elif callee:
                     by_callee[callee].append((f, call, holder))
+        for key in self.outside:  # forwarders from the start: their callers are looked at first
+            pending.extend(by_callee.pop(key, ()))
         while pending:
             f, call, holder = pending.pop()
             key = f"py:{f.module}.{holder.qualname}"
@@ -521,7 +555,11 @@ class _Registrations:
         return _Forwarder(_slot(holder, name.value), _slot(holder, fn.value), library, namespace)
 
     def _callee(self, f: PyOpFile, call: OpCall) -> str:
-        return self.function(f, call.scope, call.callee)
+        found = self.function(f, call.scope, call.callee)
+        if not found and call.callee.kind == REF:
+            outside = f"py:{self._dotted(f, call.callee.value)}"
+            return outside if outside in self.outside else ""
+        return found
 
     # registrations
 
@@ -569,6 +607,8 @@ class _Registrations:
                 f"{call.callee.value}(...) registers a torch operator, but {unread} is no literal or name "
                 "this step can read: calls of that operator are not bound", Severity.INFO))
             return
+        if callee in self.outside:
+            self.stats["registrar_calls"] += 1  # a key only where there are any: vLLM's own evidence keeps its shape
         if self._register(f, call.line, call.scope, namespace, name.value, fn, ""):
             self.stats["forwarder_calls_resolved"] += 1
         else:
