@@ -190,3 +190,29 @@ def test_a_twin_added_with_its_metric_is_one_added_metric():
     me = compare_evidence(old, new)["release"]["metrics"]
     assert [(r["name"], r["twins"]) for r in me["added"]] == [("svc:hits", ["ray"])]
     assert me["twins_changed"] == []
+
+
+def test_metrics_of_tests_and_examples_stand_apart_from_the_systems_own(tmp_path):
+    """A metric a test defines (the layers set tests/ apart) is listed apart: not one of the
+    system's own, never paired, and a release that adds it changes no metric."""
+    import shutil
+
+    tree = tmp_path / "svc"
+    shutil.copytree(ROOT / "fixtures" / "fastapi_service", tree)
+    before = _extract(tree, "svc", "1", tmp_path / "cache")
+    (tree / "tests").mkdir()
+    (tree / "tests" / "test_load.py").write_text(
+        'from prometheus_client import Counter\n\n'
+        'SENT = Counter("svc_load_test_requests", "Requests the load test sent")\n')
+    after = _extract(tree, "svc", "2", tmp_path / "cache")
+    side = KIND.summarize(after)
+    assert [(m.name, m.type, m.path, m.line) for m in side.apart_metrics] == [
+        ("svc_load_test_requests", "counter", "tests/test_load.py", 3)]
+    assert side.apart_by_layer == {"Tests, examples & benchmarks": 1}
+    assert "svc_load_test_requests" not in {m.name for m in side.metrics}
+    assert side.own_names == KIND.summarize(before).own_names
+    assert compare_evidence(before, after)["release"]["metrics"]["added"] == []
+    other = _extract(tree, "other", "1", tmp_path / "cache")  # another system: the systems' report
+    report = render_markdown(compare_evidence(before, other), KINDS)
+    assert "1 more in tests, examples &amp; benchmarks, set apart" in report
+    assert "| metrics in tests, examples &amp; benchmarks (apart) | 0 | 1 |" in report

@@ -17,6 +17,7 @@ from comparator.kinds.telemetry.release import diff_metrics, diff_thresholds, or
 from comparator.kinds.telemetry.summary import summarize_telemetry
 from comparator.records import Verdict
 from extractor.evidence.read import Evidence
+from extractor.layers.records import LAYERS
 from extractor.telemetry.records import METRICS, THRESHOLDS
 
 
@@ -26,7 +27,8 @@ class TelemetryKind(EvidenceKind[TelemetrySide, TelemetrySection, TelemetryRelea
     release_rank = 2
 
     def summarize(self, evidence: Evidence) -> TelemetrySide:
-        return summarize_telemetry(evidence.of(METRICS), evidence.of(THRESHOLDS), evidence.diagnostics)
+        return summarize_telemetry(evidence.of(METRICS), evidence.of(THRESHOLDS), evidence.diagnostics,
+                                   _apart_paths(evidence))
 
     def compare(self, a: TelemetrySide, b: TelemetrySide) -> TelemetrySection:
         return TelemetrySection(a, b, crosswalk_metrics(a, b), library_series(a, b))
@@ -82,10 +84,14 @@ class TelemetryKind(EvidenceKind[TelemetrySide, TelemetrySection, TelemetryRelea
             dominant = f"{t.dominant_type} dominant" if t.dominant_type else "none dominant"
             extra = []
             if t.twins_by_library:
-                extra.append(" and ".join(f"{n:,} exposed again through {lib}" for lib, n in t.twins_by_library.items()))
+                extra.append(" and ".join(f"{n:,} exposed again through {lib}"
+                                          for lib, n in t.twins_by_library.items()))
             if t.library_by_origin:
                 extra.append(f"{sum(t.library_by_origin.values()):,} more series from "
                              f"{', '.join(t.library_by_origin)}")
+            if t.apart_by_layer:
+                extra.append(" and ".join(f"{n:,} more in {title.lower()}, set apart"
+                                          for title, n in t.apart_by_layer.items()))
             more = f" ({'; '.join(extra)})" if extra else ""
             linked = len(t.thresholds) - t.unlinked_thresholds
             return (f"{plural(t.own_names, 'metric')} of its own ({dominant}){more} with "
@@ -119,3 +125,13 @@ class TelemetryKind(EvidenceKind[TelemetrySide, TelemetrySection, TelemetryRelea
 KIND = TelemetryKind()
 __all__ = ["KIND", "TelemetryKind", "crosswalk_metrics", "diff_metrics", "diff_thresholds", "library_series",
            "orphaned_thresholds", "summarize_telemetry"]
+
+
+def _apart_paths(evidence: Evidence) -> dict[str, str]:
+    """The paths of the modules the layers set apart (tests, examples & benchmarks; vendored and
+    generated code), each with its layer's title; none when the evidence has no layers."""
+    try:
+        layers = evidence.of(LAYERS)
+    except KeyError:
+        return {}
+    return {m.path: layer.title for layer in layers if layer.apart for m in layer.modules}

@@ -160,6 +160,10 @@ class TelemetrySide:
     twins_by_library: Mapping[str, int]  # library -> own metrics it exposes again
     unlinked_thresholds: int
     empty_reason: str
+    # metrics defined in modules the layers set apart (tests, examples & benchmarks; vendored code):
+    # listed, neither counted as the system's own nor paired nor diffed between releases
+    apart_metrics: tuple[OwnMetric, ...] = ()
+    apart_by_layer: Mapping[str, int] = dataclasses.field(default_factory=dict)  # layer title -> names
 
 
 # ---------------------------------------------------------------------------------------- two systems

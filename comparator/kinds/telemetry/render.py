@@ -14,7 +14,10 @@ from comparator.records import SIDES
 # Own metrics per side in the Markdown: vLLM (35) against Triton (34) has to fit a pull-request
 # comment beside the other kinds; the JSON and HTML reports have every row.
 MD_METRIC_ROWS = 15
-CROSSWALK_NOTE = "Own metrics only: Ray twins and library series are never paired."
+CROSSWALK_NOTE = ("Own metrics only: Ray twins, library series and the metrics of tests, examples and vendored "
+                  "code are never paired.")
+APART_NOTE = ("Defined in modules the layers set apart (tests, examples & benchmarks; vendored code): not counted "
+              "as own.")
 LIBRARY_NOTE = "Exposed because the system uses the library, not defined by its code; not counted as its metrics."
 
 
@@ -29,6 +32,8 @@ def count_rows(tele: TelemetrySection) -> list[tuple[str, list[str]]]:
     rows += [(f"exposed again through {lib} (twins)", [f"{s.twins_by_library.get(lib, 0):,}" for s in (a, b)])
              for lib in libs]
     rows.append(("series from libraries", [f"{sum(s.library_by_origin.values()):,}" for s in (a, b)]))
+    rows += [(f"metrics in {title.lower()} (apart)", [f"{s.apart_by_layer.get(title, 0):,}" for s in (a, b)])
+             for title in sorted(set(a.apart_by_layer) | set(b.apart_by_layer))]
     rows.append(("thresholds (linked / not linked)",
                  [f"{len(s.thresholds):,} ({len(s.thresholds) - s.unlinked_thresholds:,} / "
                   f"{s.unlinked_thresholds:,})" for s in (a, b)]))
@@ -108,6 +113,12 @@ def _side_markdown(t: TelemetrySide, label: str) -> list[str]:
              *([cell(m.via or "—")] if vias else []), f"{_readers(m):,}",
              at(m) + (f" (+{len(m.other_sites):,})" if m.other_sites else "")]
             for m in t.metrics if not m.repeat], limit=MD_METRIC_ROWS)
+    if t.apart_metrics:
+        out += [f"Metrics of {label} set apart ({len(t.apart_metrics):,}): {APART_NOTE}", ""]
+        out += [f"- {cell(m.name)} ({cell(m.type)}, {at(m)})" for m in t.apart_metrics[:LIST_LIMIT]]
+        if len(t.apart_metrics) > LIST_LIMIT:
+            out.append(f"- … and {len(t.apart_metrics) - LIST_LIMIT:,} more")
+        out.append("")
     if t.library_metrics:
         out += [f"Series {label} gets from libraries:", ""]
         out += [f"- {cell(origin)} ({cell(via or 'used')} at {where}): {_names(names)}"
@@ -183,7 +194,7 @@ def _metric_cells(m: OwnMetric) -> list[str]:
 
 
 def _side_html(t: TelemetrySide, side: str, label: str) -> str:
-    if not t.metrics and not t.library_metrics and not t.thresholds:
+    if not t.metrics and not t.library_metrics and not t.thresholds and not t.apart_metrics:
         return f'<div><h3 class=sys-{side}>{label}</h3>{none_found(t.empty_reason)}</div>'
     parts = [f'<h3 class=sys-{side}>{label}: {t.own_names:,} metrics of its own</h3>']
     if t.metrics:
@@ -191,6 +202,11 @@ def _side_html(t: TelemetrySide, side: str, label: str) -> str:
                                 [_metric_cells(m) for m in t.metrics if not m.repeat], limit=HTML_ROW_LIMIT))
     else:
         parts.append(none_found(t.empty_reason))
+    if t.apart_metrics:
+        parts.append(f'<details><summary>{len(t.apart_metrics):,} metrics set apart</summary><p class=muted>'
+                     f'{esc(APART_NOTE)}</p>' + html_table(["Metric", "Type", "Thresholds", "Defined at"],
+                                                            [_metric_cells(m) for m in t.apart_metrics],
+                                                            limit=HTML_ROW_LIMIT) + "</details>")
     if t.library_metrics:
         parts.append(f'<details><summary>{len(t.library_metrics):,} series from libraries</summary>' + html_table(
             ["Series", "Library", "Type", "Thresholds", "Where"], [

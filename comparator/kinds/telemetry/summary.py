@@ -130,10 +130,17 @@ def unresolved_metrics(own_rows: Sequence[Metric], diagnostics: Iterable[Diagnos
 
 
 def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequence[Threshold],
-                        diagnostics: Sequence[Diagnostic] = ()) -> TelemetrySide:
+                        diagnostics: Sequence[Diagnostic] = (), apart: Mapping[str, str] | None = None
+                        ) -> TelemetrySide:
     """One system's metrics (own, twins, library-provided), each with the thresholds that read it,
-    the thresholds with what they read (or why nothing), and the metric names left unresolved."""
+    the thresholds with what they read (or why nothing), and the metric names left unresolved.
+    ``apart``: the paths of the modules the layers set apart, each with its layer's title; a metric
+    defined there (a test's, an example's) is listed apart, not as the system's own."""
     own, twins, library = split_metrics(metrics)
+    apart = apart or {}
+    set_apart = sorted((m for m in own if m.path in apart), key=lambda m: (m.name, m.path, m.line))
+    own = [m for m in own if m.path not in apart]
+    twins = [(twin, primary) for twin, primary in twins if primary.path not in apart]
     own.sort(key=lambda m: (m.name, m.path, m.line))
     library.sort(key=lambda m: (m.name, m.path, m.line))
     twins.sort(key=lambda p: (p[0].name, p[0].path, p[0].line, p[0].library))
@@ -154,6 +161,8 @@ def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequenc
         return tuple(found)
 
     own_read = [read(m, OWN) for m in own]
+    apart_rows = tuple(OwnMetric(**_fields(_metric_row(m, OWN, read(m, OWN))), twins=(), repeat=False, other_sites=())
+                       for m in set_apart)
     twin_read = [read(m, TWIN) for m, _primary in twins]
     library_rows = tuple(_metric_row(m, LIBRARY, read(m, LIBRARY)) for m in library)
     twin_rows = tuple(TwinMetric(**_fields(_metric_row(twin, TWIN, reads)),
@@ -196,7 +205,10 @@ def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequenc
         twins_by_library=dict(sorted(collections.Counter(
             lib for lib, _ in {(m.library, m.twin_of.name) for m in twin_rows}).items())),
         unlinked_thresholds=sum(1 for t in rows if not t.reads_defined_metric),
-        empty_reason="" if own_rows else _empty_reason(library_rows),
+        empty_reason="" if own_rows else _empty_reason(library_rows, apart_rows),
+        apart_metrics=apart_rows,
+        apart_by_layer=dict(sorted(collections.Counter(
+            title for title, _name in {(apart[m.path], m.name) for m in apart_rows}).items())),
     )
 
 
@@ -230,7 +242,10 @@ def _threshold_row(t: Threshold, read: Mapping[str, tuple[Provenance, str]]) -> 
     )
 
 
-def _empty_reason(library_rows: Sequence[Metric]) -> str:
+def _empty_reason(library_rows: Sequence[Metric], apart_rows: Sequence[Metric] = ()) -> str:
+    if apart_rows:
+        return (f"no metric definitions of its own outside tests, examples and vendored code "
+                f"({len(_distinct(apart_rows)):,} there)")
     if library_rows:
         return (f"no metric definitions of its own; {len(_distinct(library_rows)):,} series come from the "
                 f"libraries it uses")
