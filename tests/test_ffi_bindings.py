@@ -24,6 +24,37 @@ def test_python_calls_bind_to_pyo3_classes_constructors_and_functions():
     assert stats["pyo3_module_inferred"] == 0
 
 
+def _binds_at(bundle: dict) -> set[tuple[str, int, str, str]]:
+    return {(e["path"], e["line"], e["source"], e["target"]) for e in bundle["graph"]["edges"]
+            if e["kind"] == "binds" and e["source"].startswith("py:")}
+
+
+def test_methods_called_on_values_of_a_pyo3_class_bind_to_its_methods():
+    """A local made by calling the class, an annotated parameter, an attribute of `self`: in a
+    module below the system's own package (fastok._native) and in a top-level extension module with
+    no Python package (minirunner, as mistral.rs's `mistralrs`)."""
+    tok = f"{CRATE}::tokenizer::PyTokenizer"
+    assert {b for b in _binds_at(fixture_bundle("pyo3_ext")) if b[0] == "python/fastok/session.py"} == {
+        ("python/fastok/session.py", 7, "py:fastok.session.count", tok),
+        ("python/fastok/session.py", 7, "py:fastok.session.count", f"{tok}::new"),
+        ("python/fastok/session.py", 8, "py:fastok.session.count", f"{tok}::encode_py"),
+        ("python/fastok/session.py", 12, "py:fastok.session.count_with", f"{tok}::encode_py"),
+        ("python/fastok/session.py", 17, "py:fastok.session.Session.__init__", tok),
+        ("python/fastok/session.py", 17, "py:fastok.session.Session.__init__", f"{tok}::new"),
+        ("python/fastok/session.py", 20, "py:fastok.session.Session.feed", f"{tok}::encode_py"),
+    }  # line 23 reads a getter: no call
+    runner = "rs:minirunner_py::Runner"
+    assert _binds_at(fixture_bundle("pyo3_runner")) == {
+        ("examples/chat.py", 5, "py:chat.ask", runner),
+        ("examples/chat.py", 5, "py:chat.ask", f"{runner}::new"),
+        ("examples/chat.py", 6, "py:chat.ask", f"{runner}::send_chat"),
+        ("examples/chat.py", 10, "py:chat.again", f"{runner}::reset_state"),  # pyo3(name = "reset")
+        ("examples/chat.py", 15, "py:chat.Chat.__init__", runner),
+        ("examples/chat.py", 15, "py:chat.Chat.__init__", f"{runner}::new"),
+        ("examples/chat.py", 19, "py:chat.Chat.turn", f"{runner}::send_chat"),
+    }  # line 18, `self.runner.stats()`: no method of that name, and not the class's constructor
+
+
 def test_rust_ffi_binds_both_ways():
     binds = edges(fixture_bundle("pyo3_ext"), "binds")
     assert (f"{CRATE}::ffi::hash", "cpp:fast_hash") in binds  # Rust -> C definition

@@ -315,3 +315,24 @@ def test_the_prometheus_crate_constructors_are_read(tmp_path):
         "Lookups that found a block", ["kvpool_hits_total"])
     unresolved = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-name-unresolved"]
     assert unresolved == [("src/stats.rs", 15)]  # Gauge::new(pool_name(..)): said, not guessed
+
+
+def test_the_metrics_crate_labels_as_one_expression_and_exporter_buckets_of_a_file_of_their_own():
+    """fixtures/metrics_rs_mini: metrics 0.22+ handles, labels handed over as `&labels` (a local
+    array, an array in place, a `vec![Label::new(..)]`, a struct field), and the exporter's matchers
+    in `gateway/src/exporter.rs`, which names no metrics macro (TEI's router/src/prometheus.rs)."""
+    found = metrics_by_name(fixture_bundle("metrics_rs_mini"), "rust")
+    assert {name: (m["path"], m["line"], m["type"], m["labels"], m["labels_resolved"])
+            for name, m in found.items()} == {
+        "engine_queue_size": ("engine/src/lib.rs", 10, "gauge", [], True),
+        "engine_requests": ("engine/src/lib.rs", 16, "counter", ["model", "route"], True),
+        "engine_schedule_duration": ("engine/src/lib.rs", 17, "histogram", ["model", "route"], True),
+        "engine_batches": ("engine/src/lib.rs", 18, "counter", ["kind"], True),
+        "engine_batch_tokens": ("engine/src/lib.rs", 20, "histogram", ["device"], True),
+        "engine_failures": ("engine/src/lib.rs", 21, "counter", ["err"], True),
+        "engine_step_tokens": ("engine/src/lib.rs", 27, "histogram", [], False),  # &self.labels: not read
+    }
+    # Suffix("duration"), Full("engine_step_tokens"), Full(TOKENS_METRIC): histograms, not summaries
+    for name in ("engine_schedule_duration", "engine_batch_tokens", "engine_step_tokens"):
+        assert found[name]["exposed_names"] == [name, f"{name}_bucket", f"{name}_count", f"{name}_sum"]
+        assert found[name]["lint"] == []

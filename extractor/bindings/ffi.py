@@ -6,6 +6,9 @@
   Python names follow PyO3's rules: ``#[pyclass(name = "X")]``, ``#[pyo3(name = "x")]`` (or
   ``#[pyfunction(name = ...)]``, ``#[pymodule(name = ...)]``) override the Rust name; ``#[new]``
   is what calling the class runs, so a call of the class binds to the type and to that method.
+  A method called on a value of the class binds to that method where the code says what the value
+  holds (``runner = Runner(..)``, ``runner: Runner``, ``self.runner = Runner(..)``: mistral.rs's
+  Python examples call its ``Runner`` so).
   The top module's dotted name is ``[tool.maturin] module-name`` in pyproject.toml (or the
   Cargo ``[lib] name``); a submodule is its parent's name plus its own. An item that no module
   adds is placed in the crate's top module, and its record says the module was inferred.

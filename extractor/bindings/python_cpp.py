@@ -390,13 +390,19 @@ class PyBindIndex:
         self.longest = max(map(len, self.by_key), default=0)  # 3 without submodules: module, class, method
 
     def lookup(self, callee: str) -> list[PyBinding]:
+        """The bindings ``callee`` calls. ``Name()`` in it is an instance of the class ``Name``
+        (``ext.Engine().step``: the Python graph's call of a method on a value it knows the class
+        of): a method of the class binds, the class itself (its constructor) does not."""
         parts = callee.split(".")
+        instance = max((i for i, part in enumerate(parts) if part.endswith("()")), default=-1)
+        if instance >= 0:
+            parts = [part.removesuffix("()") for part in parts]
         for i, part in enumerate(parts):
             if part not in self.modules:  # every key starts with a module name: most parts are none
                 continue
             for n in range(self.longest - 1, 0, -1):  # the longest key first: a method before its class
                 key = (part, *parts[i + 1:i + 1 + n])
-                if len(key) == n + 1 and key in self.by_key:
+                if len(key) == n + 1 and i + n > instance and key in self.by_key:
                     return self.by_key[key]
         return []
 
@@ -411,6 +417,11 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     a call whose head was imported from (or below) an extension module becomes a call site: one of
     ``extension_modules`` (dotted), or a module whose last name is one of ``named`` (a pybind11
     module knows only that: ``PYBIND11_MODULE(_ext, m)``) and that is no Python module of the system.
+    So does a method called on a name the code says holds one class of such a module (a local
+    assigned ``Tokenizer(..)``, a parameter annotated ``Tokenizer``, a ``self.X`` assigned in any
+    method of the class), as ``fastok._native.Tokenizer().encode``: the Python graph gives that
+    form for an extension module outside the system's packages, and :meth:`PyBindIndex.lookup`
+    binds it to the method only.
     """
     out: list[CallSite] = []
     files = list(ctx.facts("python", Language.PYTHON))
@@ -432,12 +443,36 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     bindings = [(f, facts, imported[f.path]) for f, facts in files]
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
                   for local, dotted in bound.items() if native(dotted) or extension(dotted)}
+    def native_class(type_texts: set[str], bound: dict[str, str]) -> str | None:
+        """The one class of an extension module that a name's recorded types name, if one."""
+        found = set()
+        for text in type_texts:
+            head, _, rest = text.partition(".")
+            if head in bound:
+                dotted = bound[head] + (f".{rest}" if rest else "")
+                dotted = dotted if native(dotted) else _through_reexport(dotted, reexported)
+                if native(dotted):
+                    found.add(dotted)
+        return found.pop() if len(found) == 1 else None
+
     for f, facts, bound in bindings:
         module = f.module  # one naming for every step (extractor.naming)
+        held = _held_types(facts) if facts.types else {}
         for call in facts.calls:
             scope, line, callee = call.scope, call.line, call.callee
             head, _, rest = callee.partition(".")
-            if not callee or head not in bound:
+            if not callee:
+                continue
+            if head not in bound:
+                # a method called on a value of an extension class: `tok = Tokenizer(..)` or
+                # `tok: Tokenizer` then `tok.encode(..)`; `self.tok = Tokenizer(..)` then `self.tok.encode(..)`
+                name, method = (f"self.{rest.partition('.')[0]}", rest.partition(".")[2]) if head == "self" \
+                    else (head, rest)
+                where = scope.rpartition(".")[0] if head == "self" else scope
+                cls = native_class(held.get((where, name), set()), bound) if method else None
+                if cls is not None:
+                    caller = f"py:{module}.{scope}" if scope else f"py:{module}"
+                    out.append(CallSite(caller, f"{cls}().{method}", f.path, line))
                 continue
             dotted = bound[head] + (f".{rest}" if rest else "")
             if not native(dotted):
@@ -447,6 +482,18 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
             caller = f"py:{module}.{scope}" if scope else f"py:{module}"
             out.append(CallSite(caller, dotted, f.path, line))
     return tuple(out)
+
+
+def _held_types(facts: Any) -> dict[tuple[str, str], set[str]]:
+    """The classes the code says a name holds (an annotation, or a class instantiated into it), by
+    (function, name) for locals and parameters and by (class, ``self.X``) for attributes, which any
+    method of the class reads."""
+    held: dict[tuple[str, str], set[str]] = {}
+    for typed in facts.types:
+        if typed.type:
+            where = typed.scope.rpartition(".")[0] if typed.name.startswith("self.") else typed.scope
+            held.setdefault((where, typed.name), set()).add(typed.type)
+    return held
 
 
 def _imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:

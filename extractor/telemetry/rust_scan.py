@@ -21,9 +21,15 @@ a vector its label names (a label list that is no literal leaves the labels unre
 LoRAX's routers): ``increment_counter!``, ``absolute_counter!``, ``increment_gauge!``,
 ``decrement_gauge!`` and ``register_{counter,gauge,histogram}!`` (written ``metrics::register_...!``,
 or bare in a file that uses the metrics crate and not the prometheus one); label keys from
-``"key" => value`` pairs, whichever release (0.21's value argument is no pair). Names held in
-``const``/``static`` string items of the file are resolved; others are left to the extract step
-(constants of other files) or reported unresolved.
+``"key" => value`` pairs, whichever release (0.21's value argument is no pair), and from labels
+handed over as one expression (``counter!("name", &labels)``: an array of ``(key, value)`` tuples or
+``Label::new``s written in place or bound by a ``let`` of the enclosing function; anything else, a
+struct field say, leaves the labels unresolved rather than empty). From 0.22 on the macros return a
+handle and take no value, so a macro whose result is used (``counter!(..).increment(1)``, ``let c =
+counter!(..)``) has labels from its second argument on. Names held in ``const``/``static`` string
+items of the file are resolved; others are left to the extract step (constants of other files) or
+reported unresolved. The exporter's bucket matchers are read wherever ``set_buckets_for_metric`` is
+called, also in a file of its own that names no metrics macro (TEI's ``router/src/prometheus.rs``).
 """
 
 from __future__ import annotations
@@ -63,6 +69,11 @@ _MATCHER = re.compile(rb"\bMatcher::(Full|Prefix|Suffix)\s*\(\s*(?:String::from\
                       rb"([A-Z_][A-Z0-9_:]*))")
 _SET_BUCKETS = re.compile(rb"\bset_buckets\s*\(")
 _UNIT = re.compile(r"Unit::(\w+)")
+# the metrics crate's macros that take no value up to 0.21, and those that return a handle from 0.22 on
+# (`counter!("name").increment(1)`): their arguments after the name are all labels
+_NO_VALUE = frozenset({"increment_counter", "register_counter", "register_gauge", "register_histogram"})
+_HANDLES = frozenset({"counter", "gauge", "histogram"})
+_LABEL_ITEM = re.compile(r"\(|(?:metrics::)?Label::new\s*\(")
 _OPEN = {"(": ")", "[": "]", "{": "}"}
 
 
@@ -81,7 +92,9 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     found = pattern.search(data) if pattern is not None else None
     unmodeled = ((found.group(1).decode(), _line(data, found.start())),) if found is not None else ()
     client = scan_client_rust(parsed.tree, data)
-    if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate:
+    # a file that only configures the metrics crate's exporter (`set_buckets_for_metric` in a
+    # `prometheus.rs` of its own, naming metrics_exporter_prometheus alone) is read for its matchers
+    if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate and b"set_buckets" not in data:
         if client is None:
             return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
         return NativeMetricFacts(constants=_constants(_blank_comments(parsed)), unmodeled=unmodeled, client=client)
@@ -175,8 +188,16 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             else:
                 labels = {_value(a.split("=>", 1)[0].strip(), constants).value or ""
                           for a in args[1:] if "=>" in a} - {""}
+                # what is neither a `key => value` pair nor the value of a release up to 0.21 is
+                # labels handed over as one expression (`counter!("name", &labels)`)
+                values = 0 if macro in _NO_VALUE or (macro in _HANDLES and _handle_used(text, m.start(), _end)) else 1
+                read: set[str] | None = labels
+                for arg in [a for a in args[1:] if "=>" not in a][values:]:
+                    keys = _label_expression(text, m.start(), arg, constants)
+                    read = None if keys is None or read is None else read | keys
                 metrics.append(NativeMetric("metrics", _line(text, m.start()), _METRICS_KIND.get(macro, macro),
-                                            _value(args[0], constants), labels=tuple(sorted(labels))))
+                                            _value(args[0], constants),
+                                            labels=tuple(sorted(read)) if read is not None else None))
     buckets: list[tuple[str, str | None]] = []
     if b"set_buckets_for_metric" in text:
         for m in _MATCHER.finditer(text):
@@ -281,6 +302,45 @@ def _arguments(text: bytes, open_at: int) -> tuple[list[str], int]:
             start = i + 1
         i += 1
     return [], n
+
+
+def _handle_used(text: bytes, start: int, close: int) -> bool:
+    """A macro whose result is used: a method called on it or a name bound to it, which only the
+    handles of the metrics crate 0.22 and later allow (its macros up to 0.21 return nothing)."""
+    after = re.compile(rb"\s*\.").match(text, close + 1) is not None
+    return after or re.search(rb"=\s*(?:metrics::)?$", text[max(0, start - 40):start]) is not None
+
+
+def _label_expression(text: bytes, at: int, arg: str, constants: dict[str, str]) -> set[str] | None:
+    """The label keys of labels handed to a metrics macro as one expression: an array or ``vec!``
+    of ``(key, value)`` tuples or ``Label::new(key, value)`` written in place, or a local of the
+    enclosing function bound to one (``let labels = [("model", m)]; counter!("x", &labels)``).
+    None when the keys cannot be read (a field, a parameter, a computed list)."""
+    expr = arg.strip().lstrip("&").strip()
+    local = re.fullmatch(r"([a-z_]\w*)(?:\.clone\(\)|\.to_vec\(\)|\.iter\(\)\.cloned\(\))?", expr)
+    if local is not None:
+        head = text[:at]
+        fn = max(head.rfind(b"fn "), 0)  # the enclosing function's `let`s only
+        bound = None
+        for bound in re.finditer(rb"\blet\s+(?:mut\s+)?" + local.group(1).encode() + rb"\b[^=;]*=", head[fn:]):
+            pass
+        if bound is None:
+            return None
+        value = head[fn + bound.end():].split(b";", 1)[0]
+        expr = value.decode("utf-8", "replace").strip().lstrip("&").strip()
+    array = re.fullmatch(r"(?:vec!\s*)?\[(.*)\]", expr, re.S)
+    if array is None:
+        return None
+    items, _close = _arguments(("[" + array.group(1) + "]").encode(), 0)
+    keys: set[str] = set()
+    for item in items:
+        opened = _LABEL_ITEM.match(item)
+        parts = _arguments(item.encode(), opened.end() - 1)[0] if opened is not None else []
+        key = _literal(parts[0], constants) if len(parts) == 2 else None
+        if key is None:
+            return None
+        keys.add(key)
+    return keys
 
 
 def _literal(arg: str, constants: dict[str, str]) -> str | None:
