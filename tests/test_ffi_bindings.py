@@ -52,7 +52,10 @@ def test_methods_called_on_values_of_a_pyo3_class_bind_to_its_methods():
         ("examples/chat.py", 15, "py:chat.Chat.__init__", runner),
         ("examples/chat.py", 15, "py:chat.Chat.__init__", f"{runner}::new"),
         ("examples/chat.py", 19, "py:chat.Chat.turn", f"{runner}::send_chat"),
-    }  # line 18, `self.runner.stats()`: no method of that name, and not the class's constructor
+        ("examples/chat.py", 32, "py:chat.Either.__init__", runner),
+        ("examples/chat.py", 32, "py:chat.Either.__init__", f"{runner}::new"),
+    }  # line 18, `self.runner.stats()`: no method of that name, and not the class's constructor;
+    # line 35: `self.runner` holds a Runner or a Python EchoRunner, so its send_chat is not bound by a guess
 
 
 def test_rust_ffi_binds_both_ways():

@@ -444,15 +444,19 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
                   for local, dotted in bound.items() if native(dotted) or extension(dotted)}
     def native_class(type_texts: set[str], bound: dict[str, str]) -> str | None:
-        """The one class of an extension module that a name's recorded types name, if one."""
+        """The class of an extension module that a name's recorded types name, when they name that
+        one class only (``None`` aside): a name the code also gives a Python class (or anything
+        else) could hold either, and its calls are not bound by a guess."""
         found = set()
         for text in type_texts:
+            if text in ("None", "NoneType"):
+                continue
             head, _, rest = text.partition(".")
-            if head in bound:
-                dotted = bound[head] + (f".{rest}" if rest else "")
-                dotted = dotted if native(dotted) else _through_reexport(dotted, reexported)
-                if native(dotted):
-                    found.add(dotted)
+            dotted = bound[head] + (f".{rest}" if rest else "") if head in bound else ""
+            dotted = dotted if not dotted or native(dotted) else _through_reexport(dotted, reexported)
+            if not dotted or not native(dotted):
+                return None
+            found.add(dotted)
         return found.pop() if len(found) == 1 else None
 
     for f, facts, bound in bindings:
