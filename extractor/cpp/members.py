@@ -57,6 +57,7 @@ AMBIGUOUS = "ambiguous"
 # `obj->method` as the scanner writes a callee (extractor.cpp.names.callee_text): the object's text,
 # the last operator, the method's name
 _CALLEE = re.compile(r"(.+?)(\.|->)(~?[A-Za-z_]\w*)")
+_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->)")  # the variable `m` of `m->Init`, `m.get()->Run`
 _INNERMOST_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NAME_AT = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 _NO_TEMPLATE_PARAMS: frozenset[str] = frozenset()
@@ -78,10 +79,12 @@ class Declared:
     this: str = ""  # `this`: a pointer to this class (a node id), nothing to look up
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
+# compared and hashed by identity: one per definition, made once (a key of the resolutions' memo)
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
 class _Call:
     """Where a call is made: the caller's node and its name as its calls write it, the definition
-    whose body holds the call, the file, the caller's class ("" for none), the template parameters."""
+    whose body holds the call, the file, the caller's class ("" for none), the template parameters in
+    scope."""
 
     caller: str
     written: str
@@ -89,6 +92,10 @@ class _Call:
     path: str
     owner: str
     template_params: frozenset[str]
+    # the scope the body's type names are looked up from: its class or namespace (the function itself
+    # when it defines types of its own), so that the same type written in a class's methods is looked up once
+    where: str
+    variables: Mapping[str, list[Local]]  # the body's variables that member calls are made on, by name
 
 
 class MemberCalls:
@@ -100,6 +107,7 @@ class MemberCalls:
         self.handles = handles or load_handles()
         params: dict[str, set[str]] = collections.defaultdict(set)
         self.bodies: dict[tuple[str, str], list[Def]] = collections.defaultdict(list)
+        self.defining_types: set[str] = set()  # functions that define classes (their own scopes)
         bases: dict[str, list[str]] = collections.defaultdict(list)
         self.external_bases: set[str] = set()  # classes with a base the system does not define
         nodes = table.node_by_id
@@ -108,6 +116,8 @@ class MemberCalls:
                 params[d.id].update(d.record.template_params)
             if d.kind in CALLABLE and d.record.is_definition:
                 self.bodies[d.path, d.id].append(d)
+            elif d.kind in AGGREGATES and any(kind == "function" for _name, kind in d.record.scope):
+                self.defining_types.add(cpp_id("::".join(name for name, kind in d.record.scope if kind == "function")))
             for base in d.record.bases if d.kind in AGGREGATES else ():
                 target = table.resolve_type(d.parent, base, d.path)
                 if target in nodes and nodes[target].kind in AGGREGATES:
@@ -133,17 +143,35 @@ class MemberCalls:
                 self.type_aliases.setdefault(f"{scope}::{alias.name}" if scope else alias.name,
                                              Declared(alias.type, scope, path, _NO_TEMPLATE_PARAMS))
         self.alias_names = frozenset(qual.rsplit("::", 1)[-1] for qual in self.type_aliases)
+        # memos: their answers do not depend on the order of the questions (the children that resolve
+        # call sites in spans each fill their own)
         self._members: dict[tuple[str, str, bool], tuple[str | Declared, str]] = {}
+        self._calls: dict[tuple[str, str, str], list[_Call]] = {}
+        self._classes: dict[Declared, tuple[str, tuple[str, ...], str]] = {}
+        # by (where the call is made, the callee, the variable it is made on when the body declares it):
+        # what else a resolution reads does not change from one line of a body to the next
+        self._resolved: dict[tuple[_Call, str, Local | None], tuple[str, str]] = {}
+        self._returned: dict[tuple[str, int], tuple[Declared | None, str]] = {}
 
     def resolve(self, caller: str, written: str, callee: str, path: str, line: int) -> tuple[str, str]:
         """(the method node, "resolved") for the call ``callee`` (`m->Init`) made by the node ``caller``
         (``written`` as its calls name it) in ``path`` at ``line``; ("", the reason) when it stays
         unresolved."""
+        call = self._call(caller, written, path, line)
+        head = _OBJECT_HEAD.match(callee)
+        local = self._local(call, head.group(1), line) if head is not None and call.variables else None
+        key = (call, callee, local)
+        hit = self._resolved.get(key)
+        if hit is None:
+            hit = self._resolved[key] = self._resolve(call, callee, line, local)
+        return hit
+
+    def _resolve(self, call: _Call, callee: str, line: int, local: Local | None) -> tuple[str, str]:
         m = _CALLEE.fullmatch(callee)
         steps = _steps(m.group(1)) if m is not None else None
         if m is None or steps is None:
             return "", UNKNOWN_TYPE
-        declared, reason = self._evaluate(steps, self._call(caller, written, path, line), line, 0)
+        declared, reason = self._evaluate(steps, call, line, 0, (local,))
         if declared is None:
             return "", reason
         cls, reason = self._class_of(declared, m.group(2))
@@ -157,19 +185,34 @@ class MemberCalls:
     def _call(self, caller: str, written: str, path: str, line: int) -> _Call:
         """Where a call is made: the definition of ``caller`` in ``path`` whose body holds ``line``
         (the innermost), the caller's class and the template parameters in scope."""
-        holding = [d for d in self.bodies.get((path, caller), ()) if d.record.start <= line <= d.record.end]
-        body = max(holding, key=lambda d: d.record.start) if holding else None
+        calls = self._calls.get((path, caller, written))
+        if calls is None:
+            calls = self._calls[path, caller, written] = self._bodies(caller, written, path)
+        holding = [c for c in calls[:-1] if c.body is not None and c.body.record.start <= line <= c.body.record.end]
+        if len(holding) > 1:
+            return max(holding, key=lambda c: c.body.record.start if c.body is not None else -1)
+        return holding[0] if holding else calls[-1]
+
+    def _bodies(self, caller: str, written: str, path: str) -> list[_Call]:
+        """A :class:`_Call` for each definition of ``caller`` in ``path``, then one for a call outside them."""
         qual = id_name(caller)
         owner = cpp_id(qual.rsplit("::", 1)[0]) if "::" in qual else ""
         node = self.table.node_by_id.get(owner)
-        params = body.record.template_params if body is not None else ()
-        return _Call(caller, written, body, path, owner if node is not None and node.kind in AGGREGATES else "",
-                     frozenset(params) if params else self.template_params.get(caller, _NO_TEMPLATE_PARAMS))
+        owner = owner if node is not None and node.kind in AGGREGATES else ""
+        caller_params = self.template_params.get(caller, _NO_TEMPLATE_PARAMS)
+        where = qual if caller in self.defining_types or "::" not in qual else qual.rsplit("::", 1)[0]
+        variables = self.locals.get((path, written), {})
+        out = [_Call(caller, written, body, path, owner, frozenset(body.record.template_params)
+                     if body.record.template_params else caller_params, where, variables)
+               for body in self.bodies.get((path, caller), ())]
+        return [*out, _Call(caller, written, None, path, owner, caller_params, where, variables)]
 
-    def _evaluate(self, steps: list[Step], call: _Call, line: int, depth: int) -> tuple[Declared | None, str]:
+    def _evaluate(self, steps: list[Step], call: _Call, line: int, depth: int,
+                  first: tuple[Local | None] | None = None) -> tuple[Declared | None, str]:
         """The declared type of what ``steps`` (an object's text, or an `auto` variable's initializer)
-        evaluate to in ``call``'s body at ``line``."""
-        declared, reason = self._head(steps[0], call, line, depth)
+        evaluate to in ``call``'s body at ``line``; ``first``: the variable the first step names, when
+        already looked up."""
+        declared, reason = self._head(steps[0], call, line, depth, first)
         for op, name, arguments in steps[1:]:
             if declared is None:
                 break
@@ -177,7 +220,8 @@ class MemberCalls:
             declared, reason = self._member_type(cls, name, arguments) if cls else (None, reason)
         return declared, reason
 
-    def _head(self, step: Step, call: _Call, line: int, depth: int) -> tuple[Declared | None, str]:
+    def _head(self, step: Step, call: _Call, line: int, depth: int,
+              first: tuple[Local | None] | None) -> tuple[Declared | None, str]:
         """The declared type of a chain's first step: `this`, a variable, a member, a function's result."""
         _op, name, arguments = step
         called = arguments >= 0
@@ -192,8 +236,8 @@ class MemberCalls:
             return self._returns(target, arguments) if target else (None, UNKNOWN_TYPE)
         if "::" in name:
             return None, UNKNOWN_TYPE  # a static member or a namespace's variable: not recorded
-        where = id_name(call.caller)
-        local = self._local(call, name, line)
+        where = call.where
+        local = first[0] if first is not None else self._local(call, name, line)
         if local is not None:
             if not local.init or unwrap(local.type, self.handles) is not None:
                 return Declared(local.type, where, call.path, call.template_params), ""
@@ -213,7 +257,7 @@ class MemberCalls:
 
     def _local(self, call: _Call, name: str, line: int) -> Local | None:
         """The variable ``name`` of ``call``'s body in scope at ``line``: the latest declared."""
-        declared = self.locals.get((call.path, call.written), {}).get(name, ())
+        declared = call.variables.get(name, ())
         in_scope = [v for v in declared if v.line <= line <= v.end]
         return max(in_scope, key=lambda v: (v.line, -v.end)) if in_scope else None
 
@@ -221,6 +265,13 @@ class MemberCalls:
         """The return type of the function ``target`` called with ``arguments`` arguments, read from
         its class's (or namespace's) scope. Of overloads that return different types, the one that
         alone takes that many arguments; none when several do."""
+        key = (target, arguments)
+        hit = self._returned.get(key)
+        if hit is None:
+            hit = self._returned[key] = self._returned_by(target, arguments)
+        return hit
+
+    def _returned_by(self, target: str, arguments: int) -> tuple[Declared | None, str]:
         node = self.table.node_by_id[target]
         qual = id_name(target)
         scope = qual.rsplit("::", 1)[0] if "::" in qual else ""
@@ -244,7 +295,10 @@ class MemberCalls:
         """(the class whose member `op` reaches through an object declared ``declared``, "") or ("", why not)."""
         if declared.this:
             return (declared.this, "") if op == "->" else ("", UNKNOWN_TYPE)
-        cls, layers, reason = self._unwrapped(declared, 0)
+        known = self._classes.get(declared)
+        if known is None:
+            known = self._classes[declared] = self._unwrapped(declared, 0)
+        cls, layers, reason = known
         if op == "->":
             if not layers:
                 return "", reason or UNKNOWN_TYPE  # a class's own operator->: what it returns is not read
