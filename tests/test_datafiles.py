@@ -15,6 +15,7 @@ from extractor.bindings.python_ctypes import load_rules as load_ctypes_rules
 from extractor.bindings.python_tvm_ffi import RULES_SCHEMA as TVM_FFI_SCHEMA
 from extractor.bindings.python_tvm_ffi import load_rules as load_tvm_ffi_rules
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
+from extractor.cpp.handles import HANDLES_SCHEMA, load_handles
 from extractor.cpp.parse import MACROS_SCHEMA, macro_config
 from extractor.cpp.testmacros import TESTMACROS_SCHEMA, load_test_macros
 from extractor.support.datafile import load_data_file
@@ -43,6 +44,7 @@ SHIPPED = {
     "extractor/bindings/registrars.yaml": (REGISTRARS_SCHEMA, lambda p: outside_registrars.__wrapped__(p)),
     "extractor/bindings/tvm_ffi.yaml": (TVM_FFI_SCHEMA, lambda p: load_tvm_ffi_rules(p)),
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
+    "extractor/cpp/handles.yaml": (HANDLES_SCHEMA, lambda p: load_handles(p)),
     "extractor/cpp/macros.yaml": (MACROS_SCHEMA, lambda p: macro_config(p)),
     "extractor/cpp/testmacros.yaml": (TESTMACROS_SCHEMA, lambda p: load_test_macros(p)),
     "extractor/generated/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),

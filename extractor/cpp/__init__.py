@@ -33,8 +33,12 @@ from extractor.model import Language, Step
 # version 18: TVM FFI global functions (`TVM_REGISTER_GLOBAL("x").set_body_typed(fn)`,
 # `refl::GlobalDef().def("x", fn)`) among the bindings (mechanism "tvm-ffi"); a
 # `TVM_FFI_STATIC_INIT_BLOCK() {...}` is a registration block, no function
+# version 19: the declared types of member calls' objects: classes' data members (CppFacts.fields), the
+# variables of bodies that member calls are made on (CppFacts.locals), type aliases (CppFacts.type_aliases),
+# the template parameters in scope of each definition (Definition.template_params); a callee's `.`/`->`
+# is its own operator's (`a->b.m` was written `a->b->m`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="18", forkable=True)
+            extract=extract_cpp_graph, version="19", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

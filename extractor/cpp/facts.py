@@ -48,6 +48,9 @@ class Definition(msgspec.Struct, frozen=True, array_like=True, omit_defaults=Tru
     bases: tuple[str, ...] = ()  # as written in the base clause
     aliases: tuple[str, ...] = ()  # `typedef struct X_s {...} X;`: the typedef name
     doc: str = ""
+    # the names of the template parameters in scope (its own and its class template's): a type
+    # written with one of them is not known until instantiated
+    template_params: tuple[str, ...] = ()
 
     @property
     def is_definition(self) -> bool:
@@ -135,6 +138,43 @@ class Using(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     local: bool = False  # in a function body (``scope`` is that function's qualified name)
 
 
+class Field(msgspec.Struct, frozen=True, array_like=True):
+    """A data member: `std::unique_ptr<Model> model_;` in the class ``owner``. Only members whose
+    type may name a class are kept (not `int`, `bool`)."""
+
+    owner: str  # the class's qualified name, as its definition record has it
+    name: str
+    type: str  # the declared type with the name cut out, normalised (`std::unique_ptr<Model>`, `Model*`)
+    line: int
+
+
+class TypeAlias(msgspec.Struct, frozen=True, array_like=True):
+    """`using ModelPtr = std::shared_ptr<Model>;` or `typedef Model* ModelPtr;` in a namespace or a class:
+    the name stands for ``type`` in ``scope`` and the scopes nested there (and hides what outer scopes
+    call so). ``type`` is "" in a template, where it may name the template's parameters."""
+
+    scope: str  # the enclosing namespaces and classes joined with `::`, as definition records write them
+    name: str
+    type: str
+    line: int
+
+
+class Local(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """A variable a function body declares (a local, a lambda's or a range-for's): only those named as
+    the object of a member call in that body (`m->Init()`), which are all the graph step asks for."""
+
+    caller: str  # the function whose body declares it, as its calls name it
+    name: str
+    # as declared (`Model*`, `auto`); for `auto x = new T(...)` `T*`, for `auto x = std::make_unique<T>(...)`
+    # `std::unique_ptr<T>` (the factories of extractor/cpp/handles.yaml)
+    type: str
+    line: int
+    end: int  # the last line of its scope (the block, the statement or the lambda that declares it)
+    # an `auto` variable's initializer as written, spaces removed, when it is a name, a call or a chain of
+    # them (`tc::Model::Create(...)`, `config_`, `a->b()`): the graph step reads its type from theirs
+    init: str = ""
+
+
 class CppFacts(msgspec.Struct, frozen=True):
     """Everything one C/C++/CUDA file contributes; names as written, resolved by the graph step."""
 
@@ -162,6 +202,9 @@ class CppFacts(msgspec.Struct, frozen=True):
     class_macro_uses: tuple[tuple[str, int], ...] = ()
     # (macro, line) of such a use with a body, `MACRO(X) { ... }`: recorded as a member of that name
     class_macro_bodies: tuple[tuple[str, int], ...] = ()
+    fields: tuple[Field, ...] = ()  # data members of the classes it defines
+    locals: tuple[Local, ...] = ()  # variables of function bodies that are objects of member calls
+    type_aliases: tuple[TypeAlias, ...] = ()  # outside function bodies
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree
     error_lines: tuple[int, ...] = ()  # the first few of their lines

@@ -43,6 +43,7 @@ import msgspec
 from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
+from extractor.cpp.members import MemberCalls
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.scan import C_LINKAGE
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
@@ -239,6 +240,7 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
     with one job, so every ``jobs`` gives the same graph."""
     paths = sorted(facts)
     defs = table.defs
+    members = MemberCalls(table, facts)  # indexed once, here; the children only look up
 
     def resolve(task: tuple[bool, range]) -> bytes:
         of_calls, span = task
@@ -252,6 +254,10 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                 for caller, callee, line in each_call(sites):
                     source = table.id_of(path, caller)
                     target = table.resolve_callee(source, callee, kernel_only=kernel_only, path=path)
+                    if not target and source and not kernel_only and ("." in callee or "->" in callee):
+                        target, reason = members.resolve(source, caller, callee, path, line)
+                        # a key per reason, only where there are any: evidence without stays as it was
+                        found[f"member_calls_{reason}"] += 1
                     if source and target:
                         found[f"{kind}_resolved"] += 1
                         rows.append((source, target, kind, path, line))  # kind: the EdgeKind's value

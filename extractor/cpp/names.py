@@ -78,7 +78,8 @@ def callee_text(fn: Any) -> str:
         if t == "field_expression":
             field = fn.child_by_field_name("field")
             arg = fn.child_by_field_name("argument")
-            op = "->" if b"->" in fn.text else "."
+            operator = fn.child_by_field_name("operator")
+            op = operator.type if operator is not None else "->" if b"->" in fn.text else "."
             if field is None:
                 return ""
             return (SPACES.sub("", text(arg)) if arg is not None and len(arg.text) < 60 else "?") \

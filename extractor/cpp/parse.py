@@ -554,7 +554,9 @@ def capture_nodes(node: Any, language: Language, pattern: str) -> dict[str, list
 # with a capture name per use:
 #   extractor.cpp.scan: ``callee`` (the function of every call that names one: an identifier,
 #     qualified or templated, or a field expression), ``kernel`` (CUDA launches),
-#     ``error`` (ERROR nodes), ``type`` (class/struct/union definitions, for those in functions);
+#     ``error`` (ERROR nodes), ``type`` (class/struct/union definitions, for those in functions),
+#     ``local``, ``range`` and ``lambda`` (declarations, for a body's variables; range-for loops and
+#     lambdas' parameter lists: the declared types of the objects of member calls);
 #   extractor.telemetry.cpp_scan: ``define`` (#define), ``init`` (declarators initialised with a
 #     string or braces: constants, label maps), ``literal_call`` (calls with a string argument);
 #   extractor.concepts.scan: ``concept.<kind>`` for every node its facts come from (includes,
@@ -571,6 +573,9 @@ _FILE_PATTERNS = (
     "(call_expression function: [(identifier) (qualified_identifier) (template_function) (field_expression)] @callee)",
     "(ERROR) @error",
     "[(class_specifier body: (_)) (struct_specifier body: (_)) (union_specifier body: (_))] @type",
+    "(declaration) @local",
+    "(for_range_loop) @range",
+    "(lambda_expression declarator: (_) @lambda)",  # abstract_function_declarator; CUDA: lambda_declarator
     "(preproc_def) @define",
     f"(init_declarator value: [{_STRING[1:-1]} (argument_list) (initializer_list)]) @init",
     f"(call_expression arguments: (argument_list {_STRING})) @literal_call",

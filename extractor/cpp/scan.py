@@ -19,9 +19,9 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, NamespaceAlias, Param, PybindFact,
-                                 Using,
-                                 Scope, TorchOpFact)
+from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Local, NamespaceAlias, Param,
+                                 PybindFact, Scope, TorchOpFact, TypeAlias, Using)
+from extractor.cpp.handles import load_handles
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
@@ -29,7 +29,7 @@ from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, nanobind_in, pybind_registrations,
                                          torch_registrations, TvmFfiNames, tvm_ffi_registrations)
-from extractor.cpp.signature import parameters, return_type
+from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
 
@@ -72,6 +72,8 @@ _NOT_CALLED = frozenset({
 # words that may stand before a call: anything else followed by `name(` declares a variable (`dim3 grid(n)`)
 _BEFORE_A_CALL = frozenset({b"return", b"else", b"do", b"case", b"co_return", b"throw"})
 _DEFAULT_ACCESS = {"class": "private", "struct": "public", "union": "public"}
+# a field of these types is no object whose methods the system defines (`int`, `unsigned long`, an enum)
+_NOT_CLASS_TYPES = frozenset({"primitive_type", "sized_type_specifier", "enum_specifier"})
 # `namespace tr = tensorrt_llm::runtime;`: how a namespace alias starts, found in function bodies by a
 # search of the file's bytes (the walk meets those at declaration level). No `\b` before it: that
 # costs the search its literal prefix, 13 times the time (lmdeploy's 3.8 MB of C++: 40 ms, 3 ms)
@@ -79,6 +81,17 @@ _ALIAS_START = re.compile(rb"namespace\s+\w+\s*=")
 # `using namespace vllm;` and `using engine::compute;` in function bodies, found the same way; not
 # `using T = ...;` (a type alias, another node)
 _USING_START = re.compile(rb"using\s+(?:namespace\s|[\w:\s]+;)")
+# the variable a member call is made on, when the callee starts with one: `m` of `m->Init`, `m.get().Run`
+_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->)")
+# a template's call as written, spaces removed: `std::make_unique<ns::Model>`, `static_cast<Model*>`
+_TEMPLATE_CALL = re.compile(r"((?:::)?[A-Za-z_][\w:]*)<(.+)>")
+_CASTS = frozenset({"static_cast", "dynamic_cast", "reinterpret_cast", "const_cast"})
+# an `auto` variable's initializers whose type the graph step may read (extractor.cpp.members)
+_INITIALIZERS = frozenset({"call_expression", "identifier", "field_expression", "qualified_identifier"})
+_MAX_INIT = 160
+# template parameters that name types (not `int N`), whose names are type_identifiers
+_TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "variadic_type_parameter_declaration",
+                              "optional_type_parameter_declaration", "template_template_parameter_declaration"})
 
 
 def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None) -> CppFacts:
@@ -181,8 +194,11 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
         return group_calls({(renamed.get(caller, caller), callee, line) for caller, callee, line in each_call(sites)}
                            | set(each_call(alt_sites)))
 
+    local_vars = {msgspec.structs.replace(v, caller=renamed.get(v.caller, v.caller)) for v in facts.locals}
     return msgspec.structs.replace(facts, defs=kept + tuple(recovered), calls=calls_of(facts.calls, alt.calls),
-                                   launches=calls_of(facts.launches, alt.launches))
+                                   launches=calls_of(facts.launches, alt.launches),
+                                   fields=tuple(dict.fromkeys(facts.fields + alt.fields)),
+                                   locals=tuple(sorted(local_vars | set(alt.locals), key=_local_order)))
 
 
 class _Scanner:
@@ -218,6 +234,10 @@ class _Scanner:
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
         self.c_linkage = 0  # depth of `extern "C"` blocks around the current declaration
+        self.template_names: list[tuple[str, ...]] = []  # the type parameters of each template around
+        self.fields: list[Field] = []
+        self.type_aliases: list[TypeAlias] = []
+        self.handles = load_handles()
 
     # -- walking declaration levels ------------------------------------------------------------
 
@@ -238,10 +258,14 @@ class _Scanner:
                 self.visit_function(child, scope, template, access)
             elif t in ("declaration", "field_declaration", "type_definition"):
                 self.visit_declaration(child, scope, template, access)
+            elif t == "alias_declaration":
+                self.visit_type_alias(child, scope)
             elif t in _TYPE_KINDS:
                 self.visit_type(child, scope, template, None, access)
             elif t == "template_declaration":
+                self.template_names.append(_template_type_names(child))
                 self.visit_items(child, scope, True, access)
+                self.template_names.pop()
             elif t == "linkage_specification":
                 body = child.child_by_field_name("body")
                 if body is not None:
@@ -517,8 +541,16 @@ class _Scanner:
                 typedef_name = text(declarators[0])
             self.visit_type(type_node, scope, template, typedef_name, access)
         if node.type == "type_definition":
+            if type_node is not None and type_node.child_by_field_name("body") is None:
+                for decl in declarators:
+                    name, written = declared_variable(node, decl)
+                    if name:
+                        self.add_type_alias(scope, name, written, decl)
             return
         in_class = _in_class(scope)
+        if in_class and node.type == "field_declaration" and type_node is not None \
+                and type_node.type not in _NOT_CLASS_TYPES and type_node.child_by_field_name("body") is None:
+            self.visit_fields(node, declarators, scope)
         for decl in declarators:
             body = None
             if decl.type == "init_declarator":
@@ -557,6 +589,111 @@ class _Scanner:
                          returns=return_type(node, fdecl))
             if body is not None:
                 self.bodies.append((body.start_byte, body.end_byte, _join(inner)))
+
+    def visit_type_alias(self, node: Any, scope: Scope) -> None:
+        """`using ModelPtr = std::shared_ptr<Model>;` in a namespace or a class."""
+        name = node.child_by_field_name("name")
+        aliased = node.child_by_field_name("type")
+        if name is not None and aliased is not None:
+            self.add_type_alias(scope, text(name), normalise_type(text(aliased)), name)
+
+    def add_type_alias(self, scope: Scope, name: str, written: str, node: Any) -> None:
+        # in a template the aliased type may name its parameters: the name is kept (it hides outer ones)
+        self.type_aliases.append(TypeAlias(_join(scope), name, "" if self.template_names else written, line(node)))
+
+    def visit_fields(self, node: Any, declarators: list[Any], scope: Scope) -> None:
+        """The data members a class's field declaration declares (`std::unique_ptr<Model> model_;`), with
+        their types: the graph step resolves `model_->Init()` in the class's methods through them."""
+        owner = _join(scope)
+        for decl in declarators:
+            if _function_declarator(decl) is not None:
+                continue  # a method
+            name, written = declared_variable(node, decl)
+            if name:
+                self.fields.append(Field(owner, name, written, line(decl)))
+
+    def visit_locals(self, found: dict[str, list[Any]], calls: list[tuple[str, str, int]]) -> list[Local]:
+        """The variables of function bodies (locals, range-for's, lambdas' parameters) that a member call
+        of the same body is made on (`m` of `m->Init()`), with their declared types and scopes."""
+        heads: dict[str, set[str]] = {}
+        for qual, callee, _line in calls:
+            m = _OBJECT_HEAD.match(callee)
+            if m is not None and m.group(1) != "this":
+                heads.setdefault(qual, set()).add(m.group(1))
+        if not heads:
+            return []
+        bodies = self.bodies
+        starts = [b[0] for b in bodies]
+        out: list[Local] = []
+        for kind in ("local", "range", "lambda"):
+            for node in found.get(kind, ()):
+                i = bisect.bisect_right(starts, node.start_byte) - 1
+                if i < 0 or node.end_byte > bodies[i][1]:
+                    continue
+                names = heads.get(bodies[i][2])
+                if names:
+                    out.extend(self.body_variables(kind, node, names, bodies[i][2]))
+        return out
+
+    def body_variables(self, kind: str, node: Any, names: set[str], caller: str) -> Iterator[Local]:
+        """The variables among ``names`` that the declaration, range-for or lambda ``node`` declares."""
+        if kind == "lambda":
+            end = line(node) if node.parent is None else node.parent.end_point[0] + 1
+            for p in parameters(node):
+                if p.name in names:
+                    yield Local(caller, p.name, p.type, line(node), end)
+            return
+        if kind == "range":
+            declarator = node.child_by_field_name("declarator")
+            name, written = declared_variable(node, declarator) if declarator is not None else ("", "")
+            if name in names:
+                yield Local(caller, name, written, line(declarator), node.end_point[0] + 1)
+            return
+        scope = node.parent
+        # `if (Model* m = ...)`: the whole if statement; under `#ifdef` in a block: the block
+        while scope is not None and scope.parent is not None and (
+                scope.type == "condition_clause" or scope.type.startswith("preproc_")):
+            scope = scope.parent
+        end = (scope if scope is not None else node).end_point[0] + 1
+        type_node = node.child_by_field_name("type")
+        for decl in node.children_by_field_name("declarator"):
+            name, written = declared_variable(node, decl)
+            if name not in names:
+                continue
+            init = ""
+            if type_node is not None and type_node.type == "placeholder_type_specifier" \
+                    and decl.type == "init_declarator":
+                value = decl.child_by_field_name("value")
+                made = self.made_by(value)
+                if made:
+                    written = made
+                elif value is not None and value.type in _INITIALIZERS and len(value.text) <= _MAX_INIT:
+                    init = SPACES.sub("", text(value))
+            yield Local(caller, name, written, line(decl), end, init)
+
+    def made_by(self, value: Any) -> str:
+        """The type an `auto` variable has from its initializer, when the initializer writes it out:
+        `new T(...)` makes a `T*`; a factory of handles.yaml (`std::make_unique<T>(...)`) its handle of
+        T; a handle's own constructor (`std::unique_ptr<T>(...)`) that handle; a cast (`static_cast<T*>`,
+        `reinterpret_cast`, `dynamic_cast`, `const_cast`) its type; "" for anything else."""
+        if value is None:
+            return ""
+        if value.type == "new_expression":
+            made = value.child_by_field_name("type")
+            return normalise_type(text(made)) + "*" if made is not None else ""
+        if value.type == "call_expression":
+            function = value.child_by_field_name("function")
+            m = _TEMPLATE_CALL.fullmatch(SPACES.sub("", text(function))) if function is not None else None
+            if m is None:
+                return ""
+            if m.group(1) in _CASTS:
+                return normalise_type(m.group(2))
+            handle = self.handles.factory(m.group(1))
+            if handle:
+                return f"{handle}<{split_args(m.group(2))[0]}>"
+            if self.handles.is_handle(m.group(1)):
+                return normalise_type(m.group(0))
+        return ""
 
     def visit_include(self, node: Any) -> None:
         path = node.child_by_field_name("path")
@@ -670,10 +807,11 @@ class _Scanner:
             all_tags.append(C_LINKAGE)
         doc = _leading_comment(node if not template or node.parent is None or
                                node.parent.type != "template_declaration" else node.parent)
+        template_params = tuple(dict.fromkeys(n for names in self.template_names for n in names))
         self.defs.append(Definition(kind, _join(scope), scope[:-1], name_node.start_point[0] + 1,
                                     node.start_point[0] + 1, (node if last is None else last).end_point[0] + 1,
                                     tuple(sorted(set(all_tags))),
-                                    signature, params, returns, bases, aliases, doc))
+                                    signature, params, returns, bases, aliases, doc, template_params))
 
     def visit_local_types(self, found: list[Any]) -> None:
         """Classes and structs defined inside function bodies (functors, configs): ctags lists
@@ -721,6 +859,7 @@ class _Scanner:
                     self.data, e.start_byte, e.end_byte):
                 self.conditional_error_spans.append((e.start_byte, e.end_byte))
         error_lines = sorted({e.start_point[0] + 1 for e in errors})
+        local_vars = self.visit_locals(found, calls)
         expanded = self.expand_macros()
         named = _first_in_bodies(self.data, self.bodies, expanded) if expanded else {}
         for macro, (macro_calls, kernels) in sorted(expanded.items()):
@@ -748,6 +887,8 @@ class _Scanner:
                         unnamed_tests=tuple(self.unnamed_tests),
                         class_macro_uses=tuple(self.class_macro_uses),
                         class_macro_bodies=tuple(self.class_macro_bodies),
+                        fields=tuple(self.fields), locals=tuple(sorted(local_vars, key=_local_order)),
+                        type_aliases=tuple(self.type_aliases),
                         words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
@@ -802,6 +943,30 @@ def _is_call(body: bytes, start: int) -> bool:
         return True
     word = re.search(rb"\w+$", before)
     return word is not None and word.group(0) in _BEFORE_A_CALL
+
+def _template_type_names(node: Any) -> tuple[str, ...]:
+    """The names of the type parameters of a template declaration (`T`, `Ts` of `template <typename T,
+    int N, typename... Ts>`)."""
+    params = node.child_by_field_name("parameters")
+    names = []
+    for p in params.named_children if params is not None else ():
+        if p.type not in _TYPE_PARAMETERS:
+            continue
+        name = p.child_by_field_name("name")
+        if name is None:  # `typename T`, `typename... Ts`, `template <class> class TT`: the last identifier
+            name = next((c for c in reversed(p.named_children) if c.type == "type_identifier"), None)
+            if name is None and p.type == "template_template_parameter_declaration":
+                inner = next((c for c in reversed(p.named_children) if c.type in _TYPE_PARAMETERS), None)
+                name = next((c for c in reversed(inner.named_children) if c.type == "type_identifier"), None) \
+                    if inner is not None else None
+        if name is not None:
+            names.append(text(name))
+    return tuple(names)
+
+
+def _local_order(local: Local) -> tuple[str, int, str, int, str, str]:
+    return local.caller, local.line, local.name, local.end, local.type, local.init
+
 
 def _join(scope: tuple[tuple[str, str], ...]) -> str:
     return "::".join([n for n, _ in scope])

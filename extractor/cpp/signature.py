@@ -100,6 +100,43 @@ def parameters(fdecl: Any) -> tuple[Param, ...]:
     return tuple(out)
 
 
+def declared_variable(declaration: Any, declarator: Any) -> tuple[str, str]:
+    """(name, type) of one declarator of a variable's declaration, a class's field or a range-for
+    (`const Model* m = ...` -> (`m`, `const Model*`)), the type normalised; ("", "") when it declares
+    no single named object (an array, a structured binding). `Model m(x);`, which tree-sitter may read
+    as a function declarator, declares `m`."""
+    first = declaration.child_by_field_name("declarator")
+    words = []
+    for child in declaration.named_children:
+        if first is not None and child.start_byte >= first.start_byte:
+            break
+        if child.type in _NOT_RETURN_TYPES:
+            continue
+        written = child.text.decode("utf-8", "replace")
+        if written not in _NOT_RETURN_WORDS:
+            words.append(written)
+    suffix = ""
+    node = declarator
+    while node is not None:
+        kind = node.type
+        if kind in ("identifier", "field_identifier", "type_identifier"):  # a typedef's: a type_identifier
+            return node.text.decode("utf-8", "replace"), normalise_type(" ".join(words) + suffix)
+        if kind == "pointer_declarator":
+            suffix += "*"
+        elif kind == "reference_declarator":
+            suffix += "&"
+            named = [c for c in node.named_children if c.type != "type_qualifier"]
+            node = named[-1] if named else None
+            continue
+        elif kind == "parenthesized_declarator":
+            node = node.named_children[0] if node.named_child_count else None
+            continue
+        elif kind not in ("init_declarator", "function_declarator"):
+            return "", ""
+        node = node.child_by_field_name("declarator")
+    return "", ""
+
+
 def normalise_default(text: str) -> str:
     return _SPACES.sub(" ", _COMMENT.sub(" ", text)).strip()
 

@@ -360,11 +360,14 @@ class SymbolTable:
 
     def _resolve_callee(self, caller: str, callee: str, kernel_only: bool, path: str) -> str:
         name = _strip_template_args(callee)
-        if name.startswith("this->"):
-            name = name[len("this->"):]
-        elif "." in name or "->" in name:
-            return ""  # a call through an object whose type we do not know
         caller_qual = id_name(caller)
+        if name.startswith("this->") and "." not in name[6:] and "->" not in name[6:]:
+            # a member of the caller's class, not of an enclosing namespace; one of a base, and a call
+            # through any other object, is resolved through declared types (extractor.cpp.members)
+            owner = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
+            return self._callable_at(_candidates(owner, name[6:], path), kernel_only) if owner else ""
+        if "." in name or "->" in name:
+            return ""
         if "::" in name and self.namespace_aliases.heads:
             expanded = self.namespace_aliases.expand(path, caller_qual, name)
             if expanded is None:

@@ -1,0 +1,82 @@
+"""Declared types as a member call sees them: pointers, references, qualifiers and handle templates.
+
+`x->m()` reaches the object x points at, `x.m()` the object x is. Which object that is depends on
+how x was declared: `Model*`, `const Model&`, `std::unique_ptr<Model>` and `std::shared_ptr<Model>&`
+all reach a `Model` by `->` or `.` as C++ allows. :func:`unwrap` reads a declared type's text into
+the class it finally names and the layers around it (a pointer, a handle), outermost first; the
+handle templates and their factories are data (handles.yaml beside this module), so a project's
+own smart pointer can be listed. Shared by the scanner (an `auto` local made by a factory) and the
+graph step (:mod:`extractor.cpp.members`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from pathlib import Path
+
+from extractor.cpp.names import split_top_level
+from extractor.support.datafile import load_data_file
+
+HANDLES_FILE = Path(__file__).with_name("handles.yaml")
+HANDLES_SCHEMA = {"handles?": [str], "factories?": {str: str}}
+POINTER = "*"
+HANDLE = "handle"
+# words that qualify a declared type without changing what it names
+_QUALIFIERS = re.compile(r"\b(?:const|volatile|struct|class|union|typename|mutable|static|constexpr|inline|extern"
+                         r"|thread_local|register|__restrict__|__restrict|restrict)\b")
+_TEMPLATE = re.compile(r"((?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*)<(.*)>")
+# a class as written: `Model`, `::tc::Model`, `Cache<T>::Entry` (template arguments are dropped by lookup)
+_CLASS_NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:<.*>)?(?:::[A-Za-z_]\w*(?:<.*>)?)*")
+
+
+# compared and hashed by identity: one object per file, a key of unwrap's cache
+@dataclasses.dataclass(frozen=True, slots=True, eq=False)
+class HandleTypes:
+    """handles.yaml: the handle templates (`std::unique_ptr`) and the factories that make them."""
+
+    templates: frozenset[str]
+    factories: dict[str, str]  # `std::make_unique` -> `std::unique_ptr`
+
+    def is_handle(self, written: str) -> bool:
+        """Whether the template ``written`` (`std::unique_ptr`, `::std::unique_ptr`, `unique_ptr` after a
+        `using std::unique_ptr;`) is one of the handles."""
+        name = written.lstrip(":")
+        return name in self.templates or "std::" + name in self.templates
+
+    def factory(self, written: str) -> str:
+        """The handle template the factory ``written`` makes, "" when it is none."""
+        name = written.lstrip(":")
+        return self.factories.get(name) or self.factories.get("std::" + name, "")
+
+
+@functools.cache
+def load_handles(path: Path = HANDLES_FILE) -> HandleTypes:
+    raw = load_data_file(path, HANDLES_SCHEMA)
+    return HandleTypes(frozenset(raw.get("handles") or ()), dict(raw.get("factories") or {}))
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def unwrap(text: str, handles: HandleTypes) -> tuple[str, tuple[str, ...]] | None:
+    """(the class a declared type names, the layers around it, outermost first: :data:`POINTER` or
+    :data:`HANDLE`); None when the text names no class (`auto`, `decltype(...)`, a function type).
+    `const std::unique_ptr<ns::Model>&` -> (`ns::Model`, (HANDLE,)); `Model* const` -> (`Model`, (POINTER,))."""
+    written = _QUALIFIERS.sub(" ", text).replace(" ", "") if text else ""
+    layers: list[str] = []
+    while written:
+        written = written.rstrip("&")  # a reference is the object itself
+        if written.endswith("*"):
+            layers.append(POINTER)
+            written = written[:-1]
+            continue
+        m = _TEMPLATE.fullmatch(written)
+        if m is not None and handles.is_handle(m.group(1)):
+            arguments = split_top_level(m.group(2))
+            layers.append(HANDLE)
+            written = arguments[0] if arguments else ""
+            continue
+        break
+    if not written or written == "auto" or not _CLASS_NAME.fullmatch(written):
+        return None
+    return written, tuple(layers)

@@ -1,0 +1,128 @@
+"""Calls through objects (`x.m()`, `x->m()`) resolved through the type x is declared with
+(extractor/cpp/members.py), on the handwritten server of fixtures/cpp_member_calls: members held by
+`std::unique_ptr`, `std::shared_ptr`, a raw pointer and a reference, parameters, locals (typed, `auto`
+made by a factory or `new`, `auto` from a function's result), a virtual method declared only in a base,
+chains, type aliases; and the calls that must stay unresolved, each counted by its reason.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.cpp import extract_cpp_graph
+from extractor.cpp.standalone import scan_trees
+from extractor.model import Contribution, EdgeKind
+
+from tests.conftest import ROOT
+
+FIXTURE = ROOT / "fixtures" / "cpp_member_calls"
+SERVER = "src/server.cc"
+HANDLE, START, STOP = "cpp:engine::Server::Handle", "cpp:engine::Server::Start", "cpp:engine::Server::Stop"
+
+
+@pytest.fixture(scope="module")
+def graph() -> Contribution:
+    return extract_cpp_graph(scan_trees({"": FIXTURE}))
+
+
+def calls(graph: Contribution) -> set[tuple[str, str, str, int]]:
+    return {(e.source, e.target, e.path, e.line) for e in graph.edges if e.kind is EdgeKind.CALLS}
+
+
+def test_members_held_by_unique_ptr_shared_ptr_pointer_and_reference(graph):
+    assert {(HANDLE, "cpp:engine::Model::Load", SERVER, 18),  # std::unique_ptr<Model> model_
+            (HANDLE, "cpp:engine::Cache::Get", SERVER, 15),  # Cache* cache_
+            (HANDLE, "cpp:engine::Stats::Count", SERVER, 17),  # Stats& stats_
+            } <= calls(graph)
+
+
+def test_a_method_declared_only_in_a_base_is_the_bases(graph):
+    # std::shared_ptr<Model> shared_; shared_->Log(...): Log is Backend's; Model's own Init is Model's
+    assert (HANDLE, "cpp:engine::Backend::Log", SERVER, 19) in calls(graph)
+    assert (START, "cpp:engine::Model::Init", SERVER, 27) in calls(graph)
+    assert not [c for c in calls(graph) if c[1] == "cpp:engine::Backend::Init"]
+
+
+def test_parameters_and_typed_locals(graph):
+    assert {(HANDLE, "cpp:engine::Request::AddInput", SERVER, 14),  # Request* request (parameter)
+            (HANDLE, "cpp:engine::Request::Id", SERVER, 15),
+            (HANDLE, "cpp:engine::Request::AddInput", SERVER, 16),  # Request* cached = ...
+            (START, "cpp:engine::Model::Init", SERVER, 27),  # Model* found = ...
+            (STOP, "cpp:engine::Request::Id", SERVER, 50),  # for (const Request& r : ...)
+            (STOP, "cpp:engine::Runner::Run", SERVER, 52),  # [](Runner* runner) { runner->Run(1); }
+            } <= calls(graph)
+
+
+def test_auto_locals_made_by_a_factory_new_or_a_functions_result(graph):
+    assert {(START, "cpp:engine::Model::Load", SERVER, 29),  # auto owned = std::make_unique<Model>()
+            (START, "cpp:engine::Model::Load", SERVER, 31),  # auto* made = new Model()
+            (START, "cpp:engine::Status::IsOk", SERVER, 33),  # auto status = model_->Init()
+            } <= calls(graph)
+
+
+def test_a_local_hides_a_member_in_its_block_only(graph):
+    assert {(STOP, "cpp:engine::Request::Id", SERVER, 55),  # { Request* model_; model_->Id(); }
+            (STOP, "cpp:engine::Model::Load", SERVER, 57),  # after the block: the member again
+            } <= calls(graph)
+
+
+def test_chains_and_type_aliases(graph):
+    assert {(START, "cpp:engine::Model::runner", SERVER, 34),
+            (START, "cpp:engine::Runner::Run", SERVER, 34),  # model_->runner()->Run(2): Runner* runner()
+            (START, "cpp:engine::Model::Load", SERVER, 35),  # ModelPtr aliased_ (std::shared_ptr<Model>)
+            } <= calls(graph)
+    # `using Queue = std::deque<int>;` in Server hides engine::Queue: pending_.Push is no Queue::Push
+    assert not [c for c in calls(graph) if c[1] == "cpp:engine::Queue::Push"]
+
+
+def test_what_is_not_declared_stays_unresolved_and_counted(graph):
+    targets = {c[1] for c in calls(graph)}
+    assert not targets & {"cpp:engine::Resettable::Reset", "cpp:engine::Clearable::Reset"}  # two bases
+    assert {k: v for k, v in graph.stats.items() if k.startswith("member_calls_")} == {
+        "member_calls_resolved": 19,
+        "member_calls_ambiguous": 1,  # both->Reset(): Resettable's and Clearable's
+        "member_calls_external_type": 4,  # model_.reset(), pending_.Push(3), name.size(), runner_.get()
+        "member_calls_no_method": 1,  # cache_->Missing()
+        "member_calls_template_type": 1,  # template <typename Model> ... m->Load()
+        "member_calls_unknown_type": 1,  # g_default->Load(): a global, not recorded
+    }
+
+
+def test_every_calls_edge(graph):
+    assert calls(graph) == {
+        (HANDLE, "cpp:engine::Request::AddInput", SERVER, 14),
+        (HANDLE, "cpp:engine::Cache::Get", SERVER, 15),
+        (HANDLE, "cpp:engine::Request::Id", SERVER, 15),
+        (HANDLE, "cpp:engine::Request::AddInput", SERVER, 16),
+        (HANDLE, "cpp:engine::Stats::Count", SERVER, 17),
+        (HANDLE, "cpp:engine::Model::Load", SERVER, 18),
+        (HANDLE, "cpp:engine::Backend::Log", SERVER, 19),
+        (HANDLE, "cpp:engine::Server::Stop", SERVER, 20),  # this->Stop()
+        (START, "cpp:engine::Find", SERVER, 26),
+        (START, "cpp:engine::Model::Init", SERVER, 27),
+        (START, "cpp:engine::Model::Load", SERVER, 29),
+        (START, "cpp:engine::Model::Load", SERVER, 31),
+        (START, "cpp:engine::Model::Init", SERVER, 32),
+        (START, "cpp:engine::Status::IsOk", SERVER, 33),
+        (START, "cpp:engine::Model::runner", SERVER, 34),
+        (START, "cpp:engine::Runner::Run", SERVER, 34),
+        (START, "cpp:engine::Model::Load", SERVER, 35),
+        (STOP, "cpp:engine::Request::Id", SERVER, 50),
+        (STOP, "cpp:engine::Runner::Run", SERVER, 52),
+        (STOP, "cpp:engine::Request::Id", SERVER, 55),
+        (STOP, "cpp:engine::Model::Load", SERVER, 57),
+    }
+    assert graph.stats["calls_resolved"] == 21
+
+
+def test_this_looks_in_the_callers_class_and_its_bases_only(tmp_path):
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+namespace ns {
+void Close();
+struct Base { void Close(); };
+struct Derived : Base { void Run(); };
+void Derived::Run() { this->Close(); }
+}
+"""})
+    assert {(s, t) for s, t, _p, _l in calls(graph)} == {("cpp:ns::Derived::Run", "cpp:ns::Base::Close")}
