@@ -105,16 +105,7 @@ def declared_variable(declaration: Any, declarator: Any) -> tuple[str, str]:
     (`const Model* m = ...` -> (`m`, `const Model*`)), the type normalised; ("", "") when it declares
     no single named object (an array, a structured binding). `Model m(x);`, which tree-sitter may read
     as a function declarator, declares `m`."""
-    first = declaration.child_by_field_name("declarator")
-    words = []
-    for child in declaration.named_children:
-        if first is not None and child.start_byte >= first.start_byte:
-            break
-        if child.type in _NOT_RETURN_TYPES:
-            continue
-        written = child.text.decode("utf-8", "replace")
-        if written not in _NOT_RETURN_WORDS:
-            words.append(written)
+    words = _type_words(declaration.named_children, declaration.child_by_field_name("declarator"))
     suffix = ""
     node = declarator
     while node is not None:
@@ -137,6 +128,21 @@ def declared_variable(declaration: Any, declarator: Any) -> tuple[str, str]:
     return "", ""
 
 
+def _type_words(children: Any, declarator: Any) -> list[str]:
+    """The words of a declaration's type as written before its ``declarator``: specifiers,
+    attributes and template parameter lists left out."""
+    words = []
+    for child in children:
+        if declarator is not None and child.start_byte >= declarator.start_byte:
+            break
+        if child.type in _NOT_RETURN_TYPES or child.type in ("template_parameter_list", "template"):
+            continue
+        text = child.text.decode("utf-8", "replace")
+        if text not in _NOT_RETURN_WORDS:
+            words.append(text)
+    return words
+
+
 def normalise_default(text: str) -> str:
     return _SPACES.sub(" ", _COMMENT.sub(" ", text)).strip()
 
@@ -149,16 +155,7 @@ def return_type(definition: Any, fdecl: Any) -> str:
         inner = trailing.named_children[-1] if trailing.named_child_count else trailing
         return normalise_type(inner.text.decode("utf-8", "replace"))
     declarator = definition.child_by_field_name("declarator")
-    words = []
-    for child in definition.children:
-        if declarator is not None and child.start_byte >= declarator.start_byte:
-            break
-        if child.type in _NOT_RETURN_TYPES:
-            continue
-        text = child.text.decode("utf-8", "replace")
-        if text in _NOT_RETURN_WORDS or child.type in ("template_parameter_list", "template"):
-            continue
-        words.append(text)
+    words = _type_words(definition.children, declarator)
     if not words:
         return ""
     suffix = ""
