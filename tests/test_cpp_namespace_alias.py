@@ -161,3 +161,20 @@ void flush_nested() { kv2::evict(); }
     # both.cc sees two `kv` at file scope, branches.cc two `kv2`
     assert graph.stats["namespace_alias_conflicts"] == 2
     assert graph.stats["calls_unresolved_alias_conflict"] == 2
+
+
+def test_a_type_written_from_the_global_scope_is_never_an_enclosing_namespaces(tmp_path):
+    """`::grpc::Server` inside `namespace app`, which has a `grpc::Server` of its own, names the global
+    one (Triton's frontends write `std::unique_ptr<::grpc::Server>` inside `triton::server`)."""
+    graph = cpp_graph(tmp_path, {"a.h": """namespace grpc { class Server {}; }
+namespace app {
+namespace grpc { class Server {}; }
+class Holder : public ::grpc::Server {};
+class Other : public grpc::Server {};
+class User { void f(::grpc::Server& s); void g(grpc::Server& s); };
+}
+"""})
+    assert edges(graph, EdgeKind.INHERITS) == {("cpp:app::Holder", "cpp:grpc::Server"),
+                                               ("cpp:app::Other", "cpp:app::grpc::Server")}
+    assert edges(graph, EdgeKind.USES) == {("cpp:app::User::f", "cpp:grpc::Server"),
+                                           ("cpp:app::User::g", "cpp:app::grpc::Server")}

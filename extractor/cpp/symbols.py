@@ -282,8 +282,10 @@ class SymbolTable:
         return hit
 
     def _resolve_type(self, scope: str, written: str, path: str) -> str:
-        name = _strip_template_args(written.replace("virtual", "").strip()).lstrip(":")
-        return self._find_type(scope, name, path) or cpp_id(name)
+        stripped = _strip_template_args(written.replace("virtual", "").strip())
+        name = stripped.lstrip(":")
+        # `::grpc::Server` names the global namespace's, never an enclosing namespace's of that name
+        return self._find_type("" if stripped.startswith("::") else scope, name, path) or cpp_id(name)
 
     def _find_type(self, scope: str, name: str, path: str) -> str:
         """The type ``name`` (no leading `::`) names from ``scope`` and the scopes enclosing it, "" for none."""
