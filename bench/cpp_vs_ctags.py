@@ -263,23 +263,26 @@ def main(argv: list[str]) -> int:
 
 def print_expanded(expanded: list[ExpandedTag], each: bool) -> None:
     """The test bodies the tools name differently: a count per macro, and with ``each`` every one."""
-    by_macro = collections.Counter((e.ctags_name, e.reason()) for e in expanded)
-    for (macro, reason), count in sorted(by_macro.items()):
-        print(f"  {count} ctags function(s) {macro} compared under archdiff's name: {reason}")
-    if each:
-        for e in expanded:
-            print(f"  expanded {e.path}:{e.line}: ctags {e.ctags_name}, archdiff {e.archdiff_name}")
+    _print_by_macro([(e.ctags_name, e.reason()) for e in expanded],
+                    "ctags function(s) {} compared under archdiff's name",
+                    [f"expanded {e.path}:{e.line}: ctags {e.ctags_name}, archdiff {e.archdiff_name}"
+                     for e in expanded] if each else [])
 
 
 def print_macro_uses(uses: list[MacroUseTag], each: bool) -> None:
     """The ctags prototypes that are macros' uses in class bodies: a count per macro, and with ``each``
     every one."""
-    by_macro = collections.Counter((u.name, u.reason()) for u in uses)
-    for (macro, reason), count in sorted(by_macro.items()):
-        print(f"  {count} ctags prototype(s) {macro} with no archdiff member: {reason}")
-    if each:
-        for u in uses:
-            print(f"  macro use {u.path}:{u.line}: ctags prototype {u.name}, archdiff none")
+    _print_by_macro([(u.name, u.reason()) for u in uses], "ctags prototype(s) {} with no archdiff member",
+                    [f"macro use {u.path}:{u.line}: ctags prototype {u.name}, archdiff none" for u in uses]
+                    if each else [])
+
+
+def _print_by_macro(rows: list[tuple[str, str]], counted: str, lines: list[str]) -> None:
+    """A count per (macro, reason), ``counted`` naming the macro, then ``lines`` one by one."""
+    for (macro, reason), count in sorted(collections.Counter(rows).items()):
+        print(f"  {count} {counted.format(macro)}: {reason}")
+    for line in lines:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

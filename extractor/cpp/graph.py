@@ -315,13 +315,6 @@ def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str
         out.append(Diagnostic(path, line, "macro-definitions",
                               f"macro {name} expands to definitions that are not indexed (no preprocessor is run)",
                               Severity.INFO))
-    for name, at in _lines_by_name(facts.macro_bodies):
-        stats["macro_bodies"] += len(at)
-        out.append(Diagnostic(
-            path, at[0], "macro-body",
-            f"{name}(...) {{...}} at line(s) {_first_lines(at)} reads as a function {name} without a return "
-            f"type: a macro's use, kept as one node {name} for all of them (a test framework's macro can be "
-            "expanded by extractor/cpp/testmacros.yaml)", Severity.INFO))
     for uses, stat, code, told in (
             (facts.class_macro_uses, "class_macro_uses", "class-macro",
              "declared without a return type, which only constructors, destructors and conversion functions are: "
@@ -335,13 +328,21 @@ def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str
             out.append(Diagnostic(path, min(at for _, at in uses), code,
                                   f"{_names_and_lines(uses)} in class bodies read as members {told}", Severity.INFO))
     frameworks = load_test_macros().unnamed
-    for name, at in _lines_by_name(facts.unnamed_tests):
-        stats["test_bodies_unnamed"] += len(at)
-        out.append(Diagnostic(
-            path, at[0], "test-body-unnamed",
-            f"{frameworks.get(name, 'a test framework')} {name} bod{'y' if len(at) == 1 else 'ies'} at line(s) "
-            f"{_first_lines(at)}: the framework names each by a counter (__COUNTER__), which cannot be "
-            "spelled from the source, so no node is made and their calls are not recorded", Severity.INFO))
+    # macro bodies read as functions, and test bodies a framework names by a counter: one diagnostic
+    # per macro, at its first use, its lines counted
+    for bodies, stat, code, say in (
+            (facts.macro_bodies, "macro_bodies", "macro-body",
+             lambda name, at: f"{name}(...) {{...}} at line(s) {_first_lines(at)} reads as a function {name} "
+                              f"without a return type: a macro's use, kept as one node {name} for all of them (a "
+                              "test framework's macro can be expanded by extractor/cpp/testmacros.yaml)"),
+            (facts.unnamed_tests, "test_bodies_unnamed", "test-body-unnamed",
+             lambda name, at: f"{frameworks.get(name, 'a test framework')} {name} "
+                              f"bod{'y' if len(at) == 1 else 'ies'} at line(s) {_first_lines(at)}: the framework "
+                              "names each by a counter (__COUNTER__), which cannot be spelled from the source, so "
+                              "no node is made and their calls are not recorded")):
+        for name, at in _lines_by_name(bodies):
+            stats[stat] += len(at)
+            out.append(Diagnostic(path, at[0], code, say(name, at), Severity.INFO))
     return out
 
 
