@@ -96,7 +96,10 @@ def module_names(files: Iterable[PythonFile]) -> tuple[dict[str, str], list[Diag
     for f in files:
         name = _module_name(f.source, f.rel, init_dirs, dirs_with_modules, projects)
         if name in owner:
-            fallback = ".".join(p for p in (f.source, *f.rel[:-3].split("/")) if p)
+            parts = f.rel[:-3].split("/")
+            if parts[-1] == "__init__" and len(parts) > 1:  # a package is named after its directory, as
+                parts.pop()  # its modules are: their relative imports (`from .basic import X`) reach them
+            fallback = ".".join(p for p in (f.source, *parts) if p)
             n = 2
             candidate = fallback
             while candidate in owner:

@@ -46,6 +46,17 @@ def test_a_clash_keeps_the_first_and_says_so():
     assert [d.code for d in diagnostics] == ["module-name-clash"]
 
 
+def test_a_package_that_clashes_is_named_after_its_directory_as_its_modules_are():
+    """Script folders that each ship a `normalizers` package (whisper.cpp's tests): the second package
+    is `b.normalizers`, never `b.normalizers.__init__`, so its `from .basic import X` reaches b's basic."""
+    got = names("a/run.py", "a/normalizers/__init__.py", "a/normalizers/basic.py",
+                "b/run.py", "b/normalizers/__init__.py", "b/normalizers/basic.py")
+    assert got["a/normalizers/__init__.py"] == "normalizers"
+    assert got["b/normalizers/__init__.py"] == "b.normalizers"
+    assert got["b/normalizers/basic.py"] == "b.normalizers.basic"
+    assert naming.resolve_relative(got["b/normalizers/__init__.py"], "basic", 1) == got["b/normalizers/basic.py"]
+
+
 @pytest.mark.parametrize("package, target, level, expected", [
     ("pkg.sub", "mod", 1, "pkg.sub.mod"),
     ("pkg.sub", "", 1, "pkg.sub"),
