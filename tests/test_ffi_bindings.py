@@ -62,6 +62,10 @@ def test_rust_ffi_binds_both_ways():
     binds = edges(fixture_bundle("pyo3_ext"), "binds")
     assert (f"{CRATE}::ffi::hash", "cpp:fast_hash") in binds  # Rust -> C definition
     assert ("cpp:print_version", f"{CRATE}::ffi::fastok_version") in binds  # C -> #[no_mangle] Rust
+    bundle = fixture_bundle("pyo3_ext")
+    assert bundle["stats"]["ffi"]["rust_ffi_calls_unbound"] == 1  # getpid, libc's
+    assert [(d["path"], d["line"], d["code"]) for d in bundle["diagnostics"] if d["code"].endswith("-call-unbound")] \
+        == [("src/ffi.rs", 21, "rust-ffi-call-unbound")]  # said where it is, not only counted
 
 
 def test_cgo_calls_bind_to_the_cpp_definitions():
@@ -72,6 +76,10 @@ def test_cgo_calls_bind_to_the_cpp_definitions():
     assert stats["cgo_calls_preamble"] == 1  # C.twice: defined in the preamble, no C/C++ file
     assert stats["cgo_calls_helper"] == 1  # C.CString
     assert stats["cgo_calls_unbound"] == 1  # C.free: libc
+    # C.engine_handle(...) converts to a typedef of engine.h, C.enum_engine_mode(...) to its enum: no calls
+    assert stats["cgo_conversions"] == 2
+    unbound = [(d["path"], d["line"], d["code"]) for d in bundle["diagnostics"] if d["code"].startswith("cgo")]
+    assert unbound == [("llm/llm.go", 23, "cgo-call-unbound")]  # said where it is, not only counted
 
 
 def test_calls_of_cxx_bridge_functions_bind_to_the_cpp_functions_of_their_namespace():

@@ -14,7 +14,9 @@
   adds is placed in the crate's top module, and its record says the module was inferred.
 - cgo. ``C.name(...)`` in a Go file that imports "C" binds to the C/C++ function ``name`` of the
   system (C names are global); one defined in the file's own preamble has no C/C++ node and is
-  counted apart.
+  counted apart, and so is a conversion to a C type (``C.int(x)``, ``C.size_t(n)``,
+  ``C.enum_mode(m)``, or a type a typedef of the system names: ``C.whisper_token(t)``). A call of a
+  function the system does not define (a library's, or a system header's) is said in a diagnostic.
 - Rust FFI, both ways. A Rust call of a function declared in an ``extern "C" { }`` block binds to
   the C/C++ definition of that name; a C/C++ call of a function the C/C++ side only declares binds
   to the Rust ``extern "C"`` function of that name (``#[no_mangle]`` or ``#[export_name]``).
@@ -38,7 +40,7 @@ from extractor.context import Context
 from extractor.cpp.graph import PyBinding
 from extractor.go.graph import CgoUse
 from extractor.native.manifests import Crate, Manifests, system_manifests
-from extractor.model import Contribution, Edge, EdgeKind, Node, NodeKind, Step
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity, Step
 from extractor.python.graph import CallSite
 from extractor.rust.graph import RustItem
 
@@ -47,6 +49,7 @@ _CGO_HELPERS = frozenset({"CString", "CBytes", "GoString", "GoStringN", "GoBytes
 # `C.int(x)`, `C.size_t(n)`: conversions to C types, which look like calls
 _C_SCALARS = frozenset({"char", "schar", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
                         "ulonglong", "float", "double", "bool", "complexfloat", "complexdouble"})
+_C_TAGGED = ("struct_", "union_", "enum_")  # cgo's names of C's tagged types
 _NAME_ARG = re.compile(r'\bname\s*=\s*"([^"]+)"')
 _CXX_BRIDGE = re.compile(r'cxx::bridge\b(?:\s*\(\s*namespace\s*=\s*"([^"]*)"\s*\))?')
 _CXX_ITEM = re.compile(r'(cxx_name|namespace)\s*=\s*"([^"]*)"')
@@ -96,11 +99,15 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     if exports:
         call_sites += native_call_sites(ctx, {e.module for e in exports if e.kind == "module"})
     cgo = go_shared.cgo_calls if go_shared is not None else ()
-    return bind_native(items, manifests, call_sites, cgo, nodes, edges)
+    cpp_shared = cpp_result.shared if cpp_result is not None else None
+    c_types = cpp_shared.c_types if cpp_shared is not None else frozenset()
+    return bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
 
 
 def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Iterable[CallSite], cgo: Iterable[CgoUse],
-                nodes: Mapping[str, Node], edges: Iterable[Edge]) -> Contribution[FfiShared]:
+                nodes: Mapping[str, Node], edges: Iterable[Edge],
+                c_types: frozenset[str] = frozenset()) -> Contribution[FfiShared]:
+    """``c_types``: the names the C/C++ side's typedefs give types at global scope."""
     items = tuple(items)
     stats: collections.Counter[str] = collections.Counter()
     bindings: list[Binding] = []
@@ -118,19 +125,25 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
             bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target, "pyo3",
                                     f"{b.path}:{b.line}", "", ""))
     c_functions = _c_functions(nodes)
+    diagnostics: list[Diagnostic] = []
     for use in cgo:
         target = c_functions.get(use.name)
         if use.name in _CGO_HELPERS:
             stats["cgo_calls_helper"] += 1
-        elif use.name in _C_SCALARS or use.name.endswith("_t"):
-            stats["cgo_conversions"] += 1
         elif use.preamble:
             stats["cgo_calls_preamble"] += 1
         elif target:
             stats["cgo_calls_bound"] += 1
             bindings.append(Binding(use.path, use.line, use.caller, f"C.{use.name}", target, "cgo", "", "", ""))
+        elif (use.name in _C_SCALARS or use.name.endswith("_t") or use.name.startswith(_C_TAGGED)
+              or use.name in c_types):
+            stats["cgo_conversions"] += 1
         else:
             stats["cgo_calls_unbound"] += 1
+            diagnostics.append(Diagnostic(use.path, use.line, "cgo-call-unbound",
+                                          f"C.{use.name} is no C function or type the system defines (a "
+                                          "library's or a system header's?): the call binds nowhere",
+                                          Severity.INFO))
     foreign = {i.node: i for i in items if i.abi and "foreign" in nodes.get(i.node, _NO_NODE).tags}
     exported = {}
     for i in items:
@@ -155,14 +168,19 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
                 node = nodes.get(f"cpp:{cxx}")
                 target = node.id if node is not None and node.kind in _CALLABLE else ""
                 stats["cxx_calls_bound" if target else "cxx_calls_unbound"] += 1
-                mechanism = "cxx"
+                mechanism, wanted = "cxx", f"the C++ function {cxx}"
             else:
                 target = c_functions.get(name) or ""
                 stats["rust_ffi_calls_bound" if target else "rust_ffi_calls_unbound"] += 1
-                mechanism = "rust-ffi"
+                mechanism, wanted = "rust-ffi", f"a C function {name}"
             if target:
                 bindings.append(Binding(edge.path, edge.line, edge.source, name, target, mechanism,
                                         f"{item.path}:{item.line}", "", ""))
+            else:
+                diagnostics.append(Diagnostic(edge.path, edge.line, f"{mechanism}-call-unbound",
+                                              f"{name}, declared at {item.path}:{item.line}, is {wanted} the "
+                                              "system does not define (a library's?): the call binds nowhere",
+                                              Severity.INFO))
         elif edge.target.startswith("cpp:"):
             name = edge.target[len("cpp:"):]
             if name in exported and declared_only.get(name) == edge.target:
@@ -175,8 +193,8 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
     stats["binds_edges"] = len(out_edges)
     stats["rust_extern_c_exported"] = len(exported)
     stats["rust_extern_c_declared"] = len(foreign)
-    return Contribution(edges=tuple(out_edges), stats=dict(sorted(stats.items())),
-                        shared=FfiShared(tuple(bindings), tuple(exports)))
+    return Contribution(edges=tuple(out_edges), diagnostics=tuple(sorted(set(diagnostics))),
+                        stats=dict(sorted(stats.items())), shared=FfiShared(tuple(bindings), tuple(exports)))
 
 
 _NO_NODE = Node("", NodeKind.EXTERNAL, "", "", "")

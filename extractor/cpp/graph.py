@@ -88,6 +88,9 @@ class CppShared:
     # defined non-static in a C file (the ctypes bindings prefer these: extractor.bindings.python_ctypes)
     c_linkage: frozenset[str] = frozenset()
     internal: frozenset[str] = frozenset()  # functions at global scope defined `static` only: no symbol
+    # names a typedef or alias gives a type at global scope (`typedef int32_t whisper_token;`): what
+    # cgo's `C.whisper_token(x)` converts to, never a function
+    c_types: frozenset[str] = frozenset()
 
 
 _PROTOC_HEADER = re.compile(r"(.+?)\.(?:grpc\.)?pb\.h")  # `x.pb.h` and `x.grpc.pb.h`, generated from `x.proto`
@@ -223,7 +226,8 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
         stats=dict(sorted(stats.items())),
         shared=CppShared(tuple(sorted(table.sites)), tuple(ops), tuple(bindings), _aggregates(table),
-                         {p: tuple(t) for p, t in resolved_includes.items()}, *_c_linkage(table)))
+                         {p: tuple(t) for p, t in resolved_includes.items()}, *_c_linkage(table),
+                         _global_type_names(facts.values())))
 
 
 
@@ -392,6 +396,15 @@ def _c_linkage(table: SymbolTable) -> tuple[frozenset[str], frozenset[str]]:
         if d.record.is_definition and not d.parent:
             (static if "static" in tags else exported).add(d.id)
     return frozenset(linked), frozenset(static - exported)
+
+
+def _global_type_names(facts: Iterable[CppFacts]) -> frozenset[str]:
+    """The names that typedefs and aliases at global scope declare, with `typedef struct {...} X;`'s."""
+    names: set[str] = set()
+    for f in facts:
+        names.update(alias.name for alias in f.type_aliases if not alias.scope)
+        names.update(alias for record in f.defs if not record.scope for alias in record.aliases)
+    return frozenset(names)
 
 
 def _aggregates(table: SymbolTable) -> tuple[AggregateDefinition, ...]:
