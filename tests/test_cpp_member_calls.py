@@ -126,3 +126,34 @@ void Derived::Run() { this->Close(); }
 }
 """})
     assert {(s, t) for s, t, _p, _l in calls(graph)} == {("cpp:ns::Derived::Run", "cpp:ns::Base::Close")}
+
+
+def test_a_plain_name_a_method_calls_is_its_bases_before_the_namespaces(tmp_path):
+    """`Name()` in a method whose class does not declare it: a base's method (Triton's backends call
+    `Model()`, `Name()` of BackendModelInstance so), before a namespace's function of that name, as C++
+    looks it up; the class's own member first; in a class template the namespace's (a dependent base is
+    not looked in); two bases declaring it: not guessed."""
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+namespace ns {
+void Close();
+void Flush();
+struct Base { void Close(); void Name(); void Flush(); };
+struct Other { void Name(); };
+struct Derived : Base { void Run(); void Flush(); };
+void Derived::Run() { Close(); Name(); Flush(); }
+struct Both : Base, Other { void Run(); };
+void Both::Run() { Name(); }
+template <typename T> struct Tpl : Base { void Run() { Close(); Name(); } };
+void Free() { Close(); }
+}
+"""})
+    assert {(s, t) for s, t, _p, _l in calls(graph)} == {
+        ("cpp:ns::Derived::Run", "cpp:ns::Base::Close"),  # the base's, not ns::Close
+        ("cpp:ns::Derived::Run", "cpp:ns::Base::Name"),  # only the base declares it
+        ("cpp:ns::Derived::Run", "cpp:ns::Derived::Flush"),  # its own
+        ("cpp:ns::Tpl::Run", "cpp:ns::Close"),  # a class template: the namespace's
+        ("cpp:ns::Tpl::Run", "cpp:ns::Base::Name"),  # nothing else declares it
+        ("cpp:ns::Free", "cpp:ns::Close"),
+    }  # Both::Run's Name(): Base's and Other's, ambiguous
+    assert graph.stats["base_method_calls"] == 3

@@ -262,6 +262,11 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                         target, reason = members.resolve(source, caller, callee, path, line)
                         # a key per reason, only where there are any: evidence without stays as it was
                         found[f"member_calls_{reason}"] += 1
+                    elif source and not kernel_only and _PLAIN_NAME.fullmatch(callee):
+                        in_base = members.unqualified(source, caller, callee, path, line, target)  # `Name()`
+                        if in_base != target:
+                            target = in_base
+                            found["base_method_calls"] += 1
                     if source and target:
                         found[f"{kind}_resolved"] += 1
                         rows.append((source, target, kind, path, line))  # kind: the EdgeKind's value
@@ -286,6 +291,7 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
     return edges
 
 
+_PLAIN_NAME = re.compile(r"[A-Za-z_]\w*")
 _ENCODE = msgspec.msgpack.Encoder().encode
 _RESOLVED = msgspec.msgpack.Decoder(tuple[list[EdgeRow], dict[str, int]])
 

@@ -1,7 +1,8 @@
 """Calls through objects, `x.m()` and `x->m()`, resolved through the type x is declared with.
 
 A call written as a name (`f()`, `ns::f()`, `C::m()`) is looked up as C++ looks names up
-(:class:`extractor.cpp.symbols.SymbolTable`). A call through an object names a method of the
+(:class:`extractor.cpp.symbols.SymbolTable`), and a plain name called from a method that its class does
+not declare is looked for in the class's bases before the enclosing scopes (:meth:`MemberCalls.unqualified`). A call through an object names a method of the
 object's class, which only the object's declaration tells: this module reads it, and never guesses.
 The object's type is known when x is
 
@@ -165,6 +166,20 @@ class MemberCalls:
         if hit is None:
             hit = self._resolved[key] = self._resolve(call, callee, line, local)
         return hit
+
+    def unqualified(self, caller: str, written: str, name: str, path: str, line: int, resolved: str) -> str:
+        """What a call written as a plain name (`Name()`) reaches from a method, as C++ looks it up: the
+        class's scope, its bases included, before the enclosing namespaces. ``resolved`` is the symbol
+        table's answer (the class's own member, else an enclosing class's or namespace's): it stands when
+        it is the class's own, when no base or several bases declare the name, and in a class template
+        (whose dependent bases are not looked in) unless nothing else declares the name."""
+        owner = self._call(caller, written, path, line).owner
+        if not owner or owner not in self.bases:
+            return resolved
+        if resolved and (resolved.startswith(owner + "::") or owner in self.template_params):
+            return resolved
+        found, _reason = self._member(owner, name, True)
+        return found if isinstance(found, str) and found else resolved
 
     def _resolve(self, call: _Call, callee: str, line: int, local: Local | None) -> tuple[str, str]:
         m = _CALLEE.fullmatch(callee)
