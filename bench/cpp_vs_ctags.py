@@ -167,7 +167,9 @@ def measure_recall(root: Path) -> dict[str, Any]:
 
     sites: dict[tuple[str, str], list[tuple[int, int]]] = {}
     names = {n.id: n.name.replace(" ", "") for n in contribution.nodes}
-    for s in contribution.shared.definition_sites:
+    shared = contribution.shared
+    assert shared is not None  # build_cpp_graph always shares its definition sites
+    for s in shared.definition_sites:
         sites.setdefault((s.path, names[s.node]), []).append((s.start, s.end))
     tags, macro_named, expanded, prototypes = ctags_definitions(root)
     missing = [t for t in tags if not any(a <= t[2] <= b for a, b in sites.get((t[0], t[1]), ()))]
