@@ -157,3 +157,39 @@ void Free() { Close(); }
         ("cpp:ns::Free", "cpp:ns::Close"),
     }  # Both::Run's Name(): Base's and Other's, ambiguous
     assert graph.stats["base_method_calls"] == 3
+
+
+def test_a_range_for_auto_variable_is_an_element_of_what_it_ranges_over(tmp_path):
+    """`for (auto& m : models_)` over a container of handles.yaml: the element type is the container's
+    first argument (through a handle), a map's a pair whose `.second` is the value (Triton's
+    `for (auto& entry : backend_map_) entry.second->Name()`); over anything else it stays unknown."""
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+namespace ns {
+struct Model { void Load(); };
+struct Backend { const std::string& Name(); };
+class Server {
+ public:
+  void Run();
+ private:
+  std::vector<std::unique_ptr<Model>> models_;
+  std::map<std::string, std::shared_ptr<Backend>> backends_;
+  Model* registry_;
+};
+void Server::Run() {
+  for (auto& m : models_) { m->Load(); }
+  for (const auto& entry : backends_) { entry.second->Name(); entry.first.size(); }
+  for (auto& x : registry_) { x.Load(); }
+}
+}
+"""})
+    assert {(s, t) for s, t, _p, _l in calls(graph)} == {
+        ("cpp:ns::Server::Run", "cpp:ns::Model::Load"),  # an element of models_: a unique_ptr<Model>
+        ("cpp:ns::Server::Run", "cpp:ns::Backend::Name"),  # entry.second: a shared_ptr<Backend>
+    }
+    assert graph.stats["member_calls_external_type"] == 1  # entry.first.size(): std::string's
+    assert graph.stats["member_calls_unknown_type"] == 1  # x: ranges over a pointer, no container

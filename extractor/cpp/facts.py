@@ -173,6 +173,8 @@ class Local(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     # an `auto` variable's initializer as written, spaces removed, when it is a name, a call or a chain of
     # them (`tc::Model::Create(...)`, `config_`, `a->b()`): the graph step reads its type from theirs
     init: str = ""
+    # a range-for's `auto` variable: ``init`` is what it ranges over, and it holds an element of that
+    element: bool = False
 
 
 class CppFacts(msgspec.Struct, frozen=True):

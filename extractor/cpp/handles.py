@@ -20,7 +20,7 @@ from extractor.cpp.names import split_top_level
 from extractor.support.datafile import load_data_file
 
 HANDLES_FILE = Path(__file__).with_name("handles.yaml")
-HANDLES_SCHEMA = {"handles?": [str], "factories?": {str: str}}
+HANDLES_SCHEMA = {"handles?": [str], "factories?": {str: str}, "containers?": [str], "maps?": [str]}
 POINTER = "*"
 HANDLE = "handle"
 # words that qualify a declared type without changing what it names
@@ -38,6 +38,8 @@ class HandleTypes:
 
     templates: frozenset[str]
     factories: dict[str, str]  # `std::make_unique` -> `std::unique_ptr`
+    containers: frozenset[str] = frozenset()  # hold their first template argument (`std::vector`)
+    maps: frozenset[str] = frozenset()  # hold a `std::pair` of their key and value (`std::map`)
 
     def is_handle(self, written: str) -> bool:
         """Whether the template ``written`` (`std::unique_ptr`, `::std::unique_ptr`, `unique_ptr` after a
@@ -51,10 +53,36 @@ class HandleTypes:
         return self.factories.get(name) or self.factories.get("std::" + name, "")
 
 
+    def element(self, text: str) -> str | None:
+        """The type of an element of a container declared ``text`` (`const std::vector<Model*>&` ->
+        `Model*`; `std::map<K, V>` -> `std::pair<K,V>`); None when ``text`` is no container of
+        handles.yaml (a pointer to one, or one a type alias names, is not read)."""
+        m = _TEMPLATE.fullmatch(_QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&"))
+        if m is None:
+            return None
+        name, arguments = m.group(1).lstrip(":"), split_top_level(m.group(2))
+        if arguments and (name in self.containers or "std::" + name in self.containers):
+            return arguments[0]
+        if len(arguments) >= 2 and (name in self.maps or "std::" + name in self.maps):
+            return f"std::pair<{arguments[0]},{arguments[1]}>"
+        return None
+
+
+def pair_member(text: str, name: str) -> str | None:
+    """The type of `.first` (``name``) or `.second` of a `std::pair` declared ``text``; None for
+    anything else."""
+    m = _TEMPLATE.fullmatch(_QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&"))
+    if m is None or m.group(1).lstrip(":") not in ("std::pair", "pair") or name not in ("first", "second"):
+        return None
+    arguments = split_top_level(m.group(2))
+    return arguments[name == "second"] if len(arguments) == 2 else None
+
+
 @functools.cache
 def load_handles(path: Path = HANDLES_FILE) -> HandleTypes:
     raw = load_data_file(path, HANDLES_SCHEMA)
-    return HandleTypes(frozenset(raw.get("handles") or ()), dict(raw.get("factories") or {}))
+    return HandleTypes(frozenset(raw.get("handles") or ()), dict(raw.get("factories") or {}),
+                       frozenset(raw.get("containers") or ()), frozenset(raw.get("maps") or ()))
 
 
 @functools.lru_cache(maxsize=1 << 14)

@@ -41,7 +41,7 @@ import re
 from collections.abc import Mapping
 
 from extractor.cpp.facts import CppFacts, Local
-from extractor.cpp.handles import HANDLE, HandleTypes, load_handles, unwrap
+from extractor.cpp.handles import HANDLE, HandleTypes, load_handles, pair_member, unwrap
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.cpp.symbols import AGGREGATES, CALLABLE, Def, SymbolTable, local_namespace
 from extractor.model import Parameter, ParamKind
@@ -231,6 +231,10 @@ class MemberCalls:
         for op, name, arguments in steps[1:]:
             if declared is None:
                 break
+            member = pair_member(declared.text, name) if op == "." and arguments < 0 else None
+            if member is not None:  # `entry.second` of a map's element
+                declared = dataclasses.replace(declared, text=member)
+                continue
             cls, reason = self._class_of(declared, op)
             declared, reason = self._member_type(cls, name, arguments) if cls else (None, reason)
         return declared, reason
@@ -258,7 +262,11 @@ class MemberCalls:
                 return Declared(local.type, where, call.path, call.template_params), ""
             init = _steps(local.init) if depth < _MAX_DEPTH else None
             # the initializer's names were declared before the variable
-            return self._evaluate(init, call, local.line - 1, depth + 1) if init else (None, UNKNOWN_TYPE)
+            declared, reason = self._evaluate(init, call, local.line - 1, depth + 1) if init else (None, UNKNOWN_TYPE)
+            if declared is None or not local.element:
+                return declared, reason
+            element = self.handles.element(declared.text)  # a range-for's: an element of what it ranges over
+            return (dataclasses.replace(declared, text=element), "") if element else (None, UNKNOWN_TYPE)
         for param in call.body.record.params if call.body is not None else ():
             if param.name == name:
                 return Declared(param.type, where, call.path, call.template_params), ""

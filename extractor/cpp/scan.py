@@ -21,7 +21,7 @@ import msgspec
 
 from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Local, NamespaceAlias, Param,
                                  PybindFact, Scope, TorchOpFact, TypeAlias, Using)
-from extractor.cpp.handles import load_handles
+from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
@@ -647,7 +647,13 @@ class _Scanner:
             declarator = node.child_by_field_name("declarator")
             name, written = declared_variable(node, declarator) if declarator is not None else ("", "")
             if name in names:
-                yield Local(caller, name, written, line(declarator), node.end_point[0] + 1)
+                ranged = node.child_by_field_name("right")
+                if unwrap(written, self.handles) is None and ranged is not None and ranged.type in _INITIALIZERS \
+                        and len(ranged.text) <= _MAX_INIT:  # `for (auto& m : models_)`: an element of models_
+                    yield Local(caller, name, written, line(declarator), node.end_point[0] + 1,
+                                SPACES.sub("", text(ranged)), True)
+                else:
+                    yield Local(caller, name, written, line(declarator), node.end_point[0] + 1)
             return
         scope = node.parent
         # `if (Model* m = ...)`: the whole if statement; under `#ifdef` in a block: the block
