@@ -193,3 +193,28 @@ void Server::Run() {
     }
     assert graph.stats["member_calls_external_type"] == 1  # entry.first.size(): std::string's
     assert graph.stats["member_calls_unknown_type"] == 1  # x: ranges over a pointer, no container
+
+
+def test_what_a_catch_clause_catches_is_typed(tmp_path):
+    """`catch (const BackendException& ex) { ex.Describe(); }`: the parameter is a variable of the
+    clause's block (Triton's `pb_exception.what()`); outside the clause the name is not it."""
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+namespace ns {
+struct BackendException { const char* Describe() const; };
+struct Other { void Describe(); };
+void Run();
+void Handle() {
+  try {
+    Run();
+  } catch (const BackendException& ex) {
+    ex.Describe();
+  }
+  ex.Describe();
+}
+}
+"""})
+    assert {(s, t, line) for s, t, _p, line in calls(graph)} == {
+        ("cpp:ns::Handle", "cpp:ns::Run", 8),
+        ("cpp:ns::Handle", "cpp:ns::BackendException::Describe", 10),
+    }  # line 12: no `ex` in scope there

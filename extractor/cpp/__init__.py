@@ -37,7 +37,8 @@ from extractor.model import Language, Step
 # variables of bodies that member calls are made on (CppFacts.locals), type aliases (CppFacts.type_aliases),
 # the template parameters in scope of each definition (Definition.template_params); a callee's `.`/`->`
 # is its own operator's (`a->b.m` was written `a->b->m`)
-# version 20: a range-for's `auto` variable keeps what it ranges over (Local.init, Local.element)
+# version 20: a range-for's `auto` variable keeps what it ranges over (Local.init, Local.element); a catch
+# clause's parameter is a body's variable
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
             extract=extract_cpp_graph, version="20", forkable=True)
 

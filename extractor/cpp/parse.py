@@ -576,6 +576,7 @@ _FILE_PATTERNS = (
     "(declaration) @local",
     "(for_range_loop) @range",
     "(lambda_expression declarator: (_) @lambda)",  # abstract_function_declarator; CUDA: lambda_declarator
+    "(catch_clause) @catch",
     "(preproc_def) @define",
     f"(init_declarator value: [{_STRING[1:-1]} (argument_list) (initializer_list)]) @init",
     f"(call_expression arguments: (argument_list {_STRING})) @literal_call",

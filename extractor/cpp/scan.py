@@ -613,8 +613,9 @@ class _Scanner:
                 self.fields.append(Field(owner, name, written, line(decl)))
 
     def visit_locals(self, found: dict[str, list[Any]], calls: list[tuple[str, str, int]]) -> list[Local]:
-        """The variables of function bodies (locals, range-for's, lambdas' parameters) that a member call
-        of the same body is made on (`m` of `m->Init()`), with their declared types and scopes."""
+        """The variables of function bodies (locals, range-for's, lambdas' parameters, what a catch clause
+        catches) that a member call of the same body is made on (`m` of `m->Init()`), with their declared
+        types and scopes."""
         heads: dict[str, set[str]] = {}
         for qual, callee, _line in calls:
             m = _OBJECT_HEAD.match(callee)
@@ -625,7 +626,7 @@ class _Scanner:
         bodies = self.bodies
         starts = [b[0] for b in bodies]
         out: list[Local] = []
-        for kind in ("local", "range", "lambda"):
+        for kind in ("local", "range", "lambda", "catch"):
             for node in found.get(kind, ()):
                 i = bisect.bisect_right(starts, node.start_byte) - 1
                 if i < 0 or node.end_byte > bodies[i][1]:
@@ -637,8 +638,9 @@ class _Scanner:
 
     def body_variables(self, kind: str, node: Any, names: set[str], caller: str) -> Iterator[Local]:
         """The variables among ``names`` that the declaration, range-for or lambda ``node`` declares."""
-        if kind == "lambda":
-            end = line(node) if node.parent is None else node.parent.end_point[0] + 1
+        if kind in ("lambda", "catch"):  # a lambda's parameters, or what a catch clause catches
+            end = node.end_point[0] + 1 if kind == "catch" else \
+                line(node) if node.parent is None else node.parent.end_point[0] + 1
             for p in parameters(node):
                 if p.name in names:
                     yield Local(caller, p.name, p.type, line(node), end)
