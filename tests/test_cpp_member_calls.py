@@ -184,6 +184,10 @@ void Server::Run() {
   for (auto& m : models_) { m->Load(); }
   for (const auto& entry : backends_) { entry.second->Name(); entry.first.size(); }
   for (auto& x : registry_) { x.Load(); }
+  for (const auto& pair : backends_) {
+    auto backend = pair.second;  // pair is no call's object: read because backend is initialized from it
+    backend->Name();
+  }
 }
 }
 """})
@@ -191,6 +195,7 @@ void Server::Run() {
         ("cpp:ns::Server::Run", "cpp:ns::Model::Load"),  # an element of models_: a unique_ptr<Model>
         ("cpp:ns::Server::Run", "cpp:ns::Backend::Name"),  # entry.second: a shared_ptr<Backend>
     }
+    assert graph.stats["member_calls_resolved"] == 3  # and `backend`, initialized from pair.second
     assert graph.stats["member_calls_external_type"] == 1  # entry.first.size(): std::string's
     assert graph.stats["member_calls_unknown_type"] == 1  # x: ranges over a pointer, no container
 

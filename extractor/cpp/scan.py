@@ -83,6 +83,8 @@ _ALIAS_START = re.compile(rb"namespace\s+\w+\s*=")
 _USING_START = re.compile(rb"using\s+(?:namespace\s|[\w:\s]+;)")
 # the variable a member call is made on, when the callee starts with one: `m` of `m->Init`, `m.get().Run`
 _OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->)")
+_INIT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|$)")  # the variable `entry` of `entry.second`, `it->second`, `x`
+_MAX_INIT_DEPTH = 4  # as extractor.cpp.members follows `auto` variables initialized from `auto` variables
 # a template's call as written, spaces removed: `std::make_unique<ns::Model>`, `static_cast<Model*>`
 _TEMPLATE_CALL = re.compile(r"((?:::)?[A-Za-z_][\w:]*)<(.+)>")
 _CASTS = frozenset({"static_cast", "dynamic_cast", "reinterpret_cast", "const_cast"})
@@ -626,14 +628,27 @@ class _Scanner:
         bodies = self.bodies
         starts = [b[0] for b in bodies]
         out: list[Local] = []
-        for kind in ("local", "range", "lambda", "catch"):
-            for node in found.get(kind, ()):
-                i = bisect.bisect_right(starts, node.start_byte) - 1
-                if i < 0 or node.end_byte > bodies[i][1]:
-                    continue
-                names = heads.get(bodies[i][2])
-                if names:
-                    out.extend(self.body_variables(kind, node, names, bodies[i][2]))
+        asked = {qual: set(names) for qual, names in heads.items()}
+        for _round in range(_MAX_INIT_DEPTH):
+            declared: list[Local] = []
+            for kind in ("local", "range", "lambda", "catch"):
+                for node in found.get(kind, ()):
+                    i = bisect.bisect_right(starts, node.start_byte) - 1
+                    if i < 0 or node.end_byte > bodies[i][1]:
+                        continue
+                    names = heads.get(bodies[i][2])
+                    if names:
+                        declared.extend(self.body_variables(kind, node, names, bodies[i][2]))
+            out.extend(declared)
+            # the variables an `auto` one is initialized from or ranges over (`auto b = entry.second;`)
+            heads = {}
+            for local in declared:
+                m = _INIT_HEAD.match(local.init) if local.init else None
+                if m is not None and m.group(1) != "this" and m.group(1) not in asked[local.caller]:
+                    asked[local.caller].add(m.group(1))
+                    heads.setdefault(local.caller, set()).add(m.group(1))
+            if not heads:
+                break
         return out
 
     def body_variables(self, kind: str, node: Any, names: set[str], caller: str) -> Iterator[Local]:
