@@ -223,3 +223,34 @@ void Handle() {
         ("cpp:ns::Handle", "cpp:ns::Run", 8),
         ("cpp:ns::Handle", "cpp:ns::BackendException::Describe", 10),
     }  # line 12: no `ex` in scope there
+
+
+def test_an_element_taken_by_subscript(tmp_path):
+    """`v[i].m()`, `m[k]->m()`, `p[i].m()` and `auto& x = v[i];`: a vector's element, a map's mapped
+    value (not a pair), what a pointer points at; a set has no `operator[]`."""
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+namespace ns {
+struct Model { void Load(); };
+struct Queue { bool Empty(); };
+void Run(std::vector<Model>& models, std::map<std::string, std::unique_ptr<Queue>>& queues, Model* raw,
+         std::set<Model>& bag) {
+  models[0].Load();
+  queues["a"]->Empty();
+  raw[1].Load();
+  auto& first = models[0];
+  first.Load();
+  bag[0].Load();
+}
+}
+"""})
+    assert {(t, line) for _s, t, _p, line in calls(graph)} == {
+        ("cpp:ns::Model::Load", 12), ("cpp:ns::Queue::Empty", 13), ("cpp:ns::Model::Load", 14),
+        ("cpp:ns::Model::Load", 16),
+    }  # line 17: std::set has no operator[]
+    assert graph.stats["member_calls_unknown_type"] == 1

@@ -68,6 +68,29 @@ class HandleTypes:
         return None
 
 
+    def subscripted(self, text: str) -> str | None:
+        """The type `x[i]` has for an ``x`` declared ``text``: an element of a container with `operator[]`
+        (`std::vector<T>`, `std::array<T, N>`: T), a map's mapped value, what a pointer points at; None
+        for anything else."""
+        written = _QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&")
+        if written.endswith("*"):
+            return written[:-1]
+        m = _TEMPLATE.fullmatch(written)
+        if m is None:
+            return None
+        name, arguments = m.group(1).lstrip(":"), split_top_level(m.group(2))
+        if name.removeprefix("std::") in _INDEXED and (name in self.containers or "std::" + name in self.containers):
+            return arguments[0] if arguments else None
+        if name.removeprefix("std::") in _KEYED and (name in self.maps or "std::" + name in self.maps):
+            return arguments[1] if len(arguments) >= 2 else None
+        return None
+
+
+# the containers and maps of the standard library that have an `operator[]`
+_INDEXED = frozenset({"vector", "deque", "array", "span"})
+_KEYED = frozenset({"map", "unordered_map"})
+
+
 def pair_member(text: str, name: str) -> str | None:
     """The type of `.first` (``name``) or `.second` of a `std::pair` declared ``text``; None for
     anything else."""

@@ -58,7 +58,7 @@ AMBIGUOUS = "ambiguous"
 # `obj->method` as the scanner writes a callee (extractor.cpp.names.callee_text): the object's text,
 # the last operator, the method's name
 _CALLEE = re.compile(r"(.+?)(\.|->)(~?[A-Za-z_]\w*)")
-_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->)")  # the variable `m` of `m->Init`, `m.get()->Run`
+_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|\[)")  # the variable `m` of `m->Init`, `m.get()->Run`
 _INNERMOST_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NAME_AT = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
 _NO_TEMPLATE_PARAMS: frozenset[str] = frozenset()
@@ -231,6 +231,11 @@ class MemberCalls:
         for op, name, arguments in steps[1:]:
             if declared is None:
                 break
+            if op == "[]":  # `v[i]`: an element of a container, a map's value, what a pointer points at
+                element = self.handles.subscripted(declared.text)
+                declared, reason = (dataclasses.replace(declared, text=element), "") if element else \
+                    (None, UNKNOWN_TYPE)
+                continue
             member = pair_member(declared.text, name) if op == "." and arguments < 0 else None
             if member is not None:  # `entry.second` of a map's element
                 declared = dataclasses.replace(declared, text=member)
@@ -429,8 +434,9 @@ def _depth_found(cls: str, name: str) -> int:
 
 
 def _steps(text: str) -> list[Step] | None:
-    """A member call's object as steps, `a->b().c` -> [("", "a", False), ("->", "b", True), (".", "c",
-    False)]; None for anything else (`v[i]`, `(*p)`, a cast, a template's arguments, a text cut short)."""
+    """A member call's object as steps, `a->b().c` -> [("", "a", -1), ("->", "b", 0), (".", "c", -1)],
+    `v[i]` -> [("", "v", -1), ("[]", "", -1)]; None for anything else (`(*p)`, a cast, a template's
+    arguments, a text cut short)."""
     out: list[Step] = []
     op = ""
     at, end = 0, len(text)
@@ -447,6 +453,12 @@ def _steps(text: str) -> list[Step] | None:
             arguments = _count_arguments(text[at + 1:closing - 1])
             at = closing
         out.append((op, m.group(), arguments))
+        while at < end and text[at] == "[":  # `v[i]`: an element of v
+            closing = _after_brackets(text, at)
+            if closing < 0:
+                return None
+            out.append(("[]", "", -1))
+            at = closing
         if at == end:
             return out
         if text.startswith("->", at):
@@ -488,17 +500,22 @@ def _count_arguments(text: str) -> int:
     return count
 
 
-def _after_parentheses(text: str, at: int) -> int:
+def _after_parentheses(text: str, at: int, opening: str = "(", closing: str = ")") -> int:
     """The index after the `)` that closes the `(` at ``at``, -1 when it is not closed."""
     depth = 0
     for i in range(at, len(text)):
-        if text[i] == "(":
+        if text[i] == opening:
             depth += 1
-        elif text[i] == ")":
+        elif text[i] == closing:
             depth -= 1
             if depth == 0:
                 return i + 1
     return -1
+
+
+def _after_brackets(text: str, at: int) -> int:
+    """The index after the `]` that closes the `[` at ``at``, -1 when it is not closed."""
+    return _after_parentheses(text, at, "[", "]")
 
 
 __all__ = ["AMBIGUOUS", "EXTERNAL_BASE", "EXTERNAL_TYPE", "NO_METHOD", "RESOLVED", "TEMPLATE_TYPE", "UNKNOWN_TYPE",

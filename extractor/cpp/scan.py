@@ -82,14 +82,15 @@ _ALIAS_START = re.compile(rb"namespace\s+\w+\s*=")
 # `using T = ...;` (a type alias, another node)
 _USING_START = re.compile(rb"using\s+(?:namespace\s|[\w:\s]+;)")
 # the variable a member call is made on, when the callee starts with one: `m` of `m->Init`, `m.get().Run`
-_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->)")
-_INIT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|$)")  # the variable `entry` of `entry.second`, `it->second`, `x`
+_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|\[)")
+_INIT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|\[|$)")  # `entry` of `entry.second`, `it->second`, `v[i]`, `x`
 _MAX_INIT_DEPTH = 4  # as extractor.cpp.members follows `auto` variables initialized from `auto` variables
 # a template's call as written, spaces removed: `std::make_unique<ns::Model>`, `static_cast<Model*>`
 _TEMPLATE_CALL = re.compile(r"((?:::)?[A-Za-z_][\w:]*)<(.+)>")
 _CASTS = frozenset({"static_cast", "dynamic_cast", "reinterpret_cast", "const_cast"})
 # an `auto` variable's initializers whose type the graph step may read (extractor.cpp.members)
-_INITIALIZERS = frozenset({"call_expression", "identifier", "field_expression", "qualified_identifier"})
+_INITIALIZERS = frozenset({"call_expression", "identifier", "field_expression", "qualified_identifier",
+                           "subscript_expression"})
 _MAX_INIT = 160
 # template parameters that name types (not `int N`), whose names are type_identifiers
 _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "variadic_type_parameter_declaration",
