@@ -254,3 +254,32 @@ void Run(std::vector<Model>& models, std::map<std::string, std::unique_ptr<Queue
         ("cpp:ns::Model::Load", 16),
     }  # line 17: std::set has no operator[]
     assert graph.stats["member_calls_unknown_type"] == 1
+
+
+def test_iterators_and_element_accessors_of_the_standard_containers(tmp_path):
+    """`m.find(k)` and `v.begin()` give iterators whose `->` reaches the element (a map's a pair:
+    `it->second`), `v.front()`, `v.back()` and `v.at(i)` an element, `m.at(k)` a map's mapped value;
+    `.find` on anything else is the class's own method."""
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+namespace ns {
+struct Model { void Load(); };
+struct Index { Model* find(int k); };
+void Run(std::map<std::string, std::shared_ptr<Model>>& by_name, std::vector<Model>& models, Index& index) {
+  auto it = by_name.find("a");
+  it->second->Load();
+  models.begin()->Load();
+  models.front().Load();
+  models.back().Load();
+  models.at(0).Load();
+  by_name.at("b")->Load();
+  index.find(1)->Load();
+}
+}
+"""})
+    assert {line for _s, t, _p, line in calls(graph) if t == "cpp:ns::Model::Load"} == {11, 12, 13, 14, 15, 16, 17}
+    assert ("cpp:ns::Run", "cpp:ns::Index::find", "a.cc", 17) in calls(graph)

@@ -45,7 +45,7 @@ class HandleTypes:
         """Whether the template ``written`` (`std::unique_ptr`, `::std::unique_ptr`, `unique_ptr` after a
         `using std::unique_ptr;`) is one of the handles."""
         name = written.lstrip(":")
-        return name in self.templates or "std::" + name in self.templates
+        return name in self.templates or "std::" + name in self.templates or name == ITERATOR
 
     def factory(self, written: str) -> str:
         """The handle template the factory ``written`` makes, "" when it is none."""
@@ -84,6 +84,42 @@ class HandleTypes:
         if name.removeprefix("std::") in _KEYED and (name in self.maps or "std::" + name in self.maps):
             return arguments[1] if len(arguments) >= 2 else None
         return None
+
+
+    def standard_step(self, text: str, op: str, name: str, arguments: int) -> str | None:
+        """The type one step of a chain reaches through the standard library's containers, maps, pairs
+        and iterators from an object declared ``text``: `.front()`, `.back()`, `.at(i)` (an element, a
+        map's mapped value), `.find(k)`, `.begin()` and the like (an iterator, :data:`ITERATOR`, whose `->`
+        reaches the element), `.first`/`.second` of a pair and `it->second` of a map's iterator; None when
+        the step is none of these (then the step is a member of the object's class)."""
+        if arguments < 0:
+            if op == "->":
+                inner = _iterated(text)
+                return pair_member(inner, name) if inner is not None else None
+            return pair_member(text, name) if op == "." else None
+        if op != ".":
+            return None
+        element = self.element(text)
+        if element is None:
+            return None
+        if name in _ITERATING:
+            return f"{ITERATOR}<{element}>"
+        keyed = element.startswith("std::pair<")
+        if name in ("front", "back") and not keyed and arguments == 0:
+            return element
+        if name == "at" and arguments == 1:
+            return pair_member(element, "second") if keyed else element
+        return None
+
+
+ITERATOR = "std::__iterator"  # no type of the library: what `.find()` and `.begin()` return, here
+_ITERATING = frozenset({"begin", "end", "cbegin", "cend", "rbegin", "rend", "find", "lower_bound", "upper_bound"})
+
+
+def _iterated(text: str) -> str | None:
+    """What an iterator (:data:`ITERATOR`) declared ``text`` points at; None for anything else."""
+    m = _TEMPLATE.fullmatch(_QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&"))
+    return m.group(2) if m is not None and m.group(1) == ITERATOR else None
 
 
 # the containers and maps of the standard library that have an `operator[]`

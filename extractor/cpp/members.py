@@ -41,7 +41,7 @@ import re
 from collections.abc import Mapping
 
 from extractor.cpp.facts import CppFacts, Local
-from extractor.cpp.handles import HANDLE, HandleTypes, load_handles, pair_member, unwrap
+from extractor.cpp.handles import HANDLE, HandleTypes, load_handles, unwrap
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.cpp.symbols import AGGREGATES, CALLABLE, Def, SymbolTable, local_namespace
 from extractor.model import Parameter, ParamKind
@@ -236,9 +236,10 @@ class MemberCalls:
                 declared, reason = (dataclasses.replace(declared, text=element), "") if element else \
                     (None, UNKNOWN_TYPE)
                 continue
-            member = pair_member(declared.text, name) if op == "." and arguments < 0 else None
-            if member is not None:  # `entry.second` of a map's element
-                declared = dataclasses.replace(declared, text=member)
+            # `entry.second` of a map's element, `it->second`, `v.front()`, `m.find(k)`, `v.at(i)`
+            through = self.handles.standard_step(declared.text, op, name, arguments)
+            if through is not None:
+                declared = dataclasses.replace(declared, text=through)
                 continue
             cls, reason = self._class_of(declared, op)
             declared, reason = self._member_type(cls, name, arguments) if cls else (None, reason)
