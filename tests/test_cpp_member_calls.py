@@ -283,3 +283,29 @@ void Run(std::map<std::string, std::shared_ptr<Model>>& by_name, std::vector<Mod
 """})
     assert {line for _s, t, _p, line in calls(graph) if t == "cpp:ns::Model::Load"} == {11, 12, 13, 14, 15, 16, 17}
     assert ("cpp:ns::Run", "cpp:ns::Index::find", "a.cc", 17) in calls(graph)
+
+
+def test_dereferences_and_casts(tmp_path):
+    """`(*p)->m()` through a pointer to a handle (Triton's `(*response)->AddParameter(...)`), `(*p).m()`,
+    and the type a cast writes out: `static_cast<T*>(x)->m()`, `std::static_pointer_cast<T>(x)->m()`."""
+    from tests.cpp_support import cpp_graph
+    graph = cpp_graph(tmp_path, {"a.cc": """
+#include <memory>
+namespace ns {
+struct Response { void AddParameter(); };
+struct Memory { void AddBuffer(); };
+void Run(std::unique_ptr<Response>* response, Response* raw, void* opaque, std::shared_ptr<void> data) {
+  (*response)->AddParameter();
+  std::unique_ptr<Response>* local = response;
+  (*local)->AddParameter();
+  (*raw).AddParameter();
+  static_cast<Memory*>(opaque)->AddBuffer();
+  std::static_pointer_cast<Memory>(data)->AddBuffer();
+  static_cast<Memory*>(opaque).AddBuffer();
+}
+}
+"""})
+    assert {(t, line) for _s, t, _p, line in calls(graph)} == {
+        ("cpp:ns::Response::AddParameter", 7), ("cpp:ns::Response::AddParameter", 9),
+        ("cpp:ns::Response::AddParameter", 10), ("cpp:ns::Memory::AddBuffer", 11), ("cpp:ns::Memory::AddBuffer", 12),
+    }  # line 13: `.` on a pointer

@@ -68,6 +68,18 @@ class HandleTypes:
         return None
 
 
+    def dereferenced(self, text: str) -> str | None:
+        """The type `*x` has for an ``x`` declared ``text``: what a pointer, a handle or an iterator
+        points at; None for anything else (a class's own `operator*`)."""
+        written = _QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&")
+        if written.endswith("*"):
+            return written[:-1]
+        m = _TEMPLATE.fullmatch(written)
+        if m is None or not self.is_handle(m.group(1)):
+            return None
+        arguments = split_top_level(m.group(2))
+        return arguments[0] if arguments else None
+
     def subscripted(self, text: str) -> str | None:
         """The type `x[i]` has for an ``x`` declared ``text``: an element of a container with `operator[]`
         (`std::vector<T>`, `std::array<T, N>`: T), a map's mapped value, what a pointer points at; None

@@ -58,9 +58,13 @@ AMBIGUOUS = "ambiguous"
 # `obj->method` as the scanner writes a callee (extractor.cpp.names.callee_text): the object's text,
 # the last operator, the method's name
 _CALLEE = re.compile(r"(.+?)(\.|->)(~?[A-Za-z_]\w*)")
-_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|\[)")  # the variable `m` of `m->Init`, `m.get()->Run`
+_OBJECT_HEAD = re.compile(r"\(?\*?([A-Za-z_]\w*)\)?(?:\.|->|\[)")  # `m` of `m->Init`, `v[i].x`, `(*p)->x`
 _INNERMOST_ARGUMENTS = re.compile(r"<[^<>]*>")
 _NAME_AT = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")
+_DEREF = re.compile(r"\(\*([A-Za-z_]\w*)\)")  # `(*p)`
+# `static_cast<`, `reinterpret_cast<`, `std::static_pointer_cast<` (group 1: a pointer cast of shared_ptrs)
+_CAST = re.compile(r"(?:::)?(?:std::)?(?:(?:static|reinterpret|dynamic|const)_cast|(?:static|dynamic|const|"
+                   r"reinterpret)(_pointer_cast))<")
 _NO_TEMPLATE_PARAMS: frozenset[str] = frozenset()
 _MAX_DEPTH = 4  # aliases of aliases, `auto` variables initialized from `auto` variables
 
@@ -231,6 +235,11 @@ class MemberCalls:
         for op, name, arguments in steps[1:]:
             if declared is None:
                 break
+            if op == "*":  # `(*p)`: what a pointer, a handle or an iterator points at
+                pointee = self.handles.dereferenced(declared.text)
+                declared, reason = (dataclasses.replace(declared, text=pointee), "") if pointee else \
+                    (None, UNKNOWN_TYPE)
+                continue
             if op == "[]":  # `v[i]`: an element of a container, a map's value, what a pointer points at
                 element = self.handles.subscripted(declared.text)
                 declared, reason = (dataclasses.replace(declared, text=element), "") if element else \
@@ -248,7 +257,9 @@ class MemberCalls:
     def _head(self, step: Step, call: _Call, line: int, depth: int,
               first: tuple[Local | None] | None) -> tuple[Declared | None, str]:
         """The declared type of a chain's first step: `this`, a variable, a member, a function's result."""
-        _op, name, arguments = step
+        op, name, arguments = step
+        if op == "cast":  # the type a cast writes out
+            return Declared(name, call.where, call.path, call.template_params), ""
         called = arguments >= 0
         owner = call.owner
         if name == "this" and not called:
@@ -441,6 +452,28 @@ def _steps(text: str) -> list[Step] | None:
     out: list[Step] = []
     op = ""
     at, end = 0, len(text)
+    deref = _DEREF.match(text)
+    cast = _CAST.match(text) if deref is None else None
+    if deref is not None:  # `(*p)`: what p points at
+        out += [("", deref.group(1), -1), ("*", "", -1)]
+        at = deref.end()
+    elif cast is not None:  # `static_cast<T*>(x)`, `std::static_pointer_cast<T>(x)`: a T* or a shared_ptr<T>
+        angled = _after_parentheses(text, cast.end() - 1, "<", ">")
+        closing = _after_parentheses(text, angled) if angled > 0 and text.startswith("(", angled) else -1
+        if closing < 0:
+            return None
+        written = text[cast.end():angled - 1]
+        out.append(("cast", f"std::shared_ptr<{written}>" if cast.group(1) else written, -1))
+        at = closing
+    if out:
+        if at == end:
+            return out
+        if text.startswith("->", at):
+            op, at = "->", at + 2
+        elif text[at] == ".":
+            op, at = ".", at + 1
+        else:
+            return None
     while True:
         m = _NAME_AT.match(text, at)
         if m is None:

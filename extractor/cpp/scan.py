@@ -82,7 +82,7 @@ _ALIAS_START = re.compile(rb"namespace\s+\w+\s*=")
 # `using T = ...;` (a type alias, another node)
 _USING_START = re.compile(rb"using\s+(?:namespace\s|[\w:\s]+;)")
 # the variable a member call is made on, when the callee starts with one: `m` of `m->Init`, `m.get().Run`
-_OBJECT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|\[)")
+_OBJECT_HEAD = re.compile(r"\(?\*?([A-Za-z_]\w*)\)?(?:\.|->|\[)")  # `m` of `m->Init`, `v[i].x`, `(*p)->x`
 _INIT_HEAD = re.compile(r"([A-Za-z_]\w*)(?:\.|->|\[|$)")  # `entry` of `entry.second`, `it->second`, `v[i]`, `x`
 _MAX_INIT_DEPTH = 4  # as extractor.cpp.members follows `auto` variables initialized from `auto` variables
 # a template's call as written, spaces removed: `std::make_unique<ns::Model>`, `static_cast<Model*>`
