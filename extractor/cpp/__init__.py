@@ -41,8 +41,9 @@ from extractor.model import Language, Step
 # clause's parameter is a body's variable
 # version 21: an `auto` variable initialized from a subscript (`auto& m = models_[i];`) keeps it (Local.init)
 # version 22: the variable a member call's object dereferences (`(*state)->Stub()`) is read
+# version 23: namespaces' variables whose type may be a class (CppFacts.globals)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="22", forkable=True)
+            extract=extract_cpp_graph, version="23", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -177,6 +177,19 @@ class Local(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     element: bool = False
 
 
+class Global(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
+    """A variable a namespace declares (`Logger gLogger_;`, `static FileSystemManager fsm_;`, `inline
+    constexpr auto kU4 = ScalarType::uint(4);`) whose type may be a class of the system (not a builtin
+    type): member calls are made on it from anywhere its name is seen."""
+
+    scope: str  # the enclosing namespaces joined with `::`, as definition records write them
+    name: str
+    type: str  # as declared
+    line: int
+    init: str = ""  # an `auto` one's initializer, as Local.init
+    static: bool = False  # `static` at namespace scope: seen in its own file only
+
+
 class CppFacts(msgspec.Struct, frozen=True):
     """Everything one C/C++/CUDA file contributes; names as written, resolved by the graph step."""
 
@@ -206,6 +219,7 @@ class CppFacts(msgspec.Struct, frozen=True):
     class_macro_bodies: tuple[tuple[str, int], ...] = ()
     fields: tuple[Field, ...] = ()  # data members of the classes it defines
     locals: tuple[Local, ...] = ()  # variables of function bodies that are objects of member calls
+    globals: tuple[Global, ...] = ()  # variables of namespaces whose type may be a class of the system
     type_aliases: tuple[TypeAlias, ...] = ()  # outside function bodies
     truncated: bool = False  # nesting too deep to walk: the rest of the file is not indexed
     errors: int = 0  # ERROR nodes in the tree

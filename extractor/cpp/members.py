@@ -13,6 +13,7 @@ The object's type is known when x is
 - a parameter of the calling function (of the very definition whose body holds the call: overloads
   name their parameters differently);
 - a data member of the caller's class or of one of its bases (`model_->Init()`, `this->model_->Init()`);
+- a namespace's variable seen from the caller's scope (`gLogger_.Log()`, `vllm::kU4B8.id()`);
 - `this`;
 - or, step by step along a chain (`a->b().c.m()`), a member or a method's return type of a class
   known at the previous step, or the return type of a function the caller calls by name.
@@ -25,8 +26,8 @@ namespace aliases, usings); the method in the class, then in its bases (a virtua
 only in a base is the base's node: the static type decides, as for a call C++ does not dispatch).
 
 What stays unresolved is counted by reason (the step's ``member_calls_<reason>``):
-``unknown_type`` (no declaration of the object is read: `auto`, a global, an expression such as
-`v[i]`, `operator->` of a class), ``external_type`` (declared with a type the system does not define:
+``unknown_type`` (no declaration of the object is read: `auto`, a class's static, an expression such as
+`a + b`, `operator->` of a class), ``external_type`` (declared with a type the system does not define:
 `std::vector`, `torch::Tensor`, a handle's own method), ``template_type`` (a template parameter of the
 caller or of the member's class), ``no_method`` (the class and its bases have no such method),
 ``external_base`` (not in the class or its system bases, and a base is outside the system), and
@@ -40,6 +41,7 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
+from extractor.acquire.headers import HEADER_SUFFIXES
 from extractor.cpp.facts import CppFacts, Local
 from extractor.cpp.handles import HANDLE, HandleTypes, load_handles, unwrap
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
@@ -148,6 +150,25 @@ class MemberCalls:
                 self.type_aliases.setdefault(f"{scope}::{alias.name}" if scope else alias.name,
                                              Declared(alias.type, scope, path, _NO_TEMPLATE_PARAMS))
         self.alias_names = frozenset(qual.rsplit("::", 1)[-1] for qual in self.type_aliases)
+        # namespaces' variables by qualified name (a file's own under its anonymous namespace), and the
+        # initializers of the `auto` ones; a name declared with two types is not guessed between
+        self.globals: dict[str, Declared] = {}
+        self.global_inits: dict[str, str] = {}
+        self.ambiguous_globals: set[str] = set()
+        self._global_scopes: dict[str, _Call] = {}  # where each `auto` one's initializer is read
+        for path in sorted(facts):
+            for variable in facts[path].globals:
+                scope = variable.scope.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
+                # `static` in a source file: its own; in a header: every includer's copy (read as one)
+                if variable.static and not path.endswith(HEADER_SUFFIXES) and local_namespace(path) not in scope:
+                    scope = f"{scope}::{local_namespace(path)}" if scope else local_namespace(path)
+                qual = f"{scope}::{variable.name}" if scope else variable.name
+                declared = Declared(variable.type, scope, path, _NO_TEMPLATE_PARAMS)
+                known = self.globals.setdefault(qual, declared)
+                if variable.init:
+                    self.global_inits.setdefault(qual, variable.init)
+                if (known.text, self.global_inits.get(qual, "")) != (variable.type, variable.init):
+                    self.ambiguous_globals.add(qual)
         # memos: their answers do not depend on the order of the questions (the children that resolve
         # call sites in spans each fill their own)
         self._members: dict[tuple[str, str, bool], tuple[str | Declared, str]] = {}
@@ -271,7 +292,7 @@ class MemberCalls:
                 target = found if isinstance(found, str) else ""
             return self._returns(target, arguments) if target else (None, UNKNOWN_TYPE)
         if "::" in name:
-            return None, UNKNOWN_TYPE  # a static member or a namespace's variable: not recorded
+            return self._global(call, name, line, depth)  # a namespace's variable (a class's static: not read)
         where = call.where
         local = first[0] if first is not None else self._local(call, name, line)
         if local is not None:
@@ -293,7 +314,35 @@ class MemberCalls:
                 return field, ""
             if reason == AMBIGUOUS:
                 return None, AMBIGUOUS
-        return None, UNKNOWN_TYPE
+        return self._global(call, name, line, depth)
+
+    def _global(self, call: _Call, name: str, line: int, depth: int) -> tuple[Declared | None, str]:
+        """The declared type of the namespace variable ``name`` (`gLogger_`, `vllm::kU4`) seen from the
+        call's scope outwards, a file-local one (anonymous namespace, `static`) only in its own file; an
+        `auto` one's from its initializer, whose names are looked up from the call as the variable's were."""
+        written = name.lstrip(":")
+        here = local_namespace(call.path)
+        found: Declared | None = None
+        for prefix in ([""] if name.startswith("::") else _outward_scopes(call.where)):
+            for qual in (f"{prefix}::{written}" if prefix else written,
+                         f"{prefix}::{here}::{written}" if prefix else f"{here}::{written}"):
+                found = self.globals.get(qual)
+                if found is not None:
+                    break
+            if found is not None:
+                break
+        if found is None or qual in self.ambiguous_globals:
+            return None, AMBIGUOUS if found is not None else UNKNOWN_TYPE
+        if found.text != "auto":
+            return found, ""
+        init = _steps(self.global_inits[qual]) if depth < _MAX_DEPTH else None
+        if init is None:
+            return None, UNKNOWN_TYPE
+        at = self._global_scopes.get(qual)
+        if at is None:  # the initializer's names are looked up from the variable's own scope
+            at = self._global_scopes[qual] = _Call(cpp_id(qual), written, None, found.path, "", _NO_TEMPLATE_PARAMS,
+                                                   found.scope, {})
+        return self._evaluate(init, at, 0, depth + 1)
 
     def _local(self, call: _Call, name: str, line: int) -> Local | None:
         """The variable ``name`` of ``call``'s body in scope at ``line``: the latest declared."""
@@ -426,6 +475,12 @@ class MemberCalls:
                 found |= hits
                 external = external or outside
         return found, external
+
+
+def _outward_scopes(scope: str) -> list[str]:
+    """``scope`` and the scopes enclosing it, innermost first, the global scope ("") last."""
+    parts = scope.split("::") if scope else []
+    return ["::".join(parts[:k]) for k in range(len(parts), -1, -1)]
 
 
 def _depth_found(cls: str, name: str) -> int:

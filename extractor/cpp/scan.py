@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Local, NamespaceAlias, Param,
+from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Global, Local, NamespaceAlias, Param,
                                  PybindFact, Scope, TorchOpFact, TypeAlias, Using)
 from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
@@ -240,6 +240,7 @@ class _Scanner:
         self.template_names: list[tuple[str, ...]] = []  # the type parameters of each template around
         self.fields: list[Field] = []
         self.type_aliases: list[TypeAlias] = []
+        self.globals: list[Global] = []
         self.handles = load_handles()
 
     # -- walking declaration levels ------------------------------------------------------------
@@ -563,10 +564,16 @@ class _Scanner:
                 inner_decl = decl.child_by_field_name("declarator")
                 if value is None or value.type != "initializer_list" or inner_decl is None \
                         or inner_decl.type != "function_declarator":
+                    if not in_class and node.type == "declaration" and type_node is not None \
+                            and type_node.type not in _NOT_CLASS_TYPES:
+                        self.visit_global(node, type_node, decl, scope)  # `Logger g(...);`, `auto k = f();`
                     continue
                 decl, body = inner_decl, value
             fdecl = _function_declarator(decl)
             if fdecl is None:
+                if not in_class and node.type == "declaration" and type_node is not None \
+                        and type_node.type not in _NOT_CLASS_TYPES:
+                    self.visit_global(node, type_node, decl, scope)
                 continue
             name_node = fdecl.child_by_field_name("declarator")
             if name_node is None:
@@ -592,6 +599,26 @@ class _Scanner:
                          returns=return_type(node, fdecl))
             if body is not None:
                 self.bodies.append((body.start_byte, body.end_byte, _join(inner)))
+
+    def visit_global(self, node: Any, type_node: Any, decl: Any, scope: Scope) -> None:
+        """A namespace's variable whose type may be a class (`Logger gLogger_;`): member calls on it resolve
+        through its type, as on a local's. An `auto` one keeps its initializer when it is a name, a call or
+        a chain."""
+        name, written = declared_variable(node, decl)
+        if not name or "::" in name:
+            return  # a class's static member defined out of it: its class has the declaration
+        init = ""
+        if type_node.type == "placeholder_type_specifier" and decl.type == "init_declarator":
+            value = decl.child_by_field_name("value")
+            made = self.made_by(value)
+            if made:
+                written = made
+            elif value is not None and value.type in _INITIALIZERS and len(value.text) <= _MAX_INIT:
+                init = SPACES.sub("", text(value))
+            else:
+                return
+        self.globals.append(Global(_join(scope), name, written, line(decl), init,
+                                   bool(_storage_tags(node, self.data))))
 
     def visit_type_alias(self, node: Any, scope: Scope) -> None:
         """`using ModelPtr = std::shared_ptr<Model>;` in a namespace or a class."""
@@ -912,7 +939,7 @@ class _Scanner:
                         class_macro_uses=tuple(self.class_macro_uses),
                         class_macro_bodies=tuple(self.class_macro_bodies),
                         fields=tuple(self.fields), locals=tuple(sorted(local_vars, key=_local_order)),
-                        type_aliases=tuple(self.type_aliases),
+                        type_aliases=tuple(self.type_aliases), globals=tuple(self.globals),
                         words=words,
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
