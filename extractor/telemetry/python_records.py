@@ -235,7 +235,8 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
         if constructor.naming == "opentelemetry":
             unit_word = conventions().otel_unit(unit) if unit else ""
             full = build_otel_name(kind, raw_name, unit_word)
-        elif constructor.naming == "prometheus_client":
+        elif constructor.naming in ("prometheus_client", "collector"):
+            # a metric family strips a counter's _total and appends its unit as a metric does
             full = build_python_name(kind, raw_name, namespace, subsystem, unit)
         else:
             full = raw_name
