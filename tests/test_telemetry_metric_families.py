@@ -82,3 +82,27 @@ def test_metric_families_of_a_custom_collector_are_metrics(tmp_path):
         assert family["type"] == record["type"], name
         assert set(family["samples"]) <= set(record["exposed_names"]), name
         assert set(record["labels"]) <= set(family["labels"]), name
+
+
+CHOSEN = textwrap.dedent('''\
+    from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+    _FAMILIES = {"gauge": GaugeMetricFamily, "counter": CounterMetricFamily}
+
+
+    def family(kind, name, documentation):
+        cls = _FAMILIES.get(kind)
+        return cls(name, documentation)
+''')
+
+
+def test_metric_classes_held_in_a_dict_and_called_through_it_are_said(tmp_path):
+    # the class is picked from a dict by a value known at run time (gpustack's runtime metrics
+    # aggregator): archdiff makes no record of it, and says so where the classes are held
+    (tmp_path / "chosen.py").write_text(CHOSEN)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert result.records == ()
+    [said] = [d for d in result.diagnostics if d.code == "metric-classes-without-records"]
+    assert (said.path, said.line) == ("chosen.py", 3)
+    assert "prometheus_client.core.CounterMetricFamily (line 3)" in said.message
+    assert "prometheus_client.core.GaugeMetricFamily (line 3)" in said.message

@@ -63,6 +63,7 @@ _PARTIAL_PARAMS = (("*args", "var"), ("**kwargs", "kw"))
 _DICT_KEY = re.compile(r"^[A-Za-z0-9_:]+$")  # a dict entry a callable is kept in: ``d["counter"]``
 _NAMED = (ast.Name, ast.Attribute)
 _KEPT_VALUES = (ast.Call, ast.Dict)  # what an assignment keeps that a call may have made
+_HOLDERS = (ast.Dict, ast.List, ast.Tuple)  # what an assignment may keep metric classes in
 _OBSERVERS = frozenset({"observe", "inc", "set"})
 # Source encodings under which an ASCII file's text is its bytes (the parser's default is utf-8).
 _ASCII_TRANSPARENT = frozenset({"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252"})
@@ -233,6 +234,8 @@ class _Collector:
         index = self.index
         for cls in index.of(ast.ClassDef):
             self._class(cls)
+        held = [assign for assign in index.of(ast.Assign)
+                if assign.value.__class__ in _HOLDERS] if self._class_names else []
         for assign in index.of(ast.Assign):
             if len(assign.targets) != 1 or assign.value.__class__ not in _KEPT_VALUES:
                 continue
@@ -259,6 +262,8 @@ class _Collector:
             self._call(call, sites[position])
         for position in imports[done:]:
             self._import(nodes[position])
+        for assign in held:  # after the calls: a class called somewhere is used where it is called
+            self._held_uses(assign.value, assign)
         self._returned_callables()
 
     # -- imports ---------------------------------------------------------------------------------
@@ -443,10 +448,22 @@ class _Collector:
                 if text:
                     self._use(text, node, False)
 
-    def _use(self, text: str, node: ast.Call, shaped: bool) -> None:
+    def _held_uses(self, value: ast.expr, node: ast.AST) -> None:
+        """Metric classes held in a dict's values or a sequence (``{"gauge": GaugeMetricFamily}``,
+        ``KINDS = (Counter, Gauge)``) and called through it: uses too, whatever calls them."""
+        names = self._class_names
+        held = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(value, (ast.List, ast.Tuple)) \
+            else ()
+        for item in held:
+            if item is not None and item.__class__ in _NAMED and _last_part(item) in names:
+                text = name_chain(item)
+                if text:
+                    self._use(text, node, False)
+
+    def _use(self, text: str, node: ast.AST, shaped: bool) -> None:
         known = self.class_uses.get(text)
         if known is None or (shaped and not known.shaped):
-            self.class_uses[text] = ClassUse(text, node.lineno, shaped)
+            self.class_uses[text] = ClassUse(text, getattr(node, "lineno"), shaped)
 
     def _call(self, node: ast.Call, site: Site) -> None:
         func = node.func
