@@ -1,5 +1,6 @@
 """Ray's remote calls run what they name: ``task.remote(...)`` a ``@ray.remote`` function,
-``Actor.remote(...)`` makes the actor (its class), ``handle.method.remote(...)`` the actor's method
+``Actor.remote(...)`` makes the actor (its class), also written ``ray.remote(X).options(...).remote()``
+or ``ray.remote(num_gpus=1)(X).remote()``, ``handle.method.remote(...)`` the actor's method
 when the handle's class is known (llumnix's ``scaler: Scaler = ...; scaler.is_ready.remote()``).
 A ``remote`` that the code defines itself is the one called, and a handle of unknown class stays
 unresolved."""
@@ -35,8 +36,16 @@ class Client:
         return 2
 
 
+class Plain:
+    def run(self):
+        return 3
+
+
 def drive(handle):
     actor: Actor = Actor.remote()
+    ray.remote(Plain).options(num_cpus=1).remote()
+    ray.remote(num_gpus=1)(Plain).remote()
+    task.options(num_cpus=2).remote(2)
     ray.get(actor.ready.remote())
     ray.get(task.remote(1))
     client = Client()
@@ -56,6 +65,7 @@ def test_ray_remote_calls_run_the_function_method_or_class_they_name(tmp_path):
     calls = edge_set(extract_system([str(tmp_path / "src")], options=options).bundle, "calls")
     assert {target for source, target in calls if source == M + "drive"} == {
         M + "Actor", M + "Actor.ready", M + "task",
+        M + "Plain",  # an actor made with ray.remote(Plain) or ray.remote(...)(Plain)
         M + "Client", M + "Client.remote",  # the code's own remote()
         M + "Client.call",  # a method called .remote(): Ray's call of it, as written
     }
