@@ -118,6 +118,14 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
             bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target, "pyo3",
                                     f"{b.path}:{b.line}", "", ""))
     c_functions = _c_functions(nodes)
+    foreign = {i.node: i for i in items if i.abi and "foreign" in nodes.get(i.node, _NO_NODE).tags}
+    exported = {}
+    rust_exports: dict[str, list[RustItem]] = {}  # C name -> the Rust functions exporting it
+    for i in items:
+        if i.abi and i.node not in foreign and any(a.startswith(("no_mangle", "unsafe(no_mangle", "export_name"))
+                                                   for a in i.attrs):
+            exported[_exported_name(i)] = i
+            rust_exports.setdefault(_exported_name(i), []).append(i)
     for use in cgo:
         target = c_functions.get(use.name)
         if use.name in _CGO_HELPERS:
@@ -129,14 +137,15 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
         elif target:
             stats["cgo_calls_bound"] += 1
             bindings.append(Binding(use.path, use.line, use.caller, f"C.{use.name}", target, "cgo", "", "", ""))
+        elif len(rust_exports.get(use.name, ())) == 1:
+            # a C name no C/C++ file defines, that one Rust function exports (#[no_mangle] extern "C"):
+            # the Go code links that crate (candle-binding's shape); several exporting it are not chosen between
+            item = rust_exports[use.name][0]
+            stats["cgo_calls_bound_rust"] += 1
+            bindings.append(Binding(use.path, use.line, use.caller, f"C.{use.name}", item.node, "cgo",
+                                    f"{item.path}:{item.line}", "", ""))
         else:
-            stats["cgo_calls_unbound"] += 1
-    foreign = {i.node: i for i in items if i.abi and "foreign" in nodes.get(i.node, _NO_NODE).tags}
-    exported = {}
-    for i in items:
-        if i.abi and i.node not in foreign and any(a.startswith(("no_mangle", "unsafe(no_mangle", "export_name"))
-                                                   for a in i.attrs):
-            exported[_exported_name(i)] = i
+            stats["cgo_calls_ambiguous" if use.name in rust_exports else "cgo_calls_unbound"] += 1
     cxx_names = cxx_functions(items, foreign, nodes)
     if cxx_names:
         stats["cxx_functions_declared"] = len(cxx_names)
