@@ -94,3 +94,43 @@ def test_calls_of_cxx_bridge_functions_bind_to_the_cpp_functions_of_their_namesp
     # Engine::step (a method: self) is no free function
     assert (stats["cxx_functions_declared"], stats["cxx_calls_bound"]) == (3, 3)
     assert "rust_ffi_calls_unbound" not in stats  # no longer looked for among C's global names
+
+
+# Go calling a Rust library through cgo (semantic-router's candle-binding): the preamble only declares
+# the C names; a Rust `#[no_mangle] extern "C"` function exports each. A name two crates export is not
+# chosen between.
+GO_INTO_RUST = {
+    "go.mod": "module example.com/router\n\ngo 1.22\n",
+    "binding/Cargo.toml": '[package]\nname = "classify"\nversion = "0.1.0"\n\n[lib]\ncrate-type = ["cdylib"]\n',
+    "binding/src/lib.rs": (
+        "use std::os::raw::c_char;\n\n"
+        "#[no_mangle]\npub extern \"C\" fn classify_text(text: *const c_char) -> i32 {\n    0\n}\n\n"
+        "#[no_mangle]\npub extern \"C\" fn free_result(r: i32) {}\n"),
+    "other/Cargo.toml": '[package]\nname = "other"\nversion = "0.1.0"\n',
+    "other/src/lib.rs": "#[no_mangle]\npub extern \"C\" fn free_result(r: i32) {}\n",
+    "binding/classify.go": (
+        "package binding\n\n"
+        "/*\n#cgo LDFLAGS: -L${SRCDIR}/target/release -lclassify\n"
+        "extern int classify_text(const char* text);\nextern void free_result(int r);\n*/\n"
+        "import \"C\"\n\n"
+        "func Classify(text string) int {\n"
+        "\tr := C.classify_text(C.CString(text))\n"
+        "\tC.free_result(r)\n"
+        "\treturn int(r)\n}\n"),
+}
+
+
+def test_cgo_calls_bind_to_the_one_rust_function_exporting_the_name(tmp_path):
+    from extractor.context import ExtractOptions
+    from extractor.run.pipeline import extract_system
+
+    for rel, text in GO_INTO_RUST.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, probe_structs=False)).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {("go:example.com/router/binding.Classify", "rs:classify::classify_text", 11)}
+    stats = bundle["stats"]["ffi"]
+    assert (stats["cgo_calls_bound_rust"], stats["cgo_calls_ambiguous"]) == (1, 1)  # free_result: two crates
+    assert [(d["path"], d["line"], d["code"]) for d in bundle["diagnostics"] if d["code"].startswith("cgo")] \
+        == [("binding/classify.go", 12, "cgo-call-ambiguous")]  # said where it is

@@ -336,3 +336,51 @@ def test_the_metrics_crate_labels_as_one_expression_and_exporter_buckets_of_a_fi
     for name in ("engine_schedule_duration", "engine_batch_tokens", "engine_step_tokens"):
         assert found[name]["exposed_names"] == [name, f"{name}_bucket", f"{name}_count", f"{name}_sum"]
         assert found[name]["lint"] == []
+
+
+# A custom collector (semantic-router's inflight collector, kube-state-metrics' shape): each metric is a
+# prometheus.NewDesc kept in a struct field or a variable, its type the value type of the const metrics
+# Collect makes with it.
+GO_COLLECTOR = {
+    "go.mod": "module example.com/router\n\ngo 1.22\n",
+    "metrics/collector.go": (
+        "package metrics\n\n"
+        "import \"github.com/prometheus/client_golang/prometheus\"\n\n"
+        "const namespace = \"router\"\n\n"
+        "type poolCollector struct {\n\tinflight *prometheus.Desc\n\tserved *prometheus.Desc\n"
+        "\tlatency *prometheus.Desc\n\todd *prometheus.Desc\n}\n\n"
+        "var upDesc = prometheus.NewDesc(\"router_up\", \"Whether the router serves.\", nil, nil)\n\n"
+        "func newPoolCollector() *poolCollector {\n"
+        "\treturn &poolCollector{\n"
+        "\t\tinflight: prometheus.NewDesc(\"router_inflight_requests\", \"Requests in flight.\",\n"
+        "\t\t\t[]string{\"model\"}, prometheus.Labels{\"pool\": \"main\"}),\n"
+        "\t\tserved: prometheus.NewDesc(prometheus.BuildFQName(namespace, \"pool\", \"served_total\"),\n"
+        "\t\t\t\"Requests served.\", []string{\"model\", \"code\"}, nil),\n"
+        "\t\tlatency: prometheus.NewDesc(\"router_latency_seconds\", \"Latency.\", nil, nil),\n"
+        "\t\todd: prometheus.NewDesc(\"router_odd\", \"Odd.\", nil, nil),\n"
+        "\t}\n}\n\n"
+        "func (c *poolCollector) Collect(ch chan<- prometheus.Metric) {\n"
+        "\tch <- prometheus.MustNewConstMetric(c.inflight, prometheus.GaugeValue, 1, \"m\")\n"
+        "\tch <- prometheus.MustNewConstMetric(c.served, prometheus.CounterValue, 2, \"m\", \"200\")\n"
+        "\tch <- prometheus.MustNewConstHistogram(c.latency, 3, 0.5, map[float64]uint64{1: 3})\n"
+        "\tch <- prometheus.MustNewConstMetric(c.odd, valueType(), 1)\n"
+        "\tch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)\n"
+        "}\n"),
+}
+
+
+def test_go_custom_collector_descs_are_metrics_typed_by_their_const_metrics(tmp_path):
+    bundle = _bundle_of_tree(tmp_path, GO_COLLECTOR)
+    found = metrics_by_name(bundle, "go")
+    assert {name: (m["type"], m["line"], m["labels"], m["via"], m["exposed_names"]) for name, m in found.items()} == {
+        "router_up": ("gauge", 14, [], "collector", ["router_up"]),
+        "router_inflight_requests": ("gauge", 18, ["model", "pool"], "collector", ["router_inflight_requests"]),
+        "router_pool_served_total": ("counter", 20, ["code", "model"], "collector", ["router_pool_served_total"]),
+        "router_latency_seconds": ("histogram", 22, [], "collector", [
+            "router_latency_seconds", "router_latency_seconds_bucket", "router_latency_seconds_count",
+            "router_latency_seconds_sum"]),
+    }
+    assert found["router_pool_served_total"]["help"] == "Requests served."
+    # a value type the code computes gives no type: said, with the line
+    [odd] = [d for d in bundle["diagnostics"] if d["code"] == "metric-type-unresolved"]
+    assert (odd["path"], odd["line"]) == ("metrics/collector.go", 23) and "NewDesc" in odd["message"]

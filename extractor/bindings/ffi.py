@@ -126,6 +126,14 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
                                     f"{b.path}:{b.line}", "", ""))
     c_functions = _c_functions(nodes)
     diagnostics: list[Diagnostic] = []
+    foreign = {i.node: i for i in items if i.abi and "foreign" in nodes.get(i.node, _NO_NODE).tags}
+    exported = {}
+    rust_exports: dict[str, list[RustItem]] = {}  # C name -> the Rust functions exporting it
+    for i in items:
+        if i.abi and i.node not in foreign and any(a.startswith(("no_mangle", "unsafe(no_mangle", "export_name"))
+                                                   for a in i.attrs):
+            exported[_exported_name(i)] = i
+            rust_exports.setdefault(_exported_name(i), []).append(i)
     for use in cgo:
         target = c_functions.get(use.name)
         if use.name in _CGO_HELPERS:
@@ -138,18 +146,25 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
         elif (use.name in _C_SCALARS or use.name.endswith("_t") or use.name.startswith(_C_TAGGED)
               or use.name in c_types):
             stats["cgo_conversions"] += 1
+        elif len(rust_exports.get(use.name, ())) == 1:
+            # a C name no C/C++ file defines, that one Rust function exports (#[no_mangle] extern "C"):
+            # the Go code links that crate (candle-binding's shape); several exporting it are not chosen between
+            item = rust_exports[use.name][0]
+            stats["cgo_calls_bound_rust"] += 1
+            bindings.append(Binding(use.path, use.line, use.caller, f"C.{use.name}", item.node, "cgo",
+                                    f"{item.path}:{item.line}", "", ""))
+        elif use.name in rust_exports:
+            stats["cgo_calls_ambiguous"] += 1
+            diagnostics.append(Diagnostic(use.path, use.line, "cgo-call-ambiguous",
+                                          f"C.{use.name} is exported by {len(rust_exports[use.name])} Rust functions "
+                                          "and defined by no C/C++ file: the call is not bound to one of them",
+                                          Severity.INFO))
         else:
             stats["cgo_calls_unbound"] += 1
             diagnostics.append(Diagnostic(use.path, use.line, "cgo-call-unbound",
                                           f"C.{use.name} is no C function or type the system defines (a "
                                           "library's or a system header's?): the call binds nowhere",
                                           Severity.INFO))
-    foreign = {i.node: i for i in items if i.abi and "foreign" in nodes.get(i.node, _NO_NODE).tags}
-    exported = {}
-    for i in items:
-        if i.abi and i.node not in foreign and any(a.startswith(("no_mangle", "unsafe(no_mangle", "export_name"))
-                                                   for a in i.attrs):
-            exported[_exported_name(i)] = i
     cxx_names = cxx_functions(items, foreign, nodes)
     if cxx_names:
         stats["cxx_functions_declared"] = len(cxx_names)

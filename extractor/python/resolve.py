@@ -391,8 +391,25 @@ class ModuleLookup:
         return self._classes[scope]
 
 
+# Ray runs a @ray.remote function or an actor's method called as `f.remote(...)`, `handle.m.remote(...)`,
+# and makes an actor of a @ray.remote class with `Cls.remote(...)` (ray/remote_function.py, actor.py)
+_RAY_REMOTE = ".remote"
+_REMOTE_RUNS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.CLASS})
+
+
 def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
-    """What a call of ``callee`` (dotted as written) in ``scope`` runs."""
+    """What a call of ``callee`` (dotted as written) in ``scope`` runs. ``X.remote(...)``, where
+    ``X`` is a function, method or class of the system that has no member ``remote``, is Ray's
+    remote call of ``X``: it runs ``X``."""
+    target = _resolve_call(resolver, module, scope, callee)
+    if target is not None and target[0] == "missing" and callee.endswith(_RAY_REMOTE):
+        inner = _resolve_call(resolver, module, scope, callee[: -len(_RAY_REMOTE)])
+        if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind in _REMOTE_RUNS:
+            return inner
+    return target
+
+
+def _resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
     head, _, rest = callee.partition(".")
     parts = rest.split(".") if rest else []
     if head in _SELF_HEADS:

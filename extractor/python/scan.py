@@ -346,6 +346,26 @@ def _type_checking(test: ast.expr) -> bool:
         isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
 
 
+_RAY_REMOTE = "ray.remote"
+
+
+def _ray_remote(func: ast.expr) -> str:
+    """``X.remote`` for Ray's remote calls written through calls: ``X.options(...).remote(...)``,
+    ``ray.remote(X).remote(...)`` and ``ray.remote(num_gpus=1)(X).options(...).remote(...)`` (an
+    actor made from class ``X``); "" for any other callee that is no dotted name."""
+    if not (isinstance(func, ast.Attribute) and func.attr == "remote"):
+        return ""
+    made = func.value
+    while isinstance(made, ast.Call) and isinstance(made.func, ast.Attribute) and made.func.attr == "options":
+        made = made.func.value
+    if isinstance(made, ast.Call) and len(made.args) == 1 and not made.keywords and (
+            dotted(made.func) == _RAY_REMOTE
+            or isinstance(made.func, ast.Call) and dotted(made.func.func) == _RAY_REMOTE and not made.func.args):
+        made = made.args[0]
+    name = dotted(made)
+    return f"{name}.remote" if name else ""
+
+
 def _calls(index: ModuleIndex) -> list[Call]:
     """Every call but those in annotations, with the scope it runs in, in the order a def runs its
     code: a def's decorators, then its defaults (or a class's bases and keywords), then its body."""
@@ -360,7 +380,7 @@ def _calls(index: ModuleIndex) -> list[Call]:
                 continue  # in an annotation
             in_headers[len(calls)] = (site.header.position, order, position)
         func = node.func
-        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or "")
+        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or _ray_remote(func))
         calls.append(Call(site.scope.qualname, node.lineno, callee))
         kept.append(position)
     if not in_headers:

@@ -29,6 +29,15 @@ from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMe
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
 _CONSTRUCTOR = re.compile(r"New(Counter|Gauge|Histogram|Summary)(Vec|Func)?")
+# a custom collector's metrics (prometheus/value.go, histogram.go, summary.go): the type is the
+# value type argument of a const metric, or the function's own
+_CONST_METRIC = {"NewConstMetric": "", "MustNewConstMetric": "", "NewConstMetricWithCreatedTimestamp": "",
+                 "MustNewConstMetricWithCreatedTimestamp": "", "NewConstHistogram": "histogram",
+                 "MustNewConstHistogram": "histogram", "NewConstHistogramWithCreatedTimestamp": "histogram",
+                 "MustNewConstHistogramWithCreatedTimestamp": "histogram", "NewConstSummary": "summary",
+                 "MustNewConstSummary": "summary", "NewConstSummaryWithCreatedTimestamp": "summary",
+                 "MustNewConstSummaryWithCreatedTimestamp": "summary"}
+_VALUE_TYPE = {"CounterValue": "counter", "GaugeValue": "gauge"}
 _MAX_TEXT = 120
 OTEL = b"go.opentelemetry.io/otel"
 OTEL_METRIC = "go.opentelemetry.io/otel/metric"
@@ -76,6 +85,8 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
     otel_metric = {a for a, t in aliases.items() if t == OTEL_METRIC}
     metrics = []
+    descs: list[tuple[Any, list[Any]]] = []  # prometheus.NewDesc calls, with their arguments
+    const_uses: list[tuple[str, list[Any]]] = []  # const metrics made from a Desc
     # the calls of a method or a package's function, in source order (a query, not a walk in Python)
     found = capture_nodes(root, "(call_expression function: (selector_expression)) @call").get("call", ())
     for call in sorted(found, key=lambda n: (n.start_byte, -n.end_byte)):
@@ -88,6 +99,13 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         instrument = _INSTRUMENT.fullmatch(_text(field)) if otel and field is not None else None
         if instrument is not None and arg_nodes:
             metrics.append(_instrument(call, instrument, arg_nodes, otel_metric, constants))
+            continue
+        if field is not None and _text(field) == "NewDesc" and len(arg_nodes) >= 2 \
+                and _is_prometheus(fn.child_by_field_name("operand"), prometheus, call):
+            descs.append((call, arg_nodes))
+            continue
+        if field is not None and arg_nodes and _text(field) in _CONST_METRIC:
+            const_uses.append((_text(field), arg_nodes))
             continue
         m = _CONSTRUCTOR.fullmatch(_text(field)) if field is not None else None
         if m is None or not _is_prometheus(fn.child_by_field_name("operand"), prometheus, call):
@@ -103,9 +121,73 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             entry["labels"] = tuple(_string(s) for s in descendants(labels, "interpreted_string_literal")) \
                 if labels.type == "composite_literal" else None
         metrics.append(NativeMetric(**entry))
+    if descs:
+        metrics.extend(_descs(descs, _value_types(const_uses), constants))
+        metrics.sort(key=lambda metric: metric.line)
     if not (metrics or constants):
         return None
     return NativeMetricFacts(tuple(metrics), constants)
+
+
+def _value_types(uses: list[tuple[str, list[Any]]]) -> dict[str, set[str]]:
+    """The types each held Desc (by the last name of what holds it: ``c.desc`` -> ``desc``) is
+    given by the file's ``NewConstMetric(desc, prometheus.GaugeValue, ...)``-style calls ("" for
+    an UntypedValue or a value type that is not written as one)."""
+    found: dict[str, set[str]] = {}
+    for function, args in uses:
+        kind = _CONST_METRIC[function]
+        if not kind and len(args) > 1:
+            kind = _VALUE_TYPE.get(_text(args[1]).rsplit(".", 1)[-1], "")
+        found.setdefault(_text(args[0]).rsplit(".", 1)[-1], set()).add(kind)
+    return found
+
+
+def _descs(descs: list[tuple[Any, list[Any]]], types: dict[str, set[str]],
+           constants: dict[str, str]) -> list[NativeMetric]:
+    """``prometheus.NewDesc(fqName, help, variableLabels, constLabels)`` of a custom collector, its
+    type from the const metrics the file makes with it (:func:`_value_types`); a name built by
+    ``prometheus.BuildFQName(namespace, subsystem, name)`` read as its three parts."""
+    out = []
+    for call, args in descs:
+        entry: dict[str, Any] = {"library": "client_golang", "line": call.start_point[0] + 1, "opts": "Desc",
+                                 "help": _value(args[1], constants)}
+        kinds = types.get(_holder(call), set())
+        entry["type"] = next(iter(kinds)) if len(kinds) == 1 else ""
+        name = args[0]
+        inner = name.child_by_field_name("function") if name.type == "call_expression" else None
+        parts = name.child_by_field_name("arguments") if inner is not None else None
+        values = [a for a in parts.named_children if a.type != "comment"] if parts is not None else []
+        if inner is not None and _text(inner).endswith("BuildFQName") and len(values) == 3:
+            entry.update(namespace=_value(values[0], constants), subsystem=_value(values[1], constants),
+                         name=_value(values[2], constants))
+        else:
+            entry["name"] = _value(name, constants)
+        if len(args) > 2:
+            labels = args[2]
+            entry["labels"] = () if _text(labels) == "nil" else tuple(
+                _string(x) for x in descendants(labels, "interpreted_string_literal")) \
+                if labels.type == "composite_literal" else None
+        if len(args) > 3 and args[3].type == "composite_literal":
+            entry["const_labels"] = tuple(sorted(
+                [_string(x) for x in descendants(args[3], "interpreted_string_literal")][::2]))
+        out.append(NativeMetric(**entry))
+    return out
+
+
+def _holder(call: Any) -> str:
+    """The last name of what keeps the call's value: a struct literal's key, a variable."""
+    node = call.parent
+    if node is not None and node.type == "literal_element":
+        node = node.parent
+    if node is not None and node.type == "keyed_element" and node.named_child_count:
+        return _text(node.named_children[0]).strip().rsplit(".", 1)[-1]
+    if node is not None and node.type == "expression_list":
+        node = node.parent
+    if node is not None and node.type in ("short_var_declaration", "assignment_statement", "var_spec"):
+        left = node.child_by_field_name("left") or node.child_by_field_name("name")
+        if left is not None:
+            return _text(left).split(",")[0].strip().rsplit(".", 1)[-1]
+    return ""
 
 
 def _instrument(call: Any, m: re.Match[str], args: list[Any], options_package: set[str],

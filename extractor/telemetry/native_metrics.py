@@ -171,6 +171,11 @@ def _resolve(fact: MetricText | None, constants: dict[str, str]) -> str | None:
 def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], described: dict[str, tuple[str, str]],
             bucketed: list[tuple[str, str | None]]) -> tuple[MetricDefinition | None, Diagnostic | None]:
     library = m.library
+    if not m.type and m.opts == "Desc":
+        return None, Diagnostic(file.path, m.line, "metric-type-unresolved",
+                                f"{library} NewDesc here is given no one value type by the const metrics the file "
+                                "makes with it (NewConstMetric(desc, prometheus.CounterValue|GaugeValue, ...), "
+                                "NewConstHistogram, NewConstSummary): its metric type is unknown", Severity.INFO)
     if not m.type:
         return None, Diagnostic(file.path, m.line, "metric-type-unresolved",
                                 f"{library} Opts::new here is not handed to a constructor or register macro in the "
@@ -260,4 +265,6 @@ def _via(m: NativeMetric) -> str:
         return "observable-instrument" if m.func else "instrument"
     if m.library == "prometheus":
         return "register-macro" if m.register_macro else "opts" if m.opts else "constructor"
+    if m.opts == "Desc":  # Go: a custom collector's Desc
+        return "collector"
     return "constructor"

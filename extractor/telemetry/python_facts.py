@@ -70,6 +70,15 @@ class MadeCallable(msgspec.Struct, frozen=True, array_like=True):
     call: CallFacts  # its call of ``param``, values read with its own parameters open
 
 
+class ReturningFunction(msgspec.Struct, frozen=True, array_like=True):
+    """A module-level function whose body only names values and returns one built from its
+    parameters (``def metric_name(name): return f"{PREFIX}{name}"``): what a call of it gives."""
+
+    params: tuple[tuple[str, str], ...]  # as Signature.params
+    defaults: dict[str, Sym]
+    value: Sym  # its parameters open as ["param", name]
+
+
 class ClassUse(msgspec.Struct, frozen=True, array_like=True):
     """A name spelled like a metric class (``Counter``, ``prometheus_client.Gauge``) used as a
     callee or as a call's argument: which library it is decides the extract step."""
@@ -151,3 +160,7 @@ class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     unmodeled: tuple[LibraryImport, ...] = ()
     exposition: tuple[ExpositionLine, ...] = ()  # Prometheus text written by hand (python_exposition)
     exposition_compared: int = 0  # `# TYPE` lines of literal-only text, a test's expected scrape
+    # module-level names (and "Class.NAME" of its classes) whose values are strings, numbers or
+    # sequences of them, as far as the file says: read where another file imports them
+    constants: dict[str, Sym] = {}
+    returns: dict[str, ReturningFunction] = {}  # by function name

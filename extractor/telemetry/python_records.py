@@ -9,6 +9,8 @@ import re
 from collections import Counter as Tally
 from typing import Any
 
+import msgspec
+
 from extractor.context import Context
 from extractor.model import Diagnostic, Language, Severity
 from extractor.telemetry import python_symbols as pysym
@@ -18,6 +20,7 @@ from extractor.telemetry.libraries import Conventions, conventions
 from extractor.telemetry.provided import provided_records
 from extractor.telemetry.python_facts import MetricFacts
 from extractor.telemetry.python_resolve import Module, PythonResolver
+from extractor.telemetry.python_values import ValueReader
 from extractor.telemetry.records import (MetricDefinition, MetricType, build_otel_name, build_python_name,
                                          expose_names, lint_name, prometheus_default_buckets, unmodeled_library)
 
@@ -36,8 +39,21 @@ def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str,
     return modules, calls, by_module
 
 
+def read_values(modules: dict[str, Module], calls: list[Call], facts: dict[str, MetricFacts]) -> tuple[list[Call], int]:
+    """The calls (and the factories' defaults and made callables) with the constants their files
+    import and the values of the functions they call read (:mod:`.python_values`); how many."""
+    reader = ValueReader(modules, facts, PythonResolver(modules))
+    for module in modules.values():
+        module.functions = {q: msgspec.structs.replace(s, defaults=reader.defaults(s.defaults, module))
+                            for q, s in module.functions.items()}
+        module.makers = {q: msgspec.structs.replace(m, call=reader.call_facts(m.call, module))
+                         for q, m in module.makers.items()}
+    return [Call(call.module, reader.call_facts(call.fact, call.module)) for call in calls], reader.read
+
+
 def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricDefinition], list[Diagnostic], Tally]:
     modules, calls, facts = load_modules(ctx)
+    calls, values_read = read_values(modules, calls, facts)
     resolver = PythonResolver(modules)
     otel = any(entry.module.startswith("opentelemetry") for m in modules.values() for entry in m.imports.values())
     expander = FactoryExpander(resolver, conventions, calls, otel)
@@ -46,6 +62,8 @@ def python_records(ctx: Context, conventions: Conventions) -> tuple[list[MetricD
     records: list[MetricDefinition] = []
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
+    if values_read:
+        stats["python_values_from_other_definitions"] = values_read
     with_exemplars = _exemplar_objects(modules, facts, resolver)
     for outcome in outcomes:
         roles = {role: outcome.values.get(param) for role, param in outcome.constructor.roles.items()}
@@ -235,7 +253,8 @@ def _definitions(outcome: Outcome, roles: dict[str, Any],
         if constructor.naming == "opentelemetry":
             unit_word = conventions().otel_unit(unit) if unit else ""
             full = build_otel_name(kind, raw_name, unit_word)
-        elif constructor.naming == "prometheus_client":
+        elif constructor.naming in ("prometheus_client", "collector"):
+            # a metric family strips a counter's _total and appends its unit as a metric does
             full = build_python_name(kind, raw_name, namespace, subsystem, unit)
         else:
             full = raw_name

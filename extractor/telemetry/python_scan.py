@@ -37,10 +37,11 @@ from extractor.python.index import ModuleIndex, Scope, Site, module_index
 from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.python_facts import (CallFacts, ClassFacts, ClassUse, ExemplarUse, ImportEntry, LibraryImport,
-                                              MadeCallable, MetricFacts, Signature, Sym)
+                                              MadeCallable, MetricFacts, ReturningFunction, Signature, Sym)
 from extractor.telemetry.python_exposition import scan_python_exposition
 from extractor.telemetry.python_libscan import scan_library_uses
-from extractor.telemetry.python_scope import ClassScope, Frame, ModuleScope, compile_expr, compile_shallow, parameters
+from extractor.telemetry.python_scope import (ClassScope, Frame, InPlace, ModuleScope, compile_expr, compile_shallow,
+                                              parameters)
 
 # OpenTelemetry instruments are made by methods of a meter object, not by importable classes.
 OTEL_CREATE_METHODS = frozenset({
@@ -62,6 +63,7 @@ _PARTIAL_PARAMS = (("*args", "var"), ("**kwargs", "kw"))
 _DICT_KEY = re.compile(r"^[A-Za-z0-9_:]+$")  # a dict entry a callable is kept in: ``d["counter"]``
 _NAMED = (ast.Name, ast.Attribute)
 _KEPT_VALUES = (ast.Call, ast.Dict)  # what an assignment keeps that a call may have made
+_HOLDERS = (ast.Dict, ast.List, ast.Tuple)  # what an assignment may keep metric classes in
 _OBSERVERS = frozenset({"observe", "inc", "set"})
 # Source encodings under which an ASCII file's text is its bytes (the parser's default is utf-8).
 _ASCII_TRANSPARENT = frozenset({"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252"})
@@ -80,14 +82,83 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
     collector.collect()
     libraries = scan_library_uses(index, parsed.data, collector.module)
     exposition, compared = scan_python_exposition(tree) if b"# TYPE " in parsed.data else ((), 0)
-    if not (collector.calls or collector.classes or collector.imports or libraries or exposition or compared):
+    constants, returns = _constants(collector.module), _returning_functions(collector.module)
+    if not (collector.calls or collector.classes or collector.imports or libraries or exposition or compared
+            or constants or returns):
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
     return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
                        makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars),
                        unmodeled=tuple(LibraryImport(module, line)
                                        for module, line in sorted(collector.unmodeled.items())),
-                       exposition=exposition, exposition_compared=compared, **libraries)
+                       exposition=exposition, exposition_compared=compared, constants=constants, returns=returns,
+                       **libraries)
+
+
+# the shapes of a value a constant may hold (a call, a comprehension, a lambda never is one)
+_CONSTANT_VALUES = (ast.Constant, ast.JoinedStr, ast.BinOp, ast.List, ast.Tuple, ast.Set, ast.Name, ast.Attribute,
+                    ast.IfExp, ast.BoolOp, ast.UnaryOp)
+_BUILT = (ast.JoinedStr, ast.BinOp)  # what a function returning a name built from its parameters returns
+_MAX_CONSTANT_PARTS = 256  # a longer table (a vocabulary, a lookup list) is no metric's name or labels
+_OPEN = frozenset({"unk", "param", "attr", "dict", "from"})
+
+
+def _constants(module: ModuleScope) -> dict[str, Sym]:
+    """The module's names (and its classes' ``Class.NAME``) that hold strings, numbers or sequences
+    of them, as the file says (what another file imports is read there: ``["ext", ...]`` kept).
+    An Enum's members are not strings: its classes are left out."""
+    found: dict[str, Sym] = {}
+    frame = module.frame()
+    tables = [("", module.table())]
+    for node in module.tree.body:
+        if isinstance(node, ast.ClassDef) and any(isinstance(item, ast.Assign) for item in node.body) and not any(
+                "Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "") for b in node.bases):
+            tables.append((node.name + ".", ClassScope(node, module).body()))
+    for prefix, table in tables:
+        for name, values in table.items():
+            if any(v.__class__ is InPlace or not isinstance(v, _CONSTANT_VALUES) for v in values):
+                continue
+            value = pysym.alt([compile_expr(v, frame) for v in values])
+            if _constant_like(value, needs_param=False):
+                found[prefix + name] = value
+    return found
+
+
+def _constant_like(value: Sym, needs_param: bool) -> bool:
+    """Whether ``value`` is known but for names other files define (and, for a function's value,
+    its parameters): made of literals, at least one of them a string or a number."""
+    literal = param = False
+    count = 0
+    for part in pysym.parts(value):
+        count += 1
+        tag = part[0]
+        if count > _MAX_CONSTANT_PARTS or tag in _OPEN and not (needs_param and tag == "param"):
+            return False
+        if tag == "lit" and isinstance(part[1], (str, int, float)) and not isinstance(part[1], bool):
+            literal = True
+        param = param or tag == "param"
+    return literal and (param or not needs_param)
+
+
+def _returning_functions(module: ModuleScope) -> dict[str, ReturningFunction]:
+    """Module-level functions that name values and return one built from their parameters
+    (``def metric_name(name): prefix = "app:"; return f"{prefix}{name}"``)."""
+    found: dict[str, ReturningFunction] = {}
+    for node in module.tree.body:
+        if not isinstance(node, ast.FunctionDef) or node.args.vararg or node.args.kwarg:
+            continue
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            body = body[1:]  # the docstring
+        if not body or not isinstance(body[-1], ast.Return) or not isinstance(body[-1].value, _BUILT) or not all(
+                isinstance(s, ast.Assign) and all(isinstance(t, ast.Name) for t in s.targets) for s in body[:-1]):
+            continue
+        frame = Frame(module, (node,))
+        value = compile_expr(body[-1].value, frame)
+        if _constant_like(value, needs_param=True):
+            signature = _signature(node, "", False, frame)
+            found[node.name] = ReturningFunction(signature.params, signature.defaults, value)
+    return found
 
 
 @functools.cache  # per process
@@ -163,6 +234,8 @@ class _Collector:
         index = self.index
         for cls in index.of(ast.ClassDef):
             self._class(cls)
+        held = [assign for assign in index.of(ast.Assign)
+                if assign.value.__class__ in _HOLDERS] if self._class_names else []
         for assign in index.of(ast.Assign):
             if len(assign.targets) != 1 or assign.value.__class__ not in _KEPT_VALUES:
                 continue
@@ -189,6 +262,8 @@ class _Collector:
             self._call(call, sites[position])
         for position in imports[done:]:
             self._import(nodes[position])
+        for assign in held:  # after the calls: a class called somewhere is used where it is called
+            self._held_uses(assign.value, assign)
         self._returned_callables()
 
     # -- imports ---------------------------------------------------------------------------------
@@ -373,10 +448,22 @@ class _Collector:
                 if text:
                     self._use(text, node, False)
 
-    def _use(self, text: str, node: ast.Call, shaped: bool) -> None:
+    def _held_uses(self, value: ast.expr, node: ast.AST) -> None:
+        """Metric classes held in a dict's values or a sequence (``{"gauge": GaugeMetricFamily}``,
+        ``KINDS = (Counter, Gauge)``) and called through it: uses too, whatever calls them."""
+        names = self._class_names
+        held = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(value, (ast.List, ast.Tuple)) \
+            else ()
+        for item in held:
+            if item is not None and item.__class__ in _NAMED and _last_part(item) in names:
+                text = name_chain(item)
+                if text:
+                    self._use(text, node, False)
+
+    def _use(self, text: str, node: ast.AST, shaped: bool) -> None:
         known = self.class_uses.get(text)
         if known is None or (shaped and not known.shaped):
-            self.class_uses[text] = ClassUse(text, node.lineno, shaped)
+            self.class_uses[text] = ClassUse(text, getattr(node, "lineno"), shaped)
 
     def _call(self, node: ast.Call, site: Site) -> None:
         func = node.func

@@ -11,6 +11,7 @@ Assignment tables are built on first use; most recorded calls pass literals and 
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Callable, Iterator
 
 from extractor.python.expr import name_chain, unparse
@@ -20,6 +21,7 @@ from extractor.telemetry.python_symbols import Sym
 MAX_DEPTH = 8
 _INFINITY_TEXTS = frozenset({"float('inf')", 'float("inf")', "math.inf", "INF", "prometheus_client.utils.INF"})
 _PASS_THROUGH_CALLS = frozenset({"list", "tuple", "str"})
+_STDLIB = frozenset(sys.stdlib_module_names)
 # methods that change a list, dict or set in place: after one, the name no longer holds what was assigned
 _IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
                        "update", "setdefault", "popitem", "add", "discard", "difference_update",
@@ -35,11 +37,16 @@ class InPlace(ast.expr):
     (``buckets = []`` then ``buckets.append(value)`` in a loop) were a histogram with no buckets,
     marked resolved."""
 
-    _fields = ("text",)
+    _fields = ()
 
     def __init__(self, statement: ast.stmt) -> None:
         super().__init__()
-        self.text = _unparse(statement)
+        self.statement = statement
+
+    @property
+    def text(self) -> str:
+        """The statement's text, made when a value reads it (most tables are never read)."""
+        return _unparse(self.statement)
 
 
 def assignments(owner: ast.AST, *, self_attrs: bool) -> dict[str, list[ast.expr]]:
@@ -216,6 +223,7 @@ class ModuleScope:
         self._table: dict[str, list[ast.expr]] | None = None
         self._strings: frozenset[str] | None = None
         self._frame: Frame | None = None
+        self._outside: tuple[frozenset[str], frozenset[str], frozenset[str]] | None = None
 
     def frame(self) -> Frame:
         """The module's own frame (no function, no class), one per module, so what it compiled
@@ -238,6 +246,40 @@ class ModuleScope:
         if self._table is None:
             self._table = assignments(self.tree, self_attrs=False)
         return self._table
+
+    def outside(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        """What a name read here may stand for that the extract step reads in another module or
+        definition: the names the module's top level imports (a standard-library module's left
+        out: nothing of the analysed code), its classes, and its functions."""
+        if self._outside is None:
+            imported: set[str] = set()
+            classes: set[str] = set()
+            functions: set[str] = set()
+            for node in statements(self.tree):
+                if isinstance(node, ast.Import):
+                    imported.update((a.asname or a.name).split(".")[0] for a in node.names
+                                    if a.name.split(".")[0] not in _STDLIB)
+                elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0]
+                                                           not in _STDLIB):
+                    imported.update(a.asname or a.name for a in node.names if a.name != "*")
+            for node in self.tree.body:
+                if isinstance(node, ast.ClassDef):
+                    classes.add(node.name)
+                elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    functions.add(node.name)
+            self._outside = frozenset(imported), frozenset(classes), frozenset(functions)
+        return self._outside
+
+
+def _defined_outside(head: str, frame: "Frame", callable_: bool) -> bool:
+    """Whether ``head`` (a dotted name's first part) names what the module imports, or one of its
+    classes (or, for a callee, functions), and nothing of the frame or the module assigns it."""
+    imported, classes, functions = frame.module.outside()
+    if not (head in imported or head in classes or (callable_ and head in functions)):
+        return False
+    if head in frame.params or (frame.functions and head in frame.table()):
+        return False
+    return head not in frame.module.table()
 
 
 class Frame:
@@ -336,8 +378,13 @@ def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
     if isinstance(expr, ast.Call):
         if _is_float_inf(expr):
             return pysym.lit("+Inf")
-        if name_chain(expr.func) in _PASS_THROUGH_CALLS and len(expr.args) == 1 and not expr.keywords:
+        callee = name_chain(expr.func)
+        if callee in _PASS_THROUGH_CALLS and len(expr.args) == 1 and not expr.keywords:
             return compile_expr(expr.args[0], frame, depth + 1)
+        if callee and _defined_outside(callee.partition(".")[0], frame, True) \
+                and not any(isinstance(a, ast.Starred) for a in expr.args) and all(k.arg for k in expr.keywords):
+            return ["call", _text(expr), callee, [compile_expr(a, frame, depth + 1) for a in expr.args],
+                    {k.arg: compile_expr(k.value, frame, depth + 1) for k in expr.keywords if k.arg}]
         return pysym.unk(_text(expr))
     if isinstance(expr, ast.Name):
         return _name(expr, frame, depth)
@@ -347,6 +394,8 @@ def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
             return pysym.lit("+Inf")
         if text and text.startswith(("self.", "cls.")) and text.count(".") == 1:
             return _self_attr(expr, text.split(".", 1)[1], frame, depth)
+        if text and _defined_outside(text.partition(".")[0], frame, False):
+            return ["ext", text]
     return pysym.unk(_text(expr))
 
 
@@ -370,6 +419,8 @@ def _name(expr: ast.Name, frame: Frame, depth: int) -> Sym:
         module_frame = frame.module.frame() if frame.functions or frame.cls else frame
         options = _values(frame.module.table().get(name, []), expr,
                           lambda v: compile_expr(v, module_frame, depth + 1))
+    if not options and name in frame.module.outside()[0]:
+        return ["ext", name]
     return pysym.alt(options) if options else pysym.unk(name)
 
 

@@ -18,6 +18,13 @@ Forms (JSON lists, so facts stay path-free and serialisable)::
     ["add", a, b]       ``a + b`` (strings or sequences: decided when read)
     ["alt", [values]]   any of these (branches, conditional expressions, several assignments)
     ["unk", text]       not known statically; ``text`` says what it was
+    ["ext", text]       a name the file imports (``PREFIX``, ``consts.PREFIX``) or a constant of one of
+                        its classes (``Names.QUEUE``): the extract step reads it in the module that
+                        defines it (:mod:`.python_values`); until then, and when it cannot, it is
+                        ``["unk", text]``
+    ["call", text, callee, [args], {kwargs}]
+                        a call of a function the file imports or defines (``metric_name("x")``):
+                        the extract step reads what that function returns, else ``["unk", text]``
     ["from", v]         ``v``, given by the outermost call site (marks what a factory's caller
                         decides; transparent to every reader)
 """
@@ -30,6 +37,8 @@ from typing import Any
 Sym = list
 
 _INF = "+Inf"
+# what is unknown until the extract step reads it, and is read like ["unk", text] if it cannot
+_UNKNOWN = frozenset({"unk", "ext", "call"})
 MAX_UNKNOWN_TEXT = 80
 
 
@@ -72,6 +81,9 @@ def _push_inner(stack: list[Any], current: list[Any]) -> None:
         stack.append(current[1])
     elif tag == "dict":
         stack.extend(current[1].values())
+    elif tag == "call":
+        stack.extend(current[3])
+        stack.extend(current[4].values())
 
 
 def refs(sym: Any) -> set[tuple[str, str]]:
@@ -112,6 +124,9 @@ def substitute(sym: Any, binding: dict[tuple[str, str], Sym], depth: int = 0) ->
         return [tag, substitute(sym[1], binding, depth + 1)]
     if tag == "dict":
         return ["dict", {k: substitute(v, binding, depth + 1) for k, v in sym[1].items()}]
+    if tag == "call":
+        return ["call", sym[1], sym[2], [substitute(v, binding, depth + 1) for v in sym[3]],
+                {k: substitute(v, binding, depth + 1) for k, v in sym[4].items()}]
     return sym
 
 
@@ -136,7 +151,7 @@ def describe(sym: Any) -> str:
         return f"parameter {sym[1]}"
     if tag == "attr":
         return f"self attribute from parameter {sym[1]}"
-    if tag == "unk":
+    if tag in _UNKNOWN:
         return sym[1]
     if tag == "alt":
         return " | ".join(describe(v) for v in sym[1])
@@ -163,9 +178,8 @@ def strings(sym: Any, depth: int = 0) -> list[tuple[str, bool, str]]:
         if value is None:
             return []
         return [(value if isinstance(value, str) else _number_text(value), False, "")]
-    if tag in ("param", "attr", "unk"):
-        label = sym[1] if tag != "unk" else sym[1]
-        return [("{" + label + "}", True, describe(sym))]
+    if tag in ("param", "attr") or tag in _UNKNOWN:
+        return [("{" + sym[1] + "}", True, describe(sym))]
     if tag == "alt":
         out: list[tuple[str, bool, str]] = []
         for value in sym[1]:

@@ -1,0 +1,89 @@
+"""A metric's name, labels and buckets built from what another module defines: an imported
+constant (``from .consts import PREFIX``, ``consts.LABELS``, re-exported by a package), a class's
+constant, and a helper function returning a name built from its parameter
+(``def metric_name(name): return f"{PREFIX}{name}"``, gpustack's shape). Each is read in the
+module that defines it; what is not fully known there stays unknown, with its text as the reason."""
+
+from __future__ import annotations
+
+import textwrap
+
+from extractor.model import to_jsonable
+from extractor.telemetry.metrics import METRICS_STEP
+from telemetry_support import build_context
+
+FILES = {
+    "app/__init__.py": "from .consts import PREFIX as PREFIX\n",
+    "app/consts.py": textwrap.dedent('''\
+        import os
+        PREFIX = "app_"
+        BASE = ["model"]
+        LABELS = BASE + ["engine"]
+        BUCKETS = (0.1, 1.0, 10.0)
+        HOST_PREFIX = os.environ.get("HOST_PREFIX", "h_")
+    '''),
+    "app/names.py": textwrap.dedent('''\
+        import enum
+        from app import consts
+
+
+        def metric_name(name: str, unit: str = "") -> str:
+            """The name with the system's prefix."""
+            prefix = consts.PREFIX + "x:"
+            return f"{prefix}{name}{unit}"
+
+
+        def noisy_name(name):
+            print(name)
+            return "p_" + name
+
+
+        class Stage(enum.Enum):
+            PREFILL = "prefill"
+    '''),
+    "app/metrics.py": textwrap.dedent('''\
+        from prometheus_client import Counter, Gauge, Histogram
+        from app import PREFIX, consts
+        from app.consts import HOST_PREFIX
+        from app.names import Stage, metric_name, noisy_name
+
+
+        class Names:
+            QUEUE = PREFIX + "queue"
+
+
+        REQUESTS = Counter(f"{PREFIX}requests_total", "Requests.", consts.LABELS)
+        QUEUE = Gauge(Names.QUEUE, "Queue.")
+        LATENCY = Histogram(metric_name("latency", unit="_seconds"), "Latency.", buckets=consts.BUCKETS)
+        HOSTS = Gauge(HOST_PREFIX + "hosts", "Hosts.")
+        NOISY = Gauge(noisy_name("noisy"), "Noisy.")
+        STAGE = Gauge(Stage.PREFILL, "Stage.")
+
+
+        def make(PREFIX):
+            return Gauge(PREFIX + "made", "Made.")
+
+
+        MADE = make("local_")
+    '''),
+}
+
+
+def test_names_labels_and_buckets_from_other_modules_are_read_there(tmp_path):
+    for rel, text in FILES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    records = {(r["name"], r["line"]): r for r in (to_jsonable(record) for record in result.records)}
+    assert {key: (r["labels"], r["buckets"], r["dynamic"]) for key, r in records.items()} == {
+        ("app_requests", 11): (["model", "engine"], [], False),
+        ("app_queue", 12): ([], [], False),
+        ("app_x:latency_seconds", 13): ([], [0.1, 1.0, 10.0], False),
+        ("{HOST_PREFIX}hosts", 14): ([], [], True),  # an environment variable decides: not known
+        ("local_made", 23): ([], [], False),  # the parameter, not the imported PREFIX
+    }
+    assert records[("{HOST_PREFIX}hosts", 14)]["unresolved"] == "HOST_PREFIX"
+    unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
+    # a function doing more than naming values is not read; an Enum's member is no string
+    assert unresolved == {15: "gauge name is not a string the code gives: noisy_name('noisy')",
+                          16: "gauge name is not a string the code gives: Stage.PREFILL"}
