@@ -104,7 +104,8 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    # "torch-op", "torch-op-python", "pybind11", "nanobind", "ctypes", "cffi", "tvm-ffi" or "tvm-ffi-python"
+    # "torch-op", "torch-op-python", "pybind11", "nanobind", "paddle-op", "ctypes", "cffi", "tvm-ffi" or
+    # "tvm-ffi-python"
     mechanism: str
     # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"; ctypes: the call loading the library
     registered_at: str
@@ -230,12 +231,19 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
         elif top not in names and _BUILD_MACRO.fullmatch(top):
             unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)), (b.line, top, b.mechanism))
         named.append(b)
-    diagnostics = [Diagnostic(path, line, "pybind-module-unnamed",
-                              f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
-                              "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
-                              "this file among its sources: Python calls into it are not bound", Severity.INFO)
+    diagnostics = [Diagnostic(path, line, "pybind-module-unnamed", _unnamed_message(mechanism, macro), Severity.INFO)
                    for path, (line, macro, mechanism) in sorted(unexplained.items())]
     return tuple(named), diagnostics
+
+
+def _unnamed_message(mechanism: str, macro: str) -> str:
+    if mechanism == "paddle-op":
+        return (f"these Paddle operators are functions of the module the build names ({macro}), and no "
+                "setup(name=..., ext_modules=...), Extension(...) or cpp_extension.load(...) of the system's "
+                "build scripts lists this file among its sources: Python calls of them are not bound")
+    return (f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
+            "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
+            "this file among its sources: Python calls into it are not bound")
 
 
 def _extension_sources(ctx: Context) -> dict[str, set[str]]:
@@ -304,7 +312,8 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                                         "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
         else:
             for b in py_index.lookup(site.callee):
-                stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{b.mechanism}_calls_bound"] += 1
+                mechanism = b.mechanism.replace("-", "_")  # paddle-op: paddle_op_calls_bound
+                stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{mechanism}_calls_bound"] += 1
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
                                         b.mechanism, f"{b.path}:{b.line}", "", ""))
     bindings = sorted(set(bindings))
@@ -602,15 +611,20 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_)
 
 
-# setuptools', torch's and pybind11's extension classes; torch's JIT build, given its sources
+# setuptools', torch's, Paddle's and pybind11's extension classes; torch's and Paddle's JIT builds,
+# given their sources
 _EXTENSION_CLASSES = frozenset({"Extension", "CppExtension", "CUDAExtension", "SyclExtension", "Pybind11Extension"})
-_LOAD_CALLS = frozenset({"load", "cpp_extension.load", "torch.utils.cpp_extension.load"})
+_LOAD_CALLS = frozenset({"load", "cpp_extension.load", "torch.utils.cpp_extension.load",
+                         "paddle.utils.cpp_extension.load"})
 
 
 def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
     """The extensions the module's calls declare, their name and sources read where they are string
-    constants, module-level constants, ``os.path.join``s or sums of them."""
+    constants, module-level constants, ``os.path.join``s or sums of them. An extension class given
+    no name takes the name of the ``setup(name=..., ext_modules=...)`` it is handed to: Paddle's
+    ``CUDAExtension(sources=[...])`` has none of its own, the module is named by the setup."""
     constants = _module_constants(index.tree)
+    setup_names = _named_by_setup(index, constants)
     out = []
     for call in index.of(ast.Call):
         callee = name_chain(call.func)
@@ -620,11 +634,29 @@ def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
         declares = callee.rpartition(".")[2] in _EXTENSION_CLASSES or (callee in _LOAD_CALLS and "sources" in keywords)
         if not declares:
             continue
-        name = _string(call.args[0] if call.args else keywords.get("name"), constants)
+        name = _string(call.args[0] if call.args else keywords.get("name"), constants) \
+            if call.args or "name" in keywords else setup_names.get(id(call))
         sources = _strings(call.args[1] if len(call.args) > 1 else keywords.get("sources"), constants)
         if isinstance(name, str) and name and sources:
             out.append(ExtensionBuild(call.lineno, name, tuple(sources)))
     return tuple(sorted(out))
+
+
+def _named_by_setup(index: Any, constants: dict[str, Any]) -> dict[int, str]:
+    """The id of each call written in the ``ext_modules`` of a ``setup(name="x", ...)`` call (alone,
+    or in a list or tuple) -> that name."""
+    named: dict[int, str] = {}
+    for call in index.of(ast.Call):
+        if (name_chain(call.func) or "").rpartition(".")[2] != "setup":
+            continue
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        name, modules = _string(keywords.get("name"), constants), keywords.get("ext_modules")
+        if not name or modules is None:
+            continue
+        for node in modules.elts if isinstance(modules, (ast.List, ast.Tuple)) else [modules]:
+            if isinstance(node, ast.Call):
+                named[id(node)] = name
+    return named
 
 
 def _module_constants(tree: ast.Module) -> dict[str, str | list[str]]:
@@ -761,6 +793,7 @@ def _class_of_method(scope: Any) -> str:
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
 # 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
-# list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered
+# list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered;
+# 10: an extension class without a name named by the `setup(name=..., ext_modules=...)` it is given to
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="9", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="10", requires=(python.STEP, cpp.STEP), forkable=True)

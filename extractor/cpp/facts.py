@@ -99,7 +99,8 @@ HELPER_MODULE = "@"
 
 class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     """A pybind11 (or nanobind) registration inside a `PYBIND11_MODULE` (`NB_MODULE`) block or a
-    function given its module, names as written; or a TVM FFI global function (mechanism "tvm-ffi":
+    function given its module, names as written; or a Paddle custom operator (mechanism "paddle-op":
+    ``module`` the build's macro, ``name`` the operator's); or a TVM FFI global function (mechanism "tvm-ffi":
     ``module`` its dotted name's prefix, ``name`` the last part)."""
 
     kind: str  # "def", "method", "class", or "module": the module handed to function ``target``
@@ -112,7 +113,7 @@ class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     scope: str
     owner: str = ""  # the Python class of a method
     lambda_calls: tuple[str, ...] = ()
-    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind" or "tvm-ffi"
+    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind", "paddle-op" or "tvm-ffi"
 
 
 class NamespaceAlias(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):

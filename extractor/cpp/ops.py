@@ -58,7 +58,7 @@ class PyBinding:
     owner: str = ""  # Python class name for methods
     function: str = ""  # C++ name as written
     target: str = ""  # node id when resolved
-    mechanism: str = "pybind11"  # or "nanobind"
+    mechanism: str = "pybind11"  # or "nanobind", "paddle-op", "tvm-ffi"
     # the file of the module block whose module a function given that module registers on ("":
     # the binding's own file): a module the build names is named by that block's file
     block: str = ""

@@ -4,7 +4,9 @@ C++ function (as written; the graph step resolves the names), with the operator'
 into parameters and a return type. nanobind's API is pybind11's (`nb::class_`, `.def`,
 `nb::overload_cast`), so one reader serves both, told which library it reads. TVM FFI global
 functions (`TVM_REGISTER_GLOBAL("a.b.c").set_body_typed(fn)`, `refl::GlobalDef().def("a.b.c", fn)`)
-stand outside any such block and are read over the whole file (:func:`tvm_ffi_registrations`)."""
+and Paddle custom operators (`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) stand outside any
+such block and are read over the whole file (:func:`tvm_ffi_registrations`,
+:func:`paddle_op_registrations`)."""
 
 from __future__ import annotations
 
@@ -354,6 +356,64 @@ def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> 
         found.append(PybindFact("def", prefix, short, ref, line(name_node), _namespace_of(call),
                                 lambda_calls=_named_first(wrapped, short) if wrapped else (), mechanism="tvm-ffi"))
     return found
+
+
+@dataclasses.dataclass(frozen=True)
+class PaddleOpNames:
+    """The names Paddle custom operators are written with (macros.yaml)."""
+
+    macros: frozenset[str]  # given the operator's name: `PD_BUILD_OP(name)`
+    kernel_setters: frozenset[str]  # a link of the macro's chain given the kernel: `.SetKernelFn(...)`
+    kernels: frozenset[str]  # what wraps the kernel function there: `PD_KERNEL(fn)`
+    module: str  # the macro the build names the extension module with: `PADDLE_EXTENSION_NAME`
+
+    @property
+    def markers(self) -> tuple[bytes, ...]:
+        """Bytes a file holds when it registers an operator (the scanner's filter)."""
+        return tuple(sorted(name.encode() for name in self.macros))
+
+
+def paddle_op_registrations(root: Any, language: Language, names: PaddleOpNames) -> list[PybindFact]:
+    """Paddle custom operators, one "def" fact each (mechanism "paddle-op", ``module`` the build's
+    macro, :attr:`PaddleOpNames.module`, as a pybind11 module named by the build is): the chain
+    `PD_BUILD_OP(name)....SetKernelFn(PD_KERNEL(fn))...`, wherever it stands, the kernel link at any
+    place in the chain. ``scope`` is the namespace the chain is written in."""
+    found = []
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "field_expression":
+            continue
+        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        args = call_arguments(call)
+        if field is None or inner is None or _method_name(field) not in names.kernel_setters or len(args) != 1:
+            continue
+        named = _chain_root_argument(inner, names.macros)
+        if named is None or named.type != "identifier":
+            continue
+        kernel = args[0]
+        wrapper = kernel.child_by_field_name("function") if kernel.type == "call_expression" else None
+        if wrapper is not None and text(wrapper) in names.kernels:
+            wrapped = call_arguments(kernel)
+            kernel = wrapped[0] if len(wrapped) == 1 else kernel
+        ref = function_ref(kernel)
+        if ref and ref != "<lambda>":
+            found.append(PybindFact("def", names.module, text(named), ref, line(named), _namespace_of(call),
+                                    mechanism="paddle-op"))
+    return found
+
+
+def _chain_root_argument(node: Any, macros: frozenset[str]) -> Any:
+    """The argument of the call of one of ``macros`` that a chain of member calls (`.Inputs(...)`
+    links) starting at ``node`` is rooted at, else None."""
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type == "field_expression":
+            node = fn.child_by_field_name("argument")
+            if node is None:
+                return None
+            continue
+        return _macro_name_argument(node, macros)
+    return None
 
 
 def _registry_chain(node: Any, names: TvmFfiNames) -> bool:

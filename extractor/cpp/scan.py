@@ -27,8 +27,9 @@ from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
-from extractor.cpp.registrations import (PYBIND11, BindingLibrary, nanobind_in, pybind_registrations,
-                                         torch_registrations, TvmFfiNames, tvm_ffi_registrations)
+from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, nanobind_in,
+                                         paddle_op_registrations, pybind_registrations, torch_registrations,
+                                         TvmFfiNames, tvm_ffi_registrations)
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
@@ -214,6 +215,8 @@ class _Scanner:
         self.tvm_ffi = TvmFfiNames(frozenset(cfg["tvm_ffi_global"]), frozenset(cfg["tvm_ffi_body"]),
                                    frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]))
         self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
+        self.paddle_ops = PaddleOpNames(frozenset(cfg["paddle_op"]), frozenset(cfg["paddle_op_kernel_setter"]),
+                                        frozenset(cfg["paddle_op_kernel"]), cfg["paddle_op_module"][0])
         self.test_macros = load_test_macros()
         self._nanobind: BindingLibrary | None = None
         self.defs: list[Definition] = []
@@ -873,6 +876,9 @@ class _Scanner:
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file
             self.pybind.extend(tvm_ffi_registrations(self.tree.root_node, self.language, self.tvm_ffi))
+        if any(marker in self.data for marker in self.paddle_ops.markers):
+            # Paddle operators are chains at namespace level, as TVM FFI's macro chains are
+            self.pybind.extend(paddle_op_registrations(self.tree.root_node, self.language, self.paddle_ops))
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),

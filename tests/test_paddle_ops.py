@@ -1,0 +1,124 @@
+"""Paddle custom operators: `PD_BUILD_OP(name)....SetKernelFn(PD_KERNEL(fn))` read by the C++ step
+(mechanism "paddle-op"), the module they are functions of named by the build
+(`setup(name=..., ext_modules=CUDAExtension(sources=[...]))`), and Python calls of them bound to the
+kernel function. The mini-repo is written here: the shapes of Paddle3D's PaddleRendering extensions
+and of FastDeploy's custom_ops, small."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
+
+FILES = {
+    # a setup whose extension class has no name of its own (Paddle's): the setup's name is the module's
+    "pkg/ops/setup.py": """
+        from paddle.utils.cpp_extension import CUDAExtension, setup
+
+        setup(
+            name="fused_ops",
+            ext_modules=CUDAExtension(sources=["src/relu.cc", "src/relu.cu"]),
+        )
+        """,
+    # the extension in a list, its sources a module constant
+    "pkg/render/setup.py": """
+        from paddle.utils.cpp_extension import CUDAExtension, setup
+
+        SOURCES = ["src/march.cc"]
+        setup(name="march_lib", version="1.0", ext_modules=[CUDAExtension(sources=SOURCES)])
+        """,
+    "pkg/ops/src/relu.cc": """
+        #include "paddle/extension.h"
+
+        std::vector<paddle::Tensor> ReluForward(const paddle::Tensor& x) { return {x}; }
+        std::vector<paddle::Tensor> ReluBackward(const paddle::Tensor& x) { return {x}; }
+
+        namespace fused {
+        std::vector<paddle::Tensor> Scale(const paddle::Tensor& x, float s) { return {x}; }
+        }  // namespace fused
+
+        PD_BUILD_OP(fused_relu)
+            .Inputs({"X"})
+            .Outputs({"Out"})
+            .SetKernelFn(PD_KERNEL(ReluForward));
+
+        PD_BUILD_GRAD_OP(fused_relu)
+            .Inputs({"X", paddle::Grad("Out")})
+            .SetKernelFn(PD_KERNEL(ReluBackward));
+
+        PD_BUILD_STATIC_OP(fused_scale)
+            .Inputs({"X"})
+            .SetKernelFn(PD_KERNEL(fused::Scale))
+            .Attrs({"s: float"});
+        """,
+    "pkg/ops/src/relu.cu": """
+        __global__ void relu_kernel(float* x) {}
+        """,
+    "pkg/render/src/march.cc": """
+        #include "paddle/extension.h"
+        std::vector<paddle::Tensor> MarchForward(const paddle::Tensor& rays) { return {rays}; }
+        PD_BUILD_OP(march).Inputs({"rays"}).Outputs({"out"}).SetKernelFn(PD_KERNEL(MarchForward));
+        """,
+    # an operator file that no build script lists (a C++ inference plugin): read, bound to nothing, said
+    "deploy/plugin/nms.cc": """
+        #include "paddle/extension.h"
+        std::vector<paddle::Tensor> Nms(const paddle::Tensor& boxes) { return {boxes}; }
+        PD_BUILD_OP(nms).Inputs({"boxes"}).Outputs({"keep"}).SetKernelFn(PD_KERNEL(Nms));
+        """,
+    "pkg/__init__.py": "",
+    "pkg/model.py": """
+        from pkg.ops import fused_ops
+        from pkg.render import march_lib
+
+
+        def forward(x):
+            y = fused_ops.fused_relu(x)
+            y = fused_ops.fused_scale(y, 2.0)
+            return march_lib.march(y)
+
+
+        def suppress(boxes):
+            return fused_ops.nms(boxes)
+        """,
+}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = tmp_path_factory.mktemp("paddle_ops")
+    for rel, text in FILES.items():
+        path = Path(root / "src" / rel)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    options = ExtractOptions(jobs=1, cache_dir=root / "cache", probe_structs=False)
+    return extract_system([str(root / "src")], options=options).bundle
+
+
+def test_python_calls_of_paddle_operators_bind_to_their_kernel_functions(bundle):
+    binds = {(e["source"], e["target"], e["path"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {
+        ("py:pkg.model.forward", "cpp:ReluForward", "pkg/model.py", 6),
+        # PD_BUILD_STATIC_OP; a kernel in a namespace
+        ("py:pkg.model.forward", "cpp:fused::Scale", "pkg/model.py", 7),
+        # a module named by a setup whose ext_modules is a list
+        ("py:pkg.model.forward", "cpp:MarchForward", "pkg/model.py", 8),
+        # `nms` is registered by a file no build lists, and the gradient op names no function Python
+        # calls: neither binds
+    }
+    assert bundle["stats"]["bindings"]["paddle_op_calls_bound"] == 3
+
+
+def test_paddle_operators_are_counted_and_make_their_kernels_public(bundle):
+    assert bundle["stats"]["cpp"]["paddle_ops"] == 4  # fused_relu, fused_scale, march, nms; not the grad op
+    nodes = {n["id"]: n for n in bundle["graph"]["nodes"]}
+    assert nodes["cpp:fused::Scale"]["api"] == "public: paddle-op PADDLE_EXTENSION_NAME.fused_scale"
+    assert nodes["cpp:ReluBackward"].get("api", "").startswith("internal")
+
+
+def test_an_operator_file_no_build_lists_says_its_calls_are_not_bound(bundle):
+    unnamed = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
+    assert unnamed == [("deploy/plugin/nms.cc", 3)]
