@@ -69,6 +69,65 @@ FILES = {
         std::vector<paddle::Tensor> Nms(const paddle::Tensor& boxes) { return {boxes}; }
         PD_BUILD_OP(nms).Inputs({"boxes"}).Outputs({"keep"}).SetKernelFn(PD_KERNEL(Nms));
         """,
+    # FastDeploy's shape: a build whose sources are computed (no file listed), its module's functions
+    # copied into a package of the system at import time
+    "custom_ops/setup_ops.py": """
+        from paddle.utils.cpp_extension import CUDAExtension, setup
+
+        setup(name="fd_ops", ext_modules=CUDAExtension(sources=find_sources("gpu_ops")))
+        """,
+    "custom_ops/gpu_ops/step.cu": """
+        #include "paddle/extension.h"
+        std::vector<paddle::Tensor> StepPaddle(const paddle::Tensor& flags) { return {flags}; }
+        PD_BUILD_STATIC_OP(step_paddle).Inputs({"flags"}).SetKernelFn(PD_KERNEL(StepPaddle));
+        """,
+    "custom_ops/cpu_ops/step.cc": """
+        #include "paddle/extension.h"
+        std::vector<paddle::Tensor> StepCpu(const paddle::Tensor& flags) { return {flags}; }
+        PD_BUILD_OP(step_paddle).Inputs({"flags"}).SetKernelFn(PD_KERNEL(StepCpu));
+        """,
+    "pkg/gpu/__init__.py": """
+        from pkg.loader import import_custom_ops
+
+        import_custom_ops("pkg.gpu", ".fd_ops", globals())
+        """,
+    "pkg/loader.py": """
+        def import_custom_ops(package, module, names):
+            pass
+
+
+        def step_paddle(flags):
+            return flags
+        """,
+    "pkg/engine.py": """
+        import paddle.incubate
+        from pkg.gpu import step_paddle
+        from pkg import loader
+
+
+        def step(flags):
+            step_paddle(flags)
+            # a name of the system's Python that is an operator's name too: the Python function
+            loader.step_paddle(flags)
+            # another library's: not the system's operator
+            paddle.incubate.step_paddle(flags)
+        """,
+    # a package the Python step does not find where it is imported from (PaddleRendering under
+    # contrib/, imported as `pprndr`): an outside name, whose function of an operator's name is not
+    # the operator
+    "contrib/tool/toolpkg/__init__.py": "",
+    "contrib/tool/toolpkg/funcs.py": """
+        def step_paddle(flags):
+            return flags
+        """,
+    "contrib/tool/toolpkg/user.py": """
+        import toolpkg
+        from toolpkg.funcs import step_paddle
+
+
+        def run(flags):
+            return step_paddle(flags)
+        """,
     "pkg/__init__.py": "",
     "pkg/model.py": """
         from pkg.ops import fused_ops
@@ -106,14 +165,20 @@ def test_python_calls_of_paddle_operators_bind_to_their_kernel_functions(bundle)
         ("py:pkg.model.forward", "cpp:fused::Scale", "pkg/model.py", 7),
         # a module named by a setup whose ext_modules is a list
         ("py:pkg.model.forward", "cpp:MarchForward", "pkg/model.py", 8),
-        # `nms` is registered by a file no build lists, and the gradient op names no function Python
-        # calls: neither binds
+        # `nms`'s module is named by no build, but the call names it in the system's package, which
+        # its Python does not define: bound by the operator's name
+        ("py:pkg.model.suppress", "cpp:Nms", "pkg/model.py", 12),
+        # a name copied into a package of the system at run time: each kernel registered as the operator
+        ("py:pkg.engine.step", "cpp:StepPaddle", "pkg/engine.py", 7),
+        ("py:pkg.engine.step", "cpp:StepCpu", "pkg/engine.py", 7),
     }
-    assert bundle["stats"]["bindings"]["paddle_op_calls_bound"] == 3
+    stats = bundle["stats"]["bindings"]
+    assert (stats["paddle_op_calls_bound"], stats["paddle_op_calls_inferred"]) == (3, 2)
 
 
 def test_paddle_operators_are_counted_and_make_their_kernels_public(bundle):
-    assert bundle["stats"]["cpp"]["paddle_ops"] == 4  # fused_relu, fused_scale, march, nms; not the grad op
+    # fused_relu, fused_scale, march, nms, step_paddle twice; not the grad op
+    assert bundle["stats"]["cpp"]["paddle_ops"] == 6
     nodes = {n["id"]: n for n in bundle["graph"]["nodes"]}
     assert nodes["cpp:fused::Scale"]["api"] == "public: paddle-op PADDLE_EXTENSION_NAME.fused_scale"
     assert nodes["cpp:ReluBackward"].get("api", "").startswith("internal")
@@ -121,4 +186,4 @@ def test_paddle_operators_are_counted_and_make_their_kernels_public(bundle):
 
 def test_an_operator_file_no_build_lists_says_its_calls_are_not_bound(bundle):
     unnamed = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
-    assert unnamed == [("deploy/plugin/nms.cc", 3)]
+    assert unnamed == [("custom_ops/cpu_ops/step.cc", 3), ("custom_ops/gpu_ops/step.cu", 3), ("deploy/plugin/nms.cc", 3)]

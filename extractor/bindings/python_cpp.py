@@ -76,7 +76,8 @@ import msgspec
 from extractor import cpp, naming, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
+                             Step)
 from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, CtypesFile, CtypesResult, bind_ctypes,
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
@@ -145,16 +146,68 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     libraries = _ctypes_bindings(ctx, py_result, cpp_result)
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
-    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats}.items()))
+    earlier = bound.shared.bindings if bound.shared is not None else ()
+    paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
+    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
+                         **paddle_stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics)))
-    if libraries.edges or globals_.edges:
-        earlier = bound.shared.bindings if bound.shared is not None else ()
+    if libraries.edges or globals_.edges or paddle:
         bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
-                                 *map(_global_as_binding, globals_.bindings)}))
-        edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges}))
+                                 *map(_global_as_binding, globals_.bindings), *paddle}))
+        edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges,
+                              *(Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in paddle)}))
         stats["binds_edges"] = len(edges)
         bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
+
+
+def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...],
+                        bound: tuple[Binding, ...]) -> tuple[list[Binding], dict[str, int]]:
+    """Python calls of Paddle operators that no module name the build reads binds, bound by the
+    operator's name (namespace "inferred").
+
+    Paddle keeps its custom operators in one registry per process, by name (a second registration
+    of a name fails), and the module a build makes of them is often reached under another name:
+    a package that copies the module's functions into its own namespace at import time
+    (FastDeploy's ``import_custom_ops(PACKAGE, ".fastdeploy_ops", globals())``, then ``from
+    fastdeploy.model_executor.ops.gpu import append_attention``), a meta-path hook that builds the
+    module on first use (Paddle3D's ``from paddle3d.ops import iou3d_nms``), or a build whose
+    sources are computed. So a call binds when, through its file's imports, it names
+    ``<package>.<...>.<op>``: ``<package>`` one of the system's own Python packages, the whole
+    name no definition (nor re-export) of the system's Python, and ``<op>`` a registered operator,
+    to each kernel registered under that name (CPU and GPU builds register their own)."""
+    by_name: dict[str, list[PyBinding]] = collections.defaultdict(list)
+    for b in registrations:
+        if b.mechanism == "paddle-op" and b.target:
+            by_name[b.name].append(b)
+    shared = python.shared if python is not None else None
+    if not by_name or shared is None:
+        return [], {}
+    nodes, reexported = shared.nodes, shared.reexported
+    done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == "paddle-op"}
+    imported = ctx.once(_imported_by_path)
+    found: list[Binding] = []
+    calls = 0
+    for f, facts in ctx.facts("python", Language.PYTHON):
+        names = imported.get(f.path, {})
+        for call in facts.calls:
+            head, _, rest = call.callee.partition(".")
+            if head not in names:
+                continue
+            dotted = names[head] + (f".{rest}" if rest else "")
+            package, _, op = dotted.rpartition(".")
+            node, top = naming.py_id(dotted), nodes.get(naming.py_id(package.partition(".")[0]))
+            # a package of the system is a module node (one outside it is an "external" node)
+            if op not in by_name or top is None or top.kind is not NodeKind.MODULE or node in nodes \
+                    or node in reexported:
+                continue
+            caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
+            if (f.path, call.line, caller) in done:
+                continue
+            calls += 1
+            found.extend(Binding(f.path, call.line, caller, dotted, b.target, "paddle-op", f"{b.path}:{b.line}", "",
+                                 "inferred") for b in by_name[op])
+    return sorted(set(found)), ({"paddle_op_calls_inferred": calls} if calls else {})
 
 
 def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...]
@@ -240,7 +293,9 @@ def _unnamed_message(mechanism: str, macro: str) -> str:
     if mechanism == "paddle-op":
         return (f"these Paddle operators are functions of the module the build names ({macro}), and no "
                 "setup(name=..., ext_modules=...), Extension(...) or cpp_extension.load(...) of the system's "
-                "build scripts lists this file among its sources: Python calls of them are not bound")
+                "build scripts lists this file among its sources: a Python call binds to them by the operator's "
+                "name alone (namespace \"inferred\"), where it names something of the system's packages that "
+                "its Python does not define")
     return (f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
             "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
             "this file among its sources: Python calls into it are not bound")
