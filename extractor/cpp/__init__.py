@@ -39,8 +39,10 @@ from extractor.model import Language, Step
 # is its own operator's (`a->b.m` was written `a->b->m`)
 # version 20: Paddle custom operators (`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) among the bindings
 # (mechanism "paddle-op")
+# version 21: a torch operator's schema or name given through a wrapper (`TORCH_SELECTIVE_SCHEMA("...")`,
+# `TORCH_SELECTIVE_NAME("...")`, `torch::schema("...", alias)`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="20", forkable=True)
+            extract=extract_cpp_graph, version="21", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

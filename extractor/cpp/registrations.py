@@ -28,8 +28,10 @@ _WRAPPERS = re.compile(r"(?:\w+::)*(?:TORCH_FN|TORCH_BOX|dispatch|make_boxed_fro
 
 
 def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scope: str,
-                        language: Language) -> list[TorchOpFact]:
-    """`m.def(...)`/`m.impl(...)` calls on the block's variable, one fact each."""
+                        language: Language, name_wrappers: frozenset[str] = frozenset()) -> list[TorchOpFact]:
+    """`m.def(...)`/`m.impl(...)` calls on the block's variable, one fact each; an operator's schema or
+    name given through one of ``name_wrappers`` (`TORCH_SELECTIVE_SCHEMA("...")`, `torch::schema("...",
+    alias)`, by last name) is read as the string it is given."""
     ns_arg = macro_args[0]
     ns, ns_macro, ns_suffix = "", "", ""
     m = re.fullmatch(r"CONCAT\((\w+),(\w+)\)", ns_arg)
@@ -54,8 +56,9 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
         if kind not in ("def", "impl"):
             continue
         call_args = call_arguments(call)
-        first = string_value(call_args[0]) if call_args else None
-        if first is None:
+        named = _unwrapped(call_args[0], name_wrappers) if call_args else None
+        first = string_value(named) if named is not None else None
+        if first is None or named is None:
             continue
         op = first.split("(", 1)[0].strip()
         name, _, overload = op.partition(".")
@@ -79,9 +82,20 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
             if kind == "impl" and len(call_args) >= 3:
                 dispatch = SPACES.sub("", text(call_args[1]))
         # the line that names the operator (`ops.def(` often stands alone on the line before)
-        found.append(TorchOpFact(kind, name, overload, line(call_args[0]), dispatch, fn, scope, op_ns, op_macro,
+        found.append(TorchOpFact(kind, name, overload, line(named), dispatch, fn, scope, op_ns, op_macro,
                                  op_suffix, schema, lambda_calls))
     return found
+
+
+def _unwrapped(node: Any, wrappers: frozenset[str]) -> Any:
+    """The first argument of a call of one of ``wrappers`` (by last name), else ``node``."""
+    if node.type != "call_expression" or not wrappers:
+        return node
+    fn = node.child_by_field_name("function")
+    if fn is None or SPACES.sub("", text(fn)).rpartition("::")[2] not in wrappers:
+        return node
+    args = call_arguments(node)
+    return args[0] if args else node
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

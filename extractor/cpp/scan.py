@@ -215,6 +215,7 @@ class _Scanner:
         self.tvm_ffi = TvmFfiNames(frozenset(cfg["tvm_ffi_global"]), frozenset(cfg["tvm_ffi_body"]),
                                    frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]))
         self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
+        self.op_name_wrappers = frozenset(cfg["torch_op_name_wrapper"])
         self.paddle_ops = PaddleOpNames(frozenset(cfg["paddle_op"]), frozenset(cfg["paddle_op_kernel_setter"]),
                                         frozenset(cfg["paddle_op_kernel"]), cfg["paddle_op_module"][0])
         self.test_macros = load_test_macros()
@@ -766,7 +767,7 @@ class _Scanner:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language, self.nanobind()))
         else:
             self.torch_ops.extend(torch_registrations(args, macro in self.impl_macros, body, scope,
-                                                      self.language))
+                                                      self.language, self.op_name_wrappers))
 
     def nanobind(self) -> BindingLibrary:
         """nanobind with the aliases this file gives its namespace, read once, when first needed."""
