@@ -34,6 +34,37 @@ FILES = {
           m.impl(TORCH_SELECTIVE_NAME("mini_ops::gelu"), TORCH_FN((&mini::gelu)));
         }
         """,
+    # a block macro of the system's own, defined in a header over torch::Library (IPEX's shape)
+    "csrc/library.h": """
+        #include <torch/library.h>
+        #define MY_LIBRARY_FRAGMENT(ns, m) _MY_LIBRARY_FRAGMENT(ns, m, C10_UID)
+        #define MY_LIBRARY_IMPL(ns, k, m) _MY_LIBRARY_IMPL(ns, k, m, C10_UID)
+        #define MY_MODULE(name, m) PYBIND11_MODULE(name, m)
+        """,
+    "csrc/scan.cpp": """
+        #include "library.h"
+        namespace mini {
+        at::Tensor scan(const at::Tensor& u) { return u; }
+        at::Tensor scan_autocast(const at::Tensor& u) { return u; }
+        int version() { return 1; }
+        }  // namespace mini
+
+        namespace {
+        MY_LIBRARY_FRAGMENT(mini_ops, m) {
+          m.def("scan(Tensor u) -> Tensor");
+          m.impl("scan", c10::DispatchKey::CPU, mini::scan);
+        }
+
+        MY_LIBRARY_IMPL(mini_ops, AutocastCPU, m) {
+          m.impl("scan", mini::scan_autocast);
+        }
+
+        // names only, no schema and no impl: not a torch library's block
+        MY_MODULE(_ext, m) {
+          m.def("version", &mini::version);
+        }
+        }  // namespace
+        """,
     "pkg/__init__.py": "",
     "pkg/layer.py": """
         import torch
@@ -42,6 +73,10 @@ FILES = {
         def forward(x):
             y = torch.ops.mini_ops.fused(x, 0.1)
             return torch.ops.mini_ops.gelu(y)
+
+
+        def scan(u):
+            return torch.ops.mini_ops.scan(u)
         """,
 }
 
@@ -66,6 +101,11 @@ def test_operators_named_through_a_wrapper_bind_to_their_functions(bundle):
         # at the line that names the operator, inside the wrapper
         ("implements", "cpp:mini::fused", "torchop:mini_ops::fused", 10),
         ("implements", "cpp:mini::gelu", "torchop:mini_ops::gelu", 17),
+        # a block macro of the system (below)
+        ("binds", "py:pkg.layer.scan", "cpp:mini::scan", 10),
+        ("binds", "py:pkg.layer.scan", "cpp:mini::scan_autocast", 10),
+        ("implements", "cpp:mini::scan", "torchop:mini_ops::scan", 11),
+        ("implements", "cpp:mini::scan_autocast", "torchop:mini_ops::scan", 15),
     }
 
 
@@ -75,4 +115,18 @@ def test_a_wrapped_schema_is_the_operators_signature(bundle):
     assert ops == {
         "torchop:mini_ops::fused": ("mini_ops::fused(Tensor x, float p) -> Tensor", 10, ["x", "p"]),
         "torchop:mini_ops::gelu": ("mini_ops::gelu(Tensor x) -> Tensor", 13, ["x"]),
+        "torchop:mini_ops::scan": ("scan(Tensor u) -> Tensor", 10, ["u"]),
     }
+
+
+def test_a_block_macro_of_the_system_is_read_as_a_torch_library_block(bundle):
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    # every implementation registered for the operator, in the fragment and the impl block (its dispatch key)
+    assert {b for b in binds if b[0] == "py:pkg.layer.scan"} == {
+        ("py:pkg.layer.scan", "cpp:mini::scan", 10), ("py:pkg.layer.scan", "cpp:mini::scan_autocast", 10)}
+    names = {n["name"] for n in bundle["graph"]["nodes"]}
+    assert "torchop:mini_ops::scan" in {n["id"] for n in bundle["graph"]["nodes"]}
+    # the blocks are no functions; the module-shaped one stays a macro's use, and says so
+    assert "MY_LIBRARY_FRAGMENT" not in names and "MY_LIBRARY_IMPL" not in names and "MY_MODULE" in names
+    said = {(d["path"], d["code"]) for d in bundle["diagnostics"]}
+    assert ("csrc/scan.cpp", "macro-body") in said

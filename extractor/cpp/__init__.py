@@ -40,9 +40,10 @@ from extractor.model import Language, Step
 # version 20: Paddle custom operators (`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) among the bindings
 # (mechanism "paddle-op")
 # version 21: a torch operator's schema or name given through a wrapper (`TORCH_SELECTIVE_SCHEMA("...")`,
-# `TORCH_SELECTIVE_NAME("...")`, `torch::schema("...", alias)`)
+# `TORCH_SELECTIVE_NAME("...")`, `torch::schema("...", alias)`); a block macro of the system's own whose body
+# is a torch library's (`IPEX_TORCH_LIBRARY_FRAGMENT(ns, m) { m.impl(...); }`) read as one, no function
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="21", forkable=True)
+            extract=extract_cpp_graph, version="22", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -54,6 +54,8 @@ _MAX_ERROR_LINES = 20
 _PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
 # a nanobind one: `nb::module_& m`, `nanobind::module_ &m` (the namespace as the file writes it)
 _NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
+_WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
@@ -446,6 +448,8 @@ class _Scanner:
         if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
             if self.visit_macro_body(written, fdecl.child_by_field_name("parameters"), node, name_node, body, scope):
                 return
+            if self.visit_library_wrapper(written, fdecl.child_by_field_name("parameters"), body, scope):
+                return
             if params and not any(p.name for p in params):
                 # parameters without names are the macro's arguments (a function whose return type
                 # an `#if` cut off names them): kept as written, one node for all its uses, and said
@@ -505,6 +509,24 @@ class _Scanner:
             self.unnamed_tests.append((macro, line(name_node)))
             return True
         return False
+
+    def visit_library_wrapper(self, macro: str, args: Any, body: Any, scope: Scope) -> bool:
+        """A macro of the system's own that wraps a torch library block, `MACRO(ns, m) { ... }` or
+        `MACRO(ns, key, m) { ... }` (intel-extension-for-pytorch's `IPEX_TORCH_LIBRARY_FRAGMENT`,
+        defined in a header over `torch::Library::FRAGMENT`): read as TORCH_LIBRARY_FRAGMENT's and
+        TORCH_LIBRARY_IMPL's blocks are, when its body is one, that is when it calls `m.impl(...)` or
+        defines a schema (`m.def("op(...) -> ...")`) on its last argument; no function either. A body
+        that only `m.def`s names (a pybind11 module's shape) is left a macro's use."""
+        arguments = split_args(text(args)[1:-1]) if args is not None else []
+        if body is None or len(arguments) not in (2, 3) or not _MACRO_NAME.fullmatch(macro) \
+                or not all(_WORD.fullmatch(a) for a in arguments):
+            return False
+        found = torch_registrations(arguments, len(arguments) == 3, body, _join(scope), self.language,
+                                    self.op_name_wrappers)
+        if not any(f.kind == "impl" or f.schema is not None for f in found):
+            return False
+        self.torch_ops.extend(found)
+        return True
 
     def visit_test(self, test: ExpandedTest, node: Any, name_node: Any, body: Any, scope: Scope,
                    last: Any = None) -> None:
