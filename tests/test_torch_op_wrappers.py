@@ -40,6 +40,8 @@ FILES = {
         #define MY_LIBRARY_FRAGMENT(ns, m) _MY_LIBRARY_FRAGMENT(ns, m, C10_UID)
         #define MY_LIBRARY_IMPL(ns, k, m) _MY_LIBRARY_IMPL(ns, k, m, C10_UID)
         #define MY_MODULE(name, m) PYBIND11_MODULE(name, m)
+        #define MY_FRAGMENT() TORCH_LIBRARY_FRAGMENT(mini_ops, m)
+        #define MY_REGISTER(NAME, Func) m.impl(TORCH_SELECTIVE_NAME("mini_ops::" NAME), Func);
         """,
     "csrc/scan.cpp": """
         #include "library.h"
@@ -62,6 +64,11 @@ FILES = {
         // names only, no schema and no impl: not a torch library's block
         MY_MODULE(_ext, m) {
           m.def("version", &mini::version);
+        }
+
+        // a block macro given no arguments, its registrations through a macro: not read, said
+        MY_FRAGMENT() {
+          MY_REGISTER("version", mini::version);
         }
         }  // namespace
         """,
@@ -128,5 +135,6 @@ def test_a_block_macro_of_the_system_is_read_as_a_torch_library_block(bundle):
     assert "torchop:mini_ops::scan" in {n["id"] for n in bundle["graph"]["nodes"]}
     # the blocks are no functions; the module-shaped one stays a macro's use, and says so
     assert "MY_LIBRARY_FRAGMENT" not in names and "MY_LIBRARY_IMPL" not in names and "MY_MODULE" in names
-    said = {(d["path"], d["code"]) for d in bundle["diagnostics"]}
-    assert ("csrc/scan.cpp", "macro-body") in said
+    said = {(d["path"], d["line"], d["code"], d["message"].split("(")[0]) for d in bundle["diagnostics"]}
+    assert {s for s in said if s[2] == "macro-body"} == {("csrc/scan.cpp", 19, "macro-body", "MY_MODULE"),
+                                                         ("csrc/scan.cpp", 24, "macro-body", "MY_FRAGMENT")}

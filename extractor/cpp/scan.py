@@ -450,9 +450,10 @@ class _Scanner:
                 return
             if self.visit_library_wrapper(written, fdecl.child_by_field_name("parameters"), body, scope):
                 return
-            if params and not any(p.name for p in params):
+            if (params and not any(p.name for p in params)) or (not params and _MACRO_NAME.fullmatch(written)):
                 # parameters without names are the macro's arguments (a function whose return type
-                # an `#if` cut off names them): kept as written, one node for all its uses, and said
+                # an `#if` cut off names them), and so is none given to a name spelled as a macro's
+                # (`IPEX_LIBRARY_FRAGMENT() { ... }`): kept as written, one node for all its uses, and said
                 self.macro_bodies.append((written, line(name_node)))
         elif node.child_by_field_name("type") is None and _is_macro_in_class(written, scope):
             # `DESTRUCTOR_WITH_LOG(X) { ... }`: what the macro defines is not known, its body is; kept
