@@ -49,6 +49,7 @@ FILES = {
         at::Tensor scan(const at::Tensor& u) { return u; }
         at::Tensor scan_autocast(const at::Tensor& u) { return u; }
         int version() { return 1; }
+        int twice(int x) { return 2 * x; }
         }  // namespace mini
 
         namespace {
@@ -66,9 +67,15 @@ FILES = {
           m.def("version", &mini::version);
         }
 
-        // a block macro given no arguments, its registrations through a macro: not read, said
+        // a block macro given no arguments (a macro's use, said), its registrations through a macro
+        // of the header: both expanded from their definitions
         MY_FRAGMENT() {
           MY_REGISTER("version", mini::version);
+        }
+
+        TORCH_LIBRARY_FRAGMENT(mini_ops, m) {
+          MY_REGISTER("twice", mini::twice);
+          UNKNOWN_REGISTER("thrice", mini::twice);
         }
         }  // namespace
         """,
@@ -84,6 +91,12 @@ FILES = {
 
         def scan(u):
             return torch.ops.mini_ops.scan(u)
+
+
+        def through_macros(x):
+            torch.ops.mini_ops.version()
+            torch.ops.mini_ops.thrice(x)
+            return torch.ops.mini_ops.twice(x)
         """,
 }
 
@@ -111,8 +124,11 @@ def test_operators_named_through_a_wrapper_bind_to_their_functions(bundle):
         # a block macro of the system (below)
         ("binds", "py:pkg.layer.scan", "cpp:mini::scan", 10),
         ("binds", "py:pkg.layer.scan", "cpp:mini::scan_autocast", 10),
-        ("implements", "cpp:mini::scan", "torchop:mini_ops::scan", 11),
-        ("implements", "cpp:mini::scan_autocast", "torchop:mini_ops::scan", 15),
+        ("implements", "cpp:mini::scan", "torchop:mini_ops::scan", 12),
+        ("implements", "cpp:mini::scan_autocast", "torchop:mini_ops::scan", 16),
+        # through macros (the last test)
+        ("binds", "py:pkg.layer.through_macros", "cpp:mini::version", 14),
+        ("binds", "py:pkg.layer.through_macros", "cpp:mini::twice", 16),
     }
 
 
@@ -122,7 +138,7 @@ def test_a_wrapped_schema_is_the_operators_signature(bundle):
     assert ops == {
         "torchop:mini_ops::fused": ("mini_ops::fused(Tensor x, float p) -> Tensor", 10, ["x", "p"]),
         "torchop:mini_ops::gelu": ("mini_ops::gelu(Tensor x) -> Tensor", 13, ["x"]),
-        "torchop:mini_ops::scan": ("scan(Tensor u) -> Tensor", 10, ["u"]),
+        "torchop:mini_ops::scan": ("scan(Tensor u) -> Tensor", 11, ["u"]),
     }
 
 
@@ -136,5 +152,16 @@ def test_a_block_macro_of_the_system_is_read_as_a_torch_library_block(bundle):
     # the blocks are no functions; the module-shaped one stays a macro's use, and says so
     assert "MY_LIBRARY_FRAGMENT" not in names and "MY_LIBRARY_IMPL" not in names and "MY_MODULE" in names
     said = {(d["path"], d["line"], d["code"], d["message"].split("(")[0]) for d in bundle["diagnostics"]}
-    assert {s for s in said if s[2] == "macro-body"} == {("csrc/scan.cpp", 19, "macro-body", "MY_MODULE"),
-                                                         ("csrc/scan.cpp", 24, "macro-body", "MY_FRAGMENT")}
+    assert {s for s in said if s[2] == "macro-body"} == {("csrc/scan.cpp", 20, "macro-body", "MY_MODULE"),
+                                                         ("csrc/scan.cpp", 26, "macro-body", "MY_FRAGMENT")}
+
+
+def test_operators_registered_through_a_macro_of_a_header_bind(bundle):
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert {b for b in binds if b[0] == "py:pkg.layer.through_macros"} == {
+        # a macro used in a block macro's body that opens a torch library block, both in the header
+        ("py:pkg.layer.through_macros", "cpp:mini::version", 14),
+        # in a block written out; a macro the system does not define registers nothing known
+        ("py:pkg.layer.through_macros", "cpp:mini::twice", 16),
+    }
+    assert bundle["stats"]["bindings"]["torch_op_calls_unregistered"] == 1  # thrice

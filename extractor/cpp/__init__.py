@@ -43,8 +43,10 @@ from extractor.model import Language, Step
 # `TORCH_SELECTIVE_NAME("...")`, `torch::schema("...", alias)`); a block macro of the system's own whose body
 # is a torch library's (`IPEX_TORCH_LIBRARY_FRAGMENT(ns, m) { m.impl(...); }`) read as one, no function
 # version 23: `NAME() { ... }` with a macro's name and no argument is a macro's use (CppFacts.macro_bodies)
+# version 24: macros whose bodies register torch operators or open a torch library block
+# (CppFacts.registration_macros) and the macro calls of registration blocks (CppFacts.macro_uses)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="23", forkable=True)
+            extract=extract_cpp_graph, version="24", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

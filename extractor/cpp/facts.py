@@ -176,6 +176,30 @@ class Local(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     init: str = ""
 
 
+class RegistrationMacro(msgspec.Struct, frozen=True, array_like=True):
+    """A function-like macro whose body registers torch operators (`m.impl(...)`, `m.def(...)`) or opens
+    a torch library block (`#define LIB() TORCH_LIBRARY_FRAGMENT(ns, m)`): expanded, one level, where a
+    block uses it (extractor.cpp.ops)."""
+
+    name: str
+    params: tuple[str, ...]
+    body: str  # the replacement text, continuation lines joined
+    line: int
+
+
+class MacroUse(msgspec.Struct, frozen=True, array_like=True):
+    """A call of a macro in a registration block (`IPEX_OP_REGISTER_DISPATCH("op", fn, key);`), with the
+    block it stands in: a torch library block macro and its arguments, or a macro of the system's own
+    given a body (`IPEX_LIBRARY_FRAGMENT() { ... }`), expanded by the graph step."""
+
+    macro: str
+    args: tuple[str, ...]  # as written
+    line: int
+    scope: str
+    block: str  # the block's macro
+    block_args: tuple[str, ...]
+
+
 class CppFacts(msgspec.Struct, frozen=True):
     """Everything one C/C++/CUDA file contributes; names as written, resolved by the graph step."""
 
@@ -213,3 +237,5 @@ class CppFacts(msgspec.Struct, frozen=True):
     # (:func:`extractor.cpp.parse.word_hashes`): the graph step reads it to find, without reading the file
     # again, whether the file uses a macro one of its includes defines
     words: bytes = b""
+    registration_macros: tuple[RegistrationMacro, ...] = ()  # macros whose bodies register torch operators
+    macro_uses: tuple[MacroUse, ...] = ()  # calls of macros in registration blocks

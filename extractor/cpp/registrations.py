@@ -14,7 +14,7 @@ import dataclasses
 import re
 from typing import Any
 
-from extractor.cpp.facts import OpSchema, PybindFact, SchemaParam, TorchOpFact
+from extractor.cpp.facts import MacroUse, OpSchema, PybindFact, SchemaParam, TorchOpFact
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import capture_nodes
 from extractor.cpp.signature import parse_schema
@@ -84,6 +84,24 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
         # the line that names the operator (`ops.def(` often stands alone on the line before)
         found.append(TorchOpFact(kind, name, overload, line(named), dispatch, fn, scope, op_ns, op_macro,
                                  op_suffix, schema, lambda_calls))
+    return found
+
+
+_MACRO_SPELLING = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def block_macro_uses(body: Any, scope: str, block: str, block_args: tuple[str, ...]) -> list[MacroUse]:
+    """The statements of a registration block that call a macro (`REGISTER_OP("op", fn);`, a name
+    spelled as macros are), with the block they stand in: what they register is known only once the
+    graph step has the macro's definition, which may be in a header (extractor.cpp.ops)."""
+    found = []
+    for statement in body.named_children if body is not None else ():
+        call = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_children else None
+        fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+        if fn is not None and fn.type == "identifier" and _MACRO_SPELLING.fullmatch(text(fn)):
+            args = tuple(SPACES.sub(" ", text(a)).strip() for a in call_arguments(call))
+            found.append(MacroUse(text(fn), args, line(call), scope, block, block_args))
     return found
 
 

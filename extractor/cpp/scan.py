@@ -19,15 +19,15 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Local, NamespaceAlias, Param,
-                                 PybindFact, Scope, TorchOpFact, TypeAlias, Using)
+from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Local, MacroUse, NamespaceAlias,
+                                 Param, PybindFact, RegistrationMacro, Scope, TorchOpFact, TypeAlias, Using)
 from extractor.cpp.handles import load_handles
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
-from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, nanobind_in,
+from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
                                          paddle_op_registrations, pybind_registrations, torch_registrations,
                                          TvmFfiNames, tvm_ffi_registrations)
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
@@ -236,6 +236,8 @@ class _Scanner:
         self.usings: list[Using] = []
         self.macro_launches: dict[str, list[str]] = {}
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
+        self.registration_macros: list[RegistrationMacro] = []
+        self.macro_uses: list[MacroUse] = []
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
@@ -455,6 +457,9 @@ class _Scanner:
                 # an `#if` cut off names them), and so is none given to a name spelled as a macro's
                 # (`IPEX_LIBRARY_FRAGMENT() { ... }`): kept as written, one node for all its uses, and said
                 self.macro_bodies.append((written, line(name_node)))
+                arguments = tuple(p.type or p.name for p in params)
+                # the macros its body calls, registrations if the macro opens a torch library block
+                self.macro_uses.extend(block_macro_uses(body, _join(scope), written, arguments))
         elif node.child_by_field_name("type") is None and _is_macro_in_class(written, scope):
             # `DESTRUCTOR_WITH_LOG(X) { ... }`: what the macro defines is not known, its body is; kept
             # as a member of that name, and said
@@ -527,6 +532,8 @@ class _Scanner:
         if not any(f.kind == "impl" or f.schema is not None for f in found):
             return False
         self.torch_ops.extend(found)
+        known = sorted(self.impl_macros if len(arguments) == 3 else self.library_macros)[0]
+        self.macro_uses.extend(block_macro_uses(body, _join(scope), known, tuple(arguments)))
         return True
 
     def visit_test(self, test: ExpandedTest, node: Any, name_node: Any, body: Any, scope: Scope,
@@ -752,6 +759,15 @@ class _Scanner:
             self.macro_calls[text(name)] = called
         if _MACRO_DEFINITION.search(body):
             self.macro_blocks.append((text(name), line(node)))
+        if params is not None and (b".impl(" in body or b".def(" in body or self._opens_block(body)):
+            self.registration_macros.append(RegistrationMacro(
+                text(name), tuple(p.strip() for p in text(params).strip("()").split(",") if p.strip()),
+                SPACES.sub(" ", body.decode(errors="replace")).strip(), line(node)))
+
+    def _opens_block(self, body: bytes) -> bool:
+        """Whether a macro's replacement text is a torch library block macro's use (`TORCH_LIBRARY_FRAGMENT(ns, m)`)."""
+        head = body.lstrip().split(b"(", 1)[0].strip().decode(errors="replace")
+        return head in self.library_macros or head in self.impl_macros
 
     def expand_macros(self) -> dict[str, tuple[list[str], list[str]]]:
         """Macro -> (the functions it calls, the kernels it launches), through the macros of this
@@ -791,6 +807,7 @@ class _Scanner:
         else:
             self.torch_ops.extend(torch_registrations(args, macro in self.impl_macros, body, scope,
                                                       self.language, self.op_name_wrappers))
+            self.macro_uses.extend(block_macro_uses(body, scope, macro, tuple(args)))
 
     def nanobind(self) -> BindingLibrary:
         """nanobind with the aliases this file gives its namespace, read once, when first needed."""
@@ -920,6 +937,8 @@ class _Scanner:
                         fields=tuple(self.fields), locals=tuple(sorted(local_vars, key=_local_order)),
                         type_aliases=tuple(self.type_aliases),
                         words=words,
+                        registration_macros=tuple(self.registration_macros),
+                        macro_uses=tuple(self.macro_uses),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 
