@@ -76,7 +76,8 @@ import msgspec
 from extractor import cpp, naming, python
 from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, ParsedFile, Severity, Step
+from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
+                             Step)
 from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, CtypesFile, CtypesResult, bind_ctypes,
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
@@ -104,7 +105,8 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    # "torch-op", "torch-op-python", "pybind11", "nanobind", "ctypes", "cffi", "tvm-ffi" or "tvm-ffi-python"
+    # "torch-op", "torch-op-python", "pybind11", "nanobind", "paddle-op", "ctypes", "cffi", "tvm-ffi" or
+    # "tvm-ffi-python"
     mechanism: str
     # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"; ctypes: the call loading the library
     registered_at: str
@@ -144,16 +146,68 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     libraries = _ctypes_bindings(ctx, py_result, cpp_result)
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
-    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats}.items()))
+    earlier = bound.shared.bindings if bound.shared is not None else ()
+    paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
+    stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
+                         **paddle_stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics)))
-    if libraries.edges or globals_.edges:
-        earlier = bound.shared.bindings if bound.shared is not None else ()
+    if libraries.edges or globals_.edges or paddle:
         bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
-                                 *map(_global_as_binding, globals_.bindings)}))
-        edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges}))
+                                 *map(_global_as_binding, globals_.bindings), *paddle}))
+        edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges,
+                              *(Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in paddle)}))
         stats["binds_edges"] = len(edges)
         bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
+
+
+def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...],
+                        bound: tuple[Binding, ...]) -> tuple[list[Binding], dict[str, int]]:
+    """Python calls of Paddle operators that no module name the build reads binds, bound by the
+    operator's name (namespace "inferred").
+
+    Paddle keeps its custom operators in one registry per process, by name (a second registration
+    of a name fails), and the module a build makes of them is often reached under another name:
+    a package that copies the module's functions into its own namespace at import time
+    (FastDeploy's ``import_custom_ops(PACKAGE, ".fastdeploy_ops", globals())``, then ``from
+    fastdeploy.model_executor.ops.gpu import append_attention``), a meta-path hook that builds the
+    module on first use (Paddle3D's ``from paddle3d.ops import iou3d_nms``), or a build whose
+    sources are computed. So a call binds when, through its file's imports, it names
+    ``<package>.<...>.<op>``: ``<package>`` one of the system's own Python packages, the whole
+    name no definition (nor re-export) of the system's Python, and ``<op>`` a registered operator,
+    to each kernel registered under that name (CPU and GPU builds register their own)."""
+    by_name: dict[str, list[PyBinding]] = collections.defaultdict(list)
+    for b in registrations:
+        if b.mechanism == "paddle-op" and b.target:
+            by_name[b.name].append(b)
+    shared = python.shared if python is not None else None
+    if not by_name or shared is None:
+        return [], {}
+    nodes, reexported = shared.nodes, shared.reexported
+    done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == "paddle-op"}
+    imported = ctx.once(_imported_by_path)
+    found: list[Binding] = []
+    calls = 0
+    for f, facts in ctx.facts("python", Language.PYTHON):
+        names = imported.get(f.path, {})
+        for call in facts.calls:
+            head, _, rest = call.callee.partition(".")
+            if head not in names:
+                continue
+            dotted = names[head] + (f".{rest}" if rest else "")
+            package, _, op = dotted.rpartition(".")
+            node, top = naming.py_id(dotted), nodes.get(naming.py_id(package.partition(".")[0]))
+            # a package of the system is a module node (one outside it is an "external" node)
+            if op not in by_name or top is None or top.kind is not NodeKind.MODULE or node in nodes \
+                    or node in reexported:
+                continue
+            caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
+            if (f.path, call.line, caller) in done:
+                continue
+            calls += 1
+            found.extend(Binding(f.path, call.line, caller, dotted, b.target, "paddle-op", f"{b.path}:{b.line}", "",
+                                 "inferred") for b in by_name[op])
+    return sorted(set(found)), ({"paddle_op_calls_inferred": calls} if calls else {})
 
 
 def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...]
@@ -230,12 +284,21 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
         elif top not in names and _BUILD_MACRO.fullmatch(top):
             unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)), (b.line, top, b.mechanism))
         named.append(b)
-    diagnostics = [Diagnostic(path, line, "pybind-module-unnamed",
-                              f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
-                              "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
-                              "this file among its sources: Python calls into it are not bound", Severity.INFO)
+    diagnostics = [Diagnostic(path, line, "pybind-module-unnamed", _unnamed_message(mechanism, macro), Severity.INFO)
                    for path, (line, macro, mechanism) in sorted(unexplained.items())]
     return tuple(named), diagnostics
+
+
+def _unnamed_message(mechanism: str, macro: str) -> str:
+    if mechanism == "paddle-op":
+        return (f"these Paddle operators are functions of the module the build names ({macro}), and no "
+                "setup(name=..., ext_modules=...), Extension(...) or cpp_extension.load(...) of the system's "
+                "build scripts lists this file among its sources: a Python call binds to them by the operator's "
+                "name alone (namespace \"inferred\"), where it names something of the system's packages that "
+                "its Python does not define")
+    return (f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
+            "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
+            "this file among its sources: Python calls into it are not bound")
 
 
 def _extension_sources(ctx: Context) -> dict[str, set[str]]:
@@ -304,7 +367,8 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                                         "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
         else:
             for b in py_index.lookup(site.callee):
-                stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{b.mechanism}_calls_bound"] += 1
+                mechanism = b.mechanism.replace("-", "_")  # paddle-op: paddle_op_calls_bound
+                stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{mechanism}_calls_bound"] += 1
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
                                         b.mechanism, f"{b.path}:{b.line}", "", ""))
     bindings = sorted(set(bindings))
@@ -602,15 +666,20 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_)
 
 
-# setuptools', torch's and pybind11's extension classes; torch's JIT build, given its sources
+# setuptools', torch's, Paddle's and pybind11's extension classes; torch's and Paddle's JIT builds,
+# given their sources
 _EXTENSION_CLASSES = frozenset({"Extension", "CppExtension", "CUDAExtension", "SyclExtension", "Pybind11Extension"})
-_LOAD_CALLS = frozenset({"load", "cpp_extension.load", "torch.utils.cpp_extension.load"})
+_LOAD_CALLS = frozenset({"load", "cpp_extension.load", "torch.utils.cpp_extension.load",
+                         "paddle.utils.cpp_extension.load"})
 
 
 def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
     """The extensions the module's calls declare, their name and sources read where they are string
-    constants, module-level constants, ``os.path.join``s or sums of them."""
+    constants, module-level constants, ``os.path.join``s or sums of them. An extension class given
+    no name takes the name of the ``setup(name=..., ext_modules=...)`` it is handed to: Paddle's
+    ``CUDAExtension(sources=[...])`` has none of its own, the module is named by the setup."""
     constants = _module_constants(index.tree)
+    setup_names = _named_by_setup(index, constants)
     out = []
     for call in index.of(ast.Call):
         callee = name_chain(call.func)
@@ -620,11 +689,29 @@ def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
         declares = callee.rpartition(".")[2] in _EXTENSION_CLASSES or (callee in _LOAD_CALLS and "sources" in keywords)
         if not declares:
             continue
-        name = _string(call.args[0] if call.args else keywords.get("name"), constants)
+        name = _string(call.args[0] if call.args else keywords.get("name"), constants) \
+            if call.args or "name" in keywords else setup_names.get(id(call))
         sources = _strings(call.args[1] if len(call.args) > 1 else keywords.get("sources"), constants)
         if isinstance(name, str) and name and sources:
             out.append(ExtensionBuild(call.lineno, name, tuple(sources)))
     return tuple(sorted(out))
+
+
+def _named_by_setup(index: Any, constants: dict[str, Any]) -> dict[int, str]:
+    """The id of each call written in the ``ext_modules`` of a ``setup(name="x", ...)`` call (alone,
+    or in a list or tuple) -> that name."""
+    named: dict[int, str] = {}
+    for call in index.of(ast.Call):
+        if (name_chain(call.func) or "").rpartition(".")[2] != "setup":
+            continue
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        name, modules = _string(keywords.get("name"), constants), keywords.get("ext_modules")
+        if not name or modules is None:
+            continue
+        for node in modules.elts if isinstance(modules, (ast.List, ast.Tuple)) else [modules]:
+            if isinstance(node, ast.Call):
+                named[id(node)] = name
+    return named
 
 
 def _module_constants(tree: ast.Module) -> dict[str, str | list[str]]:
@@ -761,6 +848,7 @@ def _class_of_method(scope: Any) -> str:
 
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
 # 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
-# list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered
+# list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered;
+# 10: an extension class without a name named by the `setup(name=..., ext_modules=...)` it is given to
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="9", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="10", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -37,13 +37,20 @@ from extractor.model import Language, Step
 # variables of bodies that member calls are made on (CppFacts.locals), type aliases (CppFacts.type_aliases),
 # the template parameters in scope of each definition (Definition.template_params); a callee's `.`/`->`
 # is its own operator's (`a->b.m` was written `a->b->m`)
-# version 20: a range-for's `auto` variable keeps what it ranges over (Local.init, Local.element); a catch
-# clause's parameter is a body's variable
-# version 21: an `auto` variable initialized from a subscript (`auto& m = models_[i];`) keeps it (Local.init)
-# version 22: the variable a member call's object dereferences (`(*state)->Stub()`) is read
-# version 23: namespaces' variables whose type may be a class (CppFacts.globals)
+# version 20: Paddle custom operators (`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) among the bindings
+# (mechanism "paddle-op")
+# version 21: a torch operator's schema or name given through a wrapper (`TORCH_SELECTIVE_SCHEMA("...")`,
+# `TORCH_SELECTIVE_NAME("...")`, `torch::schema("...", alias)`); a block macro of the system's own whose body
+# is a torch library's (`IPEX_TORCH_LIBRARY_FRAGMENT(ns, m) { m.impl(...); }`) read as one, no function
+# version 23: `NAME() { ... }` with a macro's name and no argument is a macro's use (CppFacts.macro_bodies)
+# version 24: macros whose bodies register torch operators or open a torch library block
+# (CppFacts.registration_macros) and the macro calls of registration blocks (CppFacts.macro_uses)
+# version 25 (with versions 20-23 of a branch beside 20-24): a range-for's `auto` variable keeps what it
+# ranges over (Local.init, Local.element); a catch clause's parameter is a body's variable; an `auto`
+# variable initialized from a subscript keeps it; the variable a member call's object dereferences
+# (`(*state)->Stub()`) is read; namespaces' variables whose type may be a class (CppFacts.globals)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="23", forkable=True)
+            extract=extract_cpp_graph, version="25", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -99,7 +99,8 @@ HELPER_MODULE = "@"
 
 class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     """A pybind11 (or nanobind) registration inside a `PYBIND11_MODULE` (`NB_MODULE`) block or a
-    function given its module, names as written; or a TVM FFI global function (mechanism "tvm-ffi":
+    function given its module, names as written; or a Paddle custom operator (mechanism "paddle-op":
+    ``module`` the build's macro, ``name`` the operator's); or a TVM FFI global function (mechanism "tvm-ffi":
     ``module`` its dotted name's prefix, ``name`` the last part)."""
 
     kind: str  # "def", "method", "class", or "module": the module handed to function ``target``
@@ -112,7 +113,7 @@ class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     scope: str
     owner: str = ""  # the Python class of a method
     lambda_calls: tuple[str, ...] = ()
-    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind" or "tvm-ffi"
+    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind", "paddle-op" or "tvm-ffi"
 
 
 class NamespaceAlias(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
@@ -190,6 +191,30 @@ class Global(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):
     static: bool = False  # `static` at namespace scope: seen in its own file only
 
 
+class RegistrationMacro(msgspec.Struct, frozen=True, array_like=True):
+    """A function-like macro whose body registers torch operators (`m.impl(...)`, `m.def(...)`) or opens
+    a torch library block (`#define LIB() TORCH_LIBRARY_FRAGMENT(ns, m)`): expanded, one level, where a
+    block uses it (extractor.cpp.ops)."""
+
+    name: str
+    params: tuple[str, ...]
+    body: str  # the replacement text, continuation lines joined
+    line: int
+
+
+class MacroUse(msgspec.Struct, frozen=True, array_like=True):
+    """A call of a macro in a registration block (`IPEX_OP_REGISTER_DISPATCH("op", fn, key);`), with the
+    block it stands in: a torch library block macro and its arguments, or a macro of the system's own
+    given a body (`IPEX_LIBRARY_FRAGMENT() { ... }`), expanded by the graph step."""
+
+    macro: str
+    args: tuple[str, ...]  # as written
+    line: int
+    scope: str
+    block: str  # the block's macro
+    block_args: tuple[str, ...]
+
+
 class CppFacts(msgspec.Struct, frozen=True):
     """Everything one C/C++/CUDA file contributes; names as written, resolved by the graph step."""
 
@@ -228,3 +253,5 @@ class CppFacts(msgspec.Struct, frozen=True):
     # (:func:`extractor.cpp.parse.word_hashes`): the graph step reads it to find, without reading the file
     # again, whether the file uses a macro one of its includes defines
     words: bytes = b""
+    registration_macros: tuple[RegistrationMacro, ...] = ()  # macros whose bodies register torch operators
+    macro_uses: tuple[MacroUse, ...] = ()  # calls of macros in registration blocks

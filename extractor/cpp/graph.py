@@ -203,7 +203,8 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     by_mechanism = collections.Counter(b.mechanism for b in bindings)
     stats["pybind_bindings"] = by_mechanism["pybind11"]
     # a key only where there are any: evidence without stays as it was
-    for mechanism, key in (("nanobind", "nanobind_bindings"), ("tvm-ffi", "tvm_ffi_globals")):
+    for mechanism, key in (("nanobind", "nanobind_bindings"), ("tvm-ffi", "tvm_ffi_globals"),
+                           ("paddle-op", "paddle_ops")):
         if by_mechanism[mechanism]:
             stats[key] = by_mechanism[mechanism]
     if by_mechanism["tvm-ffi"]:

@@ -16,9 +16,14 @@ import dataclasses
 import re
 from collections.abc import Mapping
 
-from extractor.cpp.facts import HELPER_MODULE, CppFacts, SchemaParam, TorchOpFact
+import msgspec
+
+from extractor.cpp.facts import HELPER_MODULE, CppFacts, MacroUse, RegistrationMacro, SchemaParam, TorchOpFact
+from extractor.cpp.names import split_args
+from extractor.cpp.parse import macro_config, parse_source
+from extractor.cpp.registrations import torch_registrations
 from extractor.cpp.symbols import SymbolTable
-from extractor.model import Edge, EdgeKind, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.model import Edge, EdgeKind, Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import file_id, id_name
 
 OP_PREFIX = "torchop:"
@@ -58,7 +63,7 @@ class PyBinding:
     owner: str = ""  # Python class name for methods
     function: str = ""  # C++ name as written
     target: str = ""  # node id when resolved
-    mechanism: str = "pybind11"  # or "nanobind"
+    mechanism: str = "pybind11"  # or "nanobind", "paddle-op", "tvm-ffi"
     # the file of the module block whose module a function given that module registers on ("":
     # the binding's own file): a module the build names is named by that block's file
     block: str = ""
@@ -75,8 +80,9 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                           ) -> tuple[list[OpRegistration], list[PyBinding]]:
     ops, bindings = [], []
     given = _modules_given(facts, table)
+    expanded = macro_registrations(facts)
     for path in sorted(facts):
-        for op in facts[path].torch_ops:
+        for op in (*facts[path].torch_ops, *expanded.get(path, ())):
             if op.fn == "<lambda>":
                 fn, target = table.resolve_lambda(path, op.scope, op.lambda_calls)
             else:
@@ -138,6 +144,80 @@ def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[st
                 given[helper].add((held, block))
                 stack.extend(sorted((held + sub, inner) for sub, inner in handed.get((helper, ""), ())))
     return {helper: sorted(modules) for helper, modules in given.items()}
+
+
+def macro_registrations(facts: Mapping[str, CppFacts]) -> dict[str, list[TorchOpFact]]:
+    """The operators registered through a macro of the system, by the file of the block that calls it.
+
+    intel-extension-for-pytorch registers with `IPEX_OP_REGISTER_DISPATCH("op", fn, key);` in its
+    blocks, a header's macro whose body is `m.impl(TORCH_SELECTIVE_NAME("torch_ipex::" NAME), key,
+    Func);`, and opens blocks with `IPEX_LIBRARY_FRAGMENT() { ... }`, a header's macro whose body is
+    `TORCH_LIBRARY_FRAGMENT(torch_ipex, m)`. No preprocessor is run; such a macro's body is
+    expanded here, one level, with the use's arguments (`#x` and `##` as the preprocessor reads them),
+    and the block's registrations read from the result, at the use's line. A macro defined with
+    different bodies in different files (an `#if` chooses one) is not expanded."""
+    macros: dict[str, RegistrationMacro | None] = {}
+    for path in sorted(facts):
+        for macro in facts[path].registration_macros:
+            known = macros.get(macro.name, macro)
+            macros[macro.name] = macro if known is not None and known.body == macro.body \
+                and known.params == macro.params else None
+    uses = [(path, use) for path in sorted(facts) for use in facts[path].macro_uses
+            if macros.get(use.macro) is not None]
+    if not uses:
+        return {}
+    cfg = macro_config()
+    libraries, impls = frozenset(cfg["torch_library"]), frozenset(cfg["torch_library_impl"])
+    wrappers = frozenset(cfg["torch_op_name_wrapper"])
+    out: dict[str, list[TorchOpFact]] = {}
+    for path, use in uses:
+        block = _block_of(use, macros, libraries | impls)
+        registering = macros[use.macro]
+        if block is None or registering is None or len(registering.params) != len(use.args):
+            continue
+        code = "void registration_macro() {\n" + _substituted(registering, use.args) + "\n}\n"
+        tree = parse_source(code.encode(), Language.CPP)
+        definition = tree.root_node.named_children[0] if tree.root_node.named_children else None
+        body = definition.child_by_field_name("body") if definition is not None else None
+        if body is None:
+            continue
+        found = torch_registrations(list(block[1]), block[0] in impls, body, use.scope, Language.CPP, wrappers)
+        out.setdefault(path, []).extend(msgspec.structs.replace(f, line=use.line) for f in found)
+    return out
+
+
+def _block_of(use: MacroUse, macros: Mapping[str, RegistrationMacro | None], known: frozenset[str]
+              ) -> tuple[str, tuple[str, ...]] | None:
+    """(torch library block macro, its arguments) of the block a use stands in: written as one, or a
+    macro of the system whose body is one (`#define LIB() TORCH_LIBRARY_FRAGMENT(ns, m)`)."""
+    if use.block in known:
+        return use.block, use.block_args
+    opening = macros.get(use.block)
+    if opening is None or len(opening.params) != len(use.block_args):
+        return None
+    written = _substituted(opening, use.block_args).strip()
+    head, paren, rest = written.partition("(")
+    if not paren or head.strip() not in known or not rest.rstrip().endswith(")"):
+        return None
+    return head.strip(), tuple(split_args(rest.rstrip()[:-1]))
+
+
+# a string literal (left as written), a paste (`##`, before a stringize `#` is looked for), or a word
+_TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|##|(#\s*)?\b([A-Za-z_]\w*)\b')
+
+
+def _substituted(macro: RegistrationMacro, args: tuple[str, ...]) -> str:
+    """``macro``'s body with its parameters replaced by ``args``: `#p` made a string, `a ## b` pasted;
+    string literals left as they are."""
+    values = dict(zip(macro.params, args))
+
+    def one(m: re.Match[str]) -> str:
+        word = m.group(2)
+        if word is None or word not in values:
+            return m.group(0)
+        return f'"{values[word]}"' if m.group(1) else values[word]
+
+    return re.sub(r"\s*##\s*", "", _TOKEN.sub(one, macro.body))
 
 
 def op_nodes(facts: Mapping[str, CppFacts], ops: list[OpRegistration]) -> tuple[list[Node], list[Edge]]:

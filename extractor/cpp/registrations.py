@@ -4,7 +4,9 @@ C++ function (as written; the graph step resolves the names), with the operator'
 into parameters and a return type. nanobind's API is pybind11's (`nb::class_`, `.def`,
 `nb::overload_cast`), so one reader serves both, told which library it reads. TVM FFI global
 functions (`TVM_REGISTER_GLOBAL("a.b.c").set_body_typed(fn)`, `refl::GlobalDef().def("a.b.c", fn)`)
-stand outside any such block and are read over the whole file (:func:`tvm_ffi_registrations`)."""
+and Paddle custom operators (`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) stand outside any
+such block and are read over the whole file (:func:`tvm_ffi_registrations`,
+:func:`paddle_op_registrations`)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import dataclasses
 import re
 from typing import Any
 
-from extractor.cpp.facts import OpSchema, PybindFact, SchemaParam, TorchOpFact
+from extractor.cpp.facts import MacroUse, OpSchema, PybindFact, SchemaParam, TorchOpFact
 from extractor.cpp.names import CALLEE_TYPES, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import capture_nodes
 from extractor.cpp.signature import parse_schema
@@ -26,8 +28,10 @@ _WRAPPERS = re.compile(r"(?:\w+::)*(?:TORCH_FN|TORCH_BOX|dispatch|make_boxed_fro
 
 
 def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scope: str,
-                        language: Language) -> list[TorchOpFact]:
-    """`m.def(...)`/`m.impl(...)` calls on the block's variable, one fact each."""
+                        language: Language, name_wrappers: frozenset[str] = frozenset()) -> list[TorchOpFact]:
+    """`m.def(...)`/`m.impl(...)` calls on the block's variable, one fact each; an operator's schema or
+    name given through one of ``name_wrappers`` (`TORCH_SELECTIVE_SCHEMA("...")`, `torch::schema("...",
+    alias)`, by last name) is read as the string it is given."""
     ns_arg = macro_args[0]
     ns, ns_macro, ns_suffix = "", "", ""
     m = re.fullmatch(r"CONCAT\((\w+),(\w+)\)", ns_arg)
@@ -52,8 +56,9 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
         if kind not in ("def", "impl"):
             continue
         call_args = call_arguments(call)
-        first = string_value(call_args[0]) if call_args else None
-        if first is None:
+        named = _unwrapped(call_args[0], name_wrappers) if call_args else None
+        first = string_value(named) if named is not None else None
+        if first is None or named is None:
             continue
         op = first.split("(", 1)[0].strip()
         name, _, overload = op.partition(".")
@@ -77,9 +82,38 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
             if kind == "impl" and len(call_args) >= 3:
                 dispatch = SPACES.sub("", text(call_args[1]))
         # the line that names the operator (`ops.def(` often stands alone on the line before)
-        found.append(TorchOpFact(kind, name, overload, line(call_args[0]), dispatch, fn, scope, op_ns, op_macro,
+        found.append(TorchOpFact(kind, name, overload, line(named), dispatch, fn, scope, op_ns, op_macro,
                                  op_suffix, schema, lambda_calls))
     return found
+
+
+_MACRO_SPELLING = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def block_macro_uses(body: Any, scope: str, block: str, block_args: tuple[str, ...]) -> list[MacroUse]:
+    """The statements of a registration block that call a macro (`REGISTER_OP("op", fn);`, a name
+    spelled as macros are), with the block they stand in: what they register is known only once the
+    graph step has the macro's definition, which may be in a header (extractor.cpp.ops)."""
+    found = []
+    for statement in body.named_children if body is not None else ():
+        call = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_children else None
+        fn = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+        if fn is not None and fn.type == "identifier" and _MACRO_SPELLING.fullmatch(text(fn)):
+            args = tuple(SPACES.sub(" ", text(a)).strip() for a in call_arguments(call))
+            found.append(MacroUse(text(fn), args, line(call), scope, block, block_args))
+    return found
+
+
+def _unwrapped(node: Any, wrappers: frozenset[str]) -> Any:
+    """The first argument of a call of one of ``wrappers`` (by last name), else ``node``."""
+    if node.type != "call_expression" or not wrappers:
+        return node
+    fn = node.child_by_field_name("function")
+    if fn is None or SPACES.sub("", text(fn)).rpartition("::")[2] not in wrappers:
+        return node
+    args = call_arguments(node)
+    return args[0] if args else node
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -354,6 +388,64 @@ def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> 
         found.append(PybindFact("def", prefix, short, ref, line(name_node), _namespace_of(call),
                                 lambda_calls=_named_first(wrapped, short) if wrapped else (), mechanism="tvm-ffi"))
     return found
+
+
+@dataclasses.dataclass(frozen=True)
+class PaddleOpNames:
+    """The names Paddle custom operators are written with (macros.yaml)."""
+
+    macros: frozenset[str]  # given the operator's name: `PD_BUILD_OP(name)`
+    kernel_setters: frozenset[str]  # a link of the macro's chain given the kernel: `.SetKernelFn(...)`
+    kernels: frozenset[str]  # what wraps the kernel function there: `PD_KERNEL(fn)`
+    module: str  # the macro the build names the extension module with: `PADDLE_EXTENSION_NAME`
+
+    @property
+    def markers(self) -> tuple[bytes, ...]:
+        """Bytes a file holds when it registers an operator (the scanner's filter)."""
+        return tuple(sorted(name.encode() for name in self.macros))
+
+
+def paddle_op_registrations(root: Any, language: Language, names: PaddleOpNames) -> list[PybindFact]:
+    """Paddle custom operators, one "def" fact each (mechanism "paddle-op", ``module`` the build's
+    macro, :attr:`PaddleOpNames.module`, as a pybind11 module named by the build is): the chain
+    `PD_BUILD_OP(name)....SetKernelFn(PD_KERNEL(fn))...`, wherever it stands, the kernel link at any
+    place in the chain. ``scope`` is the namespace the chain is written in."""
+    found = []
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "field_expression":
+            continue
+        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        args = call_arguments(call)
+        if field is None or inner is None or _method_name(field) not in names.kernel_setters or len(args) != 1:
+            continue
+        named = _chain_root_argument(inner, names.macros)
+        if named is None or named.type != "identifier":
+            continue
+        kernel = args[0]
+        wrapper = kernel.child_by_field_name("function") if kernel.type == "call_expression" else None
+        if wrapper is not None and text(wrapper) in names.kernels:
+            wrapped = call_arguments(kernel)
+            kernel = wrapped[0] if len(wrapped) == 1 else kernel
+        ref = function_ref(kernel)
+        if ref and ref != "<lambda>":
+            found.append(PybindFact("def", names.module, text(named), ref, line(named), _namespace_of(call),
+                                    mechanism="paddle-op"))
+    return found
+
+
+def _chain_root_argument(node: Any, macros: frozenset[str]) -> Any:
+    """The argument of the call of one of ``macros`` that a chain of member calls (`.Inputs(...)`
+    links) starting at ``node`` is rooted at, else None."""
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is not None and fn.type == "field_expression":
+            node = fn.child_by_field_name("argument")
+            if node is None:
+                return None
+            continue
+        return _macro_name_argument(node, macros)
+    return None
 
 
 def _registry_chain(node: Any, names: TvmFfiNames) -> bool:

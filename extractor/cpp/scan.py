@@ -19,16 +19,18 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Global, Local, NamespaceAlias, Param,
-                                 PybindFact, Scope, TorchOpFact, TypeAlias, Using)
+from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Global, Local, MacroUse,
+                                 NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope, TorchOpFact, TypeAlias,
+                                 Using)
 from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
-from extractor.cpp.registrations import (PYBIND11, BindingLibrary, nanobind_in, pybind_registrations,
-                                         torch_registrations, TvmFfiNames, tvm_ffi_registrations)
+from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
+                                         paddle_op_registrations, pybind_registrations, torch_registrations,
+                                         TvmFfiNames, tvm_ffi_registrations)
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
@@ -53,6 +55,8 @@ _MAX_ERROR_LINES = 20
 _PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
 # a nanobind one: `nb::module_& m`, `nanobind::module_ &m` (the namespace as the file writes it)
 _NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
+_WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
@@ -217,6 +221,9 @@ class _Scanner:
         self.tvm_ffi = TvmFfiNames(frozenset(cfg["tvm_ffi_global"]), frozenset(cfg["tvm_ffi_body"]),
                                    frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]))
         self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
+        self.op_name_wrappers = frozenset(cfg["torch_op_name_wrapper"])
+        self.paddle_ops = PaddleOpNames(frozenset(cfg["paddle_op"]), frozenset(cfg["paddle_op_kernel_setter"]),
+                                        frozenset(cfg["paddle_op_kernel"]), cfg["paddle_op_module"][0])
         self.test_macros = load_test_macros()
         self._nanobind: BindingLibrary | None = None
         self.defs: list[Definition] = []
@@ -233,6 +240,8 @@ class _Scanner:
         self.usings: list[Using] = []
         self.macro_launches: dict[str, list[str]] = {}
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
+        self.registration_macros: list[RegistrationMacro] = []
+        self.macro_uses: list[MacroUse] = []
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
@@ -446,10 +455,16 @@ class _Scanner:
         if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
             if self.visit_macro_body(written, fdecl.child_by_field_name("parameters"), node, name_node, body, scope):
                 return
-            if params and not any(p.name for p in params):
+            if self.visit_library_wrapper(written, fdecl.child_by_field_name("parameters"), body, scope):
+                return
+            if (params and not any(p.name for p in params)) or (not params and _MACRO_NAME.fullmatch(written)):
                 # parameters without names are the macro's arguments (a function whose return type
-                # an `#if` cut off names them): kept as written, one node for all its uses, and said
+                # an `#if` cut off names them), and so is none given to a name spelled as a macro's
+                # (`IPEX_LIBRARY_FRAGMENT() { ... }`): kept as written, one node for all its uses, and said
                 self.macro_bodies.append((written, line(name_node)))
+                arguments = tuple(p.type or p.name for p in params)
+                # the macros its body calls, registrations if the macro opens a torch library block
+                self.macro_uses.extend(block_macro_uses(body, _join(scope), written, arguments))
         elif node.child_by_field_name("type") is None and _is_macro_in_class(written, scope):
             # `DESTRUCTOR_WITH_LOG(X) { ... }`: what the macro defines is not known, its body is; kept
             # as a member of that name, and said
@@ -505,6 +520,26 @@ class _Scanner:
             self.unnamed_tests.append((macro, line(name_node)))
             return True
         return False
+
+    def visit_library_wrapper(self, macro: str, args: Any, body: Any, scope: Scope) -> bool:
+        """A macro of the system's own that wraps a torch library block, `MACRO(ns, m) { ... }` or
+        `MACRO(ns, key, m) { ... }` (intel-extension-for-pytorch's `IPEX_TORCH_LIBRARY_FRAGMENT`,
+        defined in a header over `torch::Library::FRAGMENT`): read as TORCH_LIBRARY_FRAGMENT's and
+        TORCH_LIBRARY_IMPL's blocks are, when its body is one, that is when it calls `m.impl(...)` or
+        defines a schema (`m.def("op(...) -> ...")`) on its last argument; no function either. A body
+        that only `m.def`s names (a pybind11 module's shape) is left a macro's use."""
+        arguments = split_args(text(args)[1:-1]) if args is not None else []
+        if body is None or len(arguments) not in (2, 3) or not _MACRO_NAME.fullmatch(macro) \
+                or not all(_WORD.fullmatch(a) for a in arguments):
+            return False
+        found = torch_registrations(arguments, len(arguments) == 3, body, _join(scope), self.language,
+                                    self.op_name_wrappers)
+        if not any(f.kind == "impl" or f.schema is not None for f in found):
+            return False
+        self.torch_ops.extend(found)
+        known = sorted(self.impl_macros if len(arguments) == 3 else self.library_macros)[0]
+        self.macro_uses.extend(block_macro_uses(body, _join(scope), known, tuple(arguments)))
+        return True
 
     def visit_test(self, test: ExpandedTest, node: Any, name_node: Any, body: Any, scope: Scope,
                    last: Any = None) -> None:
@@ -776,6 +811,15 @@ class _Scanner:
             self.macro_calls[text(name)] = called
         if _MACRO_DEFINITION.search(body):
             self.macro_blocks.append((text(name), line(node)))
+        if params is not None and (b".impl(" in body or b".def(" in body or self._opens_block(body)):
+            self.registration_macros.append(RegistrationMacro(
+                text(name), tuple(p.strip() for p in text(params).strip("()").split(",") if p.strip()),
+                SPACES.sub(" ", body.decode(errors="replace")).strip(), line(node)))
+
+    def _opens_block(self, body: bytes) -> bool:
+        """Whether a macro's replacement text is a torch library block macro's use (`TORCH_LIBRARY_FRAGMENT(ns, m)`)."""
+        head = body.lstrip().split(b"(", 1)[0].strip().decode(errors="replace")
+        return head in self.library_macros or head in self.impl_macros
 
     def expand_macros(self) -> dict[str, tuple[list[str], list[str]]]:
         """Macro -> (the functions it calls, the kernels it launches), through the macros of this
@@ -814,7 +858,8 @@ class _Scanner:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language, self.nanobind()))
         else:
             self.torch_ops.extend(torch_registrations(args, macro in self.impl_macros, body, scope,
-                                                      self.language))
+                                                      self.language, self.op_name_wrappers))
+            self.macro_uses.extend(block_macro_uses(body, scope, macro, tuple(args)))
 
     def nanobind(self) -> BindingLibrary:
         """nanobind with the aliases this file gives its namespace, read once, when first needed."""
@@ -924,6 +969,9 @@ class _Scanner:
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file
             self.pybind.extend(tvm_ffi_registrations(self.tree.root_node, self.language, self.tvm_ffi))
+        if any(marker in self.data for marker in self.paddle_ops.markers):
+            # Paddle operators are chains at namespace level, as TVM FFI's macro chains are
+            self.pybind.extend(paddle_op_registrations(self.tree.root_node, self.language, self.paddle_ops))
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
@@ -941,6 +989,8 @@ class _Scanner:
                         fields=tuple(self.fields), locals=tuple(sorted(local_vars, key=_local_order)),
                         type_aliases=tuple(self.type_aliases), globals=tuple(self.globals),
                         words=words,
+                        registration_macros=tuple(self.registration_macros),
+                        macro_uses=tuple(self.macro_uses),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 

@@ -49,7 +49,7 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="18",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="19",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -64,6 +64,8 @@ STEP = METRICS_STEP = Step(
     # 15: prometheus_client's *MetricFamily classes among the metric classes a file may spell; 16: names a
     # file imports and calls of functions it imports or defines (ext, call), its constants and its functions
     # returning a value built from their parameters; 17: metric classes held in a dict or a sequence are uses;
-    # 18: Go custom collectors' prometheus.NewDesc, typed by the const metrics the file makes with them
+    # 18: Go custom collectors' prometheus.NewDesc, typed by the const metrics the file makes with them;
+    # 19: Python tables of metric specifications made in a loop (`cfg["type"](cfg["name"], ...)`), metric
+    # classes held as dict values counted as uses (a branch's 15, beside the 15-18 above)
     forkable=True,  # beside the python graph: it reads the facts alone
 )

@@ -63,7 +63,6 @@ _PARTIAL_PARAMS = (("*args", "var"), ("**kwargs", "kw"))
 _DICT_KEY = re.compile(r"^[A-Za-z0-9_:]+$")  # a dict entry a callable is kept in: ``d["counter"]``
 _NAMED = (ast.Name, ast.Attribute)
 _KEPT_VALUES = (ast.Call, ast.Dict)  # what an assignment keeps that a call may have made
-_HOLDERS = (ast.Dict, ast.List, ast.Tuple)  # what an assignment may keep metric classes in
 _OBSERVERS = frozenset({"observe", "inc", "set"})
 # Source encodings under which an ASCII file's text is its bytes (the parser's default is utf-8).
 _ASCII_TRANSPARENT = frozenset({"utf-8", "utf-8-sig", "ascii", "latin-1", "iso8859-1", "cp1252"})
@@ -229,13 +228,18 @@ class _Collector:
         self.unmodeled: dict[str, int] = {}  # library module -> the line of its first import here
         # (scope, start, end, parameter, is_none) of each branch of an `if PARAM is [not] None`
         self._none_tests: list[_NoneTest] | None = None
+        # id(call) -> (the loop variable, the table's entries) for `cfg["type"](cfg["name"], ...)` in a loop
+        # over a table of metric specifications (see _table_loops)
+        self._tables: dict[int, tuple[str, list[ast.Dict]]] = {}
 
     def collect(self) -> None:
         index = self.index
         for cls in index.of(ast.ClassDef):
             self._class(cls)
-        held = [assign for assign in index.of(ast.Assign)
-                if assign.value.__class__ in _HOLDERS] if self._class_names else []
+        # what may hold metric classes: every dict literal (a table of specifications' entries too) and
+        # the sequences assignments keep
+        held = [*index.of(ast.Dict), *(assign.value for assign in index.of(ast.Assign)
+                                       if assign.value.__class__ in (ast.List, ast.Tuple))] if self._class_names else []
         for assign in index.of(ast.Assign):
             if len(assign.targets) != 1 or assign.value.__class__ not in _KEPT_VALUES:
                 continue
@@ -247,6 +251,8 @@ class _Collector:
                     if isinstance(value, ast.Call) and isinstance(key, ast.Constant) and isinstance(key.value, str) \
                             and _DICT_KEY.match(key.value):
                         self._assigned[id(value)] = f"{target}[{key.value!r}]"
+        if self._class_names:
+            self._tables = self._table_loops()
         # Imports (module level and nested alike: a late import still binds the name) count from
         # where they stand: a call sees those before it.
         imports = index.positions(ast.Import, ast.ImportFrom)
@@ -262,8 +268,8 @@ class _Collector:
             self._call(call, sites[position])
         for position in imports[done:]:
             self._import(nodes[position])
-        for assign in held:  # after the calls: a class called somewhere is used where it is called
-            self._held_uses(assign.value, assign)
+        for holder in held:  # after the calls: a class called somewhere is used where it is called
+            self._held_uses(holder)
         self._returned_callables()
 
     # -- imports ---------------------------------------------------------------------------------
@@ -448,9 +454,11 @@ class _Collector:
                 if text:
                     self._use(text, node, False)
 
-    def _held_uses(self, value: ast.expr, node: ast.AST) -> None:
+    def _held_uses(self, value: ast.expr) -> None:
         """Metric classes held in a dict's values or a sequence (``{"gauge": GaugeMetricFamily}``,
-        ``KINDS = (Counter, Gauge)``) and called through it: uses too, whatever calls them."""
+        ``KINDS = (Counter, Gauge)``, a table's ``{"type": Gauge, "name": ...}``) and called through it:
+        uses too, whatever calls them, so a file whose calls of them no shape archdiff reads gives a
+        "no silent zero" diagnostic, not nothing."""
         names = self._class_names
         held = value.values if isinstance(value, ast.Dict) else value.elts if isinstance(value, (ast.List, ast.Tuple)) \
             else ()
@@ -458,7 +466,7 @@ class _Collector:
             if item is not None and item.__class__ in _NAMED and _last_part(item) in names:
                 text = name_chain(item)
                 if text:
-                    self._use(text, node, False)
+                    self._use(text, item, False)
 
     def _use(self, text: str, node: ast.AST, shaped: bool) -> None:
         known = self.class_uses.get(text)
@@ -474,6 +482,10 @@ class _Collector:
         callee = func.id if func.__class__ is ast.Name else _callee(func)
         if self._class_names and not (callee and (callee in _BUILTINS or callee in _TYPING)):
             self._class_use(callee, node)  # isinstance(x, Counter) makes no metric
+        table = self._tables.get(id(node))
+        if table is not None:
+            self._table_calls(node, site, *table)
+            return
         if not (node.args or keywords) or callee is None:
             return
         plausible = self._plausible_callees.get(callee)
@@ -497,6 +509,104 @@ class _Collector:
         opened = pysym.open_tags([*args, *kwargs.values(), *dstar])
         if opened:
             self._record_signatures(opened, cls_name, function, is_method, where)
+
+    # -- tables of metric specifications ---------------------------------------------------------
+    def _table_loops(self) -> dict[int, tuple[str, list[ast.Dict]]]:
+        """Calls of a table's entries: a loop ``for name, cfg in T.items()`` (or ``for cfg in
+        T.values()``) whose body calls ``cfg["type"](cfg["name"], cfg["description"],
+        **cfg["kwargs"])``, ``T`` a dict of dict literals (FastDeploy's ``MetricsManager.METRICS``,
+        read once per process start by a loop that makes every metric). Each such call -> the loop
+        variable and the entries ``T`` holds: the dicts its literal holds (``T = {"a": {...}}`` at
+        module level, in the class body, as ``self.T`` in a method, or in the loop's function) and
+        those given to it by key (``T["b"] = {...}``, ``self.T["b"] = {...}``)."""
+        found: dict[int, tuple[str, list[ast.Dict]]] = {}
+        index = self.index
+        positions = index.positions(ast.For)
+        for position, site in zip(positions, index.sites(positions)):
+            loop = index.nodes[position]
+            assert isinstance(loop, ast.For)
+            var, table = _table_loop(loop)
+            if not var or not table:
+                continue
+            calls = [node for statement in loop.body for node in ast.walk(statement)
+                     if isinstance(node, ast.Call) and _field_key(node.func, var)]
+            if calls:
+                entries = self._table_entries(table, site)
+                for call in calls:
+                    found[id(call)] = (var, entries)
+        return found
+
+    def _table_entries(self, table: str, site: Site) -> list[ast.Dict]:
+        """The dict literals held as entries of the table named ``table`` where ``site`` reads it."""
+        held: list[ast.expr] = []
+        owner_class = _enclosing_class(site.owner)
+        attr = table.partition(".")[2] if table.startswith(("self.", "cls.")) else ""
+        if attr and owner_class is not None:
+            cls = self._class_scopes.get(owner_class)
+            if cls is not None:
+                held += cls.body().get(attr, [])
+                held += [value for value, _method in cls.self_sets().get(attr, [])]
+        elif "." not in table:
+            where = self._around(site.owner)
+            held += self._frame(where).table().get(table, []) if where.functions else []
+            held += self.module.table().get(table, [])
+        entries = [value for literal in held if isinstance(literal, ast.Dict)
+                   for value in literal.values if isinstance(value, ast.Dict)]
+        positions = self.index.positions(ast.Assign)
+        for position, assign_site in zip(positions, self.index.sites(positions)):
+            assign = self.index.nodes[position]
+            assert isinstance(assign, ast.Assign)
+            target = assign.targets[0] if len(assign.targets) == 1 else None
+            if isinstance(target, ast.Subscript) and isinstance(assign.value, ast.Dict) \
+                    and name_chain(target.value) == table \
+                    and (not attr or _enclosing_class(assign_site.owner) is owner_class):
+                entries.append(assign.value)
+        return entries
+
+    def _table_calls(self, node: ast.Call, site: Site, var: str, entries: list[ast.Dict]) -> None:
+        """One call fact per entry of a table of metric specifications (see :meth:`_table_loops`):
+        the class the entry holds under the called key, each ``var["key"]`` argument read as the
+        entry's value under that key (a ``**var["kwargs"]`` dict literal as keywords), at the line
+        of the value the first argument reads (the metric's name), else of the entry."""
+        where = self._around(site.owner)
+        frame = self._frame(where)
+        cls_name, function, _is_method = self._owner(where)
+        key = _field_key(node.func, var)
+        for entry in entries:
+            fields = {k.value: v for k, v in zip(entry.keys, entry.values)
+                      if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+            held = fields.get(key)
+            callee = name_chain(held) if held is not None and held.__class__ in _NAMED else None
+            if not callee or not self._plausible(callee):
+                continue
+
+            def read(expr: ast.expr) -> Sym:
+                field = _field_key(expr, var)
+                if not field:
+                    return compile_expr(expr, frame)
+                value = fields.get(field)
+                return compile_expr(value, frame) if value is not None else pysym.unk(f"{var}[{field!r}]")
+
+            args: list[Sym] = [["star", read(a.value)] if isinstance(a, ast.Starred) else read(a) for a in node.args]
+            kwargs = {k.arg: read(k.value) for k in node.keywords if k.arg}
+            dstar: list[Sym] = []
+            for keyword in node.keywords:
+                if keyword.arg:
+                    continue
+                given = fields.get(_field_key(keyword.value, var))
+                if isinstance(given, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                       for k in given.keys):
+                    kwargs.update({k.value: compile_expr(v, frame)  # type: ignore[union-attr]
+                                   for k, v in zip(given.keys, given.values)})
+                else:
+                    dstar.append(read(keyword.value))
+            named = fields.get(_field_key(node.args[0], var)) if node.args else None
+            line = named.lineno if named is not None else entry.lineno
+            self.calls.append(CallFacts(callee, line, cls_name, function, tuple(args), kwargs, tuple(dstar)))
+            if _last_part(held) in self._class_names:  # type: ignore[arg-type]
+                known = self.class_uses.get(callee)
+                if known is None or not known.shaped:
+                    self.class_uses[callee] = ClassUse(callee, line, True)
 
     def _guards_of(self, node: ast.Call, owner: Scope, params: set[str]) -> tuple[tuple[str, bool], ...]:
         """The None tests on ``params`` of the `if` statements of ``owner`` that ``node`` runs under:
@@ -657,6 +767,38 @@ def _chain(scope: Scope) -> list[Scope]:
 def _class_qual(scope: Scope) -> str:
     """A class's name through the classes it is nested in (functions between them left out)."""
     return ".".join(reversed([s.names[-1] for s in _chain(scope) if s.kind == "class"]))
+
+
+def _table_loop(loop: ast.For) -> tuple[str, str]:
+    """(the variable holding each entry, the table's dotted name) of ``for k, v in T.items()`` /
+    ``for v in T.values()``; ("", "") for any other loop."""
+    it, target = loop.iter, loop.target
+    if not (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and not it.args and not it.keywords):
+        return "", ""
+    table = name_chain(it.func.value) or ""
+    if it.func.attr == "items" and isinstance(target, ast.Tuple) and len(target.elts) == 2 \
+            and isinstance(target.elts[1], ast.Name):
+        return target.elts[1].id, table
+    if it.func.attr == "values" and isinstance(target, ast.Name):
+        return target.id, table
+    return "", ""
+
+
+def _field_key(expr: ast.expr, var: str) -> str:
+    """``key`` of ``var["key"]``, else ""."""
+    if isinstance(expr, ast.Subscript) and isinstance(expr.value, ast.Name) and expr.value.id == var \
+            and isinstance(expr.slice, ast.Constant) and isinstance(expr.slice.value, str):
+        return expr.slice.value
+    return ""
+
+
+def _enclosing_class(scope: Scope | None) -> ast.AST | None:
+    """The node of the innermost class ``scope`` is in (itself included), else None."""
+    while scope is not None:
+        if scope.kind == "class":
+            return scope.node
+        scope = scope.parent
+    return None
 
 
 def _last_part(named: ast.expr) -> str:
