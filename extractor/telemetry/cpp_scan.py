@@ -32,7 +32,8 @@ from typing import Any
 import msgspec
 
 from extractor.cpp.parse import file_nodes
-from extractor.model import ParsedFile
+from extractor.model import Language, ParsedFile
+from extractor.telemetry.cpp_macros import MacroDefinition, MacroUse, macro_definitions, macro_uses
 from extractor.telemetry.exposition import ExpositionLine
 from extractor.telemetry.libraries import conventions
 
@@ -107,6 +108,10 @@ class LiteralCall(msgspec.Struct, frozen=True, array_like=True):
     line: int
     args: tuple[str | None, ...]  # each argument's literal value, None when it is no literal
     labels: tuple[tuple[str, ...] | None, ...]  # each argument's label keys, when it has some
+    # label keys of `.Add({...})` on what the call returns (a helper's family), chained on it or
+    # on the variable it is stored in, and the numbers of the first such `.Add(labels, buckets)`
+    add_labels: tuple[str, ...] = ()
+    buckets: tuple[float, ...] | None = None
 
 
 class TritonFamily(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -133,6 +138,10 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     includes: tuple[str, ...] = ()
     exposition: tuple[ExpositionLine, ...] = ()  # hand-written Prometheus text
     triton: tuple[TritonFamily, ...] = ()  # metric families made through Triton's C API
+    # function-like macros the file defines, and calls at line starts at namespace scope (uses of
+    # some file's macros): extractor.telemetry.cpp_macros
+    macros: tuple[MacroDefinition, ...] = ()
+    macro_uses: tuple[MacroUse, ...] = ()
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -166,14 +175,31 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     return msgspec.structs.replace(facts if facts is not None else CppMetricFacts(), exposition=exposition)
 
 
-def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
+def scan_expansion(text: str, language: Language) -> CppMetricFacts | None:
+    """What macros' uses written out (:mod:`.cpp_macros`) define: the builder chains and helper
+    calls of ``text``, one use a line."""
+    data = text.encode()
+    return _scan_builders(ParsedFile(language, data, None), expansion=True)
+
+
+_LINE_START_CALL = re.compile(rb"^[ \t]*[A-Z]\w*[ \t]*\(", re.M)
+_FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+\w+\(")
+
+
+def _scan_builders(parsed: ParsedFile, expansion: bool = False) -> CppMetricFacts | None:
     data = parsed.data
     builds = b"Build" in data  # no builder chain without it: `BuildCounter`, `prometheus::BuildGauge`
     names_prometheus = b"prometheus" in data
     names_metric = b"metric" in data.lower()
-    if not (builds or names_prometheus or names_metric):
+    if not (builds or names_prometheus or names_metric or expansion):
         return None
-    unmodeled = _unmodeled(data) if names_metric else ()
+    unmodeled = _unmodeled(data) if names_metric and not expansion else ()
+    macros: tuple[MacroDefinition, ...] = ()
+    uses: tuple[MacroUse, ...] = ()
+    if not expansion:
+        text = parsed.text
+        macros = macro_definitions(text) if _FUNCTION_MACRO.search(data) else ()
+        uses = macro_uses(text) if _LINE_START_CALL.search(data) else ()
     tree = parsed.tree
     if tree is None:
         from extractor.cpp.parse import parse_source
@@ -190,10 +216,11 @@ def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
     helpers: list[MetricHelper] = []
     # the calls that name a function (all a builder or an `.Add` can be), for builder chains and
     # their `.Add` calls: only in files that name a builder
-    all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds else []
+    literal_calls = _in_tree_order(found.get("literal_call", ()))
+    all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds or literal_calls else []
     chains = [(call, builder) for call in all_calls if (builder := _builder_kind(call, names_prometheus))]
+    adds = _read_adds(all_calls) if chains or literal_calls else {}
     if chains:
-        adds = _read_adds(all_calls)
         for call, builder in chains:
             chain = _read_chain(call, builder, constants, adds, maps)
             helper = _helper(call, chain)
@@ -201,16 +228,19 @@ def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
                 helpers.append(helper)
             else:
                 metrics.append(chain)
-    calls = _literal_calls(_in_tree_order(found.get("literal_call", ())), maps)
+    calls = _literal_calls(literal_calls, maps, adds)
     triton = _triton_families(found, constants) if TRITON_FAMILY_NEW.encode() in data else ()
     kept = constants if constants and (names_prometheus or names_metric) else {}
-    if not (metrics or helpers or calls or kept or unmodeled or triton):
+    if not (metrics or helpers or calls or kept or unmodeled or triton or macros or uses):
         return None
     elsewhere = any(a is not None and a.value is None and (a.parts or a.constant)
                     for a in [a for chain in metrics for a in (chain.name, chain.help)]
                     + [a for family in triton for a in (family.name, family.help)])
-    includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) if elsewhere else ()
-    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton)
+    # a macro the system defines in several ways: the one an include gives (cpp_records)
+    includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) \
+        if elsewhere or uses else ()
+    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton,
+                          macros=macros, macro_uses=uses)
 
 
 def _triton_families(found: dict[str, list[Any]], constants: dict[str, str]) -> tuple[TritonFamily, ...]:
@@ -447,12 +477,7 @@ def _read_adds(calls: list[Any]) -> dict[str, list[_Add]]:
         if target is None:
             continue
         name = _text(target).split("->")[-1].split(".")[-1]
-        arguments = call.child_by_field_name("arguments")
-        args = arguments.named_children if arguments is not None else []
-        entry = _Add(_label_keys(args[0]) if args else [],
-                     _text(args[0]) if args and args[0].type == "identifier" else "",
-                     _numbers(args[1]) if len(args) > 1 else None)
-        adds.setdefault(name, []).append(entry)
+        adds.setdefault(name, []).append(_add_of(call.child_by_field_name("arguments")))
     return adds
 
 
@@ -561,8 +586,10 @@ def _helper(call, chain: BuilderChain) -> MetricHelper | None:
 _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 
 
-def _literal_calls(candidates: list[Any], maps: dict[str, list[str]]) -> list[LiteralCall]:
-    """Calls passing a name-like string literal: the call sites a helper may have."""
+def _literal_calls(candidates: list[Any], maps: dict[str, list[str]], adds: dict[str, list[_Add]]
+                   ) -> list[LiteralCall]:
+    """Calls passing a name-like string literal: the call sites a helper may have, with the
+    `.Add` calls on what they return (chained, or on the variable that holds it)."""
     calls: list[LiteralCall] = []
     for call in candidates:
         function = call.child_by_field_name("function")
@@ -576,8 +603,26 @@ def _literal_calls(candidates: list[Any], maps: dict[str, list[str]]) -> list[Li
         name = _text(function).replace("->", ".").split(".")[-1].split("::")[-1].split("<")[0].strip()
         labels = tuple(_optional_tuple(_label_keys(a) if a.type == "initializer_list" else maps.get(_text(a))
                                        if a.type == "identifier" else None) for a in arguments.named_children)
-        calls.append(LiteralCall(name, call.start_point[0] + 1, args, labels))
+        found_adds = _chained_adds(call)
+        _methods, outer = _chain_methods(call)
+        holder = _holder(outer)
+        found_adds += adds.get(holder, []) if holder else []
+        add_labels = sorted({k for add in found_adds for k in (add.labels or maps.get(add.labels_var, []))})
+        buckets = next((add.buckets for add in found_adds if add.buckets is not None), None)
+        calls.append(LiteralCall(name, call.start_point[0] + 1, args, labels, tuple(add_labels),
+                                 tuple(buckets) if buckets is not None else None))
     return calls
+
+
+def _chained_adds(call) -> list[_Add]:
+    """`.Add(...)` chained on the call's result: `Helper("name", "help").Add({}, buckets)`."""
+    return [_add_of(arguments) for method, arguments in _chain_methods(call)[0] if method == "Add"]
+
+
+def _add_of(arguments) -> _Add:
+    args = arguments.named_children if arguments is not None else []
+    return _Add(_label_keys(args[0]) if args else [], _text(args[0]) if args and args[0].type == "identifier" else "",
+                _numbers(args[1]) if len(args) > 1 else None)
 
 
 def _optional_tuple(items: list[str] | None) -> tuple[str, ...] | None:
