@@ -30,6 +30,7 @@ import msgspec
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
+from extractor.telemetry.cpp_bvar import bvar_record
 from extractor.telemetry.cpp_macros import MacroDefinition, MacroUse, expand
 from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
                                           MetricHelper, TritonFamily, scan_expansion)
@@ -105,6 +106,16 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                 stats["cpp_helper_calls"] += 1
     for file, facts in files:
         resolve = _resolver(_included(file.path, facts.includes, constants_of, suffixes), constants_of, shared)
+        expanded, macro_at = expansions.get(file.path, (CppMetricFacts(), {}))
+        for bvar, through in (*((b, "") for b in facts.bvars),
+                              *((b, f"macro:{macro_at[b.line]} > ") for b in expanded.bvars)):
+            stats["cpp_bvars"] += 1
+            record, problem = bvar_record(file, bvar, lambda a: _constant(a, resolve), through)
+            if record is not None:
+                records.append(record)
+            if problem is not None:
+                stats["cpp_unresolved"] += 1
+                diagnostics.append(problem)
         for family in facts.triton:
             stats["cpp_triton_families"] += 1
             record, problem = _triton_record(file, family, resolve)
@@ -178,14 +189,16 @@ def _macro_expansions(files: list[tuple[SourceFile, CppMetricFacts]], diagnostic
             lines.append(" ".join(written.split()))
             written_uses.append(use)
         scanned = scan_expansion("\n".join(lines), file.language) if lines else None
-        if scanned is None or not (scanned.metrics or scanned.calls):
+        if scanned is None or not (scanned.metrics or scanned.calls or scanned.bvars):
             continue
-        # the uses whose expansion holds a builder chain or a call passing a name-like literal
-        stats["cpp_macro_uses_expanded"] += len({c.line for c in scanned.metrics} | {c.line for c in scanned.calls})
+        # the uses whose expansion holds a builder chain, a call passing a name-like literal or a bvar
+        stats["cpp_macro_uses_expanded"] += len({c.line for c in scanned.metrics} | {c.line for c in scanned.calls}
+                                                | {b.line for b in scanned.bvars})
         out[file.path] = (
             CppMetricFacts(
                 tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.metrics),
-                calls=tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.calls)),
+                calls=tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.calls),
+                bvars=tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.bvars)),
             {use.line: use.name for use in written_uses})
     return out
 
@@ -199,7 +212,7 @@ def _ambiguous(file: SourceFile, use: MacroUse, ways: _Ways,
     for at in ways.values():
         written = expand(use, at[0][1], lookup)
         scanned = scan_expansion(written, file.language) if written is not None else None
-        if scanned is not None and (scanned.metrics or scanned.calls):
+        if scanned is not None and (scanned.metrics or scanned.calls or scanned.bvars):
             places = ", ".join(sorted(f"{path}:{d.line}" for at in ways.values() for path, d in at[:1]))
             diagnostics.append(Diagnostic(
                 file.path, use.line, "metric-macro-ambiguous",

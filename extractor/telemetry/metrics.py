@@ -49,7 +49,7 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="15",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="16",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -61,6 +61,7 @@ STEP = METRICS_STEP = Step(
     # (string literals and f-strings, python_exposition); 13: Python names changed in place (append,
     # +=, item set) after they are assigned hold unknown values; 14: the metrics crate's labels handed
     # over as one expression, and exporter buckets configured in a file that names no metrics macro;
-    # 15: C/C++ function-like macros and their uses at namespace scope, `.Add` on a helper's family
+    # 15: C/C++ function-like macros and their uses at namespace scope, `.Add` on a helper's family;
+    # 16: brpc's bvar variables
     forkable=True,  # beside the python graph: it reads the facts alone
 )
