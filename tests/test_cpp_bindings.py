@@ -411,3 +411,49 @@ def test_sources_added_to_a_list_and_registrations_of_functions_given_a_module_t
     binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
     assert binds == {("py:pkg.start", "cpp:pkg::jit::init", 5), ("py:user.start", "cpp:pkg::jit::init", 5)}
     assert not [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
+
+
+CMAKE_DEFINED = {
+    # a project's own CMake function: the module's name a compile definition among its options, a
+    # registration split over a function the module block hands its module
+    "pkg/CMakeLists.txt": ("include(py_ext)\n"
+                           "py_ext(\n  NAME\n    _C\n  COPTS\n    -DPY_MODULE_NAME=_C  # the module\n"
+                           "  SRCS\n    csrc/module.cpp\n    csrc/handler.cpp\n)\n"),
+    "pkg/csrc/handler.cpp": ("#include <pybind11/pybind11.h>\nint run(int x) { return x; }\n"
+                             "void init_handler(pybind11::module_& m) {\n  m.def(\"run\", &run);\n}\n"),
+    "pkg/csrc/module.cpp": ("#include <pybind11/pybind11.h>\nextern void init_handler(pybind11::module_& m);\n"
+                            "int version() { return 1; }\n"
+                            "PYBIND11_MODULE(PY_MODULE_NAME, m) {\n  m.def(\"version\", &version);\n"
+                            "  init_handler(m);\n}\n"),
+    "pkg/__init__.py": "from pkg._C import run, version\n\n\ndef start():\n    return run(version())\n",
+    # two targets of one CMakeLists.txt define the macro each its way: the one naming the file decides
+    "tools/CMakeLists.txt": ("add_library(fast_ext MODULE fast.cpp)\n"
+                             "target_compile_definitions(fast_ext PRIVATE MOD_NAME=fast_ext)\n"
+                             "add_library(slow_ext MODULE slow.cpp)\n"
+                             "target_compile_definitions(slow_ext PRIVATE MOD_NAME=slow_ext OTHER=1)\n"
+                             "add_library(both MODULE fast.cpp slow.cpp)\n"),
+    "tools/fast.cpp": ("#include <pybind11/pybind11.h>\nint go() { return 1; }\n"
+                       "PYBIND11_MODULE(MOD_NAME, m) {\n  m.def(\"go\", &go);\n}\n"),
+    "tools/slow.cpp": ("#include <pybind11/pybind11.h>\nint crawl() { return 0; }\n"
+                       "PYBIND11_MODULE(MOD_NAME, m) {\n  m.def(\"crawl\", &crawl);\n}\n"),
+    "tools/user.py": ("import fast_ext\nimport slow_ext\n\n\ndef use():\n    fast_ext.go()\n"
+                      "    slow_ext.crawl()\n"),
+    # a CMake file beside, not above, the source: no value for it
+    "cmake/ext.cmake": "add_definitions(-DLOST_NAME=lost)\n",
+    "lost/api.cpp": ("#include <pybind11/pybind11.h>\nint twice(int x) { return 2 * x; }\n"
+                     "PYBIND11_MODULE(LOST_NAME, m) {\n  m.def(\"twice\", &twice);\n}\n"),
+}
+
+
+def test_a_pybind11_module_named_by_a_compile_definition_of_the_cmake_build(tmp_path):
+    from extractor.run.pipeline import extract_system
+
+    for rel, code in CMAKE_DEFINED.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {("py:pkg.start", "cpp:run", 5), ("py:pkg.start", "cpp:version", 5),
+                     ("py:user.use", "cpp:go", 6), ("py:user.use", "cpp:crawl", 7)}
+    [unnamed] = [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
+    assert (unnamed["path"], unnamed["line"]) == ("lost/api.cpp", 4)

@@ -68,7 +68,7 @@ import collections
 import dataclasses
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -78,6 +78,7 @@ from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
                              Step)
+from extractor.bindings.cmake_defines import CmakeDefinition, cmake_definitions, defined_for
 from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, CtypesFile, CtypesResult, bind_ctypes,
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
@@ -139,7 +140,9 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     pybind = tuple(b for b in pybind if b.mechanism != "tvm-ffi")
     unnamed: list[Diagnostic] = []
     if pybind:
-        pybind, unnamed = named_by_build(pybind, _extension_sources(ctx))
+        pybind, unnamed = named_by_build(pybind, _extension_sources(ctx),
+                                         lambda macros: cmake_definitions(((s.root, s.label) for s in ctx.sources),
+                                                                          macros))
         # calls of names imported from a pybind11 module: the Python step found no module there
         call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
     python_ops = _python_registrations(ctx, py_result)
@@ -266,15 +269,19 @@ def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> Pyt
 _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python module is spelled so
 
 
-def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]]
+def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]],
+                   read_cmake: Callable[[frozenset[str]], list[CmakeDefinition]] | None = None
                    ) -> tuple[tuple[PyBinding, ...], list[Diagnostic]]:
     """``pybind`` with the module of each block in a file that one extension's sources list (and of
     each function the block gives its module) renamed to that extension's last name (``extensions``:
     file path -> the last names of the extensions that list it), when it is written otherwise (a
-    build macro); and a diagnostic for each file whose module is a build macro that no build
-    script explains."""
+    build macro); else to the value the system's CMake files give the macro for that file
+    (``read_cmake``: the definitions of some macros, :mod:`extractor.bindings.cmake_defines`); and
+    a diagnostic for each file whose module is a build macro that no build script explains."""
     named: list[PyBinding] = []
     unexplained: dict[str, tuple[int, str, str]] = {}
+    macros = frozenset(top for b in pybind if _BUILD_MACRO.fullmatch(top := b.module.partition(".")[0]))
+    definitions = read_cmake(macros) if read_cmake is not None and macros else []
     for b in pybind:
         # a function given the module registers on the module of the block that gave it
         names = extensions.get(b.block or b.path, set())
@@ -282,7 +289,12 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
         if len(names) == 1 and top not in names:
             b = dataclasses.replace(b, module=next(iter(names)) + dot + sub)
         elif top not in names and _BUILD_MACRO.fullmatch(top):
-            unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)), (b.line, top, b.mechanism))
+            found = defined_for(b.block or b.path, top, definitions)
+            if found is not None:
+                b = dataclasses.replace(b, module=found.value.rpartition(".")[2] + dot + sub)
+            else:
+                unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)),
+                                          (b.line, top, b.mechanism))
         named.append(b)
     diagnostics = [Diagnostic(path, line, "pybind-module-unnamed", _unnamed_message(mechanism, macro), Severity.INFO)
                    for path, (line, macro, mechanism) in sorted(unexplained.items())]
@@ -298,7 +310,8 @@ def _unnamed_message(mechanism: str, macro: str) -> str:
                 "its Python does not define")
     return (f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
             "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
-            "this file among its sources: Python calls into it are not bound")
+            "this file among its sources, nor does a CMake file above it define the macro: "
+            "Python calls into it are not bound")
 
 
 def _extension_sources(ctx: Context) -> dict[str, set[str]]:

@@ -25,11 +25,15 @@ import re
 from collections import Counter as Tally
 from collections.abc import Callable, Mapping
 
+import msgspec
+
 from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
+from extractor.telemetry.cpp_bvar import bvar_record
+from extractor.telemetry.cpp_macros import MacroDefinition, MacroUse, expand
 from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
-                                          MetricHelper, TritonFamily)
+                                          MetricHelper, TritonFamily, scan_expansion)
 from extractor.telemetry.exposition import exposition_record
 from extractor.telemetry.libraries import conventions
 from extractor.telemetry.records import MetricDefinition, MetricType, expose_names, lint_name, unmodeled_library
@@ -57,12 +61,15 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
     reached: set[tuple[str, int]] = set()
+    expansions = _macro_expansions(files, diagnostics, stats)
     for file, facts in files:
         for prefix, line in facts.unmodeled:
             stats["cpp_files_unmodeled_metric_libraries"] += 1
             diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_includes[prefix]))
         resolve = _resolver(_included(file.path, facts.includes, constants_of, suffixes), constants_of, shared)
-        for chain in facts.metrics:
+        expanded, macro_at = expansions.get(file.path, (CppMetricFacts(), {}))
+        for chain, via in (*((c, "builder") for c in facts.metrics),
+                           *((c, f"macro:{macro_at[c.line]}") for c in expanded.metrics)):
             stats["cpp_chains"] += 1
             name = _constant(chain.name, resolve)
             if name is None:
@@ -74,8 +81,9 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                 stats["cpp_unresolved"] += 1
                 continue
             records.append(_record(file, chain.line, chain, name, _constant(chain.help, resolve),
-                                   chain.labels, "builder"))
-        for call in facts.calls:
+                                   chain.labels, via))
+        for call, through in (*((c, "") for c in facts.calls),
+                              *((c, f"macro:{macro_at[c.line]} > ") for c in expanded.calls)):
             for helper_file, helper in helpers.get((call.callee, len(call.args)), []):
                 positions = helper.positions
                 name = call.args[positions.name]
@@ -88,10 +96,26 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                 labels = chain.labels
                 if positions.labels is not None:
                     labels = call.labels[positions.labels] or ()
-                records.append(_record(file, call.line, chain, name, help_text, labels, f"helper:{helper.function}"))
+                if call.add_labels or (call.buckets is not None and chain.buckets is None):
+                    # the family the helper returns, given labels (and buckets) where it is called
+                    chain = msgspec.structs.replace(
+                        chain, add_labels=tuple(sorted({*chain.add_labels, *call.add_labels})),
+                        buckets=chain.buckets if chain.buckets is not None else call.buckets)
+                records.append(_record(file, call.line, chain, name, help_text, labels,
+                                       f"{through}helper:{helper.function}"))
                 stats["cpp_helper_calls"] += 1
     for file, facts in files:
         resolve = _resolver(_included(file.path, facts.includes, constants_of, suffixes), constants_of, shared)
+        expanded, macro_at = expansions.get(file.path, (CppMetricFacts(), {}))
+        for bvar, through in (*((b, "") for b in facts.bvars),
+                              *((b, f"macro:{macro_at[b.line]} > ") for b in expanded.bvars)):
+            stats["cpp_bvars"] += 1
+            record, problem = bvar_record(file, bvar, lambda a: _constant(a, resolve), through)
+            if record is not None:
+                records.append(record)
+            if problem is not None:
+                stats["cpp_unresolved"] += 1
+                diagnostics.append(problem)
         for family in facts.triton:
             stats["cpp_triton_families"] += 1
             record, problem = _triton_record(file, family, resolve)
@@ -124,6 +148,80 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
     return records, diagnostics, stats
 
 
+def _macro_expansions(files: list[tuple[SourceFile, CppMetricFacts]], diagnostics: list[Diagnostic], stats: Tally
+                      ) -> dict[str, tuple[CppMetricFacts, dict[int, str]]]:
+    """What each file's uses of the system's macros define (:mod:`.cpp_macros`), with the lines of
+    the uses, and the macro used at each line. A macro the system defines in more than one way is
+    written out with the definition the file's includes agree on; with none, each way is tried and
+    a use that one of them makes a metric of is said ambiguous."""
+    defined: dict[str, _Ways] = {}
+    for file, facts in files:
+        for definition in facts.macros:
+            ways = defined.setdefault(definition.name, {})
+            ways.setdefault((definition.params, definition.body), []).append((file.path, definition))
+    if not defined:
+        return {}
+    defining = {file.path: file.path for file, facts in files if facts.macros}
+    suffixes = by_suffix(defining)
+    out: dict[str, tuple[CppMetricFacts, dict[int, str]]] = {}
+    for file, facts in files:
+        uses = [use for use in facts.macro_uses if use.name in defined]
+        if not uses:
+            continue
+        included = set(_included(file.path, facts.includes, defining, suffixes)) | {file.path}
+
+        def lookup(name: str) -> MacroDefinition | None:
+            ways = defined.get(name, {})
+            if len(ways) > 1:
+                ways = {way: at for way, at in ways.items() if any(path in included for path, _d in at)}
+            return next(iter(ways.values()))[0][1] if len(ways) == 1 else None
+
+        lines: list[str] = []
+        written_uses: list[MacroUse] = []  # the use each line writes out
+        for use in uses:
+            chosen = lookup(use.name)
+            if chosen is None:
+                _ambiguous(file, use, defined[use.name], lookup, diagnostics, stats)
+                continue
+            written = expand(use, chosen, lookup)
+            if written is None:
+                continue
+            lines.append(" ".join(written.split()))
+            written_uses.append(use)
+        scanned = scan_expansion("\n".join(lines), file.language) if lines else None
+        if scanned is None or not (scanned.metrics or scanned.calls or scanned.bvars):
+            continue
+        # the uses whose expansion holds a builder chain, a call passing a name-like literal or a bvar
+        stats["cpp_macro_uses_expanded"] += len({c.line for c in scanned.metrics} | {c.line for c in scanned.calls}
+                                                | {b.line for b in scanned.bvars})
+        out[file.path] = (
+            CppMetricFacts(
+                tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.metrics),
+                calls=tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.calls),
+                bvars=tuple(msgspec.structs.replace(c, line=written_uses[c.line - 1].line) for c in scanned.bvars)),
+            {use.line: use.name for use in written_uses})
+    return out
+
+
+_Ways = dict[tuple[tuple[str, ...], str], list[tuple[str, MacroDefinition]]]
+
+
+def _ambiguous(file: SourceFile, use: MacroUse, ways: _Ways,
+               lookup: Callable[[str], MacroDefinition | None], diagnostics: list[Diagnostic], stats: Tally) -> None:
+    """A diagnostic for a use of a macro defined in several ways that one of them makes a metric of."""
+    for at in ways.values():
+        written = expand(use, at[0][1], lookup)
+        scanned = scan_expansion(written, file.language) if written is not None else None
+        if scanned is not None and (scanned.metrics or scanned.calls or scanned.bvars):
+            places = ", ".join(sorted(f"{path}:{d.line}" for at in ways.values() for path, d in at[:1]))
+            diagnostics.append(Diagnostic(
+                file.path, use.line, "metric-macro-ambiguous",
+                f"{use.name}(...) is defined in {len(ways)} ways ({places}) and no include of this file chooses one; "
+                "one of them defines a metric here, which is not recorded", Severity.INFO))
+            stats["cpp_macro_uses_ambiguous"] += 1
+            return
+
+
 def _constant(fact: ArgumentValue | None, resolve: Callable[[str], str | None]) -> str | None:
     """The argument's value: as the file gives it, else with its constants resolved by ``resolve``."""
     if fact is None or fact.value is not None:
@@ -149,7 +247,7 @@ def _resolver(included: tuple[str, ...], constants_of: Mapping[str, Mapping[str,
     return resolve
 
 
-def _included(path: str, includes: tuple[str, ...], constants_of: Mapping[str, Mapping[str, str]],
+def _included(path: str, includes: tuple[str, ...], constants_of: Mapping[str, object],
               suffixes: Mapping[str, list[str]]) -> tuple[str, ...]:
     """The files with constants among those ``path`` includes: beside it first, else the only one
     of the system its include path names."""

@@ -32,7 +32,8 @@ from typing import Any
 import msgspec
 
 from extractor.cpp.parse import file_nodes
-from extractor.model import ParsedFile
+from extractor.model import Language, ParsedFile
+from extractor.telemetry.cpp_macros import MacroDefinition, MacroUse, macro_definitions, macro_uses
 from extractor.telemetry.exposition import ExpositionLine
 from extractor.telemetry.libraries import conventions
 
@@ -107,6 +108,10 @@ class LiteralCall(msgspec.Struct, frozen=True, array_like=True):
     line: int
     args: tuple[str | None, ...]  # each argument's literal value, None when it is no literal
     labels: tuple[tuple[str, ...] | None, ...]  # each argument's label keys, when it has some
+    # label keys of `.Add({...})` on what the call returns (a helper's family), chained on it or
+    # on the variable it is stored in, and the numbers of the first such `.Add(labels, buckets)`
+    add_labels: tuple[str, ...] = ()
+    buckets: tuple[float, ...] | None = None
 
 
 class TritonFamily(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -117,6 +122,17 @@ class TritonFamily(msgspec.Struct, frozen=True, omit_defaults=True):
     name: ArgumentValue
     help: ArgumentValue
     type: str = ""  # "counter", "gauge", "histogram"; "" when the kind is no TRITONSERVER_METRIC_KIND_*
+
+
+class BvarVariable(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A brpc bvar given a name (``bvar::Adder<int> g_requests("requests")``, ``.expose("name")``)."""
+
+    kind: str  # "Adder", "LatencyRecorder", ...; a MultiDimension's is its inner kind
+    line: int
+    name: ArgumentValue
+    prefix: ArgumentValue | None = None  # `(prefix, name)`: exposed as prefix_name
+    labels: tuple[str, ...] | None = None  # a MultiDimension's label names; None when not literals
+    multi: bool = False  # a bvar::MultiDimension<...>
 
 
 class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -133,6 +149,11 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     includes: tuple[str, ...] = ()
     exposition: tuple[ExpositionLine, ...] = ()  # hand-written Prometheus text
     triton: tuple[TritonFamily, ...] = ()  # metric families made through Triton's C API
+    # function-like macros the file defines, and calls at line starts at namespace scope (uses of
+    # some file's macros): extractor.telemetry.cpp_macros
+    macros: tuple[MacroDefinition, ...] = ()
+    macro_uses: tuple[MacroUse, ...] = ()
+    bvars: tuple[BvarVariable, ...] = ()  # brpc's bvar variables (exposed through brpc's /brpc_metrics)
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -166,14 +187,32 @@ def scan_cpp_metrics(parsed: ParsedFile) -> CppMetricFacts | None:
     return msgspec.structs.replace(facts if facts is not None else CppMetricFacts(), exposition=exposition)
 
 
-def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
+def scan_expansion(text: str, language: Language) -> CppMetricFacts | None:
+    """What macros' uses written out (:mod:`.cpp_macros`) define: the builder chains and helper
+    calls of ``text``, one use a line."""
+    data = text.encode()
+    return _scan_builders(ParsedFile(language, data, None), expansion=True)
+
+
+_LINE_START_CALL = re.compile(rb"^[ \t]*[A-Z]\w*[ \t]*\(", re.M)
+_FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+\w+\(")
+
+
+def _scan_builders(parsed: ParsedFile, expansion: bool = False) -> CppMetricFacts | None:
     data = parsed.data
     builds = b"Build" in data  # no builder chain without it: `BuildCounter`, `prometheus::BuildGauge`
     names_prometheus = b"prometheus" in data
     names_metric = b"metric" in data.lower()
-    if not (builds or names_prometheus or names_metric):
+    names_bvar = b"bvar" in data
+    if not (builds or names_prometheus or names_metric or names_bvar or expansion):
         return None
-    unmodeled = _unmodeled(data) if names_metric else ()
+    unmodeled = _unmodeled(data) if names_metric and not expansion else ()
+    macros: tuple[MacroDefinition, ...] = ()
+    uses: tuple[MacroUse, ...] = ()
+    if not expansion:
+        text = parsed.text
+        macros = macro_definitions(text) if _FUNCTION_MACRO.search(data) else ()
+        uses = macro_uses(text) if _LINE_START_CALL.search(data) else ()
     tree = parsed.tree
     if tree is None:
         from extractor.cpp.parse import parse_source
@@ -190,10 +229,11 @@ def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
     helpers: list[MetricHelper] = []
     # the calls that name a function (all a builder or an `.Add` can be), for builder chains and
     # their `.Add` calls: only in files that name a builder
-    all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds else []
+    literal_calls = _in_tree_order(found.get("literal_call", ()))
+    all_calls = _in_tree_order(fn.parent for fn in found.get("callee", ())) if builds or literal_calls else []
     chains = [(call, builder) for call in all_calls if (builder := _builder_kind(call, names_prometheus))]
+    adds = _read_adds(all_calls) if chains or literal_calls else {}
     if chains:
-        adds = _read_adds(all_calls)
         for call, builder in chains:
             chain = _read_chain(call, builder, constants, adds, maps)
             helper = _helper(call, chain)
@@ -201,16 +241,171 @@ def _scan_builders(parsed: ParsedFile) -> CppMetricFacts | None:
                 helpers.append(helper)
             else:
                 metrics.append(chain)
-    calls = _literal_calls(_in_tree_order(found.get("literal_call", ())), maps)
+    calls = _literal_calls(literal_calls, maps, adds)
     triton = _triton_families(found, constants) if TRITON_FAMILY_NEW.encode() in data else ()
-    kept = constants if constants and (names_prometheus or names_metric) else {}
-    if not (metrics or helpers or calls or kept or unmodeled or triton):
+    bvars = _bvar_variables(found, constants, b"using namespace bvar" in data) if names_bvar else ()
+    kept = constants if constants and (names_prometheus or names_metric or bvars) else {}
+    if not (metrics or helpers or calls or kept or unmodeled or triton or macros or uses or bvars):
         return None
     elsewhere = any(a is not None and a.value is None and (a.parts or a.constant)
                     for a in [a for chain in metrics for a in (chain.name, chain.help)]
-                    + [a for family in triton for a in (family.name, family.help)])
-    includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) if elsewhere else ()
-    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton)
+                    + [a for family in triton for a in (family.name, family.help)]
+                    + [a for b in bvars for a in (b.name, b.prefix)])
+    # a macro the system defines in several ways: the one an include gives (cpp_records)
+    includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) \
+        if elsewhere or uses else ()
+    return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton,
+                          macros=macros, macro_uses=uses, bvars=bvars)
+
+
+# brpc's bvar classes that hold a number (bvar/bvar.h); a Status or PassiveStatus of a string is
+# no number, and brpc's Prometheus dump leaves it out
+BVAR_KINDS = frozenset({"Adder", "Maxer", "Miner", "IntRecorder", "Status", "PassiveStatus", "Window", "PerSecond",
+                        "WindowEx", "PerSecondEx", "LatencyRecorder", "GFlag"})
+_BVAR_TYPE = re.compile(r"^(?:::)?(bvar::)?(\w+)\s*(?:<(.*)>)?$", re.S)
+
+
+def _bvar_kind(written: str, bare: bool) -> tuple[str, bool] | None:
+    """(kind, multi) of a declared type that is a bvar, or None."""
+    m = _BVAR_TYPE.match(written.strip())
+    if m is None or not (m.group(1) or bare):
+        return None
+    kind, inner = m.group(2), (m.group(3) or "")
+    if kind == "MultiDimension":
+        found = _bvar_kind(split_template(inner)[0], bare) if inner else None
+        return (found[0], True) if found is not None and not found[1] else None
+    if kind not in BVAR_KINDS or "string" in inner:
+        return None
+    return kind, False
+
+
+def split_template(inner: str) -> list[str]:
+    """Template arguments at the top level: ``A<B, C>, D`` -> [``A<B, C>``, ``D``]."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(inner):
+        if c in "<([":
+            depth += 1
+        elif c in ">)]":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(inner[start:i].strip())
+            start = i + 1
+    out.append(inner[start:].strip())
+    return out
+
+
+def _bvar_variables(found: dict[str, list[Any]], constants: dict[str, str], bare: bool) -> tuple[BvarVariable, ...]:
+    """The bvars the file's declarations name, and those it names later with ``x.expose("name")``."""
+    out: list[BvarVariable] = []
+    unnamed: dict[str, tuple[str, bool]] = {}  # declared without a name: exposed later, if at all
+    for declaration in _in_tree_order(found.get("local", ())):
+        type_node = declaration.child_by_field_name("type")
+        kind = _bvar_kind(_text(type_node), bare) if type_node is not None else None
+        if kind is None:
+            continue
+        for declarator in declaration.children_by_field_name("declarator"):
+            if declarator.type == "function_declarator":  # `Maxer<int> peak(kName);` reads as a function
+                found_var = _bvar_read_as_function(kind, declarator, constants)
+                if found_var is not None:
+                    out.append(found_var)
+                continue
+            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+            if value is None or value.type not in ("argument_list", "initializer_list"):
+                target = declarator.child_by_field_name("declarator") if declarator.type == "init_declarator" \
+                    else declarator
+                if target is not None and target.type == "identifier":
+                    unnamed[_text(target)] = kind
+                continue
+            found_var = _bvar_named(kind, list(value.named_children), declarator.start_point[0] + 1, constants)
+            if found_var is not None:
+                out.append(found_var)
+    for type_node in _in_tree_order(found.get("type", ())):  # class members, exposed in a constructor
+        body = type_node.child_by_field_name("body")
+        for member in body.named_children if body is not None else ():
+            member_type = member.child_by_field_name("type") if member.type == "field_declaration" else None
+            kind = _bvar_kind(_text(member_type), bare) if member_type is not None else None
+            if kind is not None:
+                for declarator in member.children_by_field_name("declarator"):
+                    if declarator.type == "field_identifier":
+                        unnamed[_text(declarator)] = kind
+    if unnamed:
+        for callee in _in_tree_order(found.get("callee", ())):
+            if callee.type != "field_expression":
+                continue
+            field, target = callee.child_by_field_name("field"), callee.child_by_field_name("argument")
+            held = _text(target).replace("->", ".").split(".")[-1].strip() if target is not None else ""
+            if field is None or _text(field) not in ("expose", "expose_as") or held not in unnamed:
+                continue
+            arguments = callee.parent.child_by_field_name("arguments")
+            found_var = _bvar_named(unnamed[held], list(arguments.named_children) if arguments else [],
+                                    callee.start_point[0] + 1, constants)
+            if found_var is not None:
+                out.append(found_var)
+    return tuple(out)
+
+
+def _bvar_named(kind: tuple[str, bool], args: list[Any], line: int, constants: dict[str, str]) -> BvarVariable | None:
+    """The bvar a constructor's (or ``expose``'s) arguments name: ``(name, ...)`` or ``(prefix, name,
+    ...)``; None when the first argument is no name (a hidden bvar: ``Window(&adder, 60)``)."""
+    args = [_unparenthesized(a) for a in args]
+    if not args:
+        return None
+    if not _names_something(args[0]):
+        if kind[0] in _NAMED_ONLY and args[0].type in _COMPUTED:
+            return BvarVariable(kind[0], line, ArgumentValue(None, _text(args[0])), multi=kind[1])  # said unresolved
+        return None
+    name, prefix = _value(args[0], constants), None
+    if len(args) > 1 and _names_something(args[1]):
+        prefix, name = name, _value(args[1], constants)
+    labels = None
+    rest = args[2 if prefix is not None else 1:]
+    if kind[1] and rest and rest[0].type == "initializer_list":
+        values = [_literal(_unparenthesized(c)) for c in rest[0].named_children]
+        labels = tuple(v for v in values if v is not None) if all(v is not None for v in values) else None
+    return BvarVariable(kind[0], line, name, prefix, labels, kind[1])
+
+
+def _bvar_read_as_function(kind: tuple[str, bool], declarator, constants: dict[str, str]) -> BvarVariable | None:
+    """A bvar whose arguments the grammar read as a function's parameters (C++'s most vexing parse:
+    ``Maxer<int> peak(kPeakName)``, ``IntRecorder r(make_name())``); no function returns a bvar,
+    which cannot be copied. The first parameter's type is the name argument."""
+    parameters = declarator.child_by_field_name("parameters")
+    first = parameters.named_children[0] if parameters is not None and parameters.named_children else None
+    if first is None or first.type != "parameter_declaration":
+        return None
+    type_node, inner = first.child_by_field_name("type"), first.child_by_field_name("declarator")
+    if type_node is None or type_node.type not in ("type_identifier", "qualified_identifier"):
+        return None
+    line = declarator.start_point[0] + 1
+    written = _text(first)
+    identifier = _text(type_node).split("::")[-1].strip()
+    if inner is None and _CONSTANT_LIKE.match(identifier):
+        return BvarVariable(kind[0], line, ArgumentValue(constants.get(identifier), written, identifier), multi=kind[1])
+    if kind[0] in _NAMED_ONLY:
+        return BvarVariable(kind[0], line, ArgumentValue(None, written), multi=kind[1])  # said unresolved
+    return None
+
+
+def _names_something(node) -> bool:
+    """A string literal, or a name that looks like a constant's (``kName``, ``NAME``): a variable
+    of any other name may be what the bvar reads (``Adder<int> a(&other)``, ``PassiveStatus(fn)``)."""
+    if node.type in ("string_literal", "concatenated_string", "raw_string_literal"):
+        return True
+    return node.type in ("identifier", "qualified_identifier") and bool(
+        _CONSTANT_LIKE.match(_text(node).split("::")[-1].strip()))
+
+
+_CONSTANT_LIKE = re.compile(r"^(k[A-Z0-9]\w*|[A-Z][A-Z0-9_]+)$")
+# bvars whose constructors take nothing but names: a first argument computed at run time is one
+_NAMED_ONLY = frozenset({"Adder", "Maxer", "Miner", "IntRecorder", "LatencyRecorder"})
+_COMPUTED = frozenset({"identifier", "qualified_identifier", "call_expression", "binary_expression",
+                       "field_expression", "subscript_expression"})
+
+
+def _unparenthesized(node):
+    while node.type == "parenthesized_expression" and len(node.named_children) == 1:
+        node = node.named_children[0]
+    return node
 
 
 def _triton_families(found: dict[str, list[Any]], constants: dict[str, str]) -> tuple[TritonFamily, ...]:
@@ -447,12 +642,7 @@ def _read_adds(calls: list[Any]) -> dict[str, list[_Add]]:
         if target is None:
             continue
         name = _text(target).split("->")[-1].split(".")[-1]
-        arguments = call.child_by_field_name("arguments")
-        args = arguments.named_children if arguments is not None else []
-        entry = _Add(_label_keys(args[0]) if args else [],
-                     _text(args[0]) if args and args[0].type == "identifier" else "",
-                     _numbers(args[1]) if len(args) > 1 else None)
-        adds.setdefault(name, []).append(entry)
+        adds.setdefault(name, []).append(_add_of(call.child_by_field_name("arguments")))
     return adds
 
 
@@ -561,8 +751,10 @@ def _helper(call, chain: BuilderChain) -> MetricHelper | None:
 _NAME_LIKE = re.compile(r"^[A-Za-z_:][A-Za-z0-9_:]*$")
 
 
-def _literal_calls(candidates: list[Any], maps: dict[str, list[str]]) -> list[LiteralCall]:
-    """Calls passing a name-like string literal: the call sites a helper may have."""
+def _literal_calls(candidates: list[Any], maps: dict[str, list[str]], adds: dict[str, list[_Add]]
+                   ) -> list[LiteralCall]:
+    """Calls passing a name-like string literal: the call sites a helper may have, with the
+    `.Add` calls on what they return (chained, or on the variable that holds it)."""
     calls: list[LiteralCall] = []
     for call in candidates:
         function = call.child_by_field_name("function")
@@ -576,8 +768,26 @@ def _literal_calls(candidates: list[Any], maps: dict[str, list[str]]) -> list[Li
         name = _text(function).replace("->", ".").split(".")[-1].split("::")[-1].split("<")[0].strip()
         labels = tuple(_optional_tuple(_label_keys(a) if a.type == "initializer_list" else maps.get(_text(a))
                                        if a.type == "identifier" else None) for a in arguments.named_children)
-        calls.append(LiteralCall(name, call.start_point[0] + 1, args, labels))
+        found_adds = _chained_adds(call)
+        _methods, outer = _chain_methods(call)
+        holder = _holder(outer)
+        found_adds += adds.get(holder, []) if holder else []
+        add_labels = sorted({k for add in found_adds for k in (add.labels or maps.get(add.labels_var, []))})
+        buckets = next((add.buckets for add in found_adds if add.buckets is not None), None)
+        calls.append(LiteralCall(name, call.start_point[0] + 1, args, labels, tuple(add_labels),
+                                 tuple(buckets) if buckets is not None else None))
     return calls
+
+
+def _chained_adds(call) -> list[_Add]:
+    """`.Add(...)` chained on the call's result: `Helper("name", "help").Add({}, buckets)`."""
+    return [_add_of(arguments) for method, arguments in _chain_methods(call)[0] if method == "Add"]
+
+
+def _add_of(arguments) -> _Add:
+    args = arguments.named_children if arguments is not None else []
+    return _Add(_label_keys(args[0]) if args else [], _text(args[0]) if args and args[0].type == "identifier" else "",
+                _numbers(args[1]) if len(args) > 1 else None)
 
 
 def _optional_tuple(items: list[str] | None) -> tuple[str, ...] | None:
