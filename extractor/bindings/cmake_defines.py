@@ -22,8 +22,8 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-_CMAKE_FILES = ("CMakeLists.txt",)
-_MAX_CMAKE_FILES = 400
+from extractor.support.cmakefiles import cmake_files
+
 _COMMAND = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 _DEFINITION_COMMANDS = frozenset({"target_compile_definitions", "add_compile_definitions"})
 _COMMENT = re.compile(r"#[^\n]*")
@@ -48,35 +48,26 @@ def cmake_definitions(roots: Iterable[tuple[Path, str]], macros: frozenset[str])
     names = "|".join(sorted(map(re.escape, macros)))
     flag = re.compile(rf"-D({names})=([A-Za-z_][\w.]*)\b")
     bare = re.compile(rf"(?<![\w-])({names})=([A-Za-z_][\w.]*)\b")
-    for root, label in roots:
-        files = sorted(p for p in Path(root).rglob("*") if (p.name in _CMAKE_FILES or p.suffix == ".cmake")
-                       and p.is_file() and not p.is_symlink())[:_MAX_CMAKE_FILES]
-        for path in files:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
+    for where, text in cmake_files(roots):
+        if not any(m in text for m in macros):
+            continue
+        text = _COMMENT.sub(lambda m: " " * len(m.group()), text)  # same offsets, so same lines
+        commands = list(_commands(text))
+        for command, args, start in commands:
+            pattern_hits = list(flag.finditer(args))
+            if command.lower() in _DEFINITION_COMMANDS or "COMPILE_DEFINITIONS" in args:
+                pattern_hits += list(bare.finditer(args))
+            if not pattern_hits:
                 continue
-            if not any(m in text for m in macros):
-                continue
-            text = _COMMENT.sub(lambda m: " " * len(m.group()), text)  # same offsets, so same lines
-            rel = path.relative_to(root).as_posix()
-            where = f"{label}/{rel}" if label else rel
-            commands = list(_commands(text))
-            for command, args, start in commands:
-                pattern_hits = list(flag.finditer(args))
-                if command.lower() in _DEFINITION_COMMANDS or "COMPILE_DEFINITIONS" in args:
-                    pattern_hits += list(bare.finditer(args))
-                if not pattern_hits:
-                    continue
-                if command.lower().startswith("target_"):
-                    # `target_compile_definitions(ext PRIVATE ...)`: the commands that make the
-                    # target or add to its sources name the files
-                    target = args.split(None, 1)[0] if args.split() else ""
-                    args = " ".join([args, *(a for c, a, _s in commands if c.lower() != command.lower()
-                                             and a.split(None, 1)[:1] == [target])])
-                for m in pattern_hits:
-                    line = text.count("\n", 0, start + m.start()) + 1
-                    found.append(CmakeDefinition(m.group(1), m.group(2), where, line, args))
+            if command.lower().startswith("target_"):
+                # `target_compile_definitions(ext PRIVATE ...)`: the commands that make the
+                # target or add to its sources name the files
+                target = args.split(None, 1)[0] if args.split() else ""
+                args = " ".join([args, *(a for c, a, _s in commands if c.lower() != command.lower()
+                                         and a.split(None, 1)[:1] == [target])])
+            for m in pattern_hits:
+                line = text.count("\n", 0, start + m.start()) + 1
+                found.append(CmakeDefinition(m.group(1), m.group(2), where, line, args))
     return sorted(set(found))
 
 

@@ -523,12 +523,9 @@ def _steps(text: str) -> list[Step] | None:
     if out:
         if at == end:
             return out
-        if text.startswith("->", at):
-            op, at = "->", at + 2
-        elif text[at] == ".":
-            op, at = ".", at + 1
-        else:
+        if (after := _operator_at(text, at)) is None:
             return None
+        op, at = after
     while True:
         m = _NAME_AT.match(text, at)
         if m is None:
@@ -550,12 +547,16 @@ def _steps(text: str) -> list[Step] | None:
             at = closing
         if at == end:
             return out
-        if text.startswith("->", at):
-            op, at = "->", at + 2
-        elif text[at] == ".":
-            op, at = ".", at + 1
-        else:
+        if (after := _operator_at(text, at)) is None:
             return None
+        op, at = after
+
+
+def _operator_at(text: str, at: int) -> tuple[str, int] | None:
+    """(the member operator at ``at``, `->` or `.`, and the index after it); None for anything else."""
+    if text.startswith("->", at):
+        return "->", at + 2
+    return (".", at + 1) if text.startswith(".", at) else None
 
 
 def _takes(params: tuple[Parameter, ...], arguments: int) -> bool:

@@ -642,16 +642,9 @@ class _Scanner:
         name, written = declared_variable(node, decl)
         if not name or "::" in name:
             return  # a class's static member defined out of it: its class has the declaration
-        init = ""
-        if type_node.type == "placeholder_type_specifier" and decl.type == "init_declarator":
-            value = decl.child_by_field_name("value")
-            made = self.made_by(value)
-            if made:
-                written = made
-            elif value is not None and value.type in _INITIALIZERS and len(value.text) <= _MAX_INIT:
-                init = SPACES.sub("", text(value))
-            else:
-                return
+        written, init = self.auto_declared(type_node, decl, written)
+        if not init and unwrap(written, self.handles) is None:
+            return  # `auto` from an expression not read, `decltype(...)`: no type to look a member up in
         self.globals.append(Global(_join(scope), name, written, line(decl), init,
                                    bool(_storage_tags(node, self.data))))
 
@@ -744,18 +737,23 @@ class _Scanner:
         type_node = node.child_by_field_name("type")
         for decl in node.children_by_field_name("declarator"):
             name, written = declared_variable(node, decl)
-            if name not in names:
-                continue
-            init = ""
-            if type_node is not None and type_node.type == "placeholder_type_specifier" \
-                    and decl.type == "init_declarator":
-                value = decl.child_by_field_name("value")
-                made = self.made_by(value)
-                if made:
-                    written = made
-                elif value is not None and value.type in _INITIALIZERS and len(value.text) <= _MAX_INIT:
-                    init = SPACES.sub("", text(value))
-            yield Local(caller, name, written, line(decl), end, init)
+            if name in names:
+                written, init = self.auto_declared(type_node, decl, written)
+                yield Local(caller, name, written, line(decl), end, init)
+
+    def auto_declared(self, type_node: Any, decl: Any, written: str) -> tuple[str, str]:
+        """(the type, the initializer) of a declared variable: an `auto` one has the type its initializer
+        writes out (:meth:`made_by`), else keeps its initializer when that is a name, a call or a chain
+        of them (`tc::Model::Create(...)`, `config_`, `a->b()`), whose type the graph step reads."""
+        if type_node is None or type_node.type != "placeholder_type_specifier" or decl.type != "init_declarator":
+            return written, ""
+        value = decl.child_by_field_name("value")
+        made = self.made_by(value)
+        if made:
+            return made, ""
+        if value is not None and value.type in _INITIALIZERS and len(value.text) <= _MAX_INIT:
+            return written, SPACES.sub("", text(value))
+        return written, ""
 
     def made_by(self, value: Any) -> str:
         """The type an `auto` variable has from its initializer, when the initializer writes it out:

@@ -21,6 +21,8 @@ import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from extractor.support.cmakefiles import cmake_files
+
 _DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(if|ifdef|ifndef|elif|else|endif|define)\b[ \t]*(.*)$")
 # a condition that one macro being defined (or non-zero) makes true
 _POSITIVE = (re.compile(r"^defined\s*\(\s*([A-Za-z_]\w*)\s*\)$"), re.compile(r"^defined\s+([A-Za-z_]\w*)$"),
@@ -33,8 +35,6 @@ _PLATFORMS = {"_WIN32": "Windows", "_WIN64": "Windows", "_MSC_VER": "MSVC", "__A
               "__powerpc64__": "POWER", "__s390x__": "IBM Z", "__CUDACC__": "nvcc", "__HIPCC__": "ROCm's hipcc",
               "__clang__": "clang"}
 _CMAKE_OPTION = re.compile(r'^\s*option\s*\(\s*([A-Za-z_]\w*)\s+"[^"]*"\s+(ON|OFF)\s*\)', re.I | re.M)
-_CMAKE_FILES = ("CMakeLists.txt",)
-_MAX_CMAKE_FILES = 400
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -153,19 +153,10 @@ def cmake_options(roots: Iterable[tuple[Path, str]]) -> dict[str, CmakeOption]:
     """``option(NAME "..." ON|OFF)`` of every CMakeLists.txt and *.cmake under the roots (the
     first by path wins), by name."""
     found: dict[str, CmakeOption] = {}
-    for root, label in roots:
-        files = sorted(p for p in Path(root).rglob("*") if (p.name in _CMAKE_FILES or p.suffix == ".cmake")
-                       and p.is_file() and not p.is_symlink())[:_MAX_CMAKE_FILES]
-        for path in files:
-            try:
-                text = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                continue
-            rel = path.relative_to(root).as_posix()
-            where = f"{label}/{rel}" if label else rel
-            for m in _CMAKE_OPTION.finditer(text):
-                found.setdefault(m.group(1), CmakeOption(m.group(1), m.group(2).upper(), where,
-                                                         text.count("\n", 0, m.start()) + 1))
+    for where, text in cmake_files(roots):
+        for m in _CMAKE_OPTION.finditer(text):
+            found.setdefault(m.group(1), CmakeOption(m.group(1), m.group(2).upper(), where,
+                                                     text.count("\n", 0, m.start()) + 1))
     return found
 
 

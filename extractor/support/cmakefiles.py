@@ -1,0 +1,26 @@
+"""The CMake files of a system's trees, read once each: struct probes' `option(...)`s
+(:mod:`extractor.structs.conditions`) and the compile definitions that name pybind11 modules
+(:mod:`extractor.bindings.cmake_defines`) read the same files."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+_CMAKE_FILES = ("CMakeLists.txt",)
+_MAX_CMAKE_FILES = 400  # per tree: a bound on what a system of many sub-projects makes a run read
+
+
+def cmake_files(roots: Iterable[tuple[Path, str]]) -> Iterator[tuple[str, str]]:
+    """(evidence path, text) of every CMakeLists.txt and *.cmake under the roots (``(root, source
+    label)``), by path within each root, at most 400 a root; links and unreadable files left out."""
+    for root, label in roots:
+        files = sorted(p for p in Path(root).rglob("*") if (p.name in _CMAKE_FILES or p.suffix == ".cmake")
+                       and p.is_file() and not p.is_symlink())[:_MAX_CMAKE_FILES]
+        for path in files:
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            rel = path.relative_to(root).as_posix()
+            yield (f"{label}/{rel}" if label else rel), text
