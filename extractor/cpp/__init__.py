@@ -37,8 +37,10 @@ from extractor.model import Language, Step
 # variables of bodies that member calls are made on (CppFacts.locals), type aliases (CppFacts.type_aliases),
 # the template parameters in scope of each definition (Definition.template_params); a callee's `.`/`->`
 # is its own operator's (`a->b.m` was written `a->b->m`)
+# version 20: a file's macros that define one function named by pasting their parameters, expanded at
+# each use at namespace level (Definition tag `macro-expanded`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="19", forkable=True)
+            extract=extract_cpp_graph, version="20", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
