@@ -776,9 +776,9 @@ class _Scanner:
             spans.append((m.start(), m.end()))
             body = re.sub(rb"\\\r?\n", b" ", m.group(3))
             defined = _MACRO_DEFINITION.search(body)
+            name = defined.group("name") if defined is not None else None  # None: a class's body
             params = tuple(p.strip().decode() for p in m.group(2).split(b","))
-            if defined is None or "..." in params or not set(re.findall(rb"\w+", defined.group("name"))) & {
-                    p.encode() for p in params}:
+            if name is None or "..." in params or not set(re.findall(rb"\w+", name)) & {p.encode() for p in params}:
                 continue
             macros[m.group(1).decode()] = (params, body, self.data.count(b"\n", 0, m.start()) + 1)
         if not macros:
