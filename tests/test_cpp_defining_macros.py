@@ -34,6 +34,10 @@ INSTANTIATE(float)
 
 #define HOLDER(T) struct T##Holder { T value; };
 HOLDER(Foo)
+#define RESTRICT
+#define TARGET_AVX2
+#define MAKE_ACC(name) void accumulate_##name(float* RESTRICT acc, int n) { step_##name(acc); }
+TARGET_AVX2 static MAKE_ACC(avx2)
 
 namespace ops {
 MAKE_IMPL(shift, float, fp32)
@@ -56,12 +60,14 @@ def test_each_use_at_namespace_level_defines_the_function_its_expansion_names(tm
     assert expanded == {
         "cpp:scale_32": (8, "(float* p, int n)"),
         "cpp:scale_64": (9, "(double* p, int n)"),
-        "cpp:ops::shift_fp32": (23, "(float* p, int n)"),
-        "cpp:cscale_32": (31, "(float* p, int n)"),
-        "cpp:cscale_64": (32, "(double* p, int n)"),
+        "cpp:accumulate_avx2": (24, "(float* acc, int n)"),  # after a specifier and an attribute macro
+        "cpp:ops::shift_fp32": (27, "(float* p, int n)"),
+        "cpp:cscale_32": (35, "(float* p, int n)"),
+        "cpp:cscale_64": (36, "(double* p, int n)"),
     }  # not `inside_body` (a statement of helper's), not INSTANTIATE's (it pastes no name), no class
     assert graph.shared.c_linkage >= {"cpp:cscale_32", "cpp:cscale_64"}
     assert "cpp:scale_32" not in graph.shared.c_linkage
+    assert "cpp:accumulate_avx2" in graph.shared.internal  # `static` kept from before the use
     calls = edges(graph, EdgeKind.CALLS)
     assert {("cpp:cscale_32", "cpp:scale_32"), ("cpp:cscale_64", "cpp:scale_64"),
             ("cpp:scale_32", "cpp:kernel")} <= calls

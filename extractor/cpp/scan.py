@@ -42,6 +42,9 @@ MACRO_EXPANDED = "macro-expanded"  # a definition a macro's use makes, read from
 # where a macro's use defines nothing at namespace level: a body, a class, an initializer, a macro
 # `#define NAME(params) body`, continuation lines included: (name, params, body)
 _FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+# the words before a macro's use that its expansion keeps (any other is an attribute macro, not expanded)
+_SPECIFIERS = frozenset({b"static", b"inline", b"extern", b"constexpr", b"__global__", b"__device__", b"__host__",
+                         b"__forceinline__"})
 _NOT_DECLARATION_LEVEL = frozenset({
     "compound_statement", "field_declaration_list", "preproc_function_def", "preproc_def", "comment",
     "string_literal", "raw_string_literal", "enumerator_list", "initializer_list", "template_argument_list"})
@@ -238,6 +241,7 @@ class _Scanner:
         self.macro_launches: dict[str, list[str]] = {}
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
+        self._attribute_macros: frozenset[str] | None = None
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
@@ -787,8 +791,11 @@ class _Scanner:
         root = self.tree.root_node
         bodies = [(start, end) for start, end, _ in self.bodies]
         for macro, (params, body, _) in sorted(macros.items()):
-            for m in re.finditer(rb"(?m)^[ \t]*(" + re.escape(macro.encode()) + rb")[ \t]*\(", self.data):
-                at = m.start(1)
+            # the use may follow qualifiers and attribute macros (xxHash's `XXH_FORCE_INLINE
+            # XXH_TARGET_AVX2 XXH3_ACCUMULATE_TEMPLATE(avx2)`)
+            for m in re.finditer(rb"(?m)^[ \t]*((?:[A-Za-z_]\w*[ \t]+)*)(" + re.escape(macro.encode())
+                                 + rb")[ \t]*\(", self.data):
+                at = m.start(2)
                 if any(start <= at < end for start, end in spans) or any(start <= at < end for start, end in bodies):
                     continue  # in a macro's own body, or a statement of a function
                 where = self._declaration_level(root, at)
@@ -796,7 +803,8 @@ class _Scanner:
                 if where is None or args is None or len(args) != len(params):
                     continue
                 use_line = self.data.count(b"\n", 0, at) + 1
-                if self.visit_expansion(_substitute(body, params, args), where, use_line, calls):
+                written = b" ".join(w for w in m.group(1).split() if w in _SPECIFIERS)
+                if self.visit_expansion(written + b" " + _substitute(body, params, args), where, use_line, calls):
                     expanded.add(macro)
         said = {name for name, _ in self.macro_blocks}
         self.macro_blocks = [(name, at) for name, at in self.macro_blocks if name not in expanded]
@@ -826,7 +834,10 @@ class _Scanner:
                         calls: list[tuple[str, str, int]]) -> bool:
         """The function one macro use defines, read from its expanded text (see expand_defining_macros)."""
         scope, c_linkage = where
-        sub = _Scanner(ParsedFile(self.language, expanded, parse_source(expanded, self.language)))
+        if self._attribute_macros is None:  # the file's own, blanked in the expansion as in the file
+            self._attribute_macros = frozenset(attribute_macros(self.data))
+        tree = parse_source(expanded, self.language, blank=self._attribute_macros)
+        sub = _Scanner(ParsedFile(self.language, expanded, tree))
         sub.c_linkage = int(c_linkage)
         sub.visit_items(sub.tree.root_node, scope)
         functions = [d for d in sub.defs if d.kind in ("function", "kernel") and "recovered" not in d.tags]
