@@ -762,6 +762,7 @@ def _class_of_method(scope: Any) -> str:
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
 # 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
 # list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered;
-# 10: module aliases of torch.library's registering functions and their decorators applied in a call
+# 10: module aliases of torch.library's registering functions and their decorators applied in a call;
+# 11: ctypes Structure classes (CtypesFacts.structures)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="10", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="11", requires=(python.STEP, cpp.STEP), forkable=True)
