@@ -19,6 +19,7 @@ FILES = {
         };
         typedef union number { int i; float f; } number;
         namespace detail { struct opaque_state { int x; }; }
+        struct star_info { int a; };
         namespace a { struct twice { int x; }; }
         namespace b { struct twice { int y; }; }
         extern "C" bool load_model(const load_model_inputs inputs);
@@ -28,6 +29,13 @@ FILES = {
         extern "C" bool load_model(const load_model_inputs inputs) { return inputs.threads > 0; }
     ''',
     "runner/__init__.py": "",
+    "runner/star.py": '''
+        from ctypes import *
+
+
+        class star_info(Structure):
+            _fields_ = [("a", c_int)]
+    ''',
     "runner/native.py": '''
         import ctypes
         from ctypes import Structure, Union
@@ -84,10 +92,12 @@ def test_structure_classes_bind_to_the_structs_of_their_names(tmp_path: Path):
         ("py:runner.native.load_model_inputs", "cpp:load_model_inputs", 5),
         ("py:runner.native.number", "cpp:number", 9),  # a Union, imported bare
         ("py:runner.native.opaque_state", "cpp:detail::opaque_state", 13),  # the only one of its name
-    ]  # twice: two of its name; Base, settings: none of theirs; Plain: no ctypes base
+        ("py:runner.star.star_info", "cpp:star_info", 4),  # `from ctypes import *`
+    ]  # twice: two of its name; settings: none of its name; Plain: no ctypes base; Base: a base
+    # without fields (pynvml's _PrintableStructure) mirrors nothing
     stats = bundle["stats"]["bindings"]
     assert (stats["ctypes_structures_bound"], stats["ctypes_structures_ambiguous"],
-            stats["ctypes_structures_outside"]) == (3, 1, 2)
+            stats["ctypes_structures_outside"]) == (4, 1, 1)
     [said] = [d for d in bundle["diagnostics"] if d["code"] == "ctypes-ambiguous"]
     assert (said["path"], said["line"]) == ("runner/native.py", 17) and "twice" in said["message"]
     assert "ctypes_functions_outside" not in stats  # a struct is no function of a library

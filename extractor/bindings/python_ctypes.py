@@ -278,6 +278,7 @@ class _Scan:
         if not classes or not self.rules.structures:
             return ()
         found: dict[str, tuple[Any, str]] = {}  # qualname -> (scope, mechanism)
+        helpers = set()  # the file's classes other Structure classes derive from
         for scope in classes:  # in the file's order: a base of the file comes before its subclasses
             for base in scope.node.bases:
                 written = name_chain(base) or ""
@@ -285,9 +286,12 @@ class _Scan:
                     (found[written][1] if written in found else None)
                 if mechanism:
                     found[scope.qualname] = (scope, mechanism)
+                    helpers.add(written)
                     break
+        # a base without `_fields_` of its own (pynvml's _PrintableStructure) mirrors no struct: it adds methods
         return tuple(sorted(Structure(qualname, scope.node.lineno, mechanism)
-                            for qualname, (scope, mechanism) in found.items()))
+                            for qualname, (scope, mechanism) in found.items()
+                            if qualname not in helpers or _declares_fields(scope.node)))
 
     # names ------------------------------------------------------------------------------------
 
@@ -313,7 +317,8 @@ class _Scan:
         and any other bare name the file does not bind is taken to be that module's (``c_uint``)."""
         self.star_foreign |= module.partition(".")[0] in self.foreign
         rules = self.rules
-        for name in (*rules.loaders, *rules.loader_methods, *rules.library_types, *rules.library_finders):
+        for name in (*rules.loaders, *rules.loader_methods, *rules.library_types, *rules.library_finders,
+                     *rules.structures):
             if name.startswith(module + "."):
                 first = name[len(module) + 1:].partition(".")[0]
                 self.aliases.setdefault(first, f"{module}.{first}")
@@ -585,6 +590,11 @@ class _Scan:
             if attr in self.rules.declarations or attr in self.rules.library_attributes:
                 continue
             self.uses.append(Use(index.site(position).scope.qualname, node.lineno, REFERENCE, chain))
+
+
+def _declares_fields(cls: ast.ClassDef) -> bool:
+    return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_fields_"
+                                                    for t in node.targets) for node in cls.body)
 
 
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
