@@ -849,7 +849,8 @@ class _Scanner:
         own = d.qual.rpartition("::")[2]
         for start, end, _qual in sub.bodies[:1]:
             text_ = expanded[start:end]
-            called = {clean_name(c.group(1).decode()) for c in _MACRO_CALL.finditer(text_) if _is_call(text_, c.start())}
+            called = {clean_name(c.group(1).decode()) for c in _MACRO_CALL.finditer(text_)
+                      if _is_call(text_, c.start())}
             calls.extend((d.qual, callee, use_line) for callee in sorted(called - _NOT_CALLED - {own}))
         return True
 
