@@ -16,7 +16,10 @@ from extractor.acquire.stamps import stamp_of
 
 SUFFIXES: dict[str, Language] = {
     ".py": Language.PYTHON,
-    **{s: Language.CPP for s in (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl")},
+    # `.inc`, `.ipp`, `.tcc`: source included into a translation unit (rwkv.cpp's `#include
+    # "rwkv_eval.inc"` holds the functions its header declares), read as the files that include them are
+    **{s: Language.CPP for s in (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".ipp",
+                                 ".tcc")},
     ".cu": Language.CUDA,
     ".cuh": Language.CUDA,
     ".rs": Language.RUST,

@@ -68,7 +68,7 @@ import collections
 import dataclasses
 import posixpath
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import msgspec
@@ -147,6 +147,8 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
         call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
+    if pybind:
+        bound = _with_bound_bases(ctx, bound, pybind, py_shared.nodes if py_shared is not None else {})
     libraries = _ctypes_bindings(ctx, py_result, cpp_result)
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
@@ -159,7 +161,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
                                  *map(_global_as_binding, globals_.bindings), *paddle}))
         edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges,
                               *(Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in paddle)}))
-        stats["binds_edges"] = len(edges)
+        stats["binds_edges"] = sum(e.kind is EdgeKind.BINDS for e in edges)  # not a bound base's `inherits`
         bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
 
@@ -211,6 +213,35 @@ def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registra
             found.extend(Binding(f.path, call.line, caller, dotted, b.target, "paddle-op", f"{b.path}:{b.line}", "",
                                  "inferred") for b in by_name[op])
     return sorted(set(found)), ({"paddle_op_calls_inferred": calls} if calls else {})
+
+
+def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind: tuple[PyBinding, ...],
+                      nodes: Mapping[str, Any]) -> Contribution[BindingsShared]:
+    """``inherits`` edges from a Python class to the C++ class a native module binds as its base
+    (chatglm.cpp's ``class Pipeline(_C.Pipeline)`` for ``py::class_<Pipeline>(m, "Pipeline")``):
+    the Python step finds no module there (an extension has no ``.py`` file) and leaves the base
+    unresolved. The base is read through the file's imports, then as a binding's Python name."""
+    files = [(f, facts.bases) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts and facts.bases]
+    if not files:
+        return bound
+    index = PyBindIndex(pybind)
+    imported = ctx.once(_imported_by_path)
+    edges, stats = [], collections.Counter[str]()
+    for f, bases in files:
+        names = imported.get(f.path, {})
+        for base in bases:
+            head, dot, rest = base.base.partition(".")
+            source = f"py:{f.module}.{base.qualname}"
+            if head not in names or source not in nodes:
+                continue
+            for b in index.lookup(names[head] + dot + rest):
+                if b.kind == "class":
+                    edges.append(Edge(source, b.target, EdgeKind.INHERITS, f.path, base.line))
+                    stats[f"{'pybind' if b.mechanism == 'pybind11' else b.mechanism}_bases_bound"] += 1
+    if not edges:
+        return bound
+    return dataclasses.replace(bound, edges=tuple(sorted({*bound.edges, *edges})),
+                               stats=dict(sorted({**bound.stats, **stats}.items())))
 
 
 def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...]
@@ -649,12 +680,22 @@ class ExtensionBuild(msgspec.Struct, frozen=True, array_like=True, order=True):
     sources: tuple[str, ...]  # those the scanner could read, relative to the script's directory
 
 
+class ClassBase(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """A class statement's base written through an imported name (``class Pipeline(_C.Pipeline)``):
+    it may be a class a native extension module binds."""
+
+    qualname: str
+    line: int
+    base: str  # dotted, as written
+
+
 class OpReferences(msgspec.Struct, frozen=True):
     references: tuple[OpReference, ...]  # sorted
     extensions: tuple[ExtensionBuild, ...] = ()  # sorted
     registrations: OpRegistrations | None = None  # operators registered in Python (extractor.bindings.python_ops)
     ctypes: CtypesFacts | None = None  # libraries loaded and their functions named (extractor.bindings.python_ctypes)
     tvm_ffi: TvmFfiFacts | None = None  # TVM FFI globals looked up and registered (extractor.bindings.python_tvm_ffi)
+    bases: tuple[ClassBase, ...] = ()  # sorted
 
 
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
@@ -674,9 +715,25 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     registrations = scan_registrations(index) if registers else None
     libraries = scan_ctypes(index, data)
     globals_ = scan_tvm_ffi(index, data)
-    if not (found or extensions or registrations or libraries or globals_):
+    bases = _imported_bases(index) if b"class " in data else ()
+    if not (found or extensions or registrations or libraries or globals_ or bases):
         return None
-    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_)
+    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_, bases)
+
+
+def _imported_bases(index: Any) -> tuple[ClassBase, ...]:
+    """The bases of the module's classes written through a name its imports bind."""
+    imported = {alias.asname or alias.name.partition(".")[0] for node in index.of(ast.Import) for alias in node.names}
+    imported |= {alias.asname or alias.name for node in index.of(ast.ImportFrom) for alias in node.names}
+    found = []
+    for scope in index.scopes.values():
+        if scope.kind != "class":
+            continue
+        for base in scope.node.bases:
+            dotted = name_chain(base)
+            if dotted is not None and dotted.partition(".")[0] in imported:
+                found.append(ClassBase(scope.qualname, scope.node.lineno, dotted))
+    return tuple(sorted(found))
 
 
 # setuptools', torch's, Paddle's and pybind11's extension classes; torch's and Paddle's JIT builds,
@@ -862,6 +919,9 @@ def _class_of_method(scope: Any) -> str:
 # version 3: typed facts (OpReferences); 4: calls through ``self.<attribute>`` holding an operator;
 # 5: the extensions build scripts declare; 6: operators registered in Python; 7: sources added to a
 # list (`sources.extend([...])`); 8: ctypes libraries; 9: TVM FFI globals looked up and registered;
-# 10: an extension class without a name named by the `setup(name=..., ext_modules=...)` it is given to
+# 10: an extension class without a name named by the `setup(name=..., ext_modules=...)` it is given to;
+# 11 (a branch's 10-12 beside it): module aliases of torch.library's registering functions and their
+# decorators applied in a call, ctypes Structure classes (CtypesFacts.structures), classes' bases written
+# through imports (OpReferences.bases), a pybind11 class as a Python class's base
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="10", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="13", requires=(python.STEP, cpp.STEP), forkable=True)

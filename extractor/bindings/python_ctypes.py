@@ -81,7 +81,7 @@ RULES_FILE = Path(__file__).with_name("ctypes.yaml")
 _NAMES = [str]
 RULES_SCHEMA = {"version": int, "loaders": {str: _NAMES}, "loader_methods": {str: {str: str}},
            "library_finders": _NAMES, "library_attributes": _NAMES, "declarations": _NAMES,
-           "library_types": {str: _NAMES}}
+           "library_types": {str: _NAMES}, "structures?": {str: _NAMES}}
 # Bytes a file holds when it loads a library or names one of its functions (the scanner's filter:
 # every loader is imported from ctypes, numpy.ctypeslib or cffi, and a library's functions are
 # declared with ctypes' types). A module that only calls a library loaded elsewhere needs no facts
@@ -106,6 +106,7 @@ class CtypesRules:
     library_attributes: frozenset[str]
     declarations: frozenset[str]
     library_types: Mapping[str, str]  # canonical class -> mechanism
+    structures: Mapping[str, str] = dataclasses.field(default_factory=dict)  # canonical base class -> mechanism
 
     @property
     def foreign(self) -> frozenset[str]:
@@ -121,7 +122,8 @@ def load_rules(path: Path = RULES_FILE) -> CtypesRules:
                         for cls, method in classes.items()},
                        frozenset(data["library_finders"]), frozenset(data["library_attributes"]),
                        frozenset(data["declarations"]),
-                       {name: mechanism for mechanism, names in data["library_types"].items() for name in names})
+                       {name: mechanism for mechanism, names in data["library_types"].items() for name in names},
+                       {name: mechanism for mechanism, names in data.get("structures", {}).items() for name in names})
 
 
 # -- per-file facts --------------------------------------------------------------------------------
@@ -175,11 +177,21 @@ class Forwarder(msgspec.Struct, frozen=True, array_like=True, order=True):
     attribute: str
 
 
+class Structure(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """A class deriving from ``ctypes.Structure`` (or ``Union``): the Python mirror of the C struct
+    of its name (its ``_fields_`` given or not: an opaque one is handled by pointer)."""
+
+    qualname: str
+    line: int
+    mechanism: str
+
+
 class CtypesFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     assigned: tuple[Assigned, ...] = ()  # sorted, as every field
     uses: tuple[Use, ...] = ()
     lookups: tuple[NamedLookup, ...] = ()
     forwarders: tuple[Forwarder, ...] = ()
+    structures: tuple[Structure, ...] = ()
 
 
 # -- the scanner -----------------------------------------------------------------------------------
@@ -192,14 +204,16 @@ def scan_ctypes(index: Any, data: bytes) -> CtypesFacts | None:
         return None
     scan = _Scan(index, load_rules())
     scan.run()
-    if not (any(a.form != OTHER for a in scan.assigned) or scan.uses or scan.lookups or scan.forwarders):
+    structures = scan.structures()
+    if not (any(a.form != OTHER for a in scan.assigned) or scan.uses or scan.lookups or scan.forwarders
+            or structures):
         return None  # a def's locals alone hold nothing
     # a def's local bound to anything else matters where it hides a name the module binds or imports
     hidden = {a.target for a in scan.assigned if not a.scope and a.form != OTHER} | scan.from_imported | \
         set(scan.aliases)
     assigned = {a for a in scan.assigned if a.form != OTHER or a.target in hidden}
     return CtypesFacts(tuple(sorted(assigned)), tuple(sorted(set(scan.uses))),
-                       tuple(sorted(set(scan.lookups))), tuple(sorted(set(scan.forwarders))))
+                       tuple(sorted(set(scan.lookups))), tuple(sorted(set(scan.forwarders))), structures)
 
 
 _ValueRow = tuple[str, str, tuple[str, ...], str]  # (form, value, args, library)
@@ -258,6 +272,27 @@ class _Scan:
         self._lookup_calls()
         self._references()
 
+    def structures(self) -> tuple[Structure, ...]:
+        """The classes deriving from a ctypes structure class (or from such a class of the file)."""
+        classes = [scope for scope in self.index.scopes.values() if scope.kind == "class"]
+        if not classes or not self.rules.structures:
+            return ()
+        found: dict[str, tuple[Any, str]] = {}  # qualname -> (scope, mechanism)
+        helpers = set()  # the file's classes other Structure classes derive from
+        for scope in classes:  # in the file's order: a base of the file comes before its subclasses
+            for base in scope.node.bases:
+                written = name_chain(base) or ""
+                mechanism = self.rules.structures.get(self.canonical(written)) or \
+                    (found[written][1] if written in found else None)
+                if mechanism:
+                    found[scope.qualname] = (scope, mechanism)
+                    helpers.add(written)
+                    break
+        # a base without `_fields_` of its own (pynvml's _PrintableStructure) mirrors no struct: it adds methods
+        return tuple(sorted(Structure(qualname, scope.node.lineno, mechanism)
+                            for qualname, (scope, mechanism) in found.items()
+                            if qualname not in helpers or _declares_fields(scope.node)))
+
     # names ------------------------------------------------------------------------------------
 
     def _imports(self) -> None:
@@ -282,7 +317,8 @@ class _Scan:
         and any other bare name the file does not bind is taken to be that module's (``c_uint``)."""
         self.star_foreign |= module.partition(".")[0] in self.foreign
         rules = self.rules
-        for name in (*rules.loaders, *rules.loader_methods, *rules.library_types, *rules.library_finders):
+        for name in (*rules.loaders, *rules.loader_methods, *rules.library_types, *rules.library_finders,
+                     *rules.structures):
             if name.startswith(module + "."):
                 first = name[len(module) + 1:].partition(".")[0]
                 self.aliases.setdefault(first, f"{module}.{first}")
@@ -556,6 +592,11 @@ class _Scan:
             self.uses.append(Use(index.site(position).scope.qualname, node.lineno, REFERENCE, chain))
 
 
+def _declares_fields(cls: ast.ClassDef) -> bool:
+    return any(isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "_fields_"
+                                                    for t in node.targets) for node in cls.body)
+
+
 def _targets(node: ast.Assign | ast.AnnAssign) -> list[ast.expr]:
     return list(node.targets) if isinstance(node, ast.Assign) else [node.target]
 
@@ -692,6 +733,8 @@ class _Declarator:
 
 _Value = _Library | _Instance | _Function | _Declarator
 _CALLABLE = (NodeKind.FUNCTION, NodeKind.METHOD)
+_AGGREGATES = (NodeKind.STRUCT, NodeKind.UNION, NodeKind.CLASS)
+_STRUCTURE = "structure"  # a CtypesBinding's form for a Structure class
 _RANK = {_Function: 4, _Declarator: 3, _Library: 2, _Instance: 1}
 
 
@@ -717,7 +760,14 @@ class _CIndex:
         linked: dict[str, list[str]] = collections.defaultdict(list)
         plain: dict[str, list[str]] = collections.defaultdict(list)
         functions = set()
+        # structs, unions and classes by name, those at global scope apart: what a ctypes Structure mirrors
+        self.aggregates: dict[str, list[str]] = collections.defaultdict(list)
+        self.global_aggregates: dict[str, list[str]] = collections.defaultdict(list)
         for n in nodes:
+            if n.kind in _AGGREGATES and n.language in ("cpp", "cuda") and "declaration" not in n.tags:
+                self.aggregates[n.name].append(n.id)
+                if n.qualname == n.name:
+                    self.global_aggregates[n.name].append(n.id)
             if n.kind is not NodeKind.FUNCTION or n.language not in ("cpp", "cuda"):
                 continue
             functions.add(n.id)
@@ -731,6 +781,11 @@ class _CIndex:
         # functions with C linkage whose id a type of the same name holds (C keeps `enum x` and the
         # function `x` apart; the graph's one node per name does not): no function node to bind to
         self.shadowed = frozenset(i.rsplit("::", 1)[-1].removeprefix("cpp:") for i in c_linkage if i not in functions)
+
+    def aggregate(self, name: str) -> list[str]:
+        """The structs (unions, classes) a ctypes Structure of that name can mirror: those at global
+        scope (C's), else any of that name."""
+        return sorted(self.global_aggregates.get(name) or self.aggregates.get(name) or ())
 
     def lookup(self, name: str) -> tuple[list[str], str]:
         """(the candidates, their linkage: "c", "assumed", or "shadowed" when a type holds the id)."""
@@ -1109,10 +1164,19 @@ class _Libraries:
                 found.append(CtypesBinding(f.path, line, caller, written, function.name, form, library.mechanism,
                                            library.site, library.library, target,
                                            linkage if target or linkage == "shadowed" else "", len(targets)))
+            for structure in f.facts.structures if f.facts is not None else ():
+                name = structure.qualname.rpartition(".")[2]
+                targets = c_index.aggregate(name)
+                found.append(CtypesBinding(f.path, structure.line, f"{module_id}.{structure.qualname}", name, name,
+                                           _STRUCTURE, structure.mechanism, "", "",
+                                           targets[0] if len(targets) == 1 else "", "", len(targets)))
         found = sorted(set(found), key=lambda b: (b.path, b.line, b.caller, b.callee, b.form, b.target))
-        diagnostics = []
+        diagnostics: list[Diagnostic] = []
         outside: dict[str, set[str]] = collections.defaultdict(set)
         for b in found:
+            if b.form == _STRUCTURE:
+                self._structure_stats(b, stats, diagnostics)
+                continue
             family = "calls" if b.form == "call" else "names"
             if b.target:
                 stats[f"{b.mechanism}_{family}_bound"] += 1
@@ -1137,6 +1201,20 @@ class _Libraries:
         edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in found if b.target})
         return CtypesResult(tuple(found), tuple(edges), tuple(sorted(set(diagnostics))),
                             {k: v for k, v in sorted(stats.items()) if v})
+
+    @staticmethod
+    def _structure_stats(b: CtypesBinding, stats: collections.Counter[str], diagnostics: list[Diagnostic]) -> None:
+        """A Structure class mirrors the system's struct of its name: bound, ambiguous (said) or outside."""
+        if b.target:
+            stats[f"{b.mechanism}_structures_bound"] += 1
+        elif b.candidates:
+            stats[f"{b.mechanism}_structures_ambiguous"] += 1
+            diagnostics.append(Diagnostic(b.path, b.line, f"{b.mechanism}-ambiguous",
+                                          f"the Structure class {b.name} mirrors a C struct of that name, which "
+                                          f"{b.candidates} structs or classes of the system could be: not bound",
+                                          Severity.INFO))
+        else:
+            stats[f"{b.mechanism}_structures_outside"] += 1
 
     def _use(self, f: CtypesFile, use: Use) -> _Function | None:
         if use.form in (DECORATOR, LOOKUP):

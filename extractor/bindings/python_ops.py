@@ -84,7 +84,17 @@ class OpRegistrationFact(msgspec.Struct, frozen=True, array_like=True, order=Tru
     namespace: str
     op: str
     function: OpArg  # DEF (a qualname of this module) or REF
-    how: str  # "custom_op", "impl", "register_kernel"
+    how: str  # "custom_op", "impl", "register_kernel"; "" when made through ``via``
+    via: str = ""  # the imported name it is made with, which the driver resolves to a module's alias
+
+
+class OpAlias(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """``register_kernel = torch.library.register_kernel`` at module level: a name other modules
+    import to register with (bitsandbytes' ``_ops.register_kernel``)."""
+
+    line: int
+    name: str
+    how: str  # the torch.library function's name, as _DECORATORS spells it
 
 
 class OpCall(msgspec.Struct, frozen=True, array_like=True, order=True):
@@ -112,6 +122,7 @@ class OpRegistrations(msgspec.Struct, frozen=True):
     registrations: tuple[OpRegistrationFact, ...] = ()
     calls: tuple[OpCall, ...] = ()
     defs: tuple[OpDef, ...] = ()
+    aliases: tuple[OpAlias, ...] = ()
 
 
 # -- the scanner ---------------------------------------------------------------------------------
@@ -123,12 +134,13 @@ def scan_registrations(index: Any) -> OpRegistrations | None:
     libraries = scan.libraries()
     registrations = scan.decorated() + scan.torch_library_impls()
     calls = scan.calls()
-    if not (libraries or registrations or calls):
+    if not (libraries or registrations or calls or scan.aliases):
         return None
     holders = {call.scope for call in calls}
     defs = tuple(sorted(scan.op_def(scope) for scope in index.scopes.values()
                         if scope.kind == "function" and scope.qualname in holders))
-    return OpRegistrations(tuple(sorted(libraries)), tuple(sorted(registrations)), tuple(sorted(calls)), defs)
+    return OpRegistrations(tuple(sorted(libraries)), tuple(sorted(registrations)), tuple(sorted(calls)), defs,
+                           tuple(sorted(scan.aliases)))
 
 
 class _Scan:
@@ -149,6 +161,7 @@ class _Scan:
                     self.torch_library[alias.asname or alias.name] = alias.name
                 elif node.module == "torch" and alias.name == "library" and not node.level:
                     self.library_modules.add(alias.asname or "library")
+        self.aliases = self._aliases()
         self._params: dict[int, set[str]] = {}  # id of a function node -> its parameter names
         # the names a call can start with to reach a forwarder: imported, or a def of the file
         self.callable_heads = self.imported | {scope.node.name for scope in index.scopes.values()
@@ -158,6 +171,25 @@ class _Scan:
         for scope in index.scopes.values():
             if scope.parent is not None:
                 self.defs[id(scope.parent.node)].setdefault(scope.node.name, scope.qualname)
+
+    def _aliases(self) -> list[OpAlias]:
+        """Module-level names bound to a registering function of torch.library (``register_kernel =
+        torch.library.register_kernel``): the file's own uses read them as torch's, and other modules'
+        imports of them are resolved by the driver."""
+        out = []
+        for node in self.index.tree.body:
+            if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
+                continue
+            how = _DECORATORS.get(self._torch_library_name(name_chain(node.value) or ""))
+            if how:
+                self.torch_library[node.targets[0].id] = how
+                out.append(OpAlias(node.lineno, node.targets[0].id, how))
+        return out
+
+    def _via(self, callee: str) -> str:
+        """``callee`` when it is a bare imported name (not one of torch.library's own) that may be
+        another module's alias of a registering function: the driver decides."""
+        return callee if callee in self.imported and callee not in self.torch_library and "." not in callee else ""
 
     def _local_def(self, scope: Any, name: str) -> str:
         """The qualname of the def ``name`` means in ``scope`` (its enclosing class bodies skipped), else ""."""
@@ -207,32 +239,49 @@ class _Scan:
             for decorator in scope.node.decorator_list:
                 if not isinstance(decorator, ast.Call):
                     continue
-                how = _DECORATORS.get(self._torch_library_name(name_chain(decorator.func) or ""))
+                callee = name_chain(decorator.func) or ""
+                how = _DECORATORS.get(self._torch_library_name(callee))
+                via = "" if how else self._via(callee)
                 qualified = _qualified_op(decorator)
-                if how and qualified:
+                if (how or via) and qualified:
                     fn = OpArg("", DEF, scope.qualname)
-                    out.append(OpRegistrationFact(decorator.lineno, scope.parent.qualname, *qualified, fn, how))
+                    out.append(OpRegistrationFact(decorator.lineno, scope.parent.qualname, *qualified, fn,
+                                                  how or "", via))
         return out
 
     def torch_library_impls(self) -> list[OpRegistrationFact]:
-        """``torch.library.impl("ns::op", key, fn)`` (and register_kernel) called with the function."""
+        """``torch.library.impl("ns::op", key, fn)`` (and register_kernel) called with the function, or
+        called without it and the decorator it returns applied to it: ``register_kernel("ns::op",
+        key)(fn)``."""
         out = []
-        if not self.torch_library and self.library_modules == {"torch.library"} and "torch" not in self.imported:
-            return []
+        if not self.torch_library and self.library_modules == {"torch.library"} and not self.imported:
+            return []  # neither torch.library nor a name that may be another module's alias of it
         for position, call in zip(self.index.positions(ast.Call), self.index.of(ast.Call)):
             func = call.func
-            if not (isinstance(func, ast.Attribute) and func.attr in ("impl", "register_kernel")) \
-                    and not (isinstance(func, ast.Name) and func.id in self.torch_library):
+            applied = isinstance(func, ast.Call) and len(call.args) == 1 and not call.keywords
+            registering = func.func if applied and isinstance(func, ast.Call) else func
+            if not (isinstance(registering, ast.Attribute) and registering.attr in _DECORATORS) \
+                    and not isinstance(registering, ast.Name):
                 continue
-            how = self._torch_library_name(name_chain(func) or "")
-            qualified = _qualified_op(call) if how in ("impl", "register_kernel") else None
+            callee = name_chain(registering) or ""
+            how = self._torch_library_name(callee)
+            via = "" if how else self._via(callee) if applied else ""
+            if not (how in ("impl", "register_kernel") or (applied and (how == "custom_op" or via))):
+                continue
+            if applied:
+                assert isinstance(func, ast.Call)
+                qualified, fn_node = _qualified_op(func), call.args[0]
+                if _handed(func, how):
+                    continue  # the function was handed to it already: what it returns is no decorator
+            else:
+                qualified = _qualified_op(call)
+                fn_node = call.args[2] if len(call.args) > 2 else _keyword(call, "func")
             if qualified is None:
                 continue
-            fn_node = call.args[2] if len(call.args) > 2 else _keyword(call, "func")
             scope = self.index.site(position).scope
             fn = self._arg("", fn_node, scope) if fn_node is not None else None
             if fn is not None and fn.kind in (DEF, REF):
-                out.append(OpRegistrationFact(call.lineno, scope.qualname, *qualified, fn, how))
+                out.append(OpRegistrationFact(call.lineno, scope.qualname, *qualified, fn, how, via))
         return out
 
     def _arg(self, slot: str, node: ast.AST, scope: Any) -> OpArg | None:
@@ -337,6 +386,14 @@ def _param_defaults(node: Any) -> dict[str, str]:
     return {a.arg: d.id for a, d in pairs if isinstance(d, ast.Name)}
 
 
+def _handed(call: ast.Call, how: str) -> bool:
+    """Whether a registering call is given its function (``custom_op(name, fn)``, ``impl(name, key,
+    fn)``, ``register_kernel(name, key, func=fn)``): then it returns no decorator. An alias's call
+    (``how`` unknown) is taken as impl's and register_kernel's."""
+    slot, keyword = (1, "fn") if how == "custom_op" else (2, "func")
+    return len(call.args) > slot or _keyword(call, keyword) is not None
+
+
 def _keyword(call: ast.Call, name: str) -> ast.AST | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
@@ -434,6 +491,8 @@ class _Registrations:
     def __init__(self, files: list[PyOpFile], nodes: Mapping[str, Node], aliases: Mapping[str, str]) -> None:
         self.files, self.nodes, self.aliases = files, nodes, aliases
         self.libraries = {f"{f.module}.{lib.name}": lib.namespace for f in files for lib in f.facts.libraries}
+        # module-level aliases of torch.library's registering functions, by dotted name
+        self.torch_aliases = {f"{f.module}.{a.name}": a.how for f in files for a in f.facts.aliases}
         self.forwarders: dict[str, _Forwarder] = {}
         # a library's registering functions the system calls without defining them (a plugin
         # calling vLLM's direct_register_custom_op): forwarders from the start
@@ -449,6 +508,8 @@ class _Registrations:
         self._find_forwarders()
         for f in self.files:
             for reg in f.facts.registrations:
+                if reg.via and self._aliased(f, reg.via) is None:
+                    continue  # an imported function that is no alias of torch.library's
                 self._register(f, reg.line, reg.scope, reg.namespace, reg.op, reg.function, "")
         for f, call, callee in self.calls:
             if call.receivers:
@@ -489,6 +550,20 @@ class _Registrations:
             owner = scope.rpartition(".")[0]  # the method's class
             return self._node(f"py:{f.module}.{owner}.{rest}") if owner and "<locals>" not in owner[-9:] else ""
         return self._node(f"py:{self._dotted(f, arg.value)}")
+
+    def _aliased(self, f: PyOpFile, name: str) -> str | None:
+        """What torch.library function the imported ``name`` is another module's alias of, if any
+        (through re-exports: ``from bitsandbytes._ops import register_kernel`` in a package that
+        re-exports it)."""
+        node_id = f"py:{self._dotted(f, name)}"
+        for _ in range(4):
+            how = self.torch_aliases.get(node_id[3:])
+            if how is not None:
+                return how
+            node_id = self.aliases.get(node_id, "")
+            if not node_id:
+                break
+        return None
 
     def library(self, f: PyOpFile, text: str) -> str:
         return self.libraries.get(self._dotted(f, text), "")

@@ -49,8 +49,10 @@ from extractor.model import Language, Step
 # ranges over (Local.init, Local.element); a catch clause's parameter is a body's variable; an `auto`
 # variable initialized from a subscript keeps it; the variable a member call's object dereferences
 # (`(*state)->Stub()`) is read; namespaces' variables whose type may be a class (CppFacts.globals)
+# version 26 (a third branch's 20): a file's macros that define one function named by pasting their
+# parameters, expanded at each use at namespace level (Definition tag `macro-expanded`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="25", forkable=True)
+            extract=extract_cpp_graph, version="26", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -40,6 +40,16 @@ ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 # its symbol is its plain name, which ctypes and dlsym look up. Kept off the node's tags (the graph
 # step hands the set of such nodes to the binding step instead).
 C_LINKAGE = "c-linkage"
+MACRO_EXPANDED = "macro-expanded"  # a definition a macro's use makes, read from the use's expansion
+# where a macro's use defines nothing at namespace level: a body, a class, an initializer, a macro
+# `#define NAME(params) body`, continuation lines included: (name, params, body)
+_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+# the words before a macro's use that its expansion keeps (any other is an attribute macro, not expanded)
+_SPECIFIERS = frozenset({b"static", b"inline", b"extern", b"constexpr", b"__global__", b"__device__", b"__host__",
+                         b"__forceinline__"})
+_NOT_DECLARATION_LEVEL = frozenset({
+    "compound_statement", "field_declaration_list", "preproc_function_def", "preproc_def", "comment",
+    "string_literal", "raw_string_literal", "enumerator_list", "initializer_list", "template_argument_list"})
 _CONTAINERS = frozenset({
     "translation_unit", "declaration_list", "preproc_if", "preproc_ifdef", "preproc_else",
     "preproc_elif", "preproc_elifdef", "ERROR"})
@@ -64,7 +74,7 @@ _NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)
 _MACRO_DEFINITION = re.compile(
     rb"^\s*(?:template\s*<[^{;]*>\s*)?(?:(?:class|struct)\s+\w+[^;{]*\{"
     rb"|(?:(?:static|inline|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
-    + rb"[\w#]+\s*\([^;{]*\)\s*(?:const\s*)?\{)")
+    + rb"(?P<name>[\w#]+)\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 # a call written in a macro body: `f(`, `ns::f(`, `f<T, 8>(`; not `x.f(` or `p->f(` (a member of
 # something the macro cannot type)
@@ -242,6 +252,8 @@ class _Scanner:
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.registration_macros: list[RegistrationMacro] = []
         self.macro_uses: list[MacroUse] = []
+        self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
+        self._attribute_macros: frozenset[str] | None = None
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
@@ -344,6 +356,7 @@ class _Scanner:
                     inner = inner + ((part, "namespace"),)
             if inner != scope:
                 self.add_def("namespace", inner, node, name)
+        self.namespace_scopes[node.start_byte] = inner
         body = node.child_by_field_name("body")
         if body is not None:
             self.visit_items(body, inner)
@@ -845,6 +858,95 @@ class _Scanner:
                 out[macro] = (sorted(calls), sorted(kernels))
         return out
 
+    def expand_defining_macros(self, calls: list[tuple[str, str, int]]) -> None:
+        """Each use, at namespace level, of a macro of this file that defines a function named by
+        pasting its parameters (bitsandbytes' `MAKE_CFUNC32(adam, float, fp32)` defining
+        `cadam32bit_grad_fp32` inside `extern "C"`): the function its expansion defines, at the
+        use's line, with its parameters, linkage and calls as the expanded text has them, tagged
+        `macro-expanded`. A macro some use of which expands is no longer said to hide its
+        definitions (`macro-definitions`)."""
+        # read from the text: uses without a `;` often make tree-sitter swallow the next `#define`
+        # into an ERROR node, where it is no preproc_function_def
+        macros: dict[str, tuple[tuple[str, ...], bytes, int]] = {}
+        spans: list[tuple[int, int]] = []
+        for m in _FUNCTION_MACRO.finditer(self.data):
+            spans.append((m.start(), m.end()))
+            body = re.sub(rb"\\\r?\n", b" ", m.group(3))
+            defined = _MACRO_DEFINITION.search(body)
+            name = defined.group("name") if defined is not None else None  # None: a class's body
+            params = tuple(p.strip().decode() for p in m.group(2).split(b","))
+            if name is None or "..." in params or not set(re.findall(rb"\w+", name)) & {p.encode() for p in params}:
+                continue
+            macros[m.group(1).decode()] = (params, body, self.data.count(b"\n", 0, m.start()) + 1)
+        if not macros:
+            return
+        expanded: set[str] = set()
+        root = self.tree.root_node
+        bodies = [(start, end) for start, end, _ in self.bodies]
+        for macro, (params, body, _) in sorted(macros.items()):
+            # the use may follow qualifiers and attribute macros (xxHash's `XXH_FORCE_INLINE
+            # XXH_TARGET_AVX2 XXH3_ACCUMULATE_TEMPLATE(avx2)`)
+            for m in re.finditer(rb"(?m)^[ \t]*((?:[A-Za-z_]\w*[ \t]+)*)(" + re.escape(macro.encode())
+                                 + rb")[ \t]*\(", self.data):
+                at = m.start(2)
+                if any(start <= at < end for start, end in spans) or any(start <= at < end for start, end in bodies):
+                    continue  # in a macro's own body, or a statement of a function
+                where = self._declaration_level(root, at)
+                args = _macro_arguments(self.data, m.end() - 1) if where is not None else None
+                if where is None or args is None or len(args) != len(params):
+                    continue
+                use_line = self.data.count(b"\n", 0, at) + 1
+                written = b" ".join(w for w in m.group(1).split() if w in _SPECIFIERS)
+                if self.visit_expansion(written + b" " + _substitute(body, params, args), where, use_line, calls):
+                    expanded.add(macro)
+        said = {name for name, _ in self.macro_blocks}
+        self.macro_blocks = [(name, at) for name, at in self.macro_blocks if name not in expanded]
+        # one tree-sitter swallowed, never expanded: said as the others are
+        self.macro_blocks.extend((name, at) for name, (_, _, at) in sorted(macros.items())
+                                 if name not in expanded and name not in said)
+
+    def _declaration_level(self, root: Any, start: int) -> tuple[Scope, bool] | None:
+        """(the namespace scope, whether in `extern "C"`) of a macro's use at ``start``; None when the
+        use is not at namespace level (in a body, a class, another macro, a comment)."""
+        node = root.descendant_for_byte_range(start, start)
+        scope: Scope | None = None
+        c_linkage = False
+        while node is not None:
+            t = node.type
+            if t in _NOT_DECLARATION_LEVEL:
+                return None
+            if t == "namespace_definition" and scope is None:
+                scope = self.namespace_scopes.get(node.start_byte)
+            elif t == "linkage_specification":
+                language = node.child_by_field_name("value")
+                c_linkage = c_linkage or (language is not None and text(language).strip('"') == "C")
+            node = node.parent
+        return scope or (), c_linkage
+
+    def visit_expansion(self, expanded: bytes, where: tuple[Scope, bool], use_line: int,
+                        calls: list[tuple[str, str, int]]) -> bool:
+        """The function one macro use defines, read from its expanded text (see expand_defining_macros)."""
+        scope, c_linkage = where
+        if self._attribute_macros is None:  # the file's own, blanked in the expansion as in the file
+            self._attribute_macros = frozenset(attribute_macros(self.data))
+        tree = parse_source(expanded, self.language, blank=self._attribute_macros)
+        sub = _Scanner(ParsedFile(self.language, expanded, tree))
+        sub.c_linkage = int(c_linkage)
+        sub.visit_items(sub.tree.root_node, scope)
+        functions = [d for d in sub.defs if d.kind in ("function", "kernel") and "recovered" not in d.tags]
+        if len(functions) != 1 or "::" in functions[0].qual[len(_join(scope)):].lstrip(":"):
+            return False  # not one function of a name of its own: nothing is guessed
+        d = functions[0]
+        self.defs.append(msgspec.structs.replace(d, line=use_line, start=use_line, end=use_line, doc="",
+                                                 tags=tuple(sorted({*d.tags, MACRO_EXPANDED}))))
+        own = d.qual.rpartition("::")[2]
+        for start, end, _qual in sub.bodies[:1]:
+            text_ = expanded[start:end]
+            called = {clean_name(c.group(1).decode()) for c in _MACRO_CALL.finditer(text_)
+                      if _is_call(text_, c.start())}
+            calls.extend((d.qual, callee, use_line) for callee in sorted(called - _NOT_CALLED - {own}))
+        return True
+
     def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
         params = fdecl.child_by_field_name("parameters")
         args = split_args(text(params)[1:-1]) if params is not None else []
@@ -963,6 +1065,8 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
+        if b"##" in self.data or b"define" in self.data:
+            self.expand_defining_macros(calls)
         if any(marker in self.data for marker in self.tvm_ffi.markers):
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file
@@ -1032,6 +1136,33 @@ def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: It
         if first:
             out[macro] = [(i, bisect.bisect_left(newlines, first[i]) + 1) for i in sorted(first)]
     return out
+
+
+def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
+    """The arguments of a macro's use whose `(` is at ``open_paren``, split at top-level commas
+    and stripped; None when its parentheses do not close (in 4 KB)."""
+    depth, start, out = 0, open_paren + 1, []
+    for i in range(open_paren, min(len(data), open_paren + 4096)):
+        c = data[i]
+        if c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                out.append(data[start:i].strip())
+                return out if out != [b""] else []
+        elif c == 44 and depth == 1:  # ','
+            out.append(data[start:i].strip())
+            start = i + 1
+    return None
+
+
+def _substitute(body: bytes, params: tuple[str, ...], args: list[bytes]) -> bytes:
+    """A macro's body with its parameters replaced by a use's arguments and `##` pasted (the
+    arguments are not macro-expanded themselves, and `#x` is left as written)."""
+    values = {p.encode(): a for p, a in zip(params, args)}
+    replaced = re.sub(rb"\b\w+\b", lambda w: values.get(w.group(0), w.group(0)), body)
+    return re.sub(rb"[ \t]*##[ \t]*", b"", replaced)
 
 
 def _is_call(body: bytes, start: int) -> bool:

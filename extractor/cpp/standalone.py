@@ -15,7 +15,8 @@ from extractor.model import Language, ParsedFile
 
 SUFFIXES = {".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP, ".cxx": Language.CPP,
             ".h": Language.CPP, ".hh": Language.CPP, ".hpp": Language.CPP, ".hxx": Language.CPP,
-            ".inl": Language.CPP, ".cu": Language.CUDA, ".cuh": Language.CUDA}
+            ".inl": Language.CPP, ".inc": Language.CPP, ".ipp": Language.CPP, ".tcc": Language.CPP,
+            ".cu": Language.CUDA, ".cuh": Language.CUDA}
 
 
 def scan_trees(sources: Mapping[str, Path], name: str = "system", version: str = "") -> Context:

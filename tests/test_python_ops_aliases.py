@@ -1,0 +1,116 @@
+"""Operators registered through a module's alias of torch.library's registering functions
+(``register_kernel = torch.library.register_kernel`` in one module, ``from .._ops import
+register_kernel`` and ``@register_kernel("ns::op", "cuda")`` in the backends), and the decorator
+those functions return applied in a call (``register_kernel("ns::op", "xpu")(other.fn)``)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
+
+FILES = {
+    "pkg/__init__.py": "",
+    "pkg/_ops.py": '''
+        import torch
+
+        register_kernel = torch.library.register_kernel
+        register_fake = torch.library.register_fake
+
+        torch.library.define("pkg::scale", "(Tensor x) -> Tensor")
+
+
+        @register_fake("pkg::scale")
+        def _(x):
+            return x
+
+
+        @register_kernel("pkg::local", "cpu")
+        def local_impl(x):
+            return x
+    ''',
+    "pkg/helpers.py": '''
+        def register(name, key):
+            return lambda fn: fn
+    ''',
+    "pkg/backends/__init__.py": "",
+    "pkg/backends/triton_ops.py": '''
+        def quantize(x):
+            return x
+    ''',
+    "pkg/backends/cuda.py": '''
+        from .._ops import register_fake, register_kernel
+        from ..helpers import register
+
+
+        @register_kernel("pkg::scale", "cuda")
+        def _(x):
+            return x * 2
+
+
+        @register_fake("pkg::faked")
+        def faked(x):
+            return x
+
+
+        @register("pkg::decoy", "cuda")
+        def decoy(x):
+            return x
+    ''',
+    "pkg/backends/xpu.py": '''
+        import torch
+
+        from .._ops import register_kernel
+        from . import triton_ops
+
+
+        def helper(x):
+            return x
+
+
+        register_kernel("pkg::quantize", "xpu")(triton_ops.quantize)
+        torch.library.custom_op("pkg::direct", mutates_args=())(helper)
+        register_kernel("pkg::handed", "xpu", helper)(triton_ops.quantize)
+    ''',
+    "pkg/api.py": '''
+        import torch
+
+
+        def run(x):
+            torch.ops.pkg.scale(x)
+            torch.ops.pkg.local(x)
+            torch.ops.pkg.quantize(x)
+            torch.ops.pkg.direct(x)
+            torch.ops.pkg.faked(x)
+            torch.ops.pkg.decoy(x)
+            return torch.ops.pkg.handed(x)
+    ''',
+}
+
+
+def _bundle(root: Path) -> dict:
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip("\n"))
+    options = ExtractOptions(jobs=1, cache_dir=None, probe_structs=False)
+    return extract_system([str(root)], options=options).bundle
+
+
+def test_an_alias_imported_from_another_module_registers_and_its_decorator_applied_in_a_call(tmp_path: Path):
+    bundle = _bundle(tmp_path)
+    binds = sorted((e["target"], e["line"]) for e in bundle["graph"]["edges"]
+                   if e["kind"] == "binds" and e["source"] == "py:pkg.api.run")
+    assert binds == [
+        ("py:pkg._ops.local_impl", 6),  # the alias used in its own module
+        ("py:pkg.backends.cuda._", 5),  # @register_kernel imported from pkg._ops
+        ("py:pkg.backends.triton_ops.quantize", 7),  # register_kernel(...)(triton_ops.quantize)
+        ("py:pkg.backends.xpu.helper", 8),  # torch.library.custom_op(...)(helper)
+    ]
+    stats = bundle["stats"]["bindings"]
+    # faked (register_fake is no implementation), decoy (an ordinary function of the system) and
+    # handed (its function given already: the call's result is no decorator) register nothing
+    assert stats["torch_op_calls_unregistered"] == 3
+    assert stats["python_op_registrations"] == 4
