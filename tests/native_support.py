@@ -15,7 +15,15 @@ from extractor.cpp.parse import parse_source
 from extractor.model import Language, ParsedFile
 from extractor.run.pipeline import extract_system
 
+from tests.apidiff_support import write_tree
 from tests.conftest import FIXTURES
+
+
+def written_bundle(root: Path, files: Mapping[str, str]) -> dict:
+    """The evidence of a mini-repo written under ``root`` from ``files`` (relative path -> text,
+    dedented), extracted with one job, no cache and no struct probes."""
+    write_tree(root, dict(files))
+    return extract_system([str(root)], options=ExtractOptions(jobs=1, cache_dir=None, probe_structs=False)).bundle
 
 
 @functools.cache

@@ -4,11 +4,10 @@ handed to the library's `load_model`)."""
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
+from tests.native_support import written_bundle
+
 
 FILES = {
     "expose.h": '''
@@ -76,12 +75,7 @@ FILES = {
 
 
 def _bundle(root: Path) -> dict:
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    options = ExtractOptions(jobs=1, cache_dir=None, probe_structs=False)
-    return extract_system([str(root)], options=options).bundle
+    return written_bundle(root, FILES)
 
 
 def test_structure_classes_bind_to_the_structs_of_their_names(tmp_path: Path):

@@ -4,11 +4,10 @@ were not listed at all (no node, no diagnostic; the Python calls counted as outs
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
+from tests.native_support import written_bundle
+
 
 FILES = {
     "lib.h": '''
@@ -46,12 +45,7 @@ FILES = {
 
 
 def test_included_fragments_are_read_and_their_functions_bound(tmp_path: Path):
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=None,
-                                                                    probe_structs=False)).bundle
+    bundle = written_bundle(tmp_path, FILES)
     nodes = {n["id"]: n for n in bundle["graph"]["nodes"]}
     assert (nodes["cpp:lib_eval"]["path"], nodes["cpp:lib_size"]["path"]) == ("lib_eval.inc", "lib_size.ipp")
     includes = {(e["source"], e["target"]) for e in bundle["graph"]["edges"] if e["kind"] == "includes"}

@@ -6,13 +6,11 @@ and of FastDeploy's custom_ops, small."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 import pytest
 
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
+from tests.native_support import written_bundle
+
 
 FILES = {
     # a setup whose extension class has no name of its own (Paddle's): the setup's name is the module's
@@ -149,12 +147,7 @@ FILES = {
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("paddle_ops")
-    for rel, text in FILES.items():
-        path = Path(root / "src" / rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    options = ExtractOptions(jobs=1, cache_dir=root / "cache", probe_structs=False)
-    return extract_system([str(root / "src")], options=options).bundle
+    return written_bundle(root / "src", FILES)
 
 
 def test_python_calls_of_paddle_operators_bind_to_their_kernel_functions(bundle):

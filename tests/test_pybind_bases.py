@@ -4,11 +4,10 @@ class: the Python step finds no module there and left the base unresolved, with 
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
+from tests.native_support import written_bundle
+
 
 FILES = {
     "pipeline.h": '''
@@ -60,12 +59,7 @@ FILES = {
 
 
 def test_a_python_class_inherits_the_cpp_class_a_pybind_module_binds_as_its_base(tmp_path: Path):
-    for rel, text in FILES.items():
-        path = tmp_path / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=None,
-                                                                    probe_structs=False)).bundle
+    bundle = written_bundle(tmp_path, FILES)
     inherits = sorted((e["source"], e["target"], e["path"], e["line"]) for e in bundle["graph"]["edges"]
                       if e["kind"] == "inherits" and e["source"].startswith("py:glm."))
     assert inherits == [

@@ -5,11 +5,10 @@ those functions return applied in a call (``register_kernel("ns::op", "xpu")(oth
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
+from tests.native_support import written_bundle
+
 
 FILES = {
     "pkg/__init__.py": "",
@@ -91,12 +90,7 @@ FILES = {
 
 
 def _bundle(root: Path) -> dict:
-    for rel, text in FILES.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    options = ExtractOptions(jobs=1, cache_dir=None, probe_structs=False)
-    return extract_system([str(root)], options=options).bundle
+    return written_bundle(root, FILES)
 
 
 def test_an_alias_imported_from_another_module_registers_and_its_decorator_applied_in_a_call(tmp_path: Path):

@@ -5,13 +5,11 @@ intel-extension-for-pytorch writes them. The mini-repo is written here."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 import pytest
 
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
+from tests.native_support import written_bundle
+
 
 FILES = {
     "csrc/ops.cpp": """
@@ -104,12 +102,7 @@ FILES = {
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("torch_op_wrappers")
-    for rel, text in FILES.items():
-        path = Path(root / "src" / rel)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"))
-    return extract_system([str(root / "src")], options=ExtractOptions(jobs=1, cache_dir=root / "cache",
-                                                                       probe_structs=False)).bundle
+    return written_bundle(root / "src", FILES)
 
 
 def test_operators_named_through_a_wrapper_bind_to_their_functions(bundle):
