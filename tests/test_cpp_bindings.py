@@ -77,6 +77,8 @@ def test_edges_go_from_the_calling_function_and_say_how_they_were_found(torch_cp
     assert result.stats["torch_op_calls"] == 3
     assert result.stats["torch_op_calls_bound"] == 2
     assert result.stats["torch_op_calls_unregistered"] == 1
+    unregistered = [d for d in result.diagnostics if d.code == "torch-op-unregistered"]
+    assert len(unregistered) == 1 and unregistered[0].line > 0  # said where it is, not only counted
 
 
 def test_the_bound_cpp_function_leads_on_to_its_kernel(torch_cpp):

@@ -404,6 +404,12 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                         site.path, site.line, "binding-without-impl",
                         f"torch.ops.{ns}.{op} is declared in C++ (ops.def) but no implementation "
                         "function is registered for it", Severity.INFO))
+                else:
+                    diagnostics.append(Diagnostic(
+                        site.path, site.line, "torch-op-unregistered",
+                        f"the system registers no operator torch.ops.{ns}.{op} that archdiff reads (torch's own, "
+                        "another library's, or one registered in a way not read): the call binds nowhere",
+                        Severity.INFO))
                 continue
             stats["torch_op_calls_bound"] += 1
             for reg in found:
