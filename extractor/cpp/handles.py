@@ -45,7 +45,7 @@ class HandleTypes:
         """Whether the template ``written`` (`std::unique_ptr`, `::std::unique_ptr`, `unique_ptr` after a
         `using std::unique_ptr;`) is one of the handles."""
         name = written.lstrip(":")
-        return name in self.templates or "std::" + name in self.templates or name == ITERATOR
+        return _listed(name, self.templates) or name == ITERATOR
 
     def factory(self, written: str) -> str:
         """The handle template the factory ``written`` makes, "" when it is none."""
@@ -57,46 +57,43 @@ class HandleTypes:
         """The type of an element of a container declared ``text`` (`const std::vector<Model*>&` ->
         `Model*`; `std::map<K, V>` -> `std::pair<K,V>`); None when ``text`` is no container of
         handles.yaml (a pointer to one, or one a type alias names, is not read)."""
-        m = _TEMPLATE.fullmatch(_QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&"))
-        if m is None:
+        template = _template(_bare(text))
+        if template is None:
             return None
-        name, arguments = m.group(1).lstrip(":"), split_top_level(m.group(2))
-        if arguments and (name in self.containers or "std::" + name in self.containers):
+        name, arguments = template
+        if arguments and _listed(name, self.containers):
             return arguments[0]
-        if len(arguments) >= 2 and (name in self.maps or "std::" + name in self.maps):
+        if len(arguments) >= 2 and _listed(name, self.maps):
             return f"std::pair<{arguments[0]},{arguments[1]}>"
         return None
-
 
     def dereferenced(self, text: str) -> str | None:
         """The type `*x` has for an ``x`` declared ``text``: what a pointer, a handle or an iterator
         points at; None for anything else (a class's own `operator*`)."""
-        written = _QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&")
+        written = _bare(text)
         if written.endswith("*"):
             return written[:-1]
-        m = _TEMPLATE.fullmatch(written)
-        if m is None or not self.is_handle(m.group(1)):
+        template = _template(written)
+        if template is None or not self.is_handle(template[0]):
             return None
-        arguments = split_top_level(m.group(2))
-        return arguments[0] if arguments else None
+        return template[1][0] if template[1] else None
 
     def subscripted(self, text: str) -> str | None:
         """The type `x[i]` has for an ``x`` declared ``text``: an element of a container with `operator[]`
         (`std::vector<T>`, `std::array<T, N>`: T), a map's mapped value, what a pointer points at; None
         for anything else."""
-        written = _QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&")
+        written = _bare(text)
         if written.endswith("*"):
             return written[:-1]
-        m = _TEMPLATE.fullmatch(written)
-        if m is None:
+        template = _template(written)
+        if template is None:
             return None
-        name, arguments = m.group(1).lstrip(":"), split_top_level(m.group(2))
-        if name.removeprefix("std::") in _INDEXED and (name in self.containers or "std::" + name in self.containers):
+        name, arguments = template
+        if name.removeprefix("std::") in _INDEXED and _listed(name, self.containers):
             return arguments[0] if arguments else None
-        if name.removeprefix("std::") in _KEYED and (name in self.maps or "std::" + name in self.maps):
+        if name.removeprefix("std::") in _KEYED and _listed(name, self.maps):
             return arguments[1] if len(arguments) >= 2 else None
         return None
-
 
     def standard_step(self, text: str, op: str, name: str, arguments: int) -> str | None:
         """The type one step of a chain reaches through the standard library's containers, maps, pairs
@@ -126,26 +123,43 @@ class HandleTypes:
 
 ITERATOR = "std::__iterator"  # no type of the library: what `.find()` and `.begin()` return, here
 _ITERATING = frozenset({"begin", "end", "cbegin", "cend", "rbegin", "rend", "find", "lower_bound", "upper_bound"})
-
-
-def _iterated(text: str) -> str | None:
-    """What an iterator (:data:`ITERATOR`) declared ``text`` points at; None for anything else."""
-    m = _TEMPLATE.fullmatch(_QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&"))
-    return m.group(2) if m is not None and m.group(1) == ITERATOR else None
-
-
 # the containers and maps of the standard library that have an `operator[]`
 _INDEXED = frozenset({"vector", "deque", "array", "span"})
 _KEYED = frozenset({"map", "unordered_map"})
 
 
+def _bare(text: str) -> str:
+    """A declared type's text without qualifiers, spaces and references (`const std::map<K, V>&` ->
+    `std::map<K,V>`)."""
+    return _QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&")
+
+
+def _template(written: str) -> tuple[str, list[str]] | None:
+    """(the template a bare type names, without a leading `::`; its top-level arguments), None when the
+    type is no template's."""
+    m = _TEMPLATE.fullmatch(written)
+    return (m.group(1).lstrip(":"), split_top_level(m.group(2))) if m is not None else None
+
+
+def _listed(name: str, templates: frozenset[str]) -> bool:
+    """Whether the template ``name`` (`vector` after a `using std::vector;`, or `std::vector`) is one of
+    ``templates``."""
+    return name in templates or "std::" + name in templates
+
+
+def _iterated(text: str) -> str | None:
+    """What an iterator (:data:`ITERATOR`) declared ``text`` points at; None for anything else."""
+    template = _template(_bare(text))
+    return template[1][0] if template is not None and template[0] == ITERATOR and len(template[1]) == 1 else None
+
+
 def pair_member(text: str, name: str) -> str | None:
     """The type of `.first` (``name``) or `.second` of a `std::pair` declared ``text``; None for
     anything else."""
-    m = _TEMPLATE.fullmatch(_QUALIFIERS.sub(" ", text).replace(" ", "").rstrip("&"))
-    if m is None or m.group(1).lstrip(":") not in ("std::pair", "pair") or name not in ("first", "second"):
+    template = _template(_bare(text))
+    if template is None or template[0] not in ("std::pair", "pair") or name not in ("first", "second"):
         return None
-    arguments = split_top_level(m.group(2))
+    arguments = template[1]
     return arguments[name == "second"] if len(arguments) == 2 else None
 
 

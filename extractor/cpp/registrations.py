@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from extractor.cpp.facts import MacroUse, OpSchema, PybindFact, SchemaParam, TorchOpFact
@@ -365,14 +366,9 @@ def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> 
     `refl::GlobalDef().def("name", fn).def_packed("other", g).def_method("m", &C::m)` (``names``).
     ``scope`` is the namespace the registration is written in, where its function is looked up."""
     found = []
-    for call in capture_nodes(root, language, _CALLS).get("c", ()):
-        fn = call.child_by_field_name("function")
-        if fn is None or fn.type != "field_expression":
+    for call, method, inner, args in _method_calls(root, language):
+        if inner.type != "call_expression":
             continue
-        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
-        if field is None or inner is None or inner.type != "call_expression":
-            continue
-        method, args = _method_name(field), call_arguments(call)
         if method in names.defs and len(args) >= 2 and _registry_chain(inner, names):
             name_node, target = args[0], args[1]
         elif method in names.bodies and args and (named := _macro_name_argument(inner, names.macros)) is not None:
@@ -411,13 +407,8 @@ def paddle_op_registrations(root: Any, language: Language, names: PaddleOpNames)
     `PD_BUILD_OP(name)....SetKernelFn(PD_KERNEL(fn))...`, wherever it stands, the kernel link at any
     place in the chain. ``scope`` is the namespace the chain is written in."""
     found = []
-    for call in capture_nodes(root, language, _CALLS).get("c", ()):
-        fn = call.child_by_field_name("function")
-        if fn is None or fn.type != "field_expression":
-            continue
-        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
-        args = call_arguments(call)
-        if field is None or inner is None or _method_name(field) not in names.kernel_setters or len(args) != 1:
+    for call, method, inner, args in _method_calls(root, language):
+        if method not in names.kernel_setters or len(args) != 1:
             continue
         named = _chain_root_argument(inner, names.macros)
         if named is None or named.type != "identifier":
@@ -432,6 +423,18 @@ def paddle_op_registrations(root: Any, language: Language, names: PaddleOpNames)
             found.append(PybindFact("def", names.module, text(named), ref, line(named), _namespace_of(call),
                                     mechanism="paddle-op"))
     return found
+
+
+def _method_calls(root: Any, language: Language) -> Iterator[tuple[Any, str, Any, list[Any]]]:
+    """(the call, the method's name, the object it is called on, the arguments) of every call of a
+    method under ``root``, `inner.method(args)`: the links of registration chains."""
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "field_expression":
+            continue
+        field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if field is not None and inner is not None:
+            yield call, _method_name(field), inner, call_arguments(call)
 
 
 def _chain_root_argument(node: Any, macros: frozenset[str]) -> Any:
