@@ -51,8 +51,10 @@ from extractor.model import Language, Step
 # (`(*state)->Stub()`) is read; namespaces' variables whose type may be a class (CppFacts.globals)
 # version 26 (a third branch's 20): a file's macros that define one function named by pasting their
 # parameters, expanded at each use at namespace level (Definition tag `macro-expanded`)
+# version 27: function-like macros whose bodies declare class members (CppFacts.member_macros), written out
+# where a class body uses them (`PROPERTY(std::string, model_path);`), tagged `macro-expanded`
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="26", forkable=True)
+            extract=extract_cpp_graph, version="27", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

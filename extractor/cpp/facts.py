@@ -19,6 +19,7 @@ from __future__ import annotations
 import msgspec
 
 from extractor.native.calls import CallSites
+from extractor.native.macros import MacroDefinition
 
 Scope = tuple[tuple[str, str], ...]  # (name, kind) of each enclosing scope; kind "" for a written qualifier
 
@@ -255,3 +256,7 @@ class CppFacts(msgspec.Struct, frozen=True):
     words: bytes = b""
     registration_macros: tuple[RegistrationMacro, ...] = ()  # macros whose bodies register torch operators
     macro_uses: tuple[MacroUse, ...] = ()  # calls of macros in registration blocks
+    # function-like macros whose bodies declare class members (an access label in the body: `#define
+    # PROPERTY(T, name) public: const T& name() const { return name##_; } ... T name##_`): written out
+    # where a class body uses them, in the graph step's second scan (extractor.cpp.includes)
+    member_macros: tuple[MacroDefinition, ...] = ()

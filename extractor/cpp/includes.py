@@ -6,6 +6,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import posixpath
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -13,8 +14,9 @@ import msgspec
 
 from extractor.cpp.facts import CppFacts
 from extractor.cpp.parse import hashed_words, macro_config, parse_source, used_outside_directives, word_hash
-from extractor.cpp.scan import scan_cpp
+from extractor.cpp.scan import MACRO_EXPANDED, scan_cpp
 from extractor.model import Language, ParsedFile
+from extractor.native.macros import MacroDefinition, MacroUse, arguments, expand
 from extractor.support.forkmap import fork_map
 from extractor.support.pathsuffix import by_suffix
 
@@ -88,8 +90,9 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
         for name, kind in f.namespace_macros:
             kinds[name].add(kind)
     namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
+    members = _member_macros(facts)
     defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
-               for p, f in facts.items()}
+               | {m.name for m in f.member_macros if m.name in members} for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -98,7 +101,9 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     tasks: list[_Rescan] = []
     for path in sorted(facts):
         # what the file's own lines define is its own, also when an include cycle leads back to it
-        inherited = reachable.get(path, frozenset()) - defined[path]
+        # (but a class body of its own that uses its own accessor macro is written out like any other)
+        seen = reachable.get(path, frozenset())
+        inherited = (seen - defined[path]) | (seen & members.keys())
         if not inherited or disk.get(path) is None:
             continue
         # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
@@ -111,12 +116,29 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             data = disk[path].read_bytes()
         except OSError:
             continue
-        tasks.append(_Rescan(path, languages[path], data, tuple(c for c in candidates if c not in namespaces),
-                             {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None))
+        tasks.append(_Rescan(path, languages[path], data,
+                             tuple(c for c in candidates if c not in namespaces and c not in members),
+                             {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None,
+                             {c: members[c] for c in candidates if c in members}))
     for task, rescanned in zip(tasks, fork_map(_rescanned, tasks, jobs)):
         if rescanned is not None:
-            facts[task.path] = _FACTS.decode(rescanned)
+            facts[task.path], written_out = _RESCANNED.decode(rescanned)
             stats["files_rescanned_for_macros"] += 1
+            if written_out:
+                stats["member_macro_uses_written_out"] += written_out
+
+
+def _member_macros(facts: Mapping[str, CppFacts]) -> dict[str, MacroDefinition]:
+    """The accessor macros of the system (CppFacts.member_macros) that it defines one way only: a
+    name defined with other parameters or another body somewhere is written out nowhere (its uses
+    stay said as class-body macros)."""
+    found: dict[str, set[tuple[tuple[str, ...], str]]] = collections.defaultdict(set)
+    first: dict[str, MacroDefinition] = {}
+    for path in sorted(facts):
+        for macro in facts[path].member_macros:
+            found[macro.name].add((macro.params, macro.body))
+            first.setdefault(macro.name, macro)
+    return {name: first[name] for name, ways in sorted(found.items()) if len(ways) == 1}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -129,23 +151,63 @@ class _Rescan:
     candidates: tuple[str, ...]  # attribute macros
     namespaces: dict[str, str]  # namespace macros: what each does
     words: bytes | None
+    members: dict[str, MacroDefinition]  # accessor macros
 
 
 def _rescanned(task: _Rescan) -> bytes | None:
-    """The file's facts scanned with the macros it uses blanked, encoded; None when it uses none
-    outside preprocessor lines."""
+    """The file's facts scanned with the attribute macros it uses blanked and its uses of accessor
+    macros written out, encoded with how many uses were; None when it uses none of them outside
+    preprocessor lines."""
+    data, written_out = write_out_member_macros(task.data, task.members) if task.members else (task.data, [])
     listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
-    used = used_outside_directives(task.data, (*listed, *task.namespaces))
-    if not used:
+    used = used_outside_directives(data, (*listed, *task.namespaces))
+    if not used and not written_out:
         return None
     blank = [listed[name] for name in used if name not in task.namespaces]
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
-    tree = parse_source(task.data, task.language, blank=blank, namespaces=namespaces)
-    return _ENCODE(scan_cpp(ParsedFile(task.language, task.data, tree), words=task.words, namespaces=namespaces))
+    tree = parse_source(data, task.language, blank=blank, namespaces=namespaces)
+    facts = scan_cpp(ParsedFile(task.language, data, tree), words=task.words, namespaces=namespaces)
+    if written_out:  # what the uses declare says so
+        lines = set(written_out)
+        facts = msgspec.structs.replace(facts, defs=tuple(
+            msgspec.structs.replace(d, tags=tuple(sorted({*d.tags, MACRO_EXPANDED}))) if d.line in lines else d
+            for d in facts.defs))
+    return _ENCODE((facts, len(written_out)))
+
+
+# a use of a macro at the start of a line, as a class body's member macros are written
+_LINE_START_USE = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
+
+
+def write_out_member_macros(data: bytes, members: Mapping[str, MacroDefinition]) -> tuple[bytes, list[int]]:
+    """``data`` with each use of an accessor macro at the start of a line (``PROPERTY(std::string,
+    model_path) = "";``) written out with its definition, on the use's first line, and the use's
+    other lines kept as empty ones: every line after it keeps its number, and what the expansion
+    declares is found at the use's line. A use whose arguments do not fit is left as written.
+    Returns the text and the lines of the uses written out."""
+    text = data.decode("utf-8", "surrogateescape")
+    out: list[str] = []
+    lines: list[int] = []
+    pos = 0
+    for m in _LINE_START_USE.finditer(text):
+        definition = members.get(m.group(1))
+        if definition is None or m.start() < pos:
+            continue
+        args, end = arguments(text, m.end())
+        written = expand(MacroUse(definition.name, 0, args), definition, members.get) if args is not None else None
+        if written is None:
+            continue
+        out += [text[pos:m.start(1)], " ".join(written.split()), "\n" * text.count("\n", m.start(1), end)]
+        lines.append(text.count("\n", 0, m.start(1)) + 1)
+        pos = end
+    if not lines:
+        return data, []
+    out.append(text[pos:])
+    return "".join(out).encode("utf-8", "surrogateescape"), lines
 
 
 _ENCODE = msgspec.msgpack.Encoder().encode
-_FACTS = msgspec.msgpack.Decoder(CppFacts)
+_RESCANNED = msgspec.msgpack.Decoder(tuple[CppFacts, int])
 
 
 def defined_through_includes(defined: Mapping[str, set[str]],

@@ -25,6 +25,7 @@ from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition,
 from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
+from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
@@ -76,6 +77,10 @@ _MACRO_DEFINITION = re.compile(
     rb"|(?:(?:static|inline|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
     + rb"(?P<name>[\w#]+)\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# a macro's body that declares class members: one with an access label, or one made of data
+# members named by pasting (`torch::Tensor name##_; bool name##_is_loaded_ = false;`), no call in them
+_MEMBER_MACRO = re.compile(rb"(?<![\w:])(?:public|protected|private)\s*:(?!:)"
+                           rb"|^(?:\s*[\w:<>,*& ]+?[\s*&]\w*\s*##\s*\w+(?:\s*=[^;(]*)?\s*;)+\s*$")
 # a call written in a macro body: `f(`, `ns::f(`, `f<T, 8>(`; not `x.f(` or `p->f(` (a member of
 # something the macro cannot type)
 _MACRO_CALL = re.compile(rb"(?<![\w.>])((?:\w+::)*\w+)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(")
@@ -251,6 +256,7 @@ class _Scanner:
         self.macro_launches: dict[str, list[str]] = {}
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.registration_macros: list[RegistrationMacro] = []
+        self.member_macros: list[MacroDefinition] = []
         self.macro_uses: list[MacroUse] = []
         self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
         self._attribute_macros: frozenset[str] | None = None
@@ -905,6 +911,24 @@ class _Scanner:
         self.macro_blocks.extend((name, at) for name, (_, _, at) in sorted(macros.items())
                                  if name not in expanded and name not in said)
 
+    def read_member_macros(self) -> None:
+        """The file's function-like macros whose bodies declare class members (``_MEMBER_MACRO``),
+        read from the text (tree-sitter often reads a multi-line body with braces as ERROR nodes):
+        written out where a class body uses them (extractor.cpp.includes), so not said to hide
+        definitions (`macro-definitions`)."""
+        for m in _FUNCTION_MACRO.finditer(self.data):
+            # lines are spliced before comments are removed: a `//` runs to the end of the definition
+            body = " ".join(_COMMENT.sub(" ", re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")).split())
+            if not _MEMBER_MACRO.search(body.encode()):
+                continue
+            params = [p.strip().decode(errors="replace") for p in m.group(2).split(b",")]
+            self.member_macros.append(MacroDefinition(
+                m.group(1).decode(), self.data.count(b"\n", 0, m.start()) + 1,
+                tuple("__VA_ARGS__" if p == "..." else p for p in params if p), body))
+        if self.member_macros:
+            members = {macro.name for macro in self.member_macros}
+            self.macro_blocks = [(name, at) for name, at in self.macro_blocks if name not in members]
+
     def _declaration_level(self, root: Any, start: int) -> tuple[Scope, bool] | None:
         """(the namespace scope, whether in `extern "C"`) of a macro's use at ``start``; None when the
         use is not at namespace level (in a body, a class, another macro, a comment)."""
@@ -1067,6 +1091,7 @@ class _Scanner:
                 calls.extend((qual, c, at) for c in macro_calls)
         if b"##" in self.data or b"define" in self.data:
             self.expand_defining_macros(calls)
+            self.read_member_macros()
         if any(marker in self.data for marker in self.tvm_ffi.markers):
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file
@@ -1093,6 +1118,7 @@ class _Scanner:
                         words=words,
                         registration_macros=tuple(self.registration_macros),
                         macro_uses=tuple(self.macro_uses),
+                        member_macros=tuple(self.member_macros),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 

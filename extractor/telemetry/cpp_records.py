@@ -31,7 +31,7 @@ from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
 from extractor.telemetry.cpp_bvar import bvar_record
-from extractor.telemetry.cpp_macros import MacroDefinition, MacroUse, expand
+from extractor.native.macros import MacroDefinition, MacroUse, expand
 from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
                                           MetricHelper, TritonFamily, scan_expansion)
 from extractor.telemetry.exposition import exposition_record

@@ -33,7 +33,8 @@ import msgspec
 
 from extractor.cpp.parse import file_nodes
 from extractor.model import Language, ParsedFile
-from extractor.telemetry.cpp_macros import MacroDefinition, MacroUse, macro_definitions, macro_uses
+from extractor.native.macros import MacroDefinition, MacroUse
+from extractor.telemetry.cpp_macros import macro_definitions, macro_uses
 from extractor.telemetry.exposition import ExpositionLine
 from extractor.telemetry.libraries import conventions
 

@@ -1,0 +1,139 @@
+"""Class members declared by the system's own macros, written out where a class body uses them.
+
+Servers declare their options' accessors through a macro a common header defines (xLLM's
+``PROPERTY(T, name)``, ScaleLLM's ``DEFINE_ARG``), and their weights' fields through another
+(``DEFINE_WEIGHT(name)``). Unexpanded, the uses are no members, every ``options.model_path()``
+finds no method, and a use written ``PROPERTY(int, n) = 0;`` breaks the parse of the class around
+it. A small handwritten tree in those shapes: the macros in one header, used by classes in others,
+one with a default, one over two lines, one macro defined two ways (written out nowhere), and a
+copy-forbidding macro that declares nothing of its own (left as it was).
+"""
+
+from __future__ import annotations
+
+from extractor.cpp.includes import write_out_member_macros
+from extractor.model import EdgeKind
+from extractor.native.macros import MacroDefinition
+
+from tests.cpp_support import cpp_graph, edges
+
+MACROS = """
+#pragma once
+#include <utility>
+
+#define PROPERTY(T, property)                                        \\
+ public:                                                             \\
+  [[nodiscard]] const T& property() const& noexcept {                \\
+    return property##_;                                              \\
+  }                                                                  \\
+  auto property(const T& value) & -> decltype(*this) {               \\
+    property##_ = value;                                             \\
+    return *this;                                                    \\
+  }                                                                  \\
+                                                                     \\
+  T property##_
+
+#define DEFINE_WEIGHT(name) \\
+  Tensor name##_;           \\
+  bool name##_is_loaded_ = false;
+
+#define DISALLOW_COPY(TypeName) TypeName(const TypeName&) = delete
+"""
+
+FILES = {
+    "src/common/macros.h": MACROS,
+    "src/runtime/options.h": """
+#pragma once
+#include <string>
+#include "common/macros.h"
+
+namespace serve {
+
+class Tensor {
+ public:
+  long size(int dim) const;
+};
+
+struct Options {
+  PROPERTY(std::string, model_path);
+
+  PROPERTY(int, max_seqs) = 256;
+
+  PROPERTY(std::string,
+           backend) = "cuda";
+
+  DISALLOW_COPY(Options);
+};
+
+class Linear {
+ public:
+  long rows() const { return weight_.size(0); }
+
+ private:
+  DEFINE_WEIGHT(weight);
+};
+
+}  // namespace serve
+""",
+    "src/runtime/engine.cpp": """
+#include "runtime/options.h"
+
+namespace serve {
+
+int Start(const Options& options) {
+  auto path = options.model_path();
+  return options.max_seqs() + options.backend().size();
+}
+
+}  // namespace serve
+""",
+}
+NS = "cpp:serve::"
+
+
+def test_accessors_a_macro_declares_are_members_at_the_uses_line(tmp_path):
+    graph = cpp_graph(tmp_path, FILES)
+    members = {n.id.removeprefix(NS): (n.path, n.line, "macro-expanded" in n.tags)
+               for n in graph.nodes if n.id.startswith(NS + "Options::")}
+    assert members == {"Options::model_path": ("src/runtime/options.h", 14, True),
+                       "Options::max_seqs": ("src/runtime/options.h", 16, True),
+                       "Options::backend": ("src/runtime/options.h", 18, True)}
+    calls = edges(graph, EdgeKind.CALLS)
+    assert {(NS + "Start", NS + "Options::" + name) for name in ("model_path", "max_seqs", "backend")} <= calls
+    # the field a weight macro declares types the member call on it
+    assert (NS + "Linear::rows", NS + "Tensor::size") in calls
+    assert graph.stats["member_macro_uses_written_out"] == 4
+    assert graph.stats.get("member_calls_no_method", 0) == 0
+
+
+def test_lines_after_a_use_keep_their_numbers_and_the_rest_is_said(tmp_path):
+    graph = cpp_graph(tmp_path, FILES)
+    linear = next(n for n in graph.nodes if n.id == NS + "Linear::rows")
+    assert (linear.path, linear.line) == ("src/runtime/options.h", 26)
+    assert not any(d.code == "parse-errors" for d in graph.diagnostics)
+    # a macro declaring nothing of its own stays a class-body macro's use, said
+    said = [d for d in graph.diagnostics if d.code == "class-macro"]
+    assert [(d.path, d.line) for d in said] == [("src/runtime/options.h", 21)]
+    assert "DISALLOW_COPY(...) at line(s) 21" in said[0].message
+
+
+def test_a_macro_defined_two_ways_is_written_out_nowhere(tmp_path):
+    files = dict(FILES)
+    files["vendor/other/macros.h"] = MACROS.replace("T property##_", "T property##__")
+    graph = cpp_graph(tmp_path, files)
+    assert not any(n.id.startswith(NS + "Options::") for n in graph.nodes)
+    assert graph.stats["member_macro_uses_written_out"] == 1  # the weight macro's, defined once
+    said = next(d for d in graph.diagnostics if d.code == "class-macro")
+    assert "PROPERTY(...) at line(s) 14" in said.message
+
+
+def test_a_use_is_written_on_its_first_line_and_arguments_that_do_not_fit_are_left():
+    prop = MacroDefinition("PROP", 1, ("T", "name"), "public: T name() const { return name##_; } T name##_")
+    data = b"struct S {\n  PROP(std::vector<\n            int>, table) = {};\n  PROP(int);\n  int after;\n};\n"
+    written, lines = write_out_member_macros(data, {"PROP": prop})
+    assert lines == [2]
+    assert written.splitlines()[1:4] == [
+        b"  public: std::vector< int> table() const { return table_; } std::vector< int> table_",
+        b" = {};",
+        b"  PROP(int);"]
+    assert written.count(b"\n") == data.count(b"\n")
