@@ -130,6 +130,9 @@ class PythonFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     bindings: tuple[NameBinding, ...] = ()
     calls: tuple[Call, ...] = ()
     types: tuple[LocalType, ...] = ()
+    # what module-level names hold, where an assignment says so (``registry = Registry()``,
+    # ``typed: Registry = make()``): scope "", one per such assignment (the others are in ``attrs``)
+    held: tuple[LocalType, ...] = ()
     # ``__all__`` when built from string literals (``=``, ``+=``, ``.extend``, ``.append``); None
     # when the module has none a static reader can follow
     all_names: tuple[str, ...] | None = None

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from extractor import naming
 from extractor.context import SourceFile
 from extractor.model import Node, NodeKind
-from extractor.python.facts import PythonFacts
+from extractor.python.facts import MODULE, PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
 _SELF_HEADS = frozenset({"self", "cls", "super()"})  # a call on these resolves in the enclosing class
@@ -116,12 +116,14 @@ class Resolver:
         # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
         self.attribute_types: dict[str, dict[str, list[tuple[PyModule, str, str]]]] = {}
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
+        self._held: dict[str, tuple[str, str] | None] = {}  # module-level name's node id -> the instance it holds
         self._asking = CycleCut()
         self._lineage: naming.Lineage | None = None
 
     def forget(self) -> None:
         """Drop memoised answers (they may predate bindings or bases added since)."""
         self._memo.clear()
+        self._held.clear()
         self._lineage = None
 
     def absolute(self, dotted: str, depth: int = 0) -> tuple[str, str]:
@@ -155,6 +157,10 @@ class Resolver:
     def walk(self, start: tuple[str, str], rest: list[str], depth: int) -> tuple[str, str]:
         kind, value = start
         for i, part in enumerate(rest):
+            if kind == "node" and self.nodes[value].kind is NodeKind.ATTRIBUTE:
+                held = self.held_instance(value)
+                if held is not None:  # a module's `registry = Registry()`: its members are the class's
+                    kind, value = held
             if kind == "instance":  # a value of a known class: its members, inherited ones included
                 member = self.member(value, part)
                 if member is None:
@@ -235,6 +241,29 @@ class Resolver:
         elif target is not None and target[0] == "ext":
             result = ("ext", target[1] + "()")  # an instance of an outside class: kept readable in call sites
         return result
+
+    def held_instance(self, node_id: str) -> tuple[str, str] | None:
+        """("instance", class id) when ``node_id`` is a module-level name that every assignment the
+        module makes to it says holds an instance of that one class of the system (``registry =
+        Registry()``, ``typed: Registry = make()``); None when one says nothing or another class."""
+        if node_id in self._held:
+            return self._held[node_id]
+        return self._asking.ask(self._held, node_id, lambda: self._held_instance(node_id), None)
+
+    def _held_instance(self, node_id: str) -> tuple[str, str] | None:
+        module_name, _, name = self.nodes[node_id].qualname.rpartition(".")
+        module = self.modules.get(module_name)
+        if module is None:
+            return None  # a class's attribute
+        facts = module.facts
+        types = [typed.type for typed in facts.held if typed.name == name]
+        # every assignment says what it holds, and no `for`/`with` target or `global` rebinds it
+        assigned = sum(1 for a in facts.attrs if a.where == MODULE and a.scope == "" and a.name == name)
+        if not types or len(types) != assigned or any(b.name == name for b in facts.bindings):
+            return None
+        found = {self.instance_of(module, "", type_text) for type_text in types}
+        held = found.pop() if len(found) == 1 else None
+        return held if held is not None and held[0] == "instance" else None
 
     def set_bases(self, class_id: str, bases: list[str]) -> None:
         """Call :meth:`forget` once all bases are set: orders computed before may predate them."""

@@ -91,6 +91,7 @@ class _Statements:
         self.aliases: list[Alias] = []
         self.bindings: list[NameBinding] = []
         self.types: list[LocalType] = []
+        self.held: list[LocalType] = []
         self.all_names: list[str] | None = None
         self.all_refs: list[str] = []
         self.scope = ""  # qualname of the innermost def; "" at module level
@@ -242,6 +243,8 @@ class _Statements:
                 for target in node.targets:
                     self._instance_attr(target, None, node.value, node.lineno)
         else:
+            if self.scope_kind == "module" and len(node.targets) == 1:
+                self._record_held(node.targets[0], None, node.value, node.lineno)
             for target in node.targets:
                 for name in target_names(target):
                     self._attr(name, None, node.value, node.lineno)
@@ -254,6 +257,8 @@ class _Statements:
             if self.init_class:
                 self._instance_attr(node.target, node.annotation, node.value, node.lineno)
         elif isinstance(node.target, ast.Name):
+            if self.scope_kind == "module":
+                self._record_held(node.target, node.annotation, node.value, node.lineno)
             self._attr(node.target.id, node.annotation, node.value, node.lineno)
             if node.target.id == "__all__" and self.scope_kind == "module":
                 self._set_all(node.value, replace=True)
@@ -310,6 +315,16 @@ class _Statements:
         elif isinstance(target, (ast.Tuple, ast.List)):
             for elt in target.elts:
                 self._instance_attr(elt, None, None, line)
+
+    def _record_held(self, target: ast.expr, annotation: ast.expr | None, value: ast.expr | None,
+                     line: int) -> None:
+        """What a module-level name is assigned, when the code says (as :meth:`_record_type` reads it)."""
+        if isinstance(target, ast.Name):
+            typed = type_name(annotation) if annotation is not None else ""
+            if not typed and isinstance(value, ast.Call):
+                typed = dotted(value.func) or ""
+            if typed and "super()" not in typed:
+                self.held.append(LocalType("", target.id, typed, line))
 
     def _record_type(self, target: ast.expr, annotation: ast.expr | None, value: ast.expr | None,
                      line: int) -> None:
@@ -400,5 +415,5 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
         imports=tuple(statements.imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
-        all_names=tuple(statements.all_names) if statements.all_names is not None else None,
+        held=tuple(statements.held), all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))

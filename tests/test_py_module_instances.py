@@ -1,0 +1,101 @@
+"""Calls through a module-level name that holds an instance of a class of the system.
+
+Servers keep their registries and platforms as module-level objects (vLLM's
+``MULTIMODAL_REGISTRY = MultiModalRegistry()``, ``current_platform: Platform`` declared for type
+checkers) and call them from everywhere: ``MULTIMODAL_REGISTRY.register_processor(...)``. Such a
+call runs the class's method when every assignment the module makes to the name says it holds that
+class; when one assignment says another class, or nothing a reader can follow, or a ``global``
+statement or a loop rebinds the name, the call stays unresolved (no guess).
+"""
+
+from __future__ import annotations
+
+from tests.native_support import edges, written_bundle
+
+FILES = {
+    "app/__init__.py": "",
+    "app/registry.py": """
+        from typing import TYPE_CHECKING
+
+
+        class Registry:
+            def register(self, name):
+                return name
+
+
+        class Other:
+            def register(self, name):
+                return name
+
+
+        class Platform:
+            def is_cuda(self):
+                return True
+
+
+        REGISTRY = Registry()
+        maybe = Registry()
+        maybe = Other()
+        made = Registry()
+        made = make_one()
+        rebound = Registry()
+        looped = Registry()
+        for looped in range(3):
+            pass
+
+        if TYPE_CHECKING:
+            current_platform: Platform
+
+
+        def reset():
+            global rebound
+            rebound = None
+
+
+        def register_here():
+            REGISTRY.register("here")
+            maybe.register("maybe")
+            made.register("made")
+            rebound.register("rebound")
+            looped.register("looped")
+
+
+        def shadowed(REGISTRY):
+            REGISTRY.register("a parameter")
+        """,
+    "app/models.py": """
+        from app import registry
+        from app.registry import REGISTRY, current_platform
+
+
+        def load():
+            REGISTRY.register("model")
+            if current_platform.is_cuda():
+                return 1
+
+
+        def load_through_the_module():
+            registry.REGISTRY.register("model")
+        """,
+}
+P = "py:app."
+
+
+def test_a_module_level_instance_calls_its_class_method(tmp_path):
+    calls = edges(written_bundle(tmp_path, FILES), "calls")
+    assert (P + "registry.register_here", P + "registry.Registry.register") in calls
+    assert (P + "models.load", P + "registry.Registry.register") in calls
+    assert (P + "models.load_through_the_module", P + "registry.Registry.register") in calls
+    # a name declared for type checkers only: the class it is declared as
+    assert (P + "models.load", P + "registry.Platform.is_cuda") in calls
+
+
+def test_a_name_assigned_otherwise_somewhere_resolves_nowhere(tmp_path):
+    bundle = written_bundle(tmp_path, FILES)
+    calls = edges(bundle, "calls")
+    here = {target for source, target in calls if source == P + "registry.register_here"}
+    # REGISTRY's call only: maybe (Other too), made (a function's result), rebound (`global`),
+    # looped (a `for` target) are unresolved
+    assert here == {P + "registry.Registry.register"}
+    assert not {target for source, target in calls if source == P + "registry.shadowed"}
+    assert bundle["stats"]["python"]["calls_unresolved"] == 6  # those four, make_one() and the parameter's
