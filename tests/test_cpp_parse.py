@@ -9,7 +9,8 @@ import msgspec
 import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
-from extractor.cpp.parse import (attribute_macros, blank_macros, drop_operator_call_template_arguments,
+from extractor.cpp.parse import (attribute_macros, blank_continued_comments, blank_macros,
+                                 drop_operator_call_template_arguments,
                                  hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
                                  drop_unread_typename, used_outside_directives, word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
@@ -68,6 +69,26 @@ def test_blanking_keeps_offsets_and_lines_and_spares_directives():
     assert out.splitlines()[1] == b"       int f();"
     assert b"__launch_bounds__" not in out and b"256" not in out
     assert out.splitlines()[3] == b"     k() {}"
+
+
+def test_a_comment_on_a_continued_line_of_a_macro_does_not_end_its_body():
+    """tree-sitter ends a macro's body at a `/* */` comment that a backslash continues past, and
+    reads the rest as code: here a stray `}` closing the namespace, a bogus function `step`."""
+    code = ("namespace engine {\n"
+            "#define CLOSE_ALL }  /* namespace engine */ \\\n"
+            "    }  // namespace outer\n"
+            "#define STEP(x) \\\n"
+            "    x.step(); /* one step */ \\\n"
+            "    x.flush()\n"
+            "struct Runner { int steps = 0; };  /* a comment after code stays */\n"
+            "}  // namespace engine\n")
+    rewritten = blank_continued_comments(code.encode())
+    assert _keeps_places(rewritten, code.encode())
+    assert b"one step" not in rewritten and b"namespace engine */" not in rewritten
+    assert b"a comment after code stays" in rewritten and b"// namespace outer" in rewritten
+    facts = scan(code)
+    assert {d.qual for d in facts.defs} == {"engine", "engine::Runner"}
+    assert facts.errors == 0
 
 
 def test_alternative_operators_in_conditions_are_spelled_with_symbols():

@@ -52,7 +52,8 @@ from extractor.model import Language, Step
 # version 26 (a third branch's 20): a file's macros that define one function named by pasting their
 # parameters, expanded at each use at namespace level (Definition tag `macro-expanded`)
 # version 27: function-like macros whose bodies declare class members (CppFacts.member_macros), written out
-# where a class body uses them (`PROPERTY(std::string, model_path);`), tagged `macro-expanded`
+# where a class body uses them (`PROPERTY(std::string, model_path);`), tagged `macro-expanded`; a `/* */`
+# comment on a directive's continued line is blanked before parsing (it ended the macro's body there)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
             extract=extract_cpp_graph, version="27", forkable=True)
 

@@ -60,7 +60,8 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
                  namespaces: dict[str, str] | None = None) -> tree_sitter.Tree:
     """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree.
 
-    Before parsing, attribute-like macros are blanked: those of macros.yaml, those the file itself
+    Before parsing, a ``/* */`` comment on a continued line of a directive is blanked
+    (:func:`blank_continued_comments`), attribute-like macros are blanked: those of macros.yaml, those the file itself
     defines with an empty or attribute-only body, and ``blank`` (macros its includes define, found
     by the graph step in a second pass); and the macros that open and close namespaces (the file's
     own and ``namespaces``, its includes') are written as the namespaces they open
@@ -70,12 +71,41 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     own = frozenset(attribute_macros(data)).union(blank)
     own_calls = frozenset(n[:-1] for n in own if n.endswith("(")) - calls  # a call: its arguments too
     own = frozenset(n for n in own if not n.endswith("(")) - configured - calls
-    blanked = blank_macros(data, configured, calls, own, own_calls)
+    blanked = blank_macros(blank_continued_comments(data), configured, calls, own, own_calls)
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(blanked))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
+
+
+# a directive's physical line that a backslash continues (the directive's own `#...` line included)
+_CONTINUED_LINE = re.compile(rb"#(?:[^\n]*\\\r?\n)+")
+_BLOCK_COMMENT = re.compile(rb"/\*.*?\*/")
+
+
+def blank_continued_comments(data: bytes) -> bytes:
+    """``data`` with each ``/* ... */`` on a line of a directive that a backslash continues written
+    as spaces: tree-sitter ends a macro's body at such a comment and reads the lines after it as
+    code (nlohmann's ``#define NLOHMANN_JSON_NAMESPACE_END }  /* namespace ... */ \`` left a stray
+    ``}`` behind, and every later namespace nested wrongly). The preprocessor reads such a comment
+    as one space; byte offsets and lines stay the same."""
+    if b"/*" not in data or b"\\" not in data:
+        return data
+    parts: list[bytes] = []
+    kept = 0
+    for m in matches_at_line_starts(_CONTINUED_LINE, data):
+        lines = m.group(0)
+        if b"/*" not in lines:
+            continue
+        blanked = _BLOCK_COMMENT.sub(lambda c: b" " * len(c.group(0)), lines)
+        if blanked != lines:
+            parts += (data[kept:m.start()], blanked)
+            kept = m.end()
+    if not parts:
+        return data
+    parts.append(data[kept:])
+    return b"".join(parts)
 
 
 # -- namespace macros --------------------------------------------------------------------------
