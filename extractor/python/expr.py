@@ -17,6 +17,9 @@ PARAM_KINDS = (ParamKind.POSITIONAL_ONLY, ParamKind.POSITIONAL_OR_KEYWORD, Param
 POS_ONLY, POS_KW, VAR_POS, KW_ONLY, VAR_KW = range(5)
 
 
+CHAINED = "()."  # in a callee: what the call before it returns (``f().m``)
+
+
 def dotted(expr: ast.AST) -> str | None:
     if isinstance(expr, ast.Name):  # the most frequent case
         return expr.id

@@ -9,6 +9,7 @@ C3 method resolution order (:class:`extractor.naming.Lineage`).
 
 from __future__ import annotations
 
+import ast
 import builtins
 import dataclasses
 from collections.abc import Callable, Hashable, Iterator
@@ -17,6 +18,7 @@ from typing import Any, TypeVar
 from extractor import naming
 from extractor.context import SourceFile
 from extractor.model import Node, NodeKind
+from extractor.python.expr import CHAINED, type_name
 from extractor.python.facts import MODULE, PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
@@ -116,7 +118,8 @@ class Resolver:
         # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
         self.attribute_types: dict[str, dict[str, list[tuple[PyModule, str, str]]]] = {}
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
-        self._held: dict[str, tuple[str, str] | None] = {}  # module-level name's node id -> the instance it holds
+        self._held: dict[str, tuple[str, str] | None] = {}
+        self._returns: dict[str, tuple[str, str] | None] = {}  # function id -> the instance it returns  # module-level name's node id -> the instance it holds
         self._asking = CycleCut()
         self._lineage: naming.Lineage | None = None
 
@@ -264,6 +267,36 @@ class Resolver:
         found = {self.instance_of(module, "", type_text) for type_text in types}
         held = found.pop() if len(found) == 1 else None
         return held if held is not None and held[0] == "instance" else None
+
+    def returned(self, target: tuple[str, str] | None) -> tuple[str, str] | None:
+        """("instance", class id) for what calling ``target`` returns: an instance of the class called,
+        or of the one class of the system a function's return annotation names; None otherwise."""
+        if target is None or target[0] != "node":
+            return None
+        node = self.nodes[target[1]]
+        if node.kind is NodeKind.CLASS:
+            return ("instance", node.id)
+        if node.kind not in (NodeKind.FUNCTION, NodeKind.METHOD) or not node.returns:
+            return None
+        if node.id not in self._returns:
+            self._returns[node.id] = self._returned(node)
+        return self._returns[node.id]
+
+    def _returned(self, node: Node) -> tuple[str, str] | None:
+        try:
+            annotation = ast.parse(node.returns, mode="eval").body
+        except (SyntaxError, ValueError):
+            return None
+        type_text = type_name(annotation)
+        module_name = node.qualname
+        while module_name and module_name not in self.modules:
+            module_name = module_name.rpartition(".")[0]
+        if not type_text or not module_name:
+            return None
+        # the annotation is read where the def stands (a method's in its class body)
+        scope = parent_qual(node.qualname[len(module_name) + 1:])
+        found = self.instance_of(self.modules[module_name], scope, type_text)
+        return found if found is not None and found[0] == "instance" else None
 
     def set_bases(self, class_id: str, bases: list[str]) -> None:
         """Call :meth:`forget` once all bases are set: orders computed before may predate them."""
@@ -439,6 +472,17 @@ def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: s
 
 
 def _resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
+    pieces = callee.split(CHAINED) if CHAINED in callee else []
+    if pieces and pieces[0] == "super":  # super().m is no call's result
+        pieces[:2] = [f"super{CHAINED}{pieces[1]}"]
+    if len(pieces) > 1:  # f().m: a method of what f returns
+        first, *middle, last = pieces
+        target = _resolve_call(resolver, module, scope, first)
+        for part in middle:
+            held = resolver.returned(target)
+            target = called(resolver, resolver.walk(held, part.split("."), 0)) if held is not None else None
+        held = resolver.returned(target)
+        return called(resolver, resolver.walk(held, last.split("."), 0)) if held is not None else None
     head, _, rest = callee.partition(".")
     parts = rest.split(".") if rest else []
     if head in _SELF_HEADS:

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from extractor.model import ParsedFile
-from extractor.python.expr import (call_summary, display_signature, doc_line, dotted, parameters, source_text,
+from extractor.python.expr import (CHAINED, call_summary, display_signature, doc_line, dotted, parameters, source_text,
                                    target_names, to_params, type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
                                     NameBinding, PythonFacts)
@@ -381,6 +381,23 @@ def _ray_remote(func: ast.expr) -> str:
     return f"{name}.remote" if name else ""
 
 
+_MAX_CHAINED = 3  # calls in one chain whose results are called on
+
+
+def _chained(func: ast.expr, depth: int = 0) -> str:
+    """``f(...).m`` as ``f().m``, ``a.b(...).c(...).d`` as ``a.b().c().d`` (a method of what a call
+    returns, which the graph step reads from the class called or the function's return
+    annotation); "" for any other callee that is no dotted name."""
+    parts = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not parts or not isinstance(func, ast.Call) or depth >= _MAX_CHAINED:
+        return ""
+    inner = dotted(func.func) or _chained(func.func, depth + 1)
+    return f"{inner}{CHAINED}{'.'.join(reversed(parts))}" if inner else ""
+
+
 def _calls(index: ModuleIndex) -> list[Call]:
     """Every call but those in annotations, with the scope it runs in, in the order a def runs its
     code: a def's decorators, then its defaults (or a class's bases and keywords), then its body."""
@@ -395,7 +412,7 @@ def _calls(index: ModuleIndex) -> list[Call]:
                 continue  # in an annotation
             in_headers[len(calls)] = (site.header.position, order, position)
         func = node.func
-        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or _ray_remote(func))
+        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or _ray_remote(func) or _chained(func))
         calls.append(Call(site.scope.qualname, node.lineno, callee))
         kept.append(position)
     if not in_headers:

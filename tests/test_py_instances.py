@@ -1,4 +1,4 @@
-"""Calls through a module-level name that holds an instance of a class of the system.
+"""Calls on values whose class the code says: module-level names, and what calls return.
 
 Servers keep their registries and platforms as module-level objects (vLLM's
 ``MULTIMODAL_REGISTRY = MultiModalRegistry()``, ``current_platform: Platform`` declared for type
@@ -6,6 +6,11 @@ checkers) and call them from everywhere: ``MULTIMODAL_REGISTRY.register_processo
 call runs the class's method when every assignment the module makes to the name says it holds that
 class; when one assignment says another class, or nothing a reader can follow, or a ``global``
 statement or a loop rebinds the name, the call stays unresolved (no guess).
+
+They also call methods on what a call returns: ``get_world_group().barrier()``,
+``EngineArgs(...).create_engine_config()``, ``self.get_hf_processor().get_num_image_tokens(...)``.
+The class called, or the one class of the system a function's return annotation names, is what
+the method is looked up in.
 """
 
 from __future__ import annotations
@@ -99,3 +104,72 @@ def test_a_name_assigned_otherwise_somewhere_resolves_nowhere(tmp_path):
     assert here == {P + "registry.Registry.register"}
     assert not {target for source, target in calls if source == P + "registry.shadowed"}
     assert bundle["stats"]["python"]["calls_unresolved"] == 6  # those four, make_one() and the parameter's
+
+
+CHAINS = {
+    "app/__init__.py": "",
+    "app/group.py": """
+        from typing import Optional
+
+
+        class Group:
+            def barrier(self):
+                pass
+
+            def sub(self) -> "Group":
+                return self
+
+
+        _WORLD: Optional[Group] = None
+
+
+        def get_world_group() -> Group:
+            return _WORLD
+
+
+        def get_count() -> int:
+            return 0
+
+
+        def get_any():
+            return _WORLD
+        """,
+    "app/worker.py": """
+        from typing import Optional
+
+        from app.group import Group, get_any, get_count, get_world_group
+
+
+        class Base:
+            def group(self) -> Optional[Group]:
+                return None
+
+
+        class Worker(Base):
+            def sync(self):
+                get_world_group().barrier()
+
+            def sync_sub(self):
+                Group().sub().sub().barrier()
+
+            def sync_inherited(self):
+                super().group().barrier()
+                self.group().barrier()
+
+            def unknown(self):
+                get_any().barrier()
+                get_count().bit_length()
+        """,
+}
+
+
+def test_a_method_of_what_a_call_returns(tmp_path):
+    calls = edges(written_bundle(tmp_path, CHAINS), "calls")
+    barrier, sub = P + "group.Group.barrier", P + "group.Group.sub"
+    assert (P + "worker.Worker.sync", barrier) in calls  # a function's return annotation
+    assert {(P + "worker.Worker.sync_sub", target) for target in (P + "group.Group", sub, barrier)} <= calls
+    # a method's annotation (Optional, read in its class body), through super() and self
+    assert (P + "worker.Worker.sync_inherited", barrier) in calls
+    # no annotation, or a builtin: the method is not guessed
+    assert {target for source, target in calls if source == P + "worker.Worker.unknown"} == {
+        P + "group.get_any", P + "group.get_count"}
