@@ -550,7 +550,7 @@ def _first_sites_between(edges: list[Edge], every: dict[str, Node], low: str, hi
 _ENCODE = msgspec.msgpack.Encoder().encode
 
 # version 6: definitions' display signatures; 7: Ray's remote calls written through calls
-# (ray.remote(X).options(...).remote(...)) call X.remote; 8: what module-level names hold (PythonFacts.held), a method called on a call's
-# result (`f().m`)
+# (ray.remote(X).options(...).remote(...)) call X.remote; 8: what module-level names hold (PythonFacts.held),
+# a method called on a call's result (`f().m`)
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
             version="8", python_fallback=True, ahead=DefinitionsAhead)

@@ -118,8 +118,8 @@ class Resolver:
         # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
         self.attribute_types: dict[str, dict[str, list[tuple[PyModule, str, str]]]] = {}
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
-        self._held: dict[str, tuple[str, str] | None] = {}
-        self._returns: dict[str, tuple[str, str] | None] = {}  # function id -> the instance it returns  # module-level name's node id -> the instance it holds
+        self._held: dict[str, tuple[str, str] | None] = {}  # module-level name's node id -> the instance it holds
+        self._returns: dict[str, tuple[str, str] | None] = {}  # function id -> the instance it returns
         self._asking = CycleCut()
         self._lineage: naming.Lineage | None = None
 

@@ -432,5 +432,6 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
         imports=tuple(statements.imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
-        held=tuple(statements.held), all_names=tuple(statements.all_names) if statements.all_names is not None else None,
+        held=tuple(statements.held),
+        all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
