@@ -87,17 +87,19 @@ def test_python_calls_bind_to_the_nanobind_registrations(bundle):
         ("py:textkit.api.vocabulary", "cpp:text::Vocab::load", 16),
         ("py:textkit.api.vocabulary", "cpp:text::Vocab", 17),
         ("py:textkit.api.matches", "cpp:text::Matcher", 22),  # a name imported from the module
+        ("py:textkit.api.matches", "cpp:text::Matcher::accept", 22),  # a method of the instance made
         ("py:textkit.api.digest", "cpp:text::checksum", 26),  # a submodule imported from it
         ("py:textkit.api.digest", "cpp:text::mean", 26),
         ("py:textkit.api.digest", "cpp:text::Reader", 26),
+        ("py:textkit.api.digest", "cpp:text::Reader::read", 26),
         ("py:textkit.api.health", "cpp:text::version", 30),  # pybind11's
         ("py:textkit.user.build", "cpp:text::Vocab", 5),  # re-exported by the package
     }
-    # not bound: `_native.answer()` (a lambda calling no function), `vocab.lookup(...)` and
-    # `Matcher().accept(...)` (methods of an instance whose type the call site does not say),
-    # `_native.missing()` (registered nowhere)
+    # not bound: `_native.answer()` (a lambda calling no function), `vocab.lookup(...)` (a method of
+    # what a static method returns, which the call site does not say), `_native.missing()` (registered
+    # nowhere)
     stats = bundle["stats"]["bindings"]
-    assert (stats["nanobind_calls_bound"], stats["pybind_calls_bound"], stats["binds_edges"]) == (10, 1, 11)
+    assert (stats["nanobind_calls_bound"], stats["pybind_calls_bound"], stats["binds_edges"]) == (12, 1, 13)
 
 
 def test_a_nanobind_module_named_by_an_unexplained_build_macro_says_so(bundle):

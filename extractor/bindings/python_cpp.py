@@ -566,7 +566,7 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
             if text in ("None", "NoneType"):
                 continue
             head, _, rest = text.partition(".")
-            dotted = bound[head] + (f".{rest}" if rest else "") if head in bound else ""
+            dotted = bound[head] + (rest if rest.startswith("()") else f".{rest}" if rest else "") if head in bound else ""
             dotted = dotted if not dotted or native(dotted) else _through_reexport(dotted, reexported)
             if not dotted or not native(dotted):
                 return None
@@ -581,6 +581,8 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
             head, _, rest = callee.partition(".")
             if not callee:
                 continue
+            if head.endswith("()") and head[:-2] in bound:  # `Matcher().accept(..)`: a method of an instance
+                head, rest = head[:-2], "()." + rest
             if head not in bound:
                 # a method called on a value of an extension class: `tok = Tokenizer(..)` or
                 # `tok: Tokenizer` then `tok.encode(..)`; `self.tok = Tokenizer(..)` then `self.tok.encode(..)`
@@ -592,7 +594,7 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
                     caller = f"py:{module}.{scope}" if scope else f"py:{module}"
                     out.append(CallSite(caller, f"{cls}().{method}", f.path, line))
                 continue
-            dotted = bound[head] + (f".{rest}" if rest else "")
+            dotted = bound[head] + (rest if rest.startswith("()") else f".{rest}" if rest else "")
             if not native(dotted):
                 dotted = _through_reexport(dotted, reexported)
                 if not native(dotted):
@@ -928,6 +930,7 @@ def _class_of_method(scope: Any) -> str:
 # 10: an extension class without a name named by the `setup(name=..., ext_modules=...)` it is given to;
 # 11 (a branch's 10-12 beside it): module aliases of torch.library's registering functions and their
 # decorators applied in a call, ctypes Structure classes (CtypesFacts.structures), classes' bases written
-# through imports (OpReferences.bases), a pybind11 class as a Python class's base
+# through imports (OpReferences.bases), a pybind11 class as a Python class's base; 14: a method called on an
+# extension class's instance made in the call (`Matcher().accept(..)`, the Python step's chained callees)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="13", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="14", requires=(python.STEP, cpp.STEP), forkable=True)
