@@ -210,6 +210,62 @@ def test_pybind11_registrations_split_over_functions_given_the_module(tmp_path):
     assert by_id["cpp:ct::python::register_unused"].api.startswith("internal")
 
 
+HELPER_TEMPLATES = {
+    # lmdeploy's turbomind bind.cpp: a template helper registers a class named by its parameter, of
+    # its template parameter's type; the block calls it once per class
+    "csrc/bind.cpp": """#include <pybind11/pybind11.h>
+namespace py = pybind11;
+namespace tm { namespace core {
+struct ModuleConfig {};
+struct NormConfig : ModuleConfig { float eps = 0; };
+struct FfnConfig : ModuleConfig { int inter = 0; };
+} }
+namespace core = tm::core;
+
+template<typename Config>
+void bind_config(py::module_& m, const char* name)
+{
+    py::class_<Config, core::ModuleConfig> cls(m, name);
+    cls.def(py::init<>());
+    cls.def("clone", [](const Config& c) { return Config(c); });
+}
+
+template<typename T>
+void bind_named(py::module_& m, const std::string& name)
+{
+    py::class_<T>(m, name.c_str());
+}
+
+PYBIND11_MODULE(_tm, m)
+{
+    bind_config<core::NormConfig>(m, "NormConfig");
+    bind_config<tm::core::FfnConfig>(m, "FfnConfig");
+    bind_named<core::NormConfig>(m, kNormName);
+    auto& p = dynamic_cast<py::module_&>(m);
+}
+""",
+}
+
+
+def test_classes_a_template_helper_registers_under_its_parameters_names(tmp_path):
+    for rel, code in HELPER_TEMPLATES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    cpp = extract_cpp_graph(scan_trees({"": tmp_path}))
+    found = {(b.python_name, b.kind): (b.target, b.line) for b in cpp.shared.pybind_bindings}
+    # each at the line of the call that names it, its type as that call's scope reads it
+    assert found == {("_tm.NormConfig", "class"): ("cpp:tm::core::NormConfig", 26),
+                     ("_tm.FfnConfig", "class"): ("cpp:tm::core::FfnConfig", 27),
+                     ("_tm.NormConfig.clone", "method"): ("", 26),
+                     ("_tm.FfnConfig.clone", "method"): ("", 27)}
+    # bind_named's name is no string literal at its call (`kNormName`), and `name.c_str()` no name:
+    # nothing is guessed
+    sites = [CallSite("py:tm.api.main", callee, "tm/api.py", n)
+             for n, callee in enumerate(["tm._tm.NormConfig", "tm._tm.FfnConfig"], start=1)]
+    assert {(e.target, e.line) for e in bind(cpp, *sites).edges} == {
+        ("cpp:tm::core::NormConfig", 1), ("cpp:tm::core::FfnConfig", 2)}
+
+
 def test_python_calls_of_names_imported_from_a_pybind11_module_of_the_system(tmp_path):
     # CTranslate2 and Triton's tritonserver: the package imports from its compiled module
     # (`from ct import _ext`, `from ct._ext import Translator as T`), which has no .py file: the

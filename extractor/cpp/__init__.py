@@ -54,8 +54,10 @@ from extractor.model import Language, Step
 # version 27: function-like macros whose bodies declare class members (CppFacts.member_macros), written out
 # where a class body uses them (`PROPERTY(std::string, model_path);`), tagged `macro-expanded`; a `/* */`
 # comment on a directive's continued line is blanked before parsing (it ended the macro's body there)
+# version 28: a pybind11 helper's class named by its parameters (`py::class_<Config> cls(m, name)`, PybindFact
+# placeholders) and the arguments of each call that hands it a module (PybindFact.args, .template_args)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="27", forkable=True)
+            extract=extract_cpp_graph, version="28", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

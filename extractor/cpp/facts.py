@@ -115,6 +115,17 @@ class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     owner: str = ""  # the Python class of a method
     lambda_calls: tuple[str, ...] = ()
     mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind", "paddle-op" or "tvm-ffi"
+    # a "module" fact's call: its arguments (a string literal's value, None for anything else) and
+    # template arguments as written (`bind_config<core::NormConfig>(m, "NormConfig")`), which a
+    # helper's registrations named by its parameters (PARAMETER + the index: `py::class_<Config>
+    # cls(m, name)`) take
+    args: tuple[str | None, ...] = ()
+    template_args: tuple[str, ...] = ()
+
+
+# In a helper's PybindFact, a Python name or owner given by the helper's parameter at this index
+# (`$1`), or a C++ type given by its template parameter at this index (`$T0`).
+PARAMETER = "$"
 
 
 class NamespaceAlias(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True):

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 import msgspec
 
-from extractor.cpp.facts import HELPER_MODULE, CppFacts, MacroUse, RegistrationMacro, SchemaParam, TorchOpFact
+from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, CppFacts, MacroUse, PybindFact, RegistrationMacro,
+                                 SchemaParam, TorchOpFact)
 from extractor.cpp.names import split_args
 from extractor.cpp.parse import macro_config, parse_source
 from extractor.cpp.registrations import torch_registrations
@@ -101,17 +102,63 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
             else:
                 target = table.resolve_reference(b.scope, fn, path)
             helper, dot, sub = b.module.partition(".")  # `@init_fft.fft`: the submodule `fft` of what init_fft is given
-            modules = [(m + dot + sub, block) for m, block in given.get(helper, ())] \
-                if b.module.startswith(HELPER_MODULE) else [(b.module, "")]
+            if not b.module.startswith(HELPER_MODULE):
+                modules = [(b.module, "")]
+            elif _given_by_parameter(b):
+                bindings.extend(_written_in(b, path, table, [(m + dot + sub, block, call)
+                                                             for m, block, call in given.get(helper, ())]))
+                continue
+            else:
+                modules = sorted({(m + dot + sub, block) for m, block, _call in given.get(helper, ())})
             for module, block in modules:
-                # only a module the build names needs its block's file (:func:`named_by_build`)
-                named_by_build = block != path and _BUILD_MACRO.fullmatch(module.partition(".")[0])
                 bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism,
-                                          block if named_by_build else ""))
+                                          _block_naming(module, block, path)))
     return sorted(ops), sorted(bindings)
 
 
-def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, list[tuple[str, str]]]:
+def _block_naming(module: str, block: str, path: str) -> str:
+    """The block's file, for a module the build names (:func:`named_by_build`); "" otherwise."""
+    return block if block != path and _BUILD_MACRO.fullmatch(module.partition(".")[0]) else ""
+
+
+def _given_by_parameter(b: PybindFact) -> bool:
+    return any(part.startswith(PARAMETER) for part in (b.name, b.owner, b.target))
+
+
+def _written_in(b: PybindFact, helper_path: str, table: SymbolTable,
+                calls: list[tuple[str, str, _HandingCall]]) -> list[PyBinding]:
+    """A helper's registration named by its parameters, once per call that hands it a module, with
+    that call's arguments written in, at the call's line (`bind_config<core::NormConfig>(m,
+    "NormConfig")`: the class NormConfig of that type). A call whose argument is no string
+    literal (or no template argument) gives none: nothing is guessed."""
+    out = []
+    for module, block, (args, template_args, scope, path, line) in calls:
+        def given(part: str) -> str | None:
+            if not part.startswith(PARAMETER):
+                return part
+            index, values = (part[2:], template_args) if part[1:2] == "T" else (part[1:], args)
+            value = values[int(index)] if index.isdigit() and int(index) < len(values) else None
+            return value or None
+        name, owner, fn = given(b.name), given(b.owner), given(b.target)
+        if name is None or owner is None or fn is None:
+            continue
+        if b.kind == "class":
+            target = table.resolve_type(scope, fn, path)
+            target = target if id_name(target) in table.types else ""
+        else:
+            target = table.resolve_reference(b.scope, fn, helper_path) if fn != "<lambda>" else ""
+        out.append(PyBinding(path, line, b.kind, module, name, owner, fn, target, b.mechanism,
+                             _block_naming(module, block, path)))
+    return out
+
+
+# a call that hands a helper a module: its arguments (string literals' values), template arguments,
+# scope, file and line (PybindFact.args, .template_args)
+_HandingCall = tuple[tuple[str | None, ...], tuple[str, ...], str, str, int]
+
+
+def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable
+                   ) -> dict[str, list[tuple[str, str, _HandingCall]]]:
     """HELPER_MODULE + qualified name of a function that registers bindings on a module it is
     given -> the modules it is given, each with the file of the block that holds it: by a
     PYBIND11_MODULE (NB_MODULE) block that calls it with its module or a submodule of it, or by
@@ -125,8 +172,8 @@ def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[st
                 placeholders[helper] = table.resolve_reference("", helper[len(HELPER_MODULE):], path)
     helpers = {node: placeholder for placeholder, node in placeholders.items() if node}
     # a block's module (with the block's file) or a placeholder (file "") -> (the submodule it hands
-    # on, "" or `.sub`; the placeholder handed it)
-    handed: dict[tuple[str, str], set[tuple[str, str]]] = {}
+    # on, "" or `.sub`; the placeholder handed it; the call that hands it)
+    handed: dict[tuple[str, str], set[tuple[str, str, _HandingCall]]] = {}
     for path in sorted(facts):
         for b in facts[path].pybind:
             if b.kind == "module":
@@ -134,15 +181,17 @@ def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[st
                 if node in helpers:
                     top, dot, sub = b.module.partition(".")
                     key = (top, "" if top.startswith(HELPER_MODULE) else path)
-                    handed.setdefault(key, set()).add((dot + sub, helpers[node]))
-    given: dict[str, set[tuple[str, str]]] = {}
+                    call = (b.args, b.template_args, b.scope, path, b.line)
+                    handed.setdefault(key, set()).add((dot + sub, helpers[node], call))
+    given: dict[str, set[tuple[str, str, _HandingCall]]] = {}
     for module, block in sorted(k for k in handed if not k[0].startswith(HELPER_MODULE)):
-        stack = sorted((module + sub, helper) for sub, helper in handed[module, block])
+        stack = sorted((module + sub, helper, call) for sub, helper, call in handed[module, block])
         while stack:
-            held, helper = stack.pop()
-            if (held, block) not in given.setdefault(helper, set()):
-                given[helper].add((held, block))
-                stack.extend(sorted((held + sub, inner) for sub, inner in handed.get((helper, ""), ())))
+            held, helper, call = stack.pop()
+            if (held, block, call) not in given.setdefault(helper, set()):
+                given[helper].add((held, block, call))
+                stack.extend(sorted((held + sub, inner, inner_call)
+                                    for sub, inner, inner_call in handed.get((helper, ""), ())))
     return {helper: sorted(modules) for helper, modules in given.items()}
 
 

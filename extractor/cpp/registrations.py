@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from extractor.cpp.facts import MacroUse, OpSchema, PybindFact, SchemaParam, TorchOpFact
@@ -153,7 +153,8 @@ _Class = tuple[str, str, str]
 
 
 def pybind_registrations(module: str, var: str, body: Any, scope: str, language: Language,
-                         library: BindingLibrary = PYBIND11) -> list[PybindFact]:
+                         library: BindingLibrary = PYBIND11, given: Mapping[str, str] | None = None
+                         ) -> list[PybindFact]:
     """`m.def("name", &fn)`, `py::class_<T>(m, "Name")` and its `.def("meth", &T::meth)` calls; and
     a call that hands the module on (`register_translator(m)`: a ``module`` fact, ``target`` the
     function as written), whose registrations belong to this module too. Submodules
@@ -161,21 +162,33 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
     (`auto cls = py::class_<T>(m, "T"); cls.def(...)`, Triton python_backend's Logger) and `.def`
     chains on a module are read as well. A lambda's callee named as the binding comes first (`m.def("add",
     [](...) { auto [a, b] = to_arrays(a_, b_); return mx::add(a, b); })`: MLX's helpers, called
-    first, live in other files)."""
+    first, live in other files).
+
+    In a helper given the module, ``given`` maps its parameters' and template parameters' names to
+    their placeholders (PARAMETER + index): a class named by a parameter and of a template
+    parameter's type (lmdeploy's ``template<typename Config> void bind_config(py::module_& m, const
+    char* name) { py::class_<Config, Base> cls(m, name); ... }``) is recorded with them, and the
+    graph step writes in each call's arguments (``bind_config<core::NormConfig>(m, "NormConfig")``,
+    whose template and string arguments the ``module`` fact keeps)."""
     found = []
     modules = {var: module}  # variable -> the Python module it holds
     classes: dict[str, _Class] = {}  # variable -> the class binding it holds
-    found.extend(_held_in_variables(body, scope, language, library, modules, classes))
+    found.extend(_held_in_variables(body, scope, language, library, modules, classes, given or {}))
     calls = capture_nodes(body, language, _CALLS).get("c", ())
     for call in calls:
         fn = call.child_by_field_name("function")
-        if fn is not None and fn.type in ("identifier", "qualified_identifier"):
-            handed = next((modules[text(arg)] for arg in call_arguments(call) if text(arg) in modules), None)
+        if fn is not None and fn.type in ("identifier", "qualified_identifier", "template_function"):
+            call_args = call_arguments(call)
+            handed = next((modules[text(arg)] for arg in call_args if text(arg) in modules), None)
             if handed is not None:
                 callee = callee_text(fn)
-                if callee and not library.spells(callee):
-                    found.append(PybindFact("module", handed, "", callee, line(call), scope,
-                                            mechanism=library.name))
+                if callee and not library.spells(callee) and callee not in _CASTS:
+                    arguments = fn.child_by_field_name("arguments") if fn.type == "template_function" else None
+                    found.append(PybindFact(
+                        "module", handed, "", callee, line(call), scope, mechanism=library.name,
+                        args=tuple(string_value(arg) for arg in call_args) if arguments is not None else (),
+                        template_args=tuple(split_args(SPACES.sub("", text(arguments))[1:-1]))
+                        if arguments is not None else ()))
                 continue
         if fn is None or fn.type != "field_expression":
             continue
@@ -192,7 +205,7 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         wrapped = tuple(lambda_callees(call_args[1], language)) if target == "<lambda>" else ()
         if wrapped:
             wrapped = _named_first(wrapped, name)
-        held = _registered_on(owner, module, modules, classes, library) if owner is not None else None
+        held = _registered_on(owner, module, modules, classes, library, given or {}) if owner is not None else None
         if isinstance(held, str):
             # the `.def` line (of a chain's links, not the chain's first)
             found.append(PybindFact("def", held, name, target, line(field), scope, lambda_calls=wrapped,
@@ -203,14 +216,14 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
     for call in calls:
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type != "field_expression":
-            cls = _class_call(call, module, modules, library)  # the `py::class_<T>(m, "Name")` call itself
+            cls = _class_call(call, module, modules, library, given or {})  # the `py::class_<T>(m, "Name")` call
             if cls is not None:
                 found.append(PybindFact("class", cls[2], cls[1], cls[0], line(call), scope, mechanism=library.name))
     return found
 
 
 def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dict[str, _Class],
-                   library: BindingLibrary) -> str | _Class | None:
+                   library: BindingLibrary, given: Mapping[str, str]) -> str | _Class | None:
     """What a `.def` called on ``node`` registers on: a Python module (its name), a class binding,
     or None. A chain of calls is followed to its root: `py::class_<T>(m, "Name").def(...)`, a
     variable (`cls.def(...)`, `m.def(...).def(...)`) or a submodule (`m.def_submodule("sub")`)."""
@@ -219,12 +232,12 @@ def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dic
         if fn is None:
             return None
         if fn.type != "field_expression":
-            return _class_call(node, module, modules, library)
+            return _class_call(node, module, modules, library, given)
         field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
         if inner is None:
             return None
         if field is not None and text(field) == "def_submodule":
-            parent = _registered_on(inner, module, modules, classes, library)
+            parent = _registered_on(inner, module, modules, classes, library, given)
             args = call_arguments(node)
             name = string_value(args[0]) if args else None
             return f"{parent}.{name}" if isinstance(parent, str) and name else None
@@ -235,20 +248,30 @@ def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dic
     return None
 
 
-def _class_call(node: Any, module: str, modules: dict[str, str], library: BindingLibrary) -> _Class | None:
+def _class_call(node: Any, module: str, modules: dict[str, str], library: BindingLibrary,
+                given: Mapping[str, str]) -> _Class | None:
     """The class binding a call `py::class_<T, ...>(m, "Name")` (or `enum_`) makes: its module is
     the one it is given (the block's, or a submodule)."""
     fn = node.child_by_field_name("function")
     if fn is None:
         return None
-    written = SPACES.sub("", text(fn))
-    args = call_arguments(node)
+    return _class_of(SPACES.sub("", text(fn)), call_arguments(node), module, modules, library, given)
+
+
+def _class_of(written: str, args: list[Any], module: str, modules: dict[str, str], library: BindingLibrary,
+              given: Mapping[str, str]) -> _Class | None:
+    """(C++ type, Python name, module) of `py::class_<T, ...>` (``written``) made with ``args``; a
+    helper's parameters (``given``) as their placeholders."""
     m = _CLASS_TYPE.match(written) if library.spells(written) else None
-    name = string_value(args[1]) if m and len(args) >= 2 else None
-    if m is None or name is None:
+    if m is None or len(args) < 2:
         return None
-    where = modules.get(text(args[0]), module)
-    return split_args(m.group(1))[0], name, where
+    name = string_value(args[1])
+    if name is None and args[1].type in ("identifier", "parameter_declaration"):
+        name = given.get(text(args[1]))
+    if name is None:
+        return None
+    cls = split_args(m.group(1))[0]
+    return given.get(cls, cls), name, modules.get(text(args[0]), module)
 
 
 def _named_first(callees: tuple[str, ...], name: str) -> tuple[str, ...]:
@@ -257,34 +280,38 @@ def _named_first(callees: tuple[str, ...], name: str) -> tuple[str, ...]:
     return tuple(sorted(callees, key=lambda c: c.rsplit("::", 1)[-1] not in names))
 
 
+_CASTS = frozenset({"static_cast", "dynamic_cast", "reinterpret_cast", "const_cast"})  # no function given a module
 _CLASS_TYPE = re.compile(r"\w+::(?:class_|enum_)<(.*)>$")
-_DECLARATORS = "(init_declarator) @d"
+_DECLARATORS = "(init_declarator) @d (declaration declarator: (function_declarator) @f)"
 
 
 def _held_in_variables(body: Any, scope: str, language: Language, library: BindingLibrary,
-                       modules: dict[str, str], classes: dict[str, _Class]) -> list[PybindFact]:
+                       modules: dict[str, str], classes: dict[str, _Class],
+                       given: Mapping[str, str]) -> list[PybindFact]:
     """Fill ``modules`` and ``classes`` with the variables the block declares, in source order
     (`auto sub = m.def_submodule("sub")`, `nb::module_ sub = ...`, `auto cls = nb::class_<T>(m,
     "T")`); and return the class facts of those constructed in place (`nb::class_<T> cls(m, "T");`),
     which no call expression shows."""
     found = []
     module = next(iter(modules.values()))
-    declared = capture_nodes(body, language, _DECLARATORS).get("d", ())
+    captured = capture_nodes(body, language, _DECLARATORS)
+    # `py::class_<Config> cls(m, name);` with names for arguments reads as the declaration of a function
+    # cls taking a parameter of type m and one of type name (C++'s most vexing parse): its arguments
+    declared = [*captured.get("d", ()), *(f for f in captured.get("f", ()) if _constructed(f))]
     for decl in sorted(declared, key=lambda n: n.start_byte):
-        name, value = decl.child_by_field_name("declarator"), decl.child_by_field_name("value")
+        name = decl.child_by_field_name("declarator")
+        value = decl.child_by_field_name("value" if decl.type == "init_declarator" else "parameters")
         if name is None or value is None or name.type != "identifier":
             continue
         held: str | _Class | None = None
         if value.type == "call_expression":
-            held = _registered_on(value, module, modules, classes, library)
-        elif value.type == "argument_list" and decl.parent is not None:
+            held = _registered_on(value, module, modules, classes, library, given)
+        elif value.type in ("argument_list", "parameter_list") and decl.parent is not None:
             kind = decl.parent.child_by_field_name("type")
-            m = _CLASS_TYPE.match(SPACES.sub("", text(kind))) if kind is not None else None
             args = [a for a in value.named_children if a.type != "comment"]
-            spelled = m is not None and library.spells(SPACES.sub("", text(kind)))
-            label = string_value(args[1]) if spelled and len(args) >= 2 else None
-            if m is not None and label is not None:
-                held = (split_args(m.group(1))[0], label, modules.get(text(args[0]), module))
+            held = _class_of(SPACES.sub("", text(kind)), args, module, modules, library, given) \
+                if kind is not None else None
+            if held is not None:
                 found.append(PybindFact("class", held[2], held[1], held[0], line(decl), scope,
                                         mechanism=library.name))
         if isinstance(held, str):
@@ -292,6 +319,15 @@ def _held_in_variables(body: Any, scope: str, language: Language, library: Bindi
         elif held is not None:
             classes[text(name)] = held
     return found
+
+
+def _constructed(declarator: Any) -> bool:
+    """Whether a function declarator's parameters are all bare names: arguments, in a function body
+    (`py::class_<Config> cls(m, name);`), not types."""
+    params = declarator.child_by_field_name("parameters")
+    named = [p for p in params.named_children if p.type != "comment"] if params is not None else []
+    return bool(named) and all(p.type == "parameter_declaration" and p.named_child_count == 1
+                               and p.named_children[0].type == "type_identifier" for p in named)
 
 
 def lambda_callees(node: Any, language: Language) -> list[str]:

@@ -19,9 +19,9 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, CallSites, CppFacts, Definition, Field, Global, Local, MacroUse,
-                                 NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope, TorchOpFact, TypeAlias,
-                                 Using)
+from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, CallSites, CppFacts, Definition, Field, Global, Local,
+                                 MacroUse, NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope, TorchOpFact,
+                                 TypeAlias, Using)
 from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
@@ -501,9 +501,13 @@ class _Scanner:
             module, library = self.module_parameter(params)
             if module:
                 # registrations split over functions given the module (`void register_translator(py::module& m)`,
-                # called from the PYBIND11_MODULE block): their module is the caller's, found by the graph step
+                # called from the PYBIND11_MODULE block): their module is the caller's, found by the graph step;
+                # what its parameters and template parameters name, each call's arguments
+                given = {p.name: f"{PARAMETER}{i}" for i, p in enumerate(params) if p.name}
+                own = self.template_names[-1] if template and self.template_names else ()
+                given.update({name: f"{PARAMETER}T{i}" for i, name in enumerate(own)})
                 self.pybind.extend(pybind_registrations(HELPER_MODULE + qual, module, body, _join(scope),
-                                                        self.language, library))
+                                                        self.language, library, given))
 
     def visit_statement(self, node: Any, scope: Scope) -> None:
         """`TEST_CASE("text") { ... }`, `BOOST_AUTO_TEST_CASE(name, *decorator) { ... }`: a test macro
