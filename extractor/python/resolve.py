@@ -5,6 +5,11 @@ Names resolve the way Python binds them: enclosing function scopes, then the mod
 graph node (``("node", id)``), an outside qualified name (``("ext", dotted)``), an instance of a
 known class (``("instance", class id)``), or nothing. Members are looked up along the class's
 C3 method resolution order (:class:`extractor.naming.Lineage`).
+
+A value's class is what the code says: a parameter's or local's annotation or the class it is
+assigned, ``self.x``'s in the methods, a module-level name's when every assignment of the module
+says the same class (:meth:`Resolver.held_instance`), and a call's result: the class called, or the
+class a function's return annotation names (:meth:`Resolver.returned`, for ``f().m``).
 """
 
 from __future__ import annotations
