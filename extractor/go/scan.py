@@ -97,7 +97,7 @@ def _cgo_preamble(comment: Any, import_node: Any) -> GoCgo:
     line = import_node.start_point[0] + 1
     if comment is None or comment.type != "comment" or comment.end_point[0] < import_node.start_point[0] - 1:
         return GoCgo(line)
-    group = []  # the group's comments, walking back while no blank line separates them
+    group: list[Any] = []  # the group's comments, walking back while no blank line separates them
     node = comment
     while node is not None and node.type == "comment":
         group.insert(0, node)
