@@ -168,3 +168,14 @@ def test_a_cgo_preamble_is_the_whole_comment_group_before_the_import(tmp_path):
     stats = bundle["stats"]["ffi"]
     assert (stats["cgo_calls_preamble"], stats["cgo_calls_bound"], stats["cgo_conversions"]) == (2, 1, 1)
     assert not [d for d in bundle["diagnostics"] if d["code"].startswith("cgo")]
+
+
+def test_a_cgo_conversion_to_c99_bool_is_no_call(tmp_path):
+    # `C._Bool(b)` converts to C99's boolean type (ollama's app_darwin.go): no function to bind, nothing to say
+    bundle = written_bundle(tmp_path, {
+        "go.mod": "module example.com/flag\n\ngo 1.22\n",
+        "flag/flag.go": 'package flag\n\n// #include <stdbool.h>\nimport "C"\n\n'
+                        "func On(b bool) C._Bool {\n\treturn C._Bool(b)\n}\n",
+    })
+    assert bundle["stats"]["ffi"]["cgo_conversions"] == 1
+    assert not [d for d in bundle["diagnostics"] if d["code"].startswith("cgo")]
