@@ -54,8 +54,10 @@ from extractor.model import Language, Step
 # version 27: function-like macros whose bodies declare class members (CppFacts.member_macros), written out
 # where a class body uses them (`PROPERTY(std::string, model_path);`), tagged `macro-expanded`; a `/* */`
 # comment on a directive's continued line is blanked before parsing (it ended the macro's body there)
+# version 28: a defining macro's function may be `extern` or `extern "C"` (candle's
+# `extern "C" __global__ void FN_NAME(...)` kernels)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="27", forkable=True)
+            extract=extract_cpp_graph, version="28", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
