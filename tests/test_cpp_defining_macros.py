@@ -97,3 +97,26 @@ def test_python_ctypes_calls_bind_to_the_functions_a_macro_defines(tmp_path: Pat
     assert binds == [("py:pkg.native.scale", "cpp:cscale_32", 7), ("py:pkg.native.scale", "cpp:cscale_64", 8)]
     assert "ctypes_names_outside" not in bundle["stats"]["bindings"]
     assert not [d for d in bundle["diagnostics"] if d["code"] == "scanner-failed"]  # HOLDER defines a struct
+
+
+KERNELS = r'''
+#define AFFINE_OP(TYPENAME, FN_NAME, AFFINE) \
+extern "C" __global__ void FN_NAME(          \
+    const size_t numel, const TYPENAME *inp, \
+    TYPENAME *out) {                         \
+    for (size_t i = 0; i < numel; ++i) {     \
+        TYPENAME x = inp[i];                 \
+        out[i] = AFFINE;                     \
+    }                                        \
+}                                            \
+
+AFFINE_OP(float, affine_f32, x * 2)
+AFFINE_OP(double, affine_f64, x * 2)
+'''
+
+
+def test_a_defining_macro_may_write_its_function_extern_c(tmp_path: Path):
+    # candle's kernels: `extern "C" __global__ void FN_NAME(...)`, one per dtype, loaded by name from Rust
+    graph = cpp_graph(tmp_path, {"affine.cu": KERNELS.lstrip("\n")})
+    expanded = {n.id: (n.kind.value, n.line) for n in graph.nodes if "macro-expanded" in n.tags}
+    assert expanded == {"cpp:affine_f32": ("kernel", 11), "cpp:affine_f64": ("kernel", 12)}

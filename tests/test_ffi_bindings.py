@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.native_support import edges, fixture_bundle
+from tests.native_support import edges, fixture_bundle, written_bundle
 
 CRATE = "rs:fastok_py"
 MOD = "go:example.com/cgomini"
@@ -134,3 +134,48 @@ def test_cgo_calls_bind_to_the_one_rust_function_exporting_the_name(tmp_path):
     assert (stats["cgo_calls_bound_rust"], stats["cgo_calls_ambiguous"]) == (1, 1)  # free_result: two crates
     assert [(d["path"], d["line"], d["code"]) for d in bundle["diagnostics"] if d["code"].startswith("cgo")] \
         == [("binding/classify.go", 12, "cgo-call-ambiguous")]  # said where it is
+
+
+# A cgo preamble written as `//` lines and then a `/* */` block, no blank line between (ollama's
+# ggml.go): cgo reads the whole comment group, so the functions defined in both are the preamble's.
+CGO_PREAMBLE_GROUP = {
+    "go.mod": "module example.com/grp\n\ngo 1.22\n",
+    "native/engine.h": "int engine_run(int n);\n",
+    "native/engine.c": '#include "engine.h"\nint engine_run(int n) { return n; }\n',
+    "eng/eng.go": """\
+        package eng
+
+        // #include <stdlib.h>
+        // #include "../native/engine.h"
+        // static int first_step(int n) { return n + 1; }
+        /*
+        static int block_step(int n) {
+            return n * 2;
+        }
+        */
+        import "C"
+
+        func Run(n int) int {
+        \treturn int(C.engine_run(C.first_step(C.block_step(C.int(n)))))
+        }
+        """,
+}
+
+
+def test_a_cgo_preamble_is_the_whole_comment_group_before_the_import(tmp_path):
+    bundle = written_bundle(tmp_path, CGO_PREAMBLE_GROUP)
+    assert edges(bundle, "binds") == {("go:example.com/grp/eng.Run", "cpp:engine_run")}
+    stats = bundle["stats"]["ffi"]
+    assert (stats["cgo_calls_preamble"], stats["cgo_calls_bound"], stats["cgo_conversions"]) == (2, 1, 1)
+    assert not [d for d in bundle["diagnostics"] if d["code"].startswith("cgo")]
+
+
+def test_a_cgo_conversion_to_c99_bool_is_no_call(tmp_path):
+    # `C._Bool(b)` converts to C99's boolean type (ollama's app_darwin.go): no function to bind, nothing to say
+    bundle = written_bundle(tmp_path, {
+        "go.mod": "module example.com/flag\n\ngo 1.22\n",
+        "flag/flag.go": 'package flag\n\n// #include <stdbool.h>\nimport "C"\n\n'
+                        "func On(b bool) C._Bool {\n\treturn C._Bool(b)\n}\n",
+    })
+    assert bundle["stats"]["ffi"]["cgo_conversions"] == 1
+    assert not [d for d in bundle["diagnostics"] if d["code"].startswith("cgo")]

@@ -384,3 +384,42 @@ def test_go_custom_collector_descs_are_metrics_typed_by_their_const_metrics(tmp_
     # a value type the code computes gives no type: said, with the line
     [odd] = [d for d in bundle["diagnostics"] if d["code"] == "metric-type-unresolved"]
     assert (odd["path"], odd["line"]) == ("metrics/collector.go", 23) and "NewDesc" in odd["message"]
+
+
+# A controller's metrics whose options and label lists name constants of other packages, through the
+# file's imports (aliased or not); a constant of the package's own other file; a same-named constant of
+# the defining package that the qualified name must not take; a label no file defines.
+GO_IMPORTED_CONSTANTS = {
+    "go.mod": "module example.com/ctl\n\ngo 1.22\n",
+    "pkg/names/names.go": 'package names\n\nconst (\n\tSubsystem = "ctl"\n\tLabelModel = "model"\n)\n',
+    "pkg/controller/labels.go": 'package controller\n\nconst LabelPool = "pool"\n',
+    "pkg/controller/metrics.go": """package controller
+
+import (
+\t"github.com/prometheus/client_golang/prometheus"
+\tn "example.com/ctl/pkg/names"
+)
+
+const Subsystem = "wrong"
+
+var claims = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+\tSubsystem: n.Subsystem,
+\tName:      "claims_ready",
+\tHelp:      "Ready claims.",
+}, []string{n.LabelModel, LabelPool, "phase"})
+
+var unknown = prometheus.NewCounterVec(prometheus.CounterOpts{
+\tName: "claims_dropped_total",
+}, []string{labelFromFlag})
+""",
+}
+
+
+def test_go_metric_options_and_labels_name_constants_of_imported_packages(tmp_path):
+    found = metrics_by_name(_bundle_of_tree(tmp_path, GO_IMPORTED_CONSTANTS), "go")
+    assert {name: (m["labels"], m["labels_resolved"], m["dynamic"], m["line"]) for name, m in found.items()} == {
+        # Subsystem is names.Subsystem (imported as n), not the package's own `Subsystem`
+        "ctl_claims_ready": (["model", "phase", "pool"], True, False, 10),
+        "claims_dropped_total": ([], False, False, 16),
+    }
+    assert found["claims_dropped_total"]["unresolved"].startswith("labels: labelFromFlag in the label list")

@@ -8,6 +8,7 @@ from extractor.go.graph import CgoUse, GoExport, build_go_graph, extract_go_grap
 from extractor.go.scan import scan_go
 from extractor.model import Language, Step
 
-STEP = Step(name="go", scanners={Language.GO: scan_go}, extract=extract_go_graph, version="1")
+STEP = Step(name="go", scanners={Language.GO: scan_go}, extract=extract_go_graph,
+            version="2")  # 2: a cgo preamble is the whole comment group before `import "C"`
 
 __all__ = ["STEP", "CgoUse", "GoExport", "build_go_graph", "extract_go_graph", "import_path", "scan_go"]

@@ -92,26 +92,27 @@ def _visit_import(node: Any, previous: Any, found: _File) -> None:
 
 
 def _cgo_preamble(comment: Any, import_node: Any) -> GoCgo:
-    """The C code in the comment immediately before `import "C"` (no blank line between)."""
+    """The C code in the comments immediately before `import "C"` (no blank line between): the whole
+    comment group, as cgo reads it, so `//` lines and a `/* */` block after them are one preamble."""
     line = import_node.start_point[0] + 1
     if comment is None or comment.type != "comment" or comment.end_point[0] < import_node.start_point[0] - 1:
         return GoCgo(line)
-    text = _text(comment)
-    if text.startswith("//"):
-        # a run of line comments is several nodes: take them all, walking back
-        lines: list[tuple[int, str]] = []
-        node = comment
-        while node is not None and node.type == "comment" and _text(node).startswith("//"):
-            lines.insert(0, (node.start_point[0] + 1, _text(node)[2:]))
-            prev = node.prev_named_sibling
-            if prev is None or prev.end_point[0] < node.start_point[0] - 1:
-                break
-            node = prev
-        first = lines[0][0]
-        body = "\n".join(t for _, t in lines)
-    else:
-        first = comment.start_point[0] + 1
-        body = text[2:-2] if text.endswith("*/") else text[2:]
+    group: list[Any] = []  # the group's comments, walking back while no blank line separates them
+    node = comment
+    while node is not None and node.type == "comment":
+        group.insert(0, node)
+        prev = node.prev_named_sibling
+        if prev is None or prev.end_point[0] < node.start_point[0] - 1:
+            break
+        node = prev
+    first = group[0].start_point[0] + 1
+    lines: dict[int, str] = {}  # by line number, so that a match's line is counted in the joined text
+    for c in group:
+        text = _text(c)
+        body = text[2:] if text.startswith("//") else text[2:-2] if text.endswith("*/") else text[2:]
+        for i, part in enumerate(body.split("\n")):
+            lines[c.start_point[0] + 1 + i] = part
+    body = "\n".join(lines.get(n, "") for n in range(first, max(lines) + 1))
     includes = tuple((m.group(1), first + body.count("\n", 0, m.start())) for m in _INCLUDE.finditer(body))
     functions = tuple((m.group(1), first + body.count("\n", 0, m.start(1))) for m in _C_FUNCTION.finditer(body))
     return GoCgo(line, includes, functions)

@@ -55,6 +55,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         return None
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
+    imports: dict[str, str] = {}  # every import's local name -> import path (qualified constants)
     constants: dict[str, str] = {}
     variables: dict[str, str] = {}  # package-level `var`s set to a string literal
     for node in root.named_children:
@@ -63,8 +64,10 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 path = spec.child_by_field_name("path")
                 name = spec.child_by_field_name("name")
                 target = _text(path).strip('"`') if path is not None else ""
+                local_name = _text(name) if name is not None else target.rsplit("/", 1)[-1]
+                imports[local_name] = target
                 if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC):
-                    aliases[_text(name) if name is not None else target.rsplit("/", 1)[-1]] = target
+                    aliases[local_name] = target
         elif node.type in ("const_declaration", "var_declaration"):
             kept = constants if node.type == "const_declaration" else variables
             for spec in descendants(node, "const_spec" if node.type == "const_declaration" else "var_spec"):
@@ -117,16 +120,36 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                                  "line": call.start_point[0] + 1, "func": m.group(2) == "Func"}
         entry.update(_opts(arg_nodes[0], constants))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
-            labels = arg_nodes[1]
-            entry["labels"] = tuple(_string(s) for s in descendants(labels, "interpreted_string_literal")) \
-                if labels.type == "composite_literal" else None
+            entry.update(_labels(arg_nodes[1], constants))
         metrics.append(NativeMetric(**entry))
     if descs:
         metrics.extend(_descs(descs, _value_types(const_uses), constants))
         metrics.sort(key=lambda metric: metric.line)
     if not (metrics or constants):
         return None
-    return NativeMetricFacts(tuple(metrics), constants)
+    # the imports only matter where a metric may name another package's constant (`constants.Subsystem`)
+    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {})
+
+
+def _labels(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+    """The label names of a `[]string{"model", LabelPod, consts.Phase}` literal: strings and the
+    constants of this file as values, other names kept (``label_refs``) for the extract step, which
+    knows the package's and the imported packages' constants. Not a literal: None (unread)."""
+    if node.type != "composite_literal":
+        return {"labels": None}
+    body = node.child_by_field_name("body")
+    labels: list[str] = []
+    refs: list[str] = []
+    for elem in body.named_children if body is not None else ():
+        value = elem.named_children[0] if elem.type == "literal_element" and elem.named_child_count else elem
+        if value.type == "comment":
+            continue
+        text = _value(value, constants)
+        if text.value is not None:
+            labels.append(text.value)
+        else:
+            refs.append(text.constant or text.text or _text(value)[:_MAX_TEXT])
+    return {"labels": tuple(labels), "label_refs": tuple(refs)}
 
 
 def _value_types(uses: list[tuple[str, list[Any]]]) -> dict[str, set[str]]:
@@ -163,10 +186,10 @@ def _descs(descs: list[tuple[Any, list[Any]]], types: dict[str, set[str]],
         else:
             entry["name"] = _value(name, constants)
         if len(args) > 2:
-            labels = args[2]
-            entry["labels"] = () if _text(labels) == "nil" else tuple(
-                _string(x) for x in descendants(labels, "interpreted_string_literal")) \
-                if labels.type == "composite_literal" else None
+            if _text(args[2]) == "nil":
+                entry["labels"] = ()
+            else:
+                entry.update(_labels(args[2], constants))
         if len(args) > 3 and args[3].type == "composite_literal":
             entry["const_labels"] = tuple(sorted(
                 [_string(x) for x in descendants(args[3], "interpreted_string_literal")][::2]))
@@ -277,7 +300,9 @@ def _value(node: Any, constants: dict[str, str]) -> MetricText:
         parts = [_value(c, constants).value for c in node.named_children]
         if all(p is not None for p in parts):
             return MetricText("".join(p for p in parts if p is not None))
-    return MetricText(text=text[:_MAX_TEXT], constant=text.rsplit(".", 1)[-1] if re.fullmatch(r"[\w.]+", text) else "")
+    # `Name` or `pkg.Name` (another package's, resolved through the file's imports): kept as written, as
+    # a field's `s.name` must not take the value of a constant `name` of the package
+    return MetricText(text=text[:_MAX_TEXT], constant=text if re.fullmatch(r"\w+(?:\.\w+)?", text) else "")
 
 
 def _buckets(node: Any) -> MetricBuckets:

@@ -53,6 +53,8 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     opts: str = ""
     func: bool = False  # Go `NewCounterFunc`, `NewGaugeFunc`
     opts_text: str = ""  # Go: the options argument as written, when it is no literal
+    # Go: label names the list gives as constants (`LabelPod`, `consts.Phase`), beside `labels`' strings
+    label_refs: tuple[str, ...] = ()
 
 
 class ClientBuckets(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -148,3 +150,4 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # crates whose metrics archdiff does not read: (crate, line of the file's first use of it)
     unmodeled: tuple[tuple[str, int], ...] = ()
     client: ClientRustFacts | None = None  # Rust: the prometheus-client crate's shapes
+    imports: dict[str, str] = {}  # Go, in a file defining metrics: each import's local name -> import path

@@ -41,6 +41,7 @@ from collections import Counter as Tally
 from collections.abc import Iterable
 
 from extractor.context import Context, SourceFile
+from extractor.go.graph import import_path
 from extractor.model import Diagnostic, Language, Severity
 from extractor.native.manifests import system_manifests
 from extractor.telemetry.client_rust_records import client_rust_records
@@ -88,6 +89,7 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
     for language in (Language.RUST, Language.GO):
         files: list[tuple[SourceFile, NativeMetricFacts]] = list(ctx.facts("metrics", language))
         constants = _shared_constants(files)
+        imported = _imported_constants(files, constants, ctx) if language is Language.GO else {}
         described = _descriptions(files, constants)
         bucketed = [b for _f, facts in files for b in facts.exporter_buckets]
         if any(facts.client is not None for _f, facts in files):
@@ -100,6 +102,9 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
                 diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_crates[crate]))
             local = {**constants.get(_package(file), {}), **facts.constants}
+            for alias, target in facts.imports.items():
+                # `pkg.Name`: the constant Name of the package the file imports as pkg
+                local.update((f"{alias}.{name}", value) for name, value in imported.get(target, {}).items())
             for m in facts.metrics:
                 if m.describe:
                     continue
@@ -144,6 +149,17 @@ def _shared_constants(files: Iterable[tuple[SourceFile, NativeMetricFacts]]) -> 
         for key, value in facts.constants.items():
             seen.setdefault(_package(file), {}).setdefault(key, set()).add(value)
     return {pkg: {k: next(iter(v)) for k, v in names.items() if len(v) == 1} for pkg, names in seen.items()}
+
+
+def _imported_constants(files: Iterable[tuple[SourceFile, NativeMetricFacts]], constants: dict[str, dict[str, str]],
+                        ctx: Context) -> dict[str, dict[str, str]]:
+    """The string constants of each Go package of the system by its import path (from go.mod), for a
+    metric whose options name another package's (``Subsystem: constants.SubsystemName``)."""
+    if not any(facts.imports for _f, facts in files):
+        return {}
+    manifests = ctx.once(system_manifests)
+    return {import_path(file.path, "", manifests): constants[_package(file)]
+            for file, _facts in sorted(files, key=lambda f: f[0].path) if _package(file) in constants}
 
 
 def _descriptions(files: Iterable[tuple[SourceFile, NativeMetricFacts]],
@@ -204,7 +220,9 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
             rendered = MetricType.SUMMARY
     else:
         name = fq_name(namespace, subsystem, raw)
-    labels = tuple(sorted(set(m.labels or ()) | set(m.const_labels)))
+    referenced = [constants.get(ref) for ref in m.label_refs]
+    unread = [ref for ref, value in zip(m.label_refs, referenced) if value is None]
+    labels = tuple(sorted(set(m.labels or ()) | {v for v in referenced if v is not None} | set(m.const_labels)))
     buckets: tuple[float, ...] = ()
     buckets_resolved = True
     if kind is MetricType.HISTOGRAM and rendered is None:
@@ -228,8 +246,16 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     return MetricDefinition(
         path=file.path, line=m.line, name=name, type=kind, help=help_text, labels=labels, buckets=buckets,
         unit=unit.lower(), language=language, dynamic=dynamic, exposed_names=exposed(kind, name, rendered),
-        lint=lint, labels_resolved=m.labels is not None, buckets_resolved=buckets_resolved,
-        library=lib, via=_via(m), unresolved=OTEL_LABELS_AT_USE if library == "otel-go" else ""), None
+        lint=lint, labels_resolved=m.labels is not None and not unread, buckets_resolved=buckets_resolved,
+        library=lib, via=_via(m),
+        unresolved=OTEL_LABELS_AT_USE if library == "otel-go" else _unread_labels(unread)), None
+
+
+def _unread_labels(unread: list[str]) -> str:
+    if not unread:
+        return ""
+    return (f"labels: {', '.join(unread)} in the label list {'is' if len(unread) == 1 else 'are'} no literal nor a "
+            "string constant of the package or of a package it imports")
 
 
 def otel_go_name(kind: MetricType, name: str, unit: str, instrument: str) -> str:
