@@ -515,3 +515,13 @@ def test_a_pybind11_module_named_by_a_compile_definition_of_the_cmake_build(tmp_
                      ("py:user.use", "cpp:go", 6), ("py:user.use", "cpp:crawl", 7)}
     [unnamed] = [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
     assert (unnamed["path"], unnamed["line"]) == ("lost/api.cpp", 4)
+
+
+def test_a_method_of_what_an_operator_returned_is_no_operator_call(torch_cpp):
+    """``out = torch.ops._C.rms_norm(...)`` then ``out.reshape(...)``: the Python graph names the second
+    callee ``torch.ops._C.rms_norm().reshape``, a tensor's method, which neither binds nor is unregistered."""
+    result = bind(torch_cpp, site("torch.ops._C.rms_norm", line=5), site("torch.ops._C.rms_norm().reshape", line=6),
+                  site("torch.ops.aten._weight_int4pack_mm().reshape", line=7))
+    assert {(e.target, e.line) for e in result.edges} == {("cpp:rms_norm", 5)}
+    assert result.stats["torch_op_calls"] == 1
+    assert not [d for d in result.diagnostics if d.code == "torch-op-unregistered"]

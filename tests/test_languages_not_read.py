@@ -121,3 +121,18 @@ def test_in_a_system_of_several_sources_the_folder_is_named_with_its_source(tmp_
     assert labels == ["server", "client"]
     assert ("client/java/", "1 Java file not read, under client/java/", "info") in _not_read(bundle)
     assert ("server/frontend/", "4 Java files not read, 3 of them under server/frontend/", "info") in _not_read(bundle)
+
+
+def test_a_build_recipe_named_with_a_language_suffix_is_no_source_of_it(tmp_path):
+    """TorchServe's docker/Dockerfile.cpp (the image of its C++ backend) was parsed as C++: ERROR nodes
+    and bogus definitions. A recipe's suffix names its variant (Makefile.inc, Dockerfile.cuda)."""
+    from extractor.acquire.inventory import list_files
+    from extractor.context import SourceTree
+
+    for rel, text in {"docker/Dockerfile.cpp": "FROM ubuntu\nRUN make\n", "Makefile.inc": "CFLAGS=-O2\n",
+                      "docker/dockerfile.cu": "FROM cuda\n", "src/engine.cpp": "int f() { return 1; }\n",
+                      "src/Makefile": "all:\n"}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    entries, _ = list_files(SourceTree("", str(tmp_path), "dir", tmp_path))
+    assert [(e.rel, e.language.value) for e in entries] == [("src/engine.cpp", "cpp")]

@@ -122,4 +122,6 @@ def test_vllms_attention_ops_bind_to_the_python_functions_behind_them(vllm_src):
     assert stats["python_op_registrations"] == 46 and "python_op_registrations_unresolved" not in stats
     assert stats["torch_op_calls_bound_python"] == 118
     assert stats["torch_op_calls_bound"] == 310  # the C++ bindings as before
-    assert stats["torch_op_calls_unregistered"] == 81
+    # 81 before a method called on what an operator returned (`out.size()` read as torch.ops._C.op().size)
+    # stopped counting as an operator call: 9 of them in vLLM 0.10.2
+    assert stats["torch_op_calls_unregistered"] == 72

@@ -226,9 +226,16 @@ def _file_type(mode: int) -> str:
     return "a special file"
 
 
+# Build recipes named after what they build or the variant they are (TorchServe's docker/Dockerfile.cpp,
+# Makefile.inc, Dockerfile.cuda): their suffix names no language of the file.
+_RECIPES = frozenset({"dockerfile", "containerfile", "makefile", "gnumakefile", "jenkinsfile", "vagrantfile"})
+
+
 def _suffix(name: str) -> str:
     dot = name.rfind(".")
-    return name[dot:].lower() if dot > 0 else ""
+    if dot <= 0 or name[:name.find(".")].lower() in _RECIPES:
+        return ""
+    return name[dot:].lower()
 
 
 def _link_diagnostic(tree: SourceTree, full: Path, real_root: Path) -> Diagnostic:

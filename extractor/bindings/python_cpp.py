@@ -380,8 +380,8 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     for site in sites:
         if site.callee.startswith(_TORCH_OPS):
             parts = site.callee[len(_TORCH_OPS):].split(".")
-            if len(parts) < 2:
-                continue
+            if len(parts) < 2 or "(" in parts[0] or "(" in parts[1]:
+                continue  # ``out = torch.ops.ns.op(...)`` then ``out.reshape(...)``: a method of what it returned
             stats["torch_op_calls"] += 1
             ns, op = parts[0], parts[1]
             found, how = torch_index.lookup(ns, op)

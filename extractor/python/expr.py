@@ -239,16 +239,26 @@ def target_names(target: ast.expr) -> list[str]:
     return []
 
 
+# Subscripted forms whose first argument is the class of the object the name holds, as far as the
+# methods called on it go: typing's qualifiers (``Optional[Foo]``, ``Final[Foo]``, ``ClassVar[Foo]``,
+# ``Annotated[Foo, ...]``), and an actor framework's reference to an actor, whose method calls run the
+# actor's methods (xoscar's and Mars's ``ActorRefType = Union[ActorRef, T]``: ``ref: ActorRefType[Worker]``,
+# ``await ref.launch(...)`` runs Worker.launch).
+_HOLDING = frozenset({"Optional", "Final", "ClassVar", "Annotated", "ActorRefType"})
+
+
 def type_name(annotation: ast.expr | None) -> str:
-    """The class an annotation names, when it names one: ``Foo``, ``m.Foo``, ``Optional[Foo]``,
-    ``Foo | None``, ``"Foo"``; "" for anything else (unions of classes, containers, protocols)."""
+    """The class an annotation names, when it names one: ``Foo``, ``m.Foo``, ``Optional[Foo]`` (and
+    the other forms of :data:`_HOLDING`), ``Foo | None``, ``"Foo"``; "" for anything else (unions of
+    classes, containers, protocols)."""
     if annotation is None:
         return ""
     if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
         text = annotation.value.strip()
         return text if text.replace(".", "").replace("_", "").isalnum() and not text[:1].isdigit() else ""
-    if isinstance(annotation, ast.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] == "Optional":
-        return type_name(annotation.slice)
+    if isinstance(annotation, ast.Subscript) and (dotted(annotation.value) or "").rsplit(".", 1)[-1] in _HOLDING:
+        inner = annotation.slice
+        return type_name(inner.elts[0] if isinstance(inner, ast.Tuple) and inner.elts else inner)
     if isinstance(annotation, ast.BinOp) and isinstance(annotation.op, ast.BitOr):
         sides = [annotation.left, annotation.right]
         kept = [x for x in sides if not (isinstance(x, ast.Constant) and x.value is None)]

@@ -551,6 +551,7 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 
 # version 6: definitions' display signatures; 7: Ray's remote calls written through calls
 # (ray.remote(X).options(...).remote(...)) call X.remote; 8: what module-level names hold (PythonFacts.held),
-# a method called on a call's result (`f().m`)
+# a method called on a call's result (`f().m`); 9: the class inside Final/ClassVar/Annotated and an actor
+# reference (ActorRefType[X]) types the name, as Optional's did
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="8", python_fallback=True, ahead=DefinitionsAhead)
+            version="9", python_fallback=True, ahead=DefinitionsAhead)

@@ -90,6 +90,8 @@ class FactoryExpander:
     def _resolve_targets(self, call: Call) -> list[tuple[str, Any, str]]:
         callee = call.fact.callee
         module = call.module
+        if call.fact.receiver:
+            return self._forwarded_targets(call)
         made = self._made_targets(call)
         if made:
             return made
@@ -108,6 +110,24 @@ class FactoryExpander:
         if not target:
             return []
         return self._class_targets(target, "attribute" if "." in callee else "import")
+
+    def _forwarded_targets(self, call: Call) -> list[tuple[str, Any, str]]:
+        """``client.Histogram(...)``, ``client`` annotated with a class of the analysed code whose method
+        of that name (its own or a base's) returns a library's class: that constructor
+        (``forward:PrometheusClient.Histogram``). Nothing when the class or the method is not found."""
+        attr = call.fact.callee.rpartition(".")[2]
+        owner = self.resolver.resolve(call.fact.receiver, call.module)
+        for klass in ([owner, *self._ancestors(owner)] if owner in self.resolver.classes else []):
+            module, facts = self.resolver.classes[klass]
+            returned = facts.forwards.get(attr)
+            if returned:
+                target = self.resolver.resolve(returned, module)
+                found = self._class_targets(target, "") if target else []
+                via = f"forward:{facts.name}.{attr}"
+                return [(kind, value, via) for kind, value, _ in found if kind == "terminal"]
+            if attr in facts.methods:
+                return []
+        return []
 
     def _made_targets(self, call: Call) -> list[tuple[str, Any, str]]:
         """``("made", (keeping call, maker), via)`` when the callee is a callable a maker returned."""

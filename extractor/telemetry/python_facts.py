@@ -32,6 +32,10 @@ class ClassFacts(msgspec.Struct, frozen=True, array_like=True):
     bases: tuple[str, ...]  # dotted as written
     attrs: dict[str, str]  # class attribute -> the dotted name it holds (``_gauge_cls = Gauge``)
     methods: tuple[str, ...]  # sorted
+    # a method named like a metric class that returns a metric class, or ``functools.partial`` of one (a
+    # client wrapper's ``def Histogram(self): return partial(self.prometheus_client.Histogram, ...)``): method
+    # -> that class, dotted as written in the module (``self.<p>.`` replaced by the name method p returns)
+    forwards: dict[str, str] = {}
 
 
 class Signature(msgspec.Struct, frozen=True, array_like=True):
@@ -57,6 +61,9 @@ class CallFacts(msgspec.Struct, frozen=True, array_like=True, omit_defaults=True
     # the `if` tests on parameters that the call runs under: (parameter, True when it runs only if
     # the parameter is None) for `if labelnames is None: ... else: ...` in a factory
     guards: tuple[tuple[str, bool], ...] = ()
+    # the annotation of the parameter the callee's head names (``client: MetricsClient`` for
+    # ``client.Histogram(...)``), dotted as written; "" when the head is no annotated parameter
+    receiver: str = ""
 
 
 class MadeCallable(msgspec.Struct, frozen=True, array_like=True):

@@ -57,6 +57,7 @@ _DOC_KEYWORDS = frozenset({"documentation", "description"})
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _TYPING = frozenset({"cast", "typing.cast"})
 _PARTIAL = frozenset({"partial", "functools.partial"})
+_DOTTED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
 # What a callable returned by ``functools.partial(cls, ...)`` takes: named so that no parameter of
 # the function returning it can be mistaken for them.
 _PARTIAL_PARAMS = (("*args", "var"), ("**kwargs", "kw"))
@@ -317,7 +318,7 @@ class _Collector:
                         attrs[target.id] = text
         cls = self._class_scopes[node] = ClassScope(node, self.module)
         self.classes.append(ClassFacts(qual, node.lineno, tuple(b for b in (name_chain(base) for base in node.bases) if b),
-                                       attrs, tuple(sorted(cls.methods))))
+                                       attrs, tuple(sorted(cls.methods)), _forwards(cls.methods)))
 
     def _around(self, owner: Scope) -> _Where:
         """The class and the functions (since that class) around a node whose innermost def is ``owner``."""
@@ -488,11 +489,19 @@ class _Collector:
             return
         if not (node.args or keywords) or callee is None:
             return
+        receiver = ""
         plausible = self._plausible_callees.get(callee)
         if plausible is None:
             plausible = self._plausible_callees[callee] = self._plausible(callee)
         if not plausible:
-            return
+            head, _, last = callee.rpartition(".")
+            if not head or "." in head or last not in self._class_names or site.owner is None:
+                return
+            # ``client.Histogram(...)``, client a parameter annotated with a class of the analysed code
+            # (a metrics client wrapper): the extract step follows that class's method of the name
+            receiver = _annotation_of(head, self._around(site.owner).functions)
+            if not receiver:
+                return
         where = self._around(site.owner)
         interest = self._interesting(node, callee, where)
         if not interest:
@@ -505,7 +514,7 @@ class _Collector:
         dstar = [read(k.value, frame) for k in keywords if not k.arg]
         cls_name, function, is_method = self._owner(where)
         self.calls.append(CallFacts(callee, node.lineno, cls_name, function, tuple(args), kwargs, tuple(dstar),
-                                    self._target(node), self._guards_of(node, site.owner, frame.params)))
+                                    self._target(node), self._guards_of(node, site.owner, frame.params), receiver))
         opened = pysym.open_tags([*args, *kwargs.values(), *dstar])
         if opened:
             self._record_signatures(opened, cls_name, function, is_method, where)
@@ -735,6 +744,55 @@ def _none_tests(index: ModuleIndex) -> list[_NoneTest]:
                     out.append((scope, _end(statement), _end(definition), tested[0], not tested[1]))
                 current = current.orelse[0] if len(current.orelse) == 1 else None
     return out
+
+
+def _annotation_of(name: str, functions: tuple[Function, ...]) -> str:
+    """The annotation, dotted, of the innermost enclosing function's parameter ``name`` ("" for
+    none, or one that is not a plain or quoted dotted name: ``X | None`` names no one class)."""
+    if not functions:
+        return ""
+    args = functions[-1].args
+    for arg in [*args.posonlyargs, *args.args, *args.kwonlyargs]:
+        if arg.arg == name and arg.annotation is not None:
+            note = arg.annotation
+            if isinstance(note, ast.Constant) and isinstance(note.value, str):
+                return note.value if _DOTTED.match(note.value) else ""
+            return name_chain(note) or ""
+    return ""
+
+
+def _forwards(methods: dict[str, Function]) -> dict[str, str]:
+    """A class's methods named like a metric class whose body returns a metric class or a
+    ``functools.partial`` of one (``return partial(self.prometheus_client.Histogram, registry=...)``):
+    method -> the class returned, dotted as written. ``self.p.X`` reads through method ``p`` when it
+    returns a plain name (a property importing the library lazily: ``import prometheus_client; return
+    prometheus_client``). Whether the class is a library's is the extract step's to resolve."""
+    names = _metric_class_names()
+    out: dict[str, str] = {}
+    for name, method in methods.items():
+        if name not in names:
+            continue
+        value = _returned(method)
+        if isinstance(value, ast.Call) and name_chain(value.func) in _PARTIAL and value.args:
+            value = value.args[0]
+        text = name_chain(value) if value is not None else None
+        if not text:
+            continue
+        head, _, rest = text.partition(".")
+        if head == "self":
+            prop, _, rest = rest.partition(".")
+            held = _returned(methods[prop]) if prop in methods and rest else None
+            if not isinstance(held, ast.Name):
+                continue
+            text = f"{held.id}.{rest}"
+        out[name] = text
+    return out
+
+
+def _returned(function: Function) -> ast.expr | None:
+    """What a function's last statement returns, when it is a ``return``."""
+    last = function.body[-1] if function.body else None
+    return last.value if isinstance(last, ast.Return) else None
 
 
 def _none_test(test: ast.expr) -> tuple[str, bool] | None:

@@ -1,0 +1,25 @@
+"""Path words of the role taxonomy that read as another role's in other projects: a credential
+module ("api_token.py" of a serving framework's cloud client) is no tokenization."""
+
+from __future__ import annotations
+
+import pytest
+
+from extractor.layers import load_taxonomy
+from extractor.layers.scoring import signal_index
+
+
+def _roles_of_path_word(word: str) -> list[str]:
+    index = signal_index(load_taxonomy())
+    numbers = set(index.matching("path", word))
+    return sorted({role.id for role, signals, _ in index.roles for _s, n in signals if n in numbers})
+
+
+@pytest.mark.parametrize("word", ["api_token", "access_tokens", "auth_token", "bearer_token", "jwt_token"])
+def test_a_credential_token_is_no_tokenization(word):
+    assert "tokenization" not in _roles_of_path_word(word)
+
+
+@pytest.mark.parametrize("word", ["tokens", "token_utils", "special_tokens", "detokenizer", "tokenizer_group"])
+def test_text_tokens_stay_tokenization(word):
+    assert "tokenization" in _roles_of_path_word(word)
