@@ -56,8 +56,10 @@ from extractor.model import Language, Step
 # comment on a directive's continued line is blanked before parsing (it ended the macro's body there)
 # version 28: a pybind11 helper's class named by its parameters (`py::class_<Config> cls(m, name)`, PybindFact
 # placeholders) and the arguments of each call that hands it a module (PybindFact.args, .template_args)
+# version 29: a namespace or `extern "C"` block one `#if` group opens and a later group of the same condition
+# closes is read as one block (parse.join_conditional_blocks)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="28", forkable=True)
+            extract=extract_cpp_graph, version="29", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
