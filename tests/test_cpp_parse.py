@@ -128,6 +128,10 @@ def test_a_block_opened_and_closed_in_conditional_groups_of_one_condition_is_one
     "#ifdef A\nnamespace x {\n#endif\nint f();\n#ifdef B\n}\n#endif\n",  # other conditions
     "#ifdef A\nnamespace x {\n#else\nnamespace y {\n#endif\nint f();\n#ifdef A\n}\n#endif\n",  # an #else
     "#ifdef A\nnamespace x {\nint g();\n#endif\nint f();\n#ifdef A\n}\n#endif\n",  # more than the opening
+    # tree-sitter reads this idiom as it is; joined, it lost functions of a file it cannot parse
+    "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n",
+    # the closing group closes the `extern "C"` one, not the namespace of the same condition
+    "#ifdef A\nnamespace x {\n#endif\n#ifdef A\nextern \"C\" {\n#endif\nint f(void);\n#ifdef A\n}\n#endif\n",
 ])
 def test_conditional_groups_that_do_not_pair_one_block_are_left_as_written(code):
     assert join_conditional_blocks(code.encode()) == code.encode()
