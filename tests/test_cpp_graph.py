@@ -111,6 +111,29 @@ def test_inheritance_resolves_known_bases_and_marks_external_ones(graph):
     assert node(graph, "cpp:std::enable_shared_from_this").kind is NodeKind.EXTERNAL
 
 
+def test_an_external_base_written_unqualified_is_the_one_an_enclosing_namespace_qualifies(tmp_path):
+    """A backend inherits the framework's classes from headers outside the system, one file writing
+    `triton::backend::BackendModel`, the other `BackendModelInstance` inside a nested namespace: C++
+    finds the framework's, never a global class of that name."""
+    graph = cpp_graph(tmp_path, {
+        "src/model_state.h": "namespace triton::backend::torch {\n"
+                             "class ModelState : public triton::backend::BackendModel {};\n"
+                             "class Other : public triton::backend::BackendModelInstance {};\n}\n",
+        "src/instance_state.h": "namespace triton { namespace backend { namespace torch {\n"
+                                "class InstanceState : public BackendModelInstance {};\n"
+                                "class Plain : public BackendModel {};\n"
+                                "class Global : public ::Unknown {};\n"
+                                "class Lone : public Unknown {};\n}}}\n",
+        "src/unknown.h": "namespace triton { class Elsewhere : public ::triton::backend::Unknown {}; }\n"})
+    inherits = edges(graph, EdgeKind.INHERITS)
+    ns = "cpp:triton::backend::torch"
+    assert {(f"{ns}::InstanceState", "cpp:triton::backend::BackendModelInstance"),
+            (f"{ns}::Plain", "cpp:triton::backend::BackendModel"),
+            (f"{ns}::Global", "cpp:Unknown"),  # `::Unknown` names the global namespace's
+            (f"{ns}::Lone", "cpp:triton::backend::Unknown")} <= inherits
+    assert not [n for n in graph.nodes if n.id in ("cpp:BackendModelInstance", "cpp:BackendModel")]
+
+
 def test_kernels_device_functions_and_launches(graph):
     gather = node(graph, "cpp:triton::core::GatherRowsKernel")  # behind __launch_bounds__(256)
     scatter = node(graph, "cpp:triton::core::ScatterRowsKernel")

@@ -10,7 +10,7 @@ import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import (attribute_macros, blank_continued_comments, blank_macros,
-                                 drop_operator_call_template_arguments,
+                                 drop_operator_call_template_arguments, join_conditional_blocks,
                                  hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
                                  drop_unread_typename, used_outside_directives, word_hash, word_hashes)
 from extractor.cpp.scan import scan_cpp
@@ -89,6 +89,52 @@ def test_a_comment_on_a_continued_line_of_a_macro_does_not_end_its_body():
     facts = scan(code)
     assert {d.qual for d in facts.defs} == {"engine", "engine::Runner"}
     assert facts.errors == 0
+
+
+def test_a_block_opened_and_closed_in_conditional_groups_of_one_condition_is_one_block():
+    """nlohmann's json.hpp opens an anonymous namespace in `#ifndef JSON_HAS_CPP_17` and closes it in a
+    later group of the same condition; tree-sitter recovered from the lone braces by nesting what
+    followed in the wrong namespace (a bogus `(anonymous namespace)::Value` here)."""
+    code = ("namespace lib {\n"
+            "#if !defined(HAS_CPP_17)\n"
+            "namespace  // one definition per program\n"
+            "{\n"
+            "#endif\n"
+            "class Parser { public: Parser(); };\n"
+            "#if !defined(HAS_CPP_17)\n"
+            "}  // namespace\n"
+            "#endif\n"
+            "#if !defined(HAS_CPP_17)\n"
+            "namespace {\n"
+            "#endif\n"
+            "int dump();\n"
+            "#if !defined(HAS_CPP_17)\n"
+            "}\n"
+            "#endif\n"
+            "struct Value {};\n"
+            "}  // namespace lib\n"
+            "struct Top {};\n")
+    joined = join_conditional_blocks(code.encode())
+    assert _keeps_places(joined, code.encode())
+    assert b"#if" not in joined and b"#endif" not in joined and b"// one definition per program" in joined
+    facts = scan(code)
+    assert {d.qual for d in facts.defs} == {
+        "lib", "lib::(anonymous namespace)::Parser", "lib::(anonymous namespace)::Parser::Parser",
+        "lib::(anonymous namespace)::dump", "lib::Value", "Top"}
+    assert facts.errors == 0
+
+
+@pytest.mark.parametrize("code", [
+    "#ifdef A\nnamespace x {\n#endif\nint f();\n#ifdef B\n}\n#endif\n",  # other conditions
+    "#ifdef A\nnamespace x {\n#else\nnamespace y {\n#endif\nint f();\n#ifdef A\n}\n#endif\n",  # an #else
+    "#ifdef A\nnamespace x {\nint g();\n#endif\nint f();\n#ifdef A\n}\n#endif\n",  # more than the opening
+    # tree-sitter reads this idiom as it is; joined, it lost functions of a file it cannot parse
+    "#ifdef __cplusplus\nextern \"C\" {\n#endif\nint f(void);\n#ifdef __cplusplus\n}\n#endif\n",
+    # the closing group closes the `extern "C"` one, not the namespace of the same condition
+    "#ifdef A\nnamespace x {\n#endif\n#ifdef A\nextern \"C\" {\n#endif\nint f(void);\n#ifdef A\n}\n#endif\n",
+])
+def test_conditional_groups_that_do_not_pair_one_block_are_left_as_written(code):
+    assert join_conditional_blocks(code.encode()) == code.encode()
 
 
 def test_alternative_operators_in_conditions_are_spelled_with_symbols():

@@ -41,6 +41,18 @@ def test_a_kernel_tree_keeps_kernels_against_one_word_of_another_role(modules, p
     assert was in module.why
 
 
+@pytest.mark.parametrize("word, kernels", [
+    ("gemm", True), ("gemm_sm90", True), ("moe_gemm_kernels", True), ("grouped_gemm", True),
+    ("gemma4_tool_parser", False), ("gemma", False), ("paligemma", False),  # the model family, not GEMM
+])
+def test_gemm_is_a_kernel_path_word_and_gemma_is_not(word, kernels):
+    role = load_taxonomy().role("kernels")
+    assert role is not None
+    paths = [s for s in role.signals if s.kind == "path"]
+    assert any(s.pattern.fullmatch(word) for s in paths) is kernels
+    assert any(s.is_strong(word) for s in paths) is kernels
+
+
 def test_an_architecture_tag_is_a_kernel_path_word(modules):
     config = modules[KERNELS + "arch/config_sm80_s16816.h"]
     # configuration's "config_" and kernels' "sm80" tag are the same path word, near the file

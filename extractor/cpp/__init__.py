@@ -58,8 +58,10 @@ from extractor.model import Language, Step
 # placeholders) and the arguments of each call that hands it a module (PybindFact.args, .template_args)
 # version 29 (a branch's 28 beside it): a defining macro's function may be `extern` or `extern "C"` (candle's
 # `extern "C" __global__ void FN_NAME(...)` kernels)
+# version 30 (another branch's 29): a namespace block one `#if` group opens and a later group of the same
+# condition closes is read as one block (parse.join_conditional_blocks)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="29", forkable=True)
+            extract=extract_cpp_graph, version="30", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -171,10 +171,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     edges: list[Edge] = [*include_edges, *generated_edges]
     for path in sorted(facts):
         edges.extend(_contains_edges(table, path))
-    for d in table.defs:
-        for base in d.record.bases:
-            edges.append(Edge(d.id, table.resolve_type(d.parent, base, d.path), EdgeKind.INHERITS,
-                              d.path, d.record.line))
+    edges.extend(_inherits_edges(table, node_kinds))
     external: dict[str, Node] = {}
     for edge in list(edges):
         if edge.kind is EdgeKind.INHERITS and edge.target not in node_kinds:
@@ -371,6 +368,25 @@ def _names_and_lines(uses: Iterable[tuple[str, int]]) -> str:
 
 def _first_lines(lines: list[int]) -> str:
     return ", ".join(map(str, lines[:8])) + (" ..." if len(lines) > 8 else "")
+
+
+def _inherits_edges(table: SymbolTable, node_kinds: dict[str, NodeKind]) -> list[Edge]:
+    """Each class's edges to its bases. A base the system does not define is named as written,
+    unless another class names it qualified by a namespace that encloses this class: C++ finds
+    `BackendModelInstance` written in `triton::backend::pytorch::pt` as `triton::backend::BackendModelInstance`
+    when that is the one the headers declare (Triton's PyTorch backend writes it both ways), and one
+    base seen as two external nodes, one of them in the global namespace, would be a guess."""
+    bases = [(d, base, table.resolve_type(d.parent, base, d.path)) for d in table.defs for base in d.record.bases]
+    written = {target for _, _, target in bases if target not in node_kinds}
+    edges = []
+    for d, base, target in bases:
+        if target not in node_kinds and not base.lstrip().startswith("::"):
+            name = id_name(target)
+            parts = d.parent.split("::") if d.parent else []
+            enclosing = (cpp_id(f"{'::'.join(parts[:k])}::{name}") for k in range(len(parts), 0, -1))
+            target = next((t for t in enclosing if t in written), target)
+        edges.append(Edge(d.id, target, EdgeKind.INHERITS, d.path, d.record.line))
+    return edges
 
 
 def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:

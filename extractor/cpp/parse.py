@@ -75,6 +75,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
+    blanked = join_conditional_blocks(blanked)
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(blanked))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
@@ -106,6 +107,50 @@ def blank_continued_comments(data: bytes) -> bytes:
         return data
     parts.append(data[kept:])
     return b"".join(parts)
+
+
+# a conditional group with no other directive inside: `#if...` line, body lines, `#endif` line
+_LONE_GROUP = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b([^\n\\]*)\n((?:(?![ \t]*#)[^\n]*\n)*?)"
+                         rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
+_GROUP_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+_BLOCK_OPENING = re.compile(
+    rb"\s*(?:(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:\s]*?)?|(extern)\s*\"C(?:\+\+)?\")\s*\{\s*")
+_BLOCK_CLOSING = re.compile(rb"\s*\}\s*;?\s*")
+
+
+def join_conditional_blocks(data: bytes) -> bytes:
+    """``data`` with the directives blanked around a namespace block that one conditional group
+    opens and a later group of the same condition closes, as the preprocessor reads it when the
+    condition holds (nlohmann's ``#ifndef JSON_HAS_CPP_17`` / ``namespace {`` / ``#endif`` ...
+    ``#ifndef JSON_HAS_CPP_17`` / ``}`` / ``#endif``). tree-sitter reads each group
+    as a whole and recovers from the lone brace as it can: in nlohmann's json.hpp the anonymous
+    namespace took the closing brace of the enclosing ``nlohmann`` one, and the 300 definitions
+    after it nested under ``nlohmann::nlohmann``. Bytes and lines stay in place.
+
+    An ``extern "C" {`` so opened (``#ifdef __cplusplus``) is paired but left as written:
+    tree-sitter reads that idiom well enough, and in a file it cannot parse (the MSVC ``__asm``
+    blocks of whisper.cpp's miniaudio.h) the joined block's ``}`` closed a block of the error's
+    instead, and 39 functions were lost."""
+    if b"#" not in data or b"endif" not in data:
+        return data
+    opened: list[tuple[bytes, re.Match[bytes] | None]] = []  # (condition, namespace's group)
+    pairs: list[tuple[re.Match[bytes], re.Match[bytes]]] = []
+    for m in _LONE_GROUP.finditer(data):
+        body = _GROUP_COMMENT.sub(b" ", m.group(2))
+        condition = b" ".join(_GROUP_COMMENT.sub(b" ", m.group(0)[:m.start(2) - m.start()]).split())
+        if opening := _BLOCK_OPENING.fullmatch(body):
+            opened.append((condition, m if opening.group(1) is None else None))
+        elif _BLOCK_CLOSING.fullmatch(body) and opened and opened[-1][0] == condition:
+            first = opened.pop()[1]
+            if first is not None:
+                pairs.append((first, m))
+    if not pairs:
+        return data
+    out = bytearray(data)
+    for group in (m for pair in pairs for m in pair):
+        for start, end in ((group.start(), group.start(2) - 1), (group.end(2), group.end())):
+            out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+    return bytes(out)
 
 
 # -- namespace macros --------------------------------------------------------------------------
