@@ -47,6 +47,7 @@ class PyModule:
     star_imports: list[str] = dataclasses.field(default_factory=list)
     explicit_exports: set[str] = dataclasses.field(default_factory=set)
     _local_types: dict[str, dict[str, list[str]]] | None = None
+    _held: dict[str, list[str]] | None = None
 
     @property
     def local_types(self) -> dict[str, dict[str, list[str]]]:
@@ -60,6 +61,17 @@ class PyModule:
                 if not typed.name.startswith("self."):
                     self._local_types.setdefault(typed.scope, {}).setdefault(typed.name, []).append(typed.type)
         return self._local_types
+
+
+    @property
+    def held(self) -> dict[str, list[str]]:
+        """Module-level name -> the classes its assignments say it holds (PythonFacts.held), built on
+        first use: most names a walk meets hold none."""
+        if self._held is None:
+            self._held = {}
+            for typed in self.facts.held:
+                self._held.setdefault(typed.name, []).append(typed.type)
+        return self._held
 
 
 class CycleCut:
@@ -263,11 +275,13 @@ class Resolver:
         module = self.modules.get(module_name)
         if module is None:
             return None  # a class's attribute
-        facts = module.facts
-        types = [typed.type for typed in facts.held if typed.name == name]
+        types = module.held.get(name)
+        if not types:
+            return None
         # every assignment says what it holds, and no `for`/`with` target or `global` rebinds it
+        facts = module.facts
         assigned = sum(1 for a in facts.attrs if a.where == MODULE and a.scope == "" and a.name == name)
-        if not types or len(types) != assigned or any(b.name == name for b in facts.bindings):
+        if len(types) != assigned or any(b.name == name for b in facts.bindings):
             return None
         found = {self.instance_of(module, "", type_text) for type_text in types}
         held = found.pop() if len(found) == 1 else None
