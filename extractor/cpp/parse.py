@@ -89,8 +89,8 @@ def blank_continued_comments(data: bytes) -> bytes:
     """``data`` with each ``/* ... */`` on a line of a directive that a backslash continues written
     as spaces: tree-sitter ends a macro's body at such a comment and reads the lines after it as
     code (nlohmann's ``#define NLOHMANN_JSON_NAMESPACE_END }  /* namespace ... */``, continued, left a stray
-    ``}`` behind, and every later namespace nested wrongly). The preprocessor reads such a comment
-    as one space; byte offsets and lines stay the same."""
+    ``}`` and an ERROR node behind). The preprocessor reads such a comment as one space; byte offsets
+    and lines stay the same."""
     if b"/*" not in data or b"\\" not in data:
         return data
     parts: list[bytes] = []
