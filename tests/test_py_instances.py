@@ -173,3 +173,50 @@ def test_a_method_of_what_a_call_returns(tmp_path):
     # no annotation, or a builtin: the method is not guessed
     assert {target for source, target in calls if source == P + "worker.Worker.unknown"} == {
         P + "group.get_any", P + "group.get_count"}
+
+
+CLASS_BODIES = {
+    "app/__init__.py": "",
+    "app/service.py": """
+        from dataclasses import dataclass
+        from typing import ClassVar, Optional
+
+
+        class Tracker:
+            def record(self):
+                pass
+
+
+        class Service:
+            shared: Tracker = Tracker()  # annotated
+            made = Tracker()  # the class called
+            counter: ClassVar[int] = 0
+
+            def run(self):
+                self.shared.record()
+                self.made.record()
+                self.counter.bit_length()
+
+
+        @dataclass
+        class Config:
+            tracker: Optional[Tracker] = None
+
+            def note(self):
+                self.tracker.record()
+
+
+        class Child(Service):
+            def go(self):
+                self.shared.record()
+        """,
+}
+
+
+def test_an_attribute_the_class_body_types_gives_self_calls_its_class(tmp_path):
+    bundle = written_bundle(tmp_path, CLASS_BODIES)
+    calls = edges(bundle, "calls")
+    record = P + "service.Tracker.record"
+    assert {(P + "service.Service.run", record), (P + "service.Config.note", record),
+            (P + "service.Child.go", record)} <= calls  # a base's class body too
+    assert {target for source, target in calls if source == P + "service.Service.run"} == {record}

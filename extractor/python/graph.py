@@ -35,7 +35,7 @@ from extractor.context import Context, SourceFile
 from extractor.model import Binding as ModuleBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind,
                              Severity, Step, amend, amend_each, edge_key, node_key)
-from extractor.python.facts import PythonFacts
+from extractor.python.facts import CLASS, PythonFacts
 from extractor.python.fields import Binding, ClassSpec
 from extractor.python.defs import (ClassFacts, DefinitionsAhead, ModuleDefs, PyGraph, Signatures, place_attributes,
                                    place_definitions)
@@ -154,6 +154,14 @@ def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
                 if cls is not None and typed.type:
                     resolver.attribute_types.setdefault(cls, {}).setdefault(typed.name[5:], []).append(
                         (module, typed.scope, typed.type))
+        for attr in module.facts.attrs:
+            text = attr.annotation or (attr.call.callee if attr.call is not None else "")
+            if attr.where == CLASS and text:
+                node = nodes.get(f"py:{module.name}.{attr.scope}")
+                if node is not None and node.kind is NodeKind.CLASS:
+                    # a later assignment in the body replaces an earlier one, as Python's does
+                    resolver.class_attributes.setdefault(node.id, {})[attr.name] = (
+                        module, attr.scope, text, bool(attr.annotation))
     # Each module's aliases in namespace order, found once: the passes below visit only them.
     aliases = {name: [key for key, (kind, _value) in module.namespace.items() if kind == "alias"]
                for name, module in modules.items()}
@@ -553,5 +561,6 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 # (ray.remote(X).options(...).remote(...)) call X.remote; 8: what module-level names hold (PythonFacts.held),
 # a method called on a call's result (`f().m`); 9: the class inside Final/ClassVar/Annotated and an actor
 # reference (ActorRefType[X]) types the name, as Optional's did
+# 10: attributes a class body types (`shared: Tracker = Tracker()`) give `self.shared.m()` its class
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="9", python_fallback=True, ahead=DefinitionsAhead)
+            version="10", python_fallback=True, ahead=DefinitionsAhead)

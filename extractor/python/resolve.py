@@ -134,6 +134,10 @@ class Resolver:
         self._deepest = 0  # the deepest level the search of the name being resolved has gone to
         # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
         self.attribute_types: dict[str, dict[str, list[tuple[PyModule, str, str]]]] = {}
+        # class id -> attribute -> (module, class scope, annotation source or the class called) from the
+        # class body (`shared: Tracker = Tracker()`, a dataclass's `cache: Optional[Cache] = None`)
+        self.class_attributes: dict[str, dict[str, tuple[PyModule, str, str, bool]]] = {}
+        self._annotations: dict[str, str] = {}  # annotation source -> the class it names ("": none)
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
         self._held: dict[str, tuple[str, str] | None] = {}  # module-level name's node id -> the instance it holds
         self._returns: dict[str, tuple[str, str] | None] = {}  # function id -> the instance it returns
@@ -334,7 +338,25 @@ class Resolver:
                 found = self.instance_of(module, scope, type_text)
                 if found is not None:
                     return found
+            declared = self.class_attributes.get(current, {}).get(attr)
+            if declared is not None:  # what the class body says the attribute holds
+                module, scope, text, annotated = declared
+                type_text = self._annotated(text) if annotated else text
+                found = self.instance_of(module, scope, type_text) if type_text else None
+                if found is not None:
+                    return found
         return None
+
+    def _annotated(self, source: str) -> str:
+        """The class an annotation's source names (:func:`extractor.python.expr.type_name`), read once."""
+        known = self._annotations.get(source)
+        if known is None:
+            try:
+                known = type_name(ast.parse(source, mode="eval").body)
+            except (SyntaxError, ValueError):
+                known = ""
+            self._annotations[source] = known
+        return known
 
     def member(self, class_id: str, name: str, skip_self: bool = False) -> str | None:
         """``name`` looked up on a class and its bases (``skip_self``: on the bases only, for super())."""
