@@ -189,6 +189,7 @@ def write_out_member_macros(data: bytes, members: Mapping[str, MacroDefinition])
     out: list[str] = []
     lines: list[int] = []
     pos = 0
+    line, counted = 1, 0  # the line at offset `counted`
     for m in _LINE_START_USE.finditer(text):
         definition = members.get(m.group(1))
         if definition is None or m.start() < pos:
@@ -198,7 +199,9 @@ def write_out_member_macros(data: bytes, members: Mapping[str, MacroDefinition])
         if written is None:
             continue
         out += [text[pos:m.start(1)], " ".join(written.split()), "\n" * text.count("\n", m.start(1), end)]
-        lines.append(text.count("\n", 0, m.start(1)) + 1)
+        line += text.count("\n", counted, m.start(1))
+        counted = m.start(1)
+        lines.append(line)
         pos = end
     if not lines:
         return data, []

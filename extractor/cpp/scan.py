@@ -868,18 +868,16 @@ class _Scanner:
                 out[macro] = (sorted(calls), sorted(kernels))
         return out
 
-    def expand_defining_macros(self, calls: list[tuple[str, str, int]]) -> None:
+    def expand_defining_macros(self, calls: list[tuple[str, str, int]], defines: list[re.Match[bytes]]) -> None:
         """Each use, at namespace level, of a macro of this file that defines a function named by
         pasting its parameters (bitsandbytes' `MAKE_CFUNC32(adam, float, fp32)` defining
         `cadam32bit_grad_fp32` inside `extern "C"`): the function its expansion defines, at the
         use's line, with its parameters, linkage and calls as the expanded text has them, tagged
         `macro-expanded`. A macro some use of which expands is no longer said to hide its
         definitions (`macro-definitions`)."""
-        # read from the text: uses without a `;` often make tree-sitter swallow the next `#define`
-        # into an ERROR node, where it is no preproc_function_def
         macros: dict[str, tuple[tuple[str, ...], bytes, int]] = {}
         spans: list[tuple[int, int]] = []
-        for m in _FUNCTION_MACRO.finditer(self.data):
+        for m in defines:
             spans.append((m.start(), m.end()))
             body = re.sub(rb"\\\r?\n", b" ", m.group(3))
             defined = _MACRO_DEFINITION.search(body)
@@ -915,14 +913,14 @@ class _Scanner:
         self.macro_blocks.extend((name, at) for name, (_, _, at) in sorted(macros.items())
                                  if name not in expanded and name not in said)
 
-    def read_member_macros(self) -> None:
-        """The file's function-like macros whose bodies declare class members (``_MEMBER_MACRO``),
-        read from the text (tree-sitter often reads a multi-line body with braces as ERROR nodes):
-        written out where a class body uses them (extractor.cpp.includes), so not said to hide
-        definitions (`macro-definitions`)."""
-        for m in _FUNCTION_MACRO.finditer(self.data):
+    def read_member_macros(self, defines: list[re.Match[bytes]]) -> None:
+        """Of the file's function-like macros (``defines``), those whose bodies declare class members
+        (``_MEMBER_MACRO``): written out where a class body uses them (extractor.cpp.includes), so
+        not said to hide definitions (`macro-definitions`)."""
+        for m in defines:
             # lines are spliced before comments are removed: a `//` runs to the end of the definition
-            body = " ".join(_COMMENT.sub(" ", re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")).split())
+            spliced = re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")
+            body = " ".join(_COMMENT.sub(" ", spliced).split())
             if not _MEMBER_MACRO.search(body.encode()):
                 continue
             params = [p.strip().decode(errors="replace") for p in m.group(2).split(b",")]
@@ -1094,8 +1092,11 @@ class _Scanner:
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
         if b"##" in self.data or b"define" in self.data:
-            self.expand_defining_macros(calls)
-            self.read_member_macros()
+            # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
+            # an ERROR node, where it is no preproc_function_def, and it reads many multi-line bodies so too
+            defines = list(_FUNCTION_MACRO.finditer(self.data))
+            self.expand_defining_macros(calls, defines)
+            self.read_member_macros(defines)
         if any(marker in self.data for marker in self.tvm_ffi.markers):
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file

@@ -517,13 +517,13 @@ def _resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: 
     if pieces and pieces[0] == "super":  # super().m is no call's result
         pieces[:2] = [f"super{CHAINED}{pieces[1]}"]
     if len(pieces) > 1:  # f().m: a method of what f returns
-        first, *middle, last = pieces
-        target = _resolve_call(resolver, module, scope, first)
-        for part in middle:
+        target = _resolve_call(resolver, module, scope, pieces[0])
+        for part in pieces[1:]:
             held = resolver.returned(target)
-            target = called(resolver, resolver.walk(held, part.split("."), 0)) if held is not None else None
-        held = resolver.returned(target)
-        return called(resolver, resolver.walk(held, last.split("."), 0)) if held is not None else None
+            if held is None:
+                return None
+            target = called(resolver, resolver.walk(held, part.split("."), 0))
+        return target
     head, _, rest = callee.partition(".")
     parts = rest.split(".") if rest else []
     if head in _SELF_HEADS:

@@ -320,9 +320,7 @@ class _Statements:
                      line: int) -> None:
         """What a module-level name is assigned, when the code says (as :meth:`_record_type` reads it)."""
         if isinstance(target, ast.Name):
-            typed = type_name(annotation) if annotation is not None else ""
-            if not typed and isinstance(value, ast.Call):
-                typed = dotted(value.func) or ""
+            typed = _declared_type(annotation, value)
             if typed and "super()" not in typed:
                 self.held.append(LocalType("", target.id, typed, line))
 
@@ -334,13 +332,20 @@ class _Statements:
             name = f"self.{target.attr}"
         else:
             return
-        typed = type_name(annotation) if annotation is not None else ""
-        if not typed and isinstance(value, ast.Call):
-            typed = dotted(value.func) or ""  # x = Cls(...): kept only if Cls turns out to be a class
-        elif not typed and isinstance(value, ast.Name) and name.startswith("self."):
+        typed = _declared_type(annotation, value)
+        if not typed and isinstance(value, ast.Name) and name.startswith("self."):
             typed = self._param_types.get(value.id, "")  # self.x = x, x an annotated parameter
         if typed and "super()" not in typed:
             self.types.append(LocalType(self.scope, name, typed, line))
+
+
+def _declared_type(annotation: ast.expr | None, value: ast.expr | None) -> str:
+    """The class an assignment says its target holds: its annotation's, else the one it calls
+    (``x = Cls(...)``: kept only if ``Cls`` turns out to be a class); "" when it says none."""
+    typed = type_name(annotation) if annotation is not None else ""
+    if not typed and isinstance(value, ast.Call):
+        typed = dotted(value.func) or ""
+    return typed
 
 
 # What each statement gives (the others only hold calls, which come from the index).
