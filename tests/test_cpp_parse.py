@@ -41,7 +41,7 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ("#define ALIAS OTHER_API\n#define OTHER_API __attribute__((used))\n", ["ALIAS", "OTHER_API"]),
     ("#define N 32\n", []),
     ("#if A\n#define TAG\n#else\n#define TAG at::Tag::x\n#endif\n", []),
-    ("#define F(x) x\n", []),
+    ("#define F(x) (x)\n", []),  # function-like macros: tests/test_cpp_declaration_wrappers.py
     ("#define ADD a + b\n", []),
     # loop pragmas (lmdeploy's PRAGMA_UNROLL, CUTE_UNROLL): a pragma operator or directive, or nothing
     ('#if A\n#define UNROLL _Pragma("unroll")\n#elif B\n#define UNROLL #pragma unroll\n#else\n#define UNROLL\n#endif\n',

@@ -69,9 +69,14 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     """
     configured, calls = _configured_blanks(language)
     own = frozenset(attribute_macros(data)).union(blank)
+    # a function-like macro of an include's that this file also defines as a function: neither
+    own = frozenset(n for n in own if macro_word(n) == n or not defines_function(data, macro_word(n).encode()))
+    wrappers = frozenset(macro_word(n) for n in own if n.endswith(DECLARATION_WRAPPER))
     own_calls = frozenset(n[:-1] for n in own if n.endswith("(")) - calls  # a call: its arguments too
-    own = frozenset(n for n in own if not n.endswith("(")) - configured - calls
+    own = frozenset(n for n in own if macro_word(n) == n) - configured - calls
     blanked = blank_macros(blank_continued_comments(data), configured, calls, own, own_calls)
+    if wrappers:
+        blanked = unwrap_declarations(blanked, wrappers)
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
@@ -314,20 +319,30 @@ _ATTRIBUTE_GROUP = re.compile(
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 # `#define NAME(params) body` on one line, and a body that is a static assertion
-_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\([\w\s,.]*\)[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
+# MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
+_DECLSPEC_GROUP = re.compile(rb"__declspec\s*\((?:[^()]|\([^()]*\))*\)")
+# how a declaration wrapper is listed among a file's attribute macros (CppFacts.defines): `NAME(decl)`
+DECLARATION_WRAPPER = "(decl)"
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
-                            b"restrict", b"__restrict", b"__inline", b"__forceinline"})
+                            b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn"})
 
 
 def attribute_macros(data: bytes) -> list[str]:
     """Object-like macros this file defines that expand to nothing, to attributes or to pragmas only;
     and, written ``NAME(``, function-like ones that expand to a ``static_assert`` (DeepEP's
-    ``EP_STATIC_ASSERT(cond, reason)``), whose uses are blanked with their arguments: in a class body
+    ``EP_STATIC_ASSERT(cond, reason)``), to attributes only or to nothing (ggml's
+    ``GGML_ATTRIBUTE_FORMAT(...)``), whose uses are blanked with their arguments: in a class body
     the grammar reads such a call as an ERROR that takes the class's members out of it, and an
     assertion defines nothing.
+
+    Written ``NAME(decl)``, function-like macros that wrap a declaration in attributes only
+    (ggml's ``#define GGML_DEPRECATED(func, hint) func __attribute__((deprecated(hint)))``): a use
+    ``GGML_DEPRECATED(GGML_API double f(int), "use g")`` is an ERROR to the grammar, and the
+    declaration inside it is lost; such a use is unwrapped (:func:`unwrap_declarations`).
 
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
@@ -349,12 +364,46 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    if b"static_assert" in data or b"_Static_assert" in data:
-        asserts: dict[bytes, list[bool]] = {}
-        for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-            asserts.setdefault(m.group(1), []).append(_STATIC_ASSERT_BODY.fullmatch(m.group(2)) is not None)
-        good |= {name + b"(" for name, verdicts in asserts.items() if all(verdicts) and name not in bodies}
+    kinds: dict[bytes, set[bytes | None]] = {}
+    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+        name, params, body = m.groups()
+        kinds.setdefault(name, set()).add(_function_macro_kind(params, body, known | good))
+    for name, found in kinds.items():
+        # every #define of one kind, and no function of that name in another branch
+        if name not in bodies and len(found) == 1 and None not in found and not defines_function(data, name):
+            good.add(name + found.pop())  # type: ignore[operator]
     return tuple(sorted(n.decode() for n in good))
+
+
+def defines_function(data: bytes, name: bytes) -> bool:
+    """Whether ``data`` defines a function ``name`` (``name(...) {``): ggml's OpenCL backend defines
+    ``static void dump_tensor(...) {...}`` in one ``#if`` branch and ``#define dump_tensor(tensor)``
+    in the other, and blanking the macro's uses would blank the function and its calls."""
+    return re.search(rb"\b" + re.escape(name) + rb"\s*\((?:[^(){};]|\([^(){};]*\))*\)\s*\{", data) is not None
+
+
+def _function_macro_kind(params: bytes, body: bytes, known: set[bytes]) -> bytes | None:
+    """How a function-like macro's uses are read: blanked with their arguments (``(``: its body
+    is a static assertion, attributes only or nothing), unwrapped (:data:`DECLARATION_WRAPPER`),
+    or as written (None)."""
+    if _STATIC_ASSERT_BODY.fullmatch(body) or _is_attribute_body(body, known):
+        return b"("
+    if _is_declaration_wrapper(params, body, known):
+        return DECLARATION_WRAPPER.encode()
+    return None
+
+
+def _is_declaration_wrapper(params: bytes, body: bytes, known: set[bytes]) -> bool:
+    """Whether a function-like macro's body is its first parameter, once, beside attributes only (its
+    other parameters only inside them)."""
+    first = params.split(b",", 1)[0].strip()
+    if not first or first == b"...":
+        return False
+    body = re.sub(rb"//.*|/\*.*?\*/", b"", body)
+    word = re.compile(rb"\b" + re.escape(first) + rb"\b")
+    if len(word.findall(body)) != 1:
+        return False
+    return _is_attribute_body(_DECLSPEC_GROUP.sub(b" ", word.sub(b" ", body)), known)
 
 
 def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
@@ -425,6 +474,70 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
                 out = bytearray(data)
             out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
     return data if out is None else bytes(out)
+
+
+def macro_word(listed: str) -> str:
+    """The macro's name, as a file's attribute macros list it (``NAME``, ``NAME(``, ``NAME(decl)``)."""
+    return listed.split("(", 1)[0]
+
+
+def unwrap_declarations(data: bytes, names: frozenset[str]) -> bytes:
+    """``data`` with each use of a declaration wrapper (:func:`attribute_macros`) outside directives
+    written as the declaration it wraps: the name, its parenthesis and the arguments after the
+    first turned into spaces (newlines kept, so lines do not move). A use whose parentheses do not
+    close is left as written."""
+    pattern = _blank_pattern(names, frozenset())
+    if pattern is None:
+        return data
+    out = bytearray(data)
+    for m in pattern.finditer(data):
+        if _in_directive(data, m.start()):
+            continue
+        opening = _skip_blanks(data, m.end())
+        if data[opening:opening + 1] != b"(":
+            continue
+        comma, closing = _first_argument_end(data, opening)
+        if closing < 0:
+            continue
+        for start, end in ((m.start(), opening + 1), (comma, closing + 1)):
+            out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+    return bytes(out)
+
+
+def _skip_blanks(data: bytes, pos: int) -> int:
+    while data[pos:pos + 1] in (b" ", b"\t", b"\r", b"\n"):
+        pos += 1
+    return pos
+
+
+def _first_argument_end(data: bytes, opening: int) -> tuple[int, int]:
+    """(where the first argument of the call whose ``(`` is at ``opening`` ends, where its ``)`` is);
+    (-1, -1) when it does not close. Comments, string and character literals are skipped."""
+    depth, comma, i = 0, -1, opening
+    while i < len(data):
+        c = data[i]
+        if data.startswith(b"//", i):
+            i = data.find(b"\n", i)
+            if i < 0:
+                break
+        elif data.startswith(b"/*", i):
+            i = data.find(b"*/", i + 2) + 1
+            if i <= 0:
+                break
+        elif c in b"\"'":
+            i += 1
+            while i < len(data) and data[i] != c and data[i] != 0x0A:
+                i += 2 if data[i] == 0x5C else 1  # a backslash escapes what follows
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return (i if comma < 0 else comma), i
+        elif c == 0x2C and depth == 1 and comma < 0:  # `,`
+            comma = i
+        i += 1
+    return -1, -1
 
 
 @functools.cache
