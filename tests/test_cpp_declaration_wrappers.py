@@ -104,6 +104,12 @@ def _errors(tree) -> list[int]:
     ("#if A\n#define W(f, h) f\n#else\n#define W(f, h) check(f)\n#endif\n", []),
     # an empty function-like macro, and one of attributes only: blanked with their arguments
     ("#define GUARD(name)\n#define ALIGNED(n) __attribute__((aligned(n)))\n", ["ALIGNED(", "GUARD("]),
+    # continued lines, a pragma with parentheses of its own, and a body that uses another such macro
+    # (nlohmann's deprecation attribute inside its diagnostic-suppressing wrapper)
+    ('#define PUSH __pragma(warning(push))\n#define POP _Pragma("pop")\n'
+     "#define WRAP_(x) \\\n  PUSH \\\n  x \\\n  POP\n"
+     '#define DEP_FOR(since, use) WRAP_([[deprecated("use " #use)]])\n',
+     ["DEP_FOR(", "POP", "PUSH", "WRAP_" + DECLARATION_WRAPPER]),
     # ... unless the file defines a function of that name in another branch (ggml's OpenCL dump_tensor)
     ("#ifdef DEBUG\nstatic void dump(const int * t) {\n}\n#else\n#define dump(t)\n#endif\n", []),
     # a body continued on the next line is not read here

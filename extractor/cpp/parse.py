@@ -315,11 +315,13 @@ _ATTRIBUTE_GROUP = re.compile(
     # a pragma operator: a loop-unrolling macro (`#define PRAGMA_UNROLL _Pragma("unroll")`, CUTE's and
     # lmdeploy's) stands alone before a `for`, where tree-sitter reads its name as a statement missing
     # its `;` and the loop as an ERROR
-    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\([^()]*\)')
+    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 # `#define NAME(params) body` on one line, and a body that is a static assertion
-_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)",
+                              re.M)  # (its continued lines too)
+_CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 # MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
 _DECLSPEC_GROUP = re.compile(rb"__declspec\s*\((?:[^()]|\([^()]*\))*\)")
@@ -364,15 +366,34 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    kinds: dict[bytes, set[bytes | None]] = {}
+    definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
     for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-        name, params, body = m.groups()
-        kinds.setdefault(name, set()).add(_function_macro_kind(params, body, known | good))
-    for name, found in kinds.items():
-        # every #define of one kind, and no function of that name in another branch
-        if name not in bodies and len(found) == 1 and None not in found and not defines_function(data, name):
-            good.add(name + found.pop())  # type: ignore[operator]
+        definitions.setdefault(m.group(1), []).append((m.group(2), _CONTINUATION.sub(b" ", m.group(3))))
+    function_like: dict[bytes, bytes] = {}  # name: how its uses are read
+    # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
+    # diagnostic-suppressing wrapper) qualifies once that one has
+    for _ in range(3):
+        for name, written in definitions.items():
+            if name in function_like or name in bodies:
+                continue
+            kinds = {_function_macro_kind(params, _expanded(body, function_like), known | good)
+                     for params, body in written}
+            # every #define of one kind, and no function of that name in another branch
+            if len(kinds) == 1 and None not in kinds and not defines_function(data, name):
+                function_like[name] = kinds.pop()  # type: ignore[assignment]
+    good |= {name + kind for name, kind in function_like.items()}
     return tuple(sorted(n.decode() for n in good))
+
+
+def _expanded(body: bytes, function_like: dict[bytes, bytes]) -> bytes:
+    """A macro's body with its uses of function-like attribute macros blanked and of declaration
+    wrappers unwrapped (as :func:`parse_source` reads them), when it has any."""
+    if not function_like or b"(" not in body:
+        return body
+    calls = frozenset(n.decode() for n, kind in function_like.items() if kind == b"(")
+    wrappers = frozenset(n.decode() for n, kind in function_like.items() if kind != b"(")
+    return unwrap_declarations(blank_macros(body, frozenset(), calls), wrappers) if wrappers else \
+        blank_macros(body, frozenset(), calls)
 
 
 def defines_function(data: bytes, name: bytes) -> bool:
@@ -386,7 +407,7 @@ def _function_macro_kind(params: bytes, body: bytes, known: set[bytes]) -> bytes
     """How a function-like macro's uses are read: blanked with their arguments (``(``: its body
     is a static assertion, attributes only or nothing), unwrapped (:data:`DECLARATION_WRAPPER`),
     or as written (None)."""
-    if _STATIC_ASSERT_BODY.fullmatch(body) or _is_attribute_body(body, known):
+    if _STATIC_ASSERT_BODY.fullmatch(body) or _is_attribute_body(_DECLSPEC_GROUP.sub(b" ", body), known):
         return b"("
     if _is_declaration_wrapper(params, body, known):
         return DECLARATION_WRAPPER.encode()
