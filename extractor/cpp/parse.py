@@ -318,9 +318,9 @@ _ATTRIBUTE_GROUP = re.compile(
     rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
-# `#define NAME(params) body` on one line, and a body that is a static assertion
-_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)",
-                              re.M)  # (its continued lines too)
+# `#define NAME(params) body` (its continued lines too), and a body that is a static assertion
+_FUNCTION_DEFINE = re.compile(
+    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
 _CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 # MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
