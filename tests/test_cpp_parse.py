@@ -53,6 +53,9 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ("#if A\n#define R __restrict__\n#elif B\n#define R __restrict\n"
      "#elif C\n#define R restrict\n#else\n#define R\n#endif\n", ["R"]),
     ("#define LIMIT restrict_to\n", []),
+    # specifiers a library adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's NOEXCEPT)
+    ("#if A\n#define NOEXC noexcept\n#elif B\n#define NOEXC _NOEXCEPT\n#else\n#define NOEXC\n#endif\n"
+     "#define CEXPR constexpr\n", ["CEXPR", "NOEXC"]),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected

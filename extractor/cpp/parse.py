@@ -328,9 +328,12 @@ _DECLSPEC_GROUP = re.compile(rb"__declspec\s*\((?:[^()]|\([^()]*\))*\)")
 # how a declaration wrapper is listed among a file's attribute macros (CppFacts.defines): `NAME(decl)`
 DECLARATION_WRAPPER = "(decl)"
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
-# ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing
+# ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing;
+# and specifiers a library's macro adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's
+# MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC): left as a word, the grammar reads the macro as a type
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
-                            b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn"})
+                            b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn",
+                            b"constexpr", b"noexcept", b"_NOEXCEPT"})
 
 
 def attribute_macros(data: bytes) -> list[str]:
