@@ -793,6 +793,7 @@ _FILE_PATTERNS = (
     "(preproc_def) @define",
     f"(init_declarator value: [{_STRING[1:-1]} (argument_list) (initializer_list)]) @init",
     f"(call_expression arguments: (argument_list {_STRING})) @literal_call",
+    "(field_initializer_list) @member_inits",
     *(f"({node}) @concept.{name}" for node, name in zip(_CONCEPT_NODES, CONCEPT_CAPTURES)),
 )
 # the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child
