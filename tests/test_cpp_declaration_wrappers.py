@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import pytest
 
+from extractor.cpp import scan_cpp
 from extractor.cpp.parse import DECLARATION_WRAPPER, attribute_macros, parse_source, unwrap_declarations
-from extractor.model import Language
+from extractor.model import Language, ParsedFile
 
 from tests.cpp_support import cpp_graph
 
@@ -138,3 +139,17 @@ def test_deprecated_functions_are_declared_in_the_public_header(tmp_path):
     nodes = {n.id: n for n in graph.nodes}
     for name in ("lib_init", "lib_size", "lib_log", "lib_init_with_params", "lib_free"):
         assert nodes[f"cpp:{name}"].api == "public: public header include/lib.h", name
+
+
+def test_a_string_literal_a_macro_continues_is_no_parse_error():
+    # `"%" PRIu64 "\n"` and Mooncake's `"not available" LOC_MARK`: one literal to the preprocessor, an
+    # ERROR around the first literal to the grammar, and nothing lost; a real error still counts
+    code = (b'#include <inttypes.h>\n'
+            b'void report(long n) {\n'
+            b'    printf("%s: %" PRIu64 " of %d\\n", __func__, n, total(n));\n'
+            b'    fail("connection not available" LOC_MARK);\n'
+            b'    int broken = ( ;\n'
+            b'}\n')
+    facts = scan_cpp(ParsedFile(Language.CPP, code, parse_source(code, Language.CPP)))
+    assert facts.error_lines == (5,)
+    assert {callee for _scope, calls in facts.calls for callee, _line in calls} >= {"printf", "total", "fail"}

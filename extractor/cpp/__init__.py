@@ -63,8 +63,9 @@ from extractor.model import Language, Step
 # version 31: a function-like macro that wraps a declaration in attributes (`GGML_DEPRECATED(decl, hint)`)
 # is unwrapped, one that expands to attributes or nothing is blanked with its arguments (CppFacts.defines
 # lists them as `NAME(decl)` and `NAME(`); `_Noreturn` is an attribute word
+# version 32: and `constexpr`, `noexcept`; a string literal a macro continues (`"%" PRIu64`) is no parse error
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="31", forkable=True)
+            extract=extract_cpp_graph, version="32", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
