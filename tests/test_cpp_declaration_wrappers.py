@@ -153,3 +153,19 @@ def test_a_string_literal_a_macro_continues_is_no_parse_error():
     facts = scan_cpp(ParsedFile(Language.CPP, code, parse_source(code, Language.CPP)))
     assert facts.error_lines == (5,)
     assert {callee for _scope, calls in facts.calls for callee, _line in calls} >= {"printf", "total", "fail"}
+
+
+def test_a_header_condition_and_calling_conventions_parse():
+    # `#if __has_include(<...>)` (C++17): the grammar's conditions take no header name, and the
+    # whole `#if` with its #includes was an ERROR; OpenCL's and Vulkan's calling conventions are
+    # `__stdcall` on Windows and nothing elsewhere
+    code = (b'#if __has_include(<jsoncpp/json/json.h>)\n#include <jsoncpp/json/json.h>\n'
+            b'#elif __has_include("json/json.h")\n#include "json/json.h"\n#endif\n'
+            b'#if defined(_WIN32)\n#define CL_API_CALL __stdcall\n#else\n#define CL_API_CALL\n#endif\n'
+            b'typedef int (CL_API_CALL *clGetIDs_fn)(unsigned int n);\n'
+            b'int CL_API_CALL clGetIDs(unsigned int n);\n')
+    facts = scan_cpp(ParsedFile(Language.CPP, code, parse_source(code, Language.CPP)))
+    assert facts.errors == 0
+    included = [(target, line) for target, _system, line in facts.includes]
+    assert included == [("jsoncpp/json/json.h", 2), ("json/json.h", 4)]
+    assert "CL_API_CALL" in attribute_macros(code)

@@ -81,7 +81,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
     blanked = join_conditional_blocks(blanked)
-    rewritten = drop_operator_call_template_arguments(parenthesize_conditions(blanked))
+    rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
 
@@ -330,10 +330,13 @@ DECLARATION_WRAPPER = "(decl)"
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing;
 # and specifiers a library's macro adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's
-# MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC): left as a word, the grammar reads the macro as a type
+# MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC), and the calling conventions of Windows-aware headers
+# (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
                             b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn",
-                            b"constexpr", b"noexcept", b"_NOEXCEPT"})
+                            b"constexpr", b"noexcept", b"_NOEXCEPT",
+                            b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
+                            b"_cdecl"})
 
 
 def attribute_macros(data: bytes) -> list[str]:
@@ -585,6 +588,20 @@ def parenthesize_conditions(data: bytes) -> bytes:
         return b"if(" + before[1:] + name + after[:-1] + b"){"
 
     return pattern.sub(parenthesized, data)
+
+
+# `__has_include(<optional>)`, `__has_include_next("x.h")`: the header named, on one line
+_HAS_INCLUDE = re.compile(rb"\b__has_include(?:_next)?[ \t]*\([ \t]*(<[^<>\n]*>|\"[^\"\n]*\")")
+
+
+def name_included_headers(data: bytes) -> bytes:
+    """``data`` with the header a ``__has_include(...)`` names written as one identifier of as many
+    bytes (``<jsoncpp/json/json.h>`` becomes ``_____________________``): the grammar's
+    conditions take no header name or string there, and the ``#if`` it stood in, with its
+    ``#include``s, became an ERROR. No byte moves."""
+    if b"__has_include" not in data:
+        return data
+    return _HAS_INCLUDE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + b"_" * len(m.group(1)), data)
 
 
 # `operator()<...>(`: the call operator named with template arguments (nested once at most)
