@@ -29,6 +29,7 @@ which the other kinds' scanners read too, so the whole tree is walked once for a
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -433,10 +434,69 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
         return scan_libcst(parsed.tree)
     statements = _Statements()
     statements.block(parsed.tree.body)
+    imports = statements.imports + lazy_imports(parsed.tree.body)
     return PythonFacts(
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
-        imports=tuple(statements.imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
+        imports=tuple(imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
         held=tuple(statements.held),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
+
+
+_IMPORTERS = frozenset({"import_module", "__import__"})
+_MODULE_PATH = re.compile(r"^\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$|^\.+$")
+
+
+def lazy_imports(body: list[ast.stmt]) -> list[Import]:
+    """The names a module imports on first access (PEP 562): a module-level table whose entries
+    name a module, read by the module's ``__getattr__`` or handed to a lazy module
+    (``_LazyModule(__name__, ..., table)``, transformers' shape), each entry a ``from module import
+    name`` at its line. ``{"KimiConfig": "pkg.configs.kimi"}`` (a name: the module that defines it)
+    and ``{"configuration_kimi": ["KimiConfig", ...]}`` (a submodule: the names it defines) are read;
+    a table of any other shape is not, and the module then binds those names nowhere, as before."""
+    tables: dict[str, ast.Dict] = {}
+    users: set[str] = set()
+    prefix = ""  # what the import writes before a table's module: `import_module(f".{module}", __name__)`
+    for stmt in body:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Dict):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            tables.update((t.id, stmt.value) for t in targets if isinstance(t, ast.Name))
+        elif isinstance(stmt, ast.FunctionDef) and stmt.name == "__getattr__":
+            importing = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and n.args
+                         and (dotted(n.func) or "").rsplit(".", 1)[-1] in _IMPORTERS]
+            if len(importing) == 1:  # a __getattr__ that imports (not one that renames or warns)
+                users.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))
+                prefix = _written_before(importing[0].args[0])
+        elif isinstance(stmt, (ast.Assign, ast.Expr)) and isinstance(stmt.value, ast.Call) \
+                and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] == "_LazyModule":
+            users.update(n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name))
+    out: list[Import] = []
+    for name in sorted(users & tables.keys()):
+        for key, value in zip(tables[name].keys, tables[name].values):
+            if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
+                continue
+            if isinstance(value, ast.Constant) and isinstance(value.value, str) \
+                    and _MODULE_PATH.match(prefix + value.value):
+                out.append(_from_import(prefix + value.value, key.value, key.lineno))
+            elif isinstance(value, (ast.List, ast.Tuple)) and _MODULE_PATH.match(key.value):
+                out.extend(_from_import("." + key.value, item.value, item.lineno) for item in value.elts
+                           if isinstance(item, ast.Constant) and isinstance(item.value, str)
+                           and item.value.isidentifier())
+    return out
+
+
+def _written_before(argument: ast.expr) -> str:
+    """The text an import's module argument puts before the value it reads: ``"."`` of
+    ``f".{module}"`` or ``"." + module``; "" when it reads the value as it is."""
+    first: ast.expr | None = None
+    if isinstance(argument, ast.JoinedStr) and argument.values:
+        first = argument.values[0]
+    elif isinstance(argument, ast.BinOp) and isinstance(argument.op, ast.Add):
+        first = argument.left
+    return first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+
+
+def _from_import(module: str, name: str, line: int) -> Import:
+    level = len(module) - len(module.lstrip("."))
+    return Import("", line, module[level:], level, name, "")
