@@ -90,6 +90,22 @@ FILES = {
                 return getattr(importlib.import_module(f".{module}", __name__), name)
             raise AttributeError(name)
         """,
+    "pkg/store/__init__.py": """
+        __all__ = ["store"]
+
+
+        def __getattr__(name):
+            if name == "store":
+                from pkg.store.triton_store import store
+                from warnings import warn
+
+                return store
+            raise AttributeError(name)
+        """,
+    "pkg/store/triton_store.py": """
+        def store(x):
+            return x
+        """,
     "pkg/ops/activation.py": """
         def silu_and_mul(x):
             return x
@@ -98,11 +114,13 @@ FILES = {
         from pkg.configs import KimiConfig, OvisConfig
         from pkg.models import KimiModel
         from pkg.ops import silu_and_mul
+        from pkg.store import store
 
 
         def build():
             KimiModel().run()
             silu_and_mul(1)
+            store(2)
             return KimiConfig(layers=4), OvisConfig()
         """,
 }
@@ -121,6 +139,9 @@ def test_names_a_module_imports_on_first_access_are_its_names(tmp_path):
     assert ("py:pkg.user.build", "py:pkg.configs.kimi.KimiConfig") in calls
     assert ("py:pkg.user.build", "py:pkg.models.modeling_kimi.KimiModel.run") in calls
     assert ("py:pkg.user.build", "py:pkg.ops.activation.silu_and_mul") in calls
+    assert ("py:pkg.user.build", "py:pkg.store.triton_store.store") in calls
+    assert ("py:pkg.store.store", "py:pkg.store.triton_store.store") in aliases
+    assert not [n for n in graph if n.startswith("py:pkg.store.warn")]  # imported in __getattr__, never asked for
     assert not [e for e in edges(bundle, "imports") if e[1] == "py:activation"]  # no module of that name
     imports = edges(bundle, "imports")
     assert ("py:pkg.configs", "py:pkg.configs.kimi") in imports

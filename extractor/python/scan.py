@@ -449,20 +449,27 @@ _MODULE_PATH = re.compile(r"^\.*[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*$|^\.+$")
 
 
 def lazy_imports(body: list[ast.stmt]) -> list[Import]:
-    """The names a module imports on first access (PEP 562): a module-level table whose entries
-    name a module, read by the module's ``__getattr__`` or handed to a lazy module
+    """The names a module imports on first access (PEP 562): those its ``__getattr__`` imports when
+    asked for them by name, and a module-level table whose entries name a module, read by the
+    module's ``__getattr__`` or handed to a lazy module
     (``_LazyModule(__name__, ..., table)``, transformers' shape), each entry a ``from module import
     name`` at its line. ``{"KimiConfig": "pkg.configs.kimi"}`` (a name: the module that defines it)
     and ``{"configuration_kimi": ["KimiConfig", ...]}`` (a submodule: the names it defines) are read;
     a table of any other shape is not, and the module then binds those names nowhere, as before."""
     tables: dict[str, ast.Dict] = {}
     users: set[str] = set()
+    out: list[Import] = []
     prefix = ""  # what the import writes before a table's module: `import_module(f".{module}", __name__)`
     for stmt in body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and isinstance(stmt.value, ast.Dict):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             tables.update((t.id, stmt.value) for t in targets if isinstance(t, ast.Name))
         elif isinstance(stmt, ast.FunctionDef) and stmt.name == "__getattr__":
+            # `if name == "store": from .triton_store import store`: an import of a name the function tests for
+            asked = {n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            out.extend(Import("", n.lineno, n.module or "", n.level, a.name, a.asname or "")
+                       for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom)
+                       for a in n.names if (a.asname or a.name) in asked)
             importing = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and n.args
                          and (dotted(n.func) or "").rsplit(".", 1)[-1] in _IMPORTERS]
             if len(importing) == 1:  # a __getattr__ that imports (not one that renames or warns)
@@ -471,7 +478,6 @@ def lazy_imports(body: list[ast.stmt]) -> list[Import]:
         elif isinstance(stmt, (ast.Assign, ast.Expr)) and isinstance(stmt.value, ast.Call) \
                 and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] == "_LazyModule":
             users.update(n.id for a in stmt.value.args for n in ast.walk(a) if isinstance(n, ast.Name))
-    out: list[Import] = []
     for name in sorted(users & tables.keys()):
         for key, value in zip(tables[name].keys, tables[name].values):
             if not (isinstance(key, ast.Constant) and isinstance(key.value, str)):
