@@ -19,6 +19,10 @@ class MetricText(msgspec.Struct, frozen=True, omit_defaults=True):
     text: str = ""  # as written, when it is neither
     constant: str = ""  # the name a constant would have (`NAME` of `metrics::NAME`)
     dynamic: bool = False  # `format!("{}_total", prefix)`: a pattern, `{}` where a value goes
+    path: str = ""  # Rust: a constant named through modules (`names::frontend::REQUESTS`), as written
+    # Rust: the pieces a `format!` (or a file's name helper around one) joins, each a literal or a
+    # reference the extract step may resolve; the value is theirs when all resolve
+    parts: tuple[MetricText, ...] = ()
 
 
 class MetricBuckets(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -143,7 +147,7 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one Rust or Go file says about Prometheus metrics."""
 
     metrics: tuple[NativeMetric, ...] = ()
-    constants: dict[str, str] = {}  # string constants of the file by name
+    constants: dict[str, str] = {}  # string constants of the file by name (a name given two values left out)
     # metrics-exporter-prometheus bucket configuration: (how, name) with how "full", "prefix",
     # "suffix" (name None when a constant of another file), or ("all", "") for `set_buckets`
     exporter_buckets: tuple[tuple[str, str | None], ...] = ()
@@ -151,3 +155,6 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     unmodeled: tuple[tuple[str, int], ...] = ()
     client: ClientRustFacts | None = None  # Rust: the prometheus-client crate's shapes
     imports: dict[str, str] = {}  # Go, in a file defining metrics: each import's local name -> import path
+    # Rust: every string constant of the file by its path of inline modules (`frontend::REQUESTS`,
+    # `NAME` at the top), for references through modules from any file of the system
+    scoped_constants: dict[str, str] = {}
