@@ -482,3 +482,39 @@ def test_go_metric_options_and_labels_name_constants_of_imported_packages(tmp_pa
         "claims_dropped_total": ([], False, False, 16),
     }
     assert found["claims_dropped_total"]["unresolved"].startswith("labels: labelFromFlag in the label list")
+
+
+RUST_FACTORIES = {
+    "runtime/src/metrics.rs": (
+        "use prometheus::Opts;\n"
+        "pub struct Metrics { prefix: String }\n"
+        "impl Metrics {\n"
+        "    pub fn create_intcounter(&self, name: &str, help: &str) -> anyhow::Result<prometheus::IntCounter> {\n"
+        "        let opts = Opts::new(build_name(&self.prefix, name), help);\n"
+        "        Ok(prometheus::IntCounter::with_opts(opts)?)\n"
+        "    }\n"
+        "    pub fn update_counter(&self, by: u64) -> u64 {\n        by\n    }\n"
+        "}\n"),
+    "runtime/src/handler.rs": (
+        "const REQUESTS: &str = \"requests_total\";\n"
+        "pub fn setup(metrics: &Metrics) {\n"
+        "    let requests = metrics\n"
+        "        .create_intcounter(REQUESTS, \"Requests handled\")\n"
+        "        .unwrap();\n"
+        "    metrics.update_counter(1);\n"
+        "}\n"),
+}
+
+
+def test_calls_of_the_systems_own_metric_factories_are_said(tmp_path):
+    """Dynamo makes most of its Rust metrics through `Metrics::create_intcounter(name, ..)`, whose body
+    builds the registered name through functions of its own: each call is a diagnostic naming the
+    factory and the argument, not a silent absence."""
+    bundle = _bundle_of_tree(tmp_path, RUST_FACTORIES)
+    said = [(d["path"], d["line"], d["message"]) for d in bundle["diagnostics"]
+            if d["code"] == "metric-factory-not-followed"]
+    assert said == [("runtime/src/handler.rs", 4,
+                     "create_intcounter('requests_total', ...) makes a prometheus IntCounter through the system's "
+                     "function create_intcounter (runtime/src/metrics.rs:4), which builds the name it registers "
+                     "from its arguments; archdiff does not follow it, so this metric is not in the metrics "
+                     "evidence")]

@@ -55,7 +55,7 @@ STEP = METRICS_STEP = Step(
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics,
               Language.YAML: scan_yaml_metric_tables},
     records=METRICS,
-    version="27",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="28",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -82,6 +82,7 @@ STEP = METRICS_STEP = Step(
     # block opened and closed in conditional groups of one condition joined (parse.join_conditional_blocks);
     # 25: YAML metric tables (yaml_tables: `counter: [{name, unit, dimensions}]`, entries with `type:`);
     # 26: Rust string constants by module path (also of files that define no metric), format! pieces, name helpers;
-    # 27: Python string Enums' members as constants, a class's attribute read through a local alias of it
+    # 27: Python string Enums' members as constants, a class's attribute read through a local alias of it;
+    # 28: Rust functions returning a prometheus metric named like a maker, and calls of functions so named
     forkable=True,  # beside the python graph: it reads the facts alone
 )

@@ -61,6 +61,26 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     label_refs: tuple[str, ...] = ()
 
 
+class RustFactory(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A Rust function of the system that returns a prometheus crate metric (``fn create_intcounter(
+    &self, name: &str, ..) -> Result<prometheus::IntCounter>``): its calls make metrics."""
+
+    name: str
+    line: int
+    type: str  # counter, gauge, histogram
+    integer: bool = False
+    vec: bool = False
+
+
+class FactoryCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A call of a function named like a metric maker (``metrics.create_intcounter(NAME, ..)``); the
+    extract step keeps those of the system's factories."""
+
+    callee: str
+    line: int
+    name: MetricText | None = None  # its first argument
+
+
 class ClientBuckets(msgspec.Struct, frozen=True, omit_defaults=True):
     """The buckets a client_rust histogram is made with, as far as its file says."""
 
@@ -158,3 +178,5 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # Rust: every string constant of the file by its path of inline modules (`frontend::REQUESTS`,
     # `NAME` at the top), for references through modules from any file of the system
     scoped_constants: dict[str, str] = {}
+    factories: tuple[RustFactory, ...] = ()  # Rust: functions returning a prometheus crate metric
+    factory_calls: tuple[FactoryCall, ...] = ()  # Rust: calls of functions named like a metric maker

@@ -47,7 +47,7 @@ from extractor.model import Diagnostic, Language, Severity
 from extractor.native.manifests import system_manifests
 from extractor.telemetry.client_rust_records import client_rust_records
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import MetricText, NativeMetric, NativeMetricFacts
+from extractor.telemetry.native_facts import FactoryCall, MetricText, NativeMetric, NativeMetricFacts, RustFactory
 from extractor.telemetry.records import MetricDefinition, MetricType, lint_name, unmodeled_library
 
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
@@ -99,6 +99,10 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
             diagnostics += client_diagnostics
             stats += client_stats
         paths = ModuleConstants(files) if language is Language.RUST else None
+        factories: dict[str, list[tuple[SourceFile, RustFactory]]] = {}
+        for file, facts in files:
+            for factory in facts.factories:
+                factories.setdefault(factory.name, []).append((file, factory))
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
@@ -107,6 +111,11 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
             for alias, target in facts.imports.items():
                 # `pkg.Name`: the constant Name of the package the file imports as pkg
                 local.update((f"{alias}.{name}", value) for name, value in imported.get(target, {}).items())
+            for call in facts.factory_calls:
+                made = factories.get(call.callee)
+                if made:
+                    stats[f"{language.value}_factory_calls_not_followed"] += 1
+                    diagnostics.append(_factory_call(file, call, made, local))
             for m in facts.metrics:
                 if m.describe:
                     continue
@@ -118,6 +127,22 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
                     diagnostics.append(problem)
                     stats[f"{language.value}_unresolved"] += 1
     return _one_per_series(records), diagnostics, stats
+
+
+def _factory_call(file: SourceFile, call: FactoryCall, made: list[tuple[SourceFile, RustFactory]],
+                  constants: dict[str, str]) -> Diagnostic:
+    """A call of the system's own function that returns a prometheus crate metric: the metric is made
+    there, from this call's arguments, in a way the scanner does not follow (Dynamo's
+    ``Metrics::create_intcounter`` prefixes the name through two more functions)."""
+    where_file, factory = min(made, key=lambda item: (item[0].path, item[1].line))
+    where = f"{where_file.path}:{factory.line}" + (f" and {len(made) - 1} more of that name" if len(made) > 1 else "")
+    value = _resolve(call.name, constants)
+    named = repr(value) if value is not None else (call.name.text if call.name is not None else "(no argument)")
+    kind = ("Int" if factory.integer else "") + factory.type.capitalize() + ("Vec" if factory.vec else "")
+    return Diagnostic(file.path, call.line, "metric-factory-not-followed",
+                      f"{call.callee}({named}, ...) makes a prometheus {kind} through the system's function "
+                      f"{call.callee} ({where}), which builds the name it registers from its arguments; archdiff "
+                      "does not follow it, so this metric is not in the metrics evidence", Severity.INFO)
 
 
 def _one_per_series(records: list[MetricDefinition]) -> list[MetricDefinition]:

@@ -42,7 +42,8 @@ from extractor.model import ParsedFile
 from extractor.rust.parse import capture_nodes
 from extractor.telemetry.client_rust_scan import scan_client_rust
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
+from extractor.telemetry.native_facts import (FactoryCall, MetricBuckets, MetricText, NativeMetric, NativeMetricFacts,
+                                              RustFactory)
 
 _REGISTER = re.compile(rb"(?<!metrics::)\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
 _OPTS = re.compile(rb"\b(Opts|HistogramOpts)::new\s*\(")
@@ -73,6 +74,12 @@ _HELPER_FN = re.compile(rb"\bfn\s+([a-z_]\w*)\s*\(\s*([a-z_]\w*)\s*:\s*&(?:'stat
                         rb"\{\s*format!\s*\(")
 _HELPER_CLOSURE = re.compile(rb"\blet\s+([a-z_]\w*)\s*=\s*(?:move\s+)?\|\s*([a-z_]\w*)\s*"
                              rb"(?::\s*&(?:'static\s+)?str\s*)?\|\s*format!\s*\(")
+# functions of the crate that make a metric: named for its type, returning a prometheus metric type
+_MAKER_NAME = rb"[a-z_][a-z0-9_]*(?:counter|gauge|histogram)[a-z0-9_]*"
+_FACTORY_CALL = re.compile(rb"(?<![\w!])(" + _MAKER_NAME + rb")\s*(?:::\s*<[^;{}()]*>\s*)?\(")
+_FACTORY_DEF = re.compile(rb"\bfn\s+(" + _MAKER_NAME + rb")\s*(?:<[^(]*?>)?\s*\(")
+_RETURNS = re.compile(rb"\s*->\s*([^{;]*?)\s*(?:\bwhere\b[^{;]*)?\{")
+_METRIC_TYPE = re.compile(r"\b(Int)?(Counter|Gauge|Histogram)(Vec)?\b")
 _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
 _NAMED_ARG = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*(.*)", re.S)
 _MAX_DEPTH = 4  # helpers and format! nested deeper than this are not followed
@@ -107,18 +114,22 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     client = scan_client_rust(parsed.tree, data)
     # a file that only configures the metrics crate's exporter (`set_buckets_for_metric` in a
     # `prometheus.rs` of its own, naming metrics_exporter_prometheus alone) is read for its matchers
+    makers = _FACTORY_CALL.search(data) is not None
     if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate and b"set_buckets" not in data:
-        # a file of string constants only (metric names a module keeps for the crate) is kept for them
-        if client is None and _CONST.search(data) is None:
+        # a file of string constants only (metric names a module keeps for the crate) is kept for them,
+        # and one calling functions named like metric makers, for the extract step to match to factories
+        if client is None and not makers and _CONST.search(data) is None:
             return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
         text = _blank_comments(parsed)
         constants = _constants(text)
-        if not (constants.scoped or client or unmodeled):
+        factories, calls = _factories(text, constants) if makers else ((), ())
+        if not (constants.scoped or client or unmodeled or factories or calls):
             return None
         return NativeMetricFacts(constants=dict(constants), unmodeled=unmodeled, client=client,
-                                 scoped_constants=constants.scoped)
+                                 scoped_constants=constants.scoped, factories=factories, factory_calls=calls)
     text = _blank_comments(parsed)
     constants = _constants(text)
+    factories, calls = _factories(text, constants) if makers else ((), ())
     metrics: list[NativeMetric] = []
     opts_in_macros: set[int] = set()
     # a bare register_counter! is the metrics crate's in a file that uses it and not the prometheus crate
@@ -224,10 +235,33 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             buckets.append((m.group(1).decode().lower(), name))
     if _SET_BUCKETS.search(text):
         buckets.append(("all", ""))
-    if not (metrics or constants or buckets or unmodeled or client):
+    if not (metrics or constants or buckets or unmodeled or client or factories or calls):
         return None
     return NativeMetricFacts(tuple(metrics), dict(constants), tuple(buckets), unmodeled, client,
-                             scoped_constants=constants.scoped)
+                             scoped_constants=constants.scoped, factories=factories, factory_calls=calls)
+
+
+def _factories(text: bytes,
+               constants: dict[str, str]) -> tuple[tuple[RustFactory, ...], tuple[FactoryCall, ...]]:
+    """The file's functions named like a metric maker that return a prometheus crate metric type (in
+    a file that uses the crate), and its calls of functions so named with their first argument."""
+    factories = []
+    if _PROMETHEUS_CRATE.search(text) is not None:
+        for m in _FACTORY_DEF.finditer(text):
+            _params, close = _arguments(text, m.end() - 1)
+            returns = _RETURNS.match(text, close + 1)
+            kind = _METRIC_TYPE.search(returns.group(1).decode("utf-8", "replace")) if returns else None
+            if kind is not None:
+                factories.append(RustFactory(m.group(1).decode(), _line(text, m.start()), kind.group(2).lower(),
+                                             integer=bool(kind.group(1)), vec=bool(kind.group(3))))
+    calls = []
+    for m in _FACTORY_CALL.finditer(text):
+        if re.search(rb"\bfn\s+$", text[max(0, m.start() - 12):m.start()]):
+            continue  # its definition
+        args, _close = _arguments(text, m.end() - 1)
+        calls.append(FactoryCall(m.group(1).decode(), _line(text, m.start()),
+                                 _value(args[0], constants) if args else None))
+    return tuple(factories), tuple(calls)
 
 
 def _constructors(text: bytes, constants: dict[str, str],
