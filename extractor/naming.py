@@ -90,11 +90,12 @@ def module_names(files: Iterable[PythonFile]) -> tuple[dict[str, str], list[Diag
     projects = {(source, directory) for source, directory in projects
                 if not ((source, directory) in init_dirs and (source, directory.rpartition("/")[0]) in init_dirs
                         and "/" in directory)}
+    packages = init_dirs | _src_namespace_packages(init_dirs)
     names: dict[str, str] = {}
     owner: dict[str, str] = {}
     diagnostics = []
     for f in files:
-        name = _module_name(f.source, f.rel, init_dirs, dirs_with_modules, projects)
+        name = _module_name(f.source, f.rel, packages, dirs_with_modules, projects)
         if name in owner:
             parts = f.rel[:-3].split("/")
             if parts[-1] == "__init__" and len(parts) > 1:  # a package is named after its directory, as
@@ -111,6 +112,22 @@ def module_names(files: Iterable[PythonFile]) -> tuple[dict[str, str], list[Diag
         owner[name] = f.path
         names[f.path] = name
     return names, diagnostics
+
+
+def _src_namespace_packages(init_dirs: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    """Directories of a ``src/`` layout that are namespace packages though they hold modules of their
+    own: ``src/pkg/`` without ``__init__.py`` beside ``src/pkg/sub/__init__.py`` is imported as
+    ``pkg`` (PEP 420, with ``src/`` on the path; maturin's mixed projects ship ``python-source = "src"``
+    so: Dynamo's ``src/dynamo/prometheus_names.py`` and ``src/dynamo/runtime/``). A directory of
+    ``src/`` with modules and no package below (a C++ tree's ``src/resources/utils.py``) stays a
+    directory of scripts."""
+    found = set()
+    for source, directory in init_dirs:
+        parent = directory.rpartition("/")[0]  # .../src/pkg
+        holder, _, name = parent.rpartition("/")
+        if holder.rpartition("/")[2] == "src" and _importable(name) and (source, parent) not in init_dirs:
+            found.add((source, parent))
+    return found
 
 
 def with_module_names(files: Sequence[_F]) -> tuple[_F, ...]:

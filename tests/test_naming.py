@@ -40,6 +40,17 @@ def test_namespace_packages_above_and_inside_a_package():
         == "unit.test_a"
 
 
+def test_a_src_directory_with_modules_and_packages_below_is_a_namespace_package():
+    """Dynamo's maturin project (python-source = "src"): src/dynamo/ has no __init__.py, modules of its
+    own and packages below; with src/ on the path all are ``dynamo.*``. A directory of src/ with modules
+    and no package below (a C++ tree's src/resources/) is a directory of scripts, as before."""
+    got = names("bindings/src/pkg/names.py", "bindings/src/pkg/runtime/__init__.py", "bindings/src/pkg/runtime/log.py",
+                "bindings/src/pkg/_core.py", "src/resources/utils.py", "src/other/x.py", "src/other/y/z.py")
+    assert got == {"bindings/src/pkg/names.py": "pkg.names", "bindings/src/pkg/runtime/__init__.py": "pkg.runtime",
+                   "bindings/src/pkg/runtime/log.py": "pkg.runtime.log", "bindings/src/pkg/_core.py": "pkg._core",
+                   "src/resources/utils.py": "utils", "src/other/x.py": "x", "src/other/y/z.py": "z"}
+
+
 def test_a_clash_keeps_the_first_and_says_so():
     found, diagnostics = naming.module_names([F("a/x.py", "x.py", "a"), F("b/x.py", "x.py", "b")])
     assert found == {"a/x.py": "x", "b/x.py": "b.x"}
@@ -112,6 +123,7 @@ def test_ids():
 _IMPORT_TREE = ("pkg/__init__.py", "pkg/core.py", "pkg/types/__init__.py", "pkg/types/providers/x.py",
                 "pkg/types/providers/deeper/still/y.py", "pkg/ns/sub/__init__.py", "pkg/ns/sub/m.py",
                 "pkg/ns/plain.py", "src/lib2/__init__.py", "src/lib2/deep/er/z.py",
+                "src/nsp/own.py", "src/nsp/inner/__init__.py", "src/nsp/inner/k.py",
                 "google/cloud/x/__init__.py", "google/cloud/x/api.py", "tools/run.py",
                 "pkg/my-data/gen.py", "pkg2/__init__.py", "pkg2/a/b/c/__init__.py", "pkg2/a/b/c/d.py")
 

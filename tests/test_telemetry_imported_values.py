@@ -87,3 +87,52 @@ def test_names_labels_and_buckets_from_other_modules_are_read_there(tmp_path):
     # a function doing more than naming values is not read; an Enum's member is no string
     assert unresolved == {15: "gauge name is not a string the code gives: noisy_name('noisy')",
                           16: "gauge name is not a string the code gives: Stage.PREFILL"}
+
+
+def test_a_string_enum_member_and_a_class_through_a_local_alias(tmp_path):
+    """Dynamo's ``class EmbeddingCacheMetrics(str, enum.Enum)`` with f-string members over an imported
+    class's constant, used as ``ECM = EmbeddingCacheMetrics; Counter(ECM.HITS_TOTAL, ...)``: a string
+    Enum's member is a ``str`` holding its value; a plain Enum's is not."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/names.py": "class prefix:\n    COMPONENT = \"svc_component\"\n",
+        "pkg/metrics.py": textwrap.dedent('''\
+            import enum
+            from enum import StrEnum
+            from prometheus_client import Counter, Gauge
+            from pkg.names import prefix
+
+
+            class CacheMetrics(str, enum.Enum):
+                HITS_TOTAL = f"{prefix.COMPONENT}_cache_hits_total"
+
+
+            class Sizes(StrEnum):
+                BYTES = "cache_bytes"
+
+
+            class Plain(enum.Enum):
+                NOPE = "plain_gauge"
+
+
+            class Names:
+                QUEUED = "queued"
+
+
+            def make(registry):
+                CM = CacheMetrics
+                names = Names
+                Counter(CM.HITS_TOTAL, "Hits.", registry=registry)
+                Gauge(Sizes.BYTES, "Bytes.", registry=registry)
+                Gauge(names.QUEUED, "Queued.", registry=registry)
+                Gauge(Plain.NOPE, "Not a string.", registry=registry)
+        '''),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert {(r.name, r.line) for r in result.records} == {
+        ("svc_component_cache_hits", 26), ("cache_bytes", 27), ("queued", 28)}
+    unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
+    assert unresolved == {29: "gauge name is not a string the code gives: Plain.NOPE"}

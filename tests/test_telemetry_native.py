@@ -310,11 +310,70 @@ def test_the_prometheus_crate_constructors_are_read(tmp_path):
         "kvpool_copy_seconds": ("histogram", [], True, "opts", "src/stats.rs", 24),
         "kvpool_misses_total": ("counter", [], False, "opts", "src/stats.rs", 27),  # labels: a parameter
         "kvpool_pinned": ("gauge", [], True, "constructor", "src/stats.rs", 30),
+        # Gauge::new(pool_name(..)): the file's helper returns format!("kvpool_{}", suffix)
+        "kvpool_free_blocks": ("gauge", [], True, "constructor", "src/stats.rs", 15),
     }
     assert (found["kvpool_hits_total"]["help"], found["kvpool_hits_total"]["exposed_names"]) == (
         "Lookups that found a block", ["kvpool_hits_total"])
+    assert not [d for d in bundle["diagnostics"] if d["code"] == "metric-name-unresolved"]
+
+
+RUST_NAMES = {
+    # names kept in modules of a file of their own, the same constant name in two of them
+    "runtime/src/metrics/names.rs": (
+        "pub mod prefix {\n    pub const FRONTEND: &str = \"svc_frontend\";\n}\n"
+        "pub mod frontend {\n    pub const REQUESTS_TOTAL: &str = \"requests_total\";\n"
+        "    pub const QUEUED: &str = \"queued_requests\";\n}\n"
+        "pub mod worker {\n    pub const REQUESTS_TOTAL: &str = \"worker_requests_total\";\n}\n"),
+    "router/src/names.rs": (
+        "pub mod worker {\n    pub const REQUESTS_TOTAL: &str = \"router_worker_requests_total\";\n}\n"),
+    "router/src/metrics.rs": (
+        "use prometheus::{IntCounter, IntGauge, IntGaugeVec, Opts};\n"
+        "use svc_runtime::metrics::names::{frontend, prefix, worker};\n"
+        "const LOCAL: &str = \"svc_router\";\n"
+        "\n"
+        "fn frontend_name(suffix: &str) -> String {\n    format!(\"{}_{}\", prefix::FRONTEND, suffix)\n}\n"
+        "\n"
+        "pub fn make(raw: String) {\n"
+        "    let a = IntCounter::new(frontend_name(frontend::REQUESTS_TOTAL), \"Requests\").unwrap();\n"
+        "    let b = IntGaugeVec::new(\n"
+        "        Opts::new(\n"
+        "            format!(\n"
+        "                \"{}_{}\",\n"
+        "                prefix::FRONTEND,\n"
+        "                frontend::QUEUED\n"
+        "            ),\n"
+        "            \"Queued\",\n"
+        "        ),\n"
+        "        &[\"model\"],\n"
+        "    ).unwrap();\n"
+        "    let c = IntCounter::new(svc_runtime::metrics::names::worker::REQUESTS_TOTAL, \"Worker\").unwrap();\n"
+        "    let d = IntGauge::new(format!(\"{LOCAL}_{n}\", n = \"ready\"), \"Ready\").unwrap();\n"
+        "    let name = |suffix: &str| format!(\"{}_{}\", &raw, suffix);\n"
+        "    let e = IntGauge::new(name(\"depth\"), \"Depth\").unwrap();\n"
+        "    let f = IntCounter::new(worker::REQUESTS_TOTAL, \"Which worker?\").unwrap();\n"
+        "    let g = IntGauge::new(format!(\"{LOCAL}_{:>4}\", \"x\"), \"Padded\").unwrap();\n"
+        "}\n"),
+}
+
+
+def test_rust_metric_names_from_module_constants_format_and_name_helpers(tmp_path):
+    bundle = _bundle_of_tree(tmp_path, RUST_NAMES)
+    found = metrics_by_name(bundle, "rust")
+    assert {name: (m["type"], m["line"], m["dynamic"]) for name, m in found.items()} == {
+        "svc_frontend_requests_total": ("counter", 10, False),  # a helper's format! over another file's modules
+        "svc_frontend_queued_requests": ("gauge", 12, False),  # format! with its arguments on lines of their own
+        "worker_requests_total": ("counter", 22, False),  # the path narrows to the runtime's module
+        "svc_router_ready": ("gauge", 23, False),  # a constant captured by name, a named argument
+        "{}_depth": ("gauge", 25, True),  # a closure over a value the code computes: a pattern
+        "svc_router_{}": ("gauge", 27, True),  # a formatting spec is not applied: that piece is unknown
+    }
+    assert found["svc_frontend_queued_requests"]["labels"] == ["model"]
+    assert found["{}_depth"]["unresolved"] == (
+        'name: &raw in format!("{}_{}", &raw, suffix) is no literal nor a string constant of the analysed files')
+    # `worker::REQUESTS_TOTAL` names a constant of two modules with different values: said, not guessed
     unresolved = [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-name-unresolved"]
-    assert unresolved == [("src/stats.rs", 15)]  # Gauge::new(pool_name(..)): said, not guessed
+    assert unresolved == [("router/src/metrics.rs", 26)]
 
 
 def test_the_metrics_crate_labels_as_one_expression_and_exporter_buckets_of_a_file_of_their_own():
@@ -423,3 +482,39 @@ def test_go_metric_options_and_labels_name_constants_of_imported_packages(tmp_pa
         "claims_dropped_total": ([], False, False, 16),
     }
     assert found["claims_dropped_total"]["unresolved"].startswith("labels: labelFromFlag in the label list")
+
+
+RUST_FACTORIES = {
+    "runtime/src/metrics.rs": (
+        "use prometheus::Opts;\n"
+        "pub struct Metrics { prefix: String }\n"
+        "impl Metrics {\n"
+        "    pub fn create_intcounter(&self, name: &str, help: &str) -> anyhow::Result<prometheus::IntCounter> {\n"
+        "        let opts = Opts::new(build_name(&self.prefix, name), help);\n"
+        "        Ok(prometheus::IntCounter::with_opts(opts)?)\n"
+        "    }\n"
+        "    pub fn update_counter(&self, by: u64) -> u64 {\n        by\n    }\n"
+        "}\n"),
+    "runtime/src/handler.rs": (
+        "const REQUESTS: &str = \"requests_total\";\n"
+        "pub fn setup(metrics: &Metrics) {\n"
+        "    let requests = metrics\n"
+        "        .create_intcounter(REQUESTS, \"Requests handled\")\n"
+        "        .unwrap();\n"
+        "    metrics.update_counter(1);\n"
+        "}\n"),
+}
+
+
+def test_calls_of_the_systems_own_metric_factories_are_said(tmp_path):
+    """Dynamo makes most of its Rust metrics through `Metrics::create_intcounter(name, ..)`, whose body
+    builds the registered name through functions of its own: each call is a diagnostic naming the
+    factory and the argument, not a silent absence."""
+    bundle = _bundle_of_tree(tmp_path, RUST_FACTORIES)
+    said = [(d["path"], d["line"], d["message"]) for d in bundle["diagnostics"]
+            if d["code"] == "metric-factory-not-followed"]
+    assert said == [("runtime/src/handler.rs", 4,
+                     "create_intcounter('requests_total', ...) makes a prometheus IntCounter through the system's "
+                     "function create_intcounter (runtime/src/metrics.rs:4), which builds the name it registers "
+                     "from its arguments; archdiff does not follow it, so this metric is not in the metrics "
+                     "evidence")]

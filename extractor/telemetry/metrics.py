@@ -23,6 +23,7 @@ from extractor.telemetry.native_metrics import native_records
 from extractor.telemetry.python_records import python_records
 from extractor.telemetry.python_scan import scan_python_metrics
 from extractor.telemetry.rust_scan import scan_rust_metrics
+from extractor.telemetry.yaml_tables import scan_yaml_metric_tables, table_records
 
 
 def extract_metrics(ctx: Context) -> Contribution:
@@ -30,6 +31,8 @@ def extract_metrics(ctx: Context) -> Contribution:
     cpp_metrics, cpp_diags, cpp_stats = cpp_records(ctx)
     native, native_diags, native_stats = native_records(ctx)  # Rust and Go
     cpp_metrics, cpp_diags, cpp_stats = cpp_metrics + native, cpp_diags + native_diags, cpp_stats + native_stats
+    tables, table_diags = table_records(ctx, "metrics")  # metric tables in YAML, made by code that reads them
+    cpp_metrics, cpp_diags = cpp_metrics + tables, cpp_diags + table_diags
     # One record per definition site and name: a construction reached through several subclasses
     # that all resolve to the same prometheus_client class is still one metric.
     records = sorted(set(py_records) | set(cpp_metrics))
@@ -39,6 +42,8 @@ def extract_metrics(ctx: Context) -> Contribution:
     stats["metrics_by_language"] = dict(sorted(Tally(r.language for r in records).items()))
     stats["metrics_dynamic"] = sum(r.dynamic for r in records)
     stats["metrics_with_lint"] = sum(bool(r.lint) for r in records)
+    if tables:
+        stats["metrics_from_tables"] = len(set(tables))
     return Contribution(records=tuple(records), diagnostics=tuple(sorted(py_diags + cpp_diags)),
                         stats=stats)
 
@@ -47,9 +52,10 @@ STEP = METRICS_STEP = Step(
     name="metrics",
     extract=extract_metrics,
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
-              Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
+              Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics,
+              Language.YAML: scan_yaml_metric_tables},
     records=METRICS,
-    version="26",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="30",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -74,7 +80,11 @@ STEP = METRICS_STEP = Step(
     # beside it): a class's methods named like a metric class that return one (ClassFacts.forwards) and the
     # annotated parameter a call's head names (CallFacts.receiver); 24: C/C++ trees parsed with a namespace
     # block opened and closed in conditional groups of one condition joined (parse.join_conditional_blocks);
-    # 25: and with declaration wrappers unwrapped, attribute-only function-like macros blanked;
-    # 26: yalantinglibs metrics (CppMetricFacts.ylt: objects, class members and constructors' initializers)
+    # 25: YAML metric tables (yaml_tables: `counter: [{name, unit, dimensions}]`, entries with `type:`);
+    # 26: Rust string constants by module path (also of files that define no metric), format! pieces, name helpers;
+    # 27: Python string Enums' members as constants, a class's attribute read through a local alias of it;
+    # 28: Rust functions returning a prometheus metric named like a maker, and calls of functions so named
+    # (a branch's 25-28); 29: C/C++ trees with declaration wrappers unwrapped, attribute-only function-like
+    # macros blanked; 30: yalantinglibs metrics (CppMetricFacts.ylt: objects, members, constructors' initializers)
     forkable=True,  # beside the python graph: it reads the facts alone
 )

@@ -19,6 +19,10 @@ class MetricText(msgspec.Struct, frozen=True, omit_defaults=True):
     text: str = ""  # as written, when it is neither
     constant: str = ""  # the name a constant would have (`NAME` of `metrics::NAME`)
     dynamic: bool = False  # `format!("{}_total", prefix)`: a pattern, `{}` where a value goes
+    path: str = ""  # Rust: a constant named through modules (`names::frontend::REQUESTS`), as written
+    # Rust: the pieces a `format!` (or a file's name helper around one) joins, each a literal or a
+    # reference the extract step may resolve; the value is theirs when all resolve
+    parts: tuple[MetricText, ...] = ()
 
 
 class MetricBuckets(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -55,6 +59,26 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     opts_text: str = ""  # Go: the options argument as written, when it is no literal
     # Go: label names the list gives as constants (`LabelPod`, `consts.Phase`), beside `labels`' strings
     label_refs: tuple[str, ...] = ()
+
+
+class RustFactory(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A Rust function of the system that returns a prometheus crate metric (``fn create_intcounter(
+    &self, name: &str, ..) -> Result<prometheus::IntCounter>``): its calls make metrics."""
+
+    name: str
+    line: int
+    type: str  # counter, gauge, histogram
+    integer: bool = False
+    vec: bool = False
+
+
+class FactoryCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A call of a function named like a metric maker (``metrics.create_intcounter(NAME, ..)``); the
+    extract step keeps those of the system's factories."""
+
+    callee: str
+    line: int
+    name: MetricText | None = None  # its first argument
 
 
 class ClientBuckets(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -143,7 +167,7 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one Rust or Go file says about Prometheus metrics."""
 
     metrics: tuple[NativeMetric, ...] = ()
-    constants: dict[str, str] = {}  # string constants of the file by name
+    constants: dict[str, str] = {}  # string constants of the file by name (a name given two values left out)
     # metrics-exporter-prometheus bucket configuration: (how, name) with how "full", "prefix",
     # "suffix" (name None when a constant of another file), or ("all", "") for `set_buckets`
     exporter_buckets: tuple[tuple[str, str | None], ...] = ()
@@ -151,3 +175,8 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     unmodeled: tuple[tuple[str, int], ...] = ()
     client: ClientRustFacts | None = None  # Rust: the prometheus-client crate's shapes
     imports: dict[str, str] = {}  # Go, in a file defining metrics: each import's local name -> import path
+    # Rust: every string constant of the file by its path of inline modules (`frontend::REQUESTS`,
+    # `NAME` at the top), for references through modules from any file of the system
+    scoped_constants: dict[str, str] = {}
+    factories: tuple[RustFactory, ...] = ()  # Rust: functions returning a prometheus crate metric
+    factory_calls: tuple[FactoryCall, ...] = ()  # Rust: calls of functions named like a metric maker

@@ -39,6 +39,7 @@ import dataclasses
 import re
 from collections import Counter as Tally
 from collections.abc import Iterable
+from pathlib import PurePosixPath
 
 from extractor.context import Context, SourceFile
 from extractor.go.graph import import_path
@@ -46,7 +47,7 @@ from extractor.model import Diagnostic, Language, Severity
 from extractor.native.manifests import system_manifests
 from extractor.telemetry.client_rust_records import client_rust_records
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import MetricText, NativeMetric, NativeMetricFacts
+from extractor.telemetry.native_facts import FactoryCall, MetricText, NativeMetric, NativeMetricFacts, RustFactory
 from extractor.telemetry.records import MetricDefinition, MetricType, lint_name, unmodeled_library
 
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
@@ -97,14 +98,24 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
             records += client_records
             diagnostics += client_diagnostics
             stats += client_stats
+        paths = ModuleConstants(files) if language is Language.RUST else None
+        factories: dict[str, list[tuple[SourceFile, RustFactory]]] = {}
+        for file, facts in files:
+            for factory in facts.factories:
+                factories.setdefault(factory.name, []).append((file, factory))
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
                 diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_crates[crate]))
-            local = {**constants.get(_package(file), {}), **facts.constants}
+            local = _Constants({**constants.get(_package(file), {}), **facts.constants}, paths)
             for alias, target in facts.imports.items():
                 # `pkg.Name`: the constant Name of the package the file imports as pkg
                 local.update((f"{alias}.{name}", value) for name, value in imported.get(target, {}).items())
+            for call in facts.factory_calls:
+                made = factories.get(call.callee)
+                if made:
+                    stats[f"{language.value}_factory_calls_not_followed"] += 1
+                    diagnostics.append(_factory_call(file, call, made, local))
             for m in facts.metrics:
                 if m.describe:
                     continue
@@ -116,6 +127,22 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
                     diagnostics.append(problem)
                     stats[f"{language.value}_unresolved"] += 1
     return _one_per_series(records), diagnostics, stats
+
+
+def _factory_call(file: SourceFile, call: FactoryCall, made: list[tuple[SourceFile, RustFactory]],
+                  constants: dict[str, str]) -> Diagnostic:
+    """A call of the system's own function that returns a prometheus crate metric: the metric is made
+    there, from this call's arguments, in a way the scanner does not follow (Dynamo's
+    ``Metrics::create_intcounter`` prefixes the name through two more functions)."""
+    where_file, factory = min(made, key=lambda item: (item[0].path, item[1].line))
+    where = f"{where_file.path}:{factory.line}" + (f" and {len(made) - 1} more of that name" if len(made) > 1 else "")
+    value = _resolve(call.name, constants)
+    named = repr(value) if value is not None else (call.name.text if call.name is not None else "(no argument)")
+    kind = ("Int" if factory.integer else "") + factory.type.capitalize() + ("Vec" if factory.vec else "")
+    return Diagnostic(file.path, call.line, "metric-factory-not-followed",
+                      f"{call.callee}({named}, ...) makes a prometheus {kind} through the system's function "
+                      f"{call.callee} ({where}), which builds the name it registers from its arguments; archdiff "
+                      "does not follow it, so this metric is not in the metrics evidence", Severity.INFO)
 
 
 def _one_per_series(records: list[MetricDefinition]) -> list[MetricDefinition]:
@@ -135,6 +162,46 @@ def _one_per_series(records: list[MetricDefinition]) -> list[MetricDefinition]:
         merged[(r.name, r.type)] = dataclasses.replace(
             first, labels=tuple(sorted(set(first.labels) | set(r.labels))), help=first.help or r.help)
     return sorted(out + list(merged.values()))
+
+
+class ModuleConstants:
+    """The Rust string constants of the whole system by module path (the file's path, less its
+    extension and a ``mod.rs``/``lib.rs``/``main.rs`` name, then its inline modules), for a name
+    written through modules (``frontend_service::REQUESTS_TOTAL``) in any file. A path matches the
+    constants whose module path ends the way it does, matched from its last two segments for as
+    long as they agree (a crate's own name, ``dynamo_runtime::``, is no directory's); several
+    values left is no value."""
+
+    def __init__(self, files: Iterable[tuple[SourceFile, NativeMetricFacts]]) -> None:
+        self.by_tail: dict[tuple[str, ...], list[tuple[tuple[str, ...], str]]] = {}
+        for file, facts in files:
+            parts = PurePosixPath(file.path).with_suffix("").parts
+            base = parts[:-1] if parts and parts[-1] in ("mod", "lib", "main") else parts
+            for scoped, value in facts.scoped_constants.items():
+                full = (*base, *scoped.split("::"))
+                self.by_tail.setdefault(full[-2:], []).append((full, value))
+
+    def lookup(self, path: str) -> tuple[bool, str | None]:
+        """(whether any constant has that path's end, its value when they all have one)."""
+        segments = tuple(path.split("::"))
+        found = self.by_tail.get(segments[-2:], [])
+        if not found:
+            return False, None
+        for size in range(3, len(segments) + 1):
+            narrower = [c for c in found if c[0][-size:] == segments[-size:]]
+            if not narrower:
+                break
+            found = narrower
+        values = {value for _path, value in found}
+        return True, values.pop() if len(values) == 1 else None
+
+
+class _Constants(dict):
+    """A file's constants by name, and the system's by module path."""
+
+    def __init__(self, names: dict[str, str], paths: ModuleConstants | None) -> None:
+        super().__init__(names)
+        self.paths = paths
 
 
 def _package(file: SourceFile) -> str:
@@ -181,7 +248,23 @@ def _resolve(fact: MetricText | None, constants: dict[str, str]) -> str | None:
         return None
     if fact.value is not None:
         return fact.value
+    if fact.parts:  # a format!: its value when every piece has one
+        pieces = [_resolve(part, constants) for part in fact.parts]
+        return None if None in pieces else "".join(p or "" for p in pieces)
+    paths = getattr(constants, "paths", None)
+    if fact.path and paths is not None:
+        known, value = paths.lookup(fact.path)
+        if known:  # a constant of that module (or several values: none)
+            return value
     return constants.get(fact.constant)
+
+
+def _pattern(fact: MetricText, constants: dict[str, str]) -> tuple[str, str]:
+    """A format!'s name as a pattern, ``{}`` where a piece has no value, and why."""
+    pieces = [_resolve(part, constants) for part in fact.parts]
+    unknown = [part.text or "?" for part, piece in zip(fact.parts, pieces) if piece is None]
+    return ("".join("{}" if piece is None else piece for piece in pieces),
+            f"name: {', '.join(unknown)} in {fact.text} is no literal nor a string constant of the analysed files")
 
 
 def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], described: dict[str, tuple[str, str]],
@@ -198,6 +281,9 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
                                 "same statement: its metric type is unknown", Severity.INFO)
     kind = MetricType(m.type)
     raw = _resolve(m.name, constants)
+    name_unread = ""
+    if raw is None and m.name is not None and m.name.parts:
+        raw, name_unread = _pattern(m.name, constants)
     if raw is None:
         written = m.name.text if m.name is not None else "(no name)"
         return None, Diagnostic(file.path, m.line, "metric-name-unresolved",
@@ -205,7 +291,7 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
                                 "analysed files", Severity.INFO)
     namespace = _resolve(m.namespace, constants) or ""
     subsystem = _resolve(m.subsystem, constants) or ""
-    dynamic = (m.name is not None and m.name.dynamic) or any(
+    dynamic = bool(name_unread) or (m.name is not None and m.name.dynamic) or any(
         part is not None and part.text and _resolve(part, constants) is None for part in (m.namespace, m.subsystem))
     help_text = _resolve(m.help, constants) or ""
     unit = ""
@@ -248,7 +334,8 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         unit=unit.lower(), language=language, dynamic=dynamic, exposed_names=exposed(kind, name, rendered),
         lint=lint, labels_resolved=m.labels is not None and not unread, buckets_resolved=buckets_resolved,
         library=lib, via=_via(m),
-        unresolved=OTEL_LABELS_AT_USE if library == "otel-go" else _unread_labels(unread)), None
+        unresolved="; ".join(r for r in (name_unread, OTEL_LABELS_AT_USE if library == "otel-go"
+                                         else _unread_labels(unread)) if r)), None
 
 
 def _unread_labels(unread: list[str]) -> str:

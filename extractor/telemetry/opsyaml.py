@@ -142,7 +142,7 @@ def neutralise_templates(text: str) -> tuple[str, dict[str, str]]:
     return "\n".join(out_lines), placeholders
 
 
-def _documents(text: str) -> tuple[list[yaml.Node], list[FileProblem]]:
+def read_documents(text: str) -> tuple[list[yaml.Node], list[FileProblem]]:
     """Each ``---`` document composed alone, so one malformed document leaves the others readable."""
     nodes: list[yaml.Node] = []
     problems: list[FileProblem] = []
@@ -205,7 +205,7 @@ def scan_yaml_thresholds(parsed: ParsedFile) -> OpsFacts | None:
     if not any(marker in data for marker in _YAML_MARKERS):
         return None
     text, placeholders = neutralise_templates(parsed.text)
-    nodes, problems = _documents(text)
+    nodes, problems = read_documents(text)
     facts = _Found()
     for node in nodes:
         try:

@@ -106,13 +106,15 @@ _OPEN = frozenset({"unk", "param", "attr", "dict", "from"})
 def _constants(module: ModuleScope) -> dict[str, Sym]:
     """The module's names (and its classes' ``Class.NAME``) that hold strings, numbers or sequences
     of them, as the file says (what another file imports is read there: ``["ext", ...]`` kept).
-    An Enum's members are not strings: its classes are left out."""
+    An Enum's members are not strings: its classes are left out, but for a string Enum (``class
+    Names(str, Enum)``, ``StrEnum``), whose members are strings holding their values."""
     found: dict[str, Sym] = {}
     frame = module.frame()
     tables = [("", module.table())]
     for node in module.tree.body:
-        if isinstance(node, ast.ClassDef) and any(isinstance(item, ast.Assign) for item in node.body) and not any(
-                "Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "") for b in node.bases):
+        if isinstance(node, ast.ClassDef) and any(isinstance(item, ast.Assign) for item in node.body) and (
+                _string_enum(node) or not any("Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "")
+                                              for b in node.bases)):
             tables.append((node.name + ".", ClassScope(node, module).body()))
     for prefix, table in tables:
         for name, values in table.items():
@@ -122,6 +124,13 @@ def _constants(module: ModuleScope) -> dict[str, Sym]:
             if _constant_like(value, needs_param=False):
                 found[prefix + name] = value
     return found
+
+
+def _string_enum(node: ast.ClassDef) -> bool:
+    """``class X(str, Enum)`` or ``class X(StrEnum)``: its members are ``str`` instances."""
+    bases = [name_chain(b) or "" for b in node.bases]
+    return any(b.rpartition(".")[2] == "StrEnum" for b in bases) or (
+        "str" in bases and any(b.rpartition(".")[2] == "Enum" for b in bases))
 
 
 def _constant_like(value: Sym, needs_param: bool) -> bool:

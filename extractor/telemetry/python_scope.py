@@ -394,9 +394,29 @@ def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
             return pysym.lit("+Inf")
         if text and text.startswith(("self.", "cls.")) and text.count(".") == 1:
             return _self_attr(expr, text.split(".", 1)[1], frame, depth)
+        if text and not _defined_outside(text.partition(".")[0], frame, False):
+            text = _through_alias(text, frame)
         if text and _defined_outside(text.partition(".")[0], frame, False):
             return ["ext", text]
     return pysym.unk(_text(expr))
+
+
+def _through_alias(text: str, frame: Frame) -> str:
+    """``ECM.HITS`` where the frame (or the module) binds ``ECM = EmbeddingCacheMetrics`` once and
+    nowhere else: the attribute of what the alias names, when that is a class of the module or an
+    imported name; ``text`` itself otherwise."""
+    head, _dot, rest = text.partition(".")
+    if not rest or head in frame.params:
+        return text
+    values = frame.table().get(head, []) if frame.functions else []
+    if not values and not (frame.functions and head in frame.table()):
+        values = frame.module.table().get(head, [])
+    if len(values) != 1 or not isinstance(values[0], (ast.Name, ast.Attribute)):
+        return text
+    target = name_chain(values[0])
+    if not target or target.partition(".")[0] == head or not _defined_outside(target.partition(".")[0], frame, False):
+        return text
+    return f"{target}.{rest}"
 
 
 def _values(exprs: list[ast.expr], skip: ast.expr, read: Callable[[ast.expr], Sym]) -> list[Sym]:

@@ -42,7 +42,8 @@ from extractor.model import ParsedFile
 from extractor.rust.parse import capture_nodes
 from extractor.telemetry.client_rust_scan import scan_client_rust
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
+from extractor.telemetry.native_facts import (FactoryCall, MetricBuckets, MetricText, NativeMetric, NativeMetricFacts,
+                                              RustFactory)
 
 _REGISTER = re.compile(rb"(?<!metrics::)\bregister_(int_)?(counter|gauge|histogram)(_vec)?!\s*[(\[{]")
 _OPTS = re.compile(rb"\b(Opts|HistogramOpts)::new\s*\(")
@@ -63,6 +64,25 @@ _NEW = re.compile(rb"(?<![\w:])(prometheus::)?(Int)?(Counter|Gauge|Histogram)(Ve
 _USE_PROMETHEUS = re.compile(rb"\buse\s+(?:::)?prometheus::([^;]*);")
 _LABEL_LIST = re.compile(r'&?\s*(?:vec!\s*)?\[\s*(?:"(?:[^"\\]|\\.)*"\s*,?\s*)*\]')
 _CONST = re.compile(rb"\b(?:const|static)\s+([A-Z_][A-Z0-9_]*)\s*:\s*&(?:'static\s+)?str\s*=\s*\"((?:[^\"\\]|\\.)*)\"")
+_MOD = re.compile(rb"\bmod\s+([A-Za-z_]\w*)\s*\{")
+# a constant named through modules; `crate::`, `self::`, `super::` name no module of their own
+_PATH = re.compile(r"(?:[A-Za-z_]\w*::)+[A-Za-z_]\w*")
+_ANCHORS = ("crate", "self", "super", "Self", "$crate")
+# a file's name helpers: `fn name(suffix: &str) -> String { format!(...) }` and the closure
+# `let name = |suffix: &str| format!(...);`, whose result a metric name may be
+_HELPER_FN = re.compile(rb"\bfn\s+([a-z_]\w*)\s*\(\s*([a-z_]\w*)\s*:\s*&(?:'static\s+)?str\s*\)\s*->\s*String\s*"
+                        rb"\{\s*format!\s*\(")
+_HELPER_CLOSURE = re.compile(rb"\blet\s+([a-z_]\w*)\s*=\s*(?:move\s+)?\|\s*([a-z_]\w*)\s*"
+                             rb"(?::\s*&(?:'static\s+)?str\s*)?\|\s*format!\s*\(")
+# functions of the crate that make a metric: named for its type, returning a prometheus metric type
+_MAKER_NAME = rb"[a-z_][a-z0-9_]*(?:counter|gauge|histogram)[a-z0-9_]*"
+_FACTORY_CALL = re.compile(rb"(?<![\w!])(" + _MAKER_NAME + rb")\s*(?:::\s*<[^;{}()]*>\s*)?\(")
+_FACTORY_DEF = re.compile(rb"\bfn\s+(" + _MAKER_NAME + rb")\s*(?:<[^(]*?>)?\s*\(")
+_RETURNS = re.compile(rb"\s*->\s*([^{;]*?)\s*(?:\bwhere\b[^{;]*)?\{")
+_METRIC_TYPE = re.compile(r"\b(Int)?(Counter|Gauge|Histogram)(Vec)?\b")
+_PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([^{}]*)\}")
+_NAMED_ARG = re.compile(r"([A-Za-z_]\w*)\s*=(?!=)\s*(.*)", re.S)
+_MAX_DEPTH = 4  # helpers and format! nested deeper than this are not followed
 # metrics-exporter-prometheus bucket configuration: the matchers of a file that calls
 # `set_buckets_for_metric` (often built into variables first), or a global `set_buckets`
 _MATCHER = re.compile(rb"\bMatcher::(Full|Prefix|Suffix)\s*\(\s*(?:String::from\s*\(\s*)?(?:\"((?:[^\"\\]|\\.)*)\"|"
@@ -94,12 +114,22 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     client = scan_client_rust(parsed.tree, data)
     # a file that only configures the metrics crate's exporter (`set_buckets_for_metric` in a
     # `prometheus.rs` of its own, naming metrics_exporter_prometheus alone) is read for its matchers
+    makers = _FACTORY_CALL.search(data) is not None
     if b"register_" not in data and b"Opts::new" not in data and not uses_metrics_crate and b"set_buckets" not in data:
-        if client is None:
+        # a file of string constants only (metric names a module keeps for the crate) is kept for them,
+        # and one calling functions named like metric makers, for the extract step to match to factories
+        if client is None and not makers and _CONST.search(data) is None:
             return NativeMetricFacts(unmodeled=unmodeled) if unmodeled else None
-        return NativeMetricFacts(constants=_constants(_blank_comments(parsed)), unmodeled=unmodeled, client=client)
+        text = _blank_comments(parsed)
+        constants = _constants(text)
+        factories, calls = _factories(text, constants) if makers else ((), ())
+        if not (constants.scoped or client or unmodeled or factories or calls):
+            return None
+        return NativeMetricFacts(constants=dict(constants), unmodeled=unmodeled, client=client,
+                                 scoped_constants=constants.scoped, factories=factories, factory_calls=calls)
     text = _blank_comments(parsed)
     constants = _constants(text)
+    factories, calls = _factories(text, constants) if makers else ((), ())
     metrics: list[NativeMetric] = []
     opts_in_macros: set[int] = set()
     # a bare register_counter! is the metrics crate's in a file that uses it and not the prometheus crate
@@ -205,9 +235,33 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
             buckets.append((m.group(1).decode().lower(), name))
     if _SET_BUCKETS.search(text):
         buckets.append(("all", ""))
-    if not (metrics or constants or buckets or unmodeled or client):
+    if not (metrics or constants or buckets or unmodeled or client or factories or calls):
         return None
-    return NativeMetricFacts(tuple(metrics), constants, tuple(buckets), unmodeled, client)
+    return NativeMetricFacts(tuple(metrics), dict(constants), tuple(buckets), unmodeled, client,
+                             scoped_constants=constants.scoped, factories=factories, factory_calls=calls)
+
+
+def _factories(text: bytes,
+               constants: dict[str, str]) -> tuple[tuple[RustFactory, ...], tuple[FactoryCall, ...]]:
+    """The file's functions named like a metric maker that return a prometheus crate metric type (in
+    a file that uses the crate), and its calls of functions so named with their first argument."""
+    factories = []
+    if _PROMETHEUS_CRATE.search(text) is not None:
+        for m in _FACTORY_DEF.finditer(text):
+            _params, close = _arguments(text, m.end() - 1)
+            returns = _RETURNS.match(text, close + 1)
+            kind = _METRIC_TYPE.search(returns.group(1).decode("utf-8", "replace")) if returns else None
+            if kind is not None:
+                factories.append(RustFactory(m.group(1).decode(), _line(text, m.start()), kind.group(2).lower(),
+                                             integer=bool(kind.group(1)), vec=bool(kind.group(3))))
+    calls = []
+    for m in _FACTORY_CALL.finditer(text):
+        if re.search(rb"\bfn\s+$", text[max(0, m.start() - 12):m.start()]):
+            continue  # its definition
+        args, _close = _arguments(text, m.end() - 1)
+        calls.append(FactoryCall(m.group(1).decode(), _line(text, m.start()),
+                                 _value(args[0], constants) if args else None))
+    return tuple(factories), tuple(calls)
 
 
 def _constructors(text: bytes, constants: dict[str, str],
@@ -256,9 +310,43 @@ def _label_list(arg: str) -> tuple[str, ...] | None:
     return _strings(arg, {}) if _LABEL_LIST.fullmatch(arg.strip()) else None
 
 
-def _constants(text: bytes) -> dict[str, str]:
-    """The file's `const`/`static` string items by name (metric names and help texts)."""
-    return {m.group(1).decode(): _unescape(m.group(2).decode("utf-8", "replace")) for m in _CONST.finditer(text)}
+class _Names(dict):
+    """The file's string constants by name (a name given two values in different modules of the
+    file is left out: which one a bare use means is the `use` items' to say), with ``scoped``,
+    every one by its path of inline modules, and the file's name ``helpers``: name -> (parameter,
+    the arguments of the ``format!`` it returns)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scoped: dict[str, str] = {}
+        self.helpers: dict[str, tuple[str, list[str]]] = {}
+
+
+def _constants(text: bytes) -> _Names:
+    """The file's `const`/`static` string items (metric names and help texts) and its name helpers."""
+    names = _Names()
+    modules = []
+    for m in _MOD.finditer(text):
+        _args, end = _arguments(text, m.end() - 1)
+        modules.append((m.start(), end, m.group(1).decode()))
+    values: dict[str, set[str]] = {}
+    for m in _CONST.finditer(text):
+        name, value = m.group(1).decode(), _unescape(m.group(2).decode("utf-8", "replace"))
+        inside = [module for start, end, module in modules if start < m.start() < end]
+        names.scoped["::".join((*inside, name))] = value
+        values.setdefault(name, set()).add(value)
+    names.update((name, next(iter(found))) for name, found in values.items() if len(found) == 1)
+    seen: dict[str, tuple[str, list[str]] | None] = {}
+    for pattern, closing in ((_HELPER_FN, rb"\s*\}"), (_HELPER_CLOSURE, rb"\s*;")):
+        for m in pattern.finditer(text):
+            args, end = _arguments(text, m.end() - 1)
+            if not args or re.compile(closing).match(text, end + 1) is None:
+                continue  # more than the one format! in the body
+            helper = (m.group(2).decode(), args)
+            name = m.group(1).decode()
+            seen[name] = helper if seen.get(name, helper) == helper else None  # two different: neither
+    names.helpers = {name: helper for name, helper in seen.items() if helper is not None}
+    return names
 
 
 def _blank_comments(parsed: ParsedFile) -> bytes:
@@ -348,19 +436,93 @@ def _literal(arg: str, constants: dict[str, str]) -> str | None:
     m = re.fullmatch(r'"((?:[^"\\]|\\.)*)"(?:\.to_string\(\)|\.into\(\)|\.to_owned\(\))?', arg)
     if m:
         return _unescape(m.group(1))
+    path = _module_path(arg)
+    if path is not None:  # `names::frontend::X`: this file's constant of that module, else the extract step's
+        return getattr(constants, "scoped", {}).get(path)
     name = arg.rsplit("::", 1)[-1]
     return constants.get(name)
 
 
-def _value(arg: str, constants: dict[str, str]) -> MetricText:
-    """The value of a literal or file constant, the text as written otherwise."""
+def _module_path(arg: str) -> str | None:
+    """``a::b::NAME`` without the anchors that name no module (``crate::``, ``self::``); None when
+    no module is left to name (a bare name, ``crate::NAME``) or ``arg`` is no path."""
+    if not _PATH.fullmatch(arg):
+        return None
+    segments = arg.split("::")
+    while segments and segments[0] in _ANCHORS:
+        segments = segments[1:]
+    return "::".join(segments) if len(segments) > 1 else None
+
+
+def _value(arg: str, constants: dict[str, str], depth: int = 0) -> MetricText:
+    """The value of a literal or file constant; for a ``format!`` (also one a file's name helper
+    returns) the pieces it joins; the text as written otherwise."""
     value = _literal(arg, constants)
     if value is not None:
         return MetricText(value)
-    fmt = re.fullmatch(r'format!\s*\(\s*"((?:[^"\\]|\\.)*)"', arg.strip())
-    if fmt:  # format!("{}_total", prefix): a pattern
-        return MetricText(re.sub(r"\{[^}]*\}", "{}", fmt.group(1)), dynamic=True)
-    return MetricText(text=arg.strip()[:120], constant=arg.strip().rsplit("::", 1)[-1])
+    written = arg.strip()
+    if depth < _MAX_DEPTH:
+        fmt = re.match(r"format!\s*\(", written)
+        if fmt is not None:
+            args, end = _arguments(written.encode(), fmt.end() - 1)
+            made = _format(args, constants, {}, depth) if end == len(written.encode()) - 1 else None
+            if made is not None:
+                return made
+        call = re.fullmatch(r"([a-z_]\w*)\s*\((.*)\)", written, re.S)
+        helper = getattr(constants, "helpers", {}).get(call.group(1)) if call is not None else None
+        if helper is not None and call is not None:
+            param, args = helper
+            made = _format(args, constants, {param: _value(call.group(2), constants, depth + 1)}, depth)
+            if made is not None:
+                return made
+    bare = written.lstrip("&").strip()
+    return MetricText(text=written[:120], constant=bare.rsplit("::", 1)[-1], path=_module_path(bare) or "")
+
+
+def _format(args: list[str], constants: dict[str, str], bound: dict[str, MetricText],
+            depth: int) -> MetricText | None:
+    """The pieces ``format!(args)`` joins: literal text, and for each ``{}``, ``{0}``, ``{name}`` the
+    argument's value or how it is written (a formatting spec such as ``{:x}`` is not applied: that
+    piece stays unknown). None when the template is no string literal."""
+    template = re.fullmatch(r'"((?:[^"\\]|\\.)*)"', args[0].strip()) if args else None
+    if template is None:
+        return None
+    positional = [a for a in args[1:] if _NAMED_ARG.fullmatch(a) is None]
+    named = {m.group(1): m.group(2) for a in args[1:] if (m := _NAMED_ARG.fullmatch(a)) is not None}
+    parts: list[MetricText] = []
+    text, at, index = _unescape(template.group(1)), 0, 0
+    literal = ""
+    for m in _PLACEHOLDER.finditer(text):
+        literal += text[at:m.start()]
+        at = m.end()
+        if m.group(1) is None:  # `{{` or `}}`
+            literal += m.group(0)[0]
+            continue
+        if literal:
+            parts.append(MetricText(literal))
+            literal = ""
+        key, _colon, spec = m.group(1).partition(":")
+        key = key.strip()
+        expression: str | None
+        if key.isdigit():
+            expression = positional[int(key)] if int(key) < len(positional) else None
+        elif key:
+            expression = named.get(key, key)  # `{NAME}` captures the name in scope
+        else:
+            expression = positional[index] if index < len(positional) else None
+            index += 1
+        if expression is None or spec:
+            parts.append(MetricText(text=m.group(0)))
+            continue
+        local = expression.strip().lstrip("&").strip()
+        piece = bound[local] if local in bound else _value(expression, constants, depth + 1)
+        parts.extend(piece.parts or (piece,))
+    literal += text[at:]
+    if literal:
+        parts.append(MetricText(literal))
+    if all(part.value is not None for part in parts):
+        return MetricText("".join(part.value or "" for part in parts))
+    return MetricText(text=("format!(" + ", ".join(args) + ")")[:120], parts=tuple(parts))
 
 
 def _strings(arg: str, constants: dict[str, str]) -> tuple[str, ...]:
