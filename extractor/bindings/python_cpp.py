@@ -137,7 +137,9 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
     # TVM FFI globals are named by a dotted string, not by a module Python imports: bound apart
     tvm_globals = tuple(b for b in pybind if b.mechanism == "tvm-ffi")
-    pybind = tuple(b for b in pybind if b.mechanism != "tvm-ffi")
+    # functions a library exports to TVM FFI are attributes of the module Python loads: bound as ctypes' are
+    exports = tuple(b for b in pybind if b.mechanism == "tvm-ffi-export")
+    pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export"))
     unnamed: list[Diagnostic] = []
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx),
@@ -149,7 +151,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     if pybind:
         bound = _with_bound_bases(ctx, bound, pybind, py_shared.nodes if py_shared is not None else {})
-    libraries = _ctypes_bindings(ctx, py_result, cpp_result)
+    libraries = _ctypes_bindings(ctx, py_result, cpp_result, exports)
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
     paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
@@ -263,8 +265,10 @@ def _global_as_binding(b: TvmFfiBinding) -> Binding:
     return Binding(b.path, b.line, b.caller, b.name, b.target, b.mechanism, b.registered_at, "", "read")
 
 
-def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Contribution[Any] | None) -> CtypesResult:
-    """The functions of libraries loaded through ctypes (or cffi's dlopen) bound to the system's C/C++
+def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Contribution[Any] | None,
+                     exports: tuple[PyBinding, ...] = ()) -> CtypesResult:
+    """The functions of libraries loaded through ctypes (or cffi's dlopen, or TVM FFI's load_module:
+    ``exports``, the functions C++ exports to it) bound to the system's C/C++
     (:mod:`extractor.bindings.python_ctypes`)."""
     scanned = {f.path: facts.ctypes for f, facts in ctx.facts("bindings", Language.PYTHON)
                if facts is not None and facts.ctypes is not None}
@@ -276,7 +280,10 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
     c_nodes = native.nodes if native is not None else ()
     shared = native.shared if native is not None else None
     c_linkage, internal = (shared.c_linkage, shared.internal) if shared is not None else (frozenset(), frozenset())
-    return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal)
+    exported: dict[str, list[str]] = collections.defaultdict(list)
+    for b in exports:
+        exported[b.name].append(b.target)  # "" for a function the C++ step did not find
+    return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal, exported)
 
 
 def _as_binding(b: CtypesBinding) -> Binding:
@@ -931,6 +938,8 @@ def _class_of_method(scope: Any) -> str:
 # 11 (a branch's 10-12 beside it): module aliases of torch.library's registering functions and their
 # decorators applied in a call, ctypes Structure classes (CtypesFacts.structures), classes' bases written
 # through imports (OpReferences.bases), a pybind11 class as a Python class's base; 14: a method called on an
-# extension class's instance made in the call (`Matcher().accept(..)`, the Python step's chained callees)
+# extension class's instance made in the call (`Matcher().accept(..)`, the Python step's chained callees);
+# 15: TVM FFI modules loaded (`tvm_ffi.load_module`) among ctypes' libraries, files with a call of a name
+# ending in `load` scanned, a method called on what a call returns (`make_spec().build_and_load()`)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="14", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="15", requires=(python.STEP, cpp.STEP), forkable=True)

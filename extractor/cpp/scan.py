@@ -234,7 +234,8 @@ class _Scanner:
         self.pybind_macros = frozenset(cfg["pybind_module"])
         self.nanobind_macros = frozenset(cfg["nanobind_module"])
         self.tvm_ffi = TvmFfiNames(frozenset(cfg["tvm_ffi_global"]), frozenset(cfg["tvm_ffi_body"]),
-                                   frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]))
+                                   frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]),
+                                   frozenset(cfg["tvm_ffi_export"]))
         self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
         self.op_name_wrappers = frozenset(cfg["torch_op_name_wrapper"])
         self.paddle_ops = PaddleOpNames(frozenset(cfg["paddle_op"]), frozenset(cfg["paddle_op_kernel_setter"]),
