@@ -62,8 +62,10 @@ from extractor.model import Language, Step
 # condition closes is read as one block (parse.join_conditional_blocks)
 # version 31: functions a library exports to TVM FFI by a name of its own (`TVM_FFI_DLL_EXPORT_TYPED_FUNC(run,
 # fn)`), PybindFact mechanism "tvm-ffi-export"
+# version 32: a file's function-like macros that expand to nothing or to attributes (`#define LB(n)
+# __launch_bounds__(n)`) are blanked with their arguments before parsing, as its object-like ones are
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="31", forkable=True)
+            extract=extract_cpp_graph, version="32", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -328,7 +328,8 @@ def attribute_macros(data: bytes) -> list[str]:
     and, written ``NAME(``, function-like ones that expand to a ``static_assert`` (DeepEP's
     ``EP_STATIC_ASSERT(cond, reason)``), whose uses are blanked with their arguments: in a class body
     the grammar reads such a call as an ERROR that takes the class's members out of it, and an
-    assertion defines nothing.
+    assertion defines nothing; and function-like ones that expand to nothing or to attributes
+    (``__launch_bounds__(n)``), blanked as the preprocessor would.
 
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
@@ -350,11 +351,18 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    if b"static_assert" in data or b"_Static_assert" in data:
-        asserts: dict[bytes, list[bool]] = {}
-        for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-            asserts.setdefault(m.group(1), []).append(_STATIC_ASSERT_BODY.fullmatch(m.group(2)) is not None)
-        good |= {name + b"(" for name, verdicts in asserts.items() if all(verdicts) and name not in bodies}
+    # function-like: a static assertion, or an attribute (FlashInfer's `#define
+    # FLASHINFER_SAMPLING_LAUNCH_BOUNDS(n) __launch_bounds__(n)`, empty in another `#if` branch, written
+    # `__global__ FLASHINFER_SAMPLING_LAUNCH_BOUNDS(BLOCK_THREADS) void Kernel(...)`, where the grammar
+    # reads the use as a declaration and loses the kernel that follows)
+    verdicts: dict[bytes, list[bool]] = {}
+    asserts = b"static_assert" in data or b"_Static_assert" in data
+    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+        body = m.group(2)
+        verdicts.setdefault(m.group(1), []).append(
+            asserts and _STATIC_ASSERT_BODY.fullmatch(body) is not None
+            or _is_attribute_body(body, known | good))
+    good |= {name + b"(" for name, found in verdicts.items() if all(found) and name not in bodies}
     return tuple(sorted(n.decode() for n in good))
 
 
