@@ -64,8 +64,10 @@ from extractor.model import Language, Step
 # fn)`), PybindFact mechanism "tvm-ffi-export"
 # version 32: a file's function-like macros that expand to nothing or to attributes (`#define LB(n)
 # __launch_bounds__(n)`) are blanked with their arguments before parsing, as its object-like ones are
+# version 33: a use `MACRO(name, ...) { body }` of a file's macro whose body is a function's head defines that
+# function (Definition tag `macro-expanded`), its body the use's
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="32", forkable=True)
+            extract=extract_cpp_graph, version="33", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -77,6 +77,12 @@ _MACRO_DEFINITION = re.compile(
     rb"|(?:(?:static|inline|extern(?:\s*\"C\")?|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
     + rb"(?P<name>[\w#]+)\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# a macro's body that is a function's head without its body: what a use followed by a body defines
+# (flash-attention's `#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) template<typename
+# Kernel_traits, __VA_ARGS__> __global__ void kernelName(const Flash_fwd_params params)`)
+_MACRO_HEAD = re.compile(
+    rb"\s*(?:template\s*<[^{;]*>\s*)?(?:(?:static|inline|extern(?:\s*\"C\")?|__\w+__)\s+)*" + _NOT_A_NAME
+    + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME + rb"(?P<name>[\w#]+)\s*\([^;{}]*\)\s*(?:const\s*)?")
 # a macro's body that declares class members: one with an access label, or one made of data
 # members named by pasting (`torch::Tensor name##_; bool name##_is_loaded_ = false;`), no call in them
 _MEMBER_MACRO = re.compile(rb"(?<![\w:])(?:public|protected|private)\s*:(?!:)"
@@ -258,6 +264,7 @@ class _Scanner:
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.registration_macros: list[RegistrationMacro] = []
         self.member_macros: list[MacroDefinition] = []
+        self._head_macros: dict[str, tuple[tuple[str, ...], bytes]] | None = None  # read when first asked
         self.macro_uses: list[MacroUse] = []
         self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
         self._attribute_macros: frozenset[str] | None = None
@@ -474,6 +481,9 @@ class _Scanner:
         # constructor outside its class is qualified), it is a macro's use
         if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
             if self.visit_macro_body(written, fdecl.child_by_field_name("parameters"), node, name_node, body, scope):
+                return
+            if body is not None and self.visit_head_macro(written, fdecl.child_by_field_name("parameters"), node,
+                                                          body, scope):
                 return
             if self.visit_library_wrapper(written, fdecl.child_by_field_name("parameters"), body, scope):
                 return
@@ -972,6 +982,57 @@ class _Scanner:
             called = {clean_name(c.group(1).decode()) for c in _MACRO_CALL.finditer(text_)
                       if _is_call(text_, c.start())}
             calls.extend((d.qual, callee, use_line) for callee in sorted(called - _NOT_CALLED - {own}))
+        return True
+
+    def head_macros(self) -> dict[str, tuple[tuple[str, ...], bytes]]:
+        """The file's function-like macros whose body is a function's head, its name a parameter or
+        pasted from one (:data:`_MACRO_HEAD`): name -> (parameters, body), read once, when first asked."""
+        if self._head_macros is None:
+            self._head_macros = {}
+            for m in _FUNCTION_MACRO.finditer(self.data) if b"define" in self.data else ():
+                body = _COMMENT.sub(" ", re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")).encode()
+                head = _MACRO_HEAD.fullmatch(body)
+                params = tuple(p.strip().decode() for p in m.group(2).split(b","))
+                if head is None or not set(re.findall(rb"\w+", head.group("name"))) & {p.encode() for p in params}:
+                    continue
+                self._head_macros[m.group(1).decode()] = (params, body)
+        return self._head_macros
+
+    def visit_head_macro(self, macro: str, args: Any, node: Any, body: Any, scope: Scope) -> bool:
+        """`MACRO(name, ...) { body }` at namespace level, ``MACRO`` a macro of the file whose body is a
+        function's head (:meth:`head_macros`): the function the head names once written out, with
+        the use's lines and its body's calls, tagged `macro-expanded`. False when ``macro`` is none
+        of those, or its arguments do not fit, or the head does not read as one function."""
+        found = self.head_macros().get(macro)
+        arguments = [a.encode() for a in split_args(text(args)[1:-1])] if found is not None and args is not None \
+            else []
+        if found is None or not arguments:
+            return False
+        params, head = found
+        if params[-1] == "...":  # variadic: the arguments past the named ones are __VA_ARGS__
+            if len(arguments) < len(params) - 1:
+                return False
+            named = len(params) - 1
+            params = (*params[:-1], "__VA_ARGS__")
+            arguments = [*arguments[:named], b", ".join(arguments[named:])]
+        elif len(arguments) != len(params):
+            return False
+        if self._attribute_macros is None:  # the file's own, blanked in the expansion as in the file
+            self._attribute_macros = frozenset(attribute_macros(self.data))
+        expanded = _substitute(head, params, arguments) + b" {}"
+        sub = _Scanner(ParsedFile(self.language, expanded, parse_source(expanded, self.language,
+                                                                        blank=self._attribute_macros)))
+        sub.c_linkage = self.c_linkage
+        sub.visit_items(sub.tree.root_node, scope)
+        functions = [d for d in sub.defs if d.kind in ("function", "kernel") and "recovered" not in d.tags]
+        if len(functions) != 1 or "::" in functions[0].qual[len(_join(scope)):].lstrip(":") \
+                or sub.tree.root_node.has_error:
+            return False  # not one function of a name of its own: nothing is guessed
+        d = functions[0]
+        self.defs.append(msgspec.structs.replace(d, line=line(node), start=line(node), end=node.end_point[0] + 1,
+                                                 doc=_leading_comment(node),
+                                                 tags=tuple(sorted({*d.tags, MACRO_EXPANDED}))))
+        self.bodies.append((body.start_byte, body.end_byte, d.qual))
         return True
 
     def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
