@@ -940,6 +940,7 @@ def _class_of_method(scope: Any) -> str:
 # through imports (OpReferences.bases), a pybind11 class as a Python class's base; 14: a method called on an
 # extension class's instance made in the call (`Matcher().accept(..)`, the Python step's chained callees);
 # 15: TVM FFI modules loaded (`tvm_ffi.load_module`) among ctypes' libraries, files with a call of a name
-# ending in `load` scanned, a method called on what a call returns (`make_spec().build_and_load()`)
+# ending in `load` scanned, a method called on what a call returns (`make_spec().build_and_load()`); 16: an
+# alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="15", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="16", requires=(python.STEP, cpp.STEP), forkable=True)

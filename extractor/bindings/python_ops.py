@@ -175,9 +175,17 @@ class _Scan:
     def _aliases(self) -> list[OpAlias]:
         """Module-level names bound to a registering function of torch.library (``register_kernel =
         torch.library.register_kernel``): the file's own uses read them as torch's, and other modules'
-        imports of them are resolved by the driver."""
+        imports of them are resolved by the driver. A binding in a branch counts (flash-attention's
+        ``if torch.__version__ >= "2.4.0": _torch_custom_op_wrapper = torch.library.custom_op``, a
+        no-op in the other branch): where torch has it, the decorated defs are registered."""
         out = []
-        for node in self.index.tree.body:
+        pending = list(self.index.tree.body)
+        while pending:
+            node = pending.pop(0)
+            if isinstance(node, (ast.If, ast.Try, ast.With)):
+                pending[:0] = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ()),
+                               *(n for handler in getattr(node, "handlers", ()) for n in handler.body)]
+                continue
             if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
                 continue
             how = _DECORATORS.get(self._torch_library_name(name_chain(node.value) or ""))
