@@ -160,3 +160,41 @@ def test_an_alias_bound_in_a_branch_at_module_level_registers(tmp_path: Path):
     assert binds == [("py:fa.interface.forward", "py:fa.interface._backward", 36),
                      ("py:fa.interface.forward", "py:fa.interface._forward", 35)]
     assert "torch_op_calls_unregistered" not in bundle["stats"]["bindings"]
+
+
+COMPOSED = {
+    "te/__init__.py": "",
+    # TransformerEngine's EP ops: the namespace a module constant, the name an f-string of it
+    "te/ep.py": '''
+        import torch
+
+        _LIB = "te_ep"
+
+
+        @torch.library.custom_op(f"{_LIB}::prepare", mutates_args=(), device_types="cuda")
+        def _prepare_op(x):
+            return x
+
+
+        @torch.library.custom_op(_LIB + "::combine", mutates_args=())
+        def _combine_op(x):
+            return x
+
+
+        @torch.library.custom_op(f"{_LIB!r}::quoted", mutates_args=())
+        def _quoted_op(x):
+            return x
+
+
+        def run(x):
+            torch.ops.te_ep.prepare(x)
+            return torch.ops.te_ep.combine(x)
+    ''',
+}
+
+
+def test_an_operator_name_made_of_module_constants_registers(tmp_path: Path):
+    bundle = written_bundle(tmp_path, COMPOSED)
+    binds = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds")
+    assert binds == [("py:te.ep.run", "py:te.ep._combine_op", 23), ("py:te.ep.run", "py:te.ep._prepare_op", 22)]
+    assert bundle["stats"]["bindings"]["python_op_registrations"] == 2  # not the one with a conversion (!r)

@@ -974,6 +974,7 @@ def _class_of_method(scope: Any) -> str:
 # 15: TVM FFI modules loaded (`tvm_ffi.load_module`) among ctypes' libraries, files with a call of a name
 # ending in `load` scanned, a method called on what a call returns (`make_spec().build_and_load()`); 16: an
 # alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`);
-# 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty)
+# 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty); 18: an operator's
+# name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="17", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="18", requires=(python.STEP, cpp.STEP), forkable=True)
