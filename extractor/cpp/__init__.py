@@ -66,8 +66,9 @@ from extractor.model import Language, Step
 # __launch_bounds__(n)`) are blanked with their arguments before parsing, as its object-like ones are
 # version 33: a use `MACRO(name, ...) { body }` of a file's macro whose body is a function's head defines that
 # function (Definition tag `macro-expanded`), its body the use's
+# version 34: a launch through a local that holds a kernel (`auto kernel = &k<T>; kernel<<<...>>>(...)`) launches it
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="33", forkable=True)
+            extract=extract_cpp_graph, version="34", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

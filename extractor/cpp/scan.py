@@ -13,6 +13,7 @@ and the graph step resolves them across files.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -1135,6 +1136,10 @@ class _Scanner:
             callee = callee_text(fn)
             if not callee:
                 continue
+            if start in kernel_starts and _WORD.fullmatch(callee):
+                launches.extend((bodies[i][2], held, fn.start_point[0] + 1)
+                                for held in _held_kernels(self.data, bodies[i][0], start, callee))
+                continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
         errors = found.get("error", ())
@@ -1248,6 +1253,50 @@ def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
             out.append(data[start:i].strip())
             start = i + 1
     return None
+
+
+def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:
+    """The kernels a launch through a local variable may run, when the last declaration ``auto name
+    =`` of the body before the launch at ``launch`` gives it one by name, ``&kernel<...>;`` or
+    ``kernel;`` (``const auto``, ``auto*`` too; flash-attention's ``auto kernel =
+    &flash_fwd_kernel<Kernel_traits, ...>;`` then ``kernel<<<grid, threads, smem, stream>>>(params)``),
+    with those assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``); ``[name]``
+    itself when there is no declaration, or when it holds anything else (a call's result: ``auto
+    kernel = get_marlin_kernel<T>(...)``)."""
+    found = None
+    for m in _held_pattern(name).finditer(data, body_start, launch):
+        if not _commented(data, m.start()):
+            found = m
+    held = _HELD_KERNEL.match(data, found.end(), launch) if found is not None else None
+    if found is None or held is None:
+        return [name]
+    kernels = [clean_name(held.group(1).decode())]
+    for m in _assigned_pattern(name).finditer(data, found.end(), launch):
+        again = _HELD_KERNEL.match(data, m.end(), launch)
+        if again is not None and not _commented(data, m.start()):
+            kernels.append(clean_name(again.group(1).decode()))
+    return sorted(set(kernels))
+
+
+def _commented(data: bytes, at: int) -> bool:
+    """Whether a `//` comment runs over ``at`` (a commented-out line)."""
+    return b"//" in data[data.rfind(b"\n", 0, at) + 1:at]
+
+
+# what a local holds when it is a kernel named (its address taken or not, template arguments without calls)
+_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?;")
+
+
+@functools.lru_cache(maxsize=64)
+def _assigned_pattern(name: str) -> re.Pattern[bytes]:
+    """``name =`` at a statement's start: the local ``name`` given another value."""
+    return re.compile(rb"(?:^|[;{}])\s*" + re.escape(name.encode()) + rb"\s*=(?!=)", re.M)
+
+
+@functools.lru_cache(maxsize=64)
+def _held_pattern(name: str) -> re.Pattern[bytes]:
+    """``auto name =`` (``const auto``, ``auto*``): a declaration of the local ``name``."""
+    return re.compile(rb"\b(?:const\s+)?auto\s*\*?\s*" + re.escape(name.encode()) + rb"\s*=(?!=)")
 
 
 def _substitute(body: bytes, params: tuple[str, ...], args: list[bytes]) -> bytes:
