@@ -537,3 +537,99 @@ def test_a_method_of_what_an_operator_returned_is_no_operator_call(torch_cpp):
     assert {(e.target, e.line) for e in result.edges} == {("cpp:rms_norm", 5)}
     assert result.stats["torch_op_calls"] == 1
     assert not [d for d in result.diagnostics if d.code == "torch-op-unregistered"]
+
+
+COMPUTED_SOURCES = {  # TransformerEngine's shape: the extension's sources are a directory's files, listed at run time
+    "build_tools/utils.py": """import os
+from pathlib import Path
+
+
+def all_files_in_dir(path, name_extension=None):
+    return [Path(d, n) for d, _, names in os.walk(path) for n in names if n.endswith(name_extension)]
+""",
+    "build_tools/pytorch.py": """from pathlib import Path
+
+from torch.utils.cpp_extension import CppExtension
+
+from .utils import all_files_in_dir
+
+
+def setup_pytorch_extension(csrc_source_files):
+    sources = all_files_in_dir(Path(csrc_source_files), name_extension="cpp")
+    return CppExtension(name="engine_torch", sources=[str(src) for src in sources])
+""",
+    # the JAX extension's sources are computed too, but its block writes its name out
+    "build_tools/jax.py": """from pybind11.setup_helpers import Pybind11Extension
+
+from .utils import all_files_in_dir
+
+
+def setup_jax_extension(extensions_dir):
+    sources = all_files_in_dir(extensions_dir, name_extension="cpp")
+    return Pybind11Extension("engine_jax", sources=[str(path) for path in sources])
+""",
+    "engine/pytorch/csrc/extensions/pybind.cpp": """void gemm(int x) {}
+void register_ep(pybind11::module_& m);
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("gemm", &gemm);
+  register_ep(m);
+}
+""",
+    "engine/pytorch/csrc/extensions/ep.cpp": """void ep_init(int x) {}
+
+void register_ep(pybind11::module_& m) {
+  m.def("ep_init", &ep_init);
+}
+""",
+    "engine/jax/csrc/pybind.cpp": """void quantize(int x) {}
+
+PYBIND11_MODULE(engine_jax, m) {
+  m.def("quantize", &quantize);
+}
+""",
+    "engine/__init__.py": "",
+    "engine/linear.py": """import engine_jax
+import engine_torch as tex
+
+
+def forward(x):
+    tex.gemm(x)
+    tex.ep_init(x)
+    return engine_jax.quantize(x)
+""",
+}
+
+
+def test_the_only_extension_with_computed_sources_names_the_blocks_the_build_macro_names(tmp_path):
+    from extractor.run.pipeline import extract_system
+
+    for rel, code in COMPUTED_SOURCES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=None,
+                                                                    probe_structs=False)).bundle
+    binds = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds")
+    assert binds == [("py:engine.linear.forward", "cpp:ep_init", 7), ("py:engine.linear.forward", "cpp:gemm", 6),
+                     ("py:engine.linear.forward", "cpp:quantize", 8)]
+    said = {(d["path"], d["line"], d["code"]) for d in bundle["diagnostics"] if d["code"].startswith("pybind-module")}
+    assert said == {("engine/pytorch/csrc/extensions/ep.cpp", 4, "pybind-module-inferred"),
+                    ("engine/pytorch/csrc/extensions/pybind.cpp", 5, "pybind-module-inferred")}
+    [message] = {d["message"] for d in bundle["diagnostics"] if d["code"] == "pybind-module-inferred"}
+    assert "taken to be engine_torch, the only extension whose sources are computed (build_tools/pytorch.py:10)" \
+        in message
+
+
+def test_two_extensions_with_computed_sources_name_no_block(tmp_path):
+    from extractor.run.pipeline import extract_system
+
+    files = dict(COMPUTED_SOURCES)
+    files["engine/jax/csrc/pybind.cpp"] = files["engine/jax/csrc/pybind.cpp"].replace("engine_jax", "OTHER_MACRO")
+    for rel, code in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=None,
+                                                                    probe_structs=False)).bundle
+    assert not [e for e in bundle["graph"]["edges"] if e["kind"] == "binds"]
+    assert {d["code"] for d in bundle["diagnostics"] if d["code"].startswith("pybind-module")} == \
+        {"pybind-module-unnamed"}

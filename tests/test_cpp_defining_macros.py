@@ -120,3 +120,49 @@ def test_a_defining_macro_may_write_its_function_extern_c(tmp_path: Path):
     graph = cpp_graph(tmp_path, {"affine.cu": KERNELS.lstrip("\n")})
     expanded = {n.id: (n.kind.value, n.line) for n in graph.nodes if "macro-expanded" in n.tags}
     assert expanded == {"cpp:affine_f32": ("kernel", 11), "cpp:affine_f64": ("kernel", 12)}
+
+
+HEADS = r'''
+namespace flash {
+#if defined(__CUDA_ARCH__)
+#define PARAM_MODIFIER __grid_constant__
+#else
+#define PARAM_MODIFIER
+#endif
+
+// the macro is the kernel's head; each use gives it a name, template parameters and a body
+#define DEFINE_FORWARD_KERNEL(kernelName, ...) \
+template<typename Traits, __VA_ARGS__> \
+__global__ void kernelName(PARAM_MODIFIER const Params params)
+
+#define DEFINE_HELPER(name) inline int name(int x)
+
+DEFINE_FORWARD_KERNEL(fwd_kernel, bool Is_dropout, bool Is_causal) {
+    flash::compute_attn<Traits, Is_dropout, Is_causal>(params);
+}
+
+DEFINE_FORWARD_KERNEL(splitkv_kernel, bool Is_causal) {
+    combine(params);
+}
+
+DEFINE_HELPER(twice) { return helper(x); }
+
+#define NOT_A_HEAD(name, value) int name = value
+void compute_attn(const Params params) {}
+void combine(const Params params) {}
+int helper(int x) { return x; }
+}
+'''
+
+
+def test_a_macro_that_writes_a_function_head_defines_the_function_each_use_gives_a_body(tmp_path: Path):
+    # flash-attention's DEFINE_FLASH_FORWARD_KERNEL: the uses were one function named after the macro,
+    # and the kernels they define were missing
+    graph = cpp_graph(tmp_path, {"launch_template.h": HEADS.lstrip("\n")})
+    expanded = {n.id: (n.kind.value, n.line, "template" in n.tags) for n in graph.nodes if "macro-expanded" in n.tags}
+    assert expanded == {"cpp:flash::fwd_kernel": ("kernel", 15, True),
+                        "cpp:flash::splitkv_kernel": ("kernel", 19, True),
+                        "cpp:flash::twice": ("function", 23, False)}
+    assert not [n.id for n in graph.nodes if "DEFINE_" in n.id]
+    assert {("cpp:flash::fwd_kernel", "cpp:flash::compute_attn"), ("cpp:flash::splitkv_kernel", "cpp:flash::combine"),
+            ("cpp:flash::twice", "cpp:flash::helper")} <= edges(graph, EdgeKind.CALLS)

@@ -56,6 +56,10 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     # specifiers a library adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's NOEXCEPT)
     ("#if A\n#define NOEXC noexcept\n#elif B\n#define NOEXC _NOEXCEPT\n#else\n#define NOEXC\n#endif\n"
      "#define CEXPR constexpr\n", ["CEXPR", "NOEXC"]),
+    # function-like ones, blanked with their arguments (FlashInfer's FLASHINFER_SAMPLING_LAUNCH_BOUNDS)
+    ("#if A\n#define LB(n) __launch_bounds__(n)\n#else\n#define LB(n)\n#endif\n", ["LB("]),
+    ("#define IGNORE(x)\n#define ALIGNED(n) __attribute__((aligned(n)))\n", ["ALIGNED(", "IGNORE("]),
+    ("#if A\n#define LB(n) __launch_bounds__(n)\n#else\n#define LB(n) n\n#endif\n", []),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected
@@ -246,6 +250,17 @@ def test_a_static_assert_macro_in_a_class_body_is_blanked_with_its_arguments():
     facts = scan(code)
     assert facts.errors == 0 and facts.defines == ("EP_STATIC_ASSERT(",)  # CHECKED is no assertion
     assert {"ep::Buffer::Buffer", "ep::Buffer::destroy"} <= set(defs_by_qual(facts))
+
+
+def test_a_kernel_after_a_function_like_launch_bounds_macro_is_a_kernel():
+    # FlashInfer's sampling kernels: `__global__ LB(BLOCK_THREADS) void K(...)` read as a declaration
+    # `LB(BLOCK_THREADS)` made the first a plain function without its template and lost the second
+    code = ("#if defined(X)\n#define LB(n) __launch_bounds__(n)\n#else\n#define LB(n)\n#endif\n"
+            "namespace s {\ntemplate <int B, typename T>\n__global__ LB(B) void First(T* x, int d) {\n  x[0] = d;\n}\n"
+            "__global__ LB(128) void Second(int* x) { x[0] = 1; }\n}\n")
+    facts = scan(code, Language.CUDA)
+    found = {qual: (d.kind, d.line, "template" in d.tags) for qual, d in defs_by_qual(facts).items()}
+    assert found == {"s": ("namespace", 6, False), "s::First": ("kernel", 8, True), "s::Second": ("kernel", 11, False)}
 
 
 def test_an_ascend_c_core_condition_after_if_is_parenthesized():

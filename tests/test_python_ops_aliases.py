@@ -108,3 +108,93 @@ def test_an_alias_imported_from_another_module_registers_and_its_decorator_appli
     # handed (its function given already: the call's result is no decorator) register nothing
     assert stats["torch_op_calls_unregistered"] == 3
     assert stats["python_op_registrations"] == 4
+
+
+BRANCHED = {
+    "fa/__init__.py": "",
+    # flash-attention's interface: the alias is torch's where torch has custom_op, a no-op elsewhere
+    "fa/interface.py": '''
+        import torch
+
+        if torch.__version__ >= "2.4.0":
+            _custom_op_wrapper = torch.library.custom_op
+            _register_fake_wrapper = torch.library.register_fake
+        else:
+            def noop_custom_op_wrapper(name, fn=None, /, *, mutates_args, device_types=None, schema=None):
+                return fn
+
+            _custom_op_wrapper = noop_custom_op_wrapper
+            _register_fake_wrapper = noop_custom_op_wrapper
+
+        try:
+            _kernel_wrapper = torch.library.register_kernel
+        except AttributeError:
+            _kernel_wrapper = None
+
+
+        @_custom_op_wrapper("fa::_forward", mutates_args=(), device_types="cuda")
+        def _forward(q):
+            return q
+
+
+        @_register_fake_wrapper("fa::_forward")
+        def _forward_fake(q):
+            return q
+
+
+        @_kernel_wrapper("fa::_backward", "cuda")
+        def _backward(q):
+            return q
+
+
+        def forward(q):
+            torch.ops.fa._forward(q)
+            return torch.ops.fa._backward(q)
+    ''',
+}
+
+
+def test_an_alias_bound_in_a_branch_at_module_level_registers(tmp_path: Path):
+    bundle = written_bundle(tmp_path, BRANCHED)
+    binds = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds")
+    assert binds == [("py:fa.interface.forward", "py:fa.interface._backward", 36),
+                     ("py:fa.interface.forward", "py:fa.interface._forward", 35)]
+    assert "torch_op_calls_unregistered" not in bundle["stats"]["bindings"]
+
+
+COMPOSED = {
+    "te/__init__.py": "",
+    # TransformerEngine's EP ops: the namespace a module constant, the name an f-string of it
+    "te/ep.py": '''
+        import torch
+
+        _LIB = "te_ep"
+
+
+        @torch.library.custom_op(f"{_LIB}::prepare", mutates_args=(), device_types="cuda")
+        def _prepare_op(x):
+            return x
+
+
+        @torch.library.custom_op(_LIB + "::combine", mutates_args=())
+        def _combine_op(x):
+            return x
+
+
+        @torch.library.custom_op(f"{_LIB!r}::quoted", mutates_args=())
+        def _quoted_op(x):
+            return x
+
+
+        def run(x):
+            torch.ops.te_ep.prepare(x)
+            return torch.ops.te_ep.combine(x)
+    ''',
+}
+
+
+def test_an_operator_name_made_of_module_constants_registers(tmp_path: Path):
+    bundle = written_bundle(tmp_path, COMPOSED)
+    binds = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds")
+    assert binds == [("py:te.ep.run", "py:te.ep._combine_op", 23), ("py:te.ep.run", "py:te.ep._prepare_op", 22)]
+    assert bundle["stats"]["bindings"]["python_op_registrations"] == 2  # not the one with a conversion (!r)

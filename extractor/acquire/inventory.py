@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import stat
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -129,9 +130,73 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                 continue
             _add(entries, diagnostics, tree, rel, language, info.st_size, stamp_of(info))
     diagnostics.extend(_not_read(tree, unread))
+    diagnostics.extend(absent_submodules(tree))
     entries.sort()
     diagnostics.sort()
     return entries, diagnostics
+
+
+SUBMODULE_ABSENT = "submodule-absent"  # the diagnostics' code
+_GITMODULES = ".gitmodules"
+_SUBMODULE = re.compile(r'^\s*\[\s*submodule\s+"([^"]*)"\s*\]\s*$')
+_SETTING = re.compile(r"^\s*(path|url)\s*=\s*(.*?)\s*$")
+
+
+def absent_submodules(tree: SourceTree) -> list[Diagnostic]:
+    """One warning per git submodule that the tree's ``.gitmodules`` declares and the tree does not
+    hold (a clone without ``--recursive``, a shallow clone, an export of the tree: flash-attention's
+    vendored CUTLASS): its files are not read, so its definitions are missing and the includes into
+    it unresolved; said at the line of its ``path``, rather than silently absent. A path that leaves
+    the tree, or a folder reached through a link, is not looked at."""
+    listed = tree.root / _GITMODULES
+    try:
+        if not stat.S_ISREG(os.lstat(listed).st_mode):
+            return []
+        text = read_regular_file(listed, 1024**2).decode("utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    name, url, path_at = "", "", None  # the submodule being read; (path, line) of its path setting
+    for number, line in enumerate([*text.splitlines(), "[submodule \"\"]"], 1):
+        header = _SUBMODULE.match(line)
+        if header is not None:
+            if path_at is not None and not _held(tree.root, path_at[0]):
+                source = f" ({url})" if url else ""
+                out.append(Diagnostic(evidence_path(tree.label, _GITMODULES), path_at[1], SUBMODULE_ABSENT,
+                                      f"submodule {path_at[0]}{source} is not in the tree: none of its files "
+                                      "is read, and includes into it stay unresolved", Severity.WARNING))
+            name, url, path_at = header.group(1), "", None
+            continue
+        setting = _SETTING.match(line)
+        if setting is not None and name:
+            if setting.group(1) == "url":
+                url = setting.group(2)
+            else:
+                path_at = (setting.group(2).strip('"').strip("/"), number)
+    return out
+
+
+def _held(root: Path, rel: str) -> bool:
+    """Whether the folder ``rel`` (a submodule's path) holds anything; True for a path that is not
+    one to look at (it leaves the tree, or a link is on its way)."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or ".." in parts:
+        return True
+    current = root
+    for part in parts:
+        current = current / part
+        try:
+            info = os.lstat(current)
+        except OSError:
+            return False  # not there
+        if stat.S_ISLNK(info.st_mode):
+            return True
+        if not stat.S_ISDIR(info.st_mode):
+            return True  # a file where the folder would be: not a submodule's to judge
+    try:
+        return any(True for _ in os.scandir(current))
+    except OSError:
+        return True  # not listed: the walk says so
 
 
 def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[InventoryEntry], list[Diagnostic]]:

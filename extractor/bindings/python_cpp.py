@@ -40,8 +40,9 @@ is the extension's name in the build script: `CUDAExtension(name="flash_attn_2_c
 sources=["csrc/flash_attn/flash_api.cpp", ...])` in a setup.py, or torch's
 `cpp_extension.load(name=..., sources=[...])`. This step's scanner reads such calls (names and
 sources as string constants, module-level constants or `os.path.join`s of them); a module block in
-a file that the sources of one extension list takes that extension's last name. One whose module is
-an upper-case macro that no build script of the system explains stays unbound, and says so.
+a file that the sources of one extension list takes that extension's last name; else, when exactly
+one extension's sources are all computed and no block writes its name, that one (said). One whose
+module is an upper-case macro that no build script of the system explains stays unbound, and says so.
 
 References. Python also reaches an operator without calling it on the spot: `self.op =
 torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
@@ -137,19 +138,21 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
     # TVM FFI globals are named by a dotted string, not by a module Python imports: bound apart
     tvm_globals = tuple(b for b in pybind if b.mechanism == "tvm-ffi")
-    pybind = tuple(b for b in pybind if b.mechanism != "tvm-ffi")
+    # functions a library exports to TVM FFI are attributes of the module Python loads: bound as ctypes' are
+    exports = tuple(b for b in pybind if b.mechanism == "tvm-ffi-export")
+    pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export"))
     unnamed: list[Diagnostic] = []
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx),
                                          lambda macros: cmake_definitions(((s.root, s.label) for s in ctx.sources),
-                                                                          macros))
+                                                                          macros), _computed_extensions(ctx))
         # calls of names imported from a pybind11 module: the Python step found no module there
         call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     if pybind:
         bound = _with_bound_bases(ctx, bound, pybind, py_shared.nodes if py_shared is not None else {})
-    libraries = _ctypes_bindings(ctx, py_result, cpp_result)
+    libraries = _ctypes_bindings(ctx, py_result, cpp_result, exports)
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
     paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
@@ -263,8 +266,10 @@ def _global_as_binding(b: TvmFfiBinding) -> Binding:
     return Binding(b.path, b.line, b.caller, b.name, b.target, b.mechanism, b.registered_at, "", "read")
 
 
-def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Contribution[Any] | None) -> CtypesResult:
-    """The functions of libraries loaded through ctypes (or cffi's dlopen) bound to the system's C/C++
+def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Contribution[Any] | None,
+                     exports: tuple[PyBinding, ...] = ()) -> CtypesResult:
+    """The functions of libraries loaded through ctypes (or cffi's dlopen, or TVM FFI's load_module:
+    ``exports``, the functions C++ exports to it) bound to the system's C/C++
     (:mod:`extractor.bindings.python_ctypes`)."""
     scanned = {f.path: facts.ctypes for f, facts in ctx.facts("bindings", Language.PYTHON)
                if facts is not None and facts.ctypes is not None}
@@ -276,7 +281,10 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
     c_nodes = native.nodes if native is not None else ()
     shared = native.shared if native is not None else None
     c_linkage, internal = (shared.c_linkage, shared.internal) if shared is not None else (frozenset(), frozenset())
-    return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal)
+    exported: dict[str, list[str]] = collections.defaultdict(list)
+    for b in exports:
+        exported[b.name].append(b.target)  # "" for a function the C++ step did not find
+    return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal, exported)
 
 
 def _as_binding(b: CtypesBinding) -> Binding:
@@ -301,18 +309,26 @@ _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python
 
 
 def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]],
-                   read_cmake: Callable[[frozenset[str]], list[CmakeDefinition]] | None = None
-                   ) -> tuple[tuple[PyBinding, ...], list[Diagnostic]]:
+                   read_cmake: Callable[[frozenset[str]], list[CmakeDefinition]] | None = None,
+                   computed: Mapping[str, str] | None = None) -> tuple[tuple[PyBinding, ...], list[Diagnostic]]:
     """``pybind`` with the module of each block in a file that one extension's sources list (and of
     each function the block gives its module) renamed to that extension's last name (``extensions``:
     file path -> the last names of the extensions that list it), when it is written otherwise (a
     build macro); else to the value the system's CMake files give the macro for that file
-    (``read_cmake``: the definitions of some macros, :mod:`extractor.bindings.cmake_defines`); and
-    a diagnostic for each file whose module is a build macro that no build script explains."""
+    (``read_cmake``: the definitions of some macros, :mod:`extractor.bindings.cmake_defines`); else,
+    when exactly one extension of the build scripts has sources the scanner cannot read and a name
+    no block writes out (``computed``: last name -> "path:line" of each extension whose sources are
+    computed: TransformerEngine's ``CppExtension(name="transformer_engine_torch",
+    sources=all_files_in_dir(...))``), to that name, said (``pybind-module-inferred``); and a
+    diagnostic for each file whose module is a build macro that no build script explains."""
     named: list[PyBinding] = []
     unexplained: dict[str, tuple[int, str, str]] = {}
+    inferred: dict[str, tuple[int, str, str, str]] = {}  # path -> (line, macro, mechanism, extension)
     macros = frozenset(top for b in pybind if _BUILD_MACRO.fullmatch(top := b.module.partition(".")[0]))
     definitions = read_cmake(macros) if read_cmake is not None and macros else []
+    written = {b.module.partition(".")[0] for b in pybind}
+    candidates = sorted(set(computed or ()) - written)
+    only = candidates[0] if len(candidates) == 1 else ""
     for b in pybind:
         # a function given the module registers on the module of the block that gave it
         names = extensions.get(b.block or b.path, set())
@@ -323,12 +339,24 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
             found = defined_for(b.block or b.path, top, definitions)
             if found is not None:
                 b = dataclasses.replace(b, module=found.value.rpartition(".")[2] + dot + sub)
+            elif only and b.mechanism != "paddle-op":
+                inferred[b.path] = min(inferred.get(b.path, (b.line, top, b.mechanism, only)),
+                                       (b.line, top, b.mechanism, only))
+                b = dataclasses.replace(b, module=only + dot + sub)
             else:
                 unexplained[b.path] = min(unexplained.get(b.path, (b.line, top, b.mechanism)),
                                           (b.line, top, b.mechanism))
         named.append(b)
     diagnostics = [Diagnostic(path, line, "pybind-module-unnamed", _unnamed_message(mechanism, macro), Severity.INFO)
                    for path, (line, macro, mechanism) in sorted(unexplained.items())]
+    diagnostics += [Diagnostic(path, line, "pybind-module-inferred",
+                               f"the {mechanism} module of these bindings is named by the build macro {macro}, and no "
+                               "Extension(...) or cpp_extension.load(...) of the system's build scripts lists this "
+                               f"file among its sources, nor does a CMake file above it define the macro: taken to "
+                               f"be {extension}, the only extension whose sources are computed ({computed_at}) "
+                               "and whose name no module block writes out", Severity.INFO)
+                    for path, (line, macro, mechanism, extension) in sorted(inferred.items())
+                    for computed_at in [(computed or {}).get(extension, "")]]
     return tuple(named), diagnostics
 
 
@@ -343,6 +371,17 @@ def _unnamed_message(mechanism: str, macro: str) -> str:
             "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
             "this file among its sources, nor does a CMake file above it define the macro: "
             "Python calls into it are not bound")
+
+
+def _computed_extensions(ctx: Context) -> dict[str, str]:
+    """The last name of each extension the system's build scripts declare without a source the
+    scanner can read (a list computed at run time) -> "path:line" of its declaration."""
+    out: dict[str, str] = {}
+    for f, facts in ctx.facts("bindings", Language.PYTHON):
+        for build in facts.extensions if facts is not None else ():
+            if not build.sources:
+                out.setdefault(build.name.rpartition(".")[2], f"{f.path}:{build.line}")
+    return out
 
 
 def _extension_sources(ctx: Context) -> dict[str, set[str]]:
@@ -773,7 +812,7 @@ def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
         name = _string(call.args[0] if call.args else keywords.get("name"), constants) \
             if call.args or "name" in keywords else setup_names.get(id(call))
         sources = _strings(call.args[1] if len(call.args) > 1 else keywords.get("sources"), constants)
-        if isinstance(name, str) and name and sources:
+        if isinstance(name, str) and name:  # sources none read: computed (said so by the driver)
             out.append(ExtensionBuild(call.lineno, name, tuple(sources)))
     return tuple(sorted(out))
 
@@ -934,6 +973,11 @@ def _class_of_method(scope: Any) -> str:
 # 11 (a branch's 10-12 beside it): module aliases of torch.library's registering functions and their
 # decorators applied in a call, ctypes Structure classes (CtypesFacts.structures), classes' bases written
 # through imports (OpReferences.bases), a pybind11 class as a Python class's base; 14: a method called on an
-# extension class's instance made in the call (`Matcher().accept(..)`, the Python step's chained callees)
+# extension class's instance made in the call (`Matcher().accept(..)`, the Python step's chained callees);
+# 15: TVM FFI modules loaded (`tvm_ffi.load_module`) among ctypes' libraries, files with a call of a name
+# ending in `load` scanned, a method called on what a call returns (`make_spec().build_and_load()`); 16: an
+# alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`);
+# 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty); 18: an operator's
+# name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="14", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="18", requires=(python.STEP, cpp.STEP), forkable=True)

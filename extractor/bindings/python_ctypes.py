@@ -8,6 +8,13 @@ declared with ``@ctypes_function("llama_n_ctx", [...], ...)``), or load a librar
 platform the same way (vLLM's tables of ``Function("cudaMalloc", ...)`` for libcudart, its
 vendored pynvml's ``_nvmlGetFunctionPointer("nvmlInit_v2")``).
 
+TVM FFI's modules are read the same way (mechanism "tvm-ffi-module"): ``tvm_ffi.load_module(path)``
+loads a library whose attributes are the functions it exports by a name of its own
+(``TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, fn)``, read by the C++ step), bound by that name to the
+function exported (FlashInfer builds each module at run time, from sources a Python spec lists:
+``gen_topk_module().build_and_load().radix_topk(...)``). A name several libraries export (``run``,
+``plan``) is ambiguous, said and not bound; the spec's sources are not read to choose.
+
 What is read (loaders, library classes, declaration attributes, a library's own attributes:
 data, ``ctypes.yaml``):
 
@@ -17,7 +24,10 @@ data, ``ctypes.yaml``):
   variable (``global lib`` in a def included), a local, a class or instance attribute
   (``self.lib = ...``), an item of a container (``cache[path] = lib; self.lib = cache[path]``),
   returned by a function of the system (a loader helper, called from any module; an item of a
-  tuple it returns: ``ffi, lib = open_library(path)``), given to a class of the system whose
+  tuple it returns: ``ffi, lib = open_library(path)``; a method of an instance a call returns,
+  ``make_spec().build_and_load()``, the instance's class read from what the call returns or from
+  its return annotation, a method that returns nothing read, an abstract one, followed into the
+  overrides of its subclasses), given to a class of the system whose
   ``__getattr__`` passes attribute reads on to what it holds (a wrapper), or annotated with a
   library class (``def f(lib: ctypes.CDLL)``: loaded where is not read); an instance of a class
   of the system (``C(...)``, ``C.m(...)`` with ``m`` a classmethod: the singleton idiom, or a
@@ -86,8 +96,12 @@ RULES_SCHEMA = {"version": int, "loaders": {str: _NAMES}, "loader_methods": {str
 # every loader is imported from ctypes, numpy.ctypeslib or cffi, and a library's functions are
 # declared with ctypes' types). A module that only calls a library loaded elsewhere needs no facts
 # (its calls are the Python step's); one that holds a library from another module's loader without
-# naming any of these is not read (two markers fewer cost vLLM 0.03 s of its 0.07 s).
-MARKERS = (b"ctypes", b"cffi", b"dlopen")
+# naming any of these is not read (two markers fewer cost vLLM 0.03 s of its 0.07 s). TVM FFI's modules
+# are loaded by ``load_module``, and usually held from a helper of the system that loads them, called
+# in the modules that call their functions (FlashInfer's ``gen_topk_module().build_and_load()``): a
+# file with a call of a name ending in ``load`` is read too.
+MARKERS = (b"ctypes", b"cffi", b"dlopen", b"load_module", b"load(")
+CHAINED = "()."  # in a callee, a method of what the call before it returns: ``make().load``
 
 # Forms of an Assigned value
 LOAD, CALL, NAME, OTHER = "load", "call", "name", "other"
@@ -377,6 +391,11 @@ class _Scan:
     def _call_value(self, call: ast.Call) -> _ValueRow:
         func = call.func
         callee = name_chain(func)
+        if callee is None and isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call) \
+                and (maker := name_chain(func.value.func)) is not None and not self._foreign(maker) \
+                and maker not in self.ffi:
+            # `make_spec().build_and_load()`: a method of what a call of the system returns
+            return (CALL, f"{maker}{CHAINED}{func.attr}", tuple(name_chain(arg) or "" for arg in call.args), "")
         if callee is None:
             # `cffi.FFI().dlopen(path)`
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Call):
@@ -735,28 +754,33 @@ _Value = _Library | _Instance | _Function | _Declarator
 _CALLABLE = (NodeKind.FUNCTION, NodeKind.METHOD)
 _AGGREGATES = (NodeKind.STRUCT, NodeKind.UNION, NodeKind.CLASS)
 _STRUCTURE = "structure"  # a CtypesBinding's form for a Structure class
+# the mechanisms whose libraries hold the functions C++ exports by a name of its own, not C names
+EXPORTED = frozenset({"tvm-ffi-module"})
 _RANK = {_Function: 4, _Declarator: 3, _Library: 2, _Instance: 1}
 
 
 def bind_ctypes(files: Iterable[CtypesFile], nodes: Mapping[str, Node], edges: Iterable[Edge],
-                c_nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str] = frozenset()
-                ) -> CtypesResult:
+                c_nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str] = frozenset(),
+                exports: Mapping[str, list[str]] | None = None) -> CtypesResult:
     """Every place that names a function of a library the system loads, bound to the system's
     C/C++ function of that name. ``nodes``, ``edges``: the Python graph's (nodes by id; of the
     edges, the ``inherits`` are read, when a class's bases are asked); ``c_nodes``: the C/C++ step's nodes;
     ``c_linkage``: the ids of the functions with C linkage; ``internal``: of those at global scope
-    defined ``static`` only (``CppShared``)."""
+    defined ``static`` only (``CppShared``); ``exports``: the functions the C++ exports to TVM FFI by
+    name (each one's node id, "" when not found), what a module ``tvm_ffi.load_module`` loads holds."""
     files = sorted(files, key=lambda f: f.path)
     if not any(f.facts is not None for f in files):
         return CtypesResult((), (), (), {})
-    return _Libraries(files, nodes, edges, load_rules()).bind(_CIndex(c_nodes, c_linkage, internal))
+    return _Libraries(files, nodes, edges, load_rules()).bind(_CIndex(c_nodes, c_linkage, internal, exports))
 
 
 class _CIndex:
     """The system's functions a library exports by their plain name: those with C linkage, else
     the defined, not only ``static``, functions at global scope (their linkage assumed)."""
 
-    def __init__(self, nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str]) -> None:
+    def __init__(self, nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str],
+                 exports: Mapping[str, list[str]] | None = None) -> None:
+        self.exports = exports or {}
         linked: dict[str, list[str]] = collections.defaultdict(list)
         plain: dict[str, list[str]] = collections.defaultdict(list)
         functions = set()
@@ -787,8 +811,15 @@ class _CIndex:
         scope (C's), else any of that name."""
         return sorted(self.global_aggregates.get(name) or self.aggregates.get(name) or ())
 
-    def lookup(self, name: str) -> tuple[list[str], str]:
-        """(the candidates, their linkage: "c", "assumed", or "shadowed" when a type holds the id)."""
+    def lookup(self, name: str, mechanism: str = "") -> tuple[list[str], str]:
+        """(the candidates, their linkage: "c", "assumed", or "shadowed" when a type holds the id;
+        for a module TVM FFI loads, "export", or "unresolved" when no exported function was found)."""
+        if mechanism in EXPORTED:
+            exported = self.exports.get(name)
+            if exported is None:
+                return [], ""
+            targets = sorted({target for target in exported if target})
+            return (targets, "export") if targets else ([], "unresolved")
         found = self.linked.get(name)
         if found:
             return sorted(found), "c"
@@ -803,6 +834,7 @@ class _Libraries:
                  rules: CtypesRules) -> None:
         self.files, self.nodes, self.edges, self.rules = files, nodes, edges, rules
         self.bases: dict[str, list[str]] | None = None  # a class id -> its bases' ids, read once asked
+        self.subclasses: dict[str, list[str]] | None = None  # a class (dotted) -> those deriving from it
         self.by_module = {f.module: f for f in files}
         self.assigned: dict[str, list[tuple[CtypesFile, Assigned]]] = collections.defaultdict(list)
         self.locals: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (module, def) -> its names
@@ -994,6 +1026,8 @@ class _Libraries:
 
     def read(self, f: CtypesFile, scope: str, text: str) -> _Value | None:
         """What ``text`` (a dotted name, ``x[]`` an item of ``x``) holds, read in ``scope`` of ``f``."""
+        if text.endswith("()"):  # what a call returns: `get_module().run` read in a call's callee
+            return self._call(f, scope, text[:-2], ())
         key = self.key(f, scope, text)
         if key:
             value = self.evaluate(key)
@@ -1053,6 +1087,14 @@ class _Libraries:
 
     def _call(self, f: CtypesFile, scope: str, callee: str, args: tuple[str, ...], item: int = -1) -> _Value | None:
         """What a call of ``callee`` returns (``item``: the item of it taken, -1 the whole)."""
+        if CHAINED in callee:
+            # a method of what the call before returns: of an instance of a class of the system
+            maker, _, method = callee.rpartition(CHAINED)
+            made = self._call(f, scope, maker, ())
+            if not isinstance(made, _Instance) or item >= 0:
+                return None
+            return next((value for c in self._lineage(made.cls) if f"py:{c}.{method}" in self.nodes
+                         for value in [self._returned(f"{c}.{method}")] if value is not None), None)
         key = self.key(f, scope, callee)
         node = self.nodes.get(f"py:{key}") if key else None
         if node is None:
@@ -1068,7 +1110,7 @@ class _Libraries:
             return _Instance(key)
         if node.kind not in _CALLABLE:
             return None
-        returned = self.evaluate(f"{key}.{RETURN}")
+        returned = self._returned(key)
         if returned is not None:
             return returned
         factory = self.factories.get(key)
@@ -1079,7 +1121,51 @@ class _Libraries:
         owner = key.rpartition(".")[0]
         if "classmethod" in node.tags and self._kind(*self._module_of(owner)) is NodeKind.CLASS:
             return _Instance(owner)  # `Cls.get_instance()`: the singleton idiom
+        return self._annotated(key, node.returns)
+
+    def _annotated(self, function: str, returns: str) -> _Instance | None:
+        """An instance of the class of the system a def's return annotation names (``-> JitSpec``,
+        ``-> "JitSpec"``), read in the def's module; None for any other annotation."""
+        written = returns.strip("'\"")
+        module = self._module_of(function)[0]
+        f = self.by_module.get(module)
+        if not written or f is None or not all(part.isidentifier() for part in written.split(".")):
+            return None
+        key = self.key(f, "", written)
+        node = self.nodes.get(f"py:{key}") if key else None
+        return _Instance(key) if node is not None and node.kind is NodeKind.CLASS else None
+
+    def _returned(self, function: str) -> _Value | None:
+        """What the def ``function`` returns; for a method that returns nothing that is read (an
+        abstract one, `self.load()` in a base class), what its overrides in subclasses return, the
+        first of them in name order."""
+        returned = self.evaluate(f"{function}.{RETURN}")
+        node = self.nodes.get(f"py:{function}")
+        if returned is not None or node is None or node.kind is not NodeKind.METHOD:
+            return returned
+        owner, _, method = function.rpartition(".")
+        for sub in self._descendants(owner):
+            if f"py:{sub}.{method}" in self.nodes:
+                returned = self.evaluate(f"{sub}.{method}.{RETURN}")
+                if returned is not None:
+                    return returned
         return None
+
+    def _descendants(self, cls: str) -> list[str]:
+        """The classes deriving from ``cls``, at any depth, in name order."""
+        if self.subclasses is None:
+            self.subclasses = collections.defaultdict(list)
+            for source, targets in self._bases().items():
+                for target in targets:
+                    self.subclasses[target.removeprefix("py:")].append(source.removeprefix("py:"))
+        found: set[str] = set()
+        pending = [cls]
+        while pending and len(found) < 64:
+            for sub in self.subclasses.get(pending.pop(), ()):
+                if sub not in found:
+                    found.add(sub)
+                    pending.append(sub)
+        return sorted(found)
 
     # the places that name a function ----------------------------------------------------------
 
@@ -1139,13 +1225,13 @@ class _Libraries:
         for f in self.files:
             for a in f.facts.assigned if f.facts is not None else ():
                 if a.form == LOAD:
-                    stats[f"{a.value}_libraries_loaded"] += 1
-                    stats[f"{a.value}_libraries_named"] += bool(a.library)
+                    stats[f"{a.value.replace('-', '_')}_libraries_loaded"] += 1
+                    stats[f"{a.value.replace('-', '_')}_libraries_named"] += bool(a.library)
             module_id = f"py:{f.module}"
             heads = self._heads(f)
             places: list[tuple[str, int, str, str, _Function]] = []  # (scope, line, written, form, function)
             for call in f.calls if heads else ():
-                if call.callee and call.callee.partition(".")[0] in heads:
+                if call.callee and call.callee.partition(".")[0].removesuffix("()") in heads:
                     value = self.read(f, call.scope, call.callee)
                     if isinstance(value, _Function):
                         places.append((call.scope, call.line, call.callee, "call", value))
@@ -1158,12 +1244,13 @@ class _Libraries:
                 caller = f"{module_id}.{scope}" if scope else module_id
                 if caller not in self.nodes:
                     caller = module_id
-                targets, linkage = c_index.lookup(function.name)
+                targets, linkage = c_index.lookup(function.name, function.library.mechanism)
                 target = targets[0] if len(targets) == 1 else ""
                 library = function.library
                 found.append(CtypesBinding(f.path, line, caller, written, function.name, form, library.mechanism,
                                            library.site, library.library, target,
-                                           linkage if target or linkage == "shadowed" else "", len(targets)))
+                                           linkage if target or linkage in ("shadowed", "unresolved") else "",
+                                           len(targets)))
             for structure in f.facts.structures if f.facts is not None else ():
                 name = structure.qualname.rpartition(".")[2]
                 targets = c_index.aggregate(name)
@@ -1178,24 +1265,28 @@ class _Libraries:
                 self._structure_stats(b, stats, diagnostics)
                 continue
             family = "calls" if b.form == "call" else "names"
+            key = b.mechanism.replace("-", "_")  # stats keys are identifiers
+            what = "the function the library exports as" if b.mechanism in EXPORTED else "the C function"
             if b.target:
-                stats[f"{b.mechanism}_{family}_bound"] += 1
-                stats[f"{b.mechanism}_linkage_assumed"] += b.linkage == "assumed"
+                stats[f"{key}_{family}_bound"] += 1
+                stats[f"{key}_linkage_assumed"] += b.linkage == "assumed"
                 # the library file is computed at run time: which it is was inferred from the C name alone
-                stats[f"{b.mechanism}_library_inferred"] += not b.library
+                stats[f"{key}_library_inferred"] += not b.library
             elif b.candidates:
-                stats[f"{b.mechanism}_{family}_ambiguous"] += 1
+                stats[f"{key}_{family}_ambiguous"] += 1
                 diagnostics.append(Diagnostic(b.path, b.line, f"{b.mechanism}-ambiguous",
-                                              f"{b.callee} names the C function {b.name}, which {b.candidates} "
+                                              f"{b.callee} names {what} {b.name}, which {b.candidates} "
                                               "functions of the system could be: not bound", Severity.INFO))
             elif b.linkage == "shadowed":
-                stats[f"{b.mechanism}_{family}_shadowed"] += 1
+                stats[f"{key}_{family}_shadowed"] += 1
                 diagnostics.append(Diagnostic(b.path, b.line, f"{b.mechanism}-shadowed",
                                               f"{b.callee} names the C function {b.name}, whose graph node is the "
                                               "type of the same name: not bound", Severity.INFO))
+            elif b.linkage == "unresolved":
+                stats[f"{key}_{family}_unresolved"] += 1
             else:
-                stats[f"{b.mechanism}_{family}_outside"] += 1
-                outside[b.mechanism].add(b.name)
+                stats[f"{key}_{family}_outside"] += 1
+                outside[key].add(b.name)
         for mechanism, names in outside.items():
             stats[f"{mechanism}_functions_outside"] = len(names)
         edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in found if b.target})

@@ -4,7 +4,8 @@ PyTorch lets Python register an operator's implementation as well as C++ does, a
 does it for the ops it wants ``torch.compile`` to treat as opaque (vLLM's attention,
 ``torch.ops.vllm.unified_attention``). The shapes read, from source only:
 
-- ``@torch.library.custom_op("ns::op", mutates_args=...)`` (or ``@custom_op`` imported from
+- ``@torch.library.custom_op("ns::op", mutates_args=...)`` (the name a literal, or an f-string or sum
+  of the module's string constants: ``f"{_LIB}::prepare"``) (or ``@custom_op`` imported from
   ``torch.library``) on a def; ``torch.library.impl("ns::op", key, fn)`` and ``@torch.library.impl``
   / ``@torch.library.register_kernel("ns::op", key)`` on a def (``register_fake`` is no
   implementation: it is left out);
@@ -162,6 +163,7 @@ class _Scan:
                 elif node.module == "torch" and alias.name == "library" and not node.level:
                     self.library_modules.add(alias.asname or "library")
         self.aliases = self._aliases()
+        self.constants = _string_constants(index.tree)
         self._params: dict[int, set[str]] = {}  # id of a function node -> its parameter names
         # the names a call can start with to reach a forwarder: imported, or a def of the file
         self.callable_heads = self.imported | {scope.node.name for scope in index.scopes.values()
@@ -175,9 +177,17 @@ class _Scan:
     def _aliases(self) -> list[OpAlias]:
         """Module-level names bound to a registering function of torch.library (``register_kernel =
         torch.library.register_kernel``): the file's own uses read them as torch's, and other modules'
-        imports of them are resolved by the driver."""
+        imports of them are resolved by the driver. A binding in a branch counts (flash-attention's
+        ``if torch.__version__ >= "2.4.0": _torch_custom_op_wrapper = torch.library.custom_op``, a
+        no-op in the other branch): where torch has it, the decorated defs are registered."""
         out = []
-        for node in self.index.tree.body:
+        pending = list(self.index.tree.body)
+        while pending:
+            node = pending.pop(0)
+            if isinstance(node, (ast.If, ast.Try, ast.With)):
+                pending[:0] = [*node.body, *getattr(node, "orelse", ()), *getattr(node, "finalbody", ()),
+                               *(n for handler in getattr(node, "handlers", ()) for n in handler.body)]
+                continue
             if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
                 continue
             how = _DECORATORS.get(self._torch_library_name(name_chain(node.value) or ""))
@@ -242,7 +252,7 @@ class _Scan:
                 callee = name_chain(decorator.func) or ""
                 how = _DECORATORS.get(self._torch_library_name(callee))
                 via = "" if how else self._via(callee)
-                qualified = _qualified_op(decorator)
+                qualified = _qualified_op(decorator, self.constants)
                 if (how or via) and qualified:
                     fn = OpArg("", DEF, scope.qualname)
                     out.append(OpRegistrationFact(decorator.lineno, scope.parent.qualname, *qualified, fn,
@@ -270,11 +280,11 @@ class _Scan:
                 continue
             if applied:
                 assert isinstance(func, ast.Call)
-                qualified, fn_node = _qualified_op(func), call.args[0]
+                qualified, fn_node = _qualified_op(func, self.constants), call.args[0]
                 if _handed(func, how):
                     continue  # the function was handed to it already: what it returns is no decorator
             else:
-                qualified = _qualified_op(call)
+                qualified = _qualified_op(call, self.constants)
                 fn_node = call.args[2] if len(call.args) > 2 else _keyword(call, "func")
             if qualified is None:
                 continue
@@ -398,14 +408,58 @@ def _keyword(call: ast.Call, name: str) -> ast.AST | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
 
-def _qualified_op(call: ast.Call) -> tuple[str, str] | None:
-    """("ns", "op") of a call's first argument (or ``qualname=``/``name=``) written "ns::op"."""
+def _qualified_op(call: ast.Call, constants: Mapping[str, str]) -> tuple[str, str] | None:
+    """("ns", "op") of a call's first argument (or ``qualname=``/``name=``) written "ns::op", as a
+    literal or made of the module's string constants (TransformerEngine's ``f"{_LIB}::prepare"``)."""
     first = call.args[0] if call.args else _keyword(call, "qualname") or _keyword(call, "name")
-    if isinstance(first, ast.Constant) and isinstance(first.value, str) and "::" in first.value:
-        ns, _, op = first.value.partition("::")
+    written = _text(first, constants) if first is not None else None
+    if written is not None and "::" in written:
+        ns, _, op = written.partition("::")
         op = op.partition(".")[0]  # "ns::op.overload"
         if ns and op:
             return ns, op
+    return None
+
+
+def _string_constants(tree: ast.Module) -> dict[str, str]:
+    """The module's names bound once, at its top level, to a string literal."""
+    values: dict[str, str | None] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign):
+            targets, value = node.targets, node.value
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            targets, value = [node.target], node.value
+        else:
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                literal = value.value if isinstance(value, ast.Constant) and isinstance(value.value, str) else None
+                values[target.id] = None if target.id in values else literal  # bound twice: no constant
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _text(node: ast.AST, constants: Mapping[str, str]) -> str | None:
+    """The string ``node`` evaluates to when it is a literal, one of ``constants``, an f-string of
+    those (no conversion, no format spec) or a sum of them; else None."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.Name):
+        return constants.get(node.id)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _text(node.left, constants), _text(node.right, constants)
+        return left + right if left is not None and right is not None else None
+    if isinstance(node, ast.JoinedStr):
+        parts = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                if value.conversion != -1 or value.format_spec is not None:
+                    return None
+                value = value.value
+            part = _text(value, constants)
+            if part is None:
+                return None
+            parts.append(part)
+        return "".join(parts)
     return None
 
 

@@ -60,12 +60,20 @@ from extractor.model import Language, Step
 # `extern "C" __global__ void FN_NAME(...)` kernels)
 # version 30 (another branch's 29): a namespace block one `#if` group opens and a later group of the same
 # condition closes is read as one block (parse.join_conditional_blocks)
-# version 31: a function-like macro that wraps a declaration in attributes (`GGML_DEPRECATED(decl, hint)`)
-# is unwrapped, one that expands to attributes or nothing is blanked with its arguments (CppFacts.defines
-# lists them as `NAME(decl)` and `NAME(`); `_Noreturn` is an attribute word
-# version 32: and `constexpr`, `noexcept`; a string literal a macro continues (`"%" PRIu64`) is no parse error
+# version 31: functions a library exports to TVM FFI by a name of its own (`TVM_FFI_DLL_EXPORT_TYPED_FUNC(run,
+# fn)`), PybindFact mechanism "tvm-ffi-export"
+# version 32: a file's function-like macros that expand to nothing or to attributes (`#define LB(n)
+# __launch_bounds__(n)`) are blanked with their arguments before parsing, as its object-like ones are
+# version 33: a use `MACRO(name, ...) { body }` of a file's macro whose body is a function's head defines that
+# function (Definition tag `macro-expanded`), its body the use's
+# version 34: a launch through a local that holds a kernel (`auto kernel = &k<T>; kernel<<<...>>>(...)`) launches it
+# version 35 (a branch's 31-32 beside 31-34): a function-like macro that wraps a declaration in attributes
+# (`GGML_DEPRECATED(decl, hint)`) is unwrapped, one that expands to attributes or nothing blanked with its
+# arguments, over continued lines and through each other (CppFacts.defines lists them as `NAME(decl)` and
+# `NAME(`); `_Noreturn`, `constexpr`, `noexcept` and calling conventions are attribute words; a string
+# literal a macro continues (`"%" PRIu64`) is no parse error; `__has_include(<x>)` reads
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="32", forkable=True)
+            extract=extract_cpp_graph, version="35", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -114,7 +114,8 @@ class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):
     scope: str
     owner: str = ""  # the Python class of a method
     lambda_calls: tuple[str, ...] = ()
-    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind", "paddle-op" or "tvm-ffi"
+    mechanism: str = "pybind11"  # the library that binds it: "pybind11", "nanobind", "paddle-op", "tvm-ffi" or
+    # "tvm-ffi-export" (``module`` "")
     # a "module" fact's call: its arguments (a string literal's value, None for anything else) and
     # template arguments as written (`bind_config<core::NormConfig>(m, "NormConfig")`), which a
     # helper's registrations named by its parameters (PARAMETER + the index: `py::class_<Config>

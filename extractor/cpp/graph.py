@@ -200,12 +200,13 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     by_mechanism = collections.Counter(b.mechanism for b in bindings)
     stats["pybind_bindings"] = by_mechanism["pybind11"]
     # a key only where there are any: evidence without stays as it was
-    for mechanism, key in (("nanobind", "nanobind_bindings"), ("tvm-ffi", "tvm_ffi_globals"),
-                           ("paddle-op", "paddle_ops")):
+    for mechanism, key in (("nanobind", "nanobind_bindings"), ("paddle-op", "paddle_ops")):
         if by_mechanism[mechanism]:
             stats[key] = by_mechanism[mechanism]
-    if by_mechanism["tvm-ffi"]:
-        stats["tvm_ffi_globals_resolved"] = sum(1 for b in bindings if b.mechanism == "tvm-ffi" and b.target)
+    for mechanism, key in (("tvm-ffi", "tvm_ffi_globals"), ("tvm-ffi-export", "tvm_ffi_exports")):
+        if by_mechanism[mechanism]:
+            stats[key] = by_mechanism[mechanism]
+            stats[f"{key}_resolved"] = sum(1 for b in bindings if b.mechanism == mechanism and b.target)
     stats["public_headers"] = len(public)
     test_bodies = sum(1 for d in table.defs if d.kind is NodeKind.METHOD and "test" in d.record.tags)
     if test_bodies:  # a key only where there are any: evidence without stays as it was

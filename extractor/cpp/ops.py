@@ -64,7 +64,7 @@ class PyBinding:
     owner: str = ""  # Python class name for methods
     function: str = ""  # C++ name as written
     target: str = ""  # node id when resolved
-    mechanism: str = "pybind11"  # or "nanobind", "paddle-op", "tvm-ffi"
+    mechanism: str = "pybind11"  # or "nanobind", "paddle-op", "tvm-ffi", "tvm-ffi-export"
     # the file of the module block whose module a function given that module registers on ("":
     # the binding's own file): a module the build names is named by that block's file
     block: str = ""

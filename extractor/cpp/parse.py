@@ -35,6 +35,7 @@ MACROS_FILE = Path(__file__).with_name("macros.yaml")
 MACROS_SCHEMA = {f"{key}?": [str] for key in (
     "blank", "blank_cpp_only", "blank_call", "condition", "torch_library", "torch_library_impl", "pybind_module",
     "nanobind_module", "tvm_ffi_global", "tvm_ffi_global_def", "tvm_ffi_body", "tvm_ffi_def", "tvm_ffi_init_block",
+    "tvm_ffi_export",
     "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper")}
 
 
@@ -345,7 +346,8 @@ def attribute_macros(data: bytes) -> list[str]:
     ``EP_STATIC_ASSERT(cond, reason)``), to attributes only or to nothing (ggml's
     ``GGML_ATTRIBUTE_FORMAT(...)``), whose uses are blanked with their arguments: in a class body
     the grammar reads such a call as an ERROR that takes the class's members out of it, and an
-    assertion defines nothing.
+    assertion defines nothing (FlashInfer's ``__global__ ..._LAUNCH_BOUNDS(n) void K(...)`` lost
+    the kernel after it).
 
     Written ``NAME(decl)``, function-like macros that wrap a declaration in attributes only
     (ggml's ``#define GGML_DEPRECATED(func, hint) func __attribute__((deprecated(hint)))``): a use

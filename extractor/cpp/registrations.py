@@ -4,9 +4,10 @@ C++ function (as written; the graph step resolves the names), with the operator'
 into parameters and a return type. nanobind's API is pybind11's (`nb::class_`, `.def`,
 `nb::overload_cast`), so one reader serves both, told which library it reads. TVM FFI global
 functions (`TVM_REGISTER_GLOBAL("a.b.c").set_body_typed(fn)`, `refl::GlobalDef().def("a.b.c", fn)`)
-and Paddle custom operators (`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) stand outside any
-such block and are read over the whole file (:func:`tvm_ffi_registrations`,
-:func:`paddle_op_registrations`)."""
+(and the functions a library exports to TVM FFI by a name of its own:
+`TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, fn)`) and Paddle custom operators
+(`PD_BUILD_OP(name).SetKernelFn(PD_KERNEL(fn))`) stand outside any such block and are read over
+the whole file (:func:`tvm_ffi_registrations`, :func:`paddle_op_registrations`)."""
 
 from __future__ import annotations
 
@@ -388,11 +389,13 @@ class TvmFfiNames:
     bodies: frozenset[str]  # called on a macro's result with the function: `.set_body_typed(fn)`
     registries: frozenset[str]  # the reflection registry: `refl::GlobalDef()`
     defs: frozenset[str]  # called on a registry with the name and the function: `.def("name", fn)`
+    # given a name and the function, export it from the library: `TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, fn)`
+    exports: frozenset[str] = frozenset()
 
     @property
     def markers(self) -> tuple[bytes, ...]:
         """Bytes a file holds when it registers anything (the scanner's filter)."""
-        return tuple(sorted(name.encode() for name in (*self.macros, *self.registries)))
+        return tuple(sorted(name.encode() for name in (*self.macros, *self.registries, *self.exports)))
 
 
 def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> list[PybindFact]:
@@ -401,7 +404,7 @@ def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> 
     "mlc.serve.create_engine"), read anywhere in the file: `MACRO("name").set_body_typed(fn)` and
     `refl::GlobalDef().def("name", fn).def_packed("other", g).def_method("m", &C::m)` (``names``).
     ``scope`` is the namespace the registration is written in, where its function is looked up."""
-    found = []
+    found = _library_exports(root, language, names.exports) if names.exports else []
     for call, method, inner, args in _method_calls(root, language):
         if inner.type != "call_expression":
             continue
@@ -419,6 +422,25 @@ def tvm_ffi_registrations(root: Any, language: Language, names: TvmFfiNames) -> 
         prefix, _, short = name.rpartition(".")
         found.append(PybindFact("def", prefix, short, ref, line(name_node), _namespace_of(call),
                                 lambda_calls=_named_first(wrapped, short) if wrapped else (), mechanism="tvm-ffi"))
+    return found
+
+
+def _library_exports(root: Any, language: Language, macros: frozenset[str]) -> list[PybindFact]:
+    """`TVM_FFI_DLL_EXPORT_TYPED_FUNC(name, fn);`: ``fn`` exported from the shared library it is
+    built into as ``name``, one "def" fact each (mechanism "tvm-ffi-export", no module: which library
+    file holds it is the build's), the function as written; ``scope`` the namespace around."""
+    found = []
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None or fn.type != "identifier" or text(fn) not in macros:
+            continue
+        args = call_arguments(call)
+        if len(args) != 2 or args[0].type != "identifier":
+            continue
+        ref = function_ref(args[1])
+        if ref and ref != "<lambda>":
+            found.append(PybindFact("def", "", text(args[0]), ref, line(args[0]), _namespace_of(call),
+                                    mechanism="tvm-ffi-export"))
     return found
 
 

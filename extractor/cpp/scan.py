@@ -13,6 +13,7 @@ and the graph step resolves them across files.
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -77,6 +78,12 @@ _MACRO_DEFINITION = re.compile(
     rb"|(?:(?:static|inline|extern(?:\s*\"C\")?|__\w+__)\s+)*" + _NOT_A_NAME + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME
     + rb"(?P<name>[\w#]+)\s*\([^;{]*\)\s*(?:const\s*)?\{)")
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
+# a macro's body that is a function's head without its body: what a use followed by a body defines
+# (flash-attention's `#define DEFINE_FLASH_FORWARD_KERNEL(kernelName, ...) template<typename
+# Kernel_traits, __VA_ARGS__> __global__ void kernelName(const Flash_fwd_params params)`)
+_MACRO_HEAD = re.compile(
+    rb"\s*(?:template\s*<[^{;]*>\s*)?(?:(?:static|inline|extern(?:\s*\"C\")?|__\w+__)\s+)*" + _NOT_A_NAME
+    + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME + rb"(?P<name>[\w#]+)\s*\([^;{}]*\)\s*(?:const\s*)?")
 # a macro's body that declares class members: one with an access label, or one made of data
 # members named by pasting (`torch::Tensor name##_; bool name##_is_loaded_ = false;`), no call in them
 _MEMBER_MACRO = re.compile(rb"(?<![\w:])(?:public|protected|private)\s*:(?!:)"
@@ -234,7 +241,8 @@ class _Scanner:
         self.pybind_macros = frozenset(cfg["pybind_module"])
         self.nanobind_macros = frozenset(cfg["nanobind_module"])
         self.tvm_ffi = TvmFfiNames(frozenset(cfg["tvm_ffi_global"]), frozenset(cfg["tvm_ffi_body"]),
-                                   frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]))
+                                   frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]),
+                                   frozenset(cfg["tvm_ffi_export"]))
         self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
         self.op_name_wrappers = frozenset(cfg["torch_op_name_wrapper"])
         self.paddle_ops = PaddleOpNames(frozenset(cfg["paddle_op"]), frozenset(cfg["paddle_op_kernel_setter"]),
@@ -257,6 +265,7 @@ class _Scanner:
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.registration_macros: list[RegistrationMacro] = []
         self.member_macros: list[MacroDefinition] = []
+        self._head_macros: dict[str, tuple[tuple[str, ...], bytes]] | None = None  # read when first asked
         self.macro_uses: list[MacroUse] = []
         self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
         self._attribute_macros: frozenset[str] | None = None
@@ -473,6 +482,9 @@ class _Scanner:
         # constructor outside its class is qualified), it is a macro's use
         if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
             if self.visit_macro_body(written, fdecl.child_by_field_name("parameters"), node, name_node, body, scope):
+                return
+            if body is not None and self.visit_head_macro(written, fdecl.child_by_field_name("parameters"), node,
+                                                          body, scope):
                 return
             if self.visit_library_wrapper(written, fdecl.child_by_field_name("parameters"), body, scope):
                 return
@@ -973,6 +985,57 @@ class _Scanner:
             calls.extend((d.qual, callee, use_line) for callee in sorted(called - _NOT_CALLED - {own}))
         return True
 
+    def head_macros(self) -> dict[str, tuple[tuple[str, ...], bytes]]:
+        """The file's function-like macros whose body is a function's head, its name a parameter or
+        pasted from one (:data:`_MACRO_HEAD`): name -> (parameters, body), read once, when first asked."""
+        if self._head_macros is None:
+            self._head_macros = {}
+            for m in _FUNCTION_MACRO.finditer(self.data) if b"define" in self.data else ():
+                body = _COMMENT.sub(" ", re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")).encode()
+                head = _MACRO_HEAD.fullmatch(body)
+                params = tuple(p.strip().decode() for p in m.group(2).split(b","))
+                if head is None or not set(re.findall(rb"\w+", head.group("name"))) & {p.encode() for p in params}:
+                    continue
+                self._head_macros[m.group(1).decode()] = (params, body)
+        return self._head_macros
+
+    def visit_head_macro(self, macro: str, args: Any, node: Any, body: Any, scope: Scope) -> bool:
+        """`MACRO(name, ...) { body }` at namespace level, ``MACRO`` a macro of the file whose body is a
+        function's head (:meth:`head_macros`): the function the head names once written out, with
+        the use's lines and its body's calls, tagged `macro-expanded`. False when ``macro`` is none
+        of those, or its arguments do not fit, or the head does not read as one function."""
+        found = self.head_macros().get(macro)
+        arguments = [a.encode() for a in split_args(text(args)[1:-1])] if found is not None and args is not None \
+            else []
+        if found is None or not arguments:
+            return False
+        params, head = found
+        if params[-1] == "...":  # variadic: the arguments past the named ones are __VA_ARGS__
+            if len(arguments) < len(params) - 1:
+                return False
+            named = len(params) - 1
+            params = (*params[:-1], "__VA_ARGS__")
+            arguments = [*arguments[:named], b", ".join(arguments[named:])]
+        elif len(arguments) != len(params):
+            return False
+        if self._attribute_macros is None:  # the file's own, blanked in the expansion as in the file
+            self._attribute_macros = frozenset(attribute_macros(self.data))
+        expanded = _substitute(head, params, arguments) + b" {}"
+        sub = _Scanner(ParsedFile(self.language, expanded, parse_source(expanded, self.language,
+                                                                        blank=self._attribute_macros)))
+        sub.c_linkage = self.c_linkage
+        sub.visit_items(sub.tree.root_node, scope)
+        functions = [d for d in sub.defs if d.kind in ("function", "kernel") and "recovered" not in d.tags]
+        if len(functions) != 1 or "::" in functions[0].qual[len(_join(scope)):].lstrip(":") \
+                or sub.tree.root_node.has_error:
+            return False  # not one function of a name of its own: nothing is guessed
+        d = functions[0]
+        self.defs.append(msgspec.structs.replace(d, line=line(node), start=line(node), end=node.end_point[0] + 1,
+                                                 doc=_leading_comment(node),
+                                                 tags=tuple(sorted({*d.tags, MACRO_EXPANDED}))))
+        self.bodies.append((body.start_byte, body.end_byte, d.qual))
+        return True
+
     def visit_registration(self, macro: str, fdecl: Any, body: Any, scope: str) -> None:
         params = fdecl.child_by_field_name("parameters")
         args = split_args(text(params)[1:-1]) if params is not None else []
@@ -1072,6 +1135,10 @@ class _Scanner:
                 continue
             callee = callee_text(fn)
             if not callee:
+                continue
+            if start in kernel_starts and _WORD.fullmatch(callee):
+                launches.extend((bodies[i][2], held, fn.start_point[0] + 1)
+                                for held in _held_kernels(self.data, bodies[i][0], start, callee))
                 continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
@@ -1207,6 +1274,50 @@ def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
             out.append(data[start:i].strip())
             start = i + 1
     return None
+
+
+def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:
+    """The kernels a launch through a local variable may run, when the last declaration ``auto name
+    =`` of the body before the launch at ``launch`` gives it one by name, ``&kernel<...>;`` or
+    ``kernel;`` (``const auto``, ``auto*`` too; flash-attention's ``auto kernel =
+    &flash_fwd_kernel<Kernel_traits, ...>;`` then ``kernel<<<grid, threads, smem, stream>>>(params)``),
+    with those assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``); ``[name]``
+    itself when there is no declaration, or when it holds anything else (a call's result: ``auto
+    kernel = get_marlin_kernel<T>(...)``)."""
+    found = None
+    for m in _held_pattern(name).finditer(data, body_start, launch):
+        if not _commented(data, m.start()):
+            found = m
+    held = _HELD_KERNEL.match(data, found.end(), launch) if found is not None else None
+    if found is None or held is None:
+        return [name]
+    kernels = [clean_name(held.group(1).decode())]
+    for m in _assigned_pattern(name).finditer(data, found.end(), launch):
+        again = _HELD_KERNEL.match(data, m.end(), launch)
+        if again is not None and not _commented(data, m.start()):
+            kernels.append(clean_name(again.group(1).decode()))
+    return sorted(set(kernels))
+
+
+def _commented(data: bytes, at: int) -> bool:
+    """Whether a `//` comment runs over ``at`` (a commented-out line)."""
+    return b"//" in data[data.rfind(b"\n", 0, at) + 1:at]
+
+
+# what a local holds when it is a kernel named (its address taken or not, template arguments without calls)
+_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?;")
+
+
+@functools.lru_cache(maxsize=64)
+def _assigned_pattern(name: str) -> re.Pattern[bytes]:
+    """``name =`` at a statement's start: the local ``name`` given another value."""
+    return re.compile(rb"(?:^|[;{}])\s*" + re.escape(name.encode()) + rb"\s*=(?!=)", re.M)
+
+
+@functools.lru_cache(maxsize=64)
+def _held_pattern(name: str) -> re.Pattern[bytes]:
+    """``auto name =`` (``const auto``, ``auto*``): a declaration of the local ``name``."""
+    return re.compile(rb"\b(?:const\s+)?auto\s*\*?\s*" + re.escape(name.encode()) + rb"\s*=(?!=)")
 
 
 def _substitute(body: bytes, params: tuple[str, ...], args: list[bytes]) -> bytes:

@@ -18,6 +18,8 @@ POS_ONLY, POS_KW, VAR_POS, KW_ONLY, VAR_KW = range(5)
 
 
 CHAINED = "()."  # in a callee: what the call before it returns (``f().m``)
+# at the end of a callee: an item of it (``kernel[grid](...)``: a Triton kernel's launch, ``Box[int](...)``)
+SUBSCRIPTED = "[]"
 
 
 def dotted(expr: ast.AST) -> str | None:

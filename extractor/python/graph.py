@@ -562,6 +562,8 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 # a method called on a call's result (`f().m`); 9: the class inside Final/ClassVar/Annotated and an actor
 # reference (ActorRefType[X]) types the name, as Optional's did
 # 10: attributes a class body types (`shared: Tracker = Tracker()`) give `self.shared.m()` its class
-# 11: names a module imports on first access (a table its `__getattr__` imports from, a `_LazyModule`'s)
+# 11: a call of an item of a dotted name (`kernel[grid](...)`) is recorded as `kernel[]`
+# 12 (a branch's 11 beside it): names a module imports on first access (a table its `__getattr__` imports
+# from, a `_LazyModule`'s)
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="11", python_fallback=True, ahead=DefinitionsAhead)
+            version="12", python_fallback=True, ahead=DefinitionsAhead)

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from extractor import naming
 from extractor.context import SourceFile
 from extractor.model import Node, NodeKind
-from extractor.python.expr import CHAINED, type_name
+from extractor.python.expr import CHAINED, SUBSCRIPTED, type_name
 from extractor.python.facts import MODULE, PythonFacts
 
 _BUILTINS = frozenset(dir(builtins))
@@ -500,10 +500,20 @@ _RAY_REMOTE = ".remote"
 _REMOTE_RUNS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.CLASS})
 
 
+# what a call of an item of X runs when X is one of these of the system: a function's item is a launcher
+# (Triton's and Numba's JIT kernels: `kernel[grid](...)`), a class's a generic alias (`Box[int](...)`)
+_ITEM_RUNS = frozenset({NodeKind.FUNCTION, NodeKind.CLASS})
+
+
 def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
     """What a call of ``callee`` (dotted as written) in ``scope`` runs. ``X.remote(...)``, where
     ``X`` is a function, method or class of the system that has no member ``remote``, is Ray's
-    remote call of ``X``: it runs ``X``."""
+    remote call of ``X``: it runs ``X``. ``X[...](...)`` runs ``X`` when ``X`` is a function or
+    class of the system (an item of anything else is not followed)."""
+    if callee.endswith(SUBSCRIPTED):
+        inner = _resolve_call(resolver, module, scope, callee[: -len(SUBSCRIPTED)])
+        found = inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind in _ITEM_RUNS
+        return inner if found else None
     target = _resolve_call(resolver, module, scope, callee)
     if target is not None and target[0] == "missing" and callee.endswith(_RAY_REMOTE):
         inner = _resolve_call(resolver, module, scope, callee[: -len(_RAY_REMOTE)])

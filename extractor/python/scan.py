@@ -34,8 +34,8 @@ from collections.abc import Callable
 from typing import Any
 
 from extractor.model import ParsedFile
-from extractor.python.expr import (CHAINED, call_summary, display_signature, doc_line, dotted, parameters, source_text,
-                                   target_names, to_params, type_name, value_kind)
+from extractor.python.expr import (CHAINED, SUBSCRIPTED, call_summary, display_signature, doc_line, dotted, parameters,
+                                   source_text, target_names, to_params, type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
                                     NameBinding, PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
@@ -404,6 +404,16 @@ def _chained(func: ast.expr, depth: int = 0) -> str:
     return f"{inner}{CHAINED}{'.'.join(reversed(parts))}" if inner else ""
 
 
+def _subscripted(func: ast.expr) -> str:
+    """``X[]`` for a call of an item of a dotted name, ``X[grid](...)``: a Triton (or Numba) kernel
+    launched over a grid, a generic class made (``Box[int]()``); the graph step decides which; "" for
+    any other callee."""
+    if isinstance(func, ast.Subscript):
+        inner = dotted(func.value)
+        return f"{inner}{SUBSCRIPTED}" if inner else ""
+    return ""
+
+
 def _calls(index: ModuleIndex) -> list[Call]:
     """Every call but those in annotations, with the scope it runs in, in the order a def runs its
     code: a def's decorators, then its defaults (or a class's bases and keywords), then its body."""
@@ -418,7 +428,8 @@ def _calls(index: ModuleIndex) -> list[Call]:
                 continue  # in an annotation
             in_headers[len(calls)] = (site.header.position, order, position)
         func = node.func
-        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or _ray_remote(func) or _chained(func))
+        callee = func.id if isinstance(func, ast.Name) else (dotted(func) or _ray_remote(func) or _chained(func)
+                                                             or _subscripted(func))
         calls.append(Call(site.scope.qualname, node.lineno, callee))
         kept.append(position)
     if not in_headers:

@@ -43,7 +43,13 @@ _MEANING = {
     "parser-crashed": ("file crashed the parser", "files crashed the parser"),
     "parse-timeout": ("file took too long to parse", "files took too long to parse"),
     "symlink-outside": ("symbolic link leaves the source tree", "symbolic links leave the source tree"),
+    "submodule-absent": ("git submodule of .gitmodules is not in the tree, its files not read",
+                         "git submodules of .gitmodules are not in the tree, their files not read"),
 }
+# codes whose groups name the first word after the first of each message (the submodule's path), not the file
+_NAMED_IN_MESSAGE = frozenset({"submodule-absent"})
+_FIXES = {"submodule-absent": "clone with --recurse-submodules (or run git submodule update --init) and extract "
+                              "that tree"}
 
 
 def group_diagnostics(diagnostics: Iterable[Mapping[str, Any]], pins: Mapping[str, str] | None = None,
@@ -61,6 +67,7 @@ def group_diagnostics(diagnostics: Iterable[Mapping[str, Any]], pins: Mapping[st
         if d["code"] == "probe-failed":
             lack = missing_from(d["message"])
             fix = supplier_for(lack, dict(pins or {}), given)
+        fix = fix or _FIXES.get(d["code"], "")
         key = (d["severity"], d["code"], fix)
         groups.setdefault(key, []).append(d)
         if lack and lack not in missing.setdefault(key, []):
@@ -72,6 +79,8 @@ def group_diagnostics(diagnostics: Iterable[Mapping[str, Any]], pins: Mapping[st
         lacking = missing.get((severity, code, fix), [])
         if lacking:
             what += f", missing {_first(lacking)}"
+        elif code in _NAMED_IN_MESSAGE:
+            what += f" ({_first(sorted({m['message'].split()[1] for m in members}))})"
         else:
             what += f" ({_first(sorted({m['path'] for m in members}))})"
         out.append(DiagnosticGroup(severity, code, len(members), what, fix))

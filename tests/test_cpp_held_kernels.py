@@ -1,0 +1,79 @@
+"""A kernel launched through a local that holds it, `auto kernel = &ln_fwd_kernel<Traits>;` then
+`kernel<<<grid, threads, smem, stream>>>(params)` (flash-attention's layer norm and launch templates),
+launches that kernel: the last such declaration of the body before the launch, a commented-out one
+not counted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extractor.model import EdgeKind
+from tests.cpp_support import cpp_graph, edges
+
+SOURCE = r'''
+namespace ln {
+template <typename Traits, bool Even>
+__global__ void fwd_kernel(int params) {}
+
+template <typename Traits>
+__global__ void bwd_kernel(int params) {}
+
+__global__ void bwd_kernel_8bit(int params) {}
+
+__global__ void finalize_kernel(int params) {}
+
+template <typename Traits>
+void launch(int params, bool even, cudaStream_t stream) {
+    auto kernel = &fwd_kernel<Traits, true>;
+    if (!even) {
+        kernel = &fwd_kernel<Traits, false>;
+    }
+    kernel<<<1, 128, 0, stream>>>(params);
+    auto kernel_b = bwd_kernel<Traits>;
+    // auto kernel_b = &finalize_kernel;
+    if (even) { kernel_b = &bwd_kernel_8bit; }
+    kernel_b<<<1, 128, 0, stream>>>(params);
+    const auto fin = &finalize_kernel;
+    fin<<<1, 32, 0, stream>>>(params);
+}
+
+void other(cudaStream_t stream, void (*given)(int)) {
+    given<<<1, 1, 0, stream>>>(0);
+}
+}
+'''
+
+
+def test_a_launch_through_a_local_launches_the_kernel_it_holds(tmp_path: Path):
+    graph = cpp_graph(tmp_path, {"ln_kernels.cu": SOURCE.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launched == {("cpp:ln::launch", "cpp:ln::fwd_kernel", 18), ("cpp:ln::launch", "cpp:ln::bwd_kernel", 22),
+                        ("cpp:ln::launch", "cpp:ln::bwd_kernel_8bit", 22),  # assigned to it after
+                        ("cpp:ln::launch", "cpp:ln::finalize_kernel", 24)}
+    assert ("cpp:ln::other", "cpp:ln::fwd_kernel") not in edges(graph, EdgeKind.LAUNCHES)  # a parameter: unknown
+    assert graph.stats["launches_unresolved"] == 1
+
+
+CHOSEN = r'''
+template <typename T>
+__global__ void permute_kernel(int params) {}
+
+template <typename T>
+void run(int params, bool act_order, cudaStream_t stream) {
+    if (act_order) {
+        auto kernel = permute_kernel<T>;
+        kernel<<<1, 128, 0, stream>>>(params);
+    }
+    auto kernel = get_marlin_kernel<T>(
+        params, act_order);
+    kernel<<<1, 256, 0, stream>>>(params);
+}
+'''
+
+
+def test_a_local_that_holds_a_calls_result_launches_nothing_known(tmp_path: Path):
+    # vLLM's marlin MoE: the last declaration before the second launch holds what a call returns
+    graph = cpp_graph(tmp_path, {"ops.cu": CHOSEN.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launched == {("cpp:run", "cpp:permute_kernel", 8)}
+    assert graph.stats["launches_unresolved"] == 1

@@ -1,0 +1,59 @@
+"""A call of an item of a function or class of the system runs it: a Triton (or Numba) kernel
+launched over a grid, ``kernel[grid](...)``, and a generic class made through its alias,
+``Box[int](...)``; an item of anything else (a dict of handlers) is not followed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.native_support import written_bundle
+
+FILES = {
+    "ops/__init__.py": "",
+    "ops/attention.py": '''
+        from typing import Generic, TypeVar
+
+        import triton
+        import triton.language as tl
+
+        T = TypeVar("T")
+
+
+        @triton.autotune(configs=[], key=["n"])
+        @triton.jit
+        def _fwd_kernel(x_ptr, n, BLOCK: tl.constexpr):
+            pid = tl.program_id(0)
+
+
+        class Box(Generic[T]):
+            pass
+
+
+        HANDLERS = {"print": print}
+
+
+        def forward(x, n):
+            grid = (triton.cdiv(n, 16),)
+            _fwd_kernel[grid](x, n, BLOCK=16)
+            box = Box[int]()
+            HANDLERS["print"](box)
+            return x
+    ''',
+    "ops/api.py": '''
+        from . import attention
+
+
+        def run(x):
+            attention._fwd_kernel[(1,)](x, 1, BLOCK=16)
+    ''',
+}
+
+
+def test_a_kernel_launched_over_a_grid_and_a_generic_class_made_through_its_alias_are_calls(tmp_path: Path):
+    bundle = written_bundle(tmp_path, FILES)
+    calls = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "calls")
+    assert calls == [("py:ops.api.run", "py:ops.attention._fwd_kernel", 5),
+                     ("py:ops.attention.forward", "py:ops.attention.Box", 25),
+                     ("py:ops.attention.forward", "py:ops.attention._fwd_kernel", 24)]
+    # HANDLERS["print"](box) is an item of a dict: unresolved, as any call the graph cannot follow
+    assert bundle["stats"]["python"]["calls_unresolved"] == 1
