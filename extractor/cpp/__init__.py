@@ -60,8 +60,10 @@ from extractor.model import Language, Step
 # `extern "C" __global__ void FN_NAME(...)` kernels)
 # version 30 (another branch's 29): a namespace block one `#if` group opens and a later group of the same
 # condition closes is read as one block (parse.join_conditional_blocks)
+# version 31: operators registered with TorchScript's registry object (`torch::RegisterOperators("ns::op", &fn)`,
+# `.op(...)` links; registrations.registry_op_registrations)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="30", forkable=True)
+            extract=extract_cpp_graph, version="31", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

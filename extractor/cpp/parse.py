@@ -35,7 +35,8 @@ MACROS_FILE = Path(__file__).with_name("macros.yaml")
 MACROS_SCHEMA = {f"{key}?": [str] for key in (
     "blank", "blank_cpp_only", "blank_call", "condition", "torch_library", "torch_library_impl", "pybind_module",
     "nanobind_module", "tvm_ffi_global", "tvm_ffi_global_def", "tvm_ffi_body", "tvm_ffi_def", "tvm_ffi_init_block",
-    "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper")}
+    "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper",
+    "torch_op_registry", "torch_op_registry_op")}
 
 
 @functools.cache

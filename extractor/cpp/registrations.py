@@ -88,6 +88,62 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
     return found
 
 
+def registry_op_registrations(root: Any, language: Language, registries: frozenset[str], links: frozenset[str]
+                              ) -> list[TorchOpFact]:
+    """Operators registered with TorchScript's registry object, wherever it is made (usually a static
+    at namespace level): `torch::RegisterOperators("ns::op", &fn)` and the links of its chain,
+    `torch::RegisterOperators().op("ns::op(Tensor x) -> Tensor", &fn)` (``registries`` and ``links``
+    by last name), one "def" fact each with its function. The registry knows no library block: a name
+    that does not say its namespace is left out (nothing is guessed)."""
+    found = []
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None:
+            continue
+        if fn.type == "field_expression":
+            field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+            if field is None or inner is None or _method_name(field) not in links \
+                    or not _rooted_at(inner, registries, links):
+                continue
+        elif SPACES.sub("", text(fn)).rpartition("::")[2] not in registries:
+            continue
+        args = call_arguments(call)
+        first = string_value(args[0]) if len(args) >= 2 else None
+        if not first:
+            continue
+        qualifier, _, name = first.split("(", 1)[0].strip().rpartition("::")
+        if not qualifier or not name:
+            continue
+        name, _, overload = name.partition(".")
+        schema = None
+        if "(" in first:
+            parsed = parse_schema(first)
+            if parsed is not None:
+                schema = OpSchema(SPACES.sub(" ", first).strip(), tuple(SchemaParam(*p) for p in parsed["params"]),
+                                  parsed["returns"])
+        ref = function_ref(args[1])
+        if not ref:
+            continue
+        lambda_calls = tuple(lambda_callees(args[1], language)) if ref == "<lambda>" else ()
+        found.append(TorchOpFact("def", name, overload, line(args[0]), "", ref, _namespace_of(call), qualifier,
+                                 "", "", schema, lambda_calls))
+    return found
+
+
+def _rooted_at(node: Any, registries: frozenset[str], links: frozenset[str]) -> bool:
+    """Whether ``node`` is a chain of ``links`` calls rooted at a call of one of ``registries``."""
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return False
+        if fn.type != "field_expression":
+            return SPACES.sub("", text(fn)).rpartition("::")[2] in registries
+        field, node = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if field is None or node is None or _method_name(field) not in links:
+            return False
+    return False
+
+
 _MACRO_SPELLING = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
