@@ -250,7 +250,7 @@ def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrati
     their names (:mod:`extractor.bindings.python_tvm_ffi`)."""
     scanned = {f.path: facts.tvm_ffi for f, facts in ctx.facts("bindings", Language.PYTHON)
                if facts is not None and facts.tvm_ffi is not None}
-    if not scanned or python is None or python.shared is None:
+    if not (scanned or registrations) or python is None or python.shared is None:
         return TvmFfiResult((), (), {})
     imported = ctx.once(_imported_by_path)
     files = [TvmFfiFile(f.module, f.path, scanned.get(f.path), facts.calls, imported[f.path])

@@ -62,8 +62,10 @@ from extractor.model import Language, Step
 # condition closes is read as one block (parse.join_conditional_blocks)
 # version 31: operators registered with TorchScript's registry object (`torch::RegisterOperators("ns::op", &fn)`,
 # `.op(...)` links; registrations.registry_op_registrations)
+# version 32: TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods
+# of their ObjectDef registries: registrations.tvm_ffi_object_registrations)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="31", forkable=True)
+            extract=extract_cpp_graph, version="32", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
