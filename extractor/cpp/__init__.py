@@ -64,8 +64,9 @@ from extractor.model import Language, Step
 # `.op(...)` links; registrations.registry_op_registrations)
 # version 32: TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods
 # of their ObjectDef registries: registrations.tvm_ffi_object_registrations)
+# version 33: stl_bind's classes (`py::bind_map<M>(m, "Name")`, `bind_vector`) in pybind11 and nanobind blocks
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="32", forkable=True)
+            extract=extract_cpp_graph, version="33", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

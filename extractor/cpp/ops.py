@@ -99,8 +99,7 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                 bindings.extend(_tvm_ffi_static(b, path, table, keyed))
                 continue
             if b.kind == "class":
-                target = table.resolve_type(b.scope, fn, path)
-                target = target if id_name(target) in table.types else ""
+                target = _bound_class(b.scope, fn, path, facts[path], table)
             elif fn == "<lambda>":
                 fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
             else:
@@ -118,6 +117,23 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                 bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism,
                                           _block_naming(module, block, path)))
     return sorted(ops), sorted(bindings)
+
+
+def _bound_class(scope: str, written: str, path: str, facts: CppFacts, table: SymbolTable) -> str:
+    """The class node a binding's class names, "" when the system defines none; through a type alias
+    of the binding's file (`using TensorMap = core::TensorMap; py::bind_map<TensorMap>(m, ...)`) in its
+    scope or the innermost enclosing one."""
+    target = table.resolve_type(scope, written, path)
+    if id_name(target) in table.types:
+        return target
+    aliases = sorted((a for a in facts.type_aliases if a.name == written and a.type
+                      and (not a.scope or scope == a.scope or scope.startswith(a.scope + "::"))),
+                     key=lambda a: (-len(a.scope), a.line))
+    if aliases:
+        target = table.resolve_type(aliases[0].scope, aliases[0].type, path)
+        if id_name(target) in table.types:
+            return target
+    return ""
 
 
 def _tvm_ffi_type_keys(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, tuple[str, str]]:

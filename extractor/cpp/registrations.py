@@ -337,7 +337,9 @@ def _named_first(callees: tuple[str, ...], name: str) -> tuple[str, ...]:
 
 
 _CASTS = frozenset({"static_cast", "dynamic_cast", "reinterpret_cast", "const_cast"})  # no function given a module
-_CLASS_TYPE = re.compile(r"\w+::(?:class_|enum_)<(.*)>$")
+# stl_bind's `py::bind_vector<std::vector<T>>(m, "Name")` and `py::bind_map<Map, Holder>(m, "Name")` (nanobind's
+# `nb::bind_vector`, `nb::bind_map`) make a class of their first template argument, as `py::class_` does
+_CLASS_TYPE = re.compile(r"\w+::(?:class_|enum_|bind_vector|bind_map)<(.*)>$")
 _DECLARATORS = "(init_declarator) @d (declaration declarator: (function_declarator) @f)"
 
 
