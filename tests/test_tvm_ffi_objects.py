@@ -47,7 +47,8 @@ FILES = {
           refl::ObjectDef<MatcherObj>().def(refl::init<int64_t>());
           refl::GlobalDef()
               .def("mini.binding.version", Version)
-              .def("mini.binding.config.depth", Depth);
+              .def("mini.binding.config.depth", Depth)
+              .def("mini.binding.testing.functor.fold", Depth);
         }
         }  // namespace mini
         """,
@@ -71,6 +72,10 @@ FILES = {
 
             def depth(self):
                 return _config.depth() + _core.Grammar.unknown()
+
+            def fold(self):
+                # a sub-prefix's API module set as an attribute (`_core.testing = _testing_ffi`), two levels down
+                return _core.testing.functor.fold()
         """,
     # an `_ffi_api` the system holds is read as before, not as a generated one
     "python/mini/held/__init__.py": "",
@@ -90,6 +95,7 @@ def test_types_their_statics_and_globals_bind_through_a_generated_api_module(bun
                    if e["kind"] == "binds")
     assert binds == [
         ("py:mini.grammar.Grammar.depth", "cpp:mini::Depth", "python/mini/grammar.py", 13),
+        ("py:mini.grammar.Grammar.fold", "cpp:mini::Depth", "python/mini/grammar.py", 17),
         # the type key names the class: Python makes one by its constructor
         ("py:mini.grammar.Grammar.from_text", "cpp:mini::ParseText", "python/mini/grammar.py", 7),
         ("py:mini.grammar.Grammar.match", "cpp:mini::MatcherObj", "python/mini/grammar.py", 10),

@@ -302,9 +302,13 @@ def bind_tvm_ffi(files: Iterable[TvmFfiFile], registrations: Iterable[PyBinding]
         module, _, attribute = dotted.rpartition(".")
         if module in apis:
             return [f"{prefix}.{attribute}" for prefix in sorted(apis[module])]
-        module, _, owner = module.rpartition(".")
-        named = (f"{prefix}.{owner}.{attribute}" for prefix in sorted(apis.get(module, ())))
-        return [name for name in named if name in registry]
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 2, 0, -1):
+            module = ".".join(parts[:cut])
+            if module in apis:
+                named = (".".join([prefix, *parts[cut:]]) for prefix in sorted(apis[module]))
+                return [name for name in named if name in registry]
+        return []
 
     held: dict[tuple[str, str, str], str] = {}  # (path, where, variable) -> the global's name
     exported: dict[str, str] = {}  # a module variable's dotted name -> the global's name
