@@ -41,7 +41,7 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ("#define ALIAS OTHER_API\n#define OTHER_API __attribute__((used))\n", ["ALIAS", "OTHER_API"]),
     ("#define N 32\n", []),
     ("#if A\n#define TAG\n#else\n#define TAG at::Tag::x\n#endif\n", []),
-    ("#define F(x) x\n", []),
+    ("#define F(x) (x)\n", []),  # function-like macros: tests/test_cpp_declaration_wrappers.py
     ("#define ADD a + b\n", []),
     # loop pragmas (lmdeploy's PRAGMA_UNROLL, CUTE_UNROLL): a pragma operator or directive, or nothing
     ('#if A\n#define UNROLL _Pragma("unroll")\n#elif B\n#define UNROLL #pragma unroll\n#else\n#define UNROLL\n#endif\n',
@@ -53,6 +53,9 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     ("#if A\n#define R __restrict__\n#elif B\n#define R __restrict\n"
      "#elif C\n#define R restrict\n#else\n#define R\n#endif\n", ["R"]),
     ("#define LIMIT restrict_to\n", []),
+    # specifiers a library adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's NOEXCEPT)
+    ("#if A\n#define NOEXC noexcept\n#elif B\n#define NOEXC _NOEXCEPT\n#else\n#define NOEXC\n#endif\n"
+     "#define CEXPR constexpr\n", ["CEXPR", "NOEXC"]),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected

@@ -98,17 +98,18 @@ def test_a_library_whose_series_are_not_modeled_is_said_where_it_is_imported(tmp
 
 
 def test_a_cpp_file_including_a_metrics_library_that_is_not_modeled_is_said(tmp_path):
-    # Mooncake's store: yalantinglibs' metric objects (ylt::metric::counter_t), built in member
-    # initializer lists
-    (tmp_path / "client_metric.h").write_text(
-        "#pragma once\n#include <string>\n  #  include <ylt/metric/counter.hpp>\n#include \"ylt/metric/gauge.hpp\"\n"
-        "struct ClientMetric {\n  ylt::metric::counter_t reads{\"store_read_bytes\", \"Bytes read\"};\n};\n")
-    (tmp_path / "other.cpp").write_text("// see ylt/metric/counter.hpp\n"
-                                        "#include <ylt/coro_rpc/coro_rpc_server.hpp>\nint metric;\n")
+    # a C++ server whose instruments come from opentelemetry-cpp's Meter: archdiff does not read
+    # them, and says so where the library's metrics API is included (its tracing API is not it)
+    (tmp_path / "server_metrics.h").write_text(
+        "#pragma once\n#include <string>\n  #  include <opentelemetry/metrics/provider.h>\n"
+        "#include \"opentelemetry/sdk/metrics/meter_provider.h\"\n"
+        "struct ServerMetrics {\n  void Init() { auto m = Provider::GetMeterProvider(); }\n};\n")
+    (tmp_path / "other.cpp").write_text("// see opentelemetry/metrics/provider.h\n"
+                                        "#include <opentelemetry/trace/provider.h>\nint metric;\n")
     result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
     said = [(d.path, d.line, d.message.split(",")[0]) for d in result.diagnostics
             if d.code == "metric-library-not-modeled"]
-    assert said == [("client_metric.h", 3, "uses yalantinglibs metric")]
+    assert said == [("server_metrics.h", 3, "uses opentelemetry-cpp metrics")]
     assert result.stats["cpp_files_unmodeled_metric_libraries"] == 1
 
 

@@ -296,8 +296,9 @@ GRAPH_STEPS: tuple[Step[Any], ...] = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
 # The facts' matches, forked as the steps begin (they require nothing), beside the Python graph.
 FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", forkable=True)
 # version 6: C/C++ trees parsed with a directive's comments on its continued lines blanked; 7: and with a
-# namespace block opened and closed in conditional groups of one condition joined
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="7", prepare=detectors_of,
+# namespace block opened and closed in conditional groups of one condition joined; 8: and with declaration
+# wrappers unwrapped, attribute-only function-like macros blanked
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="8", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

@@ -60,13 +60,18 @@ from extractor.model import Language, Step
 # `extern "C" __global__ void FN_NAME(...)` kernels)
 # version 30 (another branch's 29): a namespace block one `#if` group opens and a later group of the same
 # condition closes is read as one block (parse.join_conditional_blocks)
-# version 31: operators registered with TorchScript's registry object (`torch::RegisterOperators("ns::op", &fn)`,
-# `.op(...)` links; registrations.registry_op_registrations)
-# version 32: TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods
-# of their ObjectDef registries: registrations.tvm_ffi_object_registrations)
-# version 33: stl_bind's classes (`py::bind_map<M>(m, "Name")`, `bind_vector`) in pybind11 and nanobind blocks
+# version 31: a function-like macro that wraps a declaration in attributes (`GGML_DEPRECATED(decl, hint)`)
+# is unwrapped, one that expands to attributes or nothing is blanked with its arguments (CppFacts.defines
+# lists them as `NAME(decl)` and `NAME(`); `_Noreturn` is an attribute word
+# version 32: and `constexpr`, `noexcept`; a string literal a macro continues (`"%" PRIu64`) is no parse error
+# version 33 (another branch's 31): operators registered with TorchScript's registry object
+# (`torch::RegisterOperators("ns::op", &fn)`, `.op(...)` links; registrations.registry_op_registrations)
+# version 34 (another branch's 32): TVM FFI object types (type keys declared in class bodies, blanked before
+# parsing; static methods of their ObjectDef registries: registrations.tvm_ffi_object_registrations)
+# version 35 (another branch's 33): stl_bind's classes (`py::bind_map<M>(m, "Name")`, `bind_vector`) in
+# pybind11 and nanobind blocks
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="33", forkable=True)
+            extract=extract_cpp_graph, version="35", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -71,14 +71,19 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     """
     configured, calls = _configured_blanks(language)
     own = frozenset(attribute_macros(data)).union(blank)
+    # a function-like macro of an include's that this file also defines as a function: neither
+    own = frozenset(n for n in own if macro_word(n) == n or not defines_function(data, macro_word(n).encode()))
+    wrappers = frozenset(macro_word(n) for n in own if n.endswith(DECLARATION_WRAPPER))
     own_calls = frozenset(n[:-1] for n in own if n.endswith("(")) - calls  # a call: its arguments too
-    own = frozenset(n for n in own if not n.endswith("(")) - configured - calls
+    own = frozenset(n for n in own if macro_word(n) == n) - configured - calls
     blanked = blank_macros(blank_continued_comments(data), configured, calls, own, own_calls)
+    if wrappers:
+        blanked = unwrap_declarations(blanked, wrappers)
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
     blanked = join_conditional_blocks(blanked)
-    rewritten = drop_operator_call_template_arguments(parenthesize_conditions(blanked))
+    rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
 
@@ -312,24 +317,42 @@ _ATTRIBUTE_GROUP = re.compile(
     # a pragma operator: a loop-unrolling macro (`#define PRAGMA_UNROLL _Pragma("unroll")`, CUTE's and
     # lmdeploy's) stands alone before a `for`, where tree-sitter reads its name as a statement missing
     # its `;` and the loop as an ERROR
-    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\([^()]*\)')
+    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
-# `#define NAME(params) body` on one line, and a body that is a static assertion
-_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\([\w\s,.]*\)[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+# `#define NAME(params) body` (its continued lines too), and a body that is a static assertion
+_FUNCTION_DEFINE = re.compile(
+    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
+_CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
+# MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
+_DECLSPEC_GROUP = re.compile(rb"__declspec\s*\((?:[^()]|\([^()]*\))*\)")
+# how a declaration wrapper is listed among a file's attribute macros (CppFacts.defines): `NAME(decl)`
+DECLARATION_WRAPPER = "(decl)"
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
-# ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing
+# ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing;
+# and specifiers a library's macro adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's
+# MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC), and the calling conventions of Windows-aware headers
+# (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
-                            b"restrict", b"__restrict", b"__inline", b"__forceinline"})
+                            b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn",
+                            b"constexpr", b"noexcept", b"_NOEXCEPT",
+                            b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
+                            b"_cdecl"})
 
 
 def attribute_macros(data: bytes) -> list[str]:
     """Object-like macros this file defines that expand to nothing, to attributes or to pragmas only;
     and, written ``NAME(``, function-like ones that expand to a ``static_assert`` (DeepEP's
-    ``EP_STATIC_ASSERT(cond, reason)``), whose uses are blanked with their arguments: in a class body
+    ``EP_STATIC_ASSERT(cond, reason)``), to attributes only or to nothing (ggml's
+    ``GGML_ATTRIBUTE_FORMAT(...)``), whose uses are blanked with their arguments: in a class body
     the grammar reads such a call as an ERROR that takes the class's members out of it, and an
     assertion defines nothing.
+
+    Written ``NAME(decl)``, function-like macros that wrap a declaration in attributes only
+    (ggml's ``#define GGML_DEPRECATED(func, hint) func __attribute__((deprecated(hint)))``): a use
+    ``GGML_DEPRECATED(GGML_API double f(int), "use g")`` is an ERROR to the grammar, and the
+    declaration inside it is lost; such a use is unwrapped (:func:`unwrap_declarations`).
 
     A name qualifies only if every ``#define`` of it does (``#define X`` in one ``#if`` branch and
     ``#define X 1`` in another would make blanking it break the other branch's uses).
@@ -351,12 +374,65 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    if b"static_assert" in data or b"_Static_assert" in data:
-        asserts: dict[bytes, list[bool]] = {}
-        for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-            asserts.setdefault(m.group(1), []).append(_STATIC_ASSERT_BODY.fullmatch(m.group(2)) is not None)
-        good |= {name + b"(" for name, verdicts in asserts.items() if all(verdicts) and name not in bodies}
+    definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
+    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+        definitions.setdefault(m.group(1), []).append((m.group(2), _CONTINUATION.sub(b" ", m.group(3))))
+    function_like: dict[bytes, bytes] = {}  # name: how its uses are read
+    # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
+    # diagnostic-suppressing wrapper) qualifies once that one has
+    for _ in range(3):
+        for name, written in definitions.items():
+            if name in function_like or name in bodies:
+                continue
+            kinds = {_function_macro_kind(params, _expanded(body, function_like), known | good)
+                     for params, body in written}
+            # every #define of one kind, and no function of that name in another branch
+            if len(kinds) == 1 and None not in kinds and not defines_function(data, name):
+                function_like[name] = kinds.pop()  # type: ignore[assignment]
+    good |= {name + kind for name, kind in function_like.items()}
     return tuple(sorted(n.decode() for n in good))
+
+
+def _expanded(body: bytes, function_like: dict[bytes, bytes]) -> bytes:
+    """A macro's body with its uses of function-like attribute macros blanked and of declaration
+    wrappers unwrapped (as :func:`parse_source` reads them), when it has any."""
+    if not function_like or b"(" not in body:
+        return body
+    calls = frozenset(n.decode() for n, kind in function_like.items() if kind == b"(")
+    wrappers = frozenset(n.decode() for n, kind in function_like.items() if kind != b"(")
+    return unwrap_declarations(blank_macros(body, frozenset(), calls), wrappers) if wrappers else \
+        blank_macros(body, frozenset(), calls)
+
+
+def defines_function(data: bytes, name: bytes) -> bool:
+    """Whether ``data`` defines a function ``name`` (``name(...) {``): ggml's OpenCL backend defines
+    ``static void dump_tensor(...) {...}`` in one ``#if`` branch and ``#define dump_tensor(tensor)``
+    in the other, and blanking the macro's uses would blank the function and its calls."""
+    return re.search(rb"\b" + re.escape(name) + rb"\s*\((?:[^(){};]|\([^(){};]*\))*\)\s*\{", data) is not None
+
+
+def _function_macro_kind(params: bytes, body: bytes, known: set[bytes]) -> bytes | None:
+    """How a function-like macro's uses are read: blanked with their arguments (``(``: its body
+    is a static assertion, attributes only or nothing), unwrapped (:data:`DECLARATION_WRAPPER`),
+    or as written (None)."""
+    if _STATIC_ASSERT_BODY.fullmatch(body) or _is_attribute_body(_DECLSPEC_GROUP.sub(b" ", body), known):
+        return b"("
+    if _is_declaration_wrapper(params, body, known):
+        return DECLARATION_WRAPPER.encode()
+    return None
+
+
+def _is_declaration_wrapper(params: bytes, body: bytes, known: set[bytes]) -> bool:
+    """Whether a function-like macro's body is its first parameter, once, beside attributes only (its
+    other parameters only inside them)."""
+    first = params.split(b",", 1)[0].strip()
+    if not first or first == b"...":
+        return False
+    body = re.sub(rb"//.*|/\*.*?\*/", b"", body)
+    word = re.compile(rb"\b" + re.escape(first) + rb"\b")
+    if len(word.findall(body)) != 1:
+        return False
+    return _is_attribute_body(_DECLSPEC_GROUP.sub(b" ", word.sub(b" ", body)), known)
 
 
 def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
@@ -429,6 +505,70 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
     return data if out is None else bytes(out)
 
 
+def macro_word(listed: str) -> str:
+    """The macro's name, as a file's attribute macros list it (``NAME``, ``NAME(``, ``NAME(decl)``)."""
+    return listed.split("(", 1)[0]
+
+
+def unwrap_declarations(data: bytes, names: frozenset[str]) -> bytes:
+    """``data`` with each use of a declaration wrapper (:func:`attribute_macros`) outside directives
+    written as the declaration it wraps: the name, its parenthesis and the arguments after the
+    first turned into spaces (newlines kept, so lines do not move). A use whose parentheses do not
+    close is left as written."""
+    pattern = _blank_pattern(names, frozenset())
+    if pattern is None:
+        return data
+    out = bytearray(data)
+    for m in pattern.finditer(data):
+        if _in_directive(data, m.start()):
+            continue
+        opening = _skip_blanks(data, m.end())
+        if data[opening:opening + 1] != b"(":
+            continue
+        comma, closing = _first_argument_end(data, opening)
+        if closing < 0:
+            continue
+        for start, end in ((m.start(), opening + 1), (comma, closing + 1)):
+            out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+    return bytes(out)
+
+
+def _skip_blanks(data: bytes, pos: int) -> int:
+    while data[pos:pos + 1] in (b" ", b"\t", b"\r", b"\n"):
+        pos += 1
+    return pos
+
+
+def _first_argument_end(data: bytes, opening: int) -> tuple[int, int]:
+    """(where the first argument of the call whose ``(`` is at ``opening`` ends, where its ``)`` is);
+    (-1, -1) when it does not close. Comments, string and character literals are skipped."""
+    depth, comma, i = 0, -1, opening
+    while i < len(data):
+        c = data[i]
+        if data.startswith(b"//", i):
+            i = data.find(b"\n", i)
+            if i < 0:
+                break
+        elif data.startswith(b"/*", i):
+            i = data.find(b"*/", i + 2) + 1
+            if i <= 0:
+                break
+        elif c in b"\"'":
+            i += 1
+            while i < len(data) and data[i] != c and data[i] != 0x0A:
+                i += 2 if data[i] == 0x5C else 1  # a backslash escapes what follows
+        elif c in b"([{":
+            depth += 1
+        elif c in b")]}":
+            depth -= 1
+            if depth == 0:
+                return (i if comma < 0 else comma), i
+        elif c == 0x2C and depth == 1 and comma < 0:  # `,`
+            comma = i
+        i += 1
+    return -1, -1
+
+
 @functools.cache
 def _condition_pattern() -> re.Pattern[bytes] | None:
     names = macro_config()["condition"]
@@ -450,6 +590,20 @@ def parenthesize_conditions(data: bytes) -> bytes:
         return b"if(" + before[1:] + name + after[:-1] + b"){"
 
     return pattern.sub(parenthesized, data)
+
+
+# `__has_include(<optional>)`, `__has_include_next("x.h")`: the header named, on one line
+_HAS_INCLUDE = re.compile(rb"\b__has_include(?:_next)?[ \t]*\([ \t]*(<[^<>\n]*>|\"[^\"\n]*\")")
+
+
+def name_included_headers(data: bytes) -> bytes:
+    """``data`` with the header a ``__has_include(...)`` names written as one identifier of as many
+    bytes (``<jsoncpp/json/json.h>`` becomes ``_____________________``): the grammar's
+    conditions take no header name or string there, and the ``#if`` it stood in, with its
+    ``#include``s, became an ERROR. No byte moves."""
+    if b"__has_include" not in data:
+        return data
+    return _HAS_INCLUDE.sub(lambda m: m.group(0)[:m.start(1) - m.start(0)] + b"_" * len(m.group(1)), data)
 
 
 # `operator()<...>(`: the call operator named with template arguments (nested once at most)
@@ -658,6 +812,7 @@ _FILE_PATTERNS = (
     "(preproc_def) @define",
     f"(init_declarator value: [{_STRING[1:-1]} (argument_list) (initializer_list)]) @init",
     f"(call_expression arguments: (argument_list {_STRING})) @literal_call",
+    "(field_initializer_list) @member_inits",
     *(f"({node}) @concept.{name}" for node, name in zip(_CONCEPT_NODES, CONCEPT_CAPTURES)),
 )
 # the CUDA grammar's `kernel<<<grid, block>>>(args)`: a call with a kernel_call_syntax child

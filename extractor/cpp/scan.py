@@ -1083,7 +1083,7 @@ class _Scanner:
                 continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
-        errors = found.get("error", ())
+        errors = [e for e in found.get("error", ()) if not _string_before_macro(e)]
         for e in errors:
             if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
                     self.data, e.start_byte, e.end_byte):
@@ -1183,6 +1183,27 @@ def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: It
         if first:
             out[macro] = [(i, bisect.bisect_left(newlines, first[i]) + 1) for i in sorted(first)]
     return out
+
+
+def _string_before_macro(error) -> bool:
+    """Whether an ERROR node is a string literal that a macro continues (``"%" PRIu64 "\\n"``,
+    ``"not available" LOC_MARK``): the preprocessor joins them into one literal, the grammar takes
+    only a literal first, and nothing is missing around it."""
+    children = error.children
+    if len(children) != 1:
+        return False
+    if children[0].type == "identifier":  # the macro, after the literal
+        before = error.prev_sibling
+        return before is not None and before.type in _LITERALS
+    if children[0].type not in _LITERALS:
+        return False
+    after = error.next_sibling  # the literal, before the macro
+    if after is not None and after.type == "concatenated_string" and after.children:
+        after = after.children[0]
+    return after is not None and after.type == "identifier"
+
+
+_LITERALS = ("string_literal", "concatenated_string")
 
 
 def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:

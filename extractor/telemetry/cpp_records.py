@@ -31,6 +31,7 @@ from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
 from extractor.telemetry.cpp_bvar import bvar_record
+from extractor.telemetry.cpp_ylt import joined, ylt_record
 from extractor.native.macros import MacroDefinition, MacroUse, expand
 from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
                                           MetricHelper, TritonFamily, scan_expansion)
@@ -57,6 +58,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
         for helper in facts.helpers:
             helpers.setdefault((helper.function, helper.params), []).append((file, helper))
     suffixes = by_suffix(constants_of)
+    files_facts = {file.path: facts for file, facts in files}
     records: list[MetricDefinition] = []
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
@@ -124,6 +126,19 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
             if problem is not None:
                 stats["cpp_unresolved"] += 1
                 diagnostics.append(problem)
+    ylt, problems = joined((file, metric) for file, facts in files for metric in facts.ylt)
+    diagnostics.extend(problems)
+    stats["cpp_unresolved"] += len(problems)
+    for file, metric in ylt:
+        stats["cpp_ylt_metrics"] += 1
+        resolve = _resolver(_included(file.path, files_facts[file.path].includes, constants_of, suffixes), constants_of,
+                            shared)
+        record, problem = ylt_record(file, metric, lambda a: _constant(a, resolve))
+        if record is not None:
+            records.append(record)
+        if problem is not None:
+            stats["cpp_unresolved"] += 1
+            diagnostics.append(problem)
     for file, facts in files:
         for text in facts.exposition:
             stats["cpp_exposition_lines"] += 1

@@ -136,6 +136,30 @@ class BvarVariable(msgspec.Struct, frozen=True, omit_defaults=True):
     multi: bool = False  # a bvar::MultiDimension<...>
 
 
+class YltArgument(msgspec.Struct, frozen=True, omit_defaults=True):
+    """An argument after a yalantinglibs metric's name and help, as far as the file says what it holds."""
+
+    text: str  # as written
+    numbers: tuple[float, ...] | None = None  # `{100, 500}`, or a constant of the file holding them: bounds
+    strings: tuple[str, ...] | None = None  # `{"transport"}`, or such a constant: label names
+    keys: tuple[str, ...] | None = None  # `{{"role", "master"}}`: a static label map's names
+
+
+class YltMetric(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A yalantinglibs metric object (``ylt::metric::counter_t c("name", "help")``, a member's braced
+    arguments, ``std::make_shared<ylt::metric::histogram_t>(...)``); a class member declared with a
+    ylt metric type and no arguments (``member``, no ``name``), which a constructor names; or a
+    constructor's initializer of a member (``member``, ``kind`` ""), whose type the class declares,
+    maybe in another file."""
+
+    kind: str  # the type's own name as written: "counter_t", "basic_dynamic_histogram", "hybrid_counter_1t"
+    line: int
+    member: str = ""  # "Class::member"
+    name: ArgumentValue | None = None
+    help: ArgumentValue | None = None
+    rest: tuple[YltArgument, ...] = ()
+
+
 class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one C/C++/CUDA file says about prometheus-cpp metrics."""
 
@@ -155,6 +179,7 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     macros: tuple[MacroDefinition, ...] = ()
     macro_uses: tuple[MacroUse, ...] = ()
     bvars: tuple[BvarVariable, ...] = ()  # brpc's bvar variables (exposed through brpc's /brpc_metrics)
+    ylt: tuple[YltMetric, ...] = ()  # yalantinglibs metrics, members and their initializers
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -245,18 +270,173 @@ def _scan_builders(parsed: ParsedFile, expansion: bool = False) -> CppMetricFact
     calls = _literal_calls(literal_calls, maps, adds)
     triton = _triton_families(found, constants) if TRITON_FAMILY_NEW.encode() in data else ()
     bvars = _bvar_variables(found, constants, b"using namespace bvar" in data) if names_bvar else ()
+    ylt = _ylt_metrics(found, constants, inits, b"using namespace ylt::metric" in data) \
+        if names_metric and not expansion else ()
     kept = constants if constants and (names_prometheus or names_metric or bvars) else {}
-    if not (metrics or helpers or calls or kept or unmodeled or triton or macros or uses or bvars):
+    if not (metrics or helpers or calls or kept or unmodeled or triton or macros or uses or bvars or ylt):
         return None
     elsewhere = any(a is not None and a.value is None and (a.parts or a.constant)
                     for a in [a for chain in metrics for a in (chain.name, chain.help)]
                     + [a for family in triton for a in (family.name, family.help)]
-                    + [a for b in bvars for a in (b.name, b.prefix)])
+                    + [a for b in bvars for a in (b.name, b.prefix)] + [a for m in ylt for a in (m.name, m.help)])
     # a macro the system defines in several ways: the one an include gives (cpp_records)
     includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) \
         if elsewhere or uses else ()
     return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton,
-                          macros=macros, macro_uses=uses, bvars=bvars)
+                          macros=macros, macro_uses=uses, bvars=bvars, ylt=ylt)
+
+
+# -- yalantinglibs metrics (ylt/metric/*.hpp) --------------------------------------------------------
+
+# a ylt metric type as written: `ylt::metric::counter_t`, `ylt::metric::basic_dynamic_histogram<int64_t, 1>`,
+# a system's own in that namespace (Mooncake's `hybrid_counter_1t`); bare after `using namespace ylt::metric`
+_YLT_TYPE = re.compile(r"^(?:::)?(ylt::metric::)?(\w*(?:counter|gauge|histogram|summary)\w*)\s*(?:<.*>)?$", re.S)
+_YLT_MAKERS = frozenset({"make_shared", "make_unique", "create_metric_static", "create_metric_dynamic"})
+
+
+def _ylt_kind(written: str, bare: bool) -> str | None:
+    m = _YLT_TYPE.match(written.strip())
+    return m.group(2) if m is not None and (m.group(1) or bare) else None
+
+
+def _ylt_metrics(found: dict[str, list[Any]], constants: dict[str, str], inits: list[Any],
+                 bare: bool) -> tuple[YltMetric, ...]:
+    """The file's yalantinglibs metrics: declarations and class members of a ylt metric type (with
+    their arguments when they have some), ``make_shared<T>(...)`` of one, and the initializers of
+    constructors that give a member a name-like literal (a member some class declares with such a
+    type, here or in another file, is a metric)."""
+    lists = _brace_lists(inits, found.get("type", ()))
+    out: list[YltMetric] = []
+    declared: dict[str, str] = {}  # "Class::member": kind, of this file's classes
+    for declaration in _in_tree_order(found.get("local", ())):
+        type_node = declaration.child_by_field_name("type")
+        kind = _ylt_kind(_text(type_node), bare) if type_node is not None else None
+        for declarator in declaration.children_by_field_name("declarator") if kind is not None else ():
+            value = declarator.child_by_field_name("value") if declarator.type == "init_declarator" else None
+            if kind is not None and value is not None and value.type in ("argument_list", "initializer_list"):
+                out.append(_ylt_metric(kind, declarator.start_point[0] + 1, "", value, constants, lists))
+    for type_node in _in_tree_order(found.get("type", ())):
+        name_node = type_node.child_by_field_name("name")
+        body = type_node.child_by_field_name("body")
+        for member in _members(body) if body is not None and name_node is not None else ():
+            member_type = member.child_by_field_name("type") if member.type == "field_declaration" else None
+            kind = _ylt_kind(_text(member_type), bare) if member_type is not None else None
+            declarator = member.child_by_field_name("declarator") if kind is not None else None
+            if kind is None or declarator is None or declarator.type != "field_identifier":
+                continue
+            key = f"{_text(name_node).split('::')[-1]}::{_text(declarator)}"
+            value = member.child_by_field_name("default_value")
+            if value is not None and value.type in ("argument_list", "initializer_list"):
+                out.append(_ylt_metric(kind, member.start_point[0] + 1, key, value, constants, lists))
+            else:
+                declared[key] = kind
+                out.append(YltMetric(kind, member.start_point[0] + 1, key))
+    for callee in _in_tree_order(found.get("callee", ())):  # std::make_shared<ylt::metric::counter_t>(...)
+        if callee.type not in ("template_function", "qualified_identifier"):
+            continue
+        template = callee if callee.type == "template_function" else callee.child_by_field_name("name")
+        if template is None or template.type != "template_function":
+            continue
+        function, arguments = template.child_by_field_name("name"), template.child_by_field_name("arguments")
+        if function is None or arguments is None or _text(function) not in _YLT_MAKERS or not arguments.named_children:
+            continue
+        kind = _ylt_kind(_text(arguments.named_children[0]), bare)
+        call_arguments = callee.parent.child_by_field_name("arguments")
+        if kind is not None and call_arguments is not None:
+            out.append(_ylt_metric(kind, callee.start_point[0] + 1, "", call_arguments, constants, lists))
+    for initializers in _in_tree_order(found.get("member_inits", ())):
+        owner = _constructor_class(initializers.parent)
+        for initializer in initializers.named_children if owner else ():
+            children = initializer.named_children
+            if len(children) != 2 or children[0].type != "field_identifier" \
+                    or children[1].type not in ("argument_list", "initializer_list") \
+                    or not children[1].named_children or _literal(children[1].named_children[0]) is None:
+                continue
+            key = f"{owner}::{_text(children[0])}"
+            out.append(_ylt_metric(declared.get(key, ""), initializer.start_point[0] + 1, key, children[1],
+                                   constants, lists))
+    return tuple(out)
+
+
+_CONDITIONAL = frozenset({"preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif", "preproc_elifdef"})
+
+
+def _members(body) -> list[Any]:
+    """A class body's members, those in its `#if` groups too (every group: no configuration is chosen)."""
+    out: list[Any] = []
+    for child in body.named_children:
+        out.extend(_members(child) if child.type in _CONDITIONAL else (child,))
+    return out
+
+
+def _constructor_class(function) -> str:
+    """The class a constructor with an initializer list belongs to: the scope of ``A::A()``, or the
+    class whose body holds it; "" when neither is known."""
+    declarator = function.child_by_field_name("declarator") if function is not None else None
+    name = declarator.child_by_field_name("declarator") if declarator is not None else None
+    if name is not None and name.type == "qualified_identifier":
+        parts = _text(name).replace(" ", "").split("::")
+        return parts[-2].split("<")[0] if len(parts) >= 2 else ""
+    parent = function.parent if function is not None else None
+    while parent is not None and parent.type not in ("class_specifier", "struct_specifier"):
+        parent = parent.parent
+    owner = parent.child_by_field_name("name") if parent is not None else None
+    return _text(owner).split("::")[-1] if owner is not None else ""
+
+
+def _ylt_metric(kind: str, line: int, member: str, arguments, constants: dict[str, str],
+                lists: dict[str, YltArgument]) -> YltMetric:
+    args = list(arguments.named_children)
+    name = _value(args[0], constants) if args else None
+    help_text = _value(args[1], constants) if len(args) > 1 else None
+    return YltMetric(kind, line, member, name, help_text, tuple(_ylt_argument(a, lists) for a in args[2:]))
+
+
+def _ylt_argument(node, lists: dict[str, YltArgument]) -> YltArgument:
+    text = _text(node)
+    if node.type in ("identifier", "qualified_identifier"):
+        known = lists.get(text.split("::")[-1].strip())
+        return msgspec.structs.replace(known, text=text) if known is not None else YltArgument(text)
+    return _brace_list(node) or YltArgument(text)
+
+
+def _brace_list(node) -> YltArgument | None:
+    """What a brace list holds: numbers, strings, or pairs whose first items are strings."""
+    if node.type == "compound_literal_expression":  # std::vector<double>{...}
+        node = node.child_by_field_name("value") or node.named_children[-1]
+    if node.type != "initializer_list":
+        return None
+    text = _text(node)
+    items = [i for i in node.named_children if i.type != "comment"]
+    if items and all(i.type == "initializer_list" for i in items):
+        keys = _label_keys(node)
+        return YltArgument(text, keys=tuple(keys)) if len(keys) == len(items) else None
+    strings = [_literal(i) for i in items]
+    if all(s is not None for s in strings):
+        return YltArgument(text, strings=tuple(s for s in strings if s is not None))
+    numbers = _numbers(node)
+    return YltArgument(text, numbers=tuple(numbers)) if numbers is not None else None
+
+
+def _brace_lists(inits: list[Any], types: Any) -> dict[str, YltArgument]:
+    """The file's variables and static members initialized with a brace list (label names, bounds)."""
+    lists: dict[str, YltArgument] = {}
+    for declarator in inits:
+        target, value = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("value")
+        if target is not None and value is not None and target.type == "identifier":
+            found = _brace_list(value)
+            if found is not None:
+                lists[_text(target)] = found
+    for type_node in types:
+        body = type_node.child_by_field_name("body")
+        for member in _members(body) if body is not None else ():
+            declarator = member.child_by_field_name("declarator") if member.type == "field_declaration" else None
+            value = member.child_by_field_name("default_value") if declarator is not None else None
+            if declarator is not None and value is not None and declarator.type == "field_identifier":
+                found = _brace_list(value)
+                if found is not None:
+                    lists[_text(declarator)] = found
+    return lists
 
 
 # brpc's bvar classes that hold a number (bvar/bvar.h); a Status or PassiveStatus of a string is
@@ -669,6 +849,8 @@ def _numbers(node) -> list[float] | None:
         return None
     values: list[float] = []
     for child in node.named_children:
+        if child.type == "comment":  # `{// sub-ms\n 50, 75, ...}`
+            continue
         text = _text(child).replace("'", "")
         try:
             values.append(float(text.rstrip("fFlLuU") if not text.lower().startswith("0x") else int(text, 16)))

@@ -49,7 +49,7 @@ STEP = METRICS_STEP = Step(
     scanners={Language.PYTHON: scan_python_metrics, Language.CPP: scan_cpp_metrics,
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics},
     records=METRICS,
-    version="25",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="27",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -74,6 +74,9 @@ STEP = METRICS_STEP = Step(
     # beside it): a class's methods named like a metric class that return one (ClassFacts.forwards) and the
     # annotated parameter a call's head names (CallFacts.receiver); 24: C/C++ trees parsed with a namespace
     # block opened and closed in conditional groups of one condition joined (parse.join_conditional_blocks);
-    # 25: a library not modeled imported under any part of the path (a copy in the system's tree), KMonitor
+    # 25: and with declaration wrappers unwrapped, attribute-only function-like macros blanked;
+    # 26: yalantinglibs metrics (CppMetricFacts.ylt: objects, class members and constructors' initializers);
+    # 27 (another branch's 25): a library not modeled imported under any part of the path (a copy in the
+    # system's tree), KMonitor
     forkable=True,  # beside the python graph: it reads the facts alone
 )
