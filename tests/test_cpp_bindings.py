@@ -81,6 +81,18 @@ def test_edges_go_from_the_calling_function_and_say_how_they_were_found(torch_cp
     assert len(unregistered) == 1 and unregistered[0].line > 0  # said where it is, not only counted
 
 
+def test_a_call_of_pytorchs_own_operator_is_a_call_into_torch(torch_cpp):
+    # torch.ops.aten.slice in a compilation pass: PyTorch implements it, no diagnostic says it binds
+    # nowhere (vLLM 0.10.2: 41 of 72 such diagnostics were aten, symm_mem and higher_order calls)
+    result = bind(torch_cpp, site("torch.ops.aten.slice", "py:pkg.passes.f", 3),
+                  site("torch.ops.symm_mem.two_shot_all_reduce_", "py:pkg.comm.g", 5),
+                  site("torch.ops._C.unknown_op", "py:pkg.ext.g", 9))
+    assert result.stats["torch_op_calls_torch_own"] == 2
+    assert result.stats["torch_op_calls_unregistered"] == 1
+    said = [(d.path, d.line) for d in result.diagnostics if d.code == "torch-op-unregistered"]
+    assert len(said) == 1 and said[0][1] == 9
+
+
 def test_the_bound_cpp_function_leads_on_to_its_kernel(torch_cpp):
     result = bind(torch_cpp, site("torch.ops._C.paged_attention_v1"))
     (target,) = targets(result, "torch.ops._C.paged_attention_v1")

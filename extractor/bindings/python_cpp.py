@@ -398,6 +398,9 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                                             "torch-op-python", f"{p.path}:{p.line}", p.dispatch, "read"))
                 if how != "read":
                     continue  # no C++ implementation under this namespace as written
+            if not found and how == "unregistered" and ns in _TORCH_NAMESPACES:
+                stats["torch_op_calls_torch_own"] += 1  # PyTorch's own operator (aten.mm): a call into torch
+                continue
             if not found:
                 stats["torch_op_calls_unregistered" if how == "unregistered" else
                       "torch_op_calls_without_impl"] += 1
