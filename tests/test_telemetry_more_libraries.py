@@ -113,6 +113,31 @@ def test_a_cpp_file_including_a_metrics_library_that_is_not_modeled_is_said(tmp_
     assert result.stats["cpp_files_unmodeled_metric_libraries"] == 1
 
 
+def test_a_copy_of_a_library_not_modeled_kept_in_the_tree_is_said_where_the_system_imports_it(tmp_path):
+    # rtp-llm: KMonitor's Python client kept under the system's package and imported from there, and
+    # its C++ client included; the copy's own files do not use it
+    for path, text in {
+        "app/__init__.py": "",
+        "app/vendor/__init__.py": "",
+        "app/vendor/kmonitor/__init__.py": "",
+        "app/vendor/kmonitor/kmonitor.py": "from app.vendor.kmonitor.metric_base import MetricBase\n",
+        "app/vendor/kmonitor/metric_base.py": "class MetricBase:\n    pass\n",
+        "app/metrics.py": "import logging\n\nfrom app.vendor.kmonitor.kmonitor import KMonitor\n\n"
+                          "kmon = KMonitor()\nkmon.register_gauge_metric('app_rt')\n",
+        "app/other.py": "from app.vendor import kmonitor\n",
+        "app/unrelated.py": "from app.kmonitoring import x\n",
+        "cpp/Metrics.h": "#pragma once\n#include <map>\n#include \"kmonitor/client/MetricsReporter.h\"\n"
+                         "class RpcMetrics : public kmonitor::MetricsGroup {};\n",
+    }.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    said = sorted((d.path, d.line, d.message.split(",")[0]) for d in result.diagnostics
+                  if d.code == "metric-library-not-modeled")
+    assert said == [("app/metrics.py", 3, "uses kmonitor"), ("app/other.py", 1, "uses kmonitor"),
+                    ("cpp/Metrics.h", 3, "uses kmonitor")]
+
+
 TRITON_MODEL = textwrap.dedent('''\
     import triton_python_backend_utils as pb_utils
 

@@ -147,7 +147,9 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
                                          lambda macros: cmake_definitions(((s.root, s.label) for s in ctx.sources),
                                                                           macros), _computed_extensions(ctx))
         # calls of names imported from a pybind11 module: the Python step found no module there
-        call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target))
+        index = PyBindIndex(pybind)
+        call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target),
+                                        lambda dotted: bool(index.lookup(dotted)))
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     if pybind:
@@ -253,7 +255,7 @@ def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrati
     their names (:mod:`extractor.bindings.python_tvm_ffi`)."""
     scanned = {f.path: facts.tvm_ffi for f, facts in ctx.facts("bindings", Language.PYTHON)
                if facts is not None and facts.tvm_ffi is not None}
-    if not scanned or python is None or python.shared is None:
+    if not (scanned or registrations) or python is None or python.shared is None:
         return TvmFfiResult((), (), {})
     imported = ctx.once(_imported_by_path)
     files = [TvmFfiFile(f.module, f.path, scanned.get(f.path), facts.calls, imported[f.path])
@@ -563,8 +565,8 @@ class PyBindIndex:
         return []
 
 
-def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[str] = frozenset()
-                      ) -> tuple[CallSite, ...]:
+def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[str] = frozenset(),
+                      registered: Callable[[str], bool] | None = None) -> tuple[CallSite, ...]:
     """Python calls of names imported from a native extension module of the system.
 
     The Python step resolves calls against the system's own Python modules; an extension module
@@ -599,6 +601,9 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     bindings = [(f, facts, imported[f.path]) for f, facts in files]
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
                   for local, dotted in bound.items() if native(dotted) or extension(dotted)}
+    # a module that star-imports extension modules (rtp-llm's `compute_ops`: `from librtp_compute_ops import *`,
+    # `from librtp_compute_ops.rtp_llm_ops import *`) re-exports each name they register; the last import wins
+    starred = _star_sources(bindings, lambda dotted: native(dotted) or extension(dotted)) if registered else {}
     def native_class(type_texts: set[str], bound: dict[str, str]) -> str | None:
         """The class of an extension module that a name's recorded types name, when they name that
         one class only (``None`` aside): a name the code also gives a Python class (or anything
@@ -639,11 +644,44 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
             dotted = bound[head] + (rest if rest.startswith("()") else f".{rest}" if rest else "")
             if not native(dotted):
                 dotted = _through_reexport(dotted, reexported)
+                if not native(dotted) and starred and registered is not None:
+                    dotted = _through_star_imports(dotted, starred, registered)
                 if not native(dotted):
                     continue
             caller = f"py:{module}.{scope}" if scope else f"py:{module}"
             out.append(CallSite(caller, dotted, f.path, line))
     return tuple(out)
+
+
+def _star_sources(bindings: list[tuple[Any, Any, dict[str, str]]], native: Callable[[str], bool]
+                  ) -> dict[str, list[str]]:
+    """A module of the system -> the extension modules it star-imports at module level, in the
+    order its lines run."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    for f, facts, _bound in bindings:
+        package = f.module if f.rel.endswith("__init__.py") else f.module.rpartition(".")[0]
+        for imported in facts.imports:
+            if imported.name != "*" or imported.scope or imported.typing_only:
+                continue
+            target = imported.module
+            if imported.level:
+                target = naming.resolve_relative(package, target, imported.level) or target
+            if native(target):
+                found.setdefault(f.module, []).append((imported.line, target))
+    return {module: [target for _line, target in sorted(sources)] for module, sources in found.items()}
+
+
+def _through_star_imports(dotted: str, starred: Mapping[str, list[str]], registered: Callable[[str], bool]) -> str:
+    """``dotted`` (``pkg.ops.f``) as the extension module that ``pkg.ops`` star-imports last among
+    those that register its name (``ext.sub.f``); itself when none does."""
+    parts = dotted.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        sources = starred.get(".".join(parts[:cut]))
+        if sources:
+            rest = ".".join(parts[cut:])
+            return next((f"{source}.{rest}" for source in reversed(sources) if registered(f"{source}.{rest}")),
+                        dotted)
+    return dotted
 
 
 def _held_types(facts: Any) -> dict[tuple[str, str], set[str]]:

@@ -33,10 +33,20 @@ TVM), never guessed; one registered whose function the C++ step did not find is 
 C++ code that looks a global up (``Function::GetGlobal("name")``) is not read, so no edge goes
 from C++ to Python.
 
+An API module may be absent from the tree: tvm-ffi's stub generator writes ``<package>/_ffi_api.py``
+(``init_ffi_api("<package>", __name__)``) at build time, and git ignores it (xgrammar). A module the
+system imports under such a name (``generated_api_modules``), which it does not hold, is read as the
+API module of its package's dotted name when C++ registers globals or object types under it
+(counted: ``tvm_ffi_api_modules_generated``). An API module is followed through the modules that
+re-export it (``from .base import _core``). Its attributes are the globals under its prefix and the
+object types whose type key is there (``_ffi_api.Grammar(...)``: the class that declares
+``TVM_FFI_DECLARE_OBJECT_INFO_FINAL("pkg.Grammar", GrammarObj, ...)``); an attribute of one of them
+(``_ffi_api.Grammar.from_ebnf``: a static method of the type's ``ObjectDef`` registry, or a global
+of a sub-prefix) binds only when registered under that dotted name.
+
 Not read: a name computed at run time (``get_global_func(creator)``), a registry reached through
-an expression (``sys.modules["tvm"].get_global_func``), an API module reached through a
-re-export of another module (``from .base import _ffi_api``), the call form of a registrar
-(``register_func("name", f)``).
+an expression (``sys.modules["tvm"].get_global_func``), the call form of a registrar
+(``register_func("name", f)``), methods of an object type called on its instances.
 """
 
 from __future__ import annotations
@@ -60,7 +70,7 @@ from extractor.support.datafile import load_data_file
 RULES_FILE = Path(__file__).with_name("tvm_ffi.yaml")
 _NAMES = [str]
 RULES_SCHEMA = {"version": int, "lookups": _NAMES, "api_initializers": _NAMES, "dropped_prefixes": _NAMES,
-                "registrars": _NAMES, "constructors": _NAMES}
+                "registrars": _NAMES, "constructors": _NAMES, "generated_api_modules": _NAMES}
 LOOKUP, CONSTRUCTOR = "lookup", "constructor"  # the forms of a GlobalUse
 
 
@@ -71,6 +81,7 @@ class TvmFfiRules:
     dropped_prefixes: tuple[str, ...]
     registrars: frozenset[str]
     constructors: frozenset[str]
+    generated_api_modules: frozenset[str]
 
     # The scanner knows a call by its last name only (the canonical names are the driver's, which
     # reads the file's imports with the package the file is in)
@@ -97,7 +108,8 @@ class TvmFfiRules:
 def load_rules(path: Path = RULES_FILE) -> TvmFfiRules:
     data = load_data_file(path, RULES_SCHEMA)
     return TvmFfiRules(frozenset(data["lookups"]), frozenset(data["api_initializers"]),
-                       tuple(data["dropped_prefixes"]), frozenset(data["registrars"]), frozenset(data["constructors"]))
+                       tuple(data["dropped_prefixes"]), frozenset(data["registrars"]), frozenset(data["constructors"]),
+                       frozenset(data["generated_api_modules"]))
 
 
 # -- per-file facts --------------------------------------------------------------------------------
@@ -244,7 +256,7 @@ def bind_tvm_ffi(files: Iterable[TvmFfiFile], registrations: Iterable[PyBinding]
     files = sorted(files, key=lambda f: f.path)
     registry: dict[str, list[PyBinding]] = collections.defaultdict(list)
     for b in registrations:
-        registry[f"{b.module}.{b.name}" if b.module else b.name].append(b)
+        registry[b.python_name].append(b)  # `prefix.name`, a class's static `prefix.Class.name`
     stats: collections.Counter[str] = collections.Counter()
     in_python: dict[str, list[tuple[str, str]]] = collections.defaultdict(list)  # name -> (node, "path:line")
     apis: dict[str, set[str]] = collections.defaultdict(set)  # API module -> the prefixes it is given
@@ -258,7 +270,12 @@ def bind_tvm_ffi(files: Iterable[TvmFfiFile], registrations: Iterable[PyBinding]
                 prefix = next((init.prefix[len(p):] for p in rules.dropped_prefixes if init.prefix.startswith(p)),
                               init.prefix)
                 apis[init.module or f.module].add(prefix)
+    reexported = {f"{f.module}.{local}": dotted for f in files for local, dotted in f.imported.items()}
+    generated = _generated_api_modules(files, reexported, {b.module for b in registrations}, rules, apis)
+    for module, prefix in generated.items():
+        apis[module].add(prefix)
     stats["tvm_ffi_api_modules"] = len(apis)
+    stats["tvm_ffi_api_modules_generated"] = len(generated)
     found: set[TvmFfiBinding] = set()
 
     def bind(f: TvmFfiFile, scope: str, line: int, name: str) -> None:
@@ -278,9 +295,20 @@ def bind_tvm_ffi(files: Iterable[TvmFfiFile], registrations: Iterable[PyBinding]
             stats["tvm_ffi_target_unresolved" if registered else "tvm_ffi_unregistered"] += 1
 
     def api_names(dotted: str) -> list[str]:
-        """The globals an API module's attribute is (``pkg._ffi_api.X`` -> ``mlc.serve.X``)."""
+        """The globals an API module's attribute is (``pkg._ffi_api.X`` -> ``mlc.serve.X``), the name
+        followed through the modules that re-export it (``from .base import _ffi_api``); an attribute
+        of an attribute (``_ffi_api.Grammar.from_ebnf``, a class's static method) only when registered."""
+        dotted = _through_reexports(dotted, reexported)
         module, _, attribute = dotted.rpartition(".")
-        return [f"{prefix}.{attribute}" for prefix in sorted(apis.get(module, ()))]
+        if module in apis:
+            return [f"{prefix}.{attribute}" for prefix in sorted(apis[module])]
+        parts = dotted.split(".")
+        for cut in range(len(parts) - 2, 0, -1):
+            module = ".".join(parts[:cut])
+            if module in apis:
+                named = (".".join([prefix, *parts[cut:]]) for prefix in sorted(apis[module]))
+                return [name for name in named if name in registry]
+        return []
 
     held: dict[tuple[str, str, str], str] = {}  # (path, where, variable) -> the global's name
     exported: dict[str, str] = {}  # a module variable's dotted name -> the global's name
@@ -319,6 +347,43 @@ def bind_tvm_ffi(files: Iterable[TvmFfiFile], registrations: Iterable[PyBinding]
             for name in api_names(dotted):
                 bind(f, scope, call.line, name)
     return _result(found, stats)
+
+
+def _through_reexports(dotted: str, reexported: Mapping[str, str]) -> str:
+    """``dotted`` with its longest prefix that a module of the system binds by an import
+    (``pkg.base._core`` of ``from .tvm_ffi_binding import _ffi_api as _core`` in ``pkg/base.py``)
+    replaced by what the import binds, again until none is (a few steps at most: no import loops)."""
+    for _ in range(8):
+        parts = dotted.split(".")
+        for cut in range(len(parts), 1, -1):
+            target = reexported.get(".".join(parts[:cut]))
+            if target is not None and target != ".".join(parts[:cut]):
+                dotted = ".".join([target, *parts[cut:]])
+                break
+        else:
+            return dotted
+    return dotted
+
+
+def _generated_api_modules(files: list[TvmFfiFile], reexported: Mapping[str, str], prefixes: set[str],
+                           rules: TvmFfiRules, apis: Mapping[str, set[str]]) -> dict[str, str]:
+    """The API modules a build generates and the tree does not hold (tvm-ffi's stub generator writes
+    ``<package>/_ffi_api.py`` running ``init_ffi_api("<package>", __name__)``; the file is ignored by
+    git): a module the system imports, named by ``generated_api_modules``, that is no module of the
+    system, whose package's dotted name is a prefix the system registers globals or types under ->
+    that prefix."""
+    held = {f.module for f in files}
+    found: dict[str, str] = {}
+    for f in files:
+        for dotted in f.imported.values():
+            parts = _through_reexports(dotted, reexported).split(".")
+            for i in range(1, len(parts)):
+                module, package = ".".join(parts[:i + 1]), ".".join(parts[:i])
+                if parts[i] in rules.generated_api_modules and module not in held and module not in apis \
+                        and package in prefixes:
+                    found[module] = package
+                    break
+    return dict(sorted(found.items()))
 
 
 def _result(found: set[TvmFfiBinding], stats: collections.Counter[str]) -> TvmFfiResult:

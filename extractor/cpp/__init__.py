@@ -72,8 +72,13 @@ from extractor.model import Language, Step
 # arguments, over continued lines and through each other (CppFacts.defines lists them as `NAME(decl)` and
 # `NAME(`); `_Noreturn`, `constexpr`, `noexcept` and calling conventions are attribute words; a string
 # literal a macro continues (`"%" PRIu64`) is no parse error; `__has_include(<x>)` reads
+# version 36 (a third branch's 31-33 beside them): operators registered with TorchScript's registry object
+# (`torch::RegisterOperators("ns::op", &fn)`, `.op(...)` links; registrations.registry_op_registrations);
+# TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods of their
+# ObjectDef registries: registrations.tvm_ffi_object_registrations); stl_bind's classes (`py::bind_map<M>(m,
+# "Name")`, `bind_vector`) in pybind11 and nanobind blocks
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="35", forkable=True)
+            extract=extract_cpp_graph, version="36", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -22,7 +22,7 @@ from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, CppFacts, MacroUse, P
                                  SchemaParam, TorchOpFact)
 from extractor.cpp.names import split_args
 from extractor.cpp.parse import macro_config, parse_source
-from extractor.cpp.registrations import torch_registrations
+from extractor.cpp.registrations import TVM_FFI_STATIC, torch_registrations
 from extractor.cpp.symbols import SymbolTable
 from extractor.model import Edge, EdgeKind, Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
 from extractor.naming import file_id, id_name
@@ -82,6 +82,7 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
     ops, bindings = [], []
     given = _modules_given(facts, table)
     expanded = macro_registrations(facts)
+    keyed = _tvm_ffi_type_keys(facts, table)
     for path in sorted(facts):
         for op in (*facts[path].torch_ops, *expanded.get(path, ())):
             if op.fn == "<lambda>":
@@ -94,9 +95,11 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
             fn = b.target
             if b.kind == "module":
                 continue
+            if b.kind == TVM_FFI_STATIC:
+                bindings.extend(_tvm_ffi_static(b, path, table, keyed))
+                continue
             if b.kind == "class":
-                target = table.resolve_type(b.scope, fn, path)
-                target = target if id_name(target) in table.types else ""
+                target = _bound_class(b.scope, fn, path, facts[path], table)
             elif fn == "<lambda>":
                 fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
             else:
@@ -114,6 +117,51 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                 bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism,
                                           _block_naming(module, block, path)))
     return sorted(ops), sorted(bindings)
+
+
+def _bound_class(scope: str, written: str, path: str, facts: CppFacts, table: SymbolTable) -> str:
+    """The class node a binding's class names, "" when the system defines none; through a type alias
+    of the binding's file (`using TensorMap = core::TensorMap; py::bind_map<TensorMap>(m, ...)`) in its
+    scope or the innermost enclosing one."""
+    target = table.resolve_type(scope, written, path)
+    if id_name(target) in table.types:
+        return target
+    aliases = sorted((a for a in facts.type_aliases if a.name == written and a.type
+                      and (not a.scope or scope == a.scope or scope.startswith(a.scope + "::"))),
+                     key=lambda a: (-len(a.scope), a.line))
+    if aliases:
+        target = table.resolve_type(aliases[0].scope, aliases[0].type, path)
+        if id_name(target) in table.types:
+            return target
+    return ""
+
+
+def _tvm_ffi_type_keys(facts: Mapping[str, CppFacts], table: SymbolTable) -> dict[str, tuple[str, str]]:
+    """The node of each class that declares a TVM FFI type key -> the key's prefix and last part;
+    a class given two keys has none (which one Python names is not known)."""
+    keys: dict[str, set[tuple[str, str]]] = {}
+    for path in sorted(facts):
+        for b in facts[path].pybind:
+            if b.kind == "class" and b.mechanism == "tvm-ffi":
+                node = table.resolve_type(b.scope, b.target, path)
+                if id_name(node) in table.types:
+                    keys.setdefault(node, set()).add((b.module, b.name))
+    return {node: next(iter(found)) for node, found in keys.items() if len(found) == 1}
+
+
+def _tvm_ffi_static(b: PybindFact, path: str, table: SymbolTable, keyed: Mapping[str, tuple[str, str]]
+                    ) -> list[PyBinding]:
+    """A static method a TVM FFI class's registry defines, a method of the Python class its type key
+    names (`_ffi_api.Grammar.from_ebnf`); none when the class declares no key the system holds."""
+    node = table.resolve_type(b.scope, b.template_args[0], path) if b.template_args else ""
+    if node not in keyed:
+        return []
+    module, owner = keyed[node]
+    if b.target == "<lambda>":
+        fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
+    else:
+        fn, target = b.target, table.resolve_reference(b.scope, b.target, path)
+    return [PyBinding(path, b.line, "method", module, b.name, owner, fn, target, b.mechanism)]
 
 
 def _block_naming(module: str, block: str, path: str) -> str:

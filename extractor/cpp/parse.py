@@ -36,7 +36,9 @@ MACROS_SCHEMA = {f"{key}?": [str] for key in (
     "blank", "blank_cpp_only", "blank_call", "condition", "torch_library", "torch_library_impl", "pybind_module",
     "nanobind_module", "tvm_ffi_global", "tvm_ffi_global_def", "tvm_ffi_body", "tvm_ffi_def", "tvm_ffi_init_block",
     "tvm_ffi_export",
-    "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper")}
+    "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper",
+    "torch_op_registry", "torch_op_registry_op", "tvm_ffi_object_info", "tvm_ffi_object_def",
+    "tvm_ffi_object_static", "tvm_ffi_object_link")}
 
 
 @functools.cache

@@ -89,6 +89,62 @@ def torch_registrations(macro_args: list[str], impl_block: bool, body: Any, scop
     return found
 
 
+def registry_op_registrations(root: Any, language: Language, registries: frozenset[str], links: frozenset[str]
+                              ) -> list[TorchOpFact]:
+    """Operators registered with TorchScript's registry object, wherever it is made (usually a static
+    at namespace level): `torch::RegisterOperators("ns::op", &fn)` and the links of its chain,
+    `torch::RegisterOperators().op("ns::op(Tensor x) -> Tensor", &fn)` (``registries`` and ``links``
+    by last name), one "def" fact each with its function. The registry knows no library block: a name
+    that does not say its namespace is left out (nothing is guessed)."""
+    found = []
+    for call in capture_nodes(root, language, _CALLS).get("c", ()):
+        fn = call.child_by_field_name("function")
+        if fn is None:
+            continue
+        if fn.type == "field_expression":
+            field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+            if field is None or inner is None or _method_name(field) not in links \
+                    or not _rooted_at(inner, registries, links):
+                continue
+        elif SPACES.sub("", text(fn)).rpartition("::")[2] not in registries:
+            continue
+        args = call_arguments(call)
+        first = string_value(args[0]) if len(args) >= 2 else None
+        if not first:
+            continue
+        qualifier, _, name = first.split("(", 1)[0].strip().rpartition("::")
+        if not qualifier or not name:
+            continue
+        name, _, overload = name.partition(".")
+        schema = None
+        if "(" in first:
+            parsed = parse_schema(first)
+            if parsed is not None:
+                schema = OpSchema(SPACES.sub(" ", first).strip(), tuple(SchemaParam(*p) for p in parsed["params"]),
+                                  parsed["returns"])
+        ref = function_ref(args[1])
+        if not ref:
+            continue
+        lambda_calls = tuple(lambda_callees(args[1], language)) if ref == "<lambda>" else ()
+        found.append(TorchOpFact("def", name, overload, line(args[0]), "", ref, _namespace_of(call), qualifier,
+                                 "", "", schema, lambda_calls))
+    return found
+
+
+def _rooted_at(node: Any, registries: frozenset[str], links: frozenset[str]) -> bool:
+    """Whether ``node`` is a chain of ``links`` calls rooted at a call of one of ``registries``."""
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return False
+        if fn.type != "field_expression":
+            return SPACES.sub("", text(fn)).rpartition("::")[2] in registries
+        field, node = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if field is None or node is None or _method_name(field) not in links:
+            return False
+    return False
+
+
 _MACRO_SPELLING = re.compile(r"[A-Z][A-Z0-9_]*")
 
 
@@ -282,7 +338,9 @@ def _named_first(callees: tuple[str, ...], name: str) -> tuple[str, ...]:
 
 
 _CASTS = frozenset({"static_cast", "dynamic_cast", "reinterpret_cast", "const_cast"})  # no function given a module
-_CLASS_TYPE = re.compile(r"\w+::(?:class_|enum_)<(.*)>$")
+# stl_bind's `py::bind_vector<std::vector<T>>(m, "Name")` and `py::bind_map<Map, Holder>(m, "Name")` (nanobind's
+# `nb::bind_vector`, `nb::bind_map`) make a class of their first template argument, as `py::class_` does
+_CLASS_TYPE = re.compile(r"\w+::(?:class_|enum_|bind_vector|bind_map)<(.*)>$")
 _DECLARATORS = "(init_declarator) @d (declaration declarator: (function_declarator) @f)"
 
 
@@ -442,6 +500,74 @@ def _library_exports(root: Any, language: Language, macros: frozenset[str]) -> l
             found.append(PybindFact("def", "", text(args[0]), ref, line(args[0]), _namespace_of(call),
                                     mechanism="tvm-ffi-export"))
     return found
+
+
+@dataclasses.dataclass(frozen=True)
+class TvmFfiObjectNames:
+    """The names TVM FFI object types are written with (macros.yaml)."""
+
+    declarations: frozenset[str]  # in the class body, given its type key and the class: `..._FINAL("a.C", CObj, B)`
+    registries: frozenset[str]  # the reflection registry of a class: `refl::ObjectDef<CObj>()`
+    statics: frozenset[str]  # called on it with a static method's name and function: `.def_static("name", fn)`
+    links: frozenset[str]  # the other links its chain may hold: `.def(...)`, `.def_ro(...)`
+
+    @property
+    def markers(self) -> tuple[bytes, ...]:
+        return tuple(sorted(name.encode() for name in (*self.declarations, *self.registries)))
+
+
+# the statics of a class registered with ObjectDef<T>: module "", the class as written in ``template_args``
+TVM_FFI_STATIC = "static"
+
+
+def tvm_ffi_object_registrations(root: Any, data: bytes, language: Language, names: TvmFfiObjectNames
+                                 ) -> list[PybindFact]:
+    """TVM FFI object types: a "class" fact for each type key a class declares
+    (`TVM_FFI_DECLARE_OBJECT_INFO_FINAL("xgrammar.Grammar", GrammarObj, ffi::Object)`: ``module``
+    the key's prefix, ``name`` its last part, ``target`` the class), and a TVM_FFI_STATIC fact for
+    each static method its registry defines (`refl::ObjectDef<GrammarObj>().def_static("from_ebnf",
+    fn)`: the class in ``template_args``), which the graph step names by the class's key."""
+    found = []
+    if names.declarations:
+        declared = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in sorted(names.declarations))
+                              + rb')\s*\(\s*"([\w.]+)"\s*,\s*((?:::)?\w+(?:\s*::\s*\w+)*)\s*,')
+        for m in declared.finditer(data):
+            prefix, _, short = m.group(1).decode().rpartition(".")
+            node = root.descendant_for_byte_range(m.start(), m.start())
+            if prefix and node is not None:
+                found.append(PybindFact("class", prefix, short, SPACES.sub("", m.group(2).decode()),
+                                        data.count(b"\n", 0, m.start()) + 1, _namespace_of(node),
+                                        mechanism="tvm-ffi"))
+    for call, method, inner, args in _method_calls(root, language):
+        if method not in names.statics or len(args) < 2:
+            continue
+        owner = _object_registry(inner, names)
+        name = string_value(args[0])
+        ref = function_ref(args[1])
+        if owner and name and ref:
+            wrapped = tuple(lambda_callees(args[1], language)) if ref == "<lambda>" else ()
+            found.append(PybindFact(TVM_FFI_STATIC, "", name, ref, line(args[0]), _namespace_of(call),
+                                    lambda_calls=_named_first(wrapped, name) if wrapped else (),
+                                    mechanism="tvm-ffi", template_args=(owner,)))
+    return found
+
+
+def _object_registry(node: Any, names: TvmFfiObjectNames) -> str:
+    """The class of the registry (`refl::ObjectDef<CObj>()`) a chain of links starting at ``node``
+    is rooted at, as written; "" when it is rooted at none."""
+    links = names.links | names.statics
+    while node.type == "call_expression":
+        fn = node.child_by_field_name("function")
+        if fn is None:
+            return ""
+        if fn.type != "field_expression":
+            written = SPACES.sub("", text(fn))
+            m = re.fullmatch(r"(?:\w+::)*(\w+)<(.+)>", written)
+            return m.group(2) if m is not None and m.group(1) in names.registries else ""
+        field, node = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+        if field is None or node is None or _method_name(field) not in links:
+            return ""
+    return ""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,8 +31,10 @@ from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, c
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
-                                         paddle_op_registrations, pybind_registrations, torch_registrations,
-                                         TvmFfiNames, tvm_ffi_registrations)
+                                         paddle_op_registrations, pybind_registrations, registry_op_registrations,
+                                         torch_registrations,
+                                         TvmFfiNames, TvmFfiObjectNames, tvm_ffi_object_registrations,
+                                         tvm_ffi_registrations)
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
@@ -244,7 +246,13 @@ class _Scanner:
                                    frozenset(cfg["tvm_ffi_global_def"]), frozenset(cfg["tvm_ffi_def"]),
                                    frozenset(cfg["tvm_ffi_export"]))
         self.tvm_ffi_blocks = frozenset(cfg["tvm_ffi_init_block"])
+        self.tvm_ffi_objects = TvmFfiObjectNames(frozenset(cfg["tvm_ffi_object_info"]),
+                                                 frozenset(cfg["tvm_ffi_object_def"]),
+                                                 frozenset(cfg["tvm_ffi_object_static"]),
+                                                 frozenset(cfg["tvm_ffi_object_link"]))
         self.op_name_wrappers = frozenset(cfg["torch_op_name_wrapper"])
+        self.op_registries = frozenset(cfg["torch_op_registry"])
+        self.op_registry_links = frozenset(cfg["torch_op_registry_op"])
         self.paddle_ops = PaddleOpNames(frozenset(cfg["paddle_op"]), frozenset(cfg["paddle_op_kernel_setter"]),
                                         frozenset(cfg["paddle_op_kernel"]), cfg["paddle_op_module"][0])
         self.test_macros = load_test_macros()
@@ -1168,9 +1176,17 @@ class _Scanner:
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file
             self.pybind.extend(tvm_ffi_registrations(self.tree.root_node, self.language, self.tvm_ffi))
+        if any(marker in self.data for marker in self.tvm_ffi_objects.markers):
+            # a class's type key stands in its body, its registry's chain in a static-init block
+            self.pybind.extend(tvm_ffi_object_registrations(self.tree.root_node, self.data, self.language,
+                                                            self.tvm_ffi_objects))
         if any(marker in self.data for marker in self.paddle_ops.markers):
             # Paddle operators are chains at namespace level, as TVM FFI's macro chains are
             self.pybind.extend(paddle_op_registrations(self.tree.root_node, self.language, self.paddle_ops))
+        if any(name.encode() in self.data for name in self.op_registries):
+            # TorchScript's registry objects stand at namespace level, outside any block
+            self.torch_ops.extend(registry_op_registrations(self.tree.root_node, self.language, self.op_registries,
+                                                            self.op_registry_links))
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),

@@ -158,10 +158,14 @@ def _unmodeled_libraries(modules: dict[str, Module], facts: dict[str, MetricFact
     """A file that imports a library exposing metrics archdiff does not model (libraries.yaml's
     ``unmodeled``: starlette_exporter's middleware, py-grpc-prometheus's interceptors): said once
     per file and library, at its first import there, so that the evidence's missing series are
-    said, not silent."""
+    said, not silent. A file of the library itself (a copy kept in the system's tree, a module path
+    with the library's module among its parts) does not use it."""
     out = []
     for name, module in modules.items():
+        own = set(name.split("."))
         for found in facts[name].unmodeled:
+            if found.module in own:
+                continue
             out.append(unmodeled_library(module.path, found.line, *conventions.unmodeled[found.module]))
     return sorted(out)
 

@@ -286,12 +286,16 @@ class _Collector:
     def _import(self, node: ast.AST) -> None:
         self._plausible_callees.clear()  # an import may make a callee plausible from here on
         unmodeled = _unmodeled_modules()
-        for head in ([a.name.split(".")[0] for a in node.names] if isinstance(node, ast.Import) else
-                     [node.module.split(".")[0]] if isinstance(node, ast.ImportFrom) and node.module and not node.level
-                     else []):
-            if head in unmodeled:
-                line: int = getattr(node, "lineno")
-                self.unmodeled[head] = min(self.unmodeled.get(head, line), line)
+        # any part of the path, not only its head: a copy of the library kept in the system's tree is
+        # imported under the system's package (`from app.vendor.kmonitor.kmonitor import KMonitor`);
+        # the copy's own files are left out by the driver, which knows each file's module
+        for imported in ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                         [f"{node.module}.{a.name}" for a in node.names]
+                         if isinstance(node, ast.ImportFrom) and node.module and not node.level else []):
+            for part in imported.split("."):
+                if part in unmodeled:
+                    line: int = getattr(node, "lineno")
+                    self.unmodeled[part] = min(self.unmodeled.get(part, line), line)
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
