@@ -71,9 +71,10 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     (:func:`rewrite_namespace_macros`).
     """
     configured, calls = _configured_blanks(language)
-    own = frozenset(attribute_macros(data)).union(blank)
-    # a function-like macro of an include's that this file also defines as a function: neither
-    own = frozenset(n for n in own if macro_word(n) == n or not defines_function(data, macro_word(n).encode()))
+    # a function-like macro of an include's that this file also defines as a function: neither (the
+    # file's own are judged so by attribute_macros)
+    own = frozenset(attribute_macros(data)).union(
+        n for n in blank if macro_word(n) == n or not defines_function(data, macro_word(n).encode()))
     wrappers = frozenset(macro_word(n) for n in own if n.endswith(DECLARATION_WRAPPER))
     own_calls = frozenset(n[:-1] for n in own if n.endswith("(")) - calls  # a call: its arguments too
     own = frozenset(n for n in own if macro_word(n) == n) - configured - calls
@@ -157,7 +158,7 @@ def join_conditional_blocks(data: bytes) -> bytes:
     out = bytearray(data)
     for group in (m for pair in pairs for m in pair):
         for start, end in ((group.start(), group.start(2) - 1), (group.end(2), group.end())):
-            out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+            out[start:end] = _blanked(data[start:end])
     return bytes(out)
 
 
@@ -296,7 +297,7 @@ def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes
         return data, {}
     out = bytearray(data)
     for start, end, text in edits:
-        out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+        out[start:end] = _blanked(data[start:end])
         out[start:start + len(text)] = text
     return bytes(out), {alias: path for path, alias in aliases.items()}
 
@@ -503,7 +504,7 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
                 end = _skip_parenthesised(data, end)
             if out is None:
                 out = bytearray(data)
-            out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+            out[start:end] = _blanked(data[start:end])
     return data if out is None else bytes(out)
 
 
@@ -531,8 +532,16 @@ def unwrap_declarations(data: bytes, names: frozenset[str]) -> bytes:
         if closing < 0:
             continue
         for start, end in ((m.start(), opening + 1), (comma, closing + 1)):
-            out[start:end] = re.sub(rb"[^\n]", b" ", data[start:end])
+            out[start:end] = _blanked(data[start:end])
     return bytes(out)
+
+
+_NOT_NEWLINE = re.compile(rb"[^\n]")
+
+
+def _blanked(span: bytes) -> bytes:
+    """``span`` as spaces, its newlines kept: no line of the file moves."""
+    return _NOT_NEWLINE.sub(b" ", span)
 
 
 def _skip_blanks(data: bytes, pos: int) -> int:
@@ -621,7 +630,7 @@ def drop_operator_call_template_arguments(data: bytes) -> bytes:
     if b"operator" not in data:
         return data
     return _OPERATOR_CALL_ARGUMENTS.sub(
-        lambda m: m.group(0)[:m.start(1) - m.start(0)] + re.sub(rb"[^\n]", b" ", m.group(1)), data)
+        lambda m: m.group(0)[:m.start(1) - m.start(0)] + _blanked(m.group(1)), data)
 
 
 # an #if or #elif condition, its continuation lines included, up to a comment; found from its `#`
@@ -752,9 +761,7 @@ def _in_directive(data: bytes, pos: int) -> bool:
 
 
 def _skip_parenthesised(data: bytes, pos: int) -> int:
-    i = pos
-    while i < len(data) and data[i:i + 1] in b" \t\r\n":
-        i += 1
+    i = _skip_blanks(data, pos)
     if data[i:i + 1] != b"(":
         return pos
     depth = 0

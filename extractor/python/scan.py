@@ -476,15 +476,16 @@ def lazy_imports(body: list[ast.stmt]) -> list[Import]:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             tables.update((t.id, stmt.value) for t in targets if isinstance(t, ast.Name))
         elif isinstance(stmt, ast.FunctionDef) and stmt.name == "__getattr__":
+            inside = list(ast.walk(stmt))
             # `if name == "store": from .triton_store import store`: an import of a name the function tests for
-            asked = {n.value for n in ast.walk(stmt) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+            asked = {n.value for n in inside if isinstance(n, ast.Constant) and isinstance(n.value, str)}
             out.extend(Import("", n.lineno, n.module or "", n.level, a.name, a.asname or "")
-                       for n in ast.walk(stmt) if isinstance(n, ast.ImportFrom)
+                       for n in inside if isinstance(n, ast.ImportFrom)
                        for a in n.names if (a.asname or a.name) in asked)
-            importing = [n for n in ast.walk(stmt) if isinstance(n, ast.Call) and n.args
+            importing = [n for n in inside if isinstance(n, ast.Call) and n.args
                          and (dotted(n.func) or "").rsplit(".", 1)[-1] in _IMPORTERS]
             if len(importing) == 1:  # a __getattr__ that imports (not one that renames or warns)
-                users.update(n.id for n in ast.walk(stmt) if isinstance(n, ast.Name))
+                users.update(n.id for n in inside if isinstance(n, ast.Name))
                 prefix = _written_before(importing[0].args[0])
         elif isinstance(stmt, (ast.Assign, ast.Expr)) and isinstance(stmt.value, ast.Call) \
                 and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] == "_LazyModule":
