@@ -77,3 +77,48 @@ def test_a_local_that_holds_a_calls_result_launches_nothing_known(tmp_path: Path
     launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
     assert launched == {("cpp:run", "cpp:permute_kernel", 8)}
     assert graph.stats["launches_unresolved"] == 1
+
+
+TABLES = r'''
+template <typename T, bool Skip, bool Align>
+__global__ void expand_kernel(int params) {}
+
+template <typename T, bool Done>
+__global__ void finalize_kernel(int params) {}
+
+__global__ void other_kernel(int params) {}
+
+template <typename T>
+void expand(int params, bool skip, bool align, cudaStream_t stream) {
+    using FuncPtr = decltype(&expand_kernel<T, true, true>);
+    FuncPtr func_map[2][2] = {
+        {&expand_kernel<T, false, false>, &expand_kernel<T, false, true>},
+        {&expand_kernel<T, true, false>, &expand_kernel<T, true, true>},
+    };
+    auto func = func_map[skip][align];
+    func<<<1, 256, 0, stream>>>(params);
+}
+
+template <typename T>
+void finalize(int params, bool done, cudaStream_t stream) {
+    using FuncPtr = decltype(&finalize_kernel<T, false>);
+    FuncPtr func_map[2] = {&finalize_kernel<T, false>, &finalize_kernel<T, true>};
+    auto* const kernel = func_map[done];
+    kernel<<<1, 256, 0, stream>>>(params);
+}
+
+void chosen(int params, int which, cudaStream_t stream) {
+    FuncPtr table[2] = {&other_kernel, pick_kernel(which)};
+    auto kernel = table[which];
+    kernel<<<1, 32, 0, stream>>>(params);
+}
+'''
+
+
+def test_a_local_that_holds_an_entry_of_a_kernel_table_launches_every_kernel_of_it(tmp_path: Path):
+    # vLLM's MoE permute launchers: a table of kernel pointers, indexed by the run's flags
+    graph = cpp_graph(tmp_path, {"permute.cu": TABLES.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launched == {("cpp:expand", "cpp:expand_kernel", 17), ("cpp:finalize", "cpp:finalize_kernel", 25)}
+    # a table with an entry that is no kernel named (a call's result) tells nothing: unresolved
+    assert graph.stats["launches_unresolved"] == 1

@@ -13,7 +13,7 @@ from typing import Any
 import msgspec
 
 from extractor.cpp.facts import CppFacts
-from extractor.cpp.parse import hashed_words, macro_config, parse_source, used_outside_directives, word_hash
+from extractor.cpp.parse import grammar_language, hashed_words, macro_config, parse_source, used_outside_directives, word_hash
 from extractor.cpp.scan import MACRO_EXPANDED, scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.macros import MacroDefinition, MacroUse, arguments, expand
@@ -165,8 +165,9 @@ def _rescanned(task: _Rescan) -> bytes | None:
         return None
     blank = [listed[name] for name in used if name not in task.namespaces]
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
-    tree = parse_source(data, task.language, blank=blank, namespaces=namespaces)
-    facts = scan_cpp(ParsedFile(task.language, data, tree), words=task.words, namespaces=namespaces)
+    language = grammar_language(data, task.language)
+    tree = parse_source(data, language, blank=blank, namespaces=namespaces)
+    facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces)
     if written_out:  # what the uses declare says so
         lines = set(written_out)
         facts = msgspec.structs.replace(facts, defs=tuple(

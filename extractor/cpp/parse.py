@@ -59,6 +59,23 @@ def _parser(language: Language) -> tree_sitter.Parser:
     return tree_sitter.Parser(_language(language))
 
 
+# a kernel launch, `kernel<<<grid, block>>>(` (`<<<` alone is also a merge conflict's marker)
+_LAUNCH_SYNTAX = re.compile(rb"<<<[^;]*?>>>\s*\(")
+
+
+def grammar_language(data: bytes, language: Language) -> Language:
+    """The grammar a C/C++/CUDA file is read with: CUDA's for a C/C++ file that launches a kernel,
+    its own otherwise. A `.h`, `.hpp` or `.cpp` only nvcc compiles may launch kernels
+    (flash-attention's launch templates, CUTLASS's device adapters in vLLM), and the C++ grammar
+    reads each launch as an ERROR node: the launch was lost, silently. The file keeps its language
+    (its records say ``cpp``); its parse and the queries over its tree follow the grammar. Only such
+    files switch: the CUDA grammar extends an older C++ grammar, which reads a few ambiguous
+    declarations otherwise (`T x(a, f())` as a variable initialised by a call, not a function)."""
+    if language is Language.CPP and b"<<<" in data and _LAUNCH_SYNTAX.search(data):
+        return Language.CUDA
+    return language
+
+
 def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
                  namespaces: dict[str, str] | None = None) -> tree_sitter.Tree:
     """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree.

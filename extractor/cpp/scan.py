@@ -29,7 +29,8 @@ from extractor.native.comments import leading_comment
 from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
 from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
-                                 macro_config, namespace_macros, parse_source, rewrite_namespace_macros, word_hashes)
+                                 grammar_language, macro_config, namespace_macros, parse_source,
+                                 rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
                                          paddle_op_registrations, pybind_registrations, registry_op_registrations,
                                          torch_registrations,
@@ -37,7 +38,7 @@ from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames
                                          tvm_ffi_registrations)
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
-from extractor.model import ParsedFile
+from extractor.model import Language, ParsedFile
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 # The tag of a function declared or defined inside `extern "C"` (a block or a single declaration):
@@ -142,6 +143,13 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
     macros = file_namespace_macros(parsed.data, namespaces)
     aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
     return _unaliased(facts, aliases) if aliases else facts
+
+
+def scan_source(data: bytes, language: Language) -> CppFacts:
+    """Facts of one C/C++/CUDA file read on its own (no include's macros), in the grammar its
+    bytes call for (:func:`extractor.cpp.parse.grammar_language`)."""
+    language = grammar_language(data, language)
+    return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
 
 
 def _unaliased(facts: CppFacts, aliases: dict[str, str]) -> CppFacts:
@@ -1297,22 +1305,68 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
     =`` of the body before the launch at ``launch`` gives it one by name, ``&kernel<...>;`` or
     ``kernel;`` (``const auto``, ``auto*`` too; flash-attention's ``auto kernel =
     &flash_fwd_kernel<Kernel_traits, ...>;`` then ``kernel<<<grid, threads, smem, stream>>>(params)``),
-    with those assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``); ``[name]``
-    itself when there is no declaration, or when it holds anything else (a call's result: ``auto
-    kernel = get_marlin_kernel<T>(...)``)."""
+    with those assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``), or an entry of
+    a table of kernels the body declares before (``FuncPtr func_map[2] = {&k<T, false>, &k<T, true>};
+    auto* const kernel = func_map[check];``: every kernel of the table); ``[name]`` itself when there
+    is no declaration, or when it holds anything else (a call's result: ``auto kernel =
+    get_marlin_kernel<T>(...)``)."""
     found = None
     for m in _held_pattern(name).finditer(data, body_start, launch):
         if not _commented(data, m.start()):
             found = m
-    held = _HELD_KERNEL.match(data, found.end(), launch) if found is not None else None
-    if found is None or held is None:
+    if found is None:
         return [name]
+    held = _HELD_KERNEL.match(data, found.end(), launch)
+    if held is None:
+        entry = _TABLE_ENTRY.match(data, found.end(), launch)
+        table = _kernel_table(data, body_start, found.start(), entry.group(1).decode()) if entry else None
+        return table or [name]
     kernels = [clean_name(held.group(1).decode())]
     for m in _assigned_pattern(name).finditer(data, found.end(), launch):
         again = _HELD_KERNEL.match(data, m.end(), launch)
         if again is not None and not _commented(data, m.start()):
             kernels.append(clean_name(again.group(1).decode()))
     return sorted(set(kernels))
+
+
+def _kernel_table(data: bytes, body_start: int, end: int, table: str) -> list[str] | None:
+    """The kernels of the array ``table`` when the last declaration of it in ``data[body_start:end]``
+    is initialised by a brace list of kernels named (``T table[2][2] = {{&k<T, 0>, &k<T, 1>}, {...}};``);
+    None when there is none, or when an entry is anything else."""
+    found = None
+    for m in _table_pattern(table).finditer(data, body_start, end):
+        if not _commented(data, m.start()):
+            found = m
+    if found is None:
+        return None
+    close = data.find(b";", found.end(), end)
+    if close < 0:
+        return None
+    entries = data[found.end():close].replace(b"{", b"").replace(b"}", b"")
+    kernels = set()
+    for item in _split_top_level(entries):
+        if not item.strip():
+            continue  # a trailing comma
+        named = _TABLE_KERNEL.fullmatch(item)
+        if named is None:
+            return None
+        kernels.add(clean_name(named.group(1).decode()))
+    return sorted(kernels) or None
+
+
+def _split_top_level(text: bytes) -> list[bytes]:
+    """``text`` split at the commas outside template arguments (`<...>`)."""
+    items, depth, start = [], 0, 0
+    for i, byte in enumerate(text):
+        if byte == 0x3C:  # <
+            depth += 1
+        elif byte == 0x3E:  # >
+            depth -= 1
+        elif byte == 0x2C and depth == 0:  # ,
+            items.append(text[start:i])
+            start = i + 1
+    items.append(text[start:])
+    return items
 
 
 def _commented(data: bytes, at: int) -> bool:
@@ -1322,6 +1376,10 @@ def _commented(data: bytes, at: int) -> bool:
 
 # what a local holds when it is a kernel named (its address taken or not, template arguments without calls)
 _HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?;")
+# a table's entry: `table[i][j];` (the table a local name)
+_TABLE_ENTRY = re.compile(rb"\s*(\w+)\s*(?:\[[^\]\n;]*\]\s*)+;")
+# a kernel named in a table's brace list
+_TABLE_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?")
 
 
 @functools.lru_cache(maxsize=64)
@@ -1332,8 +1390,14 @@ def _assigned_pattern(name: str) -> re.Pattern[bytes]:
 
 @functools.lru_cache(maxsize=64)
 def _held_pattern(name: str) -> re.Pattern[bytes]:
-    """``auto name =`` (``const auto``, ``auto*``): a declaration of the local ``name``."""
-    return re.compile(rb"\b(?:const\s+)?auto\s*\*?\s*" + re.escape(name.encode()) + rb"\s*=(?!=)")
+    """``auto name =`` (``const auto``, ``auto*``, ``auto* const``): a declaration of the local ``name``."""
+    return re.compile(rb"\b(?:const\s+)?auto\s*\*?\s*(?:const\s+)?" + re.escape(name.encode()) + rb"\s*=(?!=)")
+
+
+@functools.lru_cache(maxsize=64)
+def _table_pattern(name: str) -> re.Pattern[bytes]:
+    """``name[...]... = {``: the array ``name`` declared with a brace list."""
+    return re.compile(rb"(?<![\w.>])" + re.escape(name.encode()) + rb"\s*(?:\[[^\]\n;]*\]\s*)+=?\s*\{")
 
 
 def _substitute(body: bytes, params: tuple[str, ...], args: list[bytes]) -> bytes:

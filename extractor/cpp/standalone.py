@@ -9,9 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
-from extractor.cpp.parse import parse_source
-from extractor.cpp.scan import scan_cpp
-from extractor.model import Language, ParsedFile
+from extractor.cpp.scan import scan_source
+from extractor.model import Language
 
 SUFFIXES = {".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP, ".cxx": Language.CPP,
             ".h": Language.CPP, ".hh": Language.CPP, ".hpp": Language.CPP, ".hxx": Language.CPP,
@@ -33,7 +32,7 @@ def scan_trees(sources: Mapping[str, Path], name: str = "system", version: str =
                 continue
             data = p.read_bytes()
             rel = p.relative_to(root).as_posix()
-            facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+            facts = scan_source(data, language)
             files.append(SourceFile(f"{label}/{rel}" if label else rel, rel, label, language,
                                     hashlib.sha256(data).hexdigest(), len(data), {"cpp": facts},
                                     data.count(b"\n")))

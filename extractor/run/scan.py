@@ -114,8 +114,9 @@ def scan_file(language: str, data: bytes) -> bytes:
             return encode_result(count_lines(data),
                                  [_too_deep(f"braces nest {depth} levels deep, the limit is {MAX_BRACE_NESTING}")], {})
     if lang in (Language.CPP, Language.CUDA):
-        from extractor.cpp.parse import parse_source
+        from extractor.cpp.parse import grammar_language, parse_source
 
+        lang = grammar_language(data, lang)  # a C++ file that launches kernels is read as CUDA
         tree = parse_source(data, lang)
     elif lang is Language.RUST:
         from extractor.rust.parse import parse_source as parse_rust

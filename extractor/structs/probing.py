@@ -155,9 +155,7 @@ def _graph_aggregates(ctx: Context) -> tuple[tuple[AggregateDefinition, ...], di
     shared = result.shared if result is not None else None
     if shared is None:
         from extractor.cpp.graph import build_cpp_graph
-        from extractor.cpp.parse import parse_source
-        from extractor.cpp.scan import scan_cpp
-        from extractor.model import ParsedFile
+        from extractor.cpp.scan import scan_source
 
         entries = []
         for f in ctx.files:
@@ -169,7 +167,7 @@ def _graph_aggregates(ctx: Context) -> tuple[tuple[AggregateDefinition, ...], di
                     data = ctx.abs_path(f).read_bytes()
                 except OSError:
                     continue
-                facts = scan_cpp(ParsedFile(f.language, data, parse_source(data, f.language)))
+                facts = scan_source(data, f.language)
             entries.append((f.path, f.language, facts, ctx.abs_path(f)))
         shared = build_cpp_graph(entries, {f.path: f.source for f in ctx.files}).shared
         assert shared is not None  # build_cpp_graph always shares what it found

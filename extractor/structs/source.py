@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 
-from extractor.cpp.parse import parse_source
-from extractor.cpp.scan import scan_cpp
-from extractor.model import Language, ParsedFile
+from extractor.cpp.scan import scan_source
+from extractor.model import Language
 
 _AGGREGATE_KINDS = ("struct", "class", "union")
 
@@ -28,7 +27,7 @@ class StructDefinition:
 def find_struct_definitions(data: bytes, language: Language) -> tuple[StructDefinition, ...]:
     """Aggregate definitions (not templates, not local to a function) of one file, for callers
     that have no graph at hand (a single header)."""
-    facts = scan_cpp(ParsedFile(language, data, parse_source(data, language)))
+    facts = scan_source(data, language)
     found = set()
     for d in facts.defs:
         tags = d.tags
