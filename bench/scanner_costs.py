@@ -38,6 +38,7 @@ sys.path.insert(1 if "--code" in sys.argv else 0, str(Path(__file__).resolve().p
 
 from extractor.acquire.inventory import list_files  # noqa: E402
 from extractor.context import SourceTree  # noqa: E402
+from extractor.cpp.parse import grammar_language  # noqa: E402
 from extractor.model import Language, ParsedFile  # noqa: E402
 from extractor.python.index import module_index  # noqa: E402
 from extractor.run.facts import encode_result, pack_result  # noqa: E402
@@ -69,6 +70,8 @@ def _scan_one(language: Language, data: bytes, costs: Costs) -> None:
     """Parse one file and run every scanner of its language on it, adding each part's CPU to ``costs``."""
     clock = time.process_time
     lang = language.value
+    if language is Language.CPP:  # a C++ file that launches kernels is read as a worker reads it
+        language = grammar_language(data, language)
     start = clock()
     tree = fallback = None
     if language is Language.PYTHON:
