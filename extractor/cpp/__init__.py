@@ -79,8 +79,10 @@ from extractor.model import Language, Step
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks
 # version 37: a C/C++ file that launches kernels (`k<<<grid, block>>>(...)` in a `.h` or `.hpp`) read with the
 # CUDA grammar (parse.grammar_language)
+# version 38: a class, struct, union or enum that shares its name with a function is its own node, with its
+# elaborated name (`cpp:struct stat`), not merged into the function's (symbols.SymbolTable.hidden_types)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="37", forkable=True)
+            extract=extract_cpp_graph, version="38", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -394,7 +394,7 @@ def _contains_edges(table: SymbolTable, path: str) -> list[Edge]:
     edges = []
     for d in table.defs_by_path.get(path, ()):
         node = table.node_by_id[d.id]
-        parent_id = cpp_id(d.parent) if d.parent else ""
+        parent_id = table.type_id(d.parent) if d.parent else ""
         if parent_id in table.node_by_id and parent_id != d.id:
             edges.append(Edge(parent_id, d.id, EdgeKind.CONTAINS, node.path, node.line))
         # a file contains what it defines at namespace level (a file-local namespace has no node)

@@ -139,7 +139,7 @@ class MemberCalls:
         self.type_aliases: dict[str, Declared] = {}
         for path in sorted(facts):
             for field in facts[path].fields:
-                owner = table.id_of(path, field.owner)
+                owner = table.id_of(path, field.owner, of_type=True)
                 if owner:
                     self.fields[owner].setdefault(field.name, Declared(
                         field.type, id_name(owner), path, self.template_params.get(owner, _NO_TEMPLATE_PARAMS)))
@@ -236,7 +236,7 @@ class MemberCalls:
     def _bodies(self, caller: str, written: str, path: str) -> list[_Call]:
         """A :class:`_Call` for each definition of ``caller`` in ``path``, then one for a call outside them."""
         qual = id_name(caller)
-        owner = cpp_id(qual.rsplit("::", 1)[0]) if "::" in qual else ""
+        owner = self.table.type_id(qual.rsplit("::", 1)[0]) if "::" in qual else ""
         node = self.table.node_by_id.get(owner)
         owner = owner if node is not None and node.kind in AGGREGATES else ""
         caller_params = self.template_params.get(caller, _NO_TEMPLATE_PARAMS)
@@ -460,7 +460,7 @@ class MemberCalls:
         reached twice, through a virtual base, is one); and whether a base on the way is outside the system."""
         seen.add(cls)
         if method:
-            node = self.table.node_by_id.get(cpp_id(f"{id_name(cls)}::{name}"))
+            node = self.table.node_by_id.get(cpp_id(f"{self.table.qual_of(cls)}::{name}"))
             if node is not None and node.kind in CALLABLE:
                 return {node.id}, False
         else:

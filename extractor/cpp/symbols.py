@@ -41,6 +41,18 @@ _TYPE_RECORDS = _AGGREGATE_RECORDS | {"enum"}  # the names ``resolve_type`` find
 _LOCAL_NAMESPACE = re.compile(r"\(anonymous namespace@[^()]*\)")
 
 
+def _qual_and_name(node_id: str) -> tuple[str, str]:
+    """A node's qualified name as C++ spells it and its short name; a type a function's name hides
+    keeps its elaborated name in both (`struct stat`)."""
+    qual = display_qual(id_name(node_id))
+    short = qual.rsplit("::", 1)[-1]
+    if " " in qual:
+        word, _, rest = qual.partition(" ")
+        if word in _TYPE_RECORDS:
+            short = f"{word} {rest.rsplit('::', 1)[-1]}"
+    return qual, short
+
+
 def local_namespace(path: str) -> str:
     """The id component of ``path``'s anonymous namespace."""
     return f"(anonymous namespace@{path})"
@@ -115,9 +127,23 @@ class SymbolTable:
             for alias in d.record.aliases:
                 scope = d.record.qual.rsplit("::", 1)[0] if "::" in d.record.qual else ""
                 self.aliases.setdefault(f"{scope}::{alias}" if scope else alias, d.record.qual)
-        self.by_file_qual: dict[tuple[str, str], str] = {}
         for d in defs:
             self._resolve(d)
+        # C and C++ let a class, struct, union or enum share its name with a function of the same scope
+        # (`struct stat` and `stat()`, llama.cpp's `enum llama_vocab_type` and `llama_vocab_type(vocab)`):
+        # the function is what the name names, the type is reached through its elaborated name, which
+        # is its id here (`cpp:struct stat`). Merged, the function was lost in the type's node.
+        callables = {d.id for d in defs if d.kind in CALLABLE}
+        self.hidden_types: dict[str, str] = {}  # the qualified name of such a type -> its id
+        for d in defs:
+            if d.record.kind in _TYPE_RECORDS and d.id in callables:
+                d.id = cpp_id(f"{d.record.kind} {d.record.qual}")
+                self.hidden_types[d.record.qual] = d.id
+        self._hidden_ids = frozenset(self.hidden_types.values())
+        self.types.update(id_name(node_id) for node_id in self._hidden_ids)
+        # a file's qualified name: its function's when it also writes a type of that name (callers)
+        self.by_file_qual: dict[tuple[str, str], str] = {}
+        for d in sorted(defs, key=lambda d: d.kind not in CALLABLE) if self.hidden_types else defs:
             self.by_file_qual.setdefault((d.path, d.record.qual), d.id)
         self.defs_by_path: dict[str, list[Def]] = collections.defaultdict(list)
         for d in defs:
@@ -210,7 +236,7 @@ class SymbolTable:
             tags.add("overloaded")
         if kind is NodeKind.KERNEL:
             tags.add("kernel")
-        qual = display_qual(id_name(node_id))
+        qual, name = _qual_and_name(node_id)
         doc = rep.record.doc or next((d.record.doc for d in same if d.record.doc), "")
         here = (rep.path, rep.record.line)
         sites = sorted({Location(d.path, d.record.line) for d in group
@@ -220,7 +246,7 @@ class SymbolTable:
         overloads: tuple[Signature, ...] = ()
         if kind in CALLABLE:
             params, returns, overloads = _callable_shape(rep, same)
-        return Node(node_id, kind, qual.rsplit("::", 1)[-1], qual, rep.language.value, rep.path,
+        return Node(node_id, kind, name, qual, rep.language.value, rep.path,
                     rep.record.line, doc, rep.record.signature, tuple(sorted(tags)),
                     params=params, returns=returns, overloads=overloads, sites=tuple(sites))
 
@@ -234,23 +260,25 @@ class SymbolTable:
         tags.discard(C_LINKAGE)
         if d.kind is NodeKind.KERNEL:
             tags.add("kernel")
-        qual = display_qual(id_name(node_id))
+        qual, name = _qual_and_name(node_id)
         params: tuple[Parameter, ...] = ()
         returns = ""
         if d.kind in CALLABLE:
             params, returns = _merged_params([d]), r.returns
-        return Node(node_id, d.kind, qual.rsplit("::", 1)[-1], qual, d.language.value, d.path, r.line, r.doc,
+        return Node(node_id, d.kind, name, qual, d.language.value, d.path, r.line, r.doc,
                     r.signature, tuple(sorted(tags)), params=params, returns=returns)
 
     def nodes(self) -> list[Node]:
         return list(self.node_by_id.values())
 
-    def id_of(self, path: str, qual: str) -> str:
+    def id_of(self, path: str, qual: str, of_type: bool = False) -> str:
         """The node of the definition written as ``qual`` in ``path`` (an anonymous namespace as
-        the scanner spells it)."""
+        the scanner spells it); a function's when the file also defines a type of that name, the
+        type's with ``of_type``."""
         if ANONYMOUS_NAMESPACE in qual:
             qual = qual.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
-        return self.by_file_qual.get((path, qual), "")
+        found = self.by_file_qual.get((path, qual), "")
+        return self.hidden_types.get(qual, found) if of_type and found else found
 
     def definitions(self) -> Iterable[Def]:
         return self.defs
@@ -298,10 +326,19 @@ class SymbolTable:
     def _type_at(self, candidates: Iterable[str]) -> str:
         for candidate in candidates:
             if candidate in self.types:
-                return cpp_id(candidate)
+                return self.type_id(candidate)
             if candidate in self.aliases:
-                return cpp_id(self.aliases[candidate])
+                return self.type_id(self.aliases[candidate])
         return ""
+
+    def qual_of(self, node_id: str) -> str:
+        """The qualified name of a node as a scope (`stat` for `cpp:struct stat`)."""
+        name = id_name(node_id)
+        return name.partition(" ")[2] if node_id in self._hidden_ids else name
+
+    def type_id(self, qual: str) -> str:
+        """The id of the type (or scope) ``qual``: its elaborated name's when a function shares its name."""
+        return self.hidden_types.get(qual) or cpp_id(qual) if self.hidden_types else cpp_id(qual)
 
     def _type_through_usings(self, scope: str, written: str, path: str) -> str:
         """The type ``written`` names in ``scope`` of ``path`` through the usings seen there, "" for
