@@ -10,6 +10,7 @@ from pathlib import Path
 
 from extractor.model import EdgeKind, NodeKind
 from tests.cpp_support import cpp_graph, edges
+from tests.native_support import written_bundle
 
 HEADER = r'''
 struct stat { int size; };
@@ -73,3 +74,47 @@ def test_members_of_a_class_a_function_shares_its_name_with(tmp_path: Path):
     assert ("cpp:class io::Reader", "cpp:io::Reader::read") in edges(graph, EdgeKind.CONTAINS)
     calls = edges(graph, EdgeKind.CALLS)
     assert {("cpp:io::open", "cpp:io::Reader"), ("cpp:io::open", "cpp:io::Reader::read")} <= calls
+
+
+def test_ctypes_binds_the_function_and_the_structure_of_one_name(tmp_path: Path):
+    # llama-cpp-python calls `llama_vocab_type` through ctypes; its node was the enum's, and the call
+    # was said "shadowed" and bound nothing
+    files = {
+        "llama.h": '''
+            #pragma once
+            #ifdef __cplusplus
+            extern "C" {
+            #endif
+            enum llama_vocab_type { LLAMA_VOCAB_TYPE_NONE, LLAMA_VOCAB_TYPE_SPM };
+            struct llama_stat { int size; };
+            enum llama_vocab_type llama_vocab_type(const struct llama_vocab *vocab);
+            int llama_stat(struct llama_stat *out);
+            #ifdef __cplusplus
+            }
+            #endif
+        ''',
+        "llama.cpp": '''
+            #include "llama.h"
+            enum llama_vocab_type llama_vocab_type(const struct llama_vocab *vocab) { return LLAMA_VOCAB_TYPE_SPM; }
+            int llama_stat(struct llama_stat *out) { return out->size; }
+        ''',
+        "llama_cpp/__init__.py": "",
+        "llama_cpp/native.py": '''
+            import ctypes
+
+            lib = ctypes.CDLL("./libllama.so")
+
+
+            class llama_stat(ctypes.Structure):
+                _fields_ = [("size", ctypes.c_int)]
+
+
+            def vocab_type(vocab):
+                return lib.llama_vocab_type(vocab) + lib.llama_stat(ctypes.byref(llama_stat()))
+        ''',
+    }
+    bundle = written_bundle(tmp_path, files)
+    binds = sorted((e["source"], e["target"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds")
+    assert binds == [("py:llama_cpp.native.llama_stat", "cpp:struct llama_stat"),
+                     ("py:llama_cpp.native.vocab_type", "cpp:llama_stat"),
+                     ("py:llama_cpp.native.vocab_type", "cpp:llama_vocab_type")]

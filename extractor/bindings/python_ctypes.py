@@ -710,9 +710,9 @@ class CtypesBinding:
     mechanism: str  # "ctypes" or "cffi"
     loaded_at: str  # "path:line" of the load call (of the parameter, for one annotated ``ctypes.CDLL``)
     library: str  # the library file as the load call writes it; "" when computed (the usual case)
-    target: str  # the C/C++ node id; "" when outside, ambiguous or shadowed
-    # "c" (extern "C" or a C file), "assumed" (a global function), "shadowed" (a type holds the
-    # function's node id), "" otherwise
+    target: str  # the C/C++ node id; "" when outside or ambiguous
+    # "c" (extern "C" or a C file), "assumed" (a global function), "export" or "unresolved" (a module
+    # TVM FFI loads), "" otherwise
     linkage: str
     candidates: int  # the functions the name could be: 0 outside, 1 bound, more ambiguous
 
@@ -784,18 +784,18 @@ class _CIndex:
         self.exports = exports or {}
         linked: dict[str, list[str]] = collections.defaultdict(list)
         plain: dict[str, list[str]] = collections.defaultdict(list)
-        functions = set()
         # structs, unions and classes by name, those at global scope apart: what a ctypes Structure mirrors
         self.aggregates: dict[str, list[str]] = collections.defaultdict(list)
         self.global_aggregates: dict[str, list[str]] = collections.defaultdict(list)
         for n in nodes:
             if n.kind in _AGGREGATES and n.language in ("cpp", "cuda") and "declaration" not in n.tags:
-                self.aggregates[n.name].append(n.id)
+                # a struct a function's name hides is named `struct x` (extractor.cpp.symbols); C's name is `x`
+                name = n.name.partition(" ")[2] or n.name
+                self.aggregates[name].append(n.id)
                 if n.qualname == n.name:
-                    self.global_aggregates[n.name].append(n.id)
+                    self.global_aggregates[name].append(n.id)
             if n.kind is not NodeKind.FUNCTION or n.language not in ("cpp", "cuda"):
                 continue
-            functions.add(n.id)
             if "declaration" in n.tags:
                 continue  # defined by no file of the system
             if n.id in c_linkage:
@@ -803,9 +803,6 @@ class _CIndex:
             elif n.qualname == n.name and n.id not in internal:
                 plain[n.name].append(n.id)
         self.linked, self.plain = linked, plain
-        # functions with C linkage whose id a type of the same name holds (C keeps `enum x` and the
-        # function `x` apart; the graph's one node per name does not): no function node to bind to
-        self.shadowed = frozenset(i.rsplit("::", 1)[-1].removeprefix("cpp:") for i in c_linkage if i not in functions)
 
     def aggregate(self, name: str) -> list[str]:
         """The structs (unions, classes) a ctypes Structure of that name can mirror: those at global
@@ -813,8 +810,8 @@ class _CIndex:
         return sorted(self.global_aggregates.get(name) or self.aggregates.get(name) or ())
 
     def lookup(self, name: str, mechanism: str = "") -> tuple[list[str], str]:
-        """(the candidates, their linkage: "c", "assumed", or "shadowed" when a type holds the id;
-        for a module TVM FFI loads, "export", or "unresolved" when no exported function was found)."""
+        """(the candidates, their linkage: "c" or "assumed"; for a module TVM FFI loads, "export", or
+        "unresolved" when no exported function was found)."""
         if mechanism in EXPORTED:
             exported = self.exports.get(name)
             if exported is None:
@@ -827,7 +824,7 @@ class _CIndex:
         found = self.plain.get(name)
         if found:
             return sorted(found), "assumed"
-        return [], "shadowed" if name in self.shadowed else ""
+        return [], ""
 
 
 class _Libraries:
@@ -1250,7 +1247,7 @@ class _Libraries:
                 library = function.library
                 found.append(CtypesBinding(f.path, line, caller, written, function.name, form, library.mechanism,
                                            library.site, library.library, target,
-                                           linkage if target or linkage in ("shadowed", "unresolved") else "",
+                                           linkage if target or linkage == "unresolved" else "",
                                            len(targets)))
             for structure in f.facts.structures if f.facts is not None else ():
                 name = structure.qualname.rpartition(".")[2]
@@ -1278,11 +1275,6 @@ class _Libraries:
                 diagnostics.append(Diagnostic(b.path, b.line, f"{b.mechanism}-ambiguous",
                                               f"{b.callee} names {what} {b.name}, which {b.candidates} "
                                               "functions of the system could be: not bound", Severity.INFO))
-            elif b.linkage == "shadowed":
-                stats[f"{key}_{family}_shadowed"] += 1
-                diagnostics.append(Diagnostic(b.path, b.line, f"{b.mechanism}-shadowed",
-                                              f"{b.callee} names the C function {b.name}, whose graph node is the "
-                                              "type of the same name: not bound", Severity.INFO))
             elif b.linkage == "unresolved":
                 stats[f"{key}_{family}_unresolved"] += 1
             else:
