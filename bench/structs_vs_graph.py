@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from extractor.naming import unelaborated
+
 HEADER_SUFFIXES = frozenset({".h", ".hh", ".hpp", ".hxx", ".cuh", ".inl"})
 AGGREGATE_KINDS = frozenset({"struct", "class", "union"})
 
@@ -30,7 +32,7 @@ def header_definitions(bundle: dict[str, Any]) -> set[tuple[str, str]]:
             continue
         for path in [node["path"], *(s["path"] for s in node.get("sites", ()))]:
             if posixpath.splitext(path)[1] in HEADER_SUFFIXES:
-                found.add((path, node["qualname"]))
+                found.add((path, unelaborated(node["qualname"])))  # as the layouts name it
     return found
 
 

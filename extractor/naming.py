@@ -44,6 +44,17 @@ def file_id(path: str) -> str:
     return FILE + path
 
 
+# the elaborated name of a C/C++ type a function's name hides (`struct stat` beside `stat()`):
+# its node's id, name and qualname say it (extractor.cpp.symbols)
+ELABORATING_WORDS = ("class", "struct", "union", "enum")
+
+
+def unelaborated(name: str) -> str:
+    """``name`` without the word a C/C++ type's elaborated name starts with (`struct stat` -> `stat`)."""
+    word, space, rest = name.partition(" ")
+    return rest if space and word in ELABORATING_WORDS else name
+
+
 def id_name(node_id: str) -> str:
     """The name an id carries, without its prefix (``py:a.b`` -> ``a.b``)."""
     for prefix in (PY, CPP, FILE):

@@ -84,6 +84,7 @@ from typing import Any
 import msgspec
 
 from extractor.model import Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity
+from extractor.naming import unelaborated
 from extractor.python.expr import name_chain
 from extractor.support.datafile import load_data_file
 
@@ -790,7 +791,7 @@ class _CIndex:
         for n in nodes:
             if n.kind in _AGGREGATES and n.language in ("cpp", "cuda") and "declaration" not in n.tags:
                 # a struct a function's name hides is named `struct x` (extractor.cpp.symbols); C's name is `x`
-                name = n.name.partition(" ")[2] or n.name
+                name = unelaborated(n.name)
                 self.aggregates[name].append(n.id)
                 if n.qualname == n.name:
                     self.global_aggregates[name].append(n.id)

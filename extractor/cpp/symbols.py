@@ -27,7 +27,7 @@ from extractor.cpp.facts import Definition, NamespaceAlias, Using
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE, C_LINKAGE
 from extractor.cpp.usings import Usings
 from extractor.model import Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
-from extractor.naming import cpp_id, id_name
+from extractor.naming import cpp_id, id_name, unelaborated
 
 TYPE_KINDS = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "union": NodeKind.UNION,
               "enum": NodeKind.ENUM, "namespace": NodeKind.NAMESPACE}
@@ -45,12 +45,10 @@ def _qual_and_name(node_id: str) -> tuple[str, str]:
     """A node's qualified name as C++ spells it and its short name; a type a function's name hides
     keeps its elaborated name in both (`struct stat`)."""
     qual = display_qual(id_name(node_id))
-    short = qual.rsplit("::", 1)[-1]
-    if " " in qual:
-        word, _, rest = qual.partition(" ")
-        if word in _TYPE_RECORDS:
-            short = f"{word} {rest.rsplit('::', 1)[-1]}"
-    return qual, short
+    plain = unelaborated(qual)
+    if plain == qual:
+        return qual, qual.rsplit("::", 1)[-1]
+    return qual, f"{qual.partition(' ')[0]} {plain.rsplit('::', 1)[-1]}"
 
 
 def local_namespace(path: str) -> str:
@@ -333,8 +331,7 @@ class SymbolTable:
 
     def qual_of(self, node_id: str) -> str:
         """The qualified name of a node as a scope (`stat` for `cpp:struct stat`)."""
-        name = id_name(node_id)
-        return name.partition(" ")[2] if node_id in self._hidden_ids else name
+        return unelaborated(id_name(node_id)) if node_id in self._hidden_ids else id_name(node_id)
 
     def type_id(self, qual: str) -> str:
         """The id of the type (or scope) ``qual``: its elaborated name's when a function shares its name."""
