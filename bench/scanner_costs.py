@@ -38,12 +38,17 @@ sys.path.insert(1 if "--code" in sys.argv else 0, str(Path(__file__).resolve().p
 
 from extractor.acquire.inventory import list_files  # noqa: E402
 from extractor.context import SourceTree  # noqa: E402
-from extractor.cpp.parse import grammar_language  # noqa: E402
 from extractor.model import Language, ParsedFile  # noqa: E402
 from extractor.python.index import module_index  # noqa: E402
 from extractor.run.facts import encode_result, pack_result  # noqa: E402
 from extractor.run.scan import parse_python  # noqa: E402
 from extractor.steps import STEPS  # noqa: E402
+
+try:
+    from extractor.cpp.parse import grammar_language
+except ImportError:  # --code of a checkout from before C++ files that launch kernels were read as CUDA
+    def grammar_language(data: bytes, language: Language) -> Language:
+        return language
 
 DEFAULT_TREE = Path.home() / ".cache" / "archdiff-tests" / "vllm-0.10.2"
 Costs = collections.Counter  # (part, language) -> CPU seconds
