@@ -77,8 +77,10 @@ from extractor.model import Language, Step
 # TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods of their
 # ObjectDef registries: registrations.tvm_ffi_object_registrations); stl_bind's classes (`py::bind_map<M>(m,
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks
+# version 37: a function qualified by a macro of macros.yaml's kernel_qualifier (CUTLASS_GLOBAL) is a kernel;
+# a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>;`) launches it
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="36", forkable=True)
+            extract=extract_cpp_graph, version="37", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -16,6 +16,7 @@ import bisect
 import functools
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -38,6 +39,7 @@ from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import ParsedFile
+from extractor.support.datafile import load_data_file
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 # The tag of a function declared or defined inside `extern "C"` (a block or a single declaration):
@@ -63,7 +65,11 @@ _TYPE_KINDS = {"class_specifier": "class", "struct_specifier": "struct",
 _DECLARATOR_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "attributed_declarator",
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
-_CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
+# `__global__`, `__device__`, `__host__`, and the macros of macros.yaml's kernel_qualifier that
+# expand to `__global__` (CUTLASS's CUTLASS_GLOBAL: DeepGEMM writes every kernel so): blanked
+# before parsing, read from the bytes
+_CUDA_QUALIFIER = re.compile(rb"\b(?:__(global|device|host)__" + b"".join(
+    b"|" + re.escape(m.encode()) for m in macro_config()["kernel_qualifier"]) + rb")\b")
 _MAX_ERROR_LINES = 20
 # a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`
 _PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
@@ -354,8 +360,7 @@ class _Scanner:
                                         "declaration", "ERROR", "comment"):
                     break
                 header_start = children[j].start_byte
-            quals = set(m.group(1).decode() for m in
-                        _CUDA_QUALIFIER.finditer(self.data[header_start:child.start_byte]))
+            quals = _cuda_qualifiers(self.data, header_start, child.start_byte)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
             self.add_def(kind, inner, child, name_node, tags=sorted(q for q in quals if q != "global"),
@@ -611,7 +616,7 @@ class _Scanner:
         else:  # the root node starts at its first token, after any blanked qualifiers
             parent = node.parent
             start = parent.start_byte if parent is not None and parent.parent is not None else 0
-        return {m.group(1).decode() for m in _CUDA_QUALIFIER.finditer(self.data, start, fdecl.start_byte)}
+        return _cuda_qualifiers(self.data, start, fdecl.start_byte)
 
     def visit_declaration(self, node: Any, scope: Scope, template: bool, access: str = "") -> None:
         type_node = node.child_by_field_name("type")
@@ -1134,6 +1139,7 @@ class _Scanner:
         starts = [b[0] for b in self.bodies]
         kernel_starts = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
+        launchers = kernel_launchers()
         for fn in found.get("callee", ()):
             if fn.type not in CALLEE_TYPES:
                 continue
@@ -1150,6 +1156,10 @@ class _Scanner:
                 continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
+            if callee in launchers:
+                # `cudaLaunchKernelEx(&config, kernel, ...)`: the call stays a call, and launches the kernel
+                launches.extend((bodies[i][2], kernel, fn.start_point[0] + 1)
+                                for kernel in _launched(self.data, bodies[i][0], fn, launchers[callee]))
         errors = [e for e in found.get("error", ()) if not _string_before_macro(e)]
         for e in errors:
             if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
@@ -1292,12 +1302,57 @@ def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
     return None
 
 
+LAUNCHERS_FILE = Path(__file__).with_name("launchers.yaml")
+
+
+@functools.cache
+def kernel_launchers(path: Path = LAUNCHERS_FILE) -> dict[str, int]:
+    """launchers.yaml: each host function that launches a kernel handed to it -> that argument's position."""
+    return dict(load_data_file(path, {"launchers": {str: int}})["launchers"])
+
+
+# what a launcher's kernel argument is written as, around the kernel's name: `&`, a cast to a pointer
+# (`(void*)`, `(const void*)`, `reinterpret_cast<void*>(...)`), parentheses (`hipLaunchKernelGGL((k<T>), ...)`)
+_LAUNCHED_CAST = re.compile(rb"^\(\s*(?:const\s+)?void\s*\*\s*\)|^(?:reinterpret|static)_cast\s*<[^<>()]*>")
+_LAUNCHED_NAME = re.compile(rb"((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()]|\([^;{}()]*\))*>)?")
+
+
+def _launched(data: bytes, body_start: int, fn: Any, position: int) -> list[str]:
+    """The kernels a launcher's call (its callee ``fn``) launches: the one its argument at
+    ``position`` names, or those the local it names holds (:func:`_held_kernels`); none when the
+    argument is anything else (a call's result, a member, a `CUfunction` the driver loaded)."""
+    call = fn.parent
+    arguments = call.child_by_field_name("arguments") if call is not None else None
+    args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    if position >= len(args):
+        return []
+    written = args[position].text.strip()
+    while True:
+        before = written
+        written = _LAUNCHED_CAST.sub(b"", written).strip().lstrip(b"&").strip()
+        if written.startswith(b"(") and written.endswith(b")"):
+            written = written[1:-1].strip()
+        if written == before:
+            break
+    name = _LAUNCHED_NAME.fullmatch(written)
+    if name is None:
+        return []
+    kernel = clean_name(name.group(1).decode())
+    return _held_kernels(data, body_start, fn.start_byte, kernel) if _WORD.fullmatch(kernel) else [kernel]
+
+
+def _cuda_qualifiers(data: bytes, start: int, end: int) -> set[str]:
+    """The CUDA qualifiers written between ``start`` and ``end``: `global`, `device`, `host`."""
+    return {(m.group(1) or b"global").decode() for m in _CUDA_QUALIFIER.finditer(data, start, end)}
+
+
 def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:
     """The kernels a launch through a local variable may run, when the last declaration ``auto name
     =`` of the body before the launch at ``launch`` gives it one by name, ``&kernel<...>;`` or
     ``kernel;`` (``const auto``, ``auto*`` too; flash-attention's ``auto kernel =
     &flash_fwd_kernel<Kernel_traits, ...>;`` then ``kernel<<<grid, threads, smem, stream>>>(params)``),
-    with those assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``); ``[name]``
+    or either of two by a condition (``auto kernel = prefill ? &k1<T> : &k2<T>;``), with those
+    assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``); ``[name]``
     itself when there is no declaration, or when it holds anything else (a call's result: ``auto
     kernel = get_marlin_kernel<T>(...)``)."""
     found = None
@@ -1305,9 +1360,11 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
         if not _commented(data, m.start()):
             found = m
     held = _HELD_KERNEL.match(data, found.end(), launch) if found is not None else None
-    if found is None or held is None:
+    either = _HELD_EITHER_KERNEL.match(data, found.end(), launch) if found is not None and held is None else None
+    if found is None or (held is None and either is None):
         return [name]
-    kernels = [clean_name(held.group(1).decode())]
+    kernels = [clean_name(m.group(1).decode()) for m in (held,) if m is not None]
+    kernels += [clean_name(either.group(g).decode()) for g in (1, 2)] if either is not None else []
     for m in _assigned_pattern(name).finditer(data, found.end(), launch):
         again = _HELD_KERNEL.match(data, m.end(), launch)
         if again is not None and not _commented(data, m.start()):
@@ -1320,8 +1377,14 @@ def _commented(data: bytes, at: int) -> bool:
     return b"//" in data[data.rfind(b"\n", 0, at) + 1:at]
 
 
-# what a local holds when it is a kernel named (its address taken or not, template arguments without calls)
-_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?;")
+# what a local holds when it is a kernel named (its address taken or not; template arguments, which may
+# hold one level of parentheses, `decltype(params)` or `sizeof(T)` (FlashMLA's `auto kernel =
+# &sparse_attn_fwd_kernel<D == 576, decltype(tma_params)>;`), and are followed by the `;`, not a call's `(`)
+_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()]|\([^;{}()]*\))*>\s*)?;")
+# ... or one of two so named, by a condition (FlashMLA's `auto kernel = IS_PREFILL ? &prefill_kernel<K> :
+# &decode_kernel<K>;`)
+_HELD_NAME = rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()?:]|::|\([^;{}()]*\))*>\s*)?"
+_HELD_EITHER_KERNEL = re.compile(rb"[^;{}?]*\?" + _HELD_NAME + rb":" + _HELD_NAME + rb";")
 
 
 @functools.lru_cache(maxsize=64)
