@@ -140,7 +140,16 @@ def test_a_swig_module_says_what_it_binds_and_what_it_does_not_read(bundle):
     assert note["message"].startswith("SWIG module swigvs wraps 2 header(s) of the system: ")
     assert "8 Python call(s) reach them" in note["message"]
     assert "(%inline, %extend: vs.swig:13)" in note["message"]
-    stats = bundle["stats"]["bindings"]
+    stats = bundle["stats"]["cpp"]
     # Index, FlatIndex, CombinerFloat; knn, version; add, search (Index), add, reset, search (FlatIndex), run
     assert (stats["swig_modules"], stats["swig_bindings"], stats["swig_bindings_resolved"]) == (1, 11, 11)
     assert bundle["stats"]["files"]["swig"] == 2
+
+
+def test_what_a_swig_module_wraps_is_the_systems_api(bundle):
+    api = {n["id"]: n.get("api", "") for n in bundle["graph"]["nodes"]}
+    assert api["cpp:vs::IndexFlat"] == "public: swig swigvs.FlatIndex"
+    assert api["cpp:vs::Index::search"] == "public: swig swigvs.Index.search"  # its own class's, not FlatIndex's
+    assert api["cpp:vs::Combiner::run"] == "public: swig swigvs.CombinerFloat.run"
+    assert api["cpp:vs::hidden"] == "public: public header include/vs/index.h"  # %ignore: not bound
+    assert api["cpp:vs::Index::grow"] == "internal: private member"

@@ -84,8 +84,7 @@ from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, Ctypes
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
-from extractor.bindings.swig import SwigModule, scan_swig, swig_bindings, swig_diagnostic, swig_modules
-from extractor.cpp.includes import IncludeResolver
+from extractor.cpp.swig import SwigModule, swig_diagnostic
 from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
     scan_tvm_ffi
 from extractor.python.expr import name_chain
@@ -143,8 +142,6 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     # functions a library exports to TVM FFI are attributes of the module Python loads: bound as ctypes' are
     exports = tuple(b for b in pybind if b.mechanism == "tvm-ffi-export")
     pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export"))
-    swig_modules_, swig = _swig_bindings(ctx, cpp_result)
-    pybind += swig
     unnamed: list[Diagnostic] = []
     if pybind:
         pybind, unnamed = named_by_build(pybind, _extension_sources(ctx),
@@ -162,9 +159,11 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
     paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
-    swig_stats, swig_notes = _swig_summary(swig_modules_, swig, bound.shared.bindings if bound.shared else ())
+    swig_notes = _swig_notes(cpp_shared.swig_modules if cpp_shared is not None else (),
+                             tuple(b for b in pybind if b.mechanism == "swig"),
+                             bound.shared.bindings if bound.shared else ())
     stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
-                         **paddle_stats, **swig_stats}.items()))
+                         **paddle_stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics,
                                 *swig_notes)))
     if libraries.edges or globals_.edges or paddle:
@@ -177,28 +176,12 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
 
 
-def _swig_bindings(ctx: Context, native: Contribution[Any] | None) -> tuple[list[SwigModule], tuple[PyBinding, ...]]:
-    """The modules the system's SWIG interface files make, and the names each gives the declarations
-    of the headers it wraps (:mod:`extractor.bindings.swig`)."""
-    interfaces = {f.path: facts for f, facts in ctx.facts("bindings", Language.SWIG)}
-    if not interfaces:
-        return [], ()
-    declared = {f.path: facts.defs for f, facts in ctx.facts("cpp", Language.CPP, Language.CUDA)}
-    headers, swig_files = IncludeResolver(sorted(declared)), IncludeResolver(sorted(interfaces))
-    modules = swig_modules(interfaces, headers.resolve, swig_files.resolve)
-    nodes = {n.id: n for n in native.nodes} if native is not None and modules else {}
-    bases: dict[str, list[str]] = collections.defaultdict(list)
-    for e in native.edges if native is not None and modules else ():
-        if e.kind is EdgeKind.INHERITS and e.source.startswith("cpp:") and e.target.startswith("cpp:"):
-            bases[e.source[4:]].append(e.target[4:])
-    return modules, tuple(b for m in modules for b in swig_bindings(m, declared, nodes, bases))
-
-
-def _swig_summary(modules: list[SwigModule], bindings: tuple[PyBinding, ...], bound: tuple[Binding, ...]
-                  ) -> tuple[dict[str, int], list[Diagnostic]]:
-    """Stats and one diagnostic per SWIG module: what it binds, what of it is not read."""
+def _swig_notes(modules: tuple[SwigModule, ...], bindings: tuple[PyBinding, ...], bound: tuple[Binding, ...]
+                ) -> list[Diagnostic]:
+    """One diagnostic per module of the system's SWIG interface files (extractor.cpp.swig): what it
+    binds, the Python calls that reach it, what of it is not read."""
     if not modules:
-        return {}, []
+        return []
     by_module: dict[str, list[PyBinding]] = collections.defaultdict(list)
     for b in bindings:
         by_module[b.module].append(b)
@@ -206,11 +189,7 @@ def _swig_summary(modules: list[SwigModule], bindings: tuple[PyBinding, ...], bo
     sites = {(b.path, b.line, b.caller, b.callee, module_at.get(b.registered_at, "")) for b in bound
              if b.mechanism == "swig"}
     calls = collections.Counter(site[-1] for site in sites)
-    notes = [swig_diagnostic(m, by_module[m.module], calls[m.module]) for m in modules]
-    stats = {"swig_modules": len(modules), "swig_bindings": len(bindings),
-             "swig_bindings_resolved": sum(1 for b in bindings if b.target),
-             "swig_headers_unresolved": sum(m.unresolved for m in modules)}
-    return stats, notes
+    return [swig_diagnostic(m, by_module[m.module], calls[m.module]) for m in modules]
 
 
 def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...],
@@ -1059,7 +1038,5 @@ def _class_of_method(scope: Any) -> str:
 # alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`);
 # 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty); 18: an operator's
 # name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`)
-# 19: SWIG interface files (extractor.bindings.swig)
-STEP = Step(name="bindings", extract=extract_bindings,
-            scanners={Language.PYTHON: scan_op_references, Language.SWIG: scan_swig},
-            version="19", requires=(python.STEP, cpp.STEP), forkable=True)
+STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
+            version="18", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -7,6 +7,7 @@ Entry points: :data:`STEP` for the pipeline; :func:`scan_cpp` (per file, in work
 from extractor.cpp.graph import AggregateDefinition, build_cpp_graph, extract_cpp_graph
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.cpp.scan import scan_cpp
+from extractor.cpp.swig import scan_swig
 from extractor.cpp.symbols import DefinitionSite
 from extractor.model import Language, Step
 
@@ -79,8 +80,9 @@ from extractor.model import Language, Step
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks
 # version 37: a function qualified by a macro of macros.yaml's kernel_qualifier (CUTLASS_GLOBAL) is a kernel;
 # a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>;`) launches it
-STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="37", forkable=True)
+# version 38: SWIG interface files (`.i`, `.swig`: extractor.cpp.swig), the modules they make among the bindings
+STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig},
+            extract=extract_cpp_graph, version="38", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

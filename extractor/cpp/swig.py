@@ -1,5 +1,9 @@
 """SWIG interface files (``.i``, ``.swig``): the Python module they make and the C++ it wraps.
 
+Read by the C/C++ step (its scanner, :func:`scan_swig`, is the step's for interface files), so that
+the symbols a module wraps are the system's API as pybind11's are (``Node.api``: ``public: swig
+swigfaiss.IndexFlat``); the bindings step binds Python's calls and says what each module covers.
+
 SWIG writes a Python module (``%module swigfaiss``: ``swigfaiss.py`` over ``_swigfaiss.so``) from an
 interface file, and what it wraps is what the headers the file ``%include``\\ s declare: their
 functions and classes, each class's public methods, under their plain names (SWIG flattens C++
@@ -233,8 +237,10 @@ def swig_bindings(module: SwigModule, declared: Mapping[str, Sequence[Definition
     for qual, name, where, line in functions:
         out.append(PyBinding(where, line, "def", module.module, name, "", qual, _target(qual, nodes), "swig"))
     for qual, owner in methods:
-        last = _renamed(qual, module.renames)
-        out.extend(PyBinding(where, line, "method", module.module, last, cls, qual, _target(qual, nodes), "swig")
+        # `function`: the method as the class reaches it, its base's when inherited (Node.api names the
+        # method by its own class's binding: extractor.cpp.graph)
+        last, reached = _renamed(qual, module.renames), f"{owner}::{qual.rpartition('::')[2]}"
+        out.extend(PyBinding(where, line, "method", module.module, last, cls, reached, _target(qual, nodes), "swig")
                    for cls, where, line in classes.get(owner, ()))
     return sorted(set(out), key=lambda b: (b.path, b.line, b.kind, b.owner, b.name, b.target))
 
