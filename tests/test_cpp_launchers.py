@@ -1,4 +1,5 @@
-"""Kernels that CUDA code launches without `<<<...>>>`, and kernels written through a macro:
+"""Kernels that CUDA code launches without `<<<...>>>`, kernels written through a macro, CuTe's alignment
+macro:
 
 - a host function that launches the kernel handed to it (launchers.yaml): `cudaLaunchKernelEx(&config,
   kernel, args...)`, `cudaLaunchKernel((void*)k, ...)`, CUTLASS's `launch_kernel_on_cluster(params,
@@ -6,7 +7,8 @@
 - a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>`), or one of two
   by a condition (`auto kernel = prefill ? &k1<T> : &k2<T>;`);
 - a function qualified by CUTLASS's `CUTLASS_GLOBAL` (`__global__` in a header outside the system:
-  DeepGEMM writes every kernel so) is a kernel, in a `.cuh` and in a C++ header alike."""
+  DeepGEMM writes every kernel so) is a kernel, in a `.cuh` and in a C++ header alike;
+- `struct CUTE_ALIGNAS(16) X {` (CuTe's `alignas(n)`) keeps X and its members."""
 
 from __future__ import annotations
 
@@ -95,3 +97,23 @@ def test_a_function_qualified_by_cutlass_global_is_a_kernel(tmp_path: Path):
         assert kinds[f"cpp:{ns}::sm90_gemm_impl"] == "kernel"
         assert kinds[f"cpp:{ns}::sm90_logits_impl"] == "kernel"
         assert kinds[f"cpp:{ns}::helper"] == "function"
+
+
+ALIGNED = r'''
+namespace ku {
+struct CUTE_ALIGNAS(16) CLCResponseObj {
+    CUTE_ALIGNAS(16) int data[4];
+    void reset();
+};
+void issue_clc_query(CLCResponseObj& response_obj) {}
+}
+'''
+
+
+def test_a_struct_aligned_by_cute_alignas_keeps_its_name_and_members(tmp_path: Path):
+    # CuTe's `#define CUTE_ALIGNAS(n) alignas(n)`, in a header outside the system (FlashMLA's kerutils)
+    graph = cpp_graph(tmp_path, {"intrinsics.cuh": ALIGNED.lstrip("\n")})
+    kinds = {n.id: n.kind.value for n in graph.nodes}
+    assert kinds.get("cpp:ku::CLCResponseObj") == "struct"
+    assert kinds.get("cpp:ku::CLCResponseObj::reset") == "method"
+    assert not [d for d in graph.diagnostics if d.code == "parse-errors"]

@@ -81,8 +81,9 @@ from extractor.model import Language, Step
 # version 37: a function qualified by a macro of macros.yaml's kernel_qualifier (CUTLASS_GLOBAL) is a kernel;
 # a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>;`) launches it
 # version 38: SWIG interface files (`.i`, `.swig`: extractor.cpp.swig), the modules they make among the bindings
+# version 39: CuTe's CUTE_ALIGNAS(n) blanked with its argument
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig},
-            extract=extract_cpp_graph, version="38", forkable=True)
+            extract=extract_cpp_graph, version="39", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
