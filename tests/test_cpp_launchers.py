@@ -117,3 +117,54 @@ def test_a_struct_aligned_by_cute_alignas_keeps_its_name_and_members(tmp_path: P
     assert kinds.get("cpp:ku::CLCResponseObj") == "struct"
     assert kinds.get("cpp:ku::CLCResponseObj::reset") == "method"
     assert not [d for d in graph.diagnostics if d.code == "parse-errors"]
+
+
+IN_BODY_MACROS = r'''
+namespace g {
+template <typename T, bool B>
+__global__ void normKernel(T* in, T* out) {}
+__global__ void appendKernel(int* in) {}
+
+void runNorm(float* in, float* out, bool squared, cudaStream_t stream) {
+#define RUN_NORM(TYPE_T, INPUT)                            \
+    do {                                                   \
+        if (squared) {                                     \
+            normKernel<TYPE_T, true>                       \
+                    <<<1, 32, 0, stream>>>(INPUT, out);     \
+        } else {                                           \
+            normKernel<TYPE_T, false>                      \
+                    <<<1, 32, 0, stream>>>(INPUT, out);     \
+        }                                                  \
+    } while (0)
+    RUN_NORM(float, in);
+#undef RUN_NORM
+}
+
+void runAppend(int* in, cudaStream_t stream) {
+#define RUN_APPEND                                    \
+    do {                                              \
+        appendKernel<<<1, 32, 0, stream>>>(in);       \
+    } while (0)
+    if (in) {
+        RUN_APPEND;
+    }
+#undef RUN_APPEND
+}
+
+__global__ void interleavedKernel(int* in) {}
+
+void runInterleaved(int* in, cudaStream_t stream) {
+#define RUN_APPEND interleavedKernel<<<1, 32, 0, stream>>>(in)
+    RUN_APPEND;
+#undef RUN_APPEND
+}
+}
+'''
+
+
+def test_a_macro_defined_in_a_body_launches_from_where_it_is_used(tmp_path: Path):
+    # faiss's GPU code defines its launch macros inside the function that uses them, object-like or not
+    graph = cpp_graph(tmp_path, {"k.cu": IN_BODY_MACROS.lstrip("\n")})
+    assert _launched(graph) == {("cpp:g::runNorm", "cpp:g::normKernel", 17),  # the use's line, not the #define's
+                                ("cpp:g::runAppend", "cpp:g::appendKernel", 27),
+                                ("cpp:g::runInterleaved", "cpp:g::interleavedKernel", 36)}  # the name defined again

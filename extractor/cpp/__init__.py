@@ -82,8 +82,9 @@ from extractor.model import Language, Step
 # a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>;`) launches it
 # version 38: SWIG interface files (`.i`, `.swig`: extractor.cpp.swig), the modules they make among the bindings
 # version 39: CuTe's CUTE_ALIGNAS(n) blanked with its argument
+# version 40: launches in macros defined inside a body, or object-like (`#define RUN do { k<<<g, b>>>(); } while (0)`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig},
-            extract=extract_cpp_graph, version="39", forkable=True)
+            extract=extract_cpp_graph, version="40", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

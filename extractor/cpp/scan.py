@@ -13,6 +13,7 @@ and the graph step resolves them across files.
 from __future__ import annotations
 
 import bisect
+import collections
 import functools
 import re
 from collections.abc import Iterable, Iterator
@@ -78,6 +79,11 @@ _NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
 _WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
+# any `#define NAME body` or `#define NAME(params) body`, continuation lines included: (name, body)
+_ANY_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\([^)\n]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+_CONTINUATION_BYTES = re.compile(rb"\\\r?\n")
+_DEFINE_OR_UNDEF = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)", re.M)
+_NOT_NEWLINE_BYTE = re.compile(rb"[^\n]")
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
 _NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)\b)"
@@ -862,6 +868,32 @@ class _Scanner:
                 text(name), tuple(p.strip() for p in text(params).strip("()").split(",") if p.strip()),
                 SPACES.sub(" ", body.decode(errors="replace")).strip(), line(node)))
 
+    def launches_of_unvisited_macros(self) -> list[tuple[str, str, int]]:
+        """Launches written in the macros :meth:`visit_macro` does not see: those defined inside a
+        function's body (faiss's ``#define RUN_APPEND do { ivfFlatAppend<<<grid, block>>>(...); }
+        while (0)``, used in the same body) and object-like ones. Each definition counts for the
+        bodies that name the macro where it is in effect (up to the next ``#define`` or ``#undef`` of
+        the name: faiss defines ``RUN_APPEND`` three times in one file), at the first use there."""
+        found: list[tuple[str, str, int]] = []
+        directives: dict[bytes, list[int]] = collections.defaultdict(list)  # name -> where each #define/#undef starts
+        for m in _DEFINE_OR_UNDEF.finditer(self.data):
+            directives[m.group(1)].append(m.start())
+        for m in _ANY_DEFINE.finditer(self.data):
+            name = m.group(1).decode()
+            if name in self.macro_launches or b"<<<" not in m.group(2):
+                continue
+            body = _CONTINUATION_BYTES.sub(b" ", m.group(2))
+            kernels = sorted({clean_name(k.group(1).decode()) for k in _MACRO_LAUNCH.finditer(body)})
+            if not kernels:
+                continue
+            until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
+            # only the text where this definition is in effect is looked at; lines stay where they are
+            data = _NOT_NEWLINE_BYTE.sub(b" ", self.data[:m.end()]) + self.data[m.end():until] + \
+                _NOT_NEWLINE_BYTE.sub(b" ", self.data[until:])
+            uses = _first_in_bodies(data, self.bodies, [name]).get(name, ())
+            found.extend((self.bodies[i][2], k, at) for i, at in uses for k in kernels)
+        return found
+
     def _opens_block(self, body: bytes) -> bool:
         """Whether a macro's replacement text is a torch library block macro's use (`TORCH_LIBRARY_FRAGMENT(ns, m)`)."""
         head = body.lstrip().split(b"(", 1)[0].strip().decode(errors="replace")
@@ -1176,6 +1208,8 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
+        if b"<<<" in self.data and b"define" in self.data:
+            launches.extend(self.launches_of_unvisited_macros())
         if b"##" in self.data or b"define" in self.data:
             # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
             # an ERROR node, where it is no preproc_function_def, and it reads many multi-line bodies so too
