@@ -1337,12 +1337,13 @@ def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
 
 
 LAUNCHERS_FILE = Path(__file__).with_name("launchers.yaml")
+LAUNCHERS_SCHEMA = {"launchers": {str: int}}
 
 
 @functools.cache
 def kernel_launchers(path: Path = LAUNCHERS_FILE) -> dict[str, int]:
     """launchers.yaml: each host function that launches a kernel handed to it -> that argument's position."""
-    return dict(load_data_file(path, {"launchers": {str: int}})["launchers"])
+    return dict(load_data_file(path, LAUNCHERS_SCHEMA)["launchers"])
 
 
 # what a launcher's kernel argument is written as, around the kernel's name: `&`, a cast to a pointer
