@@ -153,3 +153,20 @@ def test_what_a_swig_module_wraps_is_the_systems_api(bundle):
     assert api["cpp:vs::Combiner::run"] == "public: swig swigvs.CombinerFloat.run"
     assert api["cpp:vs::hidden"] == "public: public header include/vs/index.h"  # %ignore: not bound
     assert api["cpp:vs::Index::grow"] == "internal: private member"
+
+
+def test_a_swig_module_no_call_reaches_says_where_it_is_imported(tmp_path: Path):
+    # faiss's loader.py star-imports swigfaiss, and the rest of its Python calls `faiss.X`: a package its
+    # setup.py assembles by copying files, which the graph cannot name
+    files = {**FILES, "vs/__init__.py": "from .swigvs import *\n", "vs/api.py": "import faiss\n\nfaiss.knn(None, 1)\n"}
+    for rel, text in files.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
+    assert "and 0 Python call(s) reach them; the system's Python imports it at vs/__init__.py:1, and no call " \
+           "through those imports" in note["message"]
+    (tmp_path / "src" / "vs" / "__init__.py").write_text("")
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
+    assert "; no Python file of the system imports it" in note["message"]

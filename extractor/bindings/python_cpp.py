@@ -159,7 +159,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
     paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
-    swig_notes = _swig_notes(cpp_shared.swig_modules if cpp_shared is not None else (),
+    swig_notes = _swig_notes(ctx, cpp_shared.swig_modules if cpp_shared is not None else (),
                              tuple(b for b in pybind if b.mechanism == "swig"),
                              bound.shared.bindings if bound.shared else ())
     stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
@@ -176,10 +176,11 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
 
 
-def _swig_notes(modules: tuple[SwigModule, ...], bindings: tuple[PyBinding, ...], bound: tuple[Binding, ...]
-                ) -> list[Diagnostic]:
+def _swig_notes(ctx: Context, modules: tuple[SwigModule, ...], bindings: tuple[PyBinding, ...],
+                bound: tuple[Binding, ...]) -> list[Diagnostic]:
     """One diagnostic per module of the system's SWIG interface files (extractor.cpp.swig): what it
-    binds, the Python calls that reach it, what of it is not read."""
+    binds, the Python calls that reach it (or where it is imported, when none does), what of it is
+    not read."""
     if not modules:
         return []
     by_module: dict[str, list[PyBinding]] = collections.defaultdict(list)
@@ -189,7 +190,14 @@ def _swig_notes(modules: tuple[SwigModule, ...], bindings: tuple[PyBinding, ...]
     sites = {(b.path, b.line, b.caller, b.callee, module_at.get(b.registered_at, "")) for b in bound
              if b.mechanism == "swig"}
     calls = collections.Counter(site[-1] for site in sites)
-    return [swig_diagnostic(m, by_module[m.module], calls[m.module]) for m in modules]
+    quiet = {m.module for m in modules if not calls[m.module]}
+    imported_at: dict[str, list[str]] = collections.defaultdict(list)  # `import x.NAME`, `from x import NAME`
+    for f, facts in ctx.facts("python", Language.PYTHON) if quiet else ():
+        for imp in facts.imports:
+            name = imp.name if imp.name in quiet else imp.module.rpartition(".")[2]
+            if name in quiet:
+                imported_at[name].append(f"{f.path}:{imp.line}")
+    return [swig_diagnostic(m, by_module[m.module], calls[m.module], imported_at[m.module]) for m in modules]
 
 
 def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...],

@@ -263,13 +263,20 @@ def _renamed(qual: str, renames: Mapping[str, str]) -> str:
     return renames.get(qual) or renames.get(last) or last
 
 
-def swig_diagnostic(module: SwigModule, bindings: Sequence[PyBinding], calls: int) -> Diagnostic:
-    """What a module's bindings cover, and what of it archdiff does not read."""
+def swig_diagnostic(module: SwigModule, bindings: Sequence[PyBinding], calls: int,
+                    imported_at: Sequence[str] = ()) -> Diagnostic:
+    """What a module's bindings cover, and what of it archdiff does not read; when no call reaches
+    it, where the system's Python imports it (``imported_at``: "path:line" of each import), if anywhere."""
     resolved = sum(1 for b in bindings if b.target)
     headers = len({h for h, _w, _l in module.headers})
     parts = [f"SWIG module {module.module} wraps {headers} header(s) of the system: {len(bindings)} name(s) of "
              f"their functions, classes and public methods ({resolved} found in the C++ graph) are bound, "
              f"and {calls} Python call(s) reach them"]
+    if not calls and bindings:
+        more = f" and {len(imported_at) - 3} more" if len(imported_at) > 3 else ""
+        parts.append(f"the system's Python imports it at {', '.join(imported_at[:3])}{more}, and no call through "
+                     "those imports (nor the names they re-export) is one of its names" if imported_at else
+                     "no Python file of the system imports it")
     if module.unresolved:
         parts.append(f"{module.unresolved} %include(s) name no file of the system")
     if module.own_code:
