@@ -35,6 +35,7 @@ class Language(str, enum.Enum):
     RUST = "rust"
     GO = "go"
     PROTO = "proto"  # Protocol Buffers (.proto): messages, enums, services
+    SWIG = "swig"  # SWIG interface files (.i, .swig): the Python module they make of C++ headers
     YAML = "yaml"
     JSON = "json"
 

@@ -17,6 +17,7 @@ from extractor.bindings.python_tvm_ffi import load_rules as load_tvm_ffi_rules
 from extractor.concepts import DETECTORS_SCHEMA, load_detectors
 from extractor.cpp.handles import HANDLES_SCHEMA, load_handles
 from extractor.cpp.parse import MACROS_SCHEMA, macro_config
+from extractor.cpp.scan import LAUNCHERS_SCHEMA, kernel_launchers
 from extractor.cpp.testmacros import TESTMACROS_SCHEMA, load_test_macros
 from extractor.support.datafile import load_data_file
 from extractor.generated import GENERATED_SCHEMA, load_generator_rules
@@ -46,6 +47,7 @@ SHIPPED = {
     "extractor/concepts/detectors.yaml": (DETECTORS_SCHEMA, load_detectors),
     "extractor/cpp/handles.yaml": (HANDLES_SCHEMA, lambda p: load_handles(p)),
     "extractor/cpp/macros.yaml": (MACROS_SCHEMA, lambda p: macro_config(p)),
+    "extractor/cpp/launchers.yaml": (LAUNCHERS_SCHEMA, lambda p: kernel_launchers(p)),
     "extractor/cpp/testmacros.yaml": (TESTMACROS_SCHEMA, lambda p: load_test_macros(p)),
     "extractor/generated/generated.yaml": (GENERATED_SCHEMA, load_generator_rules),
     "extractor/layers/roles.yaml": (TAXONOMY_SCHEMA, load_taxonomy),

@@ -26,6 +26,8 @@ SUFFIXES: dict[str, Language] = {
     ".rs": Language.RUST,
     ".go": Language.GO,
     ".proto": Language.PROTO,
+    # SWIG's interface files (extractor.bindings.swig); `.swg` is its library's own suffix
+    **{s: Language.SWIG for s in (".i", ".swig", ".swg")},
     ".yaml": Language.YAML,
     ".yml": Language.YAML,
     ".json": Language.JSON,

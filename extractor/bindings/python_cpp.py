@@ -84,6 +84,7 @@ from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, Ctypes
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
+from extractor.cpp.swig import SwigModule, swig_diagnostic
 from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
     scan_tvm_ffi
 from extractor.python.expr import name_chain
@@ -107,8 +108,8 @@ class Binding:
     caller: str
     callee: str  # as Python wrote it: `torch.ops._C.rms_norm`
     target: str  # C++ node id (a Python one for "torch-op-python")
-    # "torch-op", "torch-op-python", "pybind11", "nanobind", "paddle-op", "ctypes", "cffi", "tvm-ffi" or
-    # "tvm-ffi-python"
+    # "torch-op", "torch-op-python", "pybind11", "nanobind", "paddle-op", "ctypes", "cffi", "tvm-ffi",
+    # "tvm-ffi-python" or "swig" (extractor.bindings.swig)
     mechanism: str
     # "csrc/torch_bindings.cpp:120", "vllm/attention/layer.py:496"; ctypes: the call loading the library
     registered_at: str
@@ -158,9 +159,13 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
     paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
+    swig_notes = _swig_notes(ctx, cpp_shared.swig_modules if cpp_shared is not None else (),
+                             tuple(b for b in pybind if b.mechanism == "swig"),
+                             bound.shared.bindings if bound.shared else ())
     stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
                          **paddle_stats}.items()))
-    diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics)))
+    diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics,
+                                *swig_notes)))
     if libraries.edges or globals_.edges or paddle:
         bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
                                  *map(_global_as_binding, globals_.bindings), *paddle}))
@@ -169,6 +174,30 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
         stats["binds_edges"] = sum(e.kind is EdgeKind.BINDS for e in edges)  # not a bound base's `inherits`
         bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
+
+
+def _swig_notes(ctx: Context, modules: tuple[SwigModule, ...], bindings: tuple[PyBinding, ...],
+                bound: tuple[Binding, ...]) -> list[Diagnostic]:
+    """One diagnostic per module of the system's SWIG interface files (extractor.cpp.swig): what it
+    binds, the Python calls that reach it (or where it is imported, when none does), what of it is
+    not read."""
+    if not modules:
+        return []
+    by_module: dict[str, list[PyBinding]] = collections.defaultdict(list)
+    for b in bindings:
+        by_module[b.module].append(b)
+    module_at = {f"{b.path}:{b.line}": b.module for b in bindings}
+    sites = {(b.path, b.line, b.caller, b.callee, module_at.get(b.registered_at, "")) for b in bound
+             if b.mechanism == "swig"}
+    calls = collections.Counter(site[-1] for site in sites)
+    quiet = {m.module for m in modules if not calls[m.module]}
+    imported_at: dict[str, list[str]] = collections.defaultdict(list)  # `import x.NAME`, `from x import NAME`
+    for f, facts in ctx.facts("python", Language.PYTHON) if quiet else ():
+        for imp in facts.imports:
+            name = imp.name if imp.name in quiet else imp.module.rpartition(".")[2]
+            if name in quiet:
+                imported_at[name].append(f"{f.path}:{imp.line}")
+    return [swig_diagnostic(m, by_module[m.module], calls[m.module], imported_at[m.module]) for m in modules]
 
 
 def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registrations: tuple[PyBinding, ...],

@@ -7,6 +7,7 @@ Entry points: :data:`STEP` for the pipeline; :func:`scan_cpp` (per file, in work
 from extractor.cpp.graph import AggregateDefinition, build_cpp_graph, extract_cpp_graph
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.cpp.scan import scan_cpp
+from extractor.cpp.swig import scan_swig
 from extractor.cpp.symbols import DefinitionSite
 from extractor.model import Language, Step
 
@@ -77,12 +78,19 @@ from extractor.model import Language, Step
 # TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods of their
 # ObjectDef registries: registrations.tvm_ffi_object_registrations); stl_bind's classes (`py::bind_map<M>(m,
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks
-# version 37: a C/C++ file that launches kernels (`k<<<grid, block>>>(...)` in a `.h` or `.hpp`) read with the
-# CUDA grammar (parse.grammar_language)
-# version 38: a class, struct, union or enum that shares its name with a function is its own node, with its
-# elaborated name (`cpp:struct stat`), not merged into the function's (symbols.SymbolTable.hidden_types)
-STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="38", forkable=True)
+# version 37 (a branch's): a function qualified by a macro of macros.yaml's kernel_qualifier (CUTLASS_GLOBAL) is a
+# kernel; a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>;`) launches it
+# version 38 (a branch's): SWIG interface files (`.i`, `.swig`: extractor.cpp.swig), the modules they make among the
+# bindings
+# version 39 (a branch's): CuTe's CUTE_ALIGNAS(n) blanked with its argument
+# version 40 (a branch's): launches in macros defined inside a body, or object-like (`#define RUN do { k<<<g, b>>>();
+# } while (0)`)
+# version 41 (beside 37-40): a C/C++ file that launches kernels (`k<<<grid, block>>>(...)` in a `.h` or `.hpp`) read
+# with the CUDA grammar (parse.grammar_language); a class, struct, union or enum that shares its name with a
+# function is its own node, with its elaborated name (`cpp:struct stat`), not merged into the function's
+# (symbols.SymbolTable.hidden_types)
+STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig},
+            extract=extract_cpp_graph, version="41", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -4,7 +4,8 @@ In order, the first that holds:
 
 - ``public: torch op <namespace>::<op>`` — registered as a torch operator's implementation;
 - ``public: pybind11 <module>.<name>`` — bound to Python with pybind11 (a class: its Python name);
-  ``public: nanobind <module>.<name>`` with nanobind (a submodule's: ``core.fft.fft``);
+  ``public: nanobind <module>.<name>`` with nanobind (a submodule's: ``core.fft.fft``); ``public: swig
+  <module>.<name>`` wrapped by a SWIG module (:mod:`extractor.cpp.swig`);
 - ``internal: anonymous namespace`` / ``internal: static function`` / ``internal: private member``;
 - ``public: public header <path>`` — declared or defined in a public header: one under an
   ``include/`` directory, or one that another repository of the system includes;

@@ -46,6 +46,7 @@ from extractor.cpp.includes import IncludeResolver, defined_through_includes, re
 from extractor.cpp.members import MemberCalls
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.scan import C_LINKAGE
+from extractor.cpp.swig import SwigInterface, SwigModule, swig_bindings, swig_modules
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.cpp.testmacros import load_test_macros
 from extractor.cpp.uses import EdgeRow, uses_rows
@@ -91,6 +92,7 @@ class CppShared:
     # names a typedef or alias gives a type at global scope (`typedef int32_t whisper_token;`): what
     # cgo's `C.whisper_token(x)` converts to, never a function
     c_types: frozenset[str] = frozenset()
+    swig_modules: tuple[SwigModule, ...] = ()  # the modules SWIG interface files make (extractor.cpp.swig)
 
 
 _PROTOC_HEADER = re.compile(r"(.+?)\.(?:grpc\.)?pb\.h")  # `x.pb.h` and `x.grpc.pb.h`, generated from `x.proto`
@@ -108,17 +110,20 @@ def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     files = [(f.path, f.language, facts, ctx.abs_path(f)) for f, facts in ctx.facts("cpp", *CPP_LANGUAGES)]
     sources = {f.path: f.source for f, _ in ctx.facts("cpp", *CPP_LANGUAGES)}
     protos = [f.path for f in ctx.files if f.language is Language.PROTO]
-    return build_cpp_graph(files, sources, ctx.options.jobs, protos)
+    interfaces = {f.path: facts for f, facts in ctx.facts("cpp", Language.SWIG)}
+    return build_cpp_graph(files, sources, ctx.options.jobs, protos, interfaces)
 
 
 def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                     sources: Mapping[str, str] | None = None, jobs: int = 1,
-                    protos: Iterable[str] = ()) -> Contribution[CppShared]:
+                    protos: Iterable[str] = (), interfaces: Mapping[str, SwigInterface] | None = None
+                    ) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include);
     ``jobs``: forked children for the work that splits by file or definition (the files scanned
     again, :func:`rescan_with_included_macros`; the call sites and the types signatures use);
-    ``protos``: the system's ``.proto`` files, which the headers protoc generates stand for."""
+    ``protos``: the system's ``.proto`` files, which the headers protoc generates stand for;
+    ``interfaces``: the SWIG interface files' facts, by path (extractor.cpp.swig)."""
     entries = sorted(files, key=lambda e: e[0])
     facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
@@ -181,10 +186,26 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     edges.extend(_calls_and_uses(table, facts, stats, jobs))
 
     ops, bindings = resolve_registrations(facts, table)
+    modules: list[SwigModule] = []
+    if interfaces:
+        modules = swig_modules(interfaces, resolver.resolve, IncludeResolver(sorted(interfaces)).resolve)
+        bases: dict[str, list[str]] = collections.defaultdict(list)
+        for e in edges:
+            if e.kind is EdgeKind.INHERITS and e.target in node_kinds:
+                bases[id_name(e.source)].append(id_name(e.target))
+        definitions = {path: f.defs for path, f in facts.items()}
+        swig = [b for m in modules for b in swig_bindings(m, definitions, node_kinds, bases)]
+        bindings = [*bindings, *swig]
+        stats["swig_modules"] = len(modules)
+        stats["swig_bindings"] = len(swig)
+        stats["swig_bindings_resolved"] = sum(1 for b in swig if b.target)
+        stats["swig_headers_unresolved"] = sum(m.unresolved for m in modules)
     schema_nodes, schema_edges = op_nodes(facts, ops)
     edges.extend(schema_edges)
     public = public_headers(facts, include_edges, sources or {})
-    api = classify_api(nodes, table.sites, ops, bindings, public)
+    # an inherited method's SWIG binding names it through another class: the api names its own
+    api = classify_api(nodes, table.sites, ops, [b for b in bindings if b.mechanism != "swig" or not b.target
+                                                 or b.function == id_name(b.target)], public)
     for node in nodes:  # built here and not handed out yet: set in place (grpcio: 56,000 copies made)
         if node.id in api:
             amend(node, "api", api[node.id])
@@ -226,7 +247,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         stats=dict(sorted(stats.items())),
         shared=CppShared(tuple(sorted(table.sites)), tuple(ops), tuple(bindings), _aggregates(table),
                          {p: tuple(t) for p, t in resolved_includes.items()}, *_c_linkage(table),
-                         _global_type_names(facts.values())))
+                         _global_type_names(facts.values()), tuple(modules)))
 
 
 

@@ -13,9 +13,11 @@ and the graph step resolves them across files.
 from __future__ import annotations
 
 import bisect
+import collections
 import functools
 import re
 from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -39,6 +41,7 @@ from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames
 from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import Language, ParsedFile
+from extractor.support.datafile import load_data_file
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 # The tag of a function declared or defined inside `extern "C"` (a block or a single declaration):
@@ -64,7 +67,11 @@ _TYPE_KINDS = {"class_specifier": "class", "struct_specifier": "struct",
 _DECLARATOR_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "attributed_declarator",
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
-_CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
+# `__global__`, `__device__`, `__host__`, and the macros of macros.yaml's kernel_qualifier that
+# expand to `__global__` (CUTLASS's CUTLASS_GLOBAL: DeepGEMM writes every kernel so): blanked
+# before parsing, read from the bytes
+_CUDA_QUALIFIER = re.compile(rb"\b(?:__(global|device|host)__" + b"".join(
+    b"|" + re.escape(m.encode()) for m in macro_config()["kernel_qualifier"]) + rb")\b")
 _MAX_ERROR_LINES = 20
 # a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`
 _PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
@@ -73,6 +80,11 @@ _NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
 _WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
+# any `#define NAME body` or `#define NAME(params) body`, continuation lines included: (name, body)
+_ANY_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\([^)\n]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+_CONTINUATION_BYTES = re.compile(rb"\\\r?\n")
+_DEFINE_OR_UNDEF = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)", re.M)
+_NOT_NEWLINE_BYTE = re.compile(rb"[^\n]")
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
 _NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)\b)"
@@ -362,8 +374,7 @@ class _Scanner:
                                         "declaration", "ERROR", "comment"):
                     break
                 header_start = children[j].start_byte
-            quals = set(m.group(1).decode() for m in
-                        _CUDA_QUALIFIER.finditer(self.data[header_start:child.start_byte]))
+            quals = _cuda_qualifiers(self.data, header_start, child.start_byte)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
             self.add_def(kind, inner, child, name_node, tags=sorted(q for q in quals if q != "global"),
@@ -619,7 +630,7 @@ class _Scanner:
         else:  # the root node starts at its first token, after any blanked qualifiers
             parent = node.parent
             start = parent.start_byte if parent is not None and parent.parent is not None else 0
-        return {m.group(1).decode() for m in _CUDA_QUALIFIER.finditer(self.data, start, fdecl.start_byte)}
+        return _cuda_qualifiers(self.data, start, fdecl.start_byte)
 
     def visit_declaration(self, node: Any, scope: Scope, template: bool, access: str = "") -> None:
         type_node = node.child_by_field_name("type")
@@ -864,6 +875,32 @@ class _Scanner:
             self.registration_macros.append(RegistrationMacro(
                 text(name), tuple(p.strip() for p in text(params).strip("()").split(",") if p.strip()),
                 SPACES.sub(" ", body.decode(errors="replace")).strip(), line(node)))
+
+    def launches_of_unvisited_macros(self) -> list[tuple[str, str, int]]:
+        """Launches written in the macros :meth:`visit_macro` does not see: those defined inside a
+        function's body (faiss's ``#define RUN_APPEND do { ivfFlatAppend<<<grid, block>>>(...); }
+        while (0)``, used in the same body) and object-like ones. Each definition counts for the
+        bodies that name the macro where it is in effect (up to the next ``#define`` or ``#undef`` of
+        the name: faiss defines ``RUN_APPEND`` three times in one file), at the first use there."""
+        found: list[tuple[str, str, int]] = []
+        directives: dict[bytes, list[int]] = collections.defaultdict(list)  # name -> where each #define/#undef starts
+        for m in _DEFINE_OR_UNDEF.finditer(self.data):
+            directives[m.group(1)].append(m.start())
+        for m in _ANY_DEFINE.finditer(self.data):
+            name = m.group(1).decode()
+            if name in self.macro_launches or b"<<<" not in m.group(2):
+                continue
+            body = _CONTINUATION_BYTES.sub(b" ", m.group(2))
+            kernels = sorted({clean_name(k.group(1).decode()) for k in _MACRO_LAUNCH.finditer(body)})
+            if not kernels:
+                continue
+            until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
+            # only the text where this definition is in effect is looked at; lines stay where they are
+            data = _NOT_NEWLINE_BYTE.sub(b" ", self.data[:m.end()]) + self.data[m.end():until] + \
+                _NOT_NEWLINE_BYTE.sub(b" ", self.data[until:])
+            uses = _first_in_bodies(data, self.bodies, [name]).get(name, ())
+            found.extend((self.bodies[i][2], k, at) for i, at in uses for k in kernels)
+        return found
 
     def _opens_block(self, body: bytes) -> bool:
         """Whether a macro's replacement text is a torch library block macro's use (`TORCH_LIBRARY_FRAGMENT(ns, m)`)."""
@@ -1142,6 +1179,7 @@ class _Scanner:
         starts = [b[0] for b in self.bodies]
         kernel_starts = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
+        launchers = kernel_launchers()
         for fn in found.get("callee", ()):
             if fn.type not in CALLEE_TYPES:
                 continue
@@ -1158,6 +1196,10 @@ class _Scanner:
                 continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
+            if callee in launchers:
+                # `cudaLaunchKernelEx(&config, kernel, ...)`: the call stays a call, and launches the kernel
+                launches.extend((bodies[i][2], kernel, fn.start_point[0] + 1)
+                                for kernel in _launched(self.data, bodies[i][0], fn, launchers[callee]))
         errors = [e for e in found.get("error", ()) if not _string_before_macro(e)]
         for e in errors:
             if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
@@ -1174,6 +1216,8 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
+        if b"<<<" in self.data and b"define" in self.data:
+            launches.extend(self.launches_of_unvisited_macros())
         if b"##" in self.data or b"define" in self.data:
             # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
             # an ERROR node, where it is no preproc_function_def, and it reads many multi-line bodies so too
@@ -1300,15 +1344,61 @@ def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
     return None
 
 
+LAUNCHERS_FILE = Path(__file__).with_name("launchers.yaml")
+LAUNCHERS_SCHEMA = {"launchers": {str: int}}
+
+
+@functools.cache
+def kernel_launchers(path: Path = LAUNCHERS_FILE) -> dict[str, int]:
+    """launchers.yaml: each host function that launches a kernel handed to it -> that argument's position."""
+    return dict(load_data_file(path, LAUNCHERS_SCHEMA)["launchers"])
+
+
+# what a launcher's kernel argument is written as, around the kernel's name: `&`, a cast to a pointer
+# (`(void*)`, `(const void*)`, `reinterpret_cast<void*>(...)`), parentheses (`hipLaunchKernelGGL((k<T>), ...)`)
+_LAUNCHED_CAST = re.compile(rb"^\(\s*(?:const\s+)?void\s*\*\s*\)|^(?:reinterpret|static)_cast\s*<[^<>()]*>")
+_LAUNCHED_NAME = re.compile(rb"((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()]|\([^;{}()]*\))*>)?")
+
+
+def _launched(data: bytes, body_start: int, fn: Any, position: int) -> list[str]:
+    """The kernels a launcher's call (its callee ``fn``) launches: the one its argument at
+    ``position`` names, or those the local it names holds (:func:`_held_kernels`); none when the
+    argument is anything else (a call's result, a member, a `CUfunction` the driver loaded)."""
+    call = fn.parent
+    arguments = call.child_by_field_name("arguments") if call is not None else None
+    args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    if position >= len(args):
+        return []
+    written = args[position].text.strip()
+    while True:
+        before = written
+        written = _LAUNCHED_CAST.sub(b"", written).strip().lstrip(b"&").strip()
+        if written.startswith(b"(") and written.endswith(b")"):
+            written = written[1:-1].strip()
+        if written == before:
+            break
+    name = _LAUNCHED_NAME.fullmatch(written)
+    if name is None:
+        return []
+    kernel = clean_name(name.group(1).decode())
+    return _held_kernels(data, body_start, fn.start_byte, kernel) if _WORD.fullmatch(kernel) else [kernel]
+
+
+def _cuda_qualifiers(data: bytes, start: int, end: int) -> set[str]:
+    """The CUDA qualifiers written between ``start`` and ``end``: `global`, `device`, `host`."""
+    return {(m.group(1) or b"global").decode() for m in _CUDA_QUALIFIER.finditer(data, start, end)}
+
+
 def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:
     """The kernels a launch through a local variable may run, when the last declaration ``auto name
     =`` of the body before the launch at ``launch`` gives it one by name, ``&kernel<...>;`` or
     ``kernel;`` (``const auto``, ``auto*`` too; flash-attention's ``auto kernel =
     &flash_fwd_kernel<Kernel_traits, ...>;`` then ``kernel<<<grid, threads, smem, stream>>>(params)``),
-    with those assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``), or an entry of
-    a table of kernels the body declares before (``FuncPtr func_map[2] = {&k<T, false>, &k<T, true>};
-    auto* const kernel = func_map[check];``: every kernel of the table); ``[name]`` itself when there
-    is no declaration, or when it holds anything else (a call's result: ``auto kernel =
+    or either of two by a condition (``auto kernel = prefill ? &k1<T> : &k2<T>;``), with those
+    assigned to it after (``if (bit == 8) { kernel = gemm_8bit_kernel; }``), or an entry of a table of
+    kernels the body declares before (``FuncPtr func_map[2] = {&k<T, false>, &k<T, true>}; auto* const
+    kernel = func_map[check];``: every kernel of the table); ``[name]`` itself when there is no
+    declaration, or when it holds anything else (a call's result: ``auto kernel =
     get_marlin_kernel<T>(...)``)."""
     found = None
     for m in _held_pattern(name).finditer(data, body_start, launch):
@@ -1317,11 +1407,13 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
     if found is None:
         return [name]
     held = _HELD_KERNEL.match(data, found.end(), launch)
-    if held is None:
+    either = _HELD_EITHER_KERNEL.match(data, found.end(), launch) if held is None else None
+    if held is None and either is None:
         entry = _TABLE_ENTRY.match(data, found.end(), launch)
         table = _kernel_table(data, body_start, found.start(), entry.group(1).decode()) if entry else None
         return table or [name]
-    kernels = [clean_name(held.group(1).decode())]
+    kernels = [clean_name(m.group(1).decode()) for m in (held,) if m is not None]
+    kernels += [clean_name(either.group(g).decode()) for g in (1, 2)] if either is not None else []
     for m in _assigned_pattern(name).finditer(data, found.end(), launch):
         again = _HELD_KERNEL.match(data, m.end(), launch)
         if again is not None and not _commented(data, m.start()):
@@ -1374,8 +1466,14 @@ def _commented(data: bytes, at: int) -> bool:
     return b"//" in data[data.rfind(b"\n", 0, at) + 1:at]
 
 
-# what a local holds when it is a kernel named (its address taken or not, template arguments without calls)
-_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?;")
+# what a local holds when it is a kernel named (its address taken or not; template arguments, which may
+# hold one level of parentheses, `decltype(params)` or `sizeof(T)` (FlashMLA's `auto kernel =
+# &sparse_attn_fwd_kernel<D == 576, decltype(tma_params)>;`), and are followed by the `;`, not a call's `(`)
+_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()]|\([^;{}()]*\))*>\s*)?;")
+# ... or one of two so named, by a condition (FlashMLA's `auto kernel = IS_PREFILL ? &prefill_kernel<K> :
+# &decode_kernel<K>;`)
+_HELD_NAME = rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()?:]|::|\([^;{}()]*\))*>\s*)?"
+_HELD_EITHER_KERNEL = re.compile(rb"[^;{}?]*\?" + _HELD_NAME + rb":" + _HELD_NAME + rb";")
 # a table's entry: `table[i][j];` (the table a local name)
 _TABLE_ENTRY = re.compile(rb"\s*(\w+)\s*(?:\[[^\]\n;]*\]\s*)+;")
 # a kernel named in a table's brace list

@@ -1,0 +1,170 @@
+"""Kernels that CUDA code launches without `<<<...>>>`, kernels written through a macro, CuTe's alignment
+macro:
+
+- a host function that launches the kernel handed to it (launchers.yaml): `cudaLaunchKernelEx(&config,
+  kernel, args...)`, `cudaLaunchKernel((void*)k, ...)`, CUTLASS's `launch_kernel_on_cluster(params,
+  (void*)kernel, ...)` (FlashMLA launches most of its kernels so);
+- a local holding a kernel whose template arguments hold parentheses (`&k<decltype(p)>`), or one of two
+  by a condition (`auto kernel = prefill ? &k1<T> : &k2<T>;`);
+- a function qualified by CUTLASS's `CUTLASS_GLOBAL` (`__global__` in a header outside the system:
+  DeepGEMM writes every kernel so) is a kernel, in a `.cuh` and in a C++ header alike;
+- `struct CUTE_ALIGNAS(16) X {` (CuTe's `alignas(n)`) keeps X and its members."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from extractor.model import EdgeKind
+from tests.cpp_support import cpp_graph
+
+KERNELS = r'''
+namespace mla {
+template <typename T, typename P>
+__global__ void decode_kernel(P params) {}
+
+template <typename T>
+__global__ void prefill_kernel(int params) {}
+
+__global__ void combine_kernel(int params) {}
+
+__global__ void meta_kernel(int params) {}
+
+__global__ void cluster_kernel(int params) {}
+
+template <typename T, typename P>
+void run_decode(P params, cudaStream_t stream) {
+    auto mla_kernel = &decode_kernel<T, decltype(params)>;
+    mla_kernel<<<1, 128, 0, stream>>>(params);
+}
+
+template <typename T>
+void run_either(bool prefill, int params, cudaStream_t stream) {
+    auto kernel = prefill ? &prefill_kernel<T> : &decode_kernel<T, int>;
+    cudaLaunchConfig_t config = {dim3(1), dim3(128), 0, stream, nullptr, 0};
+    cudaLaunchKernelEx(&config, kernel, params);
+}
+
+void run_others(int params, cudaStream_t stream) {
+    void* args[] = {&params};
+    cudaLaunchKernel((void*)combine_kernel, dim3(1), dim3(32), args, 0, stream);
+    cutlass::ClusterLaunchParams launch_params = {dim3(1), dim3(32), dim3(2, 1, 1), 0, stream};
+    cutlass::launch_kernel_on_cluster(launch_params, (void*)&cluster_kernel, params);
+    cudaLaunchKernelEx(&config_of(params), get_kernel(params), params);  // a call's result: not known
+    cudaFuncSetAttribute(meta_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 0);  // no launch
+}
+}
+'''
+
+
+def _launched(graph) -> set[tuple[str, str, int]]:
+    return {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+
+
+def test_launchers_and_held_kernels_launch_the_kernel_they_name(tmp_path: Path):
+    graph = cpp_graph(tmp_path, {"mla.cu": KERNELS.lstrip("\n")})
+    assert _launched(graph) == {
+        ("cpp:mla::run_decode", "cpp:mla::decode_kernel", 17),  # template arguments with decltype(...)
+        ("cpp:mla::run_either", "cpp:mla::prefill_kernel", 24),  # one of two by a condition, launched by
+        ("cpp:mla::run_either", "cpp:mla::decode_kernel", 24),  # cudaLaunchKernelEx
+        ("cpp:mla::run_others", "cpp:mla::combine_kernel", 29),  # cast to void*
+        ("cpp:mla::run_others", "cpp:mla::cluster_kernel", 31)}  # CUTLASS's cluster launch
+    # the launchers stay calls (of functions outside the system)
+    assert graph.stats.get("launches_unresolved", 0) == 0
+
+
+CUTLASS_KERNELS = r'''
+#pragma once
+namespace deep_gemm {
+template <int kNumThreads, typename T>
+CUTLASS_GLOBAL void __launch_bounds__(kNumThreads, 1)
+sm90_gemm_impl(T* out, int m) {}
+
+template <int kNumThreads>
+CUTLASS_GLOBAL __launch_bounds__(kNumThreads, 1) void
+sm90_logits_impl(float* out) {}
+
+CUTLASS_DEVICE void helper(float* out) {}
+}
+'''
+
+
+def test_a_function_qualified_by_cutlass_global_is_a_kernel(tmp_path: Path):
+    code = CUTLASS_KERNELS.lstrip("\n")
+    graph = cpp_graph(tmp_path, {"impls/sm90_gemm.cuh": code,
+                                 "impls/sm90_gemm_copy.h": code.replace("deep_gemm", "cpp_copy")})
+    kinds = {n.id: n.kind.value for n in graph.nodes}
+    for ns in ("deep_gemm", "cpp_copy"):
+        assert kinds[f"cpp:{ns}::sm90_gemm_impl"] == "kernel"
+        assert kinds[f"cpp:{ns}::sm90_logits_impl"] == "kernel"
+        assert kinds[f"cpp:{ns}::helper"] == "function"
+
+
+ALIGNED = r'''
+namespace ku {
+struct CUTE_ALIGNAS(16) CLCResponseObj {
+    CUTE_ALIGNAS(16) int data[4];
+    void reset();
+};
+void issue_clc_query(CLCResponseObj& response_obj) {}
+}
+'''
+
+
+def test_a_struct_aligned_by_cute_alignas_keeps_its_name_and_members(tmp_path: Path):
+    # CuTe's `#define CUTE_ALIGNAS(n) alignas(n)`, in a header outside the system (FlashMLA's kerutils)
+    graph = cpp_graph(tmp_path, {"intrinsics.cuh": ALIGNED.lstrip("\n")})
+    kinds = {n.id: n.kind.value for n in graph.nodes}
+    assert kinds.get("cpp:ku::CLCResponseObj") == "struct"
+    assert kinds.get("cpp:ku::CLCResponseObj::reset") == "method"
+    assert not [d for d in graph.diagnostics if d.code == "parse-errors"]
+
+
+IN_BODY_MACROS = r'''
+namespace g {
+template <typename T, bool B>
+__global__ void normKernel(T* in, T* out) {}
+__global__ void appendKernel(int* in) {}
+
+void runNorm(float* in, float* out, bool squared, cudaStream_t stream) {
+#define RUN_NORM(TYPE_T, INPUT)                            \
+    do {                                                   \
+        if (squared) {                                     \
+            normKernel<TYPE_T, true>                       \
+                    <<<1, 32, 0, stream>>>(INPUT, out);     \
+        } else {                                           \
+            normKernel<TYPE_T, false>                      \
+                    <<<1, 32, 0, stream>>>(INPUT, out);     \
+        }                                                  \
+    } while (0)
+    RUN_NORM(float, in);
+#undef RUN_NORM
+}
+
+void runAppend(int* in, cudaStream_t stream) {
+#define RUN_APPEND                                    \
+    do {                                              \
+        appendKernel<<<1, 32, 0, stream>>>(in);       \
+    } while (0)
+    if (in) {
+        RUN_APPEND;
+    }
+#undef RUN_APPEND
+}
+
+__global__ void interleavedKernel(int* in) {}
+
+void runInterleaved(int* in, cudaStream_t stream) {
+#define RUN_APPEND interleavedKernel<<<1, 32, 0, stream>>>(in)
+    RUN_APPEND;
+#undef RUN_APPEND
+}
+}
+'''
+
+
+def test_a_macro_defined_in_a_body_launches_from_where_it_is_used(tmp_path: Path):
+    # faiss's GPU code defines its launch macros inside the function that uses them, object-like or not
+    graph = cpp_graph(tmp_path, {"k.cu": IN_BODY_MACROS.lstrip("\n")})
+    assert _launched(graph) == {("cpp:g::runNorm", "cpp:g::normKernel", 17),  # the use's line, not the #define's
+                                ("cpp:g::runAppend", "cpp:g::appendKernel", 27),
+                                ("cpp:g::runInterleaved", "cpp:g::interleavedKernel", 36)}  # the name defined again
