@@ -330,6 +330,7 @@ class _Collector:
                     if text:
                         attrs[target.id] = text
         cls = self._class_scopes[node] = ClassScope(node, self.module)
+        attrs.update(_held_on_self(cls, attrs))
         self.classes.append(ClassFacts(qual, node.lineno, tuple(b for b in (name_chain(base) for base in node.bases) if b),
                                        attrs, tuple(sorted(cls.methods)), _forwards(cls.methods)))
 
@@ -945,3 +946,18 @@ def _signature(node: Function, cls_name: str, is_method: bool, frame: Frame) -> 
         if given is not None:
             defaults[arg.arg] = compile_expr(given, module_frame)
     return Signature(cls_name, node.lineno, tuple((name, kind) for name, kind in params), defaults)
+
+
+def _held_on_self(cls: ClassScope, attrs: dict[str, str]) -> dict[str, str]:
+    """``self.Histogram = Histogram`` in a method: the attribute holds that name as a class
+    attribute would (litellm's services logger keeps its constructors so). Only an attribute that
+    the class body leaves unset and that every method sets to the same dotted name: one set to
+    two names, or to anything else besides, is no single class."""
+    held: dict[str, str] = {}
+    for attr, values in cls.self_sets().items():
+        if attr in attrs:
+            continue
+        texts = {name_chain(value) if isinstance(value, _NAMED) else "" for value, _ in values}
+        if len(texts) == 1 and (text := texts.pop()) and text.split(".", 1)[0] not in ("self", "cls"):
+            held[attr] = text
+    return held
