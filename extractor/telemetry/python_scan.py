@@ -83,10 +83,11 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
     libraries = scan_library_uses(index, parsed.data, collector.module)
     exposition, compared = scan_python_exposition(tree) if b"# TYPE " in parsed.data else ((), 0)
     constants, returns = _constants(collector.module), _returning_functions(collector.module)
-    if not (collector.calls or collector.classes or collector.imports or libraries or exposition or compared
-            or constants or returns):
+    if not (collector.calls or collector.classes or collector.imports or collector.stars or libraries or exposition
+            or compared or constants or returns):
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
-    return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
+    return MetricFacts(imports=collector.imports, stars=tuple(collector.stars), classes=tuple(collector.classes),
+                       functions=collector.functions,
                        makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars),
                        unmodeled=tuple(LibraryImport(module, line)
@@ -222,6 +223,7 @@ class _Collector:
     def __init__(self, index: ModuleIndex, class_names: frozenset[str]):
         self.index = index
         self.imports: dict[str, ImportEntry] = {}
+        self.stars: list[ImportEntry] = []
         self.classes: list[ClassFacts] = []
         self.functions: dict[str, Signature] = {}
         self.calls: list[CallFacts] = []
@@ -306,6 +308,8 @@ class _Collector:
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":
+                    if node.level or (node.module or "").split(".")[0] not in _STDLIB:
+                        self.stars.append(ImportEntry(node.module or "", node.level, "*"))
                     continue
                 self.imports[alias.asname or alias.name] = ImportEntry(node.module or "", node.level, alias.name)
 
