@@ -180,3 +180,48 @@ def test_names_a_star_import_brings(tmp_path):
     unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
     assert unresolved == {10: "gauge name is not a string the code gives: _HIDDEN",
                           11: "gauge name is not a string the code gives: sep"}
+
+
+def test_an_enum_member_value_and_annotated_class_constants(tmp_path):
+    """litellm's label lists of ``UserAPIKeyLabelNames.TEAM.value`` (a plain Enum) and its OpenTelemetry
+    names in ``class Metric: TOKEN_USAGE: Final = "gen_ai.client.token.usage"``: a member's ``.value`` is
+    its value, an annotated class constant is a constant; a member itself, or a value made at run time
+    (``auto()``), is not known."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/names.py": textwrap.dedent('''\
+            import enum
+            from typing import Final
+            class Labels(enum.Enum):
+                TEAM = "team"
+                MODEL = "model"
+                LATER = enum.auto()
+            class Metric:
+                QUEUE: Final = "svc.queue"
+                SIZE: str = "svc_size"
+        '''),
+        "pkg/metrics.py": textwrap.dedent('''\
+            import enum
+            from prometheus_client import Gauge
+            from opentelemetry import metrics
+            from pkg.names import Labels, Metric
+            class Local(enum.Enum):
+                UP = "svc_up"
+            meter = metrics.get_meter("svc")
+            Gauge("svc_members", "d", [Labels.TEAM.value, Labels.MODEL.value])
+            Gauge(Local.UP.value, "d")
+            Gauge(Metric.SIZE, "d")
+            meter.create_histogram(name=Metric.QUEUE, unit="s")
+            Gauge(Labels.TEAM, "d")
+            Gauge("svc_later", "d", [Labels.LATER.value])
+        '''),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert sorted((r.line, r.name, r.labels, r.labels_resolved) for r in result.records) == [
+        (8, "svc_members", ("team", "model"), True), (9, "svc_up", (), True), (10, "svc_size", (), True),
+        (11, "svc_queue_seconds", (), False), (13, "svc_later", (), False)]
+    unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
+    assert unresolved == {12: "gauge name is not a string the code gives: Labels.TEAM"}

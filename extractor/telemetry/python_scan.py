@@ -105,25 +105,29 @@ _OPEN = frozenset({"unk", "param", "attr", "dict", "from"})
 
 
 def _constants(module: ModuleScope) -> dict[str, Sym]:
-    """The module's names (and its classes' ``Class.NAME``) that hold strings, numbers or sequences
-    of them, as the file says (what another file imports is read there: ``["ext", ...]`` kept).
-    An Enum's members are not strings: its classes are left out, but for a string Enum (``class
-    Names(str, Enum)``, ``StrEnum``), whose members are strings holding their values."""
+    """The module's names (and its classes' ``Class.NAME``, annotated ones too: ``NAME: Final = "x"``)
+    that hold strings, numbers or sequences of them, as the file says (what another file imports is
+    read there: ``["ext", ...]`` kept). An Enum's members are not strings, their values are: an Enum
+    gives ``Class.NAME.value``, and a string Enum (``class Names(str, Enum)``, ``StrEnum``), whose
+    members are strings holding their values, ``Class.NAME`` as well."""
     found: dict[str, Sym] = {}
     frame = module.frame()
-    tables = [("", module.table())]
+    tables = [("", "", module.table())]
     for node in module.tree.body:
-        if isinstance(node, ast.ClassDef) and any(isinstance(item, ast.Assign) for item in node.body) and (
-                _string_enum(node) or not any("Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "")
-                                              for b in node.bases)):
-            tables.append((node.name + ".", ClassScope(node, module).body()))
-    for prefix, table in tables:
+        if isinstance(node, ast.ClassDef) and any(isinstance(item, (ast.Assign, ast.AnnAssign)) for item in node.body):
+            body = ClassScope(node, module).body()
+            enum = any("Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "") for b in node.bases)
+            if _string_enum(node) or not enum:
+                tables.append((node.name + ".", "", body))
+            if enum:
+                tables.append((node.name + ".", ".value", body))
+    for prefix, suffix, table in tables:
         for name, values in table.items():
             if any(v.__class__ is InPlace or not isinstance(v, _CONSTANT_VALUES) for v in values):
                 continue
             value = pysym.alt([compile_expr(v, frame) for v in values])
             if _constant_like(value, needs_param=False):
-                found[prefix + name] = value
+                found[prefix + name + suffix] = value
     return found
 
 
