@@ -58,6 +58,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     imports: dict[str, str] = {}  # every import's local name -> import path (qualified constants)
     constants: dict[str, str] = {}
     variables: dict[str, str] = {}  # package-level `var`s set to a string literal
+    slices: dict[str, Any] = {}  # package-level `var`s set to a slice literal or a buckets call (label sets, buckets)
     for node in root.named_children:
         if node.type == "import_declaration":
             for spec in descendants(node, "import_spec"):
@@ -77,12 +78,18 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 for n, v in zip(names, values):
                     if v.type in ("interpreted_string_literal", "raw_string_literal"):
                         kept[_text(n)] = _string(v)
-    if variables and (aliases or otel):
+                    elif node.type == "var_declaration" and v.type in ("composite_literal", "call_expression",
+                                                                        "selector_expression"):
+                        slices[_text(n)] = v
+    if (variables or slices) and (aliases or otel):
         # in a file that defines metrics, a package-level variable stands for its literal when the
-        # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`)
+        # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`,
+        # llm-d's `modelLabels = []string{...}` and `tpotBuckets = []float64{...}`)
         assigned = {_text(n) for n in capture_nodes(root, "(assignment_statement left: (expression_list "
-                                                          "(identifier) @assigned))").get("assigned", ())}
+                                                          "[(identifier) @assigned (index_expression operand: "
+                                                          "(identifier) @assigned)]))").get("assigned", ())}
         constants.update((name, value) for name, value in variables.items() if name not in assigned)
+        slices = {name: value for name, value in slices.items() if name not in assigned}
     if not aliases and not otel:
         return NativeMetricFacts(constants=constants) if constants else None
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
@@ -118,12 +125,12 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         # keyword arguments of the NativeMetric: the options literal's fields, then the label list
         entry: dict[str, Any] = {"library": "client_golang", "type": m.group(1).lower(),
                                  "line": call.start_point[0] + 1, "func": m.group(2) == "Func"}
-        entry.update(_opts(arg_nodes[0], constants))
+        entry.update(_opts(arg_nodes[0], constants, slices))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
-            entry.update(_labels(arg_nodes[1], constants))
+            entry.update(_labels(arg_nodes[1], constants, slices))
         metrics.append(NativeMetric(**entry))
     if descs:
-        metrics.extend(_descs(descs, _value_types(const_uses), constants))
+        metrics.extend(_descs(descs, _value_types(const_uses), constants, slices))
         metrics.sort(key=lambda metric: metric.line)
     if not (metrics or constants):
         return None
@@ -131,15 +138,45 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {})
 
 
-def _labels(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     """The label names of a `[]string{"model", LabelPod, consts.Phase}` literal: strings and the
     constants of this file as values, other names kept (``label_refs``) for the extract step, which
-    knows the package's and the imported packages' constants. Not a literal: None (unread)."""
+    knows the package's and the imported packages' constants. A package-level variable of the file
+    holding such a literal (``slices``) is read as it; ``append(modelLabels, "error_code")`` as the
+    sum of its parts. Anything else: None (unread), with the list as written (``labels_text``)."""
+    unread: dict[str, Any] = {"labels": None, "labels_text": _text(node)[:_MAX_TEXT]}
+    if node.type == "identifier" and _text(node) in slices and depth < 4:
+        found = _labels(slices[_text(node)], constants, slices, depth + 1)
+        return found if found["labels"] is not None else unread
+    if node.type == "call_expression" and _text(node.child_by_field_name("function")) == "append" and depth < 4:
+        args = node.child_by_field_name("arguments")
+        parts = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        if not parts:
+            return unread
+        first = _labels(parts[0], constants, slices, depth + 1)
+        if first["labels"] is None:
+            return unread
+        labels, refs = list(first["labels"]), list(first.get("label_refs", ()))
+        for part in parts[1:]:
+            if part.type == "variadic_argument":  # append(a, b...)
+                inner: dict[str, Any] = _labels(part.named_children[0], constants, slices, depth + 1) \
+                    if part.named_child_count else {"labels": None}
+                if inner["labels"] is None:
+                    return unread
+                labels.extend(inner["labels"])
+                refs.extend(inner.get("label_refs", ()))
+                continue
+            text = _value(part, constants)
+            if text.value is not None:
+                labels.append(text.value)
+            else:
+                refs.append(text.constant or text.text or _text(part)[:_MAX_TEXT])
+        return {"labels": tuple(labels), "label_refs": tuple(refs)}
     if node.type != "composite_literal":
-        return {"labels": None}
+        return unread
     body = node.child_by_field_name("body")
-    labels: list[str] = []
-    refs: list[str] = []
+    labels = []
+    refs = []
     for elem in body.named_children if body is not None else ():
         value = elem.named_children[0] if elem.type == "literal_element" and elem.named_child_count else elem
         if value.type == "comment":
@@ -166,7 +203,7 @@ def _value_types(uses: list[tuple[str, list[Any]]]) -> dict[str, set[str]]:
 
 
 def _descs(descs: list[tuple[Any, list[Any]]], types: dict[str, set[str]],
-           constants: dict[str, str]) -> list[NativeMetric]:
+           constants: dict[str, str], slices: dict[str, Any]) -> list[NativeMetric]:
     """``prometheus.NewDesc(fqName, help, variableLabels, constLabels)`` of a custom collector, its
     type from the const metrics the file makes with it (:func:`_value_types`); a name built by
     ``prometheus.BuildFQName(namespace, subsystem, name)`` read as its three parts."""
@@ -189,7 +226,7 @@ def _descs(descs: list[tuple[Any, list[Any]]], types: dict[str, set[str]],
             if _text(args[2]) == "nil":
                 entry["labels"] = ()
             else:
-                entry.update(_labels(args[2], constants))
+                entry.update(_labels(args[2], constants, slices))
         if len(args) > 3 and args[3].type == "composite_literal":
             entry["const_labels"] = tuple(sorted(
                 [_string(x) for x in descendants(args[3], "interpreted_string_literal")][::2]))
@@ -265,7 +302,7 @@ def _is_prometheus(operand: Any, aliases: dict[str, str], call: Any) -> bool:
     return False
 
 
-def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+def _opts(node: Any, constants: dict[str, str], slices: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if node.type == "unary_expression":  # &prometheus.CounterOpts{...}
         node = node.named_children[-1] if node.named_child_count else node
@@ -283,7 +320,10 @@ def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
         if key in ("Namespace", "Subsystem", "Name", "Help"):
             out[key.lower()] = _value(value, constants)
         elif key == "Buckets":
-            out["buckets"] = _buckets(value)
+            held = slices.get(_text(value)) if value.type == "identifier" else None
+            buckets = _buckets(held) if held is not None else None
+            read = buckets is not None and (buckets.values is not None or buckets.default)
+            out["buckets"] = buckets if read else _buckets(value)
         elif key == "ConstLabels":
             # `prometheus.Labels{"k": "v", ...}`: keys and values alternate in source order
             out["const_labels"] = tuple(sorted([_string(s) for s in descendants(value, "interpreted_string_literal")][::2]))

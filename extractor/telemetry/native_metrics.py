@@ -311,6 +311,7 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     labels = tuple(sorted(set(m.labels or ()) | {v for v in referenced if v is not None} | set(m.const_labels)))
     buckets: tuple[float, ...] = ()
     buckets_resolved = True
+    buckets_unread = ""
     if kind is MetricType.HISTOGRAM and rendered is None:
         fact = m.buckets
         if library == "metrics":
@@ -323,6 +324,8 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
             buckets = fact.values
         else:
             buckets_resolved = False
+            buckets_unread = f"buckets: {fact.text} are no literal numbers nor a variable of the file holding them" \
+                if fact.text else ""
     lib = _LIBRARY[library]
     lint = lint_name(name, kind, lib, unit)
     if rendered is not None:
@@ -335,7 +338,14 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         lint=lint, labels_resolved=m.labels is not None and not unread, buckets_resolved=buckets_resolved,
         library=lib, via=_via(m),
         unresolved="; ".join(r for r in (name_unread, OTEL_LABELS_AT_USE if library == "otel-go"
-                                         else _unread_labels(unread)) if r)), None
+                                         else _unread_labels(unread), _unread_list(m), buckets_unread) if r)), None
+
+
+def _unread_list(m: NativeMetric) -> str:
+    """Why a label list that is no literal was not read (Go: ``labels_text``)."""
+    if m.labels is not None or not m.labels_text:
+        return ""
+    return f"labels: {m.labels_text} is no literal label list nor a variable of the file holding one"
 
 
 def _unread_labels(unread: list[str]) -> str:
