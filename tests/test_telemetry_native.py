@@ -536,7 +536,10 @@ var (
 \tmodelLabels = []string{"model_name", "target_model_name"}
 \tpoolLabels  = []string{labelPool}
 \tmoved       = []string{"a"}
-\tlatencyBuckets = []float64{0.005, 0.5, 5}
+\tlatencyBuckets = []float64{
+\t\t0.005, 0.5, // under a second
+\t\t5,
+\t}
 \tsizeBuckets    = prometheus.ExponentialBuckets(1, 2, 3)
 \tdefBuckets     = prometheus.DefBuckets
 )

@@ -346,6 +346,14 @@ def _value(node: Any, constants: dict[str, str]) -> MetricText:
 
 
 def _buckets(node: Any) -> MetricBuckets:
+    if node.type == "composite_literal":  # read element by element: a comment may sit between the numbers
+        body = node.child_by_field_name("body")
+        elements = [e.named_children[0] if e.type == "literal_element" and e.named_child_count else e
+                    for e in (body.named_children if body is not None else ()) if e.type != "comment"]
+        try:
+            return MetricBuckets(values=tuple(float(_text(e)) for e in elements))
+        except ValueError:
+            pass
     text = re.sub(r"\s+", "", _text(node))
     if text.endswith("DefBuckets"):
         return MetricBuckets(default=True)
