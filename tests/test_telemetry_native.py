@@ -591,3 +591,50 @@ def test_go_label_sets_and_buckets_held_in_variables_of_the_file(tmp_path):
         "buckets: fromFlag are no literal numbers nor a variable of the file holding them")
     assert found["elsewhere"]["unresolved"] == (
         "labels: otherLabels is no literal label list nor a variable of the file holding one")
+
+
+# The inference gateway's endpoint picker before v0.4 (and Kubernetes' own components): metrics made with
+# k8s.io/component-base/metrics, which joins namespace, subsystem and name as client_golang does and
+# writes the stability level into the help ("[ALPHA] ...", ALPHA when none is given).
+GO_COMPONENT_BASE = {
+    "go.mod": "module example.com/gw\n\ngo 1.22\n",
+    "pkg/metrics/metrics.go": """package metrics
+
+import (
+\tcompbasemetrics "k8s.io/component-base/metrics"
+\t"k8s.io/component-base/metrics/legacyregistry"
+)
+
+const component = "gw"
+
+var requests = compbasemetrics.NewCounterVec(
+\t&compbasemetrics.CounterOpts{
+\t\tSubsystem:      component,
+\t\tName:           "request_total",
+\t\tHelp:           "Requests.",
+\t\tStabilityLevel: compbasemetrics.STABLE,
+\t},
+\t[]string{"model_name"},
+)
+
+var latency = compbasemetrics.NewHistogram(&compbasemetrics.HistogramOpts{
+\tSubsystem: component,
+\tName:      "latency_seconds",
+\tHelp:      "Latency.",
+\tBuckets:   []float64{0.1, 1},
+})
+
+func Register() {
+\tlegacyregistry.MustRegister(requests, latency)
+}
+""",
+}
+
+
+def test_go_component_base_metrics(tmp_path):
+    found = metrics_by_name(_bundle_of_tree(tmp_path, GO_COMPONENT_BASE), "go")
+    assert {name: (m["type"], m["line"], m["labels"], m["buckets"], m["help"], m["library"])
+            for name, m in found.items()} == {
+        "gw_request_total": ("counter", 10, ["model_name"], [], "[STABLE] Requests.", "k8s.io/component-base"),
+        "gw_latency_seconds": ("histogram", 20, [], [0.1, 1.0], "[ALPHA] Latency.", "k8s.io/component-base"),
+    }

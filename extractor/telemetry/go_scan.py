@@ -1,4 +1,5 @@
-"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang``, and for
+"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang`` (or Kubernetes'
+``k8s.io/component-base/metrics`` wrappers of it, whose help carries the stability level), and for
 OpenTelemetry instruments (``go.opentelemetry.io/otel/metric``) that a Prometheus exporter writes.
 
 Read from the syntax tree: calls of ``New{Counter,Gauge,Histogram,Summary}[Vec|Func]`` on the
@@ -28,6 +29,9 @@ from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMe
 
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
+# Kubernetes' wrappers over client_golang (k8s.io/component-base/metrics opts.go): the same options and
+# constructors, the options passed by pointer, a StabilityLevel written into the help (below)
+COMPONENT_BASE = "k8s.io/component-base/metrics"
 _CONSTRUCTOR = re.compile(r"New(Counter|Gauge|Histogram|Summary)(Vec|Func)?")
 # a custom collector's metrics (prometheus/value.go, histogram.go, summary.go): the type is the
 # value type argument of a const metric, or the function's own
@@ -51,7 +55,7 @@ _OTEL_OPTIONS = {"WithDescription": "help", "WithUnit": "unit", "WithExplicitBuc
 def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     otel = OTEL in data
-    if b"client_golang" not in data and b"const" not in data and not otel:
+    if b"client_golang" not in data and b"component-base/metrics" not in data and b"const" not in data and not otel:
         return None
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
@@ -67,7 +71,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 target = _text(path).strip('"`') if path is not None else ""
                 local_name = _text(name) if name is not None else target.rsplit("/", 1)[-1]
                 imports[local_name] = target
-                if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC):
+                if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC, COMPONENT_BASE):
                     aliases[local_name] = target
         elif node.type in ("const_declaration", "var_declaration"):
             kept = constants if node.type == "const_declaration" else variables
@@ -123,9 +127,13 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         if not arg_nodes:
             continue
         # keyword arguments of the NativeMetric: the options literal's fields, then the label list
-        entry: dict[str, Any] = {"library": "client_golang", "type": m.group(1).lower(),
+        operand = fn.child_by_field_name("operand")
+        kube = operand is not None and prometheus.get(_text(operand)) == COMPONENT_BASE
+        entry: dict[str, Any] = {"library": "component-base" if kube else "client_golang", "type": m.group(1).lower(),
                                  "line": call.start_point[0] + 1, "func": m.group(2) == "Func"}
         entry.update(_opts(arg_nodes[0], constants, slices))
+        if kube:
+            entry["help"] = _stability_help(entry.get("help"), entry.pop("stability", None))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
             entry.update(_labels(arg_nodes[1], constants, slices))
         metrics.append(NativeMetric(**entry))
@@ -324,10 +332,25 @@ def _opts(node: Any, constants: dict[str, str], slices: dict[str, Any]) -> dict[
             buckets = _buckets(held) if held is not None else None
             read = buckets is not None and (buckets.values is not None or buckets.default)
             out["buckets"] = buckets if read else _buckets(value)
+        elif key == "StabilityLevel":
+            out["stability"] = _text(value)
         elif key == "ConstLabels":
             # `prometheus.Labels{"k": "v", ...}`: keys and values alternate in source order
             out["const_labels"] = tuple(sorted([_string(s) for s in descendants(value, "interpreted_string_literal")][::2]))
     return out
+
+
+def _stability_help(help_text: MetricText | None, level: str | None) -> MetricText | None:
+    """component-base writes the metric's stability into its help (``annotateStabilityLevel``: "[%v] %v"),
+    ALPHA when the options give none (``StabilityLevel.setDefaults``)."""
+    level = (level or "ALPHA").rsplit(".", 1)[-1]
+    if not re.fullmatch(r"[A-Z]+", level):
+        return help_text  # a level the code computes: the help as written
+    if help_text is None:
+        return MetricText(f"[{level}] ")
+    if help_text.value is None:
+        return help_text
+    return MetricText(f"[{level}] {help_text.value}")
 
 
 def _value(node: Any, constants: dict[str, str]) -> MetricText:

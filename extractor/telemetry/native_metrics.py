@@ -60,7 +60,7 @@ _SERIES = {
 _INVALID = re.compile(r"[^a-zA-Z0-9_:]")
 _OTEL_SEPARATOR = re.compile(r"[^a-zA-Z0-9:]+")
 _LIBRARY = {"prometheus": "rust-prometheus", "metrics": "metrics-rs", "client_golang": "client_golang",
-            "otel-go": "opentelemetry-go"}
+            "otel-go": "opentelemetry-go", "component-base": "k8s.io/component-base"}
 # the OpenTelemetry Go SDK default explicit bucket boundaries (sdk/metric aggregation)
 OTEL_DEFAULT_BUCKETS = (0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
                         7500.0, 10000.0)
