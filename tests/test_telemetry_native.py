@@ -638,3 +638,23 @@ def test_go_component_base_metrics(tmp_path):
         "gw_request_total": ("counter", 10, ["model_name"], [], "[STABLE] Requests.", "k8s.io/component-base"),
         "gw_latency_seconds": ("histogram", 20, [], [0.1, 1.0], "[ALPHA] Latency.", "k8s.io/component-base"),
     }
+
+
+def test_a_go_import_of_a_metrics_library_not_modeled_is_said(tmp_path):
+    # llm-d's endpoint picker registers its metrics on controller-runtime's metrics.Registry, which also
+    # serves that library's own series: said where the file imports it, not silently left out
+    files = {
+        "go.mod": "module example.com/op\n\ngo 1.22\n",
+        "pkg/metrics/metrics.go": (
+            'package metrics\n\nimport (\n\t"github.com/prometheus/client_golang/prometheus"\n'
+            '\t"sigs.k8s.io/controller-runtime/pkg/metrics"\n)\n\n'
+            'var up = prometheus.NewGauge(prometheus.GaugeOpts{Name: "op_up"})\n\n'
+            'func Register() { metrics.Registry.MustRegister(up) }\n'),
+        "pkg/other/other.go": ('package other\n\nimport "sigs.k8s.io/controller-runtime/pkg/metrics/server"\n\n'
+                               'var _ = server.Options{}\n'),
+    }
+    bundle = _bundle_of_tree(tmp_path, files)
+    said = [(d["path"], d["line"], d["message"].split(",")[0]) for d in bundle["diagnostics"]
+            if d["code"] == "metric-library-not-modeled"]
+    assert said == [("pkg/metrics/metrics.go", 5, "uses controller-runtime metrics")]
+    assert set(metrics_by_name(bundle, "go")) == {"op_up"}

@@ -25,6 +25,7 @@ from typing import Any
 
 from extractor.go.parse import capture_nodes, descendants
 from extractor.model import ParsedFile
+from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
@@ -55,7 +56,9 @@ _OTEL_OPTIONS = {"WithDescription": "help", "WithUnit": "unit", "WithExplicitBuc
 def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     otel = OTEL in data
-    if b"client_golang" not in data and b"component-base/metrics" not in data and b"const" not in data and not otel:
+    unmodeled_paths = conventions().unmodeled_go
+    if b"client_golang" not in data and b"component-base/metrics" not in data and b"const" not in data and not otel \
+            and not any(path.encode() in data for path in unmodeled_paths):
         return None
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
@@ -63,6 +66,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     constants: dict[str, str] = {}
     variables: dict[str, str] = {}  # package-level `var`s set to a string literal
     slices: dict[str, Any] = {}  # package-level `var`s set to a slice literal or a buckets call (label sets, buckets)
+    unmodeled: list[tuple[str, int]] = []  # imports of libraries whose series are not modeled, with their lines
     for node in root.named_children:
         if node.type == "import_declaration":
             for spec in descendants(node, "import_spec"):
@@ -71,6 +75,8 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 target = _text(path).strip('"`') if path is not None else ""
                 local_name = _text(name) if name is not None else target.rsplit("/", 1)[-1]
                 imports[local_name] = target
+                if target in unmodeled_paths:
+                    unmodeled.append((target, spec.start_point[0] + 1))
                 if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC, COMPONENT_BASE):
                     aliases[local_name] = target
         elif node.type in ("const_declaration", "var_declaration"):
@@ -95,7 +101,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         constants.update((name, value) for name, value in variables.items() if name not in assigned)
         slices = {name: value for name, value in slices.items() if name not in assigned}
     if not aliases and not otel:
-        return NativeMetricFacts(constants=constants) if constants else None
+        return NativeMetricFacts(constants=constants, unmodeled=tuple(unmodeled)) if constants or unmodeled else None
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
     otel_metric = {a for a, t in aliases.items() if t == OTEL_METRIC}
     metrics = []
@@ -140,10 +146,10 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     if descs:
         metrics.extend(_descs(descs, _value_types(const_uses), constants, slices))
         metrics.sort(key=lambda metric: metric.line)
-    if not (metrics or constants):
+    if not (metrics or constants or unmodeled):
         return None
     # the imports only matter where a metric may name another package's constant (`constants.Subsystem`)
-    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {})
+    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {}, unmodeled=tuple(unmodeled))
 
 
 def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth: int = 0) -> dict[str, Any]:

@@ -103,10 +103,11 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
         for file, facts in files:
             for factory in facts.factories:
                 factories.setdefault(factory.name, []).append((file, factory))
+        unmodeled = conventions().unmodeled_go if language is Language.GO else conventions().unmodeled_crates
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
-                diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_crates[crate]))
+                diagnostics.append(unmodeled_library(file.path, line, *unmodeled[crate]))
             local = _Constants({**constants.get(_package(file), {}), **facts.constants}, paths)
             for alias, target in facts.imports.items():
                 # `pkg.Name`: the constant Name of the package the file imports as pkg
