@@ -562,7 +562,9 @@ var sizes = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sizes", Buck
 
 var plain = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "plain", Buckets: defBuckets})
 
-var changed = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "changed", Buckets: fromFlag}, moved)
+var changed = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+\tName: "changed", Buckets: fromFlag, Help: helpOf("Changed.", 1),
+}, moved)
 
 var elsewhere = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elsewhere"}, otherLabels)
 
@@ -588,7 +590,9 @@ def test_go_label_sets_and_buckets_held_in_variables_of_the_file(tmp_path):
     }
     assert found["changed"]["unresolved"] == (
         "labels: moved is no literal label list nor a variable of the file holding one; "
-        "buckets: fromFlag are no literal numbers nor a variable of the file holding them")
+        "buckets: fromFlag are no literal numbers nor a variable of the file holding them; "
+        "help: helpOf(\"Changed.\", 1) is no literal nor a string constant of the analysed files")
+    assert found["changed"]["help"] == ""
     assert found["elsewhere"]["unresolved"] == (
         "labels: otherLabels is no literal label list nor a variable of the file holding one")
 

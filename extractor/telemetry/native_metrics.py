@@ -295,6 +295,9 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     dynamic = bool(name_unread) or (m.name is not None and m.name.dynamic) or any(
         part is not None and part.text and _resolve(part, constants) is None for part in (m.namespace, m.subsystem))
     help_text = _resolve(m.help, constants) or ""
+    # a help the code computes (llm-d's `metricsutil.HelpMsgWithStability("...", ALPHA)`): said, not left blank
+    help_unread = f"help: {m.help.text} is no literal nor a string constant of the analysed files" \
+        if m.help is not None and not help_text and m.help.text else ""
     unit = ""
     rendered = None
     if library == "otel-go":
@@ -339,7 +342,8 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         lint=lint, labels_resolved=m.labels is not None and not unread, buckets_resolved=buckets_resolved,
         library=lib, via=_via(m),
         unresolved="; ".join(r for r in (name_unread, OTEL_LABELS_AT_USE if library == "otel-go"
-                                         else _unread_labels(unread), _unread_list(m), buckets_unread) if r)), None
+                                         else _unread_labels(unread), _unread_list(m), buckets_unread, help_unread)
+                                if r)), None
 
 
 def _unread_list(m: NativeMetric) -> str:
