@@ -146,3 +146,25 @@ def test_go_facts_equal_a_walk_of_every_node():
     assert {s for s, _ in strings} == {"/metrics", "raw_label", "stopping"}
     # a method is not a definition here, nor a type alias (`type Alias = int`)
     assert [(d[0], d[1]) for d in defs] == [("Server", "struct"), ("Handler", "interface"), ("New", "function")]
+
+
+def test_go_http_routes():
+    source = textwrap.dedent("""\
+        package server
+
+        import "net/http"
+
+        func Routes(mux *http.ServeMux, r Router) {
+        \thttp.HandleFunc("/health", health)
+        \tmux.Handle("POST /v1/completions", h)
+        \tr.GET("/v1/models", models)
+        \tr.Any("/proxy/*path", proxy)
+        \tr.GET(dynamicPath, other)
+        \tmux.Handle("GET /x", h)
+        \thttp.Get("/not/a/route/registration")
+        }
+        """).encode()
+    found = scan_native(ParsedFile(Language.GO, source, parse_go(source)))
+    assert found is not None
+    assert found.routes == (("ANY /health", 6), ("ANY /proxy/*path", 9), ("GET /v1/models", 8), ("GET /x", 11),
+                            ("POST /v1/completions", 7))

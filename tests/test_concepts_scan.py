@@ -126,3 +126,38 @@ def test_scanner_output_does_not_depend_on_anything_but_the_bytes():
     # without a stdlib tree the scanner parses the bytes itself; unparseable bytes give no facts
     assert scan_python(ParsedFile(Language.PYTHON, source.encode(), None)) == python_facts(source)
     assert scan_python(ParsedFile(Language.PYTHON, b"def (:\n", None)) is None
+
+
+def test_http_routes_of_decorators_and_registrations():
+    facts = python_facts('''
+        from fastapi import APIRouter, FastAPI
+        app = FastAPI()
+        router = APIRouter()
+        prefix = "/api"
+
+        @app.post("/v1/chat/completions")
+        async def chat(): ...
+
+        @router.api_route("/v1/models", methods=["GET", "post"])
+        def models(): ...
+
+        @router.api_route("/any")
+        def anything(): ...
+
+        @app.get(f"{prefix}/health", include_in_schema=False)
+        def health(): ...
+
+        @app.websocket("/ws")
+        async def socket(): ...
+
+        @app.get("not a path")
+        def odd(): ...
+
+        def setup(client):
+            app.add_api_route("/metrics", setup, methods=["GET"])
+            client.get("/v1/models")  # a request, not a route
+            client.post("/v1/files")
+    ''')
+    assert facts is not None
+    assert facts.routes == (("ANY /any", 13), ("GET /metrics", 26), ("GET {prefix}/health", 16),
+                            ("GET|POST /v1/models", 10), ("POST /v1/chat/completions", 7), ("WS /ws", 19))

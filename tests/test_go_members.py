@@ -84,3 +84,76 @@ def test_a_call_through_a_func_typed_field_stays_unresolved(graph):
     assert (f"{runner}.Halt", f"{runner}.Stop") in calls
     # what the field holds is not known: no call edge to the field's node
     assert not [c for c in calls if c[1] == f"{runner}.onStop"]
+
+
+STORE = b"""package store
+
+import "context"
+
+type Getter interface {
+	Get(key string) string
+}
+
+type Base struct{}
+
+func (b *Base) Close() {}
+
+type Store struct {
+	Base
+	backend Getter
+	cache   *Cache
+	ctx     context.Context
+}
+
+type Cache struct{}
+
+func (c *Cache) Put(key string) {}
+"""
+USER = b"""package api
+
+import (
+	"context"
+	"net/http"
+
+	"example.com/app/store"
+)
+
+type Handler struct {
+	st *store.Store
+}
+
+func (h *Handler) Serve(w http.ResponseWriter, req *http.Request, s *store.Store, keys []string) {
+	h.st.Close()
+	s.Close()
+	req.Body.Close()
+	w.WriteHeader(200)
+	keys.Len()
+	s.Missing()
+}
+
+func Use(ctx context.Context, c *store.Cache, g store.Getter, http string) {
+	c.Put("k")
+	g.Get("k")
+	ctx.Done()
+}
+"""
+
+
+def test_calls_on_values_of_written_types():
+    # llm-d's shapes: `ds.epf.ReleaseEndpoint(ep)` on a field of the receiver, `datastore.PodList(...)` on a
+    # parameter; a promoted method of an embedded struct, an interface's declaration; a value of a type
+    # outside the system is an external call, a slice's or a missing method's stays unresolved
+    facts = [(path, scan_go(ParsedFile(Language.GO, data, parse_source(data))))
+             for path, data in (("store/store.go", STORE), ("api/api.go", USER))]
+    contribution = build_go_graph(facts, Manifests(go_modules=(GoModule("", "example.com/app"),)))
+    calls = {(e.source.rsplit("/", 1)[-1], e.target.rsplit("/", 1)[-1], e.line)
+             for e in contribution.edges if e.kind is EdgeKind.CALLS}
+    assert calls == {
+        ("api.Handler.Serve", "store.Base.Close", 15),  # h.st: *store.Store, Close promoted from Base
+        ("api.Handler.Serve", "store.Base.Close", 16),  # s: *store.Store
+        ("api.Use", "store.Cache.Put", 24),
+        ("api.Use", "store.Getter.Get", 25),  # the interface's declaration
+    }
+    stats = contribution.stats
+    # req.Body.Close, w.WriteHeader, ctx.Done: types of net/http and context
+    assert (stats["calls_external"], stats["calls_unresolved"]) == (3, 2)

@@ -373,3 +373,34 @@ def test_a_factory_branching_on_a_none_parameter_gives_the_branch_each_call_site
                      ("app_latency_seconds", (), True, (0.1, 1.0)),
                      ("app_plain", (), True, ()),
                      ("app_size_bytes", ("route",), True, (0.005, 0.01))]  # the elif's, the default buckets
+
+
+def test_a_metric_class_kept_on_self_by_a_method(tmp_path):
+    # litellm's services logger: `self.Histogram = Histogram` in __init__, then `self.Histogram(name, ...)`
+    # in a factory method; a class body attribute still wins, and an attribute set to two names is no class
+    result = write(tmp_path, {
+        "m.py": """
+            from prometheus_client import Counter, Gauge, Histogram
+            class Logger:
+                _gauge_cls = Gauge
+                def __init__(self, flag):
+                    self.Histogram = Histogram
+                    self._gauge_cls = Counter
+                    self._either = Counter if flag else Gauge
+                    self._two = Counter
+                    self.Histogram("app_direct_seconds", "d")
+                    self.histogram("app_latency")
+                    self._gauge_cls("app_depth", "d")
+                    self._two("app_nothing", "d")
+                def later(self):
+                    self._two = Gauge
+                def histogram(self, name):
+                    return self.Histogram(name + "_seconds", "d", labelnames=["route"], buckets=(0.1, 1.0))
+        """,
+    })
+    found = sorted((r.line, r.name, r.type.value, r.labels, r.buckets[:2], r.via) for r in result.records)
+    assert found == [
+        (10, "app_direct_seconds", "histogram", (), (0.005, 0.01), "class-attr:Logger.Histogram"),
+        (11, "app_latency_seconds", "histogram", ("route",), (0.1, 1.0),
+         "factory:m.Logger.histogram > class-attr:Logger.Histogram"),
+        (12, "app_depth", "gauge", (), (), "class-attr:Logger._gauge_cls")]

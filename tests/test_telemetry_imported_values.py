@@ -136,3 +136,92 @@ def test_a_string_enum_member_and_a_class_through_a_local_alias(tmp_path):
         ("svc_component_cache_hits", 26), ("cache_bytes", 27), ("queued", 28)}
     unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
     assert unresolved == {29: "gauge name is not a string the code gives: Plain.NOPE"}
+
+
+def test_names_a_star_import_brings(tmp_path):
+    """litellm's ``from litellm.types.integrations.prometheus import *`` brings the buckets its histograms
+    use: a name the module neither defines nor imports by name is read in the analysed module it
+    star-imports (the last one that has it), names that module imports in turn; a private name, a
+    builtin, or a name no star-imported module has stays unknown."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/base.py": "PREFIX = 'svc'\n_HIDDEN = 'hidden'\n",
+        "pkg/first.py": "BUCKETS = (9.0,)\n",
+        "pkg/types.py": textwrap.dedent('''\
+            from pkg.base import PREFIX
+            BUCKETS = (0.5, 1.0, float("inf"))
+            LABELS = ["model", "route"]
+            def named(name):
+                return f"svc_{name}"
+            class Names:
+                QUEUE = "svc_queue"
+        '''),
+        "pkg/metrics.py": textwrap.dedent('''\
+            from prometheus_client import Gauge, Histogram
+            from pkg.first import *
+            from pkg.types import *
+            from pkg.base import *
+            from os.path import *
+            Histogram("svc_latency_seconds", "d", LABELS, buckets=BUCKETS)
+            Gauge(Names.QUEUE, "d")
+            Gauge(named("depth"), "d")
+            Gauge(PREFIX + "_up", "d")
+            Gauge(_HIDDEN, "d")
+            Gauge(sep, "d")
+        '''),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert sorted((r.line, r.name, r.labels, r.buckets) for r in result.records) == [
+        (6, "svc_latency_seconds", ("model", "route"), (0.5, 1.0)),  # types', not first's
+        (7, "svc_queue", (), ()), (8, "svc_depth", (), ()), (9, "svc_up", (), ())]
+    unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
+    assert unresolved == {10: "gauge name is not a string the code gives: _HIDDEN",
+                          11: "gauge name is not a string the code gives: sep"}
+
+
+def test_an_enum_member_value_and_annotated_class_constants(tmp_path):
+    """litellm's label lists of ``UserAPIKeyLabelNames.TEAM.value`` (a plain Enum) and its OpenTelemetry
+    names in ``class Metric: TOKEN_USAGE: Final = "gen_ai.client.token.usage"``: a member's ``.value`` is
+    its value, an annotated class constant is a constant; a member itself, or a value made at run time
+    (``auto()``), is not known."""
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/names.py": textwrap.dedent('''\
+            import enum
+            from typing import Final
+            class Labels(enum.Enum):
+                TEAM = "team"
+                MODEL = "model"
+                LATER = enum.auto()
+            class Metric:
+                QUEUE: Final = "svc.queue"
+                SIZE: str = "svc_size"
+        '''),
+        "pkg/metrics.py": textwrap.dedent('''\
+            import enum
+            from prometheus_client import Gauge
+            from opentelemetry import metrics
+            from pkg.names import Labels, Metric
+            class Local(enum.Enum):
+                UP = "svc_up"
+            meter = metrics.get_meter("svc")
+            Gauge("svc_members", "d", [Labels.TEAM.value, Labels.MODEL.value])
+            Gauge(Local.UP.value, "d")
+            Gauge(Metric.SIZE, "d")
+            meter.create_histogram(name=Metric.QUEUE, unit="s")
+            Gauge(Labels.TEAM, "d")
+            Gauge("svc_later", "d", [Labels.LATER.value])
+        '''),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    assert sorted((r.line, r.name, r.labels, r.labels_resolved) for r in result.records) == [
+        (8, "svc_members", ("team", "model"), True), (9, "svc_up", (), True), (10, "svc_size", (), True),
+        (11, "svc_queue_seconds", (), False), (13, "svc_later", (), False)]
+    unresolved = {d.line: d.message for d in result.diagnostics if d.code == "metric-name-unresolved"}
+    assert unresolved == {12: "gauge name is not a string the code gives: Labels.TEAM"}

@@ -179,3 +179,24 @@ def test_triton_python_backend_metric_families_take_their_type_from_the_kind_arg
     assert tokens["buckets"] == [] and tokens["buckets_resolved"] is False and "buckets=[" in tokens["unresolved"]
     [odd] = [d for d in result.diagnostics if d.code == "metric-type-unresolved"]
     assert (odd.path, odd.line) == ("model.py", 15) and "args[...]" in odd.message
+
+
+def test_a_builder_chain_kept_in_a_variable_then_exposed(tmp_path):
+    # infinity's `instrumentator = Instrumentator().instrument(app)`, then `instrumentator.expose(app)` in
+    # the lifespan function: the variable keeps the chain's end, and expose() serves the default registry
+    (tmp_path / "app.py").write_text(textwrap.dedent("""\
+        from prometheus_fastapi_instrumentator import Instrumentator
+        def create(app):
+            async def lifespan(app):
+                instrumentator.expose(app)
+            instrumentator = Instrumentator(excluded_handlers=["/metrics"]).instrument(app)
+            quiet = Instrumentator().instrument(app)
+            return quiet
+    """))
+    result = build_context(tmp_path, [METRICS_STEP]).results["metrics"]
+    by_via: dict[str, set[tuple[str, int]]] = {}
+    for r in result.records:
+        by_via.setdefault(r.via, set()).add((r.path, r.line))
+    assert by_via == {"builder:Instrumentator.instrument": {("app.py", 5), ("app.py", 6)},
+                      "default-registry": {("app.py", 4)}}
+    assert "python_gc_objects_collected" in {r.name for r in result.records if r.via == "default-registry"}

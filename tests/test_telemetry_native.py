@@ -518,3 +518,147 @@ def test_calls_of_the_systems_own_metric_factories_are_said(tmp_path):
                      "function create_intcounter (runtime/src/metrics.rs:4), which builds the name it registers "
                      "from its arguments; archdiff does not follow it, so this metric is not in the metrics "
                      "evidence")]
+
+
+# llm-d's endpoint picker: label sets and buckets kept in package-level variables of the metrics file,
+# a label set extended with append(); a variable the file assigns again, and one of another file, stay
+# unread, each with the list as written.
+GO_HELD_LISTS = {
+    "go.mod": "module example.com/epp\n\ngo 1.22\n",
+    "pkg/metrics/other.go": 'package metrics\n\nvar otherLabels = []string{"x"}\n',
+    "pkg/metrics/metrics.go": """package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+const labelPool = "pool"
+
+var (
+\tmodelLabels = []string{"model_name", "target_model_name"}
+\tpoolLabels  = []string{labelPool}
+\tmoved       = []string{"a"}
+\tlatencyBuckets = []float64{
+\t\t0.005, 0.5, // under a second
+\t\t5,
+\t}
+\tsizeBuckets    = prometheus.ExponentialBuckets(1, 2, 3)
+\tdefBuckets     = prometheus.DefBuckets
+)
+
+var requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+\tSubsystem: "epp", Name: "requests_total",
+}, modelLabels)
+
+var errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+\tSubsystem: "epp", Name: "errors_total",
+}, append(modelLabels, "error_code", labelPool))
+
+var both = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "both_total"}, append(poolLabels, modelLabels...))
+
+var latency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+\tName: "latency_seconds", Buckets: latencyBuckets,
+}, poolLabels)
+
+var sizes = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sizes", Buckets: sizeBuckets})
+
+var plain = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "plain", Buckets: defBuckets})
+
+var changed = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+\tName: "changed", Buckets: fromFlag, Help: helpOf("Changed.", 1),
+}, moved)
+
+var elsewhere = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elsewhere"}, otherLabels)
+
+func init() {
+\tmoved = append(moved, "b")
+}
+""",
+}
+
+
+def test_go_label_sets_and_buckets_held_in_variables_of_the_file(tmp_path):
+    found = metrics_by_name(_bundle_of_tree(tmp_path, GO_HELD_LISTS), "go")
+    assert {name: (m["labels"], m["labels_resolved"], m["buckets"], m["buckets_resolved"])
+            for name, m in found.items()} == {
+        "epp_requests_total": (["model_name", "target_model_name"], True, [], True),
+        "epp_errors_total": (["error_code", "model_name", "pool", "target_model_name"], True, [], True),
+        "both_total": (["model_name", "pool", "target_model_name"], True, [], True),
+        "latency_seconds": (["pool"], True, [0.005, 0.5, 5.0], True),
+        "sizes": ([], True, [1.0, 2.0, 4.0], True),
+        "plain": ([], True, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0], True),
+        "changed": ([], False, [], False),
+        "elsewhere": ([], False, [], True),
+    }
+    assert found["changed"]["unresolved"] == (
+        "labels: moved is no literal label list nor a variable of the file holding one; "
+        "buckets: fromFlag are no literal numbers nor a variable of the file holding them; "
+        "help: helpOf(\"Changed.\", 1) is no literal nor a string constant of the analysed files")
+    assert found["changed"]["help"] == ""
+    assert found["elsewhere"]["unresolved"] == (
+        "labels: otherLabels is no literal label list nor a variable of the file holding one")
+
+
+# The inference gateway's endpoint picker before v0.4 (and Kubernetes' own components): metrics made with
+# k8s.io/component-base/metrics, which joins namespace, subsystem and name as client_golang does and
+# writes the stability level into the help ("[ALPHA] ...", ALPHA when none is given).
+GO_COMPONENT_BASE = {
+    "go.mod": "module example.com/gw\n\ngo 1.22\n",
+    "pkg/metrics/metrics.go": """package metrics
+
+import (
+\tcompbasemetrics "k8s.io/component-base/metrics"
+\t"k8s.io/component-base/metrics/legacyregistry"
+)
+
+const component = "gw"
+
+var requests = compbasemetrics.NewCounterVec(
+\t&compbasemetrics.CounterOpts{
+\t\tSubsystem:      component,
+\t\tName:           "request_total",
+\t\tHelp:           "Requests.",
+\t\tStabilityLevel: compbasemetrics.STABLE,
+\t},
+\t[]string{"model_name"},
+)
+
+var latency = compbasemetrics.NewHistogram(&compbasemetrics.HistogramOpts{
+\tSubsystem: component,
+\tName:      "latency_seconds",
+\tHelp:      "Latency.",
+\tBuckets:   []float64{0.1, 1},
+})
+
+func Register() {
+\tlegacyregistry.MustRegister(requests, latency)
+}
+""",
+}
+
+
+def test_go_component_base_metrics(tmp_path):
+    found = metrics_by_name(_bundle_of_tree(tmp_path, GO_COMPONENT_BASE), "go")
+    assert {name: (m["type"], m["line"], m["labels"], m["buckets"], m["help"], m["library"])
+            for name, m in found.items()} == {
+        "gw_request_total": ("counter", 10, ["model_name"], [], "[STABLE] Requests.", "k8s.io/component-base"),
+        "gw_latency_seconds": ("histogram", 20, [], [0.1, 1.0], "[ALPHA] Latency.", "k8s.io/component-base"),
+    }
+
+
+def test_a_go_import_of_a_metrics_library_not_modeled_is_said(tmp_path):
+    # llm-d's endpoint picker registers its metrics on controller-runtime's metrics.Registry, which also
+    # serves that library's own series: said where the file imports it, not silently left out
+    files = {
+        "go.mod": "module example.com/op\n\ngo 1.22\n",
+        "pkg/metrics/metrics.go": (
+            'package metrics\n\nimport (\n\t"github.com/prometheus/client_golang/prometheus"\n'
+            '\t"sigs.k8s.io/controller-runtime/pkg/metrics"\n)\n\n'
+            'var up = prometheus.NewGauge(prometheus.GaugeOpts{Name: "op_up"})\n\n'
+            'func Register() { metrics.Registry.MustRegister(up) }\n'),
+        "pkg/other/other.go": ('package other\n\nimport "sigs.k8s.io/controller-runtime/pkg/metrics/server"\n\n'
+                               'var _ = server.Options{}\n'),
+    }
+    bundle = _bundle_of_tree(tmp_path, files)
+    said = [(d["path"], d["line"], d["message"].split(",")[0]) for d in bundle["diagnostics"]
+            if d["code"] == "metric-library-not-modeled"]
+    assert said == [("pkg/metrics/metrics.go", 5, "uses controller-runtime metrics")]
+    assert set(metrics_by_name(bundle, "go")) == {"op_up"}

@@ -27,7 +27,7 @@ from extractor.model import Contribution, Language, NodeKind, Step
 
 DETECTORS_FILE = Path(__file__).with_name("detectors.yaml")
 
-MATCH_KINDS = ("names", "imports", "includes", "calls", "keywords", "attrs", "strings", "symbols")
+MATCH_KINDS = ("names", "imports", "includes", "calls", "keywords", "attrs", "strings", "routes", "symbols")
 
 DETECTORS_SCHEMA = {
     "version": int,
@@ -297,9 +297,9 @@ GRAPH_STEPS: tuple[Step[Any], ...] = (python.STEP, cpp.STEP, rust.STEP, go.STEP)
 FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", forkable=True)
 # version 6: C/C++ trees parsed with a directive's comments on its continued lines blanked; 7: and with a
 # namespace block opened and closed in conditional groups of one condition joined; 8: and with a file's
-# function-like attribute macros blanked; 9: and with declaration wrappers unwrapped; 10: a C/C++ file that
-# launches kernels read with the CUDA grammar
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="10", prepare=detectors_of,
+# function-like attribute macros blanked; 9: and with declaration wrappers unwrapped; 10: HTTP routes (routes);
+# 11: a C/C++ file that launches kernels read with the CUDA grammar
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="11", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

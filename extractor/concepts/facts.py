@@ -46,6 +46,7 @@ class ConceptFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     keywords: tuple[Seen, ...] = ()  # Python: ``arg=value`` keyword arguments
     attrs: tuple[Seen, ...] = ()  # Python: each attribute name, at its first access
     strings: tuple[Seen, ...] = ()  # short one-word string constants
+    routes: tuple[Seen, ...] = ()  # HTTP routes the code registers: "POST /v1/chat/completions"
     defs: tuple[Definition, ...] = ()  # sorted by (line, qualname)
     c_api: tuple[tuple[int, int], ...] = ()  # C/C++: (line, prototypes) of each ``extern "C"`` block declaring any
 
@@ -62,4 +63,5 @@ _SEEN = {
     "keywords": lambda f: f.keywords,
     "attrs": lambda f: f.attrs,
     "strings": lambda f: f.strings,
+    "routes": lambda f: f.routes,
 }

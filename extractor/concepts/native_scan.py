@@ -8,11 +8,14 @@ C++ scanners fill (:class:`extractor.concepts.facts.ConceptFacts`, see :mod:`ext
                                  ``grpc.NewServer`` -> ``google.golang.org/grpc.NewServer``
   calls    [method, line]        method calls on values (``.send``, ``.recv``, ``.lock``)
   strings  [text, line]          short one-word string literals
+  routes   [text, line]          Go HTTP routes registered with a literal path: ``mux.HandleFunc("/x", h)``
+                                 -> "ANY /x", ``"POST /x"`` patterns, ``r.POST("/x", h)`` -> "POST /x"
   defs     [name, kind, line, []]  structs, enums, traits/interfaces, functions (not methods)
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from extractor.concepts.facts import ConceptFacts, Definition, Import
@@ -54,6 +57,7 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
     names: set[tuple[str, int]] = set()
     calls: set[tuple[str, int]] = set()
     strings: set[tuple[str, int]] = set()
+    routes: set[tuple[str, int]] = set()
     defs: list[tuple[str, str, int, list[str]]] = []
     for node in _in_order(found.get("use", ())):
         line = node.start_point[0] + 1
@@ -80,6 +84,10 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
         if fn.type in ("field_expression", "selector_expression"):
             field = fn.child_by_field_name("field")
             operand = fn.child_by_field_name("value" if rust else "operand")
+            client = operand is not None and aliases.get(_text(operand)) == "net/http"  # http.Get(url): a request
+            route = _go_route(field, node, client) if not rust and field is not None else None
+            if route is not None:
+                routes.add((route, line))
             if not rust and operand is not None and operand.type == "identifier":
                 names.add((f"{_text(operand)}.{_text(field)}", line))  # resolved below
             elif field is not None:
@@ -113,8 +121,35 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
         defs.append((_text(name), what, node.start_point[0] + 1, []))
     return ConceptFacts(
         imports=tuple(Import(*t) for t in sorted(imports)), names=tuple(sorted(resolve_names(names, aliases, rust))),
-        calls=tuple(sorted(calls)), strings=tuple(sorted(strings)),
+        calls=tuple(sorted(calls)), strings=tuple(sorted(strings)), routes=tuple(sorted(routes)),
         defs=tuple(Definition(q, k, ln, tuple(b)) for q, k, ln, b in sorted(defs, key=lambda d: (d[2], d[0]))))
+
+
+# Go's net/http (a ServeMux's or the package's Handle/HandleFunc; Go 1.22 patterns may lead with a
+# method, "POST /v1/x") and the routers shaped like gin, echo and chi (`r.GET("/x", h)`)
+_GO_HANDLES = frozenset({"Handle", "HandleFunc"})
+_GO_VERBS = frozenset({"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "Any", "Get", "Post", "Put",
+                       "Delete", "Patch"})
+_GO_PATTERN = re.compile(r"(?:([A-Z]+) )?(/\S*)")
+
+
+def _go_route(field: Any, call: Any, client: bool) -> str | None:
+    """The route a Go call registers with a literal path ("POST /v1/completions"), if it is one: a
+    router's verb method takes the path and a handler (net/http's own Get/Post are requests)."""
+    name = _text(field)
+    if name not in _GO_HANDLES and (name not in _GO_VERBS or client):
+        return None
+    args = call.child_by_field_name("arguments")
+    given = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    first = given[0] if len(given) >= 2 else None
+    if first is None or first.type not in ("interpreted_string_literal", "raw_string_literal"):
+        return None
+    found = _GO_PATTERN.fullmatch(_text(first)[1:-1])
+    if found is None or len(found.group(2)) > _MAX_STRING:
+        return None
+    if name in _GO_HANDLES:
+        return f"{found.group(1) or 'ANY'} {found.group(2)}"
+    return None if found.group(1) else f"{'ANY' if name == 'Any' else name.upper()} {found.group(2)}"
 
 
 def resolve_names(names: set[tuple[str, int]], aliases: dict[str, str], rust: bool) -> set[tuple[str, int]]:

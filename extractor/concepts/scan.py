@@ -20,6 +20,12 @@ shared index, :mod:`extractor.python.index`):
   keywords (arg=value, line)  ``pin_memory=True``; non-constant values are shown as ``arg=...``
   attrs    (attr, line)     first access of every attribute name (``self.max_num_batched_tokens``)
   strings  (text, line)     short one-word string constants ("/dev/shm", "text/event-stream")
+  routes   (text, line)     HTTP routes a decorator or a registration call declares with a literal path:
+                            ``@app.post("/v1/chat/completions")`` -> "POST /v1/chat/completions";
+                            ``@router.api_route("/x", methods=["GET", "POST"])`` -> "GET|POST /x" ("ANY"
+                            when the methods are not literal or not given); ``app.add_api_route("/x", f)``
+                            and ``add_url_rule``/``add_route`` likewise; ``@app.websocket("/ws")`` -> "WS /ws";
+                            an f-string path keeps its values in braces: "POST {prefix}/embeddings"
   defs     Definition(qualname, kind, line, bases)  classes ("class") and functions ("function")
 C++/CUDA facts (from one tree-sitter query) fill the same fields where they make sense (no
 ``keywords``/``attrs``): includes (header, line); names = called and used qualified names without
@@ -110,7 +116,14 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     invokes: set[Seen] = set()
     calls: set[Seen] = set()
     keywords: set[Seen] = set()
+    routes: set[Seen] = set()
+    decorators = {id(d) for definition in index.of_types(ast.FunctionDef, ast.AsyncFunctionDef)
+                  if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef))
+                  for d in definition.decorator_list if d.__class__ is ast.Call}
     for call in index.of(ast.Call):
+        route = _route(call, id(call) in decorators)
+        if route is not None:
+            routes.add((route, call.lineno))
         func = call.func
         if func.__class__ is Name:
             invoked = aliases.get(func.id)
@@ -157,7 +170,52 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
         typing_imports=tuple(Import(*t) for t in sorted(typing_imports)),
         names=tuple(sorted(names)), calls=tuple(sorted(calls)), invokes=tuple(sorted(invokes)),
         keywords=tuple(sorted(keywords)), attrs=tuple(sorted(attrs.items())), strings=tuple(sorted(strings)),
-        defs=tuple(defs))
+        routes=tuple(sorted(routes)), defs=tuple(defs))
+
+
+# A decorator `@x.<verb>("/path")` (FastAPI, Starlette, Flask, Quart, Sanic, Litestar) declares a route;
+# the same call elsewhere may be a client's request, so only a decorator's counts. A registration
+# method names a route wherever it is called.
+_ROUTE_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "delete": "DELETE", "patch": "PATCH",
+                "head": "HEAD", "options": "OPTIONS", "websocket": "WS", "route": "", "api_route": ""}
+_ROUTE_REGISTRATIONS = frozenset({"add_api_route", "add_url_rule", "add_route", "add_websocket_route"})
+
+
+def _route(call: ast.Call, decorator: bool) -> str | None:
+    """The route ``call`` declares ("POST /v1/completions"), when it declares one (see above)."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or not call.args:
+        return None
+    name = func.attr
+    if not ((decorator and name in _ROUTE_VERBS) or name in _ROUTE_REGISTRATIONS):
+        return None
+    path = _route_path(call.args[0])
+    if path is None:
+        return None
+    verb = "WS" if name == "add_websocket_route" else _ROUTE_VERBS.get(name, "")
+    if not verb:
+        methods = next((k.value for k in call.keywords if k.arg == "methods"), None)
+        elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else []
+        written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        verb = "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
+    return f"{verb} {path}"
+
+
+def _route_path(node: ast.expr) -> str | None:
+    """A route's path: a literal ("/v1/models"), or an f-string with its values as written in braces
+    ("{url_prefix}/models"); None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        text = node.value
+    elif isinstance(node, ast.JoinedStr):
+        pieces = [str(part.value) if isinstance(part, ast.Constant) else
+                  "{" + ast.unparse(part.value) + "}" if isinstance(part, ast.FormattedValue) else "?"
+                  for part in node.values]
+        text = "".join(pieces)
+    else:
+        return None
+    if not text.startswith(("/", "{")) or "/" not in text or _SPACE.search(text) or len(text) > _MAX_STRING:
+        return None
+    return text
 
 
 def _imports(index: ModuleIndex) -> tuple[set[tuple[str, str, int, int]], set[tuple[str, str, int, int]],

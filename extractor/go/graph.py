@@ -15,8 +15,12 @@ Edges: ``contains``; ``imports`` package to package (to an ``external`` node out
 system), across all repositories of the system; ``implements`` from a type to an interface it is
 checked against (``var _ I = (*T)(nil)``, ``var _ I = T{}``); ``inherits`` for embedding (a
 struct's or interface's embedded types); ``calls`` where the callee is a function of the
-package, a function of an imported package of the system, or a method on the method's own
-receiver. Other selector calls need a variable's type and stay unresolved (counted).
+package, a function of an imported package of the system, or a method of a value whose type is
+written: the method's own receiver, a parameter of the caller (``func f(s *Store) { s.Get() }``), or
+a field of either (``s.store.Get()``), the field's type as its struct writes it. The method is the
+type's own or one its embedded types promote; on an interface, the interface's declaration of it.
+A value of a type outside the system makes an external call; other selector calls need a local
+variable's type and stay unresolved (counted).
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import posixpath
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -135,6 +140,14 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
         sites.extend(Location(p, r.line) for p, r in group)
     edges: list[Edge] = []
     external: dict[str, Node] = {}
+    aliases_of = {path: _aliases(facts, names, package_files) for members in package_files.values()
+                  for path, facts in members}
+    types = _Types(nodes)
+    for pkg, members in package_files.items():
+        for path, facts in members:
+            for record in facts.defs:
+                if record.fields or record.embeds:
+                    types.add(f"go:{pkg}.{record.qual}", pkg, record, aliases_of[path])
 
     def ext(name: str) -> str:
         nid = "go:" + name
@@ -155,7 +168,7 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
     for pkg, members in sorted(package_files.items()):
         pkg_id = "go:" + pkg
         for path, facts in members:
-            aliases = _aliases(facts, names, package_files)
+            aliases = aliases_of[path]
             for target, alias, line in facts.imports:
                 if target == "C":
                     continue
@@ -178,13 +191,15 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
                     edges.append(Edge(f"{pkg_id}.{record.qual}", dst, EdgeKind.INHERITS, path, record.line))
             preamble = {name for name, _ in facts.cgo.functions} if facts.cgo is not None else set()
             receivers = {r.qual: r.qual.split(".")[0] for r in facts.defs if r.kind == "method"}
+            params = {r.qual: dict(r.params) for r in facts.defs if r.params}
             for caller_qual, callee, line in each_call(facts.calls):
                 caller = f"{pkg_id}.{caller_qual}"
                 if callee.startswith("C.") and facts.cgo is not None:
                     stats["cgo_calls"] += 1
                     cgo.append(CgoUse(path, line, caller, callee[2:], callee[2:] in preamble))
                     continue
-                target, how = _resolve_call(pkg, callee, receivers.get(caller_qual, ""), aliases, nodes)
+                target, how = _resolve_call(pkg, callee, receivers.get(caller_qual, ""), aliases, nodes,
+                                            params.get(caller_qual, {}), types)
                 stats[f"calls_{how}"] += 1
                 if target:
                     edges.append(Edge(caller, target, EdgeKind.CALLS, path, line))
@@ -280,8 +295,64 @@ def _external_type(written: str, aliases: Mapping[str, str]) -> str:
     return f"{aliases[head]}.{name}" if head in aliases else written
 
 
+_EXTERNAL = "external"  # a type outside the system (`*http.Request`, `context.Context`)
+
+
+class _Types:
+    """The fields' types and the embedded types of the system's structs and interfaces, each read
+    with the imports of the file that declares it: node id, ``_EXTERNAL``, or "" when not known."""
+
+    def __init__(self, nodes: Mapping[str, Node]) -> None:
+        self.nodes = nodes
+        self.fields: dict[str, str] = {}  # field node id -> its type
+        self.embeds: dict[str, list[str]] = {}  # type id -> the system's types it embeds
+
+    def add(self, type_id: str, pkg: str, record: GoDefinition, aliases: Mapping[str, str]) -> None:
+        for field, _line, written, _embedded in record.fields:
+            self.fields[f"{type_id}.{field}"] = type_of(pkg, written, aliases, self.nodes)
+        embedded = [type_of(pkg, written, aliases, self.nodes) for written in record.embeds]
+        self.embeds[type_id] = [t for t in embedded if t and t != _EXTERNAL]
+
+    def method(self, type_id: str, name: str, depth: int = 0) -> str:
+        """The method ``name`` of the type: its own, else one an embedded type promotes."""
+        target = f"{type_id}.{name}"
+        node = self.nodes.get(target)
+        if node is not None and node.kind in _CALLABLE:
+            return target
+        for inner in self.embeds.get(type_id, ()) if depth < 4 else ():
+            found = self.method(inner, name, depth + 1)
+            if found:
+                return found
+        return ""
+
+    def field(self, type_id: str, name: str, depth: int = 0) -> str:
+        """The type of field ``name`` of the type (a promoted one too)."""
+        found = self.fields.get(f"{type_id}.{name}")
+        if found is not None:
+            return found
+        for inner in self.embeds.get(type_id, ()) if depth < 4 else ():
+            found = self.field(inner, name, depth + 1)
+            if found:
+                return found
+        return ""
+
+
+def type_of(pkg: str, written: str, aliases: Mapping[str, str], nodes: Mapping[str, Node]) -> str:
+    """The type a value of type ``written`` has methods of: ``*T``, ``T[X]``, ``pkg.T`` -> its node id,
+    ``_EXTERNAL`` for another module's, "" for a slice, map, channel, function or unknown name."""
+    base = written.strip().lstrip("*").removeprefix("...").lstrip("*")
+    base = base.split("[", 1)[0] if not base.startswith("[") else ""
+    if not base or not re.fullmatch(r"\w+(\.\w+)?", base):
+        return ""
+    found = _resolve_type(pkg, base, aliases, nodes)
+    if found:
+        return found
+    head = base.partition(".")[0] if "." in base else ""
+    return _EXTERNAL if head in aliases and f"go:{aliases[head]}" not in nodes else ""
+
+
 def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, str],
-                  nodes: Mapping[str, Node]) -> tuple[str, str]:
+                  nodes: Mapping[str, Node], params: Mapping[str, str], types: _Types) -> tuple[str, str]:
     """(target id, how): how is resolved, unresolved, external, builtin or conversion."""
     if "." not in callee:
         target = f"go:{pkg}.{callee}"
@@ -290,10 +361,20 @@ def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, st
             return (target, "resolved") if node.kind in _CALLABLE else ("", "conversion")
         return ("", "builtin") if callee in _BUILTINS else ("", "unresolved")
     head, _, name = callee.partition(".")
+    owner = ""
     if head == "self":
-        target = f"go:{pkg}.{receiver}.{name}"
+        owner = f"go:{pkg}.{receiver}"
+    elif head in params and head != "_":  # a parameter hides a package of the same name
+        owner = type_of(pkg, params[head], aliases, nodes)
+    if head == "self" or (head in params and head != "_"):
+        if "." in name:  # a field's method: x.f.m()
+            field, _, name = name.partition(".")
+            owner = types.field(owner, field) if owner and owner != _EXTERNAL else owner
+        if owner == _EXTERNAL:
+            return "", "external"
         # a call through a func-typed field (`s.fn()`) calls whatever the field holds: not known
-        return (target, "resolved") if target in nodes and nodes[target].kind in _CALLABLE else ("", "unresolved")
+        target = types.method(owner, name) if owner else ""
+        return (target, "resolved") if target else ("", "unresolved")
     if head in aliases:
         target = f"go:{aliases[head]}.{name}"
         node = nodes.get(target)

@@ -5,10 +5,12 @@ cached by content hash): names are as written, qualified within the package (``S
 the file's import path (from go.mod) and resolves imports and calls across the system.
 
 Calls are recorded as written with one normalisation: inside a method, a call on the receiver
-(``s.helper()`` in ``func (s *Server) ...``) is ``self.helper``, because that is the only
-receiver whose type the scanner knows. cgo: ``import "C"`` marks the file, the comment right
-before it (the preamble) is C code whose ``#include`` lines and function definitions are kept,
-and ``//export Name`` lines name Go functions exported to C.
+(``s.helper()`` in ``func (s *Server) ...``) is ``self.helper``, and one on a receiver's field
+(``s.store.Get()``) ``self.store.Get``. A call on a field of another name keeps it
+(``req.Body.Close()`` is ``req.Body.Close``): the graph step knows the caller's parameters' types
+and the structs' fields'. Any other call on an expression is ``?.name``. cgo: ``import "C"`` marks
+the file, the comment right before it (the preamble) is C code whose ``#include`` lines and function
+definitions are kept, and ``//export Name`` lines name Go functions exported to C.
 """
 
 from __future__ import annotations
@@ -271,6 +273,12 @@ def _callee(fn: Any, receiver: str) -> str:
         if operand.type == "identifier":
             head = _text(operand)
             return f"self.{_text(field)}" if receiver and head == receiver else f"{head}.{_text(field)}"
+        inner, member = operand.child_by_field_name("operand"), operand.child_by_field_name("field")
+        if operand.type == "selector_expression" and inner is not None and member is not None \
+                and inner.type == "identifier":  # x.f.m()
+            head = _text(inner)
+            head = "self" if receiver and head == receiver else head
+            return f"{head}.{_text(member)}.{_text(field)}"
         return f"?.{_text(field)}"
     return ""
 

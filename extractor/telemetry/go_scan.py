@@ -1,4 +1,5 @@
-"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang``, and for
+"""Per-file scanner for Prometheus metrics defined with Go's ``prometheus/client_golang`` (or Kubernetes'
+``k8s.io/component-base/metrics`` wrappers of it, whose help carries the stability level), and for
 OpenTelemetry instruments (``go.opentelemetry.io/otel/metric``) that a Prometheus exporter writes.
 
 Read from the syntax tree: calls of ``New{Counter,Gauge,Histogram,Summary}[Vec|Func]`` on the
@@ -24,10 +25,14 @@ from typing import Any
 
 from extractor.go.parse import capture_nodes, descendants
 from extractor.model import ParsedFile
+from extractor.telemetry.libraries import conventions
 from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
+# Kubernetes' wrappers over client_golang (k8s.io/component-base/metrics opts.go): the same options and
+# constructors, the options passed by pointer, a StabilityLevel written into the help (below)
+COMPONENT_BASE = "k8s.io/component-base/metrics"
 _CONSTRUCTOR = re.compile(r"New(Counter|Gauge|Histogram|Summary)(Vec|Func)?")
 # a custom collector's metrics (prometheus/value.go, histogram.go, summary.go): the type is the
 # value type argument of a const metric, or the function's own
@@ -51,13 +56,17 @@ _OTEL_OPTIONS = {"WithDescription": "help", "WithUnit": "unit", "WithExplicitBuc
 def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     data = parsed.data
     otel = OTEL in data
-    if b"client_golang" not in data and b"const" not in data and not otel:
+    unmodeled_paths = conventions().unmodeled_go
+    if b"client_golang" not in data and b"component-base/metrics" not in data and b"const" not in data and not otel \
+            and not any(path.encode() in data for path in unmodeled_paths):
         return None
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
     imports: dict[str, str] = {}  # every import's local name -> import path (qualified constants)
     constants: dict[str, str] = {}
     variables: dict[str, str] = {}  # package-level `var`s set to a string literal
+    slices: dict[str, Any] = {}  # package-level `var`s set to a slice literal or a buckets call (label sets, buckets)
+    unmodeled: list[tuple[str, int]] = []  # imports of libraries whose series are not modeled, with their lines
     for node in root.named_children:
         if node.type == "import_declaration":
             for spec in descendants(node, "import_spec"):
@@ -66,7 +75,9 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 target = _text(path).strip('"`') if path is not None else ""
                 local_name = _text(name) if name is not None else target.rsplit("/", 1)[-1]
                 imports[local_name] = target
-                if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC):
+                if target in unmodeled_paths:
+                    unmodeled.append((target, spec.start_point[0] + 1))
+                if target in (PROMETHEUS, PROMAUTO, OTEL_METRIC, COMPONENT_BASE):
                     aliases[local_name] = target
         elif node.type in ("const_declaration", "var_declaration"):
             kept = constants if node.type == "const_declaration" else variables
@@ -77,14 +88,20 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                 for n, v in zip(names, values):
                     if v.type in ("interpreted_string_literal", "raw_string_literal"):
                         kept[_text(n)] = _string(v)
-    if variables and (aliases or otel):
+                    elif node.type == "var_declaration" and v.type in ("composite_literal", "call_expression",
+                                                                        "selector_expression"):
+                        slices[_text(n)] = v
+    if (variables or slices) and (aliases or otel):
         # in a file that defines metrics, a package-level variable stands for its literal when the
-        # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`)
+        # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`,
+        # llm-d's `modelLabels = []string{...}` and `tpotBuckets = []float64{...}`)
         assigned = {_text(n) for n in capture_nodes(root, "(assignment_statement left: (expression_list "
-                                                          "(identifier) @assigned))").get("assigned", ())}
+                                                          "[(identifier) @assigned (index_expression operand: "
+                                                          "(identifier) @assigned)]))").get("assigned", ())}
         constants.update((name, value) for name, value in variables.items() if name not in assigned)
+        slices = {name: value for name, value in slices.items() if name not in assigned}
     if not aliases and not otel:
-        return NativeMetricFacts(constants=constants) if constants else None
+        return NativeMetricFacts(constants=constants, unmodeled=tuple(unmodeled)) if constants or unmodeled else None
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
     otel_metric = {a for a, t in aliases.items() if t == OTEL_METRIC}
     metrics = []
@@ -116,30 +133,64 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         if not arg_nodes:
             continue
         # keyword arguments of the NativeMetric: the options literal's fields, then the label list
-        entry: dict[str, Any] = {"library": "client_golang", "type": m.group(1).lower(),
+        operand = fn.child_by_field_name("operand")
+        kube = operand is not None and prometheus.get(_text(operand)) == COMPONENT_BASE
+        entry: dict[str, Any] = {"library": "component-base" if kube else "client_golang", "type": m.group(1).lower(),
                                  "line": call.start_point[0] + 1, "func": m.group(2) == "Func"}
-        entry.update(_opts(arg_nodes[0], constants))
+        entry.update(_opts(arg_nodes[0], constants, slices))
+        if kube:
+            entry["help"] = _stability_help(entry.get("help"), entry.pop("stability", None))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
-            entry.update(_labels(arg_nodes[1], constants))
+            entry.update(_labels(arg_nodes[1], constants, slices))
         metrics.append(NativeMetric(**entry))
     if descs:
-        metrics.extend(_descs(descs, _value_types(const_uses), constants))
+        metrics.extend(_descs(descs, _value_types(const_uses), constants, slices))
         metrics.sort(key=lambda metric: metric.line)
-    if not (metrics or constants):
+    if not (metrics or constants or unmodeled):
         return None
     # the imports only matter where a metric may name another package's constant (`constants.Subsystem`)
-    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {})
+    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {}, unmodeled=tuple(unmodeled))
 
 
-def _labels(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth: int = 0) -> dict[str, Any]:
     """The label names of a `[]string{"model", LabelPod, consts.Phase}` literal: strings and the
     constants of this file as values, other names kept (``label_refs``) for the extract step, which
-    knows the package's and the imported packages' constants. Not a literal: None (unread)."""
+    knows the package's and the imported packages' constants. A package-level variable of the file
+    holding such a literal (``slices``) is read as it; ``append(modelLabels, "error_code")`` as the
+    sum of its parts. Anything else: None (unread), with the list as written (``labels_text``)."""
+    unread: dict[str, Any] = {"labels": None, "labels_text": _text(node)[:_MAX_TEXT]}
+    if node.type == "identifier" and _text(node) in slices and depth < 4:
+        found = _labels(slices[_text(node)], constants, slices, depth + 1)
+        return found if found["labels"] is not None else unread
+    if node.type == "call_expression" and _text(node.child_by_field_name("function")) == "append" and depth < 4:
+        args = node.child_by_field_name("arguments")
+        parts = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        if not parts:
+            return unread
+        first = _labels(parts[0], constants, slices, depth + 1)
+        if first["labels"] is None:
+            return unread
+        labels, refs = list(first["labels"]), list(first.get("label_refs", ()))
+        for part in parts[1:]:
+            if part.type == "variadic_argument":  # append(a, b...)
+                inner: dict[str, Any] = _labels(part.named_children[0], constants, slices, depth + 1) \
+                    if part.named_child_count else {"labels": None}
+                if inner["labels"] is None:
+                    return unread
+                labels.extend(inner["labels"])
+                refs.extend(inner.get("label_refs", ()))
+                continue
+            text = _value(part, constants)
+            if text.value is not None:
+                labels.append(text.value)
+            else:
+                refs.append(text.constant or text.text or _text(part)[:_MAX_TEXT])
+        return {"labels": tuple(labels), "label_refs": tuple(refs)}
     if node.type != "composite_literal":
-        return {"labels": None}
+        return unread
     body = node.child_by_field_name("body")
-    labels: list[str] = []
-    refs: list[str] = []
+    labels = []
+    refs = []
     for elem in body.named_children if body is not None else ():
         value = elem.named_children[0] if elem.type == "literal_element" and elem.named_child_count else elem
         if value.type == "comment":
@@ -166,7 +217,7 @@ def _value_types(uses: list[tuple[str, list[Any]]]) -> dict[str, set[str]]:
 
 
 def _descs(descs: list[tuple[Any, list[Any]]], types: dict[str, set[str]],
-           constants: dict[str, str]) -> list[NativeMetric]:
+           constants: dict[str, str], slices: dict[str, Any]) -> list[NativeMetric]:
     """``prometheus.NewDesc(fqName, help, variableLabels, constLabels)`` of a custom collector, its
     type from the const metrics the file makes with it (:func:`_value_types`); a name built by
     ``prometheus.BuildFQName(namespace, subsystem, name)`` read as its three parts."""
@@ -189,7 +240,7 @@ def _descs(descs: list[tuple[Any, list[Any]]], types: dict[str, set[str]],
             if _text(args[2]) == "nil":
                 entry["labels"] = ()
             else:
-                entry.update(_labels(args[2], constants))
+                entry.update(_labels(args[2], constants, slices))
         if len(args) > 3 and args[3].type == "composite_literal":
             entry["const_labels"] = tuple(sorted(
                 [_string(x) for x in descendants(args[3], "interpreted_string_literal")][::2]))
@@ -265,7 +316,7 @@ def _is_prometheus(operand: Any, aliases: dict[str, str], call: Any) -> bool:
     return False
 
 
-def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
+def _opts(node: Any, constants: dict[str, str], slices: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if node.type == "unary_expression":  # &prometheus.CounterOpts{...}
         node = node.named_children[-1] if node.named_child_count else node
@@ -283,11 +334,29 @@ def _opts(node: Any, constants: dict[str, str]) -> dict[str, Any]:
         if key in ("Namespace", "Subsystem", "Name", "Help"):
             out[key.lower()] = _value(value, constants)
         elif key == "Buckets":
-            out["buckets"] = _buckets(value)
+            held = slices.get(_text(value)) if value.type == "identifier" else None
+            buckets = _buckets(held) if held is not None else None
+            read = buckets is not None and (buckets.values is not None or buckets.default)
+            out["buckets"] = buckets if read else _buckets(value)
+        elif key == "StabilityLevel":
+            out["stability"] = _text(value)
         elif key == "ConstLabels":
             # `prometheus.Labels{"k": "v", ...}`: keys and values alternate in source order
             out["const_labels"] = tuple(sorted([_string(s) for s in descendants(value, "interpreted_string_literal")][::2]))
     return out
+
+
+def _stability_help(help_text: MetricText | None, level: str | None) -> MetricText | None:
+    """component-base writes the metric's stability into its help (``annotateStabilityLevel``: "[%v] %v"),
+    ALPHA when the options give none (``StabilityLevel.setDefaults``)."""
+    level = (level or "ALPHA").rsplit(".", 1)[-1]
+    if not re.fullmatch(r"[A-Z]+", level):
+        return help_text  # a level the code computes: the help as written
+    if help_text is None:
+        return MetricText(f"[{level}] ")
+    if help_text.value is None:
+        return help_text
+    return MetricText(f"[{level}] {help_text.value}")
 
 
 def _value(node: Any, constants: dict[str, str]) -> MetricText:
@@ -306,6 +375,14 @@ def _value(node: Any, constants: dict[str, str]) -> MetricText:
 
 
 def _buckets(node: Any) -> MetricBuckets:
+    if node.type == "composite_literal":  # read element by element: a comment may sit between the numbers
+        body = node.child_by_field_name("body")
+        elements = [e.named_children[0] if e.type == "literal_element" and e.named_child_count else e
+                    for e in (body.named_children if body is not None else ()) if e.type != "comment"]
+        try:
+            return MetricBuckets(values=tuple(float(_text(e)) for e in elements))
+        except ValueError:
+            pass
     text = re.sub(r"\s+", "", _text(node))
     if text.endswith("DefBuckets"):
         return MetricBuckets(default=True)

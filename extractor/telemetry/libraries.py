@@ -35,7 +35,8 @@ SCHEMA = {
     "otel_units": {str: str},
     "otel_per_units": {str: str},
     "prometheus_synthetic": [str],
-    "unmodeled": [{"library": str, "modules?": [str], "includes?": [str], "crates?": [str], "what": str}],
+    "unmodeled": [{"library": str, "modules?": [str], "includes?": [str], "crates?": [str], "go_imports?": [str],
+                   "what": str}],
 }
 
 
@@ -78,6 +79,7 @@ class Conventions:
     unmodeled: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # Python module
     unmodeled_includes: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # include prefix
     unmodeled_crates: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # Rust crate path
+    unmodeled_go: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # Go import path
 
     def builder_for(self, target: str) -> dict[str, Any] | None:
         return next((b for b in self.builders if target in b["classes"]), None)
@@ -141,4 +143,4 @@ def conventions(path: str | None = None) -> Conventions:
                        dict(data["otel_units"]), dict(data["otel_per_units"]),
                        frozenset(data["prometheus_synthetic"]),
                        *({name: (entry["library"], entry["what"]) for entry in data["unmodeled"]
-                          for name in entry.get(key, ())} for key in ("modules", "includes", "crates")))
+                          for name in entry.get(key, ())} for key in ("modules", "includes", "crates", "go_imports")))

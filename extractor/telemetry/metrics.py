@@ -55,7 +55,7 @@ STEP = METRICS_STEP = Step(
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics,
               Language.YAML: scan_yaml_metric_tables},
     records=METRICS,
-    version="32",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="40",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -87,6 +87,14 @@ STEP = METRICS_STEP = Step(
     # (a branch's 25-28); 29: C/C++ trees with declaration wrappers unwrapped, attribute-only function-like
     # macros blanked; 30: yalantinglibs metrics (CppMetricFacts.ylt: objects, members, constructors' initializers)
     # 31 (another branch's 25): a library not modeled imported under any part of the path (a copy in the
-    # system's tree), KMonitor; 32: a C/C++ file that launches kernels read with the CUDA grammar
+    # system's tree), KMonitor; 32: a metric class a method keeps on self (`self.Histogram = Histogram`);
+    # 33: Python star imports of the analysed code (MetricFacts.stars), names they may bring read as imported;
+    # 34: Python Enum members' `.value` and annotated class constants (`NAME: Final = "x"`) among constants;
+    # 35: a variable keeping a builder chain's end (`inst = Instrumentator().instrument(app)`) has its methods;
+    # 36: Go label sets and buckets held in package-level variables of the file, append() of label sets,
+    # the list as written when it cannot be read (NativeMetric.labels_text); 37: Go buckets with comments between them;
+    # 38: Go k8s.io/component-base/metrics constructors, their StabilityLevel; 39: Go imports of libraries not
+    # modeled (libraries.yaml go_imports: controller-runtime's metrics); 40 (beside 32-39): a C/C++ file that
+    # launches kernels read with the CUDA grammar
     forkable=True,  # beside the python graph: it reads the facts alone
 )

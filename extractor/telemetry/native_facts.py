@@ -59,6 +59,7 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     opts_text: str = ""  # Go: the options argument as written, when it is no literal
     # Go: label names the list gives as constants (`LabelPod`, `consts.Phase`), beside `labels`' strings
     label_refs: tuple[str, ...] = ()
+    labels_text: str = ""  # Go: the label list as written, when it cannot be read (labels None)
 
 
 class RustFactory(msgspec.Struct, frozen=True, omit_defaults=True):

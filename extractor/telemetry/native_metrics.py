@@ -60,7 +60,7 @@ _SERIES = {
 _INVALID = re.compile(r"[^a-zA-Z0-9_:]")
 _OTEL_SEPARATOR = re.compile(r"[^a-zA-Z0-9:]+")
 _LIBRARY = {"prometheus": "rust-prometheus", "metrics": "metrics-rs", "client_golang": "client_golang",
-            "otel-go": "opentelemetry-go"}
+            "otel-go": "opentelemetry-go", "component-base": "k8s.io/component-base"}
 # the OpenTelemetry Go SDK default explicit bucket boundaries (sdk/metric aggregation)
 OTEL_DEFAULT_BUCKETS = (0.0, 5.0, 10.0, 25.0, 50.0, 75.0, 100.0, 250.0, 500.0, 750.0, 1000.0, 2500.0, 5000.0,
                         7500.0, 10000.0)
@@ -103,10 +103,11 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
         for file, facts in files:
             for factory in facts.factories:
                 factories.setdefault(factory.name, []).append((file, factory))
+        unmodeled = conventions().unmodeled_go if language is Language.GO else conventions().unmodeled_crates
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
-                diagnostics.append(unmodeled_library(file.path, line, *conventions().unmodeled_crates[crate]))
+                diagnostics.append(unmodeled_library(file.path, line, *unmodeled[crate]))
             local = _Constants({**constants.get(_package(file), {}), **facts.constants}, paths)
             for alias, target in facts.imports.items():
                 # `pkg.Name`: the constant Name of the package the file imports as pkg
@@ -294,6 +295,9 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     dynamic = bool(name_unread) or (m.name is not None and m.name.dynamic) or any(
         part is not None and part.text and _resolve(part, constants) is None for part in (m.namespace, m.subsystem))
     help_text = _resolve(m.help, constants) or ""
+    # a help the code computes (llm-d's `metricsutil.HelpMsgWithStability("...", ALPHA)`): said, not left blank
+    help_unread = f"help: {m.help.text} is no literal nor a string constant of the analysed files" \
+        if m.help is not None and not help_text and m.help.text else ""
     unit = ""
     rendered = None
     if library == "otel-go":
@@ -311,6 +315,7 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
     labels = tuple(sorted(set(m.labels or ()) | {v for v in referenced if v is not None} | set(m.const_labels)))
     buckets: tuple[float, ...] = ()
     buckets_resolved = True
+    buckets_unread = ""
     if kind is MetricType.HISTOGRAM and rendered is None:
         fact = m.buckets
         if library == "metrics":
@@ -323,6 +328,8 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
             buckets = fact.values
         else:
             buckets_resolved = False
+            buckets_unread = f"buckets: {fact.text} are no literal numbers nor a variable of the file holding them" \
+                if fact.text else ""
     lib = _LIBRARY[library]
     lint = lint_name(name, kind, lib, unit)
     if rendered is not None:
@@ -335,7 +342,15 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
         lint=lint, labels_resolved=m.labels is not None and not unread, buckets_resolved=buckets_resolved,
         library=lib, via=_via(m),
         unresolved="; ".join(r for r in (name_unread, OTEL_LABELS_AT_USE if library == "otel-go"
-                                         else _unread_labels(unread)) if r)), None
+                                         else _unread_labels(unread), _unread_list(m), buckets_unread, help_unread)
+                                if r)), None
+
+
+def _unread_list(m: NativeMetric) -> str:
+    """Why a label list that is no literal was not read (Go: ``labels_text``)."""
+    if m.labels is not None or not m.labels_text:
+        return ""
+    return f"labels: {m.labels_text} is no literal label list nor a variable of the file holding one"
 
 
 def _unread_labels(unread: list[str]) -> str:

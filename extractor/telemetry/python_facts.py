@@ -155,6 +155,9 @@ class LibraryImport(msgspec.Struct, frozen=True, array_like=True):
 
 class MetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     imports: dict[str, ImportEntry] = {}  # local name -> what it imports, at any depth (last binding wins)
+    # ``from m import *`` of a module that is not the standard library's, in source order (name "*"):
+    # where a name the file reads but neither defines nor imports by name may come from
+    stars: tuple[ImportEntry, ...] = ()
     classes: tuple[ClassFacts, ...] = ()
     functions: dict[str, Signature] = {}  # factory signatures by qualname within the module
     makers: dict[str, MadeCallable] = {}  # by the qualname of the function that returns the callable

@@ -81,6 +81,9 @@ def _builders(index: ModuleIndex, frame: Frame) -> list[BuilderChain]:
     """``Builder(...).m1(...).m2(...)`` chains, and ``x = Builder(...)`` followed by ``x.m(...)``."""
     # chain: (callee, line, kwargs, methods), methods added to while reading
     chains: dict[int, tuple[str, int, dict[str, Sym], list[BuilderMethod]]] = {}
+    # id of a call ending a chain -> id of the builder's construction it starts from: a variable may
+    # keep the chain's end (`inst = Instrumentator().instrument(app)`, then `inst.expose(app)`)
+    starts: dict[int, int] = {}
     variables: dict[str, list[BuilderMethod]] = {}
     calls = [node for node in index.breadth_first(ast.Call) if isinstance(node, ast.Call)]
     for node in calls:
@@ -95,15 +98,16 @@ def _builders(index: ModuleIndex, frame: Frame) -> list[BuilderChain]:
         callee = name_chain(current.func) or ""
         if callee.rsplit(".", 1)[-1] not in BUILDER_NAMES:
             continue
+        starts[id(node)] = id(current)
         chain = chains.get(id(current))
         if chain is None or len(methods) > len(chain[3]):
             chains[id(current)] = (callee, current.lineno, _keywords(current, frame), list(reversed(methods)))
     for assign in index.breadth_first(ast.Assign):
-        if isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call) and id(assign.value) in chains:
+        if isinstance(assign, ast.Assign) and isinstance(assign.value, ast.Call) and id(assign.value) in starts:
             for target in assign.targets:
                 text = name_chain(target)
                 if text:
-                    variables[text] = chains[id(assign.value)][3]
+                    variables[text] = chains[starts[id(assign.value)]][3]
     if variables:
         for node in calls:
             if isinstance(node.func, ast.Attribute):

@@ -33,7 +33,7 @@ def load_modules(ctx: Context) -> tuple[dict[str, Module], list[Call], dict[str,
         name = file.module  # one naming for every step (extractor.naming)
         by_module[name] = facts
         module = Module(name, file.path, file.rel.endswith("__init__.py"), facts.imports,
-                        {c.name: c for c in facts.classes}, facts.functions, facts.makers)
+                        {c.name: c for c in facts.classes}, facts.functions, facts.makers, facts.stars)
         modules[name] = module
         calls.extend(Call(module, fact) for fact in facts.calls)
     return modules, calls, by_module

@@ -22,6 +22,7 @@ class Module:
     classes: dict[str, ClassFacts]
     functions: dict[str, Signature]  # factory signatures by qualname within the module
     makers: dict[str, MadeCallable] = dataclasses.field(default_factory=dict)  # functions returning a callable
+    stars: tuple[ImportEntry, ...] = ()  # its ``from m import *``, in source order
 
 
 class PythonResolver:
@@ -82,7 +83,8 @@ class PythonResolver:
         elif head in module.functions:
             target = f"{module.name}.{head}"
         else:
-            return ""
+            origin = self.star_origin(module, head)
+            return self.resolve(text, origin, depth + 1) if origin is not None else ""
         full = f"{target}.{rest}" if rest else target
         return self._follow_reexport(full, depth)
 
@@ -98,6 +100,25 @@ class PythonResolver:
         if module is not None and name in module.imports:
             return self.resolve(name, module, depth + 1)
         return full
+
+    def star_modules(self, module: Module) -> list[Module]:
+        """The analysed modules ``module`` star-imports, the last first (its names win)."""
+        found = []
+        for entry in reversed(module.stars):
+            target = self.modules.get(self._import_target(ImportEntry(entry.module, entry.level, ""), module))
+            if target is not None and target is not module:
+                found.append(target)
+        return found
+
+    def star_origin(self, module: Module, name: str) -> Module | None:
+        """The star-imported module whose own import, class or function ``name`` is: the one a
+        name the module neither defines nor imports by name comes from."""
+        if name.startswith("_"):
+            return None
+        for star in self.star_modules(module):
+            if name in star.imports or name in star.classes or name in star.functions:
+                return star
+        return None
 
     def lookup_attr(self, class_qual: str, attr: str, seen: frozenset[str] = frozenset()) -> str:
         """Resolve class attribute ``attr`` along ``class_qual``'s bases (depth-first MRO)."""

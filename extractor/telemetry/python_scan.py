@@ -83,10 +83,11 @@ def scan_python_metrics(parsed: ParsedFile) -> MetricFacts | None:
     libraries = scan_library_uses(index, parsed.data, collector.module)
     exposition, compared = scan_python_exposition(tree) if b"# TYPE " in parsed.data else ((), 0)
     constants, returns = _constants(collector.module), _returning_functions(collector.module)
-    if not (collector.calls or collector.classes or collector.imports or libraries or exposition or compared
-            or constants or returns):
+    if not (collector.calls or collector.classes or collector.imports or collector.stars or libraries or exposition
+            or compared or constants or returns):
         return None  # imports alone still matter: a package __init__ re-exporting a metric class
-    return MetricFacts(imports=collector.imports, classes=tuple(collector.classes), functions=collector.functions,
+    return MetricFacts(imports=collector.imports, stars=tuple(collector.stars), classes=tuple(collector.classes),
+                       functions=collector.functions,
                        makers=collector.makers, class_uses=tuple(sorted(collector.class_uses.values(), key=lambda u: (u.line, u.name))),
                        calls=tuple(collector.calls), exemplars=tuple(collector.exemplars),
                        unmodeled=tuple(LibraryImport(module, line)
@@ -104,25 +105,29 @@ _OPEN = frozenset({"unk", "param", "attr", "dict", "from"})
 
 
 def _constants(module: ModuleScope) -> dict[str, Sym]:
-    """The module's names (and its classes' ``Class.NAME``) that hold strings, numbers or sequences
-    of them, as the file says (what another file imports is read there: ``["ext", ...]`` kept).
-    An Enum's members are not strings: its classes are left out, but for a string Enum (``class
-    Names(str, Enum)``, ``StrEnum``), whose members are strings holding their values."""
+    """The module's names (and its classes' ``Class.NAME``, annotated ones too: ``NAME: Final = "x"``)
+    that hold strings, numbers or sequences of them, as the file says (what another file imports is
+    read there: ``["ext", ...]`` kept). An Enum's members are not strings, their values are: an Enum
+    gives ``Class.NAME.value``, and a string Enum (``class Names(str, Enum)``, ``StrEnum``), whose
+    members are strings holding their values, ``Class.NAME`` as well."""
     found: dict[str, Sym] = {}
     frame = module.frame()
-    tables = [("", module.table())]
+    tables = [("", "", module.table())]
     for node in module.tree.body:
-        if isinstance(node, ast.ClassDef) and any(isinstance(item, ast.Assign) for item in node.body) and (
-                _string_enum(node) or not any("Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "")
-                                              for b in node.bases)):
-            tables.append((node.name + ".", ClassScope(node, module).body()))
-    for prefix, table in tables:
+        if isinstance(node, ast.ClassDef) and any(isinstance(item, (ast.Assign, ast.AnnAssign)) for item in node.body):
+            body = ClassScope(node, module).body()
+            enum = any("Enum" in (name_chain(b) or "") or "Flag" in (name_chain(b) or "") for b in node.bases)
+            if _string_enum(node) or not enum:
+                tables.append((node.name + ".", "", body))
+            if enum:
+                tables.append((node.name + ".", ".value", body))
+    for prefix, suffix, table in tables:
         for name, values in table.items():
             if any(v.__class__ is InPlace or not isinstance(v, _CONSTANT_VALUES) for v in values):
                 continue
             value = pysym.alt([compile_expr(v, frame) for v in values])
             if _constant_like(value, needs_param=False):
-                found[prefix + name] = value
+                found[prefix + name + suffix] = value
     return found
 
 
@@ -222,6 +227,7 @@ class _Collector:
     def __init__(self, index: ModuleIndex, class_names: frozenset[str]):
         self.index = index
         self.imports: dict[str, ImportEntry] = {}
+        self.stars: list[ImportEntry] = []
         self.classes: list[ClassFacts] = []
         self.functions: dict[str, Signature] = {}
         self.calls: list[CallFacts] = []
@@ -306,6 +312,8 @@ class _Collector:
         elif isinstance(node, ast.ImportFrom):
             for alias in node.names:
                 if alias.name == "*":
+                    if node.level or (node.module or "").split(".")[0] not in _STDLIB:
+                        self.stars.append(ImportEntry(node.module or "", node.level, "*"))
                     continue
                 self.imports[alias.asname or alias.name] = ImportEntry(node.module or "", node.level, alias.name)
 
@@ -330,6 +338,7 @@ class _Collector:
                     if text:
                         attrs[target.id] = text
         cls = self._class_scopes[node] = ClassScope(node, self.module)
+        attrs.update(_held_on_self(cls, attrs))
         self.classes.append(ClassFacts(qual, node.lineno, tuple(b for b in (name_chain(base) for base in node.bases) if b),
                                        attrs, tuple(sorted(cls.methods)), _forwards(cls.methods)))
 
@@ -945,3 +954,18 @@ def _signature(node: Function, cls_name: str, is_method: bool, frame: Frame) -> 
         if given is not None:
             defaults[arg.arg] = compile_expr(given, module_frame)
     return Signature(cls_name, node.lineno, tuple((name, kind) for name, kind in params), defaults)
+
+
+def _held_on_self(cls: ClassScope, attrs: dict[str, str]) -> dict[str, str]:
+    """``self.Histogram = Histogram`` in a method: the attribute holds that name as a class
+    attribute would (litellm's services logger keeps its constructors so). Only an attribute that
+    the class body leaves unset and that every method sets to the same dotted name: one set to
+    two names, or to anything else besides, is no single class."""
+    held: dict[str, str] = {}
+    for attr, values in cls.self_sets().items():
+        if attr in attrs:
+            continue
+        texts = {name_chain(value) if isinstance(value, _NAMED) else "" for value, _ in values}
+        if len(texts) == 1 and (text := texts.pop()) and text.split(".", 1)[0] not in ("self", "cls"):
+            held[attr] = text
+    return held

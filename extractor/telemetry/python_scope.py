@@ -11,6 +11,7 @@ Assignment tables are built on first use; most recorded calls pass literals and 
 from __future__ import annotations
 
 import ast
+import builtins
 import sys
 from collections.abc import Callable, Iterator
 
@@ -22,6 +23,7 @@ MAX_DEPTH = 8
 _INFINITY_TEXTS = frozenset({"float('inf')", 'float("inf")', "math.inf", "INF", "prometheus_client.utils.INF"})
 _PASS_THROUGH_CALLS = frozenset({"list", "tuple", "str"})
 _STDLIB = frozenset(sys.stdlib_module_names)
+_BUILTINS = frozenset(dir(builtins))
 # methods that change a list, dict or set in place: after one, the name no longer holds what was assigned
 _IN_PLACE = frozenset({"append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse",
                        "update", "setdefault", "popitem", "add", "discard", "difference_update",
@@ -224,6 +226,7 @@ class ModuleScope:
         self._strings: frozenset[str] | None = None
         self._frame: Frame | None = None
         self._outside: tuple[frozenset[str], frozenset[str], frozenset[str]] | None = None
+        self._stars = False  # a `from m import *` of the analysed code or a library (outside())
 
     def frame(self) -> Frame:
         """The module's own frame (no function, no class), one per module, so what it compiled
@@ -262,6 +265,7 @@ class ModuleScope:
                 elif isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").split(".")[0]
                                                            not in _STDLIB):
                     imported.update(a.asname or a.name for a in node.names if a.name != "*")
+                    self._stars = self._stars or any(a.name == "*" for a in node.names)
             for node in self.tree.body:
                 if isinstance(node, ast.ClassDef):
                     classes.add(node.name)
@@ -270,12 +274,18 @@ class ModuleScope:
             self._outside = frozenset(imported), frozenset(classes), frozenset(functions)
         return self._outside
 
+    def imports(self, name: str) -> bool:
+        """Whether ``name`` may be imported: by name, or (not a builtin, not private) through a star
+        import, which the extract step follows into the module it names."""
+        imported = self.outside()[0]
+        return name in imported or (self._stars and not name.startswith("_") and name not in _BUILTINS)
+
 
 def _defined_outside(head: str, frame: "Frame", callable_: bool) -> bool:
     """Whether ``head`` (a dotted name's first part) names what the module imports, or one of its
     classes (or, for a callee, functions), and nothing of the frame or the module assigns it."""
-    imported, classes, functions = frame.module.outside()
-    if not (head in imported or head in classes or (callable_ and head in functions)):
+    _, classes, functions = frame.module.outside()
+    if not (frame.module.imports(head) or head in classes or (callable_ and head in functions)):
         return False
     if head in frame.params or (frame.functions and head in frame.table()):
         return False
@@ -439,7 +449,7 @@ def _name(expr: ast.Name, frame: Frame, depth: int) -> Sym:
         module_frame = frame.module.frame() if frame.functions or frame.cls else frame
         options = _values(frame.module.table().get(name, []), expr,
                           lambda v: compile_expr(v, module_frame, depth + 1))
-    if not options and name in frame.module.outside()[0]:
+    if not options and frame.module.imports(name):
         return ["ext", name]
     return pysym.alt(options) if options else pysym.unk(name)
 

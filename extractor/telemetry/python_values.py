@@ -87,15 +87,23 @@ class ValueReader:
         self._memo[key] = found
         return found
 
-    def _target(self, module: Module, text: str) -> str:
+    def _target(self, module: Module, text: str, depth: int = 0) -> str:
         """The qualified name ``text`` (as written in ``module``) stands for."""
         head = text.partition(".")[0]
-        if head not in module.imports and head not in module.classes:
-            return f"{module.name}.{text}"  # a function of the module itself
-        return self.resolver.resolve(text, module)
+        if head in module.imports or head in module.classes:
+            return self.resolver.resolve(text, module)
+        own = f"{module.name}.{text}"  # a constant or function of the module itself
+        if own in self.constants or own in self.functions or not module.stars or depth >= _MAX_DEPTH:
+            return own
+        # `from .consts import *`: the name is the star-imported module's (the last that has it)
+        for star in self.resolver.star_modules(module):
+            found = self._target(star, text, depth + 1)
+            if found in self.constants or found in self.functions:
+                return found
+        return own
 
     def _constant(self, module: Module, text: str, depth: int) -> Sym | None:
-        found = self.constants.get(self._target(module, text))
+        found = self.constants.get(self._target(module, text, depth))
         if found is None:
             return None
         owner, value = found
@@ -104,7 +112,7 @@ class ValueReader:
 
     def _call(self, sym: Sym, module: Module, depth: int) -> Sym | None:
         _, text, callee, args, kwargs = sym
-        found = self.functions.get(self._target(module, callee))
+        found = self.functions.get(self._target(module, callee, depth))
         if found is None or depth >= _MAX_DEPTH:
             return None
         owner, function = found
