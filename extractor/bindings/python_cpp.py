@@ -415,6 +415,10 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     for python_op in python_ops:
         in_python[python_op.namespace, python_op.op].append(python_op)
     py_index = PyBindIndex(tuple(pybind))
+    # a binding of a function the system does not define (a lambda that calls only MLIR's, a method of
+    # a library's class: `py::class_<mlir::Block>(m, "block").def("get_parent", &Block::getParent)`):
+    # the calls that reach it are counted, not bound
+    outside = PyBindIndex(tuple(pybind), resolved=False)
     bindings: list[Binding] = []
     stats: collections.Counter[str] = collections.Counter()
     diagnostics: list[Diagnostic] = []
@@ -460,11 +464,17 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, reg.target,
                                         "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
         else:
-            for b in py_index.lookup(site.callee):
+            named = py_index.lookup(site.callee)
+            for b in named:
                 mechanism = b.mechanism.replace("-", "_")  # paddle-op: paddle_op_calls_bound
                 stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{mechanism}_calls_bound"] += 1
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
                                         b.mechanism, f"{b.path}:{b.line}", "", ""))
+            for b in outside.lookup(site.callee) if not named else ():
+                mechanism = b.mechanism.replace("-", "_")
+                stats["pybind_calls_to_functions_outside" if b.mechanism == "pybind11"
+                      else f"{mechanism}_calls_to_functions_outside"] += 1
+                break
     bindings = sorted(set(bindings))
     edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in bindings})
     stats["binds_edges"] = len(edges)
@@ -535,10 +545,11 @@ class PyBindIndex:
     """Python-visible names of native bindings (pybind11 here, PyO3 in :mod:`extractor.bindings.ffi`),
     looked up by the dotted callee of a Python call site."""
 
-    def __init__(self, bindings: tuple[PyBinding, ...]) -> None:
+    def __init__(self, bindings: tuple[PyBinding, ...], resolved: bool = True) -> None:
+        """The bindings whose C++ function the system defines (``resolved``), else the others."""
         self.by_key: dict[tuple[str, ...], list[PyBinding]] = collections.defaultdict(list)
         for b in bindings:
-            if not b.target:
+            if bool(b.target) != resolved:
                 continue
             # a submodule's names (nanobind's `core.fft`) are keyed by each of its module's names
             module = tuple(b.module.split("."))

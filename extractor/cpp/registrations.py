@@ -236,7 +236,7 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type in ("identifier", "qualified_identifier", "template_function"):
             call_args = call_arguments(call)
-            handed = next((modules[text(arg)] for arg in call_args if text(arg) in modules), None)
+            handed = next((held for held in (_module_argument(arg, modules) for arg in call_args) if held), None)
             if handed is not None:
                 callee = callee_text(fn)
                 if callee and not library.spells(callee) and callee not in _CASTS:
@@ -303,6 +303,25 @@ def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dic
         written = text(node)
         return modules.get(written) or classes.get(written)
     return None
+
+
+def _module_argument(node: Any, modules: Mapping[str, str]) -> str | None:
+    """The Python module an argument is: a variable holding one (`register(m)`), or a submodule made
+    on the spot (Triton's `init_triton_ir(m.def_submodule("ir"))`, also nested, and moved:
+    `initProton(std::move(m.def_submodule("proton")))`); None otherwise."""
+    if node.type == "identifier":
+        return modules.get(text(node))
+    fn = node.child_by_field_name("function") if node.type == "call_expression" else None
+    if fn is not None and SPACES.sub("", text(fn)) in ("std::move", "move"):
+        args = call_arguments(node)
+        return _module_argument(args[0], modules) if len(args) == 1 else None
+    if fn is None or fn.type != "field_expression":
+        return None
+    field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+    args = call_arguments(node)
+    name = string_value(args[0]) if args and field is not None and text(field) == "def_submodule" else None
+    parent = _module_argument(inner, modules) if name and inner is not None else None
+    return f"{parent}.{name}" if parent else None
 
 
 def _class_call(node: Any, module: str, modules: dict[str, str], library: BindingLibrary,

@@ -65,10 +65,12 @@ _DECLARATOR_WRAPPERS = frozenset({
     "parenthesized_declarator", "pointer_type_declarator", "reference_type_declarator"})
 _CUDA_QUALIFIER = re.compile(rb"\b__(global|device|host)__\b")
 _MAX_ERROR_LINES = 20
-# a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`
-_PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
+# a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`,
+# and by rvalue reference, given a temporary (Triton's `void init_triton_ir(py::module &&m)`, called
+# `init_triton_ir(m.def_submodule("ir"))`)
+_PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&{0,2}")
 # a nanobind one: `nb::module_& m`, `nanobind::module_ &m` (the namespace as the file writes it)
-_NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
+_NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&{0,2}")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
 _WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)

@@ -1,0 +1,57 @@
+"""pybind11 shapes of a compiler's IR builder (Triton's python/src): submodules handed to the
+functions that fill them by rvalue reference, and methods bound as lambdas that call the bound
+object's own methods through their first parameter."""
+
+from __future__ import annotations
+
+
+from tests.cpp_support import cpp_graph
+
+BUILDER = {
+    "src/main.cc": """#include <pybind11/pybind11.h>
+namespace py = pybind11;
+void init_ir(pybind11::module &&m);
+void init_prof(pybind11::module &&m);
+PYBIND11_MODULE(libc, m) {
+  init_ir(m.def_submodule("ir"));
+  init_prof(std::move(m.def_submodule("tools").def_submodule("prof")));
+}
+""",
+    "src/ir.cc": """#include <pybind11/pybind11.h>
+namespace py = pybind11;
+namespace {
+class Builder {
+public:
+  template <typename OpTy, typename... Args> OpTy create(Args &&...args);
+  void setInsertionPointToEnd(Block &block);
+};
+}
+int dump_all(int x) { return x; }
+void init_ir(py::module &&m) {
+  m.def("dump_all", &dump_all);
+  py::class_<Builder>(m, "builder", py::module_local())
+      .def("create_cat",
+           [](Builder &self, Value &lhs, Value &rhs) -> Value {
+             auto a = lhs.getType(); auto b = rhs.getType(); auto c = a.getShape(); auto d = b.getShape();
+             auto e = c.size(); auto f = d.size(); auto g = a.getElementType(); auto h = b.getElementType();
+             auto i = lhs.getDefiningOp(); auto j = rhs.getDefiningOp(); auto k = i.getLoc();
+             return self.create<CatOp>(lhs, rhs);
+           })
+      .def("set_insertion_point_to_end",
+           [](Builder *self, Block &block) { self->setInsertionPointToEnd(block); })
+      .def("get_type", [](Value &v) { return v.getType(); });
+  py::class_<Block>(m, "block").def("erase", [](Block &self) { self.erase(); });
+}
+""",
+    "src/prof.cc": """#include <pybind11/pybind11.h>
+int start_session(int x) { return x; }
+void init_prof(pybind11::module &&m) { m.def("start", &start_session); }
+""",
+}
+
+
+def test_submodules_handed_on_the_spot_by_rvalue_reference_register_there(tmp_path):
+    cpp = cpp_graph(tmp_path, BUILDER)
+    found = {b.python_name: b.target for b in cpp.shared.pybind_bindings}
+    assert found["libc.ir.dump_all"] == "cpp:dump_all"
+    assert found["libc.tools.prof.start"] == "cpp:start_session"  # a submodule's submodule, moved
