@@ -55,3 +55,16 @@ def test_submodules_handed_on_the_spot_by_rvalue_reference_register_there(tmp_pa
     found = {b.python_name: b.target for b in cpp.shared.pybind_bindings}
     assert found["libc.ir.dump_all"] == "cpp:dump_all"
     assert found["libc.tools.prof.start"] == "cpp:start_session"  # a submodule's submodule, moved
+
+
+def test_a_lambda_binds_to_the_method_it_calls_on_its_typed_parameter(tmp_path):
+    cpp = cpp_graph(tmp_path, BUILDER)
+    found = {b.python_name: b.target for b in cpp.shared.pybind_bindings}
+    builder = "cpp:(anonymous namespace@src/ir.cc)::Builder"
+    assert found["libc.ir.builder"] == builder
+    # eleven calls on other objects come first: none takes the place of the one on `self`
+    assert found["libc.ir.builder.create_cat"] == builder + "::create"
+    assert found["libc.ir.builder.set_insertion_point_to_end"] == builder + "::setInsertionPointToEnd"
+    # `v` is a Value, a class the system does not define; `self` a Block, no class of the system either
+    assert found["libc.ir.builder.get_type"] == ""
+    assert found["libc.ir.block.erase"] == ""
