@@ -4,6 +4,8 @@ object's own methods through their first parameter."""
 
 from __future__ import annotations
 
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
 
 from tests.cpp_support import cpp_graph
 
@@ -68,3 +70,36 @@ def test_a_lambda_binds_to_the_method_it_calls_on_its_typed_parameter(tmp_path):
     # `v` is a Value, a class the system does not define; `self` a Block, no class of the system either
     assert found["libc.ir.builder.get_type"] == ""
     assert found["libc.ir.block.erase"] == ""
+
+
+def test_python_calls_through_the_builder_bind_and_calls_of_outside_functions_are_counted(tmp_path):
+    for rel, code in {**BUILDER, "pkg/__init__.py": "", "pkg/gen.py": """from pkg._C.libc import ir
+
+
+class Generator:
+    def __init__(self, context):
+        self.builder = ir.builder(context)
+
+    def visit_cat(self, a, b):
+        return self.builder.create_cat(a, b)
+
+
+def erase(block: ir.block):
+    block.erase()
+
+
+def cat(a, b, builder: ir.builder):
+    builder.get_type(a)
+    return builder.create_cat(a, b)
+"""}.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=None,
+                                                                    probe_structs=False)).bundle
+    builder = "cpp:(anonymous namespace@src/ir.cc)::Builder"
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {("py:pkg.gen.Generator.__init__", builder, 6),
+                     ("py:pkg.gen.Generator.visit_cat", builder + "::create", 9),
+                     ("py:pkg.gen.cat", builder + "::create", 18)}
+    # `block.erase()` and `builder.get_type(a)` reach bindings of functions the system does not define
+    assert bundle["stats"]["bindings"]["pybind_calls_to_functions_outside"] == 2

@@ -77,7 +77,7 @@ from extractor.model import Language, Step
 # TVM FFI object types (type keys declared in class bodies, blanked before parsing; static methods of their
 # ObjectDef registries: registrations.tvm_ffi_object_registrations); stl_bind's classes (`py::bind_map<M>(m,
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks; 37: a module parameter by rvalue reference
-# (`py::module &&m`) and a submodule handed on the spot (`init_ir(m.def_submodule("ir"))`); a binding
+# (`py::module &&m`) and a submodule handed on the spot (`init_ir(m.def_submodule("ir"))`); 38: a binding
 # lambda's calls on its parameters of a named class (`self.create<Op>()` -> `Builder::create`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
             extract=extract_cpp_graph, version="38", forkable=True)
