@@ -25,7 +25,8 @@ add_public_tablegen_target(ToyTableGen)
 #include "toy/IR/Missing.h.inc"
 namespace toy { int fold(int x); }
 """,
-    "lib/Target/CMakeLists.txt": "set(LLVM_TARGET_DEFINITIONS Toy.td)\ntablegen(LLVM ToyGenInstrInfo.inc -gen-instr-info)\n",
+    "lib/Target/CMakeLists.txt": ("set(LLVM_TARGET_DEFINITIONS Toy.td)\n"
+                                  "tablegen(LLVM ToyGenInstrInfo.inc -gen-instr-info)\n"),
     "lib/Target/Toy.td": "include \"llvm/Target/Target.td\"\n",
     "lib/Target/InstrInfo.cpp": '#include "ToyGenInstrInfo.inc"\nint info() { return 0; }\n',
 }
