@@ -92,7 +92,8 @@ from extractor.python.index import module_index
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
-_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantized", "c10d",
+# (quantized_decomposed: torch.ao's `Library("quantized_decomposed", "DEF")`, which ExecuTorch's kernels implement)
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantized", "quantized_decomposed", "c10d",
                                "_c10d_functional", "_c10d_functional_autograd", "_quantized",
                                "profiler", "_test", "inductor", "symm_mem", "mkldnn", "onednn"})
 
@@ -447,7 +448,13 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
             if not found:
                 stats["torch_op_calls_unregistered" if how == "unregistered" else
                       "torch_op_calls_without_impl"] += 1
-                if how == "no-impl":
+                unresolved = torch_index.unresolved_kernels.get((ns, op)) if how == "no-impl" else None
+                if unresolved is not None:
+                    diagnostics.append(Diagnostic(
+                        site.path, site.line, "binding-without-impl",
+                        f"torch.ops.{ns}.{op} is registered by a kernel YAML ({unresolved.path}:{unresolved.line}) "
+                        f"whose kernel function {unresolved.function} the system does not define", Severity.INFO))
+                elif how == "no-impl":
                     diagnostics.append(Diagnostic(
                         site.path, site.line, "binding-without-impl",
                         f"torch.ops.{ns}.{op} is declared in C++ (ops.def) but no implementation "
@@ -485,9 +492,17 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
 
 class _TorchOpIndex:
     def __init__(self, ops: tuple[OpRegistration, ...], sites: Iterable[CallSite]) -> None:
+        # a kernel YAML's kernel of PyTorch's own operator is another runtime's (ExecuTorch's), which no
+        # Python call reaches: PyTorch's operator stays PyTorch's own
+        ops = tuple(r for r in ops if not (r.via and r.namespace in _TORCH_NAMESPACES))
         self.ops = {(r.namespace or f"<{r.namespace_macro}>{r.namespace_suffix}", r.op) for r in ops}
         # implementations: impl registrations, or defs that name a function
         self.impls = [r for r in ops if r.target and (r.kind == "impl" or r.function)]
+        # a kernel YAML's registrations whose function is not found, by operator: the first by place
+        self.unresolved_kernels: dict[tuple[str, str], OpRegistration] = {}
+        for r in sorted(ops):
+            if r.via and not r.target:
+                self.unresolved_kernels.setdefault((r.namespace, r.op), r)
         self.defined = {(r.namespace, r.namespace_suffix, r.namespace_macro, r.op) for r in ops}
         python_namespaces = {s.callee[len(_TORCH_OPS):].split(".")[0] for s in sites
                              if s.callee.startswith(_TORCH_OPS)}

@@ -6,6 +6,7 @@ Entry points: :data:`STEP` for the pipeline; :func:`scan_cpp` (per file, in work
 
 from extractor.cpp.graph import AggregateDefinition, build_cpp_graph, extract_cpp_graph
 from extractor.cpp.ops import OpRegistration, PyBinding
+from extractor.cpp.kernelyaml import scan_kernel_yaml
 from extractor.cpp.scan import scan_cpp
 from extractor.cpp.symbols import DefinitionSite
 from extractor.model import Language, Step
@@ -78,9 +79,10 @@ from extractor.model import Language, Step
 # ObjectDef registries: registrations.tvm_ffi_object_registrations); stl_bind's classes (`py::bind_map<M>(m,
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks; 37: a module parameter by rvalue reference
 # (`py::module &&m`) and a submodule handed on the spot (`init_ir(m.def_submodule("ir"))`); 38: a binding
-# lambda's calls on its parameters of a named class (`self.create<Op>()` -> `Builder::create`)
-STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp},
-            extract=extract_cpp_graph, version="38", forkable=True)
+# lambda's calls on its parameters of a named class (`self.create<Op>()` -> `Builder::create`); 39: operator
+# kernels that YAML files register (ExecuTorch's functions.yaml: extractor.cpp.kernelyaml)
+STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.YAML: scan_kernel_yaml},
+            extract=extract_cpp_graph, version="39", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -45,6 +45,7 @@ import msgspec
 from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
+from extractor.cpp.kernelyaml import KERNEL_YAML, KernelYamlFacts
 from extractor.cpp.members import MemberCalls
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.scan import C_LINKAGE
@@ -115,18 +116,21 @@ def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     # TableGen's outputs (`Ops.h.inc`) from the CMake rules, read only when a file includes a `.inc`
     included = any(target.endswith(".inc") for _, _, facts, _ in files for target, _, _ in facts.includes)
     outputs = tablegen_outputs(cmake_files((s.root, s.label) for s in ctx.sources)) if included else []
-    return build_cpp_graph(files, sources, ctx.options.jobs, protos, outputs)
+    kernels = {f.path: facts for f, facts in ctx.facts("cpp", Language.YAML)}
+    return build_cpp_graph(files, sources, ctx.options.jobs, protos, outputs, kernels)
 
 
 def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                     sources: Mapping[str, str] | None = None, jobs: int = 1,
-                    protos: Iterable[str] = (), tablegen: Iterable[TableGenOutput] = ()) -> Contribution[CppShared]:
+                    protos: Iterable[str] = (), tablegen: Iterable[TableGenOutput] = (),
+                    kernel_yaml: Mapping[str, KernelYamlFacts] | None = None) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include);
     ``jobs``: forked children for the work that splits by file or definition (the files scanned
     again, :func:`rescan_with_included_macros`; the call sites and the types signatures use);
     ``protos``: the system's ``.proto`` files, which the headers protoc generates stand for;
-    ``tablegen``: the files TableGen generates, whose includes are said (:mod:`extractor.cpp.tablegen`)."""
+    ``tablegen``: the files TableGen generates, whose includes are said (:mod:`extractor.cpp.tablegen`);
+    ``kernel_yaml``: the operator kernels YAML files register, by file (:mod:`extractor.cpp.kernelyaml`)."""
     entries = sorted(files, key=lambda e: e[0])
     facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
@@ -196,6 +200,12 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     edges.extend(_calls_and_uses(table, facts, stats, jobs))
 
     ops, bindings = resolve_registrations(facts, table)
+    if kernel_yaml:
+        from_yaml = _kernel_registrations(kernel_yaml, table)
+        ops = sorted([*ops, *from_yaml])
+        stats["kernel_yaml_registrations"] = len(from_yaml)
+        stats["kernel_yaml_registrations_unresolved"] = sum(not r.target for r in from_yaml)
+        diagnostics.extend(_unresolved_kernels(from_yaml))
     schema_nodes, schema_edges = op_nodes(facts, ops)
     edges.extend(schema_edges)
     public = public_headers(facts, include_edges, sources or {})
@@ -317,6 +327,31 @@ def _sorted_nodes(nodes: list[Node]) -> tuple[Node, ...]:
     if any(a.id == b.id for a, b in zip(by_id, by_id[1:])):
         return tuple(sorted(nodes))
     return tuple(by_id)
+
+
+def _kernel_registrations(kernel_yaml: Mapping[str, KernelYamlFacts], table: SymbolTable) -> list[OpRegistration]:
+    """Each kernel a YAML file registers, an implementation of its operator, its function resolved
+    as written out by the generated registration (`::ns::native::kernel`)."""
+    return [OpRegistration(path, k.line, "impl", k.op, k.namespace, "", "", k.overload, "", k.function,
+                           table.resolve_reference("", "::" + k.function, path), KERNEL_YAML)
+            for path in sorted(kernel_yaml) for k in kernel_yaml[path].entries]
+
+
+def _unresolved_kernels(registrations: list[OpRegistration]) -> list[Diagnostic]:
+    """One diagnostic per YAML file whose kernels name functions the system does not define."""
+    by_file: dict[str, list[OpRegistration]] = {}
+    for r in registrations:
+        if not r.target:
+            by_file.setdefault(r.path, []).append(r)
+    out = []
+    for path, missing in sorted(by_file.items()):
+        names = ", ".join(f"{r.function} (line {r.line})" for r in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        out.append(Diagnostic(path, missing[0].line, "kernel-function-unresolved",
+                              f"{len(missing)} kernel(s) registered here name a function the system does not define "
+                              f"(built elsewhere, defined by a macro's use, or named otherwise): {names}{more}",
+                              Severity.INFO))
+    return out
 
 
 def _tablegen_diagnostic(path: str, includes: list[tuple[int, str, TableGenOutput]]) -> Diagnostic:

@@ -45,6 +45,9 @@ class OpRegistration:
     dispatch: str = ""
     function: str = ""  # the C++ function as written (`paged_attention_v1`), "" for schema-only
     target: str = ""  # its node id when resolved
+    # "kernel-yaml": an entry of a kernel YAML file (extractor.cpp.kernelyaml), which registers with a
+    # runtime of the system's own (ExecuTorch's), not with PyTorch's dispatcher; "" for a C++ registration
+    via: str = ""
 
     @property
     def library(self) -> str:
