@@ -103,3 +103,73 @@ def cat(a, b, builder: ir.builder):
                      ("py:pkg.gen.cat", builder + "::create", 18)}
     # `block.erase()` and `builder.get_type(a)` reach bindings of functions the system does not define
     assert bundle["stats"]["bindings"]["pybind_calls_to_functions_outside"] == 2
+
+
+PASSES = {
+    "src/passes.h": """#define ADD_PASS_WRAPPER_0(name, builder)                                      \\
+  m.def(name, [](mlir::PassManager &pm) { pm.addPass(builder()); })
+
+#define ADD_PASS_WRAPPER_1(name, builder, ty0)                                 \\
+  m.def(name,                                                                  \\
+        [](mlir::PassManager &pm, ty0 val0) { pm.addPass(builder(val0)); })
+""",
+    "src/passes.cc": """#include <pybind11/pybind11.h>
+#include "passes.h"
+namespace py = pybind11;
+namespace mlir { namespace triton {
+std::unique_ptr<Pass> createCombineOpsPass() { return nullptr; }
+std::unique_ptr<Pass> createPipelinePass(int stages) { return nullptr; }
+} }
+void init_passes_ttir(py::module &&m) {
+  using namespace mlir::triton;
+  ADD_PASS_WRAPPER_0("add_combine", createCombineOpsPass);
+  ADD_PASS_WRAPPER_1("add_pipeline",
+                     createPipelinePass, int);
+  ADD_PASS_WRAPPER_0("add_cse", createCSEPass);
+}
+PYBIND11_MODULE(libp, m) {
+  init_passes_ttir(m.def_submodule("ttir"));
+  ADD_PASS_WRAPPER_0("add_top", mlir::triton::createCombineOpsPass);
+}
+""",
+}
+
+
+def test_bindings_a_registering_macro_of_the_system_writes_are_read_where_it_is_used(tmp_path):
+    # Triton's python/src/passes.h: one macro per arity, used once per pass in functions given the module
+    cpp = cpp_graph(tmp_path, PASSES)
+    found = {b.python_name: (b.target, b.line) for b in cpp.shared.pybind_bindings}
+    assert found == {
+        # the function's own `using namespace` names the pass
+        "libp.ttir.add_combine": ("cpp:mlir::triton::createCombineOpsPass", 10),
+        "libp.ttir.add_pipeline": ("cpp:mlir::triton::createPipelinePass", 11),
+        "libp.ttir.add_cse": ("", 13),  # MLIR's own pass: no function of the system
+        "libp.add_top": ("cpp:mlir::triton::createCombineOpsPass", 17)}
+
+
+BACKENDS = {
+    "src/main.cc": """#include <pybind11/pybind11.h>
+#define INIT_BACKEND(name) init_triton_##name(m.def_submodule(#name));
+void init_triton_nvidia(pybind11::module &&m);
+PYBIND11_MODULE(libt, m) {
+  FOR_EACH_P(INIT_BACKEND, TRITON_BACKENDS_TUPLE)
+}
+""",
+    "backends/nvidia/triton_nvidia.cc": """#include <pybind11/pybind11.h>
+namespace py = pybind11;
+int cuda_arch() { return 90; }
+void init_triton_nvidia(py::module &&m) {
+  m.def("cuda_arch", &cuda_arch);
+  m.def("ptx_version", [](int x) { return x; });
+}
+""",
+}
+
+
+def test_a_function_given_a_module_that_no_block_reaches_is_said(tmp_path):
+    # Triton's backends are initialised through a macro over a list the build gives: their module is not known
+    cpp = cpp_graph(tmp_path, BACKENDS)
+    assert not cpp.shared.pybind_bindings
+    [said] = [d for d in cpp.diagnostics if d.code == "pybind-helper-unreached"]
+    assert (said.path, said.line) == ("backends/nvidia/triton_nvidia.cc", 5)
+    assert said.message.startswith("init_triton_nvidia registers 2 binding(s) on the module it is given")

@@ -80,9 +80,10 @@ from extractor.model import Language, Step
 # "Name")`, `bind_vector`) in pybind11 and nanobind blocks; 37: a module parameter by rvalue reference
 # (`py::module &&m`) and a submodule handed on the spot (`init_ir(m.def_submodule("ir"))`); 38: a binding
 # lambda's calls on its parameters of a named class (`self.create<Op>()` -> `Builder::create`); 39: operator
-# kernels that YAML files register (ExecuTorch's functions.yaml: extractor.cpp.kernelyaml)
+# kernels that YAML files register (ExecuTorch's functions.yaml: extractor.cpp.kernelyaml); 40: the macro calls
+# of pybind11 blocks and of functions given the module (CppFacts.macro_uses, block PYBIND_BLOCK)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="39", forkable=True)
+            extract=extract_cpp_graph, version="40", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -199,7 +199,8 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                                          name, "cpp")
     edges.extend(_calls_and_uses(table, facts, stats, jobs))
 
-    ops, bindings = resolve_registrations(facts, table)
+    ops, bindings, unreached = resolve_registrations(facts, table)
+    diagnostics.extend(unreached)
     if kernel_yaml:
         from_yaml = _kernel_registrations(kernel_yaml, table)
         ops = sorted([*ops, *from_yaml])

@@ -20,9 +20,9 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, CallSites, CppFacts, Definition, Field, Global, Local,
-                                 MacroUse, NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope, TorchOpFact,
-                                 TypeAlias, Using)
+from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, PYBIND_BLOCK, CallSites, CppFacts, Definition, Field,
+                                 Global, Local, MacroUse, NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope,
+                                 TorchOpFact, TypeAlias, Using)
 from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
@@ -530,6 +530,10 @@ class _Scanner:
                 given.update({name: f"{PARAMETER}T{i}" for i, name in enumerate(own)})
                 self.pybind.extend(pybind_registrations(HELPER_MODULE + qual, module, body, _join(scope),
                                                         self.language, library, given))
+                if library is PYBIND11:
+                    # the function's own scope: what its macros register is named as its body names it,
+                    # through its local usings (`using namespace mlir::triton;`)
+                    self.macro_uses.extend(block_macro_uses(body, qual, PYBIND_BLOCK, (HELPER_MODULE + qual, module)))
 
     def visit_statement(self, node: Any, scope: Scope) -> None:
         """`TEST_CASE("text") { ... }`, `BOOST_AUTO_TEST_CASE(name, *decorator) { ... }`: a test macro
@@ -1053,6 +1057,9 @@ class _Scanner:
             return
         if macro in self.pybind_macros:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language))
+            # registering macros of the system (`ADD_PASS_WRAPPER_0("add_cse", createCSEPass);`): expanded
+            # by the graph step (extractor.cpp.ops.pybind_macro_registrations)
+            self.macro_uses.extend(block_macro_uses(body, scope, PYBIND_BLOCK, (args[0], args[-1])))
         elif macro in self.nanobind_macros:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language, self.nanobind()))
         else:
