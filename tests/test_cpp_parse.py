@@ -466,7 +466,8 @@ def test_pybind_module_registrations():
         ("method", "Tensor", "infer", "ns::Tensor::Infer", 5),
         ("method", "Tensor", "size", "<lambda>", 6),
     ]
-    assert facts.pybind[-1].lambda_calls == ("t.Size",)
+    # a call on the lambda's parameter of a named class is that class's method
+    assert facts.pybind[-1].lambda_calls == ("ns::Tensor::Size",)
 
 
 def test_a_lambda_s_calls_that_start_together_come_inner_first():
@@ -480,7 +481,8 @@ def test_a_lambda_s_calls_that_start_together_come_inner_first():
               '      });\n'
               '}\n')
     calls = scan(source).pybind[-1].lambda_calls
-    assert calls == ('py::module_::import', 'py::module_::import("asyncio").attr', 'ns::Start', 'ns::Start(r).Wait')
+    # (calls on what a call returns, `...import("asyncio").attr`, `ns::Start(r).Wait`, never resolve: left out)
+    assert calls == ('py::module_::import', 'ns::Start')
     for _ in range(3):  # the same after other files, in one process
         scan(source.replace("asyncio", "trio") + "int f() { return g(h(1)).k(); }\n")
         assert scan(source).pybind[-1].lambda_calls == calls

@@ -46,6 +46,7 @@ UNREAD_SUFFIXES: dict[str, str] = {
     ".pyx": "Cython", ".pxd": "Cython", ".f90": "Fortran",
     ".hip": "HIP", ".metal": "Metal", ".cl": "OpenCL", ".glsl": "GLSL", ".wgsl": "WGSL",
     ".thrift": "Thrift", ".fbs": "FlatBuffers",
+    ".td": "TableGen",  # MLIR and LLVM dialects, operations and passes: C++ generated at build time
 }
 READ_LANGUAGES = "Python, C/C++, CUDA, Rust, Go and Protocol Buffers"  # what a reader is told the others are not
 NOT_READ = "language-not-read"  # the diagnostics' code

@@ -93,7 +93,8 @@ from extractor.python.index import module_index
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
-_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantized", "c10d",
+# (quantized_decomposed: torch.ao's `Library("quantized_decomposed", "DEF")`, which ExecuTorch's kernels implement)
+_TORCH_NAMESPACES = frozenset({"aten", "prim", "prims", "higher_order", "quantized", "quantized_decomposed", "c10d",
                                "_c10d_functional", "_c10d_functional_autograd", "_quantized",
                                "profiler", "_test", "inductor", "symm_mem", "mkldnn", "onednn"})
 
@@ -444,6 +445,10 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
     for python_op in python_ops:
         in_python[python_op.namespace, python_op.op].append(python_op)
     py_index = PyBindIndex(tuple(pybind))
+    # a binding of a function the system does not define (a lambda that calls only MLIR's, a method of
+    # a library's class: `py::class_<mlir::Block>(m, "block").def("get_parent", &Block::getParent)`):
+    # the calls that reach it are counted, not bound
+    outside = PyBindIndex(tuple(pybind), resolved=False)
     bindings: list[Binding] = []
     stats: collections.Counter[str] = collections.Counter()
     diagnostics: list[Diagnostic] = []
@@ -472,7 +477,13 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
             if not found:
                 stats["torch_op_calls_unregistered" if how == "unregistered" else
                       "torch_op_calls_without_impl"] += 1
-                if how == "no-impl":
+                unresolved = torch_index.unresolved_kernels.get((ns, op)) if how == "no-impl" else None
+                if unresolved is not None:
+                    diagnostics.append(Diagnostic(
+                        site.path, site.line, "binding-without-impl",
+                        f"torch.ops.{ns}.{op} is registered by a kernel YAML ({unresolved.path}:{unresolved.line}) "
+                        f"whose kernel function {unresolved.function} the system does not define", Severity.INFO))
+                elif how == "no-impl":
                     diagnostics.append(Diagnostic(
                         site.path, site.line, "binding-without-impl",
                         f"torch.ops.{ns}.{op} is declared in C++ (ops.def) but no implementation "
@@ -489,11 +500,17 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, reg.target,
                                         "torch-op", f"{reg.path}:{reg.line}", reg.dispatch, how))
         else:
-            for b in py_index.lookup(site.callee):
+            named = py_index.lookup(site.callee)
+            for b in named:
                 mechanism = b.mechanism.replace("-", "_")  # paddle-op: paddle_op_calls_bound
                 stats["pybind_calls_bound" if b.mechanism == "pybind11" else f"{mechanism}_calls_bound"] += 1
                 bindings.append(Binding(site.path, site.line, site.caller, site.callee, b.target,
                                         b.mechanism, f"{b.path}:{b.line}", "", ""))
+            for b in outside.lookup(site.callee) if not named else ():
+                mechanism = b.mechanism.replace("-", "_")
+                stats["pybind_calls_to_functions_outside" if b.mechanism == "pybind11"
+                      else f"{mechanism}_calls_to_functions_outside"] += 1
+                break
     bindings = sorted(set(bindings))
     edges = sorted({Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in bindings})
     stats["binds_edges"] = len(edges)
@@ -504,9 +521,17 @@ def bind_call_sites(call_sites: Iterable[Any], ops: Iterable[OpRegistration],
 
 class _TorchOpIndex:
     def __init__(self, ops: tuple[OpRegistration, ...], sites: Iterable[CallSite]) -> None:
+        # a kernel YAML's kernel of PyTorch's own operator is another runtime's (ExecuTorch's), which no
+        # Python call reaches: PyTorch's operator stays PyTorch's own
+        ops = tuple(r for r in ops if not (r.via and r.namespace in _TORCH_NAMESPACES))
         self.ops = {(r.namespace or f"<{r.namespace_macro}>{r.namespace_suffix}", r.op) for r in ops}
         # implementations: impl registrations, or defs that name a function
         self.impls = [r for r in ops if r.target and (r.kind == "impl" or r.function)]
+        # a kernel YAML's registrations whose function is not found, by operator: the first by place
+        self.unresolved_kernels: dict[tuple[str, str], OpRegistration] = {}
+        for r in sorted(ops):
+            if r.via and not r.target:
+                self.unresolved_kernels.setdefault((r.namespace, r.op), r)
         self.defined = {(r.namespace, r.namespace_suffix, r.namespace_macro, r.op) for r in ops}
         python_namespaces = {s.callee[len(_TORCH_OPS):].split(".")[0] for s in sites
                              if s.callee.startswith(_TORCH_OPS)}
@@ -564,10 +589,11 @@ class PyBindIndex:
     """Python-visible names of native bindings (pybind11 here, PyO3 in :mod:`extractor.bindings.ffi`),
     looked up by the dotted callee of a Python call site."""
 
-    def __init__(self, bindings: tuple[PyBinding, ...]) -> None:
+    def __init__(self, bindings: tuple[PyBinding, ...], resolved: bool = True) -> None:
+        """The bindings whose C++ function the system defines (``resolved``), else the others."""
         self.by_key: dict[tuple[str, ...], list[PyBinding]] = collections.defaultdict(list)
         for b in bindings:
-            if not b.target:
+            if bool(b.target) != resolved:
                 continue
             # a submodule's names (nanobind's `core.fft`) are keyed by each of its module's names
             module = tuple(b.module.split("."))

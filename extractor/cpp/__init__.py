@@ -6,6 +6,7 @@ Entry points: :data:`STEP` for the pipeline; :func:`scan_cpp` (per file, in work
 
 from extractor.cpp.graph import AggregateDefinition, build_cpp_graph, extract_cpp_graph
 from extractor.cpp.ops import OpRegistration, PyBinding
+from extractor.cpp.kernelyaml import scan_kernel_yaml
 from extractor.cpp.scan import scan_cpp
 from extractor.cpp.swig import scan_swig
 from extractor.cpp.symbols import DefinitionSite
@@ -89,8 +90,14 @@ from extractor.model import Language, Step
 # with the CUDA grammar (parse.grammar_language); a class, struct, union or enum that shares its name with a
 # function is its own node, with its elaborated name (`cpp:struct stat`), not merged into the function's
 # (symbols.SymbolTable.hidden_types)
-STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig},
-            extract=extract_cpp_graph, version="41", forkable=True)
+# version 42 (a third branch's 37-40 beside them): a module parameter by rvalue reference (`py::module &&m`) and a
+# submodule handed on the spot (`init_ir(m.def_submodule("ir"))`); a binding lambda's calls on its parameters of a
+# named class (`self.create<Op>()` -> `Builder::create`); operator kernels that YAML files register (ExecuTorch's
+# functions.yaml: extractor.cpp.kernelyaml); the macro calls of pybind11 blocks and of functions given the module
+# (CppFacts.macro_uses, block PYBIND_BLOCK)
+STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
+                                  Language.YAML: scan_kernel_yaml},
+            extract=extract_cpp_graph, version="42", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -96,6 +96,9 @@ class TorchOpFact(msgspec.Struct, frozen=True, omit_defaults=True):
 # register_translator(py::module& m)``): this prefix, then that function's qualified name; the graph
 # step gives it the modules of the blocks that call it (extractor.cpp.ops).
 HELPER_MODULE = "@"
+# The block of a MacroUse in a pybind11 module block or a function given the module: its block_args
+# are the module (or HELPER_MODULE + the function) and the variable holding it
+PYBIND_BLOCK = "@pybind11"
 
 
 class PybindFact(msgspec.Struct, frozen=True, omit_defaults=True):

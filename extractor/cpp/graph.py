@@ -9,9 +9,11 @@ file of the system, so core's `"triton/common/logging.h"` reaches the common rep
 `include/triton/common/logging.h`. A header that protoc generates (`model_config.pb.h`,
 `grpc_service.grpc.pb.h`) is no file of the tree: its include is an edge to the `.proto` it is
 generated from, resolved the same way (core's 16 files that include `model_config.pb.h` reach the
-common repository's `protobuf/model_config.proto`). A name written through a namespace alias
-(`namespace tc = triton::core;` and `tc::Status`) is looked up as the name the alias stands for,
-from the scope and the files that see the alias (:mod:`extractor.cpp.aliases`).
+common repository's `protobuf/model_config.proto`). One that TableGen generates (`Ops.h.inc`) is
+said where it is included, with the `.td` file it comes from (:mod:`extractor.cpp.tablegen`). A
+name written through a namespace alias (`namespace tc = triton::core;` and `tc::Status`) is looked
+up as the name the alias stands for, from the scope and the files that see the alias
+(:mod:`extractor.cpp.aliases`).
 
 Macros defined in a file's includes are invisible to the per-file scanner. The scanner records the
 attribute-like macros each file defines (``defines``); once includes are resolved, a file that uses
@@ -43,11 +45,13 @@ import msgspec
 from extractor.cpp.api import classify_api, public_headers
 from extractor.cpp.facts import CppFacts
 from extractor.cpp.includes import IncludeResolver, defined_through_includes, rescan_with_included_macros
+from extractor.cpp.kernelyaml import KERNEL_YAML, KernelYamlFacts
 from extractor.cpp.members import MemberCalls
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.scan import C_LINKAGE
 from extractor.cpp.swig import SwigInterface, SwigModule, swig_bindings, swig_modules
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
+from extractor.cpp.tablegen import TableGenIndex, TableGenOutput, tablegen_outputs
 from extractor.cpp.testmacros import load_test_macros
 from extractor.cpp.uses import EdgeRow, uses_rows
 from extractor.graphparts import unique_sorted_edges
@@ -55,6 +59,7 @@ from extractor.native.calls import each_call
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, amend,
                              node_key)
 from extractor.naming import cpp_id, file_id, id_name
+from extractor.support.cmakefiles import cmake_files
 from extractor.support.forkmap import fork_map, spans
 
 CPP_LANGUAGES = (Language.CPP, Language.CUDA)
@@ -111,19 +116,26 @@ def extract_cpp_graph(ctx: Any) -> Contribution[CppShared]:
     sources = {f.path: f.source for f, _ in ctx.facts("cpp", *CPP_LANGUAGES)}
     protos = [f.path for f in ctx.files if f.language is Language.PROTO]
     interfaces = {f.path: facts for f, facts in ctx.facts("cpp", Language.SWIG)}
-    return build_cpp_graph(files, sources, ctx.options.jobs, protos, interfaces)
+    # TableGen's outputs (`Ops.h.inc`) from the CMake rules, read only when a file includes a `.inc`
+    included = any(target.endswith(".inc") for _, _, facts, _ in files for target, _, _ in facts.includes)
+    outputs = tablegen_outputs(cmake_files((s.root, s.label) for s in ctx.sources)) if included else []
+    kernels = {f.path: facts for f, facts in ctx.facts("cpp", Language.YAML)}
+    return build_cpp_graph(files, sources, ctx.options.jobs, protos, interfaces, outputs, kernels)
 
 
 def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                     sources: Mapping[str, str] | None = None, jobs: int = 1,
-                    protos: Iterable[str] = (), interfaces: Mapping[str, SwigInterface] | None = None
-                    ) -> Contribution[CppShared]:
+                    protos: Iterable[str] = (), interfaces: Mapping[str, SwigInterface] | None = None,
+                    tablegen: Iterable[TableGenOutput] = (),
+                    kernel_yaml: Mapping[str, KernelYamlFacts] | None = None) -> Contribution[CppShared]:
     """Graph parts from (path, language, scanner facts, file on disk or None) of each file;
     ``sources``: the source label of each path (for headers other repositories include);
     ``jobs``: forked children for the work that splits by file or definition (the files scanned
     again, :func:`rescan_with_included_macros`; the call sites and the types signatures use);
     ``protos``: the system's ``.proto`` files, which the headers protoc generates stand for;
-    ``interfaces``: the SWIG interface files' facts, by path (extractor.cpp.swig)."""
+    ``interfaces``: the SWIG interface files' facts, by path (extractor.cpp.swig);
+    ``tablegen``: the files TableGen generates, whose includes are said (:mod:`extractor.cpp.tablegen`);
+    ``kernel_yaml``: the operator kernels YAML files register, by file (:mod:`extractor.cpp.kernelyaml`)."""
     entries = sorted(files, key=lambda e: e[0])
     facts = {path: f for path, _, f, _ in entries}
     languages = {path: lang for path, lang, _, _ in entries}
@@ -136,8 +148,10 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     include_edges: list[Edge] = []
     generated_edges: list[Edge] = []  # to the .proto files of protoc's headers: no C++ header to classify
     resolved_includes: dict[str, list[str]] = {}
+    tablegen_index = TableGenIndex(tablegen)
     for path in sorted(facts):
         targets = []
+        from_tablegen: list[tuple[int, str, TableGenOutput]] = []
         for target, angle, line in facts[path].includes:
             hit = resolver.resolve(path, target)
             if hit:
@@ -149,9 +163,14 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                 # (not one of ``includes``, which the macros and the struct probes read as C++)
                 stats["includes_protoc_generated"] += 1
                 generated_edges.append(Edge(file_id(path), file_id(proto), EdgeKind.INCLUDES, path, line))
+            elif (made := tablegen_index.resolve(path, target) if target.endswith(".inc") else None):
+                stats["includes_tablegen_generated"] += 1
+                from_tablegen.append((line, target, made))
             else:
                 stats["includes_unresolved_angle" if angle else "includes_unresolved_quoted"] += 1
         resolved_includes[path] = targets
+        if from_tablegen:
+            diagnostics.append(_tablegen_diagnostic(path, from_tablegen))
 
     rescan_with_included_macros(facts, languages, disk, resolved_includes, stats, jobs)
 
@@ -185,7 +204,14 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
                                          name, "cpp")
     edges.extend(_calls_and_uses(table, facts, stats, jobs))
 
-    ops, bindings = resolve_registrations(facts, table)
+    ops, bindings, unreached = resolve_registrations(facts, table)
+    diagnostics.extend(unreached)
+    if kernel_yaml:
+        from_yaml = _kernel_registrations(kernel_yaml, table)
+        ops = sorted([*ops, *from_yaml])
+        stats["kernel_yaml_registrations"] = len(from_yaml)
+        stats["kernel_yaml_registrations_unresolved"] = sum(not r.target for r in from_yaml)
+        diagnostics.extend(_unresolved_kernels(from_yaml))
     modules: list[SwigModule] = []
     if interfaces:
         modules = swig_modules(interfaces, resolver.resolve, IncludeResolver(sorted(interfaces)).resolve)
@@ -323,6 +349,43 @@ def _sorted_nodes(nodes: list[Node]) -> tuple[Node, ...]:
     if any(a.id == b.id for a, b in zip(by_id, by_id[1:])):
         return tuple(sorted(nodes))
     return tuple(by_id)
+
+
+def _kernel_registrations(kernel_yaml: Mapping[str, KernelYamlFacts], table: SymbolTable) -> list[OpRegistration]:
+    """Each kernel a YAML file registers, an implementation of its operator, its function resolved
+    as written out by the generated registration (`::ns::native::kernel`)."""
+    return [OpRegistration(path, k.line, "impl", k.op, k.namespace, "", "", k.overload, "", k.function,
+                           table.resolve_reference("", "::" + k.function, path), KERNEL_YAML)
+            for path in sorted(kernel_yaml) for k in kernel_yaml[path].entries]
+
+
+def _unresolved_kernels(registrations: list[OpRegistration]) -> list[Diagnostic]:
+    """One diagnostic per YAML file whose kernels name functions the system does not define."""
+    by_file: dict[str, list[OpRegistration]] = {}
+    for r in registrations:
+        if not r.target:
+            by_file.setdefault(r.path, []).append(r)
+    out = []
+    for path, missing in sorted(by_file.items()):
+        names = ", ".join(f"{r.function} (line {r.line})" for r in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        out.append(Diagnostic(path, missing[0].line, "kernel-function-unresolved",
+                              f"{len(missing)} kernel(s) registered here name a function the system does not define "
+                              f"(built elsewhere, defined by a macro's use, or named otherwise): {names}{more}",
+                              Severity.INFO))
+    return out
+
+
+def _tablegen_diagnostic(path: str, includes: list[tuple[int, str, TableGenOutput]]) -> Diagnostic:
+    """One file's includes of TableGen's outputs, said at the first: what each comes from."""
+    includes = sorted(includes)
+    shown = "; ".join(f"{posixpath.basename(target)} (line {line}) from {out.definitions} ({out.cmake}:{out.line})"
+                      for line, target, out in includes[:6])
+    more = f"; and {len(includes) - 6} more" if len(includes) > 6 else ""
+    return Diagnostic(path, includes[0][0], "tablegen-generated",
+                      f"includes C++ that TableGen generates at build time: {shown}{more}. TableGen is not read, "
+                      "so the operations, types, attributes and passes declared there are not in the graph",
+                      Severity.INFO)
 
 
 def _file_diagnostics(path: str, facts: CppFacts, stats: collections.Counter[str]) -> list[Diagnostic]:

@@ -18,13 +18,14 @@ from collections.abc import Mapping
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, CppFacts, MacroUse, PybindFact, RegistrationMacro,
-                                 SchemaParam, TorchOpFact)
+from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, PYBIND_BLOCK, CppFacts, MacroUse, PybindFact,
+                                 RegistrationMacro, SchemaParam, TorchOpFact)
 from extractor.cpp.names import split_args
 from extractor.cpp.parse import macro_config, parse_source
-from extractor.cpp.registrations import TVM_FFI_STATIC, torch_registrations
+from extractor.cpp.registrations import TVM_FFI_STATIC, pybind_registrations, torch_registrations
 from extractor.cpp.symbols import SymbolTable
-from extractor.model import Edge, EdgeKind, Language, Location, Node, NodeKind, Parameter, ParamKind, Signature
+from extractor.model import (Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind, Parameter, ParamKind,
+                             Severity, Signature)
 from extractor.naming import file_id, id_name
 
 OP_PREFIX = "torchop:"
@@ -45,6 +46,9 @@ class OpRegistration:
     dispatch: str = ""
     function: str = ""  # the C++ function as written (`paged_attention_v1`), "" for schema-only
     target: str = ""  # its node id when resolved
+    # "kernel-yaml": an entry of a kernel YAML file (extractor.cpp.kernelyaml), which registers with a
+    # runtime of the system's own (ExecuTorch's), not with PyTorch's dispatcher; "" for a C++ registration
+    via: str = ""
 
     @property
     def library(self) -> str:
@@ -77,9 +81,47 @@ class PyBinding:
 _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python module is spelled so
 
 
+def pybind_macro_registrations(facts: Mapping[str, CppFacts]) -> dict[str, CppFacts]:
+    """``facts`` with the pybind11 registrations of the system's registering macros written in where
+    a module block or a function given the module uses them (Triton's python/src/passes.h: `#define
+    ADD_PASS_WRAPPER_0(name, builder) m.def(name, [](mlir::PassManager &pm) { pm.addPass(builder()); })`,
+    used as `ADD_PASS_WRAPPER_0("add_cse", createCSEPass);` in `void init_triton_passes_common(py::module
+    &&m)`), each at the line of the use. A macro defined with two different bodies is not expanded."""
+    macros: dict[str, RegistrationMacro | None] = {}
+    for path in sorted(facts):
+        for macro in facts[path].registration_macros:
+            known = macros.get(macro.name, macro)
+            macros[macro.name] = macro if known is not None and known.body == macro.body \
+                and known.params == macro.params else None
+    out = dict(facts)
+    for path in sorted(facts):
+        found: list[PybindFact] = []
+        for use in facts[path].macro_uses:
+            registering = macros.get(use.macro) if use.block == PYBIND_BLOCK else None
+            if registering is None or len(registering.params) != len(use.args) or len(use.block_args) != 2:
+                continue
+            code = "void registration_macro() {\n" + _substituted(registering, use.args) + ";\n}\n"
+            tree = parse_source(code.encode(), Language.CPP)
+            definition = tree.root_node.named_children[0] if tree.root_node.named_children else None
+            body = definition.child_by_field_name("body") if definition is not None else None
+            if body is None:
+                continue
+            module, var = use.block_args
+            found.extend(msgspec.structs.replace(f, line=use.line)
+                         for f in pybind_registrations(module, var, body, use.scope, Language.CPP)
+                         if f.kind != "module")
+        if found:
+            out[path] = msgspec.structs.replace(facts[path], pybind=(*facts[path].pybind, *found))
+    return out
+
+
 def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
-                          ) -> tuple[list[OpRegistration], list[PyBinding]]:
+                          ) -> tuple[list[OpRegistration], list[PyBinding], list[Diagnostic]]:
+    """The torch operators and Python bindings the files register, resolved; and a diagnostic for
+    each function given a pybind11 module that no module block reaches (its bindings belong to no
+    module archdiff knows of)."""
     ops, bindings = [], []
+    facts = pybind_macro_registrations(facts)
     given = _modules_given(facts, table)
     expanded = macro_registrations(facts)
     keyed = _tvm_ffi_type_keys(facts, table)
@@ -116,7 +158,24 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
             for module, block in modules:
                 bindings.append(PyBinding(path, b.line, b.kind, module, b.name, b.owner, fn, target, b.mechanism,
                                           _block_naming(module, block, path)))
-    return sorted(ops), sorted(bindings)
+    return sorted(ops), sorted(bindings), _reached_by_no_block(facts, given)
+
+
+def _reached_by_no_block(facts: Mapping[str, CppFacts], given: Mapping[str, object]) -> list[Diagnostic]:
+    """Functions that register bindings on a module they are given, whose module no block hands
+    them (called through a macro, as Triton's backends are: `FOR_EACH_P(INIT_BACKEND,
+    TRITON_BACKENDS_TUPLE)`, from outside the tree, or not at all): one diagnostic each."""
+    unreached: dict[tuple[str, str], list[int]] = {}
+    for path in sorted(facts):
+        for b in facts[path].pybind:
+            helper = b.module.partition(".")[0]
+            if b.kind != "module" and helper.startswith(HELPER_MODULE) and helper not in given:
+                unreached.setdefault((path, helper[len(HELPER_MODULE):]), []).append(b.line)
+    return [Diagnostic(path, min(lines), "pybind-helper-unreached",
+                       f"{function} registers {len(lines)} binding(s) on the module it is given, and no module "
+                       "block of the system hands it one that archdiff reads (a call through a macro, from "
+                       "outside the tree, or none): they are bound to no Python module", Severity.INFO)
+            for (path, function), lines in sorted(unreached.items())]
 
 
 def _bound_class(scope: str, written: str, path: str, facts: CppFacts, table: SymbolTable) -> str:

@@ -236,7 +236,7 @@ def pybind_registrations(module: str, var: str, body: Any, scope: str, language:
         fn = call.child_by_field_name("function")
         if fn is not None and fn.type in ("identifier", "qualified_identifier", "template_function"):
             call_args = call_arguments(call)
-            handed = next((modules[text(arg)] for arg in call_args if text(arg) in modules), None)
+            handed = next((held for held in (_module_argument(arg, modules) for arg in call_args) if held), None)
             if handed is not None:
                 callee = callee_text(fn)
                 if callee and not library.spells(callee) and callee not in _CASTS:
@@ -303,6 +303,25 @@ def _registered_on(node: Any, module: str, modules: dict[str, str], classes: dic
         written = text(node)
         return modules.get(written) or classes.get(written)
     return None
+
+
+def _module_argument(node: Any, modules: Mapping[str, str]) -> str | None:
+    """The Python module an argument is: a variable holding one (`register(m)`), or a submodule made
+    on the spot (Triton's `init_triton_ir(m.def_submodule("ir"))`, also nested, and moved:
+    `initProton(std::move(m.def_submodule("proton")))`); None otherwise."""
+    if node.type == "identifier":
+        return modules.get(text(node))
+    fn = node.child_by_field_name("function") if node.type == "call_expression" else None
+    if fn is not None and SPACES.sub("", text(fn)) in ("std::move", "move"):
+        args = call_arguments(node)
+        return _module_argument(args[0], modules) if len(args) == 1 else None
+    if fn is None or fn.type != "field_expression":
+        return None
+    field, inner = fn.child_by_field_name("field"), fn.child_by_field_name("argument")
+    args = call_arguments(node)
+    name = string_value(args[0]) if args and field is not None and text(field) == "def_submodule" else None
+    parent = _module_argument(inner, modules) if name and inner is not None else None
+    return f"{parent}.{name}" if parent else None
 
 
 def _class_call(node: Any, module: str, modules: dict[str, str], library: BindingLibrary,
@@ -397,7 +416,45 @@ def lambda_callees(node: Any, language: Language) -> list[str]:
     # after other files), and a lambda's target is its first call resolved
     names = [callee_text(fn) for fn in sorted(found, key=lambda n: (n.start_byte, n.end_byte))
              if fn.type in CALLEE_TYPES]
-    return [n for n in names if n][:10]
+    typed = _parameter_classes(node)
+    # a call on any other object (`lhs.getType()`) names nothing the symbol table resolves: left out
+    # before the first ten are kept, so that it takes no place of one that can be
+    names = [_through_parameter(n, typed) for n in names if n]
+    return [n for n in names if n.startswith("this->") or ("." not in n and "->" not in n)][:10]
+
+
+# `self.create`, `self->create`: a method called on a named object, as callee_text writes it
+_OBJECT_CALL = re.compile(r"(\w+)(?:\.|->)(~?\w+)")
+_CLASS_NAME = re.compile(r"(?:::)?[A-Za-z_]\w*(?:::[A-Za-z_]\w*)*")  # no template arguments
+
+
+def _parameter_classes(node: Any) -> dict[str, str]:
+    """A lambda's parameters whose declared type names a class, by name (`TritonOpBuilder &self`,
+    `const ns::Engine* e`; not `auto`, a template's type or a built-in one): a binding lambda takes
+    the bound object as one (`[](TritonOpBuilder &self, Value &v) { return self.create<LoadOp>(v); }`)."""
+    if node.type != "lambda_expression":
+        return {}
+    declarator = node.child_by_field_name("declarator")
+    params = declarator.child_by_field_name("parameters") if declarator is not None else None
+    typed = {}
+    for p in params.named_children if params is not None else ():
+        kind, name = p.child_by_field_name("type"), p.child_by_field_name("declarator")
+        while name is not None and name.type in ("reference_declarator", "pointer_declarator"):
+            name = name.named_children[-1] if name.named_child_count else None
+        if p.type != "parameter_declaration" or kind is None or name is None or name.type != "identifier" \
+                or kind.type not in ("type_identifier", "qualified_identifier"):
+            continue
+        written = SPACES.sub("", text(kind))
+        if _CLASS_NAME.fullmatch(written):
+            typed[text(name)] = written
+    return typed
+
+
+def _through_parameter(callee: str, typed: Mapping[str, str]) -> str:
+    """``callee`` with a call on a parameter of a known class written as that class's member
+    (`self.create` -> `TritonOpBuilder::create`), which the symbol table can resolve."""
+    m = _OBJECT_CALL.fullmatch(callee) if typed else None
+    return f"{typed[m.group(1)]}::{m.group(2)}" if m is not None and m.group(1) in typed else callee
 
 
 def call_arguments(call: Any) -> list[Any]:

@@ -22,9 +22,9 @@ from typing import Any
 
 import msgspec
 
-from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, CallSites, CppFacts, Definition, Field, Global, Local,
-                                 MacroUse, NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope, TorchOpFact,
-                                 TypeAlias, Using)
+from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, PYBIND_BLOCK, CallSites, CppFacts, Definition, Field,
+                                 Global, Local, MacroUse, NamespaceAlias, Param, PybindFact, RegistrationMacro, Scope,
+                                 TorchOpFact, TypeAlias, Using)
 from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
@@ -73,10 +73,12 @@ _DECLARATOR_WRAPPERS = frozenset({
 _CUDA_QUALIFIER = re.compile(rb"\b(?:__(global|device|host)__" + b"".join(
     b"|" + re.escape(m.encode()) for m in macro_config()["kernel_qualifier"]) + rb")\b")
 _MAX_ERROR_LINES = 20
-# a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`
-_PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&?")
+# a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`,
+# and by rvalue reference, given a temporary (Triton's `void init_triton_ir(py::module &&m)`, called
+# `init_triton_ir(m.def_submodule("ir"))`)
+_PYBIND_MODULE_TYPE = re.compile(r"(?:const)?(?:py|pybind11)::module_?&{0,2}")
 # a nanobind one: `nb::module_& m`, `nanobind::module_ &m` (the namespace as the file writes it)
-_NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&?")
+_NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&{0,2}")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
 _WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
@@ -547,6 +549,10 @@ class _Scanner:
                 given.update({name: f"{PARAMETER}T{i}" for i, name in enumerate(own)})
                 self.pybind.extend(pybind_registrations(HELPER_MODULE + qual, module, body, _join(scope),
                                                         self.language, library, given))
+                if library is PYBIND11:
+                    # the function's own scope: what its macros register is named as its body names it,
+                    # through its local usings (`using namespace mlir::triton;`)
+                    self.macro_uses.extend(block_macro_uses(body, qual, PYBIND_BLOCK, (HELPER_MODULE + qual, module)))
 
     def visit_statement(self, node: Any, scope: Scope) -> None:
         """`TEST_CASE("text") { ... }`, `BOOST_AUTO_TEST_CASE(name, *decorator) { ... }`: a test macro
@@ -1096,6 +1102,9 @@ class _Scanner:
             return
         if macro in self.pybind_macros:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language))
+            # registering macros of the system (`ADD_PASS_WRAPPER_0("add_cse", createCSEPass);`): expanded
+            # by the graph step (extractor.cpp.ops.pybind_macro_registrations)
+            self.macro_uses.extend(block_macro_uses(body, scope, PYBIND_BLOCK, (args[0], args[-1])))
         elif macro in self.nanobind_macros:
             self.pybind.extend(pybind_registrations(args[0], args[-1], body, scope, self.language, self.nanobind()))
         else:

@@ -221,6 +221,7 @@ def _inherits(g: PyGraph, resolver: Resolver, classes: dict[str, tuple[PyModule,
                 g.edges.append(Edge(nid, every[-1], EdgeKind.INHERITS, module.file.path, cf.line))
                 g.stats["inherits_external"] += 1
         resolver.set_bases(nid, internal)
+        resolver.outside_bases[nid] = frozenset(b for b in every if b not in internal)
         full[nid] = every
     return full
 

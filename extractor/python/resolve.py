@@ -130,6 +130,7 @@ class Resolver:
         self.nodes = nodes
         self.members = members
         self.bases: dict[str, list[str]] = {}
+        self.outside_bases: dict[str, frozenset[str]] = {}  # class id -> the ids of its bases outside the system
         self._memo: dict[str, tuple[tuple[str, str], int]] = {}  # dotted -> (answer, levels its search went)
         self._deepest = 0  # the deepest level the search of the name being resolved has gone to
         # class id -> attribute -> [(module, method scope, type text)] from ``self.X = Cls(...)`` etc.
@@ -497,6 +498,10 @@ class ModuleLookup:
 # Ray runs a @ray.remote function or an actor's method called as `f.remote(...)`, `handle.m.remote(...)`,
 # and makes an actor of a @ray.remote class with `Cls.remote(...)` (ray/remote_function.py, actor.py)
 _RAY_REMOTE = ".remote"
+# `F.apply(...)` of a custom autograd function (torch.autograd.Function's classmethod) runs `F.forward`
+_AUTOGRAD_APPLY = ".apply"
+_AUTOGRAD_FUNCTIONS = frozenset({"py:torch.autograd.Function", "py:torch.autograd.function.Function",
+                                 "py:torch.autograd.function.InplaceFunction"})
 _REMOTE_RUNS = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.CLASS})
 
 
@@ -508,8 +513,10 @@ _ITEM_RUNS = frozenset({NodeKind.FUNCTION, NodeKind.CLASS})
 def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:
     """What a call of ``callee`` (dotted as written) in ``scope`` runs. ``X.remote(...)``, where
     ``X`` is a function, method or class of the system that has no member ``remote``, is Ray's
-    remote call of ``X``: it runs ``X``. ``X[...](...)`` runs ``X`` when ``X`` is a function or
-    class of the system (an item of anything else is not followed)."""
+    remote call of ``X``: it runs ``X``. ``F.apply(...)``, where ``F`` is a class of the system
+    derived from torch's autograd Function that has no member ``apply``, runs ``F.forward``.
+    ``X[...](...)`` runs ``X`` when ``X`` is a function or class of the system (an item of anything
+    else is not followed)."""
     if callee.endswith(SUBSCRIPTED):
         inner = _resolve_call(resolver, module, scope, callee[: -len(SUBSCRIPTED)])
         found = inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind in _ITEM_RUNS
@@ -519,7 +526,22 @@ def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: s
         inner = _resolve_call(resolver, module, scope, callee[: -len(_RAY_REMOTE)])
         if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind in _REMOTE_RUNS:
             return inner
+    if target is not None and target[0] == "missing" and callee.endswith(_AUTOGRAD_APPLY):
+        inner = _resolve_call(resolver, module, scope, callee[: -len(_AUTOGRAD_APPLY)])
+        if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind is NodeKind.CLASS:
+            forward = _autograd_forward(resolver, inner[1])
+            if forward is not None:
+                return ("node", forward)
     return target
+
+
+def _autograd_forward(resolver: Resolver, class_id: str) -> str | None:
+    """The ``forward`` that ``F.apply(...)`` runs, when ``F`` (or a base of the system's) derives from
+    torch's autograd Function, which inherits ``apply`` and calls the subclass's static ``forward``."""
+    lineage = resolver.lineage(class_id)
+    if not any(resolver.outside_bases.get(c, frozenset()) & _AUTOGRAD_FUNCTIONS for c in lineage):
+        return None
+    return resolver.member(class_id, "forward")
 
 
 def _resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: str) -> tuple[str, str] | None:

@@ -1,0 +1,69 @@
+"""A custom autograd function's ``F.apply(...)`` runs ``F.forward``: torch.autograd.Function's
+inherited classmethod calls the subclass's static forward (Liger-Kernel's modules, vLLM's Triton
+attention). The chain from a module's forward through the function to the kernel it launches is
+then one path of calls. ``apply`` of any other class, or one the class defines, is not rewritten."""
+
+from __future__ import annotations
+
+import textwrap
+
+from extractor.context import ExtractOptions
+from extractor.run.pipeline import extract_system
+from tests.helpers import edge_set
+
+SOURCE = '''
+import torch
+from torch.autograd import Function
+
+
+def _kernel(x):
+    return x
+
+
+class NormFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return _kernel(x)
+
+
+class ScaledNorm(NormFunction):  # forward inherited from a base of the system
+    pass
+
+
+class Gate(Function):  # the base imported by name
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def apply(x):  # its own apply is the one called
+        return x
+
+
+class Plain:
+    @staticmethod
+    def forward(x):
+        return x
+
+
+class Norm(torch.nn.Module):
+    def forward(self, x):
+        NormFunction.apply(x)
+        ScaledNorm.apply(x)
+        Gate.apply(x)
+        return Plain.apply(x)
+'''
+
+M = "py:pkg.mod."
+
+
+def test_apply_of_a_custom_autograd_function_runs_its_forward(tmp_path):
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "src" / "pkg" / "mod.py").write_text(textwrap.dedent(SOURCE))
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache", probe_structs=False)
+    calls = edge_set(extract_system([str(tmp_path / "src")], options=options).bundle, "calls")
+    assert {target for source, target in calls if source == M + "Norm.forward"} == {
+        M + "NormFunction.forward",  # NormFunction.apply and ScaledNorm.apply, its base's forward
+        M + "Gate.apply"}
+    assert (M + "NormFunction.forward", M + "_kernel") in calls
