@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Mapping
+from typing import Any
 
 import msgspec
 
@@ -100,10 +101,7 @@ def pybind_macro_registrations(facts: Mapping[str, CppFacts]) -> dict[str, CppFa
             registering = macros.get(use.macro) if use.block == PYBIND_BLOCK else None
             if registering is None or len(registering.params) != len(use.args) or len(use.block_args) != 2:
                 continue
-            code = "void registration_macro() {\n" + _substituted(registering, use.args) + ";\n}\n"
-            tree = parse_source(code.encode(), Language.CPP)
-            definition = tree.root_node.named_children[0] if tree.root_node.named_children else None
-            body = definition.child_by_field_name("body") if definition is not None else None
+            body = _expanded_body(registering, use.args, ";")
             if body is None:
                 continue
             module, var = use.block_args
@@ -331,10 +329,7 @@ def macro_registrations(facts: Mapping[str, CppFacts]) -> dict[str, list[TorchOp
         registering = macros[use.macro]
         if block is None or registering is None or len(registering.params) != len(use.args):
             continue
-        code = "void registration_macro() {\n" + _substituted(registering, use.args) + "\n}\n"
-        tree = parse_source(code.encode(), Language.CPP)
-        definition = tree.root_node.named_children[0] if tree.root_node.named_children else None
-        body = definition.child_by_field_name("body") if definition is not None else None
+        body = _expanded_body(registering, use.args)
         if body is None:
             continue
         found = torch_registrations(list(block[1]), block[0] in impls, body, use.scope, Language.CPP, wrappers)
@@ -360,6 +355,15 @@ def _block_of(use: MacroUse, macros: Mapping[str, RegistrationMacro | None], kno
 
 # a string literal (left as written), a paste (`##`, before a stringize `#` is looked for), or a word
 _TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|##|(#\s*)?\b([A-Za-z_]\w*)\b')
+
+
+def _expanded_body(macro: RegistrationMacro, args: tuple[str, ...], end: str = "") -> Any | None:
+    """The parsed body of a function whose one statement is ``macro``'s use with ``args`` (``end``
+    closes it: a `;` where the use is a call), or None."""
+    code = "void registration_macro() {\n" + _substituted(macro, args) + end + "\n}\n"
+    tree = parse_source(code.encode(), Language.CPP)
+    definition = tree.root_node.named_children[0] if tree.root_node.named_children else None
+    return definition.child_by_field_name("body") if definition is not None else None
 
 
 def _substituted(macro: RegistrationMacro, args: tuple[str, ...]) -> str:

@@ -180,11 +180,7 @@ def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth:
                 labels.extend(inner["labels"])
                 refs.extend(inner.get("label_refs", ()))
                 continue
-            text = _value(part, constants)
-            if text.value is not None:
-                labels.append(text.value)
-            else:
-                refs.append(text.constant or text.text or _text(part)[:_MAX_TEXT])
+            _read_label(part, constants, labels, refs)
         return {"labels": tuple(labels), "label_refs": tuple(refs)}
     if node.type != "composite_literal":
         return unread
@@ -195,12 +191,17 @@ def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth:
         value = elem.named_children[0] if elem.type == "literal_element" and elem.named_child_count else elem
         if value.type == "comment":
             continue
-        text = _value(value, constants)
-        if text.value is not None:
-            labels.append(text.value)
-        else:
-            refs.append(text.constant or text.text or _text(value)[:_MAX_TEXT])
+        _read_label(value, constants, labels, refs)
     return {"labels": tuple(labels), "label_refs": tuple(refs)}
+
+
+def _read_label(node: Any, constants: dict[str, str], labels: list[str], refs: list[str]) -> None:
+    """A label name's value into ``labels``, or what it is written as into ``refs`` when unknown."""
+    text = _value(node, constants)
+    if text.value is not None:
+        labels.append(text.value)
+    else:
+        refs.append(text.constant or text.text or _text(node)[:_MAX_TEXT])
 
 
 def _value_types(uses: list[tuple[str, list[Any]]]) -> dict[str, set[str]]:
