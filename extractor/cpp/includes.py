@@ -13,7 +13,8 @@ from typing import Any
 import msgspec
 
 from extractor.cpp.facts import CppFacts
-from extractor.cpp.parse import grammar_language, hashed_words, macro_config, parse_source, used_outside_directives, word_hash
+from extractor.cpp.parse import (grammar_language, hashed_words, macro_config, parse_source, used_outside_directives,
+                                 word_hash)
 from extractor.cpp.scan import MACRO_EXPANDED, scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.macros import MacroDefinition, MacroUse, arguments, expand

@@ -33,7 +33,8 @@ from extractor.model import Language
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
 # Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
 MACROS_SCHEMA = {f"{key}?": [str] for key in (
-    "blank", "blank_cpp_only", "blank_call", "kernel_qualifier", "condition", "torch_library", "torch_library_impl", "pybind_module",
+    "blank", "blank_cpp_only", "blank_call", "kernel_qualifier", "condition", "torch_library", "torch_library_impl",
+    "pybind_module",
     "nanobind_module", "tvm_ffi_global", "tvm_ffi_global_def", "tvm_ffi_body", "tvm_ffi_def", "tvm_ffi_init_block",
     "tvm_ffi_export",
     "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper",
