@@ -88,12 +88,7 @@ def pybind_macro_registrations(facts: Mapping[str, CppFacts]) -> dict[str, CppFa
     ADD_PASS_WRAPPER_0(name, builder) m.def(name, [](mlir::PassManager &pm) { pm.addPass(builder()); })`,
     used as `ADD_PASS_WRAPPER_0("add_cse", createCSEPass);` in `void init_triton_passes_common(py::module
     &&m)`), each at the line of the use. A macro defined with two different bodies is not expanded."""
-    macros: dict[str, RegistrationMacro | None] = {}
-    for path in sorted(facts):
-        for macro in facts[path].registration_macros:
-            known = macros.get(macro.name, macro)
-            macros[macro.name] = macro if known is not None and known.body == macro.body \
-                and known.params == macro.params else None
+    macros = _defined_once(facts)
     out = dict(facts)
     for path in sorted(facts):
         found: list[PybindFact] = []
@@ -310,12 +305,7 @@ def macro_registrations(facts: Mapping[str, CppFacts]) -> dict[str, list[TorchOp
     expanded here, one level, with the use's arguments (`#x` and `##` as the preprocessor reads them),
     and the block's registrations read from the result, at the use's line. A macro defined with
     different bodies in different files (an `#if` chooses one) is not expanded."""
-    macros: dict[str, RegistrationMacro | None] = {}
-    for path in sorted(facts):
-        for macro in facts[path].registration_macros:
-            known = macros.get(macro.name, macro)
-            macros[macro.name] = macro if known is not None and known.body == macro.body \
-                and known.params == macro.params else None
+    macros = _defined_once(facts)
     uses = [(path, use) for path in sorted(facts) for use in facts[path].macro_uses
             if macros.get(use.macro) is not None]
     if not uses:
@@ -355,6 +345,18 @@ def _block_of(use: MacroUse, macros: Mapping[str, RegistrationMacro | None], kno
 
 # a string literal (left as written), a paste (`##`, before a stringize `#` is looked for), or a word
 _TOKEN = re.compile(r'"(?:\\.|[^"\\])*"|##|(#\s*)?\b([A-Za-z_]\w*)\b')
+
+
+def _defined_once(facts: Mapping[str, CppFacts]) -> dict[str, RegistrationMacro | None]:
+    """The system's registering macros by name; None for a name defined with other parameters or
+    another body somewhere (an `#if` chooses one): such a macro is not expanded."""
+    macros: dict[str, RegistrationMacro | None] = {}
+    for path in sorted(facts):
+        for macro in facts[path].registration_macros:
+            known = macros.get(macro.name, macro)
+            macros[macro.name] = macro if known is not None and known.body == macro.body \
+                and known.params == macro.params else None
+    return macros
 
 
 def _expanded_body(macro: RegistrationMacro, args: tuple[str, ...], end: str = "") -> Any | None:

@@ -176,7 +176,7 @@ def join_conditional_blocks(data: bytes) -> bytes:
     out = bytearray(data)
     for group in (m for pair in pairs for m in pair):
         for start, end in ((group.start(), group.start(2) - 1), (group.end(2), group.end())):
-            out[start:end] = _blanked(data[start:end])
+            out[start:end] = blank_span(data[start:end])
     return bytes(out)
 
 
@@ -315,7 +315,7 @@ def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes
         return data, {}
     out = bytearray(data)
     for start, end, text in edits:
-        out[start:end] = _blanked(data[start:end])
+        out[start:end] = blank_span(data[start:end])
         out[start:start + len(text)] = text
     return bytes(out), {alias: path for path, alias in aliases.items()}
 
@@ -343,7 +343,7 @@ _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 # `#define NAME(params) body` (its continued lines too), and a body that is a static assertion
 _FUNCTION_DEFINE = re.compile(
     rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
-_CONTINUATION = re.compile(rb"\\\r?\n")
+CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 # MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
 _DECLSPEC_GROUP = re.compile(rb"__declspec\s*\((?:[^()]|\([^()]*\))*\)")
@@ -397,7 +397,7 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
                 good.add(name)
     definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
     for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-        definitions.setdefault(m.group(1), []).append((m.group(2), _CONTINUATION.sub(b" ", m.group(3))))
+        definitions.setdefault(m.group(1), []).append((m.group(2), CONTINUATION.sub(b" ", m.group(3))))
     function_like: dict[bytes, bytes] = {}  # name: how its uses are read
     # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
     # diagnostic-suppressing wrapper) qualifies once that one has
@@ -522,7 +522,7 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
                 end = _skip_parenthesised(data, end)
             if out is None:
                 out = bytearray(data)
-            out[start:end] = _blanked(data[start:end])
+            out[start:end] = blank_span(data[start:end])
     return data if out is None else bytes(out)
 
 
@@ -550,14 +550,14 @@ def unwrap_declarations(data: bytes, names: frozenset[str]) -> bytes:
         if closing < 0:
             continue
         for start, end in ((m.start(), opening + 1), (comma, closing + 1)):
-            out[start:end] = _blanked(data[start:end])
+            out[start:end] = blank_span(data[start:end])
     return bytes(out)
 
 
 _NOT_NEWLINE = re.compile(rb"[^\n]")
 
 
-def _blanked(span: bytes) -> bytes:
+def blank_span(span: bytes) -> bytes:
     """``span`` as spaces, its newlines kept: no line of the file moves."""
     return _NOT_NEWLINE.sub(b" ", span)
 
@@ -648,7 +648,7 @@ def drop_operator_call_template_arguments(data: bytes) -> bytes:
     if b"operator" not in data:
         return data
     return _OPERATOR_CALL_ARGUMENTS.sub(
-        lambda m: m.group(0)[:m.start(1) - m.start(0)] + _blanked(m.group(1)), data)
+        lambda m: m.group(0)[:m.start(1) - m.start(0)] + blank_span(m.group(1)), data)
 
 
 # an #if or #elif condition, its continuation lines included, up to a comment; found from its `#`

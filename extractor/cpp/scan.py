@@ -30,8 +30,9 @@ from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
-from extractor.cpp.parse import (ALIAS_PREFIX, WORD_RUN, attribute_macros, file_namespace_macros, file_nodes,
-                                 grammar_language, macro_config, namespace_macros, parse_source,
+from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_macros, blank_span,
+                                 file_namespace_macros, file_nodes, grammar_language, macro_config, namespace_macros,
+                                 parse_source,
                                  rewrite_namespace_macros, word_hashes)
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
                                          paddle_op_registrations, pybind_registrations, registry_op_registrations,
@@ -84,9 +85,7 @@ _WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
 # any `#define NAME body` or `#define NAME(params) body`, continuation lines included: (name, body)
 _ANY_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\([^)\n]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
-_CONTINUATION_BYTES = re.compile(rb"\\\r?\n")
 _DEFINE_OR_UNDEF = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)", re.M)
-_NOT_NEWLINE_BYTE = re.compile(rb"[^\n]")
 _MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
 _NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)\b)"
@@ -896,14 +895,13 @@ class _Scanner:
             name = m.group(1).decode()
             if name in self.macro_launches or b"<<<" not in m.group(2):
                 continue
-            body = _CONTINUATION_BYTES.sub(b" ", m.group(2))
+            body = CONTINUATION.sub(b" ", m.group(2))
             kernels = sorted({clean_name(k.group(1).decode()) for k in _MACRO_LAUNCH.finditer(body)})
             if not kernels:
                 continue
             until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
             # only the text where this definition is in effect is looked at; lines stay where they are
-            data = _NOT_NEWLINE_BYTE.sub(b" ", self.data[:m.end()]) + self.data[m.end():until] + \
-                _NOT_NEWLINE_BYTE.sub(b" ", self.data[until:])
+            data = blank_span(self.data[:m.end()]) + self.data[m.end():until] + blank_span(self.data[until:])
             uses = _first_in_bodies(data, self.bodies, [name]).get(name, ())
             found.extend((self.bodies[i][2], k, at) for i, at in uses for k in kernels)
         return found
@@ -1478,7 +1476,8 @@ def _commented(data: bytes, at: int) -> bool:
 # what a local holds when it is a kernel named (its address taken or not; template arguments, which may
 # hold one level of parentheses, `decltype(params)` or `sizeof(T)` (FlashMLA's `auto kernel =
 # &sparse_attn_fwd_kernel<D == 576, decltype(tma_params)>;`), and are followed by the `;`, not a call's `(`)
-_HELD_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()]|\([^;{}()]*\))*>\s*)?;")
+_KERNEL_NAMED = rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()]|\([^;{}()]*\))*>\s*)?"
+_HELD_KERNEL = re.compile(_KERNEL_NAMED + rb";")
 # ... or one of two so named, by a condition (FlashMLA's `auto kernel = IS_PREFILL ? &prefill_kernel<K> :
 # &decode_kernel<K>;`)
 _HELD_NAME = rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()?:]|::|\([^;{}()]*\))*>\s*)?"
@@ -1486,7 +1485,7 @@ _HELD_EITHER_KERNEL = re.compile(rb"[^;{}?]*\?" + _HELD_NAME + rb":" + _HELD_NAM
 # a table's entry: `table[i][j];` (the table a local name)
 _TABLE_ENTRY = re.compile(rb"\s*(\w+)\s*(?:\[[^\]\n;]*\]\s*)+;")
 # a kernel named in a table's brace list
-_TABLE_KERNEL = re.compile(rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()]*>\s*)?")
+_TABLE_KERNEL = re.compile(_KERNEL_NAMED)
 
 
 @functools.lru_cache(maxsize=64)

@@ -335,7 +335,7 @@ class SymbolTable:
 
     def type_id(self, qual: str) -> str:
         """The id of the type (or scope) ``qual``: its elaborated name's when a function shares its name."""
-        return self.hidden_types.get(qual) or cpp_id(qual) if self.hidden_types else cpp_id(qual)
+        return self.hidden_types.get(qual) or cpp_id(qual)
 
     def _type_through_usings(self, scope: str, written: str, path: str) -> str:
         """The type ``written`` names in ``scope`` of ``path`` through the usings seen there, "" for

@@ -29,7 +29,7 @@ import collections
 import dataclasses
 import posixpath
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from extractor.go.facts import GoDefinition, GoFacts
@@ -313,28 +313,28 @@ class _Types:
         embedded = [type_of(pkg, written, aliases, self.nodes) for written in record.embeds]
         self.embeds[type_id] = [t for t in embedded if t and t != _EXTERNAL]
 
-    def method(self, type_id: str, name: str, depth: int = 0) -> str:
+    def method(self, type_id: str, name: str) -> str:
         """The method ``name`` of the type: its own, else one an embedded type promotes."""
-        target = f"{type_id}.{name}"
-        node = self.nodes.get(target)
-        if node is not None and node.kind in _CALLABLE:
-            return target
-        for inner in self.embeds.get(type_id, ()) if depth < 4 else ():
-            found = self.method(inner, name, depth + 1)
-            if found:
-                return found
-        return ""
+        def own(type_id: str) -> str | None:
+            node = self.nodes.get(f"{type_id}.{name}")
+            return f"{type_id}.{name}" if node is not None and node.kind in _CALLABLE else None
+        return self._promoted(type_id, own) or ""
 
-    def field(self, type_id: str, name: str, depth: int = 0) -> str:
+    def field(self, type_id: str, name: str) -> str:
         """The type of field ``name`` of the type (a promoted one too)."""
-        found = self.fields.get(f"{type_id}.{name}")
+        return self._promoted(type_id, lambda type_id: self.fields.get(f"{type_id}.{name}")) or ""
+
+    def _promoted(self, type_id: str, own: Callable[[str], str | None], depth: int = 0) -> str | None:
+        """``own(type_id)`` when it has one (not None), else the first the types it embeds have (four
+        levels down at most), else None."""
+        found = own(type_id)
         if found is not None:
             return found
         for inner in self.embeds.get(type_id, ()) if depth < 4 else ():
-            found = self.field(inner, name, depth + 1)
+            found = self._promoted(inner, own, depth + 1)
             if found:
                 return found
-        return ""
+        return None
 
 
 def type_of(pkg: str, written: str, aliases: Mapping[str, str], nodes: Mapping[str, Node]) -> str:
