@@ -205,20 +205,21 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
     initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
     conditional directives inside those regions are blanked (both branches kept, as for the rest
-    of the file) and take the definitions only it sees, tagged `recovered`."""
-    data = bytearray(parsed.data)
-    for start, end in spans:
-        for m in _CONDITIONAL_DIRECTIVE.finditer(parsed.data, start, end):
-            data[m.start():m.end()] = b" " * (m.end() - m.start())
-    variant = bytes(data)
-    tree = parse_source(variant, parsed.language, namespaces=namespaces)
-    other = _Scanner(ParsedFile(parsed.language, variant, tree))
-    try:
-        other.visit_items(other.tree.root_node, ())
-    except RecursionError:
-        return facts
-    alt = other.finish(facts.words)
-    if alt.errors >= facts.errors:
+    of the file) and take the definitions only it sees, tagged `recovered`.
+
+    Keeping both branches unbalances the braces where each branch opens a block of its own
+    (vLLM's `#ifdef PCML` / `while (m < Mrndp) {` / `#else` / `while (m < M) {`), and the variant
+    then reads one body running over the functions after it. So a second variant keeps only each
+    conditional's first branch there, as universal-ctags reads such a file; the variant with
+    fewer errors is taken (both branches when they tie)."""
+    alt: CppFacts | None = None
+    best = (0, 0)
+    for first_only in (False, True):
+        variant = _variant_facts(parsed, _without_conditionals(parsed.data, spans, first_only), facts.words,
+                                 namespaces)
+        if variant is not None and (alt is None or variant[1] < best):
+            alt, best = variant
+    if alt is None or alt.errors >= facts.errors:
         return facts
     known = {(d.qual, d.line) for d in facts.defs}
     recovered = [msgspec.structs.replace(d, tags=tuple(sorted(set(d.tags) | {"recovered"})))
@@ -251,6 +252,57 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
                                    launches=calls_of(facts.launches, alt.launches),
                                    fields=tuple(dict.fromkeys(facts.fields + alt.fields)),
                                    locals=tuple(sorted(local_vars | set(alt.locals), key=_local_order)))
+
+
+
+def _without_conditionals(data: bytes, spans: list[tuple[int, int]], first_only: bool) -> bytes:
+    """``data`` with the conditional directives inside ``spans`` blanked; with ``first_only``
+    also the lines of every `#elif`/`#else` branch there, up to its `#endif` (line breaks kept)."""
+    out = bytearray(data)
+    for start, end in spans:
+        depth = 0
+        skip_to: int | None = None  # while blanking a later branch: the depth of its conditional
+        skip_from = 0
+        for m in _CONDITIONAL_DIRECTIVE.finditer(data, start, end):
+            word = m.group().lstrip(b" \t#")
+            if word.startswith(b"if"):
+                depth += 1
+            elif word.startswith(b"el") and first_only and skip_to is None:
+                skip_to, skip_from = depth, m.start()
+            elif word.startswith(b"endif"):
+                if skip_to == depth:
+                    out[skip_from:m.start()] = blank_span(bytes(out[skip_from:m.start()]))
+                    skip_to = None
+                depth -= 1
+            out[m.start():m.end()] = b" " * (m.end() - m.start())
+        if skip_to is not None:
+            out[skip_from:end] = blank_span(bytes(out[skip_from:end]))
+    return bytes(out)
+
+
+def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: dict[str, str] | None
+                   ) -> tuple[CppFacts, tuple[int, int]] | None:
+    """The facts of a variant of ``parsed``'s bytes, parsed as it was, and how wrong its parse is:
+    (errors, nodes the parser had to invent: a `}` missing at the end is a block never closed);
+    None past the recursion limit."""
+    tree = parse_source(variant, parsed.language, namespaces=namespaces)
+    other = _Scanner(ParsedFile(parsed.language, variant, tree))
+    try:
+        other.visit_items(other.tree.root_node, ())
+    except RecursionError:
+        return None
+    facts = other.finish(words)
+    missing = 0
+    cursor = tree.walk()
+    while cursor.node is not None:  # every node once, in document order
+        missing += cursor.node.is_missing
+        if cursor.goto_first_child() or cursor.goto_next_sibling():
+            continue
+        while cursor.goto_parent() and not cursor.goto_next_sibling():
+            pass
+        if cursor.node == tree.root_node:
+            break
+    return facts, (facts.errors, missing)
 
 
 class _Scanner:
