@@ -332,4 +332,30 @@ def _buckets(kind: MetricType, sym: Any, constructor) -> tuple[tuple[float, ...]
     known = [n for n in numbers if n is not None] if numbers is not None else []
     if numbers is None or len(known) < len(numbers):
         return (), False, f"buckets: {pysym.describe(sym)}"
-    return tuple(n for n in known if n != float("inf")), True, ""
+    values = tuple(n for n in known if n != float("inf"))
+    if _chosen_at_run_time(sym):
+        # `custom if custom is not None else DEFAULT`: the last known alternative's values, and the choice said
+        return values, False, f"buckets: one of {_alternatives(sym)}, chosen at run time (the last known shown)"
+    return values, True, ""
+
+
+def _alternatives(sym: Any) -> str:
+    """The values an alternative ``sym`` can be, as a user reads them: numbers where known."""
+    texts = []
+    for value in pysym.unwrap(sym)[1]:
+        elements = pysym.items(value)
+        numbers = [pysym.number(e) for e in elements] if elements else None
+        texts.append(f"[{', '.join('+Inf' if n == float('inf') else str(n) for n in numbers)}]"
+                     if numbers and None not in numbers
+                     else pysym.describe(value))
+    return " | ".join(dict.fromkeys(texts))
+
+
+def _chosen_at_run_time(sym: Any) -> bool:
+    """Whether ``sym`` is one of several values (a conditional expression, `a or b`, assignments in
+    branches) that differ or cannot all be known: the run decides which one the metric gets."""
+    sym = pysym.unwrap(sym)
+    if not (isinstance(sym, list) and sym[:1] == ["alt"]):
+        return False
+    values = [pysym.items(value) for value in sym[1] if pysym.unwrap(value) != ["lit", None]]
+    return any(v is None for v in values) or len({repr(v) for v in values if v}) > 1
