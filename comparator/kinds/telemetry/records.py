@@ -164,6 +164,7 @@ class TelemetrySide:
     # listed, neither counted as the system's own nor paired nor diffed between releases
     apart_metrics: tuple[OwnMetric, ...] = ()
     apart_by_layer: Mapping[str, int] = dataclasses.field(default_factory=dict)  # layer title -> names
+    unresolved_apart: tuple[UnresolvedName, ...] = ()  # names and types left unread in those modules
 
 
 # ---------------------------------------------------------------------------------------- two systems

@@ -18,6 +18,8 @@ CROSSWALK_NOTE = ("Own metrics only: Ray twins, library series and the metrics o
                   "code are never paired.")
 APART_NOTE = ("Defined in modules the layers set apart (tests, examples & benchmarks; vendored code): not counted "
               "as own.")
+UNRESOLVED_APART_NOTE = ("in modules the layers set apart (tests, examples & benchmarks; vendored code), not counted "
+                         "with the system's own.")
 LIBRARY_NOTE = "Exposed because the system uses the library, not defined by its code; not counted as its metrics."
 
 
@@ -38,7 +40,9 @@ def count_rows(tele: TelemetrySection) -> list[tuple[str, list[str]]]:
                  [f"{len(s.thresholds):,} ({len(s.thresholds) - s.unlinked_thresholds:,} / "
                   f"{s.unlinked_thresholds:,})" for s in (a, b)]))
     rows.append(("own metrics without a threshold", [f"{len(s.without_threshold):,}" for s in (a, b)]))
-    rows.append(("unresolved metric names", [f"{len(s.unresolved):,}" for s in (a, b)]))
+    rows.append(("unresolved metric names or types", [f"{len(s.unresolved):,}" for s in (a, b)]))
+    if a.unresolved_apart or b.unresolved_apart:
+        rows.append(("unresolved in modules set apart", [f"{len(s.unresolved_apart):,}" for s in (a, b)]))
     return rows
 
 
@@ -136,9 +140,21 @@ def _side_markdown(t: TelemetrySide, label: str) -> list[str]:
             [cell(x.name), cell(x.source_kind), f"{cell(x.op)} {_value(x)}".strip() or "—",
              cell(x.unlinked), at(x)] for x in unlinked])
     if t.unresolved:
-        out += [f"### Metric names of {label} left unresolved ({len(t.unresolved):,})", ""]
+        out += [f"### Metric names or types of {label} left unresolved ({len(t.unresolved):,})", ""]
         out += md_table(["Name", "Why", "Where"], [[cell(u.name or "(unread)"), cell(u.reason), at(u)]
                                                    for u in t.unresolved])
+    if t.unresolved_apart:
+        out += [f"Left unresolved in modules of {label} set apart ({len(t.unresolved_apart):,}): "
+                f"{UNRESOLVED_APART_NOTE}", ""]
+        groups: dict[tuple[str, str], list[int]] = {}
+        for u in t.unresolved_apart:  # one line per reason and file: a test file repeats one shape
+            groups.setdefault((u.reason, u.path), []).append(u.line)
+        for (reason, path), lines in list(groups.items())[:LIST_LIMIT]:
+            where = f"line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}"
+            out.append(f"- {cell(reason)}: {cell(path)} {where}")
+        if len(groups) > LIST_LIMIT:
+            out.append(f"- … and {len(groups) - LIST_LIMIT:,} more")
+        out.append("")
     return out
 
 
@@ -224,9 +240,11 @@ def _side_html(t: TelemetrySide, side: str, label: str) -> str:
                      + html_table(["Threshold", "Why not linked", "Expression"], [
                          [_threshold_text(x), esc(x.unlinked), f'<span class=loc>{esc(x.expr[:200])}</span>']
                          for x in unlinked], limit=HTML_ROW_LIMIT) + "</details>")
-    if t.unresolved:
-        parts.append(f'<details><summary>{len(t.unresolved):,} metric names left unresolved</summary>'
-                     + html_table(["Name", "Why", "Where"], [
-                         [f'<span class=sym>{esc(u.name or "(unread)")}</span>', esc(u.reason), html_loc(u)]
-                         for u in t.unresolved], limit=HTML_ROW_LIMIT) + "</details>")
+    for rows, what in ((t.unresolved, "metric names or types left unresolved"),
+                       (t.unresolved_apart, "left unresolved in modules set apart")):
+        if rows:
+            parts.append(f'<details><summary>{len(rows):,} {what}</summary>'
+                         + html_table(["Name", "Why", "Where"], [
+                             [f'<span class=sym>{esc(u.name or "(unread)")}</span>', esc(u.reason), html_loc(u)]
+                             for u in rows], limit=HTML_ROW_LIMIT) + "</details>")
     return f'<div>{"".join(parts)}</div>'

@@ -118,15 +118,16 @@ def _distinct(rows: Sequence[M]) -> dict[str, M]:
     return out
 
 
-def unresolved_metrics(own_rows: Sequence[Metric], diagnostics: Iterable[Diagnostic]) -> tuple[UnresolvedName, ...]:
-    """Metric names the extractor could not read, with why: own metrics whose name is a pattern
-    (``dynamic``: an f-string over a run-time value) and the metrics step's diagnostics for a name
-    it could not read at all. A twin's pattern is its metric's, listed once."""
-    rows = [UnresolvedName(m.name, m.unresolved or "the name is built at run time", "pattern", m.via, m.path, m.line)
-            for m in own_rows if m.dynamic]
-    rows += [UnresolvedName("", d.message, d.code.removeprefix("metric-"), "", d.path, d.line)
-             for d in diagnostics if d.code in UNRESOLVED_CODES]
-    return tuple(sorted(rows, key=lambda r: (r.path, r.line, r.name, r.reason)))
+def unresolved_metrics(rows: Sequence[Metric], diagnostics: Iterable[Diagnostic]) -> tuple[UnresolvedName, ...]:
+    """Metric names (and types) the extractor could not read, with why: metrics of ``rows`` whose
+    name is a pattern (``dynamic``: an f-string over a run-time value) and the metrics step's
+    diagnostics for a name or type it could not read at all. A twin's pattern is its metric's,
+    listed once."""
+    found = [UnresolvedName(m.name, m.unresolved or "the name is built at run time", "pattern", m.via, m.path, m.line)
+             for m in rows if m.dynamic]
+    found += [UnresolvedName("", d.message, d.code.removeprefix("metric-"), "", d.path, d.line)
+              for d in diagnostics if d.code in UNRESOLVED_CODES]
+    return tuple(sorted(found, key=lambda r: (r.path, r.line, r.name, r.reason)))
 
 
 def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequence[Threshold],
@@ -193,7 +194,7 @@ def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequenc
         twins=twin_rows,
         library_metrics=library_rows,
         thresholds=rows,
-        unresolved=unresolved_metrics(own_rows, diagnostics),
+        unresolved=unresolved_metrics(own_rows, [d for d in diagnostics if d.path not in apart]),
         by_type=dict(sorted(by_type.items())),
         dominant_type=min(by_type, key=lambda t: (-by_type[t], t)) if by_type else "",
         definitions=len(own_rows),
@@ -207,6 +208,7 @@ def summarize_telemetry(metrics: Sequence[MetricDefinition], thresholds: Sequenc
         unlinked_thresholds=sum(1 for t in rows if not t.reads_defined_metric),
         empty_reason="" if own_rows else _empty_reason(library_rows, apart_rows),
         apart_metrics=apart_rows,
+        unresolved_apart=unresolved_metrics(apart_rows, [d for d in diagnostics if d.path in apart]),
         apart_by_layer=dict(sorted(collections.Counter(
             title for title, _name in {(apart[m.path], m.name) for m in apart_rows}).items())),
     )
