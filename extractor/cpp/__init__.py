@@ -96,7 +96,8 @@ from extractor.model import Language, Step
 # functions.yaml: extractor.cpp.kernelyaml); the macro calls of pybind11 blocks and of functions given the module
 # (CppFacts.macro_uses, block PYBIND_BLOCK)
 # version 43: the parse that recovers an error region around conditionals may keep only each conditional's first
-# branch there: when that leaves fewer errors and blocks never closed than keeping both (scan._without_conditionals)
+# branch there: when that leaves fewer errors and blocks never closed than keeping both (scan._without_conditionals);
+# a node defined in the system and again in a test lives at the system's definition (symbols._in_tests)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
             extract=extract_cpp_graph, version="43", forkable=True)

@@ -39,6 +39,12 @@ _KIND_ORDER = (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.UNION, NodeKind.ENUM, N
 _AGGREGATE_RECORDS = frozenset({"class", "struct", "union"})
 _TYPE_RECORDS = _AGGREGATE_RECORDS | {"enum"}  # the names ``resolve_type`` finds
 _LOCAL_NAMESPACE = re.compile(r"\(anonymous namespace@[^()]*\)")
+# A test's own definition of a function the system defines too (Triton's `TRITONSERVER_ErrorNew`
+# in core/src/test/repo_agent_test.cc beside core/src/tritonserver.cc) is not where the node lives:
+# a path under one of these directories, or a file named like a test, comes after the others.
+_APART_DIRS = frozenset({"test", "tests", "testing", "unittest", "unittests", "example", "examples", "benchmark",
+                         "benchmarks", "bench", "docs", "doc"})
+_TEST_FILE = re.compile(r"(?:test_.*|.*_(?:test|tests|unittest))\.[^.]+")
 
 
 def _qual_and_name(node_id: str) -> tuple[str, str]:
@@ -49,6 +55,13 @@ def _qual_and_name(node_id: str) -> tuple[str, str]:
     if plain == qual:
         return qual, qual.rsplit("::", 1)[-1]
     return qual, f"{qual.partition(' ')[0]} {plain.rsplit('::', 1)[-1]}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_tests(path: str) -> bool:
+    """Whether ``path`` is a test's, an example's or a benchmark's, by its directories or its name."""
+    *dirs, base = path.split("/")
+    return any(d in _APART_DIRS for d in dirs) or _TEST_FILE.fullmatch(base) is not None
 
 
 def local_namespace(path: str) -> str:
@@ -211,9 +224,9 @@ class SymbolTable:
         kinds = {d.kind for d in group}
         kind = min(kinds, key=_KIND_ORDER.index)
         same = [d for d in group if d.kind is kind]
-        # the definition's location wins over a declaration's, a primary template over its
-        # specialisations; then a stable order
-        rep = min(same, key=lambda d: (not d.is_definition, "specialization" in d.record.tags,
+        # the definition's location wins over a declaration's, the system's own over a test's, a
+        # primary template over its specialisations; then a stable order
+        rep = min(same, key=lambda d: (not d.is_definition, _in_tests(d.path), "specialization" in d.record.tags,
                                        d.path, d.record.line))
         tags: set[str] = set()
         is_defined = any(d.is_definition for d in same)
