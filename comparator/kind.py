@@ -33,6 +33,7 @@ from typing import Any, Generic, TypeVar
 from comparator.records import SIDES, Counts, Labels, Located, Takeaway, Where, plural
 from comparator.view import KindView, Release, Section, release_order
 from extractor.evidence.read import Evidence
+from extractor.layers.records import LAYERS
 
 Summary = TypeVar("Summary")
 
@@ -72,5 +73,17 @@ def where(record: Located) -> Where:
     return Where(record.path, record.line)
 
 
-__all__ = ["SIDES", "AnyKind", "Counts", "EvidenceKind", "Labels", "Takeaway", "Where", "plural", "release_order",
-           "where"]
+def apart_paths(evidence: Evidence) -> dict[str, str]:
+    """The paths of the modules the layers set apart (tests, examples & benchmarks; vendored and
+    generated code), each with its layer's title; none when the evidence has no layers. What is
+    defined there is not the system's own: its metrics are listed apart, its symbols and their
+    uses are not counted among the system's dependencies."""
+    try:
+        layers = evidence.of(LAYERS)
+    except KeyError:
+        return {}
+    return {m.path: layer.title for layer in layers if layer.apart for m in layer.modules}
+
+
+__all__ = ["SIDES", "AnyKind", "Counts", "EvidenceKind", "Labels", "Takeaway", "Where", "apart_paths", "plural",
+           "release_order", "where"]

@@ -146,6 +146,24 @@ def test_layers_align_by_role_and_the_matrix_is_read_from_the_layer_records():
     assert g["central"][0]["id"] == "py:sched.py" and g["central"][0]["dependents"] == 2
 
 
+def test_most_depended_upon_symbols_are_the_systems_own_by_its_own_dependents():
+    """Tests, examples and vendored code (the layers set them apart) neither rank nor count as
+    dependents: vLLM's vendored pynvml helpers and Triton's QA `test_util` ranked among the top ten,
+    and a symbol most of whose callers are tests ranked by them."""
+    paths = ("core.py", "util.py", "third_party/vendored.py", "tests/t1.py", "tests/t2.py", "tests/t3.py")
+    nodes = [Node(f"py:{p}", NodeKind.MODULE, p, p, "python", p, 1) for p in paths]
+    imports = [("core.py", "util.py"), ("core.py", "third_party/vendored.py"), ("util.py", "third_party/vendored.py"),
+               ("tests/t1.py", "core.py"), ("tests/t2.py", "core.py"), ("tests/t3.py", "core.py"),
+               ("tests/t1.py", "tests/t3.py"), ("tests/t2.py", "tests/t3.py")]
+    edges = [Edge(f"py:{a}", f"py:{b}", EdgeKind.IMPORTS, a, 1) for a, b in imports]
+    layers = [_layer("engine", ["core.py", "util.py"]), _layer("vendored", ["third_party/vendored.py"], apart=True),
+              _layer("tests", ["tests/t1.py", "tests/t2.py", "tests/t3.py"], apart=True)]
+    g = compare_evidence(bundle("a", nodes=nodes, edges=edges, layers=layers), bundle("b"))["graph"]["a"]
+    assert [(c["id"], c["dependents"]) for c in g["central"]] == [("py:util.py", 1)]
+    # without layers every symbol and every dependent counts, as before
+    g = compare_evidence(bundle("a", nodes=nodes, edges=edges), bundle("b"))["graph"]["a"]
+    assert [(c["id"], c["dependents"]) for c in g["central"]][:2] == [("py:core.py", 3), ("py:tests/t3.py", 2)]
+
 def test_findings_are_deterministic():
     a = bundle("a", metrics=[metric("m")], structs=[struct("S", 24, [("a", "int", 0, 4), ("b", "long", 8, 8)])])
     assert compare_evidence(a, bundle("b")) == compare_evidence(a, bundle("b"))

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import networkx as nx
 
-from comparator.kind import Counts, EvidenceKind, Labels, Takeaway, plural
+from comparator.kind import Counts, EvidenceKind, Labels, Takeaway, apart_paths, plural
 from comparator.kinds.graph import render
 from comparator.kinds.graph.records import (CentralSymbol, DependencyExample, GraphStats, LayerCycle, LayerLink,
                                             MutualPair)
@@ -85,12 +85,17 @@ def graph_statistics(evidence: Evidence) -> GraphStats:
     nodes, edges = evidence.graph.nodes, evidence.graph.edges
     by_id = evidence.graph.by_id()
     n, e = len(nodes), len(edges)
+    # The system's own dependencies, as the layers count them: a symbol of a test, an example or
+    # vendored code is not a candidate, and a test's use of a symbol is not a dependent.
+    apart = apart_paths(evidence)
     dependents: dict[str, set[str]] = collections.defaultdict(set)
     for edge in edges:
         if edge.kind in CENTRALITY_EDGES and edge.source != edge.target:
             dependents[edge.target].add(edge.source)
-    central = sorted(((len(srcs), t) for t, srcs in dependents.items()
-                      if t in by_id and by_id[t].kind is not NodeKind.EXTERNAL), key=lambda x: (-x[0], x[1]))
+    counted = ((sum(1 for s in srcs if s not in by_id or by_id[s].path not in apart), t)
+               for t, srcs in dependents.items()
+               if t in by_id and by_id[t].kind is not NodeKind.EXTERNAL and by_id[t].path not in apart)
+    central = sorted(((count, t) for count, t in counted if count), key=lambda x: (-x[0], x[1]))
     matrix, examples = layer_matrix(evidence)
     return GraphStats(
         nodes=n,

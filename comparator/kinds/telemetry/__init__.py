@@ -9,7 +9,7 @@ the takeaways. Rendering is :mod:`.render` and :mod:`.render_release`.
 
 from __future__ import annotations
 
-from comparator.kind import Counts, EvidenceKind, Labels, Takeaway, plural
+from comparator.kind import Counts, EvidenceKind, Labels, Takeaway, apart_paths, plural
 from comparator.kinds.telemetry import render, render_release
 from comparator.kinds.telemetry.crosswalk import crosswalk_metrics, library_series
 from comparator.kinds.telemetry.records import TelemetryRelease, TelemetrySection, TelemetrySide
@@ -17,7 +17,6 @@ from comparator.kinds.telemetry.release import diff_metrics, diff_thresholds, or
 from comparator.kinds.telemetry.summary import summarize_telemetry
 from comparator.records import Verdict
 from extractor.evidence.read import Evidence
-from extractor.layers.records import LAYERS
 from extractor.telemetry.records import METRICS, THRESHOLDS
 
 
@@ -28,7 +27,7 @@ class TelemetryKind(EvidenceKind[TelemetrySide, TelemetrySection, TelemetryRelea
 
     def summarize(self, evidence: Evidence) -> TelemetrySide:
         return summarize_telemetry(evidence.of(METRICS), evidence.of(THRESHOLDS), evidence.diagnostics,
-                                   _apart_paths(evidence))
+                                   apart_paths(evidence))
 
     def compare(self, a: TelemetrySide, b: TelemetrySide) -> TelemetrySection:
         return TelemetrySection(a, b, crosswalk_metrics(a, b), library_series(a, b))
@@ -126,12 +125,3 @@ KIND = TelemetryKind()
 __all__ = ["KIND", "TelemetryKind", "crosswalk_metrics", "diff_metrics", "diff_thresholds", "library_series",
            "orphaned_thresholds", "summarize_telemetry"]
 
-
-def _apart_paths(evidence: Evidence) -> dict[str, str]:
-    """The paths of the modules the layers set apart (tests, examples & benchmarks; vendored and
-    generated code), each with its layer's title; none when the evidence has no layers."""
-    try:
-        layers = evidence.of(LAYERS)
-    except KeyError:
-        return {}
-    return {m.path: layer.title for layer in layers if layer.apart for m in layer.modules}
