@@ -8,7 +8,7 @@ import pytest
 from handmade_context import build_context
 
 from extractor.concepts import (DETECTORS_FILE, cap_evidence, extract_concepts, load_detectors,
-                                resolve_relative)
+                                match_detectors, resolve_relative)
 from extractor.context import SourceFile
 from extractor.errors import UserInputError
 from extractor.model import Language
@@ -104,3 +104,26 @@ def test_shipped_detectors_load():
     ids = [d.id for d in load_detectors().detectors]
     assert len(ids) == len(set(ids))
     assert {"priority-queue", "shared-memory", "cuda-ipc", "pinned-memory", "paged-kv-cache", "streaming"} <= set(ids)
+
+
+def test_a_block_manager_is_paged_kv_cache_evidence_only_when_its_name_says_so():
+    """Memory pools, CUDA VMM allocators (Triton's `CudaBlockManager`) and storage layers name their
+    own blocks' managers: Triton was said to share vLLM's paged KV cache on that one class."""
+    names = ["CudaBlockManager", "BlockManager", "KVBlockManager", "PagedBlockManager", "KVCacheManager"]
+    texts = [(f"f{i}", name, i, name) for i, name in enumerate(names)]
+    found = {e.matched for d, e in match_detectors(load_detectors(), ["symbols"], lambda _kind: texts)
+             if d.id == "paged-kv-cache"}
+    assert found == {"KVBlockManager", "PagedBlockManager", "KVCacheManager"}
+
+
+def test_an_event_loop_run_from_a_thread_or_from_cpp_is_an_async_runtime():
+    """Triton's Python API hands coroutines to a loop (`asyncio.run_coroutine_threadsafe`, results in an
+    `asyncio.Queue`) and its Python backend's stub runs one from C++ (`py::module_::import("asyncio")
+    .attr("new_event_loop")()`): the report said only vLLM had an async runtime."""
+    names = ["asyncio.run_coroutine_threadsafe", "asyncio.Queue", "asyncio.get_running_loop", "asyncio.sleep",
+             "asyncio.iscoroutine"]
+    texts = {"names": [(f"n{i}", name, i, name) for i, name in enumerate(names)],
+             "strings": [("stub.cc", "asyncio", 916, "asyncio"), ("x.py", "asyncio_mode", 3, "asyncio_mode")]}
+    found = {e.matched for d, e in match_detectors(load_detectors(), ["names", "strings"], lambda kind: texts[kind])
+             if d.id == "async-runtime"}
+    assert found == {"asyncio.run_coroutine_threadsafe", "asyncio.Queue", "asyncio.get_running_loop", "asyncio"}
