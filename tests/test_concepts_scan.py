@@ -161,3 +161,41 @@ def test_http_routes_of_decorators_and_registrations():
     assert facts is not None
     assert facts.routes == (("ANY /any", 13), ("GET /metrics", 26), ("GET {prefix}/health", 16),
                             ("GET|POST /v1/models", 10), ("POST /v1/chat/completions", 7), ("WS /ws", 19))
+
+
+def test_routes_of_a_router_made_or_mounted_with_a_prefix_are_under_it():
+    """`APIRouter(prefix="/v1")` and `@router.post("/chat/completions")` serve POST /v1/chat/completions:
+    read without the prefix, an OpenAI-compatible server was not seen as one."""
+    facts = python_facts('''
+        from fastapi import APIRouter, FastAPI
+        from flask import Blueprint
+        router = APIRouter(prefix="/v1", tags=["chat"])
+        admin = APIRouter()
+        bp = Blueprint("api", __name__, url_prefix="/api")
+        both = APIRouter(prefix="/openai")
+        twice = APIRouter()
+        app = FastAPI()
+
+        @router.post("/chat/completions")
+        async def chat(): ...
+
+        @admin.get("/health")
+        def health(): ...
+
+        @bp.route("/models", methods=["GET"])
+        def models(): ...
+
+        @both.post("/v1/embeddings")
+        def embeddings(): ...
+
+        @twice.get("/ping")
+        def ping(): ...
+
+        app.include_router(admin, prefix="/admin")
+        app.include_router(both, prefix="/x")
+        app.include_router(twice, prefix="/a")
+        app.include_router(twice, prefix="/b")
+    ''')
+    assert facts is not None
+    assert facts.routes == (("GET /admin/health", 14), ("GET /api/models", 17), ("GET /ping", 23),
+                            ("POST /v1/chat/completions", 11), ("POST /x/openai/v1/embeddings", 20))

@@ -40,6 +40,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from extractor.concepts.facts import ConceptFacts, Definition, Import, Seen
@@ -120,8 +121,9 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     decorators = {id(d) for definition in index.of_types(ast.FunctionDef, ast.AsyncFunctionDef)
                   if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef))
                   for d in definition.decorator_list if d.__class__ is ast.Call}
+    prefixes = _router_prefixes(index)
     for call in index.of(ast.Call):
-        route = _route(call, id(call) in decorators)
+        route = _route(call, id(call) in decorators, prefixes)
         if route is not None:
             routes.add((route, call.lineno))
         func = call.func
@@ -181,7 +183,45 @@ _ROUTE_VERBS = {"get": "GET", "post": "POST", "put": "PUT", "delete": "DELETE", 
 _ROUTE_REGISTRATIONS = frozenset({"add_api_route", "add_url_rule", "add_route", "add_websocket_route"})
 
 
-def _route(call: ast.Call, decorator: bool) -> str | None:
+# A router made with a path prefix (FastAPI's `APIRouter(prefix="/v1")`, Flask's and Quart's
+# `Blueprint(name, __name__, url_prefix="/v1")`), or mounted with one in the same file
+# (`app.include_router(router, prefix="/v1")`, `app.register_blueprint(bp, url_prefix="/v1")`): the
+# routes its decorators declare are under that prefix.
+_ROUTERS = {"APIRouter": "prefix", "Blueprint": "url_prefix"}
+_MOUNTS = {"include_router": "prefix", "register_blueprint": "url_prefix"}
+
+
+def _router_prefixes(index: ModuleIndex) -> dict[str, str]:
+    """Name of a router the file makes or mounts -> the prefix of its routes (what it is made with,
+    then what it is mounted under), when the prefixes are literal paths or f-strings."""
+    made: dict[str, str] = {}
+    mounted: dict[str, str] = {}
+    for assign in index.of(ast.Assign):
+        value = assign.value
+        if not (isinstance(value, ast.Call) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
+            continue
+        func = value.func
+        maker = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        prefix = _keyword_path(value, _ROUTERS.get(maker, ""))
+        if prefix is not None:
+            made[assign.targets[0].id] = prefix
+    for call in index.of(ast.Call):
+        func = call.func
+        router = call.args[0] if call.args else None
+        if isinstance(func, ast.Attribute) and func.attr in _MOUNTS and isinstance(router, ast.Name):
+            prefix = _keyword_path(call, _MOUNTS[func.attr])
+            if prefix is not None:  # mounted twice under two prefixes: neither is the one
+                mounted[router.id] = prefix if mounted.get(router.id, prefix) == prefix else ""
+    return {name: mounted.get(name, "") + made.get(name, "") for name in made.keys() | mounted.keys()
+            if name not in mounted or mounted[name]}
+
+
+def _keyword_path(call: ast.Call, keyword: str) -> str | None:
+    value = next((k.value for k in call.keywords if keyword and k.arg == keyword), None)
+    return None if value is None else _route_path(value)
+
+
+def _route(call: ast.Call, decorator: bool, prefixes: Mapping[str, str]) -> str | None:
     """The route ``call`` declares ("POST /v1/completions"), when it declares one (see above)."""
     func = call.func
     if not isinstance(func, ast.Attribute) or not call.args:
@@ -192,6 +232,8 @@ def _route(call: ast.Call, decorator: bool) -> str | None:
     path = _route_path(call.args[0])
     if path is None:
         return None
+    if isinstance(func.value, ast.Name) and func.value.id in prefixes:
+        path = prefixes[func.value.id].rstrip("/") + path if path.startswith("/") else prefixes[func.value.id] + path
     verb = "WS" if name == "add_websocket_route" else _ROUTE_VERBS.get(name, "")
     if not verb:
         methods = next((k.value for k in call.keywords if k.arg == "methods"), None)
