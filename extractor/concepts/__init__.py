@@ -113,6 +113,37 @@ def absolute_in(file: SourceFile) -> Callable[[str], str]:
     return absolute
 
 
+def mounted_routes(files: Iterable[tuple[SourceFile, ConceptFacts]]) -> dict[str, dict[tuple[str, int], str]]:
+    """Path -> {(route, line): the route under its prefix} for the routes of a router another module
+    mounts with a prefix (``app.include_router(chat.router, prefix="/v1")`` in the app's module, the
+    router in ``chat``). A router mounted under two prefixes, or one that cannot be found, keeps its
+    routes as its own file declares them."""
+    files = list(files)
+    by_module = {file.module: file.path for file, _facts in files if file.module}
+    facts_of = {file.path: facts for file, facts in files}
+    prefixes: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (path, router) -> prefixes
+    for file, facts in files:
+        if not facts.mounts:
+            continue
+        absolute = absolute_in(file)
+        for router, prefix, _line in facts.mounts:
+            module, _, name = absolute(router).rpartition(".")
+            target = by_module.get(module)
+            if target is not None:
+                prefixes[target, name].add(prefix)
+    moved: dict[str, dict[tuple[str, int], str]] = collections.defaultdict(dict)
+    for path, router in sorted(prefixes):
+        under = prefixes[path, router]
+        if len(under) != 1:
+            continue
+        prefix = next(iter(under)).rstrip("/")
+        for name, route, line in facts_of[path].router_routes:
+            if name == router:
+                verb, _, route_path = route.partition(" ")
+                moved[path][route, line] = f"{verb} {prefix}{route_path}"
+    return moved
+
+
 def imported_modules(file: SourceFile, facts: ConceptFacts) -> Iterator[tuple[str, str, int]]:
     """(module, imported name or "", line) with relative imports made absolute."""
     for imported in facts.imports:
@@ -197,10 +228,13 @@ def match_files(ctx: Context) -> Contribution[FileMatches]:
 
 def _file_matches(ctx: Context, detectors: DetectorSet) -> FileMatches:
     files = {f.path: (f, facts) for f, facts in ctx.facts(STEP.name, *CODE_LANGUAGES) if not detectors.ignored(f.rel)}
+    mounted = mounted_routes([pair for pair in files.values() if pair[0].language is Language.PYTHON])
 
     def texts(kind: str) -> Iterator[tuple[str, str, int, str]]:
         for path, (file, facts) in files.items():
+            moved = mounted.get(path, {}) if kind == "routes" else {}
             for value, line in file_facts(file, facts, kind):
+                value = moved.get((value, line), value)
                 yield path, value, line, value
 
     kinds = [kind for kind in MATCH_KINDS if kind != "symbols"]
@@ -299,7 +333,8 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # namespace block opened and closed in conditional groups of one condition joined; 8: and with a file's
 # function-like attribute macros blanked; 9: and with declaration wrappers unwrapped; 10: HTTP routes (routes);
 # 11: a C/C++ file that launches kernels read with the CUDA grammar; 12: paged-kv-cache not by any BlockManager;
-# 13: Python routes under the prefix their router is made or mounted with in the file (scan._router_prefixes)
+# 13: Python routes under the prefix their router is made or mounted with (scan._router_prefixes; another
+# module's mounts: ConceptFacts.mounts, router_routes, mounted_routes)
 STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="13", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},

@@ -47,6 +47,11 @@ class ConceptFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     attrs: tuple[Seen, ...] = ()  # Python: each attribute name, at its first access
     strings: tuple[Seen, ...] = ()  # short one-word string constants
     routes: tuple[Seen, ...] = ()  # HTTP routes the code registers: "POST /v1/chat/completions"
+    # Python: (router's name, route, line) of each route a router of the file's declares, and
+    # (router another module defines, as imported, "x.routers.chat.router"; prefix; line) of each
+    # mount of one with a prefix (``app.include_router(chat.router, prefix="/v1")``)
+    router_routes: tuple[tuple[str, str, int], ...] = ()
+    mounts: tuple[tuple[str, str, int], ...] = ()
     defs: tuple[Definition, ...] = ()  # sorted by (line, qualname)
     c_api: tuple[tuple[int, int], ...] = ()  # C/C++: (line, prototypes) of each ``extern "C"`` block declaring any
 

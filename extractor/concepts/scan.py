@@ -40,7 +40,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from extractor.concepts.facts import ConceptFacts, Definition, Import, Seen
@@ -122,10 +122,18 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
                   if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef))
                   for d in definition.decorator_list if d.__class__ is ast.Call}
     prefixes = _router_prefixes(index)
+    router_routes: set[tuple[str, str, int]] = set()
+    mounts: set[tuple[str, str, int]] = set()
     for call in index.of(ast.Call):
         route = _route(call, id(call) in decorators, prefixes)
         if route is not None:
             routes.add((route, call.lineno))
+            router = call.func.value  # type: ignore[attr-defined]  # _route read an attribute call
+            if router.__class__ is Name:
+                router_routes.add((router.id, route, call.lineno))
+        mount = _mount(call, resolve)
+        if mount is not None:
+            mounts.add((*mount, call.lineno))
         func = call.func
         if func.__class__ is Name:
             invoked = aliases.get(func.id)
@@ -172,7 +180,8 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
         typing_imports=tuple(Import(*t) for t in sorted(typing_imports)),
         names=tuple(sorted(names)), calls=tuple(sorted(calls)), invokes=tuple(sorted(invokes)),
         keywords=tuple(sorted(keywords)), attrs=tuple(sorted(attrs.items())), strings=tuple(sorted(strings)),
-        routes=tuple(sorted(routes)), defs=tuple(defs))
+        routes=tuple(sorted(routes)), router_routes=tuple(sorted(router_routes)), mounts=tuple(sorted(mounts)),
+        defs=tuple(defs))
 
 
 # A decorator `@x.<verb>("/path")` (FastAPI, Starlette, Flask, Quart, Sanic, Litestar) declares a route;
@@ -214,6 +223,17 @@ def _router_prefixes(index: ModuleIndex) -> dict[str, str]:
                 mounted[router.id] = prefix if mounted.get(router.id, prefix) == prefix else ""
     return {name: mounted.get(name, "") + made.get(name, "") for name in made.keys() | mounted.keys()
             if name not in mounted or mounted[name]}
+
+
+def _mount(call: ast.Call, resolve: Callable[[ast.expr], str | None]) -> tuple[str, str] | None:
+    """(the router, as imported, and the prefix) of a mount of another module's router with a
+    prefix: ``app.include_router(chat.router, prefix="/v1")``."""
+    func = call.func
+    if not (isinstance(func, ast.Attribute) and func.attr in _MOUNTS and call.args):
+        return None
+    prefix = _keyword_path(call, _MOUNTS[func.attr])
+    router = resolve(call.args[0]) if prefix is not None else None
+    return None if router is None or prefix is None else (router, prefix)
 
 
 def _keyword_path(call: ast.Call, keyword: str) -> str | None:
