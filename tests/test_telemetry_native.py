@@ -521,11 +521,15 @@ def test_calls_of_the_systems_own_metric_factories_are_said(tmp_path):
 
 
 # llm-d's endpoint picker: label sets and buckets kept in package-level variables of the metrics file,
-# a label set extended with append(); a variable the file assigns again, and one of another file, stay
-# unread, each with the list as written.
+# a label set extended with append(), a label set of another file of the package (read there, with
+# that file's constants); a variable the file assigns again, one of another package, and one two files
+# of the package define differently stay unread, each with the list as written.
 GO_HELD_LISTS = {
     "go.mod": "module example.com/epp\n\ngo 1.22\n",
-    "pkg/metrics/other.go": 'package metrics\n\nvar otherLabels = []string{"x"}\n',
+    "pkg/metrics/other.go": ('package metrics\n\nconst labelZone = "zone"\n\n'
+                             'var otherLabels = []string{"x", labelZone}\n\nvar twice = []string{"a"}\n'),
+    "pkg/metrics/again.go": 'package metrics\n\nvar twice = []string{"b"}\n',
+    "pkg/other/lists.go": 'package other\n\nvar farLabels = []string{"far"}\n',
     "pkg/metrics/metrics.go": """package metrics
 
 import "github.com/prometheus/client_golang/prometheus"
@@ -568,6 +572,10 @@ var changed = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 
 var elsewhere = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "elsewhere"}, otherLabels)
 
+var far = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "far"}, farLabels)
+
+var ambiguous = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "ambiguous"}, twice)
+
 func init() {
 \tmoved = append(moved, "b")
 }
@@ -586,15 +594,19 @@ def test_go_label_sets_and_buckets_held_in_variables_of_the_file(tmp_path):
         "sizes": ([], True, [1.0, 2.0, 4.0], True),
         "plain": ([], True, [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0], True),
         "changed": ([], False, [], False),
-        "elsewhere": ([], False, [], True),
+        "elsewhere": (["x", "zone"], True, [], True),
+        "far": ([], False, [], True),
+        "ambiguous": ([], False, [], True),
     }
     assert found["changed"]["unresolved"] == (
-        "labels: moved is no literal label list nor a variable of the file holding one; "
+        "labels: moved is no literal label list nor a variable of the package holding one; "
         "buckets: fromFlag are no literal numbers nor a variable of the file holding them; "
         "help: helpOf(\"Changed.\", 1) is no literal nor a string constant of the analysed files")
     assert found["changed"]["help"] == ""
-    assert found["elsewhere"]["unresolved"] == (
-        "labels: otherLabels is no literal label list nor a variable of the file holding one")
+    assert found["far"]["unresolved"] == (
+        "labels: farLabels is no literal label list nor a variable of the package holding one")
+    assert found["ambiguous"]["unresolved"] == (
+        "labels: twice is no literal label list nor a variable of the package holding one")
 
 
 # The inference gateway's endpoint picker before v0.4 (and Kubernetes' own components): metrics made with

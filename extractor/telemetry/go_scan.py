@@ -26,7 +26,7 @@ from typing import Any
 from extractor.go.parse import capture_nodes, descendants
 from extractor.model import ParsedFile
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
+from extractor.telemetry.native_facts import LabelSet, MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
 
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
@@ -58,7 +58,7 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     otel = OTEL in data
     unmodeled_paths = conventions().unmodeled_go
     if b"client_golang" not in data and b"component-base/metrics" not in data and b"const" not in data and not otel \
-            and not any(path.encode() in data for path in unmodeled_paths):
+            and b"[]string{" not in data and not any(path.encode() in data for path in unmodeled_paths):
         return None
     root = parsed.tree.root_node
     aliases: dict[str, str] = {}
@@ -91,17 +91,21 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                     elif node.type == "var_declaration" and v.type in ("composite_literal", "call_expression",
                                                                         "selector_expression"):
                         slices[_text(n)] = v
-    if (variables or slices) and (aliases or otel):
+    if (variables and (aliases or otel)) or slices:
         # in a file that defines metrics, a package-level variable stands for its literal when the
         # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`,
-        # llm-d's `modelLabels = []string{...}` and `tpotBuckets = []float64{...}`)
+        # llm-d's `modelLabels = []string{...}` and `tpotBuckets = []float64{...}`); a label set, for
+        # the package's other files too
         assigned = {_text(n) for n in capture_nodes(root, "(assignment_statement left: (expression_list "
                                                           "[(identifier) @assigned (index_expression operand: "
                                                           "(identifier) @assigned)]))").get("assigned", ())}
-        constants.update((name, value) for name, value in variables.items() if name not in assigned)
+        if aliases or otel:
+            constants.update((name, value) for name, value in variables.items() if name not in assigned)
         slices = {name: value for name, value in slices.items() if name not in assigned}
+    label_sets = _label_sets(slices, constants)
     if not aliases and not otel:
-        return NativeMetricFacts(constants=constants, unmodeled=tuple(unmodeled)) if constants or unmodeled else None
+        return NativeMetricFacts(constants=constants, unmodeled=tuple(unmodeled), label_sets=label_sets) \
+            if constants or unmodeled or label_sets else None
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
     otel_metric = {a for a, t in aliases.items() if t == OTEL_METRIC}
     metrics = []
@@ -146,10 +150,26 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     if descs:
         metrics.extend(_descs(descs, _value_types(const_uses), constants, slices))
         metrics.sort(key=lambda metric: metric.line)
-    if not (metrics or constants or unmodeled):
+    if not (metrics or constants or unmodeled or label_sets):
         return None
     # the imports only matter where a metric may name another package's constant (`constants.Subsystem`)
-    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {}, unmodeled=tuple(unmodeled))
+    return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {}, unmodeled=tuple(unmodeled),
+                             label_sets=label_sets)
+
+
+def _label_sets(slices: dict[str, Any], constants: dict[str, str]) -> dict[str, LabelSet]:
+    """The file's package-level `[]string{...}` variables whose names it reads (strings, constants,
+    or names kept for the extract step): a metric of another file of the package may take one as its
+    labels (`prometheus.NewCounterVec(opts, commonLabels)`)."""
+    sets = {}
+    for name, node in slices.items():
+        kind = node.child_by_field_name("type") if node.type == "composite_literal" else None
+        if kind is None or _text(kind) != "[]string":
+            continue
+        found = _labels(node, constants, slices)
+        if found["labels"] is not None:
+            sets[name] = LabelSet(found["labels"], found.get("label_refs", ()))
+    return sets
 
 
 def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth: int = 0) -> dict[str, Any]:

@@ -164,6 +164,14 @@ class ClientRustFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     collectors: tuple[int, ...] = ()  # lines of `register_collector(...)`: a Collector writes its own
 
 
+class LabelSet(msgspec.Struct, frozen=True, array_like=True):
+    """Go: a package-level `[]string{...}` of label names: the strings and constants read, the names
+    left for the extract step (``NativeMetric.label_refs``)."""
+
+    labels: tuple[str, ...]
+    label_refs: tuple[str, ...] = ()
+
+
 class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one Rust or Go file says about Prometheus metrics."""
 
@@ -181,3 +189,4 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     scoped_constants: dict[str, str] = {}
     factories: tuple[RustFactory, ...] = ()  # Rust: functions returning a prometheus crate metric
     factory_calls: tuple[FactoryCall, ...] = ()  # Rust: calls of functions named like a metric maker
+    label_sets: dict[str, LabelSet] = {}  # Go: the file's package-level label name lists, by variable

@@ -41,13 +41,16 @@ from collections import Counter as Tally
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
+import msgspec
+
 from extractor.context import Context, SourceFile
 from extractor.go.graph import import_path
 from extractor.model import Diagnostic, Language, Severity
 from extractor.native.manifests import system_manifests
 from extractor.telemetry.client_rust_records import client_rust_records
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import FactoryCall, MetricText, NativeMetric, NativeMetricFacts, RustFactory
+from extractor.telemetry.native_facts import (FactoryCall, LabelSet, MetricText, NativeMetric, NativeMetricFacts,
+                                             RustFactory)
 from extractor.telemetry.records import MetricDefinition, MetricType, lint_name, unmodeled_library
 
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
@@ -90,6 +93,7 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
     for language in (Language.RUST, Language.GO):
         files: list[tuple[SourceFile, NativeMetricFacts]] = list(ctx.facts("metrics", language))
         constants = _shared_constants(files)
+        label_sets = _shared_label_sets(files)
         imported = _imported_constants(files, constants, ctx) if language is Language.GO else {}
         described = _descriptions(files, constants)
         bucketed = [b for _f, facts in files for b in facts.exporter_buckets]
@@ -117,9 +121,14 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
                 if made:
                     stats[f"{language.value}_factory_calls_not_followed"] += 1
                     diagnostics.append(_factory_call(file, call, made, local))
+            sets = label_sets.get(_package(file), {})
             for m in facts.metrics:
                 if m.describe:
                     continue
+                if m.labels is None and m.labels_text in sets:
+                    # `NewCounterVec(opts, commonLabels)`, the list a package-level variable of another file
+                    found = sets[m.labels_text]
+                    m = msgspec.structs.replace(m, labels=found.labels, label_refs=found.label_refs, labels_text="")
                 stats[f"{language.value}_definitions"] += 1
                 record, problem = _record(file, m, local, described, bucketed)
                 if record is not None:
@@ -217,6 +226,16 @@ def _shared_constants(files: Iterable[tuple[SourceFile, NativeMetricFacts]]) -> 
         for key, value in facts.constants.items():
             seen.setdefault(_package(file), {}).setdefault(key, set()).add(value)
     return {pkg: {k: next(iter(v)) for k, v in names.items() if len(v) == 1} for pkg, names in seen.items()}
+
+
+def _shared_label_sets(files: Iterable[tuple[SourceFile, NativeMetricFacts]]) -> dict[str, dict[str, LabelSet]]:
+    """Go: label name lists per package, as :func:`_shared_constants` shares constants: a list
+    two files of the package define differently is no one list."""
+    seen: dict[str, dict[str, set[LabelSet]]] = {}
+    for file, facts in files:
+        for name, found in facts.label_sets.items():
+            seen.setdefault(_package(file), {}).setdefault(name, set()).add(found)
+    return {pkg: {k: next(iter(v)) for k, v in sets.items() if len(v) == 1} for pkg, sets in seen.items()}
 
 
 def _imported_constants(files: Iterable[tuple[SourceFile, NativeMetricFacts]], constants: dict[str, dict[str, str]],
@@ -350,7 +369,7 @@ def _unread_list(m: NativeMetric) -> str:
     """Why a label list that is no literal was not read (Go: ``labels_text``)."""
     if m.labels is not None or not m.labels_text:
         return ""
-    return f"labels: {m.labels_text} is no literal label list nor a variable of the file holding one"
+    return f"labels: {m.labels_text} is no literal label list nor a variable of the package holding one"
 
 
 def _unread_labels(unread: list[str]) -> str:
