@@ -127,3 +127,13 @@ def test_an_event_loop_run_from_a_thread_or_from_cpp_is_an_async_runtime():
     found = {e.matched for d, e in match_detectors(load_detectors(), ["names", "strings"], lambda kind: texts[kind])
              if d.id == "async-runtime"}
     assert found == {"asyncio.run_coroutine_threadsafe", "asyncio.Queue", "asyncio.get_running_loop", "asyncio"}
+
+
+def test_continuous_batching_from_the_budgets_of_an_iteration():
+    """SGLang schedules by `max_prefill_tokens` and `max_running_requests` (TGI by
+    `max_batch_total_tokens`): the report said only vLLM batched continuously."""
+    attrs = ["max_prefill_tokens", "max_running_requests", "max_batch_total_tokens", "max_batch_size"]
+    texts = [(f"a{i}", name, i, name) for i, name in enumerate(attrs)]
+    found = {e.matched for d, e in match_detectors(load_detectors(), ["attrs"], lambda _kind: texts)
+             if d.id == "continuous-batching"}
+    assert found == {"max_prefill_tokens", "max_running_requests", "max_batch_total_tokens"}
