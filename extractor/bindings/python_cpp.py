@@ -1059,12 +1059,11 @@ def _calls_through_held_modules(index: Any) -> list[OpReference]:
     found = []
     for position, call in zip(index.positions(ast.Call), index.of(ast.Call)):
         func = call.func
-        attribute = _self_attribute(func.value) if isinstance(func, ast.Attribute) else ""
-        if not attribute:
+        if not isinstance(func, ast.Attribute) or not (attribute := _self_attribute(func.value)):
             continue
         scope = index.site(position).owner
         for dotted in sorted(held.get((_class_of_method(scope), attribute), ())):
-            found.append(OpReference(scope.qualname, call.lineno, f"{dotted}.{func.attr}"))  # type: ignore[union-attr]
+            found.append(OpReference(scope.qualname, call.lineno, f"{dotted}.{func.attr}"))
     return found
 
 
