@@ -57,3 +57,65 @@ def test_a_kernel_launched_over_a_grid_and_a_generic_class_made_through_its_alia
                      ("py:ops.attention.forward", "py:ops.attention._fwd_kernel", 24)]
     # HANDLERS["print"](box) is an item of a dict: unresolved, as any call the graph cannot follow
     assert bundle["stats"]["python"]["calls_unresolved"] == 1
+
+
+HELD = {
+    "ops/__init__.py": "",
+    "ops/tril.py": '''
+        import triton
+
+
+        @triton.jit
+        def k16(a):
+            pass
+
+
+        @triton.jit
+        def k32(a):
+            pass
+
+
+        @triton.jit
+        def k64(a):
+            pass
+
+
+        def make():
+            return k64
+
+
+        def solve(a, bt, merge=k16):
+            if bt == 16:
+                fn = k16
+            elif bt == 32:
+                fn = k32
+            else:
+                fn = None
+            fn[(1,)](a)
+            pick = k32 if bt == 32 else k64
+            pick(a)
+            made = k16
+            made = make()
+            made[(1,)](a)
+            merge[(1,)](a)
+            for looped in (k16, k32):
+                looped[(1,)](a)
+            looped = k64
+
+
+        def other(a):
+            fn[(1,)](a)
+    ''',
+}
+
+
+def test_a_call_through_a_local_every_binding_gives_a_name_calls_each_name(tmp_path: Path):
+    # flash-linear-attention's launchers pick a Triton kernel into a local, by branches or a condition
+    bundle = written_bundle(tmp_path, HELD)
+    calls = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "calls")
+    # one edge per caller and callee, at its first line: `pick(a)` adds k64 (k32 is fn's already)
+    assert calls == [("py:ops.tril.solve", "py:ops.tril.k16", 30), ("py:ops.tril.solve", "py:ops.tril.k32", 30),
+                     ("py:ops.tril.solve", "py:ops.tril.k64", 32), ("py:ops.tril.solve", "py:ops.tril.make", 34)]
+    # a local also given a call's result, a parameter, a loop's target, and another function's use of the
+    # name: unresolved
+    assert bundle["stats"]["python"]["calls_unresolved"] == 4

@@ -369,27 +369,48 @@ def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
     outside: list[CallSite] = []
     counts: Counter[str] = Counter()
     path = module.file.path
+    aliases = module.local_aliases if module.facts.local_aliases else {}
     for call in module.facts.calls:
         scope, line, callee = call.scope, call.line, call.callee
-        key = scopes.call_key(scope, callee)
-        if key in resolved:
-            target = resolved[key]
+        held = _held_names(aliases, scope, callee) if aliases else None
+        if held is not None:  # a local holding one of several names: a call of each that resolves
+            targets = sorted({t for text in held if (t := resolve_call(resolver, scopes, scope, text)) is not None})
         else:
-            target = resolved[key] = resolve_call(resolver, scopes, scope, callee) if callee else None
-        if target is None:
+            key = scopes.call_key(scope, callee)
+            if key in resolved:
+                target = resolved[key]
+            else:
+                target = resolved[key] = resolve_call(resolver, scopes, scope, callee) if callee else None
+            targets = [target] if target is not None else []
+        if not targets:
             counts["unresolved"] += 1
             continue
-        kind, value = target
-        counts[kind] += 1
-        if kind == "node" or kind == "ext":
-            caller = callers.get(scope)
-            if caller is None:
-                caller = callers[scope] = f"{mid}.{scope}" if scope else mid
-            if kind == "ext":
-                outside.append(CallSite(caller, value, path, line))
-            elif line < first_line.get((caller, value), line + 1):
-                first_line[caller, value] = line  # a calls edge keeps its first line (see _contribution)
+        counts[min(targets, key=lambda t: t[0] != "node")[0]] += 1  # a call that reaches a node counts as one
+        for kind, value in targets:
+            if kind == "node" or kind == "ext":
+                caller = callers.get(scope)
+                if caller is None:
+                    caller = callers[scope] = f"{mid}.{scope}" if scope else mid
+                if kind == "ext":
+                    outside.append(CallSite(caller, value, path, line))
+                elif line < first_line.get((caller, value), line + 1):
+                    first_line[caller, value] = line  # a calls edge keeps its first line (see _contribution)
     return ModuleCalls([(caller, callee, line) for (caller, callee), line in first_line.items()], outside, counts)
+
+
+def _held_names(aliases: dict[str, dict[str, list[str]]], scope: str, callee: str) -> list[str] | None:
+    """``callee`` written through each name its head may hold, when the head is a local of ``scope``
+    that holds names (``merge_fn[]`` -> ``solve_tril_16x16_kernel[]``, ...); else None."""
+    local = aliases.get(scope)
+    head = _HEAD.match(callee) if local else None
+    values = local.get(head.group(0)) if local and head else None
+    if not values or head is None:
+        return None
+    rest = callee[head.end():]
+    return [value + rest for value in values]
+
+
+_HEAD = re.compile(r"[A-Za-z_]\w*")
 
 
 class _ModuleLinks(msgspec.Struct, array_like=True, gc=False):
@@ -566,5 +587,7 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 # 11: a call of an item of a dotted name (`kernel[grid](...)`) is recorded as `kernel[]`
 # 12 (a branch's 11 beside it): names a module imports on first access (a table its `__getattr__` imports
 # from, a `_LazyModule`'s)
+# 13: a call through a function's local that every binding gives a name (`fn = k16 if c else k32; fn[grid](...)`)
+# calls each name it may hold (PythonFacts.local_aliases)
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="12", python_fallback=True, ahead=DefinitionsAhead)
+            version="13", python_fallback=True, ahead=DefinitionsAhead)

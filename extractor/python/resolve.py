@@ -48,6 +48,7 @@ class PyModule:
     explicit_exports: set[str] = dataclasses.field(default_factory=set)
     _local_types: dict[str, dict[str, list[str]]] | None = None
     _held: dict[str, list[str]] | None = None
+    _local_aliases: dict[str, dict[str, list[str]]] | None = None
 
     @property
     def local_types(self) -> dict[str, dict[str, list[str]]]:
@@ -62,6 +63,15 @@ class PyModule:
                     self._local_types.setdefault(typed.scope, {}).setdefault(typed.name, []).append(typed.type)
         return self._local_types
 
+
+    @property
+    def local_aliases(self) -> dict[str, dict[str, list[str]]]:
+        """Function qualname -> local name -> the names it may hold (PythonFacts.local_aliases)."""
+        if self._local_aliases is None:
+            self._local_aliases = {}
+            for alias in self.facts.local_aliases:
+                self._local_aliases.setdefault(alias.scope, {}).setdefault(alias.name, []).append(alias.value)
+        return self._local_aliases
 
     @property
     def held(self) -> dict[str, list[str]]:

@@ -101,6 +101,8 @@ class _Statements:
         self.typing_only = 0  # depth of ``if TYPE_CHECKING:`` bodies around the current statement
         self.init_class = ""  # the class whose __init__-like method is being walked
         self._param_types: dict[str, str] = {}
+        self.local_aliases: list[Alias] = []
+        self._aliased = False  # the function being walked assigns a local a name (scan._function_aliases)
 
     def block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
@@ -184,11 +186,13 @@ class _Statements:
                                                                                             args.kwarg) else ""
             params[arg.arg] = typed or ""
             self.types.append(LocalType(qual, arg.arg, params[arg.arg], node.lineno))
-        saved = self._param_types, self.init_class
-        self._param_types = params
+        saved = self._param_types, self.init_class, self._aliased
+        self._param_types, self._aliased = params, False
         self.init_class = self.scope if self.scope_kind == "class" and node.name in INIT_METHODS else ""
         self._enter(qual, "function", node.body)
-        self._param_types, self.init_class = saved
+        if self._aliased:
+            self.local_aliases.extend(_function_aliases(qual, node))
+        self._param_types, self.init_class, self._aliased = saved
 
     def _class(self, node: ast.ClassDef) -> None:
         qual = self._child_qual(node.name)
@@ -240,6 +244,8 @@ class _Statements:
         if self.scope_kind == "function":
             if len(node.targets) == 1:
                 self._record_type(node.targets[0], None, node.value, node.lineno)
+                if isinstance(node.targets[0], ast.Name) and isinstance(node.value, _NAMING):
+                    self._aliased = True
             if self.init_class:
                 for target in node.targets:
                     self._instance_attr(target, None, node.value, node.lineno)
@@ -350,6 +356,60 @@ def _declared_type(annotation: ast.expr | None, value: ast.expr | None) -> str:
 
 
 # What each statement gives (the others only hold calls, which come from the index).
+_NAMING = (ast.Name, ast.Attribute, ast.IfExp)  # what may give a local a name (scan._named_values)
+
+
+def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Alias]:
+    """The locals of ``fn`` that every binding in its body gives a name (dotted, or either of two by a
+    condition; ``None`` gives nothing), each with the names so given: ``merge_fn = k16`` in one branch
+    and ``merge_fn = k32`` in another, then ``merge_fn[grid](...)`` launches either (flash-linear-
+    attention's Triton launchers). A parameter, or a name any other statement binds (a call's result,
+    a loop's target, an import, a ``global``), holds what the code does not say: none."""
+    values: dict[str, list[tuple[str, int]]] = {}
+    other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                                       *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
+    pending: list[ast.AST] = list(fn.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+            continue  # its body is a scope of its own
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            held = _named_values(node.value, node.targets[0].id)
+            if held is not None:
+                values.setdefault(node.targets[0].id, []).extend((value, node.lineno) for value in held)
+                continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+        elif isinstance(node, ast.alias):
+            other.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+        pending.extend(ast.iter_child_nodes(node))
+    return [Alias(qual, name, value, line) for name in sorted(values.keys() - other)
+            for value, line in sorted(set(values[name]), key=lambda item: (item[1], item[0]))]
+
+
+def _named_values(value: ast.expr, name: str) -> list[str] | None:
+    """The dotted names an assignment to ``name`` gives it (``k``, ``mod.k``, ``a if c else b``; ``None``
+    none), or None when it gives anything else (or a name read through itself: ``fn = fn.inner``)."""
+    if isinstance(value, ast.IfExp):
+        body, orelse = _named_values(value.body, name), _named_values(value.orelse, name)
+        return body + orelse if body is not None and orelse is not None else None
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
+    text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    if not text or text.partition(".")[0] in (name, "super()"):
+        return None
+    return [text]
+
+
 _HANDLERS: dict[type, Callable[[_Statements, Any], None]] = {
     ast.Assign: _Statements._assign, ast.AnnAssign: _Statements._ann_assign,
     ast.AugAssign: _Statements._aug_assign, ast.Expr: _Statements._expr,
@@ -450,7 +510,7 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
         imports=tuple(imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
-        held=tuple(statements.held),
+        held=tuple(statements.held), local_aliases=tuple(statements.local_aliases),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
 
