@@ -673,3 +673,22 @@ def test_calls_through_an_attribute_holding_an_extension_module_bind_to_each_mod
     # another class's `self.ext` is not this one's
     assert binds == {("py:q.linear.Linear.forward", "cpp:matmul64", 16),
                      ("py:q.linear.Linear.forward", "cpp:matmul256", 16)}
+
+
+def test_an_extension_built_from_sources_the_tree_lacks_is_said(tmp_path):
+    # AutoGPTQ's cQIGen: its backend.cpp is written by a generator before the build
+    from extractor.run.pipeline import extract_system
+
+    files = {"setup.py": ("from torch.utils.cpp_extension import CppExtension\n"
+                          "ext_modules = [CppExtension('gen_ext', ['gen/backend.cpp', 'gen/kept.cpp']),\n"
+                          "               CppExtension('whole_ext', ['gen/kept.cpp', '/opt/abs.cpp'])]\n"),
+             "gen/kept.cpp": "void kept() {}\n",
+             "q/__init__.py": "import gen_ext\n\n\ndef run():\n    gen_ext.forward(1)\n"}
+    for rel, code in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    [absent] = [d for d in bundle["diagnostics"] if d["code"] == "extension-source-absent"]
+    assert (absent["path"], absent["line"]) == ("setup.py", 2)
+    assert "gen_ext" in absent["message"] and "gen/backend.cpp" in absent["message"]
+    assert "kept.cpp" not in absent["message"]

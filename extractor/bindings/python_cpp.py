@@ -166,7 +166,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
                          **paddle_stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics,
-                                *swig_notes)))
+                                *swig_notes, *_absent_sources(ctx))))
     if libraries.edges or globals_.edges or paddle:
         bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
                                  *map(_global_as_binding, globals_.bindings), *paddle}))
@@ -403,6 +403,31 @@ def _unnamed_message(mechanism: str, macro: str) -> str:
             "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
             "this file among its sources, nor does a CMake file above it define the macro: "
             "Python calls into it are not bound")
+
+
+def _absent_sources(ctx: Context) -> list[Diagnostic]:
+    """One diagnostic per extension a build script declares with sources that are not in the tree:
+    files a generator writes before the build (AutoGPTQ's ``cQIGen`` from ``backend.cpp``, which its
+    ``generate.py`` writes), or kept elsewhere. What they register is never read, so Python's calls
+    into the extension bind nowhere: said at the declaration, not left a silent miss."""
+    out = []
+    for f, facts in ctx.facts("bindings", Language.PYTHON):
+        if facts is None or not facts.extensions:
+            continue
+        root = ctx.source_root(f)
+        folder = posixpath.dirname(f.rel)
+        for build in facts.extensions:
+            listed = [posixpath.normpath(posixpath.join(folder, source)) for source in build.sources
+                      if not posixpath.isabs(source)]
+            missing = [source for source in listed if not source.startswith("../") and not (root / source).is_file()]
+            if missing:
+                shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                out.append(Diagnostic(
+                    f.path, build.line, "extension-source-absent",
+                    f"extension {build.name} is built from {len(listed)} source file(s), {len(missing)} not in the "
+                    f"tree ({shown}): written by the build (a generator run first) or kept elsewhere; what they "
+                    f"register is not read, and Python calls into {build.name} bind nowhere", Severity.INFO))
+    return out
 
 
 def _computed_extensions(ctx: Context) -> dict[str, str]:
