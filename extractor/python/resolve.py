@@ -536,8 +536,11 @@ def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: s
         inner = _resolve_call(resolver, module, scope, callee[: -len(_RAY_REMOTE)])
         if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind in _REMOTE_RUNS:
             return inner
-    if target is not None and target[0] == "missing" and callee.endswith(_AUTOGRAD_APPLY):
-        inner = _resolve_call(resolver, module, scope, callee[: -len(_AUTOGRAD_APPLY)])
+    if target is not None and target[0] == "missing" and target[1].endswith(_AUTOGRAD_APPLY):
+        # `F.apply(...)`, or a name bound to it (`swiglu = SwiGLUFunction.apply`, then `swiglu(...)`,
+        # where the walk ends at the class's missing `apply`)
+        inner = _resolve_call(resolver, module, scope, callee[: -len(_AUTOGRAD_APPLY)]) \
+            if callee.endswith(_AUTOGRAD_APPLY) else resolver.absolute(target[1][: -len(_AUTOGRAD_APPLY)])
         if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind is NodeKind.CLASS:
             forward = _autograd_forward(resolver, inner[1])
             if forward is not None:
