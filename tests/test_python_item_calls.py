@@ -119,3 +119,26 @@ def test_a_call_through_a_local_every_binding_gives_a_name_calls_each_name(tmp_p
     # a local also given a call's result, a parameter, a loop's target, and another function's use of the
     # name: unresolved
     assert bundle["stats"]["python"]["calls_unresolved"] == 4
+
+
+def test_a_kernel_launched_through_torchs_triton_wrapper_is_a_call(tmp_path: Path):
+    # mamba's shape: torch.library.wrap_triton(kernel)[grid](...), which torch.compile can trace
+    bundle = written_bundle(tmp_path, {"ops/__init__.py": "", "ops/rotary.py": '''
+        import torch
+        import triton
+        from torch.library import capture_triton
+
+
+        @triton.jit
+        def rotary_kernel(x):
+            pass
+
+
+        def rotary(x):
+            torch.library.wrap_triton(rotary_kernel)[(1,)](x)
+            capture_triton(rotary_kernel)[(1,)](x)
+            torch.library.wrap_triton(rotary_kernel, x)[(1,)](x)
+    '''})
+    calls = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "calls")
+    assert calls == [("py:ops.rotary.rotary", "py:ops.rotary.rotary_kernel", 12)]
+    assert bundle["stats"]["python"]["calls_unresolved"] == 1  # a wrapper given more than the kernel: not read

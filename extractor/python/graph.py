@@ -588,6 +588,7 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 # 12 (a branch's 11 beside it): names a module imports on first access (a table its `__getattr__` imports
 # from, a `_LazyModule`'s)
 # 13: a call through a function's local that every binding gives a name (`fn = k16 if c else k32; fn[grid](...)`)
-# calls each name it may hold (PythonFacts.local_aliases)
+# calls each name it may hold (PythonFacts.local_aliases); 14: `torch.library.wrap_triton(kernel)[grid](...)` is
+# recorded as `kernel[]`
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="13", python_fallback=True, ahead=DefinitionsAhead)
+            version="14", python_fallback=True, ahead=DefinitionsAhead)

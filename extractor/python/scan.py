@@ -469,9 +469,17 @@ def _subscripted(func: ast.expr) -> str:
     launched over a grid, a generic class made (``Box[int]()``); the graph step decides which; "" for
     any other callee."""
     if isinstance(func, ast.Subscript):
-        inner = dotted(func.value)
+        value = func.value
+        # PyTorch's `torch.library.wrap_triton(kernel)[grid](...)` (formerly capture_triton) launches the kernel
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+                and (dotted(value.func) or "").rpartition(".")[2] in _TRITON_WRAPPERS:
+            value = value.args[0]
+        inner = dotted(value)
         return f"{inner}{SUBSCRIPTED}" if inner else ""
     return ""
+
+
+_TRITON_WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
 
 
 def _calls(index: ModuleIndex) -> list[Call]:
