@@ -142,3 +142,49 @@ def test_a_kernel_launched_through_torchs_triton_wrapper_is_a_call(tmp_path: Pat
     calls = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "calls")
     assert calls == [("py:ops.rotary.rotary", "py:ops.rotary.rotary_kernel", 12)]
     assert bundle["stats"]["python"]["calls_unresolved"] == 1  # a wrapper given more than the kernel: not read
+
+
+def test_a_kernel_handed_to_a_launcher_that_launches_that_parameter_is_called_by_the_caller(tmp_path: Path):
+    # flash-linear-attention's Ascend backends: launch_grid_chunked(kernel, grid, ...) launches
+    # kernel[...](...) in a closure; the caller names the kernel
+    bundle = written_bundle(tmp_path, {"ops/__init__.py": "", "ops/launch.py": '''
+        def launch_grid_chunked(kernel, grid, *, kernel_kwargs):
+            def _recurse(ax):
+                kernel[grid](**kernel_kwargs)
+            _recurse(0)
+
+
+        def run_later(kernel, grid):
+            return kernel
+    ''', "ops/chunk.py": '''
+        import triton
+
+        from ops.launch import launch_grid_chunked, run_later
+
+
+        @triton.jit
+        def fwd_kernel(x):
+            pass
+
+
+        @triton.jit
+        def bwd_kernel(x):
+            pass
+
+
+        def plain(x):
+            pass
+
+
+        def forward(x):
+            launch_grid_chunked(fwd_kernel, (1,), kernel_kwargs={})
+            launch_grid_chunked(kernel=bwd_kernel, grid=(1,), kernel_kwargs={})
+            run_later(bwd_kernel, (1,))
+            launch_grid_chunked((1,), plain, kernel_kwargs={})
+    '''})
+    calls = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "calls"
+                   if "kernel" in e["target"])
+    # a launcher that does not launch the parameter (run_later), or a parameter the kernel is not given as
+    # (grid), launches nothing
+    assert calls == [("py:ops.chunk.forward", "py:ops.chunk.bwd_kernel", 22),
+                     ("py:ops.chunk.forward", "py:ops.chunk.fwd_kernel", 21)]

@@ -96,6 +96,19 @@ class Alias(msgspec.Struct, frozen=True, array_like=True):
     line: int
 
 
+class KernelArgument(msgspec.Struct, frozen=True, array_like=True):
+    """A call handing one of the module's decorated module-level functions (a JIT kernel) to another:
+    ``launch_grid_chunked(chunk_fwd_kernel_h, grid, ...)`` -> (scope, line, "launch_grid_chunked", 0, "",
+    "chunk_fwd_kernel_h"); ``position`` -1 for a keyword argument."""
+
+    scope: str
+    line: int
+    callee: str
+    position: int
+    keyword: str
+    name: str
+
+
 class NameBinding(msgspec.Struct, frozen=True, array_like=True):
     """A module-level name bound by a statement that records no attribute: a ``for`` or ``with``
     target at module level (form "for", "with"), a ``global x`` in a function or class ("global")."""
@@ -138,6 +151,7 @@ class PythonFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # (``fn = k16 if bt == 16 else k32``; ``if ...: fn = k16`` / ``else: fn = k32``): scope the function's
     # qualname, one per value (scan._function_aliases)
     local_aliases: tuple[Alias, ...] = ()
+    kernel_arguments: tuple[KernelArgument, ...] = ()  # scan._kernel_arguments
     # ``__all__`` when built from string literals (``=``, ``+=``, ``.extend``, ``.append``); None
     # when the module has none a static reader can follow
     all_names: tuple[str, ...] | None = None

@@ -148,6 +148,8 @@ class Resolver:
         # class id -> attribute -> (module, class scope, annotation source or the class called) from the
         # class body (`shared: Tracker = Tracker()`, a dataclass's `cache: Optional[Cache] = None`)
         self.class_attributes: dict[str, dict[str, tuple[PyModule, str, str, bool]]] = {}
+        # function id -> its parameters it launches as kernels (`kernel[grid](...)`), by position and by name
+        self.launchers: dict[str, dict[int | str, str]] = {}
         self._annotations: dict[str, str] = {}  # annotation source -> the class it names ("": none)
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
         self._held: dict[str, tuple[str, str] | None] = {}  # module-level name's node id -> the instance it holds

@@ -37,7 +37,7 @@ from extractor.model import ParsedFile
 from extractor.python.expr import (CHAINED, SUBSCRIPTED, call_summary, display_signature, doc_line, dotted, parameters,
                                    source_text, target_names, to_params, type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
-                                    NameBinding, PythonFacts)
+                                    KernelArgument, NameBinding, PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
 from extractor.python.index import BASE, DECORATOR, DEFAULT, KEYWORD, KW_DEFAULT, ModuleIndex, module_index
 
@@ -514,13 +514,36 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
     statements = _Statements()
     statements.block(parsed.tree.body)
     imports = statements.imports + lazy_imports(parsed.tree.body)
+    index = module_index(parsed.tree)
+    calls = _calls(index)
     return PythonFacts(
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
         imports=tuple(imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
-        calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
+        calls=tuple(calls), types=tuple(statements.types),
+        kernel_arguments=tuple(_kernel_arguments(index, statements.defs)),
         held=tuple(statements.held), local_aliases=tuple(statements.local_aliases),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
+
+
+def _kernel_arguments(index: ModuleIndex, defs: list[Definition]) -> list[KernelArgument]:
+    """The calls that hand a decorated module-level function of this module (a Triton or Numba
+    kernel: ``@triton.jit``) to another by its bare name, as an argument: a launcher of the system
+    may run it (:func:`extractor.python.graph.module_calls`)."""
+    kernels = {d.qualname for d in defs if d.kind == "function" and d.decorators and "." not in d.qualname}
+    if not kernels:
+        return []
+    found = []
+    positions = index.positions(ast.Call)
+    for node, site in zip(index.of(ast.Call), index.sites(positions)):
+        given = [(i, "", arg) for i, arg in enumerate(node.args)]
+        given += [(-1, k.arg, k.value) for k in node.keywords if k.arg]
+        for where, keyword, arg in given:
+            if isinstance(arg, ast.Name) and arg.id in kernels:
+                callee = dotted(node.func)
+                if callee:
+                    found.append(KernelArgument(site.scope.qualname, node.lineno, callee, where, keyword, arg.id))
+    return found
 
 
 _IMPORTERS = frozenset({"import_module", "__import__"})
