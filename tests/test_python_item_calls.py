@@ -181,10 +181,16 @@ def test_a_kernel_handed_to_a_launcher_that_launches_that_parameter_is_called_by
             launch_grid_chunked(kernel=bwd_kernel, grid=(1,), kernel_kwargs={})
             run_later(bwd_kernel, (1,))
             launch_grid_chunked((1,), plain, kernel_kwargs={})
+
+
+        def backward(x, wide):
+            fn = bwd_kernel if wide else plain
+            launch_grid_chunked(fn, (1,), kernel_kwargs={})
     '''})
     calls = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "calls"
                    if "kernel" in e["target"])
     # a launcher that does not launch the parameter (run_later), or a parameter the kernel is not given as
     # (grid), launches nothing
-    assert calls == [("py:ops.chunk.forward", "py:ops.chunk.bwd_kernel", 22),
+    assert calls == [("py:ops.chunk.backward", "py:ops.chunk.bwd_kernel", 29),  # through a local holding it
+                     ("py:ops.chunk.forward", "py:ops.chunk.bwd_kernel", 22),
                      ("py:ops.chunk.forward", "py:ops.chunk.fwd_kernel", 21)]

@@ -640,6 +640,7 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 # 13: a call through a function's local that every binding gives a name (`fn = k16 if c else k32; fn[grid](...)`)
 # calls each name it may hold (PythonFacts.local_aliases); 14: `torch.library.wrap_triton(kernel)[grid](...)` is
 # recorded as `kernel[]`; 15: a decorated module-level function handed to a call by name (PythonFacts.kernel_arguments)
-# is called by the caller when the callee launches that parameter (`launch(kernel, grid)`: `kernel[grid](...)`)
+# is called by the caller when the callee launches that parameter (`launch(kernel, grid)`: `kernel[grid](...)`);
+# 16: ... or a local holding such functions (`fn = k16 if c else k32; launch(fn, grid)`)
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="15", python_fallback=True, ahead=DefinitionsAhead)
+            version="16", python_fallback=True, ahead=DefinitionsAhead)

@@ -520,29 +520,36 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
         imports=tuple(imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
         calls=tuple(calls), types=tuple(statements.types),
-        kernel_arguments=tuple(_kernel_arguments(index, statements.defs)),
+        kernel_arguments=tuple(_kernel_arguments(index, statements.defs, statements.local_aliases)),
         held=tuple(statements.held), local_aliases=tuple(statements.local_aliases),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
 
 
-def _kernel_arguments(index: ModuleIndex, defs: list[Definition]) -> list[KernelArgument]:
+def _kernel_arguments(index: ModuleIndex, defs: list[Definition], aliases: list[Alias]) -> list[KernelArgument]:
     """The calls that hand a decorated module-level function of this module (a Triton or Numba
-    kernel: ``@triton.jit``) to another by its bare name, as an argument: a launcher of the system
-    may run it (:func:`extractor.python.graph.module_calls`)."""
+    kernel: ``@triton.jit``) to another by its bare name, or through a local that holds such
+    functions (``aliases``: :func:`_function_aliases`), as an argument: a launcher of the system may
+    run it (:func:`extractor.python.graph.module_calls`)."""
     kernels = {d.qualname for d in defs if d.kind == "function" and d.decorators and "." not in d.qualname}
     if not kernels:
         return []
-    found = []
+    held: dict[tuple[str, str], list[str]] = {}  # a local that holds kernels (`fn = k16 if c else k32`): each
+    for alias in aliases:
+        if alias.value in kernels:
+            held.setdefault((alias.scope, alias.name), []).append(alias.value)
+    found: list[KernelArgument] = []
     positions = index.positions(ast.Call)
     for node, site in zip(index.of(ast.Call), index.sites(positions)):
         given = [(i, "", arg) for i, arg in enumerate(node.args)]
         given += [(-1, k.arg, k.value) for k in node.keywords if k.arg]
         for where, keyword, arg in given:
-            if isinstance(arg, ast.Name) and arg.id in kernels:
-                callee = dotted(node.func)
-                if callee:
-                    found.append(KernelArgument(site.scope.qualname, node.lineno, callee, where, keyword, arg.id))
+            if not isinstance(arg, ast.Name):
+                continue
+            scope = site.scope.qualname
+            names = [arg.id] if arg.id in kernels else held.get((scope, arg.id), [])
+            callee = dotted(node.func) if names else None
+            found.extend(KernelArgument(scope, node.lineno, callee, where, keyword, name) for name in names if callee)
     return found
 
 
