@@ -633,3 +633,62 @@ def test_two_extensions_with_computed_sources_name_no_block(tmp_path):
     assert not [e for e in bundle["graph"]["edges"] if e["kind"] == "binds"]
     assert {d["code"] for d in bundle["diagnostics"] if d["code"].startswith("pybind-module")} == \
         {"pybind-module-unnamed"}
+
+
+HELD_MODULES = {
+    # AutoGPTQ's shape: two extensions built from one source tree, a layer holding one of them in an
+    # attribute (picked by a condition) and calling it through the attribute
+    "setup.py": ("from torch.utils.cpp_extension import CUDAExtension\n"
+                 "ext_modules = [CUDAExtension('q_ext_64', ['csrc/q64.cpp']),\n"
+                 "               CUDAExtension('q_ext_256', ['csrc/q256.cpp'])]\n"),
+    "csrc/q64.cpp": ("void matmul64(int n) {}\n"
+                     "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def(\"matmul\", &matmul64);\n}\n"),
+    "csrc/q256.cpp": ("void matmul256(int n) {}\n"
+                      "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def(\"matmul\", &matmul256);\n}\n"),
+    "q/__init__.py": "",
+    "q/linear.py": ("import math\ntry:\n    import q_ext_64\n    import q_ext_256\nexcept ImportError:\n"
+                    "    q_ext_64 = q_ext_256 = None\n\n\n"
+                    "class Linear:\n"
+                    "    def __init__(self, wide):\n"
+                    "        self.ext = q_ext_256 if wide else q_ext_64\n"
+                    "        self.math = math\n\n"
+                    "    def forward(self, n):\n"
+                    "        self.math.floor(n)\n"
+                    "        return self.ext.matmul(n)\n\n\n"
+                    "class Other:\n"
+                    "    def forward(self, n):\n"
+                    "        return self.ext.matmul(n)\n"),
+}
+
+
+def test_calls_through_an_attribute_holding_an_extension_module_bind_to_each_module_held(tmp_path):
+    from extractor.run.pipeline import extract_system
+
+    for rel, code in HELD_MODULES.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    # either module may be held: both bind; `self.math` holds a module no extension registers, and
+    # another class's `self.ext` is not this one's
+    assert binds == {("py:q.linear.Linear.forward", "cpp:matmul64", 16),
+                     ("py:q.linear.Linear.forward", "cpp:matmul256", 16)}
+
+
+def test_an_extension_built_from_sources_the_tree_lacks_is_said(tmp_path):
+    # AutoGPTQ's cQIGen: its backend.cpp is written by a generator before the build
+    from extractor.run.pipeline import extract_system
+
+    files = {"setup.py": ("from torch.utils.cpp_extension import CppExtension\n"
+                          "ext_modules = [CppExtension('gen_ext', ['gen/backend.cpp', 'gen/kept.cpp']),\n"
+                          "               CppExtension('whole_ext', ['gen/kept.cpp', '/opt/abs.cpp'])]\n"),
+             "gen/kept.cpp": "void kept() {}\n",
+             "q/__init__.py": "import gen_ext\n\n\ndef run():\n    gen_ext.forward(1)\n"}
+    for rel, code in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    [absent] = [d for d in bundle["diagnostics"] if d["code"] == "extension-source-absent"]
+    assert (absent["path"], absent["line"]) == ("setup.py", 2)
+    assert "gen_ext" in absent["message"] and "gen/backend.cpp" in absent["message"]
+    assert "kept.cpp" not in absent["message"]

@@ -122,3 +122,44 @@ def test_a_local_that_holds_an_entry_of_a_kernel_table_launches_every_kernel_of_
     assert launched == {("cpp:expand", "cpp:expand_kernel", 17), ("cpp:finalize", "cpp:finalize_kernel", 25)}
     # a table with an entry that is no kernel named (a call's result) tells nothing: unresolved
     assert graph.stats["launches_unresolved"] == 1
+
+
+PICKED = r'''
+typedef void (*fp_matmul_kernel)(int);
+
+template <bool Half, bool Groups>
+__global__ void matmul_kernel(int params) {}
+
+__global__ void other_kernel(int params) {}
+
+fp_matmul_kernel matmul_kernel_pick(bool half, bool groups)
+{
+    if (half) { if (groups) return matmul_kernel<true, true>; else return matmul_kernel<true, false>; }
+    // return other_kernel;
+    if (groups) return matmul_kernel<false, true>;
+    return NULL;
+}
+
+int size_pick(int n) { if (n) return other_kernel; return n + 1; }
+
+void matmul(int params, bool half, bool groups, cudaStream_t stream) {
+    fp_matmul_kernel kernel = matmul_kernel_pick(half, groups);
+    kernel<<<1, 128, 0, stream>>>(params);
+    fp_matmul_kernel sized = size_pick(params);
+    sized<<<1, 128, 0, stream>>>(params);
+    fp_matmul_kernel elsewhere = pick_elsewhere(params);
+    elsewhere<<<1, 128, 0, stream>>>(params);
+    fp_matmul_kernel direct = &other_kernel;
+    direct<<<1, 32, 0, stream>>>(params);
+}
+'''
+
+
+def test_a_local_that_holds_what_a_picking_function_returns_launches_each_kernel_it_returns(tmp_path: Path):
+    # exllama's and vLLM's GPTQ launchers: a typedef'd function pointer given what a function of the file
+    # returns, each return a kernel (or NULL)
+    graph = cpp_graph(tmp_path, {"q4_matmul.cu": PICKED.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launched == {("cpp:matmul", "cpp:matmul_kernel", 20), ("cpp:matmul", "cpp:other_kernel", 26)}
+    # a function that also returns something else, or one the file does not define, tells nothing
+    assert graph.stats["launches_unresolved"] == 2

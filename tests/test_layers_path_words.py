@@ -23,3 +23,28 @@ def test_a_credential_token_is_no_tokenization(word):
 @pytest.mark.parametrize("word", ["tokens", "token_utils", "special_tokens", "detokenizer", "tokenizer_group"])
 def test_text_tokens_stay_tokenization(word):
     assert "tokenization" in _roles_of_path_word(word)
+
+
+def test_a_hugging_face_configuration_module_in_a_models_tree_is_configuration(tmp_path):
+    # flash-linear-attention's (and transformers' own) shape: models/<name>/configuration_<name>.py
+    from tests.native_support import written_bundle
+
+    bundle = written_bundle(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/models/__init__.py": "",
+        "pkg/models/gla/__init__.py": "",
+        "pkg/models/gla/configuration_gla.py": '''
+            from transformers.configuration_utils import PretrainedConfig
+
+
+            class GLAConfig(PretrainedConfig):
+                model_type = "gla"
+
+                def __init__(self, hidden_size=2048, **kwargs):
+                    self.hidden_size = hidden_size
+                    super().__init__(**kwargs)
+        ''',
+    })
+    roles = {m["module"]: m["role"] for layer in bundle["layers"] for m in layer["modules"]}
+    assert roles["py:pkg.models.gla.configuration_gla"] == "configuration"
+    assert "configuration" in _roles_of_path_word("configuration_gla")

@@ -67,3 +67,51 @@ def test_apply_of_a_custom_autograd_function_runs_its_forward(tmp_path):
         M + "NormFunction.forward",  # NormFunction.apply and ScaledNorm.apply, its base's forward
         M + "Gate.apply"}
     assert (M + "NormFunction.forward", M + "_kernel") in calls
+
+
+BOUND = {
+    "pkg/__init__.py": "",
+    "pkg/act.py": '''
+import torch
+
+
+class SwiGLUFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x * y
+
+
+class Plain:
+    pass
+
+
+swiglu = SwiGLUFunction.apply
+plain = Plain.apply
+
+
+def gate(x, y):
+    return swiglu(x, y)
+''',
+    "pkg/mlp.py": '''
+from pkg.act import plain, swiglu
+from pkg import act
+
+
+def mlp(x, y):
+    plain(x)
+    act.swiglu(x, y)
+    return swiglu(x, y)
+''',
+}
+
+
+def test_a_name_bound_to_a_custom_autograd_functions_apply_runs_its_forward(tmp_path):
+    # flash-linear-attention's, mamba's and vLLM's shape: `swiglu = SwiGLUFunction.apply`, then `swiglu(x, y)`
+    for rel, code in BOUND.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(code)
+    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache", probe_structs=False)
+    calls = edge_set(extract_system([str(tmp_path / "src")], options=options).bundle, "calls")
+    assert {(source, target) for source, target in calls if target.endswith("forward") or "Plain" in target} == {
+        ("py:pkg.act.gate", "py:pkg.act.SwiGLUFunction.forward"),
+        ("py:pkg.mlp.mlp", "py:pkg.act.SwiGLUFunction.forward")}  # Plain's apply is no autograd function's

@@ -166,7 +166,7 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
                          **paddle_stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics,
-                                *swig_notes)))
+                                *swig_notes, *_absent_sources(ctx))))
     if libraries.edges or globals_.edges or paddle:
         bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
                                  *map(_global_as_binding, globals_.bindings), *paddle}))
@@ -403,6 +403,31 @@ def _unnamed_message(mechanism: str, macro: str) -> str:
             "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
             "this file among its sources, nor does a CMake file above it define the macro: "
             "Python calls into it are not bound")
+
+
+def _absent_sources(ctx: Context) -> list[Diagnostic]:
+    """One diagnostic per extension a build script declares with sources that are not in the tree:
+    files a generator writes before the build (AutoGPTQ's ``cQIGen`` from ``backend.cpp``, which its
+    ``generate.py`` writes), or kept elsewhere. What they register is never read, so Python's calls
+    into the extension bind nowhere: said at the declaration, not left a silent miss."""
+    out = []
+    for f, facts in ctx.facts("bindings", Language.PYTHON):
+        if facts is None or not facts.extensions:
+            continue
+        root = ctx.source_root(f)
+        folder = posixpath.dirname(f.rel)
+        for build in facts.extensions:
+            listed = [posixpath.normpath(posixpath.join(folder, source)) for source in build.sources
+                      if not posixpath.isabs(source)]
+            missing = [source for source in listed if not source.startswith("../") and not (root / source).is_file()]
+            if missing:
+                shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+                out.append(Diagnostic(
+                    f.path, build.line, "extension-source-absent",
+                    f"extension {build.name} is built from {len(listed)} source file(s), {len(missing)} not in the "
+                    f"tree ({shown}): written by the build (a generator run first) or kept elsewhere; what they "
+                    f"register is not read, and Python calls into {build.name} bind nowhere", Severity.INFO))
+    return out
 
 
 def _computed_extensions(ctx: Context) -> dict[str, str]:
@@ -808,7 +833,8 @@ def _reference_sites(ctx: Context, python: Contribution[Any] | None) -> list[Cal
 
 
 class OpReference(msgspec.Struct, frozen=True, array_like=True, order=True):
-    """An operator named without being called where it stands (``self.op = torch.ops._C.gelu_fast``)."""
+    """An operator named without being called where it stands (``self.op = torch.ops._C.gelu_fast``), or a
+    function of an imported module called through an attribute holding the module (``self.ext.f(...)``)."""
 
     scope: str  # the qualname of the def it is written in (header included); "" at module level
     line: int
@@ -854,6 +880,8 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
         return None
     index = module_index(parsed.tree)
     found = _operator_references(index) if operators else []
+    if b"self." in data and b"import" in data:
+        found.extend(_calls_through_held_modules(index))
     extensions = extension_builds(index) if builds else ()
     registrations = scan_registrations(index) if registers else None
     libraries = scan_ctypes(index, data)
@@ -1021,6 +1049,49 @@ def _operator_references(index: Any) -> list[OpReference]:
     return found
 
 
+def _calls_through_held_modules(index: Any) -> list[OpReference]:
+    """``self.ext.f(...)`` in a method of a class whose methods set ``self.ext`` to a name an import
+    of the module binds (``self.ext = ext_64``, ``self.ext = ext_64 if wide else ext_256``): the call
+    reaches ``f`` of each module so held, a reference of the calling method at the call's line
+    (dotted as the import names it: ``ext_64.f``). AutoGPTQ's quantized linear layers pick one of two
+    compiled extensions in ``__init__`` and call it in ``forward``. Whether the name is an extension
+    module is the driver's question: a reference that names no binding binds nothing."""
+    imported: dict[str, set[str]] = collections.defaultdict(set)
+    for node in index.of(ast.Import):
+        for alias in node.names:
+            imported[alias.asname or alias.name.partition(".")[0]].add(alias.name if alias.asname
+                                                                        else alias.name.partition(".")[0])
+    for node in index.of(ast.ImportFrom):
+        for alias in node.names:
+            if alias.name != "*":
+                prefix = "." * node.level + (f"{node.module}." if node.module else "")
+                imported[alias.asname or alias.name].add(prefix + alias.name)
+    if not imported:
+        return []
+    held: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (class, attribute) -> modules
+    for position, assign in zip(index.positions(ast.Assign), index.of(ast.Assign)):
+        value = assign.value
+        names = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        if not all(isinstance(name, ast.Name) and name.id in imported for name in names):
+            continue
+        owner = _class_of_method(index.site(position).owner)
+        for target in assign.targets:
+            if owner and (attribute := _self_attribute(target)):
+                held[(owner, attribute)].update(
+                    dotted for name in names for dotted in imported[name.id])  # type: ignore[union-attr]
+    if not held:
+        return []
+    found = []
+    for position, call in zip(index.positions(ast.Call), index.of(ast.Call)):
+        func = call.func
+        if not isinstance(func, ast.Attribute) or not (attribute := _self_attribute(func.value)):
+            continue
+        scope = index.site(position).owner
+        for dotted in sorted(held.get((_class_of_method(scope), attribute), ())):
+            found.append(OpReference(scope.qualname, call.lineno, f"{dotted}.{func.attr}"))
+    return found
+
+
 def _calls_through_attributes(index: Any) -> list[OpReference]:
     """``self.op(...)`` in a method of a class whose methods set ``self.op = torch.ops.<ns>.<op>``:
     the call runs the operator, so it is a reference of the calling method too, at the call's
@@ -1071,6 +1142,7 @@ def _class_of_method(scope: Any) -> str:
 # ending in `load` scanned, a method called on what a call returns (`make_spec().build_and_load()`); 16: an
 # alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`);
 # 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty); 18: an operator's
-# name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`)
+# name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`); 19: calls through
+# ``self.<attribute>`` holding an imported module (`self.ext = ext_64`, then `self.ext.f(...)`)
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="18", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="19", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -98,9 +98,12 @@ from extractor.model import Language, Step
 # version 43: the parse that recovers an error region around conditionals may keep only each conditional's first
 # branch there: when that leaves fewer errors and blocks never closed than keeping both (scan._without_conditionals);
 # a node defined in the system and again in a test lives at the system's definition (symbols._in_tests)
+# version 44 (a branch's 43 beside it): a launch through a local declared with a named type (`fp_kernel kernel =
+# ...`) and one holding what a function of the file returns when each return names a kernel (`kernel =
+# pick_kernel(...)`: scan._picked_kernels)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="43", forkable=True)
+            extract=extract_cpp_graph, version="44", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -1470,6 +1470,8 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
     if held is None and either is None:
         entry = _TABLE_ENTRY.match(data, found.end(), launch)
         table = _kernel_table(data, body_start, found.start(), entry.group(1).decode()) if entry else None
+        if table is None and (picked := _HELD_CALL.match(data, found.end(), launch)) is not None:
+            table = _picked_kernels(data, picked.group(1).decode())
         return table or [name]
     kernels = [clean_name(m.group(1).decode()) for m in (held,) if m is not None]
     kernels += [clean_name(either.group(g).decode()) for g in (1, 2)] if either is not None else []
@@ -1478,6 +1480,40 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
         if again is not None and not _commented(data, m.start()):
             kernels.append(clean_name(again.group(1).decode()))
     return sorted(set(kernels))
+
+
+def _picked_kernels(data: bytes, picker: str) -> list[str] | None:
+    """The kernels the function ``picker`` returns, when the file defines it and each of its returns
+    names a kernel (``return q4_matmul_kernel<true, false, true>;``) or none (``return NULL;``):
+    exllama's and vLLM's GPTQ launchers pick the kernel so (``fp_q4_matmul_kernel kernel =
+    q4_matmul_kernel_pick(...)`` then ``kernel<<<...>>>(...)``); None when it is defined elsewhere, or
+    returns anything else."""
+    for m in _definition_pattern(picker).finditer(data):
+        if _commented(data, m.start()):
+            continue
+        end = _closing_brace(data, m.end() - 1)
+        kernels = set()
+        for returned in _RETURN.finditer(data, m.end(), end):
+            if _commented(data, returned.start()):
+                continue
+            named = _HELD_KERNEL.match(data, returned.end(), end)
+            if named is None:
+                return None
+            kernel = clean_name(named.group(1).decode())
+            if kernel not in _NO_KERNEL:
+                kernels.add(kernel)
+        return sorted(kernels) or None
+    return None
+
+
+def _closing_brace(data: bytes, opening: int) -> int:
+    """The offset of the brace that closes the one at ``opening`` (the end of ``data`` when none does)."""
+    depth = 0
+    for m in _BRACE.finditer(data, opening):
+        depth += 1 if m.group(0) == b"{" else -1
+        if depth == 0:
+            return m.start()
+    return len(data)
 
 
 def _kernel_table(data: bytes, body_start: int, end: int, table: str) -> list[str] | None:
@@ -1534,6 +1570,11 @@ _HELD_KERNEL = re.compile(_KERNEL_NAMED + rb";")
 # &decode_kernel<K>;`)
 _HELD_NAME = rb"\s*&?\s*((?:\w+\s*::\s*)*\w+)\s*(?:<(?:[^;{}()?:]|::|\([^;{}()]*\))*>\s*)?"
 _HELD_EITHER_KERNEL = re.compile(rb"[^;{}?]*\?" + _HELD_NAME + rb":" + _HELD_NAME + rb";")
+# ... or what a function returns: `kernel = pick_kernel(true, m_count);` (the function a name, not a member's)
+_HELD_CALL = re.compile(rb"\s*((?:\w+\s*::\s*)*\w+)\s*(?:<[^;{}()<>]*>\s*)?\((?:[^;{}()]|\([^;{}()]*\))*\)\s*;")
+_RETURN = re.compile(rb"\breturn\b")
+_BRACE = re.compile(rb"[{}]")
+_NO_KERNEL = frozenset({"NULL", "nullptr", "0"})
 # a table's entry: `table[i][j];` (the table a local name)
 _TABLE_ENTRY = re.compile(rb"\s*(\w+)\s*(?:\[[^\]\n;]*\]\s*)+;")
 # a kernel named in a table's brace list
@@ -1548,8 +1589,16 @@ def _assigned_pattern(name: str) -> re.Pattern[bytes]:
 
 @functools.lru_cache(maxsize=64)
 def _held_pattern(name: str) -> re.Pattern[bytes]:
-    """``auto name =`` (``const auto``, ``auto*``, ``auto* const``): a declaration of the local ``name``."""
-    return re.compile(rb"\b(?:const\s+)?auto\s*\*?\s*(?:const\s+)?" + re.escape(name.encode()) + rb"\s*=(?!=)")
+    """``auto name =`` (``const auto``, ``auto*``, ``auto* const``), or a type named (a function
+    pointer's typedef: ``fp_kernel name =``): a declaration of the local ``name``."""
+    return re.compile(rb"\b(?:const\s+)?(?!(?:else|return|case|do|goto|const)\b)[A-Za-z_]\w*\s*\*?\s*(?:const\s+)?"
+                      + re.escape(name.encode()) + rb"\s*=(?!=)")
+
+
+@functools.lru_cache(maxsize=64)
+def _definition_pattern(name: str) -> re.Pattern[bytes]:
+    """``name(...) {``: the definition of the function ``name`` (its parameters without a body)."""
+    return re.compile(rb"(?<![\w.>:])" + re.escape(name.encode()) + rb"\s*\([^;{}]*\)\s*(?:const\s*)?\{")
 
 
 @functools.lru_cache(maxsize=64)

@@ -87,12 +87,26 @@ class Import(msgspec.Struct, frozen=True, array_like=True):
 
 
 class Alias(msgspec.Struct, frozen=True, array_like=True):
-    """``X = pkg.Y`` at module or class level: a name for another (resolved by the graph step)."""
+    """``X = pkg.Y`` at module or class level: a name for another (resolved by the graph step); in
+    ``local_aliases``, one of the names a function's local holds."""
 
     scope: str
     name: str
     value: str
     line: int
+
+
+class KernelArgument(msgspec.Struct, frozen=True, array_like=True):
+    """A call handing one of the module's decorated module-level functions (a JIT kernel) to another:
+    ``launch_grid_chunked(chunk_fwd_kernel_h, grid, ...)`` -> (scope, line, "launch_grid_chunked", 0, "",
+    "chunk_fwd_kernel_h"); ``position`` -1 for a keyword argument."""
+
+    scope: str
+    line: int
+    callee: str
+    position: int
+    keyword: str
+    name: str
 
 
 class NameBinding(msgspec.Struct, frozen=True, array_like=True):
@@ -133,6 +147,11 @@ class PythonFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     # what module-level names hold, where an assignment says so (``registry = Registry()``,
     # ``typed: Registry = make()``): scope "", one per such assignment (the others are in ``attrs``)
     held: tuple[LocalType, ...] = ()
+    # what a function's local names hold where every binding of the name in the function gives it a name
+    # (``fn = k16 if bt == 16 else k32``; ``if ...: fn = k16`` / ``else: fn = k32``): scope the function's
+    # qualname, one per value (scan._function_aliases)
+    local_aliases: tuple[Alias, ...] = ()
+    kernel_arguments: tuple[KernelArgument, ...] = ()  # scan._kernel_arguments
     # ``__all__`` when built from string literals (``=``, ``+=``, ``.extend``, ``.append``); None
     # when the module has none a static reader can follow
     all_names: tuple[str, ...] | None = None

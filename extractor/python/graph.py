@@ -39,7 +39,7 @@ from extractor.python.facts import CLASS, PythonFacts
 from extractor.python.fields import Binding, ClassSpec
 from extractor.python.defs import (ClassFacts, DefinitionsAhead, ModuleDefs, PyGraph, Signatures, place_attributes,
                                    place_definitions)
-from extractor.python.expr import display_signature
+from extractor.python.expr import KW_ONLY, POS_KW, POS_ONLY, SUBSCRIPTED, display_signature
 from extractor.python.resolve import (ModuleLookup, PyModule, Resolver, enclosing_class, lookup, module_bindings,
                                       resolve_call, resolve_text)
 from extractor.python.scan import scan_python
@@ -137,10 +137,44 @@ def extract_python_graph(ctx: Context) -> Contribution[PythonShared]:
     children = pyexports.contained(g)
     pyexports.star_reexports(g, resolver, modules, exports, children)
     _constructors(g, resolver, classes, defs_of, naming.Lineage(full_bases))
+    resolver.launchers = _launchers(modules)
     protos = by_suffix(f.path for f in ctx.files if f.language is Language.PROTO)
     call_sites = _last_pass(g, resolver, modules, exports, children, ctx.options.jobs,
                             meanwhile=functools.partial(_imports, g, modules, protos))
     return _contribution(g, scanned, modules, call_sites, ctx.options.jobs)
+
+
+def _launchers(modules: dict[str, PyModule]) -> dict[str, dict[int | str, str]]:
+    """The functions that launch a parameter as a kernel (``def launch(kernel, grid): kernel[grid](...)``),
+    by id: each such parameter by its position and by its name."""
+    out: dict[str, dict[int | str, str]] = {}
+    for module in modules.values():
+        heads = {(call.scope, call.callee[: -len(SUBSCRIPTED)]) for call in module.facts.calls
+                 if call.callee.endswith(SUBSCRIPTED) and "." not in call.callee and "(" not in call.callee}
+        if not heads:
+            continue
+        given = {d.qualname: d for d in module.facts.defs if d.kind == "function"}
+        launched: dict[str, set[str]] = {}
+        for scope, head in heads:
+            # the function whose parameter the name is: this one, or one it is nested in (a closure)
+            while scope and not (scope in given and any(p.name == head for p in given[scope].params)):
+                scope = scope.rpartition(".<locals>.")[0]
+            if scope:
+                launched.setdefault(scope, set()).add(head)
+        for d in given.values():
+            names = launched.get(d.qualname)
+            if not names:
+                continue
+            params: dict[int | str, str] = {}
+            for i, param in enumerate(d.params):
+                if param.name in names and param.kind in (POS_ONLY, POS_KW, KW_ONLY):
+                    if param.kind != KW_ONLY:
+                        params[i] = param.name
+                    if param.kind != POS_ONLY:
+                        params[param.name] = param.name
+            if params:
+                out[f"{naming.py_id(module.name)}.{d.qualname}"] = params
+    return out
 
 
 def _bind_names(resolver: Resolver, modules: dict[str, PyModule]) -> None:
@@ -369,27 +403,64 @@ def module_calls(resolver: Resolver, module: PyModule) -> ModuleCalls:
     outside: list[CallSite] = []
     counts: Counter[str] = Counter()
     path = module.file.path
+    aliases = module.local_aliases if module.facts.local_aliases else {}
     for call in module.facts.calls:
         scope, line, callee = call.scope, call.line, call.callee
-        key = scopes.call_key(scope, callee)
-        if key in resolved:
-            target = resolved[key]
+        held = _held_names(aliases, scope, callee) if aliases else None
+        if held is not None:  # a local holding one of several names: a call of each that resolves
+            targets = sorted({t for text in held if (t := resolve_call(resolver, scopes, scope, text)) is not None})
         else:
-            target = resolved[key] = resolve_call(resolver, scopes, scope, callee) if callee else None
-        if target is None:
+            key = scopes.call_key(scope, callee)
+            if key in resolved:
+                target = resolved[key]
+            else:
+                target = resolved[key] = resolve_call(resolver, scopes, scope, callee) if callee else None
+            targets = [target] if target is not None else []
+        if not targets:
             counts["unresolved"] += 1
             continue
-        kind, value = target
-        counts[kind] += 1
-        if kind == "node" or kind == "ext":
-            caller = callers.get(scope)
-            if caller is None:
-                caller = callers[scope] = f"{mid}.{scope}" if scope else mid
-            if kind == "ext":
-                outside.append(CallSite(caller, value, path, line))
-            elif line < first_line.get((caller, value), line + 1):
-                first_line[caller, value] = line  # a calls edge keeps its first line (see _contribution)
+        counts[min(targets, key=lambda t: t[0] != "node")[0]] += 1  # a call that reaches a node counts as one
+        for kind, value in targets:
+            if kind == "node" or kind == "ext":
+                caller = callers.get(scope)
+                if caller is None:
+                    caller = callers[scope] = f"{mid}.{scope}" if scope else mid
+                if kind == "ext":
+                    outside.append(CallSite(caller, value, path, line))
+                elif line < first_line.get((caller, value), line + 1):
+                    first_line[caller, value] = line  # a calls edge keeps its first line (see _contribution)
+    # a kernel of this module handed to a launcher of the system that launches that parameter: the caller
+    # launches it through the launcher, as a C++ caller of cudaLaunchKernelEx does (extractor.cpp.scan._launched)
+    for given in module.facts.kernel_arguments if resolver.launchers else ():
+        key = scopes.call_key(given.scope, given.callee)
+        target = resolved[key] if key in resolved else resolve_call(resolver, scopes, given.scope, given.callee)
+        if target is None or target[0] != "node" or target[1] not in resolver.launchers:
+            continue
+        launched = resolver.launchers[target[1]]
+        kernel = f"{mid}.{given.name}"
+        if launched.get(given.position if given.position >= 0 else given.keyword) is None \
+                or kernel not in resolver.nodes:
+            continue
+        caller = f"{mid}.{given.scope}" if given.scope else mid
+        counts["kernels_handed_to_launchers"] += 1
+        if given.line < first_line.get((caller, kernel), given.line + 1):
+            first_line[caller, kernel] = given.line
     return ModuleCalls([(caller, callee, line) for (caller, callee), line in first_line.items()], outside, counts)
+
+
+def _held_names(aliases: dict[str, dict[str, list[str]]], scope: str, callee: str) -> list[str] | None:
+    """``callee`` written through each name its head may hold, when the head is a local of ``scope``
+    that holds names (``merge_fn[]`` -> ``solve_tril_16x16_kernel[]``, ...); else None."""
+    local = aliases.get(scope)
+    head = _HEAD.match(callee) if local else None
+    values = local.get(head.group(0)) if local and head else None
+    if not values or head is None:
+        return None
+    rest = callee[head.end():]
+    return [value + rest for value in values]
+
+
+_HEAD = re.compile(r"[A-Za-z_]\w*")
 
 
 class _ModuleLinks(msgspec.Struct, array_like=True, gc=False):
@@ -566,5 +637,10 @@ _ENCODE = msgspec.msgpack.Encoder().encode
 # 11: a call of an item of a dotted name (`kernel[grid](...)`) is recorded as `kernel[]`
 # 12 (a branch's 11 beside it): names a module imports on first access (a table its `__getattr__` imports
 # from, a `_LazyModule`'s)
+# 13: a call through a function's local that every binding gives a name (`fn = k16 if c else k32; fn[grid](...)`)
+# calls each name it may hold (PythonFacts.local_aliases); 14: `torch.library.wrap_triton(kernel)[grid](...)` is
+# recorded as `kernel[]`; 15: a decorated module-level function handed to a call by name (PythonFacts.kernel_arguments)
+# is called by the caller when the callee launches that parameter (`launch(kernel, grid)`: `kernel[grid](...)`);
+# 16: ... or a local holding such functions (`fn = k16 if c else k32; launch(fn, grid)`)
 STEP = Step(name="python", extract=extract_python_graph, scanners={Language.PYTHON: scan_python},
-            version="12", python_fallback=True, ahead=DefinitionsAhead)
+            version="16", python_fallback=True, ahead=DefinitionsAhead)

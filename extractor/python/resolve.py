@@ -48,6 +48,7 @@ class PyModule:
     explicit_exports: set[str] = dataclasses.field(default_factory=set)
     _local_types: dict[str, dict[str, list[str]]] | None = None
     _held: dict[str, list[str]] | None = None
+    _local_aliases: dict[str, dict[str, list[str]]] | None = None
 
     @property
     def local_types(self) -> dict[str, dict[str, list[str]]]:
@@ -62,6 +63,15 @@ class PyModule:
                     self._local_types.setdefault(typed.scope, {}).setdefault(typed.name, []).append(typed.type)
         return self._local_types
 
+
+    @property
+    def local_aliases(self) -> dict[str, dict[str, list[str]]]:
+        """Function qualname -> local name -> the names it may hold (PythonFacts.local_aliases)."""
+        if self._local_aliases is None:
+            self._local_aliases = {}
+            for alias in self.facts.local_aliases:
+                self._local_aliases.setdefault(alias.scope, {}).setdefault(alias.name, []).append(alias.value)
+        return self._local_aliases
 
     @property
     def held(self) -> dict[str, list[str]]:
@@ -138,6 +148,8 @@ class Resolver:
         # class id -> attribute -> (module, class scope, annotation source or the class called) from the
         # class body (`shared: Tracker = Tracker()`, a dataclass's `cache: Optional[Cache] = None`)
         self.class_attributes: dict[str, dict[str, tuple[PyModule, str, str, bool]]] = {}
+        # function id -> its parameters it launches as kernels (`kernel[grid](...)`), by position and by name
+        self.launchers: dict[str, dict[int | str, str]] = {}
         self._annotations: dict[str, str] = {}  # annotation source -> the class it names ("": none)
         self._instances: dict[tuple[str, str, str], tuple[str, str] | None] = {}
         self._held: dict[str, tuple[str, str] | None] = {}  # module-level name's node id -> the instance it holds
@@ -526,8 +538,11 @@ def resolve_call(resolver: Resolver, module: ModuleLookup, scope: str, callee: s
         inner = _resolve_call(resolver, module, scope, callee[: -len(_RAY_REMOTE)])
         if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind in _REMOTE_RUNS:
             return inner
-    if target is not None and target[0] == "missing" and callee.endswith(_AUTOGRAD_APPLY):
-        inner = _resolve_call(resolver, module, scope, callee[: -len(_AUTOGRAD_APPLY)])
+    if target is not None and target[0] == "missing" and target[1].endswith(_AUTOGRAD_APPLY):
+        # `F.apply(...)`, or a name bound to it (`swiglu = SwiGLUFunction.apply`, then `swiglu(...)`,
+        # where the walk ends at the class's missing `apply`)
+        inner = _resolve_call(resolver, module, scope, callee[: -len(_AUTOGRAD_APPLY)]) \
+            if callee.endswith(_AUTOGRAD_APPLY) else resolver.absolute(target[1][: -len(_AUTOGRAD_APPLY)])
         if inner is not None and inner[0] == "node" and resolver.nodes[inner[1]].kind is NodeKind.CLASS:
             forward = _autograd_forward(resolver, inner[1])
             if forward is not None:

@@ -37,7 +37,7 @@ from extractor.model import ParsedFile
 from extractor.python.expr import (CHAINED, SUBSCRIPTED, call_summary, display_signature, doc_line, dotted, parameters,
                                    source_text, target_names, to_params, type_name, value_kind)
 from extractor.python.facts import (METHOD_TAGS, CLASS, INSTANCE, MODULE, Alias, Attribute, Call, Definition, Import, LocalType,
-                                    NameBinding, PythonFacts)
+                                    KernelArgument, NameBinding, PythonFacts)
 from extractor.python.forms import FunctionalClass, functional_class
 from extractor.python.index import BASE, DECORATOR, DEFAULT, KEYWORD, KW_DEFAULT, ModuleIndex, module_index
 
@@ -101,6 +101,8 @@ class _Statements:
         self.typing_only = 0  # depth of ``if TYPE_CHECKING:`` bodies around the current statement
         self.init_class = ""  # the class whose __init__-like method is being walked
         self._param_types: dict[str, str] = {}
+        self.local_aliases: list[Alias] = []
+        self._aliased = False  # the function being walked assigns a local a name (scan._function_aliases)
 
     def block(self, body: list[ast.stmt]) -> None:
         for stmt in body:
@@ -184,11 +186,13 @@ class _Statements:
                                                                                             args.kwarg) else ""
             params[arg.arg] = typed or ""
             self.types.append(LocalType(qual, arg.arg, params[arg.arg], node.lineno))
-        saved = self._param_types, self.init_class
-        self._param_types = params
+        saved = self._param_types, self.init_class, self._aliased
+        self._param_types, self._aliased = params, False
         self.init_class = self.scope if self.scope_kind == "class" and node.name in INIT_METHODS else ""
         self._enter(qual, "function", node.body)
-        self._param_types, self.init_class = saved
+        if self._aliased:
+            self.local_aliases.extend(_function_aliases(qual, node))
+        self._param_types, self.init_class, self._aliased = saved
 
     def _class(self, node: ast.ClassDef) -> None:
         qual = self._child_qual(node.name)
@@ -240,6 +244,8 @@ class _Statements:
         if self.scope_kind == "function":
             if len(node.targets) == 1:
                 self._record_type(node.targets[0], None, node.value, node.lineno)
+                if isinstance(node.targets[0], ast.Name) and isinstance(node.value, _NAMING):
+                    self._aliased = True
             if self.init_class:
                 for target in node.targets:
                     self._instance_attr(target, None, node.value, node.lineno)
@@ -350,6 +356,60 @@ def _declared_type(annotation: ast.expr | None, value: ast.expr | None) -> str:
 
 
 # What each statement gives (the others only hold calls, which come from the index).
+_NAMING = (ast.Name, ast.Attribute, ast.IfExp)  # what may give a local a name (scan._named_values)
+
+
+def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Alias]:
+    """The locals of ``fn`` that every binding in its body gives a name (dotted, or either of two by a
+    condition; ``None`` gives nothing), each with the names so given: ``merge_fn = k16`` in one branch
+    and ``merge_fn = k32`` in another, then ``merge_fn[grid](...)`` launches either (flash-linear-
+    attention's Triton launchers). A parameter, or a name any other statement binds (a call's result,
+    a loop's target, an import, a ``global``), holds what the code does not say: none."""
+    values: dict[str, list[tuple[str, int]]] = {}
+    other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                                       *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
+    pending: list[ast.AST] = list(fn.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other.add(node.name)
+            continue  # its body is a scope of its own
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            held = _named_values(node.value, node.targets[0].id)
+            if held is not None:
+                values.setdefault(node.targets[0].id, []).extend((value, node.lineno) for value in held)
+                continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            other.add(node.id)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            other.update(node.names)
+        elif isinstance(node, ast.alias):
+            other.add(node.asname or node.name.partition(".")[0])
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+            other.add(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            other.add(node.rest)
+        pending.extend(ast.iter_child_nodes(node))
+    return [Alias(qual, name, value, line) for name in sorted(values.keys() - other)
+            for value, line in sorted(set(values[name]), key=lambda item: (item[1], item[0]))]
+
+
+def _named_values(value: ast.expr, name: str) -> list[str] | None:
+    """The dotted names an assignment to ``name`` gives it (``k``, ``mod.k``, ``a if c else b``; ``None``
+    none), or None when it gives anything else (or a name read through itself: ``fn = fn.inner``)."""
+    if isinstance(value, ast.IfExp):
+        body, orelse = _named_values(value.body, name), _named_values(value.orelse, name)
+        return body + orelse if body is not None and orelse is not None else None
+    if isinstance(value, ast.Constant) and value.value is None:
+        return []
+    text = dotted(value) if isinstance(value, (ast.Name, ast.Attribute)) else None
+    if not text or text.partition(".")[0] in (name, "super()"):
+        return None
+    return [text]
+
+
 _HANDLERS: dict[type, Callable[[_Statements, Any], None]] = {
     ast.Assign: _Statements._assign, ast.AnnAssign: _Statements._ann_assign,
     ast.AugAssign: _Statements._aug_assign, ast.Expr: _Statements._expr,
@@ -409,9 +469,17 @@ def _subscripted(func: ast.expr) -> str:
     launched over a grid, a generic class made (``Box[int]()``); the graph step decides which; "" for
     any other callee."""
     if isinstance(func, ast.Subscript):
-        inner = dotted(func.value)
+        value = func.value
+        # PyTorch's `torch.library.wrap_triton(kernel)[grid](...)` (formerly capture_triton) launches the kernel
+        if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords \
+                and (dotted(value.func) or "").rpartition(".")[2] in _TRITON_WRAPPERS:
+            value = value.args[0]
+        inner = dotted(value)
         return f"{inner}{SUBSCRIPTED}" if inner else ""
     return ""
+
+
+_TRITON_WRAPPERS = frozenset({"wrap_triton", "capture_triton"})
 
 
 def _calls(index: ModuleIndex) -> list[Call]:
@@ -446,13 +514,43 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
     statements = _Statements()
     statements.block(parsed.tree.body)
     imports = statements.imports + lazy_imports(parsed.tree.body)
+    index = module_index(parsed.tree)
+    calls = _calls(index)
     return PythonFacts(
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
         imports=tuple(imports), aliases=tuple(statements.aliases), bindings=tuple(statements.bindings),
-        calls=tuple(_calls(module_index(parsed.tree))), types=tuple(statements.types),
-        held=tuple(statements.held),
+        calls=tuple(calls), types=tuple(statements.types),
+        kernel_arguments=tuple(_kernel_arguments(index, statements.defs, statements.local_aliases)),
+        held=tuple(statements.held), local_aliases=tuple(statements.local_aliases),
         all_names=tuple(statements.all_names) if statements.all_names is not None else None,
         all_refs=tuple(statements.all_refs))
+
+
+def _kernel_arguments(index: ModuleIndex, defs: list[Definition], aliases: list[Alias]) -> list[KernelArgument]:
+    """The calls that hand a decorated module-level function of this module (a Triton or Numba
+    kernel: ``@triton.jit``) to another by its bare name, or through a local that holds such
+    functions (``aliases``: :func:`_function_aliases`), as an argument: a launcher of the system may
+    run it (:func:`extractor.python.graph.module_calls`)."""
+    kernels = {d.qualname for d in defs if d.kind == "function" and d.decorators and "." not in d.qualname}
+    if not kernels:
+        return []
+    held: dict[tuple[str, str], list[str]] = {}  # a local that holds kernels (`fn = k16 if c else k32`): each
+    for alias in aliases:
+        if alias.value in kernels:
+            held.setdefault((alias.scope, alias.name), []).append(alias.value)
+    found: list[KernelArgument] = []
+    positions = index.positions(ast.Call)
+    for node, site in zip(index.of(ast.Call), index.sites(positions)):
+        given = [(i, "", arg) for i, arg in enumerate(node.args)]
+        given += [(-1, k.arg, k.value) for k in node.keywords if k.arg]
+        for where, keyword, arg in given:
+            if not isinstance(arg, ast.Name):
+                continue
+            scope = site.scope.qualname
+            names = [arg.id] if arg.id in kernels else held.get((scope, arg.id), [])
+            callee = dotted(node.func) if names else None
+            found.extend(KernelArgument(scope, node.lineno, callee, where, keyword, name) for name in names if callee)
+    return found
 
 
 _IMPORTERS = frozenset({"import_module", "__import__"})
