@@ -24,7 +24,10 @@ module (mechanism "swig") that Python calls bind to as they bind to a pybind11 m
 - code written in the interface file itself (``%inline %{ ... %}``, ``%extend X { ... }``) is wrapped
   too, but it is not C++ archdiff parses: its functions are no nodes, said in the module's diagnostic;
 - constructors, destructors and operators are not named (a class is called through its name), nor
-  private and protected members, nor classes nested in classes.
+  private and protected members, nor classes nested in classes;
+- the low-level extension the proxy module loads (``_swigfaiss``) is bound too, by the flat names
+  SWIG gives its wrappers (``new_IndexFlat``, ``IndexFlat_add``, ``knn``), which a generated proxy
+  kept in the tree calls.
 
 Preprocessor conditionals of the interface file (``#ifdef GPU_WRAPPER``) are not evaluated: every
 branch's ``%include`` is read, as every branch of a C++ file is.
@@ -213,6 +216,7 @@ def swig_bindings(module: SwigModule, declared: Mapping[str, Sequence[Definition
                 owner, _, last = d.qual.rpartition("::")
                 if last != owner.rpartition("::")[2] and not last.startswith(("~", "operator")):
                     methods.append((d.qual, owner))
+    own = {qual for qual, _owner in methods}
     declared_by: dict[str, list[str]] = collections.defaultdict(list)  # class -> its own methods
     for qual, owner in methods:
         declared_by[owner].append(qual)
@@ -242,7 +246,34 @@ def swig_bindings(module: SwigModule, declared: Mapping[str, Sequence[Definition
         last, reached = _renamed(qual, module.renames), f"{owner}::{qual.rpartition('::')[2]}"
         out.extend(PyBinding(where, line, "method", module.module, last, cls, reached, _target(qual, nodes), "swig")
                    for cls, where, line in classes.get(owner, ()))
+    out.extend(_flat_bindings(module, out, own))
     return sorted(set(out), key=lambda b: (b.path, b.line, b.kind, b.owner, b.name, b.target))
+
+
+def low_level_module(module: str) -> str:
+    """The extension module SWIG's Python proxy module ``module`` loads (``_swigfaiss.so``)."""
+    return "_" + module
+
+
+def _flat_bindings(module: SwigModule, proxies: Sequence[PyBinding], own: set[str]) -> list[PyBinding]:
+    """The names of the low-level module the proxy module calls (``_M``, an extension with no
+    ``.py``): SWIG writes each wrapped function under its name, a class's constructor as
+    ``new_<Class>`` and each method the class declares as ``<Class>_<method>``; the proxy's
+    ``def add(self, n, x): return _swigvs.FlatIndex_add(self, n, x)`` calls these (sentencepiece keeps
+    its generated proxy in its tree: 103 such calls). An inherited method has no flat name of the
+    class that inherits it: Python reaches it through the base's proxy (``own``: the methods declared
+    by the class they are bound on)."""
+    low = low_level_module(module.module)
+    out = []
+    for b in proxies:
+        if b.kind == "class":
+            out.append(PyBinding(b.path, b.line, "def", low, f"new_{b.name}", "", b.function, b.target, "swig"))
+        elif b.kind == "def":
+            out.append(PyBinding(b.path, b.line, "def", low, b.name, "", b.function, b.target, "swig"))
+        elif b.kind == "method" and b.function in own:  # declared by its own class
+            out.append(PyBinding(b.path, b.line, "def", low, f"{b.owner}_{b.name}", "", b.function, b.target,
+                                 "swig"))
+    return out
 
 
 def _target(qual: str, nodes: Mapping[str, object]) -> str:
