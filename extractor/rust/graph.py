@@ -249,7 +249,12 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
                          for proto in sorted(declared))
     all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
     stats["crates"] = len({crate_of[p] for p in crate_of})
-    items = _items(defs, table)
+    exported: dict[tuple[str, str], list[RustUse]] = collections.defaultdict(list)  # (file, scope) -> uses
+    for path, facts in entries:
+        for use in facts.uses:
+            if use.scope and any(a.startswith(("pymodule_export", "pyo3::pymodule_export")) for a in use.attrs):
+                exported[(path, use.scope)].append(use)
+    items = _items(defs, table, exported)
     return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
                         stats=dict(sorted(stats.items())),
                         shared=RustShared(items, tuple(sorted(sites))))
@@ -540,7 +545,10 @@ def _resolve_call(table: _Table, nodes: Mapping[str, Node], caller: _Def, callee
     return ""
 
 
-def _items(defs: list[_Def], table: _Table) -> tuple[RustItem, ...]:
+def _items(defs: list[_Def], table: _Table, exported: Mapping[tuple[str, str], list[RustUse]]) -> tuple[RustItem, ...]:
+    """The items later steps read; a declarative ``#[pymodule] mod m { #[pymodule_export] use
+    super::X; }`` adds what its ``exported`` uses (by file and scope) name, as kind "use": a class,
+    function or submodule, which the FFI step tells apart by what the path resolves to."""
     out = []
     for d in defs:
         r = d.record
@@ -551,5 +559,9 @@ def _items(defs: list[_Def], table: _Table) -> tuple[RustItem, ...]:
         for add in r.adds:
             resolved = table.resolve((*d.module, *r.qual.split("::")[:-1]), add.name.split("::"))
             adds.append((add.kind, "rs:" + resolved if resolved else "", add.name))
+        if r.kind == "module":
+            for use in exported.get((d.path, r.qual), ()):
+                resolved = table.resolve((*d.module, *r.qual.split("::")), use.path.split("::"))
+                adds.append(("use", "rs:" + resolved if resolved else "", use.path))
         out.append(RustItem(d.id, d.path, r.line, r.kind, r.attrs, owner_attrs, r.abi, tuple(adds), d.module[0]))
     return tuple(sorted(out))
