@@ -10,7 +10,7 @@
   holds (``runner = Runner(..)``, ``runner: Runner``, ``self.runner = Runner(..)``: mistral.rs's
   Python examples call its ``Runner`` so).
   A declarative module (``#[pymodule] mod m { #[pymodule_export] use super::X; }``) adds what its
-  exported ``use``\ s name: a class or function, or a submodule when the path is a ``#[pymodule]``
+  exported ``use`` declarations name: a class or function, or a submodule when the path is a ``#[pymodule]``
   (Hugging Face tokenizers exports all its classes so: 298 items had their module inferred).
   The top module's dotted name is ``[tool.maturin] module-name`` in pyproject.toml (or the
   Cargo ``[lib] name``); a submodule is its parent's name plus its own. An item that no module
