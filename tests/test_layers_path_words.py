@@ -23,3 +23,10 @@ def test_a_credential_token_is_no_tokenization(word):
 @pytest.mark.parametrize("word", ["tokens", "token_utils", "special_tokens", "detokenizer", "tokenizer_group"])
 def test_text_tokens_stay_tokenization(word):
     assert "tokenization" in _roles_of_path_word(word)
+
+
+# sentencepiece's C++ core (src/bpe_model.cc, unigram_model.cc, ...) had no signal of any role
+@pytest.mark.parametrize("word", ["bpe_model", "bpe_model_trainer", "byte_bpe", "unigram_model", "wordpiece",
+                                  "word_piece_trainer", "sentencepiece_processor", "sentence_piece"])
+def test_subword_algorithms_are_tokenization(word):
+    assert "tokenization" in _roles_of_path_word(word)
