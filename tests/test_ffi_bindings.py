@@ -251,3 +251,31 @@ def test_a_declarative_pymodule_exports_what_its_uses_name(tmp_path):
     }
     stats = bundle["stats"]["ffi"]
     assert (stats["pyo3_modules"], stats["pyo3_module_inferred"]) == (2, 0)
+
+
+def test_a_crate_exporting_to_node_with_napi_says_its_exports_bind_nothing(tmp_path):
+    # Hugging Face tokenizers' bindings/node: JavaScript is not read, so the exports are said, not bound
+    bundle = written_bundle(tmp_path, {
+        "Cargo.toml": '[package]\nname = "tok-node"\nversion = "0.1.0"\n',
+        "src/lib.rs": """\
+            use napi_derive::napi;
+
+            #[napi(js_name = "Tokenizer")]
+            pub struct JsTokenizer {}
+
+            #[napi]
+            impl JsTokenizer {
+                #[napi(constructor)]
+                pub fn new() -> Self { JsTokenizer {} }
+                pub fn helper(&self) {}
+            }
+
+            #[napi]
+            pub fn version() -> String { String::new() }
+            """,
+    })
+    notes = [(d["path"], d["line"], d["message"]) for d in bundle["diagnostics"] if d["code"] == "napi-exports-unbound"]
+    assert notes == [("src/lib.rs", 4, "crate tok_node exports 3 item(s) to Node.js with napi-rs (#[napi]: "
+                      "1 function(s), 1 type(s), 1 method(s)); archdiff does not read JavaScript or TypeScript, so "
+                      "no call binds to them")]
+    assert bundle["stats"]["ffi"]["napi_exports"] == 3
