@@ -222,3 +222,49 @@ def test_a_generated_proxy_module_binds_through_the_low_level_modules_flat_names
     # new_Index, new_FlatIndex, new_CombinerFloat; knn, version; Index_add, Index_search, FlatIndex_add,
     # FlatIndex_reset, CombinerFloat_run
     assert bundle["stats"]["cpp"]["swig_flat_bindings"] == 10
+
+
+# `%extend` writes methods of its own; each binds to the members of the class its body calls through $self
+EXTENDED = FILES["swig/vs.swig"] + r'''
+%extend vs::IndexFlat {
+    IndexFlat(int a, int b) { return new vs::IndexFlat(a + b); }
+    void add_twice(int n, const float* x) {
+        $self->add(n, x);
+        $self->add(n, x);
+        $self->search(n, x, 1);  // inherited from vs::Index
+    }
+    int count() const { return 0; }
+%pythoncode {
+    def size(self):
+        return {"n": self.count()}
+}
+}
+'''
+EXTENDED_PROXY = '''from . import _swigvs
+
+
+class FlatIndex(object):
+    def add_twice(self, n, x):
+        return _swigvs.FlatIndex_add_twice(self, n, x)
+
+    def count(self):
+        return _swigvs.FlatIndex_count(self)
+'''
+
+
+def test_methods_an_extend_block_writes_bind_to_the_members_they_call(tmp_path: Path):
+    files = {**FILES, "swig/vs.swig": EXTENDED, "vs/swigvs.py": EXTENDED_PROXY,
+             "vs/api.py": "from vs import swigvs\n\n\ndef go(index):\n    index.add_twice(1, None)\n"}
+    for rel, text in files.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {
+        ("py:vs.swigvs.FlatIndex.add_twice", "cpp:vs::IndexFlat::add", 6),  # FlatIndex_add_twice: its flat name
+        ("py:vs.swigvs.FlatIndex.add_twice", "cpp:vs::Index::search", 6),
+    }  # count: its body calls no member; the constructor and %pythoncode are no methods
+    [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
+    assert "11 name(s) of their functions" in note["message"]  # the headers' names, as before
+    assert "; 1 of the 2 method(s) %extend blocks write are bound to the members they call through $self; " \
+        in note["message"]

@@ -95,9 +95,10 @@ from extractor.model import Language, Step
 # named class (`self.create<Op>()` -> `Builder::create`); operator kernels that YAML files register (ExecuTorch's
 # functions.yaml: extractor.cpp.kernelyaml); the macro calls of pybind11 blocks and of functions given the module
 # (CppFacts.macro_uses, block PYBIND_BLOCK)
+# version 43: the methods SWIG %extend blocks write and the members they call through $self (extractor.cpp.swig)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="42", forkable=True)
+            extract=extract_cpp_graph, version="43", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
