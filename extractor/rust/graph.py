@@ -89,6 +89,14 @@ def module_path(path: str, crate: Crate | None, siblings: set[str]) -> tuple[str
     return (crate.name, *(p.replace("-", "_") for p in parts))
 
 
+def _other_target(path: str, crate: Crate, module: tuple[str, ...]) -> bool:
+    """Whether the file belongs to a target of the package other than its library: Cargo's
+    ``benches/``, ``tests/``, ``examples/``, ``src/bin/``, or ``src/main.rs`` beside a library."""
+    rel = path[len(crate.dir) + 1:] if crate.dir else path
+    return rel.split("/", 1)[0] in ("benches", "tests", "examples") or rel.startswith("src/bin/") or \
+        (rel == "src/main.rs" and module != (crate.name,))
+
+
 @dataclasses.dataclass
 class _Def:
     path: str
@@ -127,13 +135,17 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
     diagnostics: list[Diagnostic] = []
     modules: dict[str, tuple[str, ...]] = {}
     crate_of: dict[str, str] = {}
+    targets = set()
     for path, _facts in entries:
         crate = manifests.crate_of(path)
         modules[path] = module_path(path, crate, paths)
         crate_of[path] = crate.name if crate is not None else modules[path][0]
         if crate is None:
             stats["files_outside_crates"] += 1
+        elif _other_target(path, crate, modules[path]):
+            targets.add(_join(modules[path]))
     table = _Table(manifests)
+    table.targets = targets
     defs: list[_Def] = []
     for path, facts in entries:
         mod = modules[path]
@@ -279,6 +291,7 @@ class _Table:
         self._memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
         self._glob_memo: dict[tuple[str, ...], list[str]] = {}
         self.libs: dict[str, list[str]] = collections.defaultdict(list)
+        self.targets: set[str] = set()  # modules of a package's targets other than its library (benches, tests)
         for c in manifests.crates:
             self.libs[c.lib].append(c.name)
 
@@ -355,9 +368,13 @@ class _Table:
                 break  # a module does not see its parent module's names
         crates = self.libs.get(head, ())
         if crates:
-            # `use tokenizers::x` in a crate whose own library is also `tokenizers` means the other one
+            # `use tokenizers::x` in a crate whose own library is also `tokenizers` means the other one,
+            # except in the package's other targets (benches, tests, examples, binaries), which use its
+            # library by its name: Hugging Face tokenizers' benches, beside its Python bindings' crate
+            # whose library is named `tokenizers` too
+            own = scope[0] in crates and any(_join(scope[:k]) in self.targets for k in range(2, len(scope) + 1))
             others = [c for c in crates if c != scope[0]] or list(crates)
-            crate = next((c for c in others if c == head), others[0])
+            crate = scope[0] if own else next((c for c in others if c == head), others[0])
             return self._walk((crate, *parts[1:]), depth)
         return ""
 
