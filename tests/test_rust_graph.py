@@ -110,3 +110,20 @@ def test_a_packages_benches_and_tests_name_its_own_library_beside_a_crate_of_tha
         ("rs:toks::tests::it::it", "rs:toks::models::Bpe::from_file"),
         ("rs:toks_py::models::py_bpe", "rs:toks::models::Bpe::from_file"),  # the other crate of that name
     }
+
+
+def test_a_mod_declared_in_an_integration_test_root_is_the_file_beside_it(tmp_path):
+    # the Rust book's shape (and Hugging Face tokenizers' benches): `mod common;` in tests/it.rs is tests/common/mod.rs
+    from tests.native_support import written_bundle
+
+    bundle = written_bundle(tmp_path, {
+        "Cargo.toml": '[package]\nname = "mylib"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub fn lib_fn() {}\n",
+        "tests/common/mod.rs": "pub fn helper() {}\n",
+        "tests/it.rs": "mod common;\nuse common::helper;\n\nfn it() {\n    helper();\n    common::helper();\n}\n",
+        "tests/other.rs": "mod common;\n\nfn other() {\n    common::helper();\n}\n",
+    })
+    assert edges(bundle, "calls") == {("rs:mylib::tests::it::it", "rs:mylib::tests::common::helper"),
+                                      ("rs:mylib::tests::other::other", "rs:mylib::tests::common::helper")}
+    assert ("rs:mylib::tests::it", "rs:mylib::tests::common") in edges(bundle, "imports")
+    assert bundle["stats"]["rust"]["target_modules_beside"] == 2

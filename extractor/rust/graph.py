@@ -97,6 +97,17 @@ def _other_target(path: str, crate: Crate, module: tuple[str, ...]) -> bool:
         (rel == "src/main.rs" and module != (crate.name,))
 
 
+def _target_root(path: str, crate: Crate) -> bool:
+    """The root file of a bench, test, example or binary: ``tests/it.rs``, ``examples/x/main.rs``,
+    ``src/bin/tool.rs``, ``src/main.rs``."""
+    parts = (path[len(crate.dir) + 1:] if crate.dir else path).split("/")
+    if parts[0] in ("benches", "tests", "examples"):
+        return len(parts) == 2 or (len(parts) == 3 and parts[2] == "main.rs")
+    if parts[:2] == ["src", "bin"]:
+        return len(parts) == 3 or (len(parts) == 4 and parts[3] == "main.rs")
+    return parts == ["src", "main.rs"]
+
+
 @dataclasses.dataclass
 class _Def:
     path: str
@@ -136,6 +147,7 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
     modules: dict[str, tuple[str, ...]] = {}
     crate_of: dict[str, str] = {}
     targets = set()
+    roots = set()  # the root files of those targets
     for path, _facts in entries:
         crate = manifests.crate_of(path)
         modules[path] = module_path(path, crate, paths)
@@ -144,6 +156,9 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
             stats["files_outside_crates"] += 1
         elif _other_target(path, crate, modules[path]):
             targets.add(_join(modules[path]))
+            if _target_root(path, crate):
+                roots.add(path)
+    file_modules = {_join(m) for m in modules.values()}
     table = _Table(manifests)
     table.targets = targets
     defs: list[_Def] = []
@@ -155,7 +170,15 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
         for record in facts.defs:
             d = _Def(path, mod, record)
             defs.append(d)
-            if record.kind == "module":
+            if record.kind == "module" and "declaration" in record.tags and "::" not in record.qual \
+                    and path in roots and _join((*mod[:-1], record.qual)) in file_modules:
+                # `mod common;` in a bench, test or example root (or a binary's main.rs) is the file beside
+                # it (`tests/common/mod.rs`), which every root of the directory may declare: named there
+                table.add_use(mod, RustUse(f"super::{record.qual}", "", record.line, ""))
+                # the targets' directory (`tests`) holds no file of its own: a module paths walk through
+                table.items.setdefault(_join(mod[:-1]), NodeKind.MODULE)
+                stats["target_modules_beside"] += 1
+            elif record.kind == "module":
                 table.add_module((*mod, *record.qual.split("::")), path, record.line,
                                  file_module=False, declared="declaration" in record.tags)
             elif record.kind != "method" and record.kind not in _MEMBERS:
