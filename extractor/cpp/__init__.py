@@ -96,9 +96,10 @@ from extractor.model import Language, Step
 # functions.yaml: extractor.cpp.kernelyaml); the macro calls of pybind11 blocks and of functions given the module
 # (CppFacts.macro_uses, block PYBIND_BLOCK)
 # version 43: the methods SWIG %extend blocks write and the members they call through $self (extractor.cpp.swig)
+# version 44: Abseil's and gflags' flag macros at namespace scope blanked with their arguments (macros.yaml)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="43", forkable=True)
+            extract=extract_cpp_graph, version="44", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
