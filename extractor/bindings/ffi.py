@@ -1,4 +1,5 @@
-"""Cross-language `binds` edges through Rust and Go: PyO3, cgo and Rust's `extern "C"`.
+"""Cross-language `binds` edges through Rust and Go: PyO3, cgo and Rust's `extern "C"`; and the
+`implements` edges from Go and Python types serving a protobuf service to it (:func:`grpc_servers`).
 
 - PyO3. Python calls ``<...>.<module>.<Name>(...)``; Rust registers ``#[pyclass]`` types,
   ``#[pyfunction]`` functions and the methods of ``#[pymethods]`` impls, and a ``#[pymodule]``
@@ -37,7 +38,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 
-from extractor import cpp, go, python, rust
+from extractor import cpp, go, proto, python, rust
 from extractor.bindings.python_cpp import Binding, PyBindIndex, native_call_sites
 from extractor.context import Context
 from extractor.cpp.graph import PyBinding
@@ -105,7 +106,61 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     cgo = go_shared.cgo_calls if go_shared is not None else ()
     cpp_shared = cpp_result.shared if cpp_result is not None else None
     c_types = cpp_shared.c_types if cpp_shared is not None else frozenset()
-    return bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
+    bound = bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
+    proto_result = ctx.result_if_run(proto.STEP)
+    if proto_result is None or go_result is None and py_result is None:
+        return bound
+    servers, served = grpc_servers([*(go_result.edges if go_result is not None else ()),
+                                    *(py_result.edges if py_result is not None else ())],
+                                   [*(go_result.nodes if go_result is not None else ()),
+                                    *(py_result.nodes if py_result is not None else ())], proto_result.nodes)
+    if not servers:
+        return bound
+    stats = dict(sorted({**bound.stats, "grpc_servers": len(servers), "grpc_rpcs_served": len(served)}.items()))
+    return dataclasses.replace(bound, edges=tuple(sorted({*bound.edges, *servers, *served})), stats=stats)
+
+
+# the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
+# (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
+_GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
+
+
+def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
+                 proto_nodes: Iterable[Node]) -> tuple[list[Edge], list[Edge]]:
+    """``implements`` edges from a Go or Python type serving a protobuf service to that service, and
+    from each of its methods named as an rpc of the service to that rpc: the type embeds protoc's
+    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python), and ``S`` is the name of one
+    service of the system's .proto files (a name two services share is not chosen between). Seldon Core's
+    scheduler, agent and pipeline gateway serve seven services so, which had no edge to the code
+    serving them."""
+    services: dict[str, list[Node]] = collections.defaultdict(list)
+    rpcs: dict[str, set[str]] = collections.defaultdict(set)  # service id -> its rpc names
+    proto_nodes = list(proto_nodes)
+    for n in proto_nodes:
+        if n.kind is NodeKind.INTERFACE:
+            services[n.name].append(n)
+    for n in proto_nodes:
+        if n.kind is NodeKind.METHOD:
+            rpcs[n.id.rsplit(".", 1)[0]].add(n.name)
+    members: dict[str, list[Node]] = collections.defaultdict(list)  # type id -> its methods
+    for n in nodes:
+        if n.kind is NodeKind.METHOD:
+            members[n.id.rsplit(".", 1)[0]].append(n)
+    servers, served = [], []
+    for e in edges:
+        if e.kind is not EdgeKind.INHERITS:
+            continue
+        m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
+        found = services.get((m.group(1) or m.group(2)) if m else "", ())
+        if len(found) != 1:
+            continue
+        service = found[0]
+        servers.append(Edge(e.source, service.id, EdgeKind.IMPLEMENTS, e.path, e.line))
+        for method in members.get(e.source, ()):
+            if method.name in rpcs[service.id]:
+                served.append(Edge(method.id, f"{service.id}.{method.name}", EdgeKind.IMPLEMENTS, method.path,
+                                   method.line))
+    return servers, served
 
 
 def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Iterable[CallSite], cgo: Iterable[CgoUse],
@@ -376,4 +431,5 @@ def _extension_module(manifests: Manifests, crate: Crate | None, lib: str) -> st
     return lib
 
 
-STEP = Step(name="ffi", extract=extract_ffi, version="1", requires=(python.STEP, cpp.STEP, rust.STEP, go.STEP))
+STEP = Step(name="ffi", extract=extract_ffi, version="1",
+            requires=(python.STEP, cpp.STEP, rust.STEP, go.STEP, proto.STEP))
