@@ -589,12 +589,12 @@ def test_go_label_sets_and_buckets_held_in_variables_of_the_file(tmp_path):
         "elsewhere": ([], False, [], True),
     }
     assert found["changed"]["unresolved"] == (
-        "labels: moved is no literal label list nor a variable of the file holding one; "
+        "labels: moved is no literal label list nor a variable of the file or local of the function holding one; "
         "buckets: fromFlag are no literal numbers nor a variable of the package holding them; "
         "help: helpOf(\"Changed.\", 1) is no literal nor a string constant of the analysed files")
     assert found["changed"]["help"] == ""
-    assert found["elsewhere"]["unresolved"] == (
-        "labels: otherLabels is no literal label list nor a variable of the file holding one")
+    assert found["elsewhere"]["unresolved"] == ("labels: otherLabels is no literal label list nor a variable of "
+                                                "the file or local of the function holding one")
 
 
 # Seldon Core v2's scheduler: metrics made by helpers of the package whose parameters are the name, help and

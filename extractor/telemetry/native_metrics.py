@@ -397,7 +397,8 @@ def _unread_list(m: NativeMetric) -> str:
     """Why a label list that is no literal was not read (Go: ``labels_text``)."""
     if m.labels is not None or not m.labels_text:
         return ""
-    return f"labels: {m.labels_text} is no literal label list nor a variable of the file holding one"
+    return (f"labels: {m.labels_text} is no literal label list nor a variable of the file or local of the function "
+            "holding one")
 
 
 def _unread_labels(unread: list[str]) -> str:
