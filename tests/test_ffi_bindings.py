@@ -179,3 +179,103 @@ def test_a_cgo_conversion_to_c99_bool_is_no_call(tmp_path):
     })
     assert bundle["stats"]["ffi"]["cgo_conversions"] == 1
     assert not [d for d in bundle["diagnostics"] if d["code"].startswith("cgo")]
+
+
+# PyO3's declarative modules (0.22+; Hugging Face tokenizers): a `#[pymodule] mod` whose exports are
+# `#[pymodule_export] use`s of items defined elsewhere, a submodule among them
+DECLARATIVE = {
+    "Cargo.toml": '[package]\nname = "decl-py"\nversion = "0.1.0"\n\n[lib]\nname = "declpy"\n',
+    "pyproject.toml": '[tool.maturin]\nmodule-name = "decl.declpy"\n',
+    "src/lib.rs": """\
+        use pyo3::prelude::*;
+        mod models;
+        mod tokenizer;
+
+        #[pymodule]
+        pub mod declpy {
+            #[pymodule_export]
+            pub use super::tokenizer::PyTokenizer;
+            #[pymodule_export]
+            pub use super::models::models;
+        }
+        """,
+    "src/tokenizer.rs": """\
+        use pyo3::prelude::*;
+
+        #[pyclass(name = "Tokenizer")]
+        pub struct PyTokenizer {}
+
+        #[pymethods]
+        impl PyTokenizer {
+            #[new]
+            fn new() -> Self { PyTokenizer {} }
+        }
+        """,
+    "src/models.rs": """\
+        use pyo3::prelude::*;
+
+        #[pyclass(name = "BPE")]
+        pub struct PyBPE {}
+
+        #[pymethods]
+        impl PyBPE {
+            #[new]
+            fn new() -> Self { PyBPE {} }
+        }
+
+        #[pymodule]
+        pub mod models {
+            #[pymodule_export]
+            pub use super::PyBPE;
+        }
+        """,
+    "python/decl/__init__.py": "from .declpy import Tokenizer, models\n",
+    "python/decl/use.py": """\
+        from decl import Tokenizer
+        from decl.declpy.models import BPE
+
+
+        def build():
+            return Tokenizer(), BPE()
+        """,
+}
+
+
+def test_a_declarative_pymodule_exports_what_its_uses_name(tmp_path):
+    bundle = written_bundle(tmp_path, DECLARATIVE)
+    assert edges(bundle, "binds") == {
+        ("py:decl.use.build", "rs:decl_py::tokenizer::PyTokenizer"),
+        ("py:decl.use.build", "rs:decl_py::tokenizer::PyTokenizer::new"),
+        ("py:decl.use.build", "rs:decl_py::models::PyBPE"),  # decl.declpy.models: the exported submodule
+        ("py:decl.use.build", "rs:decl_py::models::PyBPE::new"),
+    }
+    stats = bundle["stats"]["ffi"]
+    assert (stats["pyo3_modules"], stats["pyo3_module_inferred"]) == (2, 0)
+
+
+def test_a_crate_exporting_to_node_with_napi_says_its_exports_bind_nothing(tmp_path):
+    # Hugging Face tokenizers' bindings/node: JavaScript is not read, so the exports are said, not bound
+    bundle = written_bundle(tmp_path, {
+        "Cargo.toml": '[package]\nname = "tok-node"\nversion = "0.1.0"\n',
+        "src/lib.rs": """\
+            use napi_derive::napi;
+
+            #[napi(js_name = "Tokenizer")]
+            pub struct JsTokenizer {}
+
+            #[napi]
+            impl JsTokenizer {
+                #[napi(constructor)]
+                pub fn new() -> Self { JsTokenizer {} }
+                pub fn helper(&self) {}
+            }
+
+            #[napi]
+            pub fn version() -> String { String::new() }
+            """,
+    })
+    notes = [(d["path"], d["line"], d["message"]) for d in bundle["diagnostics"] if d["code"] == "napi-exports-unbound"]
+    assert notes == [("src/lib.rs", 4, "crate tok_node exports 3 item(s) to Node.js with napi-rs (#[napi]: "
+                      "1 function(s), 1 type(s), 1 method(s)); archdiff does not read JavaScript or TypeScript, so "
+                      "no call binds to them")]
+    assert bundle["stats"]["ffi"]["napi_exports"] == 3

@@ -58,3 +58,65 @@ def test_interface_checks_imports_and_calls(bundle):
     assert (f"{MOD}/server.New", f"{MOD}/llm.Load") in calls  # across packages of the module
     assert (f"{MOD}/server.Server.Run", f"{MOD}/server.Server.check") in calls  # on the receiver
     assert bundle["stats"]["go"]["packages"] == 3
+
+
+# Seldon Core v2's scheduler: most calls go through locals made on the spot (`km := &KafkaManager{...}`,
+# `ss := store.NewMemoryStore(...)`), which the body gives their types
+GO_LOCALS = {
+    "go.mod": "module example.com/loc\n\ngo 1.22\n",
+    "store/store.go": """package store
+
+type Store struct{}
+
+func NewStore() (*Store, error) { return &Store{}, nil }
+
+func (s *Store) Get(name string) string { return name }
+""",
+    "server/server.go": """package server
+
+import "example.com/loc/store"
+
+type Server struct{ n int }
+
+func (s *Server) Start() {}
+
+func newServer() *Server { return &Server{} }
+
+func Run() {
+\tsrv := &Server{n: 1}
+\tsrv.Start()
+\tst, err := store.NewStore()
+\t_ = err
+\tst.Get("m")
+\tvar other Server
+\tother.Start()
+\tmade := newServer()
+\tmade.Start()
+\tp := new(Server)
+\tp.Start()
+}
+
+func Shadowed() {
+\tstore := store.NewStore  // a local named as the package it is made from: the package's name wins
+\t_ = store
+\tx := 1
+\tx.Start()
+}
+""",
+}
+
+
+def test_calls_on_locals_whose_body_states_their_type_resolve(tmp_path):
+    from tests.native_support import written_bundle
+
+    bundle = written_bundle(tmp_path, GO_LOCALS)
+    server, st = "go:example.com/loc/server", "go:example.com/loc/store"
+    assert {(s, t) for s, t in edges(bundle, "calls") if s.startswith(f"{server}.Run")} == {
+        (f"{server}.Run", f"{server}.Server.Start"),  # srv, other, made, p
+        (f"{server}.Run", f"{st}.NewStore"),
+        (f"{server}.Run", f"{st}.Store.Get"),  # st: NewStore's first result
+        (f"{server}.Run", f"{server}.newServer"),
+    }
+    assert sorted(e["line"] for e in bundle["graph"]["edges"]
+                  if e["kind"] == "calls" and e["target"] == f"{server}.Server.Start") == [13, 18, 20, 22]
+    assert {t for s, t in edges(bundle, "calls") if s == f"{server}.Shadowed"} == set()

@@ -48,3 +48,10 @@ def test_a_hugging_face_configuration_module_in_a_models_tree_is_configuration(t
     roles = {m["module"]: m["role"] for layer in bundle["layers"] for m in layer["modules"]}
     assert roles["py:pkg.models.gla.configuration_gla"] == "configuration"
     assert "configuration" in _roles_of_path_word("configuration_gla")
+
+
+# sentencepiece's C++ core (src/bpe_model.cc, unigram_model.cc, ...) had no signal of any role
+@pytest.mark.parametrize("word", ["bpe_model", "bpe_model_trainer", "byte_bpe", "unigram_model", "wordpiece",
+                                  "word_piece_trainer", "sentencepiece_processor", "sentence_piece"])
+def test_subword_algorithms_are_tokenization(word):
+    assert "tokenization" in _roles_of_path_word(word)

@@ -84,3 +84,46 @@ def test_scanner_facts_do_not_depend_on_the_path_and_survive_broken_code():
     facts = scan_rust(ParsedFile(Language.RUST, data, parse_source(data)))
     assert {d.qual for d in facts.defs} >= {"Ok1", "after"}
     assert facts.errors >= 1
+
+
+# Hugging Face tokenizers: the core crate's library is `tokenizers`, and so is its Python bindings' crate's
+# (`[lib] name = "tokenizers"`); the bindings' code names the core crate `tokenizers::`, and so do the core
+# package's benches, which mean their own library
+SAME_LIB_NAME = {
+    "core/Cargo.toml": '[package]\nname = "toks"\nversion = "0.1.0"\n',
+    "core/src/lib.rs": "pub mod models;\n",
+    "core/src/models.rs": "pub struct Bpe;\nimpl Bpe {\n    pub fn from_file() -> Bpe { Bpe }\n}\n",
+    "core/benches/bpe.rs": "use toks::models::Bpe;\n\nfn bench() {\n    Bpe::from_file();\n}\n",
+    "core/tests/it.rs": "fn it() {\n    toks::models::Bpe::from_file();\n}\n",
+    "py/Cargo.toml": '[package]\nname = "toks-py"\nversion = "0.1.0"\n\n[lib]\nname = "toks"\n',
+    "py/src/lib.rs": "pub mod models;\n",
+    "py/src/models.rs": "pub struct PyBpe;\n\npub fn py_bpe() {\n    toks::models::Bpe::from_file();\n}\n",
+}
+
+
+def test_a_packages_benches_and_tests_name_its_own_library_beside_a_crate_of_that_library_name(tmp_path):
+    from tests.native_support import written_bundle
+
+    calls = edges(written_bundle(tmp_path, SAME_LIB_NAME), "calls")
+    assert calls == {
+        ("rs:toks::benches::bpe::bench", "rs:toks::models::Bpe::from_file"),  # its own package's library
+        ("rs:toks::tests::it::it", "rs:toks::models::Bpe::from_file"),
+        ("rs:toks_py::models::py_bpe", "rs:toks::models::Bpe::from_file"),  # the other crate of that name
+    }
+
+
+def test_a_mod_declared_in_an_integration_test_root_is_the_file_beside_it(tmp_path):
+    # the Rust book's shape (and Hugging Face tokenizers' benches): `mod common;` in tests/it.rs is tests/common/mod.rs
+    from tests.native_support import written_bundle
+
+    bundle = written_bundle(tmp_path, {
+        "Cargo.toml": '[package]\nname = "mylib"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub fn lib_fn() {}\n",
+        "tests/common/mod.rs": "pub fn helper() {}\n",
+        "tests/it.rs": "mod common;\nuse common::helper;\n\nfn it() {\n    helper();\n    common::helper();\n}\n",
+        "tests/other.rs": "mod common;\n\nfn other() {\n    common::helper();\n}\n",
+    })
+    assert edges(bundle, "calls") == {("rs:mylib::tests::it::it", "rs:mylib::tests::common::helper"),
+                                      ("rs:mylib::tests::other::other", "rs:mylib::tests::common::helper")}
+    assert ("rs:mylib::tests::it", "rs:mylib::tests::common") in edges(bundle, "imports")
+    assert bundle["stats"]["rust"]["target_modules_beside"] == 2

@@ -170,3 +170,101 @@ def test_a_swig_module_no_call_reaches_says_where_it_is_imported(tmp_path: Path)
     bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
     [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
     assert "; no Python file of the system imports it" in note["message"]
+
+
+# SWIG's generated proxy module, kept in the tree (sentencepiece does): each proxy calls the low-level
+# extension `_swigvs` by the flat names SWIG gives its wrappers
+PROXY = '''from . import _swigvs
+
+
+class Index(object):
+    def __init__(self, d):
+        _swigvs.Index_swiginit(self, _swigvs.new_Index(d))
+
+    def search(self, n, x, k):
+        return _swigvs.Index_search(self, n, x, k)
+
+
+class FlatIndex(Index):
+    def add(self, n, x):
+        return _swigvs.FlatIndex_add(self, n, x)
+
+    def search_again(self, n, x, k):
+        return _swigvs.FlatIndex_search(self, n, x, k)
+
+
+def knn(x, n):
+    return _swigvs.knn(x, n)
+
+
+def helper_inline(x):
+    return _swigvs.helper_inline(x)
+'''
+
+
+def test_a_generated_proxy_module_binds_through_the_low_level_modules_flat_names(tmp_path: Path):
+    files = {**FILES, "vs/swigvs.py": PROXY, "vs/api.py": ""}
+    for rel, text in files.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {
+        ("py:vs.swigvs.Index.__init__", "cpp:vs::Index", 6),  # new_Index: the constructor
+        ("py:vs.swigvs.Index.search", "cpp:vs::Index::search", 9),
+        ("py:vs.swigvs.FlatIndex.add", "cpp:vs::IndexFlat::add", 14),  # %rename(FlatIndex): the proxy's name
+        ("py:vs.swigvs.knn", "cpp:vs::knn", 21),
+    }  # not bound: FlatIndex_search (inherited: SWIG writes no such wrapper), helper_inline (%inline: not read)
+    [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
+    assert "11 name(s) of their functions" in note["message"] and "4 Python call(s) reach them" in note["message"]
+    api = {n["id"]: n.get("api", "") for n in bundle["graph"]["nodes"]}
+    assert api["cpp:vs::IndexFlat::add"] == "public: swig swigvs.FlatIndex.add"  # the proxy's name, not the flat one
+    # new_Index, new_FlatIndex, new_CombinerFloat; knn, version; Index_add, Index_search, FlatIndex_add,
+    # FlatIndex_reset, CombinerFloat_run
+    assert bundle["stats"]["cpp"]["swig_flat_bindings"] == 10
+
+
+# `%extend` writes methods of its own; each binds to the members of the class its body calls through $self
+EXTENDED = FILES["swig/vs.swig"] + r'''
+%extend vs::IndexFlat {
+    IndexFlat(int a, int b) { return new vs::IndexFlat(a + b); }
+    void add_twice(int n, const float* x) {
+        $self->add(n, x);
+        $self->add(n, x);
+        $self->search(n, x, 1);  // inherited from vs::Index
+    }
+    int count() const { return 0; }
+%pythoncode {
+    def size(self):
+        return {"n": self.count()}
+}
+}
+'''
+EXTENDED_PROXY = '''from . import _swigvs
+
+
+class FlatIndex(object):
+    def add_twice(self, n, x):
+        return _swigvs.FlatIndex_add_twice(self, n, x)
+
+    def count(self):
+        return _swigvs.FlatIndex_count(self)
+'''
+
+
+def test_methods_an_extend_block_writes_bind_to_the_members_they_call(tmp_path: Path):
+    files = {**FILES, "swig/vs.swig": EXTENDED, "vs/swigvs.py": EXTENDED_PROXY,
+             "vs/api.py": "from vs import swigvs\n\n\ndef go(index):\n    index.add_twice(1, None)\n"}
+    for rel, text in files.items():
+        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
+    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {
+        ("py:vs.swigvs.FlatIndex.add_twice", "cpp:vs::IndexFlat::add", 6),  # FlatIndex_add_twice: its flat name
+        ("py:vs.swigvs.FlatIndex.add_twice", "cpp:vs::Index::search", 6),
+    }  # count: its body calls no member; the constructor and %pythoncode are no methods
+    [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
+    assert "11 name(s) of their functions" in note["message"]  # the headers' names, as before
+    assert "; 1 of the 2 method(s) %extend blocks write are bound to the members they call through $self; " \
+        in note["message"]

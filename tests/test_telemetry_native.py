@@ -599,14 +599,85 @@ def test_go_label_sets_and_buckets_held_in_variables_of_the_file(tmp_path):
         "ambiguous": ([], False, [], True),
     }
     assert found["changed"]["unresolved"] == (
-        "labels: moved is no literal label list nor a variable of the package holding one; "
-        "buckets: fromFlag are no literal numbers nor a variable of the file holding them; "
+        "labels: moved is no literal label list nor a variable of the package or local of the function holding "
+        "one; buckets: fromFlag are no literal numbers nor a variable of the package holding them; "
         "help: helpOf(\"Changed.\", 1) is no literal nor a string constant of the analysed files")
     assert found["changed"]["help"] == ""
-    assert found["far"]["unresolved"] == (
-        "labels: farLabels is no literal label list nor a variable of the package holding one")
-    assert found["ambiguous"]["unresolved"] == (
-        "labels: twice is no literal label list nor a variable of the package holding one")
+    for name, written in (("far", "farLabels"), ("ambiguous", "twice")):
+        assert found[name]["unresolved"] == (f"labels: {written} is no literal label list nor a variable of the "
+                                             "package or local of the function holding one")
+
+
+# Seldon Core v2's scheduler: metrics made by helpers of the package whose parameters are the name, help and
+# label list (`createCounterVec(name, help, labelNames)`), called with a label list held in a local, and
+# buckets in a package variable of another file
+GO_FACTORIES = {
+    "go.mod": "module example.com/sched\n\ngo 1.22\n",
+    "metrics/utils.go": """package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+func createCounterVec(counterName string, helperName string, labelNames []string) *prometheus.CounterVec {
+\treturn prometheus.NewCounterVec(prometheus.CounterOpts{Name: counterName, Help: helperName}, labelNames)
+}
+
+func unusedGauge(gaugeName string) prometheus.Gauge {
+\treturn prometheus.NewGauge(prometheus.GaugeOpts{Name: gaugeName})
+}
+""",
+    "metrics/agent.go": """package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+const (
+\tinferCounterName = "sched_infer_total"
+\tServerLabel      = "server"
+)
+
+var DefaultBuckets = []float64{0.1, 1, 10}
+
+func inferCounter() *prometheus.CounterVec {
+\tlabelNames := []string{ServerLabel, "code"}
+\treturn createCounterVec(
+\t\tinferCounterName,
+\t\t"A count of inference calls",
+\t\tlabelNames,
+\t)
+}
+
+func evictCounter() *prometheus.CounterVec {
+\treturn createCounterVec("sched_evict_total", "Evictions", []string{ServerLabel})
+}
+""",
+    "metrics/gateway.go": """package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+func latency() *prometheus.HistogramVec {
+\tlabelNames := []string{ServerLabel}
+\treturn prometheus.NewHistogramVec(prometheus.HistogramOpts{
+\t\tName: "sched_latency_seconds", Buckets: DefaultBuckets,
+\t}, labelNames)
+}
+""",
+}
+
+
+def test_go_metric_factories_local_label_lists_and_package_buckets(tmp_path):
+    bundle = _bundle_of_tree(tmp_path, GO_FACTORIES)
+    found = metrics_by_name(bundle, "go")
+    assert {name: (m["path"], m["line"], m["type"], m["help"], m["labels"], m["labels_resolved"], m["buckets"],
+                   m["via"]) for name, m in found.items()} == {
+        "sched_infer_total": ("metrics/agent.go", 14, "counter", "A count of inference calls", ["code", "server"],
+                              True, [], "factory:createCounterVec"),
+        "sched_evict_total": ("metrics/agent.go", 22, "counter", "Evictions", ["server"], True, [],
+                              "factory:createCounterVec"),
+        "sched_latency_seconds": ("metrics/gateway.go", 7, "histogram", "", ["server"], True, [0.1, 1.0, 10.0],
+                                  "constructor"),
+    }
+    # a factory no call reaches is said where it is, as before; one that is reached says nothing of its own
+    assert [(d["path"], d["line"]) for d in bundle["diagnostics"] if d["code"] == "metric-name-unresolved"] \
+        == [("metrics/utils.go", 10)]
 
 
 # The inference gateway's endpoint picker before v0.4 (and Kubernetes' own components): metrics made with

@@ -1,4 +1,5 @@
-"""Cross-language `binds` edges through Rust and Go: PyO3, cgo and Rust's `extern "C"`.
+"""Cross-language `binds` edges through Rust and Go: PyO3, cgo and Rust's `extern "C"`; and the
+`implements` edges from Go and Python types serving a protobuf service to it (:func:`grpc_servers`).
 
 - PyO3. Python calls ``<...>.<module>.<Name>(...)``; Rust registers ``#[pyclass]`` types,
   ``#[pyfunction]`` functions and the methods of ``#[pymethods]`` impls, and a ``#[pymodule]``
@@ -9,6 +10,9 @@
   A method called on a value of the class binds to that method where the code says what the value
   holds (``runner = Runner(..)``, ``runner: Runner``, ``self.runner = Runner(..)``: mistral.rs's
   Python examples call its ``Runner`` so).
+  A declarative module (``#[pymodule] mod m { #[pymodule_export] use super::X; }``) adds what its
+  exported ``use`` declarations name: a class or function, or a submodule when the path is a ``#[pymodule]``
+  (Hugging Face tokenizers exports all its classes so: 298 items had their module inferred).
   The top module's dotted name is ``[tool.maturin] module-name`` in pyproject.toml (or the
   Cargo ``[lib] name``); a submodule is its parent's name plus its own. An item that no module
   adds is placed in the crate's top module, and its record says the module was inferred.
@@ -34,7 +38,7 @@ import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 
-from extractor import cpp, go, python, rust
+from extractor import cpp, go, proto, python, rust
 from extractor.bindings.python_cpp import Binding, PyBindIndex, native_call_sites
 from extractor.context import Context
 from extractor.cpp.graph import PyBinding
@@ -102,7 +106,61 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     cgo = go_shared.cgo_calls if go_shared is not None else ()
     cpp_shared = cpp_result.shared if cpp_result is not None else None
     c_types = cpp_shared.c_types if cpp_shared is not None else frozenset()
-    return bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
+    bound = bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
+    proto_result = ctx.result_if_run(proto.STEP)
+    if proto_result is None or go_result is None and py_result is None:
+        return bound
+    servers, served = grpc_servers([*(go_result.edges if go_result is not None else ()),
+                                    *(py_result.edges if py_result is not None else ())],
+                                   [*(go_result.nodes if go_result is not None else ()),
+                                    *(py_result.nodes if py_result is not None else ())], proto_result.nodes)
+    if not servers:
+        return bound
+    stats = dict(sorted({**bound.stats, "grpc_servers": len(servers), "grpc_rpcs_served": len(served)}.items()))
+    return dataclasses.replace(bound, edges=tuple(sorted({*bound.edges, *servers, *served})), stats=stats)
+
+
+# the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
+# (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
+_GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
+
+
+def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
+                 proto_nodes: Iterable[Node]) -> tuple[list[Edge], list[Edge]]:
+    """``implements`` edges from a Go or Python type serving a protobuf service to that service, and
+    from each of its methods named as an rpc of the service to that rpc: the type embeds protoc's
+    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python), and ``S`` is the name of one
+    service of the system's .proto files (a name two services share is not chosen between). Seldon Core's
+    scheduler, agent and pipeline gateway serve seven services so, which had no edge to the code
+    serving them."""
+    services: dict[str, list[Node]] = collections.defaultdict(list)
+    rpcs: dict[str, set[str]] = collections.defaultdict(set)  # service id -> its rpc names
+    proto_nodes = list(proto_nodes)
+    for n in proto_nodes:
+        if n.kind is NodeKind.INTERFACE:
+            services[n.name].append(n)
+    for n in proto_nodes:
+        if n.kind is NodeKind.METHOD:
+            rpcs[n.id.rsplit(".", 1)[0]].add(n.name)
+    members: dict[str, list[Node]] = collections.defaultdict(list)  # type id -> its methods
+    for n in nodes:
+        if n.kind is NodeKind.METHOD:
+            members[n.id.rsplit(".", 1)[0]].append(n)
+    servers, served = [], []
+    for e in edges:
+        if e.kind is not EdgeKind.INHERITS:
+            continue
+        m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
+        found = services.get((m.group(1) or m.group(2)) if m else "", ())
+        if len(found) != 1:
+            continue
+        service = found[0]
+        servers.append(Edge(e.source, service.id, EdgeKind.IMPLEMENTS, e.path, e.line))
+        for method in members.get(e.source, ()):
+            if method.name in rpcs[service.id]:
+                served.append(Edge(method.id, f"{service.id}.{method.name}", EdgeKind.IMPLEMENTS, method.path,
+                                   method.line))
+    return servers, served
 
 
 def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Iterable[CallSite], cgo: Iterable[CgoUse],
@@ -166,6 +224,7 @@ def bind_native(items: Iterable[RustItem], manifests: Manifests, call_sites: Ite
                                           f"C.{use.name} is no C function or type the system defines (a "
                                           "library's or a system header's?): the call binds nowhere",
                                           Severity.INFO))
+    diagnostics.extend(_napi_notes(items, stats))
     cxx_names = cxx_functions(items, foreign, nodes)
     if cxx_names:
         stats["cxx_functions_declared"] = len(cxx_names)
@@ -257,6 +316,29 @@ def _c_functions(nodes: Mapping[str, Node]) -> dict[str, str]:
     return out
 
 
+def _napi_notes(items: tuple[RustItem, ...], stats: collections.Counter[str]) -> list[Diagnostic]:
+    """One note per crate that exports items to Node.js with napi-rs (``#[napi]`` functions, classes,
+    enums, methods): JavaScript and TypeScript are not read, so no call of them binds,
+    and the note says so rather than leaving the crate's exports unexplained (Hugging Face tokenizers'
+    bindings/node: 135 of them)."""
+    by_crate: dict[str, list[RustItem]] = collections.defaultdict(list)
+    for i in items:
+        if _has(i.attrs, "napi"):  # a method of a `#[napi] impl` too is exported only when marked itself
+            by_crate[i.crate].append(i)
+    out = []
+    for crate, found in sorted(by_crate.items()):
+        kinds = collections.Counter("function" if i.kind == "function" else "method" if i.kind == "method" else "type"
+                                    for i in found)
+        stats["napi_exports"] += len(found)
+        first = min(found, key=lambda i: (i.path, i.line))
+        counted = ", ".join(f"{kinds[k]} {k}(s)" for k in ("function", "type", "method") if kinds[k])
+        out.append(Diagnostic(first.path, first.line, "napi-exports-unbound",
+                              f"crate {crate} exports {len(found)} item(s) to Node.js with napi-rs (#[napi]: "
+                              f"{counted}); archdiff does not read JavaScript or TypeScript, so no call binds to them",
+                              Severity.INFO))
+    return out
+
+
 def _python_name(attrs: Iterable[str], default: str, *heads: str) -> str:
     for a in attrs:
         if a.startswith(heads) or a.startswith("pyo3("):
@@ -287,7 +369,9 @@ def pyo3_exports(items: tuple[RustItem, ...], manifests: Manifests, nodes: Mappi
         python_names = {m: _python_name(i.attrs, m.rsplit("::", 1)[-1], "pymodule") for m, i in modules.items()}
         # module dotted names: the top module is the extension's; submodules hang under their adder
         dotted: dict[str, str] = {}
-        parent_of = {add[1]: m for m, i in modules.items() for add in i.adds if add[0] == "mod" and add[1]}
+        # `#[pymodule_export] use ...` in a declarative module: a submodule when it names a #[pymodule]
+        parent_of = {add[1]: m for m, i in modules.items() for add in i.adds
+                     if add[1] and (add[0] == "mod" or (add[0] == "use" and add[1] in modules))}
         for m in sorted(modules):
             chain, current = [], m
             while current in parent_of and current not in chain:
@@ -303,7 +387,7 @@ def pyo3_exports(items: tuple[RustItem, ...], manifests: Manifests, nodes: Mappi
         for m, i in sorted(modules.items()):
             out.append(PyO3Export(i.path, i.line, "module", dotted[m], python_names[m], "", m, True))
             for kind, target, _written in i.adds:
-                if target and kind in ("cls", "fn"):
+                if target and (kind in ("cls", "fn") or (kind == "use" and target not in modules)):
                     added.setdefault(target, dotted[m])
             for j in crate_items:  # items inside a declarative `#[pymodule] mod`
                 if j.node.startswith(m + "::") and j.node not in added:
@@ -347,4 +431,5 @@ def _extension_module(manifests: Manifests, crate: Crate | None, lib: str) -> st
     return lib
 
 
-STEP = Step(name="ffi", extract=extract_ffi, version="1", requires=(python.STEP, cpp.STEP, rust.STEP, go.STEP))
+STEP = Step(name="ffi", extract=extract_ffi, version="1",
+            requires=(python.STEP, cpp.STEP, rust.STEP, go.STEP, proto.STEP))

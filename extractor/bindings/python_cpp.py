@@ -84,7 +84,7 @@ from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, Ctypes
                                               scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
-from extractor.cpp.swig import SwigModule, swig_diagnostic
+from extractor.cpp.swig import SwigModule, low_level_module, swig_diagnostic
 from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
     scan_tvm_ffi
 from extractor.python.expr import name_chain
@@ -184,10 +184,12 @@ def _swig_notes(ctx: Context, modules: tuple[SwigModule, ...], bindings: tuple[P
     not read."""
     if not modules:
         return []
+    # the low-level module's flat names (`_swigvs.FlatIndex_add`, extractor.cpp.swig) are its module's
+    proxy_of = {low_level_module(m.module): m.module for m in modules}
     by_module: dict[str, list[PyBinding]] = collections.defaultdict(list)
     for b in bindings:
-        by_module[b.module].append(b)
-    module_at = {f"{b.path}:{b.line}": b.module for b in bindings}
+        by_module[b.module].append(b)  # the proxy's names: what the module's diagnostic counts
+    module_at = {f"{b.path}:{b.line}": proxy_of.get(b.module, b.module) for b in bindings}
     sites = {(b.path, b.line, b.caller, b.callee, module_at.get(b.registered_at, "")) for b in bound
              if b.mechanism == "swig"}
     calls = collections.Counter(site[-1] for site in sites)

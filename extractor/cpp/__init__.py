@@ -101,9 +101,12 @@ from extractor.model import Language, Step
 # version 44 (a branch's 43 beside it): a launch through a local declared with a named type (`fp_kernel kernel =
 # ...`) and one holding what a function of the file returns when each return names a kernel (`kernel =
 # pick_kernel(...)`: scan._picked_kernels)
+# version 45 (a branch's 43 and 44 beside them): the methods SWIG %extend blocks write and the members they call
+# through $self (extractor.cpp.swig); Abseil's and gflags' flag macros at namespace scope blanked with their
+# arguments (macros.yaml)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="44", forkable=True)
+            extract=extract_cpp_graph, version="45", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -49,7 +49,7 @@ from extractor.cpp.kernelyaml import KERNEL_YAML, KernelYamlFacts
 from extractor.cpp.members import MemberCalls
 from extractor.cpp.ops import OpRegistration, PyBinding, op_nodes, resolve_registrations
 from extractor.cpp.scan import C_LINKAGE
-from extractor.cpp.swig import SwigInterface, SwigModule, swig_bindings, swig_modules
+from extractor.cpp.swig import SwigInterface, SwigModule, low_level_module, swig_bindings, swig_modules
 from extractor.cpp.symbols import AGGREGATES, Def, DefinitionSite, SymbolTable, display_qual, localise
 from extractor.cpp.tablegen import TableGenIndex, TableGenOutput, tablegen_outputs
 from extractor.cpp.testmacros import load_test_macros
@@ -213,6 +213,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         stats["kernel_yaml_registrations_unresolved"] = sum(not r.target for r in from_yaml)
         diagnostics.extend(_unresolved_kernels(from_yaml))
     modules: list[SwigModule] = []
+    low: set[str] = set()  # the low-level modules SWIG's proxies load (extractor.cpp.swig)
     if interfaces:
         modules = swig_modules(interfaces, resolver.resolve, IncludeResolver(sorted(interfaces)).resolve)
         bases: dict[str, list[str]] = collections.defaultdict(list)
@@ -222,16 +223,20 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
         definitions = {path: f.defs for path, f in facts.items()}
         swig = [b for m in modules for b in swig_bindings(m, definitions, node_kinds, bases)]
         bindings = [*bindings, *swig]
+        low = {low_level_module(m.module) for m in modules}
         stats["swig_modules"] = len(modules)
-        stats["swig_bindings"] = len(swig)
-        stats["swig_bindings_resolved"] = sum(1 for b in swig if b.target)
+        stats["swig_bindings"] = sum(1 for b in swig if b.module not in low)
+        stats["swig_bindings_resolved"] = sum(1 for b in swig if b.target and b.module not in low)
+        stats["swig_flat_bindings"] = sum(1 for b in swig if b.module in low)
         stats["swig_headers_unresolved"] = sum(m.unresolved for m in modules)
     schema_nodes, schema_edges = op_nodes(facts, ops)
     edges.extend(schema_edges)
     public = public_headers(facts, include_edges, sources or {})
     # an inherited method's SWIG binding names it through another class: the api names its own
+    # and the low-level module's flat names (`_swigvs.FlatIndex_add`) are not what Python users call
     api = classify_api(nodes, table.sites, ops, [b for b in bindings if b.mechanism != "swig" or not b.target
-                                                 or b.function == id_name(b.target)], public)
+                                                 or (b.function == id_name(b.target) and b.module not in low)],
+                       public)
     for node in nodes:  # built here and not handed out yet: set in place (grpcio: 56,000 copies made)
         if node.id in api:
             amend(node, "api", api[node.id])

@@ -23,8 +23,13 @@ module (mechanism "swig") that Python calls bind to as they bind to a pybind11 m
   ``%rename(new) x;`` gives it the name ``new``;
 - code written in the interface file itself (``%inline %{ ... %}``, ``%extend X { ... }``) is wrapped
   too, but it is not C++ archdiff parses: its functions are no nodes, said in the module's diagnostic;
+  a method an ``%extend`` block writes binds to the members of its class its body calls through
+  ``$self`` (what it wraps);
 - constructors, destructors and operators are not named (a class is called through its name), nor
-  private and protected members, nor classes nested in classes.
+  private and protected members, nor classes nested in classes;
+- the low-level extension the proxy module loads (``_swigfaiss``) is bound too, by the flat names
+  SWIG gives its wrappers (``new_IndexFlat``, ``IndexFlat_add``, ``knn``), which a generated proxy
+  kept in the tree calls.
 
 Preprocessor conditionals of the interface file (``#ifdef GPU_WRAPPER``) are not evaluated: every
 branch's ``%include`` is read, as every branch of a C++ file is.
@@ -62,6 +67,16 @@ class SwigName(msgspec.Struct, frozen=True, array_like=True, order=True):
     written: str
 
 
+class SwigExtend(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """A method an ``%extend Class { ... }`` block writes: its name and the members of the class its
+    body calls through ``$self`` (``return $self->Load(arg);``), in order, each once."""
+
+    line: int
+    cls: str  # the class as the %extend names it
+    name: str
+    calls: tuple[str, ...]
+
+
 class SwigInterface(msgspec.Struct, frozen=True):
     module: str  # "" for a file that names none
     line: int  # of the %module directive
@@ -70,6 +85,7 @@ class SwigInterface(msgspec.Struct, frozen=True):
     renames: tuple[SwigName, ...]
     templates: tuple[SwigName, ...]
     own_code: tuple[int, ...]  # lines of %inline and %extend blocks: code SWIG wraps that is no parsed C++
+    extends: tuple[SwigExtend, ...] = ()  # the methods %extend blocks write
 
 
 # `%{ ... %}` (and `%inline %{ ... %}`): C++ copied into the wrapper, no directive of SWIG's
@@ -103,7 +119,54 @@ def scan_swig(parsed: ParsedFile) -> SwigInterface | None:
     if module is None and not includes:
         return None
     return SwigInterface(module.group(1) if module else "", _line(text, module.start(1)) if module else 0,
-                         includes, ignores, renames, templates, own_code)
+                         includes, ignores, renames, templates, own_code, _extends(text))
+
+
+_EXTEND = re.compile(r"^[ \t]*%extend[ \t]+((?:::)?[A-Za-z_][\w:]*)[^{;\n]*\{", re.M)
+_SELF_CALL = re.compile(r"\$self\s*->\s*([A-Za-z_]\w*)\s*\(")
+_METHOD_NAME = re.compile(r"(~?[A-Za-z_]\w*)\s*$")
+
+
+def _extends(text: str) -> tuple[SwigExtend, ...]:
+    """The methods of each ``%extend`` block (comments and verbatim blocks already blanked): each
+    function defined at the block's top level, named by the identifier before its parameter list;
+    constructors and destructors (``Class(...)``, ``~Class()``) and directives (``%pythoncode {``)
+    are no methods Python calls by a name of their own."""
+    out = []
+    for m in _EXTEND.finditer(text):
+        cls = m.group(1).lstrip(":")
+        last = cls.rpartition("::")[2]
+        end = _closing(text, m.end() - 1)
+        start = m.end()
+        at = start
+        while at < end:
+            brace = text.find("{", at, end)
+            if brace < 0:
+                break
+            header = text[start:brace]
+            close = _closing(text, brace)
+            header = header[max(header.rfind(";"), header.rfind("}")) + 1:]
+            paren = header.find("(")  # the parameter list
+            name = _METHOD_NAME.search(header[:paren]) if paren >= 0 and "%" not in header else None
+            if name is not None and name.group(1).lstrip("~") != last:
+                calls = tuple(dict.fromkeys(c.group(1) for c in _SELF_CALL.finditer(text, brace, close)))
+                out.append(SwigExtend(_line(text, start + name.start(1)), cls, name.group(1), calls))
+            start = at = close + 1
+    return tuple(out)
+
+
+def _closing(text: str, brace: int) -> int:
+    """The index of the ``}`` closing the ``{`` at ``brace`` (the text's end when none does)."""
+    depth = 0
+    for i in range(brace, len(text)):
+        if text[i] == "{":
+            depth += 1
+        elif text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(text)
+
 
 
 def _blank(m: re.Match[str]) -> str:
@@ -133,6 +196,7 @@ class SwigModule(msgspec.Struct, frozen=True):
     renames: dict[str, str]  # written -> new name
     templates: tuple[tuple[str, str, str, int], ...]  # (name, written template, interface file, line)
     own_code: tuple[tuple[str, int], ...]  # (interface file, line)
+    extends: tuple[tuple[str, SwigExtend], ...] = ()  # (interface file, method of an %extend block)
 
 
 def swig_modules(interfaces: Mapping[str, SwigInterface], resolve_header: Callable[[str, str], str],
@@ -150,6 +214,7 @@ def swig_modules(interfaces: Mapping[str, SwigInterface], resolve_header: Callab
         renames: dict[str, str] = {}
         templates: list[tuple[str, str, str, int]] = []
         own_code: list[tuple[str, int]] = []
+        extends: list[tuple[str, SwigExtend]] = []
         seen = {path}
         pending = [path]
         while pending:
@@ -160,6 +225,7 @@ def swig_modules(interfaces: Mapping[str, SwigInterface], resolve_header: Callab
                 renames.setdefault(r.written, r.name)
             templates.extend((t.name, t.written, current, t.line) for t in facts.templates)
             own_code.extend((current, line) for line in facts.own_code)
+            extends.extend((current, e) for e in facts.extends)
             nested = []
             for include in facts.includes:
                 if include.target.endswith(INTERFACE_SUFFIXES):
@@ -175,7 +241,7 @@ def swig_modules(interfaces: Mapping[str, SwigInterface], resolve_header: Callab
                     unresolved += 1
             pending.extend(reversed(nested))
         out.append(SwigModule(path, top.module, top.line, tuple(headers), unresolved, frozenset(ignores), renames,
-                              tuple(templates), tuple(sorted(own_code))))
+                              tuple(templates), tuple(sorted(own_code)), tuple(sorted(extends))))
     return out
 
 
@@ -213,6 +279,7 @@ def swig_bindings(module: SwigModule, declared: Mapping[str, Sequence[Definition
                 owner, _, last = d.qual.rpartition("::")
                 if last != owner.rpartition("::")[2] and not last.startswith(("~", "operator")):
                     methods.append((d.qual, owner))
+    own = {qual for qual, _owner in methods}
     declared_by: dict[str, list[str]] = collections.defaultdict(list)  # class -> its own methods
     for qual, owner in methods:
         declared_by[owner].append(qual)
@@ -242,7 +309,75 @@ def swig_bindings(module: SwigModule, declared: Mapping[str, Sequence[Definition
         last, reached = _renamed(qual, module.renames), f"{owner}::{qual.rpartition('::')[2]}"
         out.extend(PyBinding(where, line, "method", module.module, last, cls, reached, _target(qual, nodes), "swig")
                    for cls, where, line in classes.get(owner, ()))
+    out.extend(_flat_bindings(module, out, own))
+    out.extend(_extend_bindings(module, classes, nodes, bases or {}))
     return sorted(set(out), key=lambda b: (b.path, b.line, b.kind, b.owner, b.name, b.target))
+
+
+def _extend_bindings(module: SwigModule, classes: Mapping[str, Sequence[tuple[str, str, int]]],
+                     nodes: Mapping[str, object], bases: Mapping[str, Sequence[str]]) -> list[PyBinding]:
+    """A method an ``%extend`` block writes binds, in the proxy and in the low-level module (its flat
+    name is its class's, as a wrapped method's), to each member of the class its body calls through
+    ``$self`` (the class's own, else the nearest base's): its body is no C++ archdiff parses, and what
+    it wraps is those members (sentencepiece's ``_EncodeAsIds`` calls ``$self->EncodeAsIds``). A
+    method whose body calls none binds nothing, and the module's diagnostic counts it."""
+    by_last: dict[str, list[str]] = collections.defaultdict(list)
+    for qual in classes:
+        by_last[qual.rpartition("::")[2]].append(qual)
+    out = []
+    for where, e in module.extends:
+        qual = e.cls if e.cls in classes else (by_last[e.cls][0] if len(by_last.get(e.cls, ())) == 1 else "")
+        for called in e.calls if qual else ():
+            target = _member(qual, called, nodes, bases)
+            if not target:
+                continue
+            for cls, _w, _l in classes[qual]:
+                out.append(PyBinding(where, e.line, "method", module.module, e.name, cls, f"{qual}::{called}", target,
+                                     "swig"))
+                out.append(PyBinding(where, e.line, "def", low_level_module(module.module), f"{cls}_{e.name}", "",
+                                     f"{qual}::{called}", target, "swig"))
+    return out
+
+
+def _member(qual: str, name: str, nodes: Mapping[str, object], bases: Mapping[str, Sequence[str]]) -> str:
+    """The node of the member ``name`` of class ``qual`` (its own, else the nearest base's), or ""."""
+    seen, pending = set(), [qual]
+    while pending:
+        cls = pending.pop(0)
+        if cls in seen:
+            continue
+        seen.add(cls)
+        found = _target(f"{cls}::{name}", nodes)
+        if found:
+            return found
+        pending.extend(bases.get(cls, ()))
+    return ""
+
+
+def low_level_module(module: str) -> str:
+    """The extension module SWIG's Python proxy module ``module`` loads (``_swigfaiss.so``)."""
+    return "_" + module
+
+
+def _flat_bindings(module: SwigModule, proxies: Sequence[PyBinding], own: set[str]) -> list[PyBinding]:
+    """The names of the low-level module the proxy module calls (``_M``, an extension with no
+    ``.py``): SWIG writes each wrapped function under its name, a class's constructor as
+    ``new_<Class>`` and each method the class declares as ``<Class>_<method>``; the proxy's
+    ``def add(self, n, x): return _swigvs.FlatIndex_add(self, n, x)`` calls these (sentencepiece keeps
+    its generated proxy in its tree: 103 such calls). An inherited method has no flat name of the
+    class that inherits it: Python reaches it through the base's proxy (``own``: the methods declared
+    by the class they are bound on)."""
+    low = low_level_module(module.module)
+    out = []
+    for b in proxies:
+        if b.kind == "class":
+            out.append(PyBinding(b.path, b.line, "def", low, f"new_{b.name}", "", b.function, b.target, "swig"))
+        elif b.kind == "def":
+            out.append(PyBinding(b.path, b.line, "def", low, b.name, "", b.function, b.target, "swig"))
+        elif b.kind == "method" and b.function in own:  # declared by its own class
+            out.append(PyBinding(b.path, b.line, "def", low, f"{b.owner}_{b.name}", "", b.function, b.target,
+                                 "swig"))
+    return out
 
 
 def _target(qual: str, nodes: Mapping[str, object]) -> str:
@@ -267,6 +402,9 @@ def swig_diagnostic(module: SwigModule, bindings: Sequence[PyBinding], calls: in
                     imported_at: Sequence[str] = ()) -> Diagnostic:
     """What a module's bindings cover, and what of it archdiff does not read; when no call reaches
     it, where the system's Python imports it (``imported_at``: "path:line" of each import), if anywhere."""
+    written = {(p, e.line) for p, e in module.extends}
+    extended = {(b.path, b.line) for b in bindings if b.target and (b.path, b.line) in written}
+    bindings = [b for b in bindings if (b.path, b.line) not in written]  # the headers' names
     resolved = sum(1 for b in bindings if b.target)
     headers = len({h for h, _w, _l in module.headers})
     parts = [f"SWIG module {module.module} wraps {headers} header(s) of the system: {len(bindings)} name(s) of "
@@ -279,9 +417,12 @@ def swig_diagnostic(module: SwigModule, bindings: Sequence[PyBinding], calls: in
                      "no Python file of the system imports it")
     if module.unresolved:
         parts.append(f"{module.unresolved} %include(s) name no file of the system")
+    if module.extends:
+        parts.append(f"{len(extended)} of the {len(written)} method(s) %extend blocks write are bound to the members "
+                     "they call through $self")
     if module.own_code:
         lines = ", ".join(f"{posixpath.basename(p)}:{line}" for p, line in module.own_code[:5])
         more = f" and {len(module.own_code) - 5} more" if len(module.own_code) > 5 else ""
         parts.append(f"code the interface files write themselves (%inline, %extend: {lines}{more}) is wrapped "
-                     "too but not read")
+                     "too but not read" + (" otherwise" if module.extends else ""))
     return Diagnostic(module.path, module.line, "swig-module", "; ".join(parts), Severity.INFO)

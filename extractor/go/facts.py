@@ -35,6 +35,10 @@ class GoDefinition(msgspec.Struct, frozen=True, array_like=True, omit_defaults=T
     # a struct's own fields: (name, line, type as written, embedded); an embedded field is named after
     # its type (`*pkg.T[X]` is `T`), as Go and ctags name it
     fields: tuple[tuple[str, int, str, bool], ...] = ()
+    # a callable's locals whose type its body states: (name, type as written) for `x := &T{...}`,
+    # `x := T{...}`, `var x T`, `x := new(T)`; (name, "call:F") for `x := F(...)` / `x := pkg.F(...)`,
+    # whose type is F's first result (the graph step reads it). A name given two types is left out.
+    locals: tuple[tuple[str, str], ...] = ()
 
 
 class GoCgo(msgspec.Struct, frozen=True):

@@ -17,10 +17,12 @@ checked against (``var _ I = (*T)(nil)``, ``var _ I = T{}``); ``inherits`` for e
 struct's or interface's embedded types); ``calls`` where the callee is a function of the
 package, a function of an imported package of the system, or a method of a value whose type is
 written: the method's own receiver, a parameter of the caller (``func f(s *Store) { s.Get() }``), or
-a field of either (``s.store.Get()``), the field's type as its struct writes it. The method is the
-type's own or one its embedded types promote; on an interface, the interface's declaration of it.
-A value of a type outside the system makes an external call; other selector calls need a local
-variable's type and stay unresolved (counted).
+a field of either (``s.store.Get()``), the field's type as its struct writes it, or a local whose
+type the body states (``km := &KafkaManager{...}``, ``var s Server``, ``x := new(T)``, ``st, err :=
+store.NewStore()``: the system function's first result; a local named as an imported package is
+not read, as the package's name holds until it is declared). The method is the type's own or one
+its embedded types promote; on an interface, the interface's declaration of it. A value of a type
+outside the system makes an external call; other selector calls stay unresolved (counted).
 """
 
 from __future__ import annotations
@@ -192,6 +194,7 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
             preamble = {name for name, _ in facts.cgo.functions} if facts.cgo is not None else set()
             receivers = {r.qual: r.qual.split(".")[0] for r in facts.defs if r.kind == "method"}
             params = {r.qual: dict(r.params) for r in facts.defs if r.params}
+            owners = {r.qual: _local_owners(pkg, r.locals, aliases, nodes) for r in facts.defs if r.locals}
             for caller_qual, callee, line in each_call(facts.calls):
                 caller = f"{pkg_id}.{caller_qual}"
                 if callee.startswith("C.") and facts.cgo is not None:
@@ -199,7 +202,7 @@ def build_go_graph(files: Iterable[tuple[str, GoFacts]], manifests: Manifests) -
                     cgo.append(CgoUse(path, line, caller, callee[2:], callee[2:] in preamble))
                     continue
                 target, how = _resolve_call(pkg, callee, receivers.get(caller_qual, ""), aliases, nodes,
-                                            params.get(caller_qual, {}), types)
+                                            params.get(caller_qual, {}), types, owners.get(caller_qual, {}))
                 stats[f"calls_{how}"] += 1
                 if target:
                     edges.append(Edge(caller, target, EdgeKind.CALLS, path, line))
@@ -351,9 +354,41 @@ def type_of(pkg: str, written: str, aliases: Mapping[str, str], nodes: Mapping[s
     return _EXTERNAL if head in aliases and f"go:{aliases[head]}" not in nodes else ""
 
 
+def _local_owners(pkg: str, locals_: Iterable[tuple[str, str]], aliases: Mapping[str, str],
+                  nodes: Mapping[str, Node]) -> dict[str, str]:
+    """The type (node id, or ``_EXTERNAL``) of each local a body states the type of (GoDefinition.locals):
+    a written type read as a parameter's is; ``call:F`` as the first result of the system's function F."""
+    out = {}
+    for name, written in locals_:
+        if name in aliases:  # `receiver := receiver.New(...)`: before it, and on its right, the package
+            continue
+        if written.startswith("call:"):
+            head, _, fn = written[5:].rpartition(".")
+            where = aliases.get(head, "") if head else pkg
+            node = nodes.get(f"go:{where}.{fn}") if where else None
+            first = _first_result(node.returns) if node is not None and node.kind is NodeKind.FUNCTION else ""
+            owner = type_of(where, first, {}, nodes) if first and "." not in first else ""
+        else:
+            owner = type_of(pkg, written, aliases, nodes)
+        if owner:
+            out[name] = owner
+    return out
+
+
+def _first_result(returns: str) -> str:
+    """`*Server`, `(*Server, error)`, `(s *Server, err error)` -> the first result's type."""
+    text = returns.strip()
+    if text.startswith("(") and text.endswith(")"):
+        text = text[1:-1]
+    first = text.split(",", 1)[0].strip()
+    return first.split()[-1] if " " in first else first
+
+
 def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, str],
-                  nodes: Mapping[str, Node], params: Mapping[str, str], types: _Types) -> tuple[str, str]:
-    """(target id, how): how is resolved, unresolved, external, builtin or conversion."""
+                  nodes: Mapping[str, Node], params: Mapping[str, str], types: _Types,
+                  owners: Mapping[str, str] | None = None) -> tuple[str, str]:
+    """(target id, how): how is resolved, unresolved, external, builtin or conversion. ``owners``: the
+    types of the caller's locals that its body states (:func:`_local_owners`)."""
     if "." not in callee:
         target = f"go:{pkg}.{callee}"
         node = nodes.get(target)
@@ -366,7 +401,9 @@ def _resolve_call(pkg: str, callee: str, receiver: str, aliases: Mapping[str, st
         owner = f"go:{pkg}.{receiver}"
     elif head in params and head != "_":  # a parameter hides a package of the same name
         owner = type_of(pkg, params[head], aliases, nodes)
-    if head == "self" or (head in params and head != "_"):
+    elif owners and head in owners:  # so does a local
+        owner = owners[head]
+    if head == "self" or (head in params and head != "_") or (owners and head in owners):
         if "." in name:  # a field's method: x.f.m()
             field, _, name = name.partition(".")
             owner = types.field(owner, field) if owner and owner != _EXTERNAL else owner

@@ -132,14 +132,64 @@ def _visit_function(node: Any, found: _File, receiver: Any) -> None:
         kind, qual, recv_written = "method", f"{recv_type}.{qual}", ("*" if pointer else "") + recv_type
     params = node.child_by_field_name("parameters")
     result = node.child_by_field_name("result")
+    body = node.child_by_field_name("body")
     found.defs.append(GoDefinition(
         kind, qual, name.start_point[0] + 1, node.start_point[0] + 1, node.end_point[0] + 1,
         tags=("generic",) if node.child_by_field_name("type_parameters") is not None else (),
         doc=_doc_comment(node), receiver=recv_written, params=_params(params) if params is not None else None,
-        returns=_clip(_SPACES.sub(" ", _text(result))) if result is not None else ""))
-    body = node.child_by_field_name("body")
+        returns=_clip(_SPACES.sub(" ", _text(result))) if result is not None else "",
+        locals=_locals(body) if body is not None else ()))
     if body is not None:
         found.bodies.append((body.start_byte, body.end_byte, qual, recv_name))
+
+
+def _locals(body: Any) -> tuple[tuple[str, str], ...]:
+    """The locals of a body whose type the declaration states (GoDefinition.locals), by name."""
+    found: dict[str, set[str]] = {}
+    for decl in capture_nodes(body, "(short_var_declaration) @decl (var_spec) @decl").get("decl", ()):
+        if decl.type == "var_spec":
+            names = decl.children_by_field_name("name")
+            declared = decl.child_by_field_name("type")
+            value = decl.child_by_field_name("value")
+            values = value.named_children if value is not None else []
+            for i, n in enumerate(names):
+                written = _SPACES.sub("", _text(declared)) if declared is not None else \
+                    _local_type(values[i]) if len(values) == len(names) else ""
+                found.setdefault(_text(n), set()).add(written)
+            continue
+        left, right = decl.child_by_field_name("left"), decl.child_by_field_name("right")
+        names = left.named_children if left is not None else []
+        values = right.named_children if right is not None else []
+        if len(names) == len(values):
+            pairs = list(zip(names, values))
+        elif len(values) == 1 and values[0].type == "call_expression":  # `x, err := F(...)`: its first result
+            pairs = [(names[0], values[0])]
+        else:
+            pairs = []
+        for n, v in pairs:
+            if n.type == "identifier":
+                found.setdefault(_text(n), set()).add(_local_type(v))
+    return tuple(sorted((name, next(iter(types))) for name, types in found.items()
+                        if len(types) == 1 and next(iter(types)) and name != "_"))
+
+
+def _local_type(value: Any) -> str:
+    """The type a value's expression states: `&T{}`, `T{}`, `new(T)`, or "call:F" for `F(...)`."""
+    if value.type == "unary_expression" and _text(value).startswith("&") and value.named_child_count:
+        value = value.named_children[-1]
+    if value.type == "composite_literal":
+        kind = value.child_by_field_name("type")
+        named = kind is not None and kind.type in ("type_identifier", "qualified_type", "generic_type")
+        return _SPACES.sub("", _text(kind)) if named else ""
+    if value.type == "call_expression":
+        fn = value.child_by_field_name("function")
+        args = value.child_by_field_name("arguments")
+        if fn is not None and _text(fn) == "new" and args is not None and args.named_child_count == 1:
+            return _SPACES.sub("", _text(args.named_children[0]))
+        if fn is not None and (fn.type == "identifier" or (fn.type == "selector_expression" and re.fullmatch(
+                r"\w+\.\w+", _text(fn)))):
+            return "call:" + _text(fn)
+    return ""
 
 
 def _receiver(params: Any) -> tuple[str, str, bool]:

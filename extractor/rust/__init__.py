@@ -8,7 +8,8 @@ from extractor.model import Language, Step
 from extractor.rust.graph import RustItem, build_rust_graph, extract_rust_graph, module_path
 from extractor.rust.scan import scan_rust
 
-STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="3")
+# version 4: napi-rs's `#[napi]` attributes kept (extractor.bindings.ffi says what a crate exports to Node.js)
+STEP = Step(name="rust", scanners={Language.RUST: scan_rust}, extract=extract_rust_graph, version="4")
 # 3: the cxx crate's attributes kept (cxx::bridge, cxx_name, namespace)
 
 __all__ = ["STEP", "RustItem", "build_rust_graph", "extract_rust_graph", "module_path", "scan_rust"]

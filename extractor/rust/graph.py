@@ -89,6 +89,25 @@ def module_path(path: str, crate: Crate | None, siblings: set[str]) -> tuple[str
     return (crate.name, *(p.replace("-", "_") for p in parts))
 
 
+def _other_target(path: str, crate: Crate, module: tuple[str, ...]) -> bool:
+    """Whether the file belongs to a target of the package other than its library: Cargo's
+    ``benches/``, ``tests/``, ``examples/``, ``src/bin/``, or ``src/main.rs`` beside a library."""
+    rel = path[len(crate.dir) + 1:] if crate.dir else path
+    return rel.split("/", 1)[0] in ("benches", "tests", "examples") or rel.startswith("src/bin/") or \
+        (rel == "src/main.rs" and module != (crate.name,))
+
+
+def _target_root(path: str, crate: Crate) -> bool:
+    """The root file of a bench, test, example or binary: ``tests/it.rs``, ``examples/x/main.rs``,
+    ``src/bin/tool.rs``, ``src/main.rs``."""
+    parts = (path[len(crate.dir) + 1:] if crate.dir else path).split("/")
+    if parts[0] in ("benches", "tests", "examples"):
+        return len(parts) == 2 or (len(parts) == 3 and parts[2] == "main.rs")
+    if parts[:2] == ["src", "bin"]:
+        return len(parts) == 3 or (len(parts) == 4 and parts[3] == "main.rs")
+    return parts == ["src", "main.rs"]
+
+
 @dataclasses.dataclass
 class _Def:
     path: str
@@ -127,13 +146,21 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
     diagnostics: list[Diagnostic] = []
     modules: dict[str, tuple[str, ...]] = {}
     crate_of: dict[str, str] = {}
+    targets = set()
+    roots = set()  # the root files of those targets
     for path, _facts in entries:
         crate = manifests.crate_of(path)
         modules[path] = module_path(path, crate, paths)
         crate_of[path] = crate.name if crate is not None else modules[path][0]
         if crate is None:
             stats["files_outside_crates"] += 1
+        elif _other_target(path, crate, modules[path]):
+            targets.add(_join(modules[path]))
+            if _target_root(path, crate):
+                roots.add(path)
+    file_modules = {_join(m) for m in modules.values()}
     table = _Table(manifests)
+    table.targets = targets
     defs: list[_Def] = []
     for path, facts in entries:
         mod = modules[path]
@@ -143,7 +170,15 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
         for record in facts.defs:
             d = _Def(path, mod, record)
             defs.append(d)
-            if record.kind == "module":
+            if record.kind == "module" and "declaration" in record.tags and "::" not in record.qual \
+                    and path in roots and _join((*mod[:-1], record.qual)) in file_modules:
+                # `mod common;` in a bench, test or example root (or a binary's main.rs) is the file beside
+                # it (`tests/common/mod.rs`), which every root of the directory may declare: named there
+                table.add_use(mod, RustUse(f"super::{record.qual}", "", record.line, ""))
+                # the targets' directory (`tests`) holds no file of its own: a module paths walk through
+                table.items.setdefault(_join(mod[:-1]), NodeKind.MODULE)
+                stats["target_modules_beside"] += 1
+            elif record.kind == "module":
                 table.add_module((*mod, *record.qual.split("::")), path, record.line,
                                  file_module=False, declared="declaration" in record.tags)
             elif record.kind != "method" and record.kind not in _MEMBERS:
@@ -249,7 +284,12 @@ def build_rust_graph(files: Iterable[tuple[str, RustFacts]], manifests: Manifest
                          for proto in sorted(declared))
     all_nodes, all_edges = finish_graph(nodes.values(), external.values(), edges, stats, len(entries))
     stats["crates"] = len({crate_of[p] for p in crate_of})
-    items = _items(defs, table)
+    exported: dict[tuple[str, str], list[RustUse]] = collections.defaultdict(list)  # (file, scope) -> uses
+    for path, facts in entries:
+        for use in facts.uses:
+            if use.scope and any(a.startswith(("pymodule_export", "pyo3::pymodule_export")) for a in use.attrs):
+                exported[(path, use.scope)].append(use)
+    items = _items(defs, table, exported)
     return Contribution(nodes=all_nodes, edges=all_edges, diagnostics=tuple(sorted(diagnostics)),
                         stats=dict(sorted(stats.items())),
                         shared=RustShared(items, tuple(sorted(sites))))
@@ -274,6 +314,7 @@ class _Table:
         self._memo: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
         self._glob_memo: dict[tuple[str, ...], list[str]] = {}
         self.libs: dict[str, list[str]] = collections.defaultdict(list)
+        self.targets: set[str] = set()  # modules of a package's targets other than its library (benches, tests)
         for c in manifests.crates:
             self.libs[c.lib].append(c.name)
 
@@ -350,9 +391,13 @@ class _Table:
                 break  # a module does not see its parent module's names
         crates = self.libs.get(head, ())
         if crates:
-            # `use tokenizers::x` in a crate whose own library is also `tokenizers` means the other one
+            # `use tokenizers::x` in a crate whose own library is also `tokenizers` means the other one,
+            # except in the package's other targets (benches, tests, examples, binaries), which use its
+            # library by its name: Hugging Face tokenizers' benches, beside its Python bindings' crate
+            # whose library is named `tokenizers` too
+            own = scope[0] in crates and any(_join(scope[:k]) in self.targets for k in range(2, len(scope) + 1))
             others = [c for c in crates if c != scope[0]] or list(crates)
-            crate = next((c for c in others if c == head), others[0])
+            crate = scope[0] if own else next((c for c in others if c == head), others[0])
             return self._walk((crate, *parts[1:]), depth)
         return ""
 
@@ -540,7 +585,10 @@ def _resolve_call(table: _Table, nodes: Mapping[str, Node], caller: _Def, callee
     return ""
 
 
-def _items(defs: list[_Def], table: _Table) -> tuple[RustItem, ...]:
+def _items(defs: list[_Def], table: _Table, exported: Mapping[tuple[str, str], list[RustUse]]) -> tuple[RustItem, ...]:
+    """The items later steps read; a declarative ``#[pymodule] mod m { #[pymodule_export] use
+    super::X; }`` adds what its ``exported`` uses (by file and scope) name, as kind "use": a class,
+    function or submodule, which the FFI step tells apart by what the path resolves to."""
     out = []
     for d in defs:
         r = d.record
@@ -551,5 +599,9 @@ def _items(defs: list[_Def], table: _Table) -> tuple[RustItem, ...]:
         for add in r.adds:
             resolved = table.resolve((*d.module, *r.qual.split("::")[:-1]), add.name.split("::"))
             adds.append((add.kind, "rs:" + resolved if resolved else "", add.name))
+        if r.kind == "module":
+            for use in exported.get((d.path, r.qual), ()):
+                resolved = table.resolve((*d.module, *r.qual.split("::")), use.path.split("::"))
+                adds.append(("use", "rs:" + resolved if resolved else "", use.path))
         out.append(RustItem(d.id, d.path, r.line, r.kind, r.attrs, owner_attrs, r.abi, tuple(adds), d.module[0]))
     return tuple(sorted(out))

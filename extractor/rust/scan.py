@@ -9,7 +9,8 @@ and resolves them.
 
 Attributes are kept only where later steps read them: PyO3's (``pyclass``, ``pyfunction``,
 ``pymethods``, ``pymodule``, ``pyo3``, ``new``, ``getter``/``setter``, ...) and the FFI ones
-(``no_mangle``, ``export_name``; the ``cxx`` crate's ``cxx::bridge``, ``cxx_name``, ``namespace``).
+(``no_mangle``, ``export_name``; the ``cxx`` crate's ``cxx::bridge``, ``cxx_name``, ``namespace``; napi-rs's
+``napi``).
 A ``#[pymodule]`` function's body is read for what it adds (``add_class::<T>()``,
 ``wrap_pyfunction!(f)``, ``wrap_pymodule!(m)``): those are macro token trees, which the grammar does
 not parse, so they are matched as text.
@@ -34,7 +35,7 @@ _FILE_QUERY = ("(call_expression function: (_) @callee) (ERROR) @error "
                "[(function_item) (struct_item) (enum_item) (union_item) (trait_item) (impl_item) (mod_item)] @item")
 _TYPE_ITEMS = {"struct_item": "struct", "enum_item": "enum", "union_item": "union", "trait_item": "trait"}
 _KEPT_ATTRS = re.compile(r"(?:pyo3::)?(?:py\w+|pyo3|new|getter|setter|staticmethod|classmethod|classattr|"
-                         r"no_mangle|export_name|unsafe|cxx::bridge|cxx_name|namespace)\b")
+                         r"no_mangle|export_name|unsafe|cxx::bridge|cxx_name|namespace|napi)\b")
 _SPACES = re.compile(r"\s+")
 _GENERIC_ARGS = re.compile(r"::<.*?>")
 _ADDS = re.compile(

@@ -11,6 +11,14 @@ and, for vectors, a ``[]string{...}`` of label names. The packages are recognise
 ``constants`` for the extract step, which also resolves constants of other files of the package)
 or ``prometheus.DefBuckets``/``LinearBuckets``/``ExponentialBuckets`` for buckets.
 
+A label list may also be a local of the function (``labelNames := []string{...}`` before the call).
+A function of the package whose metric takes its name, help, namespace, subsystem or label list from
+its own parameters (Seldon Core's ``createCounterVec(counterName, helperName string, labelNames
+[]string)``) is a factory: the file's calls of plain function names are kept with their arguments
+(:class:`GoCall`), and the extract step makes one metric at each call of a factory of the same
+package, its arguments in place of the parameters. Package-level variables of bucket numbers are
+kept for the histograms of the package's other files.
+
 OpenTelemetry (otel/metric 1.x ``meter.go``): a Meter's ``{Int64,Float64}{Counter,UpDownCounter,
 Histogram,Gauge}`` and their ``Observable`` forms, in a file that imports an ``go.opentelemetry.io/otel``
 package (the Meter may come from anywhere: ``otel.Meter(..)``, a provider, a struct field); the name is
@@ -26,7 +34,8 @@ from typing import Any
 from extractor.go.parse import capture_nodes, descendants
 from extractor.model import ParsedFile
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import LabelSet, MetricBuckets, MetricText, NativeMetric, NativeMetricFacts
+from extractor.telemetry.native_facts import (GoArgument, GoCall, LabelSet, MetricBuckets, MetricText, NativeMetric,
+                                              NativeMetricFacts)
 
 PROMETHEUS = "github.com/prometheus/client_golang/prometheus"
 PROMAUTO = "github.com/prometheus/client_golang/prometheus/promauto"
@@ -91,6 +100,8 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
                     elif node.type == "var_declaration" and v.type in ("composite_literal", "call_expression",
                                                                         "selector_expression"):
                         slices[_text(n)] = v
+    # bucket numbers a package-level `var` holds, for a histogram of another file of the package
+    bucket_vars = _bucket_vars(root, slices) if slices else {}
     if (variables and (aliases or otel)) or slices:
         # in a file that defines metrics, a package-level variable stands for its literal when the
         # file never assigns it (kubeai's `InferenceRequestsActiveMetricName = "kubeai.inference..."`,
@@ -104,8 +115,10 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         slices = {name: value for name, value in slices.items() if name not in assigned}
     label_sets = _label_sets(slices, constants)
     if not aliases and not otel:
-        return NativeMetricFacts(constants=constants, unmodeled=tuple(unmodeled), label_sets=label_sets) \
-            if constants or unmodeled or label_sets else None
+        if not (constants or unmodeled or label_sets or bucket_vars):
+            return None
+        return NativeMetricFacts(constants=constants, unmodeled=tuple(unmodeled), label_sets=label_sets,
+                                 bucket_vars=bucket_vars)
     prometheus = {a: t for a, t in aliases.items() if t != OTEL_METRIC}
     otel_metric = {a for a, t in aliases.items() if t == OTEL_METRIC}
     metrics = []
@@ -145,16 +158,17 @@ def scan_go_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
         if kube:
             entry["help"] = _stability_help(entry.get("help"), entry.pop("stability", None))
         if m.group(2) == "Vec" and len(arg_nodes) > 1:
-            entry.update(_labels(arg_nodes[1], constants, slices))
-        metrics.append(NativeMetric(**entry))
+            entry.update(_labels(arg_nodes[1], constants, {**slices, **_local_slices(call)}))
+        metrics.append(NativeMetric(**entry, **_factory_of(call, entry)))
     if descs:
         metrics.extend(_descs(descs, _value_types(const_uses), constants, slices))
         metrics.sort(key=lambda metric: metric.line)
-    if not (metrics or constants or unmodeled or label_sets):
+    calls = _plain_calls(root, constants, slices) if prometheus else ()
+    if not (metrics or constants or unmodeled or label_sets or bucket_vars):
         return None
     # the imports only matter where a metric may name another package's constant (`constants.Subsystem`)
     return NativeMetricFacts(tuple(metrics), constants, imports=imports if metrics else {}, unmodeled=tuple(unmodeled),
-                             label_sets=label_sets)
+                             label_sets=label_sets, go_calls=calls, bucket_vars=bucket_vars)
 
 
 def _label_sets(slices: dict[str, Any], constants: dict[str, str]) -> dict[str, LabelSet]:
@@ -170,6 +184,115 @@ def _label_sets(slices: dict[str, Any], constants: dict[str, str]) -> dict[str, 
         if found["labels"] is not None:
             sets[name] = LabelSet(found["labels"], found.get("label_refs", ()))
     return sets
+
+
+# Go's builtin functions and conversions: never a metric factory of the package
+_BUILTINS = frozenset({"append", "cap", "clear", "close", "complex", "copy", "delete", "imag", "len", "make", "max",
+                       "min", "new", "panic", "print", "println", "real", "recover", "string", "float64", "int"})
+
+
+def _bucket_vars(root: Any, slices: dict[str, Any]) -> dict[str, tuple[float, ...]]:
+    """Package-level `var`s of numbers (``DefaultHistogramBuckets = []float64{...}``) the file never assigns."""
+    assigned = {_text(n) for n in capture_nodes(root, "(assignment_statement left: (expression_list "
+                                                      "(identifier) @assigned))").get("assigned", ())}
+    out = {}
+    for name, node in slices.items():
+        values = _buckets(node).values if name not in assigned else None
+        if values is not None:
+            out[name] = values
+    return dict(sorted(out.items()))
+
+
+def _enclosing_function(node: Any) -> Any:
+    while node is not None and node.type not in ("function_declaration", "method_declaration", "func_literal",
+                                                 "source_file"):
+        node = node.parent
+    return node if node is not None and node.type != "source_file" else None
+
+
+def _local_slices(call: Any) -> dict[str, Any]:
+    """Label lists the call's function holds in locals before it (``labelNames := []string{...}``,
+    ``var labels = append(base, "code")``): the last declaration of each name before the call."""
+    function = _enclosing_function(call)
+    body = function.child_by_field_name("body") if function is not None else None
+    if body is None:
+        return {}
+    out: dict[str, Any] = {}
+    found = capture_nodes(body, "(short_var_declaration) @decl (var_spec) @decl").get("decl", ())
+    for decl in sorted(found, key=lambda n: n.start_byte):
+        if decl.start_byte >= call.start_byte:
+            break
+        left = decl.child_by_field_name("left") or decl.child_by_field_name("name")
+        right = decl.child_by_field_name("right") or decl.child_by_field_name("value")
+        names = [n for n in left.named_children] if left is not None and left.type == "expression_list" else [left]
+        values = right.named_children if right is not None and right.type == "expression_list" else [right]
+        for n, v in zip(names, values):
+            if n is not None and v is not None and n.type == "identifier" and v.type in ("composite_literal",
+                                                                                           "call_expression"):
+                out[_text(n)] = v
+    return out
+
+
+def _parameters(function: Any) -> tuple[str, ...]:
+    params = function.child_by_field_name("parameters")
+    return tuple(_text(n) for p in (params.named_children if params is not None else ())
+                 if p.type in ("parameter_declaration", "variadic_parameter_declaration")
+                 for n in p.children_by_field_name("name"))
+
+
+def _factory_of(call: Any, entry: dict[str, Any]) -> dict[str, Any]:
+    """``factory`` and ``parameters`` when the metric's options read parameters of the plain function
+    it is made in (``func createCounterVec(counterName, helperName string, labelNames []string)``):
+    each call of that function makes one, with its arguments."""
+    function = _enclosing_function(call)
+    if function is None or function.type != "function_declaration" or function.child_by_field_name("name") is None:
+        return {}
+    params = _parameters(function)
+    texts = [entry[k] for k in ("name", "help", "namespace", "subsystem") if isinstance(entry.get(k), MetricText)]
+    if not any(t.value is None and t.constant in params for t in texts) and \
+            not (entry.get("labels", ()) is None and entry.get("labels_text") in params):
+        return {}
+    return {"factory": _text(function.child_by_field_name("name")), "parameters": params}
+
+
+def _is_label_list(node: Any, held: dict[str, Any], depth: int = 0) -> bool:
+    """A `[]string{...}` literal, an `append` to one, or a variable holding either."""
+    if node.type == "identifier":
+        return _text(node) in held and depth < 4 and _is_label_list(held[_text(node)], held, depth + 1)
+    if node.type == "composite_literal":
+        kind = node.child_by_field_name("type")
+        return kind is not None and re.sub(r"\s+", "", _text(kind)) == "[]string"
+    if node.type == "call_expression" and _text(node.child_by_field_name("function")) == "append":
+        args = node.child_by_field_name("arguments")
+        first = next((a for a in args.named_children if a.type != "comment"), None) if args is not None else None
+        return first is not None and depth < 4 and _is_label_list(first, held, depth + 1)
+    return False
+
+
+def _plain_calls(root: Any, constants: dict[str, str], slices: dict[str, Any]) -> tuple[GoCall, ...]:
+    """Calls of plain function names with arguments (a factory of the package, perhaps), each argument
+    read as a name and, when it is one, as a label list."""
+    out = []
+    found = capture_nodes(root, "(call_expression function: (identifier)) @call").get("call", ())
+    for call in sorted(found, key=lambda n: n.start_byte):
+        callee = _text(call.child_by_field_name("function"))
+        args = call.child_by_field_name("arguments")
+        arg_nodes = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+        if callee in _BUILTINS or not arg_nodes:
+            continue
+        local: dict[str, Any] | None = None
+        arguments = []
+        for arg in arg_nodes:
+            read: dict[str, Any] = {}
+            if arg.type in ("identifier", "composite_literal", "call_expression"):
+                local = _local_slices(call) if local is None else local
+                held = {**slices, **local}
+                read = _labels(arg, constants, held) if _is_label_list(arg, held) else {}
+                if read.get("labels") is None:
+                    read = {}
+            arguments.append(GoArgument(_value(arg, constants), **read))
+        out.append(GoCall(callee, call.start_point[0] + 1, tuple(arguments)))
+    return tuple(out)
 
 
 def _labels(node: Any, constants: dict[str, str], slices: dict[str, Any], depth: int = 0) -> dict[str, Any]:

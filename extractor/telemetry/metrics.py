@@ -55,7 +55,7 @@ STEP = METRICS_STEP = Step(
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics,
               Language.YAML: scan_yaml_metric_tables},
     records=METRICS,
-    version="42",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="43",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -97,6 +97,8 @@ STEP = METRICS_STEP = Step(
     # modeled (libraries.yaml go_imports: controller-runtime's metrics); 40 (beside 32-39): a C/C++ file that
     # launches kernels read with the CUDA grammar; 41: Python buckets that are one of several alternatives
     # (`custom if custom is not None else DEFAULT`) said chosen at run time, not resolved; 42: Go label lists held in
-    # package-level variables of another file of the package (NativeMetricFacts.label_sets)
+    # package-level variables of another file of the package (NativeMetricFacts.label_sets); 43 (a branch's 41
+    # beside them): Go label lists held in locals of the function, metric factories (a function whose parameters
+    # are a metric's options) and their calls, package bucket variables
     forkable=True,  # beside the python graph: it reads the facts alone
 )

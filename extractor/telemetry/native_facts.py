@@ -60,6 +60,10 @@ class NativeMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     # Go: label names the list gives as constants (`LabelPod`, `consts.Phase`), beside `labels`' strings
     label_refs: tuple[str, ...] = ()
     labels_text: str = ""  # Go: the label list as written, when it cannot be read (labels None)
+    # Go: the function the definition is in, when a name, help, namespace, subsystem or the label list
+    # is one of its parameters (a metric factory: its calls make the metrics), and those parameters in order
+    factory: str = ""
+    parameters: tuple[str, ...] = ()
 
 
 class RustFactory(msgspec.Struct, frozen=True, omit_defaults=True):
@@ -172,6 +176,25 @@ class LabelSet(msgspec.Struct, frozen=True, array_like=True):
     label_refs: tuple[str, ...] = ()
 
 
+class GoArgument(msgspec.Struct, frozen=True, omit_defaults=True):
+    """One argument of a call of a Go function of the package, read as a metric factory would take it."""
+
+    value: MetricText  # as a name, help, namespace or subsystem
+    labels: tuple[str, ...] | None = None  # as a label list, when it is one (a literal, a variable holding one)
+    label_refs: tuple[str, ...] = ()
+    labels_text: str = ""
+
+
+class GoCall(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A call of a plain function name (``createCounterVec(modelInferCounterName, "...", labelNames)``)
+    in a Go file that defines metrics: a call of a metric factory of the package when the extract step
+    finds a function of that name whose metric takes its options from its parameters."""
+
+    callee: str
+    line: int
+    arguments: tuple[GoArgument, ...]
+
+
 class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one Rust or Go file says about Prometheus metrics."""
 
@@ -190,3 +213,6 @@ class NativeMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     factories: tuple[RustFactory, ...] = ()  # Rust: functions returning a prometheus crate metric
     factory_calls: tuple[FactoryCall, ...] = ()  # Rust: calls of functions named like a metric maker
     label_sets: dict[str, LabelSet] = {}  # Go: the file's package-level label name lists, by variable
+    go_calls: tuple[GoCall, ...] = ()  # Go: calls of plain function names, in a file defining metrics
+    # Go: package-level `var`s of the file holding bucket numbers (`DefaultHistogramBuckets = []float64{...}`)
+    bucket_vars: dict[str, tuple[float, ...]] = {}

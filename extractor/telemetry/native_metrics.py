@@ -35,11 +35,13 @@ proxy are out of reach of this machine, so the fixtures are checked against thes
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import re
 from collections import Counter as Tally
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
+from typing import Any
 
 import msgspec
 
@@ -49,8 +51,8 @@ from extractor.model import Diagnostic, Language, Severity
 from extractor.native.manifests import system_manifests
 from extractor.telemetry.client_rust_records import client_rust_records
 from extractor.telemetry.libraries import conventions
-from extractor.telemetry.native_facts import (FactoryCall, LabelSet, MetricText, NativeMetric, NativeMetricFacts,
-                                             RustFactory)
+from extractor.telemetry.native_facts import (FactoryCall, GoCall, LabelSet, MetricText, NativeMetric,
+                                              NativeMetricFacts, RustFactory)
 from extractor.telemetry.records import MetricDefinition, MetricType, lint_name, unmodeled_library
 
 DEFAULT_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)  # all three libraries
@@ -108,6 +110,11 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
             for factory in facts.factories:
                 factories.setdefault(factory.name, []).append((file, factory))
         unmodeled = conventions().unmodeled_go if language is Language.GO else conventions().unmodeled_crates
+        bucket_vars: dict[str, dict[str, tuple[float, ...]]] = collections.defaultdict(dict)  # package -> name ->
+        for file, facts in files:
+            bucket_vars[_package(file)].update(facts.bucket_vars)
+        made_by = _go_factories(files)
+        reached = {(_package(file), call.callee) for file, facts in files for call in facts.go_calls} & set(made_by)
         for file, facts in files:
             for crate, line in facts.unmodeled:
                 stats[f"{language.value}_files_unmodeled_metric_libraries"] += 1
@@ -121,22 +128,55 @@ def native_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnosti
                 if made:
                     stats[f"{language.value}_factory_calls_not_followed"] += 1
                     diagnostics.append(_factory_call(file, call, made, local))
-            sets = label_sets.get(_package(file), {})
-            for m in facts.metrics:
-                if m.describe:
-                    continue
+            package = _package(file)
+            sets = label_sets.get(package, {})
+            by_calls = [_made(call, m) for call in facts.go_calls for m in made_by.get((package, call.callee), ())]
+            for m in [*facts.metrics, *by_calls]:
+                if m.describe or (m.factory and m.parameters and (package, m.factory) in reached):
+                    continue  # a factory's own definition: its calls make the metrics
                 if m.labels is None and m.labels_text in sets:
                     # `NewCounterVec(opts, commonLabels)`, the list a package-level variable of another file
                     found = sets[m.labels_text]
                     m = msgspec.structs.replace(m, labels=found.labels, label_refs=found.label_refs, labels_text="")
                 stats[f"{language.value}_definitions"] += 1
-                record, problem = _record(file, m, local, described, bucketed)
+                stats[f"{language.value}_factory_definitions"] += bool(m.factory and not m.parameters)
+                record, problem = _record(file, m, local, described, bucketed, bucket_vars[package])
                 if record is not None:
                     records.append(record)
                 if problem is not None:
                     diagnostics.append(problem)
                     stats[f"{language.value}_unresolved"] += 1
     return _one_per_series(records), diagnostics, stats
+
+
+def _go_factories(files: Iterable[tuple[SourceFile, NativeMetricFacts]]) -> dict[tuple[str, str], list[NativeMetric]]:
+    """Go metric factories by (package, function): definitions whose options read the parameters of the
+    function they are in (:func:`extractor.telemetry.go_scan._factory_of`)."""
+    out: dict[tuple[str, str], list[NativeMetric]] = collections.defaultdict(list)
+    for file, facts in files:
+        for m in facts.metrics:
+            if m.factory and m.parameters:
+                out[(_package(file), m.factory)].append(m)
+    return out
+
+
+def _made(call: GoCall, m: NativeMetric) -> NativeMetric:
+    """The metric a call of a Go factory makes: the definition at the call, each option that reads a
+    parameter given the call's argument for it."""
+    given = dict(zip(m.parameters, call.arguments))
+
+    def text(fact: MetricText | None) -> MetricText | None:
+        if fact is not None and fact.value is None and fact.constant in given:
+            return given[fact.constant].value
+        return fact
+
+    changes: dict[str, Any] = {"line": call.line, "parameters": (), "name": text(m.name), "help": text(m.help),
+                               "namespace": text(m.namespace), "subsystem": text(m.subsystem)}
+    if m.labels is None and m.labels_text in given:
+        argument = given[m.labels_text]
+        changes.update(labels=argument.labels, label_refs=argument.label_refs,
+                       labels_text=argument.labels_text or argument.value.text)
+    return msgspec.structs.replace(m, **changes)
 
 
 def _factory_call(file: SourceFile, call: FactoryCall, made: list[tuple[SourceFile, RustFactory]],
@@ -288,7 +328,9 @@ def _pattern(fact: MetricText, constants: dict[str, str]) -> tuple[str, str]:
 
 
 def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], described: dict[str, tuple[str, str]],
-            bucketed: list[tuple[str, str | None]]) -> tuple[MetricDefinition | None, Diagnostic | None]:
+            bucketed: list[tuple[str, str | None]], bucket_vars: Mapping[str, tuple[float, ...]] | None = None
+            ) -> tuple[MetricDefinition | None, Diagnostic | None]:
+    """``bucket_vars``: Go, the bucket numbers package-level variables of the file's package hold."""
     library = m.library
     if not m.type and m.opts == "Desc":
         return None, Diagnostic(file.path, m.line, "metric-type-unresolved",
@@ -345,9 +387,11 @@ def _record(file: SourceFile, m: NativeMetric, constants: dict[str, str], descri
             buckets = DEFAULT_BUCKETS
         elif fact.values is not None:
             buckets = fact.values
+        elif bucket_vars and fact.text in bucket_vars:  # a variable of another file of the package
+            buckets = bucket_vars[fact.text]
         else:
             buckets_resolved = False
-            buckets_unread = f"buckets: {fact.text} are no literal numbers nor a variable of the file holding them" \
+            buckets_unread = f"buckets: {fact.text} are no literal numbers nor a variable of the package holding them" \
                 if fact.text else ""
     lib = _LIBRARY[library]
     lint = lint_name(name, kind, lib, unit)
@@ -369,7 +413,8 @@ def _unread_list(m: NativeMetric) -> str:
     """Why a label list that is no literal was not read (Go: ``labels_text``)."""
     if m.labels is not None or not m.labels_text:
         return ""
-    return f"labels: {m.labels_text} is no literal label list nor a variable of the package holding one"
+    return (f"labels: {m.labels_text} is no literal label list nor a variable of the package or local of the "
+            "function holding one")
 
 
 def _unread_labels(unread: list[str]) -> str:
@@ -414,4 +459,6 @@ def _via(m: NativeMetric) -> str:
         return "register-macro" if m.register_macro else "opts" if m.opts else "constructor"
     if m.opts == "Desc":  # Go: a custom collector's Desc
         return "collector"
+    if m.factory and not m.parameters:  # Go: made by a call of a factory of the package
+        return f"factory:{m.factory}"
     return "constructor"
