@@ -298,8 +298,9 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # version 6: C/C++ trees parsed with a directive's comments on its continued lines blanked; 7: and with a
 # namespace block opened and closed in conditional groups of one condition joined; 8: and with a file's
 # function-like attribute macros blanked; 9: and with declaration wrappers unwrapped; 10: HTTP routes (routes);
-# 11: a C/C++ file that launches kernels read with the CUDA grammar
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="11", prepare=detectors_of,
+# 11: a C/C++ file that launches kernels read with the CUDA grammar; 12: C/C++ trees parsed with a conditional group
+# that continues an if-else chain joined, and with the second of two branches that open the same blocks blanked
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="12", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

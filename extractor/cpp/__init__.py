@@ -95,9 +95,12 @@ from extractor.model import Language, Step
 # named class (`self.create<Op>()` -> `Builder::create`); operator kernels that YAML files register (ExecuTorch's
 # functions.yaml: extractor.cpp.kernelyaml); the macro calls of pybind11 blocks and of functions given the module
 # (CppFacts.macro_uses, block PYBIND_BLOCK)
+# version 43: a conditional group that continues an if-else chain (`#ifdef BF16` / `else if (...) {...}` / `#endif`)
+# joined, and the second of two branches that open the same blocks (`if (bf16) {` / `#else` / `if (false) {`)
+# blanked before parsing (parse.join_conditional_blocks, parse.keep_first_of_opening_branches)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="42", forkable=True)
+            extract=extract_cpp_graph, version="43", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -55,7 +55,7 @@ STEP = METRICS_STEP = Step(
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics,
               Language.YAML: scan_yaml_metric_tables},
     records=METRICS,
-    version="40",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="41",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -95,6 +95,7 @@ STEP = METRICS_STEP = Step(
     # the list as written when it cannot be read (NativeMetric.labels_text); 37: Go buckets with comments between them;
     # 38: Go k8s.io/component-base/metrics constructors, their StabilityLevel; 39: Go imports of libraries not
     # modeled (libraries.yaml go_imports: controller-runtime's metrics); 40 (beside 32-39): a C/C++ file that
-    # launches kernels read with the CUDA grammar
+    # launches kernels read with the CUDA grammar; 41: C/C++ trees parsed with a conditional group that continues an
+    # if-else chain joined, and with the second of two branches that open the same blocks blanked
     forkable=True,  # beside the python graph: it reads the facts alone
 )
