@@ -91,6 +91,7 @@ from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, Ctypes
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
 from extractor.cpp.swig import SwigModule, swig_diagnostic
+from extractor.cpp.torchclasses import MODULE as TORCH_CLASSES, TORCHSCRIPT
 from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
     scan_tvm_ffi
 from extractor.python.expr import name_chain
@@ -152,14 +153,20 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export"))
     unnamed: list[Diagnostic] = []
     if pybind:
-        pybind, unnamed = named_by_build(pybind, _extension_sources(ctx),
+        # TorchScript's classes are named by torch, `torch.classes.<ns>.<Name>`: no build names their module
+        torch_classes = tuple(b for b in pybind if b.mechanism == TORCHSCRIPT)
+        pybind, unnamed = named_by_build(tuple(b for b in pybind if b.mechanism != TORCHSCRIPT),
+                                         _extension_sources(ctx),
                                          lambda macros: cmake_definitions(((s.root, s.label) for s in ctx.sources),
                                                                           macros), _computed_extensions(ctx))
-        # calls of names imported from a pybind11 module: the Python step found no module there
-        index = PyBindIndex(pybind)
-        call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target),
+        # calls of names imported from a pybind11 module: the Python step found no module there; and
+        # methods called on an instance of a TorchScript class (`self.op = torch.classes.ns.Op(...)`)
+        index = PyBindIndex(pybind + torch_classes)
+        call_sites += native_call_sites(ctx, {TORCH_CLASSES} if torch_classes else set(),
+                                        frozenset(b.module.partition(".")[0] for b in pybind if b.target),
                                         lambda dotted: bool(index.lookup(dotted)),
                                         lambda dotted: any(b.kind != "class" for b in index.lookup(dotted)))
+        pybind += torch_classes
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     if pybind:

@@ -98,9 +98,11 @@ from extractor.model import Language, Step
 # version 43: a conditional group that continues an if-else chain (`#ifdef BF16` / `else if (...) {...}` / `#endif`)
 # joined, and the second of two branches that open the same blocks (`if (bf16) {` / `#else` / `if (false) {`)
 # blanked before parsing (parse.join_conditional_blocks, parse.keep_first_of_opening_branches)
+# version 44: TorchScript custom classes (`torch::jit::class_<T>("ns", "Name").def("m", &T::m)`, `m.class_<T>(...)`
+# in a library block) among the bindings, mechanism "torchscript" (extractor.cpp.torchclasses)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="43", forkable=True)
+            extract=extract_cpp_graph, version="44", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
