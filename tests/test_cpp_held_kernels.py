@@ -122,3 +122,39 @@ def test_a_local_that_holds_an_entry_of_a_kernel_table_launches_every_kernel_of_
     assert launched == {("cpp:expand", "cpp:expand_kernel", 17), ("cpp:finalize", "cpp:finalize_kernel", 25)}
     # a table with an entry that is no kernel named (a call's result) tells nothing: unresolved
     assert graph.stats["launches_unresolved"] == 1
+
+
+POINTERS = r'''
+template <typename T, int Tile, bool Masked>
+__global__ void tiled_forward(const T* f, int n) {}
+
+__global__ void plain_forward(const float* f, int n) {}
+
+template <typename T>
+void forward(const T* f, int n, int tile, bool masked, cudaStream_t stream) {
+    void (*kernel)(const T*, int);
+    if (masked) {
+        if (tile == 2) {
+            kernel = &tiled_forward<T, 2, true>;
+        } else {
+            kernel = &tiled_forward<T, 4, true>;
+        }
+    } else {
+        kernel = tiled_forward<T, 1, false>;
+    }
+    kernel<<<1, 128, 0, stream>>>(f, n);
+    void (*plain)(const float*, int) = &plain_forward;
+    plain<<<1, 32, 0, stream>>>(nullptr, n);
+    void (*given)(const float*, int) = pick(tile);
+    given<<<1, 32, 0, stream>>>(nullptr, n);
+}
+'''
+
+
+def test_a_launch_through_a_function_pointer_the_body_declares_launches_what_is_given_to_it(tmp_path: Path):
+    # apex's transducer joint: `void (*kernel)(...);` declared, a kernel assigned to it in each branch
+    graph = cpp_graph(tmp_path, {"joint.cu": POINTERS.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launched == {("cpp:forward", "cpp:tiled_forward", 18), ("cpp:forward", "cpp:plain_forward", 20)}
+    # a pointer given what a call returns tells nothing: unresolved
+    assert graph.stats["launches_unresolved"] == 1

@@ -100,9 +100,11 @@ from extractor.model import Language, Step
 # blanked before parsing (parse.join_conditional_blocks, parse.keep_first_of_opening_branches)
 # version 44: TorchScript custom classes (`torch::jit::class_<T>("ns", "Name").def("m", &T::m)`, `m.class_<T>(...)`
 # in a library block) among the bindings, mechanism "torchscript" (extractor.cpp.torchclasses)
+# version 45: a launch through a function pointer the body declares (`void (*kernel)(const T*, int);`) launches the
+# kernels its initializer and the assignments after it name (scan._pointer_kernels)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="44", forkable=True)
+            extract=extract_cpp_graph, version="45", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -1417,7 +1417,7 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
         if not _commented(data, m.start()):
             found = m
     if found is None:
-        return [name]
+        return _pointer_kernels(data, body_start, launch, name)
     held = _HELD_KERNEL.match(data, found.end(), launch)
     either = _HELD_EITHER_KERNEL.match(data, found.end(), launch) if held is None else None
     if held is None and either is None:
@@ -1431,6 +1431,52 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
         if again is not None and not _commented(data, m.start()):
             kernels.append(clean_name(again.group(1).decode()))
     return sorted(set(kernels))
+
+
+def _pointer_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:
+    """The kernels a function pointer the body declares (``void (*kernel)(const T*, int);``, or with
+    ``= &k<T>`` after it) holds before the launch at ``launch``: its initializer's and those assigned
+    to it after (apex's transducer: ``kernel = &joint_tiled_forward<scalar_t, 4, 4, 4, true>;`` in each
+    branch of an if-else); ``[name]`` when there is no such declaration or nothing so named is given to it."""
+    found = None
+    for m in _pointer_pattern(name).finditer(data, body_start, launch):
+        if not _commented(data, m.start()):
+            found = m
+    if found is None:
+        return [name]
+    end = _closing_paren(data, found.end() - 1, launch)  # past the parameter list
+    if end < 0:
+        return [name]
+    kernels = []
+    initializer = re.compile(rb"\s*=(?!=)").match(data, end, launch)
+    held = _HELD_KERNEL.match(data, initializer.end(), launch) if initializer is not None else None
+    if held is not None:
+        kernels.append(clean_name(held.group(1).decode()))
+    for m in _assigned_pattern(name).finditer(data, end, launch):
+        again = _HELD_KERNEL.match(data, m.end(), launch)
+        if again is not None and not _commented(data, m.start()):
+            kernels.append(clean_name(again.group(1).decode()))
+    return sorted(set(kernels)) or [name]
+
+
+def _closing_paren(data: bytes, at: int, end: int) -> int:
+    """The position after the `)` that closes the `(` at ``at``, before ``end``; -1 when there is none."""
+    depth = 0
+    for i in range(at, end):
+        c = data[i]
+        if c == 0x28:  # (
+            depth += 1
+        elif c == 0x29:  # )
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+@functools.lru_cache(maxsize=64)
+def _pointer_pattern(name: str) -> re.Pattern[bytes]:
+    """``(*name)(``: the declarator of the function pointer ``name``, up to its parameter list."""
+    return re.compile(rb"\(\s*\*\s*" + re.escape(name.encode()) + rb"\s*\)\s*\(")
 
 
 def _kernel_table(data: bytes, body_start: int, end: int, table: str) -> list[str] | None:
