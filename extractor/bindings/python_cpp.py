@@ -86,11 +86,12 @@ from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
                              Step)
 from extractor.bindings.cmake_defines import CmakeDefinition, cmake_definitions, defined_for
-from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, CtypesFile, CtypesResult, bind_ctypes,
-                                              scan_ctypes)
+from extractor.bindings.python_ctypes import (EXPORTED_BY, CtypesBinding, CtypesFacts, CtypesFile, CtypesResult,
+                                              bind_ctypes, scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
 from extractor.cpp.swig import SwigModule, swig_diagnostic
+from extractor.cpp.tfops import TENSORFLOW_OP
 from extractor.cpp.torchclasses import MODULE as TORCH_CLASSES, TORCHSCRIPT
 from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
     scan_tvm_ffi
@@ -148,9 +149,10 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
     # TVM FFI globals are named by a dotted string, not by a module Python imports: bound apart
     tvm_globals = tuple(b for b in pybind if b.mechanism == "tvm-ffi")
-    # functions a library exports to TVM FFI are attributes of the module Python loads: bound as ctypes' are
-    exports = tuple(b for b in pybind if b.mechanism == "tvm-ffi-export")
-    pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export"))
+    # functions a library exports to TVM FFI, and TensorFlow ops' kernels, are attributes of the module
+    # Python loads (tvm_ffi.load_module, tf.load_op_library): bound as ctypes' are
+    exports = tuple(b for b in pybind if b.mechanism in ("tvm-ffi-export", TENSORFLOW_OP))
+    pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export", TENSORFLOW_OP))
     unnamed: list[Diagnostic] = []
     if pybind:
         # TorchScript's classes are named by torch, `torch.classes.<ns>.<Name>`: no build names their module
@@ -328,9 +330,10 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
     c_nodes = native.nodes if native is not None else ()
     shared = native.shared if native is not None else None
     c_linkage, internal = (shared.c_linkage, shared.internal) if shared is not None else (frozenset(), frozenset())
-    exported: dict[str, list[str]] = collections.defaultdict(list)
+    exported: dict[str, dict[str, list[str]]] = collections.defaultdict(lambda: collections.defaultdict(list))
     for b in exports:
-        exported[b.name].append(b.target)  # "" for a function the C++ step did not find
+        # by the mechanism of the library that holds it; "" for a function the C++ step did not find
+        exported[EXPORTED_BY.get(b.mechanism, b.mechanism)][b.name].append(b.target)
     return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal, exported)
 
 
@@ -1194,6 +1197,7 @@ def _class_of_method(scope: Any) -> str:
 # alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`);
 # 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty); 18: an operator's
 # name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`); 19: names bound to a module
-# by an import call or a JIT build (OpReferences.loads), attributes read on imported names (.attributes)
+# by an import call or a JIT build (OpReferences.loads), attributes read on imported names (.attributes); 20:
+# TensorFlow's load_op_library among the ctypes loaders
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="19", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="20", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -102,9 +102,11 @@ from extractor.model import Language, Step
 # in a library block) among the bindings, mechanism "torchscript" (extractor.cpp.torchclasses)
 # version 45: a launch through a function pointer the body declares (`void (*kernel)(const T*, int);`) launches the
 # kernels its initializer and the assignments after it name (scan._pointer_kernels)
+# version 46: TensorFlow ops' kernel registrations (`REGISTER_KERNEL_BUILDER(Name("Op")..., OpKernel<...>)`) among the
+# bindings, mechanism "tensorflow-op" (extractor.cpp.tfops)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="45", forkable=True)
+            extract=extract_cpp_graph, version="46", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -34,7 +34,7 @@ from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute
                                  file_namespace_macros, file_nodes, grammar_language, macro_config, namespace_macros,
                                  parse_source,
                                  rewrite_namespace_macros, word_hashes)
-from extractor.cpp import torchclasses
+from extractor.cpp import tfops, torchclasses
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
                                          paddle_op_registrations, pybind_registrations, registry_op_registrations,
                                          torch_registrations,
@@ -1251,6 +1251,9 @@ class _Scanner:
             # TorchScript custom classes: read from the text, over the conditional groups they are written in
             self.pybind.extend(torchclasses.torch_class_registrations(self.data, self.tree.root_node,
                                                                       self.library_macros))
+        if tfops.MARKER in self.data:
+            # TensorFlow's kernel registrations: usually in a macro's body, read from the text
+            self.pybind.extend(tfops.tensorflow_op_registrations(self.data, self.tree.root_node))
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),

@@ -56,11 +56,11 @@ def torch_class_registrations(data: bytes, root: Any, library_macros: Iterable[s
     blocks = _library_blocks(code, library_macros)
     found: list[PybindFact] = []
     for m in _START.finditer(code):
-        closing = _closing(code, m.end() - 1, b"<", b">")
+        closing = closing_bracket(code, m.end() - 1, b"<", b">")
         opening = _skip_spaces(code, closing)
         if closing < 0 or code[opening:opening + 1] != b"(":
             continue
-        end = _closing(code, opening, b"(", b")")
+        end = closing_bracket(code, opening, b"(", b")")
         if end < 0:
             continue
         cls = SPACES.sub("", code[m.end():closing - 1].decode(errors="replace"))
@@ -75,7 +75,7 @@ def torch_class_registrations(data: bytes, root: Any, library_macros: Iterable[s
             module, name = MODULE, strings[0] if len(strings) == 1 else None
         if not module or not name:
             continue
-        scope = _namespace_at(root, m.start())
+        scope = namespace_at(root, m.start())
         line = data.count(b"\n", 0, m.start()) + 1
         found.append(PybindFact("class", module, name, cls, line, scope, mechanism=TORCHSCRIPT))
         found.extend(PybindFact("method", module, method, target, at, scope, owner=name, mechanism=TORCHSCRIPT)
@@ -97,7 +97,7 @@ def _methods(code: bytes, pos: int) -> list[tuple[str, str, int]]:
         link = _LINK.match(code, pos)
         if link is None:
             return found
-        end = _closing(code, link.end() - 1, b"(", b")")
+        end = closing_bracket(code, link.end() - 1, b"(", b")")
         if end < 0:
             return found
         if link.group(1).decode() in _METHOD_LINKS:
@@ -128,7 +128,7 @@ def _group_end(code: bytes, pos: int) -> int:
     return len(code)
 
 
-def _closing(code: bytes, pos: int, opening: bytes, closing: bytes) -> int:
+def closing_bracket(code: bytes, pos: int, opening: bytes, closing: bytes) -> int:
     """The position after the bracket that closes the one at ``pos`` (string literals skipped); -1
     when it is not closed, or ``pos`` holds no such bracket."""
     if code[pos:pos + 1] != opening:
@@ -180,7 +180,7 @@ def _block_namespace(blocks: list[tuple[int, str, str]], var: str, pos: int) -> 
     return namespace
 
 
-def _namespace_at(root: Any, pos: int) -> str:
+def namespace_at(root: Any, pos: int) -> str:
     """The named namespaces around byte ``pos`` of the tree, outermost first, joined with `::`."""
     node = root.descendant_for_byte_range(pos, pos) if root is not None else None
     names = []
