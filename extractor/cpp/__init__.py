@@ -104,9 +104,10 @@ from extractor.model import Language, Step
 # kernels its initializer and the assignments after it name (scan._pointer_kernels)
 # version 46: TensorFlow ops' kernel registrations (`REGISTER_KERNEL_BUILDER(Name("Op")..., OpKernel<...>)`) among the
 # bindings, mechanism "tensorflow-op" (extractor.cpp.tfops)
+# version 47: a function pointer initialised to `nullptr` (or `NULL`) holds no kernel until one is assigned
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="46", forkable=True)
+            extract=extract_cpp_graph, version="47", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

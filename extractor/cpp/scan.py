@@ -1453,7 +1453,7 @@ def _pointer_kernels(data: bytes, body_start: int, launch: int, name: str) -> li
     kernels = []
     initializer = re.compile(rb"\s*=(?!=)").match(data, end, launch)
     held = _HELD_KERNEL.match(data, initializer.end(), launch) if initializer is not None else None
-    if held is not None:
+    if held is not None and held.group(1) not in (b"nullptr", b"NULL"):  # `= nullptr;` holds none yet
         kernels.append(clean_name(held.group(1).decode()))
     for m in _assigned_pattern(name).finditer(data, end, launch):
         again = _HELD_KERNEL.match(data, m.end(), launch)
