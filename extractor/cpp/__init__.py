@@ -105,9 +105,11 @@ from extractor.model import Language, Step
 # version 46: TensorFlow ops' kernel registrations (`REGISTER_KERNEL_BUILDER(Name("Op")..., OpKernel<...>)`) among the
 # bindings, mechanism "tensorflow-op" (extractor.cpp.tfops)
 # version 47: a function pointer initialised to `nullptr` (or `NULL`) holds no kernel until one is assigned
+# version 48: a host launcher of launchers.yaml called in a macro's body (`hipLaunchKernelGGL((k<T>), ...)`) launches
+# its kernel from where the macro is used, as a `<<<...>>>` launch there does (scan.macro_launcher_kernels)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="47", forkable=True)
+            extract=extract_cpp_graph, version="48", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -16,7 +16,7 @@ import bisect
 import collections
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,8 @@ from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.native.macros import MacroDefinition
-from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
+from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
+                                 split_top_level, text)
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_macros, blank_span,
                                  file_namespace_macros, file_nodes, grammar_language, macro_config, namespace_macros,
                                  parse_source,
@@ -865,11 +866,14 @@ class _Scanner:
         if value is None or name is None:
             return
         body = value.text.replace(b"\\\n", b"  ").replace(b"\\\r\n", b"   ")
-        if b"<<<" in body:
-            kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)})
-            if kernels:
-                self.macro_launches[text(name)] = kernels
         params = node.child_by_field_name("parameters")
+        kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)}) \
+            if b"<<<" in body else []
+        if b"Launch" in body or b"launch" in body:
+            kernels = sorted({*kernels, *macro_launcher_kernels(
+                body, kernel_launchers(), (p.strip() for p in text(params).strip("()").split(",")) if params else ())})
+        if kernels:
+            self.macro_launches[text(name)] = kernels
         own = {text(name), *(p.strip() for p in (text(params).strip("()").split(",") if params is not None else ()))}
         called = sorted({clean_name(m.group(1).decode()) for m in _MACRO_CALL.finditer(body)
                          if _is_call(body, m.start())} - _NOT_CALLED - own)
@@ -894,10 +898,11 @@ class _Scanner:
             directives[m.group(1)].append(m.start())
         for m in _ANY_DEFINE.finditer(self.data):
             name = m.group(1).decode()
-            if name in self.macro_launches or b"<<<" not in m.group(2):
+            if name in self.macro_launches or not (b"<<<" in m.group(2) or b"aunch" in m.group(2)):
                 continue
             body = CONTINUATION.sub(b" ", m.group(2))
             kernels = sorted({clean_name(k.group(1).decode()) for k in _MACRO_LAUNCH.finditer(body)})
+            kernels = sorted({*kernels, *macro_launcher_kernels(body, kernel_launchers(), _macro_params(m.group(0)))})
             if not kernels:
                 continue
             until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
@@ -1224,7 +1229,7 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
-        if b"<<<" in self.data and b"define" in self.data:
+        if (b"<<<" in self.data or b"aunch" in self.data) and b"define" in self.data:
             launches.extend(self.launches_of_unvisited_macros())
         if b"##" in self.data or b"define" in self.data:
             # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
@@ -1384,7 +1389,16 @@ def _launched(data: bytes, body_start: int, fn: Any, position: int) -> list[str]
     args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
     if position >= len(args):
         return []
-    written = args[position].text.strip()
+    kernel = _kernel_argument(args[position].text)
+    if kernel is None:
+        return []
+    return _held_kernels(data, body_start, fn.start_byte, kernel) if _WORD.fullmatch(kernel) else [kernel]
+
+
+def _kernel_argument(written: bytes) -> str | None:
+    """The kernel a launcher's argument names, its `&`, casts and parentheses taken off; None when it
+    names none (a call's result, a member)."""
+    written = written.strip()
     while True:
         before = written
         written = _LAUNCHED_CAST.sub(b"", written).strip().lstrip(b"&").strip()
@@ -1393,10 +1407,40 @@ def _launched(data: bytes, body_start: int, fn: Any, position: int) -> list[str]
         if written == before:
             break
     name = _LAUNCHED_NAME.fullmatch(written)
-    if name is None:
-        return []
-    kernel = clean_name(name.group(1).decode())
-    return _held_kernels(data, body_start, fn.start_byte, kernel) if _WORD.fullmatch(kernel) else [kernel]
+    return clean_name(name.group(1).decode()) if name is not None else None
+
+
+def macro_launcher_kernels(body: bytes, launchers: Mapping[str, int], params: Iterable[str] = ()) -> list[str]:
+    """The kernels a macro's replacement text hands to a host launcher (vLLM's quick all-reduce:
+    ``hipLaunchKernelGGL((allreduce_prototype_twoshot<Kernel, T>), grid, ...)``; apex's peer memory:
+    ``cudaLaunchCooperativeKernel((void*)push_pull_halos_1d_kernel<T, ...>, ...)``), or through a local
+    the text declares (``auto fwd_func = k<T, ...>; cudaLaunchKernel<F>(fwd_func, ...)``). A kernel
+    named by a parameter of the macro is its argument's, which is not read: left out."""
+    found: set[str] = set()
+    for name, position in launchers.items():
+        if name.encode() not in body:
+            continue
+        for m in _launcher_call(name).finditer(body):
+            end = _closing_paren(body, m.end() - 1, len(body))
+            args = split_top_level(body[m.end():end - 1].decode(errors="replace")) if end > 0 else []
+            kernel = _kernel_argument(args[position].encode()) if position < len(args) else None
+            if kernel is None:
+                continue
+            held = _held_kernels(body, 0, m.start(), kernel) if _WORD.fullmatch(kernel) else [kernel]
+            found.update(k for k in held if k not in params)
+    return sorted(found)
+
+
+def _macro_params(define: bytes) -> tuple[str, ...]:
+    """The parameters of the macro a `#define` defines (none for an object-like one)."""
+    m = re.match(rb"\s*#\s*define\s+\w+\(([^)\n]*)\)", define)
+    return tuple(p.strip() for p in m.group(1).decode(errors="replace").split(",")) if m else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _launcher_call(name: str) -> re.Pattern[bytes]:
+    """A call of the launcher ``name`` (as written, its namespace too), template arguments allowed."""
+    return re.compile(rb"(?<![\w:])" + re.escape(name.encode()) + rb"\s*(?:<[^;{}()]*>\s*)?\(")
 
 
 def _cuda_qualifiers(data: bytes, start: int, end: int) -> set[str]:
