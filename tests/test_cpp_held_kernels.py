@@ -154,6 +154,32 @@ void matmul(int params, bool half, bool groups, cudaStream_t stream) {
 }
 '''
 
+POINTERS = r'''
+template <typename T, int Tile, bool Masked>
+__global__ void tiled_forward(const T* f, int n) {}
+
+__global__ void plain_forward(const float* f, int n) {}
+
+template <typename T>
+void forward(const T* f, int n, int tile, bool masked, cudaStream_t stream) {
+    void (*kernel)(const T*, int) = nullptr;
+    if (masked) {
+        if (tile == 2) {
+            kernel = &tiled_forward<T, 2, true>;
+        } else {
+            kernel = &tiled_forward<T, 4, true>;
+        }
+    } else {
+        kernel = tiled_forward<T, 1, false>;
+    }
+    kernel<<<1, 128, 0, stream>>>(f, n);
+    void (*plain)(const float*, int) = &plain_forward;
+    plain<<<1, 32, 0, stream>>>(nullptr, n);
+    void (*given)(const float*, int) = pick(tile);
+    given<<<1, 32, 0, stream>>>(nullptr, n);
+}
+'''
+
 
 def test_a_local_that_holds_what_a_picking_function_returns_launches_each_kernel_it_returns(tmp_path: Path):
     # exllama's and vLLM's GPTQ launchers: a typedef'd function pointer given what a function of the file
@@ -163,3 +189,12 @@ def test_a_local_that_holds_what_a_picking_function_returns_launches_each_kernel
     assert launched == {("cpp:matmul", "cpp:matmul_kernel", 20), ("cpp:matmul", "cpp:other_kernel", 26)}
     # a function that also returns something else, or one the file does not define, tells nothing
     assert graph.stats["launches_unresolved"] == 2
+
+
+def test_a_launch_through_a_function_pointer_the_body_declares_launches_what_is_given_to_it(tmp_path: Path):
+    # apex's transducer joint: `void (*kernel)(...);` declared, a kernel assigned to it in each branch
+    graph = cpp_graph(tmp_path, {"joint.cu": POINTERS.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    assert launched == {("cpp:forward", "cpp:tiled_forward", 18), ("cpp:forward", "cpp:plain_forward", 20)}
+    # a pointer given what a call returns tells nothing: unresolved (and `nullptr` names no kernel)
+    assert graph.stats["launches_unresolved"] == 1

@@ -168,3 +168,53 @@ def test_a_macro_defined_in_a_body_launches_from_where_it_is_used(tmp_path: Path
     assert _launched(graph) == {("cpp:g::runNorm", "cpp:g::normKernel", 17),  # the use's line, not the #define's
                                 ("cpp:g::runAppend", "cpp:g::appendKernel", 27),
                                 ("cpp:g::runInterleaved", "cpp:g::interleavedKernel", 36)}  # the name defined again
+
+
+LAUNCHER_MACROS = r'''
+template <typename K, typename T>
+__global__ void twoshot_kernel(T* data) {}
+
+template <typename T, int Loops>
+__global__ void fwd_kernel(T* data) {}
+
+template <typename T>
+__global__ void halo_kernel(T* data) {}
+
+#define TWOSHOT_DISPATCH(codec)                                                   \
+  hipLaunchKernelGGL((twoshot_kernel<codec, T>), dim3(grid), dim3(block), 0, stream, data);
+
+#define BY_PARAMETER(kernel) cudaLaunchKernel((void*)kernel, grid, block, args, 0, stream);
+
+template <typename T>
+void allreduce(T* data, int grid, int block, hipStream_t stream) {
+    TWOSHOT_DISPATCH(int)
+}
+
+template <typename T>
+void forward(T* data, int grid, cudaStream_t stream) {
+#define LAUNCH_FWD(LOOPS)                                                          \
+  do {                                                                             \
+    auto fwd_func = fwd_kernel<T, LOOPS>;                                          \
+    using F = decltype(fwd_kernel<T, LOOPS>);                                      \
+    cudaLaunchCooperativeKernel<F>(fwd_func, grid, 128, nullptr, 0, stream);       \
+  } while (0)
+    if (grid > 1)
+        LAUNCH_FWD(2);
+    else
+        LAUNCH_FWD(1);
+#define LAUNCH_HALO(T)                                                             \
+  cudaLaunchCooperativeKernel((void*)halo_kernel<T>, grid, 128, nullptr, 0, stream)
+    LAUNCH_HALO(float);
+    BY_PARAMETER(halo_kernel<T>);
+}
+'''
+
+
+def test_a_launcher_called_in_a_macro_launches_from_where_the_macro_is_used(tmp_path: Path):
+    # vLLM's quick all-reduce (hipLaunchKernelGGL in a macro at namespace level), apex's batch norm and peer
+    # memory (cudaLaunchCooperativeKernel in macros defined in the body, through a local the macro declares)
+    graph = cpp_graph(tmp_path, {"reduce.cu": LAUNCHER_MACROS.lstrip("\n")})
+    launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
+    # a kernel named by the macro's parameter (BY_PARAMETER) is its argument's, not read
+    assert launched == {("cpp:allreduce", "cpp:twoshot_kernel", 17), ("cpp:forward", "cpp:fwd_kernel", 29),
+                        ("cpp:forward", "cpp:halo_kernel", 34)}

@@ -43,6 +43,12 @@ sources as string constants, module-level constants or `os.path.join`s of them);
 a file that the sources of one extension list takes that extension's last name; else, when exactly
 one extension's sources are all computed and no block writes its name, that one (said). One whose
 module is an upper-case macro that no build script of the system explains stays unbound, and says so.
+Python reaches such a module by an import statement, or by a name a call binds to it: apex loads
+``fused_layer_norm_cuda = importlib.import_module("fused_layer_norm_cuda")`` on first use, under
+``global``, and a test builds ``syncbn = cpp_extension.load(name="syncbn", sources=[...])``
+(:class:`ModuleLoad`); and it hands a module's function on without calling it there
+(``multi_tensor_applier(amp_C.multi_tensor_scale, ...)``, ``self.op = amp_C.multi_tensor_adam``):
+that binds as a call of the scope that names it, as an operator reference does (below).
 
 References. Python also reaches an operator without calling it on the spot: `self.op =
 torch.ops._C.gelu_fast` (called later through `self.op`). Such references are read by this step's
@@ -80,14 +86,17 @@ from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
                              Step)
 from extractor.bindings.cmake_defines import CmakeDefinition, cmake_definitions, defined_for
-from extractor.bindings.python_ctypes import (CtypesBinding, CtypesFacts, CtypesFile, CtypesResult, bind_ctypes,
-                                              scan_ctypes)
+from extractor.bindings.python_ctypes import (EXPORTED_BY, CtypesBinding, CtypesFacts, CtypesFile, CtypesResult,
+                                              bind_ctypes, scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
                                            scan_registrations)
 from extractor.cpp.swig import SwigModule, low_level_module, swig_diagnostic
+from extractor.cpp.tfops import TENSORFLOW_OP
+from extractor.cpp.torchclasses import MODULE as TORCH_CLASSES, TORCHSCRIPT
 from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfiFile, TvmFfiResult, bind_tvm_ffi, \
     scan_tvm_ffi
 from extractor.python.expr import name_chain
+from extractor.python.facts import Call
 from extractor.python.graph import CallSite
 from extractor.python.index import module_index
 
@@ -140,18 +149,26 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     pybind = cpp_shared.pybind_bindings if cpp_shared is not None else ()
     # TVM FFI globals are named by a dotted string, not by a module Python imports: bound apart
     tvm_globals = tuple(b for b in pybind if b.mechanism == "tvm-ffi")
-    # functions a library exports to TVM FFI are attributes of the module Python loads: bound as ctypes' are
-    exports = tuple(b for b in pybind if b.mechanism == "tvm-ffi-export")
-    pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export"))
+    # functions a library exports to TVM FFI, and TensorFlow ops' kernels, are attributes of the module
+    # Python loads (tvm_ffi.load_module, tf.load_op_library): bound as ctypes' are
+    exports = tuple(b for b in pybind if b.mechanism in ("tvm-ffi-export", TENSORFLOW_OP))
+    pybind = tuple(b for b in pybind if b.mechanism not in ("tvm-ffi", "tvm-ffi-export", TENSORFLOW_OP))
     unnamed: list[Diagnostic] = []
     if pybind:
-        pybind, unnamed = named_by_build(pybind, _extension_sources(ctx),
+        # TorchScript's classes are named by torch, `torch.classes.<ns>.<Name>`: no build names their module
+        torch_classes = tuple(b for b in pybind if b.mechanism == TORCHSCRIPT)
+        pybind, unnamed = named_by_build(tuple(b for b in pybind if b.mechanism != TORCHSCRIPT),
+                                         _extension_sources(ctx),
                                          lambda macros: cmake_definitions(((s.root, s.label) for s in ctx.sources),
                                                                           macros), _computed_extensions(ctx))
-        # calls of names imported from a pybind11 module: the Python step found no module there
-        index = PyBindIndex(pybind)
-        call_sites += native_call_sites(ctx, set(), frozenset(b.module.partition(".")[0] for b in pybind if b.target),
-                                        lambda dotted: bool(index.lookup(dotted)))
+        # calls of names imported from a pybind11 module: the Python step found no module there; and
+        # methods called on an instance of a TorchScript class (`self.op = torch.classes.ns.Op(...)`)
+        index = PyBindIndex(pybind + torch_classes)
+        call_sites += native_call_sites(ctx, {TORCH_CLASSES} if torch_classes else set(),
+                                        frozenset(b.module.partition(".")[0] for b in pybind if b.target),
+                                        lambda dotted: bool(index.lookup(dotted)),
+                                        lambda dotted: any(b.kind != "class" for b in index.lookup(dotted)))
+        pybind += torch_classes
     python_ops = _python_registrations(ctx, py_result)
     bound = bind_call_sites(call_sites, ops, pybind, python_ops.ops)
     if pybind:
@@ -315,9 +332,10 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
     c_nodes = native.nodes if native is not None else ()
     shared = native.shared if native is not None else None
     c_linkage, internal = (shared.c_linkage, shared.internal) if shared is not None else (frozenset(), frozenset())
-    exported: dict[str, list[str]] = collections.defaultdict(list)
+    exported: dict[str, dict[str, list[str]]] = collections.defaultdict(lambda: collections.defaultdict(list))
     for b in exports:
-        exported[b.name].append(b.target)  # "" for a function the C++ step did not find
+        # by the mechanism of the library that holds it; "" for a function the C++ step did not find
+        exported[EXPORTED_BY.get(b.mechanism, b.mechanism)][b.name].append(b.target)
     return bind_ctypes(files, python.shared.nodes, python.edges, c_nodes, c_linkage, internal, exported)
 
 
@@ -648,7 +666,8 @@ class PyBindIndex:
 
 
 def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[str] = frozenset(),
-                      registered: Callable[[str], bool] | None = None) -> tuple[CallSite, ...]:
+                      registered: Callable[[str], bool] | None = None,
+                      referenced: Callable[[str], bool] | None = None) -> tuple[CallSite, ...]:
     """Python calls of names imported from a native extension module of the system.
 
     The Python step resolves calls against the system's own Python modules; an extension module
@@ -662,6 +681,12 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     method of the class), as ``fastok._native.Tokenizer().encode``: the Python graph gives that
     form for an extension module outside the system's packages, and :meth:`PyBindIndex.lookup`
     binds it to the method only.
+
+    With ``referenced`` (is a dotted name a function of an extension module?), a function of an
+    extension module named through the file's imports without being called where it stands is a
+    call site too, of the scope that names it: apex hands ``amp_C.multi_tensor_scale`` to
+    ``multi_tensor_applier``, which calls it (``self.op = amp_C.multi_tensor_adam`` then
+    ``multi_tensor_applier(self.op, ...)``). A class so named (``isinstance(x, _C.Engine)``) is not.
     """
     out: list[CallSite] = []
     files = list(ctx.facts("python", Language.PYTHON))
@@ -702,11 +727,16 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
             found.add(dotted)
         return found.pop() if len(found) == 1 else None
 
+    attributes = {f.path: facts.attributes for f, facts in ctx.facts("bindings", Language.PYTHON)
+                  if facts and facts.attributes} if referenced is not None else {}
     for f, facts, bound in bindings:
         module = f.module  # one naming for every step (extractor.naming)
         held = _held_types(facts) if facts.types else {}
-        for call in facts.calls:
-            scope, line, callee = call.scope, call.line, call.callee
+        for call in (*facts.calls, *attributes.get(f.path, ())):
+            scope, line = call.scope, call.line
+            callee = call.callee if isinstance(call, Call) else call.dotted
+            if not isinstance(call, Call) and callee.partition(".")[0] not in bound:
+                continue  # a name the file's imports bind only: its class's methods are called, not named
             head, _, rest = callee.partition(".")
             if not callee:
                 continue
@@ -730,6 +760,8 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
                     dotted = _through_star_imports(dotted, starred, registered)
                 if not native(dotted):
                     continue
+            if not isinstance(call, Call) and referenced is not None and not referenced(dotted):
+                continue
             caller = f"py:{module}.{scope}" if scope else f"py:{module}"
             out.append(CallSite(caller, dotted, f.path, line))
     return tuple(out)
@@ -779,9 +811,17 @@ def _held_types(facts: Any) -> dict[tuple[str, str], set[str]]:
 
 
 def _imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:
-    """Each Python file's names bound by its imports, by path; computed once per system
-    (``ctx.once``) for the steps that resolve calls through them (this one, twice, and ffi)."""
-    return {f.path: _imported_names(f, facts) for f, facts in ctx.facts("python", Language.PYTHON)}
+    """Each Python file's names bound by its imports, by path, and those bound to a module by a
+    call that imports it (:class:`ModuleLoad`), where no import binds the name; computed once per
+    system (``ctx.once``) for the steps that resolve calls through them (this one, twice, and ffi)."""
+    loads = {f.path: facts.loads for f, facts in ctx.facts("bindings", Language.PYTHON) if facts and facts.loads}
+    out = {}
+    for f, facts in ctx.facts("python", Language.PYTHON):
+        names = _imported_names(f, facts)
+        for load in loads.get(f.path, ()):
+            names.setdefault(load.name, load.module)
+        out[f.path] = names
+    return out
 
 
 def _imported_names(f: Any, facts: Any) -> dict[str, str]:
@@ -860,6 +900,17 @@ class ClassBase(msgspec.Struct, frozen=True, array_like=True, order=True):
     base: str  # dotted, as written
 
 
+class ModuleLoad(msgspec.Struct, frozen=True, array_like=True, order=True):
+    """A name bound to a module by a call that imports or builds it, which Python then uses as the
+    module: ``ext = importlib.import_module("fused_layer_norm_cuda")`` (also in a function, under
+    ``global ext``: apex), ``ext = __import__("ext")``, ``ext = cpp_extension.load(name="ext",
+    sources=[...])``."""
+
+    line: int
+    name: str  # the local name
+    module: str  # dotted, as the call names it
+
+
 class OpReferences(msgspec.Struct, frozen=True):
     references: tuple[OpReference, ...]  # sorted
     extensions: tuple[ExtensionBuild, ...] = ()  # sorted
@@ -867,6 +918,10 @@ class OpReferences(msgspec.Struct, frozen=True):
     ctypes: CtypesFacts | None = None  # libraries loaded and their functions named (extractor.bindings.python_ctypes)
     tvm_ffi: TvmFfiFacts | None = None  # TVM FFI globals looked up and registered (extractor.bindings.python_tvm_ffi)
     bases: tuple[ClassBase, ...] = ()  # sorted
+    loads: tuple[ModuleLoad, ...] = ()  # sorted
+    # attribute chains on a name the file's imports (or loads) bind, not called where they stand
+    # (``multi_tensor_applier(amp_C.multi_tensor_scale, ...)``): a native module's function handed on
+    attributes: tuple[OpReference, ...] = ()  # sorted
 
 
 def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
@@ -889,9 +944,77 @@ def scan_op_references(parsed: ParsedFile) -> OpReferences | None:
     libraries = scan_ctypes(index, data)
     globals_ = scan_tvm_ffi(index, data)
     bases = _imported_bases(index) if b"class " in data else ()
-    if not (found or extensions or registrations or libraries or globals_ or bases):
+    loads = _module_loads(index) if b"import_module(" in data or b"__import__(" in data or b"load(" in data \
+        or b"load_inline(" in data else ()
+    attributes = _imported_attributes(index, loads) if b"import" in data else ()
+    if not (found or extensions or registrations or libraries or globals_ or bases or loads or attributes):
         return None
-    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_, bases)
+    return OpReferences(tuple(sorted(found)), extensions, registrations, libraries, globals_, bases, loads,
+                        attributes)
+
+
+_IMPORTING_CALLS = frozenset({"import_module", "importlib.import_module", "__import__"})
+
+
+def _module_loads(index: Any) -> tuple[ModuleLoad, ...]:
+    """The names bound, anywhere in the module, to what an import call (``importlib.import_module``,
+    ``__import__``) or torch's JIT build (``cpp_extension.load(name=...)``, ``load_inline``) returns:
+    a module, named by a string constant. A relative name (``import_module(".x", __package__)``) is
+    not read; ``__import__("a.b")`` returns ``a``."""
+    constants = _module_constants(index.tree)
+    found = []
+    for node in (*index.of(ast.Assign), *index.of(ast.AnnAssign)):
+        call = node.value
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if not isinstance(call, ast.Call) or len(targets) != 1 or not isinstance(targets[0], ast.Name):
+            continue
+        callee = name_chain(call.func) or ""
+        keywords = {k.arg: k.value for k in call.keywords if k.arg}
+        if callee in _IMPORTING_CALLS:
+            module = _string(call.args[0] if call.args else keywords.get("name"), constants)
+            if module and callee == "__import__":
+                module = module.partition(".")[0]
+        elif callee in _LOADING_CALLS and ({"sources", "cpp_sources"} & keywords.keys() or len(call.args) > 1):
+            module = _string(call.args[0] if call.args else keywords.get("name"), constants)
+        else:
+            continue
+        if module and all(part.isidentifier() for part in module.split(".")):
+            found.append(ModuleLoad(node.lineno, targets[0].id, module))
+    return tuple(sorted(found))
+
+
+def _imported_attributes(index: Any, loads: tuple[ModuleLoad, ...]) -> tuple[OpReference, ...]:
+    """Attribute chains read (not called, not assigned, not in an annotation) on a name that an
+    import of the module binds, in any scope, or that ``loads`` binds; each in the scope whose code
+    runs it. Most name a library's attribute (``torch.float16``): the driver keeps those that name a
+    function of the system's native modules. ``torch.ops.`` chains are operator references."""
+    heads = {alias.asname or alias.name.partition(".")[0] for node in index.of(ast.Import) for alias in node.names}
+    heads |= {alias.asname or alias.name for node in index.of(ast.ImportFrom) for alias in node.names}
+    heads |= {load.name for load in loads}
+    heads.discard("*")
+    if not heads:
+        return ()
+    skipped = {id(call.func) for call in index.of(ast.Call)}  # the Python step reports these as call sites
+    annotations = [arg.annotation for arg in index.of(ast.arg)]
+    annotations += [node.annotation for node in index.of(ast.AnnAssign)]
+    annotations += [node.returns for node in (*index.of(ast.FunctionDef), *index.of(ast.AsyncFunctionDef))]
+    skipped.update(id(node) for annotation in annotations if annotation is not None
+                   for node in ast.walk(annotation))
+    found = []
+    positions = index.positions(ast.Attribute)
+    for position, node, site in zip(positions, index.of(ast.Attribute), index.sites(positions)):
+        if id(node) in skipped:
+            continue
+        inner = node.value
+        while isinstance(inner, ast.Attribute):  # a chain's inner links: part of the chain, not chains of their own
+            skipped.add(id(inner))
+            inner = inner.value
+        if not isinstance(inner, ast.Name) or inner.id not in heads or not isinstance(node.ctx, ast.Load):
+            continue
+        dotted = name_chain(node)
+        if dotted is not None and not dotted.startswith(_TORCH_OPS):
+            found.append(OpReference(site.scope.qualname, node.lineno, dotted))
+    return tuple(sorted(found))
 
 
 def _imported_bases(index: Any) -> tuple[ClassBase, ...]:
@@ -914,6 +1037,8 @@ def _imported_bases(index: Any) -> tuple[ClassBase, ...]:
 _EXTENSION_CLASSES = frozenset({"Extension", "CppExtension", "CUDAExtension", "SyclExtension", "Pybind11Extension"})
 _LOAD_CALLS = frozenset({"load", "cpp_extension.load", "torch.utils.cpp_extension.load",
                          "paddle.utils.cpp_extension.load"})
+# torch's JIT builds, whose result is the module built
+_LOADING_CALLS = _LOAD_CALLS | {"load_inline", "cpp_extension.load_inline", "torch.utils.cpp_extension.load_inline"}
 
 
 def extension_builds(index: Any) -> tuple[ExtensionBuild, ...]:
@@ -1145,6 +1270,8 @@ def _class_of_method(scope: Any) -> str:
 # alias of torch.library's registering functions bound in a branch at module level (`if ...:`, `try:`);
 # 17: an extension whose sources none are read is recorded (ExtensionBuild.sources empty); 18: an operator's
 # name made of the module's string constants (`f"{_LIB}::prepare"`, `_LIB + "::op"`); 19: calls through
-# ``self.<attribute>`` holding an imported module (`self.ext = ext_64`, then `self.ext.f(...)`)
+# ``self.<attribute>`` holding an imported module (`self.ext = ext_64`, then `self.ext.f(...)`); 20 (a branch's 19
+# beside it): names bound to a module by an import call or a JIT build (OpReferences.loads), attributes read on
+# imported names (.attributes); 21: TensorFlow's load_op_library among the ctypes loaders
 STEP = Step(name="bindings", extract=extract_bindings, scanners={Language.PYTHON: scan_op_references},
-            version="19", requires=(python.STEP, cpp.STEP), forkable=True)
+            version="21", requires=(python.STEP, cpp.STEP), forkable=True)

@@ -8,6 +8,10 @@ declared with ``@ctypes_function("llama_n_ctx", [...], ...)``), or load a librar
 platform the same way (vLLM's tables of ``Function("cudaMalloc", ...)`` for libcudart, its
 vendored pynvml's ``_nvmlGetFunctionPointer("nvmlInit_v2")``).
 
+TensorFlow's op libraries too (mechanism "tensorflow-op"): ``tf.load_op_library(path)`` returns a
+module whose functions are the ops the library registers, by their names in snake case, bound to
+the kernel class's ``Compute`` (:mod:`extractor.cpp.tfops`; FasterTransformer's ``module.t5_decoding``).
+
 TVM FFI's modules are read the same way (mechanism "tvm-ffi-module"): ``tvm_ffi.load_module(path)``
 loads a library whose attributes are the functions it exports by a name of its own
 (``TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, fn)``, read by the C++ step), bound by that name to the
@@ -102,7 +106,7 @@ RULES_SCHEMA = {"version": int, "loaders": {str: _NAMES}, "loader_methods": {str
 # in the modules that call their functions (FlashInfer's ``gen_topk_module().build_and_load()``): a
 # file with a call of a name ending in ``_load`` is read too (not every ``json.load(``: vLLM has 138
 # files that write ``load(``, 23 ``_load(``, and reading them all cost its bindings step 0.5 CPU s).
-MARKERS = (b"ctypes", b"cffi", b"dlopen", b"load_module", b"_load(")
+MARKERS = (b"ctypes", b"cffi", b"dlopen", b"load_module", b"_load(", b"load_op_library")
 CHAINED = "()."  # in a callee, a method of what the call before it returns: ``make().load``
 
 # Forms of an Assigned value
@@ -757,19 +761,23 @@ _CALLABLE = (NodeKind.FUNCTION, NodeKind.METHOD)
 _AGGREGATES = (NodeKind.STRUCT, NodeKind.UNION, NodeKind.CLASS)
 _STRUCTURE = "structure"  # a CtypesBinding's form for a Structure class
 # the mechanisms whose libraries hold the functions C++ exports by a name of its own, not C names
-EXPORTED = frozenset({"tvm-ffi-module"})
+EXPORTED = frozenset({"tvm-ffi-module", "tensorflow-op"})
+# the mechanism of a C++ export -> that of the library holding it
+EXPORTED_BY = {"tvm-ffi-export": "tvm-ffi-module"}
 _RANK = {_Function: 4, _Declarator: 3, _Library: 2, _Instance: 1}
 
 
 def bind_ctypes(files: Iterable[CtypesFile], nodes: Mapping[str, Node], edges: Iterable[Edge],
                 c_nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str] = frozenset(),
-                exports: Mapping[str, list[str]] | None = None) -> CtypesResult:
+                exports: Mapping[str, Mapping[str, list[str]]] | None = None) -> CtypesResult:
     """Every place that names a function of a library the system loads, bound to the system's
     C/C++ function of that name. ``nodes``, ``edges``: the Python graph's (nodes by id; of the
     edges, the ``inherits`` are read, when a class's bases are asked); ``c_nodes``: the C/C++ step's nodes;
     ``c_linkage``: the ids of the functions with C linkage; ``internal``: of those at global scope
-    defined ``static`` only (``CppShared``); ``exports``: the functions the C++ exports to TVM FFI by
-    name (each one's node id, "" when not found), what a module ``tvm_ffi.load_module`` loads holds."""
+    defined ``static`` only (``CppShared``); ``exports``: by the mechanism of the library that holds
+    them, the functions the C++ exports by name (each one's node id, "" when not found): to TVM FFI,
+    what a module ``tvm_ffi.load_module`` loads holds; TensorFlow ops' kernels, by the op's Python
+    name, what ``tf.load_op_library`` returns holds (:mod:`extractor.cpp.tfops`)."""
     files = sorted(files, key=lambda f: f.path)
     if not any(f.facts is not None for f in files):
         return CtypesResult((), (), (), {})
@@ -781,7 +789,7 @@ class _CIndex:
     the defined, not only ``static``, functions at global scope (their linkage assumed)."""
 
     def __init__(self, nodes: Iterable[Node], c_linkage: frozenset[str], internal: frozenset[str],
-                 exports: Mapping[str, list[str]] | None = None) -> None:
+                 exports: Mapping[str, Mapping[str, list[str]]] | None = None) -> None:
         self.exports = exports or {}
         linked: dict[str, list[str]] = collections.defaultdict(list)
         plain: dict[str, list[str]] = collections.defaultdict(list)
@@ -814,7 +822,7 @@ class _CIndex:
         """(the candidates, their linkage: "c" or "assumed"; for a module TVM FFI loads, "export", or
         "unresolved" when no exported function was found)."""
         if mechanism in EXPORTED:
-            exported = self.exports.get(name)
+            exported = self.exports.get(mechanism, {}).get(name)
             if exported is None:
                 return [], ""
             targets = sorted({target for target in exported if target})

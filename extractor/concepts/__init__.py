@@ -335,8 +335,9 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # 11: a C/C++ file that launches kernels read with the CUDA grammar; 12: paged-kv-cache not by any BlockManager;
 # 13: Python routes under the prefix their router is made or mounted with (scan._router_prefixes; another
 # module's mounts: ConceptFacts.mounts, router_routes, mounted_routes); continuous-batching from SGLang's and
-# TGI's per-iteration budgets
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="13", prepare=detectors_of,
+# TGI's per-iteration budgets; 14 (a branch's 12 beside them): C/C++ trees parsed with a conditional group that
+# continues an if-else chain joined, and with the second of two branches that open the same blocks blanked
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="14", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

@@ -104,9 +104,16 @@ from extractor.model import Language, Step
 # version 45 (a branch's 43 and 44 beside them): the methods SWIG %extend blocks write and the members they call
 # through $self (extractor.cpp.swig); Abseil's and gflags' flag macros at namespace scope blanked with their
 # arguments (macros.yaml)
+# version 46 (a branch's 43-48 beside 43-45): a conditional group that continues an if-else chain (`#ifdef BF16` /
+# `else if (...) {...}` / `#endif`) joined, and the second of two branches that open the same blocks (`if (bf16) {` /
+# `#else` / `if (false) {`) blanked before parsing (parse.join_conditional_blocks,
+# parse.keep_first_of_opening_branches); TorchScript custom classes among the bindings (extractor.cpp.torchclasses);
+# a launch through a function pointer the body declares (scan._pointer_kernels), none from `nullptr`; TensorFlow
+# ops' kernel registrations (extractor.cpp.tfops); a host launcher called in a macro's body launches its kernel from
+# where the macro is used (scan.macro_launcher_kernels)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="45", forkable=True)
+            extract=extract_cpp_graph, version="46", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

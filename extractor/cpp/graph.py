@@ -252,7 +252,8 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     by_mechanism = collections.Counter(b.mechanism for b in bindings)
     stats["pybind_bindings"] = by_mechanism["pybind11"]
     # a key only where there are any: evidence without stays as it was
-    for mechanism, key in (("nanobind", "nanobind_bindings"), ("paddle-op", "paddle_ops")):
+    for mechanism, key in (("nanobind", "nanobind_bindings"), ("paddle-op", "paddle_ops"),
+                           ("torchscript", "torchscript_bindings"), ("tensorflow-op", "tensorflow_op_kernels")):
         if by_mechanism[mechanism]:
             stats[key] = by_mechanism[mechanism]
     for mechanism, key in (("tvm-ffi", "tvm_ffi_globals"), ("tvm-ffi-export", "tvm_ffi_exports")):

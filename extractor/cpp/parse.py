@@ -102,7 +102,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
-    blanked = join_conditional_blocks(blanked)
+    blanked = keep_first_of_opening_branches(join_conditional_blocks(blanked))
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
@@ -143,6 +143,7 @@ _GROUP_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 _BLOCK_OPENING = re.compile(
     rb"\s*(?:(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:\s]*?)?|(extern)\s*\"C(?:\+\+)?\")\s*\{\s*")
 _BLOCK_CLOSING = re.compile(rb"\s*\}\s*;?\s*")
+_ELSE_FIRST = re.compile(rb"\s*else\b")
 
 
 def join_conditional_blocks(data: bytes) -> bytes:
@@ -157,13 +158,23 @@ def join_conditional_blocks(data: bytes) -> bytes:
     An ``extern "C" {`` so opened (``#ifdef __cplusplus``) is paired but left as written:
     tree-sitter reads that idiom well enough, and in a file it cannot parse (the MSVC ``__asm``
     blocks of whisper.cpp's miniaudio.h) the joined block's ``}`` closed a block of the error's
-    instead, and 39 functions were lost."""
+    instead, and 39 functions were lost.
+
+    A group that continues an if-else chain (``}`` / ``#ifdef ENABLE_BF16`` / ``else if (bf16) {
+    ... }`` / ``#endif`` / ``else { ... }``) is joined too: tree-sitter reads the group as a
+    statement of its own, the ``else`` after it as no statement, and closed the function (and then
+    the namespace) early, silently: FasterTransformer's torch ops lost their namespace for the
+    rest of the file."""
     if b"#" not in data or b"endif" not in data:
         return data
     opened: list[tuple[bytes, re.Match[bytes] | None]] = []  # (condition, namespace's group)
     pairs: list[tuple[re.Match[bytes], re.Match[bytes]]] = []
+    joined: list[re.Match[bytes]] = []  # groups that continue an if-else chain
     for m in _LONE_GROUP.finditer(data):
         body = _GROUP_COMMENT.sub(b" ", m.group(2))
+        if _ELSE_FIRST.match(body):
+            joined.append(m)
+            continue
         condition = b" ".join(_GROUP_COMMENT.sub(b" ", m.group(0)[:m.start(2) - m.start()]).split())
         if opening := _BLOCK_OPENING.fullmatch(body):
             opened.append((condition, m if opening.group(1) is None else None))
@@ -171,13 +182,44 @@ def join_conditional_blocks(data: bytes) -> bytes:
             first = opened.pop()[1]
             if first is not None:
                 pairs.append((first, m))
-    if not pairs:
+    if not pairs and not joined:
         return data
     out = bytearray(data)
-    for group in (m for pair in pairs for m in pair):
+    for group in (*(m for pair in pairs for m in pair), *joined):
         for start, end in ((group.start(), group.start(2) - 1), (group.end(2), group.end())):
             out[start:end] = blank_span(data[start:end])
     return bytes(out)
+
+
+# a conditional group of two branches with no other directive inside: `#if...`, first branch, `#else`, second, `#endif`
+_TWO_BRANCHES = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
+                           rb"[ \t]*#[ \t]*else\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
+                           rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
+_NO_BRACES = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+
+
+def keep_first_of_opening_branches(data: bytes) -> bytes:
+    """``data`` with the second branch of each two-branch conditional group blanked, and its three
+    directives, where both branches open (or close) the same number of blocks, that number not
+    zero: `#ifdef ENABLE_BF16` / `if (is_bf16) { to_fp32();` / `#else` / `if (false) {` /
+    `#endif`, the block's body and its `}` after the group (FasterTransformer's decoders, vLLM's
+    ROCm skinny GEMMs' `while (m < Mrndp) {` / `while (m < M) {`). The preprocessor reads one
+    branch; tree-sitter reads both, one `{` too many, and the rest of the file nested in the
+    block, silently (a missing `}` at the end) or as one ERROR node, namespace and all. The first
+    branch is kept, as the preprocessor reads the group when its condition holds. Bytes and lines
+    stay in place."""
+    if b"#" not in data or b"else" not in data or b"{" not in data:
+        return data
+    out: bytearray | None = None
+    for m in _TWO_BRANCHES.finditer(data):
+        first, second = (_NO_BRACES.sub(b" ", m.group(i)) for i in (1, 2))
+        opened = first.count(b"{") - first.count(b"}")
+        if opened == 0 or opened != second.count(b"{") - second.count(b"}"):
+            continue
+        out = bytearray(data) if out is None else out
+        for start, end in ((m.start(), m.start(1)), (m.end(1), m.end())):
+            out[start:end] = blank_span(data[start:end])
+    return data if out is None else bytes(out)
 
 
 # -- namespace macros --------------------------------------------------------------------------

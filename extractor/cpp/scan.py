@@ -16,7 +16,7 @@ import bisect
 import collections
 import functools
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +29,13 @@ from extractor.cpp.handles import load_handles, unwrap
 from extractor.native.calls import each_call, group_calls
 from extractor.native.comments import leading_comment
 from extractor.native.macros import MacroDefinition
-from extractor.cpp.names import CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args, text
+from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
+                                 split_top_level, text)
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_macros, blank_span,
                                  file_namespace_macros, file_nodes, grammar_language, macro_config, namespace_macros,
                                  parse_source,
                                  rewrite_namespace_macros, word_hashes)
+from extractor.cpp import tfops, torchclasses
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
                                          paddle_op_registrations, pybind_registrations, registry_op_registrations,
                                          torch_registrations,
@@ -916,11 +918,14 @@ class _Scanner:
         if value is None or name is None:
             return
         body = value.text.replace(b"\\\n", b"  ").replace(b"\\\r\n", b"   ")
-        if b"<<<" in body:
-            kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)})
-            if kernels:
-                self.macro_launches[text(name)] = kernels
         params = node.child_by_field_name("parameters")
+        kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)}) \
+            if b"<<<" in body else []
+        if b"Launch" in body or b"launch" in body:
+            kernels = sorted({*kernels, *macro_launcher_kernels(
+                body, kernel_launchers(), (p.strip() for p in text(params).strip("()").split(",")) if params else ())})
+        if kernels:
+            self.macro_launches[text(name)] = kernels
         own = {text(name), *(p.strip() for p in (text(params).strip("()").split(",") if params is not None else ()))}
         called = sorted({clean_name(m.group(1).decode()) for m in _MACRO_CALL.finditer(body)
                          if _is_call(body, m.start())} - _NOT_CALLED - own)
@@ -945,10 +950,11 @@ class _Scanner:
             directives[m.group(1)].append(m.start())
         for m in _ANY_DEFINE.finditer(self.data):
             name = m.group(1).decode()
-            if name in self.macro_launches or b"<<<" not in m.group(2):
+            if name in self.macro_launches or not (b"<<<" in m.group(2) or b"aunch" in m.group(2)):
                 continue
             body = CONTINUATION.sub(b" ", m.group(2))
             kernels = sorted({clean_name(k.group(1).decode()) for k in _MACRO_LAUNCH.finditer(body)})
+            kernels = sorted({*kernels, *macro_launcher_kernels(body, kernel_launchers(), _macro_params(m.group(0)))})
             if not kernels:
                 continue
             until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
@@ -1275,7 +1281,7 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
-        if b"<<<" in self.data and b"define" in self.data:
+        if (b"<<<" in self.data or b"aunch" in self.data) and b"define" in self.data:
             launches.extend(self.launches_of_unvisited_macros())
         if b"##" in self.data or b"define" in self.data:
             # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
@@ -1298,6 +1304,13 @@ class _Scanner:
             # TorchScript's registry objects stand at namespace level, outside any block
             self.torch_ops.extend(registry_op_registrations(self.tree.root_node, self.language, self.op_registries,
                                                             self.op_registry_links))
+        if torchclasses.MARKER in self.data:
+            # TorchScript custom classes: read from the text, over the conditional groups they are written in
+            self.pybind.extend(torchclasses.torch_class_registrations(self.data, self.tree.root_node,
+                                                                      self.library_macros))
+        if tfops.MARKER in self.data:
+            # TensorFlow's kernel registrations: usually in a macro's body, read from the text
+            self.pybind.extend(tfops.tensorflow_op_registrations(self.data, self.tree.root_node))
         self.torch_ops.sort(key=lambda e: (e.line, e.kind, e.op))
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
@@ -1428,7 +1441,16 @@ def _launched(data: bytes, body_start: int, fn: Any, position: int) -> list[str]
     args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
     if position >= len(args):
         return []
-    written = args[position].text.strip()
+    kernel = _kernel_argument(args[position].text)
+    if kernel is None:
+        return []
+    return _held_kernels(data, body_start, fn.start_byte, kernel) if _WORD.fullmatch(kernel) else [kernel]
+
+
+def _kernel_argument(written: bytes) -> str | None:
+    """The kernel a launcher's argument names, its `&`, casts and parentheses taken off; None when it
+    names none (a call's result, a member)."""
+    written = written.strip()
     while True:
         before = written
         written = _LAUNCHED_CAST.sub(b"", written).strip().lstrip(b"&").strip()
@@ -1437,10 +1459,40 @@ def _launched(data: bytes, body_start: int, fn: Any, position: int) -> list[str]
         if written == before:
             break
     name = _LAUNCHED_NAME.fullmatch(written)
-    if name is None:
-        return []
-    kernel = clean_name(name.group(1).decode())
-    return _held_kernels(data, body_start, fn.start_byte, kernel) if _WORD.fullmatch(kernel) else [kernel]
+    return clean_name(name.group(1).decode()) if name is not None else None
+
+
+def macro_launcher_kernels(body: bytes, launchers: Mapping[str, int], params: Iterable[str] = ()) -> list[str]:
+    """The kernels a macro's replacement text hands to a host launcher (vLLM's quick all-reduce:
+    ``hipLaunchKernelGGL((allreduce_prototype_twoshot<Kernel, T>), grid, ...)``; apex's peer memory:
+    ``cudaLaunchCooperativeKernel((void*)push_pull_halos_1d_kernel<T, ...>, ...)``), or through a local
+    the text declares (``auto fwd_func = k<T, ...>; cudaLaunchKernel<F>(fwd_func, ...)``). A kernel
+    named by a parameter of the macro is its argument's, which is not read: left out."""
+    found: set[str] = set()
+    for name, position in launchers.items():
+        if name.encode() not in body:
+            continue
+        for m in _launcher_call(name).finditer(body):
+            end = _closing_paren(body, m.end() - 1, len(body))
+            args = split_top_level(body[m.end():end - 1].decode(errors="replace")) if end > 0 else []
+            kernel = _kernel_argument(args[position].encode()) if position < len(args) else None
+            if kernel is None:
+                continue
+            held = _held_kernels(body, 0, m.start(), kernel) if _WORD.fullmatch(kernel) else [kernel]
+            found.update(k for k in held if k not in params)
+    return sorted(found)
+
+
+def _macro_params(define: bytes) -> tuple[str, ...]:
+    """The parameters of the macro a `#define` defines (none for an object-like one)."""
+    m = re.match(rb"\s*#\s*define\s+\w+\(([^)\n]*)\)", define)
+    return tuple(p.strip() for p in m.group(1).decode(errors="replace").split(",")) if m else ()
+
+
+@functools.lru_cache(maxsize=64)
+def _launcher_call(name: str) -> re.Pattern[bytes]:
+    """A call of the launcher ``name`` (as written, its namespace too), template arguments allowed."""
+    return re.compile(rb"(?<![\w:])" + re.escape(name.encode()) + rb"\s*(?:<[^;{}()]*>\s*)?\(")
 
 
 def _cuda_qualifiers(data: bytes, start: int, end: int) -> set[str]:
@@ -1464,7 +1516,7 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
         if not _commented(data, m.start()):
             found = m
     if found is None:
-        return [name]
+        return _pointer_kernels(data, body_start, launch, name)
     held = _HELD_KERNEL.match(data, found.end(), launch)
     either = _HELD_EITHER_KERNEL.match(data, found.end(), launch) if held is None else None
     if held is None and either is None:
@@ -1514,6 +1566,52 @@ def _closing_brace(data: bytes, opening: int) -> int:
         if depth == 0:
             return m.start()
     return len(data)
+
+
+def _pointer_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:
+    """The kernels a function pointer the body declares (``void (*kernel)(const T*, int);``, or with
+    ``= &k<T>`` after it) holds before the launch at ``launch``: its initializer's and those assigned
+    to it after (apex's transducer: ``kernel = &joint_tiled_forward<scalar_t, 4, 4, 4, true>;`` in each
+    branch of an if-else); ``[name]`` when there is no such declaration or nothing so named is given to it."""
+    found = None
+    for m in _pointer_pattern(name).finditer(data, body_start, launch):
+        if not _commented(data, m.start()):
+            found = m
+    if found is None:
+        return [name]
+    end = _closing_paren(data, found.end() - 1, launch)  # past the parameter list
+    if end < 0:
+        return [name]
+    kernels = []
+    initializer = re.compile(rb"\s*=(?!=)").match(data, end, launch)
+    held = _HELD_KERNEL.match(data, initializer.end(), launch) if initializer is not None else None
+    if held is not None and held.group(1) not in (b"nullptr", b"NULL"):  # `= nullptr;` holds none yet
+        kernels.append(clean_name(held.group(1).decode()))
+    for m in _assigned_pattern(name).finditer(data, end, launch):
+        again = _HELD_KERNEL.match(data, m.end(), launch)
+        if again is not None and not _commented(data, m.start()):
+            kernels.append(clean_name(again.group(1).decode()))
+    return sorted(set(kernels)) or [name]
+
+
+def _closing_paren(data: bytes, at: int, end: int) -> int:
+    """The position after the `)` that closes the `(` at ``at``, before ``end``; -1 when there is none."""
+    depth = 0
+    for i in range(at, end):
+        c = data[i]
+        if c == 0x28:  # (
+            depth += 1
+        elif c == 0x29:  # )
+            depth -= 1
+            if depth == 0:
+                return i + 1
+    return -1
+
+
+@functools.lru_cache(maxsize=64)
+def _pointer_pattern(name: str) -> re.Pattern[bytes]:
+    """``(*name)(``: the declarator of the function pointer ``name``, up to its parameter list."""
+    return re.compile(rb"\(\s*\*\s*" + re.escape(name.encode()) + rb"\s*\)\s*\(")
 
 
 def _kernel_table(data: bytes, body_start: int, end: int, table: str) -> list[str] | None:
