@@ -662,12 +662,9 @@ HELD_MODULES = {
 
 
 def test_calls_through_an_attribute_holding_an_extension_module_bind_to_each_module_held(tmp_path):
-    from extractor.run.pipeline import extract_system
+    from tests.native_support import written_bundle
 
-    for rel, code in HELD_MODULES.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(code)
-    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    bundle = written_bundle(tmp_path, HELD_MODULES)
     binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
     # either module may be held: both bind; `self.math` holds a module no extension registers, and
     # another class's `self.ext` is not this one's

@@ -109,13 +109,17 @@ def build(d):
 }
 
 
-@pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    root = tmp_path_factory.mktemp("swig")
-    for rel, text in FILES.items():
+def _extracted(root: Path, files: dict[str, str]) -> dict:
+    """The bundle of ``files`` written under ``root / "src"``."""
+    for rel, text in files.items():
         (root / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / "src" / rel).write_text(text.lstrip("\n"))
-    return extract_system([str(root / "src")], options=ExtractOptions(jobs=1, cache_dir=root / "cache")).bundle
+    return extract_system([str(root / "src")], options=ExtractOptions(jobs=1, cache_dir=root / "c")).bundle
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return _extracted(tmp_path_factory.mktemp("swig"), FILES)
 
 
 def test_python_calls_into_a_swig_module_bind_to_the_wrapped_cpp(bundle):
@@ -159,10 +163,7 @@ def test_a_swig_module_no_call_reaches_says_where_it_is_imported(tmp_path: Path)
     # faiss's loader.py star-imports swigfaiss, and the rest of its Python calls `faiss.X`: a package its
     # setup.py assembles by copying files, which the graph cannot name
     files = {**FILES, "vs/__init__.py": "from .swigvs import *\n", "vs/api.py": "import faiss\n\nfaiss.knn(None, 1)\n"}
-    for rel, text in files.items():
-        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
-    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    bundle = _extracted(tmp_path, files)
     [note] = [d for d in bundle["diagnostics"] if d["code"] == "swig-module"]
     assert "and 0 Python call(s) reach them; the system's Python imports it at vs/__init__.py:1, and no call " \
            "through those imports" in note["message"]
@@ -204,10 +205,7 @@ def helper_inline(x):
 
 def test_a_generated_proxy_module_binds_through_the_low_level_modules_flat_names(tmp_path: Path):
     files = {**FILES, "vs/swigvs.py": PROXY, "vs/api.py": ""}
-    for rel, text in files.items():
-        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
-    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    bundle = _extracted(tmp_path, files)
     binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
     assert binds == {
         ("py:vs.swigvs.Index.__init__", "cpp:vs::Index", 6),  # new_Index: the constructor
@@ -255,10 +253,7 @@ class FlatIndex(object):
 def test_methods_an_extend_block_writes_bind_to_the_members_they_call(tmp_path: Path):
     files = {**FILES, "swig/vs.swig": EXTENDED, "vs/swigvs.py": EXTENDED_PROXY,
              "vs/api.py": "from vs import swigvs\n\n\ndef go(index):\n    index.add_twice(1, None)\n"}
-    for rel, text in files.items():
-        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "src" / rel).write_text(text.lstrip("\n"))
-    bundle = extract_system([str(tmp_path / "src")], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    bundle = _extracted(tmp_path, files)
     binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
     assert binds == {
         ("py:vs.swigvs.FlatIndex.add_twice", "cpp:vs::IndexFlat::add", 6),  # FlatIndex_add_twice: its flat name
