@@ -269,6 +269,9 @@ _PATH = hypothesis.strategies.lists(hypothesis.strategies.sampled_from(["a", "b"
                                                                            _PATH), max_size=30))
 # a top-level file and a directory of the same name (`a` and `a/a`) once shared a key
 @hypothesis.example({"a", "a/a", "a/a/a", "a/b", "b"}, [(0, "b"), (1, "b")])
+# two files of one directory, one named like a directory of a candidate (`x.h/b` beside `x.h/b/x.h`): the
+# directory's files once took the nearest to the first file's path, not to their directory
+@hypothesis.example({"x.h/a", "x.h/b", "x.h", "a", "b", "a/a", "x.h/b/x.h"}, [(4, "x.h"), (5, "x.h")])
 def test_include_resolution_shared_by_a_directory_equals_resolving_each_include_alone(paths, includes):
     # the resolver remembers a target per includer's directory; a file that is a candidate of
     # its own include (`b/x.h` written in `a/b/x.h`) must still find itself

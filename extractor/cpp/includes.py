@@ -57,9 +57,14 @@ class IncludeResolver:
         if not candidates:
             return ""
         # Prefer the includer's own repository (label prefix), then the nearest, then the shortest.
+        # Nearness is to the includer's directory (the includer itself nearest of all): what
+        # `resolve` shares by directory is what each of its files would find (a file can be no
+        # directory of a candidate on disk, but a list of paths can say so: `x.h/b` and `x.h/b/x.h`)
         source = includer.split("/", 1)[0]
+        directory = posixpath.dirname(includer)
         return min(candidates, key=lambda c: (c.split("/", 1)[0] != source,
-                                              -len(posixpath.commonpath([c, includer]) or ""),
+                                              -len(c if c == includer else posixpath.commonpath([c, directory])
+                                                   if directory else ""),
                                               len(c), c))
 
 
