@@ -5,11 +5,8 @@ then one path of calls. ``apply`` of any other class, or one the class defines, 
 
 from __future__ import annotations
 
-import textwrap
-
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
 from tests.helpers import edge_set
+from tests.native_support import written_bundle
 
 SOURCE = '''
 import torch
@@ -58,11 +55,7 @@ M = "py:pkg.mod."
 
 
 def test_apply_of_a_custom_autograd_function_runs_its_forward(tmp_path):
-    (tmp_path / "src" / "pkg").mkdir(parents=True)
-    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "src" / "pkg" / "mod.py").write_text(textwrap.dedent(SOURCE))
-    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache", probe_structs=False)
-    calls = edge_set(extract_system([str(tmp_path / "src")], options=options).bundle, "calls")
+    calls = edge_set(written_bundle(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": SOURCE}), "calls")
     assert {target for source, target in calls if source == M + "Norm.forward"} == {
         M + "NormFunction.forward",  # NormFunction.apply and ScaledNorm.apply, its base's forward
         M + "Gate.apply"}
@@ -107,11 +100,7 @@ def mlp(x, y):
 
 def test_a_name_bound_to_a_custom_autograd_functions_apply_runs_its_forward(tmp_path):
     # flash-linear-attention's, mamba's and vLLM's shape: `swiglu = SwiGLUFunction.apply`, then `swiglu(x, y)`
-    for rel, code in BOUND.items():
-        (tmp_path / "src" / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / "src" / rel).write_text(code)
-    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache", probe_structs=False)
-    calls = edge_set(extract_system([str(tmp_path / "src")], options=options).bundle, "calls")
+    calls = edge_set(written_bundle(tmp_path, BOUND), "calls")
     assert {(source, target) for source, target in calls if target.endswith("forward") or "Plain" in target} == {
         ("py:pkg.act.gate", "py:pkg.act.SwiGLUFunction.forward"),
         ("py:pkg.mlp.mlp", "py:pkg.act.SwiGLUFunction.forward")}  # Plain's apply is no autograd function's

@@ -7,11 +7,8 @@ unresolved."""
 
 from __future__ import annotations
 
-import textwrap
-
-from extractor.context import ExtractOptions
-from extractor.run.pipeline import extract_system
 from tests.helpers import edge_set
+from tests.native_support import written_bundle
 
 SOURCE = '''
 import ray
@@ -58,11 +55,7 @@ M = "py:pkg.mod."
 
 
 def test_ray_remote_calls_run_the_function_method_or_class_they_name(tmp_path):
-    (tmp_path / "src" / "pkg").mkdir(parents=True)
-    (tmp_path / "src" / "pkg" / "__init__.py").write_text("")
-    (tmp_path / "src" / "pkg" / "mod.py").write_text(textwrap.dedent(SOURCE))
-    options = ExtractOptions(jobs=1, cache_dir=tmp_path / "cache", probe_structs=False)
-    calls = edge_set(extract_system([str(tmp_path / "src")], options=options).bundle, "calls")
+    calls = edge_set(written_bundle(tmp_path, {"pkg/__init__.py": "", "pkg/mod.py": SOURCE}), "calls")
     assert {target for source, target in calls if source == M + "drive"} == {
         M + "Actor", M + "Actor.ready", M + "task",
         M + "Plain",  # an actor made with ray.remote(Plain) or ray.remote(...)(Plain)

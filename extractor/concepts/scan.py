@@ -121,9 +121,8 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     decorators = {id(d) for definition in index.of_types(ast.FunctionDef, ast.AsyncFunctionDef)
                   if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef))
                   for d in definition.decorator_list if d.__class__ is ast.Call}
-    prefixes = _router_prefixes(index)
+    prefixes, mounts = _router_prefixes(index, resolve)
     router_routes: set[tuple[str, str, int]] = set()
-    mounts: set[tuple[str, str, int]] = set()
     for call in index.of(ast.Call):
         route = _route(call, id(call) in decorators, prefixes)
         if route is not None:
@@ -131,9 +130,6 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
             router = call.func.value  # type: ignore[attr-defined]  # _route read an attribute call
             if router.__class__ is Name:
                 router_routes.add((router.id, route, call.lineno))
-        mount = _mount(call, resolve)
-        if mount is not None:
-            mounts.add((*mount, call.lineno))
         func = call.func
         if func.__class__ is Name:
             invoked = aliases.get(func.id)
@@ -200,11 +196,15 @@ _ROUTERS = {"APIRouter": "prefix", "Blueprint": "url_prefix"}
 _MOUNTS = {"include_router": "prefix", "register_blueprint": "url_prefix"}
 
 
-def _router_prefixes(index: ModuleIndex) -> dict[str, str]:
+def _router_prefixes(index: ModuleIndex, resolve: Callable[[ast.expr], str | None]
+                     ) -> tuple[dict[str, str], set[tuple[str, str, int]]]:
     """Name of a router the file makes or mounts -> the prefix of its routes (what it is made with,
-    then what it is mounted under), when the prefixes are literal paths or f-strings."""
+    then what it is mounted under), when the prefixes are literal paths or f-strings; and the mounts
+    of another module's router with a prefix, (the router as imported, prefix, line):
+    ``app.include_router(chat.router, prefix="/v1")``."""
     made: dict[str, str] = {}
     mounted: dict[str, str] = {}
+    imported: set[tuple[str, str, int]] = set()
     for assign in index.of(ast.Assign):
         value = assign.value
         if not (isinstance(value, ast.Call) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
@@ -216,24 +216,19 @@ def _router_prefixes(index: ModuleIndex) -> dict[str, str]:
             made[assign.targets[0].id] = prefix
     for call in index.of(ast.Call):
         func = call.func
-        router = call.args[0] if call.args else None
-        if isinstance(func, ast.Attribute) and func.attr in _MOUNTS and isinstance(router, ast.Name):
-            prefix = _keyword_path(call, _MOUNTS[func.attr])
-            if prefix is not None:  # mounted twice under two prefixes: neither is the one
-                mounted[router.id] = prefix if mounted.get(router.id, prefix) == prefix else ""
-    return {name: mounted.get(name, "") + made.get(name, "") for name in made.keys() | mounted.keys()
-            if name not in mounted or mounted[name]}
-
-
-def _mount(call: ast.Call, resolve: Callable[[ast.expr], str | None]) -> tuple[str, str] | None:
-    """(the router, as imported, and the prefix) of a mount of another module's router with a
-    prefix: ``app.include_router(chat.router, prefix="/v1")``."""
-    func = call.func
-    if not (isinstance(func, ast.Attribute) and func.attr in _MOUNTS and call.args):
-        return None
-    prefix = _keyword_path(call, _MOUNTS[func.attr])
-    router = resolve(call.args[0]) if prefix is not None else None
-    return None if router is None or prefix is None else (router, prefix)
+        if not (isinstance(func, ast.Attribute) and func.attr in _MOUNTS and call.args):
+            continue
+        prefix = _keyword_path(call, _MOUNTS[func.attr])
+        if prefix is None:
+            continue
+        router = call.args[0]
+        if isinstance(router, ast.Name):  # mounted twice under two prefixes: neither is the one
+            mounted[router.id] = prefix if mounted.get(router.id, prefix) == prefix else ""
+        if (target := resolve(router)) is not None:
+            imported.add((target, prefix, call.lineno))
+    prefixes = {name: mounted.get(name, "") + made.get(name, "") for name in made.keys() | mounted.keys()
+                if name not in mounted or mounted[name]}
+    return prefixes, imported
 
 
 def _keyword_path(call: ast.Call, keyword: str) -> str | None:
