@@ -35,8 +35,9 @@ def test_the_run_log_has_every_key_and_they_add_up(tmp_path):
     # the driver's own CPU in the window, within the scan phase's
     assert 0 < log["pool_cpu_s"] <= log["steps"]["scan"]["cpu_s"] + 0.01
     # the python graph, the layers and the bundle went to fork_map's children (-j2), the forkable steps to children
-    # of their own: the driver's waits for them are not serial either
-    forked = ("python", "layers", "bundle", *(step.name for step in STEPS if step.forkable))
+    # of their own: the driver's waits for them are not serial either; so may the files' digests (read) and the
+    # held facts' writer (joined in memo)
+    forked = ("read", "memo", "python", "layers", "bundle", *(step.name for step in STEPS if step.forkable))
     assert 0 < log["fork_map_s"] <= sum(log["steps"][name]["wall_s"] for name in forked) + 0.01
     assert abs(log["serial_s"] - (log["wall_s"] - log["pool_s"] - log["fork_map_s"])) < 0.01
     assert log["workers_cpu_s"] > 0  # the workers' CPU reaches the driver once they have ended
