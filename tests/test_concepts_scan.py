@@ -199,3 +199,46 @@ def test_routes_of_a_router_made_or_mounted_with_a_prefix_are_under_it():
     assert facts is not None
     assert facts.routes == (("GET /admin/health", 14), ("GET /api/models", 17), ("GET /ping", 23),
                             ("POST /v1/chat/completions", 11), ("POST /x/openai/v1/embeddings", 20))
+
+
+def test_a_prefix_not_written_as_a_path_is_read_through_a_constant_or_kept_as_written():
+    """`APIRouter(prefix=settings.API_V1_STR)`: the routes are not at the root. A module constant bound
+    once to a path is read through; any other value stays as written, in braces, as an f-string's do.
+    A router bound with an annotation (`router: Final = APIRouter(...)`) is a router too."""
+    facts = python_facts('''
+        from typing import Final
+        from fastapi import APIRouter, FastAPI
+        from app.core.config import settings
+        API_PREFIX: Final = "/api/v2"
+        EMPTY = ""
+        AGAIN = "/one"
+        AGAIN = "/two"
+        users = APIRouter(prefix=settings.API_V1_STR)
+        items: Final = APIRouter(prefix=API_PREFIX)
+        plain = APIRouter(prefix=EMPTY)
+        moved = APIRouter(prefix=AGAIN)
+        computed = APIRouter(prefix=settings.root + "/x")
+        app = FastAPI()
+
+        @users.get("/me")
+        def me(): ...
+
+        @items.post("/items")
+        def create(): ...
+
+        @plain.get("/ping")
+        def ping(): ...
+
+        @moved.get("/where")
+        def where(): ...
+
+        @computed.get("/c")
+        def c(): ...
+
+        @app.get("/health")
+        def health(): ...
+    ''')
+    assert facts is not None
+    assert facts.routes == (("GET /health", 31), ("GET /ping", 22), ("GET {?}/c", 28),
+                            ("GET {AGAIN}/where", 25), ("GET {settings.API_V1_STR}/me", 16),
+                            ("POST /api/v2/items", 19))

@@ -25,7 +25,9 @@ shared index, :mod:`extractor.python.index`):
                             ``@router.api_route("/x", methods=["GET", "POST"])`` -> "GET|POST /x" ("ANY"
                             when the methods are not literal or not given); ``app.add_api_route("/x", f)``
                             and ``add_url_rule``/``add_route`` likewise; ``@app.websocket("/ws")`` -> "WS /ws";
-                            an f-string path keeps its values in braces: "POST {prefix}/embeddings"
+                            an f-string path keeps its values in braces: "POST {prefix}/embeddings";
+                            a router's prefix (made or mounted with) likewise, when no module constant
+                            gives it: "GET {settings.API_V1_STR}/users/me"
   defs     Definition(qualname, kind, line, bases)  classes ("class") and functions ("function")
 C++/CUDA facts (from one tree-sitter query) fill the same fields where they make sense (no
 ``keywords``/``attrs``): includes (header, line); names = called and used qualified names without
@@ -191,7 +193,10 @@ _ROUTE_REGISTRATIONS = frozenset({"add_api_route", "add_url_rule", "add_route", 
 # A router made with a path prefix (FastAPI's `APIRouter(prefix="/v1")`, Flask's and Quart's
 # `Blueprint(name, __name__, url_prefix="/v1")`), or mounted with one in the same file
 # (`app.include_router(router, prefix="/v1")`, `app.register_blueprint(bp, url_prefix="/v1")`): the
-# routes its decorators declare are under that prefix.
+# routes its decorators declare are under that prefix. A prefix that is not written as a path is
+# never dropped (the routes would be said at the root): a module-level name bound once to a literal
+# path is read through, anything else is kept as written, in braces ("{settings.API_V1_STR}/users"),
+# as an f-string's values are.
 _ROUTERS = {"APIRouter": "prefix", "Blueprint": "url_prefix"}
 _MOUNTS = {"include_router": "prefix", "register_blueprint": "url_prefix"}
 
@@ -205,20 +210,21 @@ def _router_prefixes(index: ModuleIndex, resolve: Callable[[ast.expr], str | Non
     made: dict[str, str] = {}
     mounted: dict[str, str] = {}
     imported: set[tuple[str, str, int]] = set()
-    for assign in index.of(ast.Assign):
-        value = assign.value
-        if not (isinstance(value, ast.Call) and len(assign.targets) == 1 and isinstance(assign.targets[0], ast.Name)):
+    for assign in index.of_types(ast.Assign, ast.AnnAssign):  # router = ..., router: Final = ...
+        value = assign.value  # type: ignore[attr-defined]
+        targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]  # type: ignore[attr-defined]
+        if not (isinstance(value, ast.Call) and len(targets) == 1 and isinstance(targets[0], ast.Name)):
             continue
         func = value.func
         maker = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        prefix = _keyword_path(value, _ROUTERS.get(maker, ""))
+        prefix = _keyword_path(value, _ROUTERS.get(maker, ""), index)
         if prefix is not None:
-            made[assign.targets[0].id] = prefix
+            made[targets[0].id] = prefix
     for call in index.of(ast.Call):
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr in _MOUNTS and call.args):
             continue
-        prefix = _keyword_path(call, _MOUNTS[func.attr])
+        prefix = _keyword_path(call, _MOUNTS[func.attr], index)
         if prefix is None:
             continue
         router = call.args[0]
@@ -231,9 +237,33 @@ def _router_prefixes(index: ModuleIndex, resolve: Callable[[ast.expr], str | Non
     return prefixes, imported
 
 
-def _keyword_path(call: ast.Call, keyword: str) -> str | None:
+def _keyword_path(call: ast.Call, keyword: str, index: ModuleIndex) -> str | None:
+    """The prefix ``call`` gives under ``keyword``: a path, a module constant's path, or the value as
+    written in braces; None without one (absent, empty, None)."""
     value = next((k.value for k in call.keywords if keyword and k.arg == keyword), None)
-    return None if value is None else _route_path(value)
+    if value is None or (isinstance(value, ast.Constant) and not value.value):
+        return None
+    if isinstance(value, ast.Name) and (constant := _module_path(index, value.id)) is not None:
+        return constant or None
+    path = _route_path(value)
+    if path is not None or isinstance(value, ast.Constant):
+        return path
+    written = ast.unparse(value)
+    return "{" + (written if len(written) <= _MAX_STRING and not _SPACE.search(written) else "?") + "}"
+
+
+def _module_path(index: ModuleIndex, name: str) -> str | None:
+    """The path (or "") a module-level statement binds ``name`` to, ``API_PREFIX = "/api/v1"``, when
+    nothing else in the file binds that name; else None."""
+    stores = [node for node in index.of(ast.Name) if node.id == name and node.ctx.__class__ is not ast.Load]
+    if len(stores) != 1:
+        return None
+    statement = next((s for s in index.tree.body if isinstance(s, (ast.Assign, ast.AnnAssign))
+                      and any(t is stores[0] for t in (s.targets if isinstance(s, ast.Assign) else [s.target]))), None)
+    value = getattr(statement, "value", None)
+    if not (isinstance(value, ast.Constant) and isinstance(value.value, str)):
+        return None
+    return "" if not value.value else _route_path(value)
 
 
 def _route(call: ast.Call, decorator: bool, prefixes: Mapping[str, str]) -> str | None:
