@@ -137,3 +137,75 @@ def test_a_use_is_written_on_its_first_line_and_arguments_that_do_not_fit_are_le
         b" = {};",
         b"  PROP(int);"]
     assert written.count(b"\n") == data.count(b"\n")
+
+
+OPS_FILES = {
+    "core/ops.h": """
+#pragma once
+#include <string>
+#include <vector>
+
+#define DECLARE_BACKWARD()                                   \\
+  virtual std::vector<int> backward(const std::vector<int>& grads) \\
+      override;
+
+#define OP_NAME(OP)                          \\
+  const char* name() const override {        \\
+    return #OP;                              \\
+  }
+
+namespace lib::ops {
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  virtual std::vector<int> backward(const std::vector<int>& grads) = 0;
+  virtual const char* name() const = 0;
+  void run(int n);
+};
+
+class Exp : public Op {
+ public:
+  void run(int n);
+
+  DECLARE_BACKWARD()
+  OP_NAME(Exp)
+};
+
+class Log : public Op {
+ public:
+  DECLARE_BACKWARD()
+  OP_NAME(Log)
+};
+
+}  // namespace lib::ops
+""",
+    "core/ops.cpp": """
+#include "core/ops.h"
+
+namespace lib::ops {
+
+std::vector<int> Exp::backward(const std::vector<int>& grads) { return grads; }
+
+std::string describe(const Exp& op) { return op.name(); }
+
+}  // namespace lib::ops
+""",
+}
+
+
+def test_virtual_functions_and_overrides_a_macro_declares_are_members(tmp_path):
+    """Operator libraries declare each operator class's overrides through macros used on their own
+    lines without a `;` (``DECLARE_BACKWARD()`` then ``OP_NAME(Exp)``): unexpanded, tree-sitter read
+    the whole header as one ERROR, and every class after the first lost its namespace and its methods."""
+    graph = cpp_graph(tmp_path, OPS_FILES)
+    ns = "cpp:lib::ops::"
+    members = {n.id.removeprefix(ns): (n.path, n.line, "macro-expanded" in n.tags)
+               for n in graph.nodes if n.id.startswith((ns + "Exp::", ns + "Log::"))}
+    header = "core/ops.h"
+    assert members == {"Exp::run": (header, 27, False), "Exp::name": (header, 30, True),
+                       "Exp::backward": ("core/ops.cpp", 6, True),  # at its definition
+                       "Log::backward": (header, 35, True), "Log::name": (header, 36, True)}
+    assert {n.id for n in graph.nodes if n.kind.value == "class"} == {ns + "Op", ns + "Exp", ns + "Log"}
+    assert not any(d.code in ("parse-errors", "class-macro") for d in graph.diagnostics)
+    assert (ns + "describe", ns + "Exp::name") in edges(graph, EdgeKind.CALLS)

@@ -102,10 +102,13 @@ _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _MACRO_HEAD = re.compile(
     rb"\s*(?:template\s*<[^{;]*>\s*)?(?:(?:static|inline|extern(?:\s*\"C\")?|__\w+__)\s+)*" + _NOT_A_NAME
     + rb"[\w:<>]+[\s*&]+" + _NOT_A_NAME + rb"(?P<name>[\w#]+)\s*\([^;{}]*\)\s*(?:const\s*)?")
-# a macro's body that declares class members: one with an access label, or one made of data
-# members named by pasting (`torch::Tensor name##_; bool name##_is_loaded_ = false;`), no call in them
+# a macro's body that declares class members: one with an access label, one made of data members
+# named by pasting (`torch::Tensor name##_; bool name##_is_loaded_ = false;`), no call in them, or one
+# that declares a virtual function or an override, which only a member is (MLX's primitives:
+# `#define DEFINE_GRADS() std::vector<array> jvp(...) override; ...`, used on its own line, no `;`)
 _MEMBER_MACRO = re.compile(rb"(?<![\w:])(?:public|protected|private)\s*:(?!:)"
-                           rb"|^(?:\s*[\w:<>,*& ]+?[\s*&]\w*\s*##\s*\w+(?:\s*=[^;(]*)?\s*;)+\s*$")
+                           rb"|^(?:\s*[\w:<>,*& ]+?[\s*&]\w*\s*##\s*\w+(?:\s*=[^;(]*)?\s*;)+\s*$"
+                           rb"|(?<![\w:])virtual\s|\)\s*(?:const\s*)?(?:noexcept\s*)?(?:override|final)\s*[;{]")
 # a call written in a macro body: `f(`, `ns::f(`, `f<T, 8>(`; not `x.f(` or `p->f(` (a member of
 # something the macro cannot type)
 _MACRO_CALL = re.compile(rb"(?<![\w.>])((?:\w+::)*\w+)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(")
