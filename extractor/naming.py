@@ -126,17 +126,18 @@ def module_names(files: Iterable[PythonFile]) -> tuple[dict[str, str], list[Diag
 
 
 def _src_namespace_packages(init_dirs: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    """Directories of a ``src/`` layout that are namespace packages though they hold modules of their
-    own: ``src/pkg/`` without ``__init__.py`` beside ``src/pkg/sub/__init__.py`` is imported as
-    ``pkg`` (PEP 420, with ``src/`` on the path; maturin's mixed projects ship ``python-source = "src"``
-    so: Dynamo's ``src/dynamo/prometheus_names.py`` and ``src/dynamo/runtime/``). A directory of
-    ``src/`` with modules and no package below (a C++ tree's ``src/resources/utils.py``) stays a
-    directory of scripts."""
+    """Directories of a source container (``src/``, ``python/``, ...: SOURCE_CONTAINERS) that are
+    namespace packages though they hold modules of their own: ``src/pkg/`` without ``__init__.py``
+    beside ``src/pkg/sub/__init__.py`` is imported as ``pkg`` (PEP 420, with ``src/`` on the path;
+    maturin's mixed projects ship ``python-source = "src"`` so: Dynamo's ``src/dynamo/prometheus_names.py``
+    and ``src/dynamo/runtime/``; MLX's ``python/mlx/`` holds ``utils.py`` and ``nn/``, its ``mlx.core``
+    an extension). A directory of ``src/`` with modules and no package below (a C++ tree's
+    ``src/resources/utils.py``) stays a directory of scripts."""
     found = set()
     for source, directory in init_dirs:
         parent = directory.rpartition("/")[0]  # .../src/pkg
         holder, _, name = parent.rpartition("/")
-        if holder.rpartition("/")[2] == "src" and _importable(name) and (source, parent) not in init_dirs:
+        if holder.rpartition("/")[2] in SOURCE_CONTAINERS and _importable(name) and (source, parent) not in init_dirs:
             found.add((source, parent))
     return found
 

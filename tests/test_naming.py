@@ -40,6 +40,17 @@ def test_namespace_packages_above_and_inside_a_package():
         == "unit.test_a"
 
 
+def test_a_python_directory_with_modules_and_packages_below_is_a_namespace_package():
+    """MLX's layout: ``python/pkg/`` has no __init__.py (``pkg.core`` is an extension), modules of its
+    own and packages below; with python/ on the path they are ``pkg.*``, so that ``from pkg.nn import
+    Module`` reaches them. Named ``nn.*`` and ``utils``, every import of the package bound nothing."""
+    got = names("python/pkg/utils.py", "python/pkg/nn/__init__.py", "python/pkg/nn/layers/base.py",
+                "python/tests/test_nn.py", "python/scripts/run.py")
+    assert got == {"python/pkg/utils.py": "pkg.utils", "python/pkg/nn/__init__.py": "pkg.nn",
+                   "python/pkg/nn/layers/base.py": "pkg.nn.layers.base", "python/tests/test_nn.py": "test_nn",
+                   "python/scripts/run.py": "run"}
+
+
 def test_a_src_directory_with_modules_and_packages_below_is_a_namespace_package():
     """Dynamo's maturin project (python-source = "src"): src/dynamo/ has no __init__.py, modules of its
     own and packages below; with src/ on the path all are ``dynamo.*``. A directory of src/ with modules
