@@ -242,3 +242,46 @@ def test_a_prefix_not_written_as_a_path_is_read_through_a_constant_or_kept_as_wr
     assert facts.routes == (("GET /health", 31), ("GET /ping", 22), ("GET {?}/c", 28),
                             ("GET {AGAIN}/where", 25), ("GET {settings.API_V1_STR}/me", 16),
                             ("POST /api/v2/items", 19))
+
+
+def test_a_decorator_that_declares_its_route_by_keyword_declares_a_route():
+    """Llama Stack declares its 119 endpoints with its own `@webmethod(route="/models", method="GET")`;
+    BentoML with `@bentoml.api(route=...)`, Litestar and FastAPI may write `path=`. Read only by
+    position, such a server had no routes at all. `path=` on a decorator not named by a verb is no
+    route (a cache's `@memoize(path="/tmp/c")`)."""
+    facts = python_facts('''
+        from fastapi import APIRouter
+        from litestar import get
+        import bentoml
+        from .schema_utils import webmethod, memoize
+        router = APIRouter(prefix="/v2")
+
+        class Models:
+            @webmethod(route="/models", method="GET")
+            async def list_models(self): ...
+
+            @webmethod(route="/models/{model_id:path}", method="DELETE", descriptive_name="drop")
+            async def drop(self, model_id): ...
+
+            @webmethod(route="/openai/v1/chat/completions", methods=["POST"])
+            async def chat(self): ...
+
+        @bentoml.api(route="/v1/generate")
+        def generate(): ...
+
+        @get(path="/health")
+        def health(): ...
+
+        @router.post(path="/embeddings")
+        def embeddings(): ...
+
+        @memoize(path="/tmp/cache")
+        def cached(): ...
+
+        @webmethod(route="models")
+        def relative(): ...
+    ''')
+    assert facts is not None
+    assert facts.routes == (("ANY /v1/generate", 18), ("DELETE /models/{model_id:path}", 12), ("GET /health", 21),
+                            ("GET /models", 9), ("POST /openai/v1/chat/completions", 15),
+                            ("POST /v2/embeddings", 24))

@@ -20,7 +20,9 @@ shared index, :mod:`extractor.python.index`):
   keywords (arg=value, line)  ``pin_memory=True``; non-constant values are shown as ``arg=...``
   attrs    (attr, line)     first access of every attribute name (``self.max_num_batched_tokens``)
   strings  (text, line)     short one-word string constants ("/dev/shm", "text/event-stream")
-  routes   (text, line)     HTTP routes a decorator or a registration call declares with a literal path:
+  routes   (text, line)     HTTP routes a decorator or a registration call declares with a literal path
+                            (positional, or as a decorator's ``route=``/``path=``: ``@webmethod(route="/x",
+                            method="GET")`` -> "GET /x"):
                             ``@app.post("/v1/chat/completions")`` -> "POST /v1/chat/completions";
                             ``@router.api_route("/x", methods=["GET", "POST"])`` -> "GET|POST /x" ("ANY"
                             when the methods are not literal or not given); ``app.add_api_route("/x", f)``
@@ -129,7 +131,7 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
         route = _route(call, id(call) in decorators, prefixes)
         if route is not None:
             routes.add((route, call.lineno))
-            router = call.func.value  # type: ignore[attr-defined]  # _route read an attribute call
+            router = getattr(call.func, "value", None)
             if router.__class__ is Name:
                 router_routes.add((router.id, route, call.lineno))
         func = call.func
@@ -266,23 +268,36 @@ def _module_path(index: ModuleIndex, name: str) -> str | None:
     return "" if not value.value else _route_path(value)
 
 
+# A decorator of the system's own or of a smaller framework that declares its route by keyword: Llama
+# Stack's `@webmethod(route="/models", method="GET")` (its server mounts each under the API version),
+# BentoML's `@bentoml.api(route="/v1/x")`; `path=` only on a decorator named by a verb (`@app.get(path=
+# "/x")`, Litestar's `@get(path="/x")`): a cache's or a loader's decorator takes a `path` too.
+
+
 def _route(call: ast.Call, decorator: bool, prefixes: Mapping[str, str]) -> str | None:
     """The route ``call`` declares ("POST /v1/completions"), when it declares one (see above)."""
     func = call.func
-    if not isinstance(func, ast.Attribute) or not call.args:
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    keywords = ("route", "path") if name in _ROUTE_VERBS else ("route",)  # `path=` alone is too common a word
+    keyword = next((k.value for k in call.keywords if k.arg in keywords), None) if decorator else None
+    if keyword is not None:  # `@webmethod(route="/models", method="GET")`, `@app.get(path="/x")`
+        path = _route_path(keyword)
+        if path is None or not path.startswith("/"):
+            return None
+    elif isinstance(func, ast.Attribute) and call.args and (
+            (decorator and name in _ROUTE_VERBS) or name in _ROUTE_REGISTRATIONS):
+        path = _route_path(call.args[0])
+        if path is None:
+            return None
+    else:
         return None
-    name = func.attr
-    if not ((decorator and name in _ROUTE_VERBS) or name in _ROUTE_REGISTRATIONS):
-        return None
-    path = _route_path(call.args[0])
-    if path is None:
-        return None
-    if isinstance(func.value, ast.Name) and func.value.id in prefixes:
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in prefixes:
         path = prefixes[func.value.id].rstrip("/") + path if path.startswith("/") else prefixes[func.value.id] + path
     verb = "WS" if name == "add_websocket_route" else _ROUTE_VERBS.get(name, "")
     if not verb:
-        methods = next((k.value for k in call.keywords if k.arg == "methods"), None)
-        elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else []
+        methods = next((k.value for k in call.keywords if k.arg in ("methods", "method")), None)
+        elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else \
+            [methods] if methods is not None else []
         written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
         verb = "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
     return f"{verb} {path}"
