@@ -21,6 +21,9 @@ SUFFIXES: dict[str, Language] = {
     # "rwkv_eval.inc"` holds the functions its header declares), read as the files that include them are
     **{s: Language.CPP for s in (".c", ".cc", ".cpp", ".cxx", ".h", ".hh", ".hpp", ".hxx", ".inl", ".inc", ".ipp",
                                  ".tcc")},
+    # Metal Shading Language: C++14 with address spaces and kernel qualifiers, read as C++ with those
+    # blanked (extractor.cpp.parse.blank_metal_qualifiers); its kernels are kernels
+    ".metal": Language.CPP,
     ".cu": Language.CUDA,
     ".cuh": Language.CUDA,
     ".rs": Language.RUST,
@@ -44,7 +47,7 @@ UNREAD_SUFFIXES: dict[str, str] = {
     ".zig": "Zig", ".jl": "Julia", ".lua": "Lua", ".dart": "Dart", ".hs": "Haskell", ".ml": "OCaml",
     ".ex": "Elixir", ".exs": "Elixir", ".erl": "Erlang", ".clj": "Clojure", ".mojo": "Mojo",
     ".pyx": "Cython", ".pxd": "Cython", ".f90": "Fortran",
-    ".hip": "HIP", ".metal": "Metal", ".cl": "OpenCL", ".glsl": "GLSL", ".wgsl": "WGSL",
+    ".hip": "HIP", ".cl": "OpenCL", ".glsl": "GLSL", ".wgsl": "WGSL",
     ".thrift": "Thrift", ".fbs": "FlatBuffers",
     ".td": "TableGen",  # MLIR and LLVM dialects, operations and passes: C++ generated at build time
 }

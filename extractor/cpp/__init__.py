@@ -113,9 +113,11 @@ from extractor.model import Language, Step
 # where the macro is used (scan.macro_launcher_kernels)
 # version 47: a macro whose body declares a virtual function or an override is a member macro (scan._MEMBER_MACRO),
 # written out where a class body uses it
+# version 48: Metal files and headers read as C++ with their address spaces and function qualifiers blanked, a
+# `kernel` function a kernel (parse.blank_metal_qualifiers); a parameter's attributes no part of its type
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="47", forkable=True)
+            extract=extract_cpp_graph, version="48", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

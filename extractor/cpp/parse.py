@@ -103,8 +103,37 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
     blanked = keep_first_of_opening_branches(join_conditional_blocks(blanked))
+    if is_metal(data):
+        blanked = blank_metal_qualifiers(blanked)
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
+
+
+# Metal Shading Language (Apple's GPU kernels: `.metal` files and the headers they include) is C++14 with
+# address spaces, function qualifiers and attributes. A file is Metal when it includes Metal's standard
+# library or writes what only Metal does (an attribute of a kernel's parameter, a `threadgroup` variable);
+# `metal::` alone is no sign: host code calls its own `metal::device(...)`.
+_METAL = re.compile(rb"#\s*include\s*<metal_\w+>|using\s+namespace\s+metal\s*;|\[\[\s*(?:kernel\s*\]\]|"
+                    rb"(?:buffer|texture|sampler|threadgroup|host_name)\s*\(|"
+                    rb"\w*(?:thread|simdgroup|quadgroup|grid)\w*\s*\]\])|(?<![\w:.])threadgroup\s+[A-Za-z_]")
+# its address spaces and function qualifiers, where they qualify what follows (a type, a declarator) or,
+# after a member function's parameters, the object (`) const thread {`): blanked, the rest parses as C++
+# (`device const T* a [[buffer(0)]]` -> `       const T* a [[buffer(0)]]`)
+_METAL_QUALIFIER = re.compile(rb"(?<![\w:.\[])(?:device|constant|threadgroup|thread|threadgroup_imageblock|ray_data|"
+                              rb"object_data|kernel|vertex|fragment|visible|mesh|object)"
+                              rb"(?=[ \t\r\n]+[A-Za-z_:]|\s*[{;])")
+
+
+def is_metal(data: bytes) -> bool:
+    """Whether ``data`` is Metal Shading Language (``_METAL``)."""
+    return (b"metal" in data or b"[[" in data or b"threadgroup" in data) and _METAL.search(data) is not None
+
+
+def blank_metal_qualifiers(data: bytes) -> bytes:
+    """``data`` (Metal) with its address spaces and function qualifiers written as spaces: byte
+    offsets and lines stay the same, and the scan tells a kernel by the original bytes
+    (extractor.cpp.scan)."""
+    return _METAL_QUALIFIER.sub(lambda m: b" " * len(m.group(0)), data)
 
 
 # a directive's physical line that a backslash continues (the directive's own `#...` line included)

@@ -32,7 +32,8 @@ from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
                                  split_top_level, text)
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_macros, blank_span,
-                                 file_namespace_macros, file_nodes, grammar_language, macro_config, namespace_macros,
+                                 file_namespace_macros, file_nodes, grammar_language, is_metal, macro_config,
+                                 namespace_macros,
                                  parse_source,
                                  rewrite_namespace_macros, word_hashes)
 from extractor.cpp import tfops, torchclasses
@@ -75,6 +76,7 @@ _DECLARATOR_WRAPPERS = frozenset({
 # before parsing, read from the bytes
 _CUDA_QUALIFIER = re.compile(rb"\b(?:__(global|device|host)__" + b"".join(
     b"|" + re.escape(m.encode()) for m in macro_config()["kernel_qualifier"]) + rb")\b")
+_METAL_KERNEL = re.compile(rb"(?<![\w:.])kernel(?=[ \t\r\n]+[A-Za-z_:])|\[\[\s*kernel\s*\]\]")
 _MAX_ERROR_LINES = 20
 # a pybind11 module parameter, spaces removed: `py::module& m`, `pybind11::module_ &m`, `const py::module_& m`,
 # and by rvalue reference, given a temporary (Triton's `void init_triton_ir(py::module &&m)`, called
@@ -314,6 +316,7 @@ class _Scanner:
     def __init__(self, parsed: ParsedFile) -> None:
         self.data = parsed.data
         self.language = parsed.language
+        self.metal = is_metal(parsed.data)  # a Metal kernel is qualified `kernel` or `[[kernel]]`
         self.tree = parsed.tree
         cfg = macro_config()
         self.library_macros = frozenset(cfg["torch_library"])
@@ -432,7 +435,7 @@ class _Scanner:
                                         "declaration", "ERROR", "comment"):
                     break
                 header_start = children[j].start_byte
-            quals = _cuda_qualifiers(self.data, header_start, child.start_byte)
+            quals = _cuda_qualifiers(self.data, header_start, child.start_byte, self.metal)
             kind = "kernel" if "global" in quals else "function"
             inner = scope + tuple((p, "") for p in written.split("::"))
             self.add_def(kind, inner, child, name_node, tags=sorted(q for q in quals if q != "global"),
@@ -692,7 +695,7 @@ class _Scanner:
         else:  # the root node starts at its first token, after any blanked qualifiers
             parent = node.parent
             start = parent.start_byte if parent is not None and parent.parent is not None else 0
-        return _cuda_qualifiers(self.data, start, fdecl.start_byte)
+        return _cuda_qualifiers(self.data, start, fdecl.start_byte, self.metal)
 
     def visit_declaration(self, node: Any, scope: Scope, template: bool, access: str = "") -> None:
         type_node = node.child_by_field_name("type")
@@ -1498,9 +1501,13 @@ def _launcher_call(name: str) -> re.Pattern[bytes]:
     return re.compile(rb"(?<![\w:])" + re.escape(name.encode()) + rb"\s*(?:<[^;{}()]*>\s*)?\(")
 
 
-def _cuda_qualifiers(data: bytes, start: int, end: int) -> set[str]:
-    """The CUDA qualifiers written between ``start`` and ``end``: `global`, `device`, `host`."""
-    return {(m.group(1) or b"global").decode() for m in _CUDA_QUALIFIER.finditer(data, start, end)}
+def _cuda_qualifiers(data: bytes, start: int, end: int, metal: bool = False) -> set[str]:
+    """The CUDA qualifiers written between ``start`` and ``end``: `global`, `device`, `host`; in a
+    Metal file, its kernel qualifier (`kernel void f(...)`, `[[kernel]] void f(...)`) is `global`."""
+    found = {(m.group(1) or b"global").decode() for m in _CUDA_QUALIFIER.finditer(data, start, end)}
+    if metal and _METAL_KERNEL.search(data, start, end):
+        found.add("global")
+    return found
 
 
 def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[str]:

@@ -17,6 +17,7 @@ from typing import Any
 from extractor.cpp.facts import Param
 from extractor.cpp.names import split_top_level
 
+_ATTRIBUTE = re.compile(rb"\[\[.*?\]\]", re.S)
 _NAME_WRAPPERS = frozenset({
     "pointer_declarator", "reference_declarator", "array_declarator", "function_declarator",
     "parenthesized_declarator", "attributed_declarator", "variadic_declarator", "init_declarator"})
@@ -60,7 +61,8 @@ def _name_node(declarator: Any) -> Any:
             return None
         inner = node.child_by_field_name("declarator")
         if inner is None:  # reference_declarator, variadic_declarator: the name is the last child
-            named = [c for c in node.named_children if c.type != "type_qualifier"]
+            # (an attributed_declarator's is the first: `n [[buffer(2)]]`, a Metal kernel's parameter)
+            named = [c for c in node.named_children if c.type not in ("type_qualifier", "attribute_declaration")]
             inner = named[-1] if named else None
         node = inner
     return None
@@ -91,6 +93,8 @@ def parameters(fdecl: Any) -> tuple[Param, ...]:
             name = name_node.text.decode("utf-8", "replace")
         else:
             text, name = raw[:end - base], ""
+        if b"[[" in text:  # attributes are no part of the type (`[[maybe_unused]] int`, `uint n [[buffer(2)]]`)
+            text = _ATTRIBUTE.sub(b" ", text)
         text_s = text.decode("utf-8", "replace").rstrip().removesuffix("=").rstrip()
         type_text = normalise_type(text_s)
         if type_text == "void" and not name:

@@ -8,14 +8,14 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
+from extractor.acquire.inventory import SUFFIXES as INVENTORY_SUFFIXES
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.cpp.scan import scan_source
 from extractor.model import Language
 
-SUFFIXES = {".c": Language.CPP, ".cc": Language.CPP, ".cpp": Language.CPP, ".cxx": Language.CPP,
-            ".h": Language.CPP, ".hh": Language.CPP, ".hpp": Language.CPP, ".hxx": Language.CPP,
-            ".inl": Language.CPP, ".inc": Language.CPP, ".ipp": Language.CPP, ".tcc": Language.CPP,
-            ".cu": Language.CUDA, ".cuh": Language.CUDA}
+# the inventory's C/C++/CUDA suffixes (Metal's `.metal` among them): the files the pipeline reads so
+SUFFIXES = {suffix: language for suffix, language in INVENTORY_SUFFIXES.items()
+            if language in (Language.CPP, Language.CUDA)}
 
 
 def scan_trees(sources: Mapping[str, Path], name: str = "system", version: str = "") -> Context:
