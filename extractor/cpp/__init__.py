@@ -115,9 +115,11 @@ from extractor.model import Language, Step
 # written out where a class body uses it
 # version 48: Metal files and headers read as C++ with their address spaces and function qualifiers blanked, a
 # `kernel` function a kernel (parse.blank_metal_qualifiers); a parameter's attributes no part of its type
+# version 49: kernels handed to the system's own launchers (extractor.cpp.handoffs: CppFacts.launcher_params,
+# forwards, kernel_args; graph._system_launchers)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="48", forkable=True)
+            extract=extract_cpp_graph, version="49", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

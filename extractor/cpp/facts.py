@@ -275,3 +275,9 @@ class CppFacts(msgspec.Struct, frozen=True):
     # PROPERTY(T, name) public: const T& name() const { return name##_; } ... T name##_`): written out
     # where a class body uses them, in the graph step's second scan (extractor.cpp.includes)
     member_macros: tuple[MacroDefinition, ...] = ()
+    # kernels handed to the system's own launchers (extractor.cpp.handoffs): (function, parameter) a body
+    # hands to a launcher's kernel position; (function, parameter, callee as written, argument, line) a
+    # parameter that may hold a function handed on; (function, callee as written, argument, kernel, line)
+    launcher_params: tuple[tuple[str, int], ...] = ()
+    forwards: tuple[tuple[str, int, str, int, int], ...] = ()
+    kernel_args: tuple[tuple[str, str, int, str, int], ...] = ()

@@ -297,6 +297,7 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
     paths = sorted(facts)
     defs = table.defs
     members = MemberCalls(table, facts)  # indexed once, here; the children only look up
+    launchers = _system_launchers(table, facts, members)
 
     def resolve(task: tuple[bool, range]) -> bytes:
         of_calls, span = task
@@ -328,6 +329,11 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                             found[f"{kind}_unresolved_alias_conflict"] += 1
                         elif table.through_ambiguous_usings(source, callee, path, kernel_only):
                             found[f"{kind}_unresolved_ambiguous_using"] += 1
+            if launchers and f.kernel_args:
+                handed = _handed_kernels(table, members, launchers, path, f.kernel_args)
+                if handed:  # a key only where there are any: evidence without stays as it was
+                    found["kernels_handed_to_launchers"] += len(handed)
+                    rows.extend(handed)
         return _ENCODE((rows, found))
 
     tasks = [(True, span) for span in spans(len(paths), 2 * jobs)] + [(False, span) for span in spans(len(defs), jobs)]
@@ -341,6 +347,67 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
                      for source, target, kind, path, line in rows)
         stats.update(found)
     return edges
+
+
+def _call_target(table: SymbolTable, members: MemberCalls, source: str, caller: str, callee: str, path: str,
+                 line: int) -> str:
+    """What a call resolves to, as :func:`_calls_and_uses` resolves it (its counts left alone)."""
+    target = table.resolve_callee(source, callee, kernel_only=False, path=path)
+    if not target and ("." in callee or "->" in callee):
+        return members.resolve(source, caller, callee, path, line)[0]
+    if _PLAIN_NAME.fullmatch(callee):
+        return members.unqualified(source, caller, callee, path, line, target)
+    return target
+
+
+def _system_launchers(table: SymbolTable, facts: Mapping[str, CppFacts], members: MemberCalls
+                      ) -> dict[str, frozenset[int]]:
+    """Function id -> the positions of its parameters that it launches (extractor.cpp.handoffs): those
+    its body hands to a launcher's kernel position, then, to a fixed point, those it hands on to a
+    function that launches the parameter they land in (MLX's ``add_kernel_node`` -> ``add_kernel_node_ex``
+    -> ``add_kernel_node_raw`` -> ``cudaLaunchKernelExC``)."""
+    found: dict[str, set[int]] = collections.defaultdict(set)
+    for path in sorted(facts):
+        for qual, index in facts[path].launcher_params:
+            source = table.id_of(path, qual)
+            if source:
+                found[source].add(index)
+    if not found:
+        return {}
+    forwards = [(source, index, qual, callee, position, path, line) for path in sorted(facts)
+                for qual, index, callee, position, line in facts[path].forwards
+                if (source := table.id_of(path, qual))]
+    targets: dict[int, str] = {}
+    changed = True
+    while changed:
+        changed = False
+        for k, (source, index, qual, callee, position, path, line) in enumerate(forwards):
+            if index in found.get(source, ()):
+                continue
+            if k not in targets:
+                targets[k] = _call_target(table, members, source, qual, callee, path, line)
+            if position in found.get(targets[k], ()):
+                found[source].add(index)
+                changed = True
+    return {source: frozenset(indexes) for source, indexes in found.items()}
+
+
+def _handed_kernels(table: SymbolTable, members: MemberCalls, launchers: Mapping[str, frozenset[int]], path: str,
+                    given: Iterable[tuple[str, str, int, str, int]]) -> list[EdgeRow]:
+    """``launches`` rows of the kernels a file's functions hand to the system's own launchers, at the
+    launchers' kernel positions (:func:`_system_launchers`), each once per line."""
+    rows: dict[tuple[str, str, int], EdgeRow] = {}
+    for qual, callee, position, kernel, line in given:
+        source = table.id_of(path, qual)
+        if not source:
+            continue
+        target = _call_target(table, members, source, qual, callee, path, line)
+        if position not in launchers.get(target, ()):
+            continue
+        launched = table.resolve_callee(source, kernel, kernel_only=True, path=path)
+        if launched:
+            rows.setdefault((source, launched, line), (source, launched, "launches", path, line))
+    return [rows[key] for key in sorted(rows)]
 
 
 _PLAIN_NAME = re.compile(r"[A-Za-z_]\w*")

@@ -37,6 +37,7 @@ from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute
                                  parse_source,
                                  rewrite_namespace_macros, word_hashes)
 from extractor.cpp import tfops, torchclasses
+from extractor.cpp.handoffs import body_handoffs, launch_field_offsets, may_hold_function
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
                                          paddle_op_registrations, pybind_registrations, registry_op_registrations,
                                          torch_registrations,
@@ -354,6 +355,10 @@ class _Scanner:
         self.macro_calls: dict[str, list[str]] = {}  # function-like macro -> the names its body calls
         self.registration_macros: list[RegistrationMacro] = []
         self.member_macros: list[MacroDefinition] = []
+        # kernels handed to the system's own launchers (extractor.cpp.handoffs)
+        self.launcher_params: list[tuple[str, int]] = []
+        self.forwards: list[tuple[str, int, str, int, int]] = []
+        self.kernel_args: list[tuple[str, str, int, str, int]] = []
         self._head_macros: dict[str, tuple[tuple[str, ...], bytes]] | None = None  # read when first asked
         self.macro_uses: list[MacroUse] = []
         self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
@@ -1046,6 +1051,31 @@ class _Scanner:
         self.macro_blocks.extend((name, at) for name, (_, _, at) in sorted(macros.items())
                                  if name not in expanded and name not in said)
 
+    def body_params(self, start: int) -> list[tuple[str, bool]] | None:
+        """(name, whether it may hold a function) of each parameter of the function whose body opens at
+        ``start``; none when it is no function's (a lambda's, a macro's block); None for a kernel's or a
+        device function's (device code hands no kernel to a launcher)."""
+        node = self.tree.root_node.descendant_for_byte_range(start, start + 1)
+        while node is not None and node.type != "compound_statement":
+            node = node.parent
+        definition = node.parent if node is not None else None
+        if definition is None or definition.type != "function_definition":
+            return []
+        fdecl = _function_declarator(definition.child_by_field_name("declarator"))
+        if fdecl is None:
+            return []
+        quals = _cuda_qualifiers(self.data, definition.start_byte, fdecl.start_byte, self.metal)
+        if "global" in quals or ("device" in quals and "host" not in quals):
+            return None
+        own: list[str] = []
+        outer = definition.parent
+        while outer is not None and outer.type in ("template_declaration", "field_declaration_list",
+                                                   "class_specifier", "struct_specifier"):
+            if outer.type == "template_declaration":
+                own.extend(_template_type_names(outer))
+            outer = outer.parent
+        return [(p.name, may_hold_function(p.type, own)) for p in parameters(fdecl)]
+
     def read_member_macros(self, defines: list[re.Match[bytes]]) -> None:
         """Of the file's function-like macros (``defines``), those whose bodies declare class members
         (``_MEMBER_MACRO``): written out where a class body uses them (extractor.cpp.includes), so
@@ -1251,6 +1281,9 @@ class _Scanner:
         kernel_starts = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
         launchers = kernel_launchers()
+        # calls with arguments, by body, in files that may hand kernels on (extractor.cpp.handoffs)
+        handing = self.language is Language.CUDA or any(w in self.data for w in (b"cuda", b"__global__", b"hip"))
+        body_calls: dict[int, list[tuple[str, Any, int]]] = collections.defaultdict(list)
         for fn in found.get("callee", ()):
             if fn.type not in CALLEE_TYPES:
                 continue
@@ -1267,10 +1300,29 @@ class _Scanner:
                 continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
+            call = fn.parent
+            if handing and call is not None and call.type == "call_expression" and start not in kernel_starts:
+                arguments = call.child_by_field_name("arguments")
+                if arguments is not None and arguments.named_child_count:
+                    body_calls[i].append((callee, arguments, entry[2]))
             if callee in launchers:
                 # `cudaLaunchKernelEx(&config, kernel, ...)`: the call stays a call, and launches the kernel
                 launches.extend((bodies[i][2], kernel, fn.start_point[0] + 1)
                                 for kernel in _launched(self.data, bodies[i][0], fn, launchers[callee]))
+        if handing:
+            for at in launch_field_offsets(self.data):  # `params.func = func;` in a body that calls nothing
+                i = bisect.bisect_right(starts, at) - 1
+                if i >= 0 and at < bodies[i][1]:
+                    body_calls.setdefault(i, [])
+        for i, sites in sorted(body_calls.items()):
+            start, end, qual = bodies[i]
+            params = self.body_params(start)
+            if params is None:
+                continue
+            sinks, forwards, given = body_handoffs(self.data, qual, (start, end), params, sites, launchers)
+            self.launcher_params.extend(sinks)
+            self.forwards.extend(forwards)
+            self.kernel_args.extend(given)
         errors = [e for e in found.get("error", ()) if not _string_before_macro(e)]
         for e in errors:
             if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
@@ -1337,6 +1389,8 @@ class _Scanner:
                         registration_macros=tuple(self.registration_macros),
                         macro_uses=tuple(self.macro_uses),
                         member_macros=tuple(self.member_macros),
+                        launcher_params=tuple(self.launcher_params), forwards=tuple(self.forwards),
+                        kernel_args=tuple(self.kernel_args),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 
