@@ -285,3 +285,27 @@ def test_a_decorator_that_declares_its_route_by_keyword_declares_a_route():
     assert facts.routes == (("ANY /v1/generate", 18), ("DELETE /models/{model_id:path}", 12), ("GET /health", 21),
                             ("GET /models", 9), ("POST /openai/v1/chat/completions", 15),
                             ("POST /v2/embeddings", 24))
+
+
+def test_route_objects_an_application_lists_are_routes():
+    """Starlette (and FastAPI beneath its decorators) serves the routes an app lists: `Route("/x",
+    endpoint, methods=[...])`, `WebSocketRoute("/ws", endpoint)`. A class of the system's own named
+    Route is none, and a mount declares no route of its own."""
+    facts = python_facts('''
+        from starlette.applications import Starlette
+        from starlette.routing import Mount, Route, WebSocketRoute
+        from fastapi.routing import APIRoute
+        from .routing import Route as OwnRoute
+
+        routes = [
+            Route("/", homepage),
+            Route("/v1/completions", completions, methods=["POST"]),
+            WebSocketRoute("/ws", stream),
+            APIRoute(path="/health", endpoint=health, methods=["GET"]),
+            Mount("/static", app=files),
+            OwnRoute("/not/a/route", handler),
+        ]
+        app = Starlette(routes=routes)
+    ''')
+    assert facts is not None
+    assert facts.routes == (("ANY /", 8), ("GET /health", 11), ("POST /v1/completions", 9), ("WS /ws", 10))

@@ -339,8 +339,9 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # continues an if-else chain joined, and with the second of two branches that open the same blocks blanked;
 # 15: a router's prefix not written as a path read through a module constant, else kept in braces; 16: routes a
 # decorator declares by keyword (`@webmethod(route="/x", method="GET")`, `@app.get(path="/x")`); 17: Metal files
-# and headers read as C++, their qualifiers blanked (parse.blank_metal_qualifiers)
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="17", prepare=detectors_of,
+# and headers read as C++, their qualifiers blanked (parse.blank_metal_qualifiers); 18: route objects an application
+# lists (Starlette's Route/WebSocketRoute, FastAPI's APIRoute)
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="18", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

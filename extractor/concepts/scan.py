@@ -128,13 +128,8 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     prefixes, mounts = _router_prefixes(index, resolve)
     router_routes: set[tuple[str, str, int]] = set()
     for call in index.of(ast.Call):
-        route = _route(call, id(call) in decorators, prefixes)
-        if route is not None:
-            routes.add((route, call.lineno))
-            router = getattr(call.func, "value", None)
-            if router.__class__ is Name:
-                router_routes.add((router.id, route, call.lineno))
         func = call.func
+        invoked = None
         if func.__class__ is Name:
             invoked = aliases.get(func.id)
             if invoked is not None:
@@ -145,6 +140,13 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
                 invokes.add((invoked, call.lineno))
             else:
                 calls.add((func.attr, call.lineno))
+        route = _route_object(call, invoked) if invoked in _ROUTE_CLASSES else \
+            _route(call, id(call) in decorators, prefixes)
+        if route is not None:
+            routes.add((route, call.lineno))
+            router = getattr(call.func, "value", None)
+            if router.__class__ is Name:
+                router_routes.add((router.id, route, call.lineno))
         for kw in call.keywords:
             if kw.arg is None:
                 continue
@@ -298,6 +300,32 @@ def _route(call: ast.Call, decorator: bool, prefixes: Mapping[str, str]) -> str 
         methods = next((k.value for k in call.keywords if k.arg in ("methods", "method")), None)
         elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else \
             [methods] if methods is not None else []
+        written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        verb = "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
+    return f"{verb} {path}"
+
+
+# Route objects listed in an application's routes (Starlette's `Route("/x", endpoint, methods=["GET"])`,
+# `WebSocketRoute("/ws", endpoint)`, FastAPI's own classes): routes as a decorator's are, resolved through
+# the file's imports so that a class of the system's own named `Route` is none.
+_ROUTE_CLASSES = {"starlette.routing.Route": "", "starlette.routing.WebSocketRoute": "WS",
+                  "fastapi.routing.APIRoute": "", "fastapi.routing.APIWebSocketRoute": "WS",
+                  "starlette.routing.Mount": None}
+
+
+def _route_object(call: ast.Call, invoked: str | None) -> str | None:
+    """The route a route object declares ("GET|POST /x", "WS /ws"); None for a mount or a path that is
+    not written as one."""
+    verb = _ROUTE_CLASSES.get(invoked or "")
+    if verb is None:
+        return None
+    value = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "path"), None)
+    path = _route_path(value) if value is not None else None
+    if path is None:
+        return None
+    if not verb:
+        methods = next((k.value for k in call.keywords if k.arg == "methods"), None)
+        elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else []
         written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
         verb = "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
     return f"{verb} {path}"
