@@ -438,13 +438,20 @@ class SymbolTable:
             # `registerOps(m)` in namespace rtp_llm finds rtp_llm::registerOps, which only a header
             # for another platform declares, while a header the file includes declares
             # torch_ext::registerOps and `using namespace torch_ext;`: C++ sees the latter alone
-            # (a directive of the caller's own namespace nominates the unseen one again: not a rival)
-            through = self._through_usings(
-                path, caller_qual, name, lambda s, n: self._find_callable(s, n.lstrip(":"), path, kernel_only),
-                lambda prefix: self._callable_at(_candidates(prefix, name, path), kernel_only),
-                seen=lambda node: not self._out_of_view(node, path))
-            if through and through != found and self._out_of_view(found, path):
-                return through
+            def find(where: str, written: str) -> str:
+                return self._find_callable(where, written.lstrip(":"), path, kernel_only)
+
+            def at(prefix: str) -> str:
+                return self._callable_at(_candidates(prefix, name, path), kernel_only)
+
+            through = self._through_usings(path, caller_qual, name, find, at)
+            if through != "" and through != found and self._out_of_view(found, path):
+                # again with the entities the file sees alone: a directive of the caller's own namespace
+                # nominates the unseen one too, which is no rival
+                through = self._through_usings(path, caller_qual, name, find, at,
+                                               seen=lambda node: not self._out_of_view(node, path))
+                if through:
+                    return through
         if found:
             return found
         if not absolute and self.usings.sees_any(path):
