@@ -274,12 +274,22 @@ def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind:
     """``inherits`` edges from a Python class to the C++ class a native module binds as its base
     (chatglm.cpp's ``class Pipeline(_C.Pipeline)`` for ``py::class_<Pipeline>(m, "Pipeline")``):
     the Python step finds no module there (an extension has no ``.py`` file) and leaves the base
-    unresolved. The base is read through the file's imports, then as a binding's Python name."""
+    unresolved. The base is read through the file's imports, then as a binding's Python name; and
+    through a module of the system that re-exports it, by name or by a star import (rtp-llm's
+    ``from rtp_llm.ops import ModelConfig as CppModelConfig``, where ``rtp_llm/ops/__init__.py`` imports
+    it from the extension module ``libth_transformer_config``)."""
     files = [(f, facts.bases) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts and facts.bases]
     if not files:
         return bound
     index = PyBindIndex(pybind)
     imported = ctx.once(_imported_by_path)
+    python_files = list(ctx.facts("python", Language.PYTHON))
+    reexported = {f"{f.module}.{local}": dotted for f, _facts in python_files
+                  for local, dotted in imported.get(f.path, {}).items() if index.lookup(dotted)}
+    system = {f.module for f, _facts in python_files}
+    extensions = {b.module.partition(".")[0] for b in pybind if b.target}
+    starred = _star_sources([(f, facts, {}) for f, facts in python_files],
+                            lambda dotted: dotted.partition(".")[0] in extensions and dotted not in system)
     edges, stats = [], collections.Counter[str]()
     for f, bases in files:
         names = imported.get(f.path, {})
@@ -288,7 +298,11 @@ def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind:
             source = f"py:{f.module}.{base.qualname}"
             if head not in names or source not in nodes:
                 continue
-            for b in index.lookup(names[head] + dot + rest):
+            dotted = names[head] + dot + rest
+            if not index.lookup(dotted):
+                dotted = _through_star_imports(_through_reexport(dotted, reexported), starred,
+                                               lambda name: bool(index.lookup(name)))
+            for b in index.lookup(dotted):
                 if b.kind == "class":
                     edges.append(Edge(source, b.target, EdgeKind.INHERITS, f.path, base.line))
                     stats[f"{'pybind' if b.mechanism == 'pybind11' else b.mechanism}_bases_bound"] += 1
