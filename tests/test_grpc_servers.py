@@ -67,3 +67,41 @@ def test_types_serving_a_protobuf_service_implement_it_and_its_rpcs(tmp_path):
     }  # not Twice: two services of the system have that name
     stats = bundle["stats"]["ffi"]
     assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (2, 2)
+
+
+GENERATED_IN_PACKAGE = {
+    # rtp-llm's servicers: grpcio-tools writes `model_rpc_service_pb2_grpc.py` into the package at build
+    # time, beside the .proto; the tree has no such file, so the Python step left the base unresolved
+    "eng/__init__.py": "",
+    "eng/proto/__init__.py": "",
+    "eng/proto/model_rpc.proto": """syntax = "proto3";
+package eng;
+message Req {}
+service ModelRpc { rpc Generate(Req) returns (Req); rpc Stop(Req) returns (Req); }
+""",
+    "eng/server.py": """from eng.proto.model_rpc_pb2_grpc import ModelRpcServicer
+from eng.proto import model_rpc_pb2_grpc as rpc
+
+
+class Server(ModelRpcServicer):
+    def Generate(self, request, context):
+        return request
+
+
+class Other(rpc.ModelRpcServicer):
+    def Stop(self, request, context):
+        return request
+
+
+class Plain(ModelRpc):
+    def Generate(self, request, context):
+        return request
+""",
+}
+
+
+def test_a_servicer_whose_generated_module_lies_in_a_package_of_the_system_implements_the_service(tmp_path):
+    bundle = written_bundle(tmp_path, GENERATED_IN_PACKAGE)
+    assert {(s, t) for s, t in edges(bundle, "implements") if t.startswith("proto:")} == {
+        ("py:eng.server.Server", "proto:eng.ModelRpc"), ("py:eng.server.Server.Generate", "proto:eng.ModelRpc.Generate"),
+        ("py:eng.server.Other", "proto:eng.ModelRpc"), ("py:eng.server.Other.Stop", "proto:eng.ModelRpc.Stop")}

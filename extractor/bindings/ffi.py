@@ -39,12 +39,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 from extractor import cpp, go, proto, python, rust
-from extractor.bindings.python_cpp import Binding, PyBindIndex, native_call_sites
+from extractor.bindings.python_cpp import Binding, PyBindIndex, imported_by_path, native_call_sites
 from extractor.context import Context
 from extractor.cpp.graph import PyBinding
 from extractor.go.graph import CgoUse
 from extractor.native.manifests import Crate, Manifests, system_manifests
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity, Step
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, Step
 from extractor.python.graph import CallSite
 from extractor.rust.graph import RustItem
 
@@ -111,7 +111,9 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     if proto_result is None or go_result is None and py_result is None:
         return bound
     servers, served = grpc_servers([*(go_result.edges if go_result is not None else ()),
-                                    *(py_result.edges if py_result is not None else ())],
+                                    *(py_result.edges if py_result is not None else ()),
+                                    *(generated_servicer_bases(ctx, py_result.edges) if py_result is not None
+                                      else ())],
                                    [*(go_result.nodes if go_result is not None else ()),
                                     *(py_result.nodes if py_result is not None else ())], proto_result.nodes)
     if not servers:
@@ -123,6 +125,33 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
 # the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
 # (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
 _GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
+
+
+_PB2_GRPC = re.compile(r"\w+_pb2_grpc")
+
+
+def generated_servicer_bases(ctx: Context, python_edges: Iterable[Edge]) -> list[Edge]:
+    """``inherits`` edges from a Python class to the ``<S>Servicer`` of a grpcio-tools module it
+    imports from a package of the system (``from pkg.proto.model_rpc_service_pb2_grpc import
+    RpcServiceServicer``): the module is generated at build time, no file of the tree, so the Python
+    step finds no such name there and leaves the base unresolved, with no edge (rtp-llm's servicers).
+    Read again from the class's base as written and the file's imports, for :func:`grpc_servers`; a
+    base the Python step resolved (a module outside the system's packages) has its edge already."""
+    resolved = {(e.source, e.target.rpartition(".")[2]) for e in python_edges if e.kind is EdgeKind.INHERITS}
+    imported = ctx.once(imported_by_path)
+    out = []
+    for f, facts in ctx.facts("bindings", Language.PYTHON):
+        for base in facts.bases if facts else ():
+            head, dot, rest = base.base.partition(".")
+            names = imported.get(f.path, {})
+            if head not in names:
+                continue
+            module, _, name = (names[head] + dot + rest).rpartition(".")
+            source = f"py:{f.module}.{base.qualname}"
+            if _GRPC_BASE.fullmatch(name) and _PB2_GRPC.fullmatch(module.rpartition(".")[2]) \
+                    and (source, name) not in resolved:
+                out.append(Edge(source, f"py:{module}.{name}", EdgeKind.INHERITS, f.path, base.line))
+    return out
 
 
 def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],

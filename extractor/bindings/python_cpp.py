@@ -244,7 +244,7 @@ def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registra
         return [], {}
     nodes, reexported = shared.nodes, shared.reexported
     done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == "paddle-op"}
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     found: list[Binding] = []
     calls = 0
     for f, facts in ctx.facts("python", Language.PYTHON):
@@ -282,7 +282,7 @@ def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind:
     if not files:
         return bound
     index = PyBindIndex(pybind)
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     python_files = list(ctx.facts("python", Language.PYTHON))
     reexported = {f"{f.module}.{local}": dotted for f, _facts in python_files
                   for local, dotted in imported.get(f.path, {}).items() if index.lookup(dotted)}
@@ -320,7 +320,7 @@ def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrati
                if facts is not None and facts.tvm_ffi is not None}
     if not (scanned or registrations) or python is None or python.shared is None:
         return TvmFfiResult((), (), {})
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     files = [TvmFfiFile(f.module, f.path, scanned.get(f.path), facts.calls, imported[f.path])
              for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
     return bind_tvm_ffi(files, registrations, python.shared.nodes)
@@ -340,7 +340,7 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
                if facts is not None and facts.ctypes is not None}
     if not scanned or python is None or python.shared is None:
         return CtypesResult((), (), (), {})
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     files = [CtypesFile(f.module, f.path, scanned.get(f.path), facts.calls, facts.types, imported[f.path])
              for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
     c_nodes = native.nodes if native is not None else ()
@@ -365,7 +365,7 @@ def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> Pyt
     shared = python.shared if python is not None else None
     if not scanned or shared is None:
         return PythonOps((), (), {})
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     files = [PyOpFile(f.module, f.path, registrations, imported[f.path])
              for f, registrations in scanned if f.path in imported]
     return python_registrations(files, shared.nodes, shared.reexported)
@@ -718,7 +718,7 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     # module (a package's `from ._ext import Translator`, called as `ctranslate2.Translator`), or
     # bound to the module itself (xgrammar's `from . import xgrammar_bindings as _core`, which
     # other modules import as `from .base import _core`)
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     bindings = [(f, facts, imported[f.path]) for f, facts in files]
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
                   for local, dotted in bound.items() if native(dotted) or extension(dotted)}
@@ -824,7 +824,7 @@ def _held_types(facts: Any) -> dict[tuple[str, str], set[str]]:
     return held
 
 
-def _imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:
+def imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:
     """Each Python file's names bound by its imports, by path, and those bound to a module by a
     call that imports it (:class:`ModuleLoad`), where no import binds the name; computed once per
     system (``ctx.once``) for the steps that resolve calls through them (this one, twice, and ffi)."""
