@@ -108,14 +108,16 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     c_types = cpp_shared.c_types if cpp_shared is not None else frozenset()
     bound = bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
     proto_result = ctx.result_if_run(proto.STEP)
-    if proto_result is None or go_result is None and py_result is None:
+    if proto_result is None or go_result is None and py_result is None and cpp_result is None:
         return bound
     servers, served = grpc_servers([*(go_result.edges if go_result is not None else ()),
                                     *(py_result.edges if py_result is not None else ()),
                                     *(generated_servicer_bases(ctx, py_result.edges) if py_result is not None
-                                      else ())],
+                                      else ()),
+                                    *(cpp_result.edges if cpp_result is not None else ())],
                                    [*(go_result.nodes if go_result is not None else ()),
-                                    *(py_result.nodes if py_result is not None else ())], proto_result.nodes)
+                                    *(py_result.nodes if py_result is not None else ()),
+                                    *(cpp_result.nodes if cpp_result is not None else ())], proto_result.nodes)
     if not servers:
         return bound
     stats = dict(sorted({**bound.stats, "grpc_servers": len(servers), "grpc_rpcs_served": len(served)}.items()))
@@ -125,6 +127,9 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
 # the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
 # (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
 _GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
+# C++'s (grpc_cpp_plugin): `<S>::Service`, `<S>::AsyncService`, `<S>::CallbackService`, the base a
+# synchronous, asynchronous or callback server inherits, under the package's namespaces
+_GRPC_CPP_BASE = re.compile(r"cpp:(?:\w+::)*(\w+)::(?:Service|AsyncService|CallbackService)")
 
 
 _PB2_GRPC = re.compile(r"\w+_pb2_grpc")
@@ -156,9 +161,10 @@ def generated_servicer_bases(ctx: Context, python_edges: Iterable[Edge]) -> list
 
 def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
                  proto_nodes: Iterable[Node]) -> tuple[list[Edge], list[Edge]]:
-    """``implements`` edges from a Go or Python type serving a protobuf service to that service, and
+    """``implements`` edges from a Go, Python or C++ type serving a protobuf service to that service, and
     from each of its methods named as an rpc of the service to that rpc: the type embeds protoc's
-    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python), and ``S`` is the name of one
+    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python) or ``<S>::Service`` (C++, its
+    ``AsyncService`` and ``CallbackService`` too: rtp-llm's RpcServiceImpl), and ``S`` is the name of one
     service of the system's .proto files (a name two services share is not chosen between). Seldon Core's
     scheduler, agent and pipeline gateway serve seven services so, which had no edge to the code
     serving them."""
@@ -174,13 +180,18 @@ def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
     members: dict[str, list[Node]] = collections.defaultdict(list)  # type id -> its methods
     for n in nodes:
         if n.kind is NodeKind.METHOD:
-            members[n.id.rsplit(".", 1)[0]].append(n)
+            members[n.id.rsplit("::" if n.id.startswith("cpp:") else ".", 1)[0]].append(n)
     servers, served = [], []
     for e in edges:
         if e.kind is not EdgeKind.INHERITS:
             continue
-        m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
-        found = services.get((m.group(1) or m.group(2)) if m else "", ())
+        if e.target.startswith("cpp:"):
+            m = _GRPC_CPP_BASE.fullmatch(e.target)
+            name = m.group(1) if m else ""
+        else:
+            m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
+            name = (m.group(1) or m.group(2)) if m else ""
+        found = services.get(name, ())
         if len(found) != 1:
             continue
         service = found[0]
