@@ -117,6 +117,23 @@ message Req {}
 service ModelRpc { rpc Generate(Req) returns (Req); rpc Stop(Req) returns (Req); }
 service Health { rpc Check(Req) returns (Req); }
 """,
+    "proto/store.proto": """syntax = "proto3";
+package store;
+option cc_generic_services = true;
+message Block {}
+service BlockStore { rpc Load(Block) returns (Block); }
+""",
+    "server/store_impl.h": """#pragma once
+#include "proto/store.pb.h"
+namespace eng {
+// arpc and brpc servers inherit the class protoc writes for a generic service
+class StoreImpl : public store::BlockStore {
+public:
+    void Load(google::protobuf::RpcController* c, const store::Block* req, store::Block* resp,
+              google::protobuf::Closure* done) override {}
+};
+}
+""",
     "server/rpc_impl.h": """#pragma once
 #include "proto/model_rpc.grpc.pb.h"
 namespace eng {
@@ -148,6 +165,8 @@ def test_cpp_classes_that_inherit_a_grpc_service_implement_it_and_its_rpcs(tmp_p
         ("cpp:eng::RpcImpl", "proto:eng.rpc.ModelRpc"),
         ("cpp:eng::RpcImpl::Generate", "proto:eng.rpc.ModelRpc.Generate"),
         ("cpp:eng::AsyncHealth", "proto:eng.rpc.Health"),
-        ("cpp:eng::AsyncHealth::Check", "proto:eng.rpc.Health.Check")}  # Engine: no service of the system
+        ("cpp:eng::AsyncHealth::Check", "proto:eng.rpc.Health.Check"),
+        ("cpp:eng::StoreImpl", "proto:store.BlockStore"),
+        ("cpp:eng::StoreImpl::Load", "proto:store.BlockStore.Load")}  # Engine: no service of the system
     stats = bundle["stats"]["ffi"]
-    assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (2, 2)
+    assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (3, 3)

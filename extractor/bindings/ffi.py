@@ -164,16 +164,19 @@ def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
     """``implements`` edges from a Go, Python or C++ type serving a protobuf service to that service, and
     from each of its methods named as an rpc of the service to that rpc: the type embeds protoc's
     ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python) or ``<S>::Service`` (C++, its
-    ``AsyncService`` and ``CallbackService`` too: rtp-llm's RpcServiceImpl), and ``S`` is the name of one
+    ``AsyncService`` and ``CallbackService`` too: rtp-llm's RpcServiceImpl; or the service's own class,
+    ``pkg::S``, that protoc writes for ``cc_generic_services``), and ``S`` is the name of one
     service of the system's .proto files (a name two services share is not chosen between). Seldon Core's
     scheduler, agent and pipeline gateway serve seven services so, which had no edge to the code
     serving them."""
     services: dict[str, list[Node]] = collections.defaultdict(list)
     rpcs: dict[str, set[str]] = collections.defaultdict(set)  # service id -> its rpc names
     proto_nodes = list(proto_nodes)
+    by_id: dict[str, Node] = {}
     for n in proto_nodes:
         if n.kind is NodeKind.INTERFACE:
             services[n.name].append(n)
+            by_id[n.id] = n
     for n in proto_nodes:
         if n.kind is NodeKind.METHOD:
             rpcs[n.id.rsplit(".", 1)[0]].add(n.name)
@@ -188,10 +191,13 @@ def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
         if e.target.startswith("cpp:"):
             m = _GRPC_CPP_BASE.fullmatch(e.target)
             name = m.group(1) if m else ""
+            # protoc's own service class (`option cc_generic_services = true;`, which brpc and arpc
+            # servers inherit): the base is the service, its namespaces the package
+            generic = by_id.get("proto:" + e.target[4:].replace("::", ".")) if not m else None
         else:
             m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
-            name = (m.group(1) or m.group(2)) if m else ""
-        found = services.get(name, ())
+            name, generic = ((m.group(1) or m.group(2)) if m else ""), None
+        found = [generic] if generic is not None else services.get(name, ())
         if len(found) != 1:
             continue
         service = found[0]
