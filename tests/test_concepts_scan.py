@@ -163,6 +163,28 @@ def test_http_routes_of_decorators_and_registrations():
                             ("GET|POST /v1/models", 10), ("POST /v1/chat/completions", 7), ("WS /ws", 19))
 
 
+def test_cpp_routes_registered_with_a_literal_method_and_path_then_a_handler():
+    # rtp-llm's C++ HTTP server: each service registers its callbacks, several in one expression
+    facts = cpp_facts('''
+        bool ChatService::registerRoutes(HttpServer& server, HttpServer* other) {
+            auto cb = [](const Request& r) { return r; };
+            return server.RegisterRoute("POST", "/v1/chat/completions", cb)
+                   && other->RegisterRoute("GET", "/", cb)
+                   && add_route("PUT", "/v1/models/load", cb, 3);
+        }
+        void client(HttpClient& c, const std::string& body) {
+            c.Request("GET", "/v1/models");  // a request: no handler
+            c.Request("POST", "/v1/chat/completions", body);  // nor one with a body: no registering name
+            server.RegisterRoute("FETCH", "/x", cb);  // no HTTP method
+            server.RegisterRoute("GET", "no path", cb);
+            server.RegisterRoute(method, "/dynamic", cb);
+            server.RegisterRoute("GET", "/a\\nb", cb);
+        }
+    ''')
+    assert facts is not None
+    assert facts.routes == (("GET /", 5), ("POST /v1/chat/completions", 4), ("PUT /v1/models/load", 6))
+
+
 def test_routes_of_a_router_made_or_mounted_with_a_prefix_are_under_it():
     """`APIRouter(prefix="/v1")` and `@router.post("/chat/completions")` serve POST /v1/chat/completions:
     read without the prefix, an OpenAI-compatible server was not seen as one."""

@@ -689,3 +689,48 @@ def test_an_extension_built_from_sources_the_tree_lacks_is_said(tmp_path):
     assert (absent["path"], absent["line"]) == ("setup.py", 2)
     assert "gen_ext" in absent["message"] and "gen/backend.cpp" in absent["message"]
     assert "kept.cpp" not in absent["message"]
+
+
+FILE_LOCAL_HELPERS = {
+    # rtp-llm's models_py/bindings/OpDefs.cc: the registering function a block calls hands its module
+    # on to a helper of its file's anonymous namespace; another file has a helper of the same name
+    "csrc/module.cc": """#include <pybind11/pybind11.h>
+namespace py = pybind11;
+namespace ext { void register_defs(py::module& m); void register_more(py::module& m); }
+PYBIND11_MODULE(_ops, m) {
+    ext::register_defs(m);
+    py::module sub = m.def_submodule("more");
+    ext::register_more(sub);
+}
+""",
+    "csrc/defs.cc": """#include <pybind11/pybind11.h>
+namespace ext {
+enum class Kind { A };
+int size_of(int x) { return x; }
+namespace {
+void register_enums(pybind11::module& m) { pybind11::enum_<Kind>(m, "Kind"); }
+}  // namespace
+void register_defs(pybind11::module& m) {
+    register_enums(m);
+    m.def("size_of", &size_of);
+}
+}
+""",
+    "csrc/more.cc": """#include <pybind11/pybind11.h>
+namespace ext {
+int twice(int x) { return 2 * x; }
+namespace {
+void register_enums(pybind11::module& m) { m.def("twice", &twice); }
+}
+void register_more(pybind11::module& m) { register_enums(m); }
+}
+""",
+}
+
+
+def test_helpers_of_an_anonymous_namespace_register_on_the_module_their_file_hands_them(tmp_path):
+    cpp = cpp_graph(tmp_path, FILE_LOCAL_HELPERS)
+    assert {(b.python_name, b.target) for b in cpp.shared.pybind_bindings} == {
+        ("_ops.Kind", "cpp:ext::Kind"), ("_ops.size_of", "cpp:ext::size_of"),
+        ("_ops.more.twice", "cpp:ext::twice")}
+    assert not [d for d in cpp.diagnostics if d.code == "pybind-helper-unreached"]

@@ -70,3 +70,36 @@ def test_a_kernel_whose_branches_open_blocks_calls_only_what_its_body_calls():
     assert sorted(each_call(facts.launches)) == [("copy_rows", "strided_copy", 39)]
     # both definitions of the kernel (the body and the `#else` stub) are still read, at their lines
     assert sorted(d.line for d in facts.defs if d.qual == "strided_copy") == [9, 25]
+
+
+ATTRIBUTED_DECLARATOR = b"""#include <cuda_runtime.h>
+template <class T, bool UE8M0 = false>
+__global__ void
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 1000)
+__launch_bounds__(512, 4) cvt_to_fp4(
+#else
+cvt_to_fp4(
+#endif
+    int rows, const T* in, unsigned* out) {
+  out[0] = static_cast<unsigned>(in[rows]);
+}
+
+template <class T>
+void invoke_cvt(int rows, const T* in, unsigned* out, bool ue8m0, cudaStream_t stream) {
+  if (ue8m0) {
+    cvt_to_fp4<T, true><<<rows, 512, 0, stream>>>(rows, in, out);
+  } else {
+    cvt_to_fp4<T, false><<<rows, 512, 0, stream>>>(rows, in, out);
+  }
+}
+"""
+
+
+def test_a_kernel_whose_declarator_the_branches_write_with_and_without_an_attribute_is_defined_once():
+    # rtp-llm's (and TensorRT-LLM's) FP4 quantisation kernels: `__launch_bounds__` only for newer
+    # architectures; read both branches, the declarator opened two parameter lists and the kernel was an
+    # ERROR node, its launches bound to nothing
+    facts = scan_source(ATTRIBUTED_DECLARATOR, Language.CUDA)
+    assert [(d.qual, d.kind, d.line) for d in facts.defs if d.qual == "cvt_to_fp4"] == [("cvt_to_fp4", "kernel", 5)]
+    assert sorted(each_call(facts.launches)) == [("invoke_cvt", "cvt_to_fp4", 16), ("invoke_cvt", "cvt_to_fp4", 18)]
+    assert facts.errors == 0

@@ -160,3 +160,59 @@ void not_here(grammar::Grammar& g) { normalize(g); }
     assert targets_of(graph, "cpp:tools::tidy") == {"cpp:grammar::detail::normalize"}
     assert targets_of(graph, "cpp:compiled") == set()  # CompileGrammar is not declared here
     assert targets_of(graph, "cpp:not_here") == set()
+
+
+PER_PLATFORM = {
+    # rtp-llm's models_py/bindings: each platform's header defines the registering function, one in
+    # namespace torch_ext (cuda/), one in the caller's own namespace (rocm/); the cuda file includes its
+    # header and sees torch_ext's through a directive of a header that one includes
+    # (a directive of the caller's own namespace too: what it nominates there the file cannot see either)
+    "ops/common.h": "#pragma once\n#include <pybind11/pybind11.h>\nnamespace torch_ext { struct Params {}; }\n"
+                    "namespace engine { void log(); }\nusing namespace torch_ext;\nusing namespace engine;\n",
+    "ops/cuda/attn.hpp": """#pragma once
+#include "../common.h"
+namespace torch_ext {
+void register_attn(pybind11::module& m) { pybind11::class_<Params>(m, "Params"); }
+}
+""",
+    "ops/rocm/attn.hpp": """#pragma once
+#include <pybind11/pybind11.h>
+namespace engine {
+int paged(int x) { return x; }
+void register_attn(pybind11::module& m) { m.def("paged", &paged); }
+}
+""",
+    "ops/cuda/register.cc": """#include "attn.hpp"
+namespace engine {
+void register_ops(pybind11::module& m) { register_attn(m); }
+}
+""",
+    "ops/rocm/register.cc": """#include "attn.hpp"
+namespace engine {
+void register_ops(pybind11::module& m) { register_attn(m); }
+}
+""",
+    "ops/module.cc": """#include <pybind11/pybind11.h>
+namespace engine { void register_ops(pybind11::module& m); }
+PYBIND11_MODULE(_compute, m) { engine::register_ops(m); }
+""",
+    # a name the file's own namespace declares in a header it includes still wins over the directive
+    "ops/cuda/other.cc": """#include "attn.hpp"
+#include "../rocm/attn.hpp"
+namespace engine {
+void register_twice(pybind11::module& m) { register_attn(m); }
+}
+""",
+}
+
+
+def test_a_name_declared_only_where_the_file_cannot_see_gives_way_to_the_directive_it_sees(tmp_path):
+    graph = cpp_graph(tmp_path, PER_PLATFORM)
+    calls = {(e.source, e.target, e.path) for e in graph.edges if e.kind is EdgeKind.CALLS}
+    assert ("cpp:engine::register_ops", "cpp:torch_ext::register_attn", "ops/cuda/register.cc") in calls
+    assert ("cpp:engine::register_ops", "cpp:engine::register_attn", "ops/rocm/register.cc") in calls
+    assert ("cpp:engine::register_twice", "cpp:engine::register_attn", "ops/cuda/other.cc") in calls
+    assert ("cpp:engine::register_ops", "cpp:engine::register_attn", "ops/cuda/register.cc") not in calls
+    # so the class the cuda header registers is the module's too
+    assert {b.python_name: b.target for b in graph.shared.pybind_bindings} == {
+        "_compute.Params": "cpp:torch_ext::Params", "_compute.paged": "cpp:engine::paged"}

@@ -67,3 +67,106 @@ def test_types_serving_a_protobuf_service_implement_it_and_its_rpcs(tmp_path):
     }  # not Twice: two services of the system have that name
     stats = bundle["stats"]["ffi"]
     assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (2, 2)
+
+
+GENERATED_IN_PACKAGE = {
+    # rtp-llm's servicers: grpcio-tools writes `model_rpc_service_pb2_grpc.py` into the package at build
+    # time, beside the .proto; the tree has no such file, so the Python step left the base unresolved
+    "eng/__init__.py": "",
+    "eng/proto/__init__.py": "",
+    "eng/proto/model_rpc.proto": """syntax = "proto3";
+package eng;
+message Req {}
+service ModelRpc { rpc Generate(Req) returns (Req); rpc Stop(Req) returns (Req); }
+""",
+    "eng/server.py": """from eng.proto.model_rpc_pb2_grpc import ModelRpcServicer
+from eng.proto import model_rpc_pb2_grpc as rpc
+
+
+class Server(ModelRpcServicer):
+    def Generate(self, request, context):
+        return request
+
+
+class Other(rpc.ModelRpcServicer):
+    def Stop(self, request, context):
+        return request
+
+
+class Plain(ModelRpc):
+    def Generate(self, request, context):
+        return request
+""",
+}
+
+
+def test_a_servicer_whose_generated_module_lies_in_a_package_of_the_system_implements_the_service(tmp_path):
+    bundle = written_bundle(tmp_path, GENERATED_IN_PACKAGE)
+    assert {(s, t) for s, t in edges(bundle, "implements") if t.startswith("proto:")} == {
+        ("py:eng.server.Server", "proto:eng.ModelRpc"),
+        ("py:eng.server.Server.Generate", "proto:eng.ModelRpc.Generate"),
+        ("py:eng.server.Other", "proto:eng.ModelRpc"), ("py:eng.server.Other.Stop", "proto:eng.ModelRpc.Stop")}
+
+
+CPP_SERVED = {
+    # rtp-llm's model_rpc: C++ classes inherit grpc_cpp_plugin's `<S>::Service` (from the generated
+    # `model_rpc.grpc.pb.h`, no file of the tree) and override the rpcs they serve
+    "proto/model_rpc.proto": """syntax = "proto3";
+package eng.rpc;
+message Req {}
+service ModelRpc { rpc Generate(Req) returns (Req); rpc Stop(Req) returns (Req); }
+service Health { rpc Check(Req) returns (Req); }
+""",
+    "proto/store.proto": """syntax = "proto3";
+package store;
+option cc_generic_services = true;
+message Block {}
+service BlockStore { rpc Load(Block) returns (Block); }
+""",
+    "server/store_impl.h": """#pragma once
+#include "proto/store.pb.h"
+namespace eng {
+// arpc and brpc servers inherit the class protoc writes for a generic service
+class StoreImpl : public store::BlockStore {
+public:
+    void Load(google::protobuf::RpcController* c, const store::Block* req, store::Block* resp,
+              google::protobuf::Closure* done) override {}
+};
+}
+""",
+    "server/rpc_impl.h": """#pragma once
+#include "proto/model_rpc.grpc.pb.h"
+namespace eng {
+class RpcImpl : public ModelRpc::Service {
+public:
+    grpc::Status Generate(grpc::ServerContext* ctx, const Req* req, Req* resp) override;
+    void helper();
+};
+class AsyncHealth final : public ::eng::rpc::Health::AsyncService {
+public:
+    grpc::Status Check(grpc::ServerContext* ctx, const Req* req, Req* resp);
+};
+class NotGrpc : public Engine::Service {};
+}
+""",
+    "server/rpc_impl.cc": """#include "rpc_impl.h"
+namespace eng {
+grpc::Status RpcImpl::Generate(grpc::ServerContext* ctx, const Req* req, Req* resp) { return grpc::Status(); }
+void RpcImpl::helper() {}
+grpc::Status AsyncHealth::Check(grpc::ServerContext* ctx, const Req* req, Req* resp) { return grpc::Status(); }
+}
+""",
+}
+
+
+def test_cpp_classes_that_inherit_a_grpc_service_implement_it_and_its_rpcs(tmp_path):
+    bundle = written_bundle(tmp_path, CPP_SERVED)
+    assert {(s, t) for s, t in edges(bundle, "implements") if t.startswith("proto:")} == {
+        ("cpp:eng::RpcImpl", "proto:eng.rpc.ModelRpc"),
+        ("cpp:eng::RpcImpl::Generate", "proto:eng.rpc.ModelRpc.Generate"),
+        ("cpp:eng::AsyncHealth", "proto:eng.rpc.Health"),
+        ("cpp:eng::AsyncHealth::Check", "proto:eng.rpc.Health.Check"),
+        ("cpp:eng::StoreImpl", "proto:store.BlockStore"),
+        ("cpp:eng::StoreImpl::Load", "proto:store.BlockStore.Load")}  # Engine: no service of the system
+    stats = bundle["stats"]["ffi"]
+    assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (3, 3)

@@ -70,3 +70,48 @@ def test_a_python_class_inherits_the_cpp_class_a_pybind_module_binds_as_its_base
     stats = bundle["stats"]["bindings"]
     assert stats["pybind_bases_bound"] == 2
     assert stats["binds_edges"] == len([e for e in bundle["graph"]["edges"] if e["kind"] == "binds"])
+
+
+REEXPORTED = {
+    # rtp-llm's shape: top-level extension modules, re-exported by the package's `ops` by name and by
+    # a star import; the classes that extend their classes import them from there
+    "csrc/config.cpp": '''
+        #include <pybind11/pybind11.h>
+        namespace py = pybind11;
+        namespace eng {
+        struct ModelConfig { int layers = 0; };
+        struct ParamsBase { int size = 0; };
+        }
+        PYBIND11_MODULE(libeng_config, m) {
+            py::class_<eng::ModelConfig>(m, "ModelConfig").def(py::init<>());
+        }
+        PYBIND11_MODULE(libeng_ops, m) {
+            py::class_<eng::ParamsBase>(m, "ParamsBase").def(py::init<>());
+        }
+    ''',
+    "eng/__init__.py": "",
+    "eng/ops/__init__.py": "from libeng_config import ModelConfig\n",
+    "eng/ops/compute.py": "from libeng_ops import *\n",
+    "eng/config.py": '''
+        from eng.ops import ModelConfig as CppModelConfig
+
+
+        class ModelConfig(CppModelConfig):
+            pass
+    ''',
+    "eng/attention.py": '''
+        from eng.ops.compute import ParamsBase
+
+
+        class FMHAParams(ParamsBase):
+            pass
+    ''',
+}
+
+
+def test_a_base_re_exported_by_a_module_of_the_system_is_the_cpp_class_too(tmp_path: Path):
+    bundle = written_bundle(tmp_path, REEXPORTED)
+    inherits = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "inherits"}
+    assert ("py:eng.config.ModelConfig", "cpp:eng::ModelConfig", 4) in inherits
+    assert ("py:eng.attention.FMHAParams", "cpp:eng::ParamsBase", 4) in inherits
+    assert bundle["stats"]["bindings"]["pybind_bases_bound"] == 2

@@ -39,12 +39,12 @@ import re
 from collections.abc import Iterable, Mapping
 
 from extractor import cpp, go, proto, python, rust
-from extractor.bindings.python_cpp import Binding, PyBindIndex, native_call_sites
+from extractor.bindings.python_cpp import Binding, PyBindIndex, imported_by_path, native_call_sites
 from extractor.context import Context
 from extractor.cpp.graph import PyBinding
 from extractor.go.graph import CgoUse
 from extractor.native.manifests import Crate, Manifests, system_manifests
-from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Node, NodeKind, Severity, Step
+from extractor.model import Contribution, Diagnostic, Edge, EdgeKind, Language, Node, NodeKind, Severity, Step
 from extractor.python.graph import CallSite
 from extractor.rust.graph import RustItem
 
@@ -108,12 +108,16 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     c_types = cpp_shared.c_types if cpp_shared is not None else frozenset()
     bound = bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
     proto_result = ctx.result_if_run(proto.STEP)
-    if proto_result is None or go_result is None and py_result is None:
+    if proto_result is None or go_result is None and py_result is None and cpp_result is None:
         return bound
     servers, served = grpc_servers([*(go_result.edges if go_result is not None else ()),
-                                    *(py_result.edges if py_result is not None else ())],
+                                    *(py_result.edges if py_result is not None else ()),
+                                    *(generated_servicer_bases(ctx, py_result.edges) if py_result is not None
+                                      else ()),
+                                    *(cpp_result.edges if cpp_result is not None else ())],
                                    [*(go_result.nodes if go_result is not None else ()),
-                                    *(py_result.nodes if py_result is not None else ())], proto_result.nodes)
+                                    *(py_result.nodes if py_result is not None else ()),
+                                    *(cpp_result.nodes if cpp_result is not None else ())], proto_result.nodes)
     if not servers:
         return bound
     stats = dict(sorted({**bound.stats, "grpc_servers": len(servers), "grpc_rpcs_served": len(served)}.items()))
@@ -123,35 +127,77 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
 # the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
 # (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
 _GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
+# C++'s (grpc_cpp_plugin): `<S>::Service`, `<S>::AsyncService`, `<S>::CallbackService`, the base a
+# synchronous, asynchronous or callback server inherits, under the package's namespaces
+_GRPC_CPP_BASE = re.compile(r"cpp:(?:\w+::)*(\w+)::(?:Service|AsyncService|CallbackService)")
+
+
+_PB2_GRPC = re.compile(r"\w+_pb2_grpc")
+
+
+def generated_servicer_bases(ctx: Context, python_edges: Iterable[Edge]) -> list[Edge]:
+    """``inherits`` edges from a Python class to the ``<S>Servicer`` of a grpcio-tools module it
+    imports from a package of the system (``from pkg.proto.model_rpc_service_pb2_grpc import
+    RpcServiceServicer``): the module is generated at build time, no file of the tree, so the Python
+    step finds no such name there and leaves the base unresolved, with no edge (rtp-llm's servicers).
+    Read again from the class's base as written and the file's imports, for :func:`grpc_servers`; a
+    base the Python step resolved (a module outside the system's packages) has its edge already."""
+    resolved = {(e.source, e.target.rpartition(".")[2]) for e in python_edges if e.kind is EdgeKind.INHERITS}
+    imported = ctx.once(imported_by_path)
+    out = []
+    for f, facts in ctx.facts("bindings", Language.PYTHON):
+        for base in facts.bases if facts else ():
+            head, dot, rest = base.base.partition(".")
+            names = imported.get(f.path, {})
+            if head not in names:
+                continue
+            module, _, name = (names[head] + dot + rest).rpartition(".")
+            source = f"py:{f.module}.{base.qualname}"
+            if _GRPC_BASE.fullmatch(name) and _PB2_GRPC.fullmatch(module.rpartition(".")[2]) \
+                    and (source, name) not in resolved:
+                out.append(Edge(source, f"py:{module}.{name}", EdgeKind.INHERITS, f.path, base.line))
+    return out
 
 
 def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
                  proto_nodes: Iterable[Node]) -> tuple[list[Edge], list[Edge]]:
-    """``implements`` edges from a Go or Python type serving a protobuf service to that service, and
+    """``implements`` edges from a Go, Python or C++ type serving a protobuf service to that service, and
     from each of its methods named as an rpc of the service to that rpc: the type embeds protoc's
-    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python), and ``S`` is the name of one
+    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python) or ``<S>::Service`` (C++, its
+    ``AsyncService`` and ``CallbackService`` too: rtp-llm's RpcServiceImpl; or the service's own class,
+    ``pkg::S``, that protoc writes for ``cc_generic_services``), and ``S`` is the name of one
     service of the system's .proto files (a name two services share is not chosen between). Seldon Core's
     scheduler, agent and pipeline gateway serve seven services so, which had no edge to the code
     serving them."""
     services: dict[str, list[Node]] = collections.defaultdict(list)
     rpcs: dict[str, set[str]] = collections.defaultdict(set)  # service id -> its rpc names
     proto_nodes = list(proto_nodes)
+    by_id: dict[str, Node] = {}
     for n in proto_nodes:
         if n.kind is NodeKind.INTERFACE:
             services[n.name].append(n)
+            by_id[n.id] = n
     for n in proto_nodes:
         if n.kind is NodeKind.METHOD:
             rpcs[n.id.rsplit(".", 1)[0]].add(n.name)
     members: dict[str, list[Node]] = collections.defaultdict(list)  # type id -> its methods
     for n in nodes:
         if n.kind is NodeKind.METHOD:
-            members[n.id.rsplit(".", 1)[0]].append(n)
+            members[n.id.rsplit("::" if n.id.startswith("cpp:") else ".", 1)[0]].append(n)
     servers, served = [], []
     for e in edges:
         if e.kind is not EdgeKind.INHERITS:
             continue
-        m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
-        found = services.get((m.group(1) or m.group(2)) if m else "", ())
+        if e.target.startswith("cpp:"):
+            m = _GRPC_CPP_BASE.fullmatch(e.target)
+            name = m.group(1) if m else ""
+            # protoc's own service class (`option cc_generic_services = true;`, which brpc and arpc
+            # servers inherit): the base is the service, its namespaces the package
+            generic = by_id.get("proto:" + e.target[4:].replace("::", ".")) if not m else None
+        else:
+            m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
+            name, generic = ((m.group(1) or m.group(2)) if m else ""), None
+        found = [generic] if generic is not None else services.get(name, ())
         if len(found) != 1:
             continue
         service = found[0]

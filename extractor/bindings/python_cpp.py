@@ -244,7 +244,7 @@ def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registra
         return [], {}
     nodes, reexported = shared.nodes, shared.reexported
     done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == "paddle-op"}
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     found: list[Binding] = []
     calls = 0
     for f, facts in ctx.facts("python", Language.PYTHON):
@@ -274,12 +274,22 @@ def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind:
     """``inherits`` edges from a Python class to the C++ class a native module binds as its base
     (chatglm.cpp's ``class Pipeline(_C.Pipeline)`` for ``py::class_<Pipeline>(m, "Pipeline")``):
     the Python step finds no module there (an extension has no ``.py`` file) and leaves the base
-    unresolved. The base is read through the file's imports, then as a binding's Python name."""
+    unresolved. The base is read through the file's imports, then as a binding's Python name; and
+    through a module of the system that re-exports it, by name or by a star import (rtp-llm's
+    ``from rtp_llm.ops import ModelConfig as CppModelConfig``, where ``rtp_llm/ops/__init__.py`` imports
+    it from the extension module ``libth_transformer_config``)."""
     files = [(f, facts.bases) for f, facts in ctx.facts("bindings", Language.PYTHON) if facts and facts.bases]
     if not files:
         return bound
     index = PyBindIndex(pybind)
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
+    python_files = list(ctx.facts("python", Language.PYTHON))
+    reexported = {f"{f.module}.{local}": dotted for f, _facts in python_files
+                  for local, dotted in imported.get(f.path, {}).items() if index.lookup(dotted)}
+    system = {f.module for f, _facts in python_files}
+    extensions = {b.module.partition(".")[0] for b in pybind if b.target}
+    starred = _star_sources([(f, facts, {}) for f, facts in python_files],
+                            lambda dotted: dotted.partition(".")[0] in extensions and dotted not in system)
     edges, stats = [], collections.Counter[str]()
     for f, bases in files:
         names = imported.get(f.path, {})
@@ -288,7 +298,11 @@ def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind:
             source = f"py:{f.module}.{base.qualname}"
             if head not in names or source not in nodes:
                 continue
-            for b in index.lookup(names[head] + dot + rest):
+            dotted = names[head] + dot + rest
+            if not index.lookup(dotted):
+                dotted = _through_star_imports(_through_reexport(dotted, reexported), starred,
+                                               lambda name: bool(index.lookup(name)))
+            for b in index.lookup(dotted):
                 if b.kind == "class":
                     edges.append(Edge(source, b.target, EdgeKind.INHERITS, f.path, base.line))
                     stats[f"{'pybind' if b.mechanism == 'pybind11' else b.mechanism}_bases_bound"] += 1
@@ -306,7 +320,7 @@ def _tvm_ffi_bindings(ctx: Context, python: Contribution[Any] | None, registrati
                if facts is not None and facts.tvm_ffi is not None}
     if not (scanned or registrations) or python is None or python.shared is None:
         return TvmFfiResult((), (), {})
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     files = [TvmFfiFile(f.module, f.path, scanned.get(f.path), facts.calls, imported[f.path])
              for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
     return bind_tvm_ffi(files, registrations, python.shared.nodes)
@@ -326,7 +340,7 @@ def _ctypes_bindings(ctx: Context, python: Contribution[Any] | None, native: Con
                if facts is not None and facts.ctypes is not None}
     if not scanned or python is None or python.shared is None:
         return CtypesResult((), (), (), {})
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     files = [CtypesFile(f.module, f.path, scanned.get(f.path), facts.calls, facts.types, imported[f.path])
              for f, facts in ctx.facts("python", Language.PYTHON) if f.path in imported]
     c_nodes = native.nodes if native is not None else ()
@@ -351,7 +365,7 @@ def _python_registrations(ctx: Context, python: Contribution[Any] | None) -> Pyt
     shared = python.shared if python is not None else None
     if not scanned or shared is None:
         return PythonOps((), (), {})
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     files = [PyOpFile(f.module, f.path, registrations, imported[f.path])
              for f, registrations in scanned if f.path in imported]
     return python_registrations(files, shared.nodes, shared.reexported)
@@ -704,7 +718,7 @@ def native_call_sites(ctx: Any, extension_modules: set[str], named: frozenset[st
     # module (a package's `from ._ext import Translator`, called as `ctranslate2.Translator`), or
     # bound to the module itself (xgrammar's `from . import xgrammar_bindings as _core`, which
     # other modules import as `from .base import _core`)
-    imported = ctx.once(_imported_by_path)
+    imported = ctx.once(imported_by_path)
     bindings = [(f, facts, imported[f.path]) for f, facts in files]
     reexported = {f"{f.module}.{local}": dotted for f, _facts, bound in bindings
                   for local, dotted in bound.items() if native(dotted) or extension(dotted)}
@@ -810,7 +824,7 @@ def _held_types(facts: Any) -> dict[tuple[str, str], set[str]]:
     return held
 
 
-def _imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:
+def imported_by_path(ctx: Context) -> dict[str, dict[str, str]]:
     """Each Python file's names bound by its imports, by path, and those bound to a module by a
     call that imports it (:class:`ModuleLoad`), where no import binds the name; computed once per
     system (``ctx.once``) for the steps that resolve calls through them (this one, twice, and ffi)."""

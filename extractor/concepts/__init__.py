@@ -340,8 +340,10 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # 15: a router's prefix not written as a path read through a module constant, else kept in braces; 16: routes a
 # decorator declares by keyword (`@webmethod(route="/x", method="GET")`, `@app.get(path="/x")`); 17: Metal files
 # and headers read as C++, their qualifiers blanked (parse.blank_metal_qualifiers); 18: route objects an application
-# lists (Starlette's Route/WebSocketRoute, FastAPI's APIRoute)
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="18", prepare=detectors_of,
+# lists (Starlette's Route/WebSocketRoute, FastAPI's APIRoute); 19 (a branch's 15-16 beside 15-18): C/C++ routes
+# registered with a literal method and path (scan._cpp_route), C/C++ trees parsed with the second of two branches
+# that open the same parentheses blanked too
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="19", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

@@ -36,7 +36,8 @@ C++/CUDA facts (from one tree-sitter query) fill the same fields where they make
 template arguments ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/
 ``obj->method()`` names; defs kinds are "class", "struct", "function", "kernel" (a ``__global__``
 function); c_api (line, n) = an ``extern "C"`` block that declares n function prototypes (a C API
-that other programs link against).
+that other programs link against); routes = a call's literal method and path followed by its handler
+(``server.RegisterRoute("POST", "/v1/chat/completions", handler)`` -> "POST /v1/chat/completions").
 """
 
 from __future__ import annotations
@@ -413,6 +414,7 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     names: set[Seen] = set()
     calls: set[Seen] = set()
     strings: set[Seen] = set()
+    routes: set[Seen] = set()
     c_api: list[tuple[int, int]] = []
     for node in nodes("include"):
         path = node.child_by_field_name("path")
@@ -429,6 +431,9 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
         func = node.child_by_field_name("function")
         if func is not None:
             line = node.start_point[0] + 1
+            route = _cpp_route(node)
+            if route:
+                routes.add((route, line))
             if func.type == "field_expression":
                 field = func.child_by_field_name("field")
                 if field is not None:
@@ -448,8 +453,44 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     defs = _cpp_definitions(nodes("namespace"), nodes("class") + nodes("struct"), nodes("function"))
     return ConceptFacts(
         includes=tuple(sorted(includes)), names=tuple(sorted(names)), calls=tuple(sorted(calls)),
-        strings=tuple(sorted(strings)),
+        strings=tuple(sorted(strings)), routes=tuple(sorted(routes)),
         defs=tuple(sorted(defs, key=lambda d: (d.line, d.qualname))), c_api=tuple(sorted(c_api)))
+
+
+_HTTP_METHODS = frozenset({"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"})
+_CPP_PATH = re.compile(r"/[^\s\"]*")
+_REGISTERS_ROUTE = re.compile(r"(?i).*(route|handler?)")  # RegisterRoute, add_route, registerHandler, Handle
+
+
+def _cpp_route(call: Any) -> str:
+    """The route a C/C++ call registers with a literal method and path, then its handler ("" if none):
+    `server.RegisterRoute("POST", "/v1/chat/completions", handler)`, rtp-llm's HTTP server; the
+    same shape as Python's `app.add_api_route`. The function's name must say it registers a route or
+    a handler: a client's `Request("POST", "/v1/x", body)` has the same arguments."""
+    func = call.child_by_field_name("function")
+    if func is None:
+        return ""
+    if func.type == "field_expression":
+        func = func.child_by_field_name("field")
+    name = _text(func).rsplit("::", 1)[-1] if func is not None else ""
+    if not _REGISTERS_ROUTE.fullmatch(name):
+        return ""
+    args = call.child_by_field_name("arguments")
+    given = [a for a in args.named_children if a.type != "comment"] if args is not None else []
+    if len(given) < 3 or given[0].type != "string_literal" or given[1].type != "string_literal":
+        return ""
+    method, path = _literal(given[0]), _literal(given[1])
+    if method not in _HTTP_METHODS or not _CPP_PATH.fullmatch(path) or len(path) > _MAX_STRING:
+        return ""
+    return f"{method} {path}"
+
+
+def _literal(node: Any) -> str:
+    """A string literal's text, "" when it holds an escape sequence (read as written, it would differ)."""
+    parts = node.named_children
+    if any(c.type != "string_content" for c in parts):
+        return ""
+    return "".join(_text(c) for c in parts)
 
 
 class _Inside:

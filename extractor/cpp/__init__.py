@@ -117,9 +117,12 @@ from extractor.model import Language, Step
 # `kernel` function a kernel (parse.blank_metal_qualifiers); a parameter's attributes no part of its type
 # version 49: kernels handed to the system's own launchers (extractor.cpp.handoffs: CppFacts.launcher_params,
 # forwards, kernel_args; graph._system_launchers)
+# version 50 (a branch's 47 beside 47-49): the second of two branches that open the same parentheses and no block (a
+# declarator written with and without `__launch_bounds__(...)`) blanked before parsing too
+# (parse.keep_first_of_opening_branches)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="49", forkable=True)
+            extract=extract_cpp_graph, version="50", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -186,7 +186,7 @@ def build_cpp_graph(files: Iterable[tuple[str, Language, CppFacts, Any]],
     # using-directives and using-declarations, seen the same way (extractor.cpp.usings)
     usings = {path: f.usings for path, f in facts.items() if f.usings}
     usings_seen_by = defined_through_includes({path: {path} for path in usings}, resolved_includes) if usings else {}
-    table = SymbolTable(defs, declared, seen_by, usings, usings_seen_by)
+    table = SymbolTable(defs, declared, seen_by, usings, usings_seen_by, resolved_includes)
     conflicts = table.namespace_aliases.conflicts() if declared else 0
     if conflicts:
         stats["namespace_alias_conflicts"] = conflicts

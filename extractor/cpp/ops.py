@@ -24,6 +24,7 @@ from extractor.cpp.facts import (HELPER_MODULE, PARAMETER, PYBIND_BLOCK, CppFact
 from extractor.cpp.names import split_args
 from extractor.cpp.parse import macro_config, parse_source
 from extractor.cpp.registrations import TVM_FFI_STATIC, pybind_registrations, torch_registrations
+from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.cpp.symbols import SymbolTable
 from extractor.model import (Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind, Parameter, ParamKind,
                              Severity, Signature)
@@ -114,7 +115,7 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
     each function given a pybind11 module that no module block reaches (its bindings belong to no
     module archdiff knows of)."""
     ops, bindings = [], []
-    facts = pybind_macro_registrations(facts)
+    facts = _localised_helpers(pybind_macro_registrations(facts))
     given = _modules_given(facts, table)
     expanded = macro_registrations(facts)
     keyed = _tvm_ffi_type_keys(facts, table)
@@ -154,6 +155,34 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
     return sorted(ops), sorted(bindings), _reached_by_no_block(facts, given)
 
 
+def _localised_helpers(facts: Mapping[str, CppFacts]) -> Mapping[str, CppFacts]:
+    """``facts`` with each function given a module that lives in an anonymous namespace marked as its
+    file's (``@ns::(anonymous namespace#3)::register_x``): two files' same-named helpers are two
+    functions (rtp-llm's OpDefs.cc: `namespace { void registerCacheGroupType(py::module& m) {...} }`,
+    called by the file's registering function). The mark holds no dot, which would start a submodule;
+    :func:`_helper_node` reads it back as the file's anonymous namespace."""
+    out = dict(facts)
+    for index, path in enumerate(sorted(facts)):
+        pybind = facts[path].pybind
+        if any(b.module.startswith(HELPER_MODULE) and ANONYMOUS_NAMESPACE in b.module for b in pybind):
+            mark = f"(anonymous namespace#{index})"
+            out[path] = msgspec.structs.replace(facts[path], pybind=tuple(
+                msgspec.structs.replace(b, module=b.module.replace(ANONYMOUS_NAMESPACE, mark))
+                if b.module.startswith(HELPER_MODULE) else b for b in pybind))
+    return out
+
+
+_HELPER_MARK = re.compile(r"\(anonymous namespace#\d+\)")
+
+
+def _helper_node(helper: str, path: str, table: SymbolTable) -> str:
+    """The node of the function a placeholder (HELPER_MODULE + its name) names, read in its own file."""
+    name = helper[len(HELPER_MODULE):]
+    if "(anonymous namespace#" in name:  # defined in that file
+        return table.id_of(path, _HELPER_MARK.sub(ANONYMOUS_NAMESPACE, name))
+    return table.resolve_reference("", name, path)
+
+
 def _reached_by_no_block(facts: Mapping[str, CppFacts], given: Mapping[str, object]) -> list[Diagnostic]:
     """Functions that register bindings on a module they are given, whose module no block hands
     them (called through a macro, as Triton's backends are: `FOR_EACH_P(INIT_BACKEND,
@@ -163,7 +192,8 @@ def _reached_by_no_block(facts: Mapping[str, CppFacts], given: Mapping[str, obje
         for b in facts[path].pybind:
             helper = b.module.partition(".")[0]
             if b.kind != "module" and helper.startswith(HELPER_MODULE) and helper not in given:
-                unreached.setdefault((path, helper[len(HELPER_MODULE):]), []).append(b.line)
+                function = _HELPER_MARK.sub(ANONYMOUS_NAMESPACE, helper[len(HELPER_MODULE):])
+                unreached.setdefault((path, function), []).append(b.line)
     return [Diagnostic(path, min(lines), "pybind-helper-unreached",
                        f"{function} registers {len(lines)} binding(s) on the module it is given, and no module "
                        "block of the system hands it one that archdiff reads (a call through a macro, from "
@@ -269,7 +299,7 @@ def _modules_given(facts: Mapping[str, CppFacts], table: SymbolTable
         for b in facts[path].pybind:
             helper = b.module.partition(".")[0]
             if helper.startswith(HELPER_MODULE) and helper not in placeholders:
-                placeholders[helper] = table.resolve_reference("", helper[len(HELPER_MODULE):], path)
+                placeholders[helper] = _helper_node(helper, path, table)
     helpers = {node: placeholder for placeholder, node in placeholders.items() if node}
     # a block's module (with the block's file) or a placeholder (file "") -> (the submodule it hands
     # on, "" or `.sub`; the placeholder handed it; the call that hands it)

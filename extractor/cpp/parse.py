@@ -236,14 +236,23 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
     branch; tree-sitter reads both, one `{` too many, and the rest of the file nested in the
     block, silently (a missing `}` at the end) or as one ERROR node, namespace and all. The first
     branch is kept, as the preprocessor reads the group when its condition holds. Bytes and lines
-    stay in place."""
-    if b"#" not in data or b"else" not in data or b"{" not in data:
+    stay in place.
+
+    So with parentheses, where both branches open the same blocks (none, mostly) and the same
+    parentheses: a declarator the branches write with and without an attribute (`__global__ void` /
+    `#if __CUDA_ARCH__ >= 1000` / `__launch_bounds__(512, 4) cvt_fp16_to_fp4(` / `#else` /
+    `cvt_fp16_to_fp4(` / `#endif`, rtp-llm's FP4 kernels, TensorRT-LLM's): read twice, the kernel
+    was an ERROR node, no definition, and its launches bound to nothing."""
+    if b"#" not in data or b"else" not in data or (b"{" not in data and b"(" not in data):
         return data
     out: bytearray | None = None
     for m in _TWO_BRANCHES.finditer(data):
         first, second = (_NO_BRACES.sub(b" ", m.group(i)) for i in (1, 2))
         opened = first.count(b"{") - first.count(b"}")
-        if opened == 0 or opened != second.count(b"{") - second.count(b"}"):
+        if opened != second.count(b"{") - second.count(b"}"):
+            continue
+        parens = first.count(b"(") - first.count(b")")
+        if opened == 0 and (parens == 0 or parens != second.count(b"(") - second.count(b")")):
             continue
         out = bytearray(data) if out is None else out
         for start, end in ((m.start(), m.start(1)), (m.end(1), m.end())):

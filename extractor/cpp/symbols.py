@@ -121,11 +121,13 @@ class SymbolTable:
     def __init__(self, defs: list[Def], namespace_aliases: Mapping[str, Sequence[NamespaceAlias]] | None = None,
                  seen_by: Mapping[str, frozenset[str]] | None = None,
                  usings: Mapping[str, Sequence[Using]] | None = None,
-                 usings_seen_by: Mapping[str, frozenset[str]] | None = None) -> None:
+                 usings_seen_by: Mapping[str, frozenset[str]] | None = None,
+                 includes: Mapping[str, Sequence[str]] | None = None) -> None:
         """``namespace_aliases``: each file's namespace aliases; ``seen_by``: per file, the files
         whose aliases it sees (:class:`extractor.cpp.aliases.NamespaceAliases`); ``usings`` and
         ``usings_seen_by``: the same of using-directives and using-declarations
-        (:class:`extractor.cpp.usings.Usings`)."""
+        (:class:`extractor.cpp.usings.Usings`); ``includes``: per file, the files of the system its
+        includes resolve to."""
         self.defs = defs
         aggregates = {d.record.qual for d in defs if d.record.kind in _AGGREGATE_RECORDS}
         namespaces = {d.record.qual for d in defs if d.record.kind == "namespace"}
@@ -181,6 +183,12 @@ class SymbolTable:
         self.usings = Usings(usings or {}, usings_seen_by or {}, namespaces, self.namespace_aliases, self.id_of)
         self._ambiguous: set[tuple[str, str, bool, str]] = set()  # resolve_callee's keys the usings left ambiguous
         self._types_through_usings: dict[tuple[str, str, str], str] = {}
+        self._includes = includes or {}
+        self._included: dict[str, frozenset[str]] = {}  # a file -> it and the files it includes, transitively
+        # callable names that more than one node has (`ns1::f`, `ns2::f`): only those can be found in
+        # the wrong namespace (:meth:`_out_of_view`)
+        counts = collections.Counter(n.name for n in self.node_by_id.values() if n.kind in CALLABLE)
+        self._shared_names = frozenset(name for name, count in counts.items() if count > 1)
 
     def _resolve(self, d: Def) -> None:
         r = d.record
@@ -426,6 +434,24 @@ class SymbolTable:
         name = name.lstrip(":")
         scope = caller_qual.rsplit("::", 1)[0] if "::" in caller_qual else ""
         found = self._find_callable(scope, name, path, kernel_only)
+        if found and not absolute and name.rpartition("::")[2] in self._shared_names and self.usings.sees_any(path):
+            # `registerOps(m)` in namespace rtp_llm finds rtp_llm::registerOps, which only a header
+            # for another platform declares, while a header the file includes declares
+            # torch_ext::registerOps and `using namespace torch_ext;`: C++ sees the latter alone
+            def find(where: str, written: str) -> str:
+                return self._find_callable(where, written.lstrip(":"), path, kernel_only)
+
+            def at(prefix: str) -> str:
+                return self._callable_at(_candidates(prefix, name, path), kernel_only)
+
+            through = self._through_usings(path, caller_qual, name, find, at)
+            if through != "" and through != found and self._out_of_view(found, path):
+                # again with the entities the file sees alone: a directive of the caller's own namespace
+                # nominates the unseen one too, which is no rival
+                through = self._through_usings(path, caller_qual, name, find, at,
+                                               seen=lambda node: not self._out_of_view(node, path))
+                if through:
+                    return through
         if found:
             return found
         if not absolute and self.usings.sees_any(path):
@@ -445,6 +471,22 @@ class SymbolTable:
         return ""
 
 
+    def _out_of_view(self, node_id: str, path: str) -> bool:
+        """Whether no file ``path`` includes (itself included, transitively) declares or defines
+        ``node_id``; False when the includes are not known."""
+        if not self._includes:
+            return False
+        seen = self._included.get(path)
+        if seen is None:
+            found, stack = {path}, [path]
+            while stack:
+                for target in self._includes.get(stack.pop(), ()):
+                    if target not in found:
+                        found.add(target)
+                        stack.append(target)
+            seen = self._included[path] = frozenset(found)
+        return not any(d.path in seen for d in self.groups.get(node_id, ()))
+
     def _find_callable(self, scope: str, name: str, path: str, kernel_only: bool) -> str:
         """The function ``name`` (no leading `::`) names from ``scope`` and the scopes enclosing it, "" for none."""
         for prefix in _outward(scope):
@@ -461,21 +503,26 @@ class SymbolTable:
         return ""
 
     def _through_usings(self, path: str, scope: str, name: str, find: Callable[[str, str], str],
-                        at: Callable[[str], str]) -> str | None:
+                        at: Callable[[str], str], seen: Callable[[str], bool] | None = None) -> str | None:
         """What ``name`` names in ``scope`` (a use's, a function's name included) of ``path``
         through the using-declarations of its head seen there, else through the namespaces the
         using-directives seen there nominate (:mod:`extractor.cpp.usings`): ``find(scope, name)`` looks a
-        name up from a declaration's scope outwards, ``at(namespace)`` in one namespace. "" for
-        nothing, None for several different entities."""
+        name up from a declaration's scope outwards, ``at(namespace)`` in one namespace; ``seen(node)``,
+        when given, keeps only the entities it accepts. "" for nothing, None for several different
+        entities."""
         head, sep, rest = name.partition("::")
         if head in self.usings.declared_names:
             declared = self.usings.declarations(path, scope, head)
             hits = {find(where, target + sep + rest) for where, target in declared} - {""}
+            if seen is not None:
+                hits = {hit for hit in hits if seen(hit)}
             if len(hits) > 1:
                 return None
             if hits:
                 return hits.pop()
         hits = {at(namespace) for namespace in self.usings.nominated(path, scope)} - {""}
+        if seen is not None:
+            hits = {hit for hit in hits if seen(hit)}
         if len(hits) > 1:
             return None
         return hits.pop() if hits else ""
