@@ -218,3 +218,37 @@ def test_a_launcher_called_in_a_macro_launches_from_where_the_macro_is_used(tmp_
     # a kernel named by the macro's parameter (BY_PARAMETER) is its argument's, not read
     assert launched == {("cpp:allreduce", "cpp:twoshot_kernel", 17), ("cpp:forward", "cpp:fwd_kernel", 29),
                         ("cpp:forward", "cpp:halo_kernel", 34)}
+
+
+CLUSTER_KERNELS = r'''
+namespace tk {
+template<typename lcft>
+__global__ __launch_bounds__(256, 1)
+#ifdef KITTENS_BLACKWELL
+__cluster_dims__(detail::CLUSTER_BLOCKS_v<lcft>)
+#endif
+void kernel(const __grid_constant__ typename lcft::globals globals) {}
+
+template<typename config>
+__launch_bounds__(256, 1)
+__cluster_dims__(detail::CLUSTER_BLOCKS_v<config>)
+__global__ void interpret(const __grid_constant__ typename config::globals globals) {}
+
+__global__ void __maxnreg__(64) capped(int* x) {}
+
+void run(int* x) {
+    capped<<<1, 1>>>(x);
+}
+}
+'''
+
+
+def test_kernels_with_cluster_dims_or_a_register_cap_stay_kernels(tmp_path: Path):
+    """CUDA's `__cluster_dims__(...)` and `__maxnreg__(n)` are attributes, as `__launch_bounds__` is; and a
+    conditional group they alone filled (`#ifdef` / `__cluster_dims__(...)` / `#endif` between `__global__` and
+    the declarator) is no longer there to split the declaration."""
+    graph = cpp_graph(tmp_path, {"k.cu": CLUSTER_KERNELS.lstrip("\n")})
+    kinds = {n.id: n.kind.value for n in graph.nodes}
+    assert {k: kinds.get(k) for k in ("cpp:tk::kernel", "cpp:tk::interpret", "cpp:tk::capped")} == \
+        {"cpp:tk::kernel": "kernel", "cpp:tk::interpret": "kernel", "cpp:tk::capped": "kernel"}
+    assert _launched(graph) == {("cpp:tk::run", "cpp:tk::capped", 17)}

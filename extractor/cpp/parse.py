@@ -164,7 +164,13 @@ def join_conditional_blocks(data: bytes) -> bytes:
     ... }`` / ``#endif`` / ``else { ... }``) is joined too: tree-sitter reads the group as a
     statement of its own, the ``else`` after it as no statement, and closed the function (and then
     the namespace) early, silently: FasterTransformer's torch ops lost their namespace for the
-    rest of the file."""
+    rest of the file.
+
+    A group left empty (its body only blanks and comments, once attribute macros are blanked:
+    ``__global__ __launch_bounds__(n)`` / ``#ifdef KITTENS_BLACKWELL`` / ``__cluster_dims__(c)`` /
+    ``#endif`` / ``void kernel(...)``) has its directives blanked too: it means nothing either way,
+    and in the middle of a declaration tree-sitter split the declaration at it (ThunderKittens'
+    kernel lost its ``__global__``)."""
     if b"#" not in data or b"endif" not in data:
         return data
     opened: list[tuple[bytes, re.Match[bytes] | None]] = []  # (condition, namespace's group)
@@ -172,7 +178,7 @@ def join_conditional_blocks(data: bytes) -> bytes:
     joined: list[re.Match[bytes]] = []  # groups that continue an if-else chain
     for m in _LONE_GROUP.finditer(data):
         body = _GROUP_COMMENT.sub(b" ", m.group(2))
-        if _ELSE_FIRST.match(body):
+        if _ELSE_FIRST.match(body) or not body.strip():
             joined.append(m)
             continue
         condition = b" ".join(_GROUP_COMMENT.sub(b" ", m.group(0)[:m.start(2) - m.start()]).split())
