@@ -215,9 +215,10 @@ def test_a_launcher_called_in_a_macro_launches_from_where_the_macro_is_used(tmp_
     # memory (cudaLaunchCooperativeKernel in macros defined in the body, through a local the macro declares)
     graph = cpp_graph(tmp_path, {"reduce.cu": LAUNCHER_MACROS.lstrip("\n")})
     launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
-    # a kernel named by the macro's parameter (BY_PARAMETER) is its argument's, not read
+    # a macro that hands its parameter to a launcher (BY_PARAMETER) is a launcher macro: its use launches
+    # the kernel it is handed
     assert launched == {("cpp:allreduce", "cpp:twoshot_kernel", 17), ("cpp:forward", "cpp:fwd_kernel", 29),
-                        ("cpp:forward", "cpp:halo_kernel", 34)}
+                        ("cpp:forward", "cpp:halo_kernel", 34), ("cpp:forward", "cpp:halo_kernel", 35)}
 
 
 CLUSTER_KERNELS = r'''
@@ -252,3 +253,52 @@ def test_kernels_with_cluster_dims_or_a_register_cap_stay_kernels(tmp_path: Path
     assert {k: kinds.get(k) for k in ("cpp:tk::kernel", "cpp:tk::interpret", "cpp:tk::capped")} == \
         {"cpp:tk::kernel": "kernel", "cpp:tk::interpret": "kernel", "cpp:tk::capped": "kernel"}
     assert _launched(graph) == {("cpp:tk::run", "cpp:tk::capped", 17)}
+
+
+LAUNCH_HEADER = r'''
+#pragma once
+#ifndef DISABLE_SM90_FEATURES
+#define LAUNCH_KERNEL(config, kernel, ...) CUDA_CHECK(cudaLaunchKernelEx(config, kernel, ##__VA_ARGS__))
+#else
+#define LAUNCH_KERNEL(config, kernel, ...) kernel<<<num_sms, num_threads, 0, stream>>>(__VA_ARGS__)
+#endif
+#define SWITCH_RANKS(case_macro) switch (num_ranks) { case 2: case_macro(2); default: break; }
+'''
+
+LAUNCHED_BY_MACROS = r'''
+#include "launch.cuh"
+#define LAUNCH_ONE(k) LAUNCH_KERNEL(&cfg, k, ptrs)
+namespace ep {
+template <int kNumRanks>
+__global__ void barrier_kernel(int** ptrs, int rank) {}
+__global__ void clean_kernel(int** ptrs) {}
+__global__ void sum_kernel(int** ptrs) {}
+
+void barrier(int** ptrs, int rank, int num_ranks, cudaStream_t stream) {
+#define BARRIER_LAUNCH_CASE(ranks) \
+    LAUNCH_KERNEL(&cfg, barrier_kernel<ranks>, ptrs, rank); \
+    break
+    SWITCH_RANKS(BARRIER_LAUNCH_CASE);
+#undef BARRIER_LAUNCH_CASE
+}
+
+void clean(int** ptrs) {
+    LAUNCH_KERNEL(&cfg, clean_kernel, ptrs);
+}
+
+void sum(int** ptrs) {
+    LAUNCH_ONE(sum_kernel);
+}
+}
+'''
+
+
+def test_a_launcher_macro_launches_the_kernel_it_is_handed_in_the_file_and_its_includers(tmp_path: Path):
+    """DeepEP's `LAUNCH_KERNEL(config, kernel, ...)` wraps `cudaLaunchKernelEx` (or `kernel<<<...>>>`) in a
+    header; a use in a body, in a macro of the body's own handed to a dispatch macro, or through a macro of
+    the file that wraps it, launches the kernel it names."""
+    graph = cpp_graph(tmp_path, {"launch.cuh": LAUNCH_HEADER.lstrip("\n"),
+                                 "intranode.cu": LAUNCHED_BY_MACROS.lstrip("\n")})
+    assert _launched(graph) == {("cpp:ep::barrier", "cpp:ep::barrier_kernel", 13),
+                                ("cpp:ep::clean", "cpp:ep::clean_kernel", 18),
+                                ("cpp:ep::sum", "cpp:ep::sum_kernel", 22)}

@@ -275,3 +275,6 @@ class CppFacts(msgspec.Struct, frozen=True):
     # PROPERTY(T, name) public: const T& name() const { return name##_; } ... T name##_`): written out
     # where a class body uses them, in the graph step's second scan (extractor.cpp.includes)
     member_macros: tuple[MacroDefinition, ...] = ()
+    # function-like macros that launch the kernel they are handed (scan.launcher_macros), name -> the position of
+    # that argument: a use launches it, in this file and, after the graph step's second scan, in its includers
+    launcher_macros: tuple[tuple[str, int], ...] = ()
