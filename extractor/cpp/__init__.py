@@ -115,9 +115,11 @@ from extractor.model import Language, Step
 # empty by the blanking has its directives blanked (parse.join_conditional_blocks)
 # version 48: launcher macros (`#define LAUNCH_KERNEL(cfg, kernel, ...) cudaLaunchKernelEx(cfg, kernel, ...)`,
 # CppFacts.launcher_macros): a use launches the kernel it is handed, in the file and in its includers' second scan
+# version 49: an extended lambda's execution space (`[=] __device__ (...) {`) blanked before parsing
+# (parse.blank_lambda_qualifiers)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="48", forkable=True)
+            extract=extract_cpp_graph, version="49", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -102,7 +102,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
-    blanked = keep_first_of_opening_branches(join_conditional_blocks(blanked))
+    blanked = keep_first_of_opening_branches(join_conditional_blocks(blank_lambda_qualifiers(blanked)))
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
     return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
 
@@ -134,6 +134,21 @@ def blank_continued_comments(data: bytes) -> bytes:
         return data
     parts.append(data[kept:])
     return b"".join(parts)
+
+
+# an extended lambda's execution space (`[=] __device__ (T& dst) {...}`, `[v]__host__ __device__(int i) {`)
+_LAMBDA_QUALIFIERS = re.compile(rb"(?<=\])(\s*)((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*[({])")
+
+
+def blank_lambda_qualifiers(data: bytes) -> bytes:
+    """``data`` with the execution space of each extended lambda (nvcc's ``--extended-lambda``:
+    ``[=] __device__ (fp8_type& dst, const T& src) {...}``, vLLM's fp8 quantization kernels,
+    ThunderKittens' ``apply(dst, src, [val]__device__(int row, int col, auto& v) {...})``) written
+    as spaces: the CUDA grammar knows no qualifier there, and read the lambda, and often the call
+    that takes it, as ERROR nodes. Bytes and lines stay in place."""
+    if b"__device__" not in data and b"__host__" not in data:
+        return data
+    return _LAMBDA_QUALIFIERS.sub(lambda m: m.group(1) + blank_span(m.group(2)), data)
 
 
 # a conditional group with no other directive inside: `#if...` line, body lines, `#endif` line
