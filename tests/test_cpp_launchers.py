@@ -302,3 +302,45 @@ def test_a_launcher_macro_launches_the_kernel_it_is_handed_in_the_file_and_its_i
     assert _launched(graph) == {("cpp:ep::barrier", "cpp:ep::barrier_kernel", 13),
                                 ("cpp:ep::clean", "cpp:ep::clean_kernel", 18),
                                 ("cpp:ep::sum", "cpp:ep::sum_kernel", 22)}
+
+
+KERNEL_AND_HOST_OF_ONE_NAME = r'''
+#include "launch.cuh"
+namespace ep {
+__device__ int lane() { return 0; }
+void check(int x) {}
+
+template <int kNumRanks>
+__global__ void notify(int** ptrs, int rank) { lane(); }
+
+void notify(int** ptrs, int rank, int num_ranks) {
+    check(num_ranks);
+    LAUNCH_KERNEL(&cfg, notify<8>, ptrs, rank);
+}
+
+__global__ void plain(int* x) {}
+void plain(int* x, int n) { plain<<<1, n>>>(x); }
+
+struct Buffer { void sync(); };
+void Buffer::sync() { notify(nullptr, 0, 8); plain(nullptr, 4); }
+}
+'''
+
+
+def test_a_kernel_and_the_host_function_of_its_name_are_two_nodes(tmp_path: Path):
+    """DeepEP names each legacy kernel as the host function that launches it (`__global__ void dispatch(...)`
+    and `void dispatch(...)`): a call names the host function, a launch the kernel (`cpp:__global__ ...`), and
+    each body's calls are its own. Merged, the host's callers called the kernel, which launched itself."""
+    graph = cpp_graph(tmp_path, {"launch.cuh": LAUNCH_HEADER.lstrip("\n"),
+                                 "intranode.cu": KERNEL_AND_HOST_OF_ONE_NAME.lstrip("\n")})
+    nodes = {n.id: n for n in graph.nodes}
+    kernel = nodes["cpp:__global__ ep::notify"]
+    assert (kernel.kind.value, kernel.name, kernel.qualname, kernel.line) == \
+        ("kernel", "notify", "__global__ ep::notify", 7)
+    assert (nodes["cpp:ep::notify"].kind.value, nodes["cpp:ep::notify"].line) == ("function", 9)
+    assert _launched(graph) == {("cpp:ep::notify", "cpp:__global__ ep::notify", 11),
+                                ("cpp:ep::plain", "cpp:__global__ ep::plain", 15)}
+    called = {(e.source, e.target) for e in graph.edges if e.kind is EdgeKind.CALLS}
+    assert {("cpp:__global__ ep::notify", "cpp:ep::lane"), ("cpp:ep::notify", "cpp:ep::check"),
+            ("cpp:ep::Buffer::sync", "cpp:ep::notify"), ("cpp:ep::Buffer::sync", "cpp:ep::plain")} <= called
+    assert not {(a, b) for a, b in called if "__global__" in b}
