@@ -529,6 +529,41 @@ def test_a_pybind11_module_named_by_a_compile_definition_of_the_cmake_build(tmp_
     assert (unnamed["path"], unnamed["line"]) == ("lost/api.cpp", 4)
 
 
+MAKE_DEFINED = {
+    # a kernel directory's Makefile includes a shared one that defines the macro (ThunderKittens' shape)
+    "kernels/common.mk": ("# shared flags\nNVCCFLAGS += -std=c++20\n"
+                          "ifeq ($(CONFIG),pytorch)\nNVCCFLAGS += -DTORCH_EXTENSION_NAME=_C\nendif\n"),
+    "kernels/norm/Makefile": "SRC := norm.cu\nCONFIG := pytorch\ninclude ../common.mk\n",
+    "kernels/norm/norm.cu": ("#include <torch/extension.h>\nvoid fused_norm(int x) {}\n"
+                             "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\n  m.def(\"fused_norm\", &fused_norm);\n}\n"),
+    "kernels/norm/bench.py": "from _C import fused_norm\n\n\ndef run():\n    fused_norm(1)\n",
+    # an included file beside, not above, the source: the Makefile that includes it applies it
+    "build/flags.mk": "CXXFLAGS += -DEXT_NAME=rope_ext # the module\n",
+    "ops/Makefile": "include ../build/flags.mk\n",
+    "ops/rope.cpp": ("#include <pybind11/pybind11.h>\nint rotate(int x) { return x; }\n"
+                     "PYBIND11_MODULE(EXT_NAME, m) {\n  m.def(\"rotate\", &rotate);\n}\n"),
+    "ops/use.py": "import rope_ext\n\n\ndef go():\n    rope_ext.rotate(2)\n",
+    # a value a variable gives is not known
+    "var/Makefile": "NAME := var_ext\nCXXFLAGS += -DVAR_NAME=$(NAME)\n",
+    "var/api.cpp": ("#include <pybind11/pybind11.h>\nint half(int x) { return x / 2; }\n"
+                    "PYBIND11_MODULE(VAR_NAME, m) {\n  m.def(\"half\", &half);\n}\n"),
+}
+
+
+def test_a_pybind11_module_named_by_a_compile_definition_of_a_makefile(tmp_path):
+    from extractor.run.pipeline import extract_system
+
+    for rel, code in MAKE_DEFINED.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(code)
+    bundle = extract_system([str(tmp_path)], options=ExtractOptions(jobs=1, cache_dir=tmp_path / "c")).bundle
+    binds = {(e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds"}
+    assert binds == {("py:bench.run", "cpp:fused_norm", 5), ("py:use.go", "cpp:rotate", 5)}
+    [unnamed] = [d for d in bundle["diagnostics"] if d["code"] == "pybind-module-unnamed"]
+    assert (unnamed["path"], unnamed["line"]) == ("var/api.cpp", 4)
+    assert "CMake file or Makefile above it" in unnamed["message"]
+
+
 def test_a_method_of_what_an_operator_returned_is_no_operator_call(torch_cpp):
     """``out = torch.ops._C.rms_norm(...)`` then ``out.reshape(...)``: the Python graph names the second
     callee ``torch.ops._C.rms_norm().reshape``, a tensor's method, which neither binds nor is unregistered."""

@@ -215,6 +215,132 @@ def test_a_launcher_called_in_a_macro_launches_from_where_the_macro_is_used(tmp_
     # memory (cudaLaunchCooperativeKernel in macros defined in the body, through a local the macro declares)
     graph = cpp_graph(tmp_path, {"reduce.cu": LAUNCHER_MACROS.lstrip("\n")})
     launched = {(e.source, e.target, e.line) for e in graph.edges if e.kind is EdgeKind.LAUNCHES}
-    # a kernel named by the macro's parameter (BY_PARAMETER) is its argument's, not read
+    # a macro that hands its parameter to a launcher (BY_PARAMETER) is a launcher macro: its use launches
+    # the kernel it is handed
     assert launched == {("cpp:allreduce", "cpp:twoshot_kernel", 17), ("cpp:forward", "cpp:fwd_kernel", 29),
-                        ("cpp:forward", "cpp:halo_kernel", 34)}
+                        ("cpp:forward", "cpp:halo_kernel", 34), ("cpp:forward", "cpp:halo_kernel", 35)}
+
+
+CLUSTER_KERNELS = r'''
+namespace tk {
+template<typename lcft>
+__global__ __launch_bounds__(256, 1)
+#ifdef KITTENS_BLACKWELL
+__cluster_dims__(detail::CLUSTER_BLOCKS_v<lcft>)
+#endif
+void kernel(const __grid_constant__ typename lcft::globals globals) {}
+
+template<typename config>
+__launch_bounds__(256, 1)
+__cluster_dims__(detail::CLUSTER_BLOCKS_v<config>)
+__global__ void interpret(const __grid_constant__ typename config::globals globals) {}
+
+__global__ void __maxnreg__(64) capped(int* x) {}
+
+void run(int* x) {
+    capped<<<1, 1>>>(x);
+}
+}
+'''
+
+
+def test_kernels_with_cluster_dims_or_a_register_cap_stay_kernels(tmp_path: Path):
+    """CUDA's `__cluster_dims__(...)` and `__maxnreg__(n)` are attributes, as `__launch_bounds__` is; and a
+    conditional group they alone filled (`#ifdef` / `__cluster_dims__(...)` / `#endif` between `__global__` and
+    the declarator) is no longer there to split the declaration."""
+    graph = cpp_graph(tmp_path, {"k.cu": CLUSTER_KERNELS.lstrip("\n")})
+    kinds = {n.id: n.kind.value for n in graph.nodes}
+    assert {k: kinds.get(k) for k in ("cpp:tk::kernel", "cpp:tk::interpret", "cpp:tk::capped")} == \
+        {"cpp:tk::kernel": "kernel", "cpp:tk::interpret": "kernel", "cpp:tk::capped": "kernel"}
+    assert _launched(graph) == {("cpp:tk::run", "cpp:tk::capped", 17)}
+
+
+LAUNCH_HEADER = r'''
+#pragma once
+#ifndef DISABLE_SM90_FEATURES
+#define LAUNCH_KERNEL(config, kernel, ...) CUDA_CHECK(cudaLaunchKernelEx(config, kernel, ##__VA_ARGS__))
+#else
+#define LAUNCH_KERNEL(config, kernel, ...) kernel<<<num_sms, num_threads, 0, stream>>>(__VA_ARGS__)
+#endif
+#define SWITCH_RANKS(case_macro) switch (num_ranks) { case 2: case_macro(2); default: break; }
+'''
+
+LAUNCHED_BY_MACROS = r'''
+#include "launch.cuh"
+#define LAUNCH_ONE(k) LAUNCH_KERNEL(&cfg, k, ptrs)
+namespace ep {
+template <int kNumRanks>
+__global__ void barrier_kernel(int** ptrs, int rank) {}
+__global__ void clean_kernel(int** ptrs) {}
+__global__ void sum_kernel(int** ptrs) {}
+
+void barrier(int** ptrs, int rank, int num_ranks, cudaStream_t stream) {
+#define BARRIER_LAUNCH_CASE(ranks) \
+    LAUNCH_KERNEL(&cfg, barrier_kernel<ranks>, ptrs, rank); \
+    break
+    SWITCH_RANKS(BARRIER_LAUNCH_CASE);
+#undef BARRIER_LAUNCH_CASE
+}
+
+void clean(int** ptrs) {
+    LAUNCH_KERNEL(&cfg, clean_kernel, ptrs);
+}
+
+void sum(int** ptrs) {
+    LAUNCH_ONE(sum_kernel);
+}
+}
+'''
+
+
+def test_a_launcher_macro_launches_the_kernel_it_is_handed_in_the_file_and_its_includers(tmp_path: Path):
+    """DeepEP's `LAUNCH_KERNEL(config, kernel, ...)` wraps `cudaLaunchKernelEx` (or `kernel<<<...>>>`) in a
+    header; a use in a body, in a macro of the body's own handed to a dispatch macro, or through a macro of
+    the file that wraps it, launches the kernel it names."""
+    graph = cpp_graph(tmp_path, {"launch.cuh": LAUNCH_HEADER.lstrip("\n"),
+                                 "intranode.cu": LAUNCHED_BY_MACROS.lstrip("\n")})
+    assert _launched(graph) == {("cpp:ep::barrier", "cpp:ep::barrier_kernel", 13),
+                                ("cpp:ep::clean", "cpp:ep::clean_kernel", 18),
+                                ("cpp:ep::sum", "cpp:ep::sum_kernel", 22)}
+
+
+KERNEL_AND_HOST_OF_ONE_NAME = r'''
+#include "launch.cuh"
+namespace ep {
+__device__ int lane() { return 0; }
+void check(int x) {}
+
+template <int kNumRanks>
+__global__ void notify(int** ptrs, int rank) { lane(); }
+
+void notify(int** ptrs, int rank, int num_ranks) {
+    check(num_ranks);
+    LAUNCH_KERNEL(&cfg, notify<8>, ptrs, rank);
+}
+
+__global__ void plain(int* x) {}
+void plain(int* x, int n) { plain<<<1, n>>>(x); }
+
+struct Buffer { void sync(); };
+void Buffer::sync() { notify(nullptr, 0, 8); plain(nullptr, 4); }
+}
+'''
+
+
+def test_a_kernel_and_the_host_function_of_its_name_are_two_nodes(tmp_path: Path):
+    """DeepEP names each legacy kernel as the host function that launches it (`__global__ void dispatch(...)`
+    and `void dispatch(...)`): a call names the host function, a launch the kernel (`cpp:__global__ ...`), and
+    each body's calls are its own. Merged, the host's callers called the kernel, which launched itself."""
+    graph = cpp_graph(tmp_path, {"launch.cuh": LAUNCH_HEADER.lstrip("\n"),
+                                 "intranode.cu": KERNEL_AND_HOST_OF_ONE_NAME.lstrip("\n")})
+    nodes = {n.id: n for n in graph.nodes}
+    kernel = nodes["cpp:__global__ ep::notify"]
+    assert (kernel.kind.value, kernel.name, kernel.qualname, kernel.line) == \
+        ("kernel", "notify", "__global__ ep::notify", 7)
+    assert (nodes["cpp:ep::notify"].kind.value, nodes["cpp:ep::notify"].line) == ("function", 9)
+    assert _launched(graph) == {("cpp:ep::notify", "cpp:__global__ ep::notify", 11),
+                                ("cpp:ep::plain", "cpp:__global__ ep::plain", 15)}
+    called = {(e.source, e.target) for e in graph.edges if e.kind is EdgeKind.CALLS}
+    assert {("cpp:__global__ ep::notify", "cpp:ep::lane"), ("cpp:ep::notify", "cpp:ep::check"),
+            ("cpp:ep::Buffer::sync", "cpp:ep::notify"), ("cpp:ep::Buffer::sync", "cpp:ep::plain")} <= called
+    assert not {(a, b) for a, b in called if "__global__" in b}

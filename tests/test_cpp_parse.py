@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from extractor.cpp.facts import CppFacts, Definition
-from extractor.cpp.parse import (attribute_macros, blank_continued_comments, blank_macros,
+from extractor.cpp.parse import (attribute_macros, blank_continued_comments, blank_lambda_qualifiers, blank_macros,
                                  drop_operator_call_template_arguments, join_conditional_blocks,
                                  hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
                                  drop_unread_typename, used_outside_directives, word_hash, word_hashes)
@@ -594,3 +594,35 @@ def test_namespace_macros_an_include_defines_are_written_out_in_its_includers(tm
                                         "PROTOBUF_NAMESPACE_CLOSE\n")
     graph = extract_cpp_graph(scan_trees({"": tmp_path}))
     assert "cpp:google::protobuf::Message" in {n.id for n in graph.nodes}
+
+
+EXTENDED_LAMBDAS = """\
+namespace q {
+__device__ float scale(float x) { return x * 2.f; }
+__device__ void store(float* out, float v) { *out = v; }
+[[nodiscard]] __device__ int kept(int x) { return x; }
+
+__global__ void quant_kernel(float* out) {
+  apply(out, [=] __device__(float* dst, float src) {
+    store(dst, scale(src));
+  });
+  apply(out, [&]__host__ __device__(float* dst, float src) { store(dst, src); });
+  done(out);
+}
+}
+"""
+
+
+def test_an_extended_lambdas_execution_space_is_no_parse_error():
+    """nvcc's extended lambdas (`[=] __device__ (T& dst) {...}`: vLLM's fp8 quantization, ThunderKittens'
+    `apply(dst, src, [val]__device__(...) {...})`) are read as lambdas; a function's own `__device__` after an
+    attribute's `]` is no lambda's and stays."""
+    data = EXTENDED_LAMBDAS.encode()
+    rewritten = blank_lambda_qualifiers(data)
+    assert _keeps_places(rewritten, data)
+    assert rewritten.count(b"__device__") == data.count(b"__device__") - 2
+    facts = scan(EXTENDED_LAMBDAS, Language.CUDA)
+    assert facts.errors == 0
+    assert defs_by_qual(facts)["q::kept"].kind == "function"
+    assert {(callee, at) for _caller, callee, at in each_call(facts.calls)} >= {
+        ("store", 8), ("scale", 8), ("store", 10), ("done", 11)}

@@ -1,4 +1,4 @@
-"""The value a CMake build gives a macro that names a pybind11 module.
+"""The value a CMake build (or a Makefile) gives a macro that names a pybind11 module.
 
 A CMake-built extension often names its module with a compile definition rather than in the
 source: ``PYBIND11_MODULE(PY_MODULE_NAME, m)`` with ``-DPY_MODULE_NAME=_C`` among the options of
@@ -12,6 +12,14 @@ A definition applies to a source file when the CMake file that gives it is in on
 directories (a CMakeLists.txt builds what is below it): the nearest such file that defines the
 macro decides. When it gives the macro several values (one a target), the command that names the
 source file's name decides; when none or several do, the value is not known.
+
+Makefiles (``Makefile``, ``makefile``, ``GNUmakefile``, ``*.mk``) are read the same way for
+``-DNAME=VALUE`` in their text (ThunderKittens' kernels: ``NVCCFLAGS += -DTORCH_EXTENSION_NAME=_C``
+in ``kernels/common.mk``). A Makefile's definition applies below its directory, as a CMakeLists.txt's
+does, and so does the definition of a file it includes (``include ../common.mk``, ``-include``,
+``sinclude``; a path written with a variable is not followed): below the including Makefile's
+directory, with that Makefile's text naming the sources (``SRC := layernorm.cu``). No variable is
+expanded (``-DNAME=$(EXT)`` gives no value) and no conditional is evaluated, as CMake's ``if()`` is not.
 """
 
 from __future__ import annotations
@@ -22,32 +30,38 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from extractor.support.cmakefiles import cmake_files
+from extractor.support.cmakefiles import cmake_files, makefiles
 
 _COMMAND = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 _DEFINITION_COMMANDS = frozenset({"target_compile_definitions", "add_compile_definitions"})
 _COMMENT = re.compile(r"#[^\n]*")
+_MAKE_COMMENT = re.compile(r"(?<!\\)#[^\n]*")
+_MAKE_INCLUDE = re.compile(r"^[ \t]*(?:-include|sinclude|include)[ \t]+([^\n]+)", re.M)
+_MAX_INCLUDE_DEPTH = 8
 
 
 @dataclasses.dataclass(frozen=True, order=True, slots=True)
-class CmakeDefinition:
-    """``NAME=VALUE`` as one CMake command gives it."""
+class BuildDefinition:
+    """``NAME=VALUE`` as one CMake command (or one Makefile) gives it."""
 
     macro: str
     value: str
-    path: str  # evidence path of the CMake file
+    path: str  # evidence path of the CMake file or Makefile
     line: int
-    command: str  # the command's arguments, for the source files it names
+    command: str  # the command's arguments (a Makefile: the text of the one that applies it), for the files it names
+    folder: str  # the directory whose files it applies to (those below it too)
 
 
-def cmake_definitions(roots: Iterable[tuple[Path, str]], macros: frozenset[str]) -> list[CmakeDefinition]:
-    """The definitions of ``macros`` in every CMakeLists.txt and *.cmake under the roots."""
-    found: list[CmakeDefinition] = []
+def cmake_definitions(roots: Iterable[tuple[Path, str]], macros: frozenset[str]) -> list[BuildDefinition]:
+    """The definitions of ``macros`` in every CMakeLists.txt, *.cmake and Makefile under the roots."""
+    found: list[BuildDefinition] = []
     if not macros:
         return found
+    roots = tuple(roots)
     names = "|".join(sorted(map(re.escape, macros)))
     flag = re.compile(rf"-D({names})=([A-Za-z_][\w.]*)\b")
     bare = re.compile(rf"(?<![\w-])({names})=([A-Za-z_][\w.]*)\b")
+    found += _make_definitions(roots, flag)
     for where, text in cmake_files(roots):
         if not any(m in text for m in macros):
             continue
@@ -67,8 +81,42 @@ def cmake_definitions(roots: Iterable[tuple[Path, str]], macros: frozenset[str])
                                          and a.split(None, 1)[:1] == [target])])
             for m in pattern_hits:
                 line = text.count("\n", 0, start + m.start()) + 1
-                found.append(CmakeDefinition(m.group(1), m.group(2), where, line, args))
+                found.append(BuildDefinition(m.group(1), m.group(2), where, line, args, posixpath.dirname(where)))
     return sorted(set(found))
+
+
+def _make_definitions(roots: tuple[tuple[Path, str], ...], flag: re.Pattern[str]) -> list[BuildDefinition]:
+    """``-DNAME=VALUE`` of each Makefile, and of the files it includes, applied below its directory."""
+    texts = {where: _MAKE_COMMENT.sub(lambda m: " " * len(m.group()), text) for where, text in makefiles(roots)}
+    own: dict[str, list[tuple[str, str, int]]] = {}  # path -> (macro, value, line) it writes itself
+    for where, text in texts.items():
+        own[where] = [(m.group(1), m.group(2), text.count("\n", 0, m.start()) + 1) for m in flag.finditer(text)]
+    found: list[BuildDefinition] = []
+    for where, text in texts.items():
+        folder = posixpath.dirname(where)
+        for given in _included(where, texts):
+            found += [BuildDefinition(macro, value, given, line, text, folder) for macro, value, line in own[given]]
+    return found
+
+
+def _included(where: str, texts: dict[str, str]) -> list[str]:
+    """``where`` and the Makefiles it includes, directly or through others, that are in ``texts``."""
+    seen = [where]
+    frontier = [where]
+    for _depth in range(_MAX_INCLUDE_DEPTH):
+        following: list[str] = []
+        for path in frontier:
+            folder = posixpath.dirname(path)
+            for m in _MAKE_INCLUDE.finditer(texts[path]):
+                for word in m.group(1).split():
+                    if "$" in word or word.startswith("/"):
+                        continue  # a path a variable gives, or outside the tree
+                    target = posixpath.normpath(posixpath.join(folder, word))
+                    if target in texts and target not in seen:
+                        seen.append(target)
+                        following.append(target)
+        frontier = following
+    return seen
 
 
 def _commands(text: str) -> Iterable[tuple[str, str, int]]:
@@ -86,14 +134,14 @@ def _commands(text: str) -> Iterable[tuple[str, str, int]]:
                 depth -= 1
 
 
-def defined_for(source: str, macro: str, definitions: list[CmakeDefinition]) -> CmakeDefinition | None:
+def defined_for(source: str, macro: str, definitions: list[BuildDefinition]) -> BuildDefinition | None:
     """The definition of ``macro`` that applies to ``source`` (module docstring), or None."""
-    nearest: list[CmakeDefinition] = []
+    nearest: list[BuildDefinition] = []
     depth = -1
     for d in definitions:
         if d.macro != macro:
             continue
-        folder = posixpath.dirname(d.path)
+        folder = d.folder
         if folder and not source.startswith(folder + "/"):
             continue
         level = folder.count("/") + 1 if folder else 0

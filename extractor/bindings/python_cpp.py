@@ -85,7 +85,7 @@ from extractor.context import Context
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
                              Step)
-from extractor.bindings.cmake_defines import CmakeDefinition, cmake_definitions, defined_for
+from extractor.bindings.cmake_defines import BuildDefinition, cmake_definitions, defined_for
 from extractor.bindings.python_ctypes import (EXPORTED_BY, CtypesBinding, CtypesFacts, CtypesFile, CtypesResult,
                                               bind_ctypes, scan_ctypes)
 from extractor.bindings.python_ops import (OpRegistrations, PyOpFile, PythonOp, PythonOps, python_registrations,
@@ -375,12 +375,12 @@ _BUILD_MACRO = re.compile(r"[A-Z][A-Z0-9_]*")  # TORCH_EXTENSION_NAME: no Python
 
 
 def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]],
-                   read_cmake: Callable[[frozenset[str]], list[CmakeDefinition]] | None = None,
+                   read_cmake: Callable[[frozenset[str]], list[BuildDefinition]] | None = None,
                    computed: Mapping[str, str] | None = None) -> tuple[tuple[PyBinding, ...], list[Diagnostic]]:
     """``pybind`` with the module of each block in a file that one extension's sources list (and of
     each function the block gives its module) renamed to that extension's last name (``extensions``:
     file path -> the last names of the extensions that list it), when it is written otherwise (a
-    build macro); else to the value the system's CMake files give the macro for that file
+    build macro); else to the value the system's CMake files (or Makefiles) give the macro for that file
     (``read_cmake``: the definitions of some macros, :mod:`extractor.bindings.cmake_defines`); else,
     when exactly one extension of the build scripts has sources the scanner cannot read and a name
     no block writes out (``computed``: last name -> "path:line" of each extension whose sources are
@@ -418,9 +418,9 @@ def named_by_build(pybind: tuple[PyBinding, ...], extensions: dict[str, set[str]
     diagnostics += [Diagnostic(path, line, "pybind-module-inferred",
                                f"the {mechanism} module of these bindings is named by the build macro {macro}, and no "
                                "Extension(...) or cpp_extension.load(...) of the system's build scripts lists this "
-                               f"file among its sources, nor does a CMake file above it define the macro: taken to "
-                               f"be {extension}, the only extension whose sources are computed ({computed_at}) "
-                               "and whose name no module block writes out", Severity.INFO)
+                               "file among its sources, nor does a CMake file or Makefile above it define the macro: "
+                               f"taken to be {extension}, the only extension whose sources are computed "
+                               f"({computed_at}) and whose name no module block writes out", Severity.INFO)
                     for path, (line, macro, mechanism, extension) in sorted(inferred.items())
                     for computed_at in [(computed or {}).get(extension, "")]]
     return tuple(named), diagnostics
@@ -435,7 +435,7 @@ def _unnamed_message(mechanism: str, macro: str) -> str:
                 "its Python does not define")
     return (f"the {mechanism} module of these bindings is named by the build macro {macro}, and "
             "no Extension(...) or cpp_extension.load(...) of the system's build scripts lists "
-            "this file among its sources, nor does a CMake file above it define the macro: "
+            "this file among its sources, nor does a CMake file or Makefile above it define the macro: "
             "Python calls into it are not bound")
 
 

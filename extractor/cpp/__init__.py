@@ -120,9 +120,14 @@ from extractor.model import Language, Step
 # version 50 (a branch's 47 beside 47-49): the second of two branches that open the same parentheses and no block (a
 # declarator written with and without `__launch_bounds__(...)`) blanked before parsing too
 # (parse.keep_first_of_opening_branches)
+# version 51 (another branch's 47-49 beside 47-50): CUDA's `__cluster_dims__(...)` and `__maxnreg__(n)` blanked as
+# attributes, a conditional group left empty by the blanking has its directives blanked (parse.join_conditional_blocks);
+# launcher macros (`#define LAUNCH_KERNEL(cfg, kernel, ...) cudaLaunchKernelEx(cfg, kernel, ...)`,
+# CppFacts.launcher_macros): a use launches the kernel it is handed, in the file and in its includers' second scan;
+# an extended lambda's execution space (`[=] __device__ (...) {`) blanked before parsing (parse.blank_lambda_qualifiers)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="50", forkable=True)
+            extract=extract_cpp_graph, version="51", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

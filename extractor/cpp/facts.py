@@ -281,3 +281,6 @@ class CppFacts(msgspec.Struct, frozen=True):
     launcher_params: tuple[tuple[str, int], ...] = ()
     forwards: tuple[tuple[str, int, str, int, int], ...] = ()
     kernel_args: tuple[tuple[str, str, int, str, int], ...] = ()
+    # function-like macros that launch the kernel they are handed (scan.launcher_macros), name -> the position of
+    # that argument: a use launches it, in this file and, after the graph step's second scan, in its includers
+    launcher_macros: tuple[tuple[str, int], ...] = ()

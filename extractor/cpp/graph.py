@@ -309,7 +309,7 @@ def _calls_and_uses(table: SymbolTable, facts: Mapping[str, CppFacts], stats: co
             f = facts[path]
             for sites, kind, kernel_only in ((f.calls, "calls", False), (f.launches, "launches", True)):
                 for caller, callee, line in each_call(sites):
-                    source = table.id_of(path, caller)
+                    source = table.id_of(path, caller, line=line)
                     target = table.resolve_callee(source, callee, kernel_only=kernel_only, path=path)
                     if not target and source and not kernel_only and ("." in callee or "->" in callee):
                         target, reason = members.resolve(source, caller, callee, path, line)

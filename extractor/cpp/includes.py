@@ -97,8 +97,10 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             kinds[name].add(kind)
     namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
     members = _member_macros(facts)
+    launchers = _launcher_macros(facts)
     defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
-               | {m.name for m in f.member_macros if m.name in members} for p, f in facts.items()}
+               | {m.name for m in f.member_macros if m.name in members}
+               | {n for n, _at in f.launcher_macros if n in launchers} for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -115,7 +117,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
         # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
         # without reading them again
         words = hashed_words(facts[path].words)
-        candidates = [m for m in inherited if hash_of[m] in words] if words else inherited
+        # (a launcher macro is often used only in the file's own macros, whose words are not hashed)
+        candidates = [m for m in inherited if hash_of[m] in words or m in launchers] if words else inherited
         if not candidates:
             continue
         try:
@@ -123,15 +126,27 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
         except OSError:
             continue
         tasks.append(_Rescan(path, languages[path], data,
-                             tuple(c for c in candidates if c not in namespaces and c not in members),
+                             tuple(c for c in candidates if c not in namespaces and c not in members
+                                   and c not in launchers),
                              {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None,
-                             {c: members[c] for c in candidates if c in members}))
+                             {c: members[c] for c in candidates if c in members},
+                             {c: launchers[c] for c in candidates if c in launchers}))
     for task, rescanned in zip(tasks, fork_map(_rescanned, tasks, jobs)):
         if rescanned is not None:
             facts[task.path], written_out = _RESCANNED.decode(rescanned)
             stats["files_rescanned_for_macros"] += 1
             if written_out:
                 stats["member_macro_uses_written_out"] += written_out
+
+
+def _launcher_macros(facts: Mapping[str, CppFacts]) -> dict[str, int]:
+    """The launcher macros of the system (CppFacts.launcher_macros) whose kernel argument every file
+    that defines them puts at one position."""
+    found: dict[str, set[int]] = collections.defaultdict(set)
+    for f in facts.values():
+        for name, at in f.launcher_macros:
+            found[name].add(at)
+    return {name: at.pop() for name, at in sorted(found.items()) if len(at) == 1}
 
 
 def _member_macros(facts: Mapping[str, CppFacts]) -> dict[str, MacroDefinition]:
@@ -158,6 +173,7 @@ class _Rescan:
     namespaces: dict[str, str]  # namespace macros: what each does
     words: bytes | None
     members: dict[str, MacroDefinition]  # accessor macros
+    launchers: dict[str, int]  # launcher macros: the position of their kernel argument
 
 
 def _rescanned(task: _Rescan) -> bytes | None:
@@ -167,13 +183,16 @@ def _rescanned(task: _Rescan) -> bytes | None:
     data, written_out = write_out_member_macros(task.data, task.members) if task.members else (task.data, [])
     listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
     used = used_outside_directives(data, (*listed, *task.namespaces))
-    if not used and not written_out:
+    # a launcher macro counts in a directive too: a macro of the file's own body uses it (DeepEP's
+    # `#define DISPATCH_LAUNCH_CASE(ranks) LAUNCH_KERNEL(&cfg, dispatch<ranks>, ...)`)
+    launchers = {name: at for name, at in task.launchers.items() if re.search(rf"\b{name}\b".encode(), data)}
+    if not used and not written_out and not launchers:
         return None
     blank = [listed[name] for name in used if name not in task.namespaces]
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
     language = grammar_language(data, task.language)
     tree = parse_source(data, language, blank=blank, namespaces=namespaces)
-    facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces)
+    facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces, launchers=launchers)
     if written_out:  # what the uses declare says so
         lines = set(written_out)
         facts = msgspec.structs.replace(facts, defs=tuple(

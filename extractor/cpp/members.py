@@ -235,7 +235,7 @@ class MemberCalls:
 
     def _bodies(self, caller: str, written: str, path: str) -> list[_Call]:
         """A :class:`_Call` for each definition of ``caller`` in ``path``, then one for a call outside them."""
-        qual = id_name(caller)
+        qual = self.table.qual_of(caller)
         owner = self.table.type_id(qual.rsplit("::", 1)[0]) if "::" in qual else ""
         node = self.table.node_by_id.get(owner)
         owner = owner if node is not None and node.kind in AGGREGATES else ""

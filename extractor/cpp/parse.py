@@ -102,7 +102,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
-    blanked = keep_first_of_opening_branches(join_conditional_blocks(blanked))
+    blanked = keep_first_of_opening_branches(join_conditional_blocks(blank_lambda_qualifiers(blanked)))
     if is_metal(data):
         blanked = blank_metal_qualifiers(blanked)
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
@@ -165,6 +165,21 @@ def blank_continued_comments(data: bytes) -> bytes:
     return b"".join(parts)
 
 
+# an extended lambda's execution space (`[=] __device__ (T& dst) {...}`, `[v]__host__ __device__(int i) {`)
+_LAMBDA_QUALIFIERS = re.compile(rb"(?<=\])(\s*)((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*[({])")
+
+
+def blank_lambda_qualifiers(data: bytes) -> bytes:
+    """``data`` with the execution space of each extended lambda (nvcc's ``--extended-lambda``:
+    ``[=] __device__ (fp8_type& dst, const T& src) {...}``, vLLM's fp8 quantization kernels,
+    ThunderKittens' ``apply(dst, src, [val]__device__(int row, int col, auto& v) {...})``) written
+    as spaces: the CUDA grammar knows no qualifier there, and read the lambda, and often the call
+    that takes it, as ERROR nodes. Bytes and lines stay in place."""
+    if b"__device__" not in data and b"__host__" not in data:
+        return data
+    return _LAMBDA_QUALIFIERS.sub(lambda m: m.group(1) + blank_span(m.group(2)), data)
+
+
 # a conditional group with no other directive inside: `#if...` line, body lines, `#endif` line
 _LONE_GROUP = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b([^\n\\]*)\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                          rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
@@ -193,7 +208,13 @@ def join_conditional_blocks(data: bytes) -> bytes:
     ... }`` / ``#endif`` / ``else { ... }``) is joined too: tree-sitter reads the group as a
     statement of its own, the ``else`` after it as no statement, and closed the function (and then
     the namespace) early, silently: FasterTransformer's torch ops lost their namespace for the
-    rest of the file."""
+    rest of the file.
+
+    A group left empty (its body only blanks and comments, once attribute macros are blanked:
+    ``__global__ __launch_bounds__(n)`` / ``#ifdef KITTENS_BLACKWELL`` / ``__cluster_dims__(c)`` /
+    ``#endif`` / ``void kernel(...)``) has its directives blanked too: it means nothing either way,
+    and in the middle of a declaration tree-sitter split the declaration at it (ThunderKittens'
+    kernel lost its ``__global__``)."""
     if b"#" not in data or b"endif" not in data:
         return data
     opened: list[tuple[bytes, re.Match[bytes] | None]] = []  # (condition, namespace's group)
@@ -201,7 +222,7 @@ def join_conditional_blocks(data: bytes) -> bytes:
     joined: list[re.Match[bytes]] = []  # groups that continue an if-else chain
     for m in _LONE_GROUP.finditer(data):
         body = _GROUP_COMMENT.sub(b" ", m.group(2))
-        if _ELSE_FIRST.match(body):
+        if _ELSE_FIRST.match(body) or not body.strip():
             joined.append(m)
             continue
         condition = b" ".join(_GROUP_COMMENT.sub(b" ", m.group(0)[:m.start(2) - m.start()]).split())

@@ -147,12 +147,14 @@ _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "variadic_type_param
                               "optional_type_parameter_declaration", "template_template_parameter_declaration"})
 
 
-def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None) -> CppFacts:
+def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None,
+             launchers: Mapping[str, int] | None = None) -> CppFacts:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input.
     ``words``: the file's word hashes when a scan of the same bytes already has them;
     ``namespaces``: the namespace macros its includes define, which its tree was parsed with
-    (:func:`extractor.cpp.parse.parse_source`)."""
-    scanner = _Scanner(parsed)
+    (:func:`extractor.cpp.parse.parse_source`); ``launchers``: the launcher macros its includes
+    define (:func:`launcher_macros`), name -> the position of their kernel argument."""
+    scanner = _Scanner(parsed, launchers)
     try:
         scanner.visit_items(parsed.tree.root_node, ())
     except RecursionError:
@@ -160,7 +162,7 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
         scanner.truncated = True
     facts = scanner.finish(word_hashes(parsed.data) if words is None else words)
     if scanner.conditional_error_spans and not scanner.truncated:
-        facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, namespaces)
+        facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, namespaces, launchers)
     macros = file_namespace_macros(parsed.data, namespaces)
     aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
     return _unaliased(facts, aliases) if aliases else facts
@@ -209,7 +211,8 @@ def _unaliased(facts: CppFacts, aliases: dict[str, str]) -> CppFacts:
 
 
 def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]], facts: CppFacts,
-                                 namespaces: dict[str, str] | None = None) -> CppFacts:
+                                 namespaces: dict[str, str] | None = None,
+                                 launchers: Mapping[str, int] | None = None) -> CppFacts:
     """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
     initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
     conditional directives inside those regions are blanked (both branches kept, as for the rest
@@ -224,7 +227,7 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     best = (0, 0)
     for first_only in (False, True):
         variant = _variant_facts(parsed, _without_conditionals(parsed.data, spans, first_only), facts.words,
-                                 namespaces)
+                                 namespaces, launchers)
         if variant is not None and (alt is None or variant[1] < best):
             alt, best = variant
     if alt is None or alt.errors >= facts.errors:
@@ -288,13 +291,13 @@ def _without_conditionals(data: bytes, spans: list[tuple[int, int]], first_only:
     return bytes(out)
 
 
-def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: dict[str, str] | None
-                   ) -> tuple[CppFacts, tuple[int, int]] | None:
+def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: dict[str, str] | None,
+                   launchers: Mapping[str, int] | None = None) -> tuple[CppFacts, tuple[int, int]] | None:
     """The facts of a variant of ``parsed``'s bytes, parsed as it was, and how wrong its parse is:
     (errors, nodes the parser had to invent: a `}` missing at the end is a block never closed);
     None past the recursion limit."""
     tree = parse_source(variant, parsed.language, namespaces=namespaces)
-    other = _Scanner(ParsedFile(parsed.language, variant, tree))
+    other = _Scanner(ParsedFile(parsed.language, variant, tree), launchers)
     try:
         other.visit_items(other.tree.root_node, ())
     except RecursionError:
@@ -314,11 +317,16 @@ def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: d
 
 
 class _Scanner:
-    def __init__(self, parsed: ParsedFile) -> None:
+    def __init__(self, parsed: ParsedFile, launchers: Mapping[str, int] | None = None) -> None:
         self.data = parsed.data
         self.language = parsed.language
         self.metal = is_metal(parsed.data)  # a Metal kernel is qualified `kernel` or `[[kernel]]`
         self.tree = parsed.tree
+        # the host launchers of launchers.yaml, the launcher macros the includes define and the file's own
+        self.given_launchers = dict(launchers or {})
+        self.own_launchers = launcher_macros(self.data, {**kernel_launchers(), **self.given_launchers})
+        self.launchers = {**kernel_launchers(), **self.given_launchers, **self.own_launchers}
+        self.launcher_words = tuple(n.encode() for n in (*self.given_launchers, *self.own_launchers))
         cfg = macro_config()
         self.library_macros = frozenset(cfg["torch_library"])
         self.impl_macros = frozenset(cfg["torch_library_impl"])
@@ -932,9 +940,9 @@ class _Scanner:
         params = node.child_by_field_name("parameters")
         kernels = sorted({clean_name(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)}) \
             if b"<<<" in body else []
-        if b"Launch" in body or b"launch" in body:
+        if b"Launch" in body or b"launch" in body or any(w in body for w in self.launcher_words):
             kernels = sorted({*kernels, *macro_launcher_kernels(
-                body, kernel_launchers(), (p.strip() for p in text(params).strip("()").split(",")) if params else ())})
+                body, self.launchers, (p.strip() for p in text(params).strip("()").split(",")) if params else ())})
         if kernels:
             self.macro_launches[text(name)] = kernels
         own = {text(name), *(p.strip() for p in (text(params).strip("()").split(",") if params is not None else ()))}
@@ -961,11 +969,12 @@ class _Scanner:
             directives[m.group(1)].append(m.start())
         for m in _ANY_DEFINE.finditer(self.data):
             name = m.group(1).decode()
-            if name in self.macro_launches or not (b"<<<" in m.group(2) or b"aunch" in m.group(2)):
+            if name in self.macro_launches or not (b"<<<" in m.group(2) or b"aunch" in m.group(2)
+                                                   or any(w in m.group(2) for w in self.launcher_words)):
                 continue
             body = CONTINUATION.sub(b" ", m.group(2))
             kernels = sorted({clean_name(k.group(1).decode()) for k in _MACRO_LAUNCH.finditer(body)})
-            kernels = sorted({*kernels, *macro_launcher_kernels(body, kernel_launchers(), _macro_params(m.group(0)))})
+            kernels = sorted({*kernels, *macro_launcher_kernels(body, self.launchers, _macro_params(m.group(0)))})
             if not kernels:
                 continue
             until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
@@ -1119,7 +1128,7 @@ class _Scanner:
         if self._attribute_macros is None:  # the file's own, blanked in the expansion as in the file
             self._attribute_macros = frozenset(attribute_macros(self.data))
         tree = parse_source(expanded, self.language, blank=self._attribute_macros)
-        sub = _Scanner(ParsedFile(self.language, expanded, tree))
+        sub = _Scanner(ParsedFile(self.language, expanded, tree), self.given_launchers)
         sub.c_linkage = int(c_linkage)
         sub.visit_items(sub.tree.root_node, scope)
         functions = [d for d in sub.defs if d.kind in ("function", "kernel") and "recovered" not in d.tags]
@@ -1173,7 +1182,8 @@ class _Scanner:
             self._attribute_macros = frozenset(attribute_macros(self.data))
         expanded = _substitute(head, params, arguments) + b" {}"
         sub = _Scanner(ParsedFile(self.language, expanded, parse_source(expanded, self.language,
-                                                                        blank=self._attribute_macros)))
+                                                                        blank=self._attribute_macros)),
+                       self.given_launchers)
         sub.c_linkage = self.c_linkage
         sub.visit_items(sub.tree.root_node, scope)
         functions = [d for d in sub.defs if d.kind in ("function", "kernel") and "recovered" not in d.tags]
@@ -1280,7 +1290,7 @@ class _Scanner:
         starts = [b[0] for b in self.bodies]
         kernel_starts = {n.start_byte for n in found.get("kernel", ())}
         bodies = self.bodies
-        launchers = kernel_launchers()
+        launchers = self.launchers
         # calls with arguments, by body, in files that may hand kernels on (extractor.cpp.handoffs)
         handing = self.language is Language.CUDA or any(w in self.data for w in (b"cuda", b"__global__", b"hip"))
         body_calls: dict[int, list[tuple[str, Any, int]]] = collections.defaultdict(list)
@@ -1339,7 +1349,7 @@ class _Scanner:
                 qual = self.bodies[i][2]
                 launches.extend((qual, k, at) for k in kernels)
                 calls.extend((qual, c, at) for c in macro_calls)
-        if (b"<<<" in self.data or b"aunch" in self.data) and b"define" in self.data:
+        if (b"<<<" in self.data or b"aunch" in self.data or self.launcher_words) and b"define" in self.data:
             launches.extend(self.launches_of_unvisited_macros())
         if b"##" in self.data or b"define" in self.data:
             # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
@@ -1391,6 +1401,7 @@ class _Scanner:
                         member_macros=tuple(self.member_macros),
                         launcher_params=tuple(self.launcher_params), forwards=tuple(self.forwards),
                         kernel_args=tuple(self.kernel_args),
+                        launcher_macros=tuple(sorted(self.own_launchers.items())),
                         truncated=self.truncated, errors=len(errors),
                         error_lines=tuple(error_lines[:_MAX_ERROR_LINES]))
 
@@ -1520,6 +1531,57 @@ def _kernel_argument(written: bytes) -> str | None:
             break
     name = _LAUNCHED_NAME.fullmatch(written)
     return clean_name(name.group(1).decode()) if name is not None else None
+
+
+def launcher_macros(data: bytes, launchers: Mapping[str, int]) -> dict[str, int]:
+    """The file's launcher macros, name -> the position of their kernel argument: function-like macros
+    that hand one of their parameters to a host launcher of ``launchers`` (launchers.yaml's, another
+    launcher macro's) as its kernel, or launch it (`k<<<...>>>`): DeepEP's ``#define
+    LAUNCH_KERNEL(config, kernel, ...) cudaLaunchKernelEx(config, kernel, ##__VA_ARGS__)``, and under
+    ``#else`` ``kernel<<<__num_sms, __num_threads, 0, __stream>>>(__VA_ARGS__)``. A use of one
+    (``LAUNCH_KERNEL(&cfg, notify_dispatch<ranks>, ...)``) launches the kernel it is handed, as a
+    launcher's call does. A name defined with two positions is none."""
+    if b"define" not in data:
+        return {}
+    defines: list[tuple[str, tuple[str, ...], bytes]] = []
+    for m in _FUNCTION_MACRO.finditer(data):
+        body = CONTINUATION.sub(b" ", m.group(3))
+        params = tuple(p.strip() for p in m.group(2).decode(errors="replace").split(","))
+        if any(p.encode() in body for p in params if p):
+            defines.append((m.group(1).decode(), params, body))
+    found: dict[str, int] = {}
+    ambiguous: set[str] = set()
+    known = dict(launchers)
+    for _round in range(3):  # a launcher macro that uses another of the file's
+        before = dict(found)
+        for name, params, body in defines:
+            positions = {params.index(p) for p in _handed_kernels(body, known) if p in params and p != "..."}
+            positions.update(params.index(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)
+                             if m.group(1).decode() in params)
+            if len(positions) > 1 or (name in found and positions and found[name] not in positions):
+                ambiguous.add(name)
+            elif positions:
+                found[name] = positions.pop()
+        found = {n: at for n, at in found.items() if n not in ambiguous}
+        known = {**launchers, **found}
+        if found == before:
+            break
+    return found
+
+
+def _handed_kernels(body: bytes, launchers: Mapping[str, int]) -> list[str]:
+    """What each call of a launcher in a macro's body hands it as the kernel, as written."""
+    handed: list[str] = []
+    for name, position in launchers.items():
+        if name.encode() not in body:
+            continue
+        for m in _launcher_call(name).finditer(body):
+            end = _closing_paren(body, m.end() - 1, len(body))
+            args = split_top_level(body[m.end():end - 1].decode(errors="replace")) if end > 0 else []
+            kernel = _kernel_argument(args[position].encode()) if position < len(args) else None
+            if kernel is not None:
+                handed.append(kernel)
+    return handed
 
 
 def macro_launcher_kernels(body: bytes, launchers: Mapping[str, int], params: Iterable[str] = ()) -> list[str]:

@@ -33,6 +33,8 @@ TYPE_KINDS = {"class": NodeKind.CLASS, "struct": NodeKind.STRUCT, "union": NodeK
               "enum": NodeKind.ENUM, "namespace": NodeKind.NAMESPACE}
 AGGREGATES = frozenset({NodeKind.CLASS, NodeKind.STRUCT, NodeKind.UNION})
 CALLABLE = frozenset({NodeKind.FUNCTION, NodeKind.METHOD, NodeKind.KERNEL})
+GLOBAL_PREFIX = "__global__ "  # the id of a kernel that shares its name with a host function: `cpp:__global__ ns::k`
+_HIDDEN_KERNEL = cpp_id(GLOBAL_PREFIX)
 # When one id is claimed by records of different kinds, the earlier kind wins.
 _KIND_ORDER = (NodeKind.CLASS, NodeKind.STRUCT, NodeKind.UNION, NodeKind.ENUM, NodeKind.KERNEL,
                NodeKind.METHOD, NodeKind.FUNCTION, NodeKind.NAMESPACE)
@@ -51,6 +53,8 @@ def _qual_and_name(node_id: str) -> tuple[str, str]:
     """A node's qualified name as C++ spells it and its short name; a type a function's name hides
     keeps its elaborated name in both (`struct stat`)."""
     qual = display_qual(id_name(node_id))
+    if qual.startswith(GLOBAL_PREFIX):  # a kernel a host function's name hides: named as launches name it
+        return qual, qual[len(GLOBAL_PREFIX):].rsplit("::", 1)[-1]
     plain = unelaborated(qual)
     if plain == qual:
         return qual, qual.rsplit("::", 1)[-1]
@@ -153,11 +157,27 @@ class SymbolTable:
                 d.id = cpp_id(f"{d.record.kind} {d.record.qual}")
                 self.hidden_types[d.record.qual] = d.id
         self._hidden_ids = frozenset(self.hidden_types.values())
+        # A kernel and a host function of one name and scope are overloads to C++, but two entities:
+        # the host one runs on the CPU and launches the other (DeepEP's `__global__ void dispatch(...)`
+        # beside the `void dispatch(...)` that launches it through `cudaLaunchKernelEx`). Merged, the
+        # host function's callers called the kernel, and its launch was the kernel launching itself.
+        # The host function is what a call names; the kernel is what a launch names, under
+        # `cpp:__global__ <qualified name>`, and the calls made in each body are that one's.
+        hosts = {d.id for d in defs if d.kind in (NodeKind.FUNCTION, NodeKind.METHOD)}
+        self.hidden_kernels: dict[str, str] = {}  # the qualified name of such a kernel -> its id
+        self._kernel_bodies: dict[tuple[str, str], list[tuple[int, int, str]]] = collections.defaultdict(list)
+        for d in defs:
+            if d.kind is NodeKind.KERNEL and d.id in hosts:
+                qual = id_name(d.id)
+                d.id = cpp_id(GLOBAL_PREFIX + qual)
+                self.hidden_kernels[qual] = d.id
+                self._kernel_bodies[d.path, d.record.qual].append((d.record.start, d.record.end, d.id))
         self.types.update(id_name(node_id) for node_id in self._hidden_ids)
         # a file's qualified name: its function's when it also writes a type of that name (callers)
         self.by_file_qual: dict[tuple[str, str], str] = {}
         for d in sorted(defs, key=lambda d: d.kind not in CALLABLE) if self.hidden_types else defs:
-            self.by_file_qual.setdefault((d.path, d.record.qual), d.id)
+            if not (self.hidden_kernels and d.id.startswith(_HIDDEN_KERNEL)):  # a kernel's body is found by line
+                self.by_file_qual.setdefault((d.path, d.record.qual), d.id)
         self.defs_by_path: dict[str, list[Def]] = collections.defaultdict(list)
         for d in defs:
             self.defs_by_path[d.path].append(d)
@@ -290,12 +310,17 @@ class SymbolTable:
     def nodes(self) -> list[Node]:
         return list(self.node_by_id.values())
 
-    def id_of(self, path: str, qual: str, of_type: bool = False) -> str:
+    def id_of(self, path: str, qual: str, of_type: bool = False, line: int = 0) -> str:
         """The node of the definition written as ``qual`` in ``path`` (an anonymous namespace as
         the scanner spells it); a function's when the file also defines a type of that name, the
-        type's with ``of_type``."""
+        type's with ``of_type``; a host function's when the file also defines a kernel of that name,
+        the kernel's when ``line`` is in its body."""
         if ANONYMOUS_NAMESPACE in qual:
             qual = qual.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
+        if line and self._kernel_bodies:
+            for start, end, kernel in self._kernel_bodies.get((path, qual), ()):
+                if start <= line <= end:
+                    return kernel
         found = self.by_file_qual.get((path, qual), "")
         return self.hidden_types.get(qual, found) if of_type and found else found
 
@@ -352,6 +377,8 @@ class SymbolTable:
 
     def qual_of(self, node_id: str) -> str:
         """The qualified name of a node as a scope (`stat` for `cpp:struct stat`)."""
+        if node_id.startswith(_HIDDEN_KERNEL):
+            return id_name(node_id)[len(GLOBAL_PREFIX):]
         return unelaborated(id_name(node_id)) if node_id in self._hidden_ids else id_name(node_id)
 
     def type_id(self, qual: str) -> str:
@@ -408,7 +435,7 @@ class SymbolTable:
         aliases that disagree there (so :meth:`resolve_callee` left it unresolved)."""
         if not caller or "::" not in callee or not self.namespace_aliases.heads:
             return False
-        return self.namespace_aliases.expand(path, id_name(caller), _strip_template_args(callee)) is None
+        return self.namespace_aliases.expand(path, self.qual_of(caller), _strip_template_args(callee)) is None
 
     def through_ambiguous_usings(self, caller: str, callee: str, path: str, kernel_only: bool = False) -> bool:
         """Whether ``callee``, called from ``caller`` in ``path``, resolves to different entities
@@ -417,7 +444,7 @@ class SymbolTable:
 
     def _resolve_callee(self, caller: str, callee: str, kernel_only: bool, path: str) -> str:
         name = _strip_template_args(callee)
-        caller_qual = id_name(caller)
+        caller_qual = self.qual_of(caller)
         if name.startswith("this->") and "." not in name[6:] and "->" not in name[6:]:
             # a member of the caller's class, not of an enclosing namespace; one of a base, and a call
             # through any other object, is resolved through declared types (extractor.cpp.members)
@@ -497,7 +524,8 @@ class SymbolTable:
 
     def _callable_at(self, candidates: Iterable[str], kernel_only: bool) -> str:
         for qual in candidates:
-            node = self.node_by_id.get(cpp_id(qual))
+            node = self.node_by_id.get(self.hidden_kernels.get(qual, "") if kernel_only else "") \
+                or self.node_by_id.get(cpp_id(qual))
             if node is not None and node.kind in CALLABLE and (not kernel_only or node.kind is NodeKind.KERNEL):
                 return node.id
         return ""
