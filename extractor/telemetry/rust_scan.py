@@ -479,6 +479,12 @@ def _value(arg: str, constants: dict[str, str], depth: int = 0) -> MetricText:
     return MetricText(text=written[:120], constant=bare.rsplit("::", 1)[-1], path=_module_path(bare) or "")
 
 
+def read_format(written: str) -> MetricText:
+    """A ``format!(...)`` as written: its value when every piece is a literal, else its pieces
+    (constants of the crate left to the extract step)."""
+    return _value(written, {})
+
+
 def _format(args: list[str], constants: dict[str, str], bound: dict[str, MetricText],
             depth: int) -> MetricText | None:
     """The pieces ``format!(args)`` joins: literal text, and for each ``{}``, ``{0}``, ``{name}`` the
