@@ -111,9 +111,10 @@ from extractor.model import Language, Step
 # a launch through a function pointer the body declares (scan._pointer_kernels), none from `nullptr`; TensorFlow
 # ops' kernel registrations (extractor.cpp.tfops); a host launcher called in a macro's body launches its kernel from
 # where the macro is used (scan.macro_launcher_kernels)
+# version 47: Abseil's and TensorFlow's thread-safety annotations and attributes blanked (macros.yaml)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="46", forkable=True)
+            extract=extract_cpp_graph, version="47", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
