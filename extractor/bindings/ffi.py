@@ -1,5 +1,5 @@
 """Cross-language `binds` edges through Rust and Go: PyO3, cgo and Rust's `extern "C"`; and the
-`implements` edges from Go and Python types serving a protobuf service to it (:func:`grpc_servers`).
+`implements` edges from Go, Python and C++ types serving a protobuf service to it (:func:`grpc_servers`).
 
 - PyO3. Python calls ``<...>.<module>.<Name>(...)``; Rust registers ``#[pyclass]`` types,
   ``#[pyfunction]`` functions and the methods of ``#[pymethods]`` impls, and a ``#[pymodule]``
@@ -108,12 +108,11 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
     c_types = cpp_shared.c_types if cpp_shared is not None else frozenset()
     bound = bind_native(items, manifests, call_sites, cgo, nodes, edges, c_types)
     proto_result = ctx.result_if_run(proto.STEP)
-    if proto_result is None or go_result is None and py_result is None:
+    serving = [r for r in (go_result, py_result, cpp_result) if r is not None]
+    if proto_result is None or not serving:
         return bound
-    servers, served = grpc_servers([*(go_result.edges if go_result is not None else ()),
-                                    *(py_result.edges if py_result is not None else ())],
-                                   [*(go_result.nodes if go_result is not None else ()),
-                                    *(py_result.nodes if py_result is not None else ())], proto_result.nodes)
+    servers, served = grpc_servers([e for r in serving for e in r.edges], [n for r in serving for n in r.nodes],
+                                   proto_result.nodes)
     if not servers:
         return bound
     stats = dict(sorted({**bound.stats, "grpc_servers": len(servers), "grpc_rpcs_served": len(served)}.items()))
@@ -121,15 +120,20 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
 
 
 # the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
-# (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
+# (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools), C++'s `<S>::Service`, `<S>::AsyncService`,
+# `<S>::CallbackService` (grpc_cpp_plugin: the classes it nests in the service's class, the last two the
+# sync one wrapped in each rpc's async or callback form)
 _GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
+_GRPC_CPP_BASE = re.compile(r"cpp:(?:\w+::)*(\w+)::(?:Service|AsyncService|CallbackService"
+                            r"|ExperimentalCallbackService)")
 
 
 def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
                  proto_nodes: Iterable[Node]) -> tuple[list[Edge], list[Edge]]:
-    """``implements`` edges from a Go or Python type serving a protobuf service to that service, and
+    """``implements`` edges from a Go, Python or C++ type serving a protobuf service to that service, and
     from each of its methods named as an rpc of the service to that rpc: the type embeds protoc's
-    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python), and ``S`` is the name of one
+    ``Unimplemented<S>Server`` (Go) or inherits ``<S>Servicer`` (Python) or ``<S>::Service`` (C++, also
+    ``AsyncService``/``CallbackService``: TensorFlow Serving's PredictionServiceImpl), and ``S`` is the name of one
     service of the system's .proto files (a name two services share is not chosen between). Seldon Core's
     scheduler, agent and pipeline gateway serve seven services so, which had no edge to the code
     serving them."""
@@ -145,13 +149,18 @@ def grpc_servers(edges: Iterable[Edge], nodes: Iterable[Node],
     members: dict[str, list[Node]] = collections.defaultdict(list)  # type id -> its methods
     for n in nodes:
         if n.kind is NodeKind.METHOD:
-            members[n.id.rsplit(".", 1)[0]].append(n)
+            members[n.id.rsplit("::" if n.id.startswith("cpp:") else ".", 1)[0]].append(n)
     servers, served = [], []
     for e in edges:
         if e.kind is not EdgeKind.INHERITS:
             continue
-        m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
-        found = services.get((m.group(1) or m.group(2)) if m else "", ())
+        if e.target.startswith("cpp:"):
+            m = _GRPC_CPP_BASE.fullmatch(e.target)
+            name = m.group(1) if m else ""
+        else:
+            m = _GRPC_BASE.fullmatch(e.target.rsplit(".", 1)[-1])
+            name = (m.group(1) or m.group(2)) if m else ""
+        found = services.get(name, ())
         if len(found) != 1:
             continue
         service = found[0]
