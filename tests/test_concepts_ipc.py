@@ -1,6 +1,7 @@
 """A server and its worker processes talking over a Unix domain socket, as mosec's Rust server and
-Python workers do: the mechanism across the language boundary that no binding edge shows. The
-mini-repo is written here; a TCP socket is not taken for one."""
+Python workers do: the mechanism across the language boundary that no binding edge shows; and the
+data they pass through a Plasma shared-memory store. The mini-repo is written here; a TCP socket is
+not taken for a Unix one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,13 @@ class Protocol:
         self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.socket.connect(addr)
+""",
+    "workers/plasma.py": """\
+class PlasmaWorker:
+    def client(self, path):
+        from pyarrow import plasma
+
+        return plasma.connect(path)
 """,
     "src/protocol.rs": """\
 use tokio::net::{UnixListener, UnixStream};
@@ -38,4 +46,11 @@ def test_unix_domain_sockets_on_both_sides(tmp_path):
         ("workers/protocol.py", 6, "socket.AF_UNIX"),
         ("src/protocol.rs", 4, "tokio::net::UnixListener::bind"),
         ("src/protocol.rs", 9, "tokio::net::UnixStream::connect"),
+    }
+
+
+def test_a_plasma_store_is_shared_memory(tmp_path):
+    concepts = {c["id"]: c for c in written_bundle(tmp_path, FILES)["concepts"]}
+    assert {(e["path"], e["line"], e["matched"]) for e in concepts["shared-memory"]["evidence"]} == {
+        ("workers/plasma.py", 3, "pyarrow.plasma"),
     }
