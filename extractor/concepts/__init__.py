@@ -337,8 +337,8 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # module's mounts: ConceptFacts.mounts, router_routes, mounted_routes); continuous-batching from SGLang's and
 # TGI's per-iteration budgets; 14 (a branch's 12 beside them): C/C++ trees parsed with a conditional group that
 # continues an if-else chain joined, and with the second of two branches that open the same blocks blanked;
-# 15: Rust routers' routes (`.route("/x", get(h))`, native_scan._rust_route)
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="15", prepare=detectors_of,
+# 15: Rust routers' routes (`.route("/x", get(h))`, native_scan._rust_route); 16: C/C++ routes (scan._cpp_route)
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="16", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

@@ -32,7 +32,9 @@ C++/CUDA facts (from one tree-sitter query) fill the same fields where they make
 template arguments ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/
 ``obj->method()`` names; defs kinds are "class", "struct", "function", "kernel" (a ``__global__``
 function); c_api (line, n) = an ``extern "C"`` block that declares n function prototypes (a C API
-that other programs link against).
+that other programs link against); routes = literal paths a router's ``Get``/``Post``/... registers
+(cpp-httplib: ``svr.Post("/completion", h)``) or a registration given the method and the path
+(rtp-llm's ``http_server.RegisterRoute("GET", "/health", h)``).
 """
 
 from __future__ import annotations
@@ -352,10 +354,14 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
                            if c.type == "declaration" and _function_declarator(c) is not None)
             if declared:
                 c_api.append((node.start_point[0] + 1, declared))
+    routes: set[Seen] = set()
     for node in nodes("call"):
         func = node.child_by_field_name("function")
         if func is not None:
             line = node.start_point[0] + 1
+            route = _cpp_route(node, func)
+            if route is not None:
+                routes.add((route, line))
             if func.type == "field_expression":
                 field = func.child_by_field_name("field")
                 if field is not None:
@@ -375,8 +381,49 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
     defs = _cpp_definitions(nodes("namespace"), nodes("class") + nodes("struct"), nodes("function"))
     return ConceptFacts(
         includes=tuple(sorted(includes)), names=tuple(sorted(names)), calls=tuple(sorted(calls)),
-        strings=tuple(sorted(strings)),
+        strings=tuple(sorted(strings)), routes=tuple(sorted(routes)),
         defs=tuple(sorted(defs, key=lambda d: (d.line, d.qualname))), c_api=tuple(sorted(c_api)))
+
+
+_HTTP_METHODS = frozenset({"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"})
+# cpp-httplib's Server (and servers shaped like it): `svr.Get("/health", handler)`
+_CPP_ROUTE_METHODS = {"Get": "GET", "Post": "POST", "Put": "PUT", "Delete": "DELETE", "Patch": "PATCH",
+                      "Options": "OPTIONS"}
+
+
+# what a registration is called (`RegisterRoute`, `addHandler`, `on`, `route`), not a lookup (`find`, `match`)
+_REGISTERS = re.compile(r"(?i)(?:register|add|set|on|handle|map|bind)\w*|\w*(?:route|handler|endpoint)\w*")
+
+
+def _cpp_route(call: Any, func: Any) -> str | None:
+    """The route a C/C++ call registers with literals: a router's method named after the HTTP method
+    (``svr.Post("/completion", handler)``), or a registration given the method and the path, then
+    more (``server.RegisterRoute("GET", "/health", handler)``: a function named to register, route or
+    handle); None for anything else."""
+    arguments = call.child_by_field_name("arguments")
+    args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    literals = [_cpp_literal(a) for a in args[:2]]
+    method = ""
+    path = None
+    if func.type == "field_expression" and len(args) >= 2:
+        field = func.child_by_field_name("field")
+        method = _CPP_ROUTE_METHODS.get(_text(field), "") if field is not None else ""
+        path = literals[0]
+    if not method and len(args) >= 3 and literals[0] in _HTTP_METHODS \
+            and _REGISTERS.fullmatch(_text(func).rsplit("::", 1)[-1].rsplit(".", 1)[-1].rsplit(">", 1)[-1]):
+        method, path = literals[0] or "", literals[1]
+    if not method or path is None or not path.startswith("/") or len(path) > _MAX_STRING or _SPACE.search(path):
+        return None
+    return f"{method} {path}"
+
+
+def _cpp_literal(node: Any) -> str | None:
+    if node.type != "string_literal":
+        return None
+    parts = node.named_children
+    if any(c.type != "string_content" for c in parts):
+        return None
+    return "".join(_text(c) for c in parts)
 
 
 class _Inside:
