@@ -65,6 +65,8 @@ void RecordPadding(int padding) {
   cell->GetCell()->Add(padding);
 }
 
+auto* named = monitoring::Counter<0>::New(MakeName(), "Named at run time.");
+
 }  // namespace serving
 """
 
@@ -88,7 +90,8 @@ def test_metrics_and_the_names_the_exporter_writes(tmp_path):
     result = _result(tmp_path)
     found = {r["name"]: r for r in (to_jsonable(record) for record in result.records)}
     assert sorted(found) == ["/serving/batch_size", "/serving/model-uuid", "/serving/model_load_count",
-                             "/serving/request_count", "/serving/request_latency", "/serving/spread", "0/first"]
+                             "/serving/request_count", "/serving/request_latency", "/serving/spread",
+                             "/serving/{}/padding", "0/first"]
     count = found["/serving/request_count"]
     assert (count["path"], count["line"], count["type"], count["library"], count["labels"]) == \
         ("serving/util.cc", 8, "counter", "tensorflow-monitoring", ["model_name", "status"])
@@ -113,4 +116,12 @@ def test_what_is_not_known_is_said(tmp_path):
     spread = found["/serving/spread"]
     assert not spread["buckets_resolved"] and "MakeBuckets()" in spread["unresolved"]
     said = sorted((d.path, d.line, d.code) for d in result.diagnostics if d.code.startswith("metric-"))
-    assert said == [("serving/util.cc", 31, "metric-not-modeled"), ("serving/util.cc", 38, "metric-name-unresolved")]
+    assert said == [("serving/util.cc", 31, "metric-not-modeled"), ("serving/util.cc", 44, "metric-name-unresolved")]
+    # a name absl::StrCat builds from a value of the run: a pattern, its series with it
+    padding = found["/serving/{}/padding"]
+    assert (padding["line"], padding["type"], padding["dynamic"], padding["buckets"]) == (38, "histogram", True,
+                                                                                         [1.0, 2.0, 4.0])
+    assert padding["exposed_names"] == [":serving:{}:padding", ":serving:{}:padding_bucket",
+                                        ":serving:{}:padding_count", ":serving:{}:padding_sum"]
+    assert padding["unresolved"] == ('name: Task::Name() in absl::StrCat("/serving/", Task::Name(), "/padding") is '
+                                     "no literal nor a constant of the analysed files")

@@ -66,7 +66,8 @@ class ArgumentValue(msgspec.Struct, frozen=True, omit_defaults=True):
     text: str = ""  # as written
     constant: str | None = None  # the identifier, when the argument is one (a constant or a parameter)
     # a concatenation with a constant of another file (`std::string(METRIC_PREFIX) + "_nodes"`,
-    # `PREFIX "_nodes"`): its parts in order, ("lit", text) or ("const", identifier)
+    # `PREFIX "_nodes"`): its parts in order, ("lit", text) or ("const", identifier); a TensorFlow
+    # metric's `absl::StrCat(...)` also ("expr", text), a value computed at run time
     parts: tuple[tuple[str, str], ...] = ()
 
 
@@ -340,10 +341,35 @@ def _tf_monitoring(found: dict[str, list[Any]], constants: dict[str, str],
         if kind == "Sampler" and rest:
             buckets_text = _text(rest[0])
             buckets = _tf_buckets(rest[0])
-        out.append(TfMonitoringMetric(kind, callee.start_point[0] + 1, _value(args[0], constants),
+        out.append(TfMonitoringMetric(kind, callee.start_point[0] + 1, _tf_name(args[0], constants),
                                       _value(args[1], constants) if len(args) > 1 else None,
                                       tuple(_value(a, constants) for a in args[2:]), buckets, buckets_text))
     return tuple(out)
+
+
+def _tf_name(node, constants: dict[str, str]) -> ArgumentValue:
+    """A metric's name: a literal or constant; a concatenation; or ``absl::StrCat(...)`` of pieces,
+    each a literal, a constant ("const") or an expression the file computes ("expr")."""
+    value = _value(node, constants)
+    function = node.child_by_field_name("function") if node.type == "call_expression" else None
+    if value.value is not None or value.parts or function is None \
+            or _text(function).replace(" ", "").rpartition("::")[2] != "StrCat":
+        return value
+    arguments = node.child_by_field_name("arguments")
+    parts: list[tuple[str, str]] = []
+    for arg in (arguments.named_children if arguments is not None else []):
+        if arg.type == "comment":
+            continue
+        literal = _literal(arg)
+        if literal is not None:
+            parts.append(("lit", literal))
+        elif arg.type in ("identifier", "qualified_identifier"):
+            identifier = _text(arg).split("::")[-1].strip()
+            known = constants.get(identifier)
+            parts.append(("lit", known) if known is not None else ("const", identifier))
+        else:
+            parts.append(("expr", " ".join(_text(arg).split())))
+    return ArgumentValue(None, value.text, parts=tuple(parts))
 
 
 def _tf_buckets(node) -> tuple[float, ...] | None:
