@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +44,16 @@ _QUERY = ("(call_expression function: (field_expression)) @call "
 _REGISTRY_TYPE = re.compile(r"&?(?:mut)?(?:prometheus_client::)?Registry")
 
 
-def scan_client_rust(tree: Any, data: bytes) -> ClientRustFacts | None:
-    """The file's client_rust facts (module docstring); None when it has none."""
+def scan_client_rust(tree: Any, data: bytes,
+                     read_format: Callable[[str], MetricText] | None = None) -> ClientRustFacts | None:
+    """The file's client_rust facts (module docstring); None when it has none. ``read_format``: how a
+    ``format!(...)`` name is read (the prometheus crate's reader, :mod:`.rust_scan`, which imports this
+    module), its pieces kept; without it the name is kept as written."""
     if tree is None or MARKER.search(data) is None:
         return None
     found = capture_nodes(tree.root_node, _QUERY)
     imports = _imports(found.get("use", ()))
-    scanner = _FileScanner(imports)
+    scanner = _FileScanner(imports, read_format)
     scanner.visit_items(tree.root_node)
     if _CRATE.encode() in data:
         for call in found.get("call", ()):
@@ -82,8 +86,9 @@ class _Function:
 
 
 class _FileScanner:
-    def __init__(self, imports: dict[str, str]) -> None:
+    def __init__(self, imports: dict[str, str], read_format: Callable[[str], MetricText] | None = None) -> None:
         self.imports = imports
+        self.read_format = read_format
         self.registrations: list[ClientRegistration] = []
         self.calls: list[ClientCall] = []
         self.aliases: dict[str, str] = {}
@@ -244,7 +249,7 @@ class _FileScanner:
         receiver = call.child_by_field_name("function").child_by_field_name("value")
         unit = self.unit(args[2]) if method == "register_with_unit" else None
         self.registrations.append(ClientRegistration(
-            _line(call), _string(args[0]), _string(args[1]), unit, self.value(args[-1], scope, call.start_byte),
+            _line(call), self.string(args[0]), self.string(args[1]), unit, self.value(args[-1], scope, call.start_byte),
             self.registry(receiver, scope, call.start_byte)))
 
     def scope(self, function: Any) -> _Function:
@@ -370,6 +375,9 @@ class _FileScanner:
         return ""
 
     # -- the metric handed to register ----------------------------------------------------------
+
+    def string(self, node: Any) -> MetricText:
+        return _string(node, self.read_format)
 
     def value(self, arg: Any, scope: _Function, position: int) -> ClientValue:
         node = _strip(arg)
@@ -714,18 +722,14 @@ def _literal(node: Any) -> str | None:
     return None
 
 
-def _string(node: Any) -> MetricText:
-    """A name or help argument: its value when a literal, else how it is written and the name a
-    constant of the crate would have."""
+def _string(node: Any, read_format: Callable[[str], MetricText] | None = None) -> MetricText:
+    """A name or help argument: its value when a literal, a ``format!``'s pieces (``read_format``),
+    else how it is written and the name a constant of the crate would have."""
     value = _literal(node)
     if value is not None:
         return MetricText(value)
     text = _squash(node)
-    if node.type == "macro_invocation" and text.startswith("format!"):
-        # the prometheus crate's reading of format! (its pieces, a pattern where one is not known);
-        # imported here: rust_scan imports this module
-        from extractor.telemetry.rust_scan import read_format
-
+    if read_format is not None and node.type == "macro_invocation" and text.startswith("format!"):
         return read_format(_text(node))
     return MetricText(text=_clip(text), constant=text.lstrip("&").rsplit("::", 1)[-1])
 

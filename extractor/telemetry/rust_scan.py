@@ -111,7 +111,7 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     pattern = _unmodeled_crates()
     found = pattern.search(data) if pattern is not None else None
     unmodeled = ((found.group(1).decode(), _line(data, found.start())),) if found is not None else ()
-    client = scan_client_rust(parsed.tree, data)
+    client = scan_client_rust(parsed.tree, data, read_format)
     # a file that only configures the metrics crate's exporter (`set_buckets_for_metric` in a
     # `prometheus.rs` of its own, naming metrics_exporter_prometheus alone) is read for its matchers
     makers = _FACTORY_CALL.search(data) is not None
