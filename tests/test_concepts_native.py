@@ -168,3 +168,26 @@ def test_go_http_routes():
     assert found is not None
     assert found.routes == (("ANY /health", 6), ("ANY /proxy/*path", 9), ("GET /v1/models", 8), ("GET /x", 11),
                             ("POST /v1/completions", 7))
+
+
+def test_rust_router_routes():
+    # axum (`Router::new().route(...)`, chained method routers, a method router's path) and actix-web's
+    # `App::route(path, web::post().to(h))`; a path that is no literal, and an argument that names no
+    # method, register no route said
+    code = textwrap.dedent("""\
+        use axum::{routing::{get, post}, Router};
+        fn app(endpoint: &str) -> Router {
+            let router = Router::new()
+                .route("/", get(index))
+                .route("/v1/chat/completions", post(chat).get(describe))
+                .route("/health", axum::routing::get(health));
+            let router = router.route(endpoint, post(inference));
+            router.route("/plain", handler)
+        }
+        fn actix(app: App) -> App {
+            app.route("/generate", web::post().to(generate))
+        }
+        """).encode()
+    facts = scan_native(ParsedFile(Language.RUST, code, parse_rust(code)))
+    assert facts.routes == (("GET /", 4), ("GET /health", 6), ("GET|POST /v1/chat/completions", 5),
+                            ("POST /generate", 11))

@@ -170,3 +170,79 @@ def test_cpp_classes_that_inherit_a_grpc_service_implement_it_and_its_rpcs(tmp_p
         ("cpp:eng::StoreImpl::Load", "proto:store.BlockStore.Load")}  # Engine: no service of the system
     stats = bundle["stats"]["ffi"]
     assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (3, 3)
+
+
+# C++: a class inheriting what grpc_cpp_plugin nests in the service's class (`<S>::Service`, synchronous;
+# `<S>::AsyncService`), its overrides named as the rpcs (TensorFlow Serving's PredictionServiceImpl)
+CPP_SERVED_TF = {
+    "apis/prediction.proto": """syntax = "proto3";
+package demo.serving;
+
+message PredictRequest {}
+message PredictResponse {}
+
+service PredictionService {
+  rpc Predict(PredictRequest) returns (PredictResponse);
+  rpc Classify(PredictRequest) returns (PredictResponse);
+}
+service ModelService {
+  rpc GetModelStatus(PredictRequest) returns (PredictResponse);
+}
+""",
+    "apis/other.proto": TWICE.format(package="demo.other"),
+    "apis/again.proto": TWICE.format(package="demo.again"),
+    "server/prediction_service_impl.h": """#pragma once
+#include "apis/prediction.grpc.pb.h"
+
+namespace demo {
+namespace serving {
+
+class PredictionServiceImpl final : public PredictionService::Service {
+ public:
+  ::grpc::Status Predict(::grpc::ServerContext* context, const PredictRequest* request,
+                         PredictResponse* response) override;
+  void Helper();
+};
+
+class AsyncModelService : public ::demo::serving::ModelService::AsyncService {};
+
+class Twiced : public Twice::Service {
+ public:
+  ::grpc::Status Go(::grpc::ServerContext* context, const R* request, R* response) override;
+};
+
+class Unrelated : public Base::ServiceImpl {
+ public:
+  void Predict();
+};
+
+}  // namespace serving
+}  // namespace demo
+""",
+    "server/prediction_service_impl.cc": """#include "server/prediction_service_impl.h"
+
+namespace demo {
+namespace serving {
+
+::grpc::Status PredictionServiceImpl::Predict(::grpc::ServerContext* context, const PredictRequest* request,
+                                              PredictResponse* response) {
+  Helper();
+  return ::grpc::Status::OK;
+}
+
+}  // namespace serving
+}  // namespace demo
+""",
+}
+
+
+def test_cpp_classes_serving_a_protobuf_service_implement_it_and_its_rpcs(tmp_path):
+    bundle = written_bundle(tmp_path, CPP_SERVED_TF)
+    impl = "cpp:demo::serving::PredictionServiceImpl"
+    assert {(s, t) for s, t in edges(bundle, "implements") if t.startswith("proto:")} == {
+        (impl, "proto:demo.serving.PredictionService"),
+        (f"{impl}::Predict", "proto:demo.serving.PredictionService.Predict"),
+        ("cpp:demo::serving::AsyncModelService", "proto:demo.serving.ModelService"),
+    }  # not Twice: two services of the system have that name; not Base::ServiceImpl
+    stats = bundle["stats"]["ffi"]
+    assert (stats["grpc_servers"], stats["grpc_rpcs_served"]) == (2, 1)

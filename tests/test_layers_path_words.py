@@ -55,3 +55,16 @@ def test_a_hugging_face_configuration_module_in_a_models_tree_is_configuration(t
                                   "word_piece_trainer", "sentencepiece_processor", "sentence_piece"])
 def test_subword_algorithms_are_tokenization(word):
     assert "tokenization" in _roles_of_path_word(word)
+
+
+# TensorFlow Serving's thread_pool_factory.cc, fixed_thread_pool.h, threadpool_executor.cc and
+# tflite_interpreter_pool.cc were memory management on the word "pool"
+@pytest.mark.parametrize("word", ["thread_pool_factory", "fixed_thread_pool", "threadpool_executor",
+                                  "tflite_interpreter_pool", "worker_pool", "process_pool_executor", "connection_pool"])
+def test_a_pool_of_threads_workers_or_connections_is_no_memory(word):
+    assert "memory" not in _roles_of_path_word(word)
+
+
+@pytest.mark.parametrize("word", ["block_pool", "kv_pool", "mem_pool", "pool_allocator", "token_to_kv_pool"])
+def test_a_pool_of_memory_stays_memory(word):
+    assert "memory" in _roles_of_path_word(word)

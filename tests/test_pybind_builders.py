@@ -173,3 +173,45 @@ def test_a_function_given_a_module_that_no_block_reaches_is_said(tmp_path):
     [said] = [d for d in cpp.diagnostics if d.code == "pybind-helper-unreached"]
     assert (said.path, said.line) == ("backends/nvidia/triton_nvidia.cc", 5)
     assert said.message.startswith("init_triton_nvidia registers 2 binding(s) on the module it is given")
+
+
+# a helper of the file's own (an anonymous namespace) given the module by another helper
+LOCAL_HELPER = {
+    "src/module.cc": """#include <pybind11/pybind11.h>
+#include "defs.h"
+PYBIND11_MODULE(libops, m) {
+  ops::registerDefs(m);
+}
+""",
+    "src/defs.h": """#pragma once
+#include <pybind11/pybind11.h>
+namespace ops {
+void registerDefs(pybind11::module& m);
+}
+""",
+    "src/defs.cc": """#include "defs.h"
+namespace ops {
+enum class Kind { LINEAR, FULL };
+int cache_size(int n) { return n; }
+namespace {
+
+void registerKind(pybind11::module& m) {
+  pybind11::enum_<Kind>(m, "Kind").value("LINEAR", Kind::LINEAR).value("FULL", Kind::FULL);
+}
+
+}  // namespace
+
+void registerDefs(pybind11::module& m) {
+  registerKind(m);
+  m.def("cache_size", &cache_size);
+}
+}  // namespace ops
+""",
+}
+
+
+def test_a_helper_in_an_anonymous_namespace_registers_on_the_module_it_is_handed(tmp_path):
+    cpp = cpp_graph(tmp_path, LOCAL_HELPER)
+    found = {b.python_name: (b.path, b.line) for b in cpp.shared.pybind_bindings}
+    assert found == {"libops.cache_size": ("src/defs.cc", 15), "libops.Kind": ("src/defs.cc", 8)}
+    assert not [d for d in cpp.diagnostics if d.code == "pybind-helper-unreached"]

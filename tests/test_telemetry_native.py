@@ -745,3 +745,70 @@ def test_a_go_import_of_a_metrics_library_not_modeled_is_said(tmp_path):
             if d["code"] == "metric-library-not-modeled"]
     assert said == [("pkg/metrics/metrics.go", 5, "uses controller-runtime metrics")]
     assert set(metrics_by_name(bundle, "go")) == {"op_up"}
+
+
+# client_rust metrics a server keeps in a struct built by `Metrics::new()` and registers under a
+# namespace its configuration gives (`format!("{namespace}_x")`), on `<Registry>::default()`
+CLIENT_RUST_HELD = {
+    "Cargo.toml": "[package]\nname = \"srv\"\n",
+    "src/metrics.rs": """\
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct StageLabel {
+    pub stage: String,
+}
+
+pub(crate) struct Metrics {
+    pub(crate) requests: Family<StageLabel, Counter>,
+    pub(crate) batch_size: Family<StageLabel, Histogram>,
+    pub(crate) latency: Family<StageLabel, Histogram>,
+}
+
+impl Metrics {
+    pub(crate) fn new(scale: f64) -> Self {
+        Self {
+            requests: Family::<StageLabel, Counter>::default(),
+            batch_size: Family::<StageLabel, Histogram>::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(1f64, 2f64, 4))
+            }),
+            latency: Family::<StageLabel, Histogram>::new_with_constructor(move || {
+                Histogram::new(exponential_buckets(scale, 2f64, 4))
+            }),
+        }
+    }
+
+    pub(crate) fn init_with_namespace(namespace: &str) -> Registry {
+        let mut registry = <Registry>::default();
+        let metrics = Metrics::new(0.001);
+        registry.register(format!("{namespace}_requests"), "requests", metrics.requests.clone());
+        registry.register(format!("{namespace}_batch_size"), "batch sizes", metrics.batch_size.clone());
+        registry.register("latency", "latency", metrics.latency.clone());
+        registry
+    }
+}
+""",
+}
+
+
+def test_client_rust_metrics_held_in_a_struct_under_a_configured_namespace(tmp_path):
+    bundle = _bundle_of_tree(tmp_path, CLIENT_RUST_HELD)
+    found = metrics_by_name(bundle, "rust")
+    assert {name: (m["type"], m["line"], m["dynamic"], m["labels"]) for name, m in found.items()} == {
+        "{}_requests": ("counter", 34, True, ["stage"]),  # the field's type, the struct built by Metrics::new
+        "{}_batch_size": ("histogram", 35, True, ["stage"]),
+        "latency": ("histogram", 36, False, ["stage"]),
+    }
+    assert found["{}_requests"]["exposed_names"] == ["{}_requests", "{}_requests_total"]
+    assert found["{}_requests"]["unresolved"] == (
+        'name: namespace in format!("{namespace}_requests") is no literal nor a string constant of the crate')
+    # the buckets of the histogram `Self { batch_size: ... }` stores in the field
+    assert found["{}_batch_size"]["buckets"] == [1.0, 2.0, 4.0, 8.0]
+    latency = found["latency"]  # computed from a value the code holds at run time: said
+    assert not latency["buckets_resolved"] and latency["unresolved"].startswith("buckets:")
+    # `<Registry>::default()` is a root registry: no prefix to say
+    assert not [d for d in bundle["diagnostics"] if d["code"].startswith("metric-")]

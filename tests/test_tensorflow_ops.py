@@ -78,3 +78,61 @@ def test_a_call_of_an_op_on_a_loaded_op_library_binds_to_its_kernels_compute(bun
                                             ("GPUOp", "gpu_op"), ("Deberta", "deberta"), ("My_Op", "my_op")])
 def test_an_op_is_named_in_python_as_tensorflow_names_it(op, python):
     assert python_name(op) == python
+
+
+# TensorFlow Serving's shape: the op's Python function is in the wrapper module Bazel generates
+# (`tf_gen_op_wrapper_py`: `gen_remote_predict_op.py`, not in the tree), the kernel an AsyncOpKernel
+# (`ComputeAsync`); a Bazel tree, with an `__init__.py` only where the op's package starts
+GENERATED = {
+    "serving/ops/remote_predict/__init__.py": "",
+    "serving/ops/remote_predict/ops/remote_predict_op.cc": """
+        #include "tensorflow/core/framework/op.h"
+        namespace tensorflow {
+        REGISTER_OP("TfServingRemotePredict").Input("input: T").Output("output: T");
+        REGISTER_OP("TfServingLocal").Input("input: T").Output("output: T");
+        }  // namespace tensorflow
+        """,
+    "serving/ops/remote_predict/kernels/remote_predict_op_kernel.cc": """
+        #include "tensorflow/core/framework/op_kernel.h"
+        namespace tensorflow {
+        namespace serving {
+        template <typename Stub>
+        class RemotePredictOp : public AsyncOpKernel {
+         public:
+          void ComputeAsync(OpKernelContext* context, DoneCallback done) override { done(); }
+        };
+        class LocalOp : public OpKernel {
+         public:
+          void Compute(OpKernelContext* context) override {}
+        };
+        REGISTER_KERNEL_BUILDER(Name("TfServingRemotePredict").Device(DEVICE_CPU), RemotePredictOp<Stub>);
+        REGISTER_KERNEL_BUILDER(Name("TfServingLocal").Device(DEVICE_CPU), LocalOp);
+        }  // namespace serving
+        }  // namespace tensorflow
+        """,
+    "serving/ops/remote_predict/python/ops/remote_predict_ops.py": """
+        from serving.ops.remote_predict.ops import gen_remote_predict_op
+        from serving.ops.remote_predict.python import gen_helpers
+
+
+        def run(inputs):
+            return gen_remote_predict_op.tf_serving_remote_predict(inputs)
+
+
+        def local(inputs):
+            gen_helpers.tf_serving_local(inputs)  # a module of the system: its own function
+            return gen_remote_predict_op.tf_serving_unknown(inputs)
+        """,
+    "serving/ops/remote_predict/python/gen_helpers.py": """
+        def tf_serving_local(inputs):
+            return inputs
+        """,
+}
+
+
+def test_a_call_through_the_generated_op_wrapper_binds_to_the_kernel_async_too(tmp_path):
+    bundle = written_bundle(tmp_path, GENERATED)
+    binds = sorted((e["source"], e["target"], e["line"]) for e in bundle["graph"]["edges"] if e["kind"] == "binds")
+    assert binds == [("py:serving.ops.remote_predict.python.ops.remote_predict_ops.run",
+                      "cpp:tensorflow::serving::RemotePredictOp::ComputeAsync", 6)]
+    assert bundle["stats"]["bindings"]["tensorflow_op_calls_generated"] == 1

@@ -1,5 +1,5 @@
 """Cross-language `binds` edges through Rust and Go: PyO3, cgo and Rust's `extern "C"`; and the
-`implements` edges from Go and Python types serving a protobuf service to it (:func:`grpc_servers`).
+`implements` edges from Go, Python and C++ types serving a protobuf service to it (:func:`grpc_servers`).
 
 - PyO3. Python calls ``<...>.<module>.<Name>(...)``; Rust registers ``#[pyclass]`` types,
   ``#[pyfunction]`` functions and the methods of ``#[pymethods]`` impls, and a ``#[pymodule]``
@@ -125,11 +125,14 @@ def extract_ffi(ctx: Context) -> Contribution[FfiShared]:
 
 
 # the base a gRPC server type embeds or inherits, made by protoc's plugins: Go's `Unimplemented<S>Server`
-# (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools)
+# (protoc-gen-go-grpc), Python's `<S>Servicer` (grpcio-tools), C++'s `<S>::Service`, `<S>::AsyncService`,
+# `<S>::CallbackService` (grpc_cpp_plugin: the classes it nests in the service's class, the last two the
+# sync one wrapped in each rpc's async or callback form)
 _GRPC_BASE = re.compile(r"(?:Unimplemented(\w+)Server|(\w+)Servicer)")
 # C++'s (grpc_cpp_plugin): `<S>::Service`, `<S>::AsyncService`, `<S>::CallbackService`, the base a
 # synchronous, asynchronous or callback server inherits, under the package's namespaces
-_GRPC_CPP_BASE = re.compile(r"cpp:(?:\w+::)*(\w+)::(?:Service|AsyncService|CallbackService)")
+_GRPC_CPP_BASE = re.compile(r"cpp:(?:\w+::)*(\w+)::(?:Service|AsyncService|CallbackService"
+                            r"|ExperimentalCallbackService)")
 
 
 _PB2_GRPC = re.compile(r"\w+_pb2_grpc")

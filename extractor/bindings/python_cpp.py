@@ -177,18 +177,20 @@ def extract_bindings(ctx: Context) -> Contribution[BindingsShared]:
     globals_ = _tvm_ffi_bindings(ctx, py_result, tvm_globals)
     earlier = bound.shared.bindings if bound.shared is not None else ()
     paddle, paddle_stats = _paddle_ops_by_name(ctx, py_result, pybind, earlier)
+    generated, generated_stats = _tensorflow_generated_ops(ctx, py_result, exports, earlier)
+    by_name = paddle + generated  # bound by an op's name, no module read
     swig_notes = _swig_notes(ctx, cpp_shared.swig_modules if cpp_shared is not None else (),
                              tuple(b for b in pybind if b.mechanism == "swig"),
                              bound.shared.bindings if bound.shared else ())
     stats = dict(sorted({**bound.stats, **python_ops.stats, **libraries.stats, **globals_.stats,
-                         **paddle_stats}.items()))
+                         **paddle_stats, **generated_stats}.items()))
     diagnostics = tuple(sorted((*bound.diagnostics, *unnamed, *python_ops.diagnostics, *libraries.diagnostics,
                                 *swig_notes, *_absent_sources(ctx))))
-    if libraries.edges or globals_.edges or paddle:
+    if libraries.edges or globals_.edges or by_name:
         bindings = tuple(sorted({*earlier, *(_as_binding(b) for b in libraries.bindings if b.target),
-                                 *map(_global_as_binding, globals_.bindings), *paddle}))
+                                 *map(_global_as_binding, globals_.bindings), *by_name}))
         edges = tuple(sorted({*bound.edges, *libraries.edges, *globals_.edges,
-                              *(Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in paddle)}))
+                              *(Edge(b.caller, b.target, EdgeKind.BINDS, b.path, b.line) for b in by_name)}))
         stats["binds_edges"] = sum(e.kind is EdgeKind.BINDS for e in edges)  # not a bound base's `inherits`
         bound = dataclasses.replace(bound, edges=edges, shared=BindingsShared(bindings))
     return dataclasses.replace(bound, diagnostics=diagnostics, stats=stats)
@@ -267,6 +269,56 @@ def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registra
             found.extend(Binding(f.path, call.line, caller, dotted, b.target, "paddle-op", f"{b.path}:{b.line}", "",
                                  "inferred") for b in by_name[op])
     return sorted(set(found)), ({"paddle_op_calls_inferred": calls} if calls else {})
+
+
+_GENERATED_OP_MODULE = re.compile(r"gen_\w+")
+
+
+def _tensorflow_generated_ops(ctx: Context, python: Contribution[Any] | None, exports: tuple[PyBinding, ...],
+                              bound: tuple[Binding, ...]) -> tuple[list[Binding], dict[str, int]]:
+    """Python calls of TensorFlow ops through the wrapper module the build generates for an op
+    library, bound to the op's kernel (``Compute``, :mod:`extractor.cpp.tfops`; namespace "inferred").
+
+    Bazel's ``tf_gen_op_wrapper_py`` (and TensorFlow's own ``gen_*_ops``) writes a module
+    ``gen_<name>_op(s).py`` with one function per op the library registers, named in snake case
+    (TensorFlow Serving's ``gen_remote_predict_op.tf_serving_remote_predict`` for
+    ``REGISTER_OP("TfServingRemotePredict")``). No such file is in the tree: a call binds when, through
+    its file's imports, it names ``<package>.<...>.gen_<x>.<op>``, ``<package>`` the top package of one of
+    the system's Python modules, the module no module of the system, and ``<op>`` an op it registers a
+    kernel for."""
+    by_name: dict[str, list[PyBinding]] = collections.defaultdict(list)
+    for b in exports:
+        if b.mechanism == TENSORFLOW_OP and b.target:
+            by_name[b.name].append(b)
+    shared = python.shared if python is not None else None
+    if not by_name or shared is None:
+        return [], {}
+    nodes = shared.nodes
+    # the packages the system's modules are in (a Bazel tree's have no __init__.py: no package node)
+    packages = {n.id[len("py:"):].partition(".")[0] for n in nodes.values() if n.kind is NodeKind.MODULE
+                and n.id.startswith("py:")}
+    done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == TENSORFLOW_OP}
+    imported = ctx.once(imported_by_path)
+    found: list[Binding] = []
+    calls = 0
+    for f, facts in ctx.facts("python", Language.PYTHON):
+        names = imported.get(f.path, {})
+        for call in facts.calls:
+            head, _, rest = call.callee.partition(".")
+            if head not in names:
+                continue
+            dotted = names[head] + (f".{rest}" if rest else "")
+            module, _, op = dotted.rpartition(".")
+            if op not in by_name or not _GENERATED_OP_MODULE.fullmatch(module.rpartition(".")[2]) \
+                    or module.partition(".")[0] not in packages or naming.py_id(module) in nodes:
+                continue
+            caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
+            if (f.path, call.line, caller) in done:
+                continue
+            calls += 1
+            found.extend(Binding(f.path, call.line, caller, dotted, b.target, TENSORFLOW_OP, f"{b.path}:{b.line}",
+                                 "", "inferred") for b in by_name[op])
+    return sorted(set(found)), ({"tensorflow_op_calls_generated": calls} if calls else {})
 
 
 def _with_bound_bases(ctx: Context, bound: Contribution[BindingsShared], pybind: tuple[PyBinding, ...],

@@ -9,7 +9,9 @@ C++ scanners fill (:class:`extractor.concepts.facts.ConceptFacts`, see :mod:`ext
   calls    [method, line]        method calls on values (``.send``, ``.recv``, ``.lock``)
   strings  [text, line]          short one-word string literals
   routes   [text, line]          Go HTTP routes registered with a literal path: ``mux.HandleFunc("/x", h)``
-                                 -> "ANY /x", ``"POST /x"`` patterns, ``r.POST("/x", h)`` -> "POST /x"
+                                 -> "ANY /x", ``"POST /x"`` patterns, ``r.POST("/x", h)`` -> "POST /x";
+                                 Rust routers' ``.route("/x", get(h).post(h2))`` (axum; actix-web's
+                                 ``web::post().to(h)``) -> "GET|POST /x"
   defs     [name, kind, line, []]  structs, enums, traits/interfaces, functions (not methods)
 """
 
@@ -85,9 +87,9 @@ def scan_native(parsed: ParsedFile) -> ConceptFacts | None:
             field = fn.child_by_field_name("field")
             operand = fn.child_by_field_name("value" if rust else "operand")
             client = operand is not None and aliases.get(_text(operand)) == "net/http"  # http.Get(url): a request
-            route = _go_route(field, node, client) if not rust and field is not None else None
-            if route is not None:
-                routes.add((route, line))
+            route = (_rust_route(node) if rust else _go_route(field, node, client)) if field is not None else None
+            if route is not None:  # a chained `.route(...)`: the line it is written on, not the chain's first
+                routes.add((route, field.start_point[0] + 1 if rust else line))
             if not rust and operand is not None and operand.type == "identifier":
                 names.add((f"{_text(operand)}.{_text(field)}", line))  # resolved below
             elif field is not None:
@@ -150,6 +152,46 @@ def _go_route(field: Any, call: Any, client: bool) -> str | None:
     if name in _GO_HANDLES:
         return f"{found.group(1) or 'ANY'} {found.group(2)}"
     return None if found.group(1) else f"{'ANY' if name == 'Any' else name.upper()} {found.group(2)}"
+
+
+# axum's method routers (`get(h)`, `axum::routing::post(h)`, chained `get(a).post(b)`) and actix-web's routes
+# (`web::get().to(h)`), the second argument of a router's `.route("/path", ...)`
+_RUST_VERBS = frozenset({"get", "post", "put", "delete", "patch", "head", "options", "trace"})
+
+
+def _rust_route(call: Any) -> str | None:
+    """The route a Rust router's ``.route("/x", get(h).post(h2))`` registers ("GET|POST /x"); None
+    when the path is no literal or no method of the second argument is read."""
+    fn = call.child_by_field_name("function")
+    if fn.child_by_field_name("field") is None or _text(fn.child_by_field_name("field")) != "route":
+        return None
+    args = call.child_by_field_name("arguments")
+    given = [a for a in args.named_children if a.type not in ("line_comment", "block_comment")] \
+        if args is not None else []
+    if len(given) != 2 or given[0].type != "string_literal":
+        return None
+    path = _text(given[0])[1:-1]
+    if not path.startswith("/") or len(path) > _MAX_STRING or any(c.isspace() for c in path):
+        return None
+    methods: set[str] = set()
+    node = given[1]
+    for _ in range(16):  # a chain of method routers, innermost last
+        if node.type != "call_expression":
+            break
+        inner = node.child_by_field_name("function")
+        if inner.type == "field_expression":
+            name = _text(inner.child_by_field_name("field"))
+            node = inner.child_by_field_name("value")
+        elif inner.type in ("identifier", "scoped_identifier"):
+            name = _text(inner).rsplit("::", 1)[-1]
+            node = None
+        else:
+            break
+        if name in _RUST_VERBS:
+            methods.add(name.upper())
+        if node is None:
+            break
+    return f"{'|'.join(sorted(methods))} {path}" if methods else None
 
 
 def resolve_names(names: set[tuple[str, int]], aliases: dict[str, str], rust: bool) -> set[tuple[str, int]]:

@@ -36,8 +36,9 @@ C++/CUDA facts (from one tree-sitter query) fill the same fields where they make
 template arguments ("std::priority_queue", "cudaIpcGetMemHandle"); calls = ``obj.method()``/
 ``obj->method()`` names; defs kinds are "class", "struct", "function", "kernel" (a ``__global__``
 function); c_api (line, n) = an ``extern "C"`` block that declares n function prototypes (a C API
-that other programs link against); routes = a call's literal method and path followed by its handler
-(``server.RegisterRoute("POST", "/v1/chat/completions", handler)`` -> "POST /v1/chat/completions").
+that other programs link against); routes = literal paths a router's ``Get``/``Post``/... registers
+(cpp-httplib: ``svr.Post("/completion", h)``) or a registration given the method and the path
+(rtp-llm's ``http_server.RegisterRoute("GET", "/health", h)``).
 """
 
 from __future__ import annotations
@@ -431,8 +432,8 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
         func = node.child_by_field_name("function")
         if func is not None:
             line = node.start_point[0] + 1
-            route = _cpp_route(node)
-            if route:
+            route = _cpp_route(node, func)
+            if route is not None:
                 routes.add((route, line))
             if func.type == "field_expression":
                 field = func.child_by_field_name("field")
@@ -458,38 +459,43 @@ def scan_cpp(parsed: ParsedFile) -> ConceptFacts | None:
 
 
 _HTTP_METHODS = frozenset({"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS"})
-_CPP_PATH = re.compile(r"/[^\s\"]*")
-_REGISTERS_ROUTE = re.compile(r"(?i).*(route|handler?)")  # RegisterRoute, add_route, registerHandler, Handle
+# cpp-httplib's Server (and servers shaped like it): `svr.Get("/health", handler)`
+_CPP_ROUTE_METHODS = {"Get": "GET", "Post": "POST", "Put": "PUT", "Delete": "DELETE", "Patch": "PATCH",
+                      "Options": "OPTIONS"}
 
 
-def _cpp_route(call: Any) -> str:
-    """The route a C/C++ call registers with a literal method and path, then its handler ("" if none):
-    `server.RegisterRoute("POST", "/v1/chat/completions", handler)`, rtp-llm's HTTP server; the
-    same shape as Python's `app.add_api_route`. The function's name must say it registers a route or
-    a handler: a client's `Request("POST", "/v1/x", body)` has the same arguments."""
-    func = call.child_by_field_name("function")
-    if func is None:
-        return ""
-    if func.type == "field_expression":
-        func = func.child_by_field_name("field")
-    name = _text(func).rsplit("::", 1)[-1] if func is not None else ""
-    if not _REGISTERS_ROUTE.fullmatch(name):
-        return ""
-    args = call.child_by_field_name("arguments")
-    given = [a for a in args.named_children if a.type != "comment"] if args is not None else []
-    if len(given) < 3 or given[0].type != "string_literal" or given[1].type != "string_literal":
-        return ""
-    method, path = _literal(given[0]), _literal(given[1])
-    if method not in _HTTP_METHODS or not _CPP_PATH.fullmatch(path) or len(path) > _MAX_STRING:
-        return ""
+# what a registration is called (`RegisterRoute`, `addHandler`, `on`, `route`), not a lookup (`find`, `match`)
+_REGISTERS = re.compile(r"(?i)(?:register|add|set|on|handle|map|bind)\w*|\w*(?:route|handler|endpoint)\w*")
+
+
+def _cpp_route(call: Any, func: Any) -> str | None:
+    """The route a C/C++ call registers with literals: a router's method named after the HTTP method
+    (``svr.Post("/completion", handler)``), or a registration given the method and the path, then
+    more (``server.RegisterRoute("GET", "/health", handler)``: a function named to register, route or
+    handle); None for anything else."""
+    arguments = call.child_by_field_name("arguments")
+    args = [a for a in arguments.named_children if a.type != "comment"] if arguments is not None else []
+    literals = [_cpp_literal(a) for a in args[:2]]
+    method = ""
+    path = None
+    if func.type == "field_expression" and len(args) >= 2:
+        field = func.child_by_field_name("field")
+        method = _CPP_ROUTE_METHODS.get(_text(field), "") if field is not None else ""
+        path = literals[0]
+    if not method and len(args) >= 3 and literals[0] in _HTTP_METHODS \
+            and _REGISTERS.fullmatch(_text(func).rsplit("::", 1)[-1].rsplit(".", 1)[-1].rsplit(">", 1)[-1]):
+        method, path = literals[0] or "", literals[1]
+    if not method or path is None or not path.startswith("/") or len(path) > _MAX_STRING or _SPACE.search(path):
+        return None
     return f"{method} {path}"
 
 
-def _literal(node: Any) -> str:
-    """A string literal's text, "" when it holds an escape sequence (read as written, it would differ)."""
+def _cpp_literal(node: Any) -> str | None:
+    if node.type != "string_literal":
+        return None
     parts = node.named_children
     if any(c.type != "string_content" for c in parts):
-        return ""
+        return None
     return "".join(_text(c) for c in parts)
 
 

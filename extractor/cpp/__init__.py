@@ -125,9 +125,11 @@ from extractor.model import Language, Step
 # launcher macros (`#define LAUNCH_KERNEL(cfg, kernel, ...) cudaLaunchKernelEx(cfg, kernel, ...)`,
 # CppFacts.launcher_macros): a use launches the kernel it is handed, in the file and in its includers' second scan;
 # an extended lambda's execution space (`[=] __device__ (...) {`) blanked before parsing (parse.blank_lambda_qualifiers)
+# version 52 (a third branch's 47 beside 47-51): Abseil's and TensorFlow's thread-safety annotations and attributes
+# blanked (macros.yaml)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="51", forkable=True)
+            extract=extract_cpp_graph, version="52", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -26,6 +26,7 @@ from extractor.cpp.parse import macro_config, parse_source
 from extractor.cpp.registrations import TVM_FFI_STATIC, pybind_registrations, torch_registrations
 from extractor.cpp.scan import ANONYMOUS_NAMESPACE
 from extractor.cpp.symbols import SymbolTable
+from extractor.cpp.tfops import TENSORFLOW_OP
 from extractor.model import (Diagnostic, Edge, EdgeKind, Language, Location, Node, NodeKind, Parameter, ParamKind,
                              Severity, Signature)
 from extractor.naming import file_id, id_name
@@ -140,6 +141,10 @@ def resolve_registrations(facts: Mapping[str, CppFacts], table: SymbolTable
                 fn, target = table.resolve_lambda(path, b.scope, b.lambda_calls)
             else:
                 target = table.resolve_reference(b.scope, fn, path)
+                if not target and b.mechanism == TENSORFLOW_OP and fn.endswith("::Compute"):
+                    # an AsyncOpKernel runs the op in ComputeAsync (TensorFlow Serving's RemotePredictOp)
+                    target = table.resolve_reference(b.scope, fn + "Async", path)
+                    fn = fn + "Async" if target else fn
             helper, dot, sub = b.module.partition(".")  # `@init_fft.fft`: the submodule `fft` of what init_fft is given
             if not b.module.startswith(HELPER_MODULE):
                 modules = [(b.module, "")]

@@ -3,7 +3,8 @@ function of the library ``tf.load_op_library(path)`` returns (mechanism "tensorf
 
 ``REGISTER_OP("T5Decoding")`` declares the op; ``REGISTER_KERNEL_BUILDER(Name("T5Decoding").Device(
 DEVICE_GPU).TypeConstraint<float>("T"), T5DecodingOp<GPUDevice, float>)`` registers the kernel class
-whose ``Compute`` runs it. TensorFlow names the Python function after the op in snake case
+whose ``Compute`` runs it (``ComputeAsync`` for an ``AsyncOpKernel``: cpp.ops resolves it when the
+class has no ``Compute``). TensorFlow names the Python function after the op in snake case
 (``t5_decoding``), so a call ``module.t5_decoding(...)`` on what ``load_op_library`` returned binds
 to ``T5DecodingOp::Compute`` (:mod:`extractor.bindings.python_ctypes` reads the Python side, as it
 reads the functions a TVM FFI module exports by name).

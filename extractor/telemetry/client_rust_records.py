@@ -19,6 +19,10 @@ the family name. Labels are a label-set struct's fields in declaration order (``
 library); ``exponential_buckets``/``linear_buckets`` are computed by the scanner. The help is kept
 as written (client_rust writes it with a ``.`` appended).
 
+A name ``format!`` builds from a value the crate does not hold (``format!("{namespace}_throughput")``,
+a namespace the binary takes from its configuration) is kept as a pattern, ``{}`` where that value
+goes, ``dynamic`` and the reason in ``unresolved``, as the prometheus crate's are (native_metrics).
+
 What is not determined is said, never guessed: a type no candidate resolves is a
 ``metric-type-unresolved`` diagnostic (no record, as for the other libraries); labels or buckets
 not read leave ``labels_resolved``/``buckets_resolved`` false with the reason in ``unresolved``; a
@@ -150,6 +154,12 @@ def _tables(members: list[tuple[SourceFile, NativeMetricFacts]]) -> _Crate:
 def _record(file: SourceFile, reg: ClientRegistration,
             crate: _Crate) -> tuple[MetricDefinition | None, list[Diagnostic]]:
     name = _string(reg.name, crate)
+    name_why = ""
+    if name is None and reg.name is not None and reg.name.parts:  # `format!("{namespace}_x")`: a pattern
+        pieces = [_string(part, crate) for part in reg.name.parts]
+        name = "".join("{}" if piece is None else piece for piece in pieces)
+        name_why = (f"name: {', '.join(p.text or '?' for p, v in zip(reg.name.parts, pieces) if v is None)} in "
+                    f"{reg.name.text} is no literal nor a string constant of the crate")
     if name is None:
         return None, [Diagnostic(file.path, reg.line, "metric-name-unresolved",
                                  f"client_rust metric name {reg.name.text!r} is not a literal or a constant of the "
@@ -159,10 +169,10 @@ def _record(file: SourceFile, reg: ClientRegistration,
         return None, [Diagnostic(file.path, reg.line, "metric-type-unresolved",
                                  f"client_rust metric {name!r}: {found.why}", Severity.INFO)]
     kind = found.kind
-    reasons: list[str] = []
+    reasons: list[str] = [name_why] if name_why else []
     problems: list[Diagnostic] = []
     unit = ""
-    dynamic = False
+    dynamic = bool(name_why)
     if reg.unit is not None:
         unit = _string(reg.unit, crate) or ""
         if not unit:
@@ -208,6 +218,9 @@ def _string(text: MetricText | None, crate: _Crate) -> str | None:
         return None
     if text.value is not None:
         return text.value
+    if text.parts:  # a format!: its value when every piece has one
+        pieces = [_string(part, crate) for part in text.parts]
+        return None if None in pieces else "".join(piece or "" for piece in pieces)
     return crate.strings.get(text.constant) if text.constant else None
 
 

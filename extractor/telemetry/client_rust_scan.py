@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,13 +44,16 @@ _QUERY = ("(call_expression function: (field_expression)) @call "
 _REGISTRY_TYPE = re.compile(r"&?(?:mut)?(?:prometheus_client::)?Registry")
 
 
-def scan_client_rust(tree: Any, data: bytes) -> ClientRustFacts | None:
-    """The file's client_rust facts (module docstring); None when it has none."""
+def scan_client_rust(tree: Any, data: bytes,
+                     read_format: Callable[[str], MetricText] | None = None) -> ClientRustFacts | None:
+    """The file's client_rust facts (module docstring); None when it has none. ``read_format``: how a
+    ``format!(...)`` name is read (the prometheus crate's reader, :mod:`.rust_scan`, which imports this
+    module), its pieces kept; without it the name is kept as written."""
     if tree is None or MARKER.search(data) is None:
         return None
     found = capture_nodes(tree.root_node, _QUERY)
     imports = _imports(found.get("use", ()))
-    scanner = _FileScanner(imports)
+    scanner = _FileScanner(imports, read_format)
     scanner.visit_items(tree.root_node)
     if _CRATE.encode() in data:
         for call in found.get("call", ()):
@@ -82,8 +86,9 @@ class _Function:
 
 
 class _FileScanner:
-    def __init__(self, imports: dict[str, str]) -> None:
+    def __init__(self, imports: dict[str, str], read_format: Callable[[str], MetricText] | None = None) -> None:
         self.imports = imports
+        self.read_format = read_format
         self.registrations: list[ClientRegistration] = []
         self.calls: list[ClientCall] = []
         self.aliases: dict[str, str] = {}
@@ -91,6 +96,8 @@ class _FileScanner:
         self.functions: dict[str, ClientFunction] = {}
         self.bucket_constants: dict[str, tuple[float, ...]] = {}
         self.struct_fields: dict[str, dict[str, str]] = {}
+        # `impl S { fn new(..) -> Self }`: (S, new) of the file's inherent methods that return their type
+        self.makers: set[tuple[str, str]] = set()
         self.typed_consts: dict[str, str] = {}  # `impl TypedMetric for X { const TYPE ... }`: X -> kind
         self.encode_impls: list[tuple[str, Any]] = []  # (type, impl node) of `impl EncodeMetric for X`
         self.in_tests = 0
@@ -188,6 +195,12 @@ class _FileScanner:
 
     def visit_impl(self, node: Any) -> None:
         trait, target, body = (node.child_by_field_name(f) for f in ("trait", "type", "body"))
+        if target is not None and body is not None and trait is None:
+            target_name = _type_base(_squash(target))
+            for item in body.named_children:
+                returns = item.child_by_field_name("return_type") if item.type == "function_item" else None
+                if returns is not None and _type_base(_squash(returns)) in ("Self", target_name):
+                    self.makers.add((target_name, _text(item.child_by_field_name("name"))))
         if trait is None or target is None or body is None:
             return
         trait_name = _squash(trait).rsplit("::", 1)[-1]
@@ -236,7 +249,7 @@ class _FileScanner:
         receiver = call.child_by_field_name("function").child_by_field_name("value")
         unit = self.unit(args[2]) if method == "register_with_unit" else None
         self.registrations.append(ClientRegistration(
-            _line(call), _string(args[0]), _string(args[1]), unit, self.value(args[-1], scope, call.start_byte),
+            _line(call), self.string(args[0]), self.string(args[1]), unit, self.value(args[-1], scope, call.start_byte),
             self.registry(receiver, scope, call.start_byte)))
 
     def scope(self, function: Any) -> _Function:
@@ -363,6 +376,9 @@ class _FileScanner:
 
     # -- the metric handed to register ----------------------------------------------------------
 
+    def string(self, node: Any) -> MetricText:
+        return _string(node, self.read_format)
+
     def value(self, arg: Any, scope: _Function, position: int) -> ClientValue:
         node = _strip(arg)
         text = _clip(_squash(arg))
@@ -381,12 +397,43 @@ class _FileScanner:
             return ClientValue(declared=declared, expression=made.expression, call=made.call,
                                field=self.stored_field(scope, name), buckets=made.buckets,
                                info_labels=made.info_labels, text=text)
-        if node.type == "field_expression" and node.child_by_field_name("value").type == "self":
-            fields = self.struct_fields.get(scope.owner, {})
-            return ClientValue(field=fields.get(_text(node.child_by_field_name("field")), ""), text=text)
+        holder = self.holder(node.child_by_field_name("value"), scope, position) \
+            if node.type == "field_expression" else None
+        if holder is not None:
+            fields = self.struct_fields.get(holder, {})
+            field_name = _text(node.child_by_field_name("field"))
+            return ClientValue(field=fields.get(field_name, ""), buckets=self.field_buckets(holder, field_name, node),
+                               text=text)
         made = self.made(node, scope, 0)
         return ClientValue(expression=made.expression, call=made.call, buckets=made.buckets,
                            info_labels=made.info_labels, text=text)
+
+    def holder(self, node: Any, scope: _Function, position: int) -> str | None:
+        """The struct of this file whose field ``node.field`` reads: ``self``'s, a parameter's or a
+        ``let``'s declared type, or what ``let x = S::new(..)`` makes when S's method returns Self."""
+        node = _strip(node)
+        if node.type == "self":
+            return scope.owner
+        if node.type != "identifier":
+            return None
+        name = _text(node)
+        let = self.let_before(scope, name, position)
+        written = ""
+        if let is not None:
+            ltype, lvalue = let.child_by_field_name("type"), let.child_by_field_name("value")
+            if ltype is not None:
+                written = _squash(ltype)
+            elif lvalue is not None and _strip(lvalue).type == "call_expression":
+                function = _strip(lvalue).child_by_field_name("function")
+                if function.type == "scoped_identifier" and function.child_by_field_name("path") is not None:
+                    owner = _type_base(_squash(function.child_by_field_name("path")))
+                    owner = scope.owner if owner == "Self" else owner
+                    if (owner, _text(function.child_by_field_name("name"))) in self.makers:
+                        written = owner
+        elif name in scope.params:
+            written = scope.params[name][1]
+        base = _type_base(written.lstrip("&").removeprefix("mut").strip()) if written else ""
+        return base if base in self.struct_fields else None
 
     def made(self, node: Any, scope: _Function, depth: int) -> ClientValue:
         """What the expression that makes a metric says: the type it names, the crate fn it calls,
@@ -466,6 +513,27 @@ class _FileScanner:
             if computed is not None:
                 return ClientBuckets(values=computed)
         return ClientBuckets(text=_clip(_squash(arg)))
+
+    def field_buckets(self, holder: str, field_name: str, node: Any) -> ClientBuckets | None:
+        """The buckets of the histogram the file's struct literals store in ``holder.field_name``
+        (``Self { f: Family::new_with_constructor(|| Histogram::new(...)) }`` in ``impl S``), when
+        they all give the same; None when none shows them."""
+        root = node
+        while root.parent is not None:
+            root = root.parent
+        found: set[ClientBuckets] = set()
+        for struct in capture_nodes(root, "(struct_expression) @s").get("s", ()):
+            function = _enclosing_function(struct)
+            if function is None or struct.child_by_field_name("body") is None:
+                continue
+            scope = self.scope(function)
+            if _squash(struct.child_by_field_name("name")) not in (holder, "Self" if scope.owner == holder else holder):
+                continue
+            for init in struct.child_by_field_name("body").named_children:
+                if init.type == "field_initializer" and _text(init.child_by_field_name("field")) == field_name:
+                    made = self.made(init.child_by_field_name("value"), scope, 0)
+                    found.add(made.buckets if made.buckets is not None else ClientBuckets(text=_clip(_squash(init))))
+        return next(iter(found)) if len(found) == 1 else None
 
     def stored_field(self, scope: _Function, name: str) -> str:
         """The type of the field of the struct the function builds (`Self { name, .. }` or
@@ -564,7 +632,7 @@ def _strip(node: Any) -> Any:
 
 
 def _maker(call: Any) -> tuple[str, str] | None:
-    """`T::m(...)` / `T::<A, B>::m(...)` -> (T as written, m)."""
+    """`T::m(...)` / `T::<A, B>::m(...)` / `<T>::m(...)` / `<T as Tr>::m(...)` -> (T as written, m)."""
     function = call.child_by_field_name("function")
     if function.type == "generic_function":
         function = function.child_by_field_name("function")
@@ -573,6 +641,10 @@ def _maker(call: Any) -> tuple[str, str] | None:
     path, name = function.child_by_field_name("path"), function.child_by_field_name("name")
     if path is None or name is None:
         return None
+    if path.type == "bracketed_type" and path.named_children:  # `<Registry>::default()`: the type inside
+        path = path.named_children[0]
+        if path.type == "qualified_type" and path.named_children:  # `<Registry as Default>`
+            path = path.named_children[0]
     return _squash(path), _text(name)
 
 
@@ -650,13 +722,15 @@ def _literal(node: Any) -> str | None:
     return None
 
 
-def _string(node: Any) -> MetricText:
-    """A name or help argument: its value when a literal, else how it is written and the name a
-    constant of the crate would have."""
+def _string(node: Any, read_format: Callable[[str], MetricText] | None = None) -> MetricText:
+    """A name or help argument: its value when a literal, a ``format!``'s pieces (``read_format``),
+    else how it is written and the name a constant of the crate would have."""
     value = _literal(node)
     if value is not None:
         return MetricText(value)
     text = _squash(node)
+    if read_format is not None and node.type == "macro_invocation" and text.startswith("format!"):
+        return read_format(_text(node))
     return MetricText(text=_clip(text), constant=text.lstrip("&").rsplit("::", 1)[-1])
 
 

@@ -13,6 +13,9 @@ name; else it is unresolved, said.
 Prometheus text a file writes by hand (``# TYPE`` lines in its string literals) is a family each,
 library ``text-exposition``; a ``# TYPE`` line whose name or type is computed is said unresolved.
 
+TensorFlow's monitoring metrics (``monitoring::Counter<1>::New("/a/b", ...)``) are read by
+:mod:`.cpp_tfmon`, library ``tensorflow-monitoring``.
+
 A Triton backend's custom metrics (Triton's C API, ``TRITONSERVER_MetricFamilyNew(&family, kind,
 name, description)``) are a family each, library ``triton-c-api``; a kind or name it cannot read is
 said unresolved.
@@ -31,6 +34,7 @@ from extractor.context import Context, SourceFile
 from extractor.model import Diagnostic, Language, Severity
 from extractor.support.pathsuffix import by_suffix
 from extractor.telemetry.cpp_bvar import bvar_record
+from extractor.telemetry.cpp_tfmon import tf_record
 from extractor.telemetry.cpp_ylt import joined, ylt_record
 from extractor.native.macros import MacroDefinition, MacroUse, expand
 from extractor.telemetry.cpp_scan import (TRITON_FAMILY_NEW, TRITON_KINDS, ArgumentValue, BuilderChain, CppMetricFacts,
@@ -113,6 +117,14 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
                               *((b, f"macro:{macro_at[b.line]} > ") for b in expanded.bvars)):
             stats["cpp_bvars"] += 1
             record, problem = bvar_record(file, bvar, lambda a: _constant(a, resolve), through)
+            if record is not None:
+                records.append(record)
+            if problem is not None:
+                stats["cpp_unresolved"] += 1
+                diagnostics.append(problem)
+        for tf_metric in facts.tf:
+            stats["cpp_tf_monitoring"] += 1
+            record, problem = tf_record(file, tf_metric, lambda a: _constant(a, resolve))
             if record is not None:
                 records.append(record)
             if problem is not None:

@@ -66,7 +66,8 @@ class ArgumentValue(msgspec.Struct, frozen=True, omit_defaults=True):
     text: str = ""  # as written
     constant: str | None = None  # the identifier, when the argument is one (a constant or a parameter)
     # a concatenation with a constant of another file (`std::string(METRIC_PREFIX) + "_nodes"`,
-    # `PREFIX "_nodes"`): its parts in order, ("lit", text) or ("const", identifier)
+    # `PREFIX "_nodes"`): its parts in order, ("lit", text) or ("const", identifier); a TensorFlow
+    # metric's `absl::StrCat(...)` also ("expr", text), a value computed at run time
     parts: tuple[tuple[str, str], ...] = ()
 
 
@@ -160,6 +161,19 @@ class YltMetric(msgspec.Struct, frozen=True, omit_defaults=True):
     rest: tuple[YltArgument, ...] = ()
 
 
+class TfMonitoringMetric(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A TensorFlow monitoring metric (``monitoring::Counter<1>::New("/a/b", "help", "label")``,
+    ``Sampler<1>::New({"/a/b", "help", "label"}, monitoring::Buckets::Exponential(1, 2, 14))``)."""
+
+    kind: str  # "Counter", "Gauge", "Sampler", "PercentileSampler"
+    line: int
+    name: ArgumentValue
+    help: ArgumentValue | None = None
+    labels: tuple[ArgumentValue, ...] = ()
+    buckets: tuple[float, ...] | None = None  # a Sampler's bounds as TensorFlow computes them, DBL_MAX left out
+    buckets_text: str = ""  # a Sampler's buckets argument as written
+
+
 class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     """What one C/C++/CUDA file says about prometheus-cpp metrics."""
 
@@ -180,6 +194,7 @@ class CppMetricFacts(msgspec.Struct, frozen=True, omit_defaults=True):
     macro_uses: tuple[MacroUse, ...] = ()
     bvars: tuple[BvarVariable, ...] = ()  # brpc's bvar variables (exposed through brpc's /brpc_metrics)
     ylt: tuple[YltMetric, ...] = ()  # yalantinglibs metrics, members and their initializers
+    tf: tuple[TfMonitoringMetric, ...] = ()  # TensorFlow monitoring metrics (tensorflow/core/lib/monitoring)
 
 
 _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.M)
@@ -230,7 +245,8 @@ def _scan_builders(parsed: ParsedFile, expansion: bool = False) -> CppMetricFact
     names_prometheus = b"prometheus" in data
     names_metric = b"metric" in data.lower()
     names_bvar = b"bvar" in data
-    if not (builds or names_prometheus or names_metric or names_bvar or expansion):
+    names_tf = b"monitoring" in data
+    if not (builds or names_prometheus or names_metric or names_bvar or names_tf or expansion):
         return None
     unmodeled = _unmodeled(data) if names_metric and not expansion else ()
     macros: tuple[MacroDefinition, ...] = ()
@@ -272,18 +288,118 @@ def _scan_builders(parsed: ParsedFile, expansion: bool = False) -> CppMetricFact
     bvars = _bvar_variables(found, constants, b"using namespace bvar" in data) if names_bvar else ()
     ylt = _ylt_metrics(found, constants, inits, b"using namespace ylt::metric" in data) \
         if names_metric and not expansion else ()
-    kept = constants if constants and (names_prometheus or names_metric or bvars) else {}
-    if not (metrics or helpers or calls or kept or unmodeled or triton or macros or uses or bvars or ylt):
+    tf = _tf_monitoring(found, constants, _TF_MONITORING_INCLUDE.search(data) is not None) \
+        if names_tf and not expansion else ()
+    kept = constants if constants and (names_prometheus or names_metric or bvars or tf) else {}
+    if not (metrics or helpers or calls or kept or unmodeled or triton or macros or uses or bvars or ylt or tf):
         return None
     elsewhere = any(a is not None and a.value is None and (a.parts or a.constant)
                     for a in [a for chain in metrics for a in (chain.name, chain.help)]
                     + [a for family in triton for a in (family.name, family.help)]
-                    + [a for b in bvars for a in (b.name, b.prefix)] + [a for m in ylt for a in (m.name, m.help)])
+                    + [a for b in bvars for a in (b.name, b.prefix)] + [a for m in ylt for a in (m.name, m.help)]
+                    + [a for m in tf for a in (m.name, m.help, *m.labels)])
     # a macro the system defines in several ways: the one an include gives (cpp_records)
     includes = tuple(m.group(1).decode("utf-8", "replace") for m in _QUOTED_INCLUDE.finditer(data)) \
         if elsewhere or uses else ()
     return CppMetricFacts(tuple(metrics), tuple(helpers), tuple(calls), kept, unmodeled, includes, triton=triton,
-                          macros=macros, macro_uses=uses, bvars=bvars, ylt=ylt)
+                          macros=macros, macro_uses=uses, bvars=bvars, ylt=ylt, tf=tf)
+
+
+# -- TensorFlow monitoring (tensorflow/core/lib/monitoring, tsl/lib/monitoring) ----------------------
+
+# `monitoring::Counter<1>::New`, `tensorflow::monitoring::Gauge<std::string, 2>::New`, `tsl::monitoring::...`;
+# bare (`Counter<1>::New`) only in a file that includes one of the library's headers
+_TF_METRIC = re.compile(r"^(?:::)?(?:(?:tensorflow|tsl|xla)::)?(monitoring::)?(Counter|Gauge|Sampler|PercentileSampler)"
+                        r"<.*>::New$")
+_TF_MONITORING_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"][^>"\n]*/monitoring/'
+                                    rb'(?:counter|gauge|sampler|percentile_sampler)\.h[>"]', re.M)
+
+
+def _tf_monitoring(found: dict[str, list[Any]], constants: dict[str, str],
+                   includes_library: bool) -> tuple[TfMonitoringMetric, ...]:
+    """The file's ``monitoring::<Kind><...>::New(...)`` calls: the metric definition's name, help and
+    label names come as the first arguments (a Counter, a Gauge) or as a braced list first (a Sampler,
+    whose buckets come next)."""
+    out: list[TfMonitoringMetric] = []
+    for callee in _in_tree_order(found.get("callee", ())):
+        if callee.type != "qualified_identifier":
+            continue
+        match = _TF_METRIC.match(_text(callee).replace(" ", "").replace("\n", ""))
+        if match is None or not (match.group(1) or includes_library):
+            continue
+        arguments = callee.parent.child_by_field_name("arguments")
+        args = [a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"]
+        rest: list[Any] = []
+        if args and args[0].type == "initializer_list":
+            rest = args[1:]
+            args = [a for a in args[0].named_children if a.type != "comment"]
+        if not args:
+            continue
+        kind = match.group(2)
+        buckets: tuple[float, ...] | None = None
+        buckets_text = ""
+        if kind == "Sampler" and rest:
+            buckets_text = _text(rest[0])
+            buckets = _tf_buckets(rest[0])
+        out.append(TfMonitoringMetric(kind, callee.start_point[0] + 1, _tf_name(args[0], constants),
+                                      _value(args[1], constants) if len(args) > 1 else None,
+                                      tuple(_value(a, constants) for a in args[2:]), buckets, buckets_text))
+    return tuple(out)
+
+
+def _tf_name(node, constants: dict[str, str]) -> ArgumentValue:
+    """A metric's name: a literal or constant; a concatenation; or ``absl::StrCat(...)`` of pieces,
+    each a literal, a constant ("const") or an expression the file computes ("expr")."""
+    value = _value(node, constants)
+    function = node.child_by_field_name("function") if node.type == "call_expression" else None
+    if value.value is not None or value.parts or function is None \
+            or _text(function).replace(" ", "").rpartition("::")[2] != "StrCat":
+        return value
+    arguments = node.child_by_field_name("arguments")
+    parts: list[tuple[str, str]] = []
+    for arg in (arguments.named_children if arguments is not None else []):
+        if arg.type == "comment":
+            continue
+        literal = _literal(arg)
+        if literal is not None:
+            parts.append(("lit", literal))
+        elif arg.type in ("identifier", "qualified_identifier"):
+            identifier = _text(arg).split("::")[-1].strip()
+            known = constants.get(identifier)
+            parts.append(("lit", known) if known is not None else ("const", identifier))
+        else:
+            parts.append(("expr", " ".join(_text(arg).split())))
+    return ArgumentValue(None, value.text, parts=tuple(parts))
+
+
+def _tf_buckets(node) -> tuple[float, ...] | None:
+    """A Sampler's bucket limits as ``monitoring::Buckets`` computes them (tensorflow/core/lib/monitoring/
+    sampler.cc): ``Exponential(scale, growth, count)`` is ``scale * growth**i`` for i below count, each
+    multiplied in turn as the library does; ``Explicit({...})`` the numbers given. The library appends
+    DBL_MAX, the exporter's ``+Inf``, left out here as every bucket list of the evidence leaves it."""
+    if node.type != "call_expression":
+        return None
+    function = _text(node.child_by_field_name("function")).replace(" ", "").rpartition("::")[2]
+    arguments = node.child_by_field_name("arguments")
+    args = [a for a in (arguments.named_children if arguments is not None else []) if a.type != "comment"]
+    if function == "Explicit" and len(args) == 1:
+        numbers = _numbers(args[0])
+        return tuple(n for n in numbers if n < 1.7976931348623157e308) if numbers is not None else None
+    if function != "Exponential" or len(args) != 3:
+        return None
+    try:
+        scale, growth = (float(_text(a).replace("'", "").rstrip("fFlL")) for a in args[:2])
+        count = int(_text(args[2]).replace("'", "").rstrip("uUlL"))
+    except ValueError:
+        return None
+    if count <= 0 or count > 1000:
+        return None
+    bounds: list[float] = []
+    bound = scale
+    for _ in range(count):
+        bounds.append(bound)
+        bound *= growth
+    return tuple(bounds)
 
 
 # -- yalantinglibs metrics (ylt/metric/*.hpp) --------------------------------------------------------

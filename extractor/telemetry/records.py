@@ -224,7 +224,8 @@ def lint_name(name: str, metric_type: MetricType, library: str, unit: str = "") 
         findings.append("colon: colons are reserved for recording rules")
     if name.endswith("_total") and metric_type is not MetricType.COUNTER:
         findings.append(f"total-suffix: _total is for counters, this is a {metric_type.value}")
-    if (metric_type is MetricType.COUNTER and library in ("prometheus-cpp", "aioprometheus", "yalantinglibs")
+    if (metric_type is MetricType.COUNTER and library in ("prometheus-cpp", "aioprometheus", "yalantinglibs",
+                                                                     "tensorflow-monitoring")
             and not name.endswith("_total")):
         findings.append(f"counter-without-total: {library} exposes the name as given, no _total")
     for suffix in rules["reserved_suffixes"]:

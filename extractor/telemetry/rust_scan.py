@@ -111,7 +111,7 @@ def scan_rust_metrics(parsed: ParsedFile) -> NativeMetricFacts | None:
     pattern = _unmodeled_crates()
     found = pattern.search(data) if pattern is not None else None
     unmodeled = ((found.group(1).decode(), _line(data, found.start())),) if found is not None else ()
-    client = scan_client_rust(parsed.tree, data)
+    client = scan_client_rust(parsed.tree, data, read_format)
     # a file that only configures the metrics crate's exporter (`set_buckets_for_metric` in a
     # `prometheus.rs` of its own, naming metrics_exporter_prometheus alone) is read for its matchers
     makers = _FACTORY_CALL.search(data) is not None
@@ -477,6 +477,12 @@ def _value(arg: str, constants: dict[str, str], depth: int = 0) -> MetricText:
                 return made
     bare = written.lstrip("&").strip()
     return MetricText(text=written[:120], constant=bare.rsplit("::", 1)[-1], path=_module_path(bare) or "")
+
+
+def read_format(written: str) -> MetricText:
+    """A ``format!(...)`` as written: its value when every piece is a literal, else its pieces
+    (constants of the crate left to the extract step)."""
+    return _value(written, {})
 
 
 def _format(args: list[str], constants: dict[str, str], bound: dict[str, MetricText],
