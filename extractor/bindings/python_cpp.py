@@ -75,13 +75,13 @@ import collections
 import dataclasses
 import posixpath
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import msgspec
 
 from extractor import cpp, naming, python
-from extractor.context import Context
+from extractor.context import Context, SourceFile
 from extractor.cpp.ops import OpRegistration, PyBinding
 from extractor.model import (Contribution, Diagnostic, Edge, EdgeKind, Language, NodeKind, ParsedFile, Severity,
                              Step)
@@ -246,29 +246,34 @@ def _paddle_ops_by_name(ctx: Context, python: Contribution[Any] | None, registra
         return [], {}
     nodes, reexported = shared.nodes, shared.reexported
     done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == "paddle-op"}
-    imported = ctx.once(imported_by_path)
     found: list[Binding] = []
     calls = 0
+    for f, call, dotted in _imported_calls(ctx):
+        package, _, op = dotted.rpartition(".")
+        node, top = naming.py_id(dotted), nodes.get(naming.py_id(package.partition(".")[0]))
+        # a package of the system is a module node (one outside it is an "external" node)
+        if op not in by_name or top is None or top.kind is not NodeKind.MODULE or node in nodes \
+                or node in reexported:
+            continue
+        caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
+        if (f.path, call.line, caller) in done:
+            continue
+        calls += 1
+        found.extend(Binding(f.path, call.line, caller, dotted, b.target, "paddle-op", f"{b.path}:{b.line}", "",
+                             "inferred") for b in by_name[op])
+    return sorted(set(found)), ({"paddle_op_calls_inferred": calls} if calls else {})
+
+
+def _imported_calls(ctx: Context) -> Iterator[tuple[SourceFile, Any, str]]:
+    """(file, call, the dotted name it calls) of every Python call whose head is a name the file
+    imports (``gen_x_op.op(...)`` -> ``pkg.ops.gen_x_op.op``)."""
+    imported = ctx.once(imported_by_path)
     for f, facts in ctx.facts("python", Language.PYTHON):
         names = imported.get(f.path, {})
         for call in facts.calls:
             head, _, rest = call.callee.partition(".")
-            if head not in names:
-                continue
-            dotted = names[head] + (f".{rest}" if rest else "")
-            package, _, op = dotted.rpartition(".")
-            node, top = naming.py_id(dotted), nodes.get(naming.py_id(package.partition(".")[0]))
-            # a package of the system is a module node (one outside it is an "external" node)
-            if op not in by_name or top is None or top.kind is not NodeKind.MODULE or node in nodes \
-                    or node in reexported:
-                continue
-            caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
-            if (f.path, call.line, caller) in done:
-                continue
-            calls += 1
-            found.extend(Binding(f.path, call.line, caller, dotted, b.target, "paddle-op", f"{b.path}:{b.line}", "",
-                                 "inferred") for b in by_name[op])
-    return sorted(set(found)), ({"paddle_op_calls_inferred": calls} if calls else {})
+            if head in names:
+                yield f, call, names[head] + (f".{rest}" if rest else "")
 
 
 _GENERATED_OP_MODULE = re.compile(r"gen_\w+")
@@ -298,26 +303,19 @@ def _tensorflow_generated_ops(ctx: Context, python: Contribution[Any] | None, ex
     packages = {n.id[len("py:"):].partition(".")[0] for n in nodes.values() if n.kind is NodeKind.MODULE
                 and n.id.startswith("py:")}
     done = {(b.path, b.line, b.caller) for b in bound if b.mechanism == TENSORFLOW_OP}
-    imported = ctx.once(imported_by_path)
     found: list[Binding] = []
     calls = 0
-    for f, facts in ctx.facts("python", Language.PYTHON):
-        names = imported.get(f.path, {})
-        for call in facts.calls:
-            head, _, rest = call.callee.partition(".")
-            if head not in names:
-                continue
-            dotted = names[head] + (f".{rest}" if rest else "")
-            module, _, op = dotted.rpartition(".")
-            if op not in by_name or not _GENERATED_OP_MODULE.fullmatch(module.rpartition(".")[2]) \
-                    or module.partition(".")[0] not in packages or naming.py_id(module) in nodes:
-                continue
-            caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
-            if (f.path, call.line, caller) in done:
-                continue
-            calls += 1
-            found.extend(Binding(f.path, call.line, caller, dotted, b.target, TENSORFLOW_OP, f"{b.path}:{b.line}",
-                                 "", "inferred") for b in by_name[op])
+    for f, call, dotted in _imported_calls(ctx):
+        module, _, op = dotted.rpartition(".")
+        if op not in by_name or not _GENERATED_OP_MODULE.fullmatch(module.rpartition(".")[2]) \
+                or module.partition(".")[0] not in packages or naming.py_id(module) in nodes:
+            continue
+        caller = naming.py_id(f"{f.module}.{call.scope}" if call.scope else f.module)
+        if (f.path, call.line, caller) in done:
+            continue
+        calls += 1
+        found.extend(Binding(f.path, call.line, caller, dotted, b.target, TENSORFLOW_OP, f"{b.path}:{b.line}",
+                             "", "inferred") for b in by_name[op])
     return sorted(set(found)), ({"tensorflow_op_calls_generated": calls} if calls else {})
 
 

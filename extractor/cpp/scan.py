@@ -1555,7 +1555,7 @@ def launcher_macros(data: bytes, launchers: Mapping[str, int]) -> dict[str, int]
     for _round in range(3):  # a launcher macro that uses another of the file's
         before = dict(found)
         for name, params, body in defines:
-            positions = {params.index(p) for p in _handed_kernels(body, known) if p in params and p != "..."}
+            positions = {params.index(p) for p, _at in _handed_kernels(body, known) if p in params and p != "..."}
             positions.update(params.index(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)
                              if m.group(1).decode() in params)
             if len(positions) > 1 or (name in found and positions and found[name] not in positions):
@@ -1569,9 +1569,10 @@ def launcher_macros(data: bytes, launchers: Mapping[str, int]) -> dict[str, int]
     return found
 
 
-def _handed_kernels(body: bytes, launchers: Mapping[str, int]) -> list[str]:
-    """What each call of a launcher in a macro's body hands it as the kernel, as written."""
-    handed: list[str] = []
+def _handed_kernels(body: bytes, launchers: Mapping[str, int]) -> list[tuple[str, int]]:
+    """What each call of a launcher in a macro's body hands it as the kernel, as written, with the
+    call's offset."""
+    handed: list[tuple[str, int]] = []
     for name, position in launchers.items():
         if name.encode() not in body:
             continue
@@ -1580,7 +1581,7 @@ def _handed_kernels(body: bytes, launchers: Mapping[str, int]) -> list[str]:
             args = split_top_level(body[m.end():end - 1].decode(errors="replace")) if end > 0 else []
             kernel = _kernel_argument(args[position].encode()) if position < len(args) else None
             if kernel is not None:
-                handed.append(kernel)
+                handed.append((kernel, m.start()))
     return handed
 
 
@@ -1591,17 +1592,9 @@ def macro_launcher_kernels(body: bytes, launchers: Mapping[str, int], params: It
     the text declares (``auto fwd_func = k<T, ...>; cudaLaunchKernel<F>(fwd_func, ...)``). A kernel
     named by a parameter of the macro is its argument's, which is not read: left out."""
     found: set[str] = set()
-    for name, position in launchers.items():
-        if name.encode() not in body:
-            continue
-        for m in _launcher_call(name).finditer(body):
-            end = _closing_paren(body, m.end() - 1, len(body))
-            args = split_top_level(body[m.end():end - 1].decode(errors="replace")) if end > 0 else []
-            kernel = _kernel_argument(args[position].encode()) if position < len(args) else None
-            if kernel is None:
-                continue
-            held = _held_kernels(body, 0, m.start(), kernel) if _WORD.fullmatch(kernel) else [kernel]
-            found.update(k for k in held if k not in params)
+    for kernel, at in _handed_kernels(body, launchers):
+        held = _held_kernels(body, 0, at, kernel) if _WORD.fullmatch(kernel) else [kernel]
+        found.update(k for k in held if k not in params)
     return sorted(found)
 
 
