@@ -298,13 +298,17 @@ def _route(call: ast.Call, decorator: bool, prefixes: Mapping[str, str]) -> str 
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in prefixes:
         path = prefixes[func.value.id].rstrip("/") + path if path.startswith("/") else prefixes[func.value.id] + path
     verb = "WS" if name == "add_websocket_route" else _ROUTE_VERBS.get(name, "")
-    if not verb:
-        methods = next((k.value for k in call.keywords if k.arg in ("methods", "method")), None)
-        elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else \
-            [methods] if methods is not None else []
-        written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        verb = "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
-    return f"{verb} {path}"
+    return f"{verb or _methods_verb(call)} {path}"
+
+
+def _methods_verb(call: ast.Call) -> str:
+    """The verbs a call's ``methods=`` (or ``method=``) keyword lists when each is a literal ("GET|POST"),
+    else "ANY"."""
+    methods = next((k.value for k in call.keywords if k.arg in ("methods", "method")), None)
+    elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else \
+        [methods] if methods is not None else []
+    written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
 
 
 # Route objects listed in an application's routes (Starlette's `Route("/x", endpoint, methods=["GET"])`,
@@ -325,12 +329,7 @@ def _route_object(call: ast.Call, invoked: str | None) -> str | None:
     path = _route_path(value) if value is not None else None
     if path is None:
         return None
-    if not verb:
-        methods = next((k.value for k in call.keywords if k.arg == "methods"), None)
-        elements = methods.elts if isinstance(methods, (ast.List, ast.Tuple, ast.Set)) else []
-        written = [e.value for e in elements if isinstance(e, ast.Constant) and isinstance(e.value, str)]
-        verb = "|".join(sorted({m.upper() for m in written})) if written and len(written) == len(elements) else "ANY"
-    return f"{verb} {path}"
+    return f"{verb or _methods_verb(call)} {path}"
 
 
 def _route_path(node: ast.expr) -> str | None:

@@ -407,11 +407,6 @@ class SymbolTable:
             return ""
         if ANONYMOUS_NAMESPACE in scope and path:
             scope = scope.replace(ANONYMOUS_NAMESPACE, local_namespace(path))
-        if ANONYMOUS_NAMESPACE in name and path:
-            # a function of the file's own, named in full (a pybind11 helper's qualified name): its node, the
-            # namespace written as the file's (the path's dots are no member access)
-            node = cpp_id(name.lstrip(":").replace(ANONYMOUS_NAMESPACE, local_namespace(path)))
-            return node if node in self.node_by_id else ""
         return self.resolve_callee(cpp_id((f"{scope}::" if scope else "") + "<ref>"), name, path=path)
 
     def resolve_lambda(self, path: str, scope: str, callees: Iterable[str]) -> tuple[str, str]:

@@ -67,6 +67,15 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
     diagnostics: list[Diagnostic] = []
     stats: Tally = Tally()
     reached: set[tuple[str, int]] = set()
+
+    def keep(record: MetricDefinition | None, problem: Diagnostic | None) -> None:
+        """A library's record and the problem it met (either may be None), kept and counted."""
+        if record is not None:
+            records.append(record)
+        if problem is not None:
+            stats["cpp_unresolved"] += 1
+            diagnostics.append(problem)
+
     expansions = _macro_expansions(files, diagnostics, stats)
     for file, facts in files:
         for prefix, line in facts.unmodeled:
@@ -116,28 +125,13 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
         for bvar, through in (*((b, "") for b in facts.bvars),
                               *((b, f"macro:{macro_at[b.line]} > ") for b in expanded.bvars)):
             stats["cpp_bvars"] += 1
-            record, problem = bvar_record(file, bvar, lambda a: _constant(a, resolve), through)
-            if record is not None:
-                records.append(record)
-            if problem is not None:
-                stats["cpp_unresolved"] += 1
-                diagnostics.append(problem)
+            keep(*bvar_record(file, bvar, lambda a: _constant(a, resolve), through))
         for tf_metric in facts.tf:
             stats["cpp_tf_monitoring"] += 1
-            record, problem = tf_record(file, tf_metric, lambda a: _constant(a, resolve))
-            if record is not None:
-                records.append(record)
-            if problem is not None:
-                stats["cpp_unresolved"] += 1
-                diagnostics.append(problem)
+            keep(*tf_record(file, tf_metric, lambda a: _constant(a, resolve)))
         for family in facts.triton:
             stats["cpp_triton_families"] += 1
-            record, problem = _triton_record(file, family, resolve)
-            if record is not None:
-                records.append(record)
-            if problem is not None:
-                stats["cpp_unresolved"] += 1
-                diagnostics.append(problem)
+            keep(*_triton_record(file, family, resolve))
     ylt, problems = joined((file, metric) for file, facts in files for metric in facts.ylt)
     diagnostics.extend(problems)
     stats["cpp_unresolved"] += len(problems)
@@ -145,12 +139,7 @@ def cpp_records(ctx: Context) -> tuple[list[MetricDefinition], list[Diagnostic],
         stats["cpp_ylt_metrics"] += 1
         resolve = _resolver(_included(file.path, files_facts[file.path].includes, constants_of, suffixes), constants_of,
                             shared)
-        record, problem = ylt_record(file, metric, lambda a: _constant(a, resolve))
-        if record is not None:
-            records.append(record)
-        if problem is not None:
-            stats["cpp_unresolved"] += 1
-            diagnostics.append(problem)
+        keep(*ylt_record(file, metric, lambda a: _constant(a, resolve)))
     for file, facts in files:
         for text in facts.exposition:
             stats["cpp_exposition_lines"] += 1
