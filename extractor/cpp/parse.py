@@ -124,6 +124,7 @@ _METAL_QUALIFIER = re.compile(rb"(?<![\w:.\[])(?:device|constant|threadgroup|thr
                               rb"(?=[ \t\r\n]+[A-Za-z_:]|\s*[{;])")
 
 
+@functools.lru_cache(maxsize=2)  # parse_source and the scanner both ask, for the same bytes
 def is_metal(data: bytes) -> bool:
     """Whether ``data`` is Metal Shading Language (``_METAL``)."""
     return (b"metal" in data or b"[[" in data or b"threadgroup" in data) and _METAL.search(data) is not None
