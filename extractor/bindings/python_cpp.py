@@ -98,7 +98,7 @@ from extractor.bindings.python_tvm_ffi import TvmFfiBinding, TvmFfiFacts, TvmFfi
 from extractor.python.expr import name_chain
 from extractor.python.facts import Call
 from extractor.python.graph import CallSite
-from extractor.python.index import module_index
+from extractor.python.index import PARAMETER, RETURNS, module_index
 
 _TORCH_OPS = "torch.ops."
 # PyTorch's own operator namespaces: never a library named by a build macro of the system.
@@ -1047,6 +1047,9 @@ def _module_loads(index: Any) -> tuple[ModuleLoad, ...]:
     return tuple(sorted(found))
 
 
+_ANNOTATION_PARTS = (PARAMETER, RETURNS)
+
+
 def _imported_attributes(index: Any, loads: tuple[ModuleLoad, ...]) -> tuple[OpReference, ...]:
     """Attribute chains read (not called, not assigned, not in an annotation) on a name that an
     import of the module binds, in any scope, or that ``loads`` binds; each in the scope whose code
@@ -1059,15 +1062,13 @@ def _imported_attributes(index: Any, loads: tuple[ModuleLoad, ...]) -> tuple[OpR
     if not heads:
         return ()
     skipped = {id(call.func) for call in index.of(ast.Call)}  # the Python step reports these as call sites
-    annotations = [arg.annotation for arg in index.of(ast.arg)]
-    annotations += [node.annotation for node in index.of(ast.AnnAssign)]
-    annotations += [node.returns for node in (*index.of(ast.FunctionDef), *index.of(ast.AsyncFunctionDef))]
-    skipped.update(id(node) for annotation in annotations if annotation is not None
-                   for node in ast.walk(annotation))
+    # in an annotation: a variable's, or a parameter's or a return's (the def header's parts that hold
+    # only annotations, besides the parameters themselves)
+    skipped.update(id(node) for assign in index.of(ast.AnnAssign) for node in ast.walk(assign.annotation))
     found = []
     positions = index.positions(ast.Attribute)
     for position, node, site in zip(positions, index.of(ast.Attribute), index.sites(positions)):
-        if id(node) in skipped:
+        if id(node) in skipped or site.part in _ANNOTATION_PARTS:
             continue
         inner = node.value
         while isinstance(inner, ast.Attribute):  # a chain's inner links: part of the chain, not chains of their own

@@ -29,8 +29,12 @@ which the other kinds' scanners read too, so the whole tree is walked once for a
 from __future__ import annotations
 
 import ast
+import bisect
+import dataclasses
+import itertools
+import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from extractor.model import ParsedFile
@@ -85,7 +89,9 @@ class _Statements:
     """Collects definitions, attributes, imports, aliases, local types and ``__all__`` of one
     module, from its statements in source order."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+        self._locals: dict[ast.AST, _Locals] | None = None  # per function, built at the first one aliased
         self.defs: list[Definition] = []
         self.attrs: list[Attribute] = []
         self.imports: list[Import] = []
@@ -191,7 +197,9 @@ class _Statements:
         self.init_class = self.scope if self.scope_kind == "class" and node.name in INIT_METHODS else ""
         self._enter(qual, "function", node.body)
         if self._aliased:
-            self.local_aliases.extend(_function_aliases(qual, node))
+            if self._locals is None:
+                self._locals = _locals_by_function(self.index)
+            self.local_aliases.extend(_function_aliases(qual, node, self._locals.get(node)))
         self._param_types, self.init_class, self._aliased = saved
 
     def _class(self, node: ast.ClassDef) -> None:
@@ -359,16 +367,28 @@ def _declared_type(annotation: ast.expr | None, value: ast.expr | None) -> str:
 _NAMING = (ast.Name, ast.Attribute, ast.IfExp)  # what may give a local a name (scan._named_values)
 
 
-def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[Alias]:
+def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, found: _Locals | None) -> list[Alias]:
     """The locals of ``fn`` that every binding in its body gives a name (dotted, or either of two by a
     condition; ``None`` gives nothing), each with the names so given: ``merge_fn = k16`` in one branch
     and ``merge_fn = k32`` in another, then ``merge_fn[grid](...)`` launches either (flash-linear-
     attention's Triton launchers). A parameter, or a name any other statement binds (a call's result,
-    a loop's target, an import, a ``global``), holds what the code does not say: none."""
-    values: dict[str, list[tuple[str, int]]] = {}
+    a loop's target, an import, a ``global``), holds what the code does not say: none. ``found`` is
+    what the index says of the body (:func:`_locals_by_function`); without it the body is walked."""
     other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
                                        *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
-    pending: list[ast.AST] = list(fn.body)
+    if found is not None and not found.walk:
+        values, other = found.values, other | found.other
+    else:
+        values = {}
+        _walk_locals(fn.body, values, other)
+    return [Alias(qual, name, value, line) for name in sorted(values.keys() - other)
+            for value, line in sorted(set(values[name]), key=lambda item: (item[1], item[0]))]
+
+
+def _walk_locals(body: list[ast.stmt], values: dict[str, list[tuple[str, int]]], other: set[str]) -> None:
+    """Into ``values`` the names each assignment of one local to a name gives it, into ``other`` the
+    names bound any other way, in a function's ``body`` (not in its nested defs and lambdas)."""
+    pending: list[ast.AST] = list(body)
     while pending:
         node = pending.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -383,17 +403,101 @@ def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> 
                 continue
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             other.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            other.update(node.names)
-        elif isinstance(node, ast.alias):
-            other.add(node.asname or node.name.partition(".")[0])
-        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-            other.add(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            other.add(node.rest)
+        else:
+            _bind_other(node, other)
         pending.extend(ast.iter_child_nodes(node))
-    return [Alias(qual, name, value, line) for name in sorted(values.keys() - other)
-            for value, line in sorted(set(values[name]), key=lambda item: (item[1], item[0]))]
+
+
+def _bind_other(node: ast.AST, other: set[str]) -> None:
+    """Into ``other`` the names a statement or clause other than an assignment binds."""
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        other.update(node.names)
+    elif isinstance(node, ast.alias):
+        other.add(node.asname or node.name.partition(".")[0])
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        other.add(node.name)
+    elif isinstance(node, ast.MatchMapping) and node.rest:
+        other.add(node.rest)
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        other.add(node.name)
+
+
+@dataclasses.dataclass(slots=True)
+class _Locals:
+    """What :func:`_walk_locals` finds in one function's body, read from the module's index."""
+
+    values: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
+    other: set[str] = dataclasses.field(default_factory=set)
+    walk: bool = False  # the body must be walked as written (see _locals_by_function)
+
+
+# Nodes that bind a name other than by assignment
+_BINDERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.alias,
+            ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)
+_CTX = operator.attrgetter("ctx")
+
+
+def _locals_by_function(index: ModuleIndex) -> dict[ast.AST, _Locals]:
+    """Per function of the module (its def node), what :func:`_walk_locals` finds in its body, from
+    the index in one pass over the module instead of a walk per function body.
+
+    Exact because the index draws the walk's borders: a node of a function's body outside its nested
+    defs runs in that function's scope with no header (a nested def's decorators, defaults and
+    annotations are its header; its body another scope), and the walk skips the same nodes; the
+    insides of a lambda, which run in the function's scope but which the walk skips, are the
+    lambda's subtree, a run of pre-order positions. The one thing the index does not separate makes
+    the body walked as written (``walk``): a conditional naming assignment (``f = a if c else b``),
+    whose test the walk skips with the assignment, and which may bind names (``c`` a comprehension
+    or an assignment expression; the other values a naming assignment gives bind none)."""
+    nodes, depths = index.nodes, index.depths
+    lambda_starts: list[int] = []
+    lambda_ends: list[int] = []  # each lambda's subtree, outermost lambdas only: [start, end)
+    for start in index.positions(ast.Lambda):
+        if lambda_ends and start < lambda_ends[-1]:
+            continue  # in an earlier lambda
+        depth, end = depths[start], start + 1
+        while end < len(depths) and depths[end] > depth:
+            end += 1
+        lambda_starts.append(start)
+        lambda_ends.append(end)
+    found: dict[ast.AST, _Locals] = {}
+
+    def in_body(positions: Iterable[int]) -> list[tuple[ast.AST, _Locals]]:
+        positions = list(positions)
+        out = []
+        for position, site in zip(positions, index.sites(positions)):
+            scope = site.scope
+            if site.header is not None or scope.kind != "function":
+                continue
+            if lambda_starts:
+                i = bisect.bisect_right(lambda_starts, position) - 1
+                if i >= 0 and position < lambda_ends[i]:
+                    continue
+            entry = found.get(scope.node)
+            if entry is None:
+                entry = found[scope.node] = _Locals()
+            out.append((nodes[position], entry))
+        return out
+
+    held: set[int] = set()  # the targets of the assignments that give a name
+    for node, entry in in_body(index.positions(ast.Assign)):
+        assert isinstance(node, ast.Assign)
+        target = node.targets[0]
+        if len(node.targets) == 1 and isinstance(target, ast.Name):
+            given = _named_values(node.value, target.id)
+            if given is not None:
+                entry.values.setdefault(target.id, []).extend((value, node.lineno) for value in given)
+                entry.walk |= isinstance(node.value, ast.IfExp)
+                held.add(id(target))
+    names = index.positions(ast.Name)  # those that store or delete, picked in C (no loop here)
+    stored = itertools.compress(names, map(operator.is_not, map(type, map(_CTX, map(nodes.__getitem__, names))),
+                                           itertools.repeat(ast.Load)))
+    for node, entry in in_body(stored):
+        if id(node) not in held:
+            entry.other.add(node.id)  # type: ignore[attr-defined]  # a Name
+    for node, entry in in_body(index.positions(*_BINDERS)):
+        _bind_other(node, entry.other)
+    return found
 
 
 def _named_values(value: ast.expr, name: str) -> list[str] | None:
@@ -511,10 +615,10 @@ def scan_python(parsed: ParsedFile) -> PythonFacts:
         from extractor.python.scan_libcst import scan_libcst  # only for syntax newer than the running ast
 
         return scan_libcst(parsed.tree)
-    statements = _Statements()
+    index = module_index(parsed.tree)
+    statements = _Statements(index)
     statements.block(parsed.tree.body)
     imports = statements.imports + lazy_imports(parsed.tree.body)
-    index = module_index(parsed.tree)
     calls = _calls(index)
     return PythonFacts(
         doc=doc_line(parsed.tree.body), defs=tuple(statements.defs), attrs=tuple(statements.attrs),
