@@ -1,5 +1,5 @@
 """The locals a function's every binding gives a name, read from the module's index in one pass
-(``scan._locals_by_function``), are what a walk of each function body finds (``scan._walk_locals``):
+(``scan._FunctionBodies``), are what a walk of each function body finds (``scan._walk_locals``):
 the shapes where the two could part are the borders the walk draws (nested defs and their headers,
 lambdas, the test of a conditional naming assignment) and the bindings that are no assignment."""
 
@@ -94,13 +94,13 @@ SOURCE = textwrap.dedent('''
 
 def _by_walk_and_by_index() -> tuple[dict[str, list], dict[str, list]]:
     tree = ast.parse(SOURCE)
-    found = scan._locals_by_function(module_index(tree))
+    bodies = scan._FunctionBodies(module_index(tree))
     walked, indexed = {}, {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             walked[node.name] = scan._function_aliases(node.name, node, None)
-            entry = found.get(node)
-            assert entry is None or entry.walk or node.name != "conditional"
+            entry = bodies.locals_of(node)
+            assert entry.walk or node.name != "conditional"
             indexed[node.name] = scan._function_aliases(node.name, node, entry)
     return walked, indexed
 

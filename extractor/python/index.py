@@ -127,6 +127,12 @@ class ModuleIndex:
             out.append(values[i])
         return out
 
+    def site_runs(self) -> list[tuple[int, int, Site]]:
+        """The runs of positions that share a site, in order: ``(start, end, site)``, ``end`` excluded."""
+        starts = self._site_starts
+        ends = [*starts[1:], len(self.nodes)]
+        return list(zip(starts, ends, self._site_values))
+
     def site(self, position: int) -> Site:
         return self._site_values[bisect.bisect_right(self._site_starts, position) - 1]
 

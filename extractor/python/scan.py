@@ -31,10 +31,8 @@ from __future__ import annotations
 import ast
 import bisect
 import dataclasses
-import itertools
-import operator
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from extractor.model import ParsedFile
@@ -91,7 +89,7 @@ class _Statements:
 
     def __init__(self, index: ModuleIndex) -> None:
         self.index = index
-        self._locals: dict[ast.AST, _Locals] | None = None  # per function, built at the first one aliased
+        self._bodies: _FunctionBodies | None = None  # made at the first function that names a local
         self.defs: list[Definition] = []
         self.attrs: list[Attribute] = []
         self.imports: list[Import] = []
@@ -197,9 +195,9 @@ class _Statements:
         self.init_class = self.scope if self.scope_kind == "class" and node.name in INIT_METHODS else ""
         self._enter(qual, "function", node.body)
         if self._aliased:
-            if self._locals is None:
-                self._locals = _locals_by_function(self.index)
-            self.local_aliases.extend(_function_aliases(qual, node, self._locals.get(node)))
+            if self._bodies is None:
+                self._bodies = _FunctionBodies(self.index)
+            self.local_aliases.extend(_function_aliases(qual, node, self._bodies.locals_of(node)))
         self._param_types, self.init_class, self._aliased = saved
 
     def _class(self, node: ast.ClassDef) -> None:
@@ -373,7 +371,7 @@ def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, fou
     and ``merge_fn = k32`` in another, then ``merge_fn[grid](...)`` launches either (flash-linear-
     attention's Triton launchers). A parameter, or a name any other statement binds (a call's result,
     a loop's target, an import, a ``global``), holds what the code does not say: none. ``found`` is
-    what the index says of the body (:func:`_locals_by_function`); without it the body is walked."""
+    what the index says of the body (:class:`_FunctionBodies`); without it the body is walked."""
     other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
                                        *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
     if found is not None and not found.walk:
@@ -428,18 +426,17 @@ class _Locals:
 
     values: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
     other: set[str] = dataclasses.field(default_factory=set)
-    walk: bool = False  # the body must be walked as written (see _locals_by_function)
+    walk: bool = False  # the body must be walked as written (see _FunctionBodies)
 
 
 # Nodes that bind a name other than by assignment
 _BINDERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.alias,
             ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)
-_CTX = operator.attrgetter("ctx")
 
 
-def _locals_by_function(index: ModuleIndex) -> dict[ast.AST, _Locals]:
-    """Per function of the module (its def node), what :func:`_walk_locals` finds in its body, from
-    the index in one pass over the module instead of a walk per function body.
+class _FunctionBodies:
+    """What :func:`_walk_locals` finds in a function's body, read from the module's index: the
+    positions of the nodes that bind, in the runs of the function's body, instead of a walk of it.
 
     Exact because the index draws the walk's borders: a node of a function's body outside its nested
     defs runs in that function's scope with no header (a nested def's decorators, defaults and
@@ -449,55 +446,65 @@ def _locals_by_function(index: ModuleIndex) -> dict[ast.AST, _Locals]:
     the body walked as written (``walk``): a conditional naming assignment (``f = a if c else b``),
     whose test the walk skips with the assignment, and which may bind names (``c`` a comprehension
     or an assignment expression; the other values a naming assignment gives bind none)."""
-    nodes, depths = index.nodes, index.depths
-    lambda_starts: list[int] = []
-    lambda_ends: list[int] = []  # each lambda's subtree, outermost lambdas only: [start, end)
-    for start in index.positions(ast.Lambda):
-        if lambda_ends and start < lambda_ends[-1]:
-            continue  # in an earlier lambda
-        depth, end = depths[start], start + 1
-        while end < len(depths) and depths[end] > depth:
-            end += 1
-        lambda_starts.append(start)
-        lambda_ends.append(end)
-    found: dict[ast.AST, _Locals] = {}
 
-    def in_body(positions: Iterable[int]) -> list[tuple[ast.AST, _Locals]]:
-        positions = list(positions)
-        out = []
-        for position, site in zip(positions, index.sites(positions)):
-            scope = site.scope
-            if site.header is not None or scope.kind != "function":
-                continue
-            if lambda_starts:
-                i = bisect.bisect_right(lambda_starts, position) - 1
-                if i >= 0 and position < lambda_ends[i]:
-                    continue
-            entry = found.get(scope.node)
-            if entry is None:
-                entry = found[scope.node] = _Locals()
-            out.append((nodes[position], entry))
-        return out
+    def __init__(self, index: ModuleIndex) -> None:
+        self.index = index
+        self.runs: dict[ast.AST, list[tuple[int, int]]] = {}  # a function's def -> its body's runs
+        for start, end, site in index.site_runs():
+            if site.header is None and site.scope.kind == "function":
+                self.runs.setdefault(site.scope.node, []).append((start, end))
+        self._lambdas: tuple[list[int], list[int]] | None = None
 
-    held: set[int] = set()  # the targets of the assignments that give a name
-    for node, entry in in_body(index.positions(ast.Assign)):
-        assert isinstance(node, ast.Assign)
-        target = node.targets[0]
-        if len(node.targets) == 1 and isinstance(target, ast.Name):
-            given = _named_values(node.value, target.id)
-            if given is not None:
-                entry.values.setdefault(target.id, []).extend((value, node.lineno) for value in given)
-                entry.walk |= isinstance(node.value, ast.IfExp)
-                held.add(id(target))
-    names = index.positions(ast.Name)  # those that store or delete, picked in C (no loop here)
-    stored = itertools.compress(names, map(operator.is_not, map(type, map(_CTX, map(nodes.__getitem__, names))),
-                                           itertools.repeat(ast.Load)))
-    for node, entry in in_body(stored):
-        if id(node) not in held:
-            entry.other.add(node.id)  # type: ignore[attr-defined]  # a Name
-    for node, entry in in_body(index.positions(*_BINDERS)):
-        _bind_other(node, entry.other)
-    return found
+    def locals_of(self, fn: ast.AST) -> _Locals:
+        found = _Locals()
+        held: set[int] = set()  # the targets of the assignments that give a name
+        for node in self._in_body(fn, ast.Assign):
+            assert isinstance(node, ast.Assign)
+            target = node.targets[0]
+            if len(node.targets) == 1 and isinstance(target, ast.Name):
+                given = _named_values(node.value, target.id)
+                if given is not None:
+                    found.values.setdefault(target.id, []).extend((value, node.lineno) for value in given)
+                    found.walk |= isinstance(node.value, ast.IfExp)
+                    held.add(id(target))
+        for node in self._in_body(fn, ast.Name):
+            if node.ctx.__class__ is not ast.Load and id(node) not in held:  # type: ignore[attr-defined]
+                found.other.add(node.id)  # type: ignore[attr-defined]  # a Name
+        for binder in _BINDERS:
+            for node in self._in_body(fn, binder):
+                _bind_other(node, found.other)
+        return found
+
+    def _in_body(self, fn: ast.AST, node_type: type) -> Iterator[ast.AST]:
+        """The nodes of ``node_type`` in ``fn``'s body, outside its lambdas."""
+        positions = self.index.positions(node_type)
+        if not positions:
+            return
+        nodes = self.index.nodes
+        starts, ends = self._lambdas if self._lambdas is not None else self._lambda_subtrees()
+        for start, end in self.runs.get(fn, ()):
+            for position in positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]:
+                if starts:
+                    i = bisect.bisect_right(starts, position) - 1
+                    if i >= 0 and position < ends[i]:
+                        continue
+                yield nodes[position]
+
+    def _lambda_subtrees(self) -> tuple[list[int], list[int]]:
+        """Each outermost lambda's subtree: its first position, and the one after its last."""
+        depths = self.index.depths
+        starts: list[int] = []
+        ends: list[int] = []
+        for start in self.index.positions(ast.Lambda):
+            if ends and start < ends[-1]:
+                continue  # in an earlier lambda
+            depth, end = depths[start], start + 1
+            while end < len(depths) and depths[end] > depth:
+                end += 1
+            starts.append(start)
+            ends.append(end)
+        self._lambdas = starts, ends
+        return self._lambdas
 
 
 def _named_values(value: ast.expr, name: str) -> list[str] | None:
@@ -642,15 +649,16 @@ def _kernel_arguments(index: ModuleIndex, defs: list[Definition], aliases: list[
     for alias in aliases:
         if alias.value in kernels:
             held.setdefault((alias.scope, alias.name), []).append(alias.value)
+    named = kernels.union(name for _scope, name in held)  # what an argument must be named to hand one
     found: list[KernelArgument] = []
-    positions = index.positions(ast.Call)
-    for node, site in zip(index.of(ast.Call), index.sites(positions)):
-        given = [(i, "", arg) for i, arg in enumerate(node.args)]
-        given += [(-1, k.arg, k.value) for k in node.keywords if k.arg]
+    for position, node in zip(index.positions(ast.Call), index.of(ast.Call)):
+        given = [(i, "", arg) for i, arg in enumerate(node.args) if isinstance(arg, ast.Name) and arg.id in named]
+        given += [(-1, k.arg, k.value) for k in node.keywords
+                  if k.arg and isinstance(k.value, ast.Name) and k.value.id in named]
+        if not given:
+            continue
+        scope = index.site(position).scope.qualname
         for where, keyword, arg in given:
-            if not isinstance(arg, ast.Name):
-                continue
-            scope = site.scope.qualname
             names = [arg.id] if arg.id in kernels else held.get((scope, arg.id), [])
             callee = dotted(node.func) if names else None
             found.extend(KernelArgument(scope, node.lineno, callee, where, keyword, name) for name in names if callee)
