@@ -389,6 +389,8 @@ class _Scanner:
         self.type_aliases: list[TypeAlias] = []
         self.globals: list[Global] = []
         self.handles = load_handles()
+        # the parameters of the function definitions visited, by their span (read again by body_params)
+        self.function_params: dict[tuple[int, int], tuple[Param, ...]] = {}
 
     # -- walking declaration levels ------------------------------------------------------------
 
@@ -588,6 +590,7 @@ class _Scanner:
             return
         body = node.child_by_field_name("body")
         params = parameters(fdecl)
+        self.function_params[node.start_byte, node.end_byte] = params
         # No return type, an unqualified name, outside a class: no C++ function is written so (a
         # constructor outside its class is qualified), it is a macro's use
         if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
@@ -1091,7 +1094,9 @@ class _Scanner:
             if outer.type == "template_declaration":
                 own.extend(_template_type_names(outer))
             outer = outer.parent
-        return [(p.name, may_hold_function(p.type, own)) for p in parameters(fdecl)]
+        # a definition's span names one node: visit_function read that node's parameters
+        params = self.function_params.get((definition.start_byte, definition.end_byte))
+        return [(p.name, may_hold_function(p.type, own)) for p in (parameters(fdecl) if params is None else params)]
 
     def read_member_macros(self, defines: list[re.Match[bytes]]) -> None:
         """Of the file's function-like macros (``defines``), those whose bodies declare class members
