@@ -448,9 +448,12 @@ _ATTRIBUTE_GROUP = re.compile(
     rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
-# `#define NAME(params) body` (its continued lines too), and a body that is a static assertion
+# `#define NAME(params) body` (its continued lines too), and a body that is a static assertion. The body
+# stops where only blanks are left on its last line; it takes a run of blanks whole (`[ \t]++`): the end
+# test is then made at the run's start, not at each of its bytes (a run of n, before a continuation's
+# aligned `\`, cost n*n/2), and no end falls inside a run that the run's start does not meet first
 _FUNCTION_DEFINE = re.compile(
-    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
+    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\ \t]|[ \t]++|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
 CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 # MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
