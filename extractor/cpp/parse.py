@@ -27,7 +27,7 @@ import tree_sitter_cuda
 
 from extractor.cpp.testmacros import load_test_macros
 from extractor.support.datafile import load_data_file
-from extractor.support.linestart import matches_at_line_starts, sub_lines
+from extractor.support.linestart import at_line_starts, matches_at_line_starts, sub_lines
 from extractor.model import Language
 
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
@@ -166,8 +166,10 @@ def blank_continued_comments(data: bytes) -> bytes:
     return b"".join(parts)
 
 
-# an extended lambda's execution space (`[=] __device__ (T& dst) {...}`, `[v]__host__ __device__(int i) {`)
-_LAMBDA_QUALIFIERS = re.compile(rb"(?<=\])(\s*)((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*[({])")
+# an extended lambda's execution space (`[=] __device__ (T& dst) {...}`, `[v]__host__ __device__(int i) {`),
+# its `]` matched too: a pattern that begins with a literal is searched for fast, one that begins with a
+# lookbehind (`(?<=\])`) is tried at every byte
+_LAMBDA_QUALIFIERS = re.compile(rb"\](\s*)((?:__host__|__device__)(?:\s+(?:__host__|__device__))*)(?=\s*[({])")
 
 
 def blank_lambda_qualifiers(data: bytes) -> bytes:
@@ -178,17 +180,19 @@ def blank_lambda_qualifiers(data: bytes) -> bytes:
     that takes it, as ERROR nodes. Bytes and lines stay in place."""
     if b"__device__" not in data and b"__host__" not in data:
         return data
-    return _LAMBDA_QUALIFIERS.sub(lambda m: m.group(1) + blank_span(m.group(2)), data)
+    return _LAMBDA_QUALIFIERS.sub(lambda m: b"]" + m.group(1) + blank_span(m.group(2)), data)
 
 
-# a conditional group with no other directive inside: `#if...` line, body lines, `#endif` line
-_LONE_GROUP = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b([^\n\\]*)\n((?:(?![ \t]*#)[^\n]*\n)*?)"
+# a conditional group with no other directive inside: `#if...` line, body lines, `#endif` line (found at
+# line starts, extractor.support.linestart: the engine tries a pattern that begins `^[ \t]*#` at every byte)
+_LONE_GROUP = re.compile(rb"#[ \t]*if(?:n?def)?\b([^\n\\]*)\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                          rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
 _GROUP_COMMENT = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 _BLOCK_OPENING = re.compile(
     rb"\s*(?:(?:inline\s+)?namespace(?:\s+[A-Za-z_][\w:\s]*?)?|(extern)\s*\"C(?:\+\+)?\")\s*\{\s*")
 _BLOCK_CLOSING = re.compile(rb"\s*\}\s*;?\s*")
 _ELSE_FIRST = re.compile(rb"\s*else\b")
+_Group = tuple[int, re.Match[bytes]]  # a conditional group's line start, its match (from the `#`)
 
 
 def join_conditional_blocks(data: bytes) -> bytes:
@@ -218,32 +222,34 @@ def join_conditional_blocks(data: bytes) -> bytes:
     kernel lost its ``__global__``)."""
     if b"#" not in data or b"endif" not in data:
         return data
-    opened: list[tuple[bytes, re.Match[bytes] | None]] = []  # (condition, namespace's group)
-    pairs: list[tuple[re.Match[bytes], re.Match[bytes]]] = []
-    joined: list[re.Match[bytes]] = []  # groups that continue an if-else chain
-    for m in _LONE_GROUP.finditer(data):
+    opened: list[tuple[bytes, _Group | None]] = []  # (condition, namespace's group)
+    pairs: list[tuple[_Group, _Group]] = []
+    joined: list[_Group] = []  # groups that continue an if-else chain
+    for group in at_line_starts(_LONE_GROUP, data):
+        m = group[1]
         body = _GROUP_COMMENT.sub(b" ", m.group(2))
         if _ELSE_FIRST.match(body) or not body.strip():
-            joined.append(m)
+            joined.append(group)
             continue
         condition = b" ".join(_GROUP_COMMENT.sub(b" ", m.group(0)[:m.start(2) - m.start()]).split())
         if opening := _BLOCK_OPENING.fullmatch(body):
-            opened.append((condition, m if opening.group(1) is None else None))
+            opened.append((condition, group if opening.group(1) is None else None))
         elif _BLOCK_CLOSING.fullmatch(body) and opened and opened[-1][0] == condition:
             first = opened.pop()[1]
             if first is not None:
-                pairs.append((first, m))
+                pairs.append((first, group))
     if not pairs and not joined:
         return data
     out = bytearray(data)
-    for group in (*(m for pair in pairs for m in pair), *joined):
-        for start, end in ((group.start(), group.start(2) - 1), (group.end(2), group.end())):
+    for line_start, m in (*(group for pair in pairs for group in pair), *joined):
+        for start, end in ((line_start, m.start(2) - 1), (m.end(2), m.end())):
             out[start:end] = blank_span(data[start:end])
     return bytes(out)
 
 
 # a conditional group of two branches with no other directive inside: `#if...`, first branch, `#else`, second, `#endif`
-_TWO_BRANCHES = re.compile(rb"^[ \t]*#[ \t]*if(?:n?def)?\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
+# (found at line starts, as _LONE_GROUP is)
+_TWO_BRANCHES = re.compile(rb"#[ \t]*if(?:n?def)?\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                            rb"[ \t]*#[ \t]*else\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                            rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
 _NO_BRACES = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
@@ -268,7 +274,7 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
     if b"#" not in data or b"else" not in data or (b"{" not in data and b"(" not in data):
         return data
     out: bytearray | None = None
-    for m in _TWO_BRANCHES.finditer(data):
+    for line_start, m in at_line_starts(_TWO_BRANCHES, data):
         first, second = (_NO_BRACES.sub(b" ", m.group(i)) for i in (1, 2))
         opened = first.count(b"{") - first.count(b"}")
         if opened != second.count(b"{") - second.count(b"}"):
@@ -277,7 +283,7 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
         if opened == 0 and (parens == 0 or parens != second.count(b"(") - second.count(b")")):
             continue
         out = bytearray(data) if out is None else out
-        for start, end in ((m.start(), m.start(1)), (m.end(1), m.end())):
+        for start, end in ((line_start, m.start(1)), (m.end(1), m.end())):
             out[start:end] = blank_span(data[start:end])
     return data if out is None else bytes(out)
 
@@ -442,9 +448,12 @@ _ATTRIBUTE_GROUP = re.compile(
     rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
-# `#define NAME(params) body` (its continued lines too), and a body that is a static assertion
+# `#define NAME(params) body` (its continued lines too), and a body that is a static assertion. The body
+# stops where only blanks are left on its last line; it takes a run of blanks whole (`[ \t]++`): the end
+# test is then made at the run's start, not at each of its bytes (a run of n, before a continuation's
+# aligned `\`, cost n*n/2), and no end falls inside a run that the run's start does not meet first
 _FUNCTION_DEFINE = re.compile(
-    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\]|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
+    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\ \t]|[ \t]++|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
 CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 # MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
@@ -504,6 +513,7 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
     # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
     # diagnostic-suppressing wrapper) qualifies once that one has
     for _ in range(3):
+        qualified = len(function_like)
         for name, written in definitions.items():
             if name in function_like or name in bodies:
                 continue
@@ -512,6 +522,8 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
             # every #define of one kind, and no function of that name in another branch
             if len(kinds) == 1 and None not in kinds and not defines_function(data, name):
                 function_like[name] = kinds.pop()  # type: ignore[assignment]
+        if len(function_like) == qualified:
+            break  # a round that qualifies none leaves every body as it read it: the next would qualify none
     good |= {name + kind for name, kind in function_like.items()}
     return tuple(sorted(n.decode() for n in good))
 

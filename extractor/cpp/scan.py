@@ -47,6 +47,7 @@ from extractor.cpp.signature import declared_variable, normalise_type, parameter
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import Language, ParsedFile
 from extractor.support.datafile import load_data_file
+from extractor.support.linestart import at_line_starts, matches_at_line_starts
 
 ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 # The tag of a function declared or defined inside `extern "C"` (a block or a single declaration):
@@ -55,8 +56,9 @@ ANONYMOUS_NAMESPACE = "(anonymous namespace)"
 C_LINKAGE = "c-linkage"
 MACRO_EXPANDED = "macro-expanded"  # a definition a macro's use makes, read from the use's expansion
 # where a macro's use defines nothing at namespace level: a body, a class, an initializer, a macro
-# `#define NAME(params) body`, continuation lines included: (name, params, body)
-_FUNCTION_MACRO = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
+# `#define NAME(params) body`, continuation lines included: (name, params, body); found at line starts
+# (extractor.support.linestart: the engine tries a pattern that begins `^[ \t]*#` at every byte)
+_FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:[^\n\\]|\\\r?\n|\\.)*)")
 # the words before a macro's use that its expansion keeps (any other is an attribute macro, not expanded)
 _SPECIFIERS = frozenset({b"static", b"inline", b"extern", b"constexpr", b"__global__", b"__device__", b"__host__",
                          b"__forceinline__"})
@@ -88,10 +90,13 @@ _NANOBIND_MODULE_TYPE = re.compile(r"(?:const)?(\w+)::module_&{0,2}")
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # a macro, as the code spells one
 _WORD = re.compile(r"\w+")
 _CONDITIONAL_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|else|endif)\b[^\n]*", re.M)
-# any `#define NAME body` or `#define NAME(params) body`, continuation lines included: (name, body)
-_ANY_DEFINE = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(\w+)(?:\([^)\n]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
-_DEFINE_OR_UNDEF = re.compile(rb"^[ \t]*#[ \t]*(?:define|undef)[ \t]+(\w+)", re.M)
-_MACRO_LAUNCH = re.compile(rb"((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
+# any `#define NAME body` or `#define NAME(params) body`, continuation lines included: (name, body); found at
+# line starts, as _FUNCTION_MACRO is
+_ANY_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?:\([^)\n]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)")
+_DEFINE_OR_UNDEF = re.compile(rb"#[ \t]*(?:define|undef)[ \t]+(\w+)")
+# `kernel<<<` (`ns::kernel<T, 4> <<<`); it starts where a word does: one that starts inside a word starts
+# where the word does too, earlier, and the leftmost match is taken (the engine passes over the rest fast)
+_MACRO_LAUNCH = re.compile(rb"(?<!\w)((?:\w+::)*\w+)\s*(?:<[^;{}]*?>)?\s*<<<")
 # a function or class body inside a macro: `) {` or `struct X {` (not a do { } while (0) block)
 _NOT_A_NAME = rb"(?!(?:else|if|while|for|switch|return|do|case|constexpr|sizeof)\b)"
 _MACRO_DEFINITION = re.compile(
@@ -324,7 +329,11 @@ class _Scanner:
         self.tree = parsed.tree
         # the host launchers of launchers.yaml, the launcher macros the includes define and the file's own
         self.given_launchers = dict(launchers or {})
-        self.own_launchers = launcher_macros(self.data, {**kernel_launchers(), **self.given_launchers})
+        # the file's `#define NAME(params) body`s, found once: read for launcher macros here, by finish for
+        # expansions and member macros, and for macros that write a function's head
+        self.function_macros = list(matches_at_line_starts(_FUNCTION_MACRO, self.data)) \
+            if b"define" in self.data else []
+        self.own_launchers = launcher_macros(self.function_macros, {**kernel_launchers(), **self.given_launchers})
         self.launchers = {**kernel_launchers(), **self.given_launchers, **self.own_launchers}
         self.launcher_words = tuple(n.encode() for n in (*self.given_launchers, *self.own_launchers))
         cfg = macro_config()
@@ -380,6 +389,8 @@ class _Scanner:
         self.type_aliases: list[TypeAlias] = []
         self.globals: list[Global] = []
         self.handles = load_handles()
+        # the parameters of the function definitions visited, by their span (read again by body_params)
+        self.function_params: dict[tuple[int, int], tuple[Param, ...]] = {}
 
     # -- walking declaration levels ------------------------------------------------------------
 
@@ -579,6 +590,7 @@ class _Scanner:
             return
         body = node.child_by_field_name("body")
         params = parameters(fdecl)
+        self.function_params[node.start_byte, node.end_byte] = params
         # No return type, an unqualified name, outside a class: no C++ function is written so (a
         # constructor outside its class is qualified), it is a macro's use
         if node.child_by_field_name("type") is None and "::" not in written and not _in_class(scope):
@@ -965,9 +977,9 @@ class _Scanner:
         the name: faiss defines ``RUN_APPEND`` three times in one file), at the first use there."""
         found: list[tuple[str, str, int]] = []
         directives: dict[bytes, list[int]] = collections.defaultdict(list)  # name -> where each #define/#undef starts
-        for m in _DEFINE_OR_UNDEF.finditer(self.data):
-            directives[m.group(1)].append(m.start())
-        for m in _ANY_DEFINE.finditer(self.data):
+        for at, m in at_line_starts(_DEFINE_OR_UNDEF, self.data):
+            directives[m.group(1)].append(at)
+        for start, m in at_line_starts(_ANY_DEFINE, self.data):
             name = m.group(1).decode()
             if name in self.macro_launches or not (b"<<<" in m.group(2) or b"aunch" in m.group(2)
                                                    or any(w in m.group(2) for w in self.launcher_words)):
@@ -977,10 +989,9 @@ class _Scanner:
             kernels = sorted({*kernels, *macro_launcher_kernels(body, self.launchers, _macro_params(m.group(0)))})
             if not kernels:
                 continue
-            until = min((at for at in directives[m.group(1)] if at > m.start()), default=len(self.data))
-            # only the text where this definition is in effect is looked at; lines stay where they are
-            data = blank_span(self.data[:m.end()]) + self.data[m.end():until] + blank_span(self.data[until:])
-            uses = _first_in_bodies(data, self.bodies, [name]).get(name, ())
+            until = min((at for at in directives[m.group(1)] if at > start), default=len(self.data))
+            # only the text where this definition is in effect is looked at
+            uses = _first_in_bodies(self.data, self.bodies, [name], (m.end(), until)).get(name, ())
             found.extend((self.bodies[i][2], k, at) for i, at in uses for k in kernels)
         return found
 
@@ -1083,7 +1094,9 @@ class _Scanner:
             if outer.type == "template_declaration":
                 own.extend(_template_type_names(outer))
             outer = outer.parent
-        return [(p.name, may_hold_function(p.type, own)) for p in parameters(fdecl)]
+        # a definition's span names one node: visit_function read that node's parameters
+        params = self.function_params.get((definition.start_byte, definition.end_byte))
+        return [(p.name, may_hold_function(p.type, own)) for p in (parameters(fdecl) if params is None else params)]
 
     def read_member_macros(self, defines: list[re.Match[bytes]]) -> None:
         """Of the file's function-like macros (``defines``), those whose bodies declare class members
@@ -1150,7 +1163,7 @@ class _Scanner:
         pasted from one (:data:`_MACRO_HEAD`): name -> (parameters, body), read once, when first asked."""
         if self._head_macros is None:
             self._head_macros = {}
-            for m in _FUNCTION_MACRO.finditer(self.data) if b"define" in self.data else ():
+            for m in self.function_macros:
                 body = _COMMENT.sub(" ", re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")).encode()
                 head = _MACRO_HEAD.fullmatch(body)
                 params = tuple(p.strip().decode() for p in m.group(2).split(b","))
@@ -1310,8 +1323,9 @@ class _Scanner:
                 continue
             entry = (bodies[i][2], callee, fn.start_point[0] + 1)
             (launches if start in kernel_starts else calls).append(entry)
-            call = fn.parent
-            if handing and call is not None and call.type == "call_expression" and start not in kernel_starts:
+            # a node's parent is found by a descent from the root: sought only where the arguments are read
+            call = fn.parent if handing and start not in kernel_starts else None
+            if call is not None and call.type == "call_expression":
                 arguments = call.child_by_field_name("arguments")
                 if arguments is not None and arguments.named_child_count:
                     body_calls[i].append((callee, arguments, entry[2]))
@@ -1354,9 +1368,8 @@ class _Scanner:
         if b"##" in self.data or b"define" in self.data:
             # read from the text: uses without a `;` often make tree-sitter swallow the next `#define` into
             # an ERROR node, where it is no preproc_function_def, and it reads many multi-line bodies so too
-            defines = list(_FUNCTION_MACRO.finditer(self.data))
-            self.expand_defining_macros(calls, defines)
-            self.read_member_macros(defines)
+            self.expand_defining_macros(calls, self.function_macros)
+            self.read_member_macros(self.function_macros)
         if any(marker in self.data for marker in self.tvm_ffi.markers):
             # TVM FFI registrations stand at any level (a macro's chained call at namespace level, a
             # registry's chain in a static-init block): one query over the screened file
@@ -1409,16 +1422,17 @@ class _Scanner:
 # -- helpers -----------------------------------------------------------------------------------
 
 
-def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: Iterable[str]
-                     ) -> dict[str, list[tuple[int, int]]]:
+def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: Iterable[str],
+                     span: tuple[int, int] | None = None) -> dict[str, list[tuple[int, int]]]:
     """Macro -> ``(body index, line)`` of each function body (``bodies``: sorted ``(start, end,
     qual)``, nested or apart) that names the macro as a word, at the line of its first use there,
-    in body order. One pass over the file's words: a search per macro and body, and a count of
-    the lines before each use from the file's start, took 16 of miniaudio.h's 17 CPU s (4 MB,
-    309 such macros, 3,050 bodies, in llama.cpp's vendored code)."""
+    in body order; only the uses in ``data[span]`` when given, as if the rest were blanked. One pass
+    over the file's words: a search per macro and body, and a count of the lines before each use
+    from the file's start, took 16 of miniaudio.h's 17 CPU s (4 MB, 309 such macros, 3,050
+    bodies, in llama.cpp's vendored code)."""
     wanted = {m.encode(): m for m in macros}
     uses: dict[str, list[int]] = {}
-    for m in WORD_RUN.finditer(data):
+    for m in WORD_RUN.finditer(data, *(span or ())):
         macro = wanted.get(m.group())
         if macro is not None:
             uses.setdefault(macro, []).append(m.start())
@@ -1533,31 +1547,32 @@ def _kernel_argument(written: bytes) -> str | None:
     return clean_name(name.group(1).decode()) if name is not None else None
 
 
-def launcher_macros(data: bytes, launchers: Mapping[str, int]) -> dict[str, int]:
+def launcher_macros(defines: Iterable[re.Match[bytes]], launchers: Mapping[str, int]) -> dict[str, int]:
     """The file's launcher macros, name -> the position of their kernel argument: function-like macros
     that hand one of their parameters to a host launcher of ``launchers`` (launchers.yaml's, another
     launcher macro's) as its kernel, or launch it (`k<<<...>>>`): DeepEP's ``#define
     LAUNCH_KERNEL(config, kernel, ...) cudaLaunchKernelEx(config, kernel, ##__VA_ARGS__)``, and under
     ``#else`` ``kernel<<<__num_sms, __num_threads, 0, __stream>>>(__VA_ARGS__)``. A use of one
     (``LAUNCH_KERNEL(&cfg, notify_dispatch<ranks>, ...)``) launches the kernel it is handed, as a
-    launcher's call does. A name defined with two positions is none."""
-    if b"define" not in data:
-        return {}
-    defines: list[tuple[str, tuple[str, ...], bytes]] = []
-    for m in _FUNCTION_MACRO.finditer(data):
+    launcher's call does. A name defined with two positions is none. ``defines``: the file's
+    function-like macros (``_FUNCTION_MACRO``'s matches)."""
+    macros: list[tuple[str, tuple[str, ...], bytes, set[int]]] = []
+    for m in defines:
         body = CONTINUATION.sub(b" ", m.group(3))
         params = tuple(p.strip() for p in m.group(2).decode(errors="replace").split(","))
         if any(p.encode() in body for p in params if p):
-            defines.append((m.group(1).decode(), params, body))
+            # the parameters it launches with `<<<`: the same in every round, none without a `<<<`
+            launches = (k.group(1).decode() for k in _MACRO_LAUNCH.finditer(body)) if b"<<<" in body else ()
+            launched = {params.index(kernel) for kernel in launches if kernel in params}
+            macros.append((m.group(1).decode(), params, body, launched))
     found: dict[str, int] = {}
     ambiguous: set[str] = set()
     known = dict(launchers)
     for _round in range(3):  # a launcher macro that uses another of the file's
         before = dict(found)
-        for name, params, body in defines:
+        for name, params, body, launched in macros:
             positions = {params.index(p) for p, _at in _handed_kernels(body, known) if p in params and p != "..."}
-            positions.update(params.index(m.group(1).decode()) for m in _MACRO_LAUNCH.finditer(body)
-                             if m.group(1).decode() in params)
+            positions.update(launched)
             if len(positions) > 1 or (name in found and positions and found[name] not in positions):
                 ambiguous.add(name)
             elif positions:
@@ -1630,6 +1645,10 @@ def _held_kernels(data: bytes, body_start: int, launch: int, name: str) -> list[
     kernel = func_map[check];``: every kernel of the table); ``[name]`` itself when there is no
     declaration, or when it holds anything else (a call's result: ``auto kernel =
     get_marlin_kernel<T>(...)``)."""
+    if data.find(name.encode(), body_start, launch) < 0:
+        # every declaration read below (`auto name =`, `(*name)(`) writes the name before the launch; a launch
+        # of a kernel by its own name (most of them) has none
+        return [name]
     found = None
     for m in _held_pattern(name).finditer(data, body_start, launch):
         if not _commented(data, m.start()):
