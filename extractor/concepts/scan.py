@@ -127,8 +127,11 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
     decorators = {id(d) for definition in index.of_types(ast.FunctionDef, ast.AsyncFunctionDef)
                   if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef))
                   for d in definition.decorator_list if d.__class__ is ast.Call}
-    prefixes, mounts = _router_prefixes(index, resolve)
-    router_routes: set[tuple[str, str, int]] = set()
+    # Routes are read after the calls, once the file's router prefixes are known: of all calls, only
+    # those that may make or mount a router, and those that may declare a route (a route object, a
+    # decorator, a registration method: see _route), are asked (a few of every thousand).
+    routers: list[ast.Call] = []
+    declaring: list[tuple[ast.Call, str | None]] = []  # (call, what it invokes)
     for call in index.of(ast.Call):
         func = call.func
         invoked = None
@@ -136,19 +139,19 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
             invoked = aliases.get(func.id)
             if invoked is not None:
                 invokes.add((invoked, call.lineno))
+            if func.id in _ROUTER_CALLS:
+                routers.append(call)
         elif func.__class__ is Attribute:
             invoked = resolve(func)
             if invoked is not None:
                 invokes.add((invoked, call.lineno))
             else:
                 calls.add((func.attr, call.lineno))
-        route = _route_object(call, invoked) if invoked in _ROUTE_CLASSES else \
-            _route(call, id(call) in decorators, prefixes)
-        if route is not None:
-            routes.add((route, call.lineno))
-            router = getattr(call.func, "value", None)
-            if router.__class__ is Name:
-                router_routes.add((router.id, route, call.lineno))
+            if func.attr in _ROUTER_CALLS:
+                routers.append(call)
+        if invoked in _ROUTE_CLASSES or id(call) in decorators or (
+                func.__class__ is Attribute and func.attr in _ROUTE_REGISTRATIONS):
+            declaring.append((call, invoked))
         for kw in call.keywords:
             if kw.arg is None:
                 continue
@@ -161,6 +164,16 @@ def python_facts(index: ModuleIndex) -> ConceptFacts:
             else:
                 shown = "..."
             keywords.add((f"{kw.arg}={shown}", value.lineno))
+    prefixes, mounts = _router_prefixes(index, routers, resolve)
+    router_routes: set[tuple[str, str, int]] = set()
+    for call, invoked in declaring:
+        route = _route_object(call, invoked) if invoked in _ROUTE_CLASSES else \
+            _route(call, id(call) in decorators, prefixes)
+        if route is not None:
+            routes.add((route, call.lineno))
+            router = getattr(call.func, "value", None)
+            if router.__class__ is Name:
+                router_routes.add((router.id, route, call.lineno))
 
     docstrings = {id(body[0].value) for scope in index.scopes if (body := getattr(scope, "body"))
                   and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)}
@@ -205,28 +218,30 @@ _ROUTE_REGISTRATIONS = frozenset({"add_api_route", "add_url_rule", "add_route", 
 # as an f-string's values are.
 _ROUTERS = {"APIRouter": "prefix", "Blueprint": "url_prefix"}
 _MOUNTS = {"include_router": "prefix", "register_blueprint": "url_prefix"}
+_ROUTER_CALLS = frozenset(_ROUTERS.keys() | _MOUNTS.keys())
 
 
-def _router_prefixes(index: ModuleIndex, resolve: Callable[[ast.expr], str | None]
+def _router_prefixes(index: ModuleIndex, calls: list[ast.Call], resolve: Callable[[ast.expr], str | None]
                      ) -> tuple[dict[str, str], set[tuple[str, str, int]]]:
     """Name of a router the file makes or mounts -> the prefix of its routes (what it is made with,
     then what it is mounted under), when the prefixes are literal paths or f-strings; and the mounts
     of another module's router with a prefix, (the router as imported, prefix, line):
-    ``app.include_router(chat.router, prefix="/v1")``."""
+    ``app.include_router(chat.router, prefix="/v1")``. ``calls``: the module's calls named like a router
+    class or a mount (_ROUTER_CALLS), in pre-order; no other call makes or mounts one."""
     made: dict[str, str] = {}
     mounted: dict[str, str] = {}
     imported: set[tuple[str, str, int]] = set()
-    for assign in index.of_types(ast.Assign, ast.AnnAssign):  # router = ..., router: Final = ...
+    makers = {id(call) for call in calls if _called_name(call.func) in _ROUTERS}
+    # the assignments are read only in a file that calls a router class (vLLM: 2 of 1,871)
+    for assign in index.of_types(ast.Assign, ast.AnnAssign) if makers else ():  # router = ..., router: Final = ...
         value = assign.value  # type: ignore[attr-defined]
         targets = assign.targets if isinstance(assign, ast.Assign) else [assign.target]  # type: ignore[attr-defined]
-        if not (isinstance(value, ast.Call) and len(targets) == 1 and isinstance(targets[0], ast.Name)):
+        if not (id(value) in makers and len(targets) == 1 and isinstance(targets[0], ast.Name)):
             continue
-        func = value.func
-        maker = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        prefix = _keyword_path(value, _ROUTERS.get(maker, ""), index)
+        prefix = _keyword_path(value, _ROUTERS[_called_name(value.func)], index)
         if prefix is not None:
             made[targets[0].id] = prefix
-    for call in index.of(ast.Call):
+    for call in calls:
         func = call.func
         if not (isinstance(func, ast.Attribute) and func.attr in _MOUNTS and call.args):
             continue
@@ -241,6 +256,11 @@ def _router_prefixes(index: ModuleIndex, resolve: Callable[[ast.expr], str | Non
     prefixes = {name: mounted.get(name, "") + made.get(name, "") for name in made.keys() | mounted.keys()
                 if name not in mounted or mounted[name]}
     return prefixes, imported
+
+
+def _called_name(func: ast.expr) -> str:
+    """The last part of a callee's dotted name (``APIRouter`` of ``fastapi.APIRouter``), else ""."""
+    return func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
 
 
 def _keyword_path(call: ast.Call, keyword: str, index: ModuleIndex) -> str | None:
@@ -281,7 +301,7 @@ def _module_path(index: ModuleIndex, name: str) -> str | None:
 def _route(call: ast.Call, decorator: bool, prefixes: Mapping[str, str]) -> str | None:
     """The route ``call`` declares ("POST /v1/completions"), when it declares one (see above)."""
     func = call.func
-    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    name = _called_name(func)
     keywords = ("route", "path") if name in _ROUTE_VERBS else ("route",)  # `path=` alone is too common a word
     keyword = next((k.value for k in call.keywords if k.arg in keywords), None) if decorator else None
     if keyword is not None:  # `@webmethod(route="/models", method="GET")`, `@app.get(path="/x")`
