@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Issue 23's speed targets, each measured beside its baseline in the same run, in one table.
 
-    python3 scripts/benchmark.py [SPEC] [--runs 3] [--jobs 2] [--code DIR]
+    python3 scripts/benchmark.py [SPEC] [--runs 3] [--jobs 2] [--code DIR] [--scanners-vs OLD_CHECKOUT]
                                  [--headers] [--libpython] [--torch-tree DIR [--torch-probes]] [--skip-serial]
 
 SPEC defaults to pypi:vllm==0.10.2 (a directory works too). Downloads (the sdist, the header
@@ -28,6 +28,10 @@ the same rounds, and the load average before and after. It measures, never asser
   agreement with pahole and gdb ``ptype /o`` (``bench.structs_vs_pahole``).
 - ``--libpython``: ``archdiff structs`` on this interpreter's libpython against pahole, alternated
   (``bench.dwarf_vs_pahole``), and whether every layout pahole lists agrees.
+- ``--scanners-vs OLD_CHECKOUT``: the workers' per-file CPU over the Python parse in one process
+  (``bench.scanner_costs`` on SPEC's tree), this code's against an older checkout's, alternated: the
+  scanners grow a little with each shape they learn, too little for a cold run's noise to show in
+  one session (sessions twenty-four to twenty-nine added 30% unseen); a fixed older commit shows it.
 - ``--torch-tree DIR``: the unpacked torch wheel as a directory, cold, ``--no-probes`` (and with
   default probes too with ``--torch-probes``): wall and peak RSS.
 
@@ -40,6 +44,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -262,6 +267,23 @@ def torch_tree(tree: Path, work: Path, jobs: int, with_probes: bool) -> list[Row
     return rows
 
 
+def scanners_vs(tree: Path, old: Path, runs: int) -> list[Row]:
+    """The per-file work over the Python parse (both in one process, the same minute), this code's
+    against ``old``'s, alternated; the row is their ratio."""
+    per_parse: dict[Path, list[float]] = {old: [], CODE: []}
+    for _ in range(runs):
+        for code in (old, CODE):
+            out = subprocess.run([sys.executable, "-m", "bench.scanner_costs", str(tree), "--runs", "1",
+                                  "--code", str(code)], cwd=HERE, capture_output=True, text=True, check=True).stdout
+            total = re.search(r"total ([\d.]+)", out)
+            parse = re.search(r"^parse\s+python\s+([\d.]+)", out, re.M)
+            assert total is not None and parse is not None, out[-500:]
+            per_parse[code].append(float(total.group(1)) / float(parse.group(1)))
+    new, before = median(per_parse[CODE]), median(per_parse[old])
+    return [Row(f"per-file work / Python parse, against {old.name}", new / before, "x", 1.05,
+                baseline=f"{new:.2f}x the parse against {before:.2f}x (bench.scanner_costs, one process)")]
+
+
 def measured(label: str, section: Callable[[], list[Row]]) -> list[Row]:
     print(f"{label} ...", flush=True)
     return section()
@@ -282,17 +304,22 @@ def main() -> None:
     parser.add_argument("--downloads", type=Path, default=Path.home() / ".cache" / "archdiff-benchmark",
                         help="where downloads are kept between benchmark runs")
     parser.add_argument("--skip-serial", action="store_true", help="leave out the in-process -j1 runs")
+    parser.add_argument("--scanners-vs", type=Path, default=None, metavar="OLD_CHECKOUT",
+                        help="also the per-file work over the parse against an older checkout's")
     args = parser.parse_args()
     load = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="archdiff-benchmark-") as tmp:
         work = Path(tmp)
         primed, wheels = args.downloads / "sources", args.downloads / "headers"
         primed.mkdir(parents=True, exist_ok=True)
-        files = package_files(acquire_sources(args.spec, primed)[0].root)
+        tree = acquire_sources(args.spec, primed)[0].root
+        files = package_files(tree)
         print(f"input: {' '.join(args.spec)}; code: {CODE}; {args.runs} rounds, -j{args.jobs}")
         rows = measured("cold and warm", lambda: cold_and_warm(args.spec, primed, work, files, args.runs, args.jobs))
         if not args.skip_serial:
             rows += measured("serial part", lambda: serial_part(args.spec, primed, args.runs))
+        if args.scanners_vs:
+            rows += measured("per-file work", lambda: scanners_vs(tree, args.scanners_vs.resolve(), args.runs))
         if args.headers:
             rows += measured("headers", lambda: headers(args.spec, primed, wheels, work, args.jobs))
         if args.libpython:
