@@ -133,6 +133,15 @@ class ModuleIndex:
         ends = [*starts[1:], len(self.nodes)]
         return list(zip(starts, ends, self._site_values))
 
+    def subtree_end(self, position: int) -> int:
+        """The position after the last node of the subtree at ``position`` (pre-order: the first
+        one after it that is no deeper)."""
+        depths = self.depths
+        depth, end = depths[position], position + 1
+        while end < len(depths) and depths[end] > depth:
+            end += 1
+        return end
+
     def site(self, position: int) -> Site:
         return self._site_values[bisect.bisect_right(self._site_starts, position) - 1]
 

@@ -492,17 +492,13 @@ class _FunctionBodies:
 
     def _lambda_subtrees(self) -> tuple[list[int], list[int]]:
         """Each outermost lambda's subtree: its first position, and the one after its last."""
-        depths = self.index.depths
         starts: list[int] = []
         ends: list[int] = []
         for start in self.index.positions(ast.Lambda):
             if ends and start < ends[-1]:
                 continue  # in an earlier lambda
-            depth, end = depths[start], start + 1
-            while end < len(depths) and depths[end] > depth:
-                end += 1
             starts.append(start)
-            ends.append(end)
+            ends.append(self.index.subtree_end(start))
         self._lambdas = starts, ends
         return self._lambdas
 
