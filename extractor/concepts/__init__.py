@@ -343,8 +343,9 @@ FILES_STEP = Step(name="concept-matches", extract=match_files, version="1", fork
 # lists (Starlette's Route/WebSocketRoute, FastAPI's APIRoute); 19 (a branch's 15-16 beside 15-18): C/C++ routes
 # registered with a literal method and path (scan._cpp_route), C/C++ trees parsed with the second of two branches
 # that open the same parentheses blanked too; 20 (another branch's 15-16 beside 15-19): Rust routers' routes
-# (`.route("/x", get(h))`, native_scan._rust_route), C/C++ routers' `svr.Post("/x", h)` (scan._cpp_route)
-STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="20", prepare=detectors_of,
+# (`.route("/x", get(h))`, native_scan._rust_route), C/C++ routers' `svr.Post("/x", h)` (scan._cpp_route);
+# 21: tree-sitter captures in document order (native.grammar.in_document_order)
+STEP = Step(name="concepts", extract=extract_concepts, records=CONCEPTS, version="21", prepare=detectors_of,
             scanners={Language.PYTHON: scan_python, Language.CPP: scan_cpp, Language.CUDA: scan_cpp,
                       Language.RUST: scan_native, Language.GO: scan_native},
             requires=(*GRAPH_STEPS, generated.STEP, FILES_STEP), forkable=True)

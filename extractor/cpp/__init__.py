@@ -126,10 +126,11 @@ from extractor.model import Language, Step
 # CppFacts.launcher_macros): a use launches the kernel it is handed, in the file and in its includers' second scan;
 # an extended lambda's execution space (`[=] __device__ (...) {`) blanked before parsing (parse.blank_lambda_qualifiers)
 # version 52 (a third branch's 47 beside 47-51): Abseil's and TensorFlow's thread-safety annotations and attributes
-# blanked (macros.yaml)
+# blanked (macros.yaml); 53: tree-sitter captures in document order (native.grammar.in_document_order): a file's
+# facts the same bytes from one parse to the next
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="52", forkable=True)
+            extract=extract_cpp_graph, version="53", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -29,6 +29,7 @@ from extractor.cpp.testmacros import load_test_macros
 from extractor.support.datafile import load_data_file
 from extractor.support.linestart import at_line_starts, matches_at_line_starts, sub_lines
 from extractor.model import Language
+from extractor.native.grammar import in_document_order
 
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
 # Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
@@ -917,8 +918,9 @@ def _query(language: Language, pattern: str) -> tree_sitter.Query:
 
 
 def capture_nodes(node: Any, language: Language, pattern: str) -> dict[str, list[Any]]:
-    """Nodes captured by a tree-sitter query ``pattern`` under ``node``, by capture name."""
-    return tree_sitter.QueryCursor(_query(language, pattern)).captures(node)
+    """Nodes captured by a tree-sitter query ``pattern`` under ``node``, by capture name, each
+    name's in document order (:func:`extractor.native.grammar.in_document_order`)."""
+    return in_document_order(tree_sitter.QueryCursor(_query(language, pattern)).captures(node))
 
 
 # -- one query per file -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ touch it for Rust and Go.
 from __future__ import annotations
 
 import functools
+from collections import Counter
 from typing import Any
 
 import tree_sitter
@@ -35,5 +36,40 @@ class Grammar:
         return tree_sitter.Query(self.language, pattern)
 
     def captures(self, node: Any, pattern: str) -> dict[str, list[Any]]:
-        """Nodes captured by a query ``pattern`` under ``node``, by capture name."""
-        return tree_sitter.QueryCursor(self.query(pattern)).captures(node)
+        """Nodes captured by a query ``pattern`` under ``node``, by capture name, each name's in
+        document order (:func:`in_document_order`)."""
+        return in_document_order(tree_sitter.QueryCursor(self.query(pattern)).captures(node))
+
+
+def in_document_order(captured: dict[str, list[Any]]) -> dict[str, list[Any]]:
+    """``captured`` with each capture name's nodes in document order: by start, an enclosing node
+    before the nodes it holds (a tree's pre-order). ``QueryCursor.captures`` gives them in an order
+    that changes from one parse of the same bytes to the next (py-tree-sitter issue 450), so facts
+    read from them (a first match that wins, a list kept in the order found) would too.
+
+    Two nodes of one span (a node and its descendant of the same extent, zero-width nodes side by
+    side) are ordered by their paths from the root; a node listed once per match stays repeated."""
+    for name, nodes in captured.items():
+        if len(nodes) < 2:
+            continue
+        spans = [(node.start_byte, -node.end_byte) for node in nodes]
+        shared = {span for span, count in Counter(spans).items() if count > 1}
+        if shared:
+            keys = [(span, _path(node) if span in shared else ()) for span, node in zip(spans, nodes)]
+            order = sorted(range(len(nodes)), key=keys.__getitem__)
+        else:
+            order = sorted(range(len(nodes)), key=spans.__getitem__)
+        captured[name] = [nodes[i] for i in order]
+    return captured
+
+
+def _path(node: Any) -> tuple[int, ...]:
+    """The child indices that lead from the root to ``node`` (a prefix of its descendants' paths)."""
+    steps: list[int] = []
+    while (parent := node.parent) is not None:
+        index, sibling = 0, node.prev_sibling
+        while sibling is not None:
+            index, sibling = index + 1, sibling.prev_sibling
+        steps.append(index)
+        node = parent
+    return tuple(reversed(steps))
