@@ -19,13 +19,15 @@ from extractor.steps import STEPS
 
 
 def _cpp_source(functions: int) -> bytes:
-    """A C++ file of many small functions whose calls nest (``f(g(h(x)))``) and read strings."""
+    """A C++ file of many small functions whose calls nest (``f(g(h(x)))``, ``f(x)(y)``: two calls
+    that start at one byte) and read strings."""
     parts = ['#include <string>\n#include "util.h"\nnamespace demo {\n']
     for i in range(functions):
         parts.append(f"int helper_{i}(int x) {{ return x + {i}; }}\n"
                      f"std::string run_{i}(int y) {{\n"
                      f"  int z = helper_{i}(helper_{i}(y));\n"
                      f'  log_line("run_{i}", z);\n'
+                     f"  chain(z)(y);\n"
                      f"  return std::to_string(z);\n}}\n")
     parts.append("}  // namespace demo\n")
     return "".join(parts).encode()
@@ -53,7 +55,7 @@ def test_cpp_captures_come_in_the_order_a_walk_of_the_tree_meets_them():
         found = capture_nodes(root, Language.CPP, "(call_expression) @call (string_literal) @text")
         assert _spans(found["call"]) == _preorder(root, {"call_expression"})
         assert _spans(found["text"]) == _preorder(root, {"string_literal"})
-        assert len(found["call"]) == 60 * 4  # helper twice, log_line, std::to_string
+        assert len(found["call"]) == 60 * 6  # helper twice, log_line, chain twice, std::to_string
 
 
 def test_nodes_of_one_span_come_outer_first():

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from operator import attrgetter
 from typing import Any
 
 import tree_sitter
@@ -41,6 +42,9 @@ class Grammar:
         return in_document_order(tree_sitter.QueryCursor(self.query(pattern)).captures(node))
 
 
+_START = attrgetter("start_byte")
+
+
 def in_document_order(captured: dict[str, list[Any]]) -> dict[str, list[Any]]:
     """``captured`` with each capture name's nodes in document order: by start, an enclosing node
     before the nodes it holds (a tree's pre-order). ``QueryCursor.captures`` gives them in an order
@@ -52,14 +56,14 @@ def in_document_order(captured: dict[str, list[Any]]) -> dict[str, list[Any]]:
     for name, nodes in captured.items():
         if len(nodes) < 2:
             continue
-        spans = [(node.start_byte, -node.end_byte) for node in nodes]
+        starts = list(map(_START, nodes))
+        if len(set(starts)) == len(starts):  # nearly always: the start alone orders them
+            captured[name] = sorted(nodes, key=_START)
+            continue
+        spans = [(start, -node.end_byte) for start, node in zip(starts, nodes)]
         shared = {span for span, count in Counter(spans).items() if count > 1}
-        if shared:
-            keys = [(span, _path(node) if span in shared else ()) for span, node in zip(spans, nodes)]
-            order = sorted(range(len(nodes)), key=keys.__getitem__)
-        else:
-            order = sorted(range(len(nodes)), key=spans.__getitem__)
-        captured[name] = [nodes[i] for i in order]
+        keys = [(span, _path(node) if span in shared else ()) for span, node in zip(spans, nodes)]
+        captured[name] = [nodes[i] for i in sorted(range(len(nodes)), key=keys.__getitem__)]
     return captured
 
 
