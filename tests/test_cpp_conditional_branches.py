@@ -103,3 +103,30 @@ def test_a_kernel_whose_declarator_the_branches_write_with_and_without_an_attrib
     assert [(d.qual, d.kind, d.line) for d in facts.defs if d.qual == "cvt_to_fp4"] == [("cvt_to_fp4", "kernel", 5)]
     assert sorted(each_call(facts.launches)) == [("invoke_cvt", "cvt_to_fp4", 16), ("invoke_cvt", "cvt_to_fp4", 18)]
     assert facts.errors == 0
+
+
+def test_a_region_whose_conditionals_have_no_second_branch_is_parsed_again_once(monkeypatch):
+    """Keeping each conditional's first branch (the second variant) reads the same bytes as keeping
+    both when no conditional in the error regions has an `#else` or `#elif` there: one parse serves."""
+    import extractor.cpp.scan as cpp_scan
+    from extractor.cpp.parse import parse_source
+    from extractor.model import ParsedFile
+
+    variants: list[bytes] = []
+    real = cpp_scan._variant_facts
+
+    def counted(parsed, variant, *args, **kwargs):
+        variants.append(variant)
+        return real(parsed, variant, *args, **kwargs)
+
+    parsed = ParsedFile(Language.CUDA, KERNELS, parse_source(KERNELS, Language.CUDA))
+    facts = scan_source(KERNELS, Language.CUDA)
+    monkeypatch.setattr(cpp_scan, "_variant_facts", counted)
+    inner = KERNELS.index(b"  #define WHOLE_STEPS"), KERNELS.index(b"    out[r]")  # `#ifdef` ... `#else` ... `#endif`
+    # the `#ifdef` alone, its `#else` past the region's end (a region that ends inside a group)
+    no_else = KERNELS.index(b"  #ifdef WHOLE_STEPS"), KERNELS.index(b"  #else")
+    cpp_scan._rescan_without_conditionals(parsed, [inner], facts)
+    assert len(variants) == 2 and variants[0] != variants[1]
+    variants.clear()
+    cpp_scan._rescan_without_conditionals(parsed, [no_else], facts)
+    assert len(variants) == 1

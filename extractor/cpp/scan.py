@@ -15,6 +15,7 @@ from __future__ import annotations
 import bisect
 import collections
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -58,6 +59,7 @@ MACRO_EXPANDED = "macro-expanded"  # a definition a macro's use makes, read from
 # where a macro's use defines nothing at namespace level: a body, a class, an initializer, a macro
 # `#define NAME(params) body`, continuation lines included: (name, params, body); found at line starts
 # (extractor.support.linestart: the engine tries a pattern that begins `^[ \t]*#` at every byte)
+_NEWLINE = re.compile(rb"\n")
 _FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:[^\n\\]|\\\r?\n|\\.)*)")
 # the words before a macro's use that its expansion keeps (any other is an attribute macro, not expanded)
 _SPECIFIERS = frozenset({b"static", b"inline", b"extern", b"constexpr", b"__global__", b"__device__", b"__host__",
@@ -230,9 +232,11 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     fewer errors is taken (both branches when they tie)."""
     alt: CppFacts | None = None
     best = (0, 0)
-    for first_only in (False, True):
-        variant = _variant_facts(parsed, _without_conditionals(parsed.data, spans, first_only), facts.words,
-                                 namespaces, launchers)
+    both = _without_conditionals(parsed.data, spans, False)
+    first = _without_conditionals(parsed.data, spans, True)
+    # no conditional with a second branch there: the one variant, scanned once (a tie keeps the first)
+    for variant_bytes in (both,) if first == both else (both, first):
+        variant = _variant_facts(parsed, variant_bytes, facts.words, namespaces, launchers)
         if variant is not None and (alt is None or variant[1] < best):
             alt, best = variant
     if alt is None or alt.errors >= facts.errors:
@@ -321,6 +325,21 @@ def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: d
     return facts, (facts.errors, missing)
 
 
+class _Spans:
+    """Whether a byte falls in one of some spans (which may nest or overlap), by bisection into
+    their starts: it does when the furthest end the spans starting at or before it reach lies
+    past it, as ``any(start <= at < end for start, end in spans)`` would say."""
+
+    def __init__(self, spans: Iterable[tuple[int, int]]) -> None:
+        ordered = sorted(spans)
+        self._starts = [start for start, _ in ordered]
+        self._reach = list(itertools.accumulate((end for _, end in ordered), max))
+
+    def __contains__(self, at: int) -> bool:
+        i = bisect.bisect_right(self._starts, at) - 1
+        return i >= 0 and at < self._reach[i]
+
+
 class _Scanner:
     def __init__(self, parsed: ParsedFile, launchers: Mapping[str, int] | None = None) -> None:
         self.data = parsed.data
@@ -380,6 +399,7 @@ class _Scanner:
         self.macro_uses: list[MacroUse] = []
         self.namespace_scopes: dict[int, Scope] = {}  # a namespace_definition's start byte -> its scope
         self._attribute_macros: frozenset[str] | None = None
+        self._newlines: list[int] | None = None  # where the file's newlines are (line_at)
         self.seen_types: set[int] = set()
         self.truncated = False
         self.conditional_error_spans: list[tuple[int, int]] = []
@@ -1043,25 +1063,25 @@ class _Scanner:
             params = tuple(p.strip().decode() for p in m.group(2).split(b","))
             if name is None or "..." in params or not set(re.findall(rb"\w+", name)) & {p.encode() for p in params}:
                 continue
-            macros[m.group(1).decode()] = (params, body, self.data.count(b"\n", 0, m.start()) + 1)
+            macros[m.group(1).decode()] = (params, body, self.line_at(m.start()))
         if not macros:
             return
         expanded: set[str] = set()
         root = self.tree.root_node
-        bodies = [(start, end) for start, end, _ in self.bodies]
+        apart = _Spans([*spans, *((start, end) for start, end, _ in self.bodies)])
         for macro, (params, body, _) in sorted(macros.items()):
             # the use may follow qualifiers and attribute macros (xxHash's `XXH_FORCE_INLINE
             # XXH_TARGET_AVX2 XXH3_ACCUMULATE_TEMPLATE(avx2)`)
             for m in re.finditer(rb"(?m)^[ \t]*((?:[A-Za-z_]\w*[ \t]+)*)(" + re.escape(macro.encode())
                                  + rb")[ \t]*\(", self.data):
                 at = m.start(2)
-                if any(start <= at < end for start, end in spans) or any(start <= at < end for start, end in bodies):
+                if at in apart:
                     continue  # in a macro's own body, or a statement of a function
                 where = self._declaration_level(root, at)
                 args = _macro_arguments(self.data, m.end() - 1) if where is not None else None
                 if where is None or args is None or len(args) != len(params):
                     continue
-                use_line = self.data.count(b"\n", 0, at) + 1
+                use_line = self.line_at(at)
                 written = b" ".join(w for w in m.group(1).split() if w in _SPECIFIERS)
                 if self.visit_expansion(written + b" " + _substitute(body, params, args), where, use_line, calls):
                     expanded.add(macro)
@@ -1098,6 +1118,14 @@ class _Scanner:
         params = self.function_params.get((definition.start_byte, definition.end_byte))
         return [(p.name, may_hold_function(p.type, own)) for p in (parameters(fdecl) if params is None else params)]
 
+    def line_at(self, at: int) -> int:
+        """The line of byte ``at`` (1-based): its newlines before it, by bisection into the file's
+        newlines, listed when first asked (a file may ask once per macro use: 10,052 in asmjit's
+        x86emitter.h, where counting from the start each time was quadratic)."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in _NEWLINE.finditer(self.data)]
+        return bisect.bisect_left(self._newlines, at) + 1
+
     def read_member_macros(self, defines: list[re.Match[bytes]]) -> None:
         """Of the file's function-like macros (``defines``), those whose bodies declare class members
         (``_MEMBER_MACRO``): written out where a class body uses them (extractor.cpp.includes), so
@@ -1110,7 +1138,7 @@ class _Scanner:
                 continue
             params = [p.strip().decode(errors="replace") for p in m.group(2).split(b",")]
             self.member_macros.append(MacroDefinition(
-                m.group(1).decode(), self.data.count(b"\n", 0, m.start()) + 1,
+                m.group(1).decode(), self.line_at(m.start()),
                 tuple("__VA_ARGS__" if p == "..." else p for p in params if p), body))
         if self.member_macros:
             members = {macro.name for macro in self.member_macros}
@@ -1446,7 +1474,7 @@ def _first_in_bodies(data: bytes, bodies: list[tuple[int, int, str]], macros: It
             open_.pop()
         parents.append(open_[-1] if open_ and bodies[open_[-1]][1] >= end else -1)
         open_.append(i)
-    newlines = [m.start() for m in re.finditer(rb"\n", data)]
+    newlines = [m.start() for m in _NEWLINE.finditer(data)]
     out: dict[str, list[tuple[int, int]]] = {}
     for macro, positions in uses.items():
         first: dict[int, int] = {}  # body -> its first use (positions ascend)
