@@ -1288,14 +1288,20 @@ def _calls_through_held_modules(index: Any) -> list[OpReference]:
     held: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (class, attribute) -> modules
     for position, assign in zip(index.positions(ast.Assign), index.of(ast.Assign)):
         value = assign.value
-        names = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        names: list[ast.expr]
+        if value.__class__ is ast.Name:
+            names = [value]
+        elif value.__class__ is ast.IfExp:
+            names = [value.body, value.orelse]
+        else:
+            continue  # most values are calls: told at once, without a list and a generator per value
         if not all(isinstance(name, ast.Name) and name.id in imported for name in names):
             continue
+        modules = {dotted for name in names if isinstance(name, ast.Name) for dotted in imported[name.id]}
         owner = _class_of_method(index.site(position).owner)
         for target in assign.targets:
             if owner and (attribute := _self_attribute(target)):
-                held[(owner, attribute)].update(
-                    dotted for name in names for dotted in imported[name.id])  # type: ignore[union-attr]
+                held[(owner, attribute)].update(modules)
     if not held:
         return []
     found = []
