@@ -1054,32 +1054,57 @@ def _imported_attributes(index: Any, loads: tuple[ModuleLoad, ...]) -> tuple[OpR
     """Attribute chains read (not called, not assigned, not in an annotation) on a name that an
     import of the module binds, in any scope, or that ``loads`` binds; each in the scope whose code
     runs it. Most name a library's attribute (``torch.float16``): the driver keeps those that name a
-    function of the system's native modules. ``torch.ops.`` chains are operator references."""
+    function of the system's native modules. ``torch.ops.`` chains are operator references.
+
+    The chains are found from their head, not by reading every attribute (most are ``self.x``): an
+    Attribute's one child, its value, is the node after it in pre-order, so a chain's innermost link
+    is an Attribute followed by its head Name, and its outer links are the Attributes just before
+    that one. A Call's first child is its callee: a chain after a Call is called, and only its inner
+    chain, if it has one, is read (``torch.cuda`` of ``torch.cuda.synchronize()``)."""
     heads = {alias.asname or alias.name.partition(".")[0] for node in index.of(ast.Import) for alias in node.names}
     heads |= {alias.asname or alias.name for node in index.of(ast.ImportFrom) for alias in node.names}
     heads |= {load.name for load in loads}
     heads.discard("*")
     if not heads:
         return ()
-    skipped = {id(call.func) for call in index.of(ast.Call)}  # the Python step reports these as call sites
-    # in an annotation: a variable's, or a parameter's or a return's (the def header's parts that hold
-    # only annotations, besides the parameters themselves)
-    skipped.update(id(node) for assign in index.of(ast.AnnAssign) for node in ast.walk(assign.annotation))
+    nodes = index.nodes
+    annotated: set[int] | None = None  # positions in a variable's annotation, found once a chain needs them
     found = []
-    positions = index.positions(ast.Attribute)
-    for position, node, site in zip(positions, index.of(ast.Attribute), index.sites(positions)):
-        if id(node) in skipped or site.part in _ANNOTATION_PARTS:
+    for innermost in index.positions(ast.Attribute):
+        head = nodes[innermost + 1]
+        if head.__class__ is not ast.Name or head.id not in heads:
             continue
-        inner = node.value
-        while isinstance(inner, ast.Attribute):  # a chain's inner links: part of the chain, not chains of their own
-            skipped.add(id(inner))
-            inner = inner.value
-        if not isinstance(inner, ast.Name) or inner.id not in heads or not isinstance(node.ctx, ast.Load):
+        outer = innermost
+        while nodes[outer - 1].__class__ is ast.Attribute:
+            outer -= 1
+        if nodes[outer - 1].__class__ is ast.Call:  # the Python step reports the callee as a call site
+            outer += 1
+            if outer > innermost:
+                continue
+        node = nodes[outer]
+        if not isinstance(node.ctx, ast.Load):
+            continue
+        if annotated is None:
+            annotated = _variable_annotations(index)
+        site = index.site(outer)
+        # in an annotation: a variable's, or a parameter's or a return's (the def header's parts that hold
+        # only annotations, besides the parameters themselves)
+        if outer in annotated or site.part in _ANNOTATION_PARTS:
             continue
         dotted = name_chain(node)
         if dotted is not None and not dotted.startswith(_TORCH_OPS):
             found.append(OpReference(site.scope.qualname, node.lineno, dotted))
     return tuple(sorted(found))
+
+
+def _variable_annotations(index: Any) -> set[int]:
+    """The positions of the nodes in the annotations of the module's annotated assignments
+    (``x: torch.Tensor = ...``): an AnnAssign's first child is its target, the next its annotation."""
+    found: set[int] = set()
+    for position in index.positions(ast.AnnAssign):
+        start = index.subtree_end(position + 1)
+        found.update(range(start, index.subtree_end(start)))
+    return found
 
 
 def _imported_bases(index: Any) -> tuple[ClassBase, ...]:
@@ -1263,14 +1288,20 @@ def _calls_through_held_modules(index: Any) -> list[OpReference]:
     held: dict[tuple[str, str], set[str]] = collections.defaultdict(set)  # (class, attribute) -> modules
     for position, assign in zip(index.positions(ast.Assign), index.of(ast.Assign)):
         value = assign.value
-        names = [value.body, value.orelse] if isinstance(value, ast.IfExp) else [value]
+        names: list[ast.expr]
+        if value.__class__ is ast.Name:
+            names = [value]
+        elif value.__class__ is ast.IfExp:
+            names = [value.body, value.orelse]
+        else:
+            continue  # most values are calls: told at once, without a list and a generator per value
         if not all(isinstance(name, ast.Name) and name.id in imported for name in names):
             continue
+        modules = {dotted for name in names if isinstance(name, ast.Name) for dotted in imported[name.id]}
         owner = _class_of_method(index.site(position).owner)
         for target in assign.targets:
             if owner and (attribute := _self_attribute(target)):
-                held[(owner, attribute)].update(
-                    dotted for name in names for dotted in imported[name.id])  # type: ignore[union-attr]
+                held[(owner, attribute)].update(modules)
     if not held:
         return []
     found = []

@@ -268,6 +268,17 @@ class _Scan:
             return []  # neither torch.library nor a name that may be another module's alias of it
         for position, call in zip(self.index.positions(ast.Call), self.index.of(ast.Call)):
             func = call.func
+            # most calls stop at their callee's class: a name that is none of torch.library's functions,
+            # an attribute not named as one, anything else that is no call (which may be applied) register
+            # nothing, as the tests below tell them
+            if func.__class__ is ast.Name:
+                if func.id not in self.torch_library:
+                    continue
+            elif func.__class__ is ast.Attribute:
+                if func.attr not in _DECORATORS:
+                    continue
+            elif func.__class__ is not ast.Call:
+                continue
             applied = isinstance(func, ast.Call) and len(call.args) == 1 and not call.keywords
             registering = func.func if applied and isinstance(func, ast.Call) else func
             if not (isinstance(registering, ast.Attribute) and registering.attr in _DECORATORS) \
