@@ -673,9 +673,14 @@ def _kernel_arguments(index: ModuleIndex, defs: list[Definition], aliases: list[
     named = kernels.union(name for _scope, name in held)  # what an argument must be named to hand one
     found: list[KernelArgument] = []
     for position, node in zip(index.positions(ast.Call), index.of(ast.Call)):
-        given = [(i, "", arg) for i, arg in enumerate(node.args) if isinstance(arg, ast.Name) and arg.id in named]
-        given += [(-1, k.arg, k.value) for k in node.keywords
-                  if k.arg and isinstance(k.value, ast.Name) and k.value.id in named]
+        # plain loops, not comprehensions: this runs for every call of most modules, and few take a kernel
+        given: list[tuple[int, str, ast.Name]] = []
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Name) and arg.id in named:
+                given.append((i, "", arg))
+        for k in node.keywords:
+            if k.arg and isinstance(k.value, ast.Name) and k.value.id in named:
+                given.append((-1, k.arg, k.value))
         if not given:
             continue
         scope = index.site(position).scope.qualname
