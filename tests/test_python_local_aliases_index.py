@@ -99,9 +99,7 @@ def _by_walk_and_by_index() -> tuple[dict[str, list], dict[str, list]]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             walked[node.name] = scan._function_aliases(node.name, node, None)
-            entry = bodies.locals_of(node)
-            assert entry.walk or node.name != "conditional"
-            indexed[node.name] = scan._function_aliases(node.name, node, entry)
+            indexed[node.name] = scan._function_aliases(node.name, node, bodies.locals_of(node))
     return walked, indexed
 
 

@@ -207,20 +207,26 @@ def to_params(raw: tuple[Param, ...]) -> tuple[Parameter, ...]:
 
 def display_signature(params: tuple[Parameter, ...], returns: str) -> str:
     """``(a: int=1, /, *, b) -> str`` as ``ast.unparse`` prints it, shortened for display."""
+    # kinds compared by identity with the members, not by their ``.value`` (an enum property: a call
+    # each time, several per parameter of every function); a kind is always a member (``.value`` of
+    # anything else failed)
     parts: list[str] = []
-    kinds = [p.kind for p in params]
-    star = any(k.value == "var-positional" for k in kinds)
+    star = any(p.kind is ParamKind.VAR_POSITIONAL for p in params)
+    last = len(params) - 1
     for i, p in enumerate(params):
-        kind = p.kind.value
-        if kind == "keyword-only" and not star:
+        kind = p.kind
+        if kind is ParamKind.KEYWORD_ONLY and not star:
             parts.append("*")
             star = True
         text = p.name + (f": {p.annotation}" if p.annotation else "") + (f"={p.default}" if p.default is not None else "")
-        parts.append({"var-positional": "*", "var-keyword": "**"}.get(kind, "") + text)
-        if kind == "positional-only" and (i + 1 == len(params) or params[i + 1].kind.value != "positional-only"):
+        parts.append(_STARS.get(kind, "") + text)
+        if kind is ParamKind.POSITIONAL_ONLY and (i == last or params[i + 1].kind is not ParamKind.POSITIONAL_ONLY):
             parts.append("/")
     text = f"({', '.join(parts)})" + (f" -> {returns}" if returns else "")
     return text if len(text) <= SIGNATURE_MAX else text[: SIGNATURE_MAX - 1] + "…"
+
+
+_STARS = {ParamKind.VAR_POSITIONAL: "*", ParamKind.VAR_KEYWORD: "**"}
 
 
 def call_summary(expr: ast.expr | None) -> CallSummary | None:

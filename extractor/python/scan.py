@@ -374,7 +374,7 @@ def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, fou
     what the index says of the body (:class:`_FunctionBodies`); without it the body is walked."""
     other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
                                        *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
-    if found is not None and not found.walk:
+    if found is not None:
         values, other = found.values, other | found.other
     else:
         values = {}
@@ -426,81 +426,106 @@ class _Locals:
 
     values: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
     other: set[str] = dataclasses.field(default_factory=set)
-    walk: bool = False  # the body must be walked as written (see _FunctionBodies)
 
 
 # Nodes that bind a name other than by assignment
 _BINDERS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Global, ast.Nonlocal, ast.alias,
             ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.MatchMapping)
+_Spans = list[tuple[int, int]]  # runs of pre-order positions, ``(start, end)``, end excluded; ascending
 
 
 class _FunctionBodies:
     """What :func:`_walk_locals` finds in a function's body, read from the module's index: the
-    positions of the nodes that bind, in the runs of the function's body, instead of a walk of it.
+    nodes that bind, in the spans of positions the walk covers, instead of a walk of it.
 
     Exact because the index draws the walk's borders: a node of a function's body outside its nested
     defs runs in that function's scope with no header (a nested def's decorators, defaults and
     annotations are its header; its body another scope), and the walk skips the same nodes; the
     insides of a lambda, which run in the function's scope but which the walk skips, are the
-    lambda's subtree, a run of pre-order positions. The one thing the index does not separate makes
-    the body walked as written (``walk``): a conditional naming assignment (``f = a if c else b``),
-    whose test the walk skips with the assignment, and which may bind names (``c`` a comprehension
-    or an assignment expression; the other values a naming assignment gives bind none)."""
+    lambda's subtree, a run of pre-order positions; so is an assignment that gives a name, which the
+    walk skips whole (its target, and the test of ``f = a if c else b``, which may bind names: ``c``
+    a comprehension or an assignment expression). The spans are the body's runs less those subtrees.
+    The nodes that bind but an assignment's target are names stored (``ctx`` not ``Load``) and the
+    :data:`_BINDERS`, read from the module's positions of them once, by bisection per span."""
 
     def __init__(self, index: ModuleIndex) -> None:
         self.index = index
-        self.runs: dict[ast.AST, list[tuple[int, int]]] = {}  # a function's def -> its body's runs
+        self.runs: dict[ast.AST, _Spans] = {}  # a function's def -> its body's runs
         for start, end, site in index.site_runs():
             if site.header is None and site.scope.kind == "function":
                 self.runs.setdefault(site.scope.node, []).append((start, end))
-        self._lambdas: tuple[list[int], list[int]] | None = None
+        self._lambdas = self._lambda_subtrees()
 
     def locals_of(self, fn: ast.AST) -> _Locals:
         found = _Locals()
-        held: set[int] = set()  # the targets of the assignments that give a name
-        for node in self._in_body(fn, ast.Assign):
+        index = self.index
+        spans = _less(self.runs.get(fn, []), self._lambdas)
+        naming: _Spans = []  # the subtrees of the assignments that give a name, which the walk skips
+        for position in _within(index.positions(ast.Assign), spans):
+            node = index.nodes[position]
             assert isinstance(node, ast.Assign)
             target = node.targets[0]
             if len(node.targets) == 1 and isinstance(target, ast.Name):
                 given = _named_values(node.value, target.id)
                 if given is not None:
                     found.values.setdefault(target.id, []).extend((value, node.lineno) for value in given)
-                    found.walk |= isinstance(node.value, ast.IfExp)
-                    held.add(id(target))
-        for node in self._in_body(fn, ast.Name):
-            if node.ctx.__class__ is not ast.Load and id(node) not in held:  # type: ignore[attr-defined]
-                found.other.add(node.id)  # type: ignore[attr-defined]  # a Name
+                    naming.append((position, index.subtree_end(position)))
+        if not found.values:
+            return found  # no local is given a name: what else binds cannot matter
+        spans = _less(spans, naming)
+        found.other.update([name.id for name in self._nodes(ast.Name, spans)  # type: ignore[attr-defined]
+                            if name.ctx.__class__ is not ast.Load])  # type: ignore[attr-defined]
         for binder in _BINDERS:
-            for node in self._in_body(fn, binder):
+            for node in self._nodes(binder, spans):
                 _bind_other(node, found.other)
         return found
 
-    def _in_body(self, fn: ast.AST, node_type: type) -> Iterator[ast.AST]:
-        """The nodes of ``node_type`` in ``fn``'s body, outside its lambdas."""
+    def _nodes(self, node_type: type, spans: _Spans) -> list[ast.AST]:
+        """The nodes of ``node_type`` in ``spans``."""
         positions = self.index.positions(node_type)
         if not positions:
-            return
-        nodes = self.index.nodes
-        starts, ends = self._lambdas if self._lambdas is not None else self._lambda_subtrees()
-        for start, end in self.runs.get(fn, ()):
-            for position in positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]:
-                if starts:
-                    i = bisect.bisect_right(starts, position) - 1
-                    if i >= 0 and position < ends[i]:
-                        continue
-                yield nodes[position]
+            return []
+        out: list[ast.AST] = []
+        for start, end in spans:
+            out.extend(map(self.index.nodes.__getitem__,
+                           positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]))
+        return out
 
-    def _lambda_subtrees(self) -> tuple[list[int], list[int]]:
-        """Each outermost lambda's subtree: its first position, and the one after its last."""
-        starts: list[int] = []
-        ends: list[int] = []
+    def _lambda_subtrees(self) -> _Spans:
+        """Each outermost lambda's subtree."""
+        spans: _Spans = []
         for start in self.index.positions(ast.Lambda):
-            if ends and start < ends[-1]:
+            if spans and start < spans[-1][1]:
                 continue  # in an earlier lambda
-            starts.append(start)
-            ends.append(self.index.subtree_end(start))
-        self._lambdas = starts, ends
-        return self._lambdas
+            spans.append((start, self.index.subtree_end(start)))
+        return spans
+
+
+def _less(spans: _Spans, holes: _Spans) -> _Spans:
+    """``spans`` without the positions in ``holes`` (ascending, disjoint; one may cross several spans)."""
+    if not holes or not spans:
+        return spans
+    out: _Spans = []
+    i = bisect.bisect_right(holes, (spans[0][0], -1)) - 1  # the last hole that starts before the first span
+    i = max(i, 0)
+    for start, end in spans:
+        while i < len(holes) and holes[i][1] <= start:
+            i += 1
+        j = i
+        while j < len(holes) and holes[j][0] < end:
+            if holes[j][0] > start:
+                out.append((start, holes[j][0]))
+            start = max(start, holes[j][1])
+            j += 1
+        if start < end:
+            out.append((start, end))
+    return out
+
+
+def _within(positions: list[int], spans: _Spans) -> Iterator[int]:
+    """The ``positions`` (ascending) in ``spans``."""
+    for start, end in spans:
+        yield from positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]
 
 
 def _named_values(value: ast.expr, name: str) -> list[str] | None:
@@ -648,9 +673,14 @@ def _kernel_arguments(index: ModuleIndex, defs: list[Definition], aliases: list[
     named = kernels.union(name for _scope, name in held)  # what an argument must be named to hand one
     found: list[KernelArgument] = []
     for position, node in zip(index.positions(ast.Call), index.of(ast.Call)):
-        given = [(i, "", arg) for i, arg in enumerate(node.args) if isinstance(arg, ast.Name) and arg.id in named]
-        given += [(-1, k.arg, k.value) for k in node.keywords
-                  if k.arg and isinstance(k.value, ast.Name) and k.value.id in named]
+        # plain loops, not comprehensions: this runs for every call of most modules, and few take a kernel
+        given: list[tuple[int, str, ast.Name]] = []
+        for i, arg in enumerate(node.args):
+            if isinstance(arg, ast.Name) and arg.id in named:
+                given.append((i, "", arg))
+        for k in node.keywords:
+            if k.arg and isinstance(k.value, ast.Name) and k.value.id in named:
+                given.append((-1, k.arg, k.value))
         if not given:
             continue
         scope = index.site(position).scope.qualname
