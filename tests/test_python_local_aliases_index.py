@@ -1,5 +1,5 @@
 """The locals a function's every binding gives a name, read from the module's index in one pass
-(``scan._FunctionBodies``), are what a walk of each function body finds (``scan._walk_locals``):
+(``scan._FunctionBodies``), are what a walk of each function body finds (``_walk_locals`` below):
 the shapes where the two could part are the borders the walk draws (nested defs and their headers,
 lambdas, the test of a conditional naming assignment) and the bindings that are no assignment."""
 
@@ -92,13 +92,38 @@ SOURCE = textwrap.dedent('''
 ''')
 
 
+def _walk_locals(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> scan._Locals:
+    """The reference: a walk of the body that stops at nested defs and lambdas and at an
+    assignment that gives a local a name (the scanner's reading before the index served it)."""
+    found = scan._Locals()
+    pending: list[ast.AST] = list(fn.body)
+    while pending:
+        node = pending.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.other.add(node.name)
+            continue  # its body is a scope of its own
+        if isinstance(node, ast.Lambda):
+            continue
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            held = scan._named_values(node.value, node.targets[0].id)
+            if held is not None:
+                found.values.setdefault(node.targets[0].id, []).extend((value, node.lineno) for value in held)
+                continue
+        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            found.other.add(node.id)
+        else:
+            scan._bind_other(node, found.other)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
 def _by_walk_and_by_index() -> tuple[dict[str, list], dict[str, list]]:
     tree = ast.parse(SOURCE)
     bodies = scan._FunctionBodies(module_index(tree))
     walked, indexed = {}, {}
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            walked[node.name] = scan._function_aliases(node.name, node, None)
+            walked[node.name] = scan._function_aliases(node.name, node, _walk_locals(node))
             indexed[node.name] = scan._function_aliases(node.name, node, bodies.locals_of(node))
     return walked, indexed
 

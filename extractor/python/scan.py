@@ -32,7 +32,7 @@ import ast
 import bisect
 import dataclasses
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 from extractor.model import ParsedFile
@@ -365,45 +365,18 @@ def _declared_type(annotation: ast.expr | None, value: ast.expr | None) -> str:
 _NAMING = (ast.Name, ast.Attribute, ast.IfExp)  # what may give a local a name (scan._named_values)
 
 
-def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, found: _Locals | None) -> list[Alias]:
+def _function_aliases(qual: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, found: _Locals) -> list[Alias]:
     """The locals of ``fn`` that every binding in its body gives a name (dotted, or either of two by a
     condition; ``None`` gives nothing), each with the names so given: ``merge_fn = k16`` in one branch
     and ``merge_fn = k32`` in another, then ``merge_fn[grid](...)`` launches either (flash-linear-
     attention's Triton launchers). A parameter, or a name any other statement binds (a call's result,
     a loop's target, an import, a ``global``), holds what the code does not say: none. ``found`` is
-    what the index says of the body (:class:`_FunctionBodies`); without it the body is walked."""
-    other: set[str] = {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
-                                       *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
-    if found is not None:
-        values, other = found.values, other | found.other
-    else:
-        values = {}
-        _walk_locals(fn.body, values, other)
+    what the index says of the body (:class:`_FunctionBodies`)."""
+    other = found.other | {a.arg for a in (*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs,
+                                           *(a for a in (fn.args.vararg, fn.args.kwarg) if a))}
+    values = found.values
     return [Alias(qual, name, value, line) for name in sorted(values.keys() - other)
             for value, line in sorted(set(values[name]), key=lambda item: (item[1], item[0]))]
-
-
-def _walk_locals(body: list[ast.stmt], values: dict[str, list[tuple[str, int]]], other: set[str]) -> None:
-    """Into ``values`` the names each assignment of one local to a name gives it, into ``other`` the
-    names bound any other way, in a function's ``body`` (not in its nested defs and lambdas)."""
-    pending: list[ast.AST] = list(body)
-    while pending:
-        node = pending.pop()
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            other.add(node.name)
-            continue  # its body is a scope of its own
-        if isinstance(node, ast.Lambda):
-            continue
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-            held = _named_values(node.value, node.targets[0].id)
-            if held is not None:
-                values.setdefault(node.targets[0].id, []).extend((value, node.lineno) for value in held)
-                continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            other.add(node.id)
-        else:
-            _bind_other(node, other)
-        pending.extend(ast.iter_child_nodes(node))
 
 
 def _bind_other(node: ast.AST, other: set[str]) -> None:
@@ -422,7 +395,9 @@ def _bind_other(node: ast.AST, other: set[str]) -> None:
 
 @dataclasses.dataclass(slots=True)
 class _Locals:
-    """What :func:`_walk_locals` finds in one function's body, read from the module's index."""
+    """The names one function's body gives its locals (not in its nested defs and lambdas):
+    ``values`` those each assignment of one local to a name gives it, ``other`` those bound any
+    other way."""
 
     values: dict[str, list[tuple[str, int]]] = dataclasses.field(default_factory=dict)
     other: set[str] = dataclasses.field(default_factory=set)
@@ -435,8 +410,8 @@ _Spans = list[tuple[int, int]]  # runs of pre-order positions, ``(start, end)``,
 
 
 class _FunctionBodies:
-    """What :func:`_walk_locals` finds in a function's body, read from the module's index: the
-    nodes that bind, in the spans of positions the walk covers, instead of a walk of it.
+    """The :class:`_Locals` of a function's body, read from the module's index: the nodes that
+    bind, in the spans of positions a walk of the body would cover (the tests hold that walk).
 
     Exact because the index draws the walk's borders: a node of a function's body outside its nested
     defs runs in that function's scope with no header (a nested def's decorators, defaults and
@@ -482,14 +457,7 @@ class _FunctionBodies:
 
     def _nodes(self, node_type: type, spans: _Spans) -> list[ast.AST]:
         """The nodes of ``node_type`` in ``spans``."""
-        positions = self.index.positions(node_type)
-        if not positions:
-            return []
-        out: list[ast.AST] = []
-        for start, end in spans:
-            out.extend(map(self.index.nodes.__getitem__,
-                           positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]))
-        return out
+        return list(map(self.index.nodes.__getitem__, _within(self.index.positions(node_type), spans)))
 
     def _lambda_subtrees(self) -> _Spans:
         """Each outermost lambda's subtree."""
@@ -522,10 +490,13 @@ def _less(spans: _Spans, holes: _Spans) -> _Spans:
     return out
 
 
-def _within(positions: list[int], spans: _Spans) -> Iterator[int]:
-    """The ``positions`` (ascending) in ``spans``."""
-    for start, end in spans:
-        yield from positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]
+def _within(positions: list[int], spans: _Spans) -> list[int]:
+    """The ``positions`` (ascending) in ``spans``, as slices of them."""
+    out: list[int] = []
+    if positions:
+        for start, end in spans:
+            out += positions[bisect.bisect_left(positions, start):bisect.bisect_left(positions, end)]
+    return out
 
 
 def _named_values(value: ast.expr, name: str) -> list[str] | None:
