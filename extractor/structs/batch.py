@@ -301,7 +301,7 @@ def _after(argv: Sequence[str], preamble: Preamble | None) -> list[str]:
 def _with_files(m: _Member, read: tuple[str, ...], includes: Includes) -> _Member:
     """``m`` with the files its probe reads in place of its text closure's (the names it searches
     stay the text's: every name that may be searched is asked about, a superset)."""
-    files = {os.path.realpath(f) for f in read}
+    files = {includes.real(f) for f in read}
     project = frozenset(f for f in files if includes.in_project(f))
     external = frozenset(files - project)
     return dataclasses.replace(m, closure=Closure(project, external, external, m.closure.searched, ()), listed=True)

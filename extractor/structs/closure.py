@@ -263,6 +263,12 @@ class Includes:
                 self._texts.pop(path, None)  # only project files' text is asked for again
         return self._scans[path]
 
+    def real(self, path: str) -> str:
+        """``os.path.realpath(path)``, each folder resolved once per run: a preprocessor lists
+        thousands of files per probe, torch's the same ones for every header."""
+        folder, base = os.path.split(path)
+        return self._resolve_file(folder, base) or os.path.realpath(path)
+
     def beside(self, directory: str, name: str) -> str:
         """``directory/name`` resolved when it is a file, else ""; each asked once per run.
 

@@ -140,23 +140,51 @@ class IncludeClosures:
 
     A run's headers share most of what they include (every header of torch's 9,000 reaches c10's
     hundreds), and each probe's cache key needs its whole closure: walked from the disk per probe,
-    torch's tree spent minutes of the driver reading the same files again."""
+    torch's tree spent minutes of the driver reading the same files again. Names are found by
+    ``includes`` (the run's :class:`~extractor.structs.closure.Includes`, whose answers are the
+    file system's, each asked once), and a preamble's digest is made once per run: torch's
+    includers have hundreds of lines before a header, the same for every header they include."""
 
-    def __init__(self, roots: Sequence[Path]) -> None:
+    def __init__(self, roots: Sequence[Path], includes: Includes | None = None) -> None:
         self._roots = [r.resolve() for r in roots]
+        self._includes = includes if includes is not None else Includes(roots)
         self._files: dict[Path, tuple[str, list[tuple[bytes, str]]] | None] = {}
         self._found: dict[tuple[str, Path | None, tuple[Path, ...]], Path | None] = {}
         self._inside: dict[Path, bool] = {}
+        self._real: dict[Path, Path] = {}
         self._digests: dict[tuple[Path, tuple[Path, ...]], str] = {}
+        self._preambles: dict[tuple[tuple[str, ...], Path, tuple[Path, ...]], str] = {}
+        self._searches: dict[tuple[Path, ...], int] = {}  # each search's number
+        self._targets: dict[tuple[Path, int], list[Path]] = {}
 
     def digest(self, header: Path, include_dirs: Sequence[Path]) -> str:
-        start, dirs = header.resolve(), tuple(include_dirs)
+        start = self._real.get(header)
+        if start is None:
+            start = self._real[header] = header.resolve()
+        dirs = tuple(include_dirs)
         if (start, dirs) not in self._digests:
             self._digests[start, dirs] = self._walk(start, dirs)
         return self._digests[start, dirs]
 
+    def preamble_digest(self, preamble: Preamble, include_dirs: Sequence[Path]) -> str:
+        """The closure digest of each file a preamble includes (it is compiled too), and its lines."""
+        key = (preamble.lines, preamble.directory, tuple(include_dirs))
+        if key not in self._preambles:
+            parts = list(preamble.lines)
+            search = (preamble.directory, *include_dirs)
+            for line in preamble.lines:
+                m = _INCLUDE_RE.match(line.encode().lstrip())
+                if m is None:
+                    continue
+                name = m.group(2).decode("utf-8", "replace")
+                found = self.find(name, preamble.directory, search)
+                parts.append(self.digest(found, include_dirs) if found is not None else name)
+            self._preambles[key] = hashlib.sha256("\n".join(parts).encode()).hexdigest()
+        return self._preambles[key]
+
     def _walk(self, start: Path, dirs: tuple[Path, ...]) -> str:
         seen: dict[Path, str] = {}
+        search = self._searches.setdefault(dirs, len(self._searches))
         queue = [start]
         while queue:
             current = queue.pop()
@@ -165,13 +193,23 @@ class IncludeClosures:
             entry = self._file(current)
             if entry is None:
                 continue
-            seen[current], includes = entry
-            for quote, name in includes:
-                target = self._find(name, current.parent if quote == b'"' else None, dirs)
-                if target is not None and self._is_inside(target):
-                    queue.append(target)
+            seen[current] = entry[0]
+            queue.extend(self._inside_targets(current, entry[1], search, dirs))
         # content only (no absolute paths), so the cache survives moving the tree
         return hashlib.sha256("\n".join(sorted(seen.values())).encode()).hexdigest()
+
+    def _inside_targets(self, path: Path, includes: list[tuple[bytes, str]], search: int, dirs: tuple[Path, ...]
+                        ) -> list[Path]:
+        """The files inside the roots that ``path``'s includes reach with the search ``dirs``
+        (numbered ``search``), once per file and search: the closures of a run's headers overlap."""
+        key = (path, search)
+        targets = self._targets.get(key)
+        if targets is None:
+            targets = self._targets[key] = [
+                target for quote, name in includes
+                if (target := self.find(name, path.parent if quote == b'"' else None, dirs)) is not None
+                and self._is_inside(target)]
+        return targets
 
     def _file(self, path: Path) -> tuple[str, list[tuple[bytes, str]]] | None:
         if path not in self._files:
@@ -185,24 +223,20 @@ class IncludeClosures:
                                       for m in matches_at_line_starts(_INCLUDE_RE, data, _SPACE_BUT_NEWLINE)])
         return self._files[path]
 
-    def _find(self, name: str, here: Path | None, dirs: tuple[Path, ...]) -> Path | None:
+    def find(self, name: str, here: Path | None, dirs: tuple[Path, ...]) -> Path | None:
+        """The file ``#include`` of ``name`` reaches, resolved, or None; ``here``: the includer's
+        directory, searched first (a quoted name)."""
         key = (name, here, dirs)
         if key not in self._found:
-            self._found[key] = _resolve_include(name, here, dirs)
+            found = next((f for base in ([here] if here is not None else []) + list(dirs)
+                          if (f := self._includes.beside(str(base), name))), None)
+            self._found[key] = Path(found) if found is not None else None
         return self._found[key]
 
     def _is_inside(self, path: Path) -> bool:
         if path not in self._inside:
             self._inside[path] = any(_is_under(path, r) for r in self._roots)
         return self._inside[path]
-
-
-def _resolve_include(name: str, here: Path | None, include_dirs: Sequence[Path]) -> Path | None:
-    for base in ([here] if here is not None else []) + list(include_dirs):
-        candidate = base / name
-        if candidate.is_file():
-            return candidate.resolve()
-    return None
 
 
 def _is_under(path: Path, root: Path) -> bool:
@@ -484,7 +518,7 @@ def probe_key(probe: HeaderProbe, commands: Sequence[Command], include_dirs: Seq
     ident = "\n".join(compiler_identity(c.exe) + " " + " ".join(c.argv[1:6]) for c in commands)
     digest = closures.digest(probe.file, [*include_dirs, *probe.flags.include_dirs])
     for preamble in probe.preambles:
-        digest += _preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs], closures)
+        digest += closures.preamble_digest(preamble, [*include_dirs, *probe.flags.include_dirs])
     return hashlib.sha256(f"{PROBE_VERSION}\n{toolchain}\n{ident}\n{digest}\n{probe.path}\n"
                           f"{[to_jsonable(d) for d in probe.definitions]}\n{probe.flags.key()}\n"
                           f"{context_key}\n{[p.lines for p in probe.preambles]}\n{targets_digest()}\n"
@@ -508,19 +542,6 @@ def _text_of(path: Path) -> bytes:
         return path.read_bytes()
     except OSError:
         return b""
-
-
-def _preamble_digest(preamble: Preamble, include_dirs: Sequence[Path], closures: IncludeClosures) -> str:
-    """The closure digest of each file a preamble includes (it is compiled too), and its lines."""
-    parts = list(preamble.lines)
-    for line in preamble.lines:
-        m = _INCLUDE_RE.match(line.encode().lstrip())
-        if m is None:
-            continue
-        name = m.group(2).decode("utf-8", "replace")
-        found = _resolve_include(name, preamble.directory, [preamble.directory, *include_dirs])
-        parts.append(closures.digest(found, include_dirs) if found is not None else name)
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()
 
 
 def object_name(header: str) -> str:
@@ -554,7 +575,8 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     ranked = rank_probes(probes)
     chosen, skipped = ranked[:max_headers], ranked[max_headers:]
     toolchain = toolchain_fingerprint()  # once per run: every probe's cache key names it
-    closures = IncludeClosures(roots)
+    includes = Includes(roots)  # the files' scans and names found, shared by the keys and the plans
+    closures = IncludeClosures(roots, includes)
     pch_headers = find_precompiled_headers(roots)
     cache = cache_dir if keep_objects is None else None
     done: dict[str, ProbeResult] = {}
@@ -572,7 +594,6 @@ def probe_headers(probes: Sequence[HeaderProbe], include_dirs: Sequence[Path],
     todo = [p for p in chosen if p.path not in done]
     # a precompiled header beside a header refuses its probe before any compile: alone, as before
     batching = batch_size > 1 and not pch_headers
-    includes = Includes(roots)  # the closures, shared by the plans
     batches, alone = plan_batches(todo, include_dirs, roots, batch_size, jobs=jobs, timeout=timeout,
                                   memory_bytes=memory_bytes, includes=includes) if batching else ([], todo)
     # the headers whose first attempt fails go on batched after their shared first preamble (only
