@@ -106,3 +106,17 @@ def test_a_digest_follows_the_content_inside_the_tree_only(tmp_path):
     after = IncludeClosures([root]).digest(header, dirs)
     assert after != before
     assert after == _plain_digest(header, dirs, [root])
+
+
+def test_a_listed_path_resolves_as_realpath_does(tmp_path):
+    """The planner resolves the thousands of paths a preprocessor lists per probe through the run's
+    Includes (each folder once): each answer is ``os.path.realpath``'s, links and `..` included."""
+    root, header, outside = _tree(tmp_path)
+    os.symlink(root / "inc", tmp_path / "linked_inc")
+    includes = Includes([root])
+    paths = [header, root / "kernels" / "linked.h", root / "kernels" / ".." / "inc" / "lib" / "c.h",
+             tmp_path / "linked_inc" / "lib" / "d.h", root / "kernels", root / "kernels" / "absent.h",
+             outside / "ext.h", Path("relative.h")]
+    for path in paths:
+        assert includes.real(str(path)) == os.path.realpath(path), path
+    assert includes.real(str(tmp_path / "linked_inc" / "lib" / "d.h")) == str((root / "inc" / "lib" / "d.h").resolve())
