@@ -16,9 +16,10 @@ The run log's ``steps.structs.workers_cpu_s`` is the same CPU in one figure; thi
 compiles it is made of, what a change to the probes' attempts has to be measured against.
 ``--code DIR`` measures another checkout (a before/after table); ``--max-headers N`` probes the
 best N headers only (``structs_max_headers``: 30 of the torch tree's 160 in a few minutes).
-``--timeline`` also lists every process in the order it started, with its start and end (seconds
-from the extraction's start) and the thread that ran it: where the probe threads waited. Never
-asserts.
+After the table, how many compilers ran at once and for how long (``jobs`` of them: the step is
+compile-bound), and each stretch of a second or more with fewer. ``--timeline`` also lists every
+process in the order it started, with its start and end (seconds from the extraction's start) and
+the thread that ran it: where the probe threads waited. Never asserts.
 """
 
 from __future__ import annotations
@@ -125,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(log, indent=1), encoding="utf-8")
     print_table(log, args.top)
+    print_occupancy(log, args.jobs)
     if args.timeline:
         print_timeline(log)
     return 0
@@ -141,6 +143,36 @@ def print_table(log: list[dict[str, Any]], top: int) -> None:
     print(f"\nthe {top} costliest:")
     for x in sorted(log, key=lambda x: -x["cpu_s"])[:top]:
         print(f"{x['cpu_s']:7.2f}  {x['compiler']:24} {x['kind']:10} {_names(x)[:90]}")
+
+
+def occupancy(log: list[dict[str, Any]], jobs: int, gap: float = 1.0
+              ) -> tuple[dict[int, float], list[tuple[float, float, int]]]:
+    """Seconds with 0, 1, ..., ``jobs`` (or more) compilers running at once, from the first
+    process's start to the last one's end; and the stretches of at least ``gap`` seconds with
+    fewer than ``jobs`` running, as (start, end, running)."""
+    events = sorted([(x["start_s"], 1) for x in log] + [(x["end_s"], -1) for x in log])
+    seconds = dict.fromkeys(range(jobs + 1), 0.0)
+    stretches: list[tuple[float, float, int]] = []
+    running, last = 0, events[0][0] if events else 0.0
+    for at, change in events:
+        if at > last:
+            seconds[min(running, jobs)] += at - last
+            if running < jobs and at - last >= gap:
+                stretches.append((last, at, running))
+        running += change
+        last = at
+    return seconds, stretches
+
+
+def print_occupancy(log: list[dict[str, Any]], jobs: int) -> None:
+    """How busy the probe threads kept the compilers: what a compile-bound step can gain from
+    scheduling (the stretches with fewer compilers than jobs) and what only cheaper compiles can."""
+    seconds, stretches = occupancy(log, jobs)
+    total = sum(seconds.values())
+    counts = ", ".join(f"{n}{'+' if n == jobs else ''}: {s:.1f} s" for n, s in sorted(seconds.items(), reverse=True))
+    print(f"\ncompilers running at once, over {total:.1f} s from the first start to the last end: {counts}")
+    for start, end, running in stretches:
+        print(f"  {start:8.2f} {end:8.2f}  {running} running for {end - start:.1f} s")
 
 
 def print_timeline(log: list[dict[str, Any]]) -> None:

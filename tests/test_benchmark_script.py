@@ -95,3 +95,17 @@ def test_amdahls_projection_replays_the_steps_children():
     late = _step("beside", forkable=True, requires=(graph,))
     slower, _parts = amdahl(run, cores=16, steps=[graph, late, after, last], children=4)
     assert slower == pytest.approx((1.0 + 8.0 + 1.7) / (path + 0.3))
+
+
+def test_compiler_occupancy_counts_overlaps_and_the_stretches_below_jobs():
+    """bench.probe_compilers says how many compilers ran at once: two overlapping for 2 s with one
+    alone for 1 s on each side, a 3 s hole with none, then one process starting as another ends
+    (no hole between them) and running on for half a second, shorter than a reported stretch."""
+    from bench.probe_compilers import occupancy
+
+    log = [{"start_s": 10.0, "end_s": 14.0}, {"start_s": 11.0, "end_s": 13.0},
+           {"start_s": 17.0, "end_s": 18.0}, {"start_s": 18.0, "end_s": 18.5}]
+    seconds, stretches = occupancy(log, jobs=2)
+    assert seconds == {2: 2.0, 1: 3.5, 0: 3.0}
+    assert stretches == [(10.0, 11.0, 1), (13.0, 14.0, 1), (14.0, 17.0, 0), (17.0, 18.0, 1)]
+    assert occupancy(log, jobs=1)[0] == {1: 5.5, 0: 3.0}  # two at once count as the one job's
