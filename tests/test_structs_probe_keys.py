@@ -120,3 +120,15 @@ def test_a_listed_path_resolves_as_realpath_does(tmp_path):
     for path in paths:
         assert includes.real(str(path)) == os.path.realpath(path), path
     assert includes.real(str(tmp_path / "linked_inc" / "lib" / "d.h")) == str((root / "inc" / "lib" / "d.h").resolve())
+
+
+def test_inside_the_tree_is_by_whole_components(tmp_path):
+    """A key's closure follows only files inside the roots: a root's sibling that shares its name's
+    start is outside, and a tree rooted at the file system's root holds every file."""
+    root = tmp_path / "src"
+    root.mkdir()
+    includes = Includes([root])
+    real = os.path.realpath(root)
+    assert includes.in_project(real) and includes.in_project(os.path.join(real, "a", "b.h"))
+    assert not includes.in_project(real + "_other/b.h")
+    assert Includes([Path("/")]).in_project(os.path.realpath(tmp_path / "x.h"))

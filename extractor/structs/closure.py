@@ -218,7 +218,8 @@ class Includes:
     """Static include closures, each file read and scanned once per run."""
 
     def __init__(self, roots: Sequence[Path]) -> None:
-        self._roots = [os.path.realpath(r) for r in roots]
+        # each root, and the prefix of the paths under it (the file system's root is its own)
+        self._roots = [(r, r if r.endswith(os.sep) else r + os.sep) for r in map(os.path.realpath, roots)]
         self._scans: dict[str, FileScan | None] = {}
         self._texts: dict[str, bytes] = {}
         # per file: (name, beside the file or "", unconditional) of each include
@@ -245,7 +246,7 @@ class Includes:
         return view
 
     def in_project(self, path: str) -> bool:
-        return any(path == r or path.startswith(r + os.sep) for r in self._roots)
+        return any(path == r or path.startswith(under) for r, under in self._roots)
 
     def text(self, path: str) -> bytes:
         if path not in self._texts:

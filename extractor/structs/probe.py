@@ -146,22 +146,16 @@ class IncludeClosures:
     includers have hundreds of lines before a header, the same for every header they include."""
 
     def __init__(self, roots: Sequence[Path], includes: Includes | None = None) -> None:
-        self._roots = [r.resolve() for r in roots]
         self._includes = includes if includes is not None else Includes(roots)
         self._files: dict[Path, tuple[str, list[tuple[bytes, str]]] | None] = {}
         self._found: dict[tuple[str, Path | None, tuple[Path, ...]], Path | None] = {}
-        self._inside: dict[Path, bool] = {}
-        self._real: dict[Path, Path] = {}
         self._digests: dict[tuple[Path, tuple[Path, ...]], str] = {}
         self._preambles: dict[tuple[tuple[str, ...], Path, tuple[Path, ...]], str] = {}
         self._searches: dict[tuple[Path, ...], int] = {}  # each search's number
         self._targets: dict[tuple[Path, int], list[Path]] = {}
 
     def digest(self, header: Path, include_dirs: Sequence[Path]) -> str:
-        start = self._real.get(header)
-        if start is None:
-            start = self._real[header] = header.resolve()
-        dirs = tuple(include_dirs)
+        start, dirs = Path(self._includes.real(str(header))), tuple(include_dirs)
         if (start, dirs) not in self._digests:
             self._digests[start, dirs] = self._walk(start, dirs)
         return self._digests[start, dirs]
@@ -208,7 +202,7 @@ class IncludeClosures:
             targets = self._targets[key] = [
                 target for quote, name in includes
                 if (target := self.find(name, path.parent if quote == b'"' else None, dirs)) is not None
-                and self._is_inside(target)]
+                and self._includes.in_project(str(target))]
         return targets
 
     def _file(self, path: Path) -> tuple[str, list[tuple[bytes, str]]] | None:
@@ -232,11 +226,6 @@ class IncludeClosures:
                           if (f := self._includes.beside(str(base), name))), None)
             self._found[key] = Path(found) if found is not None else None
         return self._found[key]
-
-    def _is_inside(self, path: Path) -> bool:
-        if path not in self._inside:
-            self._inside[path] = any(_is_under(path, r) for r in self._roots)
-        return self._inside[path]
 
 
 def _is_under(path: Path, root: Path) -> bool:
