@@ -370,10 +370,15 @@ class MemberCalls:
         if node.overloads:
             declared = {s.returns: Declared(s.returns, scope, s.path, params) for s in node.overloads}
             if len({self._unwrapped(d, 0) for d in declared.values()}) > 1:  # not only spelled differently
-                fits = {s.returns for s in node.overloads if _takes(s.params, arguments)}
-                if len({self._unwrapped(declared[r], 0) for r in fits}) != 1:
+                fits = sorted({s.returns for s in node.overloads if _takes(s.params, arguments)})
+                types = {self._unwrapped(declared[r], 0) for r in fits}
+                # one class spelled several ways is that class; two types neither of which is known
+                # to be a class (`std::vector<IValue>` and the `void` of a variadic overload) are
+                # not one type: the first of them was the set's arbitrary pop, and with it a call
+                # on what the result holds resolved in one run and not in the next
+                if len(types) != 1 or (len(fits) > 1 and next(iter(types))[2]):
                     return None, AMBIGUOUS
-                returns = fits.pop()
+                returns = fits[0]
         if not returns:
             return None, UNKNOWN_TYPE
         return Declared(returns, scope, node.path, params), ""
