@@ -114,6 +114,27 @@ PLANNING = [
         "inc/c.h": "#pragma once\n#ifndef ARCHDIFF_N\n#define ARCHDIFF_N 8\n#endif\nstruct C { char c[ARCHDIFF_N]; };\n",
     }, [("inc/a.h", "inc/b.h")], [("inc/a.h", "inc/c.h")]),
     # each names in a comment what only the other declares (torch's comments say "store", "args")
+    # b's message names a's function (torch's "use the FORWARD_HAS_DEFAULT_ARGS macro")
+    ("names in messages", {
+        "inc/a.h": "#pragma once\nint archdiff_store(int);\nstruct A { int x; };\n",
+        "inc/b.h": "#pragma once\nstruct B { long y; };\n"
+                   "static_assert(sizeof(B) == 8, \"archdiff_store is not for B\");\n",
+    }, [("inc/a.h", "inc/b.h")], []),
+    # a.h includes a file whose name is `enum.h`, then a namespace with a variable b.h's member is
+    # named after; a scoped enumerator of a.h names b.h's other member
+    ("a path that says enum, scoped enumerators", {
+        "inc/enum.h": "#pragma once\n",
+        "inc/a.h": "#pragma once\n#include \"enum.h\"\nnamespace archdiff {\nextern int archdiff_count, other;\n"
+                   "enum class Mode { archdiff_fast, archdiff_slow };\nstruct A { Mode m; int x; };\n}\n",
+        "inc/b.h": "#pragma once\nstruct B { int archdiff_count; char archdiff_fast; };\n",
+    }, [("inc/a.h", "inc/b.h")], []),
+    # each declares a function of the other's name in its own namespace, one with a braced default
+    # (ATen's operators beside torch::nn::functional's of the same names)
+    ("a braced default", {
+        "inc/a.h": "#pragma once\nnamespace at { int archdiff_loss(const int& w = {}); }\nstruct A { int x; };\n",
+        "inc/b.h": "#pragma once\nnamespace nn { inline int archdiff_loss(int w) { return w; } }\n"
+                   "struct B { long y; };\n",
+    }, [("inc/a.h", "inc/b.h")], []),
     ("names in comments", {
         "inc/a.h": "#pragma once\nint archdiff_store(int);\n// not archdiff_load\nstruct A { int x; };\n",
         "inc/b.h": "#pragma once\nint archdiff_load(int);\n/* not archdiff_store */\nstruct B { long y; };\n",
@@ -148,6 +169,20 @@ def test_a_header_that_leans_on_an_earlier_one_for_what_the_prelude_may_include_
                "inc/b.h": f"#pragma once\n{many}struct B {{ std::string m; }};\n"}
     root, probes = _tree(tmp_path, headers)
     dirs = find_include_dirs([root])
+    batched, _ = probe_headers(probes, dirs, [root], jobs=2)
+    alone, _ = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
+    assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]
+    assert [x.method.value for r in batched for x in r.layouts] == ["probe-g++", "unresolved"]
+
+
+def test_a_header_that_leans_on_an_earlier_ones_constant_compiles_alone(tmp_path):
+    """b.h sizes an array by a constant only a.h defines (`const int`, which no other pattern of a
+    declaration saw): alone it fails, and batched after a.h it compiled."""
+    headers = {"inc/a.h": "#pragma once\nconst int kArchdiffN = 4;\nstruct A { char c[kArchdiffN]; };\n",
+               "inc/b.h": "#pragma once\nstruct B { char c[kArchdiffN]; };\n"}
+    root, probes = _tree(tmp_path, headers)
+    dirs = find_include_dirs([root])
+    assert plan_batches(probes, dirs, [root])[0] == []
     batched, _ = probe_headers(probes, dirs, [root], jobs=2)
     alone, _ = probe_headers(probes, dirs, [root], jobs=2, batch_size=1)
     assert [(r.layouts, r.diagnostics) for r in batched] == [(r.layouts, r.diagnostics) for r in alone]

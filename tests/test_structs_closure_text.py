@@ -7,7 +7,7 @@ import random
 import re
 
 from extractor.structs import closure
-from extractor.structs.closure import declared_names, scan_text, without_comments
+from extractor.structs.closure import declared_names, identifiers, scan_text, without_comments
 
 # Fragments of C/C++ with the cases the rewritten patterns must tell apart: a keyword glued to a
 # word before it, at the text's start, after a newline or punctuation; comments and literals that
@@ -60,6 +60,32 @@ def test_declared_names_of_a_small_header():
     assert not {"U", "B", "H"} & names  # glued to a word before the keyword, or in a comment
 
 
+def test_declared_names_are_no_words_of_paths_scoped_enumerators_or_missed_braced_defaults():
+    # `enum` of an include's path once made the identifiers of the namespace that follows, up to its
+    # first `}`, enumerators (torch's nn/options/loss.h "declared" kMean and reduction that way)
+    text = (b"#include <torch/enum.h>\n#include \"util/enum.hpp\"\nnamespace nn {\nint reduction, kMean;\n"
+            b"struct Options { int k; };\n}\nenum class Mode { fast, slow };\nenum Plain : int { p1, p2 = 3 };\n"
+            b"at::Tensor nll_loss(const at::Tensor& self, const std::optional<at::Tensor>& weight={}, int r=1);\n"
+            b"int pad(int x, std::array<int, 2> p = { 1, 2 });\n")
+    names = declared_names(text)
+    assert {"nn", "Options", "Mode", "Plain", "p1", "p2", "nll_loss", "pad"} <= names
+    # the namespace's variables are no enumerators; a scoped enum's are named through its name
+    assert not {"reduction", "kMean", "fast", "slow"} & names
+
+
+def test_identifiers_leave_out_messages_but_not_strings_that_name_something():
+    text = (b'static_assert(sizeof(int) == 4, "use the FORWARD_DEFAULT_ARGS macro");\n'
+            b'const char* m = R"x(RAW_NAME)x" "tail"_sv; char c = \'q\'; // COMMENT_NAME\n'
+            b'_Pragma("omp parallel num_threads(ARCHDIFF_THREADS)")\n#pragma push_macro("PUSHED")\n'
+            b'void f() __attribute__((alias("aliased_target")));\nint used_name;\n')
+    names = identifiers(text)
+    assert not {"FORWARD_DEFAULT_ARGS", "RAW_NAME", "tail", "COMMENT_NAME"} & names
+    # a pragma's text expands macros, an alias names a symbol, push_macro a macro; a literal's
+    # suffix is an operator's name
+    assert {"ARCHDIFF_THREADS", "PUSHED", "aliased_target", "used_name", "m", "_sv", "q"} <= names
+    assert identifiers(b"int a; // b\n") == {"a"}  # without a quote: the comments only
+
+
 def test_a_scan_reads_directives_at_line_starts_only():
     text = b"#ifndef G_H\n#define G_H\n  #include \"a.h\"\nint x; # include <b.h>\n#if X\n#include <c.h>\n#endif\n" \
            b"#undef Y\n#pragma pack(push, 1)\n#pragma pack(pop)\n#endif\n"
@@ -67,3 +93,21 @@ def test_a_scan_reads_directives_at_line_starts_only():
     assert scan.includes == (('"', "a.h", True), ("<", "c.h", False))
     assert scan.undefines == frozenset({"Y"}) and scan.pack_balanced and scan.changes_context
     assert not scan_text(b"int a; # pragma pack(1)\n").changes_context  # not at a line's start
+
+
+def test_a_const_variable_is_a_name_where_it_stands_at_namespace_scope():
+    text = (b"namespace ns {\nconst int kTop = 4;\nstruct A { const int kMember = 1;\n"
+            b"  int f() const { const int kLocal = 2; return kLocal; } };\n"
+            b"inline int g(int x) {\n  const auto kInG = x;\n  return kInG;\n}\n"
+            b"TORCH_LIBRARY(aten, m) {\n  const int kInMacroBlock = 1;\n}\n"
+            b"namespace inner __attribute__((visibility(\"default\"))) {\nconst char* const kInner = \"{\";\n}\n"
+            b"const int arr[] = {1, 2};\n}\n")
+    names = declared_names(text)
+    # a namespace's (an attribute's parentheses in its head included), and a macro's block, which
+    # may be one: kept; a class's member, a function's locals: not
+    assert {"kTop", "kInner", "arr", "kInMacroBlock"} <= names
+    assert not {"kMember", "kLocal", "kInG"} & names
+    # braces that do not balance outside the directives (`#if` branches that each open a
+    # namespace): every const name is kept
+    unbalanced = declared_names(text + b"#if X\nnamespace a {\n#else\nnamespace b {\n#endif\n")
+    assert {"kMember", "kLocal", "kInG"} <= unbalanced

@@ -11,6 +11,7 @@ would have been anyway: doubt costs time, never a different result).
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import os
 import re
@@ -32,6 +33,8 @@ _IDENT = re.compile(rb"[A-Za-z_]\w*")
 # skips the bytes that start none (torch's headers: 0.58 -> 0.33 CPU s).
 _COMMENT_OR_LITERAL = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|'
                                  rb"'(?:\\.|[^'\\\n])+'|/(/[^\n]*|\*(?:.|\n)*?\*/)")
+# what a string literal that names something follows (see identifiers)
+_NAMING_STRING = re.compile(rb"(?:_Pragma|alias|weakref|ifunc|push_macro|pop_macro)\s*\(\s*$")
 _MAX_FILE = 4 << 20
 # names a project file declares, beyond the macros: what a later header of a batch could pick up
 # from it without including it (over-approximated: a name seen in a declaring position). A pattern
@@ -52,11 +55,23 @@ _DECLARES = (
     re.compile(rb"\b(?:constexpr|extern|static|inline|thread_local|__device__|__constant__|__shared__)\b[^;(){}=]*?"
                rb"\b([A-Za-z_]\w*)\s*(?:=|;|\[|\{)"),
     # a function declared or defined: a type, then a name followed by its parameter list and then
-    # `;`, `{`, a qualifier or a trailing return type (a call statement has no type before it)
+    # `;`, `{`, a qualifier or a trailing return type (a call statement has no type before it); a
+    # parameter's default may be braced (`const std::optional<Tensor>& weight={}`: each of ATen's
+    # operator declarations)
     re.compile(rb"\b(?!(?:return|else|new|delete|throw|case|goto|co_return|co_yield|sizeof|do)\b)[A-Za-z_][\w:<>,]*"
-               rb"[\s*&]+([A-Za-z_]\w*)\s*\([^;{}()]*(?:\([^;{}()]*\)[^;{}()]*)*\)\s*"
+               rb"[\s*&]+([A-Za-z_]\w*)\s*\([^;{}()]*(?:(?:\([^;{}()]*\)|\{[^;{}()]*\})[^;{}()]*)*\)\s*"
                rb"(?:const\b\s*|noexcept\b\s*|override\b\s*|final\b\s*|->[^;{]*)*[;{]"),
 )
+# a `const` variable: a name only where it stands at namespace scope (see _local_blocks), since
+# every function body holds such locals (`const auto dim = input.dim();`)
+_CONST = re.compile(rb"const(?<!\wconst)\b[^;(){}=]*?\b([A-Za-z_]\w*)\s*(?:=|;|\[|\{)")
+# what opens a block at namespace scope, a class's or enum's body, a function's body (a type or a
+# qualified name before the name and its parameters: no bare macro call such as `TORCH_LIBRARY(ns, m) {`)
+_NAMESPACE_HEAD = re.compile(rb'\bnamespace\b|\bextern\s*"C')
+_CLASS_HEAD = re.compile(rb"\b(?:class|struct|union|enum)\b")
+_FUNCTION_HEAD = re.compile(rb"(?:[\w>\]*&]\s+[*&]*|[*&]\s*|\w::~?|\boperator\b\s*\S{0,3}\s*)[A-Za-z_]\w*\s*\(")
+_DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
+_STRING_OR_CHAR = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])+\'')
 # not names: what the patterns above also catch
 _KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char char8_t char16_t char32_t class
 const consteval constexpr constinit const_cast continue decltype default delete do double dynamic_cast else enum
@@ -69,7 +84,10 @@ _UNDEF = re.compile(rb"#[ \t]*undef[ \t]+([A-Za-z_]\w*)")
 _PACK = re.compile(rb"#[ \t]*pragma[ \t]+pack\b")
 _PACK_PUSH = re.compile(rb"#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*push")
 _PACK_POP = re.compile(rb"#[ \t]*pragma[ \t]+pack[ \t]*\([ \t]*pop")
-_ENUM_BODY = re.compile(rb"enum(?<!\wenum)\b[^;{]*\{([^}]*)\}")
+# the enumerators of an unscoped enum (those of an `enum class` are named through the enum's
+# name, which _DECLARES holds); not the word of a path (`#include <torch/enum.h>` took the
+# identifiers of a namespace's first lines, up to its first `}`, as enumerators)
+_ENUM_BODY = re.compile(rb"enum(?<!\wenum)(?<!/enum)\b(?!\s*(?:\.|class\b|struct\b))[^;{]*\{([^}]*)\}")
 _ENUMERATOR = re.compile(rb"([A-Za-z_]\w*)\s*(?:=[^,}]*)?(?:,|$)")
 # what changes the meaning of every line after it in the translation unit (an #undef changes only
 # what mentions its name: FileScan.undefines, which the batch planner compares with those names)
@@ -159,6 +177,11 @@ def declared_names(data: bytes) -> frozenset[str]:
     names: set[bytes] = set()
     for pattern in _DECLARES:
         names.update(pattern.findall(data))
+    # a parameter's (`f(const Tensor& w = {})`, after `(` or `,`) is no namespace's
+    consts = [m for m in _CONST.finditer(data) if _last_byte(data, m.start()) not in b"(,"] if b"const" in data else []
+    if consts:
+        local = _local_blocks(data)
+        names.update(m.group(1) for m in consts if local is None or not _inside(local, m.start()))
     for body in _ENUM_BODY.findall(data):
         names.update(_ENUMERATOR.findall(body))
     for m in matches_at_line_starts(_DIRECTIVE, data):
@@ -167,9 +190,69 @@ def declared_names(data: bytes) -> frozenset[str]:
     return frozenset(n.decode("ascii", "replace") for n in names) - _KEYWORDS
 
 
+def _local_blocks(code: bytes) -> list[tuple[int, int]] | None:
+    """The outermost brace blocks of ``code`` (comments blanked) whose names are no namespace's:
+    class and enum bodies, function bodies, initializers, as (start, end) in order. A block whose
+    head says `namespace` or `extern "C"`, or that is none of those for sure (a macro's call before
+    it), counts as a namespace's: a name found there is kept. None when the braces do not balance
+    outside literals and directives (`#if` branches that each open a block): every name is kept."""
+    skeleton = _STRING_OR_CHAR.sub(lambda m: b" " * len(m.group(0)), code)
+    skeleton = _DIRECTIVE_LINE.sub(lambda m: b" " * len(m.group(0)), skeleton)
+    blocks: list[tuple[int, int]] = []
+    stack: list[tuple[bool, int]] = []  # (local, start) of each open block
+    head_start = 0
+    for m in re.finditer(rb"[{};]", skeleton):
+        at, brace = m.start(), m.group(0)
+        if brace == b"{":
+            if stack and stack[-1][0]:
+                local = True
+            else:
+                head = skeleton[head_start:at]
+                local = not _NAMESPACE_HEAD.search(head) and bool(
+                    _CLASS_HEAD.search(head) or b"=" in head or (b")" in head and _FUNCTION_HEAD.search(head)))
+            stack.append((local, at))
+        elif brace == b"}":
+            if not stack:
+                return None
+            local, start = stack.pop()
+            if local and not (stack and stack[-1][0]):
+                blocks.append((start, at))
+        head_start = at + 1
+    return None if stack else blocks
+
+
+def _last_byte(data: bytes, at: int) -> int:
+    """The last byte before ``at`` that is no white space (0 at the start)."""
+    at -= 1
+    while at >= 0 and data[at] in b" \t\r\n":
+        at -= 1
+    return data[at] if at >= 0 else 0
+
+
+def _inside(blocks: list[tuple[int, int]], at: int) -> bool:
+    i = bisect.bisect_left(blocks, (at,)) - 1  # the last block that opens before ``at``
+    return i >= 0 and at < blocks[i][1]
+
+
 def identifiers(data: bytes) -> frozenset[str]:
-    """The identifiers ``data`` holds outside comments."""
-    return frozenset(n.decode("ascii", "replace") for n in _IDENT.findall(without_comments(data))) - _KEYWORDS
+    """The identifiers ``data`` holds outside comments and string literals: a name only a message
+    spells (torch's ``"use the FORWARD_HAS_DEFAULT_ARGS macro"``) neither is looked up nor expands.
+    The literals whose text does name something keep it: a pragma's (``_Pragma("omp parallel
+    num_threads(N)")`` expands ``N``), the symbol an attribute refers to (``alias("f")``), the
+    macro ``#pragma push_macro("X")`` saves."""
+    if b'"' not in data:
+        code = without_comments(data)
+    else:
+        def blank(m: re.Match[bytes]) -> bytes:
+            if m.group(2) is not None:
+                return b" "  # a comment
+            text = m.group(0)
+            if text[:1] == b"'" or _NAMING_STRING.search(data, max(0, m.start() - 32), m.start()):
+                return text
+            return b'""'
+
+        code = _COMMENT_OR_LITERAL.sub(blank, data)
+    return frozenset(n.decode("ascii", "replace") for n in _IDENT.findall(code)) - _KEYWORDS
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
