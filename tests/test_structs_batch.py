@@ -120,11 +120,12 @@ PLANNING = [
         "inc/b.h": "#pragma once\nstruct B { long y; };\n"
                    "static_assert(sizeof(B) == 8, \"archdiff_store is not for B\");\n",
     }, [("inc/a.h", "inc/b.h")], []),
-    # a.h includes a file whose name is `enum.h`, then a namespace with a variable b.h's member is
-    # named after; a scoped enumerator of a.h names b.h's other member
+    # a.h includes a file whose name is `enum.h`, then a namespace whose first line is a macro's call
+    # with a name b.h's member is named after; a scoped enumerator of a.h names b.h's other member
     ("a path that says enum, scoped enumerators", {
         "inc/enum.h": "#pragma once\n",
-        "inc/a.h": "#pragma once\n#include \"enum.h\"\nnamespace archdiff {\nextern int archdiff_count, other;\n"
+        "inc/a.h": "#pragma once\n#include \"enum.h\"\n#define ARCHDIFF_ARGS(a, b)\nnamespace archdiff {\n"
+                   "ARCHDIFF_ARGS(archdiff_count, other)\n"
                    "enum class Mode { archdiff_fast, archdiff_slow };\nstruct A { Mode m; int x; };\n}\n",
         "inc/b.h": "#pragma once\nstruct B { int archdiff_count; char archdiff_fast; };\n",
     }, [("inc/a.h", "inc/b.h")], []),
@@ -175,11 +176,14 @@ def test_a_header_that_leans_on_an_earlier_one_for_what_the_prelude_may_include_
     assert [x.method.value for r in batched for x in r.layouts] == ["probe-g++", "unresolved"]
 
 
-def test_a_header_that_leans_on_an_earlier_ones_constant_compiles_alone(tmp_path):
-    """b.h sizes an array by a constant only a.h defines (`const int`, which no other pattern of a
-    declaration saw): alone it fails, and batched after a.h it compiled."""
-    headers = {"inc/a.h": "#pragma once\nconst int kArchdiffN = 4;\nstruct A { char c[kArchdiffN]; };\n",
-               "inc/b.h": "#pragma once\nstruct B { char c[kArchdiffN]; };\n"}
+@pytest.mark.parametrize("variable", ["const int kArchdiffN = 4;", "int kArchdiffN = 4;",
+                                      "int kArchdiffM, kArchdiffN = 4;"])
+def test_a_header_that_leans_on_an_earlier_ones_variable_compiles_alone(tmp_path, variable):
+    """b.h sizes an array by a variable only a.h defines (`const int`, a plain `int`, the second
+    declarator of two: no pattern of a declaration saw them): alone it fails, and batched after a.h
+    it compiled."""
+    headers = {"inc/a.h": f"#pragma once\n{variable}\nstruct A {{ char c[4]; }};\n",
+               "inc/b.h": "#pragma once\nstruct B { char c[sizeof(kArchdiffN)]; };\n"}
     root, probes = _tree(tmp_path, headers)
     dirs = find_include_dirs([root])
     assert plan_batches(probes, dirs, [root])[0] == []

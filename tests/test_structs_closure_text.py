@@ -57,20 +57,24 @@ def test_declared_names_of_a_small_header():
             b"// typedef int H;\nenum E { E1, E2 = 3 };\nstruct K { int k; };\n#define J 1\n")
     names = declared_names(text)
     assert {"T", "A", "E1", "E2", "K", "J"} <= names
-    assert not {"U", "B", "H"} & names  # glued to a word before the keyword, or in a comment
+    assert "H" not in names  # in a comment
+    # glued to a word before the keyword, `mytypedef int U;` and `xusing B = int;` are statements at
+    # namespace scope whose declarators end with U and B: read as variables' names
+    assert {"U", "B"} <= names
 
 
 def test_declared_names_are_no_words_of_paths_scoped_enumerators_or_missed_braced_defaults():
     # `enum` of an include's path once made the identifiers of the namespace that follows, up to its
     # first `}`, enumerators (torch's nn/options/loss.h "declared" kMean and reduction that way)
-    text = (b"#include <torch/enum.h>\n#include \"util/enum.hpp\"\nnamespace nn {\nint reduction, kMean;\n"
+    text = (b"#include <torch/enum.h>\n#include \"util/enum.hpp\"\nnamespace nn {\n"
+            b"TORCH_ARG(reduction_t, reduction) = torch::kMean;\n"
             b"struct Options { int k; };\n}\nenum class Mode { fast, slow };\nenum Plain : int { p1, p2 = 3 };\n"
             b"at::Tensor nll_loss(const at::Tensor& self, const std::optional<at::Tensor>& weight={}, int r=1);\n"
             b"int pad(int x, std::array<int, 2> p = { 1, 2 });\n")
     names = declared_names(text)
     assert {"nn", "Options", "Mode", "Plain", "p1", "p2", "nll_loss", "pad"} <= names
-    # the namespace's variables are no enumerators; a scoped enum's are named through its name
-    assert not {"reduction", "kMean", "fast", "slow"} & names
+    # a macro's arguments in the namespace are no enumerators; a scoped enum's are named through its name
+    assert not {"reduction_t", "reduction", "kMean", "fast", "slow"} & names
 
 
 def test_identifiers_leave_out_messages_but_not_strings_that_name_something():
@@ -95,19 +99,23 @@ def test_a_scan_reads_directives_at_line_starts_only():
     assert not scan_text(b"int a; # pragma pack(1)\n").changes_context  # not at a line's start
 
 
-def test_a_const_variable_is_a_name_where_it_stands_at_namespace_scope():
-    text = (b"namespace ns {\nconst int kTop = 4;\nstruct A { const int kMember = 1;\n"
+def test_a_variable_is_a_name_where_it_stands_at_namespace_scope():
+    text = (b"namespace ns {\nconst int kTop = 4;\nint g_plain, g_second = 2;\nFoo g_obj{1};\n"
+            b"int g_attr __attribute__((unused));\nint g_call = compute(1);\nC10_DEFINE_bool(flag, true, \"x\");\n"
+            b"struct A { const int kMember = 1;\n"
             b"  int f() const { const int kLocal = 2; return kLocal; } };\n"
-            b"inline int g(int x) {\n  const auto kInG = x;\n  return kInG;\n}\n"
+            b"inline int g(int x, const int y = 3) {\n  const auto kInG = x;\n  return kInG;\n}\n"
             b"TORCH_LIBRARY(aten, m) {\n  const int kInMacroBlock = 1;\n}\n"
             b"namespace inner __attribute__((visibility(\"default\"))) {\nconst char* const kInner = \"{\";\n}\n"
-            b"const int arr[] = {1, 2};\n}\n")
+            b"const int arr[] = {1, 2};\nstruct Fwd;\nstruct Held held;\n}\n")
     names = declared_names(text)
+    assert "held" in names and not {"Fwd", "Held"} & names  # a class declared, not defined, is not a name
     # a namespace's (an attribute's parentheses in its head included), and a macro's block, which
-    # may be one: kept; a class's member, a function's locals: not
-    assert {"kTop", "kInner", "arr", "kInMacroBlock"} <= names
-    assert not {"kMember", "kLocal", "kInG"} & names
+    # may be one: kept, every declarator of a statement; a class's member, a function's locals and
+    # parameters, a macro call's and an initializer's names: not
+    assert {"kTop", "g_plain", "g_second", "g_obj", "g_attr", "g_call", "kInner", "arr", "kInMacroBlock"} <= names
+    assert not {"kMember", "kLocal", "kInG", "y", "compute", "C10_DEFINE_bool", "flag"} & names
     # braces that do not balance outside the directives (`#if` branches that each open a
-    # namespace): every const name is kept
+    # namespace): every statement counts
     unbalanced = declared_names(text + b"#if X\nnamespace a {\n#else\nnamespace b {\n#endif\n")
     assert {"kMember", "kLocal", "kInG"} <= unbalanced

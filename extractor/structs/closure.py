@@ -11,7 +11,6 @@ would have been anyway: doubt costs time, never a different result).
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
 import os
 import re
@@ -62,9 +61,13 @@ _DECLARES = (
                rb"[\s*&]+([A-Za-z_]\w*)\s*\([^;{}()]*(?:(?:\([^;{}()]*\)|\{[^;{}()]*\})[^;{}()]*)*\)\s*"
                rb"(?:const\b\s*|noexcept\b\s*|override\b\s*|final\b\s*|->[^;{]*)*[;{]"),
 )
-# a `const` variable: a name only where it stands at namespace scope (see _local_blocks), since
-# every function body holds such locals (`const auto dim = input.dim();`)
-_CONST = re.compile(rb"const(?<!\wconst)\b[^;(){}=]*?\b([A-Za-z_]\w*)\s*(?:=|;|\[|\{)")
+# the name a variable's declarator ends with (`int a, b = 2;`, `const T kX{...};`, `Foo g_foo;`),
+# read in the statements that stand at namespace scope (see _namespace_statements): followed by
+# `,` `;` `=` `[` `{`, an attribute or an asm label; _STATEMENT_END also at the end of a statement
+# that has no parenthesis (before one, the name is a function's or a macro call's: other patterns')
+_DECLARATOR_END = re.compile(rb"([A-Za-z_]\w*)\s*(?=[,=\[{]|__attribute__|asm\b|__asm__)")
+_CLASS_KEY_NAME = re.compile(rb"\b(?:class|struct|union|enum)\s+(?:class\s+|struct\s+)?[\w:]+")
+_STATEMENT_END = re.compile(rb"([A-Za-z_]\w*)\s*(?=[,=\[{]|__attribute__|asm\b|__asm__|$)")
 # what opens a block at namespace scope, a class's or enum's body, a function's body (a type or a
 # qualified name before the name and its parameters: no bare macro call such as `TORCH_LIBRARY(ns, m) {`)
 _NAMESPACE_HEAD = re.compile(rb'\bnamespace\b|\bextern\s*"C')
@@ -177,11 +180,13 @@ def declared_names(data: bytes) -> frozenset[str]:
     names: set[bytes] = set()
     for pattern in _DECLARES:
         names.update(pattern.findall(data))
-    # a parameter's (`f(const Tensor& w = {})`, after `(` or `,`) is no namespace's
-    consts = [m for m in _CONST.finditer(data) if _last_byte(data, m.start()) not in b"(,"] if b"const" in data else []
-    if consts:
-        local = _local_blocks(data)
-        names.update(m.group(1) for m in consts if local is None or not _inside(local, m.start()))
+    for statement in _namespace_statements(data):
+        # a class named by its key is no variable: `struct Request;` leaves it incomplete (see
+        # _DECLARES), `struct Request r;` declares r
+        statement = _CLASS_KEY_NAME.sub(b" ", statement) if b"struct" in statement or b"class" in statement \
+            or b"union" in statement or b"enum" in statement else statement
+        paren = statement.find(b"(")
+        names.update(_STATEMENT_END.findall(statement) if paren < 0 else _DECLARATOR_END.findall(statement, 0, paren))
     for body in _ENUM_BODY.findall(data):
         names.update(_ENUMERATOR.findall(body))
     for m in matches_at_line_starts(_DIRECTIVE, data):
@@ -190,48 +195,42 @@ def declared_names(data: bytes) -> frozenset[str]:
     return frozenset(n.decode("ascii", "replace") for n in names) - _KEYWORDS
 
 
-def _local_blocks(code: bytes) -> list[tuple[int, int]] | None:
-    """The outermost brace blocks of ``code`` (comments blanked) whose names are no namespace's:
-    class and enum bodies, function bodies, initializers, as (start, end) in order. A block whose
-    head says `namespace` or `extern "C"`, or that is none of those for sure (a macro's call before
-    it), counts as a namespace's: a name found there is kept. None when the braces do not balance
-    outside literals and directives (`#if` branches that each open a block): every name is kept."""
+def _namespace_statements(code: bytes) -> list[bytes]:
+    """The statements of ``code`` (comments blanked) that stand at namespace scope, a block's head
+    included (`const int arr[] =` before its `{`), without literals and directives: what may
+    declare a variable other headers can name. A statement inside a class's or enum's body, a
+    function's body or an initializer declares none (a member, a local, a lambda's). A block whose
+    head says `namespace` or `extern "C"`, or that is none of those for sure (a macro's call
+    before it: `TORCH_LIBRARY(ns, m) {`), counts as a namespace's. When the braces do not balance
+    outside literals and directives (`#if` branches that each open a block), every statement
+    counts."""
     skeleton = _STRING_OR_CHAR.sub(lambda m: b" " * len(m.group(0)), code)
     skeleton = _DIRECTIVE_LINE.sub(lambda m: b" " * len(m.group(0)), skeleton)
-    blocks: list[tuple[int, int]] = []
-    stack: list[tuple[bool, int]] = []  # (local, start) of each open block
+    outside: list[bytes] = []
+    everything: list[bytes] = []
+    stack: list[bool] = []  # whether each open block is a class's, a function's or an initializer's
+    balanced = True
     head_start = 0
     for m in re.finditer(rb"[{};]", skeleton):
         at, brace = m.start(), m.group(0)
+        statement = skeleton[head_start:at]
+        local = bool(stack) and stack[-1]
+        everything.append(statement)
+        if not local:
+            outside.append(statement)
         if brace == b"{":
-            if stack and stack[-1][0]:
-                local = True
-            else:
-                head = skeleton[head_start:at]
-                local = not _NAMESPACE_HEAD.search(head) and bool(
-                    _CLASS_HEAD.search(head) or b"=" in head or (b")" in head and _FUNCTION_HEAD.search(head)))
-            stack.append((local, at))
+            stack.append(local or (not _NAMESPACE_HEAD.search(statement) and bool(
+                _CLASS_HEAD.search(statement) or b"=" in statement
+                or (b")" in statement and _FUNCTION_HEAD.search(statement)))))
         elif brace == b"}":
-            if not stack:
-                return None
-            local, start = stack.pop()
-            if local and not (stack and stack[-1][0]):
-                blocks.append((start, at))
+            if stack:
+                stack.pop()
+            else:
+                balanced = False
         head_start = at + 1
-    return None if stack else blocks
-
-
-def _last_byte(data: bytes, at: int) -> int:
-    """The last byte before ``at`` that is no white space (0 at the start)."""
-    at -= 1
-    while at >= 0 and data[at] in b" \t\r\n":
-        at -= 1
-    return data[at] if at >= 0 else 0
-
-
-def _inside(blocks: list[tuple[int, int]], at: int) -> bool:
-    i = bisect.bisect_left(blocks, (at,)) - 1  # the last block that opens before ``at``
-    return i >= 0 and at < blocks[i][1]
+    everything.append(skeleton[head_start:])
+    outside.append(skeleton[head_start:])
+    return outside if balanced and not stack else everything
 
 
 def identifiers(data: bytes) -> frozenset[str]:
