@@ -30,8 +30,8 @@ _IDENT = re.compile(rb"[A-Za-z_]\w*")
 # a comment (group 2: what follows its first `/`), or a literal that may hold `//` or `/*` (a raw
 # string, a string, a character). Every branch starts with a literal byte, so the regex engine
 # skips the bytes that start none (torch's headers: 0.58 -> 0.33 CPU s).
-_COMMENT_OR_LITERAL = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|'
-                                 rb"'(?:\\.|[^'\\\n])+'|/(/[^\n]*|\*(?:.|\n)*?\*/)")
+_LITERAL = rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|' rb"'(?:\\.|[^'\\\n])+'"
+_COMMENT_OR_LITERAL = re.compile(_LITERAL + rb"|/(/[^\n]*|\*(?:.|\n)*?\*/)")
 # what a string literal that names something follows (see identifiers)
 _NAMING_STRING = re.compile(rb"(?:_Pragma|alias|weakref|ifunc|push_macro|pop_macro)\s*\(\s*$")
 _MAX_FILE = 4 << 20
@@ -65,16 +65,17 @@ _DECLARES = (
 # read in the statements that stand at namespace scope (see _namespace_statements): followed by
 # `,` `;` `=` `[` `{`, an attribute or an asm label; _STATEMENT_END also at the end of a statement
 # that has no parenthesis (before one, the name is a function's or a macro call's: other patterns')
-_DECLARATOR_END = re.compile(rb"([A-Za-z_]\w*)\s*(?=[,=\[{]|__attribute__|asm\b|__asm__)")
+_ENDS_DECLARATOR = rb"([A-Za-z_]\w*)\s*(?=[,=\[{]|__attribute__|asm\b|__asm__"
+_DECLARATOR_END = re.compile(_ENDS_DECLARATOR + rb")")
+_STATEMENT_END = re.compile(_ENDS_DECLARATOR + rb"|$)")
 _CLASS_KEY_NAME = re.compile(rb"\b(?:class|struct|union|enum)\s+(?:class\s+|struct\s+)?[\w:]+")
-_STATEMENT_END = re.compile(rb"([A-Za-z_]\w*)\s*(?=[,=\[{]|__attribute__|asm\b|__asm__|$)")
 # what opens a block at namespace scope, a class's or enum's body, a function's body (a type or a
 # qualified name before the name and its parameters: no bare macro call such as `TORCH_LIBRARY(ns, m) {`)
 _NAMESPACE_HEAD = re.compile(rb'\bnamespace\b|\bextern\s*"C')
 _CLASS_HEAD = re.compile(rb"\b(?:class|struct|union|enum)\b")
 _FUNCTION_HEAD = re.compile(rb"(?:[\w>\]*&]\s+[*&]*|[*&]\s*|\w::~?|\boperator\b\s*\S{0,3}\s*)[A-Za-z_]\w*\s*\(")
 _DIRECTIVE_LINE = re.compile(rb"^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.M)
-_STRING_OR_CHAR = re.compile(rb'R"([^()\\ \n]{0,16})\((?:.|\n)*?\)\1"|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])+\'')
+_STRING_OR_CHAR = re.compile(_LITERAL)
 # not names: what the patterns above also catch
 _KEYWORDS = frozenset("""alignas alignof and asm auto bool break case catch char char8_t char16_t char32_t class
 const consteval constexpr constinit const_cast continue decltype default delete do double dynamic_cast else enum
