@@ -70,8 +70,9 @@ _VARIABLE_NAME = re.compile(rb"\b([A-Za-z_]\w*+)\s*+(?=[,;=\[{}]|__attribute__|a
 _AFTER_PARENTHESIS = re.compile(rb"\([^;{}]*")  # a statement's rest from its first parenthesis
 _CLASS_KEY_NAME = re.compile(rb"\b(?:class|struct|union|enum)\s+(?:class\s+|struct\s+)?[\w:]+")
 # what opens a block at namespace scope, a class's or enum's body, a function's body (a type or a
-# qualified name before the name and its parameters: no bare macro call such as `TORCH_LIBRARY(ns, m) {`)
-_NAMESPACE_HEAD = re.compile(rb'\bnamespace\b|\bextern\s*"C')
+# qualified name before the name and its parameters: no bare macro call such as `TORCH_LIBRARY(ns, m) {`);
+# `extern "C" {` is none of them (its literal blanked, it reads `extern {`): a namespace's
+_NAMESPACE_HEAD = re.compile(rb"\bnamespace\b")
 _CLASS_HEAD = re.compile(rb"\b(?:class|struct|union|enum)\b")
 _FUNCTION_HEAD = re.compile(rb"(?:[\w>\]*&]\s+[*&]*|[*&]\s*|\w::~?|\boperator\b\s*\S{0,3}\s*)[A-Za-z_]\w*\s*\(")
 _BRACE = re.compile(rb"[{}]")
@@ -194,16 +195,20 @@ def declared_names(data: bytes) -> frozenset[str]:
     return frozenset(n.decode("ascii", "replace") for n in names) - _KEYWORDS
 
 
+def _spaces(m: re.Match[bytes]) -> bytes:
+    """As many spaces as ``m`` matched: what is blanked keeps every other byte where it was."""
+    return b" " * (m.end() - m.start())
+
+
 def _namespace_code(code: bytes) -> bytes:
     """The code of ``code`` (comments blanked) that stands at namespace scope, without literals and
     directives, each class's or enum's body, function's body and initializer left out (a member,
     a local, a lambda's declare no name other headers can use; a block's head stays: `const int
-    arr[] =` before its `{`, then `;`). A block whose head says `namespace` or `extern "C"`, or that is
-    none of those for sure (a macro's call before it: `TORCH_LIBRARY(ns, m) {`), counts as a
+    arr[] =` before its `{`, then `;`). A block whose head says `namespace`, or that is none of
+    those for sure (`extern "C"`, a macro's call: `TORCH_LIBRARY(ns, m) {`), counts as a
     namespace's. When the braces do not balance outside literals and directives (`#if` branches
     that each open a block), all of it."""
-    skeleton = _STRING_OR_CHAR.sub(lambda m: b" " * len(m.group(0)), code)
-    skeleton = _DIRECTIVE_LINE.sub(lambda m: b" " * len(m.group(0)), skeleton)
+    skeleton = _DIRECTIVE_LINE.sub(_spaces, _STRING_OR_CHAR.sub(_spaces, code))
     kept: list[bytes] = []
     stack: list[bool] = []  # whether each open block is a class's, a function's or an initializer's
     resume = head_start = 0  # where the namespace's code goes on; where the current statement starts
