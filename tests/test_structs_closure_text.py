@@ -119,3 +119,33 @@ def test_a_variable_is_a_name_where_it_stands_at_namespace_scope():
     # namespace): every statement counts
     unbalanced = declared_names(text + b"#if X\nnamespace a {\n#else\nnamespace b {\n#endif\n")
     assert {"kMember", "kLocal", "kInG"} <= unbalanced
+
+
+def test_any_name_of_files_answers_what_the_union_of_their_names_answers(tmp_path):
+    """The planner asks whether some files declare (or mention) one of a few names: told file by
+    file and stopped at the first, the answer is the one the union of the files' names gives, and
+    the files after that first are not read at all."""
+    rng = random.Random(5)
+    files = []
+    for i, text in enumerate(_texts(60)):
+        path = tmp_path / f"h{i}.h"
+        path.write_bytes(text)
+        files.append(str(path))
+    words = sorted({w for f in files for w in closure.Includes([tmp_path]).mentioned_in([f])} | {"absent"})
+    includes = closure.Includes([tmp_path])
+    asked = 0
+    for _ in range(400):
+        chosen = rng.sample(files, rng.randrange(0, 8))
+        names = frozenset(rng.sample(words, rng.randrange(0, 4)))
+        assert includes.declares_any(chosen, names) == bool(includes.declared_in(chosen) & names), (chosen, names)
+        assert includes.mentions_any(chosen, names) == bool(includes.mentioned_in(chosen) & names), (chosen, names)
+        asked += bool(includes.declared_in(chosen) & names)
+    assert asked > 20  # the questions answered yes, not only no
+    first, second = tmp_path / "first.h", tmp_path / "second.h"
+    first.write_bytes(b"struct Graph { int n; };\n")
+    second.write_bytes(b"struct Node { int n; };\n")
+    fresh = closure.Includes([tmp_path])
+    assert fresh.declares_any([str(first), str(second)], frozenset({"Graph"}))
+    assert str(second) not in fresh._declared  # stopped at the first file that answers
+    assert not fresh.declares_any([str(first), str(second)], frozenset({"Value"}))
+    assert str(second) in fresh._declared

@@ -341,6 +341,7 @@ class _Planner:
         self._pairs: dict[tuple[str, str], bool] = {}
         self._preludes: dict[tuple, frozenset[str]] = {}
         self._member_names: dict[str, tuple[frozenset[str], frozenset[str]]] = {}
+        self._open_names: dict[str, frozenset[str]] = {}
         self._searched: dict[str, dict[str, list[tuple[str, str]]]] = {}
         self._listed: dict[str, frozenset[str]] = {}
 
@@ -350,6 +351,14 @@ class _Planner:
         if m.file not in self._member_names:
             self._member_names[m.file] = self._includes.names_of(m.closure.project)
         return self._member_names[m.file]
+
+    def open_names(self, m: _Member) -> frozenset[str]:
+        """The identifiers of ``m``'s own files that they do not declare: what an earlier member
+        (or a later one's instantiations) may give a meaning it does not have alone."""
+        if m.file not in self._open_names:
+            declared, mentioned = self.names(m)
+            self._open_names[m.file] = mentioned - declared
+        return self._open_names[m.file]
 
     def prelude(self, m: _Member) -> frozenset[str]:
         """The files outside the tree that every probe of this context includes first."""
@@ -401,19 +410,17 @@ class _Planner:
                     if scan.changes_context or scan.defines_before_include:
                         return False
                     undefines |= scan.undefines
-            declared_a = includes.declared_in(only_a)
-            declared_b, mentioned_b = self.names(b)
-            if (declared_a & mentioned_b) - declared_b:
+            if includes.declares_any(only_a, self.open_names(b)):
                 return False  # b uses a name that only a's own files declare
-            if undefines and undefines & (mentioned_b | includes.mentioned_in(cb.external - ca.external)):
+            if undefines and (undefines & self.names(b)[1] or includes.mentions_any(cb.external - ca.external,
+                                                                                    undefines)):
                 return False  # b, or a file it reads after a, names a macro a's own files #undef
         only_b = cb.project - ca.project
         if only_b:
             # the other way: what a's inline functions instantiate is compiled at the end of the unit,
             # after b (a `std::unique_ptr<Request>` destroyed where a only declares `struct Request;`
             # compiles once b has defined it, and fails alone)
-            declared_a, mentioned_a = self.names(a)
-            if (self._includes.declared_in(only_b) & mentioned_a) - declared_a:
+            if self._includes.declares_any(only_b, self.open_names(a)):
                 return False
         if a.file in cb.project:
             # b includes a: a is read before b's lines that precede that #include; none may matter to it
@@ -446,9 +453,7 @@ class _Planner:
                 if not scan.pack_balanced:
                     return False
                 undefines |= scan.undefines
-        declared_x = includes.declared_in(extra)
-        declared_b, mentioned_b = self.names(b)
-        if (declared_x & mentioned_b) - declared_b or undefines & mentioned_b:
+        if undefines & self.names(b)[1] or includes.declares_any(extra, self.open_names(b)):
             return False
         if later:
             macros: set[str] = set()
@@ -456,8 +461,7 @@ class _Planner:
                 scan = includes.scan(f)
                 if scan is not None:
                     macros |= scan.defines
-            mentioned_later = includes.mentioned_in(later)
-            if (macros | undefines) & mentioned_later:
+            if includes.mentions_any(later, macros | undefines):
                 return False
         return True
 
