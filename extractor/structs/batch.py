@@ -17,7 +17,8 @@ layouts, so:
   leans on its includer for torch or ``<vector>`` cannot lean on an earlier member instead), the
   names an earlier member's own files declare are not used by the later one unless it declares
   them itself, nor the other way (an inline function's templates are instantiated at the end
-  of the unit, after the later member: a type it only declares would be complete there), no earlier member includes it (its text would be read in that member's context),
+  of the unit, after the later member: a type it only declares would be complete there), no
+  earlier member includes it (its text would be read in that member's context),
   none changes what follows it (``#pragma pack``, ``using namespace``, a ``#define`` before an
   ``#include``), and none ``#undef``s a name the later one or a file it reads after them
   mentions (torch's ``#undef DEFINE_TOKEN`` after its own use changes nothing a later header reads);
