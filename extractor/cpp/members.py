@@ -376,7 +376,10 @@ class MemberCalls:
                 # to be a class (`std::vector<IValue>` and the `void` of a variadic overload) are
                 # not one type: the first of them was the set's arbitrary pop, and with it a call
                 # on what the result holds resolved in one run and not in the next
-                if len(types) != 1 or (len(fits) > 1 and next(iter(types))[2]):
+                if len(types) != 1:
+                    return None, AMBIGUOUS
+                (_cls, _layers, why_not), = types
+                if why_not and len(fits) > 1:
                     return None, AMBIGUOUS
                 returns = fits[0]
         if not returns:

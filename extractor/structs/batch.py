@@ -413,8 +413,8 @@ class _Planner:
                     undefines |= scan.undefines
             if includes.declares_any(only_a, self.open_names(b)):
                 return False  # b uses a name that only a's own files declare
-            if undefines and (undefines & self.names(b)[1] or includes.mentions_any(cb.external - ca.external,
-                                                                                    undefines)):
+            _, mentioned_b = self.names(b)
+            if undefines and (undefines & mentioned_b or includes.mentions_any(cb.external - ca.external, undefines)):
                 return False  # b, or a file it reads after a, names a macro a's own files #undef
         only_b = cb.project - ca.project
         if only_b:
@@ -454,7 +454,8 @@ class _Planner:
                 if not scan.pack_balanced:
                     return False
                 undefines |= scan.undefines
-        if undefines & self.names(b)[1] or includes.declares_any(extra, self.open_names(b)):
+        _, mentioned_b = self.names(b)
+        if undefines & mentioned_b or includes.declares_any(extra, self.open_names(b)):
             return False
         if later:
             macros: set[str] = set()
