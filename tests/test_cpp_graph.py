@@ -295,3 +295,20 @@ def test_a_static_assert_macro_an_include_defines_is_blanked_in_its_includers(tm
     ids = {n.id for n in graph.nodes}
     assert {"cpp:ep::legacy::Buffer::destroy", "cpp:ep::legacy::Buffer::rank"} <= ids
     assert not {"cpp:destroy", "cpp:rank"} & ids
+
+
+def test_a_keyword_a_header_defines_for_old_compilers_stays_in_the_signatures(tmp_path):
+    """zlib's zconf.h defines `const` away for compilers before ANSI C; blanked as an attribute macro, it
+    went missing from every signature of the files that include it (grpc's vendored zlib:
+    `deflateSetDictionary(z_streamp, Bytef*, uInt)`), and each such file was parsed a second time."""
+    graph = cpp_graph(tmp_path, {
+        "zlib/zconf.h": "#ifndef STDC\n#  define const\n#endif\n#define local static\n#define ZEXPORT\n",
+        "zlib/deflate.c": ('#include "zconf.h"\n'
+                           "local int shift(const unsigned char *window);\n"
+                           "int ZEXPORT deflateSetDictionary(void *strm, const unsigned char *dictionary) {\n"
+                           "  return shift(dictionary);\n}\n"),
+    })
+    setter = node(graph, "cpp:deflateSetDictionary")
+    assert [p.annotation for p in setter.params] == ["void*", "const unsigned char*"]
+    assert ("cpp:deflateSetDictionary", "cpp:shift") in edges(graph, EdgeKind.CALLS)  # `local` still blanked
+    assert [p.annotation for p in node(graph, "cpp:shift").params] == ["const unsigned char*"]

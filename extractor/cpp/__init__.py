@@ -128,9 +128,11 @@ from extractor.model import Language, Step
 # version 52 (a third branch's 47 beside 47-51): Abseil's and TensorFlow's thread-safety annotations and attributes
 # blanked (macros.yaml); 53: tree-sitter captures in document order (native.grammar.in_document_order): a file's
 # facts the same bytes from one parse to the next
+# version 54: a keyword a header defines for old compilers (zlib's `#define const`) is no attribute macro
+# (parse.KEYWORDS)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="53", forkable=True)
+            extract=extract_cpp_graph, version="54", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

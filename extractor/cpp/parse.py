@@ -471,6 +471,20 @@ _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b
                             b"constexpr", b"noexcept", b"_NOEXCEPT",
                             b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
                             b"_cdecl"})
+# The keywords of C and C++ that the grammar reads itself (it does not read `_Complex`, `_Imaginary` or
+# `_Thread_local`). A header may define one for an old compiler (zlib's `#ifndef STDC` / `#define const`, a
+# Windows header's `#define inline __inline`), but blanking it would only take it out of every signature
+# that writes it (`const Bytef *dictionary` read as `Bytef*` in grpc's vendored zlib): such a name is never
+# an attribute macro.
+KEYWORDS = frozenset(
+    "alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class"
+    " compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield decltype"
+    " default delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline"
+    " int long mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public"
+    " register reinterpret_cast requires restrict return short signed sizeof static static_assert static_cast"
+    " struct switch template this thread_local throw true try typedef typeid typename union unsigned using virtual"
+    " void volatile wchar_t while xor xor_eq _Alignas _Alignof _Atomic _Bool _Generic _Noreturn"
+    " _Static_assert".encode().split())
 
 
 def attribute_macros(data: bytes) -> list[str]:
@@ -499,7 +513,8 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         return ()
     bodies: dict[bytes, list[bytes]] = {}
     for m in matches_at_line_starts(_DEFINE, data):
-        bodies.setdefault(m.group(1), []).append(m.group(2))
+        if m.group(1) not in KEYWORDS:
+            bodies.setdefault(m.group(1), []).append(m.group(2))
     known = {n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key]}
     good: set[bytes] = set()
     # Two rounds so `#define A __attribute__((x))` + `#define B A` both qualify.
@@ -509,6 +524,8 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
                 good.add(name)
     definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
     for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+        if m.group(1) in KEYWORDS:
+            continue
         definitions.setdefault(m.group(1), []).append((m.group(2), CONTINUATION.sub(b" ", m.group(3))))
     function_like: dict[bytes, bytes] = {}  # name: how its uses are read
     # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
