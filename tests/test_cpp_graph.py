@@ -312,3 +312,36 @@ def test_a_keyword_a_header_defines_for_old_compilers_stays_in_the_signatures(tm
     assert [p.annotation for p in setter.params] == ["void*", "const unsigned char*"]
     assert ("cpp:deflateSetDictionary", "cpp:shift") in edges(graph, EdgeKind.CALLS)  # `local` still blanked
     assert [p.annotation for p in node(graph, "cpp:shift").params] == ["const unsigned char*"]
+
+
+def test_the_parse_that_recovers_a_conditional_region_blanks_the_includes_macros_too(tmp_path):
+    """An `#ifdef` inside an expression (zlib's `s->status = #ifdef GZIP ... #endif INIT_STATE;`) makes the
+    rest of the file an error region, which a variant without the directives recovers. The variant was
+    parsed without the macros the file's includes define: `local` read as a type made a function
+    `block_statedeflate_fast` returning `local` beside the real `deflate_fast` (grpc's vendored zlib)."""
+    graph = cpp_graph(tmp_path, {
+        "zlib/zutil.h": "#ifndef local\n#  define local static\n#endif\n",
+        "zlib/deflate.c": ('#include "zutil.h"\n'
+                           "typedef enum { need_more, block_done } block_state;\n"
+                           "local block_state deflate_fast(int flush);\n"
+                           "int reset(state *s) {\n"
+                           "    s->status =\n"
+                           "#ifdef GZIP\n"
+                           "        s->wrap == 2 ? GZIP_STATE :\n"
+                           "#endif\n"
+                           "        INIT_STATE;\n"
+                           "    s->adler =\n"
+                           "#ifdef GZIP\n"
+                           "        s->wrap == 2 ? crc32(0L, Z_NULL, 0) :\n"
+                           "#endif\n"
+                           "        adler32(0L, Z_NULL, 0);\n"
+                           "    return 0;\n"
+                           "}\n"
+                           "local block_state deflate_fast(int flush) {\n"
+                           "    return flush ? block_done : need_more;\n"
+                           "}\n"),
+    })
+    functions = {n.id for n in graph.nodes if n.kind is NodeKind.FUNCTION}
+    assert functions == {"cpp:reset", "cpp:deflate_fast"}
+    assert node(graph, "cpp:deflate_fast").line == 17  # the definition, the declaration its other site
+    assert "recovered" in node(graph, "cpp:reset").tags  # the variant was taken

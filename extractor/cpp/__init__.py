@@ -129,7 +129,8 @@ from extractor.model import Language, Step
 # blanked (macros.yaml); 53: tree-sitter captures in document order (native.grammar.in_document_order): a file's
 # facts the same bytes from one parse to the next
 # version 54: a keyword a header defines for old compilers (zlib's `#define const`) is no attribute macro
-# (parse.KEYWORDS)
+# (parse.KEYWORDS); the variants that recover an error region are parsed with the macros of the includes blanked
+# that the file's second scan blanks
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
             extract=extract_cpp_graph, version="54", forkable=True)

@@ -192,7 +192,8 @@ def _rescanned(task: _Rescan) -> bytes | None:
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
     language = grammar_language(data, task.language)
     tree = parse_source(data, language, blank=blank, namespaces=namespaces)
-    facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces, launchers=launchers)
+    facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces, launchers=launchers,
+                     blank=blank)
     if written_out:  # what the uses declare says so
         lines = set(written_out)
         facts = msgspec.structs.replace(facts, defs=tuple(
