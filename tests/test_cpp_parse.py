@@ -567,6 +567,24 @@ def test_macros_that_open_and_close_namespaces_are_read():
         "PYBIND11_NAMESPACE_BEGIN": "(", "PYBIND11_NAMESPACE_END": "}"}
 
 
+def test_a_namespace_macro_defined_as_nothing_in_another_branch_is_read_as_the_namespace():
+    """Abseil opens an inline namespace, or nothing, by an option (`ABSL_NAMESPACE_BEGIN`); left as written, the
+    grammar read the macro as a type: grpc's vendored Abseil had `absl::string_viewClippedSubstr` and functions
+    returning `ABSL_NAMESPACE_BEGIN`. One that opens a named namespace or nothing changes names: not read."""
+    from extractor.cpp.parse import namespace_macros
+
+    config = ("#if OPTION == 0\n#define LIB_NAMESPACE_BEGIN\n#define LIB_NAMESPACE_END  // nothing\n"
+              "#elif OPTION == 1\n#define LIB_NAMESPACE_BEGIN \\\n  inline namespace NS_NAME {\n#define LIB_NAMESPACE_END }  // inline\n"
+              "#endif\n#if A\n#define HALF namespace a {\n#else\n#define HALF\n#endif\n")
+    assert namespace_macros(config.encode()) == {"LIB_NAMESPACE_BEGIN": "=", "LIB_NAMESPACE_END": "}"}
+    used = ("namespace absl {\nLIB_NAMESPACE_BEGIN\nclass string_view {};\n"
+            "string_view ClippedSubstr(string_view s);\nLIB_NAMESPACE_END\n}  // namespace absl\n")
+    facts = scan(config + used)
+    assert facts.errors == 0
+    assert {"absl::string_view", "absl::ClippedSubstr"} <= set(defs_by_qual(facts))
+    assert defs_by_qual(facts)["absl::ClippedSubstr"].returns == "string_view"
+
+
 def test_definitions_inside_namespace_macros_are_named_as_if_written_out():
     # tree-sitter read `PROTOBUF_NAMESPACE_OPEN` as a return type and the namespace's body as a
     # function's: every definition inside was lost (nlohmann's json.hpp, protobuf, pybind11, fmt)

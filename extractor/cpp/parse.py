@@ -295,6 +295,7 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
 _DEFINE_JOINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?:\([ \t]*(\w*)[ \t]*\))?((?:[^\n\\]|\\\r?\n|\\.)*)", re.M)
 _NAMESPACE_STEP = re.compile(r"\s*(inline\s+)?namespace\s+(?:([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)|([^{}]*?))\s*\{")
 _CLOSING = re.compile(r"\s*(?:\}\s*)+")
+_NOTHING = "0"  # what a macro defined as nothing does to namespaces (no kind of namespace_macros)
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _ALIAS_BODY = re.compile(rb"[ \t]*[A-Za-z_]\w*[ \t]*")  # another macro's name: it may open or close one
 ALIAS_PREFIX = "__adns"  # a reserved identifier (double underscore): no code names a namespace so
@@ -323,7 +324,9 @@ def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
         body = m.group(3)
         param = m.group(2).decode() if m.group(2) is not None else None
         if b"namespace" not in body and b"}" not in body and not _ALIAS_BODY.fullmatch(body):
-            bodies.setdefault(m.group(1).decode(), []).append((param, None))  # no namespace macro
+            # no namespace macro; or one defined as nothing (its "" text) in this branch
+            nothing = not _COMMENT.sub(" ", CONTINUATION.sub(b" ", body).decode("utf-8", "replace")).strip()
+            bodies.setdefault(m.group(1).decode(), []).append((param, "" if nothing else None))
             continue
         text = _COMMENT.sub(" ", re.sub(r"\\\r?\n", " ", body.decode("utf-8", "replace")))
         bodies.setdefault(m.group(1).decode(), []).append((param, text))
@@ -337,9 +340,15 @@ def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
         for name, found in bodies.items():
             if name in known:
                 continue
-            kinds = {_namespace_body(word.sub(lambda w: spelled[w.group(1)], text) if word else text, param)
+            kinds = {_NOTHING if text == "" else
+                     _namespace_body(word.sub(lambda w: spelled[w.group(1)], text) if word else text, param)
                      if text is not None else "" for param, text in found}
-            if len(kinds) == 1 and "" not in kinds:
+            # Defined as nothing in one branch and as an inline namespace or its end in the other (Abseil's
+            # ABSL_NAMESPACE_BEGIN, by ABSL_OPTION_USE_INLINE_NAMESPACE), a macro adds nothing to a name either
+            # way: read as the namespace (a file whose uses do not balance is parsed as written).
+            if len(kinds) == 2 and _NOTHING in kinds and kinds & {"=", "}"}:
+                kinds.discard(_NOTHING)
+            if len(kinds) == 1 and not kinds & {"", _NOTHING}:
                 known[name] = kinds.pop()
     return tuple(sorted(known.items()))
 
