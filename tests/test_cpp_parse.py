@@ -48,7 +48,7 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
      ["UNROLL"]),
     ('#define UNROLL_4 _Pragma( "unroll 4" )  // four\n#define MSVC __pragma(warning)\n', ["MSVC", "UNROLL_4"]),
     ('#define LOOP _Pragma("unroll") for\n', []),
-    ('#define CONT #pragma unroll \\\n  4\n', []),
+    ('#define CONT #pragma unroll \\\n  4\n', ["CONT"]),  # read over its continued line
     # pointer qualifiers: ggml's GGML_RESTRICT, by compiler (its 8,000 ERROR nodes in whisper.cpp)
     ("#if A\n#define R __restrict__\n#elif B\n#define R __restrict\n"
      "#elif C\n#define R restrict\n#else\n#define R\n#endif\n", ["R"]),
@@ -64,6 +64,10 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     # a word that is none (zlib's `local`) still qualifies
     ("#ifndef STDC\n#  define const\n#endif\n#define inline __inline\n#define local static\n"
      "#define static_assert(c, m)\n", ["local"]),
+    # a body over continued lines (Abseil's and BoringSSL's warning pragmas), read whole
+    ('#if A\n#define PUSH \\\n  _Pragma("GCC diagnostic push")   \\\n'
+     '  _Pragma("GCC diagnostic ignored \\"-Wdeprecated\\"")\n#else\n#define PUSH\n#endif\n'
+     "#define TYPED \\\n  int\n#define EXPORTED __attribute__((used)) \\\n  __declspec(dllexport)\n", ["EXPORTED", "PUSH"]),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected

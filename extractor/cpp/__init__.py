@@ -132,10 +132,11 @@ from extractor.model import Language, Step
 # (parse.KEYWORDS); the variants that recover an error region are parsed with the macros of the includes blanked
 # that the file's second scan blanks
 # version 55: a macro defined as nothing in one branch and as an inline namespace (or its end) in another is a
-# namespace macro (Abseil's ABSL_NAMESPACE_BEGIN and _END)
+# namespace macro (Abseil's ABSL_NAMESPACE_BEGIN and _END); an object-like attribute macro's body is read over its
+# continued lines
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="55", forkable=True)
+            extract=extract_cpp_graph, version="56", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -449,7 +449,9 @@ def _configured_blanks(language: Language) -> tuple[frozenset[str], frozenset[st
 # -- macro blanking ----------------------------------------------------------------------------
 
 # at the start of a line (extractor.support.linestart)
-_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*(.*?)[ \t]*(?:\r?$)", re.M)
+# (the body over its continued lines: a run of blanks taken whole, as in _FUNCTION_DEFINE below)
+_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?![\w(])[ \t]*((?:[^\n\\ \t]|[ \t]++|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)",
+                     re.M)
 _ATTRIBUTE_GROUP = re.compile(
     rb"__attribute__\s*\(\(.*\)\)|__declspec\s*\(\s*\w+\s*\)|\[\[.*?\]\]|__launch_bounds__\s*\([^()]*\)"
     # a pragma operator: a loop-unrolling macro (`#define PRAGMA_UNROLL _Pragma("unroll")`, CUTE's and
@@ -523,7 +525,8 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
     bodies: dict[bytes, list[bytes]] = {}
     for m in matches_at_line_starts(_DEFINE, data):
         if m.group(1) not in KEYWORDS:
-            bodies.setdefault(m.group(1), []).append(m.group(2))
+            # continued lines too (Abseil's and BoringSSL's `_Pragma("GCC diagnostic push") \` / `_Pragma(...)`)
+            bodies.setdefault(m.group(1), []).append(CONTINUATION.sub(b" ", m.group(2)))
     known = {n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key]}
     good: set[bytes] = set()
     # Two rounds so `#define A __attribute__((x))` + `#define B A` both qualify.
