@@ -209,3 +209,43 @@ def test_virtual_functions_and_overrides_a_macro_declares_are_members(tmp_path):
     assert {n.id for n in graph.nodes if n.kind.value == "class"} == {ns + "Op", ns + "Exp", ns + "Log"}
     assert not any(d.code in ("parse-errors", "class-macro") for d in graph.diagnostics)
     assert (ns + "describe", ns + "Exp::name") in edges(graph, EdgeKind.CALLS)
+
+
+TEST_HARNESS = """
+#define TCONCAT(a, b, c) TCONCAT1(a, b, c)
+#define TCONCAT1(a, b, c) a##b##c
+
+#define TEST(base, name)                                                       \\
+  class TCONCAT(base, _Test_, name) {                                          \\
+   public:                                                                     \\
+    void _Run();                                                               \\
+    static void _RunIt() {                                                     \\
+      TCONCAT(base, _Test_, name) t;                                           \\
+      t._Run();                                                                \\
+    }                                                                          \\
+  };                                                                           \\
+  bool TCONCAT(base, _Test_ignored_, name) =                                   \\
+      lib::test::RegisterTest(#base, #name, &TCONCAT(base, _Test_, name)::_RunIt); \\
+  void TCONCAT(base, _Test_, name)::_Run()
+"""
+
+
+def test_a_test_macro_whose_body_has_an_access_label_is_not_written_out_where_it_breaks_the_parse(tmp_path):
+    """sentencepiece's own test harness: `TEST(Suite, Name) { ... }` expands to a class (so its body has
+    `public:`) and a function head named through another macro. Written out, each test file of the
+    system got a score of ERROR nodes and functions named `_Run` outside any class; read as written, each
+    use is the test gtest's shape makes of it, its body's calls that test's."""
+    graph = cpp_graph(tmp_path, {
+        "testharness.h": TEST_HARNESS,
+        "model_test.cc": ('#include "testharness.h"\n\nnamespace lib {\nnamespace {\n\n'
+                          "int MakeModel() { return 3; }\n\n"
+                          "TEST(ModelTest, EncodeTest) {\n  int model = MakeModel();\n  (void)model;\n}\n\n"
+                          "TEST(ModelTest, DecodeTest) {\n  MakeModel();\n}\n\n}  // namespace\n}  // namespace lib\n"),
+    })
+    anonymous = "cpp:lib::(anonymous namespace@model_test.cc)"
+    assert {(caller, callee) for caller, callee in edges(graph, EdgeKind.CALLS)} == {
+        (f"{anonymous}::ModelTest_EncodeTest_Test::TestBody", f"{anonymous}::MakeModel"),
+        (f"{anonymous}::ModelTest_DecodeTest_Test::TestBody", f"{anonymous}::MakeModel")}
+    assert not [n.id for n in graph.nodes if n.name in ("_Run", "_RunIt")]
+    assert graph.stats.get("error_nodes", 0) == 0
+    assert "member_macro_uses_written_out" not in graph.stats
