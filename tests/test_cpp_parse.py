@@ -64,6 +64,8 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     # a word that is none (zlib's `local`) still qualifies
     ("#ifndef STDC\n#  define const\n#endif\n#define inline __inline\n#define local static\n"
      "#define static_assert(c, m)\n", ["local"]),
+    # a qualifier by option (zlib's z_const), read as the attribute-like word it is
+    ("#if defined(ZLIB_CONST)\n#  define z_const const\n#else\n#  define z_const\n#endif\n", ["z_const"]),
     # a body over continued lines (Abseil's and BoringSSL's warning pragmas), read whole
     ('#if A\n#define PUSH \\\n  _Pragma("GCC diagnostic push")   \\\n'
      '  _Pragma("GCC diagnostic ignored \\"-Wdeprecated\\"")\n#else\n#define PUSH\n#endif\n'

@@ -476,10 +476,11 @@ _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing;
 # and specifiers a library's macro adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's
 # MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC), and the calling conventions of Windows-aware headers
-# (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type
+# (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type; and the
+# qualifiers a header adds by option (zlib's `z_const` is `const` under ZLIB_CONST, nothing by default)
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
                             b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn",
-                            b"constexpr", b"noexcept", b"_NOEXCEPT",
+                            b"constexpr", b"noexcept", b"_NOEXCEPT", b"const", b"volatile",
                             b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
                             b"_cdecl"})
 # The keywords of C and C++ that the grammar reads itself (it does not read `_Complex`, `_Imaginary` or
