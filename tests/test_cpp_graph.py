@@ -345,3 +345,31 @@ def test_the_parse_that_recovers_a_conditional_region_blanks_the_includes_macros
     assert functions == {"cpp:reset", "cpp:deflate_fast"}
     assert node(graph, "cpp:deflate_fast").line == 17  # the definition, the declaration its other site
     assert "recovered" in node(graph, "cpp:reset").tags  # the variant was taken
+
+
+def test_an_export_macro_defined_as_another_headers_attribute_macro_is_blanked(tmp_path):
+    """c-ares's `CARES_EXTERN` is nothing for a static build and `CARES_SYMBOL_SCOPE_EXTERN` otherwise, a
+    visibility attribute that another header defines; read per file it was no attribute macro, and every
+    declaration of ares.h after it was an ERROR (64 of them in grpc's vendored copy). A name that the
+    system defines as anything else keeps an alias as written."""
+    graph = cpp_graph(tmp_path, {
+        "include/lib_build.h": '#define LIB_SYMBOL_SCOPE_EXTERN __attribute__ ((__visibility__ ("default")))\n'
+                               "#define LIB_SOCKET int\n",
+        "include/lib.h": ('#include "lib_build.h"\n'
+                          "#ifdef LIB_STATICLIB\n#  define LIB_EXTERN\n#else\n#  define LIB_EXTERN LIB_SYMBOL_SCOPE_EXTERN\n"
+                          "#endif\n#define LIB_SOCKET_T LIB_SOCKET\n"
+                          "LIB_EXTERN int lib_init(int flags);\n"
+                          "LIB_EXTERN void lib_cleanup(void);\n"),
+        "src/lib.c": ('#include "lib.h"\n'
+                      "LIB_EXTERN int lib_init(int flags) { return flags; }\n"
+                      "LIB_EXTERN void lib_cleanup(void) { lib_init(0); }\n"
+                      "LIB_SOCKET_T lib_socket(void) { return 3; }\n"),
+    })
+    for name, line in (("lib_init", 8), ("lib_cleanup", 9)):
+        function = node(graph, f"cpp:{name}")
+        assert (function.path, function.kind) == ("src/lib.c", NodeKind.FUNCTION)
+        sites = [(s.path, s.line) for s in graph.shared.definition_sites if s.node == function.id]
+        assert ("include/lib.h", line) in sites
+    assert ("cpp:lib_cleanup", "cpp:lib_init") in edges(graph, EdgeKind.CALLS)
+    assert graph.stats.get("error_nodes", 0) == 0
+    assert node(graph, "cpp:lib_socket").returns == "LIB_SOCKET_T"  # a type's alias: as written

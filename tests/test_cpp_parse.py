@@ -66,6 +66,7 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
      "#define static_assert(c, m)\n", ["local"]),
     # a qualifier by option (zlib's z_const), read as the attribute-like word it is
     ("#if defined(ZLIB_CONST)\n#  define z_const const\n#else\n#  define z_const\n#endif\n", ["z_const"]),
+    ("#if M_I86SM\n#  define FAR _far\n#elif DOS\n#  define FAR far\n#else\n#  define FAR\n#endif\n", ["FAR"]),
     # a body over continued lines (Abseil's and BoringSSL's warning pragmas), read whole
     ('#if A\n#define PUSH \\\n  _Pragma("GCC diagnostic push")   \\\n'
      '  _Pragma("GCC diagnostic ignored \\"-Wdeprecated\\"")\n#else\n#define PUSH\n#endif\n'

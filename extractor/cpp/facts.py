@@ -284,3 +284,6 @@ class CppFacts(msgspec.Struct, frozen=True):
     # function-like macros that launch the kernel they are handed (scan.launcher_macros), name -> the position of
     # that argument: a use launches it, in this file and, after the graph step's second scan, in its includers
     launcher_macros: tuple[tuple[str, int], ...] = ()
+    # object-like macros defined as attributes but for other macros' names (parse.attribute_aliases): attribute
+    # macros of the system when it defines each of those names as one (includes.system_attribute_aliases)
+    attribute_aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()

@@ -98,9 +98,12 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
     members = _member_macros(facts)
     launchers = _launcher_macros(facts)
+    aliases = system_attribute_aliases(facts)
+    # the attribute aliases a file defines: its own parse left them as written
+    own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
     defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
                | {m.name for m in f.member_macros if m.name in members}
-               | {n for n, _at in f.launcher_macros if n in launchers} for p, f in facts.items()}
+               | {n for n, _at in f.launcher_macros if n in launchers} | own_aliases[p] for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -109,9 +112,10 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     tasks: list[_Rescan] = []
     for path in sorted(facts):
         # what the file's own lines define is its own, also when an include cycle leads back to it
-        # (but a class body of its own that uses its own accessor macro is written out like any other)
+        # (but a class body of its own that uses its own accessor macro is written out like any other, and
+        # so is its own use of an attribute alias)
         seen = reachable.get(path, frozenset())
-        inherited = (seen - defined[path]) | (seen & members.keys())
+        inherited = (seen - (defined[path] - own_aliases[path])) | (seen & members.keys())
         if not inherited or disk.get(path) is None:
             continue
         # the file's word hashes rule out most files (torch: all but 177 of 9,028 headers)
@@ -137,6 +141,25 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             stats["files_rescanned_for_macros"] += 1
             if written_out:
                 stats["member_macro_uses_written_out"] += written_out
+
+
+def system_attribute_aliases(facts: Mapping[str, CppFacts]) -> set[str]:
+    """The attribute aliases (CppFacts.attribute_aliases) that are attribute macros of the system: every
+    name each of their definitions uses is one, in some file, or an alias that is (c-ares'
+    ``CARES_EXTERN`` is ``CARES_SYMBOL_SCOPE_EXTERN``, which ares_build.h defines as a visibility
+    attribute). A macro that some file defines as an attribute macro and another as an alias is one
+    when the alias's names are."""
+    attributes = {name for f in facts.values() for name in f.defines}
+    pending: dict[str, set[str]] = collections.defaultdict(set)
+    for f in facts.values():
+        for name, words in f.attribute_aliases:
+            pending[name].update(words)
+    found: set[str] = set()
+    while True:
+        more = {name for name, words in pending.items() if name not in found and words <= attributes | found}
+        if not more:
+            return found
+        found |= more
 
 
 def _launcher_macros(facts: Mapping[str, CppFacts]) -> dict[str, int]:

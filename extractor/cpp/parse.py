@@ -477,10 +477,12 @@ _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # and specifiers a library's macro adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's
 # MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC), and the calling conventions of Windows-aware headers
 # (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type; and the
-# qualifiers a header adds by option (zlib's `z_const` is `const` under ZLIB_CONST, nothing by default)
+# qualifiers a header adds by option (zlib's `z_const` is `const` under ZLIB_CONST, nothing by default), and the
+# pointer qualifiers of 16-bit memory models (zlib's and Windows' FAR: `far`, `_far` or nothing)
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
                             b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn",
                             b"constexpr", b"noexcept", b"_NOEXCEPT", b"const", b"volatile",
+                            b"far", b"_far", b"__far", b"near", b"_near", b"__near", b"huge", b"_huge", b"__huge",
                             b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
                             b"_cdecl"})
 # The keywords of C and C++ that the grammar reads itself (it does not read `_Complex`, `_Imaginary` or
@@ -519,16 +521,76 @@ def attribute_macros(data: bytes) -> list[str]:
     return list(_attribute_macros(data))
 
 
-@functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
-def _attribute_macros(data: bytes) -> tuple[str, ...]:
+def attribute_aliases(data: bytes) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Object-like macros this file defines, none of its attribute macros, whose every definition is
+    attribute-like but for the names of other macros: c-ares' ``#define CARES_EXTERN
+    CARES_SYMBOL_SCOPE_EXTERN``, whose name another header defines as a visibility attribute. Each with
+    those names, sorted; such a macro is an attribute macro when the system defines every one of them
+    as one (:func:`extractor.cpp.includes.system_attribute_aliases`)."""
     if b"define" not in data:
         return ()
+    good = {n.encode() for n in _attribute_macros(data) if macro_word(n) == n}
+    known = set(_configured_words()) | good
+    found = []
+    for name, values in _object_like_bodies(data).items():
+        if name in good:
+            continue
+        words: set[bytes] = set()
+        for value in values:
+            unknown = _alias_words(value, known)
+            if unknown is None:
+                break
+            words |= unknown
+        else:
+            if words and name not in words and len(words) <= _ALIAS_WORDS:
+                found.append((name.decode(), tuple(sorted(w.decode() for w in words))))
+    return tuple(sorted(found))
+
+
+_ALIAS_WORDS = 4  # more names than that in one macro's definitions: no attribute alias
+_MACRO_NAME = re.compile(rb"[A-Z_][A-Z0-9_]*")  # as macros are named: a lower-case word is a type or a variable
+
+
+def _alias_words(body: bytes, known: set[bytes]) -> frozenset[bytes] | None:
+    """The names in ``body`` that keep it from being an attribute body, when all of them could be
+    macros; None when something else does."""
+    if _is_attribute_body(body, known):
+        return frozenset()
+    body = re.sub(rb"//.*|/\*.*?\*/", b"", body)
+    if body.endswith(b"\\"):
+        return None
+    unknown = set()
+    for token in _ATTRIBUTE_GROUP.sub(b" ", body).split():
+        if token in _ALLOWED_WORDS or token in known or token.startswith(b"__") and token.endswith(b"__"):
+            continue
+        if _MACRO_NAME.fullmatch(token) is None:
+            return None
+        unknown.add(token)
+    return frozenset(unknown)
+
+
+@functools.cache
+def _configured_words() -> frozenset[bytes]:
+    return frozenset(n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key])
+
+
+@functools.lru_cache(maxsize=2)
+def _object_like_bodies(data: bytes) -> dict[bytes, list[bytes]]:
+    """Each object-like macro ``data`` defines (no keyword), with the body of each of its definitions."""
     bodies: dict[bytes, list[bytes]] = {}
     for m in matches_at_line_starts(_DEFINE, data):
         if m.group(1) not in KEYWORDS:
             # continued lines too (Abseil's and BoringSSL's `_Pragma("GCC diagnostic push") \` / `_Pragma(...)`)
             bodies.setdefault(m.group(1), []).append(CONTINUATION.sub(b" ", m.group(2)))
-    known = {n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key]}
+    return bodies
+
+
+@functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
+def _attribute_macros(data: bytes) -> tuple[str, ...]:
+    if b"define" not in data:
+        return ()
+    bodies = _object_like_bodies(data)
+    known = set(_configured_words())
     good: set[bytes] = set()
     # Two rounds so `#define A __attribute__((x))` + `#define B A` both qualify.
     for _ in range(2):

@@ -32,7 +32,7 @@ from extractor.native.comments import leading_comment
 from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
                                  split_top_level, text)
-from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_macros, blank_span,
+from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_aliases, attribute_macros, blank_span,
                                  file_namespace_macros, file_nodes, grammar_language, is_metal, macro_config,
                                  namespace_macros,
                                  parse_source,
@@ -1429,7 +1429,7 @@ class _Scanner:
         self.pybind.sort(key=lambda e: (e.line, e.kind, e.name))
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
-                        defines=tuple(attribute_macros(self.data)),
+                        defines=tuple(attribute_macros(self.data)), attribute_aliases=attribute_aliases(self.data),
                         namespace_macros=tuple(namespace_macros(self.data).items()),
                         namespace_aliases=tuple(sorted(self.namespace_aliases,
                                                        key=lambda a: (a.line, a.scope, a.name))),
