@@ -12,7 +12,8 @@ from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import (attribute_macros, blank_continued_comments, blank_lambda_qualifiers, blank_macros,
                                  drop_operator_call_template_arguments, join_conditional_blocks,
                                  hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
-                                 drop_unread_typename, used_outside_directives, word_hash, word_hashes)
+                                 drop_extern_of_templates, drop_unread_typename, used_outside_directives, word_hash,
+                                 word_hashes)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -655,3 +656,24 @@ def test_an_extended_lambdas_execution_space_is_no_parse_error():
     assert defs_by_qual(facts)["q::kept"].kind == "function"
     assert {(callee, at) for _caller, callee, at in each_call(facts.calls)} >= {
         ("store", 8), ("scale", 8), ("store", 10), ("done", 11)}
+
+
+def test_an_explicit_instantiation_declaration_is_no_parse_error():
+    """`extern template ...;` (Abseil's str_format/arg.h declares 50 of them) was an ERROR node each, and took
+    the declaration after it along: the grammar reads the instantiation without its `extern`."""
+    code = ("namespace fmt {\n"
+            "template <typename T> bool Convert(T v) { return v != 0; }\n"
+            "extern template bool Convert<char>(char v);\n"
+            "extern template bool Convert<signed char>(signed char v);\n"
+            "  extern template class Holder<int>;\n"
+            "// extern template is said in a comment, as written\n"
+            "int After(int x) { return Convert(x); }\n"
+            "}  // namespace fmt\n")
+    facts = scan(code)
+    assert facts.errors == 0
+    assert [(d.qual, d.line) for d in facts.defs] == [("fmt", 1), ("fmt::Convert", 2), ("fmt::After", 7)]
+    assert facts.calls == (("fmt::After", (("Convert", 7),)),)
+    rewritten = drop_extern_of_templates(code.encode())
+    assert _keeps_places(rewritten, code.encode()) and b"// extern template is said" in rewritten
+    instantiations = re.sub(r"(?m)^( *)extern template", r"\1template", code)  # the control: no `extern`
+    assert scan(instantiations).defs == facts.defs

@@ -107,7 +107,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     if is_metal(data):
         blanked = blank_metal_qualifiers(blanked)
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
-    return _parser(language).parse(drop_unread_typename(spell_condition_operators(rewritten)))
+    return _parser(language).parse(drop_extern_of_templates(drop_unread_typename(spell_condition_operators(rewritten))))
 
 
 # Metal Shading Language (Apple's GPU kernels: `.metal` files and the headers they include) is C++14 with
@@ -893,6 +893,20 @@ _TYPENAME = re.compile(rb"\btypename\b")
 _AS_VALUE = re.compile(rb"\s+" + _QUALIFIED + rb"\s*([{(])")
 _BEFORE_VALUE = re.compile(rb"(?:[=(,{?]|\breturn)\s*\Z")  # an expression may start here
 _BEFORE_CALL = re.compile(rb"(?:=|\breturn)\s*\Z")  # ... and no parameter's declaration can
+
+
+# `extern template ...;` at the start of a line: an explicit instantiation declaration
+_EXTERN_TEMPLATE = re.compile(rb"^([ \t]*)extern(?=\s+template\b)", re.M)
+
+
+def drop_extern_of_templates(data: bytes) -> bytes:
+    """``data`` with the ``extern`` of each explicit instantiation declaration (``extern template bool
+    F<char>(char);``, ``extern template class std::vector<int>;``) turned into spaces: tree-sitter's C++
+    grammar reads ``template ...;``, an explicit instantiation, but the ``extern`` before it made an
+    ERROR node of the declaration (Abseil's str_format/arg.h, 50 of them), and of what followed."""
+    if b"extern" not in data or b"template" not in data:
+        return data
+    return _EXTERN_TEMPLATE.sub(lambda m: m.group(1) + b"      ", data)
 
 
 def drop_unread_typename(data: bytes) -> bytes:
