@@ -104,3 +104,39 @@ def test_reads_grow_with_the_assignments_not_their_product(monkeypatch):
     # 36 assignments of 6 names, each value read at most once per depth (and its parts): 496
     # reads; without sharing the same reading took 82,374
     assert len(reads) < 36 * 4 * (python_scope.MAX_DEPTH + 2)
+
+
+def _chain(times: int) -> str:
+    """ncnn's tests of torch's interpolate: one name assigned ``times`` times from a call of itself."""
+    body = "".join(f"        x = F.interpolate(x, size={n}, mode='nearest')\n" for n in range(times))
+    return ("import torch.nn.functional as F\nfrom prometheus_client import Counter\n\n"
+            "CALLS = Counter('interpolate_calls_total', 'calls')\n\n"
+            f"class Model:\n    def forward(self, x):\n{body}        return x\n")
+
+
+def test_a_value_too_large_to_expand_is_unknown_and_the_rest_is_read():
+    """Shared, `x`'s value was small in memory; expanded (the facts' encoding, every comparison of two
+    values) it was 25 calls deep and 25 wide down to MAX_DEPTH: 4.8 GB and 31 CPU s for a 7 KB file
+    of ncnn, whose workers died of it (`parser-crashed`)."""
+    from extractor.run.facts import encode_result, pack_result
+
+    facts = _facts(_chain(25))
+    counter = next(c for c in facts.calls if c.callee == "Counter")
+    assert counter.args[0] == ["lit", "interpolate_calls_total"]
+    calls = [c for c in facts.calls if c.callee == "F.interpolate"]
+    assert len(calls) == 25
+    # its `x` is the parameter or any of the 25 calls, each on an `x` too large to expand: said with its text
+    last = calls[-1]
+    assert last.kwargs["size"] == ["lit", 24] and last.args[0][0] == "alt"
+    assert ["param", "x"] in last.args[0][1] and len(last.args[0][1]) == 26
+    assert {repr(value[3]) for value in last.args[0][1] if value[0] == "call"} == {repr([["unk", "x"]])}
+    for call in calls:
+        assert python_scope._nodes(list(call.args), {}) <= python_scope.MAX_VALUE_NODES
+    assert len(pack_result(encode_result(1, [], {"metrics": facts}))) < 64_000
+
+
+def test_values_under_the_node_limit_are_those_read_without_it(monkeypatch):
+    small = [_chain(3), _tangle(4, 2), _SELF_ATTRS]
+    limited = [_facts(source) for source in small]
+    monkeypatch.setattr(python_scope, "MAX_VALUE_NODES", 10 ** 9)
+    assert limited == [_facts(source) for source in small]

@@ -55,7 +55,7 @@ STEP = METRICS_STEP = Step(
               Language.CUDA: scan_cpp_metrics, Language.RUST: scan_rust_metrics, Language.GO: scan_go_metrics,
               Language.YAML: scan_yaml_metric_tables},
     records=METRICS,
-    version="49",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
+    version="50",  # 3: makers of factories, metric class uses; 4: imports of libraries not modeled;
     # 5: the None tests on parameters a call runs under; 6: C/C++ includes and Rust crates of libraries not modeled;
     # 7: the Rust prometheus-client crate's registrations and the crate-wide definitions that type them,
     # the metrics crate's macros up to 0.21, Go OpenTelemetry instruments, prometheus-cpp names built
@@ -106,6 +106,7 @@ STEP = METRICS_STEP = Step(
     # branch beside them, 48 above both: TensorFlow monitoring metrics (CppMetricFacts.tf); client_rust names made by
     # format! (their pieces), `x.field` of a struct the file declares (and the buckets its struct literals store
     # there), `<Registry>::default()`; a TensorFlow metric's absl::StrCat name (its pieces); 49: C/C++, Rust and Go
-    # tree-sitter captures in document order (native.grammar.in_document_order)
+    # tree-sitter captures in document order (native.grammar.in_document_order); 50: a Python value of more than
+    # python_scope.MAX_VALUE_NODES nodes is unknown
     forkable=True,  # beside the python graph: it reads the facts alone
 )

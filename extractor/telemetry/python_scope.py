@@ -20,6 +20,11 @@ from extractor.telemetry import python_symbols as pysym
 from extractor.telemetry.python_symbols import Sym
 
 MAX_DEPTH = 8
+# A value of more nodes than this (its lists and dicts expanded, as the facts' encoding and any reader expand
+# them) is unknown: ncnn's tests chain `x = F.interpolate(x, ...)` 25 times in one body, so `x` reads as any of
+# 25 calls whose first argument is `x` again, down to MAX_DEPTH: values of billions of nodes once expanded
+# (4.8 GB and 31 CPU s for one 7 KB file). vLLM's largest is 15,673 nodes (molmo.py), 99.9% are under 1,024.
+MAX_VALUE_NODES = 4096
 _INFINITY_TEXTS = frozenset({"float('inf')", 'float("inf")', "math.inf", "INF", "prometheus_client.utils.INF"})
 _PASS_THROUGH_CALLS = frozenset({"list", "tuple", "str"})
 _STDLIB = frozenset(sys.stdlib_module_names)
@@ -309,6 +314,7 @@ class Frame:
         self._table: dict[str, list[ast.expr]] | None = None
         # (id of an expression, depth) -> its value read here: see compile_expr
         self.compiled: dict[tuple[int, int], Sym] = {}
+        self.nodes: dict[int, tuple[object, int]] = {}  # see _nodes
         innermost = functions[-1] if functions else None
         in_class = cls is not None and innermost is not None and innermost in cls.methods.values()
         self.params = {n for n, _ in parameters(innermost, in_class)} if innermost is not None else set()
@@ -345,12 +351,31 @@ def compile_expr(expr: ast.expr, frame: Frame, depth: int = 0) -> Sym:
     Each expression's value at each depth is therefore computed once per frame (the frame keeps
     it, keyed by the node's id, which the tree keeps alive): the same values, computed in time
     linear in the frame's assignments times MAX_DEPTH. Values are never changed once built
-    (:mod:`.python_symbols` builds new lists), so sharing one between readers is safe."""
+    (:mod:`.python_symbols` builds new lists), so sharing one between readers is safe.
+
+    Shared, a value can still stand for a tree too large to expand (MAX_VALUE_NODES): such a value
+    is ``["unk", text]``, as one past MAX_DEPTH is."""
     key = (id(expr), depth)
     value = frame.compiled.get(key)
     if value is None:
-        value = frame.compiled[key] = _compile(expr, frame, depth)
+        value = _compile(expr, frame, depth)
+        if _nodes(value, frame.nodes) > MAX_VALUE_NODES:
+            value = pysym.unk(_text(expr))
+        frame.compiled[key] = value
     return value
+
+
+def _nodes(value: object, known: dict[int, tuple[object, int]]) -> int:
+    """How many lists and dicts ``value`` holds, itself included, each counted as often as it is
+    reached; ``known`` keeps each one's count (with the object, so that its id stays its own)."""
+    if not isinstance(value, (list, dict)):
+        return 0
+    seen = known.get(id(value))
+    if seen is not None and seen[0] is value:
+        return seen[1]
+    count = 1 + sum(_nodes(item, known) for item in (value.values() if isinstance(value, dict) else value))
+    known[id(value)] = (value, count)
+    return count
 
 
 def _compile(expr: ast.expr, frame: Frame, depth: int) -> Sym:
