@@ -356,7 +356,8 @@ def test_an_export_macro_defined_as_another_headers_attribute_macro_is_blanked(t
         "include/lib_build.h": '#define LIB_SYMBOL_SCOPE_EXTERN __attribute__ ((__visibility__ ("default")))\n'
                                "#define LIB_SOCKET int\n",
         "include/lib.h": ('#include "lib_build.h"\n'
-                          "#ifdef LIB_STATICLIB\n#  define LIB_EXTERN\n#else\n#  define LIB_EXTERN LIB_SYMBOL_SCOPE_EXTERN\n"
+                          "#ifdef LIB_STATICLIB\n#  define LIB_EXTERN\n"
+                          "#else\n#  define LIB_EXTERN LIB_SYMBOL_SCOPE_EXTERN\n"
                           "#endif\n#define LIB_SOCKET_T LIB_SOCKET\n"
                           "LIB_EXTERN int lib_init(int flags);\n"
                           "LIB_EXTERN void lib_cleanup(void);\n"),
@@ -373,3 +374,37 @@ def test_an_export_macro_defined_as_another_headers_attribute_macro_is_blanked(t
     assert ("cpp:lib_cleanup", "cpp:lib_init") in edges(graph, EdgeKind.CALLS)
     assert graph.stats.get("error_nodes", 0) == 0
     assert node(graph, "cpp:lib_socket").returns == "LIB_SOCKET_T"  # a type's alias: as written
+
+
+def test_a_file_written_to_be_included_sees_the_macros_every_includer_sees(tmp_path):
+    """glm's `func_common.inl` is included at the end of `func_common.hpp` and writes `GLM_FUNC_QUALIFIER`
+    before each definition, a macro of `setup.hpp` that it does not include itself: read without it, each
+    definition was a function named with its return type (`glm::vecacos`, MNN's copy: 245 of them). A macro
+    that only some of a file's includers see stays as written there."""
+    graph = cpp_graph(tmp_path, {
+        "lib/setup.hpp": "#define LIB_FUNC_DECL\n#define LIB_FUNC_QUALIFIER inline\n",
+        "lib/other.hpp": "#define LIB_ONLY_HERE __attribute__((cold))\n",
+        "lib/func.hpp": ('#include "setup.hpp"\nnamespace lib {\n'
+                         "template <typename T, qualifier Q>\n"
+                         "LIB_FUNC_DECL vec<2, T, Q> twice(vec<2, T, Q> const& x);\n}\n"
+                         '#include "func.inl"\n'),
+        "lib/func.inl": ("namespace lib {\n"
+                         "template <typename T, qualifier Q>\n"
+                         "LIB_FUNC_QUALIFIER vec<2, T, Q> halve(vec<2, T, Q> const& x) { return x; }\n"
+                         "template <typename T, qualifier Q>\n"
+                         "LIB_FUNC_QUALIFIER vec<2, T, Q> twice(vec<2, T, Q> const& x) {\n"
+                         "  return halve(x);\n}\n}\n"),
+        "lib/alone.inl": "LIB_ONLY_HERE int cold_path(int x) { return x; }\n",
+        "lib/a.cpp": '#include "other.hpp"\n#include "alone.inl"\n',
+        "lib/b.cpp": '#include "setup.hpp"\n#include "alone.inl"\n',
+    })
+    twice = node(graph, "cpp:lib::twice")
+    assert (twice.path, twice.line) == ("lib/func.inl", 5)  # the definition; the declaration its other site
+    assert ("cpp:lib::twice", "cpp:lib::halve") in edges(graph, EdgeKind.CALLS)
+    assert not [n.id for n in graph.nodes if n.id.startswith("cpp:lib::vec")]
+    # b.cpp does not see LIB_ONLY_HERE: left as written (the grammar reads it as part of the function's type)
+    assert node(graph, "cpp:cold_path").returns == "LIB_ONLY_HERE int"
+    alone = cpp_graph(tmp_path / "one", {"other.hpp": "#define LIB_ONLY_HERE __attribute__((cold))\n",
+                                         "alone.inl": "LIB_ONLY_HERE int cold_path(int x) { return x; }\n",
+                                         "a.cpp": '#include "other.hpp"\n#include "alone.inl"\n'})
+    assert node(alone, "cpp:cold_path").returns == "int"  # its one includer sees it: blanked

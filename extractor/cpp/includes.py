@@ -107,6 +107,7 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
+    context = seen_by_every_includer(reachable, includes)
     # each macro's once (a call macro is listed as `NAME(`)
     hash_of = {name: word_hash(name.rstrip("(")) for names in defined.values() for name in names}
     tasks: list[_Rescan] = []
@@ -114,7 +115,7 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
         # what the file's own lines define is its own, also when an include cycle leads back to it
         # (but a class body of its own that uses its own accessor macro is written out like any other, and
         # so is its own use of an attribute alias)
-        seen = reachable.get(path, frozenset())
+        seen = reachable.get(path, frozenset()) | context.get(path, frozenset())
         inherited = (seen - (defined[path] - own_aliases[path])) | (seen & members.keys())
         if not inherited or disk.get(path) is None:
             continue
@@ -301,6 +302,31 @@ def defined_through_includes(defined: Mapping[str, set[str]],
         for path in component:
             out[path] = macros
     return out
+
+
+def seen_by_every_includer(reachable: Mapping[str, frozenset[str]],
+                           includes: Mapping[str, list[str]]) -> dict[str, frozenset[str]]:
+    """Per file that others include, the macros that every one of them sees (``reachable``: its
+    includes' and its own) and the file's own includes do not define: what a file written to be
+    included sees where it is. glm's `func_common.inl`, which `func_common.hpp` includes at its end,
+    writes `GLM_FUNC_QUALIFIER` before each function and includes nothing that defines it (MNN's copy:
+    245 functions returning `GLM_FUNC_QUALIFIER`); Abseil's and BoringSSL's `.inc` files alike."""
+    includers: dict[str, list[str]] = collections.defaultdict(list)
+    for path in sorted(includes):
+        for target in includes[path]:
+            if target != path:
+                includers[target].append(path)
+    context: dict[str, frozenset[str]] = {}
+    for path, by in includers.items():
+        common = reachable.get(by[0], frozenset())
+        for includer in by[1:]:
+            if not common:
+                break
+            common &= reachable.get(includer, frozenset())
+        common -= reachable.get(path, frozenset())
+        if common:
+            context[path] = common
+    return context
 
 
 def _components(edges: Mapping[str, list[str]]) -> list[list[str]]:
