@@ -98,7 +98,7 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
     members = _member_macros(facts)
     launchers = _launcher_macros(facts)
-    aliases = system_attribute_aliases(facts)
+    aliases = system_attribute_aliases(facts) - builtin  # (macros.yaml's are blanked in every parse)
     # the attribute aliases a file defines: its own parse left them as written
     own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
     defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
