@@ -677,3 +677,26 @@ def test_an_explicit_instantiation_declaration_is_no_parse_error():
     assert _keeps_places(rewritten, code.encode()) and b"// extern template is said" in rewritten
     instantiations = re.sub(r"(?m)^( *)extern template", r"\1template", code)  # the control: no `extern`
     assert scan(instantiations).defs == facts.defs
+
+
+def test_macros_that_give_c_linkage_are_written_out_as_it(tmp_path):
+    """`#define BEGIN_C_DECLS extern "C" {` (nlohmann's JSON_HEDLEY_BEGIN_C_DECLS, Abseil's
+    ABSL_INTERNAL_BEGIN_EXTERN_C), nothing for a C compiler, and `extern "C"` before one declaration (stb's
+    STBIWDEF): read as written, the grammar took the macro for a type, and the functions lost their C
+    linkage, by which ctypes and cgo bindings are found."""
+    from extractor.cpp import extract_cpp_graph
+    from extractor.cpp.parse import C_BLOCK, C_PREFIX, namespace_macros
+    from extractor.cpp.standalone import scan_trees
+
+    decls = ('#ifdef __cplusplus\n#define LIB_BEGIN_C_DECLS extern "C" {\n#define LIB_END_C_DECLS }\n'
+             '#define LIB_C_DECL extern "C"\n#else\n#define LIB_BEGIN_C_DECLS\n#define LIB_END_C_DECLS\n'
+             "#define LIB_C_DECL\n#endif\n#if A\n#define HALF_C extern \"C\"\n#else\n#define HALF_C static\n#endif\n")
+    assert namespace_macros(decls.encode()) == {"LIB_BEGIN_C_DECLS": C_BLOCK, "LIB_END_C_DECLS": "}",
+                                               "LIB_C_DECL": C_PREFIX}
+    (tmp_path / "decls.h").write_text(decls)
+    (tmp_path / "api.h").write_text('#include "decls.h"\nLIB_BEGIN_C_DECLS\nint lib_open(const char* path);\n'
+                                    "LIB_END_C_DECLS\nLIB_C_DECL int lib_close(int fd);\nint lib_tell(int fd);\n")
+    graph = extract_cpp_graph(scan_trees({"": tmp_path}))
+    assert {"cpp:lib_open", "cpp:lib_close"} <= graph.shared.c_linkage
+    assert "cpp:lib_tell" not in graph.shared.c_linkage  # after the block, as written
+    assert graph.stats.get("error_nodes", 0) == 0

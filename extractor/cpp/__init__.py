@@ -138,10 +138,11 @@ from extractor.model import Language, Step
 # version 59: far/near/huge pointer qualifiers are attribute words (zlib's FAR); macros defined as another header's
 # attribute macro (CppFacts.attribute_aliases: c-ares' CARES_EXTERN) are blanked in the second scan; 60: the
 # `extern` of `extern template ...;` blanked before parsing (parse.drop_extern_of_templates); 61: a file others
-# include sees, in its second scan, the macros every one of its includers sees (includes.seen_by_every_includer)
+# include sees, in its second scan, the macros every one of its includers sees (includes.seen_by_every_includer);
+# 62: macros that give C linkage (`extern "C" {`, `extern "C"`) are namespace macros written out as it
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="61", forkable=True)
+            extract=extract_cpp_graph, version="62", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

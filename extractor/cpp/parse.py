@@ -296,6 +296,11 @@ _DEFINE_JOINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)(?:\([ \t]*(\w*)[ \t]*\))
 _NAMESPACE_STEP = re.compile(r"\s*(inline\s+)?namespace\s+(?:([A-Za-z_]\w*(?:\s*::\s*[A-Za-z_]\w*)*)|([^{}]*?))\s*\{")
 _CLOSING = re.compile(r"\s*(?:\}\s*)+")
 _NOTHING = "0"  # what a macro defined as nothing does to namespaces (no kind of namespace_macros)
+# C linkage by macro (nlohmann's JSON_HEDLEY_BEGIN_C_DECLS, Abseil's ABSL_INTERNAL_BEGIN_EXTERN_C, stb's STBIWDEF):
+# `extern "C" {`, a block that a closing macro ends, or `extern "C"` before one declaration
+C_BLOCK, C_PREFIX = 'C{', 'C'
+_C_LINKAGE = re.compile(r'\s*extern\s*"C"\s*(\{)?\s*')
+_C_LINKAGE_BODY = re.compile(rb'extern\s*"C"')
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
 _ALIAS_BODY = re.compile(rb"[ \t]*[A-Za-z_]\w*[ \t]*")  # another macro's name: it may open or close one
 ALIAS_PREFIX = "__adns"  # a reserved identifier (double underscore): no code names a namespace so
@@ -305,14 +310,17 @@ def namespace_macros(data: bytes) -> dict[str, str]:
     """The macros this file defines that open or close namespaces, name -> what they do:
     ``"=a::b"`` opens namespace ``a::b`` (``"="`` opens only inline namespaces, which add nothing
     to a name), ``"("`` opens the namespace its argument names, ``"}"`` closes what an opening
-    macro opened. Every definition of a name must agree (one per ``#if`` branch is usual).
-    Inline namespaces are left out of the path: a name declared in one is found without it.
+    macro opened, ``C_BLOCK`` opens a block of C linkage (``extern "C" {``) and ``C_PREFIX`` gives one
+    declaration C linkage (``extern "C"``). Every definition of a name must agree (one per ``#if``
+    branch is usual; one defined as nothing in another, as a C compiler has them, agrees with those
+    that add nothing to a name). Inline namespaces are left out of the path: a name declared in one is
+    found without it.
 
     ``#define PROTOBUF_NAMESPACE_OPEN namespace google { namespace protobuf {``, fmt's
     ``FMT_BEGIN_NAMESPACE``, nlohmann's ``NLOHMANN_JSON_NAMESPACE_BEGIN`` (an inline namespace named
     by another macro), pybind11's ``PYBIND11_NAMESPACE_BEGIN(name)``: tree-sitter reads such a
     name as a function's return type and the whole namespace body as that function's."""
-    if b"namespace" not in data and b"}" not in data or b"define" not in data:
+    if b"namespace" not in data and b"}" not in data and b'"C"' not in data or b"define" not in data:
         return {}
     return dict(_namespace_macros(data))
 
@@ -323,7 +331,8 @@ def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
     for m in matches_at_line_starts(_DEFINE_JOINED, data):
         body = m.group(3)
         param = m.group(2).decode() if m.group(2) is not None else None
-        if b"namespace" not in body and b"}" not in body and not _ALIAS_BODY.fullmatch(body):
+        if b"namespace" not in body and b"}" not in body and not _ALIAS_BODY.fullmatch(body) \
+                and not _C_LINKAGE_BODY.search(body):
             # no namespace macro; or one defined as nothing (its "" text) in this branch
             nothing = not _COMMENT.sub(" ", CONTINUATION.sub(b" ", body).decode("utf-8", "replace")).strip()
             bodies.setdefault(m.group(1).decode(), []).append((param, "" if nothing else None))
@@ -335,6 +344,7 @@ def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
     known: dict[str, str] = {}
     for _round in range(3):
         spelled = {name: "}" if kind == "}" else "inline namespace _ {" if kind == "=" else
+                   'extern "C" {' if kind == C_BLOCK else 'extern "C"' if kind == C_PREFIX else
                    f"namespace {kind[1:]} {{" for name, kind in known.items() if kind != "("}
         word = re.compile(r"\b(" + "|".join(map(re.escape, spelled)) + r")\b") if spelled else None
         for name, found in bodies.items():
@@ -346,7 +356,7 @@ def _namespace_macros(data: bytes) -> tuple[tuple[str, str], ...]:
             # Defined as nothing in one branch and as an inline namespace or its end in the other (Abseil's
             # ABSL_NAMESPACE_BEGIN, by ABSL_OPTION_USE_INLINE_NAMESPACE), a macro adds nothing to a name either
             # way: read as the namespace (a file whose uses do not balance is parsed as written).
-            if len(kinds) == 2 and _NOTHING in kinds and kinds & {"=", "}"}:
+            if len(kinds) == 2 and _NOTHING in kinds and kinds & {"=", "}", C_BLOCK, C_PREFIX}:
                 kinds.discard(_NOTHING)
             if len(kinds) == 1 and not kinds & {"", _NOTHING}:
                 known[name] = kinds.pop()
@@ -359,6 +369,9 @@ def _namespace_body(text: str, param: str | None) -> str:
         return ""
     if _CLOSING.fullmatch(text):
         return "}"
+    linkage = _C_LINKAGE.fullmatch(text)
+    if linkage is not None:
+        return "" if param is not None else C_BLOCK if linkage.group(1) else C_PREFIX
     names: list[str] = []
     position = 0
     while position < len(text.rstrip()):
@@ -408,6 +421,13 @@ def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes
         if _in_directive(data, start):
             continue
         kind = macros[m.group().decode()]
+        if kind in (C_BLOCK, C_PREFIX):
+            text = b'extern "C"{' if kind == C_BLOCK else b'extern "C"'
+            if len(text) > end - start:
+                return data, {}
+            opened += kind == C_BLOCK
+            edits.append((start, end, text))
+            continue
         if kind == "(" or (kind == "}" and data[end:end + 64].lstrip(b" \t").startswith(b"(")):
             after = _skip_parenthesised(data, end)
             # the first argument (Boost's BOOST_FIXTURE_TEST_SUITE(name, Fixture) names the namespace first)
