@@ -287,3 +287,6 @@ class CppFacts(msgspec.Struct, frozen=True):
     # object-like macros defined as attributes but for other macros' names (parse.attribute_aliases): attribute
     # macros of the system when it defines each of those names as one (includes.system_attribute_aliases)
     attribute_aliases: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # macros that name a type by pasting their parameter (parse.type_macros: `STACK_OF(type)`), with the pieces
+    # before and after it: written out in the file and, after the graph step's second scan, in its includers
+    type_macros: tuple[tuple[str, str, str], ...] = ()

@@ -98,12 +98,14 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
     members = _member_macros(facts)
     launchers = _launcher_macros(facts)
+    types = _type_macros(facts)
     aliases = system_attribute_aliases(facts) - builtin  # (macros.yaml's are blanked in every parse)
     # the attribute aliases a file defines: its own parse left them as written
     own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
     defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
                | {m.name for m in f.member_macros if m.name in members}
-               | {n for n, _at in f.launcher_macros if n in launchers} | own_aliases[p] for p, f in facts.items()}
+               | {n for n, _at in f.launcher_macros if n in launchers} | own_aliases[p]
+               | {n for n, _before, _after in f.type_macros if n in types} for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -132,10 +134,11 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             continue
         tasks.append(_Rescan(path, languages[path], data,
                              tuple(c for c in candidates if c not in namespaces and c not in members
-                                   and c not in launchers),
+                                   and c not in launchers and c not in types),
                              {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None,
                              {c: members[c] for c in candidates if c in members},
-                             {c: launchers[c] for c in candidates if c in launchers}, facts[path].errors))
+                             {c: launchers[c] for c in candidates if c in launchers}, facts[path].errors,
+                             {c: types[c] for c in candidates if c in types}))
     for task, rescanned in zip(tasks, fork_map(_rescanned, tasks, jobs)):
         if rescanned is not None:
             facts[task.path], written_out = _RESCANNED.decode(rescanned)
@@ -161,6 +164,16 @@ def system_attribute_aliases(facts: Mapping[str, CppFacts]) -> set[str]:
         if not more:
             return found
         found |= more
+
+
+def _type_macros(facts: Mapping[str, CppFacts]) -> dict[str, tuple[str, str]]:
+    """The type-naming macros of the system (CppFacts.type_macros) that every file defining them
+    defines with the same pieces."""
+    found: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
+    for f in facts.values():
+        for name, before, after in f.type_macros:
+            found[name].add((before, after))
+    return {name: pieces.pop() for name, pieces in sorted(found.items()) if len(pieces) == 1}
 
 
 def _launcher_macros(facts: Mapping[str, CppFacts]) -> dict[str, int]:
@@ -199,6 +212,7 @@ class _Rescan:
     members: dict[str, MacroDefinition]  # accessor macros
     launchers: dict[str, int]  # launcher macros: the position of their kernel argument
     errors: int  # ERROR nodes of the file's first scan (the file as written, when no macro of the task is used)
+    types: dict[str, tuple[str, str]]  # type-naming macros: the pieces before and after their argument
 
 
 def _rescanned(task: _Rescan) -> bytes | None:
@@ -225,18 +239,19 @@ def _scan_blanked(task: _Rescan, data: bytes, written_out: list[int]) -> CppFact
     ``written_out``) scanned with the attribute macros it uses blanked; None when it uses none of
     the task's macros and has no use written out."""
     listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
-    used = used_outside_directives(data, (*listed, *task.namespaces))
+    used = used_outside_directives(data, (*listed, *task.namespaces, *task.types))
     # a launcher macro counts in a directive too: a macro of the file's own body uses it (DeepEP's
     # `#define DISPATCH_LAUNCH_CASE(ranks) LAUNCH_KERNEL(&cfg, dispatch<ranks>, ...)`)
     launchers = {name: at for name, at in task.launchers.items() if re.search(rf"\b{name}\b".encode(), data)}
     if not used and not written_out and not launchers:
         return None
-    blank = [listed[name] for name in used if name not in task.namespaces]
+    blank = [listed[name] for name in used if name in listed]
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
+    types = {name: task.types[name] for name in used if name in task.types}
     language = grammar_language(data, task.language)
-    tree = parse_source(data, language, blank=blank, namespaces=namespaces)
+    tree = parse_source(data, language, blank=blank, namespaces=namespaces, types=types)
     facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces, launchers=launchers,
-                     blank=blank)
+                     blank=blank, types=types)
     if written_out:  # what the uses declare says so
         lines = set(written_out)
         facts = msgspec.structs.replace(facts, defs=tuple(

@@ -17,7 +17,7 @@ import functools
 import re
 import sys
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -79,15 +79,17 @@ def grammar_language(data: bytes, language: Language) -> Language:
 
 
 def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
-                 namespaces: dict[str, str] | None = None) -> tree_sitter.Tree:
+                 namespaces: dict[str, str] | None = None,
+                 types: Mapping[str, tuple[str, str]] | None = None) -> tree_sitter.Tree:
     """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree.
 
     Before parsing, a ``/* */`` comment on a continued line of a directive is blanked
     (:func:`blank_continued_comments`), attribute-like macros are blanked: those of macros.yaml, those the file itself
     defines with an empty or attribute-only body, and ``blank`` (macros its includes define, found
-    by the graph step in a second pass); and the macros that open and close namespaces (the file's
+    by the graph step in a second pass); the macros that open and close namespaces (the file's
     own and ``namespaces``, its includes') are written as the namespaces they open
-    (:func:`rewrite_namespace_macros`).
+    (:func:`rewrite_namespace_macros`); and the uses of macros that name a type by pasting (the
+    file's own and ``types``, its includes') as the name they paste (:func:`write_type_macros`).
     """
     configured, calls = _configured_blanks(language)
     # a function-like macro of an include's that this file also defines as a function: neither (the
@@ -103,6 +105,9 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
+    pasting = {**(types or {}), **{name: (before, after) for name, before, after in type_macros(data)}}
+    if pasting:
+        blanked = write_type_macros(blanked, pasting)
     blanked = keep_first_of_opening_branches(join_conditional_blocks(blank_lambda_qualifiers(blanked)))
     if is_metal(data):
         blanked = blank_metal_qualifiers(blanked)
@@ -913,6 +918,55 @@ _TYPENAME = re.compile(rb"\btypename\b")
 _AS_VALUE = re.compile(rb"\s+" + _QUALIFIED + rb"\s*([{(])")
 _BEFORE_VALUE = re.compile(rb"(?:[=(,{?]|\breturn)\s*\Z")  # an expression may start here
 _BEFORE_CALL = re.compile(rb"(?:=|\breturn)\s*\Z")  # ... and no parameter's declaration can
+
+
+# `#define STACK_OF(type) struct stack_st_##type`: a macro of one parameter that names a type by pasting it
+_TYPE_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\([ \t]*(\w+)[ \t]*\)[ \t]*(?:(?:struct|union|enum)[ \t]+)?"
+                         rb"(\w+(?:[ \t]*##[ \t]*\w+){1,2})[ \t]*(?://[^\n]*|/\*[^\n]*?\*/[ \t]*)?\r?$", re.M)
+_ANY_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(", re.M)
+
+
+def type_macros(data: bytes) -> tuple[tuple[str, str, str], ...]:
+    """The macros this file defines that name a type by pasting their one parameter between two
+    pieces: (name, what comes before the argument, what comes after). BoringSSL's and OpenSSL's
+    ``#define STACK_OF(type) struct stack_st_##type``: read as written, ``int f(STACK_OF(X509) *sk);``
+    and every function with such a parameter were no definitions at all, and no ERROR node said so.
+    Every ``#define`` of the name must be of that form, with the same pieces."""
+    if b"##" not in data:
+        return ()
+    definitions: dict[bytes, int] = {}
+    for m in matches_at_line_starts(_ANY_FUNCTION_DEFINE, data):
+        definitions[m.group(1)] = definitions.get(m.group(1), 0) + 1
+    pieces: dict[bytes, list[tuple[bytes, bytes]]] = {}
+    for m in matches_at_line_starts(_TYPE_MACRO, data):
+        name, param, body = m.groups()
+        parts = [part.strip() for part in body.split(b"##")]
+        if parts.count(param) == 1:  # `before##type`, `type##after` or both
+            at = parts.index(param)
+            pieces.setdefault(name, []).append((b"".join(parts[:at]), b"".join(parts[at + 1:])))
+    return tuple(sorted((name.decode(), found[0][0].decode(), found[0][1].decode()) for name, found in pieces.items()
+                        if len(found) == definitions.get(name) and len(set(found)) == 1))
+
+
+def write_type_macros(data: bytes, macros: Mapping[str, tuple[str, str]]) -> bytes:
+    """``data`` with each use ``NAME(Arg)`` of a type-naming macro (:func:`type_macros`) outside
+    preprocessor lines written as the type name it pastes (``stack_st_Arg``), padded with spaces to
+    the use's length (no byte or line moves; the ``struct`` a C type needs is left out, as C++ reads
+    it). A use whose argument is no name, or whose name does not fit, is left as written."""
+    names = sorted(n for n in macros if n.encode() in data)
+    if not names:
+        return data
+    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")[ \t]*\([ \t]*(\w+)[ \t]*\)")
+    out: bytearray | None = None
+    for m in pattern.finditer(data):
+        before, after = macros[m.group(1).decode()]
+        written = before.encode() + m.group(2) + after.encode()
+        if len(written) > m.end() - m.start() or _in_directive(data, m.start()):
+            continue
+        if out is None:
+            out = bytearray(data)
+        out[m.start():m.end()] = written.ljust(m.end() - m.start())
+    return data if out is None else bytes(out)
 
 
 # `extern template ...;` at the start of a line: an explicit instantiation declaration

@@ -33,6 +33,7 @@ from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
                                  split_top_level, text)
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_aliases, attribute_macros, blank_span,
+                                 type_macros,
                                  file_namespace_macros, file_nodes, grammar_language, is_metal, macro_config,
                                  namespace_macros,
                                  parse_source,
@@ -155,12 +156,13 @@ _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "variadic_type_param
 
 
 def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None,
-             launchers: Mapping[str, int] | None = None, blank: Sequence[str] = ()) -> CppFacts:
+             launchers: Mapping[str, int] | None = None, blank: Sequence[str] = (),
+             types: Mapping[str, tuple[str, str]] | None = None) -> CppFacts:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input.
     ``words``: the file's word hashes when a scan of the same bytes already has them;
-    ``namespaces`` and ``blank``: the namespace macros and the attribute macros its includes define,
-    which its tree was parsed with (:func:`extractor.cpp.parse.parse_source`), and so is any variant
-    of it; ``launchers``: the launcher macros its includes define (:func:`launcher_macros`), name ->
+    ``namespaces``, ``blank`` and ``types``: the namespace, attribute and type-naming macros its
+    includes define, which its tree was parsed with (:func:`extractor.cpp.parse.parse_source`), and
+    so is any variant of it; ``launchers``: the launcher macros its includes define (:func:`launcher_macros`), name ->
     the position of their kernel argument."""
     scanner = _Scanner(parsed, launchers)
     try:
@@ -171,7 +173,7 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
     facts = scanner.finish(word_hashes(parsed.data) if words is None else words)
     if scanner.conditional_error_spans and not scanner.truncated:
         facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, namespaces, launchers,
-                                             blank)
+                                             blank, types)
     macros = file_namespace_macros(parsed.data, namespaces)
     aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
     return _unaliased(facts, aliases) if aliases else facts
@@ -221,7 +223,8 @@ def _unaliased(facts: CppFacts, aliases: dict[str, str]) -> CppFacts:
 
 def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]], facts: CppFacts,
                                  namespaces: dict[str, str] | None = None,
-                                 launchers: Mapping[str, int] | None = None, blank: Sequence[str] = ()) -> CppFacts:
+                                 launchers: Mapping[str, int] | None = None, blank: Sequence[str] = (),
+                                 types: Mapping[str, tuple[str, str]] | None = None) -> CppFacts:
     """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
     initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
     conditional directives inside those regions are blanked (both branches kept, as for the rest
@@ -238,7 +241,7 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     first = _without_conditionals(parsed.data, spans, True)
     # no conditional with a second branch there: the one variant, scanned once (a tie keeps the first)
     for variant_bytes in (both,) if first == both else (both, first):
-        variant = _variant_facts(parsed, variant_bytes, facts.words, namespaces, launchers, blank)
+        variant = _variant_facts(parsed, variant_bytes, facts.words, namespaces, launchers, blank, types)
         if variant is not None and (alt is None or variant[1] < best):
             alt, best = variant
     if alt is None or alt.errors >= facts.errors:
@@ -304,13 +307,14 @@ def _without_conditionals(data: bytes, spans: list[tuple[int, int]], first_only:
 
 def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: dict[str, str] | None,
                    launchers: Mapping[str, int] | None = None,
-                   blank: Sequence[str] = ()) -> tuple[CppFacts, tuple[int, int]] | None:
+                   blank: Sequence[str] = (),
+                   types: Mapping[str, tuple[str, str]] | None = None) -> tuple[CppFacts, tuple[int, int]] | None:
     """The facts of a variant of ``parsed``'s bytes, parsed as it was (with the same macros of its
     includes blanked: else grpc's zlib read `local block_state deflate_fast(...)` as a function
     `block_statedeflate_fast` returning `local`), and how wrong its parse is: (errors, nodes the
     parser had to invent: a `}` missing at the end is a block never closed); None past the
     recursion limit."""
-    tree = parse_source(variant, parsed.language, blank=blank, namespaces=namespaces)
+    tree = parse_source(variant, parsed.language, blank=blank, namespaces=namespaces, types=types)
     other = _Scanner(ParsedFile(parsed.language, variant, tree), launchers)
     try:
         other.visit_items(other.tree.root_node, ())
@@ -1430,6 +1434,7 @@ class _Scanner:
         return CppFacts(defs=tuple(self.defs), includes=tuple(self.includes), calls=group_calls(calls),
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
                         defines=tuple(attribute_macros(self.data)), attribute_aliases=attribute_aliases(self.data),
+                        type_macros=type_macros(self.data),
                         namespace_macros=tuple(namespace_macros(self.data).items()),
                         namespace_aliases=tuple(sorted(self.namespace_aliases,
                                                        key=lambda a: (a.line, a.scope, a.name))),
