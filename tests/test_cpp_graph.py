@@ -417,18 +417,22 @@ def test_a_macro_that_names_a_type_by_pasting_is_written_as_that_type(tmp_path):
     graph = cpp_graph(tmp_path, {
         "include/stack.h": "#define STACK_OF(type) struct stack_st_##type\n"
                            "#define OTHER_OF(type) type##_list  /* a second, pasted after */\n"
+                           "#ifdef OLD_COMPILER\n#define noexcept(a) noexcept_##a\n#endif\n"  # a keyword: as written
                            "void sk_free(STACK_OF(void) *sk);\n",
         "include/x509.h": ('#include "stack.h"\n'
                            "int X509_add(STACK_OF(X509) *sk, X509 *x);\n"
                            "STACK_OF(X509) *X509_chain(OTHER_OF(cert) *certs);\n"),
         "src/x509.c": ('#include "x509.h"\n'
                        "static void free_all(STACK_OF(X509) *sk) { sk_free(sk); }\n"
+                       "void X509_free(X509* x) noexcept(true) { free_all(0); }\n"
                        "int X509_add(STACK_OF(X509) *sk, X509 *x) {\n  free_all(sk);\n  return 1;\n}\n"),
     })
     add = node(graph, "cpp:X509_add")
-    assert (add.path, add.line) == ("src/x509.c", 3)
+    assert (add.path, add.line) == ("src/x509.c", 4)
     assert [p.annotation for p in add.params] == ["stack_st_X509*", "X509*"]
     assert [p.annotation for p in node(graph, "cpp:X509_chain").params] == ["cert_list*"]
     assert node(graph, "cpp:X509_chain").returns == "stack_st_X509*"
     assert [p.annotation for p in node(graph, "cpp:sk_free").params] == ["stack_st_void*"]
     assert {("cpp:X509_add", "cpp:free_all"), ("cpp:free_all", "cpp:sk_free")} <= edges(graph, EdgeKind.CALLS)
+    assert ("cpp:X509_free", "cpp:free_all") in edges(graph, EdgeKind.CALLS)
+    assert graph.stats.get("error_nodes", 0) == 0  # `noexcept(true)` as written, not `noexcept_true`

@@ -944,8 +944,9 @@ def type_macros(data: bytes) -> tuple[tuple[str, str, str], ...]:
         if parts.count(param) == 1:  # `before##type`, `type##after` or both
             at = parts.index(param)
             pieces.setdefault(name, []).append((b"".join(parts[:at]), b"".join(parts[at + 1:])))
+    # (no keyword: dmlc-core's `#define noexcept(a) noexcept_##a` is for a compiler without it)
     return tuple(sorted((name.decode(), found[0][0].decode(), found[0][1].decode()) for name, found in pieces.items()
-                        if len(found) == definitions.get(name) and len(set(found)) == 1))
+                        if len(found) == definitions.get(name) and len(set(found)) == 1 and name not in KEYWORDS))
 
 
 def write_type_macros(data: bytes, macros: Mapping[str, tuple[str, str]]) -> bytes:
