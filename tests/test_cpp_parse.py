@@ -71,7 +71,8 @@ def defs_by_qual(facts: CppFacts) -> dict[str, Definition]:
     # a body over continued lines (Abseil's and BoringSSL's warning pragmas), read whole
     ('#if A\n#define PUSH \\\n  _Pragma("GCC diagnostic push")   \\\n'
      '  _Pragma("GCC diagnostic ignored \\"-Wdeprecated\\"")\n#else\n#define PUSH\n#endif\n'
-     "#define TYPED \\\n  int\n#define EXPORTED __attribute__((used)) \\\n  __declspec(dllexport)\n", ["EXPORTED", "PUSH"]),
+     "#define TYPED \\\n  int\n#define EXPORTED __attribute__((used)) \\\n  __declspec(dllexport)\n",
+     ["EXPORTED", "PUSH"]),
 ])
 def test_attribute_macros_are_those_expanding_to_nothing_or_attributes(code, expected):
     assert attribute_macros(code.encode()) == expected
@@ -582,7 +583,8 @@ def test_a_namespace_macro_defined_as_nothing_in_another_branch_is_read_as_the_n
     from extractor.cpp.parse import namespace_macros
 
     config = ("#if OPTION == 0\n#define LIB_NAMESPACE_BEGIN\n#define LIB_NAMESPACE_END  // nothing\n"
-              "#elif OPTION == 1\n#define LIB_NAMESPACE_BEGIN \\\n  inline namespace NS_NAME {\n#define LIB_NAMESPACE_END }  // inline\n"
+              "#elif OPTION == 1\n#define LIB_NAMESPACE_BEGIN \\\n  inline namespace NS_NAME {\n"
+              "#define LIB_NAMESPACE_END }  // inline\n"
               "#endif\n#if A\n#define HALF namespace a {\n#else\n#define HALF\n#endif\n")
     assert namespace_macros(config.encode()) == {"LIB_NAMESPACE_BEGIN": "=", "LIB_NAMESPACE_END": "}"}
     used = ("namespace absl {\nLIB_NAMESPACE_BEGIN\nclass string_view {};\n"
