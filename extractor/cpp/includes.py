@@ -7,8 +7,8 @@ import collections
 import dataclasses
 import posixpath
 import re
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -89,16 +89,12 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     as msgpack, as the scan's workers send theirs; one job runs the same encoding in-process."""
     cfg = macro_config()
     builtin = set(cfg["blank"]) | set(cfg["blank_cpp_only"])
-    # namespace macros (extractor.cpp.parse.namespace_macros): what each does, when the system's
-    # headers agree on it
-    kinds: dict[str, set[str]] = collections.defaultdict(set)
-    for f in facts.values():
-        for name, kind in f.namespace_macros:
-            kinds[name].add(kind)
-    namespaces = {name: found.pop() for name, found in kinds.items() if len(found) == 1}
+    # what each namespace macro does (extractor.cpp.parse.namespace_macros), at which position each
+    # launcher macro takes its kernel, what each type-naming macro pastes: where the system's files agree
+    namespaces = _agreed(pair for f in facts.values() for pair in f.namespace_macros)
     members = _member_macros(facts)
-    launchers = _launcher_macros(facts)
-    types = _type_macros(facts)
+    launchers = _agreed(pair for f in facts.values() for pair in f.launcher_macros)
+    types = _agreed((name, (before, after)) for f in facts.values() for name, before, after in f.type_macros)
     aliases = system_attribute_aliases(facts) - builtin  # (macros.yaml's are blanked in every parse)
     # the attribute aliases a file defines: its own parse left them as written
     own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
@@ -166,24 +162,15 @@ def system_attribute_aliases(facts: Mapping[str, CppFacts]) -> set[str]:
         found |= more
 
 
-def _type_macros(facts: Mapping[str, CppFacts]) -> dict[str, tuple[str, str]]:
-    """The type-naming macros of the system (CppFacts.type_macros) that every file defining them
-    defines with the same pieces."""
-    found: dict[str, set[tuple[str, str]]] = collections.defaultdict(set)
-    for f in facts.values():
-        for name, before, after in f.type_macros:
-            found[name].add((before, after))
-    return {name: pieces.pop() for name, pieces in sorted(found.items()) if len(pieces) == 1}
+T = TypeVar("T")
 
 
-def _launcher_macros(facts: Mapping[str, CppFacts]) -> dict[str, int]:
-    """The launcher macros of the system (CppFacts.launcher_macros) whose kernel argument every file
-    that defines them puts at one position."""
-    found: dict[str, set[int]] = collections.defaultdict(set)
-    for f in facts.values():
-        for name, at in f.launcher_macros:
-            found[name].add(at)
-    return {name: at.pop() for name, at in sorted(found.items()) if len(at) == 1}
+def _agreed(pairs: Iterable[tuple[str, T]]) -> dict[str, T]:
+    """Each name with its value, for the names that every pair gives one value only, by name."""
+    found: dict[str, set[T]] = collections.defaultdict(set)
+    for name, value in pairs:
+        found[name].add(value)
+    return {name: values.pop() for name, values in sorted(found.items()) if len(values) == 1}
 
 
 def _member_macros(facts: Mapping[str, CppFacts]) -> dict[str, MacroDefinition]:
@@ -227,9 +214,8 @@ def _rescanned(task: _Rescan) -> bytes | None:
     data, written_out = write_out_member_macros(task.data, task.members) if task.members else (task.data, [])
     facts = _scan_blanked(task, data, written_out)
     if written_out and facts is not None and facts.errors:
-        as_written = _scan_blanked(task, task.data, [])
-        if as_written is None and facts.errors > task.errors or \
-                as_written is not None and as_written.errors < facts.errors:
+        as_written = _scan_blanked(task, task.data, [])  # None: the file's first scan stands
+        if (task.errors if as_written is None else as_written.errors) < facts.errors:
             facts, written_out = as_written, []
     return None if facts is None else _ENCODE((facts, len(written_out)))
 

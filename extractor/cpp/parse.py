@@ -578,14 +578,18 @@ _MACRO_NAME = re.compile(rb"[A-Z_][A-Z0-9_]*")  # as macros are named: a lower-c
 
 def _alias_words(body: bytes, known: set[bytes]) -> frozenset[bytes] | None:
     """The names in ``body`` that keep it from being an attribute body, when all of them could be
-    macros; None when something else does."""
-    if _is_attribute_body(body, known):
-        return frozenset()
+    macros (none: it is one); None when something else does."""
     body = re.sub(rb"//.*|/\*.*?\*/", b"", body)
+    if not body.strip():
+        return frozenset()
     if body.endswith(b"\\"):
         return None
+    if _PRAGMA_BODY.fullmatch(body.strip()):
+        return frozenset()
     unknown = set()
     for token in _ATTRIBUTE_GROUP.sub(b" ", body).split():
+        if _WORD.fullmatch(token) is None:
+            return None
         if token in _ALLOWED_WORDS or token in known or token.startswith(b"__") and token.endswith(b"__"):
             continue
         if _MACRO_NAME.fullmatch(token) is None:
@@ -689,17 +693,7 @@ def _is_declaration_wrapper(params: bytes, body: bytes, known: set[bytes]) -> bo
 
 
 def _is_attribute_body(body: bytes, known: set[bytes]) -> bool:
-    body = re.sub(rb"//.*|/\*.*?\*/", b"", body)
-    if not body.strip():
-        return True
-    if body.endswith(b"\\"):
-        return False
-    if _PRAGMA_BODY.fullmatch(body.strip()):
-        return True
-    tokens = _ATTRIBUTE_GROUP.sub(b" ", body).split()
-    return all(_WORD.fullmatch(t) is not None and (
-        t in _ALLOWED_WORDS or t in known or (t.startswith(b"__") and t.endswith(b"__")))
-        for t in tokens)
+    return _alias_words(body, known) == frozenset()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -926,6 +920,7 @@ _TYPE_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\([ \t]*(\w+)[ \t]*\)[ \t]*(
 _ANY_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(", re.M)
 
 
+@functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
 def type_macros(data: bytes) -> tuple[tuple[str, str, str], ...]:
     """The macros this file defines that name a type by pasting their one parameter between two
     pieces: (name, what comes before the argument, what comes after). BoringSSL's and OpenSSL's

@@ -17,7 +17,7 @@ import collections
 import functools
 import itertools
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +33,8 @@ from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
                                  split_top_level, text)
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_aliases, attribute_macros, blank_span,
-                                 type_macros,
                                  file_namespace_macros, file_nodes, grammar_language, is_metal, macro_config,
-                                 namespace_macros,
-                                 parse_source,
-                                 rewrite_namespace_macros, word_hashes)
+                                 namespace_macros, parse_source, rewrite_namespace_macros, type_macros, word_hashes)
 from extractor.cpp import tfops, torchclasses
 from extractor.cpp.handoffs import body_handoffs, launch_field_offsets, may_hold_function
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
@@ -172,8 +169,10 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
         scanner.truncated = True
     facts = scanner.finish(word_hashes(parsed.data) if words is None else words)
     if scanner.conditional_error_spans and not scanner.truncated:
-        facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, namespaces, launchers,
-                                             blank, types)
+        # a variant is parsed as the file was
+        reparse = functools.partial(parse_source, language=parsed.language, blank=blank, namespaces=namespaces,
+                                    types=types)
+        facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, reparse, launchers)
     macros = file_namespace_macros(parsed.data, namespaces)
     aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
     return _unaliased(facts, aliases) if aliases else facts
@@ -222,9 +221,8 @@ def _unaliased(facts: CppFacts, aliases: dict[str, str]) -> CppFacts:
 
 
 def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]], facts: CppFacts,
-                                 namespaces: dict[str, str] | None = None,
-                                 launchers: Mapping[str, int] | None = None, blank: Sequence[str] = (),
-                                 types: Mapping[str, tuple[str, str]] | None = None) -> CppFacts:
+                                 reparse: Callable[[bytes], Any] | None = None,
+                                 launchers: Mapping[str, int] | None = None) -> CppFacts:
     """An `#if` in the middle of an expression (a string concatenation inside `asm(...)`, an
     initializer) can turn the rest of a file into one ERROR region. Parse a variant where the
     conditional directives inside those regions are blanked (both branches kept, as for the rest
@@ -241,7 +239,7 @@ def _rescan_without_conditionals(parsed: ParsedFile, spans: list[tuple[int, int]
     first = _without_conditionals(parsed.data, spans, True)
     # no conditional with a second branch there: the one variant, scanned once (a tie keeps the first)
     for variant_bytes in (both,) if first == both else (both, first):
-        variant = _variant_facts(parsed, variant_bytes, facts.words, namespaces, launchers, blank, types)
+        variant = _variant_facts(parsed, variant_bytes, facts.words, reparse, launchers)
         if variant is not None and (alt is None or variant[1] < best):
             alt, best = variant
     if alt is None or alt.errors >= facts.errors:
@@ -305,16 +303,14 @@ def _without_conditionals(data: bytes, spans: list[tuple[int, int]], first_only:
     return bytes(out)
 
 
-def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, namespaces: dict[str, str] | None,
-                   launchers: Mapping[str, int] | None = None,
-                   blank: Sequence[str] = (),
-                   types: Mapping[str, tuple[str, str]] | None = None) -> tuple[CppFacts, tuple[int, int]] | None:
-    """The facts of a variant of ``parsed``'s bytes, parsed as it was (with the same macros of its
-    includes blanked: else grpc's zlib read `local block_state deflate_fast(...)` as a function
-    `block_statedeflate_fast` returning `local`), and how wrong its parse is: (errors, nodes the
-    parser had to invent: a `}` missing at the end is a block never closed); None past the
-    recursion limit."""
-    tree = parse_source(variant, parsed.language, blank=blank, namespaces=namespaces, types=types)
+def _variant_facts(parsed: ParsedFile, variant: bytes, words: Any, reparse: Callable[[bytes], Any] | None = None,
+                   launchers: Mapping[str, int] | None = None) -> tuple[CppFacts, tuple[int, int]] | None:
+    """The facts of a variant of ``parsed``'s bytes, parsed as it was (``reparse``: with the same
+    macros of its includes blanked and written out, else grpc's zlib read `local block_state
+    deflate_fast(...)` as a function `block_statedeflate_fast` returning `local`), and how wrong its
+    parse is: (errors, nodes the parser had to invent: a `}` missing at the end is a block never
+    closed); None past the recursion limit."""
+    tree = (reparse or functools.partial(parse_source, language=parsed.language))(variant)
     other = _Scanner(ParsedFile(parsed.language, variant, tree), launchers)
     try:
         other.visit_items(other.tree.root_node, ())
