@@ -47,6 +47,22 @@ def test_constructors_have_no_return_type_and_members_keep_access():
     assert not {"private", "protected"} & set(defs["C::C"].tags)
 
 
+def test_pointers_to_functions_declare_no_function():
+    # Triton's CudaDriverHelper keeps driver entry points found by dlsym as data members; a pointer to a
+    # function was recorded as a method named `(*cu_init_fn_)`
+    data = (b"namespace n {\nclass DriverHelper {\n public:\n  void Load();\n"
+            b"  CUresult (*cu_init_fn_)(unsigned int);\n  void (Other::*handler_)(int) const;\n};\n"
+            b"extern void* (*mallocx)(size_t, int);\nint (*table[4])(int);\ntypedef int (*cb_t)(int);\n"
+            b"static auto (*getOps() noexcept)(int) { return nullptr; }\nint (isalpha)(int c);\n}\n")
+    facts = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    defs = {d.qual: d for d in facts.defs}
+    assert set(defs) == {"n", "n::DriverHelper", "n::DriverHelper::Load", "n::getOps", "n::isalpha"}
+    assert defs["n::getOps"].returns == "auto(*)(int)" and defs["n::getOps"].params == ()
+    assert defs["n::isalpha"].returns == "int" and defs["n::isalpha"].params == (Param("c", "int", None),)
+    assert [(f.name, f.type) for f in facts.fields] == [("cu_init_fn_", "CUresult(*)(unsigned int)")]
+    assert [(a.name, a.type) for a in facts.type_aliases] == [("cb_t", "int(*)(int)")]
+
+
 @pytest.mark.parametrize(("schema", "expected"), [
     ("rms_norm(Tensor! result, Tensor input, Tensor weight, float epsilon) -> ()",
      {"name": "rms_norm", "overload": "", "returns": "()",

@@ -600,7 +600,7 @@ class _Scanner:
         fdecl = _function_declarator(node.child_by_field_name("declarator"))
         if fdecl is None:
             return
-        name_node = fdecl.child_by_field_name("declarator")
+        name_node = _function_name(fdecl)
         if name_node is None:
             return
         raw = text(name_node)
@@ -787,7 +787,7 @@ class _Scanner:
                         and type_node.type not in _NOT_CLASS_TYPES:
                     self.visit_global(node, type_node, decl, scope)
                 continue
-            name_node = fdecl.child_by_field_name("declarator")
+            name_node = _function_name(fdecl)
             if name_node is None:
                 continue
             written = clean_name(text(name_node))
@@ -1936,9 +1936,11 @@ def _is_macro_in_class(written: str, scope: Scope) -> bool:
 
 
 def _function_declarator(node: Any) -> Any:
+    """The declarator of the function ``node`` declares; None when it declares none (a variable, and a
+    pointer to a function, see :func:`_declared_function`)."""
     while node is not None:
         if node.type == "function_declarator":
-            return node
+            return _declared_function(node)
         if node.type in _DECLARATOR_WRAPPERS:
             node = node.child_by_field_name("declarator") or (
                 node.named_children[-1] if node.named_child_count else None)
@@ -1948,6 +1950,34 @@ def _function_declarator(node: Any) -> Any:
         else:
             return None
     return None
+
+
+def _declared_function(fdecl: Any) -> Any:
+    """``fdecl``, unless the name it declares is in parentheses with a pointer or a reference: `R (*f)(args);`
+    (and `R (C::*f)(args)`, `R (&f)(args)`, `R (*f[4])(args)`) declares a variable or a data member that
+    points to a function, which is no function (Triton's `CUresult (*cu_init_fn_)(unsigned int);`, a
+    driver entry point found by dlsym); `R (*f(params))(args)` declares the function f, which returns such
+    a pointer: f's declarator. Parentheses alone leave a function: `int (isalpha)(int);`."""
+    node = fdecl.child_by_field_name("declarator")
+    if node is None or node.type != "parenthesized_declarator":
+        return fdecl
+    points = False
+    while node is not None:
+        if node.type == "function_declarator":
+            return _declared_function(node)
+        if node.type not in _DECLARATOR_WRAPPERS and node.type != "array_declarator":
+            break
+        points = points or node.type not in ("parenthesized_declarator", "attributed_declarator")
+        node = node.child_by_field_name("declarator") or (node.named_children[-1] if node.named_child_count else None)
+    return None if points else fdecl
+
+
+def _function_name(fdecl: Any) -> Any:
+    """What names the function ``fdecl`` declares, out of any parentheses around it (`(isalpha)`)."""
+    node = fdecl.child_by_field_name("declarator")
+    while node is not None and node.type == "parenthesized_declarator" and node.named_child_count == 1:
+        node = node.named_children[0]
+    return node
 
 
 def _signature(fdecl: Any) -> str:

@@ -111,11 +111,18 @@ def declared_variable(declaration: Any, declarator: Any) -> tuple[str, str]:
     as a function declarator, declares `m`."""
     words = _type_words(declaration.named_children, declaration.child_by_field_name("declarator"))
     suffix = ""
+    function = ""  # `R (*f)(args)`: what a pointer to a function returns, and its parameters
     node = declarator
     while node is not None:
         kind = node.type
         if kind in ("identifier", "field_identifier", "type_identifier"):  # a typedef's: a type_identifier
-            return node.text.decode("utf-8", "replace"), normalise_type(" ".join(words) + suffix)
+            written = " ".join(words) + (f"({suffix}){function}" if function else suffix)
+            return node.text.decode("utf-8", "replace"), normalise_type(written)
+        if kind == "function_declarator" and getattr(node.child_by_field_name("declarator"), "type", "") \
+                == "parenthesized_declarator":
+            params = node.child_by_field_name("parameters")
+            words = [" ".join(words) + suffix]
+            function, suffix = (params.text.decode("utf-8", "replace") if params is not None else "()"), ""
         if kind == "pointer_declarator":
             suffix += "*"
         elif kind == "reference_declarator":
@@ -124,7 +131,10 @@ def declared_variable(declaration: Any, declarator: Any) -> tuple[str, str]:
             node = named[-1] if named else None
             continue
         elif kind == "parenthesized_declarator":
-            node = node.named_children[0] if node.named_child_count else None
+            # `(C::*f)`: the grammar leaves `C::` an ERROR before the pointer to a member
+            named = node.named_children
+            suffix += "".join(c.text.decode("utf-8", "replace") for c in named[:-1] if c.type == "ERROR")
+            node = named[-1] if named else None
             continue
         elif kind not in ("init_declarator", "function_declarator"):
             return "", ""
@@ -163,9 +173,16 @@ def return_type(definition: Any, fdecl: Any) -> str:
     if not words:
         return ""
     suffix = ""
+    function = ""  # `R (*f(params))(args)`: f returns a pointer to a function, of these parameters
     node = declarator
-    while node is not None and node is not fdecl and node.type != "function_declarator":
-        if node.type == "pointer_declarator":
+    while node is not None and node != fdecl:
+        if node.type == "function_declarator":
+            if getattr(node.child_by_field_name("declarator"), "type", "") != "parenthesized_declarator":
+                break
+            params = node.child_by_field_name("parameters")
+            words = [" ".join(words) + suffix]
+            function, suffix = (params.text.decode("utf-8", "replace") if params is not None else "()"), ""
+        elif node.type == "pointer_declarator":
             quals = " ".join(c.text.decode() for c in node.named_children if c.type == "type_qualifier")
             suffix += "*" + (f" {quals}" if quals else "")
         elif node.type == "reference_declarator":
@@ -175,7 +192,7 @@ def return_type(definition: Any, fdecl: Any) -> str:
             named = [c for c in node.named_children if c.type != "type_qualifier"]
             inner = named[-1] if named else None
         node = inner
-    return normalise_type(" ".join(words) + suffix)
+    return normalise_type(" ".join(words) + (f"({suffix}){function}" if function else suffix))
 
 
 # -- torch operator schemas --------------------------------------------------------------------
