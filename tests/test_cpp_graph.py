@@ -410,6 +410,30 @@ def test_a_file_written_to_be_included_sees_the_macros_every_includer_sees(tmp_p
     assert node(alone, "cpp:cold_path").returns == "int"  # its one includer sees it: blanked
 
 
+def test_a_macro_that_opens_a_lambda_is_read_as_that_lambda(tmp_path):
+    """folly's `SCOPE_EXIT { ... };` is `auto X = ScopeGuardOnExit() + [&]() noexcept { ... };`: read as
+    written, the use was an ERROR node that, in a class's method, took the class's later members out of it
+    (100 of the 101 folly files that use one had parse errors). Written as the lambda it opens, in the file
+    that defines the macro and in its includers."""
+    graph = cpp_graph(tmp_path, {
+        "include/guard.h": ("#define SCOPE_EXIT                                        \\\n"
+                            "  auto FB_ANONYMOUS_VARIABLE(SCOPE_EXIT_STATE) = \\\n"
+                            "      ::folly::detail::ScopeGuardOnExit() + [&]() noexcept\n"
+                            "#define defer auto DEFER_(__LINE__) = defer_dummy{} * [ & ]( )  // Go's\n"
+                            "void release();\n"),
+        "src/executor.cpp": ('#include "guard.h"\n'
+                             "namespace pool {\nclass Executor {\n public:\n  void start() {\n"
+                             "    workers_.emplace_back([this] {\n      SCOPE_EXIT {\n        release();\n"
+                             "      };\n      this->work();\n    });\n  }\n"
+                             "  ~Executor() { defer { release(); }; }\n  void work() {}\n};\n}\n"),
+    })
+    methods = {n.id for n in graph.nodes if n.kind is NodeKind.METHOD}
+    assert methods == {"cpp:pool::Executor::start", "cpp:pool::Executor::~Executor", "cpp:pool::Executor::work"}
+    assert {("cpp:pool::Executor::start", "cpp:release"), ("cpp:pool::Executor::~Executor", "cpp:release"),
+            ("cpp:pool::Executor::start", "cpp:pool::Executor::work")} <= edges(graph, EdgeKind.CALLS)
+    assert graph.stats.get("error_nodes", 0) == 0
+
+
 def test_a_macro_that_names_a_type_by_pasting_is_written_as_that_type(tmp_path):
     """BoringSSL's and OpenSSL's `STACK_OF(X509)` is `struct stack_st_X509`: read as written, a function with
     such a parameter was no definition at all, and no ERROR node said so (grpc's vendored BoringSSL: 786 uses

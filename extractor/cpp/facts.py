@@ -290,3 +290,6 @@ class CppFacts(msgspec.Struct, frozen=True):
     # macros that name a type by pasting their parameter (parse.type_macros: `STACK_OF(type)`), with the pieces
     # before and after it: written out in the file and, after the graph step's second scan, in its includers
     type_macros: tuple[tuple[str, str, str], ...] = ()
+    # object-like macros that open a lambda (parse.lambda_macros: folly's `SCOPE_EXIT`), whose uses `NAME {` are
+    # written as the lambda in the file and, after the graph step's second scan, in its includers
+    lambda_macros: tuple[str, ...] = ()

@@ -95,13 +95,15 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     members = _member_macros(facts)
     launchers = _agreed(pair for f in facts.values() for pair in f.launcher_macros)
     types = _agreed((name, (before, after)) for f in facts.values() for name, before, after in f.type_macros)
+    lambdas = {name for f in facts.values() for name in f.lambda_macros}
     aliases = system_attribute_aliases(facts) - builtin  # (macros.yaml's are blanked in every parse)
     # the attribute aliases a file defines: its own parse left them as written
     own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
     defined = {p: (set(f.defines) - builtin) | {n for n, _kind in f.namespace_macros if n in namespaces}
                | {m.name for m in f.member_macros if m.name in members}
                | {n for n, _at in f.launcher_macros if n in launchers} | own_aliases[p]
-               | {n for n, _before, _after in f.type_macros if n in types} for p, f in facts.items()}
+               | {n for n, _before, _after in f.type_macros if n in types} | set(f.lambda_macros)
+               for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -130,11 +132,12 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             continue
         tasks.append(_Rescan(path, languages[path], data,
                              tuple(c for c in candidates if c not in namespaces and c not in members
-                                   and c not in launchers and c not in types),
+                                   and c not in launchers and c not in types and c not in lambdas),
                              {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None,
                              {c: members[c] for c in candidates if c in members},
                              {c: launchers[c] for c in candidates if c in launchers}, facts[path].errors,
-                             {c: types[c] for c in candidates if c in types}))
+                             {c: types[c] for c in candidates if c in types},
+                             tuple(c for c in candidates if c in lambdas)))
     for task, rescanned in zip(tasks, fork_map(_rescanned, tasks, jobs)):
         if rescanned is not None:
             facts[task.path], written_out = _RESCANNED.decode(rescanned)
@@ -200,6 +203,7 @@ class _Rescan:
     launchers: dict[str, int]  # launcher macros: the position of their kernel argument
     errors: int  # ERROR nodes of the file's first scan (the file as written, when no macro of the task is used)
     types: dict[str, tuple[str, str]]  # type-naming macros: the pieces before and after their argument
+    lambdas: tuple[str, ...]  # lambda-opening macros
 
 
 def _rescanned(task: _Rescan) -> bytes | None:
@@ -225,7 +229,7 @@ def _scan_blanked(task: _Rescan, data: bytes, written_out: list[int]) -> CppFact
     ``written_out``) scanned with the attribute macros it uses blanked; None when it uses none of
     the task's macros and has no use written out."""
     listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
-    used = used_outside_directives(data, (*listed, *task.namespaces, *task.types))
+    used = used_outside_directives(data, (*listed, *task.namespaces, *task.types, *task.lambdas))
     # a launcher macro counts in a directive too: a macro of the file's own body uses it (DeepEP's
     # `#define DISPATCH_LAUNCH_CASE(ranks) LAUNCH_KERNEL(&cfg, dispatch<ranks>, ...)`)
     launchers = {name: at for name, at in task.launchers.items() if re.search(rf"\b{name}\b".encode(), data)}
@@ -234,10 +238,11 @@ def _scan_blanked(task: _Rescan, data: bytes, written_out: list[int]) -> CppFact
     blank = [listed[name] for name in used if name in listed]
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
     types = {name: task.types[name] for name in used if name in task.types}
+    lambdas = [name for name in used if name in task.lambdas]
     language = grammar_language(data, task.language)
-    tree = parse_source(data, language, blank=blank, namespaces=namespaces, types=types)
+    tree = parse_source(data, language, blank=blank, namespaces=namespaces, types=types, lambdas=lambdas)
     facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces, launchers=launchers,
-                     blank=blank, types=types)
+                     blank=blank, types=types, lambdas=lambdas)
     if written_out:  # what the uses declare says so
         lines = set(written_out)
         facts = msgspec.structs.replace(facts, defs=tuple(
