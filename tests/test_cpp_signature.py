@@ -47,6 +47,15 @@ def test_constructors_have_no_return_type_and_members_keep_access():
     assert not {"private", "protected"} & set(defs["C::C"].tags)
 
 
+def test_nullability_qualifiers_and_macros_for_them_are_no_names():
+    # folly's FOLLY_NULLABLE is Clang's `_Nullable` or nothing: read as written, it was the parameter's name
+    data = (b"#if defined(__clang__)\n#define FOLLY_NULLABLE _Nullable\n#else\n#define FOLLY_NULLABLE\n#endif\n"
+            b"void f(int * _Nonnull p, Printer* FOLLY_NULLABLE printer);\n")
+    facts = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert [(p.name, p.type) for p in facts.defs[0].params] == [("p", "int*"), ("printer", "Printer*")]
+    assert facts.errors == 0 and facts.defines == ("FOLLY_NULLABLE",)
+
+
 def test_pointers_to_functions_declare_no_function():
     # Triton's CudaDriverHelper keeps driver entry points found by dlsym as data members; a pointer to a
     # function was recorded as a method named `(*cu_init_fn_)`
