@@ -169,3 +169,21 @@ def test_a_header_condition_and_calling_conventions_parse():
     included = [(target, line) for target, _system, line in facts.includes]
     assert included == [("jsoncpp/json/json.h", 2), ("json/json.h", 4)]
     assert "CL_API_CALL" in attribute_macros(code)
+
+
+def test_alignment_macros_before_a_class_name_are_attributes(tmp_path):
+    """RocksDB's `#define ALIGN_AS(n) alignas(n)` (or nothing, by platform) before a class's name:
+    `class ALIGN_AS(CACHE_LINE_SIZE) LRUCacheShard final : ...` lost the class and its members; so did an
+    object-like `alignas(64)` macro before a struct's name, in the file that defines them and in its includers."""
+    graph = cpp_graph(tmp_path, {
+        "port/port.h": ("#ifdef OS_WIN\n#define ALIGN_AS(n) /*empty*/\n#else\n#define ALIGN_AS(n) alignas(n)\n#endif\n"
+                        "#define CACHE_ALIGNED alignas(64)\n"),
+        "cache/lru_cache.h": ('#include "port/port.h"\nnamespace rocksdb {\n'
+                              "class ALIGN_AS(CACHE_LINE_SIZE) LRUCacheShard final : public CacheShardBase {\n"
+                              " public:\n  void Insert(int k);\n};\nstruct CACHE_ALIGNED Stats { int hits; };\n}\n"),
+    })
+    ids = {n.id for n in graph.nodes}
+    assert {"cpp:rocksdb::LRUCacheShard", "cpp:rocksdb::LRUCacheShard::Insert", "cpp:rocksdb::Stats"} <= ids
+    assert attribute_macros(b"#define ALIGN_AS(n) alignas(n)\n#define CACHE_ALIGNED alignas(64)\n") == [
+        "ALIGN_AS(", "CACHE_ALIGNED"]
+    assert graph.stats.get("error_nodes", 0) == 0

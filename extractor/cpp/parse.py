@@ -488,7 +488,10 @@ _ATTRIBUTE_GROUP = re.compile(
     # a pragma operator: a loop-unrolling macro (`#define PRAGMA_UNROLL _Pragma("unroll")`, CUTE's and
     # lmdeploy's) stands alone before a `for`, where tree-sitter reads its name as a statement missing
     # its `;` and the loop as an ERROR
-    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)')
+    rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)'
+    # an alignment specifier: RocksDB's `#define ALIGN_AS(n) alignas(n)` (or nothing) before a class's name,
+    # `class ALIGN_AS(CACHE_LINE_SIZE) LRUCacheShard final : ...`, took the class's name and members
+    rb'|\b(?:alignas|_Alignas)\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 # `#define NAME(params) body` (its continued lines too), and a body that is a static assertion. The body
