@@ -130,3 +130,19 @@ def test_a_region_whose_conditionals_have_no_second_branch_is_parsed_again_once(
     variants.clear()
     cpp_scan._rescan_without_conditionals(parsed, [no_else], facts)
     assert len(variants) == 1
+
+
+def test_a_constructor_whose_branches_each_begin_its_initializers_reads_the_first():
+    """RocksDB's semaphores: `#ifdef ROCKSDB_USE_STD_SEMAPHORES` / `: sem_(n)` / `#else` / `: count_(n)` /
+    `#endif`. Read twice, the constructor was an ERROR node, the class's later members functions of the
+    namespace, and the functions of the class after it lost their namespace."""
+    data = (b"namespace rocksdb {\nclass CountingSemaphore {\n public:\n  explicit CountingSemaphore(int n)\n"
+            b"#ifdef ROCKSDB_USE_STD_SEMAPHORES\n      : sem_(n)\n#else\n      : count_(n)  // a comment\n"
+            b"#endif\n  {\n    check(n);\n  }\n  void Acquire() { wait(); }\n};\n"
+            b"class BinarySemaphore {\n public:\n  void Release() { signal(); }\n};\n}\n")
+    facts = scan_source(data, Language.CPP)
+    assert [d.qual for d in facts.defs if d.kind == "function"] == [
+        "rocksdb::CountingSemaphore::CountingSemaphore", "rocksdb::CountingSemaphore::Acquire",
+        "rocksdb::BinarySemaphore::Release"]
+    assert facts.errors == 0
+    assert ("rocksdb::CountingSemaphore::CountingSemaphore", "check", 11) in set(each_call(facts.calls))

@@ -146,10 +146,11 @@ from extractor.model import Language, Step
 # member), no function; `int (f)(int)` names f; 66: macros that open a lambda (folly's `SCOPE_EXIT`,
 # CppFacts.lambda_macros) written as the lambda, in the file and in its includers' second scan; 67: Clang's
 # nullability qualifiers (`_Nullable`) blanked, and so a macro for one (folly's FOLLY_NULLABLE) is an attribute;
-# 68: a macro body's `alignas(n)` is an attribute (RocksDB's `ALIGN_AS(n)` before a class's name)
+# 68: a macro body's `alignas(n)` is an attribute (RocksDB's `ALIGN_AS(n)` before a class's name); 69: of two
+# branches that each begin a constructor's member initializers, the first is read
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="68", forkable=True)
+            extract=extract_cpp_graph, version="69", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -265,6 +265,7 @@ _TWO_BRANCHES = re.compile(rb"#[ \t]*if(?:n?def)?\b[^\n\\]*\n((?:(?![ \t]*#)[^\n
                            rb"[ \t]*#[ \t]*else\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                            rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
 _NO_BRACES = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
+_INITIALIZER_LIST = re.compile(rb"\s*:(?!:)")  # a constructor's member initializers begin here
 
 
 def keep_first_of_opening_branches(data: bytes) -> bytes:
@@ -282,7 +283,12 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
     parentheses: a declarator the branches write with and without an attribute (`__global__ void` /
     `#if __CUDA_ARCH__ >= 1000` / `__launch_bounds__(512, 4) cvt_fp16_to_fp4(` / `#else` /
     `cvt_fp16_to_fp4(` / `#endif`, rtp-llm's FP4 kernels, TensorRT-LLM's): read twice, the kernel
-    was an ERROR node, no definition, and its launches bound to nothing."""
+    was an ERROR node, no definition, and its launches bound to nothing.
+
+    So, too, where each branch begins a constructor's member initializer list (`#ifdef
+    ROCKSDB_USE_STD_SEMAPHORES` / `: sem_(starting_count)` / `#else` / `: count_(starting_count)`): read
+    twice, the constructor and the class's later members were ERROR nodes, and the functions after the
+    class lost their namespace."""
     if b"#" not in data or b"else" not in data or (b"{" not in data and b"(" not in data):
         return data
     out: bytearray | None = None
@@ -292,7 +298,8 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
         if opened != second.count(b"{") - second.count(b"}"):
             continue
         parens = first.count(b"(") - first.count(b")")
-        if opened == 0 and (parens == 0 or parens != second.count(b"(") - second.count(b")")):
+        initializers = _INITIALIZER_LIST.match(first) is not None and _INITIALIZER_LIST.match(second) is not None
+        if opened == 0 and not initializers and (parens == 0 or parens != second.count(b"(") - second.count(b")")):
             continue
         out = bytearray(data) if out is None else out
         for start, end in ((line_start, m.start(1)), (m.end(1), m.end())):
