@@ -149,7 +149,9 @@ def test_a_string_literal_a_macro_continues_is_no_parse_error():
             b'    printf("%s: %" PRIu64 " of %d\\n", __func__, n, total(n));\n'
             b'    fail("connection not available" LOC_MARK);\n'
             b'    int broken = ( ;\n'
-            b'}\n')
+            b'}\n'
+            # MXNet's operators: a raw literal that ADD_FILELINE ("Defined in " __FILE__ ...) continues
+            b'NNVM_REGISTER_OP(_npi_stack)\n.describe(R"code(Stacks arrays.\n)code" ADD_FILELINE)\n.set_num_inputs(0);\n')
     facts = scan_cpp(ParsedFile(Language.CPP, code, parse_source(code, Language.CPP)))
     assert facts.error_lines == (5,)
     assert {callee for _scope, calls in facts.calls for callee, _line in calls} >= {"printf", "total", "fail"}

@@ -147,10 +147,11 @@ from extractor.model import Language, Step
 # CppFacts.lambda_macros) written as the lambda, in the file and in its includers' second scan; 67: Clang's
 # nullability qualifiers (`_Nullable`) blanked, and so a macro for one (folly's FOLLY_NULLABLE) is an attribute;
 # 68: a macro body's `alignas(n)` is an attribute (RocksDB's `ALIGN_AS(n)` before a class's name); 69: of two
-# branches that each begin a constructor's member initializers, the first is read
+# branches that each begin a constructor's member initializers, the first is read; 70: a raw string literal
+# that a macro continues (MXNet's `R"code(...)code" ADD_FILELINE`) is no parse error, as a literal is
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="69", forkable=True)
+            extract=extract_cpp_graph, version="70", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

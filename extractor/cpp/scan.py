@@ -1514,7 +1514,7 @@ def _string_before_macro(error) -> bool:
     return after is not None and after.type == "identifier"
 
 
-_LITERALS = ("string_literal", "concatenated_string")
+_LITERALS = ("string_literal", "concatenated_string", "raw_string_literal")
 
 
 def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
