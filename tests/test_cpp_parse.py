@@ -263,6 +263,14 @@ def test_a_static_assert_macro_in_a_class_body_is_blanked_with_its_arguments():
     facts = scan(code)
     assert facts.errors == 0 and facts.defines == ("EP_STATIC_ASSERT(",)  # CHECKED is no assertion
     assert {"ep::Buffer::Buffer", "ep::Buffer::destroy"} <= set(defs_by_qual(facts))
+    # MXNet's STATIC_ASSERT_CUDNN_VERSION_GE: the body begins on the line after the `#define`
+    code = ("#define STATIC_ASSERT_CUDNN_VERSION_GE(min_version) \\\n  static_assert( \\\n"
+            "      CUDNN_VERSION >= min_version, \\\n      \"cuDNN too old\" QUOTEVALUE(min_version) \" or later.\")\n"
+            "template <typename T>\nclass CuDNNAlgo {\n  STATIC_ASSERT_CUDNN_VERSION_GE(7000);\n public:\n"
+            "  void Set(int a);\n};\n")
+    facts = scan(code)
+    assert facts.errors == 0 and facts.defines == ("STATIC_ASSERT_CUDNN_VERSION_GE(",)
+    assert "CuDNNAlgo::Set" in defs_by_qual(facts)
 
 
 def test_a_kernel_after_a_function_like_launch_bounds_macro_is_a_kernel():

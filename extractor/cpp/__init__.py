@@ -148,10 +148,11 @@ from extractor.model import Language, Step
 # nullability qualifiers (`_Nullable`) blanked, and so a macro for one (folly's FOLLY_NULLABLE) is an attribute;
 # 68: a macro body's `alignas(n)` is an attribute (RocksDB's `ALIGN_AS(n)` before a class's name); 69: of two
 # branches that each begin a constructor's member initializers, the first is read; 70: a raw string literal
-# that a macro continues (MXNet's `R"code(...)code" ADD_FILELINE`) is no parse error, as a literal is
+# that a macro continues (MXNet's `R"code(...)code" ADD_FILELINE`) is no parse error, as a literal is; 71: a
+# static assertion macro whose body begins on the line after its `#define` is one (MXNet's cuDNN version checks)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="70", forkable=True)
+            extract=extract_cpp_graph, version="71", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -688,7 +688,7 @@ def _function_macro_kind(params: bytes, body: bytes, known: set[bytes]) -> bytes
     """How a function-like macro's uses are read: blanked with their arguments (``(``: its body
     is a static assertion, attributes only or nothing), unwrapped (:data:`DECLARATION_WRAPPER`),
     or as written (None)."""
-    if _STATIC_ASSERT_BODY.fullmatch(body) or _is_attribute_body(_DECLSPEC_GROUP.sub(b" ", body), known):
+    if _STATIC_ASSERT_BODY.fullmatch(body.strip()) or _is_attribute_body(_DECLSPEC_GROUP.sub(b" ", body), known):
         return b"("
     if _is_declaration_wrapper(params, body, known):
         return DECLARATION_WRAPPER.encode()
