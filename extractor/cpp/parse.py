@@ -620,8 +620,10 @@ def _configured_words() -> frozenset[bytes]:
 
 
 @functools.lru_cache(maxsize=2)
+@functools.lru_cache(maxsize=2)  # the file's attribute macros, its aliases and its lambda macros read them
 def _object_like_bodies(data: bytes) -> dict[bytes, list[bytes]]:
-    """Each object-like macro ``data`` defines (no keyword), with the body of each of its definitions."""
+    """Each object-like macro ``data`` defines (no keyword), with the body of each of its definitions
+    (shared by its callers: read, never changed)."""
     bodies: dict[bytes, list[bytes]] = {}
     for m in matches_at_line_starts(_DEFINE, data):
         if m.group(1) not in KEYWORDS:
