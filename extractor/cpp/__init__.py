@@ -149,10 +149,12 @@ from extractor.model import Language, Step
 # 68: a macro body's `alignas(n)` is an attribute (RocksDB's `ALIGN_AS(n)` before a class's name); 69: of two
 # branches that each begin a constructor's member initializers, the first is read; 70: a raw string literal
 # that a macro continues (MXNet's `R"code(...)code" ADD_FILELINE`) is no parse error, as a literal is; 71: a
-# static assertion macro whose body begins on the line after its `#define` is one (MXNet's cuDNN version checks)
+# static assertion macro whose body begins on the line after its `#define` is one (MXNet's cuDNN version checks);
+# 72: macros that assign an argument the value of another (Arrow's `ARROW_ASSIGN_OR_RAISE(lhs, rexpr)`,
+# CppFacts.assign_macros) written as the assignment, in the file and in its includers' second scan
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="71", forkable=True)
+            extract=extract_cpp_graph, version="72", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -293,3 +293,7 @@ class CppFacts(msgspec.Struct, frozen=True):
     # object-like macros that open a lambda (parse.lambda_macros: folly's `SCOPE_EXIT`), whose uses `NAME {` are
     # written as the lambda in the file and, after the graph step's second scan, in its includers
     lambda_macros: tuple[str, ...] = ()
+    # function-like macros that assign one argument the value of another (parse.assign_macros: Arrow's
+    # `ARROW_ASSIGN_OR_RAISE(lhs, rexpr)`): (name, parameters, the assigned one's position, the value's);
+    # written as the assignment in the file and, after the graph step's second scan, in its includers
+    assign_macros: tuple[tuple[str, int, int, int], ...] = ()

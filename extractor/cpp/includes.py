@@ -96,6 +96,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     launchers = _agreed(pair for f in facts.values() for pair in f.launcher_macros)
     types = _agreed((name, (before, after)) for f in facts.values() for name, before, after in f.type_macros)
     lambdas = {name for f in facts.values() for name in f.lambda_macros}
+    assigns = _agreed((name, (params, target, value)) for f in facts.values()
+                      for name, params, target, value in f.assign_macros)
     aliases = system_attribute_aliases(facts) - builtin  # (macros.yaml's are blanked in every parse)
     # the attribute aliases a file defines: its own parse left them as written
     own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
@@ -103,7 +105,7 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
                | {m.name for m in f.member_macros if m.name in members}
                | {n for n, _at in f.launcher_macros if n in launchers} | own_aliases[p]
                | {n for n, _before, _after in f.type_macros if n in types} | set(f.lambda_macros)
-               for p, f in facts.items()}
+               | {n for n, *_way in f.assign_macros if n in assigns} for p, f in facts.items()}
     if not any(defined.values()):
         return
     reachable = defined_through_includes(defined, includes)
@@ -132,12 +134,14 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             continue
         tasks.append(_Rescan(path, languages[path], data,
                              tuple(c for c in candidates if c not in namespaces and c not in members
-                                   and c not in launchers and c not in types and c not in lambdas),
+                                   and c not in launchers and c not in types and c not in lambdas
+                                   and c not in assigns),
                              {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None,
                              {c: members[c] for c in candidates if c in members},
                              {c: launchers[c] for c in candidates if c in launchers}, facts[path].errors,
                              {c: types[c] for c in candidates if c in types},
-                             tuple(c for c in candidates if c in lambdas)))
+                             tuple(c for c in candidates if c in lambdas),
+                             {c: assigns[c] for c in candidates if c in assigns}))
     for task, rescanned in zip(tasks, fork_map(_rescanned, tasks, jobs)):
         if rescanned is not None:
             facts[task.path], written_out = _RESCANNED.decode(rescanned)
@@ -204,6 +208,7 @@ class _Rescan:
     errors: int  # ERROR nodes of the file's first scan (the file as written, when no macro of the task is used)
     types: dict[str, tuple[str, str]]  # type-naming macros: the pieces before and after their argument
     lambdas: tuple[str, ...]  # lambda-opening macros
+    assigns: dict[str, tuple[int, int, int]]  # assigning macros: parameters, the assigned one, the value
 
 
 def _rescanned(task: _Rescan) -> bytes | None:
@@ -229,7 +234,7 @@ def _scan_blanked(task: _Rescan, data: bytes, written_out: list[int]) -> CppFact
     ``written_out``) scanned with the attribute macros it uses blanked; None when it uses none of
     the task's macros and has no use written out."""
     listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
-    used = used_outside_directives(data, (*listed, *task.namespaces, *task.types, *task.lambdas))
+    used = used_outside_directives(data, (*listed, *task.namespaces, *task.types, *task.lambdas, *task.assigns))
     # a launcher macro counts in a directive too: a macro of the file's own body uses it (DeepEP's
     # `#define DISPATCH_LAUNCH_CASE(ranks) LAUNCH_KERNEL(&cfg, dispatch<ranks>, ...)`)
     launchers = {name: at for name, at in task.launchers.items() if re.search(rf"\b{name}\b".encode(), data)}
@@ -239,10 +244,12 @@ def _scan_blanked(task: _Rescan, data: bytes, written_out: list[int]) -> CppFact
     namespaces = {name: task.namespaces[name] for name in used if name in task.namespaces}
     types = {name: task.types[name] for name in used if name in task.types}
     lambdas = [name for name in used if name in task.lambdas]
+    assigns = {name: task.assigns[name] for name in used if name in task.assigns}
     language = grammar_language(data, task.language)
-    tree = parse_source(data, language, blank=blank, namespaces=namespaces, types=types, lambdas=lambdas)
+    tree = parse_source(data, language, blank=blank, namespaces=namespaces, types=types, lambdas=lambdas,
+                        assigns=assigns)
     facts = scan_cpp(ParsedFile(language, data, tree), words=task.words, namespaces=namespaces, launchers=launchers,
-                     blank=blank, types=types, lambdas=lambdas)
+                     blank=blank, types=types, lambdas=lambdas, assigns=assigns)
     if written_out:  # what the uses declare says so
         lines = set(written_out)
         facts = msgspec.structs.replace(facts, defs=tuple(

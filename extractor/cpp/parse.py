@@ -81,7 +81,8 @@ def grammar_language(data: bytes, language: Language) -> Language:
 def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
                  namespaces: dict[str, str] | None = None,
                  types: Mapping[str, tuple[str, str]] | None = None,
-                 lambdas: Iterable[str] = ()) -> tree_sitter.Tree:
+                 lambdas: Iterable[str] = (),
+                 assigns: Mapping[str, tuple[int, int, int]] | None = None) -> tree_sitter.Tree:
     """Parse C/C++ (``Language.CPP``) or CUDA (``Language.CUDA``) bytes into a syntax tree.
 
     Before parsing, a ``/* */`` comment on a continued line of a directive is blanked
@@ -92,7 +93,8 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     (:func:`rewrite_namespace_macros`); and the uses of macros that name a type by pasting (the
     file's own and ``types``, its includes') as the name they paste (:func:`write_type_macros`); and the
     uses of macros that open a lambda (the file's own and ``lambdas``, its includes') as the lambda
-    (:func:`write_lambda_macros`).
+    (:func:`write_lambda_macros`), and of macros that assign an argument (the file's own and ``assigns``)
+    as the assignment (:func:`write_assign_macros`).
     """
     configured, calls = _configured_blanks(language)
     # a function-like macro of an include's that this file also defines as a function: neither (the
@@ -114,6 +116,10 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     opening = (*lambdas, *lambda_macros(data))
     if opening:
         blanked = write_lambda_macros(blanked, opening)
+    assigning = {**(assigns or {}), **{name: (params, target, value)
+                                        for name, params, target, value in assign_macros(data)}}
+    if assigning:
+        blanked = write_assign_macros(blanked, assigning)
     blanked = keep_first_of_opening_branches(join_conditional_blocks(blank_lambda_qualifiers(blanked)))
     if is_metal(data):
         blanked = blank_metal_qualifiers(blanked)
@@ -1017,6 +1023,139 @@ def write_lambda_macros(data: bytes, names: Iterable[str]) -> bytes:
             out = bytearray(data)
         out[m.start():m.end()] = b"[]".ljust(m.end() - m.start())
     return data if out is None else bytes(out)
+
+
+# an assignment at a statement's start (`lhs = ...`, not `==`) and a value a variable is given whole
+# (`auto&& r = (rexpr);`), in a macro's body, each of one parameter's
+_ASSIGNED = "(?:^|[;{{}}])\\s*{0}\\s*=(?!=)"
+_GIVEN = "=\\s*\\(?\\s*{0}\\s*\\)?\\s*;"
+_MACRO_USE = re.compile(r"\s*(\w+)\s*\((.*)\)\s*;?\s*", re.S)
+
+
+@functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
+def assign_macros(data: bytes) -> tuple[tuple[str, int, int, int], ...]:
+    """The function-like macros this file defines that assign one of their arguments the value of
+    another: (name, how many parameters, the position of the one assigned, of the value's). Arrow's
+    ``ARROW_ASSIGN_OR_RAISE(lhs, rexpr)`` (``auto&& r = (rexpr); <return on error>; lhs =
+    std::move(r).ValueUnsafe();``, through an ``_IMPL`` macro it hands its parameters to), TensorFlow's
+    ``TF_ASSIGN_OR_RETURN``, googletest users' ``ASSERT_OK_AND_ASSIGN``: a use ``ARROW_ASSIGN_OR_RAISE(auto
+    reader, Open(path));`` declares a variable in a macro's argument, which is no expression, and
+    tree-sitter made an ERROR node of it and often of the rest of the file (Arrow's
+    hash_aggregate_test.cc: one function found of its hundreds). Every definition of the name must agree."""
+    if b"define" not in data or b"=" not in data:
+        return ()
+    definitions: dict[str, list[tuple[list[str], str]]] = {}
+    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+        body = _COMMENT.sub(" ", CONTINUATION.sub(b" ", m.group(3)).decode("utf-8", "replace"))
+        params = [p.strip() for p in m.group(2).decode("utf-8", "replace").split(",")]
+        definitions.setdefault(m.group(1).decode(), []).append((params, body))
+    found: dict[str, tuple[int, int, int] | None] = {}
+
+    def roles(name: str, depth: int) -> tuple[int, int, int] | None:
+        if name not in found:
+            found[name] = None  # (a macro that reaches itself assigns nothing)
+            ways = {_assigning(params, body, roles, depth) for params, body in definitions[name]}
+            found[name] = ways.pop() if len(ways) == 1 else None
+        return found[name]
+
+    def _assigning(params: list[str], body: str, inner: Any, depth: int) -> tuple[int, int, int] | None:
+        if not all(p.isidentifier() for p in params):
+            return None
+        target = [i for i, p in enumerate(params) if re.search(_ASSIGNED.format(re.escape(p)), body)]
+        value = [i for i, p in enumerate(params) if re.search(_GIVEN.format(re.escape(p)), body)]
+        if len(target) == 1 and len(value) == 1 and target[0] < value[0]:
+            return len(params), target[0], value[0]
+        # a body that hands its parameters on to another such macro of the file
+        use = _MACRO_USE.fullmatch(body)
+        if use is None or depth > 4 or use.group(1) not in definitions:
+            return None
+        handed = inner(use.group(1), depth + 1)
+        args = [a.strip() for a in split_arguments(use.group(2))]
+        if handed is None or len(args) != handed[0]:
+            return None
+        at = [params.index(args[i]) if args[i] in params else -1 for i in handed[1:]]
+        return (len(params), at[0], at[1]) if -1 not in at and at[0] < at[1] else None
+
+    return tuple(sorted((name, *way) for name in definitions if (way := roles(name, 0)) is not None))
+
+
+def split_arguments(text: str) -> list[str]:
+    """A macro use's arguments as the preprocessor splits them: at commas outside parentheses."""
+    out, depth, start = [], 0, 0
+    for i, c in enumerate(text):
+        if c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "," and depth == 0:
+            out.append(text[start:i])
+            start = i + 1
+    out.append(text[start:])
+    return out
+
+
+def write_assign_macros(data: bytes, macros: Mapping[str, tuple[int, int, int]]) -> bytes:
+    """``data`` with each use of an assigning macro (:func:`assign_macros`) outside preprocessor lines
+    written as the assignment it makes, every byte in place: ``ARROW_ASSIGN_OR_RAISE(auto reader,
+    Open(path));`` as ``                      auto reader= Open(path);;``: the name and its `(` blanked,
+    the comma after the assigned argument an `=`, the other arguments and commas blanked, the `)` a
+    `;` (an empty statement after it, where the use had its own). A use whose arguments are not the
+    macro's number, or do not close within 16 KB, is left as written."""
+    names = sorted(n for n in macros if n.encode() in data)
+    if not names:
+        return data
+    pattern = re.compile(rb"(?<![\w.:>])(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
+    out: bytearray | None = None
+    for m in pattern.finditer(data):
+        if out is not None and out[m.start()] == 32 or _in_directive(data, m.start()):
+            continue  # (inside a use written already)
+        spans = _argument_spans(data, m.end() - 1)
+        params, target, value = macros[data[m.start():m.end() - 1].strip().decode()]
+        if spans is None or len(spans) - 1 != params:
+            continue
+        if out is None:
+            out = bytearray(data)
+        close = spans[-1][0]
+        out[m.start():m.end()] = b" " * (m.end() - m.start())
+        for i, (start, end) in enumerate(spans[:-1]):
+            after = spans[i + 1][0] - 1 if i + 1 < params else close  # this argument's comma, or the `)`
+            if i not in (target, value):
+                out[start:end] = blank_span(data[start:end])
+            if i + 1 < params:
+                out[after:after + 1] = b"=" if i == target else b" "
+        out[close:close + 1] = b";"
+    return data if out is None else bytes(out)
+
+
+def _argument_spans(data: bytes, open_paren: int) -> list[tuple[int, int]] | None:
+    """The (start, end) of each argument of the use whose `(` is at ``open_paren``, split at commas
+    outside parentheses and literals, then (the `)`, the `)` + 1); None when it does not close in 16 KB."""
+    spans: list[tuple[int, int]] = []
+    depth, start, i, end = 0, open_paren + 1, open_paren, min(len(data), open_paren + 16384)
+    while i < end:
+        c = data[i]
+        if c in b"\"'":
+            i = _literal_end(data, i, end)
+            continue
+        if c == 40:  # (
+            depth += 1
+        elif c == 41:  # )
+            depth -= 1
+            if depth == 0:
+                return spans + [(start, i), (i, i + 1)]
+        elif c == 44 and depth == 1:  # ,
+            spans.append((start, i))
+            start = i + 1
+        i += 1
+    return None
+
+
+def _literal_end(data: bytes, at: int, end: int) -> int:
+    """Past the string or character literal that opens at ``at`` (or the end of its line)."""
+    quote, i = data[at], at + 1
+    while i < end and data[i] != quote and data[i] != 10:
+        i += 2 if data[i] == 92 else 1  # a backslash escapes the next byte
+    return i + 1
 
 
 # `extern template ...;` at the start of a line: an explicit instantiation declaration

@@ -32,7 +32,8 @@ from extractor.native.comments import leading_comment
 from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
                                  split_top_level, text)
-from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, attribute_aliases, attribute_macros, blank_span,
+from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, assign_macros, attribute_aliases,
+                                 attribute_macros, blank_span,
                                  file_namespace_macros, file_nodes, grammar_language, is_metal, lambda_macros,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, type_macros,
                                  word_hashes)
@@ -155,11 +156,12 @@ _TYPE_PARAMETERS = frozenset({"type_parameter_declaration", "variadic_type_param
 
 def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[str, str] | None = None,
              launchers: Mapping[str, int] | None = None, blank: Sequence[str] = (),
-             types: Mapping[str, tuple[str, str]] | None = None, lambdas: Sequence[str] = ()) -> CppFacts:
+             types: Mapping[str, tuple[str, str]] | None = None, lambdas: Sequence[str] = (),
+             assigns: Mapping[str, tuple[int, int, int]] | None = None) -> CppFacts:
     """Facts of one C/C++/CUDA file (see module docstring); never raises on odd input.
     ``words``: the file's word hashes when a scan of the same bytes already has them;
-    ``namespaces``, ``blank``, ``types`` and ``lambdas``: the namespace, attribute, type-naming and
-    lambda-opening macros its includes define, which its tree was parsed with (:func:`extractor.cpp.parse.parse_source`), and
+    ``namespaces``, ``blank``, ``types``, ``lambdas`` and ``assigns``: the namespace, attribute, type-naming,
+    lambda-opening and assigning macros its includes define, which its tree was parsed with (:func:`extractor.cpp.parse.parse_source`), and
     so is any variant of it; ``launchers``: the launcher macros its includes define (:func:`launcher_macros`), name ->
     the position of their kernel argument."""
     scanner = _Scanner(parsed, launchers)
@@ -172,7 +174,7 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
     if scanner.conditional_error_spans and not scanner.truncated:
         # a variant is parsed as the file was
         reparse = functools.partial(parse_source, language=parsed.language, blank=blank, namespaces=namespaces,
-                                    types=types, lambdas=lambdas)
+                                    types=types, lambdas=lambdas, assigns=assigns)
         facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, reparse, launchers)
     macros = file_namespace_macros(parsed.data, namespaces)
     aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
@@ -1432,6 +1434,7 @@ class _Scanner:
                         launches=group_calls(launches), torch_ops=tuple(self.torch_ops), pybind=tuple(self.pybind),
                         defines=tuple(attribute_macros(self.data)), attribute_aliases=attribute_aliases(self.data),
                         type_macros=type_macros(self.data), lambda_macros=lambda_macros(self.data),
+                        assign_macros=assign_macros(self.data),
                         namespace_macros=tuple(namespace_macros(self.data).items()),
                         namespace_aliases=tuple(sorted(self.namespace_aliases,
                                                        key=lambda a: (a.line, a.scope, a.name))),
