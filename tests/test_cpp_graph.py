@@ -451,14 +451,16 @@ def test_a_macro_that_assigns_an_argument_is_read_as_that_assignment(tmp_path):
                            "#define RESET(x) x = 0\n"),
         "arrow/io.cc": ('#include "arrow/result.h"\nnamespace arrow {\nclass Reader {\n public:\n'
                         "  Status ReadAll();\n};\nResult<Reader*> Open(const char* path, char sep);\n"
-                        "Status Load(const char* path) {\n"
+                        "Result<int> Parse(const char* json);\nStatus Load(const char* path) {\n"
                         "  ARROW_ASSIGN_OR_RAISE(Reader* reader, Open(path, ','));\n"
                         "  ARROW_ASSIGN_OR_RAISE(auto status,\n                        reader->ReadAll())\n"
+                        # a raw literal's commas and parentheses are its own
+                        '  ARROW_ASSIGN_OR_RAISE(auto json, Parse(R"({"a": [1, 2], "b": "("})"));\n'
                         "  return status;\n}\n}  // namespace arrow\nvoid after_namespace() {}\n"),
     })
-    assert {("cpp:arrow::Load", "cpp:arrow::Open"), ("cpp:arrow::Load", "cpp:arrow::Reader::ReadAll")} <= edges(
-        graph, EdgeKind.CALLS)
-    assert node(graph, "cpp:after_namespace").line == 15
+    assert {("cpp:arrow::Load", "cpp:arrow::Open"), ("cpp:arrow::Load", "cpp:arrow::Reader::ReadAll"),
+            ("cpp:arrow::Load", "cpp:arrow::Parse")} <= edges(graph, EdgeKind.CALLS)
+    assert node(graph, "cpp:after_namespace").line == 17
     assert graph.stats.get("error_nodes", 0) == 0
 
 

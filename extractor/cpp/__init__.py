@@ -151,10 +151,11 @@ from extractor.model import Language, Step
 # that a macro continues (MXNet's `R"code(...)code" ADD_FILELINE`) is no parse error, as a literal is; 71: a
 # static assertion macro whose body begins on the line after its `#define` is one (MXNet's cuDNN version checks);
 # 72: macros that assign an argument the value of another (Arrow's `ARROW_ASSIGN_OR_RAISE(lhs, rexpr)`,
-# CppFacts.assign_macros) written as the assignment, in the file and in its includers' second scan
+# CppFacts.assign_macros) written as the assignment, in the file and in its includers' second scan; 73: a raw
+# string literal in such a use's arguments is read whole
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="72", forkable=True)
+            extract=extract_cpp_graph, version="73", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -1150,8 +1150,18 @@ def _argument_spans(data: bytes, open_paren: int) -> list[tuple[int, int]] | Non
     return None
 
 
+_RAW_STRING_OPENING = re.compile(rb'(?<![\w])(?:u8|[uUL])?R"([^()\\\s"]{0,16})\(')
+
+
 def _literal_end(data: bytes, at: int, end: int) -> int:
-    """Past the string or character literal that opens at ``at`` (or the end of its line)."""
+    """Past the string or character literal that opens at ``at`` (or the end of its line); a raw
+    string literal (``R"(...)"``, ``R"x(...)x"``) runs to its closing delimiter, over lines."""
+    if at and data[at - 1] == 82:  # R, maybe after an encoding prefix
+        for start in range(at - 1, max(-1, at - 4), -1):
+            raw = _RAW_STRING_OPENING.match(data, start)
+            if raw is not None and raw.start(1) == at + 1:
+                close = data.find(b")" + raw.group(1) + b'"', raw.end(), end)
+                return end if close < 0 else close + len(raw.group(1)) + 2
     quote, i = data[at], at + 1
     while i < end and data[i] != quote and data[i] != 10:
         i += 2 if data[i] == 92 else 1  # a backslash escapes the next byte
