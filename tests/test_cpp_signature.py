@@ -56,6 +56,19 @@ def test_nullability_qualifiers_and_macros_for_them_are_no_names():
     assert facts.errors == 0 and facts.defines == ("FOLLY_NULLABLE",)
 
 
+def test_a_name_in_parentheses_after_a_typedef_names_the_function():
+    # Catch2's `static constexpr result_type (max)() {` (so that Windows' max macro does not expand): the
+    # grammar reads a function `result_type` of a parameter of type `max`; a function named by a macro,
+    # `URI_FUNC(Parse)(...)`, keeps the name as written
+    data = (b"class Pcg {\n public:\n  using result_type = unsigned;\n"
+            b"  static constexpr result_type (max)() { return 1; }\n  result_type (next)(int n);\n};\n"
+            b"int URI_FUNC(Parse)(const char* first) { return 0; }\n")
+    defs = {d.qual: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP))).defs}
+    assert set(defs) == {"Pcg", "Pcg::max", "Pcg::next", "URI_FUNC(Parse)"}
+    assert (defs["Pcg::max"].returns, defs["Pcg::max"].params) == ("result_type", ())
+    assert (defs["Pcg::next"].returns, defs["Pcg::next"].params) == ("result_type", (Param("n", "int", None),))
+
+
 def test_pointers_to_functions_declare_no_function():
     # Triton's CudaDriverHelper keeps driver entry points found by dlsym as data members; a pointer to a
     # function was recorded as a method named `(*cu_init_fn_)`

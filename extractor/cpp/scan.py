@@ -44,7 +44,7 @@ from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames
                                          torch_registrations,
                                          TvmFfiNames, TvmFfiObjectNames, tvm_ffi_object_registrations,
                                          tvm_ffi_registrations)
-from extractor.cpp.signature import declared_variable, normalise_type, parameters, return_type
+from extractor.cpp.signature import declared_variable, normalise_type, parameters, parenthesized_name, return_type
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import Language, ParsedFile
 from extractor.support.datafile import load_data_file
@@ -1977,7 +1977,11 @@ def _declared_function(fdecl: Any) -> Any:
 
 
 def _function_name(fdecl: Any) -> Any:
-    """What names the function ``fdecl`` declares, out of any parentheses around it (`(isalpha)`)."""
+    """What names the function ``fdecl`` declares, out of any parentheses around it (`(isalpha)`, and
+    `result_type (max)()`, which the grammar misreads: :func:`extractor.cpp.signature.parenthesized_name`)."""
+    misread = parenthesized_name(fdecl)
+    if misread is not None:
+        return misread[1]
     node = fdecl.child_by_field_name("declarator")
     while node is not None and node.type == "parenthesized_declarator" and node.named_child_count == 1:
         node = node.named_children[0]

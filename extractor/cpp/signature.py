@@ -15,7 +15,7 @@ import re
 from typing import Any
 
 from extractor.cpp.facts import Param
-from extractor.cpp.names import split_top_level
+from extractor.cpp.names import MACRO_NAME, split_top_level
 
 _ATTRIBUTE = re.compile(rb"\[\[.*?\]\]", re.S)
 _NAME_WRAPPERS = frozenset({
@@ -161,6 +161,26 @@ def normalise_default(text: str) -> str:
     return _SPACES.sub(" ", _COMMENT.sub(" ", text)).strip()
 
 
+def parenthesized_name(fdecl: Any) -> tuple[Any, Any] | None:
+    """(the return type, the name) of ``T (name)(params)``, T a typedef's name, which the grammar reads as a
+    function ``T`` of one unnamed parameter of type ``name`` that returns a function (no C++ function does):
+    Catch2's ``static constexpr result_type (max)() {``, written so that Windows' ``max`` macro does not
+    expand. None for any other ``fdecl``, and where ``T`` is written as macros are: uriparser's
+    ``URI_FUNC(ParseAuthority)(...)`` names its function by the macro, as written."""
+    inner = fdecl.child_by_field_name("declarator")
+    if inner is None or inner.type != "function_declarator":
+        return None
+    returned, params = inner.child_by_field_name("declarator"), inner.child_by_field_name("parameters")
+    if returned is None or returned.type != "identifier" or params is None or params.named_child_count != 1 \
+            or MACRO_NAME.fullmatch(returned.text.decode("utf-8", "replace")) is not None:
+        return None
+    param = params.named_children[0]
+    if param.type != "parameter_declaration" or param.named_child_count != 1 \
+            or param.named_children[0].type != "type_identifier":
+        return None
+    return returned, param.named_children[0]
+
+
 def return_type(definition: Any, fdecl: Any) -> str:
     """The return type of the function ``definition`` (a function_definition, declaration or
     field_declaration node) whose declarator is ``fdecl``; "" for constructors and destructors."""
@@ -168,6 +188,9 @@ def return_type(definition: Any, fdecl: Any) -> str:
     if trailing is not None:
         inner = trailing.named_children[-1] if trailing.named_child_count else trailing
         return normalise_type(inner.text.decode("utf-8", "replace"))
+    misread = parenthesized_name(fdecl)
+    if misread is not None:
+        return misread[0].text.decode("utf-8", "replace")
     declarator = definition.child_by_field_name("declarator")
     words = _type_words(definition.children, declarator)
     if not words:
