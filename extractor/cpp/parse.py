@@ -525,9 +525,10 @@ _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # MOODYCAMEL_NOEXCEPT, `_NOEXCEPT` under MSVC), and the calling conventions of Windows-aware headers
 # (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type; and the
 # qualifiers a header adds by option (zlib's `z_const` is `const` under ZLIB_CONST, nothing by default), and the
-# pointer qualifiers of 16-bit memory models (zlib's and Windows' FAR: `far`, `_far` or nothing)
+# pointer qualifiers of 16-bit memory models (zlib's and Windows' FAR: `far`, `_far` or nothing), and `_Restrict`
+# (brotli's BROTLI_RESTRICT, for compilers that spell `restrict` so)
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
-                            b"restrict", b"__restrict", b"__inline", b"__forceinline", b"_Noreturn",
+                            b"restrict", b"__restrict", b"_Restrict", b"__inline", b"__forceinline", b"_Noreturn",
                             b"constexpr", b"noexcept", b"_NOEXCEPT", b"const", b"volatile",
                             b"far", b"_far", b"__far", b"near", b"_near", b"__near", b"huge", b"_huge", b"__huge",
                             b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
@@ -569,32 +570,51 @@ def attribute_macros(data: bytes) -> list[str]:
 
 
 def attribute_aliases(data: bytes) -> tuple[tuple[str, tuple[str, ...]], ...]:
-    """Object-like macros this file defines, none of its attribute macros, whose every definition is
-    attribute-like but for the names of other macros: c-ares' ``#define CARES_EXTERN
-    CARES_SYMBOL_SCOPE_EXTERN``, whose name another header defines as a visibility attribute. Each with
-    those names, sorted; such a macro is an attribute macro when the system defines every one of them
-    as one (:func:`extractor.cpp.includes.system_attribute_aliases`)."""
+    """Macros this file defines, none of its attribute macros, whose every definition is attribute-like
+    but for the names of other macros, or their uses: c-ares' ``#define CARES_EXTERN
+    CARES_SYMBOL_SCOPE_EXTERN``, whose name another header defines as a visibility attribute; jemalloc's
+    ``#define JEMALLOC_ALWAYS_INLINE JEMALLOC_ATTR(always_inline) static inline`` (a use listed as
+    ``JEMALLOC_ATTR(``); and, listed as ``NAME(``, function-like ones, DuckDB's ``#define
+    DUCKDB_GUARDED_BY(x) DUCKDB_THREAD_ANNOTATION_ATTRIBUTE(guarded_by(x))``. Each with those names,
+    sorted; such a macro is an attribute macro when the system defines every one of them as one
+    (:func:`extractor.cpp.includes.system_attribute_aliases`)."""
     if b"define" not in data:
         return ()
-    good = {n.encode() for n in _attribute_macros(data) if macro_word(n) == n}
-    known = set(_configured_words()) | good
-    found = []
-    for name, values in _object_like_bodies(data).items():
-        if name in good:
-            continue
-        words: set[bytes] = set()
-        for value in values:
-            unknown = _alias_words(value, known)
-            if unknown is None:
-                break
-            words |= unknown
-        else:
-            if words and name not in words and len(words) <= _ALIAS_WORDS:
-                found.append((name.decode(), tuple(sorted(w.decode() for w in words))))
+    own = _attribute_macros(data)
+    good = {n.encode() for n in own if macro_word(n) == n}
+    known = set(_configured_words()) | good | {n.encode() for n in own if n.endswith("(")}
+    found = [(name.decode(), words) for name, values in _object_like_bodies(data).items()
+             if name not in good and (words := _alias_of(name, values, known))]
+    if b"(" in data:
+        functions: dict[bytes, list[bytes]] = {}
+        for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+            params = {p.strip() for p in m.group(2).split(b",")}
+            body = _DECLSPEC_GROUP.sub(b" ", CONTINUATION.sub(b" ", m.group(3)))
+            # a parameter outside the uses of other macros: no attribute body
+            functions.setdefault(m.group(1), []).append(b"" if params & set(_WORD.findall(
+                _CALL_IN_BODY.sub(b" ", _ATTRIBUTE_GROUP.sub(b" ", body)))) else body)
+        found += [(name.decode() + "(", words) for name, values in functions.items()
+                  if name + b"(" not in known and name not in KEYWORDS and b"" not in values
+                  and (words := _alias_of(name + b"(", values, known))]
     return tuple(sorted(found))
 
 
+def _alias_of(name: bytes, values: list[bytes], known: set[bytes]) -> tuple[str, ...]:
+    """The other macros' names (and uses, ``NAME(``) that the definitions ``values`` of ``name`` are
+    attribute-like but for, sorted; none when one of them is not attribute-like so, or names it."""
+    words: set[bytes] = set()
+    for value in values:
+        unknown = _alias_words(value, known)
+        if unknown is None:
+            return ()
+        words |= unknown
+    if not words or name in words or len(words) > _ALIAS_WORDS:
+        return ()
+    return tuple(sorted(w.decode() for w in words))
+
+
 _ALIAS_WORDS = 4  # more names than that in one macro's definitions: no attribute alias
+_CALL_IN_BODY = re.compile(rb"\b([A-Z_][A-Z0-9_]*)\s*\((?:[^()]|\((?:[^()]|\([^()]*\))*\))*\)")
 _MACRO_NAME = re.compile(rb"[A-Z_][A-Z0-9_]*")  # as macros are named: a lower-case word is a type or a variable
 
 
@@ -608,8 +628,14 @@ def _alias_words(body: bytes, known: set[bytes]) -> frozenset[bytes] | None:
         return None
     if _PRAGMA_BODY.fullmatch(body.strip()):
         return frozenset()
-    unknown = set()
-    for token in _ATTRIBUTE_GROUP.sub(b" ", body).split():
+    rest = _ATTRIBUTE_GROUP.sub(b" ", body)
+    # a use of another function-like macro (jemalloc's `JEMALLOC_ATTR(always_inline) static inline`) is
+    # listed as `NAME(`: an attribute body when the system defines that name as an attribute macro
+    unknown = {m.group(1) + b"(" for m in _CALL_IN_BODY.finditer(rest)
+               if m.group(1) not in known and m.group(1) + b"(" not in known} if b"(" in rest else set()
+    if unknown:
+        rest = _CALL_IN_BODY.sub(b" ", rest)
+    for token in rest.split():
         if _WORD.fullmatch(token) is None:
             return None
         if token in _ALLOWED_WORDS or token in known or token.startswith(b"__") and token.endswith(b"__"):
