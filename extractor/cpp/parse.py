@@ -17,7 +17,7 @@ import functools
 import re
 import sys
 import zlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -994,20 +994,25 @@ def type_macros(data: bytes) -> tuple[tuple[str, str, str], ...]:
                         if len(found) == definitions.get(name) and len(set(found)) == 1 and name not in KEYWORDS))
 
 
+def _uses(data: bytes, names: Iterable[str], after: bytes) -> Iterator[re.Match[bytes]]:
+    """Each use of one of the macros ``names`` in ``data`` outside preprocessor lines: the name (group 1),
+    not part of a longer name or a member's, followed by what ``after`` matches."""
+    present = sorted(n for n in names if n.encode() in data)
+    if present:
+        pattern = re.compile(rb"(?<![\w.:>])(" + b"|".join(re.escape(n.encode()) for n in present) + rb")" + after)
+        yield from (m for m in pattern.finditer(data) if not _in_directive(data, m.start()))
+
+
 def write_type_macros(data: bytes, macros: Mapping[str, tuple[str, str]]) -> bytes:
     """``data`` with each use ``NAME(Arg)`` of a type-naming macro (:func:`type_macros`) outside
     preprocessor lines written as the type name it pastes (``stack_st_Arg``), padded with spaces to
     the use's length (no byte or line moves; the ``struct`` a C type needs is left out, as C++ reads
     it). A use whose argument is no name, or whose name does not fit, is left as written."""
-    names = sorted(n for n in macros if n.encode() in data)
-    if not names:
-        return data
-    pattern = re.compile(rb"\b(" + b"|".join(re.escape(n.encode()) for n in names) + rb")[ \t]*\([ \t]*(\w+)[ \t]*\)")
     out: bytearray | None = None
-    for m in pattern.finditer(data):
+    for m in _uses(data, macros, rb"[ \t]*\([ \t]*(\w+)[ \t]*\)"):
         before, after = macros[m.group(1).decode()]
         written = before.encode() + m.group(2) + after.encode()
-        if len(written) > m.end() - m.start() or _in_directive(data, m.start()):
+        if len(written) > m.end() - m.start():
             continue
         if out is None:
             out = bytearray(data)
@@ -1037,14 +1042,8 @@ def write_lambda_macros(data: bytes, names: Iterable[str]) -> bytes:
     """``data`` with each use ``NAME {`` of a lambda-opening macro (:func:`lambda_macros`) outside
     preprocessor lines written as the lambda it opens, ``[]`` padded with spaces to the name's length (no
     byte or line moves): the grammar reads the use as the lambda expression it is."""
-    present = sorted(n for n in names if len(n) >= 2 and n.encode() in data)
-    if not present:
-        return data
-    pattern = re.compile(rb"(?<![\w.:>])(" + b"|".join(re.escape(n.encode()) for n in present) + rb")(?=\s*\{)")
     out: bytearray | None = None
-    for m in pattern.finditer(data):
-        if _in_directive(data, m.start()):
-            continue
+    for m in _uses(data, (n for n in names if len(n) >= 2), rb"(?=\s*\{)"):
         if out is None:
             out = bytearray(data)
         out[m.start():m.end()] = b"[]".ljust(m.end() - m.start())
@@ -1127,16 +1126,12 @@ def write_assign_macros(data: bytes, macros: Mapping[str, tuple[int, int, int]])
     the comma after the assigned argument an `=`, the other arguments and commas blanked, the `)` a
     `;` (an empty statement after it, where the use had its own). A use whose arguments are not the
     macro's number, or do not close within 16 KB, is left as written."""
-    names = sorted(n for n in macros if n.encode() in data)
-    if not names:
-        return data
-    pattern = re.compile(rb"(?<![\w.:>])(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")\s*\(")
     out: bytearray | None = None
-    for m in pattern.finditer(data):
-        if out is not None and out[m.start()] == 32 or _in_directive(data, m.start()):
+    for m in _uses(data, macros, rb"\s*\("):
+        if out is not None and out[m.start()] == 32:
             continue  # (inside a use written already)
         spans = _argument_spans(data, m.end() - 1)
-        params, target, value = macros[data[m.start():m.end() - 1].strip().decode()]
+        params, target, value = macros[m.group(1).decode()]
         if spans is None or len(spans) - 1 != params:
             continue
         if out is None:
