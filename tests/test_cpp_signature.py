@@ -69,6 +69,17 @@ def test_a_name_in_parentheses_after_a_typedef_names_the_function():
     assert (defs["Pcg::next"].returns, defs["Pcg::next"].params) == ("result_type", (Param("n", "int", None),))
 
 
+def test_a_macro_the_file_does_not_know_before_a_name_is_not_the_names_scope():
+    # jemalloc's `void JEMALLOC_NOTHROW je_sdallocx_impl(...)` where JEMALLOC_NOTHROW comes from a header the
+    # file does not reach: the grammar invents a `::` and read the function `JEMALLOC_NOTHROWje_sdallocx_impl`;
+    # a real qualified name keeps its scope
+    data = (b"static inline void JEMALLOC_NOTHROW\nje_sdallocx_impl(void *ptr, int flags) {\n  free(ptr);\n}\n"
+            b"void Arena::reset(int n) {}\n")
+    defs = {d.qual: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP))).defs}
+    assert set(defs) == {"je_sdallocx_impl", "Arena::reset"}
+    assert [p.name for p in defs["je_sdallocx_impl"].params] == ["ptr", "flags"]
+
+
 def test_pointers_to_functions_declare_no_function():
     # Triton's CudaDriverHelper keeps driver entry points found by dlsym as data members; a pointer to a
     # function was recorded as a method named `(*cu_init_fn_)`

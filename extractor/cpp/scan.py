@@ -1978,11 +1978,16 @@ def _declared_function(fdecl: Any) -> Any:
 
 def _function_name(fdecl: Any) -> Any:
     """What names the function ``fdecl`` declares, out of any parentheses around it (`(isalpha)`, and
-    `result_type (max)()`, which the grammar misreads: :func:`extractor.cpp.signature.parenthesized_name`)."""
+    `result_type (max)()`, which the grammar misreads: :func:`extractor.cpp.signature.parenthesized_name`),
+    and past a macro before the name that the grammar joined to it."""
     misread = parenthesized_name(fdecl)
     if misread is not None:
         return misread[1]
     node = fdecl.child_by_field_name("declarator")
+    if node is not None and node.type == "qualified_identifier" and any(c.is_missing for c in node.children):
+        # `void JEMALLOC_NOTHROW f(...)`, a macro the file does not know before the name: the grammar
+        # invents a `::` between them (`JEMALLOC_NOTHROW::f`); the name is the function's
+        return node.child_by_field_name("name")
     while node is not None and node.type == "parenthesized_declarator" and node.named_child_count == 1:
         node = node.named_children[0]
     return node
