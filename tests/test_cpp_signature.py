@@ -74,10 +74,13 @@ def test_a_macro_the_file_does_not_know_before_a_name_is_not_the_names_scope():
     # file does not reach: the grammar invents a `::` and read the function `JEMALLOC_NOTHROWje_sdallocx_impl`;
     # a real qualified name keeps its scope
     data = (b"static inline void JEMALLOC_NOTHROW\nje_sdallocx_impl(void *ptr, int flags) {\n  free(ptr);\n}\n"
-            b"void Arena::reset(int n) {}\n")
+            b"void Arena::reset(int n) {}\n"
+            # zstd's export macro unknown to the file: the grammar takes it for the type
+            b"ZSTDLIB_API ZSTD_bounds ZSTD_cParam_getBounds(ZSTD_cParameter cParam);\n")
     defs = {d.qual: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP))).defs}
-    assert set(defs) == {"je_sdallocx_impl", "Arena::reset"}
+    assert set(defs) == {"je_sdallocx_impl", "Arena::reset", "ZSTD_cParam_getBounds"}
     assert [p.name for p in defs["je_sdallocx_impl"].params] == ["ptr", "flags"]
+    assert (defs["je_sdallocx_impl"].returns, defs["ZSTD_cParam_getBounds"].returns) == ("void", "ZSTD_bounds")
 
 
 def test_pointers_to_functions_declare_no_function():

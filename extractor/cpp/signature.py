@@ -195,6 +195,13 @@ def return_type(definition: Any, fdecl: Any) -> str:
     words = _type_words(definition.children, declarator)
     if not words:
         return ""
+    named = fdecl.child_by_field_name("declarator")
+    if named is not None and named.type == "qualified_identifier" and any(c.is_missing for c in named.children):
+        # `ZSTDLIB_API ZSTD_bounds f(...)`, the export macro unknown to the file: the grammar takes the macro for
+        # the type and joins the type to the name by a `::` it invents; the type is the word before the name
+        scope = (named.child_by_field_name("scope") or named).text.decode("utf-8", "replace")
+        if MACRO_NAME.fullmatch(words[-1]) and not MACRO_NAME.fullmatch(scope):
+            words[-1] = scope
     suffix = ""
     function = ""  # `R (*f(params))(args)`: f returns a pointer to a function, of these parameters
     node = declarator
