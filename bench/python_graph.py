@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from extractor import cpp, python, structs
 from extractor.context import Context, ExtractOptions
 from extractor.model import Contribution, Step
@@ -89,13 +91,14 @@ def step_context(source: str, cache_dir: Path, jobs: int, step: Step = python.ST
 
 
 def digest(contribution: Contribution) -> str:
-    """A digest of everything the step hands on, in its order."""
+    """A digest of everything the step hands on, in its order; a set's members sorted (their order is the
+    hash seed's, so a repr of one differed from one process to the next and no two trees compared)."""
     h = hashlib.sha256()
     # the struct probes share their timings, which change from run to run: their records instead
     shared = contribution.records if isinstance(contribution.shared, ProbeTimings) else contribution.shared
     for part in (contribution.nodes, contribution.edges, contribution.diagnostics,
                  sorted(contribution.stats.items()), shared):
-        h.update(repr(part).encode())
+        h.update(msgspec.json.encode(msgspec.to_builtins(part, order="sorted", enc_hook=repr)))
     return h.hexdigest()[:16]
 
 
