@@ -39,6 +39,16 @@ def test_parameters_and_return_types(code, params, returns):
     assert d.returns == returns
 
 
+def test_an_unnamed_pointer_parameter_with_a_default_is_no_parse_error():
+    # RocksDB's `virtual Status Get(..., uint64_t* = nullptr, bool /*is_retry*/ = false)`: the grammar leaves
+    # the `*` an ERROR node, and the file was said to have parse errors; the parameters were read right
+    data = b"class A {\n public:\n  virtual Status Get(Options& o, uint64_t* = nullptr, int& = x, char** = 0);\n};\n"
+    facts = scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP)))
+    assert [(p.type, p.default) for p in facts.defs[1].params] == [
+        ("Options&", None), ("uint64_t*", "nullptr"), ("int&", "x"), ("char**", "0")]
+    assert facts.errors == 0
+
+
 def test_constructors_have_no_return_type_and_members_keep_access():
     data = b"class C {\n public:\n  C(int x);\n private:\n  void hidden();\n protected:\n  int guarded() const;\n};\n"
     defs = {d.qual: d for d in scan_cpp(ParsedFile(Language.CPP, data, parse_source(data, Language.CPP))).defs}
