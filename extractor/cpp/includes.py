@@ -98,6 +98,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
     lambdas = {name for f in facts.values() for name in f.lambda_macros}
     assigns = _agreed((name, (params, target, value)) for f in facts.values()
                       for name, params, target, value in f.assign_macros)
+    # the macros written out before parsing; the rest of those a file uses are attribute macros, blanked
+    rewritten = namespaces.keys() | members.keys() | launchers.keys() | types.keys() | lambdas | assigns.keys()
     aliases = system_attribute_aliases(facts) - builtin  # (macros.yaml's are blanked in every parse)
     # the attribute aliases a file defines: its own parse left them as written
     own_aliases = {p: {n for n, _words in f.attribute_aliases if n in aliases} for p, f in facts.items()}
@@ -132,10 +134,7 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
             data = disk[path].read_bytes()
         except OSError:
             continue
-        tasks.append(_Rescan(path, languages[path], data,
-                             tuple(c for c in candidates if c not in namespaces and c not in members
-                                   and c not in launchers and c not in types and c not in lambdas
-                                   and c not in assigns),
+        tasks.append(_Rescan(path, languages[path], data, tuple(c for c in candidates if c not in rewritten),
                              {c: namespaces[c] for c in candidates if c in namespaces}, facts[path].words or None,
                              {c: members[c] for c in candidates if c in members},
                              {c: launchers[c] for c in candidates if c in launchers}, facts[path].errors,

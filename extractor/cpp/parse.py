@@ -587,15 +587,15 @@ def attribute_aliases(data: bytes) -> tuple[tuple[str, tuple[str, ...]], ...]:
              if name not in good and (words := _alias_of(name, values, known))]
     if b"(" in data:
         functions: dict[bytes, list[bytes]] = {}
-        for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-            params = {p.strip() for p in m.group(2).split(b",")}
-            body = _DECLSPEC_GROUP.sub(b" ", CONTINUATION.sub(b" ", m.group(3)))
-            # a parameter outside the uses of other macros: no attribute body
-            functions.setdefault(m.group(1), []).append(b"" if params & set(_WORD.findall(
-                _CALL_IN_BODY.sub(b" ", _ATTRIBUTE_GROUP.sub(b" ", body)))) else body)
+        for name, written in _function_like_bodies(data).items():
+            for params, body in written:
+                body = _DECLSPEC_GROUP.sub(b" ", body)
+                # a parameter outside the uses of other macros: no attribute body
+                outside = set(_WORD.findall(_CALL_IN_BODY.sub(b" ", _ATTRIBUTE_GROUP.sub(b" ", body))))
+                functions.setdefault(name, []).append(
+                    b"" if outside.intersection(p.strip() for p in params.split(b",")) else body)
         found += [(name.decode() + "(", words) for name, values in functions.items()
-                  if name + b"(" not in known and name not in KEYWORDS and b"" not in values
-                  and (words := _alias_of(name + b"(", values, known))]
+                  if name + b"(" not in known and b"" not in values and (words := _alias_of(name + b"(", values, known))]
     return tuple(sorted(found))
 
 
@@ -651,7 +651,6 @@ def _configured_words() -> frozenset[bytes]:
     return frozenset(n.encode() for key in ("blank", "blank_cpp_only") for n in macro_config()[key])
 
 
-@functools.lru_cache(maxsize=2)
 @functools.lru_cache(maxsize=2)  # the file's attribute macros, its aliases and its lambda macros read them
 def _object_like_bodies(data: bytes) -> dict[bytes, list[bytes]]:
     """Each object-like macro ``data`` defines (no keyword), with the body of each of its definitions
@@ -662,6 +661,17 @@ def _object_like_bodies(data: bytes) -> dict[bytes, list[bytes]]:
             # continued lines too (Abseil's and BoringSSL's `_Pragma("GCC diagnostic push") \` / `_Pragma(...)`)
             bodies.setdefault(m.group(1), []).append(CONTINUATION.sub(b" ", m.group(2)))
     return bodies
+
+
+@functools.lru_cache(maxsize=2)  # the file's attribute macros, its aliases and its assigning macros read them
+def _function_like_bodies(data: bytes) -> dict[bytes, list[tuple[bytes, bytes]]]:
+    """Each function-like macro ``data`` defines (no keyword), with the parameters as written and the body
+    (its continued lines joined) of each of its definitions (shared by its callers: read, never changed)."""
+    definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
+    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
+        if m.group(1) not in KEYWORDS:
+            definitions.setdefault(m.group(1), []).append((m.group(2), CONTINUATION.sub(b" ", m.group(3))))
+    return definitions
 
 
 @functools.lru_cache(maxsize=2)  # parse_source and the scanner's facts both ask, for the same bytes
@@ -676,11 +686,7 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         for name, values in bodies.items():
             if name not in good and all(_is_attribute_body(v, known | good) for v in values):
                 good.add(name)
-    definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
-    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-        if m.group(1) in KEYWORDS:
-            continue
-        definitions.setdefault(m.group(1), []).append((m.group(2), CONTINUATION.sub(b" ", m.group(3))))
+    definitions = _function_like_bodies(data)
     function_like: dict[bytes, bytes] = {}  # name: how its uses are read
     # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
     # diagnostic-suppressing wrapper) qualifies once that one has
@@ -1069,11 +1075,9 @@ def assign_macros(data: bytes) -> tuple[tuple[str, int, int, int], ...]:
     hash_aggregate_test.cc: one function found of its hundreds). Every definition of the name must agree."""
     if b"define" not in data or b"=" not in data:
         return ()
-    definitions: dict[str, list[tuple[list[str], str]]] = {}
-    for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
-        body = _COMMENT.sub(" ", CONTINUATION.sub(b" ", m.group(3)).decode("utf-8", "replace"))
-        params = [p.strip() for p in m.group(2).decode("utf-8", "replace").split(",")]
-        definitions.setdefault(m.group(1).decode(), []).append((params, body))
+    definitions = {name.decode(): [([p.strip() for p in params.decode("utf-8", "replace").split(",")],
+                                     _COMMENT.sub(" ", body.decode("utf-8", "replace"))) for params, body in written]
+                   for name, written in _function_like_bodies(data).items()}
     found: dict[str, tuple[int, int, int] | None] = {}
 
     def roles(name: str, depth: int) -> tuple[int, int, int] | None:
@@ -1095,28 +1099,15 @@ def assign_macros(data: bytes) -> tuple[tuple[str, int, int, int], ...]:
         if use is None or depth > 4 or use.group(1) not in definitions:
             return None
         handed = inner(use.group(1), depth + 1)
-        args = [a.strip() for a in split_arguments(use.group(2))]
-        if handed is None or len(args) != handed[0]:
+        written = b"(" + use.group(2).encode() + b")"
+        spans = _argument_spans(written, 0)
+        if handed is None or spans is None or spans[-1][1] != len(written) or len(spans) - 1 != handed[0]:
             return None
+        args = [written[start:end].decode().strip() for start, end in spans[:-1]]
         at = [params.index(args[i]) if args[i] in params else -1 for i in handed[1:]]
         return (len(params), at[0], at[1]) if -1 not in at and at[0] < at[1] else None
 
     return tuple(sorted((name, *way) for name in definitions if (way := roles(name, 0)) is not None))
-
-
-def split_arguments(text: str) -> list[str]:
-    """A macro use's arguments as the preprocessor splits them: at commas outside parentheses."""
-    out, depth, start = [], 0, 0
-    for i, c in enumerate(text):
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "," and depth == 0:
-            out.append(text[start:i])
-            start = i + 1
-    out.append(text[start:])
-    return out
 
 
 def write_assign_macros(data: bytes, macros: Mapping[str, tuple[int, int, int]]) -> bytes:

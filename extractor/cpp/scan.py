@@ -44,7 +44,8 @@ from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames
                                          torch_registrations,
                                          TvmFfiNames, TvmFfiObjectNames, tvm_ffi_object_registrations,
                                          tvm_ffi_registrations)
-from extractor.cpp.signature import declared_variable, normalise_type, parameters, parenthesized_name, return_type
+from extractor.cpp.signature import (declared_variable, invented_scope, normalise_type, parameters, parenthesized_name,
+                                     return_type)
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import Language, ParsedFile
 from extractor.support.datafile import load_data_file
@@ -1992,11 +1993,10 @@ def _function_name(fdecl: Any) -> Any:
     misread = parenthesized_name(fdecl)
     if misread is not None:
         return misread[1]
+    joined = invented_scope(fdecl)  # `void JEMALLOC_NOTHROW f(...)`, the macro unknown to the file
+    if joined is not None:
+        return joined[1]
     node = fdecl.child_by_field_name("declarator")
-    if node is not None and node.type == "qualified_identifier" and any(c.is_missing for c in node.children):
-        # `void JEMALLOC_NOTHROW f(...)`, a macro the file does not know before the name: the grammar
-        # invents a `::` between them (`JEMALLOC_NOTHROW::f`); the name is the function's
-        return node.child_by_field_name("name")
     while node is not None and node.type == "parenthesized_declarator" and node.named_child_count == 1:
         node = node.named_children[0]
     return node

@@ -116,13 +116,9 @@ def declared_variable(declaration: Any, declarator: Any) -> tuple[str, str]:
     while node is not None:
         kind = node.type
         if kind in ("identifier", "field_identifier", "type_identifier"):  # a typedef's: a type_identifier
-            written = " ".join(words) + (f"({suffix}){function}" if function else suffix)
-            return node.text.decode("utf-8", "replace"), normalise_type(written)
-        if kind == "function_declarator" and getattr(node.child_by_field_name("declarator"), "type", "") \
-                == "parenthesized_declarator":
-            params = node.child_by_field_name("parameters")
-            words = [" ".join(words) + suffix]
-            function, suffix = (params.text.decode("utf-8", "replace") if params is not None else "()"), ""
+            return node.text.decode("utf-8", "replace"), _written_type(words, suffix, function)
+        if kind == "function_declarator" and (pointed := _points_to_function(node)) is not None:
+            words, function, suffix = [" ".join(words) + suffix], pointed, ""
         if kind == "pointer_declarator":
             suffix += "*"
         elif kind == "reference_declarator":
@@ -181,6 +177,17 @@ def parenthesized_name(fdecl: Any) -> tuple[Any, Any] | None:
     return returned, param.named_children[0]
 
 
+def invented_scope(fdecl: Any) -> tuple[Any, Any] | None:
+    """(the word before the name, the name) where the grammar joined two words before ``fdecl``'s
+    parameters by a `::` it invented: `void JEMALLOC_NOTHROW f(...)` read as `JEMALLOC_NOTHROW::f`, the
+    macro unknown to the file; None for any other ``fdecl``."""
+    named = fdecl.child_by_field_name("declarator")
+    if named is None or named.type != "qualified_identifier" or not any(c.is_missing for c in named.children):
+        return None
+    scope, name = named.child_by_field_name("scope"), named.child_by_field_name("name")
+    return None if scope is None or name is None else (scope, name)
+
+
 def return_type(definition: Any, fdecl: Any) -> str:
     """The return type of the function ``definition`` (a function_definition, declaration or
     field_declaration node) whose declarator is ``fdecl``; "" for constructors and destructors."""
@@ -195,11 +202,11 @@ def return_type(definition: Any, fdecl: Any) -> str:
     words = _type_words(definition.children, declarator)
     if not words:
         return ""
-    named = fdecl.child_by_field_name("declarator")
-    if named is not None and named.type == "qualified_identifier" and any(c.is_missing for c in named.children):
+    joined = invented_scope(fdecl)
+    if joined is not None:
         # `ZSTDLIB_API ZSTD_bounds f(...)`, the export macro unknown to the file: the grammar takes the macro for
-        # the type and joins the type to the name by a `::` it invents; the type is the word before the name
-        scope = (named.child_by_field_name("scope") or named).text.decode("utf-8", "replace")
+        # the type and joins the type to the name; the type is the word before the name
+        scope = joined[0].text.decode("utf-8", "replace")
         if MACRO_NAME.fullmatch(words[-1]) and not MACRO_NAME.fullmatch(scope):
             words[-1] = scope
     suffix = ""
@@ -207,11 +214,10 @@ def return_type(definition: Any, fdecl: Any) -> str:
     node = declarator
     while node is not None and node != fdecl:
         if node.type == "function_declarator":
-            if getattr(node.child_by_field_name("declarator"), "type", "") != "parenthesized_declarator":
+            pointed = _points_to_function(node)
+            if pointed is None:
                 break
-            params = node.child_by_field_name("parameters")
-            words = [" ".join(words) + suffix]
-            function, suffix = (params.text.decode("utf-8", "replace") if params is not None else "()"), ""
+            words, function, suffix = [" ".join(words) + suffix], pointed, ""
         elif node.type == "pointer_declarator":
             quals = " ".join(c.text.decode() for c in node.named_children if c.type == "type_qualifier")
             suffix += "*" + (f" {quals}" if quals else "")
@@ -222,6 +228,22 @@ def return_type(definition: Any, fdecl: Any) -> str:
             named = [c for c in node.named_children if c.type != "type_qualifier"]
             inner = named[-1] if named else None
         node = inner
+    return _written_type(words, suffix, function)
+
+
+def _points_to_function(node: Any) -> str | None:
+    """The parameter list, as written, of the function that the function_declarator ``node`` points to
+    (`R (*f)(args)`, the name in parentheses: ``(args)``); None when ``node`` declares a function itself."""
+    inner = node.child_by_field_name("declarator")
+    if inner is None or inner.type != "parenthesized_declarator":
+        return None
+    params = node.child_by_field_name("parameters")
+    return params.text.decode("utf-8", "replace") if params is not None else "()"
+
+
+def _written_type(words: list[str], suffix: str, function: str) -> str:
+    """A type from its words and declarator marks; with ``function`` (a parameter list), a pointer (the marks)
+    to a function of those parameters that returns the words: `R(*)(args)`."""
     return normalise_type(" ".join(words) + (f"({suffix}){function}" if function else suffix))
 
 
