@@ -94,8 +94,10 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     file's own and ``types``, its includes') as the name they paste (:func:`write_type_macros`); and the
     uses of macros that open a lambda (the file's own and ``lambdas``, its includes') as the lambda
     (:func:`write_lambda_macros`), and of macros that assign an argument (the file's own and ``assigns``)
-    as the assignment (:func:`write_assign_macros`).
+    as the assignment (:func:`write_assign_macros`). Code no configuration compiles (``#if 0``) is
+    blanked first (:func:`blank_disabled_groups`), its macros' definitions with it.
     """
+    data = blank_disabled_groups(data)
     configured, calls = _configured_blanks(language)
     # a function-like macro of an include's that this file also defines as a function: neither (the
     # file's own are judged so by attribute_macros)
@@ -311,6 +313,52 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
         for start, end in ((line_start, m.start(1)), (m.end(1), m.end())):
             out[start:end] = blank_span(data[start:end])
     return data if out is None else bytes(out)
+
+
+# a conditional directive (found at line starts): its word, the rest of its line
+_CONDITIONAL = re.compile(rb"#[ \t]*(if|ifdef|ifndef|elif|else|endif)\b([^\n]*)")
+# `#if 0`, `#if (false)`, `#if 1`... (found anywhere first: a file without one is passed as it is)
+_CONSTANT_IF = re.compile(rb"#[ \t]*if[ \t(]+(?:0|1|false|true)[ \t)]*(?:$|//|/\*)", re.M)
+_DIRECTIVE_COMMENT = re.compile(rb"//.*|/\*.*?\*/")
+
+
+def blank_disabled_groups(data: bytes) -> bytes:
+    """``data`` with the code no configuration compiles blanked: the body of an ``#if 0`` (or
+    ``#if false``) up to its ``#elif``, ``#else`` or ``#endif``, and the ``#elif``/``#else``
+    branches of an ``#if 1``. Such code is often not C++ at all (ScyllaDB keeps Cassandra's Java
+    under ``#if 0``: 131 ERROR nodes in one header, and the class around it named ``class
+    client_state``), and what it defines is no definition of the system's (universal-ctags skips it
+    too, its ``--if0=no``). The directives stay, and so do bytes and lines; a group whose ``#endif`` is
+    missing is left as written."""
+    if b"#" not in data or _CONSTANT_IF.search(data) is None:
+        return data
+    spans: list[tuple[int, int]] = []
+    # per open conditional: (constant of its `#if` or None, where the branch being blanked starts or None)
+    stack: list[tuple[bytes | None, int | None]] = []
+    for line_start, m in at_line_starts(_CONDITIONAL, data):
+        word, after = m.group(1), m.end() + 1  # the branch's body starts on the next line
+        if word.startswith(b"if"):
+            condition = _DIRECTIVE_COMMENT.sub(b"", m.group(2)).strip(b" \t\r()") if word == b"if" else b""
+            constant = {b"0": b"0", b"false": b"0", b"1": b"1", b"true": b"1"}.get(condition)
+            stack.append((constant, after if constant == b"0" else None))
+        elif not stack:
+            continue  # an `#else` or `#endif` of an `#if` before the file (or in a comment)
+        elif word == b"endif":
+            blanked_from = stack.pop()[1]
+            if blanked_from is not None:
+                spans.append((blanked_from, line_start))
+        else:  # `#elif` or `#else`: the branch before it ends, the one after it is live or dead
+            constant, blanked_from = stack[-1]
+            if blanked_from is not None:
+                spans.append((blanked_from, line_start))
+            stack[-1] = (constant, after if constant == b"1" else None)
+    if not spans:
+        return data
+    out = bytearray(data)
+    for start, end in spans:
+        if start < end:
+            out[start:end] = blank_span(data[start:end])
+    return bytes(out)
 
 
 # -- namespace macros --------------------------------------------------------------------------

@@ -33,7 +33,7 @@ from extractor.native.macros import MacroDefinition
 from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, clean_name, line, split_args,
                                  split_top_level, text)
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, assign_macros, attribute_aliases,
-                                 attribute_macros, blank_span,
+                                 attribute_macros, blank_disabled_groups, blank_span,
                                  file_namespace_macros, file_nodes, grammar_language, is_metal, lambda_macros,
                                  macro_config, namespace_macros, parse_source, rewrite_namespace_macros, type_macros,
                                  word_hashes)
@@ -164,7 +164,11 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
     ``namespaces``, ``blank``, ``types``, ``lambdas`` and ``assigns``: the namespace, attribute, type-naming,
     lambda-opening and assigning macros its includes define, which its tree was parsed with (:func:`extractor.cpp.parse.parse_source`), and
     so is any variant of it; ``launchers``: the launcher macros its includes define (:func:`launcher_macros`), name ->
-    the position of their kernel argument."""
+    the position of their kernel argument. What is read of the file's text is read as its tree was
+    parsed, without the code no configuration compiles (``#if 0``)."""
+    enabled = blank_disabled_groups(parsed.data)
+    if enabled is not parsed.data:
+        parsed = ParsedFile(parsed.language, enabled, parsed.tree)
     scanner = _Scanner(parsed, launchers)
     try:
         scanner.visit_items(parsed.tree.root_node, ())
