@@ -18,18 +18,20 @@ def _gxx() -> None:
     assert shutil.which("g++"), "g++ is required (Debian package g++)"
 
 
-# An `#if 0` block that keeps an old, unbalanced signature for reference: the compiler skips it,
+# A conditional block that keeps an old, unbalanced signature for reference: the compiler skips it,
 # tree-sitter parses it, and the structs after it are scanned under the wrong scopes (inside
 # `reset`, or outside `proj`), beside a recovered parse that finds `proj::` (torch's TensorImpl.h
 # and ivalue.h: 135 of the tree's struct records were such phantoms, each also costing a compile
-# after every includer's lines, trying to lay out a name no compile can give).
+# after every includer's lines, trying to lay out a name no compile can give). torch's is an `#if 0`,
+# which the scan no longer reads at all (parse.blank_disabled_groups); an option no build sets is the
+# same shape to the scan.
 LOST_SCOPE = """\
 #pragma once
 #define MY_API __attribute__((visibility("default")))
 namespace proj {
 struct Options { int level; };
 // the old signature, kept for reference
-#if 0
+#ifdef PROJ_OLD_SIGNATURE
   void reset(const Options& options) const {
 #endif
 struct MY_API Meta {

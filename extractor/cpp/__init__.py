@@ -158,10 +158,11 @@ from extractor.model import Language, Step
 # 76: an unknown macro before a function's name, which the grammar joins to it by a `::` it invents, is dropped;
 # 77: and where the macro is taken for the return type (`ZSTDLIB_API ZSTD_bounds f()`), the type is the word joined;
 # 78: the `*` of an unnamed parameter with a default (`uint64_t* = nullptr`) is no parse error; 79: code no
-# configuration compiles (`#if 0`, an `#if 1`'s other branches) is not read (parse.blank_disabled_groups)
+# configuration compiles (`#if 0`, an `#if 1`'s other branches) is not read (parse.blank_disabled_groups); 80: a
+# macro's word before a declaration's keyword on its line is blanked there (parse.blank_specifier_macros)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="79", forkable=True)
+            extract=extract_cpp_graph, version="80", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

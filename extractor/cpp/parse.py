@@ -13,6 +13,7 @@ the tree is a position in the original file.
 from __future__ import annotations
 
 import array
+import bisect
 import functools
 import re
 import sys
@@ -109,6 +110,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     blanked = blank_macros(blank_continued_comments(data), configured, calls, own, own_calls)
     if wrappers:
         blanked = unwrap_declarations(blanked, wrappers)
+    blanked = blank_specifier_macros(blanked, (*(namespaces or ()), *(types or ()), *lambdas, *(assigns or ())))
     macros = file_namespace_macros(data, namespaces)
     if macros:
         blanked = rewrite_namespace_macros(blanked, macros)[0]
@@ -853,6 +855,44 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
             if out is None:
                 out = bytearray(data)
             out[start:end] = blank_span(data[start:end])
+    return data if out is None else bytes(out)
+
+
+# A word spelled as macros are, then on the same line a keyword that begins a declaration: no C or C++
+# reads a name there but a macro that expands to specifiers or attributes (folly's `FOLLY_ALWAYS_INLINE
+# void call(...)`, Lua's `LUALIB_API int luaopen_bit(...)`), or to nothing.
+_SPECIFIER_MACRO = re.compile(
+    rb"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z][A-Z0-9]+)[ \t]+(?=(?:void|bool|char|short|int|long|float|double"
+    rb"|signed|unsigned|static|inline|virtual|explicit|constexpr|consteval|constinit|extern|friend|template"
+    rb"|typedef|thread_local|__global__|__device__|__host__|__forceinline__|__inline__)\b)")
+_DEFINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
+
+
+def blank_specifier_macros(data: bytes, keep: Iterable[str] = ()) -> bytes:
+    """``data`` with each word written as macros are, before a keyword that begins a declaration on
+    its line (:data:`_SPECIFIER_MACRO`), blanked where it is written so, outside directives and string
+    literals and comments: a macro from a header outside the system (folly's, which Velox uses and does not hold),
+    which the grammar read as a type, and the member or function after it as an ERROR (217 of Velox's
+    files). Not the file's own macros (read from their definitions) nor ``keep``. Bytes and lines stay."""
+    if _SPECIFIER_MACRO.search(data) is None:
+        return data
+    own = {m.group(1) for m in matches_at_line_starts(_DEFINED, data)} | {n.encode() for n in keep}
+    out: bytearray | None = None
+    comments: list[int] | None = None  # the block comments' starts and ends, in order
+    for m in _SPECIFIER_MACRO.finditer(data):
+        start = m.start(1)
+        if m.group(1) in own or _in_directive(data, start):
+            continue
+        line = data[data.rfind(b"\n", 0, start) + 1:start]
+        if line.count(b'"') - line.count(b'\\"') & 1 or b"//" in line:  # in a literal, or a comment
+            continue
+        if comments is None:
+            comments = [at for c in _GROUP_COMMENT.finditer(data) if c.group().startswith(b"/*") for at in c.span()] \
+                if b"/*" in data else []
+        if bisect.bisect_right(comments, start) & 1:  # in a block comment: a doc comment's words are kept
+            continue
+        out = bytearray(data) if out is None else out
+        out[start:m.end(1)] = b" " * (m.end(1) - start)
     return data if out is None else bytes(out)
 
 

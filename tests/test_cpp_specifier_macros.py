@@ -1,0 +1,91 @@
+"""A macro from a header outside the system, written where only specifiers or attributes can be.
+
+Velox writes folly's `FOLLY_ALWAYS_INLINE` before its members (`FOLLY_ALWAYS_INLINE void call(...)`) and
+does not hold folly: no definition says what the word is, the grammar read it as a type and the member
+as an ERROR, and in `BaseVector.h` the class's 80 members after the first such use became functions
+of the namespace. A word spelled as macros are, followed on its line by a keyword that begins a
+declaration, can be nothing but such a macro: it is blanked there, as the macros a file defines so
+are."""
+
+from __future__ import annotations
+
+from extractor.cpp.parse import blank_specifier_macros
+from extractor.cpp.scan import scan_source
+from extractor.model import Language
+from extractor.native.calls import each_call
+
+VECTOR = b"""#pragma once
+#include <folly/CPortability.h>
+
+namespace facebook::velox {
+
+#define VELOX_TYPE_WIDTH int
+
+/// Get / set the CUDA virtual size of a vector: FOLLY_EXPORT static words in a doc comment stay.
+class BaseVector {
+ public:
+  FOLLY_ALWAYS_INLINE bool isNullAt(int idx) const {
+    return checkNull(idx);
+  }
+
+  FOLLY_ALWAYS_INLINE virtual void setNull(int idx, bool isNull) {
+    markNull(idx, isNull);
+  }
+
+  FOLLY_ALWAYS_INLINE static std::optional<int>
+  compareNulls(bool thisNull, bool otherNull) {
+    return compareOf(thisNull, otherNull);
+  }
+
+  static constexpr const char* kName = "NOT static";
+
+  VELOX_TYPE_WIDTH width() const { return widthOf(this); }
+
+  LUALIB_API static BaseVector* create(int size);
+
+  int encoding() const { return encodingOf(this); }
+};
+
+FOLLY_ALWAYS_INLINE inline int countNulls(const BaseVector& v) { return v.size(); }
+
+}  // namespace facebook::velox
+"""
+
+
+def test_members_after_an_unknown_specifier_macro_stay_in_their_class():
+    facts = scan_source(VECTOR, Language.CPP)
+    assert facts.errors == 0
+    functions = [(d.qual, d.line) for d in facts.defs if d.kind == "function"]
+    assert functions == [
+        ("facebook::velox::BaseVector::isNullAt", 11), ("facebook::velox::BaseVector::setNull", 15),
+        ("facebook::velox::BaseVector::compareNulls", 20), ("facebook::velox::BaseVector::width", 26),
+        ("facebook::velox::BaseVector::create", 28), ("facebook::velox::BaseVector::encoding", 30),
+        ("facebook::velox::countNulls", 33)]
+    calls = {(caller, callee) for caller, callee, _line in each_call(facts.calls)}
+    assert ("facebook::velox::BaseVector::isNullAt", "checkNull") in calls
+    assert ("facebook::velox::BaseVector::compareNulls", "compareOf") in calls
+
+
+def test_read_as_written_the_same_class_loses_its_members(monkeypatch):
+    """What the scan saw before: the fixture is a real test of the blanking."""
+    from extractor.cpp import parse
+
+    monkeypatch.setattr(parse, "blank_specifier_macros", lambda data, keep=(): data)
+    facts = scan_source(VECTOR, Language.CPP)
+    assert facts.errors > 0
+    assert "facebook::velox::BaseVector::compareNulls" not in {d.qual for d in facts.defs}
+
+
+def test_only_the_macro_word_is_blanked_and_nothing_else():
+    blanked = blank_specifier_macros(VECTOR)
+    assert len(blanked) == len(VECTOR)
+    assert b"FOLLY_ALWAYS_INLINE" not in blanked and b"LUALIB_API" not in blanked
+    # a doc comment's words, a literal's, the file's own macro and its definition, the include: as written
+    for kept in (b"FOLLY_EXPORT static words", b'"NOT static"', b"VELOX_TYPE_WIDTH width()",
+                 b"#define VELOX_TYPE_WIDTH int", b"<folly/CPortability.h>"):
+        assert kept in blanked, kept
+    # a name spelled otherwise, or with no declaration's keyword after it on its line
+    for kept in (b"Widget int x;\n", b"FOO_BAR\nint x;\n", b"FOO_BAR(x) int y;\n", b"return A_B + int(c);\n"):
+        assert blank_specifier_macros(kept) == kept, kept
+    assert blank_specifier_macros(b"FOLLY_ALWAYS_INLINE void f();\n", keep=("FOLLY_ALWAYS_INLINE",)) == \
+        b"FOLLY_ALWAYS_INLINE void f();\n"
