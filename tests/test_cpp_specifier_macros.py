@@ -44,6 +44,10 @@ class BaseVector {
   LUALIB_API static BaseVector* create(int size);
 
   int encoding() const { return encodingOf(this); }
+
+  FOLLY_ALWAYS_INLINE Status validate(const Options& options) const {
+    return validateOf(this, options);
+  }
 };
 
 FOLLY_ALWAYS_INLINE inline int countNulls(const BaseVector& v) { return v.size(); }
@@ -60,10 +64,12 @@ def test_members_after_an_unknown_specifier_macro_stay_in_their_class():
         ("facebook::velox::BaseVector::isNullAt", 11), ("facebook::velox::BaseVector::setNull", 15),
         ("facebook::velox::BaseVector::compareNulls", 20), ("facebook::velox::BaseVector::width", 26),
         ("facebook::velox::BaseVector::create", 28), ("facebook::velox::BaseVector::encoding", 30),
-        ("facebook::velox::countNulls", 33)]
+        ("facebook::velox::BaseVector::validate", 32), ("facebook::velox::countNulls", 37)]
     calls = {(caller, callee) for caller, callee, _line in each_call(facts.calls)}
     assert ("facebook::velox::BaseVector::isNullAt", "checkNull") in calls
     assert ("facebook::velox::BaseVector::compareNulls", "compareOf") in calls
+    assert ("facebook::velox::BaseVector::validate", "validateOf") in calls
+    assert [d.returns for d in facts.defs if d.qual.endswith("::validate")] == ["Status"]
 
 
 def test_read_as_written_the_same_class_loses_its_members(monkeypatch):
@@ -85,7 +91,10 @@ def test_only_the_macro_word_is_blanked_and_nothing_else():
                  b"#define VELOX_TYPE_WIDTH int", b"<folly/CPortability.h>"):
         assert kept in blanked, kept
     # a name spelled otherwise, or with no declaration's keyword after it on its line
-    for kept in (b"Widget int x;\n", b"FOO_BAR\nint x;\n", b"FOO_BAR(x) int y;\n", b"return A_B + int(c);\n"):
+    # a word spelled as macros are after it (`BOOL WINAPI DllMain(...)`: the first word a type), a
+    # qualified function's name (`HRESULT Widget::Draw()`)
+    for kept in (b"Widget int x;\n", b"FOO_BAR\nint x;\n", b"FOO_BAR(x) int y;\n", b"return A_B + int(c);\n",
+                 b"BOOL WINAPI DllMain(void* h);\n", b"HRESULT Widget::Draw();\n", b"UINT32 __stdcall f();\n"):
         assert blank_specifier_macros(kept) == kept, kept
     assert blank_specifier_macros(b"FOLLY_ALWAYS_INLINE void f();\n", keep=("FOLLY_ALWAYS_INLINE",)) == \
         b"FOLLY_ALWAYS_INLINE void f();\n"

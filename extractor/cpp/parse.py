@@ -858,13 +858,17 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
     return data if out is None else bytes(out)
 
 
-# A word spelled as macros are, then on the same line a keyword that begins a declaration: no C or C++
-# reads a name there but a macro that expands to specifiers or attributes (folly's `FOLLY_ALWAYS_INLINE
-# void call(...)`, Lua's `LUALIB_API int luaopen_bit(...)`), or to nothing.
+# A word spelled as macros are, then on the same line a keyword that begins a declaration, or a type
+# not spelled so and a function's name: no C or C++ reads a name there but a macro that expands to
+# specifiers or attributes (folly's `FOLLY_ALWAYS_INLINE void call(...)`, `FOLLY_ALWAYS_INLINE Status
+# call(...)`, Lua's `LUALIB_API int luaopen_bit(...)`), or to nothing. (Not before a word spelled as
+# macros are, which may be the macro where the first word is a type: `BOOL WINAPI DllMain(...)`.)
 _SPECIFIER_MACRO = re.compile(
     rb"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z][A-Z0-9]+)[ \t]+(?=(?:void|bool|char|short|int|long|float|double"
     rb"|signed|unsigned|static|inline|virtual|explicit|constexpr|consteval|constinit|extern|friend|template"
-    rb"|typedef|thread_local|__global__|__device__|__host__|__forceinline__|__inline__)\b)")
+    rb"|typedef|thread_local|__global__|__device__|__host__|__forceinline__|__inline__)\b"
+    rb"|(?![A-Z][A-Z0-9_]*\b)[A-Za-z]\w*(?:::\w+)*(?:<[^;{}()\n]*>)?(?:[ \t]*[*&]+[ \t]*|[ \t]+)"
+    rb"(?:operator\b|\w+[ \t]*\())")
 _DEFINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
 
 
