@@ -249,3 +249,92 @@ def test_a_test_macro_whose_body_has_an_access_label_is_not_written_out_where_it
     assert not [n.id for n in graph.nodes if n.name in ("_Run", "_RunIt")]
     assert graph.stats.get("error_nodes", 0) == 0
     assert "member_macro_uses_written_out" not in graph.stats
+
+
+CONFIG_FILES = {
+    "core/config.h": """
+#pragma once
+#include <string>
+
+namespace eng::core {
+
+#define ENG_CONFIG_PROPERTY(                         \\
+    constName, keyStr, CppType, defaultVal, desc)    \\
+  struct constName##Property {                       \\
+    using type = CppType;                            \\
+    static constexpr const char* key = keyStr;       \\
+    static constexpr auto defaultValue = defaultVal; \\
+  };                                                 \\
+  static constexpr const char* constName = keyStr;
+
+#define ENG_CONFIG(                                                  \\
+    constName, accessorName, keyStr, CppType, defaultVal, desc)      \\
+  ENG_CONFIG_PROPERTY(constName, keyStr, CppType, defaultVal, desc)  \\
+  CppType accessorName() const {                                     \\
+    return get<CppType>(constName, defaultVal);                      \\
+  }
+
+class QueryConfig {
+ public:
+  /// Maximum memory a query may use.
+  ENG_CONFIG(
+      kMaxMemory,
+      maxMemory,
+      "query_max_memory",
+      long,
+      1'000'000,
+      "Maximum memory a query may use.")
+
+  ENG_CONFIG_PROPERTY(kSessionZone, "session_zone", std::string, "", "The zone.")
+
+  ENG_CONFIG(kBatchRows, batchRows, "batch_rows", int, 10'000, "Rows (and bytes) per batch.")
+
+  template <typename T>
+  T get(const char* key, T fallback) const;
+
+  bool spillEnabled() const { return spill_; }
+
+ private:
+  bool spill_{false};
+};
+
+}  // namespace eng::core
+""",
+    "core/plan.cpp": """
+#include "core/config.h"
+
+namespace eng::core {
+
+long budget(const QueryConfig& config) { return config.maxMemory() / config.batchRows(); }
+
+}  // namespace eng::core
+""",
+}
+
+
+def test_a_config_class_of_macros_clang_format_wrote_and_that_use_each_other(tmp_path):
+    """Velox's query configuration: `#define VELOX_QUERY_CONFIG(  \\` / `    constName, ...)  \\`, parameters
+    on a continued line as clang-format writes long ones; its body uses another macro whose body declares
+    a struct named by pasting; arguments with digit separators (`100'000`). Read as written, the class was
+    134 ERROR nodes, its 150 accessors functions of the namespace or none, and their calls bound nowhere."""
+    graph = cpp_graph(tmp_path, CONFIG_FILES)
+    prefix = "cpp:eng::core::QueryConfig::"
+    members = sorted((n.id.removeprefix(prefix), n.line) for n in graph.nodes if n.id.startswith(prefix))
+    assert members == [("batchRows", 36), ("get", 39), ("kBatchRowsProperty", 36), ("kMaxMemoryProperty", 26),
+                       ("kSessionZoneProperty", 34), ("maxMemory", 26), ("spillEnabled", 41)]
+    assert not [d for d in graph.diagnostics if d.code in ("parse-errors", "macro-definitions")]
+    calls = edges(graph, EdgeKind.CALLS)
+    assert {("cpp:eng::core::budget", prefix + "maxMemory"), ("cpp:eng::core::budget", prefix + "batchRows")} <= calls
+    assert graph.stats["member_macro_uses_written_out"] == 3
+
+
+def test_digit_separators_begin_no_character_literal_in_a_use_s_arguments():
+    """`100'000` is a number (C++14); read as a literal's opening quote, it ran to the next `'` and took the
+    use's other arguments and its closing parenthesis with it."""
+    from extractor.native.macros import arguments
+
+    text = "X(k, 100'000, ')', 0x7F'FF, 1e-3, u8'a') rest"
+    assert arguments(text, 2) == (("k", "100'000", "')'", "0x7F'FF", "1e-3", "u8'a'"), text.index(" rest"))
+    prop = MacroDefinition("P", 1, ("name", "value"), "static constexpr long name = value;")
+    written, _lines = write_out_member_macros(b"struct S {\n  P(kLimit, 1'000'000)\n};\n", {"P": prop})
+    assert written.splitlines()[1] == b"  static constexpr long kLimit = 1'000'000;"

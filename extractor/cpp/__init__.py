@@ -159,10 +159,13 @@ from extractor.model import Language, Step
 # 77: and where the macro is taken for the return type (`ZSTDLIB_API ZSTD_bounds f()`), the type is the word joined;
 # 78: the `*` of an unnamed parameter with a default (`uint64_t* = nullptr`) is no parse error; 79: code no
 # configuration compiles (`#if 0`, an `#if 1`'s other branches) is not read (parse.blank_disabled_groups); 80: a
-# macro's word before a declaration's keyword on its line is blanked there (parse.blank_specifier_macros)
+# macro's word before a declaration's keyword on its line is blanked there (parse.blank_specifier_macros); 81: and
+# before a type and a function's name; a macro's parameters may be continued lines; a macro whose body uses a member
+# macro is one, and one whose body declares a struct named by pasting; a use in a directive is not written out;
+# a digit separator (`100'000`) begins no character literal in a macro's arguments
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="80", forkable=True)
+            extract=extract_cpp_graph, version="81", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

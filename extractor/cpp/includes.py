@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 import msgspec
 
 from extractor.cpp.facts import CppFacts
-from extractor.cpp.parse import (grammar_language, hashed_words, macro_config, parse_source, used_outside_directives,
-                                 word_hash)
+from extractor.cpp.parse import (grammar_language, hashed_words, in_directive, macro_config, parse_source,
+                                 used_outside_directives, word_hash)
 from extractor.cpp.scan import MACRO_EXPANDED, scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.macros import MacroDefinition, MacroUse, arguments, expand
@@ -262,8 +262,8 @@ _LINE_START_USE = re.compile(r"^[ \t]*([A-Za-z_]\w*)[ \t]*\(", re.M)
 
 
 def write_out_member_macros(data: bytes, members: Mapping[str, MacroDefinition]) -> tuple[bytes, list[int]]:
-    """``data`` with each use of an accessor macro at the start of a line (``PROPERTY(std::string,
-    model_path) = "";``) written out with its definition, on the use's first line, and the use's
+    """``data`` with each use of an accessor macro at the start of a line outside directives
+    (``PROPERTY(std::string, model_path) = "";``) written out with its definition, on the use's first line, and the use's
     other lines kept as empty ones: every line after it keeps its number, and what the expansion
     declares is found at the use's line. A use whose arguments do not fit is left as written.
     Returns the text and the lines of the uses written out."""
@@ -274,8 +274,8 @@ def write_out_member_macros(data: bytes, members: Mapping[str, MacroDefinition])
     line, counted = 1, 0  # the line at offset `counted`
     for m in _LINE_START_USE.finditer(text):
         definition = members.get(m.group(1))
-        if definition is None or m.start() < pos:
-            continue
+        if definition is None or m.start() < pos or in_directive(text, m.start()):
+            continue  # (a use in another macro's body is written out with that macro's)
         args, end = arguments(text, m.end())
         written = expand(MacroUse(definition.name, 0, args), definition, members.get) if args is not None else None
         if written is None:

@@ -20,7 +20,7 @@ import sys
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, AnyStr
 
 import tree_sitter
 import tree_sitter_cpp
@@ -492,7 +492,7 @@ def rewrite_namespace_macros(data: bytes, macros: dict[str, str]) -> tuple[bytes
     opened = closed = 0
     for m in pattern.finditer(data):
         start, end = m.start(), m.end()
-        if _in_directive(data, start):
+        if in_directive(data, start):
             continue
         kind = macros[m.group().decode()]
         if kind in (C_BLOCK, C_PREFIX):
@@ -561,8 +561,8 @@ _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 # stops where only blanks are left on its last line; it takes a run of blanks whole (`[ \t]++`): the end
 # test is then made at the run's start, not at each of its bytes (a run of n, before a continuation's
 # aligned `\`, cost n*n/2), and no end falls inside a run that the run's start does not meet first
-_FUNCTION_DEFINE = re.compile(
-    rb"#[ \t]*define[ \t]+(\w+)\(([\w\s,.]*)\)[ \t]*((?:[^\n\\ \t]|[ \t]++|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
+_FUNCTION_DEFINE = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(((?:[\w\s,.]|\\\r?\n)*)\)"
+                              rb"[ \t]*((?:[^\n\\ \t]|[ \t]++|\\\r?\n|\\.)*?)[ \t]*(?:\r?$)", re.M)
 CONTINUATION = re.compile(rb"\\\r?\n")
 _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)\s*;?")
 # MSVC's attribute, whose argument may be a call: `__declspec(deprecated(hint))`
@@ -720,7 +720,8 @@ def _function_like_bodies(data: bytes) -> dict[bytes, list[tuple[bytes, bytes]]]
     definitions: dict[bytes, list[tuple[bytes, bytes]]] = {}
     for m in matches_at_line_starts(_FUNCTION_DEFINE, data):
         if m.group(1) not in KEYWORDS:
-            definitions.setdefault(m.group(1), []).append((m.group(2), CONTINUATION.sub(b" ", m.group(3))))
+            definitions.setdefault(m.group(1), []).append((CONTINUATION.sub(b" ", m.group(2)),
+                                                           CONTINUATION.sub(b" ", m.group(3))))
     return definitions
 
 
@@ -848,7 +849,7 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
     for pattern in patterns:
         for m in pattern.finditer(data):
             start, end = m.start(), m.end()
-            if _in_directive(data, start):
+            if in_directive(data, start):
                 continue
             if m.group(0) in calls:
                 end = _skip_parenthesised(data, end)
@@ -885,7 +886,7 @@ def blank_specifier_macros(data: bytes, keep: Iterable[str] = ()) -> bytes:
     comments: list[int] | None = None  # the block comments' starts and ends, in order
     for m in _SPECIFIER_MACRO.finditer(data):
         start = m.start(1)
-        if m.group(1) in own or _in_directive(data, start):
+        if m.group(1) in own or in_directive(data, start):
             continue
         line = data[data.rfind(b"\n", 0, start) + 1:start]
         if line.count(b'"') - line.count(b'\\"') & 1 or b"//" in line:  # in a literal, or a comment
@@ -915,7 +916,7 @@ def unwrap_declarations(data: bytes, names: frozenset[str]) -> bytes:
         return data
     out = bytearray(data)
     for m in pattern.finditer(data):
-        if _in_directive(data, m.start()):
+        if in_directive(data, m.start()):
             continue
         opening = _skip_blanks(data, m.end())
         if data[opening:opening + 1] != b"(":
@@ -1098,7 +1099,7 @@ def _uses(data: bytes, names: Iterable[str], after: bytes) -> Iterator[re.Match[
     present = sorted(n for n in names if n.encode() in data)
     if present:
         pattern = re.compile(rb"(?<![\w.:>])(" + b"|".join(re.escape(n.encode()) for n in present) + rb")" + after)
-        yield from (m for m in pattern.finditer(data) if not _in_directive(data, m.start()))
+        yield from (m for m in pattern.finditer(data) if not in_directive(data, m.start()))
 
 
 def write_type_macros(data: bytes, macros: Mapping[str, tuple[str, str]]) -> bytes:
@@ -1323,7 +1324,7 @@ def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
     used: set[str] = set()
     for m in pattern.finditer(data):
         word = m.group(0).decode()
-        if word not in used and not _in_directive(data, m.start()):
+        if word not in used and not in_directive(data, m.start()):
             used.add(word)
             if len(used) == len(candidates):
                 break
@@ -1331,7 +1332,7 @@ def used_outside_directives(data: bytes, names: Iterable[str]) -> list[str]:
 
 
 # A preprocessor line and the lines its trailing backslashes continue: the places
-# :func:`_in_directive` says yes to, found for a whole file at once (from the `#`, with only these
+# :func:`in_directive` says yes to, found for a whole file at once (from the `#`, with only these
 # blanks before it on its line: extractor.support.linestart).
 _DIRECTIVE_LINES = re.compile(rb"#(?:[^\n]*\\\n)*[^\n]*")
 _DIRECTIVE_BLANKS = b" \t\r\x0b\x0c"
@@ -1364,16 +1365,19 @@ def word_hash(name: str) -> int:
     return zlib.crc32(name.encode())
 
 
-def _in_directive(data: bytes, pos: int) -> bool:
-    line_start = data.rfind(b"\n", 0, pos) + 1
+def in_directive(data: AnyStr, pos: int) -> bool:
+    """Whether ``pos`` is on a preprocessor line of ``data`` (bytes, or text as decoded), or on a line
+    that continues one."""
+    newline, hash_, backslash = ("\n", "#", "\\") if isinstance(data, str) else (b"\n", b"#", b"\\")
+    line_start = data.rfind(newline, 0, pos) + 1
     while True:
-        if data[line_start:pos].lstrip().startswith(b"#"):
+        if data[line_start:pos].lstrip().startswith(hash_):
             return True
         # A continuation line of a multi-line directive (`\` at the end of the line before).
-        if line_start < 2 or data[line_start - 2:line_start - 1] != b"\\":
+        if line_start < 2 or data[line_start - 2:line_start - 1] != backslash:
             return False
         pos = line_start - 1
-        line_start = data.rfind(b"\n", 0, pos) + 1
+        line_start = data.rfind(newline, 0, pos) + 1
 
 
 def _skip_parenthesised(data: bytes, pos: int) -> int:

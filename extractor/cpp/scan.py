@@ -61,7 +61,15 @@ MACRO_EXPANDED = "macro-expanded"  # a definition a macro's use makes, read from
 # `#define NAME(params) body`, continuation lines included: (name, params, body); found at line starts
 # (extractor.support.linestart: the engine tries a pattern that begins `^[ \t]*#` at every byte)
 _NEWLINE = re.compile(rb"\n")
-_FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(([^)\n]*)\)((?:[^\n\\]|\\\r?\n|\\.)*)")
+# (its parameters too may be continued: clang-format writes `#define NAME(   \` / `    a, b, c)   \`)
+_FUNCTION_MACRO = re.compile(rb"#[ \t]*define[ \t]+(\w+)\(((?:[^)\n\\]|\\\r?\n)*)\)((?:[^\n\\]|\\\r?\n|\\.)*)")
+
+
+def macro_params(define: re.Match[bytes]) -> tuple[str, ...]:
+    """The parameters of a ``_FUNCTION_MACRO`` match, as written, their continued lines joined."""
+    return tuple(p.strip() for p in CONTINUATION.sub(b" ", define.group(2)).decode(errors="replace").split(","))
+
+
 # the words before a macro's use that its expansion keeps (any other is an attribute macro, not expanded)
 _SPECIFIERS = frozenset({b"static", b"inline", b"extern", b"constexpr", b"__global__", b"__device__", b"__host__",
                          b"__forceinline__"})
@@ -120,6 +128,17 @@ _MACRO_HEAD = re.compile(
 _MEMBER_MACRO = re.compile(rb"(?<![\w:])(?:public|protected|private)\s*:(?!:)"
                            rb"|^(?:\s*[\w:<>,*& ]+?[\s*&]\w*\s*##\s*\w+(?:\s*=[^;(]*)?\s*;)+\s*$"
                            rb"|(?<![\w:])virtual\s|\)\s*(?:const\s*)?(?:noexcept\s*)?(?:override|final)\s*[;{]")
+# ... or one that begins with a struct named by pasting (Velox's `struct constName##Property { ... };`), whose
+# braces close in it
+_PASTED_STRUCT = re.compile(rb"\s*(?:struct|class)\s+\w*\s*##\s*\w+\s*\{")
+
+
+def _declares_members(body: bytes) -> bool:
+    """Whether a macro's body (continued lines joined, comments dropped) declares class members."""
+    return _MEMBER_MACRO.search(body) is not None or (
+        _PASTED_STRUCT.match(body) is not None and body.count(b"{") == body.count(b"}"))
+
+
 # a call written in a macro body: `f(`, `ns::f(`, `f<T, 8>(`; not `x.f(` or `p->f(` (a member of
 # something the macro cannot type)
 _MACRO_CALL = re.compile(rb"(?<![\w.>])((?:\w+::)*\w+)\s*(?:<[^;{}()<>]*(?:<[^;{}()<>]*>[^;{}()<>]*)*>)?\s*\(")
@@ -1073,7 +1092,7 @@ class _Scanner:
             body = re.sub(rb"\\\r?\n", b" ", m.group(3))
             defined = _MACRO_DEFINITION.search(body)
             name = defined.group("name") if defined is not None else None  # None: a class's body
-            params = tuple(p.strip().decode() for p in m.group(2).split(b","))
+            params = macro_params(m)
             if name is None or "..." in params or not set(re.findall(rb"\w+", name)) & {p.encode() for p in params}:
                 continue
             macros[m.group(1).decode()] = (params, body, self.line_at(m.start()))
@@ -1141,18 +1160,28 @@ class _Scanner:
 
     def read_member_macros(self, defines: list[re.Match[bytes]]) -> None:
         """Of the file's function-like macros (``defines``), those whose bodies declare class members
-        (``_MEMBER_MACRO``): written out where a class body uses them (extractor.cpp.includes), so
-        not said to hide definitions (`macro-definitions`)."""
+        (:func:`_declares_members`), or use one of those (Velox's `VELOX_QUERY_CONFIG(...)`: a property's
+        `VELOX_QUERY_CONFIG_PROPERTY(...)` and its accessor): written out where a class body uses them
+        (extractor.cpp.includes), so not said to hide definitions (`macro-definitions`)."""
+        bodies: list[tuple[re.Match[bytes], str]] = []
         for m in defines:
             # lines are spliced before comments are removed: a `//` runs to the end of the definition
             spliced = re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")
-            body = " ".join(_COMMENT.sub(" ", spliced).split())
-            if not _MEMBER_MACRO.search(body.encode()):
-                continue
-            params = [p.strip().decode(errors="replace") for p in m.group(2).split(b",")]
+            bodies.append((m, " ".join(_COMMENT.sub(" ", spliced).split())))
+        found: dict[str, tuple[re.Match[bytes], str]] = {}
+        for _round in range(3):  # a macro that uses one found in the round before
+            uses = re.compile(r"\b(?:" + "|".join(map(re.escape, found)) + r")\s*\(") if found else None
+            before = len(found)
+            for m, body in bodies:
+                name = m.group(1).decode()
+                if name not in found and (_declares_members(body.encode()) or uses is not None and uses.search(body)):
+                    found[name] = (m, body)
+            if len(found) == before:
+                break
+        for name, (m, body) in sorted(found.items(), key=lambda item: item[1][0].start()):
+            params = macro_params(m)
             self.member_macros.append(MacroDefinition(
-                m.group(1).decode(), self.line_at(m.start()),
-                tuple("__VA_ARGS__" if p == "..." else p for p in params if p), body))
+                name, self.line_at(m.start()), tuple("__VA_ARGS__" if p == "..." else p for p in params if p), body))
         if self.member_macros:
             members = {macro.name for macro in self.member_macros}
             self.macro_blocks = [(name, at) for name, at in self.macro_blocks if name not in members]
@@ -1207,7 +1236,7 @@ class _Scanner:
             for m in self.function_macros:
                 body = _COMMENT.sub(" ", re.sub(rb"\\\r?\n", b" ", m.group(3)).decode(errors="replace")).encode()
                 head = _MACRO_HEAD.fullmatch(body)
-                params = tuple(p.strip().decode() for p in m.group(2).split(b","))
+                params = macro_params(m)
                 if head is None or not set(re.findall(rb"\w+", head.group("name"))) & {p.encode() for p in params}:
                     continue
                 self._head_macros[m.group(1).decode()] = (params, body)
@@ -1611,7 +1640,7 @@ def launcher_macros(defines: Iterable[re.Match[bytes]], launchers: Mapping[str, 
     macros: list[tuple[str, tuple[str, ...], bytes, set[int]]] = []
     for m in defines:
         body = CONTINUATION.sub(b" ", m.group(3))
-        params = tuple(p.strip() for p in m.group(2).decode(errors="replace").split(","))
+        params = macro_params(m)
         if any(p.encode() in body for p in params if p):
             # the parameters it launches with `<<<`: the same in every round, none without a `<<<`
             launches = (k.group(1).decode() for k in _MACRO_LAUNCH.finditer(body)) if b"<<<" in body else ()

@@ -36,7 +36,10 @@ class MacroUse(msgspec.Struct, frozen=True, array_like=True):
     args: tuple[str, ...]  # as written, split as the preprocessor splits them
 
 
-_ARG_LEXEMES = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[(),]', re.S)
+# a number, read as the preprocessor reads one (a pp-number): its digit separators (`100'000`, C++14) begin
+# no character literal
+_PP_NUMBER = r"(?<![\w.])\.?\d(?:[eEpP][+-]|'?[\w.])*"
+_ARG_LEXEMES = re.compile(_PP_NUMBER + r'|//[^\n]*|/\*.*?\*/|"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|[(),]', re.S)
 
 
 def arguments(text: str, start: int) -> tuple[tuple[str, ...] | None, int]:
@@ -61,7 +64,7 @@ def arguments(text: str, start: int) -> tuple[tuple[str, ...] | None, int]:
     return None, len(text)
 
 
-_BODY_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|##|#|[A-Za-z_]\w*|\s+|.', re.S)
+_BODY_TOKENS = re.compile(_PP_NUMBER + r'|"(?:[^"\\]|\\.)*"|\'(?:[^\'\\]|\\.)*\'|##|#|[A-Za-z_]\w*|\s+|.', re.S)
 _MAX_DEPTH = 8
 
 
