@@ -189,3 +189,30 @@ def test_alignment_macros_before_a_class_name_are_attributes(tmp_path):
     assert attribute_macros(b"#define ALIGN_AS(n) alignas(n)\n#define CACHE_ALIGNED alignas(64)\n") == [
         "ALIGN_AS(", "CACHE_ALIGNED"]
     assert graph.stats.get("error_nodes", 0) == 0
+
+
+def test_exception_specifications_and_virt_specifiers_by_compiler_are_attributes(tmp_path):
+    """Catch 1.x's single header (vendored by Thrift and many others): `#define CATCH_NOEXCEPT noexcept` or
+    `throw()` by compiler, `#define CATCH_NOEXCEPT_IS(x) noexcept(x)` or nothing, `#define CATCH_OVERRIDE
+    override` or nothing. Left as written, `virtual ~NotImplementedException() CATCH_NOEXCEPT {}` and each
+    `... const CATCH_OVERRIDE {` were ERROR nodes (227 in the header), the members after them lost."""
+    header = ("#if defined(CATCH_CONFIG_CPP11_NOEXCEPT)\n#  define CATCH_NOEXCEPT noexcept\n"
+              "#  define CATCH_NOEXCEPT_IS(x) noexcept(x)\n#else\n#  define CATCH_NOEXCEPT throw()\n"
+              "#  define CATCH_NOEXCEPT_IS(x)\n#endif\n"
+              "#ifdef CATCH_CONFIG_CPP11_OVERRIDE\n#  define CATCH_OVERRIDE override\n#  define CATCH_FINAL final\n"
+              "#else\n#  define CATCH_OVERRIDE\n#  define CATCH_FINAL\n#endif\n"
+              "namespace Catch {\nclass NotImplemented : public std::exception {\n public:\n"
+              "  virtual ~NotImplemented() CATCH_NOEXCEPT {}\n"
+              "  virtual const char* what() const CATCH_NOEXCEPT_IS(true);\n  void raise() { describe(); }\n};\n"
+              "struct Matcher CATCH_FINAL : MatcherBase {\n"
+              "  virtual bool match(int arg) const CATCH_OVERRIDE { return check(arg); }\n"
+              "  virtual std::string toString() const CATCH_OVERRIDE { return render(); }\n};\n}\n")
+    assert {"CATCH_NOEXCEPT", "CATCH_NOEXCEPT_IS(", "CATCH_OVERRIDE", "CATCH_FINAL"} <= set(
+        attribute_macros(header.encode()))
+    graph = cpp_graph(tmp_path, {"include/catch.hpp": header})
+    ids = {n.id for n in graph.nodes}
+    assert {"cpp:Catch::NotImplemented::~NotImplemented", "cpp:Catch::NotImplemented::raise",
+            "cpp:Catch::Matcher::match", "cpp:Catch::Matcher::toString"} <= ids
+    assert graph.stats.get("error_nodes", 0) == 0
+    # an exception specification is no call of a function `noexcept`, nor a throw an expression a macro stands for
+    assert attribute_macros(b"#define RAISE(e) throw(e)\n#define NOTHING_THROWN throw (std::bad_alloc)\n") == []

@@ -554,7 +554,11 @@ _ATTRIBUTE_GROUP = re.compile(
     rb'|_Pragma\s*\(\s*"(?:[^"\\\n]|\\.)*"\s*\)|__pragma\s*\((?:[^()]|\([^()]*\))*\)'
     # an alignment specifier: RocksDB's `#define ALIGN_AS(n) alignas(n)` (or nothing) before a class's name,
     # `class ALIGN_AS(CACHE_LINE_SIZE) LRUCacheShard final : ...`, took the class's name and members
-    rb'|\b(?:alignas|_Alignas)\s*\((?:[^()]|\([^()]*\))*\)')
+    rb'|\b(?:alignas|_Alignas)\s*\((?:[^()]|\([^()]*\))*\)'
+    # an exception specification: Catch's `#define CATCH_NOEXCEPT noexcept` or `throw()` by compiler,
+    # `#define CATCH_NOEXCEPT_IS(x) noexcept(x)` (`virtual ~E() CATCH_NOEXCEPT {}` lost the class's members)
+    # (`throw()` as written: a parameter taken out of `throw(e)` leaves `throw( )`, no specification)
+    rb'|\bthrow\s*\(\)|\bnoexcept\s*\((?:[^()]|\([^()]*\))*\)')
 # A body that is a pragma directive (`#define CUTE_UNROLL #pragma unroll`, which nvcc takes): no syntax
 _PRAGMA_BODY = re.compile(rb"#\s*pragma\b[^\\]*")
 # `#define NAME(params) body` (its continued lines too), and a body that is a static assertion. The body
@@ -576,10 +580,11 @@ _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # (OpenCL's CL_API_CALL, Vulkan's VKAPI_CALL): left as a word, the grammar reads the macro as a type; and the
 # qualifiers a header adds by option (zlib's `z_const` is `const` under ZLIB_CONST, nothing by default), and the
 # pointer qualifiers of 16-bit memory models (zlib's and Windows' FAR: `far`, `_far` or nothing), and `_Restrict`
-# (brotli's BROTLI_RESTRICT, for compilers that spell `restrict` so)
+# (brotli's BROTLI_RESTRICT, for compilers that spell `restrict` so), and the virt-specifiers a header adds where
+# the compiler has them (Catch's CATCH_OVERRIDE, `override` or nothing)
 _ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
                             b"restrict", b"__restrict", b"_Restrict", b"__inline", b"__forceinline", b"_Noreturn",
-                            b"constexpr", b"noexcept", b"_NOEXCEPT", b"const", b"volatile",
+                            b"constexpr", b"noexcept", b"_NOEXCEPT", b"const", b"volatile", b"override", b"final",
                             b"far", b"_far", b"__far", b"near", b"_near", b"__near", b"huge", b"_huge", b"__huge",
                             b"__stdcall", b"__cdecl", b"__fastcall", b"__vectorcall", b"__thiscall", b"_stdcall",
                             b"_cdecl"})
@@ -860,15 +865,16 @@ def blank_macros(data: bytes, names: frozenset[str], call_names: frozenset[str],
 
 
 # A word spelled as macros are, then on the same line a keyword that begins a declaration, or a type
-# not spelled so and a function's name: no C or C++ reads a name there but a macro that expands to
-# specifiers or attributes (folly's `FOLLY_ALWAYS_INLINE void call(...)`, `FOLLY_ALWAYS_INLINE Status
-# call(...)`, Lua's `LUALIB_API int luaopen_bit(...)`), or to nothing. (Not before a word spelled as
-# macros are, which may be the macro where the first word is a type: `BOOL WINAPI DllMain(...)`.)
+# not spelled so and a function's name (on that line or the next): no C or C++ reads a name there but a
+# macro that expands to specifiers or attributes (folly's `FOLLY_ALWAYS_INLINE void call(...)` and
+# `FOLLY_ALWAYS_INLINE Status call(...)`, Lua's `LUALIB_API int luaopen_bit(...)`), or to nothing. (Not
+# before a word spelled as macros are, which may be the macro where the first word is a type: `BOOL WINAPI
+# DllMain(...)`.)
 _SPECIFIER_MACRO = re.compile(
     rb"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z][A-Z0-9]+)[ \t]+(?=(?:void|bool|char|short|int|long|float|double"
     rb"|signed|unsigned|static|inline|virtual|explicit|constexpr|consteval|constinit|extern|friend|template"
     rb"|typedef|thread_local|__global__|__device__|__host__|__forceinline__|__inline__)\b"
-    rb"|(?![A-Z][A-Z0-9_]*\b)[A-Za-z]\w*(?:::\w+)*(?:<[^;{}()\n]*>)?(?:[ \t]*[*&]+[ \t]*|[ \t]+)"
+    rb"|(?![A-Z][A-Z0-9_]*\b)[A-Za-z]\w*(?:::\w+)*(?:<[^;{}()\n]*>)?(?:[ \t]*[*&]+[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)"
     rb"(?:operator\b|\w+[ \t]*\())")
 _DEFINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
 
