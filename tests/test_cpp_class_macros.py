@@ -58,10 +58,10 @@ NS = "cpp:engine::"
 def test_a_macro_use_in_a_class_body_is_no_member_and_uses_nothing(tmp_path):
     graph = cpp_graph(tmp_path, ENGINE)
     members = {n.id.removeprefix(NS + "Engine::"): n.kind for n in graph.nodes if n.id.startswith(NS + "Engine::")}
-    # constructor, destructor, operator and an ALL_CAPS method with a return type stay (a conversion
-    # function is no node: the scanner does not record `operator T()` at all)
+    # constructor, destructor, operators, a conversion function and an ALL_CAPS method with a return type stay
     assert members == {"Engine": NodeKind.METHOD, "~Engine": NodeKind.METHOD, "operator=": NodeKind.METHOD,
-                       "GET_SIZE": NodeKind.METHOD, "Attach": NodeKind.METHOD, "RELEASE_WITH_LOG": NodeKind.METHOD}
+                       "operator bool": NodeKind.METHOD, "GET_SIZE": NodeKind.METHOD, "Attach": NodeKind.METHOD,
+                       "RELEASE_WITH_LOG": NodeKind.METHOD}
     assert {n.id for n in graph.nodes if n.id.startswith(NS + "RGB")} == {NS + "RGB", NS + "RGB::RGB"}
     uses = edges(graph, EdgeKind.USES)
     assert not {source for source, _ in uses if "DISALLOW" in source or "Q_DISABLE" in source or "FRIEND" in source}

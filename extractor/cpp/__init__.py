@@ -164,10 +164,11 @@ from extractor.model import Language, Step
 # macro is one, and one whose body declares a struct named by pasting; a use in a directive is not written out;
 # a digit separator (`100'000`) begins no character literal in a macro's arguments; 82: folly's attribute macros in
 # macros.yaml, a specifier macro before a type whose function's name is on the next line, and exception
-# specifications (`throw()`, `noexcept(x)`) and virt-specifiers (`override`, `final`) are attribute words
+# specifications (`throw()`, `noexcept(x)`) and virt-specifiers (`override`, `final`) are attribute words; 83:
+# conversion functions (`operator float() const`) are functions, named as written (`operator const char*`)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="82", forkable=True)
+            extract=extract_cpp_graph, version="83", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -23,6 +23,9 @@ def line(node: Any) -> int:
     return node.start_point[0] + 1
 
 
+_BEFORE_SYMBOL = re.compile(r"(?<=[\w>]) (?=[*&\[<])|(?<=[*&<]) (?=[*&>])")  # `T *` -> `T*`, `char * *` -> `char**`
+
+
 @functools.lru_cache(maxsize=8192)  # the same names come back all the time (`std::move`, `TORCH_CHECK`)
 def clean_name(raw: str) -> str:
     """`Foo<T>::bar`, `operator ()`, `~ Foo` -> `Foo::bar`, `operator()`, `~Foo`."""
@@ -32,8 +35,9 @@ def clean_name(raw: str) -> str:
     at = raw.find("operator")
     if at >= 0 and (at == 0 or not (raw[at - 1].isalnum() or raw[at - 1] == "_")):
         raw, op = raw[:at], SPACES.sub(" ", raw[at:].strip())
-        # `operator new`, `operator bool` keep one space; symbol operators lose theirs
-        op = op if re.fullmatch(r"operator [A-Za-z_][\w:]*", op) else op.replace(" ", "")
+        # `operator new`, `operator bool`, `operator const char*` (a conversion function's type) keep one space
+        # between words; symbol operators lose theirs
+        op = _BEFORE_SYMBOL.sub("", op) if re.match(r"operator [A-Za-z_]", op) else op.replace(" ", "")
     while True:
         stripped = _TEMPLATE_ARGS.sub("", raw)
         if stripped == raw:

@@ -19,7 +19,7 @@ import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -1994,9 +1994,47 @@ def _function_declarator(node: Any) -> Any:
         elif node.type == "qualified_identifier":
             # `Error* f(...)` mis-split as `Error::*f` when a macro was left: follow the name
             node = node.child_by_field_name("name")
+        elif node.type == "operator_cast":
+            return _conversion_declarator(node)
         else:
             return None
     return None
+
+
+def _conversion_declarator(cast: Any) -> Any:
+    """The declarator of a conversion function's parameters and qualifiers: `operator T*() const` is an
+    operator_cast whose declarator is the pointer to an abstract function declarator, `()` and `const`."""
+    node = cast.child_by_field_name("declarator")
+    while node is not None and node.type != "abstract_function_declarator":
+        node = node.child_by_field_name("declarator")
+    return node
+
+
+class _ConversionName(NamedTuple):
+    """What names a conversion function: `operator T*`, `S::operator bool` (the name as written, without
+    the parameters and qualifiers the grammar reads inside it), where it starts."""
+
+    text: bytes
+    start_point: tuple[int, int]
+
+
+def _conversion_name(fdecl: Any) -> _ConversionName | None:
+    """The name of the conversion function whose declarator is ``fdecl`` (:func:`_conversion_declarator`),
+    with the scopes written before it; None when ``fdecl`` is no such declarator."""
+    cast = fdecl.parent
+    while cast is not None and cast.type != "operator_cast":
+        if cast.type not in ("abstract_pointer_declarator", "abstract_reference_declarator"):
+            return None
+        cast = cast.parent
+    if cast is None:
+        return None
+    if b"::" in cast.text[:fdecl.start_byte - cast.start_byte]:
+        return None  # `operator std::string()`: a name of which every `::` is not a scope's; not recorded
+    named = cast
+    while named.parent is not None and named.parent.type == "qualified_identifier" \
+            and named.parent.child_by_field_name("name") == named:
+        named = named.parent
+    return _ConversionName(named.text[:fdecl.start_byte - named.start_byte].rstrip(), named.start_point)
 
 
 def _declared_function(fdecl: Any) -> Any:
@@ -2023,6 +2061,8 @@ def _function_name(fdecl: Any) -> Any:
     """What names the function ``fdecl`` declares, out of any parentheses around it (`(isalpha)`, and
     `result_type (max)()`, which the grammar misreads: :func:`extractor.cpp.signature.parenthesized_name`),
     and past a macro before the name that the grammar joined to it."""
+    if fdecl.type == "abstract_function_declarator":  # a conversion function's (_conversion_declarator)
+        return _conversion_name(fdecl)
     misread = parenthesized_name(fdecl)
     if misread is not None:
         return misread[1]

@@ -191,6 +191,14 @@ def invented_scope(fdecl: Any) -> tuple[Any, Any] | None:
 def return_type(definition: Any, fdecl: Any) -> str:
     """The return type of the function ``definition`` (a function_definition, declaration or
     field_declaration node) whose declarator is ``fdecl``; "" for constructors and destructors."""
+    if fdecl.type == "abstract_function_declarator":  # a conversion function: `operator T*() const` returns T*
+        cast = fdecl.parent
+        while cast is not None and cast.type != "operator_cast":
+            cast = cast.parent
+        if cast is None or not cast.children:  # what follows the `operator` keyword, qualifiers too
+            return ""
+        return normalise_type(cast.text[cast.children[0].end_byte - cast.start_byte:fdecl.start_byte - cast.start_byte]
+                              .decode("utf-8", "replace"))
     trailing = next((c for c in fdecl.named_children if c.type == "trailing_return_type"), None)
     if trailing is not None:
         inner = trailing.named_children[-1] if trailing.named_child_count else trailing
