@@ -104,5 +104,9 @@ def test_only_the_macro_word_is_blanked_and_nothing_else():
     for kept in (b"Widget int x;\n", b"FOO_BAR\nint x;\n", b"FOO_BAR(x) int y;\n", b"return A_B + int(c);\n",
                  b"BOOL WINAPI DllMain(void* h);\n", b"HRESULT Widget::Draw();\n", b"UINT32 __stdcall f();\n"):
         assert blank_specifier_macros(kept) == kept, kept
+    # C's layout, the name on the line after the type and its `*` (numpy's `NPY_NO_EXPORT PyObject *` / `name(`)
+    assert blank_specifier_macros(b"NPY_NO_EXPORT PyObject *\nPyArray_New(int n)\n{") == \
+        b"              PyObject *\nPyArray_New(int n)\n{"
+    assert blank_specifier_macros(b"return A * B\n(c);\n") == b"return A * B\n(c);\n"
     assert blank_specifier_macros(b"ACME_ALWAYS_INLINE void f();\n", keep=("ACME_ALWAYS_INLINE",)) == \
         b"ACME_ALWAYS_INLINE void f();\n"

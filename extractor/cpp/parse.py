@@ -874,8 +874,8 @@ _SPECIFIER_MACRO = re.compile(
     rb"\b([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|[A-Z][A-Z0-9]+)[ \t]+(?=(?:void|bool|char|short|int|long|float|double"
     rb"|signed|unsigned|static|inline|virtual|explicit|constexpr|consteval|constinit|extern|friend|template"
     rb"|typedef|thread_local|__global__|__device__|__host__|__forceinline__|__inline__)\b"
-    rb"|(?![A-Z][A-Z0-9_]*\b)[A-Za-z]\w*(?:::\w+)*(?:<[^;{}()\n]*>)?(?:[ \t]*[*&]+[ \t]*|[ \t]+|[ \t]*\r?\n[ \t]*)"
-    rb"(?:operator\b|\w+[ \t]*\())")
+    rb"|(?![A-Z][A-Z0-9_]*\b)[A-Za-z]\w*(?:::\w+)*(?:<[^;{}()\n]*>)?"
+    rb"(?:[ \t]*[*&]+[ \t]*(?:\r?\n[ \t]*)?|[ \t]+|[ \t]*\r?\n[ \t]*)(?:operator\b|\w+[ \t]*\())")
 _DEFINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
 
 
