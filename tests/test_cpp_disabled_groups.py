@@ -1,7 +1,8 @@
 """Code no configuration compiles: the body of an `#if 0`, the other branches of an `#if 1`.
 
 ScyllaDB keeps the Java of the Cassandra classes it ported under `#if 0`, in the middle of its C++
-classes; tree-sitter read it as C++ (131 ERROR nodes in one header, members out of their class).
+classes; tree-sitter read it as C++ (131 ERROR nodes in `type_parser.hh`, the class lost, its members
+functions of the namespace).
 vLLM disables CUDA fp8 conversions so (`#if 0  // Disable the following code to reduce the binary
 size.`): their calls were edges of the graph. Neither is code of the system's; universal-ctags does
 not read it either (its `--if0=no`)."""

@@ -329,9 +329,9 @@ def blank_disabled_groups(data: bytes) -> bytes:
     """``data`` with the code no configuration compiles blanked: the body of an ``#if 0`` (or
     ``#if false``) up to its ``#elif``, ``#else`` or ``#endif``, and the ``#elif``/``#else``
     branches of an ``#if 1``. Such code is often not C++ at all (ScyllaDB keeps Cassandra's Java
-    under ``#if 0``: 131 ERROR nodes in one header, and the class around it named ``class
-    client_state``), and what it defines is no definition of the system's (universal-ctags skips it
-    too, its ``--if0=no``). The directives stay, and so do bytes and lines; a group whose ``#endif`` is
+    under ``#if 0``: 131 ERROR nodes in ``type_parser.hh``, the class lost and its members read as
+    functions of its namespace), and what it defines is no definition of the system's (universal-ctags
+    skips it too, its ``--if0=no``). The directives stay, and so do bytes and lines; a group whose ``#endif`` is
     missing is left as written."""
     if b"#" not in data or _CONSTANT_IF.search(data) is None:
         return data
