@@ -45,5 +45,6 @@ def test_only_a_whole_parameter_written_as_macros_are_is_rewritten():
     assert written.split(b"\n")[3] == b"template <class D, class=void               , class=void" + b" " * 23 + b">"
     assert b"std::enable_if_t<(kLanes > 0)>" in written
     for kept in (b"template <int N = MAX_OF(1, 2)> void g();", b"template <class T, X_Y(T)> struct S {};",
-                 b"#define T template <class D, HWY_IF_F16_D(D)>\n", b"template <class D, HWY_IF_F16_D(D) void f();"):
+                 b"#define T template <class D, HWY_IF_F16_D(D)>\n", b"template <class D, HWY_IF_F16_D(D) void f();",
+                 b"template <class D, IF_X(D,\n 1)>\nV f();"):  # no room before its line break: lines stay
         assert write_parameter_macros(kept) == kept, kept

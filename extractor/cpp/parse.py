@@ -325,6 +325,7 @@ _CONSTANT_IF = re.compile(rb"#[ \t]*if[ \t(]+(?:0|1|false|true)[ \t)]*(?:$|//|/\
 _DIRECTIVE_COMMENT = re.compile(rb"//.*|/\*.*?\*/")
 
 
+@functools.lru_cache(maxsize=2)  # a file's parse and its scan's text (extractor.cpp.scan.scan_cpp) both ask
 def blank_disabled_groups(data: bytes) -> bytes:
     """``data`` with the code no configuration compiles blanked: the body of an ``#if 0`` (or
     ``#if false``) up to its ``#elif``, ``#else`` or ``#endif``, and the ``#elif``/``#else``
@@ -881,11 +882,12 @@ _DEFINED = re.compile(rb"#[ \t]*define[ \t]+(\w+)")
 
 
 def blank_specifier_macros(data: bytes, keep: Iterable[str] = ()) -> bytes:
-    """``data`` with each word written as macros are, before a keyword that begins a declaration on
-    its line (:data:`_SPECIFIER_MACRO`), blanked where it is written so, outside directives and string
-    literals and comments: a macro from a header outside the system (folly's, which Velox uses and does not hold),
-    which the grammar read as a type, and the member or function after it as an ERROR (217 of Velox's
-    files). Not the file's own macros (read from their definitions) nor ``keep``. Bytes and lines stay."""
+    """``data`` with each word written as macros are where only a specifier or attribute macro can be
+    (:data:`_SPECIFIER_MACRO`: before a declaration's keyword, or before a type and a function's name)
+    blanked there, outside directives, string literals and comments: a macro from a header outside the
+    system (folly's, which Velox uses and does not hold), which the grammar read as a type, and the member
+    or function after it as an ERROR (217 of Velox's files). Not the file's own macros (read from their
+    definitions) nor ``keep``. Bytes and lines stay."""
     if _SPECIFIER_MACRO.search(data) is None:
         return data
     own = {m.group(1) for m in matches_at_line_starts(_DEFINED, data)} | {n.encode() for n in keep}
@@ -912,6 +914,9 @@ def blank_specifier_macros(data: bytes, keep: Iterable[str] = ()) -> bytes:
 _TEMPLATE_OPEN = re.compile(rb"\btemplate[ \t]*<")
 _PARAMETER_MACRO = re.compile(rb"\s*([A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9])\s*\(.*\)\s*", re.S)
 _A_PARAMETER = b"class=void"
+_TEMPLATE_PUNCTUATION = re.compile(rb"[()<>,;{}]")
+# such a use after a `<` or a `,`, anywhere: a file with none has no template to read again (most files)
+_PARAMETER_MACRO_USE = re.compile(rb"[<,]\s*[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\s*\(")
 
 
 def write_parameter_macros(data: bytes) -> bytes:
@@ -920,7 +925,7 @@ def write_parameter_macros(data: bytes) -> bytes:
     writes) written as a parameter the grammar reads, `class=void`, padded with spaces to the use's
     length, newlines kept. Read as written, each was an ERROR node (4,964 in Highway's headers, the
     most of numpy's). A list that does not close before a `;`, `{` or `}` is left as written."""
-    if b"template" not in data or b"(" not in data:
+    if b"template" not in data or _PARAMETER_MACRO_USE.search(data) is None:
         return data
     out: bytearray | None = None
     for m in _TEMPLATE_OPEN.finditer(data):
@@ -928,7 +933,9 @@ def write_parameter_macros(data: bytes) -> bytes:
             continue
         for start, end in _template_parameters(data, m.end()):
             use = _PARAMETER_MACRO.fullmatch(data, start, end)
-            if use is None or end - use.start(1) < len(_A_PARAMETER):
+            # (room for the parameter on the use's first line: no line of the file moves)
+            if use is None or b"\n" in data[use.start(1):use.start(1) + len(_A_PARAMETER)] \
+                    or end - use.start(1) < len(_A_PARAMETER):
                 continue
             span_start, span_end = use.start(1), data.rindex(b")", start, end) + 1
             out = bytearray(data) if out is None else out
@@ -941,26 +948,26 @@ def _template_parameters(data: bytes, start: int) -> list[tuple[int, int]]:
     its top-level commas; none when it does not close before a `;`, `{` or `}` (or within 4 KB)."""
     angles, parens, begin = 1, 0, start
     spans: list[tuple[int, int]] = []
-    for i in range(start, min(len(data), start + 4096)):
-        c = data[i]
-        if c == 0x28:  # (
+    for m in _TEMPLATE_PUNCTUATION.finditer(data, start, start + 4096):  # only where the nesting can change
+        c, i = m.group(), m.start()
+        if c == b"(":
             parens += 1
-        elif c == 0x29:  # )
+        elif c == b")":
             parens -= 1
             if parens < 0:
                 return []
         elif parens:
             continue
-        elif c == 0x3C:  # <
+        elif c == b"<":
             angles += 1
-        elif c == 0x3E:  # >
+        elif c == b">":
             angles -= 1
             if not angles:
                 return spans + [(begin, i)]
-        elif c == 0x2C and angles == 1:  # ,
+        elif c == b"," and angles == 1:
             spans.append((begin, i))
             begin = i + 1
-        elif c in (0x3B, 0x7B, 0x7D):  # ; { }
+        elif c in b";{}":
             return []
     return []
 

@@ -44,8 +44,8 @@ from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames
                                          torch_registrations,
                                          TvmFfiNames, TvmFfiObjectNames, tvm_ffi_object_registrations,
                                          tvm_ffi_registrations)
-from extractor.cpp.signature import (declared_variable, invented_scope, normalise_type, parameters, parenthesized_name,
-                                     return_type)
+from extractor.cpp.signature import (conversion_cast, declared_variable, invented_scope, normalise_type, parameters,
+                                     parenthesized_name, return_type)
 from extractor.cpp.testmacros import ExpandedTest, expand_test, load_test_macros
 from extractor.model import Language, ParsedFile
 from extractor.support.datafile import load_data_file
@@ -2021,11 +2021,7 @@ class _ConversionName(NamedTuple):
 def _conversion_name(fdecl: Any) -> _ConversionName | None:
     """The name of the conversion function whose declarator is ``fdecl`` (:func:`_conversion_declarator`),
     with the scopes written before it; None when ``fdecl`` is no such declarator."""
-    cast = fdecl.parent
-    while cast is not None and cast.type != "operator_cast":
-        if cast.type not in ("abstract_pointer_declarator", "abstract_reference_declarator"):
-            return None
-        cast = cast.parent
+    cast = conversion_cast(fdecl)
     if cast is None:
         return None
     if b"::" in cast.text[:fdecl.start_byte - cast.start_byte]:

@@ -188,13 +188,22 @@ def invented_scope(fdecl: Any) -> tuple[Any, Any] | None:
     return None if scope is None or name is None else (scope, name)
 
 
+def conversion_cast(fdecl: Any) -> Any:
+    """The `operator_cast` whose parameters and qualifiers ``fdecl`` holds (a conversion function's, `operator
+    T*() const`: through the abstract pointer and reference declarators of its type); None for any other."""
+    cast = fdecl.parent
+    while cast is not None and cast.type != "operator_cast":
+        if cast.type not in ("abstract_pointer_declarator", "abstract_reference_declarator"):
+            return None
+        cast = cast.parent
+    return cast
+
+
 def return_type(definition: Any, fdecl: Any) -> str:
     """The return type of the function ``definition`` (a function_definition, declaration or
     field_declaration node) whose declarator is ``fdecl``; "" for constructors and destructors."""
     if fdecl.type == "abstract_function_declarator":  # a conversion function: `operator T*() const` returns T*
-        cast = fdecl.parent
-        while cast is not None and cast.type != "operator_cast":
-            cast = cast.parent
+        cast = conversion_cast(fdecl)
         if cast is None or not cast.children:  # what follows the `operator` keyword, qualifiers too
             return ""
         return normalise_type(cast.text[cast.children[0].end_byte - cast.start_byte:fdecl.start_byte - cast.start_byte]
