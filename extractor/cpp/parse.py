@@ -739,17 +739,17 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
     bodies = _object_like_bodies(data)
     known = set(_configured_words())
     good: set[bytes] = set()
-    # Two rounds so `#define A __attribute__((x))` + `#define B A` both qualify.
-    for _ in range(2):
-        for name, values in bodies.items():
-            if name not in good and all(_is_attribute_body(v, known | good) for v in values):
-                good.add(name)
     definitions = _function_like_bodies(data)
     function_like: dict[bytes, bytes] = {}  # name: how its uses are read
-    # Rounds, so that a body that uses another such macro (nlohmann's deprecation attribute in a
-    # diagnostic-suppressing wrapper) qualifies once that one has
-    for _ in range(3):
-        qualified = len(function_like)
+    # Rounds, so that a body that uses another such macro qualifies once that one has: `#define A
+    # __attribute__((x))` + `#define B A`, nlohmann's deprecation attribute in a diagnostic-suppressing
+    # wrapper, Clang's `#define NO_THREAD_SAFETY_ANALYSIS THREAD_ANNOTATION_ATTRIBUTE__(...)`
+    for _ in range(4):
+        qualified = len(good) + len(function_like)
+        for name, values in bodies.items():
+            if name not in good and all(_is_attribute_body(_expanded(v, function_like), known | good)
+                                        for v in values):
+                good.add(name)
         for name, written in definitions.items():
             if name in function_like or name in bodies:
                 continue
@@ -758,7 +758,7 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
             # every #define of one kind, and no function of that name in another branch
             if len(kinds) == 1 and None not in kinds and not defines_function(data, name):
                 function_like[name] = kinds.pop()  # type: ignore[assignment]
-        if len(function_like) == qualified:
+        if len(good) + len(function_like) == qualified:
             break  # a round that qualifies none leaves every body as it read it: the next would qualify none
     good |= {name + kind for name, kind in function_like.items()}
     return tuple(sorted(n.decode() for n in good))
@@ -778,8 +778,18 @@ def _expanded(body: bytes, function_like: dict[bytes, bytes]) -> bytes:
 def defines_function(data: bytes, name: bytes) -> bool:
     """Whether ``data`` defines a function ``name`` (``name(...) {``): ggml's OpenCL backend defines
     ``static void dump_tensor(...) {...}`` in one ``#if`` branch and ``#define dump_tensor(tensor)``
-    in the other, and blanking the macro's uses would blank the function and its calls."""
-    return re.search(rb"\b" + re.escape(name) + rb"\s*\((?:[^(){};]|\([^(){};]*\))*\)\s*\{", data) is not None
+    in the other, and blanking the macro's uses would blank the function and its calls. A use after a
+    declarator's parameters or its qualifiers defines nothing: it is the attribute of the function
+    whose body follows (Clang's thread-safety macros: ``void lock() ACQUIRE() {``, ``bool f() const
+    TRY_ACQUIRE(true) {``)."""
+    pattern = re.compile(rb"\b" + re.escape(name) + rb"\s*\((?:[^(){};]|\([^(){};]*\))*\)\s*\{")
+    return any(_AFTER_DECLARATOR.search(data, max(0, found.start() - _LOOK_BEHIND), found.start()) is None
+               for found in pattern.finditer(data))
+
+
+# what a function's declarator ends with, right before a use of an attribute macro
+_AFTER_DECLARATOR = re.compile(rb"(?:\)|\bconst|\bvolatile|\bnoexcept|\boverride|\bfinal)\s*\Z")
+_LOOK_BEHIND = 64  # bytes: the word or `)` before a use, and the blanks between
 
 
 def _function_macro_kind(params: bytes, body: bytes, known: set[bytes]) -> bytes | None:
