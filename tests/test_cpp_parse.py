@@ -11,7 +11,7 @@ import pytest
 from extractor.cpp.facts import CppFacts, Definition
 from extractor.cpp.parse import (attribute_macros, blank_continued_comments, blank_lambda_qualifiers, blank_macros,
                                  drop_operator_call_template_arguments, join_conditional_blocks,
-                                 hashed_words, parenthesize_conditions, parse_source, spell_condition_operators,
+                                 hashed_words, parenthesize_conditions, parse_source, spell_conditions,
                                  drop_extern_of_templates, drop_unread_typename, used_outside_directives, word_hash,
                                  word_hashes)
 from extractor.cpp.scan import scan_cpp
@@ -167,7 +167,7 @@ def test_alternative_operators_in_conditions_are_spelled_with_symbols():
             "#endif\n"
             "#ifdef or_else\nint orx(int a, int b) { return a or not b; }\n#endif\n")
     data = code.encode()
-    spelled = spell_condition_operators(data)
+    spelled = spell_conditions(data)
     assert _keeps_places(spelled, data)
     assert spelled.splitlines()[0] == b"#if defined(__AVX512__) || defined(__AVX256__)"
     assert spelled.splitlines()[4:6] == [b"#elif !   defined(A) &&  \\", b"    defined(B)  // or not"]
@@ -177,6 +177,33 @@ def test_alternative_operators_in_conditions_are_spelled_with_symbols():
     assert {"AVX_Data", "Plain", "orx"} <= set(defs_by_qual(facts))
     unspelled = scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data)))
     assert unspelled.errors > 0  # the control: the grammar alone fails on them
+
+
+def test_string_literals_in_conditions_are_read_as_one_identifier():
+    # Hedley, as nlohmann's single-header json vendors it: `JSON_HEDLEY_HAS_WARNING("-Wc++98-compat")`
+    # in conditions, nested and continued; the grammar's conditions take no string (236 ERROR nodes there)
+    code = ('#if defined(__cplusplus)\n'
+            '#  if ACME_HAS_WARNING("-Wc++98-compat") && __has_warning("-Wcast-qual")\n'
+            '#    define ACME_CAST(T, e) (const_cast<T>(e))\n'
+            '#  endif\n'
+            '#elif \\\n  ACME_HAS_WARNING("say \\"hi\\"") || \\\n  ACME_GCC_VERSION_CHECK(4,6,0)\n'
+            'struct Plain { int x; };\n'
+            '#endif\n'
+            'const char* kName = "-Wc++98-compat";\n'
+            '#define ACME_TEXT "if (\\"x\\")"\n'
+            'int widen(int a) { return a; }\n')
+    data = code.encode()
+    spelled = spell_conditions(data)
+    assert _keeps_places(spelled, data)
+    lines = spelled.splitlines()
+    assert lines[1] == b"#  if ACME_HAS_WARNING(________________) && __has_warning(_____________)"
+    assert lines[5] == b'  ACME_HAS_WARNING(____________) || \\'
+    assert lines[7:] == data.splitlines()[7:]  # strings in code and in a definition stay
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"Plain", "widen"} <= set(defs_by_qual(facts))
+    as_written = scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data)))
+    assert as_written.errors > 0  # the control: the grammar alone fails on them
 
 
 def test_a_loop_pragma_macro_before_a_for_is_blanked_and_the_loop_parses():

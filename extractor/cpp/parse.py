@@ -129,7 +129,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     if is_metal(data):
         blanked = blank_metal_qualifiers(blanked)
     rewritten = drop_operator_call_template_arguments(parenthesize_conditions(name_included_headers(blanked)))
-    return _parser(language).parse(drop_extern_of_templates(drop_unread_typename(spell_condition_operators(rewritten))))
+    return _parser(language).parse(drop_extern_of_templates(drop_unread_typename(spell_conditions(rewritten))))
 
 
 # Metal Shading Language (Apple's GPU kernels: `.metal` files and the headers they include) is C++14 with
@@ -1114,22 +1114,39 @@ _ALTERNATIVE_OPERATOR = re.compile(rb"(?<![\w])(?:or|and|not)(?![\w])")
 _OPERATOR_SPELLING = {b"or": b"||", b"and": b"&& ", b"not": b"!  "}
 
 
-def spell_condition_operators(data: bytes) -> bytes:
-    """``data`` with the alternative operators of its ``#if``/``#elif`` conditions (``or``,
-    ``and``, ``not``: C++ spellings of ``||``, ``&&`` and ``!``) written with symbols, padded
-    to the same length, so that no byte moves. tree-sitter's C++ grammar reads them in code but
-    not in a condition, where each made an ERROR node and a "definitions there may be missing"
-    warning: 13 of deepspeed 0.19.8's C++ files (``#if defined(__AVX512__) or defined(__AVX256__)``)."""
+def spell_conditions(data: bytes) -> bytes:
+    """``data`` with its ``#if``/``#elif`` conditions written so that the grammar reads them, padded to
+    the same length, so that no byte moves:
+
+    - their alternative operators (``or``, ``and``, ``not``: C++ spellings of ``||``, ``&&`` and ``!``)
+      written with symbols. tree-sitter's C++ grammar reads them in code but not in a condition, where
+      each made an ERROR node and a "definitions there may be missing" warning: 13 of deepspeed 0.19.8's
+      C++ files (``#if defined(__AVX512__) or defined(__AVX256__)``);
+    - their string literals written as one identifier (``"-Wcast-qual"`` becomes ``____________``), as a
+      header ``__has_include`` names is (:func:`name_included_headers`): Hedley's
+      ``JSON_HEDLEY_HAS_WARNING("-Wc++98-compat")``, Clang's ``__has_warning("-Wfoo")``. The grammar's
+      conditions take no string; nlohmann's single-header json had 236 ERROR nodes so, and each had
+      its file scanned again without its conditionals."""
     if b"if" not in data:
         return data
     out: bytearray | None = None
     for m in matches_at_line_starts(_CONDITION, data):
-        for word in _ALTERNATIVE_OPERATOR.finditer(m.group(0)):
+        condition = m.group(0)
+        if b"\"" in condition:
+            for string in _CONDITION_STRING.finditer(condition):
+                if out is None:
+                    out = bytearray(data)
+                start = m.start() + string.start()
+                out[start:start + len(string.group(0))] = b"_" * len(string.group(0))
+        for word in _ALTERNATIVE_OPERATOR.finditer(condition):
             if out is None:
                 out = bytearray(data)
             start = m.start() + word.start()
             out[start:start + len(word.group(0))] = _OPERATOR_SPELLING[word.group(0)]
     return data if out is None else bytes(out)
+
+
+_CONDITION_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
 
 
 _AFTER_USING = re.compile(rb"\busing[ \t\r\n]+\Z")
