@@ -141,6 +141,20 @@ def test_deprecated_functions_are_declared_in_the_public_header(tmp_path):
         assert nodes[f"cpp:{name}"].api == "public: public header include/lib.h", name
 
 
+def test_a_wrapper_an_included_header_defines_unwraps_in_its_includer(tmp_path):
+    # ggml's wrapper is defined in ggml.h and used in the headers that include it: the includer's
+    # second scan looked the wrapper up by `NAME(decl)`, a word no file has, and never blanked it
+    graph = cpp_graph(tmp_path, {"include/lib.h": HEADER, "include/ext.h": (
+        '#pragma once\n#include "lib.h"\n'
+        'LIB_DEPRECATED(LIB_API int ext_open(const char * path), "use ext_open_with(path, 0)");\n'
+        'LIB_DEPRECATED(\n    int ext_size(int kind),\n    "use ext_nbytes(kind)");\n'
+        'LIB_API int ext_nbytes(int kind);\n')})
+    nodes = {n.id: n for n in graph.nodes}
+    assert (nodes["cpp:ext_open"].path, nodes["cpp:ext_open"].line) == ("include/ext.h", 3)
+    assert (nodes["cpp:ext_size"].path, nodes["cpp:ext_size"].line) == ("include/ext.h", 5)
+    assert "include/ext.h" not in {d.path for d in graph.diagnostics if d.code == "parse-errors"}
+
+
 def test_a_string_literal_a_macro_continues_is_no_parse_error():
     # `"%" PRIu64 "\n"` and Mooncake's `"not available" LOC_MARK`: one literal to the preprocessor, an
     # ERROR around the first literal to the grammar, and nothing lost; a real error still counts

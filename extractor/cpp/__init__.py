@@ -170,10 +170,11 @@ from extractor.model import Language, Step
 # a template's whole parameter is read as `class=void` (parse.write_parameter_macros); 86: an attribute macro's use
 # between a declarator and its body defines no function of its name (Clang's `void lock() ACQUIRE() {`), and a
 # macro defined as another attribute macro's use is one (`#define NO_THREAD_SAFETY_ANALYSIS ANNOTATE__(...)`);
-# 87: a string literal in an `#if` condition is read as one identifier (Hedley's `HAS_WARNING("-Wx")`)
+# 87: a string literal in an `#if` condition is read as one identifier (Hedley's `HAS_WARNING("-Wx")`); 88: a
+# declaration wrapper an include defines (`NAME(decl)`) is unwrapped in its includers' second scan
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="87", forkable=True)
+            extract=extract_cpp_graph, version="88", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

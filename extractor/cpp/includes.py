@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from extractor.cpp.facts import CppFacts
-from extractor.cpp.parse import (grammar_language, hashed_words, in_directive, macro_config, parse_source,
+from extractor.cpp.parse import (grammar_language, hashed_words, in_directive, macro_config, macro_word, parse_source,
                                  used_outside_directives, word_hash)
 from extractor.cpp.scan import MACRO_EXPANDED, scan_cpp
 from extractor.model import Language, ParsedFile
@@ -112,8 +112,8 @@ def rescan_with_included_macros(facts: dict[str, CppFacts], languages: Mapping[s
         return
     reachable = defined_through_includes(defined, includes)
     context = seen_by_every_includer(reachable, includes)
-    # each macro's once (a call macro is listed as `NAME(`)
-    hash_of = {name: word_hash(name.rstrip("(")) for names in defined.values() for name in names}
+    # each macro's once (a call macro is listed as `NAME(`, a declaration wrapper as `NAME(decl)`)
+    hash_of = {name: word_hash(macro_word(name)) for names in defined.values() for name in names}
     tasks: list[_Rescan] = []
     for path in sorted(facts):
         # what the file's own lines define is its own, also when an include cycle leads back to it
@@ -232,7 +232,7 @@ def _scan_blanked(task: _Rescan, data: bytes, written_out: list[int]) -> CppFact
     """``data`` (the file's bytes, or those with uses of accessor macros written out at the lines
     ``written_out``) scanned with the attribute macros it uses blanked; None when it uses none of
     the task's macros and has no use written out."""
-    listed = {name.rstrip("("): name for name in task.candidates}  # a call macro is listed as `NAME(`
+    listed = {macro_word(name): name for name in task.candidates}  # `NAME(`: a call macro; `NAME(decl)`: a wrapper
     used = used_outside_directives(data, (*listed, *task.namespaces, *task.types, *task.lambdas, *task.assigns))
     # a launcher macro counts in a directive too: a macro of the file's own body uses it (DeepEP's
     # `#define DISPATCH_LAUNCH_CASE(ranks) LAUNCH_KERNEL(&cfg, dispatch<ranks>, ...)`)
