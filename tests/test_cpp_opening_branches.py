@@ -102,9 +102,54 @@ def test_a_group_whose_branches_each_open_a_block_is_read_with_its_first_branch(
     assert ("fast::Decoder::setup", "forward", 26) in calls
 
 
+HEADS = """\
+namespace fs {
+Status MakeDirectory(const std::string& dir) {
+#ifdef _WIN32
+  if (_wmkdir(wide(dir)) == -1)
+#else
+  if (mkdir(dir.c_str(), 0700) == -1)
+#endif
+  {
+    return Status(errno);
+  }
+  return Status::Success;
+}
+
+#if ACME_HAS_THREE_WAY_COMPARISON
+inline std::partial_ordering operator<=>(const Kind lhs, const Kind rhs) noexcept
+#else
+inline bool operator<(const Kind lhs, const Kind rhs) noexcept
+#endif
+{
+  return order(lhs) < order(rhs);
+}
+
+Status DeletePath(const std::string& path) {
+  return remove(path);
+}
+}  // namespace fs
+"""
+
+
+def test_branches_that_each_write_the_head_of_the_body_after_them_are_read_with_the_first():
+    # Triton's LocalFileSystem (`if (_wmkdir(...) == -1)` / `#else` / `if (mkdir(...) == -1)` / `#endif` /
+    # `{`) and nlohmann's comparison operators: read twice, the body after the group ran over the next
+    # function, whose calls became the first's
+    facts = _scan(HEADS)
+    assert facts.errors == 0
+    assert {(d.qual, d.line) for d in facts.defs if d.kind == "function"} == {
+        ("fs::MakeDirectory", 2), ("fs::operator<=>", 15), ("fs::DeletePath", 23)}
+    calls = {(caller, callee) for caller, callee, _line in each_call(facts.calls)}
+    assert ("fs::DeletePath", "remove") in calls and ("fs::MakeDirectory", "mkdir") not in calls
+    assert ("fs::MakeDirectory", "_wmkdir") in calls
+
+
 @pytest.mark.parametrize("code", [
     # branches that open no block, or different numbers of blocks: tree-sitter reads both, as before
     "#ifdef A\nint x = 1;\n#else\nint x = 2;\n#endif\n",
+    # heads with no body after them
+    "#ifdef A\nint f(int a)\n#else\nint f(long a)\n#endif\n;\n",
     "#ifdef A\nif (a) {\n#else\nif (b) { c(); }\n#endif\n",
     # braces in comments and strings count for nothing
     "#ifdef A\nf(\"{\"); // {\n#else\ng();\n#endif\n",

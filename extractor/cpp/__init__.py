@@ -171,10 +171,15 @@ from extractor.model import Language, Step
 # between a declarator and its body defines no function of its name (Clang's `void lock() ACQUIRE() {`), and a
 # macro defined as another attribute macro's use is one (`#define NO_THREAD_SAFETY_ANALYSIS ANNOTATE__(...)`);
 # 87: a string literal in an `#if` condition is read as one identifier (Hedley's `HAS_WARNING("-Wx")`); 88: a
-# declaration wrapper an include defines (`NAME(decl)`) is unwrapped in its includers' second scan
+# declaration wrapper an include defines (`NAME(decl)`) is unwrapped in its includers' second scan; 89: macros
+# that are a template's header, an access specifier, `try` or `catch` are written as such (CppFacts.defines lists
+# them as `NAME(template)`, `NAME(private)`, `NAME(try)`, `NAME(catch)`); `explicit` and MSVC's SAL annotations
+# are attribute words; a lone `#if` group in the middle of a declaration or an expression is read through; two
+# branches that each write the head of the body after them are read with the first; a class the grammar closed
+# early and read as a function's return type keeps its members
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="88", forkable=True)
+            extract=extract_cpp_graph, version="89", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

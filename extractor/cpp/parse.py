@@ -103,13 +103,20 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
     # a function-like macro of an include's that this file also defines as a function: neither (the
     # file's own are judged so by attribute_macros)
     own = frozenset(attribute_macros(data)).union(
-        n for n in blank if macro_word(n) == n or not defines_function(data, macro_word(n).encode()))
+        n for n in blank if macro_word(n) == n or n.endswith(_KEYWORD_SUFFIXES)  # (`NAME (e) {`: a catch's head)
+        or not defines_function(data, macro_word(n).encode()))
     wrappers = frozenset(macro_word(n) for n in own if n.endswith(DECLARATION_WRAPPER))
+    headers = frozenset(macro_word(n) for n in own if n.endswith(TEMPLATE_HEADER))
+    keywords = {word: n[len(word) + 1:-1] for n in own if n.endswith(_KEYWORD_SUFFIXES) and (word := macro_word(n))}
     own_calls = frozenset(n[:-1] for n in own if n.endswith("(")) - calls  # a call: its arguments too
     own = frozenset(n for n in own if macro_word(n) == n) - configured - calls
     blanked = blank_macros(blank_continued_comments(data), configured, calls, own, own_calls)
     if wrappers:
         blanked = unwrap_declarations(blanked, wrappers)
+    if headers:
+        blanked = write_template_headers(blanked, headers)
+    if keywords:
+        blanked = write_keyword_macros(blanked, keywords)
     blanked = blank_specifier_macros(blanked, (*(namespaces or ()), *(types or ()), *lambdas, *(assigns or ())))
     blanked = write_parameter_macros(blanked)
     macros = file_namespace_macros(data, namespaces)
@@ -242,7 +249,16 @@ def join_conditional_blocks(data: bytes) -> bytes:
     ``__global__ __launch_bounds__(n)`` / ``#ifdef KITTENS_BLACKWELL`` / ``__cluster_dims__(c)`` /
     ``#endif`` / ``void kernel(...)``) has its directives blanked too: it means nothing either way,
     and in the middle of a declaration tree-sitter split the declaration at it (ThunderKittens'
-    kernel lost its ``__global__``)."""
+    kernel lost its ``__global__``).
+
+    So is a group whose body is a piece of a declaration or an expression (no ``;``, ``{`` or ``}``
+    in it) where one is being written, after code that ends with no ``;``, ``{``, ``}`` or ``:``:
+    nlohmann's ``template <...>`` / ``#if defined(JSON_HAS_CPP_14)`` / ``constexpr`` / ``#endif`` /
+    ``auto get() const``, and its template arguments added by C++ version (``detail::negation<...>,``
+    in a group of its own). The grammar takes a directive only between declarations and statements;
+    in the middle of one, each was an ERROR node, and nlohmann's ``basic_json`` closed at a brace of
+    its members', the members after it read as functions of no class. The body is read, as the
+    preprocessor reads it when the condition holds."""
     if b"#" not in data or b"endif" not in data:
         return data
     opened: list[tuple[bytes, _Group | None]] = []  # (condition, namespace's group)
@@ -251,7 +267,8 @@ def join_conditional_blocks(data: bytes) -> bytes:
     for group in at_line_starts(_LONE_GROUP, data):
         m = group[1]
         body = _GROUP_COMMENT.sub(b" ", m.group(2))
-        if _ELSE_FIRST.match(body) or not body.strip():
+        if _ELSE_FIRST.match(body) or not body.strip() or (
+                _FRAGMENT.fullmatch(_NO_BRACES.sub(b" ", m.group(2))) and _within_declaration(data, group[0], body)):
             joined.append(group)
             continue
         condition = b" ".join(_GROUP_COMMENT.sub(b" ", m.group(0)[:m.start(2) - m.start()]).split())
@@ -268,6 +285,31 @@ def join_conditional_blocks(data: bytes) -> bytes:
         for start, end in ((line_start, m.start(2) - 1), (m.end(2), m.end())):
             out[start:end] = blank_span(data[start:end])
     return bytes(out)
+
+
+_FRAGMENT = re.compile(rb"[^;{}]*")  # no statement or declaration ends or opens a block here
+_BEFORE_FRAGMENT = 2048  # bytes read back for the code before a group
+_CODE_BEFORE = re.compile(rb"//[^\n]*|/\*.*?\*/|^[ \t]*#(?:[^\n]*\\\n)*[^\n]*", re.S | re.M)
+
+
+def _within_declaration(data: bytes, line_start: int, body: bytes) -> bool:
+    """Whether the code before ``line_start`` (comments and directives aside) leaves a declaration or an
+    expression unfinished, so that the group's ``body`` continues it. It does not when it ends with
+    ``;``, ``{``, ``}``, ``:`` (a label) or ``\\``; nor with ``)`` or a word spelled as macros are, the
+    end of a macro's use on a line of its own (fmt's ``FMT_GCC_PRAGMA("GCC push_options")``, then a group
+    of another), unless the body continues a list (``,``, a constructor's ``:``) as a group of member
+    initializers does."""
+    before = _CODE_BEFORE.sub(b" ", data[max(0, line_start - _BEFORE_FRAGMENT):line_start]).rstrip()
+    if before[-1:] == b":" and before[:-1].rstrip()[-1:] == b")":
+        return True  # a constructor's member initializers begin (fmt's `format_arg_store(...) :` / a group)
+    if not before or before[-1:] in (b";", b"{", b"}", b":", b"\\"):
+        return False
+    if before[-1:] == b")" or _MACRO_LIKE_END.search(before):
+        return body.lstrip()[:1] in (b",", b":")
+    return True
+
+
+_MACRO_LIKE_END = re.compile(rb"(?<![\w])[A-Z_][A-Z0-9_]*\Z")
 
 
 # a conditional group of two branches with no other directive inside: `#if...`, first branch, `#else`, second, `#endif`
@@ -310,12 +352,29 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
             continue
         parens = first.count(b"(") - first.count(b")")
         initializers = _INITIALIZER_LIST.match(first) is not None and _INITIALIZER_LIST.match(second) is not None
-        if opened == 0 and not initializers and (parens == 0 or parens != second.count(b"(") - second.count(b")")):
+        if opened == 0 and not initializers and (parens == 0 or parens != second.count(b"(") - second.count(b")")) \
+                and not _heads_of_one_body(first, second, data, m.end()):
             continue
         out = bytearray(data) if out is None else out
         for start, end in ((line_start, m.start(1)), (m.end(1), m.end())):
             out[start:end] = blank_span(data[start:end])
     return data if out is None else bytes(out)
+
+
+_BODY_AFTER = re.compile(rb"\s*\{")
+
+
+def _heads_of_one_body(first: bytes, second: bytes, data: bytes, end: int) -> bool:
+    """Whether two branches each write the head of the function or statement whose body follows the group:
+    nlohmann's ``#if JSON_HAS_THREE_WAY_COMPARISON`` / ``inline std::partial_ordering operator<=>(...)
+    noexcept`` / ``#else`` / ``inline bool operator<(...) noexcept`` / ``#endif`` / ``{``, Triton's
+    ``#ifdef _WIN32`` / ``if (_wmkdir(...) == -1)`` / ``#else`` / ``if (mkdir(...) == -1)`` / ``#endif`` /
+    ``{``. Read twice, the first head was a declaration missing its ``;`` (a statement, in a body) and the
+    block after it an ERROR node: nlohmann's namespace was lost for the rest of the file, and Triton's
+    ``MakeDirectory`` ran over the two functions after it, their calls its own."""
+    return (b";" not in first and b";" not in second and b"(" in first and b"(" in second
+            and first.count(b"(") == first.count(b")") and second.count(b"(") == second.count(b")")
+            and _BODY_AFTER.match(data, end + 1) is not None)
 
 
 # a conditional directive (found at line starts): its word, the rest of its line
@@ -575,6 +634,14 @@ _STATIC_ASSERT_BODY = re.compile(rb"(?:static_assert|_Static_assert)\s*\([^;]*\)
 _DECLSPEC_GROUP = re.compile(rb"__declspec\s*\((?:[^()]|\([^()]*\))*\)")
 # how a declaration wrapper is listed among a file's attribute macros (CppFacts.defines): `NAME(decl)`
 DECLARATION_WRAPPER = "(decl)"
+# ... and a macro that is a template's header (`#define TPL_DECLARATION template<class T, ...>`): `NAME(template)`
+TEMPLATE_HEADER = "(template)"
+# ... and a macro that is a keyword, listed with it: an access specifier (`#define PRIVATE_UNLESS_TESTED
+# private`: `NAME(private)`), `try` and `catch` where exceptions are on (`NAME(try)`, `NAME(catch)`); each
+# keyword with what follows its use
+_ACCESS = frozenset({b"public", b"protected", b"private"})
+_KEYWORD_USES = {**{label: rb"\s*:(?!:)" for label in _ACCESS}, b"try": rb"\s*\{", b"catch": rb"\s*\("}
+_KEYWORD_SUFFIXES = tuple(f"({keyword.decode()})" for keyword in sorted(_KEYWORD_USES))
 _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # ... and pointer qualifiers: ggml's GGML_RESTRICT is `__restrict__`, `__restrict`, `restrict` or nothing;
 # and specifiers a library's macro adds where the compiler has them (fmt's FMT_CONSTEXPR, moodycamel's
@@ -584,7 +651,7 @@ _WORD = re.compile(rb"\b[A-Za-z_]\w*\b")
 # pointer qualifiers of 16-bit memory models (zlib's and Windows' FAR: `far`, `_far` or nothing), and `_Restrict`
 # (brotli's BROTLI_RESTRICT, for compilers that spell `restrict` so), and the virt-specifiers a header adds where
 # the compiler has them (Catch's CATCH_OVERRIDE, `override` or nothing)
-_ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"__attribute__", b"__declspec",
+_ALLOWED_WORDS = frozenset({b"inline", b"static", b"extern", b"explicit", b"__attribute__", b"__declspec",
                             b"restrict", b"__restrict", b"_Restrict", b"__inline", b"__forceinline", b"_Noreturn",
                             b"constexpr", b"noexcept", b"_NOEXCEPT", b"const", b"volatile", b"override", b"final",
                             b"far", b"_far", b"__far", b"near", b"_near", b"__near", b"huge", b"_huge", b"__huge",
@@ -761,7 +828,54 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
         if len(good) + len(function_like) == qualified:
             break  # a round that qualifies none leaves every body as it read it: the next would qualify none
     good |= {name + kind for name, kind in function_like.items()}
+    good |= {name + TEMPLATE_HEADER.encode() for name, values in bodies.items()
+             if name not in good and all(_is_template_header(v) for v in values)}
+    for name, values in bodies.items():
+        labels = [_GROUP_COMMENT.sub(b" ", v).strip() for v in values]
+        if name not in good and all(label in _ACCESS for label in labels):
+            # defined by the build (nlohmann's `public` for its tests, `private` else): the last
+            # definition's, an `#else` branch's, the build without the option the `#if` tests
+            good.add(name + b"(" + labels[-1] + b")")
+    # nlohmann's `#define JSON_TRY try` / `#define JSON_CATCH(exception) catch(exception)`, `if(true)` and
+    # `if(false)` when exceptions are off: read as the build with exceptions, as C++ compilers build
+    for name, values in bodies.items():
+        if name not in good and any(_GROUP_COMMENT.sub(b" ", v).strip() == b"try" for v in values):
+            good.add(name + b"(try)")
+    for name, written in definitions.items():
+        if name + b"(" not in good and any(_is_catch(params, body) for params, body in written):
+            good.add(name + b"(catch)")
     return tuple(sorted(n.decode() for n in good))
+
+
+def _is_catch(params: bytes, body: bytes) -> bool:
+    """Whether a function-like macro's body is a handler's head of its one parameter: ``catch(exception)``."""
+    param = params.strip()
+    m = re.fullmatch(rb"catch\s*\(\s*(\w+|__VA_ARGS__)\s*\)", _GROUP_COMMENT.sub(b" ", body).strip())
+    return m is not None and (m.group(1) == param or (param == b"..." and m.group(1) == b"__VA_ARGS__"))
+
+
+def _is_template_header(body: bytes) -> bool:
+    """Whether a macro's body is a template's header and nothing else (``template<class T, int N>``):
+    its angle brackets close at its end and nowhere before (those in parentheses aside)."""
+    body = _GROUP_COMMENT.sub(b" ", body).strip()
+    if not body.startswith(b"template") or not body.endswith(b">"):
+        return False
+    rest = body[len(b"template"):].lstrip()
+    if not rest.startswith(b"<"):
+        return False
+    angles = parens = 0
+    for i, byte in enumerate(rest):
+        if byte == 0x28:  # (
+            parens += 1
+        elif byte == 0x29:  # )
+            parens -= 1
+        elif parens == 0 and byte == 0x3C:  # <
+            angles += 1
+        elif parens == 0 and byte == 0x3E:  # >
+            angles -= 1
+            if angles == 0:
+                return i == len(rest) - 1
+    return False
 
 
 def _expanded(body: bytes, function_like: dict[bytes, bytes]) -> bytes:
@@ -1008,6 +1122,53 @@ def unwrap_declarations(data: bytes, names: frozenset[str]) -> bytes:
         for start, end in ((m.start(), opening + 1), (comma, closing + 1)):
             out[start:end] = blank_span(data[start:end])
     return bytes(out)
+
+
+_A_TEMPLATE_HEADER = b"template<class...>"
+
+
+def write_template_headers(data: bytes, names: frozenset[str]) -> bytes:
+    """``data`` with each use of a template-header macro (:data:`TEMPLATE_HEADER`) outside directives
+    written as a template's header of as many bytes, ``template<class...>`` and blanks: nlohmann's json
+    writes ``NLOHMANN_BASIC_JSON_TPL_DECLARATION`` (eleven template parameters) before ``class basic_json``
+    and its free operators, and the grammar read the word as a type and lost the class, whose hundreds
+    of members became functions of the namespace. The parameters' names are not written; a use too
+    short for the header (with the blanks after it on its line) is left as written."""
+    pattern = _blank_pattern(names, frozenset())
+    if pattern is None:
+        return data
+    out = bytearray(data)
+    for m in pattern.finditer(data):
+        end = m.end()
+        while end < len(data) and data[end] in b" \t":
+            end += 1
+        if end - m.start() < len(_A_TEMPLATE_HEADER) or in_directive(data, m.start()):
+            continue
+        out[m.start():end] = _A_TEMPLATE_HEADER.ljust(end - m.start())
+    return bytes(out)
+
+
+def write_keyword_macros(data: bytes, keywords: Mapping[str, str]) -> bytes:
+    """``data`` with each use of a keyword macro (``keywords``: its name, its keyword) outside directives
+    written as its keyword, padded to the name's length, where the keyword's use is: ``NAME:`` for an
+    access specifier, ``NAME {`` for ``try``, ``NAME (`` for ``catch``. nlohmann's json writes
+    ``JSON_PRIVATE_UNLESS_TESTED:`` in its class, which the grammar read as a statement's label, and
+    ``JSON_TRY {...} JSON_CATCH (std::out_of_range&) {...}`` in its members, where its recovery closed the
+    class: each time, the class's members after it were read as functions of its namespace. A keyword
+    longer than the name is left as written."""
+    out: bytearray | None = None
+    for keyword, follows in _KEYWORD_USES.items():
+        names = sorted(name for name, written in keywords.items() if written == keyword.decode())
+        if not names:
+            continue
+        pattern = re.compile(rb"\b(?:" + b"|".join(re.escape(n.encode()) for n in names) + rb")(?=" + follows + rb")")
+        for m in pattern.finditer(data):
+            if len(keyword) > m.end() - m.start() or in_directive(data, m.start()):
+                continue
+            if out is None:
+                out = bytearray(data)
+            out[m.start():m.end()] = keyword.ljust(m.end() - m.start())
+    return data if out is None else bytes(out)
 
 
 _NOT_NEWLINE = re.compile(rb"[^\n]")

@@ -624,6 +624,13 @@ class _Scanner:
             self.visit_items(body, inner, template, _DEFAULT_ACCESS[kind])
 
     def visit_function(self, node: Any, scope: Scope, template: bool, access: str = "") -> None:
+        type_node = node.child_by_field_name("type")
+        if type_node is not None and type_node.type in _TYPE_KINDS \
+                and type_node.child_by_field_name("body") is not None:
+            # `class C {...} f() {...}` is no C++ (no type is defined in a return type): the grammar closed a
+            # class early, at a brace it could not match (nlohmann's basic_json), and read the member after it
+            # as a function returning the class. The class's members up to there are its own.
+            self.visit_type(type_node, scope, template, None, access)
         fdecl = _function_declarator(node.child_by_field_name("declarator"))
         if fdecl is None:
             return
