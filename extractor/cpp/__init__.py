@@ -176,10 +176,12 @@ from extractor.model import Language, Step
 # them as `NAME(template)`, `NAME(private)`, `NAME(try)`, `NAME(catch)`); `explicit` and MSVC's SAL annotations
 # are attribute words; a lone `#if` group in the middle of a declaration or an expression is read through; two
 # branches that each write the head of the body after them are read with the first; a class the grammar closed
-# early and read as a function's return type keeps its members
+# early and read as a function's return type keeps its members; 90: googletest's mock macros (`MOCK_METHOD`,
+# `MOCK_METHODn`, `MOCK_CONST_METHODn`) are written as the methods they declare (parse.write_mock_methods),
+# tagged `macro-expanded`
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="89", forkable=True)
+            extract=extract_cpp_graph, version="90", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

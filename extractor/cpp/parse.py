@@ -31,6 +31,7 @@ from extractor.support.datafile import load_data_file
 from extractor.support.linestart import at_line_starts, matches_at_line_starts, sub_lines
 from extractor.model import Language
 from extractor.native.grammar import in_document_order
+from extractor.native.macros import arguments
 
 MACROS_FILE = Path(__file__).with_name("macros.yaml")
 # Every key is a list of macro names; a missing key is an empty list (a user's copy may drop one).
@@ -41,7 +42,7 @@ MACROS_SCHEMA = {f"{key}?": [str] for key in (
     "tvm_ffi_export",
     "paddle_op", "paddle_op_kernel_setter", "paddle_op_kernel", "paddle_op_module", "torch_op_name_wrapper",
     "torch_op_registry", "torch_op_registry_op", "tvm_ffi_object_info", "tvm_ffi_object_def",
-    "tvm_ffi_object_static", "tvm_ffi_object_link")}
+    "tvm_ffi_object_static", "tvm_ffi_object_link", "mock_method", "mock_method_n", "mock_const_method_n")}
 
 
 @functools.cache
@@ -117,6 +118,7 @@ def parse_source(data: bytes, language: Language, blank: Iterable[str] = (),
         blanked = write_template_headers(blanked, headers)
     if keywords:
         blanked = write_keyword_macros(blanked, keywords)
+    blanked = write_mock_methods(blanked)
     blanked = blank_specifier_macros(blanked, (*(namespaces or ()), *(types or ()), *lambdas, *(assigns or ())))
     blanked = write_parameter_macros(blanked)
     macros = file_namespace_macros(data, namespaces)
@@ -1169,6 +1171,104 @@ def write_keyword_macros(data: bytes, keywords: Mapping[str, str]) -> bytes:
                 out = bytearray(data)
             out[m.start():m.end()] = keyword.ljust(m.end() - m.start())
     return data if out is None else bytes(out)
+
+
+@functools.cache
+def _mock_macros() -> tuple[re.Pattern[str] | None, dict[str, str]]:
+    """googletest's mock macros (macros.yaml): a pattern of their uses, and each one's kind."""
+    config = macro_config()
+    kinds = {name: kind for kind in ("mock_method", "mock_method_n", "mock_const_method_n") for name in config[kind]}
+    if not kinds:
+        return None, kinds
+    return re.compile(r"\b(" + "|".join(sorted(kinds, key=lambda n: (-len(n), n))) + r")[ \t]*\("), kinds
+
+
+# a mock's qualifiers as gmock takes them, in the order C++ writes them
+_MOCK_SPECS = {"const": "const", "volatile": "volatile", "ref(&)": "&", "ref(&&)": "&&", "noexcept": "noexcept",
+               "override": "override", "final": "final"}
+
+
+def write_mock_methods(data: bytes) -> bytes:
+    """``data`` with each use of a googletest mock macro outside directives written as the member it
+    declares, on the use's first line, its other lines kept empty (every line after it keeps its
+    number): ``MOCK_METHOD((std::pair<int, Loc>), Match, (const Key& key), (const, override));`` as
+    ``std::pair<int, Loc> Match(const Key& key) const override;``, the older ``MOCK_METHOD1(Match,
+    Loc(const Key& key));`` as ``Loc Match(const Key& key);``. gmock is outside the system; its macros
+    declare the mocked method (and helpers of gmock's own, not written). Read as written, the mock
+    declared no member and the new form was ERROR nodes (rtp-llm's 84 mocks). A use whose arguments do
+    not read so is left as written."""
+    pattern, kinds = _mock_macros()
+    if pattern is None or b"MOCK_" not in data:
+        return data
+    text = data.decode("utf-8", "surrogateescape")
+    out: list[str] = []
+    pos = 0
+    for m in pattern.finditer(text):
+        if m.start() < pos or in_directive(text, m.start()):
+            continue
+        args, end = arguments(text, m.end())
+        written = _mock_declaration(kinds[m.group(1)], args) if args is not None else None
+        if written is None or len(written) > end - m.start():
+            continue
+        out += [text[pos:m.start()], written, "\n" * text.count("\n", m.start(), end)]
+        pos = end
+    if not out:
+        return data
+    out.append(text[pos:])
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def mock_lines(data: bytes) -> frozenset[int]:
+    """The lines where uses of googletest's mock macros begin, outside directives (:func:`write_mock_methods`)."""
+    pattern, _kinds = _mock_macros()
+    if pattern is None or b"MOCK_" not in data:
+        return frozenset()
+    text = data.decode("utf-8", "surrogateescape")
+    return frozenset(text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)
+                     if not in_directive(text, m.start()))
+
+
+def _mock_declaration(kind: str, args: tuple[str, ...]) -> str | None:
+    """The member a mock macro's arguments declare, on one line (None when they are not its form)."""
+    if kind == "mock_method":
+        if len(args) not in (3, 4) or not _SIMPLE_NAME.fullmatch(args[1]):
+            return None
+        returns, name, params = _unparenthesized(args[0]), args[1], args[2]
+        if not (params.startswith("(") and params.endswith(")")):
+            return None
+        given = {"".join(spec.split()) for spec in _unparenthesized(args[3]).split(",")} if len(args) == 4 else set()
+        return " ".join([returns, name + params, *(spec for key, spec in _MOCK_SPECS.items() if key in given)])
+    # gmock takes the signature as `...`: a return type with a comma need not be parenthesized
+    signature = ", ".join(args[1:])
+    if len(args) < 2 or not _SIMPLE_NAME.fullmatch(args[0]) or not signature.endswith(")"):
+        return None
+    opening = _parameters_opening(signature)
+    if opening <= 0:
+        return None
+    const = " const" if kind == "mock_const_method_n" else ""
+    return f"{signature[:opening].strip()} {args[0]}{signature[opening:]}{const}"
+
+
+_SIMPLE_NAME = re.compile(r"[A-Za-z_]\w*")
+
+
+def _unparenthesized(arg: str) -> str:
+    """An argument gmock asks to be parenthesized (a type with commas in it), without its parentheses."""
+    arg = arg.strip()
+    return arg[1:-1].strip() if arg.startswith("(") and arg.endswith(")") else arg
+
+
+def _parameters_opening(signature: str) -> int:
+    """Where a function type's parameter list opens (``Loc(const Key& key)``: 3): the `(` matching its last `)`."""
+    depth = 0
+    for i in range(len(signature) - 1, -1, -1):
+        if signature[i] == ")":
+            depth += 1
+        elif signature[i] == "(":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
 
 _NOT_NEWLINE = re.compile(rb"[^\n]")

@@ -35,8 +35,8 @@ from extractor.cpp.names import (CALLEE_TYPES, MACRO_NAME, SPACES, callee_text, 
 from extractor.cpp.parse import (ALIAS_PREFIX, CONTINUATION, WORD_RUN, assign_macros, attribute_aliases,
                                  attribute_macros, blank_disabled_groups, blank_span,
                                  file_namespace_macros, file_nodes, grammar_language, is_metal, lambda_macros,
-                                 macro_config, namespace_macros, parse_source, rewrite_namespace_macros, type_macros,
-                                 word_hashes)
+                                 macro_config, mock_lines, namespace_macros, parse_source, rewrite_namespace_macros,
+                                 type_macros, word_hashes)
 from extractor.cpp import tfops, torchclasses
 from extractor.cpp.handoffs import body_handoffs, launch_field_offsets, may_hold_function
 from extractor.cpp.registrations import (PYBIND11, BindingLibrary, PaddleOpNames, block_macro_uses, nanobind_in,
@@ -200,6 +200,11 @@ def scan_cpp(parsed: ParsedFile, words: bytes | None = None, namespaces: dict[st
         reparse = functools.partial(parse_source, language=parsed.language, blank=blank, namespaces=namespaces,
                                     types=types, lambdas=lambdas, assigns=assigns)
         facts = _rescan_without_conditionals(parsed, scanner.conditional_error_spans, facts, reparse, launchers)
+    mocks = mock_lines(parsed.data)
+    if mocks:  # the methods gmock's macros declare (parse.write_mock_methods) say so
+        facts = msgspec.structs.replace(facts, defs=tuple(
+            msgspec.structs.replace(d, tags=tuple(sorted({*d.tags, MACRO_EXPANDED})))
+            if d.line in mocks and d.kind == "function" else d for d in facts.defs))
     macros = file_namespace_macros(parsed.data, namespaces)
     aliases = rewrite_namespace_macros(parsed.data, macros)[1] if macros else {}
     return _unaliased(facts, aliases) if aliases else facts
