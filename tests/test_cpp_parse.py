@@ -13,7 +13,7 @@ from extractor.cpp.parse import (attribute_macros, blank_continued_comments, bla
                                  drop_operator_call_template_arguments, join_conditional_blocks,
                                  hashed_words, parenthesize_conditions, parse_source, spell_conditions,
                                  drop_extern_of_templates, drop_unread_typename, used_outside_directives, word_hash,
-                                 word_hashes)
+                                 word_hashes, write_vector_types)
 from extractor.cpp.scan import scan_cpp
 from extractor.model import Language, ParsedFile
 from extractor.native.calls import each_call
@@ -202,6 +202,39 @@ def test_string_literals_in_conditions_are_read_as_one_identifier():
     facts = scan(code)
     assert facts.errors == 0
     assert {"Plain", "widen"} <= set(defs_by_qual(facts))
+    as_written = scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data)))
+    assert as_written.errors > 0  # the control: the grammar alone fails on them
+
+
+def test_power_and_z_vector_types_are_read_as_one_type_name():
+    # vLLM's VSX and s390x CPU types, ggml's POWER9 quantization branch: `__vector float` and `vector float`,
+    # which the grammar does not know (an ERROR node each, or a parameter `float` of type `__vector`)
+    code = ("namespace vec_op {\n"
+            "struct FP32Vec4 {\n"
+            "  __vector float reg;\n"
+            "  explicit FP32Vec4(__vector float data) : reg(data) {}\n"
+            "  explicit FP32Vec4(__vector signed short data);\n"
+            "};\n"
+            "void quantize(const float* x, int nb) {\n"
+            "  for (int i = 0; i < nb; i++) {\n"
+            "    vector float srcv[8];\n"
+            "    vector bool int mask = vec_cmpgt(srcv[0], srcv[1]);\n"
+            "    store(srcv, mask);\n"
+            "  }\n"
+            "}\n"
+            "std::vector<float> widen(vector_like vector) { return convert(vector); }\n"
+            "}  // namespace vec_op\n")
+    data = code.encode()
+    written = write_vector_types(data)
+    assert _keeps_places(written, data)
+    assert b"__vector_float reg;" in written and b"vector_bool_int mask" in written
+    assert b"std::vector<float> widen(vector_like vector) { return convert(vector); }" in written  # as written
+    facts = scan(code)
+    assert facts.errors == 0
+    constructors = [d for d in facts.defs if d.qual == "vec_op::FP32Vec4::FP32Vec4"]
+    assert [[(p.name, p.type) for p in d.params] for d in constructors] == [
+        [("data", "__vector_float")], [("data", "__vector_signed_short")]]
+    assert ("vec_op::quantize", "store") in {(caller, callee) for caller, callee, _line in each_call(facts.calls)}
     as_written = scan_cpp(ParsedFile(Language.CPP, data, _parse_as_written(data)))
     assert as_written.errors > 0  # the control: the grammar alone fails on them
 

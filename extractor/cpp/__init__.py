@@ -178,10 +178,11 @@ from extractor.model import Language, Step
 # branches that each write the head of the body after them are read with the first; a class the grammar closed
 # early and read as a function's return type keeps its members; 90: googletest's mock macros (`MOCK_METHOD`,
 # `MOCK_METHODn`, `MOCK_CONST_METHODn`) are written as the methods they declare (parse.write_mock_methods),
-# tagged `macro-expanded`
+# tagged `macro-expanded`; 91: POWER's and IBM Z's vector types (`vector float`, `__vector signed short`) are read
+# as one type name, their blanks underscores (parse.write_vector_types)
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="90", forkable=True)
+            extract=extract_cpp_graph, version="91", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]
