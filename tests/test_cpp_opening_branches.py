@@ -145,11 +145,54 @@ def test_branches_that_each_write_the_head_of_the_body_after_them_are_read_with_
     assert ("fs::MakeDirectory", "_wmkdir") in calls
 
 
+def test_branches_that_are_pieces_of_one_expression_are_read_with_the_first():
+    # vLLM's allspark loads: the instruction strings of an `asm volatile(` by CUDA version, the `#if`
+    # continued over two lines; and a template's parameter by configuration (vLLM's SM100 MLA kernel)
+    code = """\
+namespace ld {
+template <typename T>
+__device__ void load16(T& r0, const void* ptr, bool guard) {
+  asm volatile(
+      "{.reg .pred p;\\n"
+#if __CUDACC_VER_MAJOR__ >= 11 && \\
+    __CUDA_ARCH__ >= 750
+      " @p ld.global.cg.L2::128B.b16 {%0}, [%1];}\\n"
+#else
+      " @p ld.global.ca.b16 {%0}, [%1];}\\n"
+#endif
+      : "=h"(r0)
+      : "l"(ptr), "r"((int)guard));
+}
+
+template <
+    class TileShape,
+#ifdef CPASYNC
+    bool kIsCpAsync = true
+#else
+    bool kIsCpAsync = false
+#endif
+>
+struct Kernel {
+  void run() { load16(x, p, true); }
+};
+}  // namespace ld
+"""
+    kept = keep_first_of_opening_branches(code.encode()).decode().splitlines()
+    assert kept[7].strip() == '" @p ld.global.cg.L2::128B.b16 {%0}, [%1];}\\n"' and kept[9].strip() == ""
+    assert kept[18].strip() == "bool kIsCpAsync = true" and kept[20].strip() == ""
+    facts = _scan(code)
+    assert facts.errors == 0
+    assert {d.qual for d in facts.defs} >= {"ld::load16", "ld::Kernel", "ld::Kernel::run"}
+
+
 @pytest.mark.parametrize("code", [
     # branches that open no block, or different numbers of blocks: tree-sitter reads both, as before
     "#ifdef A\nint x = 1;\n#else\nint x = 2;\n#endif\n",
     # heads with no body after them
     "#ifdef A\nint f(int a)\n#else\nint f(long a)\n#endif\n;\n",
+    # pieces of an expression between statements (after a `;`), or after a macro's use on its own line
+    "x = 1;\n#ifdef A\n  f(a)\n#else\n  g(a)\n#endif\n;\n",
+    "ACME_PRAGMA(push)\n#ifdef A\nACME_PRAGMA(a)\n#else\nACME_PRAGMA(b)\n#endif\n",
     "#ifdef A\nif (a) {\n#else\nif (b) { c(); }\n#endif\n",
     # braces in comments and strings count for nothing
     "#ifdef A\nf(\"{\"); // {\n#else\ng();\n#endif\n",

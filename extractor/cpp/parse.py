@@ -337,7 +337,7 @@ _MACRO_LIKE_END = re.compile(rb"(?<![\w])[A-Z_][A-Z0-9_]*\Z")
 
 # a conditional group of two branches with no other directive inside: `#if...`, first branch, `#else`, second, `#endif`
 # (found at line starts, as _LONE_GROUP is)
-_TWO_BRANCHES = re.compile(rb"#[ \t]*if(?:n?def)?\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
+_TWO_BRANCHES = re.compile(rb"#[ \t]*if(?:n?def)?\b(?:[^\n\\]|\\\r?\n|\\.)*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                            rb"[ \t]*#[ \t]*else\b[^\n\\]*\n((?:(?![ \t]*#)[^\n]*\n)*?)"
                            rb"[ \t]*#[ \t]*endif\b[^\n\\]*$", re.M)
 _NO_BRACES = re.compile(rb"//[^\n]*|/\*.*?\*/|\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'", re.S)
@@ -364,7 +364,12 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
     So, too, where each branch begins a constructor's member initializer list (`#ifdef
     ROCKSDB_USE_STD_SEMAPHORES` / `: sem_(starting_count)` / `#else` / `: count_(starting_count)`): read
     twice, the constructor and the class's later members were ERROR nodes, and the functions after the
-    class lost their namespace."""
+    class lost their namespace.
+
+    So, too, where both branches are pieces of one declaration or expression (no ``;``, ``{`` or ``}``
+    outside literals), in the middle of one (:func:`_within_declaration`): vLLM's allspark loads, an
+    ``asm volatile(`` whose instruction strings differ by CUDA version (an `#if` continued over two
+    lines), 26 ERROR nodes in one header."""
     if b"#" not in data or b"else" not in data or (b"{" not in data and b"(" not in data):
         return data
     out: bytearray | None = None
@@ -376,7 +381,9 @@ def keep_first_of_opening_branches(data: bytes) -> bytes:
         parens = first.count(b"(") - first.count(b")")
         initializers = _INITIALIZER_LIST.match(first) is not None and _INITIALIZER_LIST.match(second) is not None
         if opened == 0 and not initializers and (parens == 0 or parens != second.count(b"(") - second.count(b")")) \
-                and not _heads_of_one_body(first, second, data, m.end()):
+                and not _heads_of_one_body(first, second, data, m.end()) \
+                and not (_FRAGMENT.fullmatch(first) and _FRAGMENT.fullmatch(second)
+                         and _within_declaration(data, line_start, first)):
             continue
         out = bytearray(data) if out is None else out
         for start, end in ((line_start, m.start(1)), (m.end(1), m.end())):
