@@ -172,12 +172,12 @@ def test_node_kinds_and_file_nodes(graph):
     assert node(graph, "cpp:triton::common::LogLevel").kind is NodeKind.ENUM
 
 
-def test_parse_errors_and_macro_definitions_become_diagnostics(graph):
-    errors = [d for d in graph.diagnostics if d.code == "parse-errors"]
-    assert [(d.path, d.line, d.severity) for d in errors] == [
-        ("server/src/command_line_parser.cc", 20, Severity.INFO)]
-    assert errors[0].message.startswith("1 ERROR node(s)")
-    assert graph.stats["error_nodes"] == 1
+def test_an_ifdef_inside_an_expression_is_read_and_macro_definitions_become_diagnostics(graph):
+    # the usage string assembled across an `#ifdef ... #else` in the middle of an expression: read with its
+    # first branch (parse.keep_first_of_opening_branches), no parse error
+    assert not [d for d in graph.diagnostics if d.code == "parse-errors"]
+    assert graph.stats.get("error_nodes", 0) == 0
+    assert node(graph, "cpp:triton::server::UsageText").line == 15
     # DECLARE_OPTION_ACCESSOR(http_port) defines option_http_port, read from its expansion: nothing to say
     assert not [d for d in graph.diagnostics if d.code == "macro-definitions"]
     accessor = node(graph, "cpp:option_http_port")
@@ -314,13 +314,26 @@ def test_a_keyword_a_header_defines_for_old_compilers_stays_in_the_signatures(tm
     assert [p.annotation for p in node(graph, "cpp:shift").params] == ["const unsigned char*"]
 
 
+def test_parse_errors_become_diagnostics_by_file_said_by_how_many(tmp_path):
+    # a builtin that takes a type where the grammar takes an expression: one ERROR node per use
+    cast = "  v = __builtin_bit_cast(int, x);\n"
+    graph = cpp_graph(tmp_path, {"one.cc": "void f(float x) {\n  int v;\n" + cast + "}\n",
+                                 "four.cc": "void g(float x) {\n  int v;\n" + cast * 4 + "}\n"})
+    errors = {d.path: d for d in graph.diagnostics if d.code == "parse-errors"}
+    assert {p: (d.line, d.severity) for p, d in errors.items()} == {"one.cc": (3, Severity.INFO),
+                                                                    "four.cc": (3, Severity.WARNING)}
+    assert errors["four.cc"].message.startswith("4 ERROR node(s) in the syntax tree (lines 3, 4, 5, 6)")
+    assert graph.stats["error_nodes"] == 5 and graph.stats["files_with_parse_errors"] == 2
+
+
 def test_the_parse_that_recovers_a_conditional_region_blanks_the_includes_macros_too(tmp_path):
     """An `#ifdef` inside an expression (zlib's `s->status = #ifdef GZIP ... #endif INIT_STATE;`) makes the
     rest of the file an error region, which a variant without the directives recovers. The variant was
     parsed without the macros the file's includes define: `local` read as a type made a function
     `block_statedeflate_fast` returning `local` beside the real `deflate_fast` (grpc's vendored zlib).
-    (A group of one branch there is now read through before the parse, `join_conditional_blocks`: the
-    fixture's groups have an `#else`, which still takes the variant.)"""
+    (A group of one branch there is now read through before the parse, `join_conditional_blocks`, and so
+    are two branches that are pieces of the expression, `keep_first_of_opening_branches`: the fixture's
+    second branches end a statement and begin another, which still takes the variant.)"""
     graph = cpp_graph(tmp_path, {
         "zlib/zutil.h": "#ifndef local\n#  define local static\n#endif\n",
         "zlib/deflate.c": ('#include "zutil.h"\n'
@@ -331,14 +344,14 @@ def test_the_parse_that_recovers_a_conditional_region_blanks_the_includes_macros
                            "#ifdef GZIP\n"
                            "        s->wrap == 2 ? GZIP_STATE :\n"
                            "#else\n"
-                           "        s->wrap == 3 ? RAW_STATE :\n"
+                           "        s->wrap == 3 ? RAW_STATE : INIT_STATE; s->mode =\n"
                            "#endif\n"
                            "        INIT_STATE;\n"
                            "    s->adler =\n"
                            "#ifdef GZIP\n"
                            "        s->wrap == 2 ? crc32(0L, Z_NULL, 0) :\n"
                            "#else\n"
-                           "        s->wrap == 3 ? 0 :\n"
+                           "        s->wrap == 3 ? 0 : 1; s->check =\n"
                            "#endif\n"
                            "        adler32(0L, Z_NULL, 0);\n"
                            "    return 0;\n"
