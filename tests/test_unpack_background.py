@@ -61,7 +61,7 @@ def test_the_files_served_from_memory_are_the_files_written(tmp_path):
     assert "pkg/ops.cu" in on_disk  # "./" and "//" in a member's name: written at the normal path
     tree = SourceTree("", "pkg-1.0.tar.gz", "archive", root)
     listed = list_files(tree)
-    assert list_unpacked(tree, unpacking.sizes()) == listed
+    assert list_unpacked(tree, unpacking.sizes(), unpacking.head) == listed
     assert [d.code for d in listed[1]] == ["too-large"] and len(listed[0]) == 4  # node_modules, .git: skipped
 
 
@@ -145,7 +145,7 @@ def test_the_vllm_sdist_is_served_from_memory_as_tarfile_unpacks_it(vllm_src, tm
     assert unpacking is not None and unpacking.root == "vllm-0.10.2"
     reference = SourceTree("", "pypi:vllm==0.10.2", "pypi", vllm_src)
     entries, diagnostics = list_files(reference)
-    assert list_unpacked(reference, unpacking.sizes()) == (entries, diagnostics) and len(entries) > 2_500
+    assert list_unpacked(reference, unpacking.sizes(), unpacking.head) == (entries, diagnostics) and len(entries) > 2_500
     assert all(unpacking.read(e.rel) == (vllm_src / e.rel).read_bytes() for e in entries)
     unpacking.wait()
     written = SourceTree("", "pypi:vllm==0.10.2", "pypi", tmp_path / "t" / "vllm-0.10.2")

@@ -55,6 +55,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from extractor.acquire.inventory import SNIFFED_BYTES
 from extractor.errors import UserInputError
 from extractor.support import deflate
 from extractor.support.forkmap import finish_call, start_call
@@ -114,6 +115,12 @@ class Unpacking:
     def read(self, path: str) -> bytes:
         offset, size = self._files[path]
         return bytes(self._data[offset:offset + size])
+
+    def head(self, path: str) -> bytes:
+        """The first bytes of a file (:data:`extractor.acquire.inventory.SNIFFED_BYTES`), what the inventory
+        reads of a file whose name says no language."""
+        offset, size = self._files[path]
+        return bytes(self._data[offset:offset + min(size, SNIFFED_BYTES)])
 
     def wait(self) -> None:
         """Return once the tree is in place; raise what writing it raised. A child that ended

@@ -7,7 +7,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +115,9 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
             if language is None:
                 if suffix in UNREAD_SUFFIXES:
                     unread.setdefault(UNREAD_SUFFIXES[suffix], []).append(prefix + name)
-                continue
+                if "." in name:
+                    continue
+                # (no suffix: a C++ header written so, below, or no file of a language read)
             rel = prefix + name
             full = os.path.join(dirpath, name)
             try:
@@ -134,6 +136,10 @@ def list_files(tree: SourceTree) -> tuple[list[InventoryEntry], list[Diagnostic]
                                               f"{_file_type(info.st_mode)}, not a regular file: not read",
                                               Severity.WARNING))
                 continue
+            if language is None:
+                if not _is_header_without_suffix(full):
+                    continue
+                language = Language.CPP
             _add(entries, diagnostics, tree, rel, language, info.st_size, stamp_of(info))
     diagnostics.extend(_not_read(tree, unread))
     diagnostics.extend(absent_submodules(tree))
@@ -205,10 +211,12 @@ def _held(root: Path, rel: str) -> bool:
         return True  # not listed: the walk says so
 
 
-def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[InventoryEntry], list[Diagnostic]]:
+def list_unpacked(tree: SourceTree, sizes: Mapping[str, int], head: Callable[[str], bytes]
+                  ) -> tuple[list[InventoryEntry], list[Diagnostic]]:
     """What :func:`list_files` will list in ``tree`` once it is written, from the sizes of the
-    regular files it is being written with (extractor.acquire.archives.Unpacking: a tree of
-    regular files and folders only, so no link, special file or unreadable folder to report)."""
+    regular files it is being written with, and the first bytes (``head``) of those whose names say no
+    language (extractor.acquire.archives.Unpacking: a tree of regular files and folders only, so no link,
+    special file or unreadable folder to report)."""
     entries: list[InventoryEntry] = []
     diagnostics: list[Diagnostic] = []
     unread: dict[str, list[str]] = {}
@@ -216,12 +224,15 @@ def list_unpacked(tree: SourceTree, sizes: Mapping[str, int]) -> tuple[list[Inve
         folder, _, name = rel.rpartition("/")
         suffix = _suffix(name)
         language = SUFFIXES.get(suffix)
-        if (language is None and suffix not in UNREAD_SUFFIXES) or \
-                (folder and not SKIP_DIRS.isdisjoint(folder.split("/"))):
+        if folder and not SKIP_DIRS.isdisjoint(folder.split("/")):
             continue
-        if language is None:
+        if language is None and suffix in UNREAD_SUFFIXES:
             unread.setdefault(UNREAD_SUFFIXES[suffix], []).append(rel)
             continue
+        if language is None:
+            if "." in name or not _HEADER_START.match(head(rel)[:SNIFFED_BYTES]):
+                continue
+            language = Language.CPP
         _add(entries, diagnostics, tree, rel, language, size)
     diagnostics.extend(_not_read(tree, unread))
     entries.sort()
@@ -261,6 +272,33 @@ def not_read_notes(diagnostics: Iterable[Mapping[str, Any]]) -> list[str]:
     same: a part of the system its evidence does not cover), from the bundle's diagnostics."""
     return [f"note: {d['message']} (archdiff reads {READ_LANGUAGES}) [{NOT_READ}]"
             for d in diagnostics if d["code"] == NOT_READ]
+
+
+# The first lines of a header with no suffix (Eigen's `Eigen/Core`, libc++'s `vector`, Qt's `QtCore/QString`),
+# after its comments: an include guard (`#ifndef X` / `#define X`), `#pragma once` or an `#include` of a header,
+# written with no blank after the `#` (a shell script's or a Makefile's comment, `# include the flags`, is prose)
+_HEADER_START = re.compile(rb"(?:\s*(?://[^\n]*|/\*.*?\*/))*\s*#(?:"
+                           rb"ifndef[ \t]+(\w+)[ \t]*\r?\n\s*#[ \t]*define[ \t]+\1\b|"  # an include guard
+                           rb"pragma[ \t]+once\b|include[ \t]*[<\"])", re.S)
+SNIFFED_BYTES = 4096
+
+
+def _is_header_without_suffix(full: str) -> bool:
+    """Whether a file whose name has no suffix is a C/C++ header, by its first line of code: Eigen's
+    public headers (`#include <Eigen/Core>`, which includes the rest of the library) are named so, and
+    without them no file of Eigen saw the macros `Eigen/Core` includes first (`EIGEN_STRONG_INLINE`,
+    `EIGEN_DEVICE_FUNC`: an ERROR node at each use, in 140 files of FastDeploy's vendored copy)."""
+    try:
+        fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        head = os.read(fd, SNIFFED_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return _HEADER_START.match(head) is not None  # (an archive's file: list_unpacked reads its head so)
 
 
 class NotARegularFile(OSError):

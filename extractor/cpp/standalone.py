@@ -8,7 +8,7 @@ import hashlib
 from collections.abc import Mapping
 from pathlib import Path
 
-from extractor.acquire.inventory import SUFFIXES as INVENTORY_SUFFIXES
+from extractor.acquire.inventory import SUFFIXES as INVENTORY_SUFFIXES, list_files
 from extractor.context import Context, ExtractOptions, SourceFile, SourceTree
 from extractor.cpp.scan import scan_source
 from extractor.model import Language
@@ -25,13 +25,14 @@ def scan_trees(sources: Mapping[str, Path], name: str = "system", version: str =
     trees, files = [], []
     for label, root in sorted(sources.items()):
         root = Path(root)
-        trees.append(SourceTree(label, str(root), "dir", root))
-        for p in sorted(root.rglob("*")):
-            language = SUFFIXES.get(p.suffix)
-            if language is None or not p.is_file():
+        tree = SourceTree(label, str(root), "dir", root)
+        trees.append(tree)
+        # the files the pipeline lists (extractor.acquire.inventory: a header with no suffix among them)
+        for entry in list_files(tree)[0]:
+            language, rel = entry.language, entry.rel
+            if language not in (Language.CPP, Language.CUDA):
                 continue
-            data = p.read_bytes()
-            rel = p.relative_to(root).as_posix()
+            data = (root / rel).read_bytes()
             facts = scan_source(data, language)
             files.append(SourceFile(f"{label}/{rel}" if label else rel, rel, label, language,
                                     hashlib.sha256(data).hexdigest(), len(data), {"cpp": facts},

@@ -166,7 +166,8 @@ def _inventory(sources: Sequence[SourceTree], unpacking: dict[str, Unpacking]
     diagnostics: list[Diagnostic] = []
     for source in sources:
         being_written = unpacking.get(source.label)
-        found, problems = list_unpacked(source, being_written.sizes()) if being_written else list_files(source)
+        found, problems = list_unpacked(source, being_written.sizes(), being_written.head) if being_written \
+            else list_files(source)
         entries.extend((source, e) for e in found)
         diagnostics.extend(problems)
         diagnostics.extend(Diagnostic(evidence_path(source.label, member.removeprefix("./")), 0, "symlink-outside",
