@@ -770,3 +770,32 @@ def test_macros_that_give_c_linkage_are_written_out_as_it(tmp_path):
     assert {"cpp:lib_open", "cpp:lib_close"} <= graph.shared.c_linkage
     assert "cpp:lib_tell" not in graph.shared.c_linkage  # after the block, as written
     assert graph.stats.get("error_nodes", 0) == 0
+
+
+def test_the_class_of_a_pointer_to_member_in_a_declarator_is_no_parse_error():
+    # the grammar reads `void (Widget::*cb)(int)` in a parameter only: as a class's member or a typedef, the
+    # `Widget::` is an ERROR node and the rest a pointer named as written; nothing is missing
+    code = ("namespace ns {\n"
+            "class Widget;\n"
+            "typedef void (Widget::*Handler)(int);\n"
+            "typedef int (ns::Table<int, char>::*Getter)() const;\n"
+            "class Dispatcher {\n"
+            " public:\n"
+            "  void (Widget::*handler_)(int);\n"
+            "  void after(int y) { helper(y); }\n"
+            "  int helper(int z);\n"
+            "};\n"
+            "void each(void (Widget::*cb)(int));\n"
+            "}  // namespace ns\n")
+    facts = scan(code)
+    assert facts.errors == 0
+    assert {"ns::Dispatcher::after", "ns::Dispatcher::helper", "ns::each"} <= set(defs_by_qual(facts))
+    assert "ns::Dispatcher::handler_" not in defs_by_qual(facts)  # a field, no method
+    tree = _parse_as_written(code.encode())
+    errors, stack = [], [tree.root_node]
+    while stack:
+        node = stack.pop()
+        errors += [node.text.strip()] if node.type == "ERROR" else []
+        stack.extend(node.children)
+    # the control: the grammar makes them, the classes and the pointed-to function's `const`
+    assert sorted(errors) == [b"Widget::", b"Widget::", b"const", b"ns::Table<int, char>::"]

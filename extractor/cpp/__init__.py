@@ -181,10 +181,11 @@ from extractor.model import Language, Step
 # tagged `macro-expanded`; 91: POWER's and IBM Z's vector types (`vector float`, `__vector signed short`) are read
 # as one type name, their blanks underscores (parse.write_vector_types); 92: two branches that are pieces of one
 # declaration or expression, in the middle of one, are read with the first; an `#if` continued over lines too;
-# 93: headers whose names have no suffix (Eigen's `Eigen/Core`) are read, found by their first lines
+# 93: headers whose names have no suffix (Eigen's `Eigen/Core`) are read, found by their first lines; 94: the class
+# of a pointer to member in a member's or a typedef's declarator (`void (Widget::*cb)(int);`) is no parse error
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="93", forkable=True)
+            extract=extract_cpp_graph, version="94", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

@@ -1429,7 +1429,8 @@ class _Scanner:
             self.launcher_params.extend(sinks)
             self.forwards.extend(forwards)
             self.kernel_args.extend(given)
-        errors = [e for e in found.get("error", ()) if not _string_before_macro(e) and not _unnamed_pointer_default(e)]
+        errors = [e for e in found.get("error", ())
+                  if not _string_before_macro(e) and not _unnamed_pointer_default(e) and not _member_pointer_class(e)]
         for e in errors:
             if e.end_point[0] - e.start_point[0] >= 5 and _CONDITIONAL_DIRECTIVE.search(
                     self.data, e.start_byte, e.end_byte):
@@ -1573,6 +1574,31 @@ def _unnamed_pointer_default(error) -> bool:
     parent = error.parent
     return parent is not None and parent.type == "optional_parameter_declaration" \
         and error.text.strip() != b"" and error.text.strip(b" \t\r\n*&") == b""
+
+
+def _member_pointer_class(error) -> bool:
+    """Whether an ERROR node is the class of a pointer to member in a declarator, ``void
+    (Widget::*handler_)(int);`` as a class's member or a typedef (``typedef int (ns::S::*Getter)() const;``):
+    the grammar reads it in a parameter only, and elsewhere makes an ERROR of ``Widget::`` and reads the
+    rest, a pointer named ``handler_``, as it is; nothing is missing."""
+    parent, after = error.parent, error.next_sibling
+    if error.text.strip() in _MEMBER_FUNCTION_QUALIFIERS:
+        # ... and the qualifier of the member function it points to (`() const`), after the declarator
+        before = error.prev_sibling
+        inner = before.child_by_field_name("declarator") if before is not None \
+            and before.type == "function_declarator" else None
+        first = inner.named_children[0] if inner is not None and inner.type == "parenthesized_declarator" \
+            and inner.named_children else None
+        return first is not None and first.type == "ERROR" and _member_pointer_class(first)
+    return parent is not None and parent.type == "parenthesized_declarator" and after is not None \
+        and after.type == "pointer_declarator" and _MEMBER_POINTER_CLASS.fullmatch(error.text) is not None
+
+
+_MEMBER_FUNCTION_QUALIFIERS = frozenset({b"const", b"volatile", b"&", b"&&", b"noexcept", b"const &", b"const&"})
+
+
+_SCOPE_NAME = rb"[A-Za-z_]\w*(?:\s*<[^;{}()]*>)?"  # `Widget`, `Table<K, V>`
+_MEMBER_POINTER_CLASS = re.compile(rb"\s*(?:::)?\s*" + _SCOPE_NAME + rb"(?:\s*::\s*" + _SCOPE_NAME + rb")*\s*::\s*")
 
 
 def _macro_arguments(data: bytes, open_paren: int) -> list[bytes] | None:
