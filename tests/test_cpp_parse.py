@@ -208,6 +208,11 @@ def test_string_literals_in_conditions_are_read_as_one_identifier():
     assert lines[7:] == data.splitlines()[7:]  # strings in code and in a definition stay
     facts = scan_where_the_grammar_fails(code)
     assert {"Plain", "widen"} <= set(defs_by_qual(facts))
+    # a header's name as a macro's whole argument (fmt's `FMT_HAS_INCLUDE(<fcntl.h>)`), not a comparison
+    header = b"#if (ACME_HAS_INCLUDE(<fcntl.h>) || defined(__APPLE__)) && (X < 3) && (Y > 2)\nint f();\n#endif\n"
+    assert spell_conditions(header).splitlines()[0] == \
+        b"#if (ACME_HAS_INCLUDE(_________) || defined(__APPLE__)) && (X < 3) && (Y > 2)"
+    assert scan_where_the_grammar_fails(header.decode()).defs[0].qual == "f"
 
 
 def test_power_and_z_vector_types_are_read_as_one_type_name():

@@ -182,10 +182,11 @@ from extractor.model import Language, Step
 # as one type name, their blanks underscores (parse.write_vector_types); 92: two branches that are pieces of one
 # declaration or expression, in the middle of one, are read with the first; an `#if` continued over lines too;
 # 93: headers whose names have no suffix (Eigen's `Eigen/Core`) are read, found by their first lines; 94: the class
-# of a pointer to member in a member's or a typedef's declarator (`void (Widget::*cb)(int);`) is no parse error
+# of a pointer to member in a member's or a typedef's declarator (`void (Widget::*cb)(int);`) is no parse error;
+# 95: a header's name as a macro's whole argument in an `#if` (`FMT_HAS_INCLUDE(<fcntl.h>)`) is read as one name
 STEP = Step(name="cpp", scanners={Language.CPP: scan_cpp, Language.CUDA: scan_cpp, Language.SWIG: scan_swig,
                                   Language.YAML: scan_kernel_yaml},
-            extract=extract_cpp_graph, version="94", forkable=True)
+            extract=extract_cpp_graph, version="95", forkable=True)
 
 __all__ = ["STEP", "AggregateDefinition", "DefinitionSite", "OpRegistration", "PyBinding", "build_cpp_graph",
            "extract_cpp_graph", "scan_cpp"]

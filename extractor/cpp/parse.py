@@ -1415,13 +1415,15 @@ def spell_conditions(data: bytes) -> bytes:
       header ``__has_include`` names is (:func:`name_included_headers`): Hedley's
       ``JSON_HEDLEY_HAS_WARNING("-Wc++98-compat")``, Clang's ``__has_warning("-Wfoo")``. The grammar's
       conditions take no string; nlohmann's single-header json had 236 ERROR nodes so, and each had
-      its file scanned again without its conditionals."""
+      its file scanned again without its conditionals. So is a header's name in angle brackets that is
+      a macro's whole argument (fmt's ``FMT_HAS_INCLUDE(<fcntl.h>)``, a library's own spelling of
+      ``__has_include``)."""
     if b"if" not in data:
         return data
     out: bytearray | None = None
     for m in matches_at_line_starts(_CONDITION, data):
         condition = m.group(0)
-        if b"\"" in condition:
+        if b"\"" in condition or b"<" in condition:
             for string in _CONDITION_STRING.finditer(condition):
                 if out is None:
                     out = bytearray(data)
@@ -1435,7 +1437,7 @@ def spell_conditions(data: bytes) -> bytes:
     return data if out is None else bytes(out)
 
 
-_CONDITION_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"')
+_CONDITION_STRING = re.compile(rb'"(?:[^"\\\n]|\\.)*"|(?<=\()[ \t]*<[^<>()\n]*>(?=[ \t]*\))')
 
 
 _AFTER_USING = re.compile(rb"\busing[ \t\r\n]+\Z")
