@@ -24,6 +24,14 @@ def _keeps_places(rewritten: bytes, data: bytes) -> bool:
     return len(rewritten) == len(data) and rewritten.count(b"\n") == data.count(b"\n")
 
 
+def _rewritten(rewrite, code: str) -> tuple[bytes, bytes]:
+    """``code``'s bytes and ``rewrite`` of them, which keeps every byte's place."""
+    data = code.encode()
+    rewritten = rewrite(data)
+    assert _keeps_places(rewritten, data)
+    return data, rewritten
+
+
 def scan(code: str, language: Language = Language.CPP) -> CppFacts:
     data = code.encode()
     return scan_cpp(ParsedFile(language, data, parse_source(data, language)))
@@ -176,9 +184,7 @@ def test_alternative_operators_in_conditions_are_spelled_with_symbols():
             "struct Plain { int x; };\n"
             "#endif\n"
             "#ifdef or_else\nint orx(int a, int b) { return a or not b; }\n#endif\n")
-    data = code.encode()
-    spelled = spell_conditions(data)
-    assert _keeps_places(spelled, data)
+    data, spelled = _rewritten(spell_conditions, code)
     assert spelled.splitlines()[0] == b"#if defined(__AVX512__) || defined(__AVX256__)"
     assert spelled.splitlines()[4:6] == [b"#elif !   defined(A) &&  \\", b"    defined(B)  // or not"]
     assert spelled.splitlines()[8:] == data.splitlines()[8:]  # #ifdef's name and the code stay
@@ -199,9 +205,7 @@ def test_string_literals_in_conditions_are_read_as_one_identifier():
             'const char* kName = "-Wc++98-compat";\n'
             '#define ACME_TEXT "if (\\"x\\")"\n'
             'int widen(int a) { return a; }\n')
-    data = code.encode()
-    spelled = spell_conditions(data)
-    assert _keeps_places(spelled, data)
+    data, spelled = _rewritten(spell_conditions, code)
     lines = spelled.splitlines()
     assert lines[1] == b"#  if ACME_HAS_WARNING(________________) && __has_warning(_____________)"
     assert lines[5] == b'  ACME_HAS_WARNING(____________) || \\'
@@ -233,9 +237,7 @@ def test_power_and_z_vector_types_are_read_as_one_type_name():
             "}\n"
             "std::vector<float> widen(vector_like vector) { return convert(vector); }\n"
             "}  // namespace vec_op\n")
-    data = code.encode()
-    written = write_vector_types(data)
-    assert _keeps_places(written, data)
+    data, written = _rewritten(write_vector_types, code)
     assert b"__vector_float reg;" in written and b"vector_bool_int mask" in written
     assert b"std::vector<float> widen(vector_like vector) { return convert(vector); }" in written  # as written
     facts = scan_where_the_grammar_fails(code)

@@ -230,7 +230,7 @@ def list_unpacked(tree: SourceTree, sizes: Mapping[str, int], head: Callable[[st
             unread.setdefault(UNREAD_SUFFIXES[suffix], []).append(rel)
             continue
         if language is None:
-            if "." in name or not _HEADER_START.match(head(rel)[:SNIFFED_BYTES]):
+            if "." in name or not _is_header_start(head(rel)):
                 continue
             language = Language.CPP
         _add(entries, diagnostics, tree, rel, language, size)
@@ -298,7 +298,13 @@ def _is_header_without_suffix(full: str) -> bool:
         return False
     finally:
         os.close(fd)
-    return _HEADER_START.match(head) is not None  # (an archive's file: list_unpacked reads its head so)
+    return _is_header_start(head)
+
+
+def _is_header_start(head: bytes) -> bool:
+    """Whether a file's first bytes (:data:`SNIFFED_BYTES` of them) are a C/C++ header's (:data:`_HEADER_START`):
+    a file on disk's, or an archive's being unpacked (:func:`list_unpacked`)."""
+    return _HEADER_START.match(head[:SNIFFED_BYTES]) is not None
 
 
 class NotARegularFile(OSError):

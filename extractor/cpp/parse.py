@@ -857,24 +857,28 @@ def _attribute_macros(data: bytes) -> tuple[str, ...]:
                 function_like[name] = kinds.pop()  # type: ignore[assignment]
         if len(good) + len(function_like) == qualified:
             break  # a round that qualifies none leaves every body as it read it: the next would qualify none
+    for name, values in bodies.items():
+        if name not in good and (kind := _syntax_macro_kind([_GROUP_COMMENT.sub(b" ", v).strip() for v in values])):
+            good.add(name + kind)
     good |= {name + kind for name, kind in function_like.items()}
-    good |= {name + TEMPLATE_HEADER.encode() for name, values in bodies.items()
-             if name not in good and all(_is_template_header(v) for v in values)}
-    for name, values in bodies.items():
-        labels = [_GROUP_COMMENT.sub(b" ", v).strip() for v in values]
-        if name not in good and all(label in _ACCESS for label in labels):
-            # defined by the build (nlohmann's `public` for its tests, `private` else): the last
-            # definition's, an `#else` branch's, the build without the option the `#if` tests
-            good.add(name + b"(" + labels[-1] + b")")
-    # nlohmann's `#define JSON_TRY try` / `#define JSON_CATCH(exception) catch(exception)`, `if(true)` and
-    # `if(false)` when exceptions are off: read as the build with exceptions, as C++ compilers build
-    for name, values in bodies.items():
-        if name not in good and any(_GROUP_COMMENT.sub(b" ", v).strip() == b"try" for v in values):
-            good.add(name + b"(try)")
-    for name, written in definitions.items():
-        if name + b"(" not in good and any(_is_catch(params, body) for params, body in written):
-            good.add(name + b"(catch)")
+    # nlohmann's `#define JSON_CATCH(exception) catch(exception)`, `if(false)` when exceptions are off: read as
+    # the build with exceptions, as C++ compilers build
+    good |= {name + b"(catch)" for name, written in definitions.items()
+             if name not in function_like and any(_is_catch(params, body) for params, body in written)}
     return tuple(sorted(n.decode() for n in good))
+
+
+def _syntax_macro_kind(bodies: list[bytes]) -> bytes | None:
+    """How an object-like macro that is a piece of C++'s syntax is listed (``bodies``: its definitions'
+    bodies, comments out): a template's header (:data:`TEMPLATE_HEADER`); an access specifier, defined by
+    the build (nlohmann's `public` for its tests, `private` else), as its last definition's (an `#else`
+    branch's: the build without the option the `#if` tests); `try` where exceptions are on (nlohmann's
+    `JSON_TRY`, `if(true)` when they are off). None for any other macro."""
+    if all(_is_template_header(body) for body in bodies):
+        return TEMPLATE_HEADER.encode()
+    if all(body in _ACCESS for body in bodies):
+        return b"(" + bodies[-1] + b")"
+    return b"(try)" if b"try" in bodies else None
 
 
 def _is_catch(params: bytes, body: bytes) -> bool:
@@ -885,9 +889,8 @@ def _is_catch(params: bytes, body: bytes) -> bool:
 
 
 def _is_template_header(body: bytes) -> bool:
-    """Whether a macro's body is a template's header and nothing else (``template<class T, int N>``):
-    its angle brackets close at its end and nowhere before (those in parentheses aside)."""
-    body = _GROUP_COMMENT.sub(b" ", body).strip()
+    """Whether a macro's body (comments out) is a template's header and nothing else (``template<class T,
+    int N>``): its angle brackets close at its end and nowhere before (those in parentheses aside)."""
     if not body.startswith(b"template") or not body.endswith(b">"):
         return False
     rest = body[len(b"template"):].lstrip()
@@ -1225,14 +1228,12 @@ def write_mock_methods(data: bytes) -> bytes:
     declare the mocked method (and helpers of gmock's own, not written). Read as written, the mock
     declared no member and the new form was ERROR nodes (rtp-llm's 84 mocks). A use whose arguments do
     not read so is left as written."""
-    pattern, kinds = _mock_macros()
-    if pattern is None or b"MOCK_" not in data:
-        return data
-    text = data.decode("utf-8", "surrogateescape")
+    text, uses = _mock_uses(data)
     out: list[str] = []
     pos = 0
-    for m in pattern.finditer(text):
-        if m.start() < pos or in_directive(text, m.start()):
+    kinds = _mock_macros()[1]
+    for m in uses:
+        if m.start() < pos:
             continue
         args, end = arguments(text, m.end())
         written = _mock_declaration(kinds[m.group(1)], args) if args is not None else None
@@ -1248,12 +1249,18 @@ def write_mock_methods(data: bytes) -> bytes:
 
 def mock_lines(data: bytes) -> frozenset[int]:
     """The lines where uses of googletest's mock macros begin, outside directives (:func:`write_mock_methods`)."""
-    pattern, _kinds = _mock_macros()
+    text, uses = _mock_uses(data)
+    return frozenset(text.count("\n", 0, m.start()) + 1 for m in uses)
+
+
+def _mock_uses(data: bytes) -> tuple[str, list[re.Match[str]]]:
+    """``data`` as text and the uses of googletest's mock macros in it outside directives (none, and no
+    text, in a file that names none)."""
+    pattern = _mock_macros()[0]
     if pattern is None or b"MOCK_" not in data:
-        return frozenset()
+        return "", []
     text = data.decode("utf-8", "surrogateescape")
-    return frozenset(text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)
-                     if not in_directive(text, m.start()))
+    return text, [m for m in pattern.finditer(text) if not in_directive(text, m.start())]
 
 
 def _mock_declaration(kind: str, args: tuple[str, ...]) -> str | None:
